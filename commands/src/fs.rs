@@ -1,0 +1,209 @@
+//! The filesystem port: the only way a command touches files.
+//!
+//! forkbox's `Vfs` implements it over a session's fork; [`crate::testing::MemFs`] implements it
+//! in memory for unit tests. Paths given to the port are absolute (commands join relative
+//! arguments to the working directory with [`crate::Context::path`]); the implementation
+//! normalizes `.` and `..`, follows symlinks and keeps every path inside the session root.
+
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+/// What kind of thing a path names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    File,
+    Dir,
+    Symlink,
+}
+
+/// What `stat` tells about a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metadata {
+    pub kind: FileKind,
+    /// Size in bytes (for a symlink, the length of its target).
+    pub len: u64,
+    /// Permission bits (`0o644`), without the file-type bits.
+    pub mode: u32,
+    pub mtime: SystemTime,
+}
+
+impl Metadata {
+    pub fn is_dir(&self) -> bool {
+        self.kind == FileKind::Dir
+    }
+    pub fn is_file(&self) -> bool {
+        self.kind == FileKind::File
+    }
+    pub fn is_symlink(&self) -> bool {
+        self.kind == FileKind::Symlink
+    }
+}
+
+/// One entry of a directory listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    /// The entry's own metadata (not followed, like `lstat`).
+    pub meta: Metadata,
+}
+
+/// How [`FileSystem::open_write`] opens a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Create the file or truncate it to empty (`>`).
+    Truncate,
+    /// Create the file or keep its content and write after it (`>>`).
+    Append,
+    /// Create the file; fail with [`FsError::AlreadyExists`] if it exists (`set -C`, `mktemp`).
+    CreateNew,
+}
+
+/// A filesystem error, as the C library's `strerror` would word it.
+///
+/// It carries no path and never a storage detail (bucket, key, request id): the command
+/// adds the user's own path, and the implementation logs the internals.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FsError {
+    #[error("No such file or directory")]
+    NotFound,
+    #[error("File exists")]
+    AlreadyExists,
+    #[error("Not a directory")]
+    NotADirectory,
+    #[error("Is a directory")]
+    IsADirectory,
+    #[error("Directory not empty")]
+    NotEmpty,
+    #[error("Permission denied")]
+    PermissionDenied,
+    #[error("Read-only file system")]
+    ReadOnly,
+    #[error("Invalid argument")]
+    InvalidArgument,
+    #[error("Too many levels of symbolic links")]
+    Loop,
+    #[error("File name too long")]
+    NameTooLong,
+    #[error("No space left on device")]
+    NoSpace,
+    #[error("Disk quota exceeded")]
+    QuotaExceeded,
+    #[error("File too large")]
+    TooLarge,
+    #[error("Operation not supported")]
+    Unsupported,
+    #[error("Input/output error")]
+    Io,
+}
+
+pub type FsResult<T> = Result<T, FsError>;
+
+/// A file open for writing. Nothing is promised durable until [`WriteHandle::close`]
+/// returns `Ok`; a failure there is the command's failure.
+#[async_trait]
+pub trait WriteHandle: Send {
+    async fn write(&mut self, data: &[u8]) -> FsResult<()>;
+    /// Makes the content durable and closes the file.
+    async fn close(self: Box<Self>) -> FsResult<()>;
+}
+
+/// The filesystem a command sees. All paths are absolute.
+#[async_trait]
+pub trait FileSystem: Send + Sync {
+    /// Metadata of the path, following symlinks.
+    async fn stat(&self, path: &str) -> FsResult<Metadata>;
+    /// Metadata of the path itself (a symlink is reported as one).
+    async fn lstat(&self, path: &str) -> FsResult<Metadata>;
+    /// Reads up to `len` bytes at `offset`; an empty result means end-of-file.
+    async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes>;
+    /// Opens a file for writing (creating it with mode 0644 if needed).
+    async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>>;
+    /// Entries of a directory, sorted by name, without `.` and `..`.
+    async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>>;
+    async fn mkdir(&self, path: &str) -> FsResult<()>;
+    async fn rmdir(&self, path: &str) -> FsResult<()>;
+    /// Removes a file or symlink (never a directory).
+    async fn unlink(&self, path: &str) -> FsResult<()>;
+    /// Renames a file, symlink or directory; replaces an existing file at `to`.
+    async fn rename(&self, from: &str, to: &str) -> FsResult<()>;
+    /// Creates `link` as a symlink whose content is `target` (not checked).
+    async fn symlink(&self, target: &str, link: &str) -> FsResult<()>;
+    async fn readlink(&self, path: &str) -> FsResult<String>;
+    async fn chmod(&self, path: &str, mode: u32) -> FsResult<()>;
+    async fn set_mtime(&self, path: &str, mtime: SystemTime) -> FsResult<()>;
+    async fn truncate(&self, path: &str, len: u64) -> FsResult<()>;
+    /// The path with `.`/`..` resolved and every symlink followed (`realpath`).
+    async fn canonicalize(&self, path: &str) -> FsResult<String>;
+}
+
+/// Joins `path` to `cwd` when it is relative. No normalization: the filesystem does that.
+pub fn join(cwd: &str, path: &str) -> String {
+    if path.starts_with('/') {
+        path.to_string()
+    } else if path.is_empty() {
+        cwd.to_string()
+    } else if cwd.ends_with('/') {
+        format!("{cwd}{path}")
+    } else {
+        format!("{cwd}/{path}")
+    }
+}
+
+/// Normalizes an absolute path lexically: collapses `//`, drops `.`, applies `..`
+/// (never above `/`). Used for logical paths such as `$PWD`; the filesystem resolves
+/// symlinks itself.
+pub fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for comp in path.split('/') {
+        match comp {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// Reads a whole file through the port in ranged chunks, failing past `limit` bytes.
+pub async fn read_all(fs: &dyn FileSystem, path: &str, limit: u64) -> FsResult<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut off = 0u64;
+    loop {
+        let chunk = fs.read_at(path, off, READ_CHUNK).await?;
+        if chunk.is_empty() {
+            return Ok(out);
+        }
+        off += chunk.len() as u64;
+        if off > limit {
+            return Err(FsError::TooLarge);
+        }
+        out.extend_from_slice(&chunk);
+    }
+}
+
+/// The size of one ranged read when a command streams a file.
+pub const READ_CHUNK: usize = 64 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_stays_in_root() {
+        assert_eq!(normalize("/../../etc"), "/etc");
+        assert_eq!(normalize("/a/./b//c/.."), "/a/b");
+        assert_eq!(normalize("/"), "/");
+        assert_eq!(normalize("/.."), "/");
+    }
+
+    #[test]
+    fn join_relative_and_absolute() {
+        assert_eq!(join("/a", "b"), "/a/b");
+        assert_eq!(join("/", "b"), "/b");
+        assert_eq!(join("/a", "/c"), "/c");
+    }
+}

@@ -1,0 +1,244 @@
+//! Byte streams between commands: bounded in-process pipes.
+//!
+//! A pipe is a bounded channel of byte chunks. Its write end ([`Output`]) can be cloned
+//! (`2>&1`, `{ a; b; } | c` give several writers one pipe) and the pipe reaches end-of-file
+//! when every clone is dropped, exactly like a Unix pipe. Its read end ([`Input`]) is shared
+//! too (`{ read a; read b; } < f` reads one stream in turn); when every clone of it is
+//! dropped, writes fail with [`std::io::ErrorKind::BrokenPipe`], so `yes | head -n 1` stops.
+
+use std::io;
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes, BytesMut};
+use tokio::sync::{Mutex, mpsc};
+
+/// Largest chunk one send carries; longer writes are split so the pipe bound holds in bytes.
+pub const PIPE_CHUNK: usize = 64 * 1024;
+
+/// Chunks a pipe holds before a writer waits: with [`PIPE_CHUNK`] this bounds a pipe to
+/// 1 MiB, like a generous kernel pipe buffer, so a fast writer cannot outrun a slow reader
+/// by more than that.
+pub const PIPE_CHUNKS: usize = 16;
+
+/// Creates a bounded pipe: what is written to the [`Output`] is read from the [`Input`].
+pub fn pipe() -> (Output, Input) {
+    let (tx, rx) = mpsc::channel(PIPE_CHUNKS);
+    (
+        Output { tx: Some(tx) },
+        Input {
+            state: Arc::new(Mutex::new(InputState {
+                rx: Some(rx),
+                buf: Bytes::new(),
+            })),
+        },
+    )
+}
+
+/// The write end of a stream. Cloning shares the stream.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// `None` is a sink that discards everything (`/dev/null`).
+    tx: Option<mpsc::Sender<Bytes>>,
+}
+
+impl Output {
+    /// A stream that accepts and discards everything.
+    pub fn null() -> Output {
+        Output { tx: None }
+    }
+
+    /// Writes all of `data`, waiting while the pipe is full.
+    ///
+    /// Fails with `BrokenPipe` once no reader is left.
+    pub async fn write_all(&self, data: &[u8]) -> io::Result<()> {
+        let Some(tx) = &self.tx else { return Ok(()) };
+        for chunk in data.chunks(PIPE_CHUNK) {
+            tx.send(Bytes::copy_from_slice(chunk))
+                .await
+                .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        }
+        Ok(())
+    }
+
+    /// Writes an owned buffer without copying it when it fits one chunk.
+    pub async fn write_bytes(&self, data: Bytes) -> io::Result<()> {
+        let Some(tx) = &self.tx else { return Ok(()) };
+        if data.len() <= PIPE_CHUNK {
+            if data.is_empty() {
+                return Ok(());
+            }
+            return tx
+                .send(data)
+                .await
+                .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe));
+        }
+        self.write_all(&data).await
+    }
+
+    /// Writes a string.
+    pub async fn write_str(&self, s: &str) -> io::Result<()> {
+        self.write_all(s.as_bytes()).await
+    }
+
+    /// True when no reader is left (a write would fail with `BrokenPipe`).
+    pub fn is_closed(&self) -> bool {
+        self.tx.as_ref().is_some_and(|tx| tx.is_closed())
+    }
+}
+
+/// The read end of a stream. Cloning shares the stream and its read position.
+#[derive(Clone, Debug)]
+pub struct Input {
+    state: Arc<Mutex<InputState>>,
+}
+
+#[derive(Debug)]
+struct InputState {
+    /// `None` once end-of-file was seen, or for an empty input.
+    rx: Option<mpsc::Receiver<Bytes>>,
+    /// Bytes received but not yet consumed (what a line read left over).
+    buf: Bytes,
+}
+
+impl InputState {
+    /// Makes sure `buf` holds something; false at end-of-file.
+    async fn fill(&mut self) -> bool {
+        while self.buf.is_empty() {
+            let Some(rx) = &mut self.rx else { return false };
+            match rx.recv().await {
+                Some(chunk) => self.buf = chunk,
+                None => {
+                    self.rx = None;
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+impl Input {
+    /// An input that is at end-of-file at once (`< /dev/null`).
+    pub fn empty() -> Input {
+        Input::from_bytes(Bytes::new())
+    }
+
+    /// An input that yields `data` and then end-of-file (here-documents, here-strings).
+    pub fn from_bytes(data: impl Into<Bytes>) -> Input {
+        Input {
+            state: Arc::new(Mutex::new(InputState {
+                rx: None,
+                buf: data.into(),
+            })),
+        }
+    }
+
+    /// Reads the next chunk; `None` at end-of-file.
+    pub async fn read_chunk(&self) -> io::Result<Option<Bytes>> {
+        let mut st = self.state.lock().await;
+        if !st.fill().await {
+            return Ok(None);
+        }
+        Ok(Some(std::mem::take(&mut st.buf)))
+    }
+
+    /// Reads up to `max` bytes; `None` at end-of-file.
+    pub async fn read_up_to(&self, max: usize) -> io::Result<Option<Bytes>> {
+        let mut st = self.state.lock().await;
+        if !st.fill().await {
+            return Ok(None);
+        }
+        let n = max.min(st.buf.len());
+        Ok(Some(st.buf.split_to(n)))
+    }
+
+    /// Reads one line including its `\n` (the last line may lack it); `None` at end-of-file.
+    /// Bytes after the newline stay for the next reader. A line longer than `max` is
+    /// returned in pieces of `max` bytes.
+    pub async fn read_line(&self, max: usize) -> io::Result<Option<Vec<u8>>> {
+        let mut st = self.state.lock().await;
+        let mut line = Vec::new();
+        loop {
+            if !st.fill().await {
+                return Ok(if line.is_empty() { None } else { Some(line) });
+            }
+            let room = max.saturating_sub(line.len()).max(1);
+            let window = st.buf.len().min(room);
+            if let Some(pos) = st.buf[..window].iter().position(|&b| b == b'\n') {
+                line.extend_from_slice(&st.buf[..=pos]);
+                st.buf.advance(pos + 1);
+                return Ok(Some(line));
+            }
+            line.extend_from_slice(&st.buf[..window]);
+            st.buf.advance(window);
+            if line.len() >= max {
+                return Ok(Some(line));
+            }
+        }
+    }
+
+    /// Reads everything up to end-of-file, failing with `OutOfMemory`-style `Other` error
+    /// past `limit` bytes so a command cannot be made to buffer without bound.
+    pub async fn read_to_end(&self, limit: usize) -> io::Result<Vec<u8>> {
+        let mut out = BytesMut::new();
+        while let Some(chunk) = self.read_chunk().await? {
+            if out.len() + chunk.len() > limit {
+                return Err(io::Error::other(format!("input larger than {limit} bytes")));
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn eof_when_all_writers_drop() {
+        let (out, input) = pipe();
+        let out2 = out.clone();
+        out.write_all(b"a").await.unwrap();
+        out2.write_all(b"b\nc").await.unwrap();
+        drop(out);
+        drop(out2);
+        assert_eq!(input.read_line(1024).await.unwrap().unwrap(), b"ab\n");
+        assert_eq!(input.read_line(1024).await.unwrap().unwrap(), b"c");
+        assert!(input.read_line(1024).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn broken_pipe_when_reader_drops() {
+        let (out, input) = pipe();
+        drop(input);
+        let err = out.write_all(b"x").await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+        assert!(out.is_closed());
+    }
+
+    #[tokio::test]
+    async fn writer_waits_when_full() {
+        let (out, input) = pipe();
+        let big = vec![b'x'; PIPE_CHUNK * (PIPE_CHUNKS + 4)];
+        let writer = tokio::spawn(async move { out.write_all(&big).await });
+        tokio::task::yield_now().await;
+        assert!(!writer.is_finished());
+        let all = input.read_to_end(usize::MAX).await.unwrap();
+        assert_eq!(all.len(), PIPE_CHUNK * (PIPE_CHUNKS + 4));
+        writer.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn read_to_end_is_bounded() {
+        let input = Input::from_bytes(vec![0u8; 10]);
+        assert!(input.read_to_end(5).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn long_lines_come_in_pieces() {
+        let input = Input::from_bytes(&b"abcdef\n"[..]);
+        assert_eq!(input.read_line(4).await.unwrap().unwrap(), b"abcd");
+        assert_eq!(input.read_line(4).await.unwrap().unwrap(), b"ef\n");
+    }
+}

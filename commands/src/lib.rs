@@ -1,0 +1,211 @@
+//! forkbox-commands: the native commands of a forkbox session and the contract they
+//! are written against.
+//!
+//! # Layout
+//!
+//! - [`io`]: bounded in-process pipes ([`Output`], [`Input`]) that carry stdin/stdout/stderr.
+//! - [`fs`]: the [`FileSystem`] port, the only way a command touches files.
+//! - this file: the [`Command`] trait, the [`Context`] an invocation runs in, and the one
+//!   place where a command's outcome becomes an exit status ([`exit_status`]).
+//! - [`cmd`]: one file per native command; [`all`] lists them for the registry.
+//! - [`testing`]: an in-memory [`FileSystem`] and a harness for unit tests.
+//!
+//! The crate knows nothing of SSH, object storage or the shell interpreter: the shell
+//! hands a command a [`Context`] and gets back an exit status.
+
+use std::collections::BTreeMap;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+pub mod cmd;
+pub mod fs;
+pub mod io;
+pub mod testing;
+
+pub use fs::{DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode};
+pub use io::{Input, Output, pipe};
+
+/// Exit status of a command (0–255, as the shell sees it).
+pub type Status = i32;
+
+/// Status of a command stopped because its reader went away (128 + SIGPIPE), as bash reports it.
+pub const STATUS_BROKEN_PIPE: Status = 141;
+/// Status of a command stopped by Ctrl-C or cancellation (128 + SIGINT).
+pub const STATUS_INTERRUPTED: Status = 130;
+/// Status for bad usage (unknown flag, missing operand), as GNU tools give it.
+pub const STATUS_USAGE: Status = 2;
+
+/// Why a command stopped early instead of returning a status of its own.
+#[derive(Debug, thiserror::Error)]
+pub enum Interrupt {
+    /// stdout's reader went away (`yes | head -n 1`): stop quietly.
+    #[error("broken pipe")]
+    BrokenPipe,
+    /// Ctrl-C, a timeout or the session ending.
+    #[error("interrupted")]
+    Cancelled,
+    /// Writing to stdout failed for another reason.
+    #[error("write error: {0}")]
+    Write(#[source] std::io::Error),
+}
+
+impl From<std::io::Error> for Interrupt {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Interrupt::BrokenPipe
+        } else {
+            Interrupt::Write(e)
+        }
+    }
+}
+
+/// What a command returns: its own status, or why it was stopped.
+pub type CmdResult = Result<Status, Interrupt>;
+
+/// The one place a command's outcome becomes an exit status and, where needed, a message.
+pub async fn exit_status(name: &str, result: CmdResult, stderr: &Output) -> Status {
+    match result {
+        Ok(status) => status & 0xff,
+        Err(Interrupt::BrokenPipe) => STATUS_BROKEN_PIPE,
+        Err(Interrupt::Cancelled) => STATUS_INTERRUPTED,
+        Err(Interrupt::Write(e)) => {
+            let _ = stderr
+                .write_str(&format!("{name}: write error: {e}\n"))
+                .await;
+            1
+        }
+    }
+}
+
+/// Size of the terminal a command's stdout is connected to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TermSize {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+/// One command the shell can run, for `help` and completion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandInfo {
+    pub name: String,
+    pub summary: String,
+}
+
+/// The shell's side of the contract: lets a command run another command (`env CMD`,
+/// `xargs`) and list what exists (`help`), without knowing the interpreter.
+#[async_trait]
+pub trait Launcher: Send + Sync {
+    /// Runs `argv` (a builtin, native command or tool; never a shell function) in `ctx`.
+    /// Unknown commands print `forkbox: NAME: command not found` and give 127.
+    async fn launch(&self, ctx: Context, argv: Vec<String>) -> Status;
+    /// Every command, builtin and tool by name, sorted.
+    fn commands(&self) -> Vec<CommandInfo>;
+}
+
+/// Everything one invocation of a command runs with. Cheap to clone: the streams and the
+/// filesystem are shared handles.
+#[derive(Clone)]
+pub struct Context {
+    pub stdin: Input,
+    pub stdout: Output,
+    pub stderr: Output,
+    /// Exported variables (what a child process would get as its environment).
+    pub env: BTreeMap<String, String>,
+    /// Absolute working directory (logical, as in `$PWD`).
+    pub cwd: String,
+    pub fs: Arc<dyn FileSystem>,
+    /// Fired on Ctrl-C, timeout or session end. Commands awaiting I/O are simply dropped;
+    /// loops that compute without awaiting must check it.
+    pub cancel: CancellationToken,
+    /// `Some` when stdout is the session's terminal (`ls` then prints columns).
+    pub tty: Option<TermSize>,
+    pub launcher: Arc<dyn Launcher>,
+}
+
+impl Context {
+    /// The absolute path for a user's path argument.
+    pub fn path(&self, arg: &str) -> String {
+        fs::join(&self.cwd, arg)
+    }
+
+    /// Writes to stdout.
+    pub async fn out(&self, data: impl AsRef<[u8]>) -> Result<(), Interrupt> {
+        Ok(self.stdout.write_all(data.as_ref()).await?)
+    }
+
+    /// Writes a message to stderr; a failure to do so is ignored, as there is nowhere
+    /// else to report it.
+    pub async fn err(&self, msg: impl AsRef<str>) {
+        let _ = self.stderr.write_str(msg.as_ref()).await;
+    }
+
+    /// Writes `name: msg\n` to stderr, the GNU way of reporting one problem.
+    pub async fn warn(&self, name: &str, msg: impl std::fmt::Display) {
+        self.err(format!("{name}: {msg}\n")).await;
+    }
+
+    /// Fails with [`Interrupt::Cancelled`] once the invocation was cancelled; for loops
+    /// that compute without awaiting I/O. Also yields to the runtime, so one busy command
+    /// cannot starve other sessions.
+    pub async fn checkpoint(&self) -> Result<(), Interrupt> {
+        if self.cancel.is_cancelled() {
+            return Err(Interrupt::Cancelled);
+        }
+        tokio::task::yield_now().await;
+        Ok(())
+    }
+}
+
+/// A native command.
+#[async_trait]
+pub trait Command: Send + Sync {
+    /// The name it is invoked by.
+    fn name(&self) -> &'static str;
+    /// One line for `help`.
+    fn summary(&self) -> &'static str;
+    /// Runs it. `args` excludes the command name. Errors on files are reported on stderr
+    /// as `name: path: reason` and turn into a non-zero status; only stream failures and
+    /// cancellation come back as [`Interrupt`].
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult;
+}
+
+/// Parses `args` with a clap-derived struct whose doc comments are the command's `--help`.
+///
+/// `--help` prints to stdout and gives `Err(0)`; a usage error prints
+/// `name: message` plus a hint to stderr and gives `Err(2)`.
+pub async fn parse_args<T: clap::Parser>(
+    ctx: &Context,
+    name: &str,
+    args: &[String],
+) -> Result<T, Result<Status, Interrupt>> {
+    let argv = std::iter::once(name.to_string()).chain(args.iter().cloned());
+    match T::try_parse_from(argv) {
+        Ok(parsed) => Ok(parsed),
+        Err(e) => match e.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                Err(ctx.out(e.render().to_string()).await.map(|_| 0))
+            }
+            _ => {
+                let rendered = e.render().to_string();
+                let first = rendered
+                    .lines()
+                    .next()
+                    .unwrap_or("invalid usage")
+                    .trim_start_matches("error: ");
+                ctx.err(format!(
+                    "{name}: {first}\nTry '{name} --help' for more information.\n"
+                ))
+                .await;
+                Err(Ok(STATUS_USAGE))
+            }
+        },
+    }
+}
+
+/// Every native command, for the shell's registry.
+pub fn all() -> Vec<Arc<dyn Command>> {
+    cmd::all()
+}

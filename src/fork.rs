@@ -1,0 +1,162 @@
+//! Forks: each session's copy-on-write view of the base.
+//!
+//! A [`ForkStrategy`] creates a session's fork in O(1) (nothing of the base is copied),
+//! lists the forks that exist (for the janitor) and force-deletes a fork. The strategy
+//! hands back a [`ForkView`]: which stores the session's [`crate::vfs::Vfs`] reads and
+//! writes. Strategies:
+//! - [`overlay::Overlay`]: works on any backend. The base is read-only; the session's
+//!   layer (files and whiteouts) lives under `forks/<session-id>/` in the forks store.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use crate::storage::{StorageError, Store};
+
+pub mod overlay;
+
+pub use overlay::Overlay;
+
+/// The id of one connection and of its fork: a UUIDv7, so ids sort by creation time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(Uuid);
+
+impl SessionId {
+    /// Mints a new id.
+    pub fn new() -> SessionId {
+        SessionId(Uuid::now_v7())
+    }
+}
+
+impl Default for SessionId {
+    fn default() -> Self {
+        SessionId::new()
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+impl FromStr for SessionId {
+    type Err = ForkError;
+    fn from_str(s: &str) -> Result<Self, ForkError> {
+        let id = Uuid::parse_str(s).map_err(|_| ForkError::BadId(s.to_string()))?;
+        if id.get_version_num() != 7 {
+            return Err(ForkError::BadId(s.to_string()));
+        }
+        Ok(SessionId(id))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    #[error("storage failed for fork {id}")]
+    Storage {
+        id: String,
+        #[source]
+        source: StorageError,
+    },
+    #[error("fork {id} still has objects after deletion")]
+    NotDeleted { id: String },
+    #[error("{0:?} is not a session id")]
+    BadId(String),
+    #[error("deleting fork {id} did not finish within {deadline:?}")]
+    Deadline { id: String, deadline: Duration },
+}
+
+/// The stores behind one fork.
+#[derive(Clone, Debug)]
+pub struct ForkView {
+    /// Read-only lower layer, if the strategy has one.
+    pub base: Option<Layer>,
+    /// Where the session's writes go.
+    pub upper: Layer,
+    /// Where whiteouts (deletions of base paths) are recorded; `None` without a base.
+    pub whiteouts: Option<Layer>,
+}
+
+/// A store and a key prefix (`""` or ending in `/`).
+#[derive(Clone, Debug)]
+pub struct Layer {
+    pub store: Store,
+    pub prefix: String,
+}
+
+impl Layer {
+    /// The object key of a path relative to the fork root (`""` is the root).
+    pub fn key(&self, rel: &str) -> String {
+        format!("{}{rel}", self.prefix)
+    }
+    /// The key of the layer's root directory itself (no trailing slash).
+    pub fn root_key(&self) -> String {
+        self.prefix.trim_end_matches('/').to_string()
+    }
+}
+
+/// How forks are made and destroyed.
+#[async_trait]
+pub trait ForkStrategy: Send + Sync + fmt::Debug {
+    /// Creates the fork of session `id` in O(1).
+    async fn create(&self, id: SessionId) -> Result<ForkView, ForkError>;
+    /// Force-deletes the fork of `id` and everything in it; deleting a missing fork succeeds.
+    async fn delete(&self, id: SessionId) -> Result<(), ForkError>;
+    /// True while anything of the fork of `id` is left in storage.
+    async fn exists(&self, id: SessionId) -> Result<bool, ForkError>;
+    /// Every fork present in storage (for the janitor).
+    async fn list(&self) -> Result<Vec<SessionId>, ForkError>;
+}
+
+/// Deletes a fork with retries under a deadline, and checks it is gone.
+pub async fn delete_with_deadline(
+    strategy: &dyn ForkStrategy,
+    id: SessionId,
+    deadline: Duration,
+) -> Result<u32, ForkError> {
+    let attempts = async {
+        let mut attempt = 0u32;
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            attempt += 1;
+            let result = match strategy.delete(id).await {
+                Ok(()) => match strategy.exists(id).await {
+                    Ok(false) => Ok(()),
+                    Ok(true) => Err(ForkError::NotDeleted { id: id.to_string() }),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok(()) => return attempt,
+                Err(e) => {
+                    tracing::warn!(session = %id, attempt, error = %e, "fork deletion failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    };
+    tokio::time::timeout(deadline, attempts)
+        .await
+        .map_err(|_| ForkError::Deadline { id: id.to_string(), deadline })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_v7_and_parse_back() {
+        let a = SessionId::new();
+        let b = SessionId::new();
+        assert!(a <= b);
+        assert_eq!(a.to_string().parse::<SessionId>().unwrap(), a);
+        assert!("not-a-uuid".parse::<SessionId>().is_err());
+        assert!("67e55044-10b1-426f-9247-bb680e5fe0c8".parse::<SessionId>().is_err());
+    }
+}
