@@ -143,7 +143,10 @@ pub async fn delete_with_deadline(
     };
     tokio::time::timeout(deadline, attempts)
         .await
-        .map_err(|_| ForkError::Deadline { id: id.to_string(), deadline })
+        .map_err(|_| ForkError::Deadline {
+            id: id.to_string(),
+            deadline,
+        })
 }
 
 #[cfg(test)]
@@ -157,6 +160,10 @@ mod tests {
         assert!(a <= b);
         assert_eq!(a.to_string().parse::<SessionId>().unwrap(), a);
         assert!("not-a-uuid".parse::<SessionId>().is_err());
-        assert!("67e55044-10b1-426f-9247-bb680e5fe0c8".parse::<SessionId>().is_err());
+        assert!(
+            "67e55044-10b1-426f-9247-bb680e5fe0c8"
+                .parse::<SessionId>()
+                .is_err()
+        );
     }
 }

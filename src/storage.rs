@@ -48,7 +48,10 @@ pub enum StorageError {
 
 impl StorageError {
     fn request(key: &str, source: opendal::Error) -> Self {
-        StorageError::Request { key: key.to_string(), source }
+        StorageError::Request {
+            key: key.to_string(),
+            source,
+        }
     }
 
     /// True when the object simply does not exist.
@@ -104,8 +107,7 @@ impl Store {
             source,
         })?;
         let builder = opendal::services::Fs::default().root(&root.to_string_lossy());
-        let op = Operator::new(builder)
-            .map_err(|e| StorageError::request("", e))?;
+        let op = Operator::new(builder).map_err(|e| StorageError::request("", e))?;
         Ok(Store::wrap(op, Some(root)))
     }
 
@@ -121,7 +123,11 @@ impl Store {
         let op = op
             .layer(TimeoutLayer::new().with_timeout(REQUEST_TIMEOUT))
             .layer(RetryLayer::new().with_max_times(RETRY_TIMES).with_jitter());
-        Store { op, local_root, user_metadata }
+        Store {
+            op,
+            local_root,
+            user_metadata,
+        }
     }
 
     /// The host directory behind a local store.
@@ -142,7 +148,10 @@ impl Store {
         }
         let dir = format!("{key}/");
         match self.op.stat(&dir).await {
-            Ok(m) => Ok(Some(ObjectMeta { kind: ObjectKind::Dir, ..meta_of(&m) })),
+            Ok(m) => Ok(Some(ObjectMeta {
+                kind: ObjectKind::Dir,
+                ..meta_of(&m)
+            })),
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 // An object store may have `a/b/c` without an `a/b/` marker: the
                 // directory exists implicitly.
@@ -167,7 +176,11 @@ impl Store {
     /// Names of the direct children of directory `dir` (`""` for the root), with whether
     /// each is a directory. Where a file and a directory share a name, the directory wins.
     pub async fn list(&self, dir: &str) -> Result<Vec<(String, bool)>> {
-        let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
         let entries = match self.op.list(&prefix).await {
             Ok(e) => e,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
@@ -175,7 +188,9 @@ impl Store {
         };
         let mut out: HashMap<String, bool> = HashMap::new();
         for entry in entries {
-            let Some(rest) = entry.path().strip_prefix(&prefix) else { continue };
+            let Some(rest) = entry.path().strip_prefix(&prefix) else {
+                continue;
+            };
             let is_dir = entry.metadata().mode() == EntryMode::DIR || rest.contains('/');
             let name = rest.trim_end_matches('/');
             let name = name.split('/').next().unwrap_or_default();
@@ -195,11 +210,21 @@ impl Store {
         if len == 0 {
             return Ok(Bytes::new());
         }
-        match self.op.read_with(key).range(offset..offset + len as u64).await {
+        match self
+            .op
+            .read_with(key)
+            .range(offset..offset + len as u64)
+            .await
+        {
             Ok(buf) => Ok(buf.to_bytes()),
             Err(e) if e.kind() == ErrorKind::RangeNotSatisfied => {
                 // The range runs past the end: read what is there, like read(2).
-                let size = self.op.stat(key).await.map_err(|e| StorageError::request(key, e))?.content_length();
+                let size = self
+                    .op
+                    .stat(key)
+                    .await
+                    .map_err(|e| StorageError::request(key, e))?
+                    .content_length();
                 if offset >= size {
                     return Ok(Bytes::new());
                 }
@@ -223,7 +248,12 @@ impl Store {
             w = w.user_metadata(attrs.to_user_metadata());
         }
         let inner = w.await.map_err(|e| StorageError::request(key, e))?;
-        Ok(ObjectWriter { key: key.to_string(), inner, local: self.local_path(key), attrs: attrs.clone() })
+        Ok(ObjectWriter {
+            key: key.to_string(),
+            inner,
+            local: self.local_path(key),
+            attrs: attrs.clone(),
+        })
     }
 
     /// Writes a whole small object at once.
@@ -283,10 +313,17 @@ impl Store {
     /// Moves object `from` to `to` within this store.
     pub async fn rename(&self, from: &str, to: &str) -> Result<()> {
         if self.op.info().capability().rename {
-            return self.op.rename(from, to).await.map_err(|e| StorageError::request(from, e));
+            return self
+                .op
+                .rename(from, to)
+                .await
+                .map_err(|e| StorageError::request(from, e));
         }
         if self.op.info().capability().copy {
-            self.op.copy(from, to).await.map_err(|e| StorageError::request(from, e))?;
+            self.op
+                .copy(from, to)
+                .await
+                .map_err(|e| StorageError::request(from, e))?;
         } else {
             self.copy_by_streaming(from, to).await?;
         }
@@ -296,9 +333,17 @@ impl Store {
     /// Copies an object through this process, chunk by chunk, keeping its attributes.
     async fn copy_by_streaming(&self, from: &str, to: &str) -> Result<()> {
         const CHUNK: u64 = 1024 * 1024;
-        let meta = self.op.stat(from).await.map_err(|e| StorageError::request(from, e))?;
+        let meta = self
+            .op
+            .stat(from)
+            .await
+            .map_err(|e| StorageError::request(from, e))?;
         let m = meta_of(&meta);
-        let attrs = Attrs { mode: m.mode, mtime: m.mtime, symlink: m.symlink };
+        let attrs = Attrs {
+            mode: m.mode,
+            mtime: m.mtime,
+            symlink: m.symlink,
+        };
         let mut w = self.writer(to, &attrs).await?;
         let mut off = 0;
         while off < m.len {
@@ -335,7 +380,10 @@ impl Attrs {
             v.push((meta_keys::MODE.to_string(), format!("{mode:o}")));
         }
         if let Some(t) = self.mtime {
-            let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+            let secs = t
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
             v.push((meta_keys::MTIME.to_string(), secs.to_string()));
         }
         if let Some(target) = &self.symlink {
@@ -387,7 +435,10 @@ async fn set_local_mode(path: &Path, mode: u32) -> Result<()> {
     let host = 0o600 | (mode & 0o755);
     tokio::fs::set_permissions(path, std::fs::Permissions::from_mode(host))
         .await
-        .map_err(|source| StorageError::Local { path: path.to_path_buf(), source })
+        .map_err(|source| StorageError::Local {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 fn meta_of(m: &opendal::Metadata) -> ObjectMeta {
@@ -411,7 +462,13 @@ fn meta_of(m: &opendal::Metadata) -> ObjectMeta {
     } else {
         ObjectKind::File
     };
-    ObjectMeta { kind, len: m.content_length(), mode, mtime, symlink }
+    ObjectMeta {
+        kind,
+        len: m.content_length(),
+        mode,
+        mtime,
+        symlink,
+    }
 }
 
 /// `lstat` of a host path inside a local store: never follows a symlink.
@@ -419,10 +476,20 @@ async fn local_stat(path: &Path) -> Result<Option<ObjectMeta>> {
     use std::os::unix::fs::PermissionsExt;
     let md = match tokio::fs::symlink_metadata(path).await {
         Ok(md) => md,
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
             return Ok(None);
         }
-        Err(source) => return Err(StorageError::Local { path: path.to_path_buf(), source }),
+        Err(source) => {
+            return Err(StorageError::Local {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     let mtime = md.modified().ok();
     let mode = Some(md.permissions().mode() & 0o7777);
@@ -430,7 +497,10 @@ async fn local_stat(path: &Path) -> Result<Option<ObjectMeta>> {
     if ft.is_symlink() {
         let target = tokio::fs::read_link(path)
             .await
-            .map_err(|source| StorageError::Local { path: path.to_path_buf(), source })?;
+            .map_err(|source| StorageError::Local {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let target = target.to_string_lossy().into_owned();
         return Ok(Some(ObjectMeta {
             kind: ObjectKind::Symlink,
@@ -441,13 +511,25 @@ async fn local_stat(path: &Path) -> Result<Option<ObjectMeta>> {
         }));
     }
     if ft.is_dir() {
-        return Ok(Some(ObjectMeta { kind: ObjectKind::Dir, len: 0, mode, mtime, symlink: None }));
+        return Ok(Some(ObjectMeta {
+            kind: ObjectKind::Dir,
+            len: 0,
+            mode,
+            mtime,
+            symlink: None,
+        }));
     }
     if !ft.is_file() {
         // Sockets, fifos and devices in a base directory are not objects: invisible.
         return Ok(None);
     }
-    Ok(Some(ObjectMeta { kind: ObjectKind::File, len: md.len(), mode, mtime, symlink: None }))
+    Ok(Some(ObjectMeta {
+        kind: ObjectKind::File,
+        len: md.len(),
+        mode,
+        mtime,
+        symlink: None,
+    }))
 }
 
 #[cfg(test)]
@@ -455,15 +537,31 @@ mod tests {
     use super::*;
 
     async fn roundtrip(store: Store) {
-        store.put("a/b.txt", Bytes::from_static(b"hello world"), &Attrs::default()).await.unwrap();
+        store
+            .put(
+                "a/b.txt",
+                Bytes::from_static(b"hello world"),
+                &Attrs::default(),
+            )
+            .await
+            .unwrap();
         let m = store.stat("a/b.txt").await.unwrap().unwrap();
         assert_eq!(m.kind, ObjectKind::File);
         assert_eq!(m.len, 11);
-        assert_eq!(store.stat("a").await.unwrap().unwrap().kind, ObjectKind::Dir);
+        assert_eq!(
+            store.stat("a").await.unwrap().unwrap().kind,
+            ObjectKind::Dir
+        );
         assert!(store.stat("nope").await.unwrap().is_none());
-        assert_eq!(store.read("a/b.txt", 6, 100).await.unwrap(), Bytes::from_static(b"world"));
+        assert_eq!(
+            store.read("a/b.txt", 6, 100).await.unwrap(),
+            Bytes::from_static(b"world")
+        );
         store.create_dir("a/empty").await.unwrap();
-        assert_eq!(store.list("a").await.unwrap(), vec![("b.txt".into(), false), ("empty".into(), true)]);
+        assert_eq!(
+            store.list("a").await.unwrap(),
+            vec![("b.txt".into(), false), ("empty".into(), true)]
+        );
         assert_eq!(store.list("").await.unwrap(), vec![("a".into(), true)]);
         store.delete_tree("a").await.unwrap();
         assert!(!store.tree_exists("a").await.unwrap());

@@ -18,7 +18,9 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use forkbox_commands::{DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode};
+use forkbox_commands::{
+    DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode,
+};
 use futures::StreamExt;
 
 use crate::fork::{ForkView, Layer};
@@ -66,7 +68,12 @@ struct Node {
 
 impl Node {
     fn meta(&self) -> Metadata {
-        Metadata { kind: self.kind, len: self.len, mode: self.mode, mtime: self.mtime }
+        Metadata {
+            kind: self.kind,
+            len: self.len,
+            mode: self.mode,
+            mtime: self.mtime,
+        }
     }
 
     fn from_base(m: ObjectMeta) -> Node {
@@ -148,13 +155,21 @@ fn parent_of(rel: &str) -> &str {
 }
 
 fn child_of(dir: &str, name: &str) -> String {
-    if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
 }
 
 impl Vfs {
     pub fn new(view: ForkView) -> Vfs {
         Vfs {
-            inner: Arc::new(Inner { view, created: SystemTime::now(), state: Mutex::new(State::default()) }),
+            inner: Arc::new(Inner {
+                view,
+                created: SystemTime::now(),
+                state: Mutex::new(State::default()),
+            }),
         }
     }
 
@@ -209,13 +224,21 @@ impl Vfs {
 
     /// The base's node at `rel`, ignoring the upper layer and whiteouts.
     async fn base_lookup(&self, rel: &str) -> FsResult<Option<Node>> {
-        let Some(base) = &self.inner.view.base else { return Ok(None) };
+        let Some(base) = &self.inner.view.base else {
+            return Ok(None);
+        };
         if let Some(n) = self.state().base_nodes.get(rel) {
             return Ok(n.clone());
         }
-        let meta = base.store.stat(&base.key(rel)).await.map_err(|e| storage_failure("stat", rel, e))?;
+        let meta = base
+            .store
+            .stat(&base.key(rel))
+            .await
+            .map_err(|e| storage_failure("stat", rel, e))?;
         let node = meta.map(Node::from_base);
-        self.state().base_nodes.insert(rel.to_string(), node.clone());
+        self.state()
+            .base_nodes
+            .insert(rel.to_string(), node.clone());
         Ok(node)
     }
 
@@ -302,7 +325,9 @@ impl Vfs {
 
     /// Names of the base directory `rel`'s children (cached).
     async fn base_children(&self, rel: &str) -> FsResult<Vec<String>> {
-        let Some(base) = &self.inner.view.base else { return Ok(Vec::new()) };
+        let Some(base) = &self.inner.view.base else {
+            return Ok(Vec::new());
+        };
         if let Some(names) = self.state().base_lists.get(rel) {
             return Ok(names.clone());
         }
@@ -313,7 +338,9 @@ impl Vfs {
             .await
             .map_err(|e| storage_failure("list", rel, e))?;
         let names: Vec<String> = listed.into_iter().map(|(n, _)| n).collect();
-        self.state().base_lists.insert(rel.to_string(), names.clone());
+        self.state()
+            .base_lists
+            .insert(rel.to_string(), names.clone());
         Ok(names)
     }
 
@@ -321,9 +348,15 @@ impl Vfs {
         let mut out: BTreeMap<String, Metadata> = BTreeMap::new();
         {
             let st = self.state();
-            let prefix = if rel.is_empty() { String::new() } else { format!("{rel}/") };
+            let prefix = if rel.is_empty() {
+                String::new()
+            } else {
+                format!("{rel}/")
+            };
             for (path, node) in st.upper.range(prefix.clone()..) {
-                let Some(rest) = path.strip_prefix(&prefix) else { break };
+                let Some(rest) = path.strip_prefix(&prefix) else {
+                    break;
+                };
                 if !rest.contains('/') && !rest.is_empty() {
                     out.insert(rest.to_string(), node.meta());
                 }
@@ -331,7 +364,10 @@ impl Vfs {
         }
         let base_has_dir = rel.is_empty()
             || (self.base_visible(rel).await?
-                && self.base_lookup(rel).await?.is_some_and(|n| n.kind == FileKind::Dir));
+                && self
+                    .base_lookup(rel)
+                    .await?
+                    .is_some_and(|n| n.kind == FileKind::Dir));
         if base_has_dir {
             let names = self.base_children(rel).await?;
             let wanted: Vec<String> = {
@@ -355,11 +391,16 @@ impl Vfs {
                 }
             }
         }
-        Ok(out.into_iter().map(|(name, meta)| DirEntry { name, meta }).collect())
+        Ok(out
+            .into_iter()
+            .map(|(name, meta)| DirEntry { name, meta })
+            .collect())
     }
 
     async fn put_whiteout(&self, rel: &str) -> FsResult<()> {
-        let Some(wh) = &self.inner.view.whiteouts else { return Ok(()) };
+        let Some(wh) = &self.inner.view.whiteouts else {
+            return Ok(());
+        };
         crate::fork::overlay::put_marker(wh, rel)
             .await
             .map_err(|e| storage_failure("whiteout", rel, e))?;
@@ -386,7 +427,13 @@ impl Vfs {
     }
 
     /// Streams the content of `node` (at `rel`) into `w`, at most `limit` bytes.
-    async fn copy_content(&self, rel: &str, node: &Node, w: &mut ObjectWriter, limit: u64) -> FsResult<u64> {
+    async fn copy_content(
+        &self,
+        rel: &str,
+        node: &Node,
+        w: &mut ObjectWriter,
+        limit: u64,
+    ) -> FsResult<u64> {
         let mut off = 0u64;
         let total = node.len.min(limit);
         while off < total {
@@ -396,7 +443,9 @@ impl Vfs {
                 break;
             }
             off += chunk.len() as u64;
-            w.write(chunk).await.map_err(|e| storage_failure("write", rel, e))?;
+            w.write(chunk)
+                .await
+                .map_err(|e| storage_failure("write", rel, e))?;
         }
         Ok(off)
     }
@@ -414,12 +463,19 @@ impl Vfs {
             },
             Origin::Root => return Err(FsError::IsADirectory),
         };
-        layer.store.read(&layer.key(rel), offset, len).await.map_err(|e| storage_failure("read", rel, e))
+        layer
+            .store
+            .read(&layer.key(rel), offset, len)
+            .await
+            .map_err(|e| storage_failure("read", rel, e))
     }
 
     /// Writes the upper file `rel` from the file `src` (`node`): the first `keep` bytes of
     /// its content, then zeros up to `new_len`.
-    #[allow(clippy::too_many_arguments, reason = "one private helper for copy-up, truncate and rename")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one private helper for copy-up, truncate and rename"
+    )]
     async fn rewrite_file(
         &self,
         src: &str,
@@ -430,10 +486,22 @@ impl Vfs {
         mode: u32,
         mtime: SystemTime,
     ) -> FsResult<()> {
-        let attrs = Attrs { mode: Some(mode), mtime: Some(mtime), symlink: None };
+        let attrs = Attrs {
+            mode: Some(mode),
+            mtime: Some(mtime),
+            symlink: None,
+        };
         let key = self.upper().key(rel);
-        let mut w = self.upper().store.writer(&key, &attrs).await.map_err(|e| storage_failure("write", rel, e))?;
-        let copied = match self.copy_content(src, node, &mut w, keep.min(new_len)).await {
+        let mut w = self
+            .upper()
+            .store
+            .writer(&key, &attrs)
+            .await
+            .map_err(|e| storage_failure("write", rel, e))?;
+        let copied = match self
+            .copy_content(src, node, &mut w, keep.min(new_len))
+            .await
+        {
             Ok(n) => n,
             Err(e) => {
                 w.abort().await;
@@ -443,13 +511,25 @@ impl Vfs {
         let mut remaining = new_len - copied;
         while remaining > 0 {
             let n = remaining.min(COPY_CHUNK as u64) as usize;
-            w.write(Bytes::from(vec![0u8; n])).await.map_err(|e| storage_failure("write", rel, e))?;
+            w.write(Bytes::from(vec![0u8; n]))
+                .await
+                .map_err(|e| storage_failure("write", rel, e))?;
             remaining -= n as u64;
         }
-        w.close().await.map_err(|e| storage_failure("close", rel, e))?;
+        w.close()
+            .await
+            .map_err(|e| storage_failure("close", rel, e))?;
         self.state().upper.insert(
             rel.to_string(),
-            Node { kind: FileKind::File, len: new_len, mode, mtime, target: None, origin: Origin::Upper, stored: true },
+            Node {
+                kind: FileKind::File,
+                len: new_len,
+                mode,
+                mtime,
+                target: None,
+                origin: Origin::Upper,
+                stored: true,
+            },
         );
         Ok(())
     }
@@ -460,9 +540,16 @@ impl Vfs {
             return Ok(node.clone());
         }
         match node.kind {
-            FileKind::File => self.rewrite_file(rel, node, rel, node.len, node.len, node.mode, node.mtime).await?,
+            FileKind::File => {
+                self.rewrite_file(rel, node, rel, node.len, node.len, node.mode, node.mtime)
+                    .await?
+            }
             FileKind::Dir => {
-                self.upper().store.create_dir(&self.upper().key(rel)).await.map_err(|e| storage_failure("mkdir", rel, e))?;
+                self.upper()
+                    .store
+                    .create_dir(&self.upper().key(rel))
+                    .await
+                    .map_err(|e| storage_failure("mkdir", rel, e))?;
                 let mut up = node.clone();
                 up.origin = Origin::Upper;
                 self.state().upper.insert(rel.to_string(), up);
@@ -477,10 +564,18 @@ impl Vfs {
 
     async fn put_symlink(&self, rel: &str, target: &str) -> FsResult<()> {
         let now = SystemTime::now();
-        let attrs = Attrs { mode: Some(0o777), mtime: Some(now), symlink: Some(target.to_string()) };
+        let attrs = Attrs {
+            mode: Some(0o777),
+            mtime: Some(now),
+            symlink: Some(target.to_string()),
+        };
         self.upper()
             .store
-            .put(&self.upper().key(rel), Bytes::copy_from_slice(target.as_bytes()), &attrs)
+            .put(
+                &self.upper().key(rel),
+                Bytes::copy_from_slice(target.as_bytes()),
+                &attrs,
+            )
             .await
             .map_err(|e| storage_failure("symlink", rel, e))?;
         self.state().upper.insert(
@@ -517,7 +612,10 @@ impl Vfs {
                 st.upper.remove(from);
                 st.upper.insert(to.to_string(), moved);
             }
-            _ => self.rewrite_file(from, node, to, node.len, node.len, node.mode, node.mtime).await?,
+            _ => {
+                self.rewrite_file(from, node, to, node.len, node.len, node.mode, node.mtime)
+                    .await?
+            }
         }
         // The source is gone now from the upper layer (or never was there).
         if node.origin == Origin::Upper {
@@ -564,7 +662,11 @@ impl Vfs {
     }
 
     async fn make_dir(&self, rel: &str, mode: u32) -> FsResult<()> {
-        self.upper().store.create_dir(&self.upper().key(rel)).await.map_err(|e| storage_failure("mkdir", rel, e))?;
+        self.upper()
+            .store
+            .create_dir(&self.upper().key(rel))
+            .await
+            .map_err(|e| storage_failure("mkdir", rel, e))?;
         self.state().upper.insert(
             rel.to_string(),
             Node {
@@ -624,18 +726,29 @@ impl FileSystem for Vfs {
             }
         }
         let file_mode = node.as_ref().map(|n| n.mode).unwrap_or(DEFAULT_FILE_MODE);
-        let attrs = Attrs { mode: Some(file_mode), mtime: None, symlink: None };
+        let attrs = Attrs {
+            mode: Some(file_mode),
+            mtime: None,
+            symlink: None,
+        };
         let key = self.upper().key(&rel);
-        let mut writer = self.upper().store.writer(&key, &attrs).await.map_err(|e| storage_failure("open", &rel, e))?;
+        let mut writer = self
+            .upper()
+            .store
+            .writer(&key, &attrs)
+            .await
+            .map_err(|e| storage_failure("open", &rel, e))?;
         let mut written = 0;
         match (&node, mode) {
-            (Some(n), WriteMode::Append) => match self.copy_content(&rel, n, &mut writer, u64::MAX).await {
-                Ok(copied) => written = copied,
-                Err(e) => {
-                    writer.abort().await;
-                    return Err(e);
+            (Some(n), WriteMode::Append) => {
+                match self.copy_content(&rel, n, &mut writer, u64::MAX).await {
+                    Ok(copied) => written = copied,
+                    Err(e) => {
+                        writer.abort().await;
+                        return Err(e);
+                    }
                 }
-            },
+            }
             _ => {
                 // Truncation is visible at once, as with O_TRUNC: the file reads as empty
                 // until the writer closes.
@@ -653,7 +766,13 @@ impl FileSystem for Vfs {
                 );
             }
         }
-        Ok(Box::new(VfsWriter { vfs: self.clone(), rel, writer: Some(writer), written, mode: file_mode }))
+        Ok(Box::new(VfsWriter {
+            vfs: self.clone(),
+            rel,
+            writer: Some(writer),
+            written,
+            mode: file_mode,
+        }))
     }
 
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
@@ -755,7 +874,16 @@ impl FileSystem for Vfs {
         if node.kind == FileKind::Dir {
             return Err(FsError::IsADirectory);
         }
-        self.rewrite_file(&rel, &node, &rel, node.len, len, node.mode, SystemTime::now()).await
+        self.rewrite_file(
+            &rel,
+            &node,
+            &rel,
+            node.len,
+            len,
+            node.mode,
+            SystemTime::now(),
+        )
+        .await
     }
 
     async fn canonicalize(&self, path: &str) -> FsResult<String> {
@@ -778,14 +906,18 @@ struct VfsWriter {
 impl WriteHandle for VfsWriter {
     async fn write(&mut self, data: &[u8]) -> FsResult<()> {
         let w = self.writer.as_mut().ok_or(FsError::InvalidArgument)?;
-        w.write(Bytes::copy_from_slice(data)).await.map_err(|e| storage_failure("write", &self.rel, e))?;
+        w.write(Bytes::copy_from_slice(data))
+            .await
+            .map_err(|e| storage_failure("write", &self.rel, e))?;
         self.written += data.len() as u64;
         Ok(())
     }
 
     async fn close(mut self: Box<Self>) -> FsResult<()> {
         let w = self.writer.take().ok_or(FsError::InvalidArgument)?;
-        w.close().await.map_err(|e| storage_failure("close", &self.rel, e))?;
+        w.close()
+            .await
+            .map_err(|e| storage_failure("close", &self.rel, e))?;
         self.vfs.state().upper.insert(
             self.rel.clone(),
             Node {

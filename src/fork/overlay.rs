@@ -31,7 +31,10 @@ impl Overlay {
     }
 
     fn storage_err(id: SessionId) -> impl FnOnce(crate::storage::StorageError) -> ForkError {
-        move |source| ForkError::Storage { id: id.to_string(), source }
+        move |source| ForkError::Storage {
+            id: id.to_string(),
+            source,
+        }
     }
 }
 
@@ -46,8 +49,14 @@ impl ForkStrategy for Overlay {
             .await
             .map_err(Overlay::storage_err(id))?;
         Ok(ForkView {
-            base: Some(Layer { store: self.base.clone(), prefix: String::new() }),
-            upper: Layer { store: self.forks.clone(), prefix: format!("{prefix}/root/") },
+            base: Some(Layer {
+                store: self.base.clone(),
+                prefix: String::new(),
+            }),
+            upper: Layer {
+                store: self.forks.clone(),
+                prefix: format!("{prefix}/root/"),
+            },
             whiteouts: Some(Layer {
                 store: self.forks.clone(),
                 prefix: format!("{prefix}/whiteouts/"),
@@ -70,17 +79,27 @@ impl ForkStrategy for Overlay {
     }
 
     async fn list(&self) -> Result<Vec<SessionId>, ForkError> {
-        let entries = self.forks.list(FORKS_PREFIX).await.map_err(|source| ForkError::Storage {
-            id: "*".into(),
-            source,
-        })?;
-        Ok(entries.into_iter().filter_map(|(name, _)| name.parse().ok()).collect())
+        let entries = self
+            .forks
+            .list(FORKS_PREFIX)
+            .await
+            .map_err(|source| ForkError::Storage {
+                id: "*".into(),
+                source,
+            })?;
+        Ok(entries
+            .into_iter()
+            .filter_map(|(name, _)| name.parse().ok())
+            .collect())
     }
 }
 
 /// Writes an empty whiteout object.
 pub(crate) async fn put_marker(layer: &Layer, rel: &str) -> crate::storage::Result<()> {
-    layer.store.put(&layer.key(rel), bytes::Bytes::new(), &Attrs::default()).await
+    layer
+        .store
+        .put(&layer.key(rel), bytes::Bytes::new(), &Attrs::default())
+        .await
 }
 
 #[cfg(test)]
@@ -97,7 +116,11 @@ mod tests {
         assert_eq!(overlay.list().await.unwrap(), vec![id]);
         view.upper
             .store
-            .put(&view.upper.key("a/b"), bytes::Bytes::from_static(b"x"), &Attrs::default())
+            .put(
+                &view.upper.key("a/b"),
+                bytes::Bytes::from_static(b"x"),
+                &Attrs::default(),
+            )
             .await
             .unwrap();
         overlay.delete(id).await.unwrap();

@@ -7,8 +7,15 @@ use crate::storage::Store;
 
 async fn seeded_base() -> Store {
     let base = Store::memory();
-    for (k, v) in [("README.md", "hello\n"), ("dir/a.txt", "A"), ("dir/sub/b.txt", "B"), ("etc/passwd", "fork-passwd\n")] {
-        base.put(k, Bytes::from(v), &Attrs::default()).await.unwrap();
+    for (k, v) in [
+        ("README.md", "hello\n"),
+        ("dir/a.txt", "A"),
+        ("dir/sub/b.txt", "B"),
+        ("etc/passwd", "fork-passwd\n"),
+    ] {
+        base.put(k, Bytes::from(v), &Attrs::default())
+            .await
+            .unwrap();
     }
     base
 }
@@ -27,7 +34,9 @@ async fn write(fs: &Vfs, path: &str, data: &str, mode: WriteMode) {
 }
 
 async fn read(fs: &Vfs, path: &str) -> FsResult<String> {
-    read_all(fs, path, 1 << 20).await.map(|b| String::from_utf8(b).unwrap())
+    read_all(fs, path, 1 << 20)
+        .await
+        .map(|b| String::from_utf8(b).unwrap())
 }
 
 fn names(entries: &[DirEntry]) -> Vec<&str> {
@@ -44,7 +53,10 @@ async fn reads_fall_through_and_writes_stay_in_the_fork() {
     write(&fs, "/README.md", "more\n", WriteMode::Append).await;
     assert_eq!(read(&fs, "/README.md").await.unwrap(), "mine\nmore\n");
     // The base is untouched, and a second fork sees it.
-    assert_eq!(base.read("README.md", 0, 100).await.unwrap(), Bytes::from("hello\n"));
+    assert_eq!(
+        base.read("README.md", 0, 100).await.unwrap(),
+        Bytes::from("hello\n")
+    );
     let (other, _, _) = fork_of(&base).await;
     assert_eq!(read(&other, "/README.md").await.unwrap(), "hello\n");
 }
@@ -53,9 +65,15 @@ async fn reads_fall_through_and_writes_stay_in_the_fork() {
 async fn ranged_reads() {
     let base = seeded_base().await;
     let (fs, _, _) = fork_of(&base).await;
-    assert_eq!(fs.read_at("/README.md", 1, 3).await.unwrap(), Bytes::from("ell"));
+    assert_eq!(
+        fs.read_at("/README.md", 1, 3).await.unwrap(),
+        Bytes::from("ell")
+    );
     assert!(fs.read_at("/README.md", 100, 3).await.unwrap().is_empty());
-    assert_eq!(fs.read_at("/dir", 0, 3).await.unwrap_err(), FsError::IsADirectory);
+    assert_eq!(
+        fs.read_at("/dir", 0, 3).await.unwrap_err(),
+        FsError::IsADirectory
+    );
 }
 
 #[tokio::test]
@@ -67,7 +85,10 @@ async fn whiteouts_hide_base_files_and_recreate_works() {
     assert_eq!(names(&fs.read_dir("/dir").await.unwrap()), vec!["sub"]);
     write(&fs, "/dir/a.txt", "again", WriteMode::Truncate).await;
     assert_eq!(read(&fs, "/dir/a.txt").await.unwrap(), "again");
-    assert_eq!(base.read("dir/a.txt", 0, 10).await.unwrap(), Bytes::from("A"));
+    assert_eq!(
+        base.read("dir/a.txt", 0, 10).await.unwrap(),
+        Bytes::from("A")
+    );
 }
 
 #[tokio::test]
@@ -94,22 +115,36 @@ async fn rename_files_and_directories() {
     write(&fs, "/dir/new.txt", "N", WriteMode::Truncate).await;
     fs.rename("/dir", "/moved").await.unwrap();
     assert_eq!(fs.stat("/dir").await.unwrap_err(), FsError::NotFound);
-    assert_eq!(names(&fs.read_dir("/moved").await.unwrap()), vec!["a.txt", "new.txt", "sub"]);
+    assert_eq!(
+        names(&fs.read_dir("/moved").await.unwrap()),
+        vec!["a.txt", "new.txt", "sub"]
+    );
     assert_eq!(read(&fs, "/moved/sub/b.txt").await.unwrap(), "B");
     assert_eq!(read(&fs, "/moved/new.txt").await.unwrap(), "N");
-    assert_eq!(fs.rename("/moved", "/moved/inside").await.unwrap_err(), FsError::InvalidArgument);
-    assert_eq!(base.read("dir/a.txt", 0, 10).await.unwrap(), Bytes::from("A"));
+    assert_eq!(
+        fs.rename("/moved", "/moved/inside").await.unwrap_err(),
+        FsError::InvalidArgument
+    );
+    assert_eq!(
+        base.read("dir/a.txt", 0, 10).await.unwrap(),
+        Bytes::from("A")
+    );
 }
 
 #[tokio::test]
 async fn paths_never_leave_the_root() {
     let base = seeded_base().await;
     let (fs, _, _) = fork_of(&base).await;
-    assert_eq!(read(&fs, "/../../../etc/passwd").await.unwrap(), "fork-passwd\n");
+    assert_eq!(
+        read(&fs, "/../../../etc/passwd").await.unwrap(),
+        "fork-passwd\n"
+    );
     assert_eq!(fs.canonicalize("/..").await.unwrap(), "/");
     fs.symlink("/etc/passwd", "/p").await.unwrap();
     assert_eq!(read(&fs, "/p").await.unwrap(), "fork-passwd\n");
-    fs.symlink("../../../../etc/passwd", "/dir/q").await.unwrap();
+    fs.symlink("../../../../etc/passwd", "/dir/q")
+        .await
+        .unwrap();
     assert_eq!(read(&fs, "/dir/q").await.unwrap(), "fork-passwd\n");
     fs.symlink("/nowhere/shadow", "/s").await.unwrap();
     assert_eq!(read(&fs, "/s").await.unwrap_err(), FsError::NotFound);
@@ -129,18 +164,29 @@ async fn symlink_loops_fail() {
 async fn errors_are_errno_like() {
     let base = seeded_base().await;
     let (fs, _, _) = fork_of(&base).await;
-    assert_eq!(fs.stat("/README.md/x").await.unwrap_err(), FsError::NotADirectory);
+    assert_eq!(
+        fs.stat("/README.md/x").await.unwrap_err(),
+        FsError::NotADirectory
+    );
     assert_eq!(fs.mkdir("/dir").await.unwrap_err(), FsError::AlreadyExists);
     assert_eq!(fs.mkdir("/no/such").await.unwrap_err(), FsError::NotFound);
     assert_eq!(fs.unlink("/dir").await.unwrap_err(), FsError::IsADirectory);
-    assert_eq!(fs.rmdir("/README.md").await.unwrap_err(), FsError::NotADirectory);
+    assert_eq!(
+        fs.rmdir("/README.md").await.unwrap_err(),
+        FsError::NotADirectory
+    );
     assert!(fs.open_write("/dir", WriteMode::Truncate).await.is_err());
     assert_eq!(
-        fs.open_write("/README.md", WriteMode::CreateNew).await.err(),
+        fs.open_write("/README.md", WriteMode::CreateNew)
+            .await
+            .err(),
         Some(FsError::AlreadyExists)
     );
     let long = "x".repeat(300);
-    assert_eq!(fs.stat(&format!("/{long}")).await.unwrap_err(), FsError::NameTooLong);
+    assert_eq!(
+        fs.stat(&format!("/{long}")).await.unwrap_err(),
+        FsError::NameTooLong
+    );
 }
 
 #[tokio::test]

@@ -1,0 +1,775 @@
+//! `printf`: bash's builtin, not GNU's binary: `%s %d %i %u %o %x %X %f %F %e %E %g %G
+//! %c %b %q %%` with flags, widths, precisions and `*`; the format is reused while
+//! arguments remain; a bad number warns `printf: X: invalid number` and gives status 1.
+//! `-v VAR` needs the shell and is refused here. No clap: bash's printf has no `--help`.
+
+use async_trait::async_trait;
+
+use crate::{CmdResult, Command, Context, STATUS_USAGE};
+
+/// Bytes one `printf` may produce in total (a `%1000000000d` width, or a format reused
+/// over many arguments, must not allocate without bound).
+const MAX_PRINTF_OUTPUT: usize = 64 * 1024 * 1024;
+
+/// Largest width or precision accepted, so one conversion stays bounded.
+const MAX_FIELD: usize = 1024 * 1024;
+
+/// How backslash escapes are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Escapes {
+    /// A printf format: `\nnn` octal with 1–3 digits, `\"`, `\'`, `\?`.
+    Format,
+    /// `echo -e` and `%b`: octal is `\0nnn` (the leading 0 plus up to 3 digits); `\c`
+    /// stops all output.
+    Echo,
+}
+
+/// Appends `s` with backslash escapes expanded. Returns true when `\c` asked to stop.
+pub(crate) fn unescape(s: &[u8], out: &mut Vec<u8>, mode: Escapes) -> bool {
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b != b'\\' || i + 1 >= s.len() {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let e = s[i + 1];
+        i += 2;
+        match e {
+            b'a' => out.push(0x07),
+            b'b' => out.push(0x08),
+            b'e' | b'E' => out.push(0x1b),
+            b'f' => out.push(0x0c),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'v' => out.push(0x0b),
+            b'\\' => out.push(b'\\'),
+            b'c' if mode == Escapes::Echo => return true,
+            b'"' | b'\'' | b'?' if mode == Escapes::Format => out.push(e),
+            b'0'..=b'7' => {
+                let (start, max) = match (mode, e) {
+                    (Escapes::Echo, b'0') => (i, 3),
+                    (Escapes::Echo, _) => {
+                        // echo -e has no `\1`-style octal: keep it literally.
+                        out.push(b'\\');
+                        out.push(e);
+                        continue;
+                    }
+                    (Escapes::Format, _) => (i - 1, 3),
+                };
+                let mut v: u32 = 0;
+                let mut j = start;
+                while j < s.len() && j < start + max && (b'0'..=b'7').contains(&s[j]) {
+                    v = v * 8 + u32::from(s[j] - b'0');
+                    j += 1;
+                }
+                out.push((v & 0xff) as u8);
+                i = j;
+            }
+            b'x' | b'u' | b'U' => {
+                let max = match e {
+                    b'x' => 2,
+                    b'u' => 4,
+                    _ => 8,
+                };
+                let mut v: u32 = 0;
+                let mut j = i;
+                while j < s.len() && j < i + max && s[j].is_ascii_hexdigit() {
+                    v = v * 16 + (s[j] as char).to_digit(16).unwrap_or(0);
+                    j += 1;
+                }
+                if j == i {
+                    out.push(b'\\');
+                    out.push(e);
+                    continue;
+                }
+                i = j;
+                if e == b'x' {
+                    out.push(v as u8);
+                } else {
+                    let c = char::from_u32(v).unwrap_or('\u{fffd}');
+                    let mut tmp = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                }
+            }
+            _ => {
+                out.push(b'\\');
+                out.push(e);
+            }
+        }
+    }
+    false
+}
+
+/// One `%` conversion's flags, width and precision.
+#[derive(Default, Clone)]
+struct Spec {
+    left: bool,
+    plus: bool,
+    space: bool,
+    alt: bool,
+    zero: bool,
+    width: Option<usize>,
+    prec: Option<usize>,
+}
+
+impl Spec {
+    /// Pads `body` (already signed) to the width.
+    fn pad(&self, body: &[u8], numeric: bool, out: &mut Vec<u8>) {
+        let width = self.width.unwrap_or(0);
+        if body.len() >= width {
+            out.extend_from_slice(body);
+            return;
+        }
+        let fill = width - body.len();
+        if self.left {
+            out.extend_from_slice(body);
+            out.resize(out.len() + fill, b' ');
+        } else if self.zero && numeric {
+            // Zeros go after the sign and any 0x prefix.
+            let mut split = 0;
+            if matches!(body.first(), Some(b'-' | b'+' | b' ')) {
+                split = 1;
+            }
+            if body.len() >= split + 2
+                && body[split] == b'0'
+                && matches!(body[split + 1], b'x' | b'X')
+            {
+                split += 2;
+            }
+            out.extend_from_slice(&body[..split]);
+            out.resize(out.len() + fill, b'0');
+            out.extend_from_slice(&body[split..]);
+        } else {
+            out.resize(out.len() + fill, b' ');
+            out.extend_from_slice(body);
+        }
+    }
+}
+
+/// The state of one `printf` run: the arguments left and whether a warning was given.
+struct Run<'a> {
+    args: &'a [String],
+    next: usize,
+    status: i32,
+    warnings: Vec<String>,
+}
+
+impl Run<'_> {
+    fn take(&mut self) -> Option<&str> {
+        let a = self.args.get(self.next)?;
+        self.next += 1;
+        Some(a.as_str())
+    }
+
+    /// Parses an integer argument the way bash does: decimal, `0x` hex, `0` octal, or
+    /// `'c` for a character's code. Invalid text warns and yields what parsed.
+    fn int(&mut self, arg: Option<&str>) -> i128 {
+        let Some(arg) = arg else { return 0 };
+        let s = arg.trim_start();
+        if s.is_empty() {
+            return 0;
+        }
+        if let Some(rest) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
+            return rest.chars().next().map(|c| c as i128).unwrap_or(0);
+        }
+        let (neg, digits) = match s.as_bytes()[0] {
+            b'-' => (true, &s[1..]),
+            b'+' => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let (radix, body) = if let Some(h) = digits
+            .strip_prefix("0x")
+            .or_else(|| digits.strip_prefix("0X"))
+        {
+            (16, h)
+        } else if digits.len() > 1 && digits.starts_with('0') {
+            (8, &digits[1..])
+        } else {
+            (10, digits)
+        };
+        let mut v: i128 = 0;
+        let mut used = 0;
+        let mut overflow = false;
+        for c in body.chars() {
+            let Some(d) = c.to_digit(radix) else { break };
+            v = v * i128::from(radix) + i128::from(d);
+            if v > i128::from(u64::MAX) {
+                overflow = true;
+                v = i128::from(u64::MAX);
+            }
+            used += c.len_utf8();
+        }
+        if used < body.len() || (used == 0 && radix != 8) {
+            self.warnings
+                .push(format!("printf: {arg}: invalid number\n"));
+            self.status = 1;
+        } else if overflow || (!neg && v > i128::from(i64::MAX) && radix == 10) {
+            // bash only warns here; the status stays 0.
+            self.warnings.push(format!(
+                "printf: warning: {arg}: Numerical result out of range\n"
+            ));
+            v = i128::from(i64::MAX);
+        }
+        if neg { -v } else { v }
+    }
+
+    fn float(&mut self, arg: Option<&str>) -> f64 {
+        let Some(arg) = arg else { return 0.0 };
+        let s = arg.trim();
+        if s.is_empty() {
+            return 0.0;
+        }
+        if let Some(rest) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
+            return rest.chars().next().map(|c| c as u32 as f64).unwrap_or(0.0);
+        }
+        if let Ok(v) = s.parse::<f64>() {
+            return v;
+        }
+        if s.starts_with("0x") || s.starts_with("0X") || s.starts_with("-0x") {
+            return self.int(Some(s)) as f64;
+        }
+        // The longest prefix that parses.
+        let mut best = 0.0;
+        for end in (1..s.len()).rev() {
+            if s.is_char_boundary(end)
+                && let Ok(v) = s[..end].parse::<f64>()
+            {
+                best = v;
+                break;
+            }
+        }
+        self.warnings
+            .push(format!("printf: {arg}: invalid number\n"));
+        self.status = 1;
+        best
+    }
+}
+
+fn fmt_int(v: i128, conv: u8, spec: &Spec, out: &mut Vec<u8>) {
+    let signed = matches!(conv, b'd' | b'i');
+    let (neg, mag): (bool, u128) = if signed {
+        let v = v.clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+        (v < 0, v.unsigned_abs())
+    } else {
+        // Unsigned conversions see a negative number as its two's complement.
+        let u = if v < 0 {
+            (v as i64) as u64
+        } else {
+            v.min(i128::from(u64::MAX)) as u64
+        };
+        (false, u128::from(u))
+    };
+    let mut digits = match conv {
+        b'o' => format!("{mag:o}"),
+        b'x' => format!("{mag:x}"),
+        b'X' => format!("{mag:X}"),
+        _ => mag.to_string(),
+    };
+    if let Some(p) = spec.prec {
+        if p == 0 && mag == 0 {
+            digits.clear();
+        }
+        while digits.len() < p {
+            digits.insert(0, '0');
+        }
+    }
+    if spec.alt {
+        match conv {
+            b'o' if !digits.starts_with('0') => digits.insert(0, '0'),
+            b'x' if mag != 0 => digits.insert_str(0, "0x"),
+            b'X' if mag != 0 => digits.insert_str(0, "0X"),
+            _ => {}
+        }
+    }
+    let sign = if neg {
+        "-"
+    } else if signed && spec.plus {
+        "+"
+    } else if signed && spec.space {
+        " "
+    } else {
+        ""
+    };
+    let body = format!("{sign}{digits}");
+    let mut spec = spec.clone();
+    if spec.prec.is_some() {
+        spec.zero = false;
+    }
+    spec.pad(body.as_bytes(), true, out);
+}
+
+/// `d.dddddde+XX`, C's `%e`.
+fn exp_form(v: f64, prec: usize, upper: bool) -> String {
+    let s = format!("{v:.prec$e}");
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let sign = if exp < 0 { '-' } else { '+' };
+    let e = if upper { 'E' } else { 'e' };
+    format!("{mant}{e}{sign}{:02}", exp.abs())
+}
+
+fn strip_zeros(s: &str) -> String {
+    if !s.contains('.') {
+        return s.to_string();
+    }
+    let (mant, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    };
+    let mant = mant.trim_end_matches('0').trim_end_matches('.');
+    format!("{mant}{exp}")
+}
+
+fn fmt_float(v: f64, conv: u8, spec: &Spec, out: &mut Vec<u8>) {
+    let upper = conv.is_ascii_uppercase();
+    let prec = spec.prec.unwrap_or(6);
+    let mag = v.abs();
+    let mut body = if !v.is_finite() {
+        let s = if v.is_nan() { "nan" } else { "inf" };
+        if upper {
+            s.to_uppercase()
+        } else {
+            s.to_string()
+        }
+    } else {
+        match conv.to_ascii_lowercase() {
+            b'e' => exp_form(mag, prec, upper),
+            b'g' => {
+                let p = if prec == 0 { 1 } else { prec };
+                let x = if mag == 0.0 {
+                    0
+                } else {
+                    let e = exp_form(mag, p - 1, false);
+                    e.rsplit_once('e')
+                        .and_then(|(_, x)| x.parse::<i32>().ok())
+                        .unwrap_or(0)
+                };
+                let s = if x < -4 || x >= p as i32 {
+                    exp_form(mag, p - 1, upper)
+                } else {
+                    let fp = (p as i32 - 1 - x).max(0) as usize;
+                    format!("{mag:.fp$}")
+                };
+                if spec.alt { s } else { strip_zeros(&s) }
+            }
+            _ => {
+                let s = format!("{mag:.prec$}");
+                if spec.alt && prec == 0 {
+                    format!("{s}.")
+                } else {
+                    s
+                }
+            }
+        }
+    };
+    let neg = v.is_sign_negative() && !(v.is_nan());
+    let sign = if neg {
+        "-"
+    } else if spec.plus {
+        "+"
+    } else if spec.space {
+        " "
+    } else {
+        ""
+    };
+    body.insert_str(0, sign);
+    spec.pad(body.as_bytes(), v.is_finite(), out);
+}
+
+/// bash's `%q`: a form the shell reads back as the same word.
+pub(crate) fn shell_quote(s: &str) -> String {
+    if s.is_empty() {
+        return "''".to_string();
+    }
+    if s.chars().any(|c| c.is_control()) {
+        let mut q = String::from("$'");
+        for c in s.chars() {
+            match c {
+                '\n' => q.push_str("\\n"),
+                '\t' => q.push_str("\\t"),
+                '\r' => q.push_str("\\r"),
+                '\x1b' => q.push_str("\\E"),
+                '\'' => q.push_str("\\'"),
+                '\\' => q.push_str("\\\\"),
+                c if c.is_control() => q.push_str(&format!("\\{:03o}", c as u32 & 0xff)),
+                c => q.push(c),
+            }
+        }
+        q.push('\'');
+        return q;
+    }
+    let mut q = String::new();
+    for (i, c) in s.chars().enumerate() {
+        let special = " \t!\"#$&'()*;<>?[\\]`{|}^,".contains(c) || (c == '~' && i == 0);
+        if special {
+            q.push('\\');
+        }
+        q.push(c);
+    }
+    q
+}
+
+/// Applies the format once; returns true when `%b`'s `\c` stopped everything.
+fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
+    let mut i = 0;
+    while i < fmt.len() {
+        if out.len() > MAX_PRINTF_OUTPUT {
+            return true;
+        }
+        let b = fmt[i];
+        if b == b'\\' {
+            // One escape at a time, so a `\c` can be told apart.
+            let end = escape_end(fmt, i);
+            unescape(&fmt[i..end], out, Escapes::Format);
+            i = end;
+            continue;
+        }
+        if b != b'%' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if i >= fmt.len() {
+            out.push(b'%');
+            break;
+        }
+        if fmt[i] == b'%' {
+            out.push(b'%');
+            i += 1;
+            continue;
+        }
+        let start = i - 1;
+        let mut spec = Spec::default();
+        while i < fmt.len() {
+            match fmt[i] {
+                b'-' => spec.left = true,
+                b'+' => spec.plus = true,
+                b' ' => spec.space = true,
+                b'#' => spec.alt = true,
+                b'0' => spec.zero = true,
+                b'\'' => {}
+                _ => break,
+            }
+            i += 1;
+        }
+        if i < fmt.len() && fmt[i] == b'*' {
+            let w = run.take().map(str::to_string);
+            let w = run.int(w.as_deref());
+            if w < 0 {
+                spec.left = true;
+            }
+            spec.width = Some((w.unsigned_abs() as usize).min(MAX_FIELD));
+            i += 1;
+        } else {
+            let mut w = 0usize;
+            let mut any = false;
+            while i < fmt.len() && fmt[i].is_ascii_digit() {
+                w = (w * 10 + usize::from(fmt[i] - b'0')).min(MAX_FIELD);
+                any = true;
+                i += 1;
+            }
+            if any {
+                spec.width = Some(w);
+            }
+        }
+        if i < fmt.len() && fmt[i] == b'.' {
+            i += 1;
+            if i < fmt.len() && fmt[i] == b'*' {
+                let p = run.take().map(str::to_string);
+                let p = run.int(p.as_deref());
+                spec.prec = if p < 0 {
+                    None
+                } else {
+                    Some((p as usize).min(MAX_FIELD))
+                };
+                i += 1;
+            } else {
+                let mut p = 0usize;
+                while i < fmt.len() && fmt[i].is_ascii_digit() {
+                    p = (p * 10 + usize::from(fmt[i] - b'0')).min(MAX_FIELD);
+                    i += 1;
+                }
+                spec.prec = Some(p);
+            }
+        }
+        while i < fmt.len() && b"hlLjzt".contains(&fmt[i]) {
+            i += 1;
+        }
+        let Some(&conv) = fmt.get(i) else {
+            run.warnings.push(format!(
+                "printf: `{}': missing format character\n",
+                String::from_utf8_lossy(&fmt[start..])
+            ));
+            run.status = 1;
+            return true;
+        };
+        i += 1;
+        match conv {
+            b's' | b'q' | b'b' | b'c' => {
+                let arg = run.take().unwrap_or("").to_string();
+                let mut body: Vec<u8> = match conv {
+                    b's' => arg.into_bytes(),
+                    b'q' => shell_quote(&arg).into_bytes(),
+                    b'c' => arg
+                        .chars()
+                        .next()
+                        .map(|c| c.to_string().into_bytes())
+                        .unwrap_or_default(),
+                    _ => {
+                        let mut v = Vec::new();
+                        let stop = unescape(arg.as_bytes(), &mut v, Escapes::Echo);
+                        if stop {
+                            let mut s2 = spec.clone();
+                            s2.zero = false;
+                            s2.pad(&v, false, out);
+                            return true;
+                        }
+                        v
+                    }
+                };
+                if let Some(p) = spec.prec
+                    && conv != b'c'
+                {
+                    body.truncate(p);
+                }
+                spec.pad(&body, false, out);
+            }
+            b'd' | b'i' | b'u' | b'o' | b'x' | b'X' => {
+                let arg = run.take().map(str::to_string);
+                let v = run.int(arg.as_deref());
+                fmt_int(v, if conv == b'i' { b'd' } else { conv }, &spec, out);
+            }
+            b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => {
+                let arg = run.take().map(str::to_string);
+                let v = run.float(arg.as_deref());
+                let conv = if conv == b'a' {
+                    b'e'
+                } else if conv == b'A' {
+                    b'E'
+                } else {
+                    conv
+                };
+                fmt_float(v, conv, &spec, out);
+            }
+            other => {
+                run.warnings.push(format!(
+                    "printf: `{}': invalid format character\n",
+                    other as char
+                ));
+                run.status = 1;
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// End of the escape sequence starting at `fmt[i] == '\\'`.
+fn escape_end(fmt: &[u8], i: usize) -> usize {
+    let Some(&e) = fmt.get(i + 1) else {
+        return i + 1;
+    };
+    let (max, pred): (usize, fn(&u8) -> bool) = match e {
+        b'0'..=b'7' => (3, |b| (b'0'..=b'7').contains(b)),
+        b'x' => (2, u8::is_ascii_hexdigit),
+        b'u' => (4, u8::is_ascii_hexdigit),
+        b'U' => (8, u8::is_ascii_hexdigit),
+        _ => return i + 2,
+    };
+    let first = if e.is_ascii_digit() { i + 1 } else { i + 2 };
+    let mut j = first;
+    while j < fmt.len() && j < first + max && pred(&fmt[j]) {
+        j += 1;
+    }
+    j.max(i + 2)
+}
+
+/// What `printf --help` prints (bash prints its builtin help and gives status 2).
+const HELP: &str = "printf: printf [-v var] format [arguments]
+    Formats and prints ARGUMENTS under control of the FORMAT.
+
+    FORMAT is a character string which contains three types of objects: plain
+    characters, which are simply copied to standard output; character escape
+    sequences, which are converted and copied to the standard output; and
+    format specifications, each of which causes printing of the next successive
+    argument. Conversions: %s %b %q %c %d %i %u %o %x %X %f %F %e %E %g %G %%,
+    with flags -+ #0, a width and a precision (either may be *).
+    The format is re-used as necessary to consume all of the arguments.
+    -v (assign to a variable) only works in the shell's own printf.
+";
+
+/// Formats `args` with a printf `fmt` once per use of the format (as `printf` does),
+/// ignoring warnings; for commands such as `seq -f` and `stat -c`-like formatting.
+pub(crate) fn sprintf(fmt: &str, args: &[String]) -> Vec<u8> {
+    let mut run = Run {
+        args,
+        next: 0,
+        status: 0,
+        warnings: Vec::new(),
+    };
+    let mut out = Vec::new();
+    format_once(fmt.as_bytes(), &mut run, &mut out);
+    out
+}
+
+pub struct Printf;
+
+#[async_trait]
+impl Command for Printf {
+    fn name(&self) -> &'static str {
+        "printf"
+    }
+    fn summary(&self) -> &'static str {
+        "format and print data"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let mut args = args.as_slice();
+        if args.first().map(String::as_str) == Some("--") {
+            args = &args[1..];
+        }
+        let Some(fmt) = args.first() else {
+            ctx.err("printf: usage: printf [-v var] format [arguments]\n")
+                .await;
+            return Ok(STATUS_USAGE);
+        };
+        if fmt == "--help" {
+            ctx.out(HELP).await?;
+            return Ok(STATUS_USAGE);
+        }
+        if fmt == "-v" {
+            ctx.err("printf: -v: only the shell's own printf can set a variable\n")
+                .await;
+            return Ok(STATUS_USAGE);
+        }
+        if fmt.starts_with('-') && fmt.len() > 1 {
+            ctx.err(format!(
+                "printf: {fmt}: invalid option\nprintf: usage: printf [-v var] format [arguments]\n"
+            ))
+            .await;
+            return Ok(STATUS_USAGE);
+        }
+        let mut run = Run {
+            args: &args[1..],
+            next: 0,
+            status: 0,
+            warnings: Vec::new(),
+        };
+        let mut out = Vec::new();
+        loop {
+            let before = run.next;
+            let stop = format_once(fmt.as_bytes(), &mut run, &mut out);
+            for w in run.warnings.drain(..) {
+                ctx.err(w).await;
+            }
+            if out.len() >= crate::io::PIPE_CHUNK {
+                ctx.out(std::mem::take(&mut out)).await?;
+            }
+            if stop || run.next >= run.args.len() || run.next == before {
+                break;
+            }
+            ctx.checkpoint().await?;
+        }
+        ctx.out(out).await?;
+        Ok(run.status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Invocation;
+
+    async fn pf(args: &[&str]) -> (i32, String, String) {
+        Invocation::default().run(&Printf, args).await
+    }
+
+    #[tokio::test]
+    async fn strings_widths_and_reuse() {
+        assert_eq!(pf(&["%s-%s\n", "a", "b", "c"]).await.1, "a-b\nc-\n");
+        assert_eq!(
+            pf(&["[%5s|%-5s|%.2s]", "ab", "cd", "xyz"]).await.1,
+            "[   ab|cd   |xy]"
+        );
+        assert_eq!(pf(&["[%*s]", "4", "a"]).await.1, "[   a]");
+        assert_eq!(pf(&["no args\\n"]).await.1, "no args\n");
+        assert_eq!(pf(&["%%|%c|%q\n", "xyz", "a b"]).await.1, "%|x|a\\ b\n");
+        assert_eq!(pf(&["%q\n", ""]).await.1, "''\n");
+        assert_eq!(pf(&["%b|", "a\\tb", "\\0101"]).await.1, "a\tb|A|");
+        assert_eq!(pf(&["%b%s", "x\\cy", "z"]).await.1, "x");
+        assert_eq!(pf(&["\\101\\x41\\u00e9"]).await.1, "AAé");
+    }
+
+    #[tokio::test]
+    async fn numbers_like_bash() {
+        assert_eq!(pf(&["%d %i %u", "42", "-7", "3"]).await.1, "42 -7 3");
+        assert_eq!(
+            pf(&["%05d|%-4d|%+d|% d", "42", "7", "5", "5"]).await.1,
+            "00042|7   |+5| 5"
+        );
+        assert_eq!(
+            pf(&["%x %X %o %#x %#o", "255", "255", "8", "255", "8"])
+                .await
+                .1,
+            "ff FF 10 0xff 010"
+        );
+        assert_eq!(pf(&["%d %d %d", "0x10", "010", "'A"]).await.1, "16 8 65");
+        assert_eq!(pf(&["%.3d", "5"]).await.1, "005");
+        assert_eq!(pf(&["%u", "-1"]).await.1, "18446744073709551615");
+        assert_eq!(
+            pf(&[
+                "%f|%.2f|%e|%g|%g",
+                "1.5",
+                "2.345",
+                "1234.5",
+                "0.0001",
+                "1e10"
+            ])
+            .await
+            .1,
+            "1.500000|2.35|1.234500e+03|0.0001|1e+10"
+        );
+        assert_eq!(
+            pf(&["%8.3f|%-8.1e|", "-3.14159", "100"]).await.1,
+            "  -3.142|1.0e+02 |"
+        );
+        assert_eq!(pf(&["%g %G", "100000", "1e-5"]).await.1, "100000 1E-05");
+    }
+
+    #[tokio::test]
+    async fn invalid_numbers_warn_with_status_1() {
+        let (st, out, err) = pf(&["%d,%d\n", "abc", "12x"]).await;
+        assert_eq!(st, 1);
+        assert_eq!(out, "0,12\n");
+        assert_eq!(
+            err,
+            "printf: abc: invalid number\nprintf: 12x: invalid number\n"
+        );
+        let (st, out, _) = pf(&["%f", "zz"]).await;
+        assert_eq!((st, out.as_str()), (1, "0.000000"));
+    }
+
+    #[tokio::test]
+    async fn usage_errors() {
+        let (st, out, err) = pf(&[]).await;
+        assert_eq!((st, out.as_str()), (2, ""));
+        assert_eq!(err, "printf: usage: printf [-v var] format [arguments]\n");
+        let (st, _, err) = pf(&["%z"]).await;
+        assert_eq!(st, 1);
+        assert_eq!(err, "printf: `%z': missing format character\n");
+        let (st, _, err) = pf(&["%y"]).await;
+        assert_eq!(st, 1);
+        assert_eq!(err, "printf: `y': invalid format character\n");
+        let (st, out, err) = pf(&["%d", "99999999999999999999"]).await;
+        assert_eq!((st, out.as_str()), (0, "9223372036854775807"));
+        assert_eq!(
+            err,
+            "printf: warning: 99999999999999999999: Numerical result out of range\n"
+        );
+        assert_eq!(pf(&["-v", "x", "y"]).await.0, 2);
+        assert_eq!(pf(&["--", "%s", "-v"]).await.1, "-v");
+    }
+}

@@ -1,0 +1,188 @@
+//! `seq`: print a sequence of numbers.
+
+use async_trait::async_trait;
+use clap::Parser;
+
+use super::util::{BufOut, Pacer, quote};
+use crate::{CmdResult, Command, Context, parse_args};
+
+/// Print numbers from FIRST to LAST, in steps of INCREMENT.
+/// FIRST and INCREMENT default to 1.
+#[derive(Parser, Debug)]
+#[command(name = "seq", allow_negative_numbers = true)]
+struct Args {
+    /// Use printf style floating-point FORMAT.
+    #[arg(short = 'f', long, value_name = "FORMAT")]
+    format: Option<String>,
+    /// Use STRING to separate numbers.
+    #[arg(
+        short = 's',
+        long,
+        value_name = "STRING",
+        default_value = "\n",
+        hide_default_value = true
+    )]
+    separator: String,
+    /// Equalize width by padding with leading zeroes.
+    #[arg(short = 'w', long = "equal-width")]
+    equal_width: bool,
+    /// [FIRST [INCREMENT]] LAST
+    #[arg(value_name = "NUMBER", required = true, num_args = 1..=3)]
+    numbers: Vec<String>,
+}
+
+/// Digits after the point as written (`1.50` has 2; `1e3` has 0).
+fn decimals(s: &str) -> usize {
+    if s.contains(['e', 'E']) {
+        return 0;
+    }
+    s.split_once('.').map(|(_, d)| d.len()).unwrap_or(0)
+}
+
+pub struct Seq;
+
+async fn usage(ctx: &Context, msg: String) -> i32 {
+    ctx.err(format!(
+        "seq: {msg}\nTry 'seq --help' for more information.\n"
+    ))
+    .await;
+    1
+}
+
+#[async_trait]
+impl Command for Seq {
+    fn name(&self) -> &'static str {
+        "seq"
+    }
+    fn summary(&self) -> &'static str {
+        "print a sequence of numbers"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let args: Args = match parse_args(ctx, self.name(), &args).await {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        let mut nums = Vec::new();
+        for n in &args.numbers {
+            match n.parse::<f64>() {
+                Ok(v) if !v.is_nan() => nums.push(v),
+                _ => {
+                    return Ok(usage(
+                        ctx,
+                        format!("invalid floating point argument: {}", quote(n)),
+                    )
+                    .await);
+                }
+            }
+        }
+        let (first, inc, last) = match nums.as_slice() {
+            [l] => (1.0, 1.0, *l),
+            [f, l] => (*f, 1.0, *l),
+            [f, i, l] => (*f, *i, *l),
+            _ => return Ok(1),
+        };
+        if inc == 0.0 {
+            return Ok(usage(
+                ctx,
+                format!("invalid Zero increment value: {}", quote(&args.numbers[1])),
+            )
+            .await);
+        }
+        let (first_s, inc_s) = match args.numbers.len() {
+            1 => ("1", "1"),
+            2 => (args.numbers[0].as_str(), "1"),
+            _ => (args.numbers[0].as_str(), args.numbers[1].as_str()),
+        };
+        let prec = decimals(first_s).max(decimals(inc_s));
+        let render = |v: f64| -> String {
+            if let Some(f) = &args.format {
+                String::from_utf8_lossy(&super::printf::sprintf(f, &[format!("{v}")])).into_owned()
+            } else {
+                format!("{v:.prec$}")
+            }
+        };
+        let width = if args.equal_width && args.format.is_none() {
+            render(first).len().max(render(last).len())
+        } else {
+            0
+        };
+        let mut out = BufOut::new(ctx);
+        let mut pacer = Pacer::default();
+        let mut i: u64 = 0;
+        let mut wrote = false;
+        loop {
+            let v = first + inc * i as f64;
+            if (inc > 0.0 && v > last + inc.abs() * 1e-10)
+                || (inc < 0.0 && v < last - inc.abs() * 1e-10)
+            {
+                break;
+            }
+            let mut s = render(v);
+            if width > 0 && s.len() < width {
+                let neg = s.starts_with('-');
+                let digits = s.trim_start_matches('-').to_string();
+                s = format!(
+                    "{}{}{digits}",
+                    if neg { "-" } else { "" },
+                    "0".repeat(width - s.len())
+                );
+            }
+            if wrote {
+                out.write(args.separator.as_bytes()).await?;
+            }
+            out.write(s.as_bytes()).await?;
+            wrote = true;
+            i += 1;
+            pacer.tick(ctx).await?;
+        }
+        if wrote {
+            out.write(b"\n").await?;
+        }
+        out.flush().await?;
+        Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Invocation;
+
+    async fn seq(args: &[&str]) -> (i32, String, String) {
+        Invocation::default().run(&Seq, args).await
+    }
+
+    #[tokio::test]
+    async fn sequences_like_gnu() {
+        assert_eq!(seq(&["3"]).await.1, "1\n2\n3\n");
+        assert_eq!(seq(&["-1", "1"]).await.1, "-1\n0\n1\n");
+        assert_eq!(seq(&["5", "-2", "1"]).await.1, "5\n3\n1\n");
+        assert_eq!(seq(&["1", "0.5", "2"]).await.1, "1.0\n1.5\n2.0\n");
+        assert_eq!(seq(&["0.1", "0.1", "0.3"]).await.1, "0.1\n0.2\n0.3\n");
+        assert_eq!(seq(&["-w", "8", "10"]).await.1, "08\n09\n10\n");
+        assert_eq!(seq(&["-s", ",", "3"]).await.1, "1,2,3\n");
+        assert_eq!(seq(&["-f", "%03g", "3"]).await.1, "001\n002\n003\n");
+        assert_eq!(seq(&["5", "1"]).await.1, "");
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let (st, _, err) = seq(&["x"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (
+                1,
+                "seq: invalid floating point argument: 'x'\nTry 'seq --help' for more information.\n"
+            )
+        );
+        let (st, _, err) = seq(&["1", "0", "3"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (
+                1,
+                "seq: invalid Zero increment value: '0'\nTry 'seq --help' for more information.\n"
+            )
+        );
+        assert_eq!(seq(&[]).await.0, 2);
+    }
+}

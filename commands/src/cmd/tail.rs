@@ -1,0 +1,375 @@
+//! `tail`: the last part of files. On a file it reads backwards from the end in ranged
+//! chunks; on a stream it holds the last lines or bytes, up to [`MAX_HOLD`]. No `-f`.
+
+use std::collections::VecDeque;
+
+use async_trait::async_trait;
+use clap::Parser;
+
+use super::head::{MAX_HOLD, parse_count};
+use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote};
+use crate::fs::{FsError, READ_CHUNK};
+use crate::{CmdResult, Command, Context, Interrupt, parse_args};
+
+/// Print the last 10 lines of each FILE to standard output.
+/// With more than one FILE, precede each with a header giving the file name.
+/// With no FILE, or when FILE is -, read standard input.
+#[derive(Parser, Debug)]
+#[command(name = "tail")]
+struct Args {
+    /// Output the last NUM bytes; or use -c +NUM to output starting with byte NUM.
+    #[arg(
+        short = 'c',
+        long = "bytes",
+        value_name = "[+]NUM",
+        allow_hyphen_values = true
+    )]
+    bytes: Option<String>,
+    /// Output the last NUM lines, instead of the last 10; or use -n +NUM to skip NUM-1
+    /// lines at the start.
+    #[arg(
+        short = 'n',
+        long = "lines",
+        value_name = "[+]NUM",
+        allow_hyphen_values = true
+    )]
+    lines: Option<String>,
+    /// Never output headers giving file names.
+    #[arg(short = 'q', long = "quiet", visible_alias = "silent")]
+    quiet: bool,
+    /// Always output headers giving file names.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// Files to read.
+    files: Vec<String>,
+}
+
+#[derive(Clone, Copy)]
+enum Mode {
+    LastLines(u64),
+    LastBytes(u64),
+    FromLine(u64),
+    FromByte(u64),
+}
+
+/// Rewrites obsolete `-N`, `+N`, `-Nc` into `-n`/`-c` forms.
+fn obsolete(args: &[String]) -> Vec<String> {
+    if let Some(first) = args.first()
+        && first.len() > 1
+        && (first.starts_with('-') || first.starts_with('+'))
+        && first.as_bytes()[1].is_ascii_digit()
+    {
+        let sign = if first.starts_with('+') { "+" } else { "" };
+        let body = &first[1..];
+        let (num, kind) = match body.strip_suffix('c') {
+            Some(n) => (n, "-c"),
+            None => (body.strip_suffix('l').unwrap_or(body), "-n"),
+        };
+        let mut out = vec![kind.to_string(), format!("{sign}{num}")];
+        out.extend_from_slice(&args[1..]);
+        return out;
+    }
+    args.to_vec()
+}
+
+type Res = Result<Result<(), FsError>, Interrupt>;
+
+/// Last `n` lines of a file: scans backwards for the start offset, then streams.
+async fn last_lines_of_file(
+    ctx: &Context,
+    path: &str,
+    len: u64,
+    n: u64,
+) -> Result<Result<u64, FsError>, Interrupt> {
+    if n == 0 {
+        return Ok(Ok(len));
+    }
+    let mut end = len;
+    let mut seen = 0u64;
+    let mut pacer = Pacer::default();
+    // A final newline ends the last line rather than starting a new one.
+    let mut skip_last = true;
+    while end > 0 {
+        let start = end.saturating_sub(READ_CHUNK as u64);
+        let chunk = match ctx.fs.read_at(path, start, (end - start) as usize).await {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(e)),
+        };
+        for (i, &b) in chunk.iter().enumerate().rev() {
+            if b == b'\n' {
+                if skip_last && start + i as u64 == len - 1 {
+                    continue;
+                }
+                seen += 1;
+                if seen == n {
+                    return Ok(Ok(start + i as u64 + 1));
+                }
+            }
+        }
+        skip_last = false;
+        end = start;
+        pacer.tick(ctx).await?;
+    }
+    Ok(Ok(0))
+}
+
+async fn stream_from(ctx: &Context, path: &str, mut off: u64) -> Res {
+    let mut pacer = Pacer::default();
+    loop {
+        let chunk = match ctx.fs.read_at(path, off, READ_CHUNK).await {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(e)),
+        };
+        if chunk.is_empty() {
+            return Ok(Ok(()));
+        }
+        off += chunk.len() as u64;
+        ctx.stdout.write_bytes(chunk).await?;
+        pacer.tick(ctx).await?;
+    }
+}
+
+async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
+    let mut out = BufOut::new(ctx);
+    let mut pacer = Pacer::default();
+    match mode {
+        Mode::FromLine(n) => {
+            let mut lineno = 1u64;
+            loop {
+                let line = match reader.line(MAX_LINE).await {
+                    Ok(Some(l)) => l,
+                    Ok(None) => break,
+                    Err(e) => return Ok(Err(e)),
+                };
+                if lineno >= n {
+                    out.write(&line).await?;
+                }
+                if line.ends_with(b"\n") {
+                    lineno += 1;
+                }
+                pacer.tick(ctx).await?;
+            }
+        }
+        Mode::FromByte(n) => {
+            let mut pos = 1u64;
+            loop {
+                let chunk = match reader.chunk().await {
+                    Ok(Some(c)) => c,
+                    Ok(None) => break,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let len = chunk.len() as u64;
+                if pos + len > n {
+                    let skip = n.saturating_sub(pos) as usize;
+                    out.write(&chunk[skip..]).await?;
+                }
+                pos += len;
+                pacer.tick(ctx).await?;
+            }
+        }
+        Mode::LastLines(n) => {
+            let mut held: VecDeque<Vec<u8>> = VecDeque::new();
+            let mut bytes = 0usize;
+            loop {
+                let line = match reader.line(MAX_LINE).await {
+                    Ok(Some(l)) => l,
+                    Ok(None) => break,
+                    Err(e) => return Ok(Err(e)),
+                };
+                bytes += line.len();
+                held.push_back(line);
+                while held.len() as u64 > n {
+                    if let Some(l) = held.pop_front() {
+                        bytes -= l.len();
+                    }
+                }
+                if bytes > MAX_HOLD {
+                    return Ok(Err(FsError::TooLarge));
+                }
+                pacer.tick(ctx).await?;
+            }
+            for l in held {
+                out.write(&l).await?;
+            }
+        }
+        Mode::LastBytes(n) => {
+            if n > MAX_HOLD as u64 {
+                return Ok(Err(FsError::TooLarge));
+            }
+            let mut held: VecDeque<u8> = VecDeque::new();
+            loop {
+                let chunk = match reader.chunk().await {
+                    Ok(Some(c)) => c,
+                    Ok(None) => break,
+                    Err(e) => return Ok(Err(e)),
+                };
+                held.extend(chunk.iter());
+                let excess = held.len().saturating_sub(n as usize);
+                held.drain(..excess);
+                pacer.tick(ctx).await?;
+            }
+            let v: Vec<u8> = held.into_iter().collect();
+            out.write(&v).await?;
+        }
+    }
+    out.flush().await?;
+    Ok(Ok(()))
+}
+
+pub struct Tail;
+
+#[async_trait]
+impl Command for Tail {
+    fn name(&self) -> &'static str {
+        "tail"
+    }
+    fn summary(&self) -> &'static str {
+        "output the last part of files"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let args: Args = match parse_args(ctx, self.name(), &obsolete(&args)).await {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        let (spec, bytes) = match (&args.bytes, &args.lines) {
+            (Some(c), _) => (c.clone(), true),
+            (None, Some(l)) => (l.clone(), false),
+            (None, None) => ("10".to_string(), false),
+        };
+        let (from, num) = match spec.strip_prefix('+') {
+            Some(n) => (true, n),
+            None => (false, spec.strip_prefix('-').unwrap_or(&spec)),
+        };
+        let Some(n) = parse_count(num) else {
+            let what = if bytes { "bytes" } else { "lines" };
+            ctx.warn(
+                "tail",
+                format!("invalid number of {what}: {}", quote(&spec)),
+            )
+            .await;
+            return Ok(1);
+        };
+        let mode = match (from, bytes) {
+            (true, true) => Mode::FromByte(n.max(1)),
+            (true, false) => Mode::FromLine(n.max(1)),
+            (false, true) => Mode::LastBytes(n),
+            (false, false) => Mode::LastLines(n),
+        };
+        let files = if args.files.is_empty() {
+            vec!["-".to_string()]
+        } else {
+            args.files.clone()
+        };
+        let headers = args.verbose || (files.len() > 1 && !args.quiet);
+        let mut status = 0;
+        let mut first = true;
+        for f in &files {
+            let mut reader = match Reader::open(ctx, f).await {
+                Ok(r) => r,
+                Err(e) => {
+                    ctx.warn("tail", format!("cannot open {} for reading: {e}", quote(f)))
+                        .await;
+                    status = 1;
+                    continue;
+                }
+            };
+            if headers {
+                let name = if f == "-" { "standard input" } else { f };
+                ctx.out(format!("{}==> {name} <==\n", if first { "" } else { "\n" }))
+                    .await?;
+            }
+            first = false;
+            let path = ctx.path(f);
+            let file_meta = if f == "-" {
+                None
+            } else {
+                ctx.fs.stat(&path).await.ok().filter(|m| m.is_file())
+            };
+            let res = match (file_meta, mode) {
+                (Some(m), Mode::LastBytes(n)) => {
+                    stream_from(ctx, &path, m.len.saturating_sub(n)).await?
+                }
+                (Some(m), Mode::LastLines(n)) => {
+                    match last_lines_of_file(ctx, &path, m.len, n).await? {
+                        Ok(off) => stream_from(ctx, &path, off).await?,
+                        Err(e) => Err(e),
+                    }
+                }
+                _ => tail_stream(ctx, &mut reader, mode).await?,
+            };
+            if let Err(e) = res {
+                ctx.warn("tail", format!("error reading {}: {e}", quote(f)))
+                    .await;
+                status = 1;
+            }
+        }
+        Ok(status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Invocation, MemFs};
+
+    fn inv(stdin: &str) -> Invocation {
+        let nums: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
+        let fs = MemFs::with_files(&[("/a", "hello world\nfoo\n"), ("/b", "x"), ("/d/", "")]);
+        fs.put("/big", nums.as_bytes());
+        Invocation {
+            stdin: stdin.as_bytes().to_vec(),
+            fs,
+            ..Invocation::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn files_from_the_end() {
+        assert_eq!(
+            inv("").run(&Tail, &["-n", "2", "big"]).await.1,
+            "99999\n100000\n"
+        );
+        assert_eq!(
+            inv("").run(&Tail, &["-3", "big"]).await.1,
+            "99998\n99999\n100000\n"
+        );
+        assert_eq!(inv("").run(&Tail, &["-c", "3", "a"]).await.1, "oo\n");
+        assert_eq!(inv("").run(&Tail, &["-n", "+2", "a"]).await.1, "foo\n");
+        assert_eq!(
+            inv("").run(&Tail, &["-c", "+3", "a"]).await.1,
+            "llo world\nfoo\n"
+        );
+        assert_eq!(
+            inv("").run(&Tail, &["-n", "5", "a"]).await.1,
+            "hello world\nfoo\n"
+        );
+        assert_eq!(inv("").run(&Tail, &["-n", "0", "a"]).await.1, "");
+        let (_, out, _) = inv("").run(&Tail, &["-n", "1", "a", "b"]).await;
+        assert_eq!(out, "==> a <==\nfoo\n\n==> b <==\nx");
+    }
+
+    #[tokio::test]
+    async fn streams() {
+        assert_eq!(inv("1\n2\n3\n").run(&Tail, &["-n", "2"]).await.1, "2\n3\n");
+        assert_eq!(inv("a\nb").run(&Tail, &["-n", "1"]).await.1, "b");
+        assert_eq!(inv("1\n2\n3\n").run(&Tail, &["+2"]).await.1, "2\n3\n");
+        assert_eq!(inv("abcdef").run(&Tail, &["-c", "2"]).await.1, "ef");
+        assert_eq!(inv("abcdef").run(&Tail, &["-c", "+5"]).await.1, "ef");
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let (st, _, err) = inv("").run(&Tail, &["nofile", "d"]).await;
+        assert_eq!(st, 1);
+        assert_eq!(
+            err,
+            "tail: cannot open 'nofile' for reading: No such file or directory\ntail: error reading 'd': Is a directory\n"
+        );
+        let (st, _, err) = inv("").run(&Tail, &["-n", "x"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "tail: invalid number of lines: 'x'\n")
+        );
+        assert_eq!(inv("").run(&Tail, &["-f"]).await.0, 2);
+    }
+}

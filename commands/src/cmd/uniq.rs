@@ -1,0 +1,218 @@
+//! `uniq`: report or omit repeated adjacent lines, streaming.
+
+use async_trait::async_trait;
+use clap::Parser;
+
+use super::util::{BufOut, MAX_LINE, Pacer, Reader, quotef};
+use crate::fs::WriteMode;
+use crate::{CmdResult, Command, Context, parse_args};
+
+/// Filter adjacent matching lines from INPUT (or standard input), writing to OUTPUT
+/// (or standard output). With no options, matching lines are merged to the first
+/// occurrence.
+#[derive(Parser, Debug)]
+#[command(name = "uniq")]
+struct Args {
+    /// Prefix lines by the number of occurrences.
+    #[arg(short = 'c', long)]
+    count: bool,
+    /// Only print duplicate lines, one for each group.
+    #[arg(short = 'd', long)]
+    repeated: bool,
+    /// Only print unique lines.
+    #[arg(short = 'u', long)]
+    unique: bool,
+    /// Ignore differences in case when comparing.
+    #[arg(short = 'i', long = "ignore-case")]
+    ignore_case: bool,
+    /// Avoid comparing the first N fields.
+    #[arg(
+        short = 'f',
+        long = "skip-fields",
+        value_name = "N",
+        default_value_t = 0
+    )]
+    skip_fields: usize,
+    /// Avoid comparing the first N characters.
+    #[arg(
+        short = 's',
+        long = "skip-chars",
+        value_name = "N",
+        default_value_t = 0
+    )]
+    skip_chars: usize,
+    /// Compare no more than N characters in lines.
+    #[arg(short = 'w', long = "check-chars", value_name = "N")]
+    check_chars: Option<usize>,
+    /// Line delimiter is NUL, not newline.
+    #[arg(short = 'z', long = "zero-terminated")]
+    zero: bool,
+    /// [INPUT [OUTPUT]]
+    #[arg(value_name = "FILE", num_args = 0..=2)]
+    files: Vec<String>,
+}
+
+impl Args {
+    fn key<'l>(&self, line: &'l [u8]) -> Vec<u8> {
+        let mut s: &'l [u8] = line;
+        for _ in 0..self.skip_fields {
+            let blanks = s.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+            s = &s[blanks..];
+            let word = s.iter().take_while(|b| **b != b' ' && **b != b'\t').count();
+            s = &s[word..];
+        }
+        s = &s[self.skip_chars.min(s.len())..];
+        if let Some(w) = self.check_chars {
+            s = &s[..w.min(s.len())];
+        }
+        if self.ignore_case {
+            s.to_ascii_lowercase()
+        } else {
+            s.to_vec()
+        }
+    }
+}
+
+pub struct Uniq;
+
+#[async_trait]
+impl Command for Uniq {
+    fn name(&self) -> &'static str {
+        "uniq"
+    }
+    fn summary(&self) -> &'static str {
+        "report or omit repeated lines"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let args: Args = match parse_args(ctx, self.name(), &args).await {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        let input = args.files.first().cloned().unwrap_or_else(|| "-".into());
+        let mut reader = match Reader::open(ctx, &input).await {
+            Ok(r) => r,
+            Err(e) => {
+                ctx.warn("uniq", format!("{}: {e}", quotef(&input))).await;
+                return Ok(1);
+            }
+        };
+        let delim = if args.zero { 0u8 } else { b'\n' };
+        let mut result = Vec::new();
+        let mut out = BufOut::new(ctx);
+        let to_file = args.files.get(1).filter(|f| *f != "-").cloned();
+        // (line without delimiter, its key, count)
+        let mut current: Option<(Vec<u8>, Vec<u8>, u64)> = None;
+        let mut pacer = Pacer::default();
+        let mut status = 0;
+        loop {
+            let rec = match reader.record(delim, MAX_LINE).await {
+                Ok(r) => r,
+                Err(e) => {
+                    ctx.warn("uniq", format!("{}: {e}", quotef(&input))).await;
+                    status = 1;
+                    None
+                }
+            };
+            let rec = rec.map(|mut l| {
+                if l.last() == Some(&delim) {
+                    l.pop();
+                }
+                l
+            });
+            let key = rec.as_ref().map(|l| args.key(l));
+            let same = matches!((&current, &key), (Some((_, k, _)), Some(nk)) if k == nk);
+            if same {
+                if let Some(c) = current.as_mut() {
+                    c.2 += 1;
+                }
+            } else {
+                if let Some((line, _, n)) = current.take() {
+                    let show = (!args.repeated || n > 1) && (!args.unique || n == 1);
+                    if show {
+                        let mut buf = Vec::with_capacity(line.len() + 9);
+                        if args.count {
+                            buf.extend_from_slice(format!("{n:>7} ").as_bytes());
+                        }
+                        buf.extend_from_slice(&line);
+                        buf.push(delim);
+                        if to_file.is_some() {
+                            result.extend_from_slice(&buf);
+                        } else {
+                            out.write(&buf).await?;
+                        }
+                    }
+                }
+                match (rec, key) {
+                    (Some(l), Some(k)) => current = Some((l, k, 1)),
+                    _ => break,
+                }
+            }
+            pacer.tick(ctx).await?;
+        }
+        out.flush().await?;
+        if let Some(f) = to_file {
+            let res = async {
+                let mut h = ctx
+                    .fs
+                    .open_write(&ctx.path(&f), WriteMode::Truncate)
+                    .await?;
+                h.write(&result).await?;
+                h.close().await
+            }
+            .await;
+            if let Err(e) = res {
+                ctx.warn("uniq", format!("{}: {e}", quotef(&f))).await;
+                return Ok(1);
+            }
+        }
+        Ok(status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Invocation, MemFs};
+
+    async fn uniq(stdin: &str, args: &[&str]) -> (i32, String, String) {
+        Invocation {
+            stdin: stdin.as_bytes().to_vec(),
+            ..Invocation::default()
+        }
+        .run(&Uniq, args)
+        .await
+    }
+
+    #[tokio::test]
+    async fn filters_adjacent() {
+        let data = "a\na\nb\nA\nc\nc\nc";
+        assert_eq!(uniq(data, &[]).await.1, "a\nb\nA\nc\n");
+        assert_eq!(
+            uniq(data, &["-c"]).await.1,
+            "      2 a\n      1 b\n      1 A\n      3 c\n"
+        );
+        assert_eq!(uniq(data, &["-d"]).await.1, "a\nc\n");
+        assert_eq!(uniq(data, &["-u"]).await.1, "b\nA\n");
+        assert_eq!(uniq("a\nA\nb\n", &["-i"]).await.1, "a\nb\n");
+        assert_eq!(uniq("1 x\n2 x\n3 y\n", &["-f", "1"]).await.1, "1 x\n3 y\n");
+        assert_eq!(uniq("ax\nbx\n", &["-s", "1"]).await.1, "ax\n");
+        assert_eq!(uniq("", &[]).await.1, "");
+    }
+
+    #[tokio::test]
+    async fn files_and_errors() {
+        let fs = MemFs::with_files(&[("/in", "x\nx\n")]);
+        let inv = Invocation {
+            fs: fs.clone(),
+            ..Invocation::default()
+        };
+        assert_eq!(inv.run(&Uniq, &["in", "out"]).await.0, 0);
+        assert_eq!(fs.text("/out").unwrap(), "x\n");
+        let (st, _, err) = inv.run(&Uniq, &["nofile"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "uniq: nofile: No such file or directory\n")
+        );
+        assert_eq!(inv.run(&Uniq, &["a", "b", "c"]).await.0, 2);
+    }
+}

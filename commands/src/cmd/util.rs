@@ -1,0 +1,532 @@
+//! Helpers several commands share: GNU-style quoting, reading operands (files or `-` for
+//! stdin) in chunks or lines, buffered stdout, cooperative yielding, and formatting.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+use crate::fs::{FileKind, FileSystem, FsError, FsResult, Metadata, READ_CHUNK};
+use crate::io::Input;
+use crate::{Context, Interrupt};
+
+/// Longest line a line-oriented command holds at once; a longer line is handled in pieces
+/// of this size, so a file without newlines cannot make a command buffer without bound.
+pub(crate) const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// Bytes [`BufOut`] gathers before it writes to stdout: big enough that a line-per-write
+/// command does not send a pipe message per line, small enough to keep latency low.
+pub(crate) const OUT_BUF: usize = 32 * 1024;
+
+/// Loop iterations between two [`Context::checkpoint`]s in [`Pacer`]: often enough that
+/// Ctrl-C is prompt, rarely enough that yielding costs nothing measurable.
+pub(crate) const PACE_EVERY: u32 = 256;
+
+/// Deepest directory nesting a recursive command (`rm -r`, `cp -r`, `ls -R`, `du`,
+/// `grep -r`, `chmod -R`) descends; a deeper tree is reported rather than followed, so a
+/// pathological tree cannot exhaust memory or time.
+pub(crate) const MAX_DEPTH: usize = 256;
+
+/// Reports a missing operand the GNU way; GNU gives status 1 for it.
+pub(crate) async fn missing_operand(ctx: &Context, name: &str) -> crate::Status {
+    ctx.err(format!(
+        "{name}: missing operand\nTry '{name} --help' for more information.\n"
+    ))
+    .await;
+    1
+}
+
+/// `'name'`, as GNU tools quote a file name in a message (`"name"` if it holds a `'`).
+pub(crate) fn quote(s: &str) -> String {
+    if s.contains('\'') {
+        format!("\"{s}\"")
+    } else {
+        format!("'{s}'")
+    }
+}
+
+/// The name as is when it is plain, else [`quote`]d (GNU's `quotef`, used in
+/// `cat: name: reason`).
+pub(crate) fn quotef(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || "-_./,+:@%^=~".contains(c));
+    if plain { s.to_string() } else { quote(s) }
+}
+
+/// Calls [`Context::checkpoint`] every [`PACE_EVERY`] ticks.
+#[derive(Default)]
+pub(crate) struct Pacer(u32);
+
+impl Pacer {
+    pub(crate) async fn tick(&mut self, ctx: &Context) -> Result<(), Interrupt> {
+        self.0 += 1;
+        if self.0 >= PACE_EVERY {
+            self.0 = 0;
+            ctx.checkpoint().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Buffered stdout: gathers up to [`OUT_BUF`] bytes per write, and writes through at once
+/// when stdout is a terminal (so interactive use sees each line).
+pub(crate) struct BufOut<'a> {
+    ctx: &'a Context,
+    buf: Vec<u8>,
+}
+
+impl<'a> BufOut<'a> {
+    pub(crate) fn new(ctx: &'a Context) -> BufOut<'a> {
+        BufOut {
+            ctx,
+            buf: Vec::new(),
+        }
+    }
+
+    pub(crate) async fn write(&mut self, data: &[u8]) -> Result<(), Interrupt> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= OUT_BUF || self.ctx.tty.is_some() {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn flush(&mut self) -> Result<(), Interrupt> {
+        if !self.buf.is_empty() {
+            let data = Bytes::from(std::mem::take(&mut self.buf));
+            self.ctx.stdout.write_bytes(data).await?;
+        }
+        Ok(())
+    }
+}
+
+enum Src {
+    Stdin(Input),
+    File {
+        fs: Arc<dyn FileSystem>,
+        path: String,
+        off: u64,
+        is_dir: bool,
+    },
+}
+
+/// An operand opened for reading: a file through ranged reads, or stdin for `-`.
+pub(crate) struct Reader {
+    src: Src,
+    /// Bytes read but not yet consumed.
+    buf: Vec<u8>,
+    pos: usize,
+    eof: bool,
+}
+
+impl Reader {
+    /// Opens `operand` (`-` is stdin). Fails as `open` would (missing file, bad parent);
+    /// a directory opens, and its first read fails with [`FsError::IsADirectory`].
+    pub(crate) async fn open(ctx: &Context, operand: &str) -> FsResult<Reader> {
+        if operand == "-" {
+            return Ok(Reader::stdin(ctx));
+        }
+        let path = ctx.path(operand);
+        let meta = ctx.fs.stat(&path).await?;
+        Ok(Reader {
+            src: Src::File {
+                fs: ctx.fs.clone(),
+                path,
+                off: 0,
+                is_dir: meta.is_dir(),
+            },
+            buf: Vec::new(),
+            pos: 0,
+            eof: false,
+        })
+    }
+
+    pub(crate) fn stdin(ctx: &Context) -> Reader {
+        Reader {
+            src: Src::Stdin(ctx.stdin.clone()),
+            buf: Vec::new(),
+            pos: 0,
+            eof: false,
+        }
+    }
+
+    async fn raw_chunk(&mut self) -> FsResult<Option<Bytes>> {
+        if self.eof {
+            return Ok(None);
+        }
+        let got = match &mut self.src {
+            Src::Stdin(input) => input.read_chunk().await.map_err(|_| FsError::Io)?,
+            Src::File { is_dir: true, .. } => return Err(FsError::IsADirectory),
+            Src::File { fs, path, off, .. } => {
+                let chunk = fs.read_at(path, *off, READ_CHUNK).await?;
+                *off += chunk.len() as u64;
+                if chunk.is_empty() { None } else { Some(chunk) }
+            }
+        };
+        if got.is_none() {
+            self.eof = true;
+        }
+        Ok(got)
+    }
+
+    /// The next chunk of bytes; `None` at end-of-file.
+    pub(crate) async fn chunk(&mut self) -> FsResult<Option<Bytes>> {
+        if self.pos < self.buf.len() {
+            let rest = Bytes::copy_from_slice(&self.buf[self.pos..]);
+            self.buf.clear();
+            self.pos = 0;
+            return Ok(Some(rest));
+        }
+        self.raw_chunk().await
+    }
+
+    /// The next line with its `\n` (the last may lack it); `None` at end-of-file. A line
+    /// longer than `max` comes in pieces.
+    pub(crate) async fn line(&mut self, max: usize) -> FsResult<Option<Vec<u8>>> {
+        loop {
+            let avail = &self.buf[self.pos..];
+            let window = avail.len().min(max);
+            if let Some(i) = avail[..window].iter().position(|&b| b == b'\n') {
+                let line = avail[..=i].to_vec();
+                self.pos += i + 1;
+                return Ok(Some(line));
+            }
+            if window >= max {
+                let line = avail[..max].to_vec();
+                self.pos += max;
+                return Ok(Some(line));
+            }
+            match self.raw_chunk().await? {
+                Some(chunk) => {
+                    self.buf.drain(..self.pos);
+                    self.pos = 0;
+                    self.buf.extend_from_slice(&chunk);
+                }
+                None => {
+                    if self.pos < self.buf.len() {
+                        let line = self.buf[self.pos..].to_vec();
+                        self.buf.clear();
+                        self.pos = 0;
+                        return Ok(Some(line));
+                    }
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Like [`Reader::line`] with `delim` instead of `\n`.
+    pub(crate) async fn record(&mut self, delim: u8, max: usize) -> FsResult<Option<Vec<u8>>> {
+        if delim == b'\n' {
+            return self.line(max).await;
+        }
+        loop {
+            let avail = &self.buf[self.pos..];
+            let window = avail.len().min(max);
+            if let Some(i) = avail[..window].iter().position(|&b| b == delim) {
+                let rec = avail[..=i].to_vec();
+                self.pos += i + 1;
+                return Ok(Some(rec));
+            }
+            if window >= max {
+                let rec = avail[..max].to_vec();
+                self.pos += max;
+                return Ok(Some(rec));
+            }
+            match self.raw_chunk().await? {
+                Some(chunk) => {
+                    self.buf.drain(..self.pos);
+                    self.pos = 0;
+                    self.buf.extend_from_slice(&chunk);
+                }
+                None => {
+                    if self.pos < self.buf.len() {
+                        let rec = self.buf[self.pos..].to_vec();
+                        self.buf.clear();
+                        self.pos = 0;
+                        return Ok(Some(rec));
+                    }
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Reads the rest, failing with [`FsError::TooLarge`] past `limit` bytes.
+    pub(crate) async fn read_to_end(&mut self, limit: usize) -> FsResult<Vec<u8>> {
+        let mut out = Vec::new();
+        while let Some(chunk) = self.chunk().await? {
+            if out.len() + chunk.len() > limit {
+                return Err(FsError::TooLarge);
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+}
+
+/// Strips one trailing `\n` (and nothing else).
+pub(crate) fn chomp(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\n").unwrap_or(line)
+}
+
+/// `1.5K`, `23M`: GNU's `-h` sizes (powers of 1024, one decimal below 10, rounded up).
+pub(crate) fn human_size(n: u64) -> String {
+    const UNITS: [&str; 8] = ["K", "M", "G", "T", "P", "E", "Z", "Y"];
+    if n < 1024 {
+        return n.to_string();
+    }
+    let mut value = n as f64;
+    let mut unit = 0;
+    value /= 1024.0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value < 10.0 {
+        let v = (value * 10.0).ceil() / 10.0;
+        if v >= 10.0 {
+            format!("{}{}", v as u64, UNITS[unit])
+        } else {
+            format!("{v:.1}{}", UNITS[unit])
+        }
+    } else {
+        let v = value.ceil();
+        if v >= 1024.0 && unit < UNITS.len() - 1 {
+            format!("1.0{}", UNITS[unit + 1])
+        } else {
+            format!("{}{}", v as u64, UNITS[unit])
+        }
+    }
+}
+
+/// `drwxr-xr-x`, as `ls -l` and `stat` print a mode.
+pub(crate) fn mode_string(meta: &Metadata) -> String {
+    let mut s = String::with_capacity(10);
+    s.push(match meta.kind {
+        FileKind::Dir => 'd',
+        FileKind::Symlink => 'l',
+        FileKind::File => '-',
+    });
+    let m = meta.mode;
+    let bits = [
+        (0o400, 'r'),
+        (0o200, 'w'),
+        (0o100, 'x'),
+        (0o040, 'r'),
+        (0o020, 'w'),
+        (0o010, 'x'),
+        (0o004, 'r'),
+        (0o002, 'w'),
+        (0o001, 'x'),
+    ];
+    for (i, (bit, c)) in bits.iter().enumerate() {
+        let set = m & bit != 0;
+        let special = match i {
+            2 => m & 0o4000 != 0,
+            5 => m & 0o2000 != 0,
+            8 => m & 0o1000 != 0,
+            _ => false,
+        };
+        s.push(match (special, set, i) {
+            (true, true, 8) => 't',
+            (true, false, 8) => 'T',
+            (true, true, _) => 's',
+            (true, false, _) => 'S',
+            (false, true, _) => *c,
+            (false, false, _) => '-',
+        });
+    }
+    s
+}
+
+/// Seconds since the epoch (negative before it).
+pub(crate) fn epoch_secs(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
+    }
+}
+
+/// Nanoseconds part of a time.
+pub(crate) fn subsec_nanos(t: SystemTime) -> u32 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+}
+
+/// The last component of a path the way `basename` sees it (`/` for `/`).
+pub(crate) fn base_name(path: &str) -> &str {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return if path.is_empty() { "" } else { "/" };
+    }
+    match trimmed.rfind('/') {
+        Some(i) => &trimmed[i + 1..],
+        None => trimmed,
+    }
+}
+
+/// Streams a file (or stdin for `-`) to stdout; the error, if any, is the reading's.
+pub(crate) async fn copy_to_out(
+    ctx: &Context,
+    reader: &mut Reader,
+) -> Result<FsResult<()>, Interrupt> {
+    let mut pacer = Pacer::default();
+    loop {
+        match reader.chunk().await {
+            Ok(Some(chunk)) => {
+                ctx.stdout.write_bytes(chunk).await?;
+                pacer.tick(ctx).await?;
+            }
+            Ok(None) => return Ok(Ok(())),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+}
+
+/// Where a file copy failed: reading the source or writing the destination.
+pub(crate) enum CopyError {
+    Read(FsError),
+    Write(FsError),
+}
+
+/// Copies a regular file's content through the port in [`READ_CHUNK`] pieces (opening
+/// `to` with `mode`) and closes the destination, where a write failure surfaces.
+pub(crate) async fn copy_file(
+    ctx: &Context,
+    from: &str,
+    to: &str,
+    mode: crate::fs::WriteMode,
+) -> Result<Result<(), CopyError>, Interrupt> {
+    let mut handle = match ctx.fs.open_write(to, mode).await {
+        Ok(h) => h,
+        Err(e) => return Ok(Err(CopyError::Write(e))),
+    };
+    let mut off = 0u64;
+    let mut pacer = Pacer::default();
+    loop {
+        let chunk = match ctx.fs.read_at(from, off, READ_CHUNK).await {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = handle.close().await;
+                return Ok(Err(CopyError::Read(e)));
+            }
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        off += chunk.len() as u64;
+        if let Err(e) = handle.write(&chunk).await {
+            let _ = handle.close().await;
+            return Ok(Err(CopyError::Write(e)));
+        }
+        pacer.tick(ctx).await?;
+    }
+    Ok(handle.close().await.map_err(CopyError::Write))
+}
+
+/// Splits `cp`/`mv`/`ln` operands into sources and a destination, GNU-style: with one
+/// source the destination may be a new name; with several it must be a directory.
+/// Returns the sources and, per source, the destination path shown and the absolute one;
+/// `None` after reporting a usage problem (status 1).
+pub(crate) async fn targets(
+    ctx: &Context,
+    name: &str,
+    operands: &[String],
+    target_dir: Option<&str>,
+    no_target_dir: bool,
+) -> Option<Vec<(String, String, String)>> {
+    let (sources, dest) = match target_dir {
+        Some(t) => (operands, t.to_string()),
+        None => match operands {
+            [] => {
+                ctx.err(format!(
+                    "{name}: missing file operand\nTry '{name} --help' for more information.\n"
+                ))
+                .await;
+                return None;
+            }
+            [one] => {
+                ctx.err(format!(
+                    "{name}: missing destination file operand after {}\nTry '{name} --help' for more information.\n",
+                    quote(one)
+                ))
+                .await;
+                return None;
+            }
+            [srcs @ .., last] => (srcs, last.clone()),
+        },
+    };
+    let dest_meta = ctx.fs.stat(&ctx.path(&dest)).await;
+    let dest_is_dir = !no_target_dir && dest_meta.as_ref().is_ok_and(|m| m.is_dir());
+    if (sources.len() > 1 || target_dir.is_some()) && !dest_is_dir {
+        let why = match dest_meta {
+            Err(e) => e.to_string(),
+            Ok(_) => "Not a directory".to_string(),
+        };
+        if dest_meta_is_file(&why) {
+            ctx.warn(name, format!("target {} is not a directory", quote(&dest)))
+                .await;
+        } else {
+            ctx.warn(name, format!("target {}: {why}", quote(&dest)))
+                .await;
+        }
+        return None;
+    }
+    Some(
+        sources
+            .iter()
+            .map(|s| {
+                if dest_is_dir {
+                    let shown = format!("{}/{}", dest.trim_end_matches('/'), base_name(s));
+                    let abs = ctx.path(&shown);
+                    (s.clone(), shown, abs)
+                } else {
+                    (s.clone(), dest.clone(), ctx.path(&dest))
+                }
+            })
+            .collect(),
+    )
+}
+
+fn dest_meta_is_file(why: &str) -> bool {
+    why == "Not a directory"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_like_gnu() {
+        assert_eq!(human_size(0), "0");
+        assert_eq!(human_size(1023), "1023");
+        assert_eq!(human_size(1024), "1.0K");
+        assert_eq!(human_size(1536), "1.5K");
+        assert_eq!(human_size(10 * 1024), "10K");
+        assert_eq!(human_size(1024 * 1024 * 5 + 1), "5.1M");
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), "\"it's\"");
+        assert_eq!(quotef("plain.txt"), "plain.txt");
+        assert_eq!(quotef("a b"), "'a b'");
+        assert_eq!(base_name("/a/b/"), "b");
+        assert_eq!(base_name("///"), "/");
+    }
+
+    #[test]
+    fn modes() {
+        let meta = Metadata {
+            kind: FileKind::Dir,
+            len: 0,
+            mode: 0o1755,
+            mtime: UNIX_EPOCH,
+        };
+        assert_eq!(mode_string(&meta), "drwxr-xr-t");
+    }
+}

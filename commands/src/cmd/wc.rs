@@ -1,0 +1,247 @@
+//! `wc`: count lines, words, characters and bytes, streaming.
+
+use async_trait::async_trait;
+use clap::Parser;
+
+use super::util::{Pacer, Reader, quotef};
+use crate::{CmdResult, Command, Context, parse_args};
+
+/// Print newline, word, and byte counts for each FILE, and a total line if more than one
+/// FILE is specified. A word is a non-zero-length sequence of non-space characters.
+/// With no FILE, or when FILE is -, read standard input.
+#[derive(Parser, Debug)]
+#[command(name = "wc")]
+struct Args {
+    /// Print the byte counts.
+    #[arg(short = 'c', long)]
+    bytes: bool,
+    /// Print the character counts (UTF-8).
+    #[arg(short = 'm', long)]
+    chars: bool,
+    /// Print the newline counts.
+    #[arg(short = 'l', long)]
+    lines: bool,
+    /// Print the word counts.
+    #[arg(short = 'w', long)]
+    words: bool,
+    /// Print the maximum display width (in characters).
+    #[arg(short = 'L', long = "max-line-length")]
+    max_line: bool,
+    /// Files to count.
+    files: Vec<String>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    lines: u64,
+    words: u64,
+    chars: u64,
+    bytes: u64,
+    max_line: u64,
+}
+
+#[derive(Default)]
+struct Counter {
+    c: Counts,
+    in_word: bool,
+    line_len: u64,
+}
+
+impl Counter {
+    fn feed(&mut self, data: &[u8]) {
+        self.c.bytes += data.len() as u64;
+        for &b in data {
+            // UTF-8 continuation bytes do not start a character.
+            if b & 0xC0 != 0x80 {
+                self.c.chars += 1;
+                if b != b'\n' {
+                    self.line_len += if b == b'\t' { 8 - self.line_len % 8 } else { 1 };
+                }
+            }
+            if b == b'\n' {
+                self.c.lines += 1;
+                self.c.max_line = self.c.max_line.max(self.line_len);
+                self.line_len = 0;
+            }
+            let space = matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+            if space {
+                self.in_word = false;
+            } else if !self.in_word {
+                self.in_word = true;
+                self.c.words += 1;
+            }
+        }
+    }
+    fn finish(mut self) -> Counts {
+        self.c.max_line = self.c.max_line.max(self.line_len);
+        self.c
+    }
+}
+
+pub struct Wc;
+
+#[async_trait]
+impl Command for Wc {
+    fn name(&self) -> &'static str {
+        "wc"
+    }
+    fn summary(&self) -> &'static str {
+        "print newline, word, and byte counts for each file"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let mut args: Args = match parse_args(ctx, self.name(), &args).await {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        if !(args.bytes || args.chars || args.lines || args.words || args.max_line) {
+            args.lines = true;
+            args.words = true;
+            args.bytes = true;
+        }
+        let ncounts = [
+            args.lines,
+            args.words,
+            args.chars,
+            args.bytes,
+            args.max_line,
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count();
+        let files = if args.files.is_empty() {
+            vec!["-".to_string()]
+        } else {
+            args.files.clone()
+        };
+        // GNU sizes the columns from the regular files' total size; stdin or anything
+        // else not regular gets 7 columns.
+        let mut width_hint = 0u64;
+        let mut irregular = false;
+        for f in &files {
+            match (f.as_str(), ctx.fs.stat(&ctx.path(f)).await) {
+                ("-", _) => irregular = true,
+                (_, Ok(m)) if m.is_file() => width_hint += m.len,
+                (_, Ok(_)) => irregular = true,
+                _ => {}
+            }
+        }
+        let mut width = width_hint.to_string().len();
+        if irregular {
+            width = width.max(7);
+        }
+        if ncounts == 1 && files.len() == 1 {
+            width = 1;
+        }
+        let fmt = |c: &Counts, name: Option<&str>| {
+            let mut cols = Vec::new();
+            for (on, v) in [
+                (args.lines, c.lines),
+                (args.words, c.words),
+                (args.chars, c.chars),
+                (args.bytes, c.bytes),
+                (args.max_line, c.max_line),
+            ] {
+                if on {
+                    cols.push(format!("{v:>width$}"));
+                }
+            }
+            let mut s = cols.join(" ");
+            if let Some(n) = name {
+                s.push(' ');
+                s.push_str(n);
+            }
+            s.push('\n');
+            s
+        };
+        let mut total = Counts::default();
+        let mut status = 0;
+        let mut pacer = Pacer::default();
+        for f in &files {
+            let mut reader = match Reader::open(ctx, f).await {
+                Ok(r) => r,
+                Err(e) => {
+                    ctx.warn("wc", format!("{}: {e}", quotef(f))).await;
+                    status = 1;
+                    continue;
+                }
+            };
+            let mut counter = Counter::default();
+            loop {
+                match reader.chunk().await {
+                    Ok(Some(chunk)) => counter.feed(&chunk),
+                    Ok(None) => break,
+                    Err(e) => {
+                        ctx.warn("wc", format!("{}: {e}", quotef(f))).await;
+                        status = 1;
+                        break;
+                    }
+                }
+                pacer.tick(ctx).await?;
+            }
+            let c = counter.finish();
+            total.lines += c.lines;
+            total.words += c.words;
+            total.chars += c.chars;
+            total.bytes += c.bytes;
+            total.max_line = total.max_line.max(c.max_line);
+            let name = if args.files.is_empty() {
+                None
+            } else {
+                Some(f.as_str())
+            };
+            ctx.out(fmt(&c, name)).await?;
+        }
+        if files.len() > 1 {
+            ctx.out(fmt(&total, Some("total"))).await?;
+        }
+        Ok(status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Invocation, MemFs};
+
+    fn inv(stdin: &str) -> Invocation {
+        Invocation {
+            stdin: stdin.as_bytes().to_vec(),
+            fs: MemFs::with_files(&[("/a", "hello world\nfoo\n"), ("/b", "x"), ("/d/", "")]),
+            ..Invocation::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn counts_like_gnu() {
+        assert_eq!(inv("").run(&Wc, &["a"]).await.1, " 2  3 16 a\n");
+        assert_eq!(inv("").run(&Wc, &["-l", "a"]).await.1, "2 a\n");
+        assert_eq!(
+            inv("").run(&Wc, &["a", "b"]).await.1,
+            " 2  3 16 a\n 0  1  1 b\n 2  4 17 total\n"
+        );
+        assert_eq!(
+            inv("hi\n").run(&Wc, &[]).await.1,
+            "      1       1       3\n"
+        );
+        assert_eq!(inv("hi\n").run(&Wc, &["-l"]).await.1, "1\n");
+        assert_eq!(
+            inv("h\u{e9}\n").run(&Wc, &["-cm"]).await.1,
+            "      3       4\n"
+        );
+        assert_eq!(inv("ab\tc\nx\n").run(&Wc, &["-L"]).await.1, "9\n");
+    }
+
+    #[tokio::test]
+    async fn errors_keep_counting() {
+        let (st, out, err) = inv("").run(&Wc, &["nofile", "a"]).await;
+        assert_eq!(st, 1);
+        assert_eq!(out, " 2  3 16 a\n 2  3 16 total\n");
+        assert_eq!(err, "wc: nofile: No such file or directory\n");
+        let (st, out, err) = inv("").run(&Wc, &["d"]).await;
+        assert_eq!(
+            (st, out.as_str(), err.as_str()),
+            (1, "      0       0       0 d\n", "wc: d: Is a directory\n")
+        );
+        assert_eq!(inv("").run(&Wc, &["-z"]).await.0, 2);
+    }
+}

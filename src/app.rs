@@ -1,0 +1,242 @@
+//! Wiring for the two subcommands: builds stores, the fork strategy and the registry from
+//! the configuration, then runs the server or one script. Errors here are start-up errors,
+//! worded for the operator.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use forkbox_commands::{Input, pipe};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{AuthMode, ExecArgs, ServeArgs};
+use crate::fork::{ForkStrategy, Overlay, SessionId, delete_with_deadline};
+use crate::registry::Registry;
+use crate::server::{self, Deps};
+use crate::session::Services;
+use crate::shell::{Shell, ShellConfig, Stdio};
+use crate::ssh::{self, AuthPolicy};
+use crate::storage::Store;
+use crate::vfs::Vfs;
+
+/// What a new default base holds, so a first login has something to look at.
+const WELCOME: &str = "\
+# Welcome to forkbox
+
+Everything you see here is your own copy-on-write fork of this directory.
+Change anything: nobody else sees it, and it is all deleted when you log out.
+
+Try: ls -l; echo hi > note.txt; cat note.txt | wc -c; help
+";
+
+/// Runs `forkbox serve` until SIGINT or SIGTERM.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&args.data_dir).with_context(|| {
+        format!(
+            "cannot create the data directory {}",
+            args.data_dir.display()
+        )
+    })?;
+    let base_dir = match &args.base {
+        Some(dir) => checked_base(dir)?,
+        None => default_base(&args.data_dir)?,
+    };
+    let host_key_path = args
+        .host_key
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("host_ed25519"));
+    let host_key = ssh::load_or_generate_host_key(&host_key_path, args.host_key.is_none())?;
+    let auth = match (args.auth, &args.authorized_keys) {
+        (AuthMode::Anonymous, _) => AuthPolicy::anonymous(),
+        (AuthMode::Keys, Some(path)) => AuthPolicy::from_authorized_keys(path)?,
+        (AuthMode::Keys, None) => bail!("--auth keys needs --authorized-keys FILE"),
+    };
+    let base = Store::local(&base_dir).context("cannot open the base directory")?;
+    let forks = Store::local(&args.data_dir).context("cannot open the data directory")?;
+    let strategy: Arc<dyn ForkStrategy> = Arc::new(Overlay::new(base, forks));
+    sweep_orphans(strategy.as_ref(), args.delete_deadline()).await;
+
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener
+        .local_addr()
+        .context("cannot read the listening address")?;
+    let services = Arc::new(Services {
+        fork: strategy,
+        registry: Arc::new(Registry::with_native()),
+        delete_deadline: args.delete_deadline(),
+        hostname: "forkbox".into(),
+    });
+    let deps = Deps {
+        ssh: Arc::new(server::ssh_config(host_key, &auth)),
+        services,
+        auth: Arc::new(auth),
+        max_sessions: args.max_sessions,
+    };
+    tracing::info!(%addr, base = %base_dir.display(), "forkbox listening");
+    // A line on stdout tells scripts and tests where the server listens.
+    println!("forkbox listening on {addr}");
+    let _ = std::io::stdout().flush();
+    server::run(listener, deps, shutdown_signal()).await;
+    Ok(())
+}
+
+/// Deletes forks a previous run of this server left behind (a crash, `kill -9`).
+/// A data directory belongs to one server at a time.
+async fn sweep_orphans(strategy: &dyn ForkStrategy, deadline: std::time::Duration) {
+    let orphans = match strategy.list().await {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot list leftover forks");
+            return;
+        }
+    };
+    for id in orphans {
+        match delete_with_deadline(strategy, id, deadline).await {
+            Ok(_) => tracing::info!(session = %id, "deleted a fork left by an earlier run"),
+            Err(e) => tracing::warn!(session = %id, error = %e, "cannot delete a leftover fork"),
+        }
+    }
+}
+
+fn checked_base(dir: &Path) -> anyhow::Result<PathBuf> {
+    let md = std::fs::metadata(dir)
+        .with_context(|| format!("base directory {} is not readable", dir.display()))?;
+    if !md.is_dir() {
+        bail!("base {} is not a directory", dir.display());
+    }
+    Ok(dir.to_path_buf())
+}
+
+fn default_base(data_dir: &Path) -> anyhow::Result<PathBuf> {
+    let dir = data_dir.join("base");
+    if !dir.exists() {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::write(dir.join("README.md"), WELCOME)
+            .with_context(|| format!("cannot seed {}", dir.display()))?;
+    }
+    Ok(dir)
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot watch SIGTERM");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+    }
+}
+
+/// Runs `forkbox exec`: one script over a throwaway in-memory fork of a directory.
+pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
+    let base_dir = match &args.base {
+        Some(dir) => checked_base(dir)?,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let base = Store::local(&base_dir).context("cannot open the base directory")?;
+    let overlay = Overlay::new(base, Store::memory());
+    let id = SessionId::new();
+    let view = overlay.create(id).await.context("cannot create the fork")?;
+    let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+    let mut shell = Shell::new(ShellConfig {
+        fs: Arc::new(Vfs::new(view)),
+        registry: Arc::new(Registry::with_native()),
+        env: vec![
+            ("HOME".into(), "/".into()),
+            ("USER".into(), user),
+            ("PWD".into(), "/".into()),
+            ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+            ("SHELL".into(), "/bin/bash".into()),
+            ("TERM".into(), "dumb".into()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("HOSTNAME".into(), "forkbox".into()),
+            ("FORKBOX_SESSION".into(), id.to_string()),
+        ],
+        cwd: "/".into(),
+        interactive: false,
+    });
+    if !args.args.is_empty() {
+        shell.set_positional(args.args.clone());
+    }
+    let (out_w, out_r) = pipe();
+    let (err_w, err_r) = pipe();
+    let out_task = tokio::spawn(copy_out(out_r, false));
+    let err_task = tokio::spawn(copy_out(err_r, true));
+    let cancel = CancellationToken::new();
+    let interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.cancel();
+        }
+    });
+    let status = match &args.script {
+        Some(script) => {
+            let stdio = Stdio {
+                stdin: stdin_input(),
+                stdout: out_w.clone(),
+                stderr: err_w.clone(),
+                tty: None,
+            };
+            shell.run_script(script, &stdio, cancel).await
+        }
+        None => {
+            let stdio = Stdio {
+                stdin: stdin_input(),
+                stdout: out_w.clone(),
+                stderr: err_w.clone(),
+                tty: None,
+            };
+            shell.run_stream(&stdio, cancel).await
+        }
+    };
+    drop(shell);
+    drop((out_w, err_w));
+    let _ = out_task.await;
+    let _ = err_task.await;
+    Ok(status)
+}
+
+/// The process's stdin as a pipe, read only as the script consumes it.
+fn stdin_input() -> Input {
+    let (w, r) = pipe();
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::stdin();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match stdin.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if w.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    r
+}
+
+async fn copy_out(input: Input, stderr: bool) {
+    let mut out: Box<dyn tokio::io::AsyncWrite + Unpin + Send> = if stderr {
+        Box::new(tokio::io::stderr())
+    } else {
+        Box::new(tokio::io::stdout())
+    };
+    while let Ok(Some(chunk)) = input.read_chunk().await {
+        if out.write_all(&chunk).await.is_err() {
+            break;
+        }
+        let _ = out.flush().await;
+    }
+}

@@ -1,0 +1,33 @@
+//! forkbox: an SSH server that gives every connection its own disposable world.
+//!
+//! # Layout
+//!
+//! - [`config`]: command-line configuration (`forkbox serve`, `forkbox exec`).
+//! - [`server`]: accepts TCP connections under a session cap and drains them on shutdown.
+//! - [`ssh`]: the russh handler: authentication, channels, exec/shell/pty requests.
+//! - [`session`]: one task per connection that owns its fork, runs its shells and deletes
+//!   the fork on every exit path.
+//! - [`fork`]: fork strategies (overlay) and the [`fork::SessionId`].
+//! - [`storage`]: object storage through opendal.
+//! - [`vfs`]: the session filesystem over a fork; the only filesystem API above storage.
+//! - [`shell`]: the bash-compatible interpreter over brush-parser's AST.
+//! - [`registry`]: names to commands (native commands from `forkbox-commands`).
+//!
+//! # The path of one request
+//!
+//! `ssh host 'echo hi > f'` → [`server`] accepts → [`ssh`] authenticates → [`session`] mints
+//! a [`fork::SessionId`] and creates the fork → the exec request runs in a [`shell::Shell`]
+//! whose commands see the [`vfs::Vfs`] → stdout/stderr stream back over the channel, then
+//! `exit-status`, EOF and close → on disconnect the session deletes the fork.
+
+pub mod app;
+pub mod config;
+pub mod fork;
+pub mod registry;
+pub mod server;
+pub mod session;
+pub mod shell;
+pub mod ssh;
+pub mod storage;
+pub mod telemetry;
+pub mod vfs;

@@ -1,0 +1,40 @@
+//! The `forkbox` binary: parse the command line, start logging, and hand over to the
+//! library (`server::run` for `serve`, the shell for `exec`).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use forkbox::config::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("forkbox: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => {
+                forkbox::telemetry::init("info");
+                forkbox::app::serve(args).await.map(|()| 0)
+            }
+            Command::Exec(args) => {
+                forkbox::telemetry::init("warn");
+                forkbox::app::exec(args).await
+            }
+        }
+    });
+    match result {
+        Ok(status) => ExitCode::from((status & 0xff) as u8),
+        Err(e) => {
+            eprintln!("forkbox: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

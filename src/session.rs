@@ -1,0 +1,166 @@
+//! Sessions: one per connection. The session mints the [`SessionId`], creates the fork
+//! once authentication succeeded, runs a shell per channel, and on every exit path cancels
+//! what runs and deletes the fork under a deadline.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::fork::{ForkError, ForkStrategy, SessionId, delete_with_deadline};
+use crate::registry::Registry;
+use crate::vfs::Vfs;
+
+pub mod channel;
+
+/// Time running commands get to stop after a session is cancelled before teardown goes
+/// on without them.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+/// Longest user name taken from the client; anything longer, or with characters outside
+/// `[A-Za-z0-9._-]`, becomes `user`.
+const MAX_USER_LEN: usize = 32;
+
+/// What every session of a server shares.
+#[derive(Debug)]
+pub struct Services {
+    pub fork: Arc<dyn ForkStrategy>,
+    pub registry: Arc<Registry>,
+    /// Deadline for deleting a fork, retries included.
+    pub delete_deadline: Duration,
+    /// `$HOSTNAME` in sessions, and the name in the prompt.
+    pub hostname: String,
+}
+
+/// One connection's state, shared by its SSH handler and its channel tasks.
+pub struct Session {
+    pub id: SessionId,
+    pub peer: Option<SocketAddr>,
+    services: Arc<Services>,
+    /// The fork's filesystem, once the fork exists (after authentication).
+    vfs: Mutex<Option<Vfs>>,
+    user: Mutex<String>,
+    /// Fired on disconnect and server shutdown: everything running stops.
+    pub cancel: CancellationToken,
+    /// Channel tasks, awaited before the fork is deleted.
+    tasks: TaskTracker,
+}
+
+impl Session {
+    pub fn new(
+        peer: Option<SocketAddr>,
+        services: Arc<Services>,
+        cancel: CancellationToken,
+    ) -> Arc<Session> {
+        Arc::new(Session {
+            id: SessionId::new(),
+            peer,
+            services,
+            vfs: Mutex::new(None),
+            user: Mutex::new("user".into()),
+            cancel,
+            tasks: TaskTracker::new(),
+        })
+    }
+
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
+    /// Records the user name the client logged in as (sanitized).
+    pub fn set_user(&self, user: &str) {
+        let ok = !user.is_empty()
+            && user.len() <= MAX_USER_LEN
+            && user
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        *self.user.lock().unwrap_or_else(|p| p.into_inner()) = if ok {
+            user.to_string()
+        } else {
+            "user".to_string()
+        };
+    }
+
+    pub fn user(&self) -> String {
+        self.user.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Creates the session's fork (once; later calls do nothing).
+    pub async fn create_fork(&self) -> Result<(), ForkError> {
+        if self.vfs().is_some() {
+            return Ok(());
+        }
+        let view = self.services.fork.create(self.id).await?;
+        *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(Vfs::new(view));
+        tracing::info!("fork created");
+        Ok(())
+    }
+
+    pub fn vfs(&self) -> Option<Vfs> {
+        self.vfs.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Runs a task that belongs to this session (it is awaited at teardown).
+    pub fn spawn<F>(&self, fut: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.tasks.spawn(fut);
+    }
+
+    /// The variables every shell of this session starts with.
+    pub fn environment(&self, term: Option<&str>) -> Vec<(String, String)> {
+        let user = self.user();
+        vec![
+            ("HOME".into(), "/".into()),
+            ("USER".into(), user.clone()),
+            ("LOGNAME".into(), user),
+            ("PWD".into(), "/".into()),
+            ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+            ("SHELL".into(), "/bin/bash".into()),
+            ("TERM".into(), term.unwrap_or("dumb").into()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("HOSTNAME".into(), self.services.hostname.clone()),
+            ("FORKBOX_SESSION".into(), self.id.to_string()),
+        ]
+    }
+
+    /// Ends the session: cancels what runs, waits for its tasks (briefly), deletes the fork.
+    /// Called exactly once, on every exit path of the connection task.
+    pub async fn teardown(&self) {
+        self.cancel.cancel();
+        self.tasks.close();
+        if tokio::time::timeout(CANCEL_GRACE, self.tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("session tasks did not stop in time; deleting the fork anyway");
+        }
+        let had_fork = self
+            .vfs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .is_some();
+        if !had_fork {
+            return;
+        }
+        let started = std::time::Instant::now();
+        match delete_with_deadline(
+            self.services.fork.as_ref(),
+            self.id,
+            self.services.delete_deadline,
+        )
+        .await
+        {
+            Ok(attempts) => tracing::info!(
+                attempts,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "fork deleted"
+            ),
+            Err(e) => tracing::error!(error = %e, "fork not deleted; leaving it to the janitor"),
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! One SSH session channel: waits for its request (exec or shell, with or without a PTY),
+//! runs the shell, streams stdout and stderr back, then sends `exit-status`, EOF and close.
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use forkbox_commands::{Input, Output, TermSize, pipe};
+use russh::server::Msg;
+use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Session;
+use crate::shell::{Completeness, Shell, ShellConfig, Stdio};
+use crate::ssh::terminal::{LineDiscipline, TermEvent, onlcr};
+
+/// Terminal events queued between the key reader and the shell; a client that types
+/// (or pastes) faster than that waits, like a full terminal buffer.
+const TERM_EVENT_QUEUE: usize = 256;
+/// Lines queued for a foreground command's stdin; beyond that, typed input is dropped.
+const FOREGROUND_INPUT_QUEUE: usize = 256;
+/// Longest exec request accepted.
+const MAX_EXEC_LEN: usize = 1024 * 1024;
+
+type Writer = Arc<ChannelWriteHalf<Msg>>;
+
+#[derive(Clone, Debug)]
+struct Pty {
+    term: String,
+    size: TermSize,
+}
+
+enum Request {
+    Exec(Vec<u8>),
+    Shell,
+}
+
+fn clamp_size(cols: u32, rows: u32) -> TermSize {
+    TermSize {
+        cols: cols.clamp(1, u16::MAX as u32) as u16,
+        rows: rows.clamp(1, u16::MAX as u32) as u16,
+    }
+}
+
+/// Serves one channel until it closes.
+pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
+    let (mut rx, tx) = channel.split();
+    let tx: Writer = Arc::new(tx);
+    let mut pty: Option<Pty> = None;
+    let request = loop {
+        match rx.wait().await {
+            Some(ChannelMsg::RequestPty {
+                term,
+                col_width,
+                row_height,
+                ..
+            }) => {
+                pty = Some(Pty {
+                    term,
+                    size: clamp_size(col_width, row_height),
+                });
+            }
+            Some(ChannelMsg::Exec { command, .. }) => break Request::Exec(command),
+            Some(ChannelMsg::RequestShell { .. }) => break Request::Shell,
+            Some(ChannelMsg::RequestSubsystem { .. }) => {
+                let _ = tx.close().await;
+                return;
+            }
+            Some(ChannelMsg::Close) | None => return,
+            Some(_) => {}
+        }
+    };
+    let Some(vfs) = session.vfs() else {
+        let _ = tx
+            .extended_data_bytes(
+                1,
+                Bytes::from_static(b"forkbox: this session has no filesystem\n"),
+            )
+            .await;
+        finish(&tx, 1).await;
+        return;
+    };
+    let interactive = matches!(request, Request::Shell) && pty.is_some();
+    let mut shell = Shell::new(ShellConfig {
+        fs: Arc::new(vfs),
+        registry: session.services().registry.clone(),
+        env: session.environment(pty.as_ref().map(|p| p.term.as_str())),
+        cwd: "/".into(),
+        interactive,
+    });
+
+    // stdout (and stderr on a terminal, which merges them) go through a pump that
+    // respects the channel's flow control; stderr goes out as extended data otherwise.
+    let (out_w, out_r) = pipe();
+    let out_pump = tokio::spawn(pump(out_r, tx.clone(), false, pty.is_some()));
+    let (err_w, err_pump) = if pty.is_some() {
+        (out_w.clone(), None)
+    } else {
+        let (w, r) = pipe();
+        (w, Some(tokio::spawn(pump(r, tx.clone(), true, false))))
+    };
+
+    let status = match pty {
+        Some(pty) => {
+            let size = Arc::new(Mutex::new(pty.size));
+            let (ev_tx, ev_rx) = mpsc::channel(TERM_EVENT_QUEUE);
+            let keys = tokio::spawn(read_keys(rx, tx.clone(), ev_tx, size.clone()));
+            let mut term = Terminal {
+                shell: &mut shell,
+                events: ev_rx,
+                out: out_w.clone(),
+                size,
+                cancel: session.cancel.clone(),
+            };
+            let status = match request {
+                Request::Exec(cmd) => match exec_script(&cmd) {
+                    Ok(script) => term.foreground(&script).await,
+                    Err(msg) => {
+                        let _ = out_w.write_str(&msg).await;
+                        2
+                    }
+                },
+                Request::Shell => term.interactive(&motd(&session)).await,
+            };
+            keys.abort();
+            status
+        }
+        None => {
+            let cancel = session.cancel.child_token();
+            let (in_w, in_r) = pipe();
+            let stdin_pump = tokio::spawn(read_stdin(rx, in_w, cancel.clone()));
+            let stdio = Stdio {
+                stdin: in_r,
+                stdout: out_w.clone(),
+                stderr: err_w.clone(),
+                tty: None,
+            };
+            let status = match request {
+                Request::Exec(cmd) => match exec_script(&cmd) {
+                    Ok(script) => shell.run_script(&script, &stdio, cancel).await,
+                    Err(msg) => {
+                        let _ = err_w.write_str(&msg).await;
+                        2
+                    }
+                },
+                Request::Shell => shell.run_stream(&stdio, cancel).await,
+            };
+            stdin_pump.abort();
+            status
+        }
+    };
+    drop(shell);
+    drop(out_w);
+    drop(err_w);
+    let _ = out_pump.await;
+    if let Some(p) = err_pump {
+        let _ = p.await;
+    }
+    tracing::info!(status, "channel finished");
+    finish(&tx, status).await;
+}
+
+fn exec_script(command: &[u8]) -> Result<String, String> {
+    if command.len() > MAX_EXEC_LEN {
+        return Err(format!(
+            "forkbox: command longer than {MAX_EXEC_LEN} bytes\n"
+        ));
+    }
+    String::from_utf8(command.to_vec())
+        .map_err(|_| "forkbox: the command is not valid UTF-8\n".to_string())
+}
+
+fn motd(session: &Session) -> String {
+    format!(
+        "Welcome to forkbox.\n\
+         This session ({id}) has its own copy-on-write filesystem; it is deleted when you log out.\n\
+         Type 'help' for the commands.\n\n",
+        id = session.id
+    )
+}
+
+async fn finish(tx: &Writer, status: i32) {
+    let _ = tx.exit_status((status & 0xff) as u32).await;
+    let _ = tx.eof().await;
+    let _ = tx.close().await;
+}
+
+/// Copies a pipe to the channel until every writer is gone.
+async fn pump(input: Input, tx: Writer, stderr: bool, terminal: bool) {
+    while let Ok(Some(chunk)) = input.read_chunk().await {
+        let chunk = if terminal {
+            Bytes::from(onlcr(&chunk))
+        } else {
+            chunk
+        };
+        let sent = if stderr {
+            tx.extended_data_bytes(1, chunk).await
+        } else {
+            tx.data_bytes(chunk).await
+        };
+        if sent.is_err() {
+            // The client is gone: keep draining so writers never block on a dead channel.
+            while let Ok(Some(_)) = input.read_chunk().await {}
+            return;
+        }
+    }
+}
+
+/// Feeds channel data to a command's stdin (no terminal): EOF ends it, a signal or the
+/// channel closing cancels the command.
+async fn read_stdin(mut rx: russh::ChannelReadHalf, stdin: Output, cancel: CancellationToken) {
+    let mut stdin = Some(stdin);
+    while let Some(msg) = rx.wait().await {
+        match msg {
+            ChannelMsg::Data { data } => {
+                if let Some(w) = &stdin
+                    && w.write_bytes(data).await.is_err()
+                {
+                    stdin = None;
+                }
+            }
+            ChannelMsg::Eof => stdin = None,
+            ChannelMsg::Signal { signal } if interrupts(&signal) => cancel.cancel(),
+            ChannelMsg::Close => break,
+            _ => {}
+        }
+    }
+    cancel.cancel();
+}
+
+fn interrupts(sig: &Sig) -> bool {
+    matches!(sig, Sig::INT | Sig::TERM | Sig::KILL | Sig::HUP | Sig::QUIT)
+}
+
+/// Reads keystrokes, echoes them and turns them into [`TermEvent`]s.
+async fn read_keys(
+    mut rx: russh::ChannelReadHalf,
+    tx: Writer,
+    events: mpsc::Sender<TermEvent>,
+    size: Arc<Mutex<TermSize>>,
+) {
+    let mut ld = LineDiscipline::default();
+    while let Some(msg) = rx.wait().await {
+        let evs = match msg {
+            ChannelMsg::Data { data } => {
+                let (evs, echo) = ld.feed(&data);
+                if !echo.is_empty() {
+                    let _ = tx.data_bytes(Bytes::from(echo)).await;
+                }
+                evs
+            }
+            ChannelMsg::WindowChange {
+                col_width,
+                row_height,
+                ..
+            } => {
+                *size.lock().unwrap_or_else(|p| p.into_inner()) = clamp_size(col_width, row_height);
+                continue;
+            }
+            ChannelMsg::Signal { signal } if interrupts(&signal) => vec![TermEvent::Interrupt],
+            ChannelMsg::Eof => vec![TermEvent::Eof],
+            ChannelMsg::Close => break,
+            _ => continue,
+        };
+        for ev in evs {
+            if events.send(ev).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The interactive side of a PTY channel.
+struct Terminal<'a> {
+    shell: &'a mut Shell,
+    events: mpsc::Receiver<TermEvent>,
+    out: Output,
+    size: Arc<Mutex<TermSize>>,
+    cancel: CancellationToken,
+}
+
+impl Terminal<'_> {
+    async fn say(&self, s: &str) {
+        let _ = self.out.write_str(s).await;
+    }
+
+    /// Prompt, read a command (over several lines if incomplete), run it; until `exit`,
+    /// Ctrl-D or the client leaving.
+    async fn interactive(&mut self, motd: &str) -> i32 {
+        self.say(motd).await;
+        let mut script = String::new();
+        loop {
+            if let Some(status) = self.shell.exit_requested() {
+                return status;
+            }
+            let prompt = if script.is_empty() {
+                self.shell.prompt()
+            } else {
+                "> ".to_string()
+            };
+            self.say(&prompt).await;
+            match self.events.recv().await {
+                None => return self.shell.last_status(),
+                Some(TermEvent::Eof) => {
+                    if script.is_empty() {
+                        self.say("logout\n").await;
+                        return self.shell.last_status();
+                    }
+                    script.clear();
+                }
+                Some(TermEvent::Interrupt) => script.clear(),
+                Some(TermEvent::Line(line)) => {
+                    script.push_str(&String::from_utf8_lossy(&line));
+                    if self.shell.completeness(&script) == Completeness::Incomplete {
+                        continue;
+                    }
+                    let text = std::mem::take(&mut script);
+                    if !text.trim().is_empty() {
+                        self.foreground(&text).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs one script with the terminal as its stdin: typed lines go to it, Ctrl-D ends
+    /// its input, Ctrl-C cancels it.
+    async fn foreground(&mut self, script: &str) -> i32 {
+        let cancel = self.cancel.child_token();
+        let (in_w, in_r) = pipe();
+        let (line_tx, mut line_rx) = mpsc::channel::<Vec<u8>>(FOREGROUND_INPUT_QUEUE);
+        let forwarder = tokio::spawn(async move {
+            while let Some(line) = line_rx.recv().await {
+                if in_w.write_all(&line).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let size = *self.size.lock().unwrap_or_else(|p| p.into_inner());
+        let stdio = Stdio {
+            stdin: in_r,
+            stdout: self.out.clone(),
+            stderr: self.out.clone(),
+            tty: Some(size),
+        };
+        let mut line_tx = Some(line_tx);
+        let mut keys_open = true;
+        let run = self.shell.run_script(script, &stdio, cancel.clone());
+        tokio::pin!(run);
+        let status = loop {
+            tokio::select! {
+                status = &mut run => break status,
+                ev = self.events.recv(), if keys_open => match ev {
+                    Some(TermEvent::Line(line)) => {
+                        if let Some(tx) = &line_tx {
+                            let _ = tx.try_send(line);
+                        }
+                    }
+                    Some(TermEvent::Eof) => line_tx = None,
+                    Some(TermEvent::Interrupt) => cancel.cancel(),
+                    None => {
+                        keys_open = false;
+                        cancel.cancel();
+                    }
+                },
+            }
+        };
+        forwarder.abort();
+        status
+    }
+}

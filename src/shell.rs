@@ -1,0 +1,980 @@
+//! The userspace bash-compatible shell of a forkbox session.
+//!
+//! brush-parser turns text into an AST; this module interprets it asynchronously over the
+//! session's [`FileSystem`] and the command [`Registry`], owning no OS resources: no host
+//! process, file or descriptor is ever touched.
+//!
+//! # Layout
+//!
+//! - this file: the public surface ([`Shell`], [`ShellConfig`], [`Stdio`], [`Completeness`])
+//!   and the shell state (variables, functions, options, positional parameters).
+//! - [`error`]: every interpreter error, its exit status and its stderr wording, in one place.
+//! - `exec`: one method per AST node (lists, pipelines, compound and simple commands).
+//! - `expand`: word expansion (parameters, command substitution, arithmetic, splitting, globbing).
+//! - `redirect`: the descriptor table of a command and `<`, `>`, `2>&1`, here-documents.
+//! - `arith`: arithmetic evaluation. `pattern`: glob patterns. `builtins/`: one file per builtin.
+//! - `launcher`: lets native commands (`env`, `xargs`) launch commands and nested shells.
+//!
+//! The path of one line: [`Shell::run_script`] parses it, `exec` walks the AST, each simple
+//! command expands its words, applies its redirections, and runs a function, a builtin or a
+//! registry command with a [`forkbox_commands::Context`]; pipeline stages run concurrently,
+//! joined by bounded pipes.
+//!
+//! # What is not supported (each gives `forkbox: <feature>: not supported`, status 2)
+//!
+//! `coproc`, `select`, process substitution `<(…)`, `<>`, `trap`, job control (`&` runs the
+//! command in the foreground, see [`exec`]), `alias`, extended globs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use brush_parser::ast;
+use forkbox_commands::{FileSystem, Input, Output, TermSize};
+use tokio_util::sync::CancellationToken;
+
+use crate::registry::Registry;
+
+pub mod error;
+
+mod arith;
+mod builtins;
+mod cond;
+mod exec;
+mod expand;
+mod launcher;
+mod pattern;
+mod redirect;
+
+pub use error::ShellError;
+pub use launcher::ShellLauncher;
+
+use redirect::Fds;
+
+/// Deepest nesting of shell function calls (bash has no default limit and crashes instead);
+/// deeper calls fail with an error instead of exhausting the task's stack.
+pub const MAX_CALL_DEPTH: usize = 1000;
+
+/// Largest output a command substitution may capture; beyond it the substitution fails,
+/// so `x=$(yes)` cannot exhaust the server's memory.
+pub const MAX_SUBSTITUTION_OUTPUT: usize = 16 * 1024 * 1024;
+
+/// Largest here-document or here-string body after expansion.
+pub const MAX_HEREDOC: usize = 16 * 1024 * 1024;
+
+/// Longest line `read` and the script reader of [`Shell::run_stream`] accept before
+/// splitting it: bounds memory per line.
+pub const MAX_LINE: usize = 1024 * 1024;
+
+/// Largest script `source`, `sh FILE` or a `#!` script may be.
+pub const MAX_SCRIPT: u64 = 16 * 1024 * 1024;
+
+/// Commands run between two forced yields to the runtime, so a busy loop of builtins
+/// cannot starve other sessions on the same worker thread.
+pub const YIELD_EVERY: u64 = 64;
+
+/// Function calls nested on one task before the next call moves to a fresh task: each
+/// nesting level costs stack while its future is polled, and a task starts on a fresh
+/// poll stack, so deep recursion costs heap instead of overflowing the worker's stack.
+pub const CALLS_PER_TASK: usize = 8;
+
+/// Runs `fut` as its own task (so it is polled from a fresh stack) and waits for it;
+/// dropping the returned future aborts the task. `None` if the task panicked.
+pub(crate) async fn on_fresh_task<T: Send + 'static>(
+    fut: impl std::future::Future<Output = T> + Send + 'static,
+) -> Option<T> {
+    struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+    impl<T> Drop for AbortOnDrop<T> {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let mut guard = AbortOnDrop(tokio::spawn(fut));
+    (&mut guard.0).await.ok()
+}
+
+/// How a session's shell starts.
+pub struct ShellConfig {
+    pub fs: Arc<dyn FileSystem>,
+    pub registry: Arc<Registry>,
+    /// Initial exported variables (HOME, USER, PATH, FORKBOX_SESSION, ...).
+    pub env: Vec<(String, String)>,
+    /// Initial working directory, absolute.
+    pub cwd: String,
+    pub interactive: bool,
+}
+
+/// The streams a script runs with. `tty` is `Some` when stdout is the session's terminal.
+#[derive(Clone, Debug)]
+pub struct Stdio {
+    pub stdin: Input,
+    pub stdout: Output,
+    pub stderr: Output,
+    pub tty: Option<TermSize>,
+}
+
+/// Whether a piece of typed text is a whole command yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Completeness {
+    Complete,
+    /// Needs another line: open quote, `if` without `fi`, trailing `|`, pending here-doc.
+    Incomplete,
+    Invalid,
+}
+
+/// The value of a shell variable.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    Str(String),
+    /// An indexed array (`a=(x y)`), sparse like bash's.
+    Array(BTreeMap<i64, String>),
+}
+
+impl Value {
+    /// The scalar view: a string, or an array's element 0.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            Value::Array(a) => a.get(&0).map(String::as_str),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Var {
+    pub value: Value,
+    pub exported: bool,
+    pub readonly: bool,
+}
+
+/// `set -o` options.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Options {
+    pub errexit: bool,
+    pub nounset: bool,
+    pub pipefail: bool,
+    pub xtrace: bool,
+    pub noglob: bool,
+    pub noclobber: bool,
+    pub verbose: bool,
+}
+
+/// A shell: all the state one session's interpreter keeps between commands.
+///
+/// Subshells (`( … )`, pipeline stages, command substitution) are clones: changes in
+/// them never reach the parent.
+#[derive(Clone)]
+pub struct Shell {
+    pub(crate) fs: Arc<dyn FileSystem>,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) vars: HashMap<String, Var>,
+    pub(crate) functions: HashMap<String, Arc<ast::FunctionDefinition>>,
+    /// Logical working directory (`$PWD`), absolute and normalized.
+    pub(crate) cwd: String,
+    pub(crate) arg0: String,
+    pub(crate) positional: Vec<String>,
+    pub(crate) last_status: i32,
+    pub(crate) pipestatus: Vec<i32>,
+    pub(crate) opts: Options,
+    /// Saved values of variables made `local`, one frame per function call being run.
+    pub(crate) local_frames: Vec<Vec<(String, Option<Var>)>>,
+    pub(crate) interactive: bool,
+    pub(crate) exit_requested: Option<i32>,
+    /// `$$`: stable for the shell's life and shared by its subshells, like bash.
+    pub(crate) pid: u32,
+    pub(crate) call_depth: usize,
+    pub(crate) loop_depth: usize,
+    /// Non-zero while running a condition (`if`, `while`, `&&` left side, `!`): `set -e`
+    /// does not fire there.
+    pub(crate) errexit_suppressed: usize,
+    /// Depth of `source` being run (`return` is allowed there).
+    pub(crate) source_depth: usize,
+    pub(crate) cancel: CancellationToken,
+    /// Commands run since the last forced yield (see [`YIELD_EVERY`]).
+    pub(crate) steps: u64,
+    pub(crate) random_state: u64,
+    /// True in a subshell: `exit` ends only the subshell.
+    pub(crate) is_subshell: bool,
+    /// Command substitutions run so far: `x=$(false)` takes its status from the last one.
+    pub(crate) subst_runs: u64,
+}
+
+impl std::fmt::Debug for Shell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shell")
+            .field("cwd", &self.cwd)
+            .field("last_status", &self.last_status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shell {
+    pub fn new(cfg: ShellConfig) -> Shell {
+        let pid = 1000 + (rand::random::<u32>() % 30000);
+        let mut sh = Shell {
+            fs: cfg.fs,
+            registry: cfg.registry,
+            vars: HashMap::new(),
+            functions: HashMap::new(),
+            cwd: forkbox_commands::fs::normalize(&cfg.cwd),
+            arg0: "forkbox".to_string(),
+            positional: Vec::new(),
+            last_status: 0,
+            pipestatus: vec![0],
+            opts: Options::default(),
+            local_frames: Vec::new(),
+            interactive: cfg.interactive,
+            exit_requested: None,
+            pid,
+            call_depth: 0,
+            loop_depth: 0,
+            errexit_suppressed: 0,
+            source_depth: 0,
+            cancel: CancellationToken::new(),
+            steps: 0,
+            random_state: u64::from(pid) ^ rand::random::<u64>(),
+            is_subshell: false,
+            subst_runs: 0,
+        };
+        for (k, v) in cfg.env {
+            sh.vars.insert(
+                k,
+                Var {
+                    value: Value::Str(v),
+                    exported: true,
+                    readonly: false,
+                },
+            );
+        }
+        let cwd = sh.cwd.clone();
+        sh.set_exported("PWD", &cwd);
+        if !sh.vars.contains_key("IFS") {
+            sh.set_plain("IFS", " \t\n");
+        }
+        sh
+    }
+
+    /// Parses and runs a whole script. State persists across calls. A syntax error prints
+    /// `forkbox: syntax error ...` and gives 2; `cancel` stops the running command (130).
+    pub async fn run_script(&mut self, script: &str, io: &Stdio, cancel: CancellationToken) -> i32 {
+        let fds = Fds::from_stdio(io);
+        let program = match parse_program(script) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = io.stderr.write_str(&e.message()).await;
+                self.last_status = e.status();
+                return self.last_status;
+            }
+        };
+        self.run_program_cancellable(&program, &fds, cancel).await
+    }
+
+    /// Like [`Shell::run_script`], reading the script from `io.stdin` and running each
+    /// complete command as soon as it is read; commands may read the rest of stdin.
+    pub async fn run_stream(&mut self, io: &Stdio, cancel: CancellationToken) -> i32 {
+        let fds = Fds::from_stdio(io);
+        let mut buf = String::new();
+        loop {
+            if self.exit_requested.is_some() || cancel.is_cancelled() {
+                break;
+            }
+            let line = tokio::select! {
+                l = io.stdin.read_line(MAX_LINE) => l,
+                _ = cancel.cancelled() => { self.last_status = forkbox_commands::STATUS_INTERRUPTED; break; }
+            };
+            let line = match line {
+                Ok(Some(l)) => l,
+                Ok(None) | Err(_) => {
+                    if !buf.trim().is_empty() {
+                        let e = match parse_program(&buf) {
+                            Err(e) => e,
+                            Ok(_) => {
+                                ShellError::Syntax("syntax error: unexpected end of file".into())
+                            }
+                        };
+                        let _ = io.stderr.write_str(&e.message()).await;
+                        self.last_status = 2;
+                    }
+                    break;
+                }
+            };
+            buf.push_str(&String::from_utf8_lossy(&line));
+            match self.completeness(&buf) {
+                Completeness::Incomplete => continue,
+                Completeness::Invalid => {
+                    if let Err(e) = parse_program(&buf) {
+                        let _ = io.stderr.write_str(&e.message()).await;
+                    }
+                    self.last_status = 2;
+                    buf.clear();
+                    if !self.interactive {
+                        break;
+                    }
+                }
+                Completeness::Complete => {
+                    let text = std::mem::take(&mut buf);
+                    if let Ok(program) = parse_program(&text) {
+                        self.run_program_cancellable(&program, &fds, cancel.clone())
+                            .await;
+                    }
+                }
+            }
+        }
+        self.exit_requested.unwrap_or(self.last_status)
+    }
+
+    /// Whether `text` is a complete command, needs more lines, or can never parse.
+    pub fn completeness(&self, text: &str) -> Completeness {
+        completeness(text)
+    }
+
+    /// `Some(status)` once `exit` ran; the session then closes.
+    pub fn exit_requested(&self) -> Option<i32> {
+        self.exit_requested
+    }
+
+    /// The expanded PS1 for the prompt.
+    pub fn prompt(&self) -> String {
+        let ps1 = self
+            .get_str("PS1")
+            .unwrap_or_else(|| "\\u@\\h:\\w\\$ ".to_string());
+        let user = self.get_str("USER").unwrap_or_else(|| "user".to_string());
+        let home = self.get_str("HOME").unwrap_or_default();
+        let w = tilde_abbrev(&self.cwd, &home);
+        let mut out = String::new();
+        let mut chars = ps1.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('u') => out.push_str(&user),
+                Some('h') | Some('H') => out.push_str("forkbox"),
+                Some('w') => out.push_str(&w),
+                Some('W') => {
+                    let base = if w == "/" || w == "~" {
+                        w.clone()
+                    } else {
+                        w.rsplit('/').next().unwrap_or("").to_string()
+                    };
+                    out.push_str(&base);
+                }
+                Some('$') => out.push(if user == "root" { '#' } else { '$' }),
+                Some('n') => out.push('\n'),
+                Some('s') => out.push_str("forkbox"),
+                Some('\\') => out.push('\\'),
+                Some('[') | Some(']') => {}
+                Some(o) => {
+                    out.push('\\');
+                    out.push(o);
+                }
+                None => out.push('\\'),
+            }
+        }
+        out
+    }
+
+    pub fn last_status(&self) -> i32 {
+        self.last_status
+    }
+
+    /// The logical working directory.
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// Sets `$1`, `$2`, … (for `forkbox exec -c SCRIPT ARGS…`).
+    pub fn set_positional(&mut self, args: Vec<String>) {
+        self.positional = args;
+    }
+
+    /// Sets the positional parameters and `$0` (for `sh script.sh args`).
+    pub fn set_args(&mut self, arg0: &str, args: Vec<String>) {
+        self.arg0 = arg0.to_string();
+        self.positional = args;
+    }
+
+    async fn run_program_cancellable(
+        &mut self,
+        program: &ast::Program,
+        fds: &Fds,
+        cancel: CancellationToken,
+    ) -> i32 {
+        self.cancel = cancel.clone();
+        let frames = self.local_frames.len();
+        let depth = (
+            self.call_depth,
+            self.loop_depth,
+            self.errexit_suppressed,
+            self.source_depth,
+        );
+        let status = tokio::select! {
+            r = self.run_program(program, fds) => r,
+            _ = cancel.cancelled() => forkbox_commands::STATUS_INTERRUPTED,
+        };
+        // A cancelled run may have stopped inside a function: undo its frames.
+        while self.local_frames.len() > frames {
+            self.pop_local_frame();
+        }
+        (
+            self.call_depth,
+            self.loop_depth,
+            self.errexit_suppressed,
+            self.source_depth,
+        ) = depth;
+        self.last_status = status;
+        status
+    }
+
+    // ----- variables -----
+
+    /// The scalar value of a variable, including the dynamic ones (`RANDOM`, ...).
+    pub(crate) fn get_str(&self, name: &str) -> Option<String> {
+        self.vars
+            .get(name)
+            .and_then(|v| v.value.as_str().map(str::to_string))
+    }
+
+    pub(crate) fn next_random(&mut self) -> u32 {
+        // xorshift64*: enough for $RANDOM, which bash documents as not cryptographic.
+        let mut x = self.random_state;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.random_state = x;
+        ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % 32768) as u32
+    }
+
+    /// Assigns a scalar, keeping the export flag; fails on a readonly variable.
+    pub(crate) fn set_var(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
+        match self.vars.get_mut(name) {
+            Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
+            Some(v) => {
+                v.value = Value::Str(value.to_string());
+                Ok(())
+            }
+            None => {
+                self.vars.insert(
+                    name.to_string(),
+                    Var {
+                        value: Value::Str(value.to_string()),
+                        exported: self.opts_allexport(),
+                        readonly: false,
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    fn opts_allexport(&self) -> bool {
+        false
+    }
+
+    pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
+        match self.vars.get_mut(name) {
+            Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
+            Some(v) => {
+                v.value = value;
+                Ok(())
+            }
+            None => {
+                self.vars.insert(
+                    name.to_string(),
+                    Var {
+                        value,
+                        exported: false,
+                        readonly: false,
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn set_elem(
+        &mut self,
+        name: &str,
+        index: i64,
+        value: &str,
+    ) -> Result<(), ShellError> {
+        let var = self.vars.entry(name.to_string()).or_insert(Var {
+            value: Value::Array(BTreeMap::new()),
+            exported: false,
+            readonly: false,
+        });
+        if var.readonly {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        if let Value::Str(s) = &var.value {
+            let mut m = BTreeMap::new();
+            m.insert(0, s.clone());
+            var.value = Value::Array(m);
+        }
+        if let Value::Array(m) = &mut var.value {
+            let idx = if index < 0 {
+                m.keys().next_back().map_or(0, |k| k + 1) + index
+            } else {
+                index
+            };
+            m.insert(idx, value.to_string());
+        }
+        Ok(())
+    }
+
+    fn set_plain(&mut self, name: &str, value: &str) {
+        let _ = self.set_var(name, value);
+    }
+
+    pub(crate) fn set_exported(&mut self, name: &str, value: &str) {
+        if self.set_var(name, value).is_ok()
+            && let Some(v) = self.vars.get_mut(name)
+        {
+            v.exported = true;
+        }
+    }
+
+    pub(crate) fn unset_var(&mut self, name: &str) -> Result<(), ShellError> {
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        self.vars.remove(name);
+        Ok(())
+    }
+
+    /// Makes `name` local to the running function (saving its outer value).
+    pub(crate) fn make_local(&mut self, name: &str) {
+        let old = self.vars.get(name).cloned();
+        if let Some(frame) = self.local_frames.last_mut() {
+            if frame.iter().any(|(n, _)| n == name) {
+                return;
+            }
+            frame.push((name.to_string(), old));
+        }
+    }
+
+    pub(crate) fn pop_local_frame(&mut self) {
+        if let Some(frame) = self.local_frames.pop() {
+            for (name, old) in frame.into_iter().rev() {
+                match old {
+                    Some(v) => {
+                        self.vars.insert(name, v);
+                    }
+                    None => {
+                        self.vars.remove(&name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The environment a command gets: exported variables plus `extra` assignments.
+    pub(crate) fn exported_env(&self, extra: &[(String, String)]) -> BTreeMap<String, String> {
+        let mut env: BTreeMap<String, String> = self
+            .vars
+            .iter()
+            .filter(|(_, v)| v.exported)
+            .filter_map(|(k, v)| v.value.as_str().map(|s| (k.clone(), s.to_string())))
+            .collect();
+        for (k, v) in extra {
+            env.insert(k.clone(), v.clone());
+        }
+        env
+    }
+
+    /// A copy for a subshell: state changes in it never reach `self`.
+    pub(crate) fn subshell(&self) -> Shell {
+        let mut s = self.clone();
+        s.is_subshell = true;
+        s.exit_requested = None;
+        s
+    }
+
+    /// Writes a shell error on `stderr` and gives its status: the one place errors are shown.
+    pub(crate) async fn report(&self, stderr: &Output, err: &ShellError) -> i32 {
+        let _ = stderr.write_str(&err.message()).await;
+        err.status()
+    }
+}
+
+fn tilde_abbrev(path: &str, home: &str) -> String {
+    if !home.is_empty() && home != "/" {
+        if path == home {
+            return "~".to_string();
+        }
+        if let Some(rest) = path.strip_prefix(home)
+            && rest.starts_with('/')
+        {
+            return format!("~{rest}");
+        }
+    }
+    path.to_string()
+}
+
+/// Parses a whole script.
+pub(crate) fn parse_program(text: &str) -> Result<ast::Program, ShellError> {
+    let options = brush_parser::ParserOptions::default();
+    let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
+    parser.parse_program().map_err(|e| syntax_error(text, &e))
+}
+
+/// Words a bash-like syntax error message for a failed parse.
+fn syntax_error(text: &str, err: &brush_parser::ParseError) -> ShellError {
+    use brush_parser::ParseError;
+    let near = |index: usize| {
+        ShellError::Syntax(format!(
+            "syntax error near unexpected token `{}'",
+            offending_token(text, index)
+        ))
+    };
+    match err {
+        ParseError::ParsingNear(pos) => near(pos.index),
+        ParseError::ParsingAtEndOfInput => match probe_end(text) {
+            Some(index) if index <= text.len() => near(index),
+            _ => ShellError::Syntax("syntax error: unexpected end of file".to_string()),
+        },
+        ParseError::Tokenizing { inner, .. } => {
+            if inner.is_incomplete() {
+                ShellError::Syntax("syntax error: unexpected end of file".to_string())
+            } else {
+                ShellError::Syntax(format!("syntax error: {inner}"))
+            }
+        }
+    }
+}
+
+/// The parser reports a misplaced reserved word (`fi`, `done`, …) at the token after it;
+/// bash names the word itself.
+fn offending_token(text: &str, index: usize) -> String {
+    const CLOSERS: &[&str] = &[
+        "fi", "done", "esac", "then", "else", "elif", "do", "}", "in",
+    ];
+    let before = text.get(..index).unwrap_or(text);
+    let last = before
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .rfind(|t| !t.is_empty())
+        .unwrap_or("");
+    if CLOSERS.contains(&last) {
+        return last.to_string();
+    }
+    token_at(text, index)
+}
+
+/// The token starting at byte `index` of `text`, for error messages.
+fn token_at(text: &str, index: usize) -> String {
+    let rest = text.get(index..).unwrap_or("");
+    let rest = rest.trim_start_matches([' ', '\t']);
+    if rest.starts_with('\n') || rest.is_empty() {
+        return "newline".to_string();
+    }
+    let ops = [";;", "&&", "||", ";", "&", "|", "(", ")", "<", ">"];
+    for op in ops {
+        if rest.starts_with(op) {
+            return op.to_string();
+        }
+    }
+    rest.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>'))
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// For a parse that failed at end of input: appends a line with an unexpected `;` and
+/// returns where that parse fails. A failure inside `text` means `text` is wrong on its own;
+/// a failure at the `;` means `text` only lacked more input.
+fn probe_end(text: &str) -> Option<usize> {
+    let probe = format!("{text}\n;");
+    let options = brush_parser::ParserOptions::default();
+    let mut parser = brush_parser::Parser::new(std::io::BufReader::new(probe.as_bytes()), &options);
+    match parser.parse_program() {
+        Err(brush_parser::ParseError::ParsingNear(pos)) => Some(pos.index),
+        _ => None,
+    }
+}
+
+pub(crate) fn completeness(text: &str) -> Completeness {
+    let options = brush_parser::ParserOptions::default();
+    let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
+    match parser.parse_program() {
+        Ok(_) => {
+            // A trailing backslash-newline is a continuation the tokenizer accepts silently.
+            if text.ends_with("\\\n") && !text.ends_with("\\\\\n") {
+                Completeness::Incomplete
+            } else {
+                Completeness::Complete
+            }
+        }
+        Err(brush_parser::ParseError::Tokenizing { inner, .. }) => {
+            if inner.is_incomplete() {
+                Completeness::Incomplete
+            } else {
+                Completeness::Invalid
+            }
+        }
+        Err(brush_parser::ParseError::ParsingAtEndOfInput) => match probe_end(text) {
+            Some(i) if i <= text.len() => Completeness::Invalid,
+            _ => Completeness::Incomplete,
+        },
+        Err(brush_parser::ParseError::ParsingNear(_)) => Completeness::Invalid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completeness_cases() {
+        assert_eq!(completeness("echo hi\n"), Completeness::Complete);
+        assert_eq!(completeness("if true; then\n"), Completeness::Incomplete);
+        assert_eq!(completeness("echo 'abc\n"), Completeness::Incomplete);
+        assert_eq!(completeness("echo a |\n"), Completeness::Incomplete);
+        assert_eq!(completeness("echo a &&\n"), Completeness::Incomplete);
+        assert_eq!(completeness("echo a \\\n"), Completeness::Incomplete);
+        assert_eq!(completeness("cat <<EOF\nabc\n"), Completeness::Incomplete);
+        assert_eq!(
+            completeness("cat <<EOF\nabc\nEOF\n"),
+            Completeness::Complete
+        );
+        assert_eq!(completeness("fi\n"), Completeness::Invalid);
+        assert_eq!(completeness("echo )\n"), Completeness::Invalid);
+        assert_eq!(completeness("f() {\n"), Completeness::Incomplete);
+    }
+
+    #[test]
+    fn syntax_error_words() {
+        let e = parse_program("echo a; fi").unwrap_err();
+        assert_eq!(e.to_string(), "syntax error near unexpected token `fi'");
+        assert_eq!(e.status(), 2);
+    }
+
+    #[test]
+    fn tilde_in_prompt() {
+        assert_eq!(tilde_abbrev("/home/u/x", "/home/u"), "~/x");
+        assert_eq!(tilde_abbrev("/home/u", "/home/u"), "~");
+        assert_eq!(tilde_abbrev("/", "/home/u"), "/");
+    }
+}
+
+#[cfg(test)]
+mod api_tests {
+    use super::*;
+    use forkbox_commands::pipe;
+    use forkbox_commands::testing::MemFs;
+    use std::time::Duration;
+
+    fn shell_on(fs: Arc<MemFs>) -> Shell {
+        Shell::new(ShellConfig {
+            fs,
+            registry: Arc::new(Registry::with_native()),
+            env: vec![
+                ("HOME".into(), "/home/u".into()),
+                ("USER".into(), "u".into()),
+            ],
+            cwd: "/".into(),
+            interactive: false,
+        })
+    }
+
+    /// Runs `script` with `stdin`; gives (status, stdout, stderr).
+    async fn run(sh: &mut Shell, script: &str, stdin: Input) -> (i32, String, String) {
+        let (ow, or) = pipe();
+        let (ew, er) = pipe();
+        let io = Stdio {
+            stdin,
+            stdout: ow,
+            stderr: ew,
+            tty: None,
+        };
+        let out = tokio::spawn(async move { or.read_to_end(1 << 26).await.unwrap_or_default() });
+        let err = tokio::spawn(async move { er.read_to_end(1 << 26).await.unwrap_or_default() });
+        let status = tokio::time::timeout(
+            Duration::from_secs(20),
+            sh.run_script(script, &io, CancellationToken::new()),
+        )
+        .await
+        .expect("script must finish");
+        drop(io);
+        let out = String::from_utf8_lossy(&out.await.unwrap_or_default()).into_owned();
+        let err = String::from_utf8_lossy(&err.await.unwrap_or_default()).into_owned();
+        (status, out, err)
+    }
+
+    #[tokio::test]
+    async fn state_persists_across_calls() {
+        let fs = MemFs::new();
+        fs.put_dir("/d");
+        let mut sh = shell_on(fs);
+        run(&mut sh, "cd d; x=1; f() { echo f$x; }", Input::empty()).await;
+        let (status, out, _) = run(&mut sh, "pwd; f; echo $PWD", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "/d\nf1\n/d\n"));
+        assert_eq!(sh.cwd(), "/d");
+    }
+
+    #[tokio::test]
+    async fn exit_is_requested() {
+        let mut sh = shell_on(MemFs::new());
+        let (status, _, _) = run(&mut sh, "exit 3; echo no", Input::empty()).await;
+        assert_eq!(status, 3);
+        assert_eq!(sh.exit_requested(), Some(3));
+    }
+
+    #[tokio::test]
+    async fn reader_going_away_stops_writer() {
+        let mut sh = shell_on(MemFs::new());
+        let (status, out, _) = run(&mut sh, "yes | { read x; echo got $x; }", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "got y\n"));
+    }
+
+    #[tokio::test]
+    async fn cancel_stops_an_infinite_loop() {
+        let mut sh = shell_on(MemFs::new());
+        let (ow, _or) = pipe();
+        let io = Stdio {
+            stdin: Input::empty(),
+            stdout: Output::null(),
+            stderr: ow,
+            tty: None,
+        };
+        let cancel = CancellationToken::new();
+        let c2 = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            c2.cancel();
+        });
+        let status = tokio::time::timeout(
+            Duration::from_secs(10),
+            sh.run_script("while true; do x=$((x+1)); done", &io, cancel),
+        )
+        .await
+        .expect("cancel must stop the loop");
+        assert_eq!(status, 130);
+        // The shell is still usable afterwards.
+        let (status, out, _) = run(&mut sh, "echo alive", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "alive\n"));
+    }
+
+    #[tokio::test]
+    async fn close_failure_is_reported() {
+        let fs = MemFs::new();
+        fs.fail_close_on("/f");
+        let mut sh = shell_on(fs);
+        let (status, _, err) = run(&mut sh, "echo hi > f", Input::empty()).await;
+        assert_eq!(status, 1);
+        assert!(err.starts_with("forkbox: f: "), "{err}");
+    }
+
+    #[tokio::test]
+    async fn unsupported_features_say_so() {
+        let mut sh = shell_on(MemFs::new());
+        for (script, word) in [
+            ("trap 'echo x' EXIT", "trap"),
+            ("coproc true", "coproc"),
+            ("alias ll=ls", "alias"),
+            ("true <(true)", "process substitution"),
+        ] {
+            let (status, _, err) = run(&mut sh, script, Input::empty()).await;
+            assert_eq!(status, 2, "{script}");
+            assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");
+        }
+    }
+
+    #[tokio::test]
+    async fn recursion_is_bounded() {
+        let mut sh = shell_on(MemFs::new());
+        let (status, _, err) = run(&mut sh, "f() { f; }; f; echo after", Input::empty()).await;
+        assert_eq!(status, 1);
+        assert!(
+            err.contains("maximum function nesting level exceeded"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn substitution_output_is_bounded() {
+        let mut sh = shell_on(MemFs::new());
+        let (status, _, err) = run(&mut sh, "x=$(yes); echo after", Input::empty()).await;
+        assert_eq!(status, 1);
+        assert!(
+            err.contains("command substitution: output larger than"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn syntax_error_and_not_found() {
+        let mut sh = shell_on(MemFs::new());
+        let (status, _, err) = run(&mut sh, "echo a; fi", Input::empty()).await;
+        assert_eq!(status, 2);
+        assert_eq!(err, "forkbox: syntax error near unexpected token `fi'\n");
+        let (status, _, err) = run(&mut sh, "nope_cmd", Input::empty()).await;
+        assert_eq!(
+            (status, err.as_str()),
+            (127, "forkbox: nope_cmd: command not found\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn stream_runs_each_command_and_shares_stdin() {
+        let mut sh = shell_on(MemFs::new());
+        let (ow, or) = pipe();
+        let (ew, _er) = pipe();
+        let stdin = Input::from_bytes(
+            &b"x=1\necho $x\nread y\nhello\necho $y\nif true\nthen echo multi\nfi\n"[..],
+        );
+        let io = Stdio {
+            stdin,
+            stdout: ow,
+            stderr: ew,
+            tty: None,
+        };
+        let out = tokio::spawn(async move { or.read_to_end(1 << 20).await.unwrap_or_default() });
+        let status = sh.run_stream(&io, CancellationToken::new()).await;
+        drop(io);
+        assert_eq!(status, 0);
+        assert_eq!(out.await.unwrap_or_default(), b"1\nhello\nmulti\n");
+    }
+
+    #[tokio::test]
+    async fn launcher_runs_nested_shells() {
+        use forkbox_commands::{Context, Launcher};
+        let fs = MemFs::new();
+        let launcher = Arc::new(ShellLauncher::new(Arc::new(Registry::with_native())));
+        let (ow, or) = pipe();
+        let (ew, _er) = pipe();
+        let ctx = Context {
+            stdin: Input::empty(),
+            stdout: ow,
+            stderr: ew,
+            env: [("V".to_string(), "env-value".to_string())]
+                .into_iter()
+                .collect(),
+            cwd: "/".into(),
+            fs,
+            cancel: CancellationToken::new(),
+            tty: None,
+            launcher: launcher.clone(),
+        };
+        let status = launcher
+            .launch(
+                ctx,
+                vec!["sh".into(), "-c".into(), "echo $V; exit 4".into()],
+            )
+            .await;
+        assert_eq!(status, 4);
+        assert_eq!(
+            or.read_to_end(1024).await.unwrap_or_default(),
+            b"env-value\n"
+        );
+        assert!(launcher.commands().iter().any(|c| c.name == "cd"));
+    }
+
+    #[test]
+    fn default_prompt() {
+        let fs = MemFs::new();
+        let mut sh = shell_on(fs);
+        assert_eq!(sh.prompt(), "u@forkbox:/$ ");
+        sh.cwd = "/home/u/src".into();
+        assert_eq!(sh.prompt(), "u@forkbox:~/src$ ");
+    }
+}

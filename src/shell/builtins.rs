@@ -1,0 +1,207 @@
+//! Shell builtins: commands that read or change the shell's own state. One file each;
+//! the clap doc comments of each args struct are its `--help`.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use super::Shell;
+use super::error::ShellError;
+use super::exec::Exec;
+use super::redirect::Fds;
+
+mod break_;
+mod cd;
+mod colon;
+mod command;
+mod continue_;
+mod declare;
+mod echo;
+mod eval;
+mod exec;
+mod exit;
+mod export;
+mod false_;
+mod help;
+mod let_;
+mod local;
+mod pwd;
+mod read;
+mod readonly;
+mod return_;
+mod set;
+mod shift;
+mod source;
+mod trap;
+mod type_;
+mod unset;
+mod unsupported;
+mod wait;
+
+type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Every builtin with its one-line summary, for `help` and `type`.
+pub(crate) const SUMMARIES: &[(&str, &str)] = &[
+    (".", "execute commands from a file in the current shell"),
+    (":", "do nothing, successfully"),
+    ("alias", "not supported"),
+    ("bg", "not supported"),
+    ("break", "exit for, while, or until loops"),
+    ("cd", "change the shell working directory"),
+    (
+        "command",
+        "run a command bypassing shell functions, or describe it",
+    ),
+    ("continue", "resume the next iteration of a loop"),
+    ("declare", "set variable values and attributes"),
+    ("disown", "not supported"),
+    ("echo", "write arguments to standard output"),
+    ("eval", "execute arguments as a shell command"),
+    ("exec", "replace the shell with the given command"),
+    ("exit", "exit the shell"),
+    ("export", "set export attribute for shell variables"),
+    ("false", "return an unsuccessful result"),
+    ("fg", "not supported"),
+    (
+        "hash",
+        "remember command locations (nothing to remember here)",
+    ),
+    ("help", "list the commands this shell can run"),
+    ("jobs", "not supported"),
+    ("let", "evaluate arithmetic expressions"),
+    ("local", "define local variables"),
+    ("pwd", "print the name of the current working directory"),
+    (
+        "read",
+        "read a line from standard input and split it into fields",
+    ),
+    ("readonly", "mark shell variables as unchangeable"),
+    ("return", "return from a shell function"),
+    (
+        "set",
+        "set or unset shell options and positional parameters",
+    ),
+    ("shift", "shift positional parameters"),
+    ("shopt", "not supported"),
+    (
+        "source",
+        "execute commands from a file in the current shell",
+    ),
+    ("trap", "not supported"),
+    ("true", "return a successful result"),
+    ("type", "display information about command type"),
+    ("typeset", "set variable values and attributes"),
+    ("umask", "display the file mode creation mask"),
+    ("unalias", "not supported"),
+    (
+        "unset",
+        "unset values and attributes of shell variables and functions",
+    ),
+    (
+        "wait",
+        "wait for job completion (jobs run in the foreground, so: return at once)",
+    ),
+];
+
+pub(crate) fn is_builtin(name: &str) -> bool {
+    SUMMARIES.iter().any(|(n, _)| *n == name)
+}
+
+/// Runs builtin `name`; the caller checked [`is_builtin`].
+pub(crate) fn run<'a>(
+    sh: &'a mut Shell,
+    name: &str,
+    args: Vec<String>,
+    io: &'a Fds,
+) -> BoxFut<'a, Exec<i32>> {
+    match name {
+        "." | "source" => Box::pin(source::run(sh, args, io)),
+        ":" | "true" => Box::pin(colon::run(sh, args, io)),
+        "false" => Box::pin(false_::run(sh, args, io)),
+        "break" => Box::pin(break_::run(sh, args, io)),
+        "cd" => Box::pin(cd::run(sh, args, io)),
+        "command" => Box::pin(command::run(sh, args, io)),
+        "continue" => Box::pin(continue_::run(sh, args, io)),
+        "declare" | "typeset" => Box::pin(declare::run(sh, args, io)),
+        "echo" => Box::pin(echo::run(sh, args, io)),
+        "eval" => Box::pin(eval::run(sh, args, io)),
+        "exec" => Box::pin(exec::run(sh, args, io)),
+        "exit" => Box::pin(exit::run(sh, args, io)),
+        "export" => Box::pin(export::run(sh, args, io)),
+        "hash" => Box::pin(colon::run(sh, args, io)),
+        "help" => Box::pin(help::run(sh, args, io)),
+        "let" => Box::pin(let_::run(sh, args, io)),
+        "local" => Box::pin(local::run(sh, args, io)),
+        "pwd" => Box::pin(pwd::run(sh, args, io)),
+        "read" => Box::pin(read::run(sh, args, io)),
+        "readonly" => Box::pin(readonly::run(sh, args, io)),
+        "return" => Box::pin(return_::run(sh, args, io)),
+        "set" => Box::pin(set::run(sh, args, io)),
+        "shift" => Box::pin(shift::run(sh, args, io)),
+        "trap" => Box::pin(trap::run(sh, args, io)),
+        "type" => Box::pin(type_::run(sh, args, io)),
+        "umask" => Box::pin(unsupported::umask(sh, args, io)),
+        "unset" => Box::pin(unset::run(sh, args, io)),
+        "wait" => Box::pin(wait::run(sh, args, io)),
+        other => {
+            let other = other.to_string();
+            Box::pin(unsupported::run(sh, other, io))
+        }
+    }
+}
+
+/// Parses builtin arguments with clap. `--help` prints to stdout and gives `Err(0)`;
+/// a usage error prints `forkbox: NAME: …` and gives `Err(2)`, like bash.
+pub(crate) async fn parse<T: clap::Parser>(
+    sh: &Shell,
+    io: &Fds,
+    name: &str,
+    args: &[String],
+) -> Result<T, i32> {
+    let argv = std::iter::once(name.to_string()).chain(args.iter().cloned());
+    match T::try_parse_from(argv) {
+        Ok(t) => Ok(t),
+        Err(e) => match e.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                let _ = io.stdout().write_str(&e.render().to_string()).await;
+                Err(0)
+            }
+            _ => {
+                let rendered = e.render().to_string();
+                let first = rendered
+                    .lines()
+                    .next()
+                    .unwrap_or("invalid usage")
+                    .trim_start_matches("error: ");
+                let msg = format!("{name}: {first}\nTry '{name} --help' for more information.");
+                sh.report(&io.stderr(), &ShellError::Builtin(msg)).await;
+                Err(2)
+            }
+        },
+    }
+}
+
+/// Reports a builtin's own failure (`cd: x: No such file or directory`) and gives `status`.
+pub(crate) async fn fail(sh: &Shell, io: &Fds, msg: String, status: i32) -> Exec<i32> {
+    sh.report(&io.stderr(), &ShellError::Builtin(msg)).await;
+    Ok(status)
+}
+
+/// Whether `s` is a valid variable name.
+pub(crate) fn is_name(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic())
+        && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// `declare -x NAME="value"` quoting.
+pub(crate) fn dq(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if matches!(c, '"' | '\\' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,75 @@
+//! `cd`: change the shell working directory.
+
+use clap::Parser;
+use forkbox_commands::fs;
+
+use crate::shell::Shell;
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+
+/// Change the shell working directory.
+///
+/// Change the current directory to DIR. The default DIR is the value of the HOME shell
+/// variable; `cd -` goes to OLDPWD and prints it. Sets PWD and OLDPWD.
+#[derive(Parser, Debug)]
+#[command(name = "cd", disable_version_flag = true)]
+struct Args {
+    /// Use the logical path: `..` removes the previous component (default).
+    #[arg(short = 'L')]
+    logical: bool,
+    /// Use the physical directory structure, resolving symbolic links.
+    #[arg(short = 'P')]
+    physical: bool,
+    /// The directory to change to.
+    #[arg(allow_hyphen_values = true)]
+    dir: Option<String>,
+    #[arg(hide = true)]
+    extra: Vec<String>,
+}
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let a: Args = match super::parse(sh, io, "cd", &args).await {
+        Ok(a) => a,
+        Err(s) => return Ok(s),
+    };
+    if !a.extra.is_empty() {
+        return super::fail(sh, io, "cd: too many arguments".into(), 1).await;
+    }
+    let _ = a.logical;
+    let mut print = false;
+    let dir = match a.dir.as_deref() {
+        None => match sh.get_str("HOME") {
+            Some(h) => h,
+            None => return super::fail(sh, io, "cd: HOME not set".into(), 1).await,
+        },
+        Some("-") => match sh.get_str("OLDPWD") {
+            Some(d) => {
+                print = true;
+                d
+            }
+            None => return super::fail(sh, io, "cd: OLDPWD not set".into(), 1).await,
+        },
+        Some(d) => d.to_string(),
+    };
+    if dir.is_empty() {
+        return Ok(0);
+    }
+    let mut target = fs::normalize(&fs::join(&sh.cwd, &dir));
+    match sh.fs.stat(&target).await {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return super::fail(sh, io, format!("cd: {dir}: Not a directory"), 1).await,
+        Err(e) => return super::fail(sh, io, format!("cd: {dir}: {e}"), 1).await,
+    }
+    if a.physical
+        && let Ok(real) = sh.fs.canonicalize(&target).await
+    {
+        target = real;
+    }
+    let old = std::mem::replace(&mut sh.cwd, target.clone());
+    sh.set_exported("OLDPWD", &old);
+    sh.set_exported("PWD", &target);
+    if print {
+        let _ = io.stdout().write_str(&format!("{target}\n")).await;
+    }
+    Ok(0)
+}

@@ -1,0 +1,63 @@
+//! `command [-vV] name [arg ...]`: run a command bypassing shell functions, or say what
+//! a name would run.
+
+use crate::shell::Shell;
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut i = 0;
+    let mut describe = None;
+    while i < args.len() && args[i].starts_with('-') && args[i] != "-" {
+        match args[i].as_str() {
+            "--" => {
+                i += 1;
+                break;
+            }
+            "-v" => describe = Some(false),
+            "-V" => describe = Some(true),
+            "-p" => {}
+            "--help" => {
+                let _ = io
+                    .stdout()
+                    .write_str("command: command [-pVv] command [arg ...]\n    Run COMMAND with ARGS suppressing shell function lookup, or display\n    information about the specified COMMANDs.\n")
+                    .await;
+                return Ok(0);
+            }
+            other => {
+                return super::fail(sh, io, format!("command: {other}: invalid option"), 2).await;
+            }
+        }
+        i += 1;
+    }
+    let rest = &args[i..];
+    let Some(name) = rest.first() else {
+        return Ok(0);
+    };
+    if let Some(verbose) = describe {
+        let mut status = 0;
+        for n in rest {
+            match super::type_::describe(sh, n) {
+                Some((kind, path)) => {
+                    let line = if verbose {
+                        super::type_::sentence(n, kind, &path)
+                    } else {
+                        path
+                    };
+                    let _ = io.stdout().write_str(&format!("{line}\n")).await;
+                }
+                None => {
+                    if verbose {
+                        super::fail(sh, io, format!("command: {n}: not found"), 1).await?;
+                    }
+                    status = 1;
+                }
+            }
+        }
+        return Ok(status);
+    }
+    if super::is_builtin(name) {
+        return super::run(sh, name, rest[1..].to_vec(), io).await;
+    }
+    sh.run_external(name, rest[1..].to_vec(), &[], io).await
+}

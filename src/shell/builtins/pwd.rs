@@ -1,0 +1,35 @@
+//! `pwd`: print the name of the current working directory.
+
+use clap::Parser;
+
+use crate::shell::Shell;
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+
+/// Print the name of the current working directory.
+#[derive(Parser, Debug)]
+#[command(name = "pwd", disable_version_flag = true)]
+struct Args {
+    /// Print the value of $PWD (default).
+    #[arg(short = 'L')]
+    logical: bool,
+    /// Print the physical directory, without any symbolic links.
+    #[arg(short = 'P')]
+    physical: bool,
+}
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let a: Args = match super::parse(sh, io, "pwd", &args).await {
+        Ok(a) => a,
+        Err(s) => return Ok(s),
+    };
+    let mut dir = sh.cwd.clone();
+    if a.physical && !a.logical {
+        match sh.fs.canonicalize(&dir).await {
+            Ok(d) => dir = d,
+            Err(e) => return super::fail(sh, io, format!("pwd: {e}"), 1).await,
+        }
+    }
+    let _ = io.stdout().write_str(&format!("{dir}\n")).await;
+    Ok(0)
+}

@@ -1,0 +1,270 @@
+//! `read`: read a line from standard input and split it into fields.
+
+use std::collections::BTreeMap;
+
+use clap::Parser;
+
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+use crate::shell::{MAX_LINE, Shell, Value};
+
+/// Read a line from the standard input and split it into fields.
+///
+/// The line is split on IFS; the first word goes to the first NAME, the second to the
+/// second, and the rest of the line to the last NAME. Without NAMEs the line is stored in
+/// REPLY. The status is 1 at end of file.
+#[derive(Parser, Debug)]
+#[command(name = "read", disable_version_flag = true)]
+struct Args {
+    /// Do not treat backslashes as escape characters.
+    #[arg(short = 'r')]
+    raw: bool,
+    /// Print PROMPT on standard error before reading.
+    #[arg(short = 'p')]
+    prompt: Option<String>,
+    /// Assign the words to the indexed array ARRAY, starting at 0.
+    #[arg(short = 'a')]
+    array: Option<String>,
+    /// Read until the first character of DELIM instead of newline.
+    #[arg(short = 'd')]
+    delim: Option<String>,
+    /// Return after reading NCHARS characters.
+    #[arg(short = 'n')]
+    nchars: Option<usize>,
+    /// Do not echo input (input is never echoed by the shell itself).
+    #[arg(short = 's')]
+    silent: bool,
+    /// Time out after TIMEOUT seconds (status greater than 128).
+    #[arg(short = 't')]
+    timeout: Option<f64>,
+    /// Variable names.
+    names: Vec<String>,
+}
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let a: Args = match super::parse(sh, io, "read", &args).await {
+        Ok(a) => a,
+        Err(s) => return Ok(s),
+    };
+    let _ = a.silent;
+    for n in a.names.iter().chain(a.array.iter()) {
+        if !super::is_name(n) {
+            return super::fail(sh, io, format!("read: `{n}': not a valid identifier"), 1).await;
+        }
+    }
+    if let Some(p) = &a.prompt {
+        let _ = io.stderr().write_str(p).await;
+    }
+    let input = io.stdin();
+    let delim = match &a.delim {
+        Some(d) => d.bytes().next().unwrap_or(0),
+        None => b'\n',
+    };
+    let reading = async {
+        let mut line: Vec<u8> = Vec::new();
+        let mut eof = false;
+        loop {
+            if delim == b'\n' && a.nchars.is_none() {
+                match input.read_line(MAX_LINE).await {
+                    Ok(Some(mut l)) => {
+                        let complete = l.last() == Some(&b'\n');
+                        if complete {
+                            l.pop();
+                        }
+                        let continued =
+                            !a.raw && complete && l.last() == Some(&b'\\') && !ends_escaped(&l);
+                        if continued {
+                            l.pop();
+                            line.extend_from_slice(&l);
+                            continue;
+                        }
+                        line.extend_from_slice(&l);
+                        if !complete {
+                            eof = true;
+                        }
+                    }
+                    _ => eof = true,
+                }
+                break;
+            }
+            match input.read_up_to(1).await {
+                Ok(Some(b)) if !b.is_empty() => {
+                    if b[0] == delim {
+                        break;
+                    }
+                    line.push(b[0]);
+                    if a.nchars
+                        .is_some_and(|n| String::from_utf8_lossy(&line).chars().count() >= n)
+                    {
+                        break;
+                    }
+                    if line.len() >= MAX_LINE {
+                        break;
+                    }
+                }
+                _ => {
+                    eof = true;
+                    break;
+                }
+            }
+        }
+        (line, eof)
+    };
+    let (line, eof) = match a.timeout {
+        Some(t) if t >= 0.0 => {
+            match tokio::time::timeout(std::time::Duration::from_secs_f64(t.min(1e6)), reading)
+                .await
+            {
+                Ok(r) => r,
+                Err(_) => return Ok(142),
+            }
+        }
+        _ => reading.await,
+    };
+    let text = String::from_utf8_lossy(&line).into_owned();
+    let status = if eof { 1 } else { 0 };
+    if eof && line.is_empty() {
+        for n in &a.names {
+            let _ = sh.set_var(n, "");
+        }
+        return Ok(1);
+    }
+    let ifs = sh.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
+    if let Some(arr) = &a.array {
+        let fields = split_all(&unescape(&text, a.raw), &ifs);
+        let map: BTreeMap<i64, String> = fields
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| (i as i64, s))
+            .collect();
+        if let Err(e) = sh.set_value(arr, Value::Array(map)) {
+            return Ok(sh.report(&io.stderr(), &e).await);
+        }
+        return Ok(status);
+    }
+    if a.names.is_empty() {
+        let v = unescape(&text, a.raw);
+        if let Err(e) = sh.set_var("REPLY", &v) {
+            return Ok(sh.report(&io.stderr(), &e).await);
+        }
+        return Ok(status);
+    }
+    let values = split_n(&text, &ifs, a.names.len(), a.raw);
+    for (n, v) in a.names.iter().zip(values) {
+        if let Err(e) = sh.set_var(n, &v) {
+            return Ok(sh.report(&io.stderr(), &e).await);
+        }
+    }
+    Ok(status)
+}
+
+fn ends_escaped(l: &[u8]) -> bool {
+    // An even number of trailing backslashes means the last one is itself escaped.
+    let n = l.iter().rev().take_while(|&&b| b == b'\\').count();
+    n % 2 == 0
+}
+
+fn unescape(s: &str, raw: bool) -> String {
+    if raw {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn is_ws(c: char, ifs: &str) -> bool {
+    matches!(c, ' ' | '\t' | '\n') && ifs.contains(c)
+}
+
+/// Splits into every field (for `read -a`).
+fn split_all(s: &str, ifs: &str) -> Vec<String> {
+    if ifs.is_empty() {
+        return vec![s.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut have = false;
+    for c in s.chars() {
+        if ifs.contains(c) {
+            if have || !is_ws(c, ifs) {
+                out.push(std::mem::take(&mut cur));
+            }
+            have = false;
+        } else {
+            cur.push(c);
+            have = true;
+        }
+    }
+    if have {
+        out.push(cur);
+    }
+    out
+}
+
+/// Splits into `n` values: the last gets the rest of the line, trailing IFS whitespace
+/// removed. Backslash escapes (without `-r`) protect delimiters.
+fn split_n(s: &str, ifs: &str, n: usize, raw: bool) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    let mut out = Vec::new();
+    let skip_ws = |i: &mut usize| {
+        while *i < chars.len() && is_ws(chars[*i], ifs) {
+            *i += 1;
+        }
+    };
+    skip_ws(&mut i);
+    while out.len() + 1 < n {
+        if i >= chars.len() {
+            break;
+        }
+        let mut field = String::new();
+        while i < chars.len() && !ifs.contains(chars[i]) {
+            if chars[i] == '\\' && !raw && i + 1 < chars.len() {
+                field.push(chars[i + 1]);
+                i += 2;
+                continue;
+            }
+            field.push(chars[i]);
+            i += 1;
+        }
+        out.push(field);
+        // One delimiter: surrounding IFS whitespace plus at most one non-whitespace char.
+        skip_ws(&mut i);
+        if i < chars.len() && ifs.contains(chars[i]) && !is_ws(chars[i], ifs) {
+            i += 1;
+            skip_ws(&mut i);
+        }
+    }
+    let mut rest: String = chars[i.min(chars.len())..].iter().collect();
+    while rest.chars().last().is_some_and(|c| is_ws(c, ifs)) && !rest.ends_with("\\ ") {
+        rest.pop();
+    }
+    out.push(unescape(&rest, raw));
+    while out.len() < n {
+        out.push(String::new());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitting() {
+        assert_eq!(split_n("  a  b c  ", " \t\n", 2, true), ["a", "b c"]);
+        assert_eq!(split_n("a:b:c", ":", 2, true), ["a", "b:c"]);
+        assert_eq!(split_n("a", " ", 3, true), ["a", "", ""]);
+        assert_eq!(split_all(" a  b ", " "), ["a", "b"]);
+    }
+}

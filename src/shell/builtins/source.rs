@@ -1,0 +1,38 @@
+//! `source FILE [ARGS]` / `. FILE [ARGS]`: run a file's commands in the current shell.
+
+use forkbox_commands::fs;
+
+use crate::shell::exec::{Exec, Flow};
+use crate::shell::redirect::Fds;
+use crate::shell::{MAX_SCRIPT, Shell, parse_program};
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let Some(file) = args.first() else {
+        return super::fail(sh, io, "source: filename argument required".into(), 2).await;
+    };
+    let path = fs::join(&sh.cwd, file);
+    let bytes = match fs::read_all(sh.fs.as_ref(), &path, MAX_SCRIPT).await {
+        Ok(b) => b,
+        Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let program = match parse_program(&text) {
+        Ok(p) => p,
+        Err(e) => return sh.fail(e, io).await,
+    };
+    let saved = if args.len() > 1 {
+        Some(std::mem::replace(&mut sh.positional, args[1..].to_vec()))
+    } else {
+        None
+    };
+    sh.source_depth += 1;
+    let r = sh.exec_program(&program, io).await;
+    sh.source_depth -= 1;
+    if let Some(p) = saved {
+        sh.positional = p;
+    }
+    match r {
+        Err(Flow::Return(s)) => Ok(s),
+        other => other,
+    }
+}

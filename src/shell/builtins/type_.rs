@@ -1,0 +1,80 @@
+//! `type [-t] name ...`: display what a name would run.
+
+use crate::shell::Shell;
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+
+/// Reserved words, which `type` reports as keywords.
+const KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
+];
+
+/// What `name` resolves to: its kind (`keyword`, `function`, `builtin`, `file`) and what
+/// `command -v` prints for it.
+pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)> {
+    if KEYWORDS.contains(&name) {
+        return Some(("keyword", name.to_string()));
+    }
+    if sh.functions.contains_key(name) {
+        return Some(("function", name.to_string()));
+    }
+    if super::is_builtin(name) {
+        return Some(("builtin", name.to_string()));
+    }
+    let base = name.rsplit('/').next().unwrap_or(name);
+    if sh.registry.contains(base) || matches!(base, "sh" | "bash") {
+        let path = if name.contains('/') {
+            name.to_string()
+        } else {
+            format!("/usr/bin/{name}")
+        };
+        return Some(("file", path));
+    }
+    None
+}
+
+pub(crate) fn sentence(name: &str, kind: &str, path: &str) -> String {
+    match kind {
+        "keyword" => format!("{name} is a shell keyword"),
+        "function" => format!("{name} is a function"),
+        "builtin" => format!("{name} is a shell builtin"),
+        _ => format!("{name} is {path}"),
+    }
+}
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut kind_only = false;
+    let mut names = Vec::new();
+    for a in &args {
+        match a.as_str() {
+            "-t" => kind_only = true,
+            "-a" | "-p" | "-P" | "-f" => {}
+            "--help" => {
+                let _ = io.stdout().write_str("type: type [-afptP] name [name ...]\n    Display information about command type.\n").await;
+                return Ok(0);
+            }
+            _ => names.push(a.clone()),
+        }
+    }
+    let mut status = 0;
+    for n in &names {
+        match describe(sh, n) {
+            Some((kind, path)) => {
+                let line = if kind_only {
+                    kind.to_string()
+                } else {
+                    sentence(n, kind, &path)
+                };
+                let _ = io.stdout().write_str(&format!("{line}\n")).await;
+            }
+            None => {
+                if !kind_only {
+                    super::fail(sh, io, format!("type: {n}: not found"), 1).await?;
+                }
+                status = 1;
+            }
+        }
+    }
+    Ok(status)
+}

@@ -1,0 +1,127 @@
+//! The one place where shell errors become an exit status and a line on stderr.
+//!
+//! Every failure the interpreter itself detects (as opposed to a command's own failure,
+//! which the command reports) is a [`ShellError`]. [`ShellError::status`] gives the exit
+//! status bash would give, [`ShellError::is_fatal`] says whether a non-interactive bash
+//! would abandon the rest of the script, and `Display` is the message after `forkbox: `.
+
+use forkbox_commands::FsError;
+
+/// Prefix of every message the shell itself prints.
+pub const PROGRAM: &str = "forkbox";
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ShellError {
+    /// The full wording (`syntax error near unexpected token `fi'`).
+    #[error("{0}")]
+    Syntax(String),
+    #[error("{0}: command not found")]
+    CommandNotFound(String),
+    /// A shell feature forkbox does not implement (STYLE habit 12: never a silent no-op).
+    #[error("{0}: not supported")]
+    Unsupported(String),
+    #[error("{path}: {source}")]
+    File {
+        path: String,
+        #[source]
+        source: FsError,
+    },
+    /// Running a file as a command failed (`./x: No such file or directory`).
+    #[error("{path}: {source}")]
+    Exec {
+        path: String,
+        #[source]
+        source: FsError,
+    },
+    #[error("{0}: ambiguous redirect")]
+    AmbiguousRedirect(String),
+    #[error("{0}: Bad file descriptor")]
+    BadFd(String),
+    #[error("{0}: bad substitution")]
+    BadSubstitution(String),
+    #[error("{name}: {message}")]
+    ParamError { name: String, message: String },
+    #[error("{0}: unbound variable")]
+    Unbound(String),
+    #[error("{0}: readonly variable")]
+    Readonly(String),
+    /// Arithmetic error inside an expansion (`$((1/0))`): fatal, like bash.
+    #[error("{expr}: {message}")]
+    Arithmetic { expr: String, message: String },
+    /// Arithmetic error in a `((…))` command or `let`: the command fails, the script goes on.
+    #[error("((: {expr}: {message}")]
+    ArithmeticCommand { expr: String, message: String },
+    #[error("command substitution: output larger than {0} bytes")]
+    SubstitutionTooLarge(usize),
+    #[error("here-document larger than {0} bytes")]
+    HereDocTooLarge(usize),
+    #[error("{0}: maximum function nesting level exceeded ({1})")]
+    RecursionLimit(String, usize),
+    #[error("{0}: not a valid identifier")]
+    InvalidIdentifier(String),
+    /// A builtin's usage error or failure, already worded (`cd: x: No such file or directory`).
+    #[error("{0}")]
+    Builtin(String),
+    /// A named limit was exceeded (brace expansion size, ...); the message says which.
+    #[error("{0}")]
+    Limit(String),
+    #[error("{0}: bad regular expression")]
+    BadRegex(String),
+}
+
+impl ShellError {
+    /// The exit status bash gives for this error.
+    pub fn status(&self) -> i32 {
+        match self {
+            ShellError::Syntax(_) | ShellError::Unsupported(_) => 2,
+            ShellError::CommandNotFound(_) => 127,
+            // bash 5.2 exits a non-interactive shell with 127 for these.
+            ShellError::ParamError { .. } | ShellError::Unbound(_) => 127,
+            ShellError::BadRegex(_) => 2,
+            ShellError::Exec {
+                source: FsError::NotFound,
+                ..
+            } => 127,
+            ShellError::Exec { .. } => 126,
+            _ => 1,
+        }
+    }
+
+    /// Whether a non-interactive bash abandons the script on this error.
+    pub fn is_fatal(&self) -> bool {
+        matches!(
+            self,
+            ShellError::BadSubstitution(_)
+                | ShellError::ParamError { .. }
+                | ShellError::Unbound(_)
+                | ShellError::Arithmetic { .. }
+                | ShellError::SubstitutionTooLarge(_)
+                | ShellError::RecursionLimit(..)
+                | ShellError::Readonly(_)
+        )
+    }
+
+    /// The full line printed on stderr.
+    pub fn message(&self) -> String {
+        format!("{PROGRAM}: {self}\n")
+    }
+}
+
+pub type ShellResult<T> = Result<T, ShellError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_match_bash() {
+        assert_eq!(ShellError::CommandNotFound("x".into()).status(), 127);
+        assert_eq!(ShellError::Syntax("x".into()).status(), 2);
+        assert_eq!(ShellError::Unsupported("coproc".into()).status(), 2);
+        assert_eq!(
+            ShellError::Unsupported("coproc".into()).message(),
+            "forkbox: coproc: not supported\n"
+        );
+        assert!(!ShellError::CommandNotFound("x".into()).is_fatal());
+    }
+}

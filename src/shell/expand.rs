@@ -1,0 +1,1452 @@
+//! Word expansion, in bash's order: brace expansion, tilde, parameters, command
+//! substitution and arithmetic (left to right), word splitting on `IFS`, pathname
+//! expansion over the session's filesystem, quote removal.
+//!
+//! brush-parser splits a word into pieces (quoted text, `$x`, `$(…)`, …); expansion turns
+//! them into [`Piece`]s that remember whether they were quoted, then into fields.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use brush_parser::ast::Word;
+use brush_parser::word::{
+    self, BraceExpressionMember, BraceExpressionOrText, Parameter, ParameterExpr,
+    ParameterTestType, ParameterTransformOp, SpecialParameter, SubstringMatchKind, TildeExpr,
+    WordPiece, WordPieceWithSource,
+};
+use forkbox_commands::pipe;
+
+use super::arith::{self, ArithEnv};
+use super::error::ShellError;
+use super::pattern::{self, Pattern};
+use super::redirect::Fds;
+use super::{MAX_SUBSTITUTION_OUTPUT, Shell, Value, parse_program};
+
+/// Most words one brace expansion may produce (`{1..100000000}` would exhaust memory).
+pub const MAX_BRACE_WORDS: usize = 1 << 20;
+
+type R<T> = Result<T, ShellError>;
+type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// An expanded piece of a word, before splitting and globbing.
+#[derive(Clone, Debug)]
+pub(crate) enum Piece {
+    Text {
+        s: String,
+        /// Quoted text is never split and its glob characters are literal.
+        quoted: bool,
+        /// Result of an unquoted expansion: subject to word splitting.
+        split: bool,
+    },
+    /// Ends the current field (between the elements of `"$@"`).
+    FieldBreak,
+    /// Makes sure a field exists even if empty (`""`).
+    ForceField,
+}
+
+/// A parameter's value before an operator is applied.
+#[derive(Clone, Debug)]
+enum PVal {
+    Unset,
+    Str(String),
+    /// `$@`, `$*`, `${a[@]}`: `concat` for the `*` forms.
+    List(Vec<String>, bool),
+}
+
+impl PVal {
+    fn is_unset_or_null(&self, test: &ParameterTestType) -> bool {
+        match (self, test) {
+            (PVal::Unset, _) => true,
+            (PVal::Str(s), ParameterTestType::UnsetOrNull) => s.is_empty(),
+            (PVal::List(l, _), _) => {
+                l.is_empty()
+                    || (l.len() == 1
+                        && l[0].is_empty()
+                        && matches!(test, ParameterTestType::UnsetOrNull))
+            }
+            _ => false,
+        }
+    }
+
+    fn map(self, f: impl Fn(&str) -> String) -> PVal {
+        match self {
+            PVal::Unset => PVal::Str(f("")),
+            PVal::Str(s) => PVal::Str(f(&s)),
+            PVal::List(l, c) => PVal::List(l.iter().map(|s| f(s)).collect(), c),
+        }
+    }
+}
+
+fn parse_opts() -> brush_parser::ParserOptions {
+    brush_parser::ParserOptions::default()
+}
+
+/// Decodes the escapes of a `$'…'` string.
+pub(crate) fn ansi_c_decode(s: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c != '\\' || i >= chars.len() {
+            out.push(c);
+            continue;
+        }
+        let e = chars[i];
+        i += 1;
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'v' => out.push('\x0b'),
+            '\\' => out.push('\\'),
+            '\'' => out.push('\''),
+            '"' => out.push('"'),
+            '?' => out.push('?'),
+            'c' => {
+                if let Some(&n) = chars.get(i) {
+                    i += 1;
+                    out.push(char::from((n as u8) & 0x1f));
+                }
+            }
+            '0'..='7' => {
+                let mut v = e.to_digit(8).unwrap_or(0);
+                let mut n = 1;
+                while n < 3 && i < chars.len() && chars[i].is_digit(8) {
+                    v = v * 8 + chars[i].to_digit(8).unwrap_or(0);
+                    i += 1;
+                    n += 1;
+                }
+                out.push(char::from_u32(v & 0xff).unwrap_or('?'));
+            }
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let mut v = 0u32;
+                let mut n = 0;
+                while n < max && i < chars.len() && chars[i].is_ascii_hexdigit() {
+                    v = v * 16 + chars[i].to_digit(16).unwrap_or(0);
+                    i += 1;
+                    n += 1;
+                }
+                if n == 0 {
+                    out.push('\\');
+                    out.push(e);
+                } else {
+                    out.push(char::from_u32(v).unwrap_or('\u{fffd}'));
+                }
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    out
+}
+
+/// Brace expansion of one raw word (`a{b,c}` → `ab ac`); words without braces pass through.
+pub(crate) fn brace_expand(word: &str) -> R<Vec<String>> {
+    if !word.contains('{') {
+        return Ok(vec![word.to_string()]);
+    }
+    match word::parse_brace_expansions(word, &parse_opts()) {
+        Ok(Some(pieces)) => {
+            let mut out = vec![String::new()];
+            expand_brace_pieces(&pieces, &mut out)?;
+            Ok(out)
+        }
+        _ => Ok(vec![word.to_string()]),
+    }
+}
+
+fn expand_brace_pieces(pieces: &[BraceExpressionOrText], acc: &mut Vec<String>) -> R<()> {
+    for p in pieces {
+        match p {
+            BraceExpressionOrText::Text(t) => {
+                for a in acc.iter_mut() {
+                    a.push_str(t);
+                }
+            }
+            BraceExpressionOrText::Expr(members) => {
+                let mut alts: Vec<String> = Vec::new();
+                for m in members {
+                    match m {
+                        BraceExpressionMember::NumberSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
+                            let step = increment.unsigned_abs().max(1) as i64;
+                            let mut v = *start;
+                            loop {
+                                alts.push(v.to_string());
+                                if alts.len() > MAX_BRACE_WORDS {
+                                    return Err(brace_limit());
+                                }
+                                if v == *end {
+                                    break;
+                                }
+                                if start <= end {
+                                    v += step;
+                                    if v > *end {
+                                        break;
+                                    }
+                                } else {
+                                    v -= step;
+                                    if v < *end {
+                                        break;
+                                    }
+                                }
+                            }
+                        }
+                        BraceExpressionMember::CharSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
+                            let step = increment.unsigned_abs().max(1) as u32;
+                            let (s, e) = (*start as u32, *end as u32);
+                            let mut v = s;
+                            loop {
+                                if let Some(c) = char::from_u32(v) {
+                                    alts.push(c.to_string());
+                                }
+                                if v == e {
+                                    break;
+                                }
+                                if s <= e {
+                                    v += step;
+                                    if v > e {
+                                        break;
+                                    }
+                                } else {
+                                    if v < e + step {
+                                        break;
+                                    }
+                                    v -= step;
+                                }
+                            }
+                        }
+                        BraceExpressionMember::Child(children) => {
+                            let mut sub = vec![String::new()];
+                            expand_brace_pieces(children, &mut sub)?;
+                            alts.extend(sub);
+                        }
+                    }
+                }
+                let mut next = Vec::with_capacity(acc.len() * alts.len());
+                for a in acc.iter() {
+                    for alt in &alts {
+                        next.push(format!("{a}{alt}"));
+                        if next.len() > MAX_BRACE_WORDS {
+                            return Err(brace_limit());
+                        }
+                    }
+                }
+                *acc = next;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn brace_limit() -> ShellError {
+    ShellError::Limit(format!(
+        "brace expansion: more than {MAX_BRACE_WORDS} words"
+    ))
+}
+
+/// A field being assembled: its text and its glob pattern (quoted parts escaped).
+#[derive(Default)]
+struct FieldBuf {
+    text: String,
+    pat: String,
+    globby: bool,
+}
+
+impl FieldBuf {
+    fn push(&mut self, s: &str, glob: bool) {
+        self.text.push_str(s);
+        if glob {
+            self.pat.push_str(s);
+            if pattern::has_glob_chars(s) {
+                self.globby = true;
+            }
+        } else {
+            self.pat.push_str(&pattern::escape(s));
+        }
+    }
+}
+
+/// Splits pieces into fields on `ifs`.
+fn split_fields(pieces: Vec<Piece>, ifs: &str) -> Vec<FieldBuf> {
+    let mut fields = Vec::new();
+    let mut cur: Option<FieldBuf> = None;
+    let mut after_ws_delim = false;
+    for p in pieces {
+        match p {
+            Piece::ForceField => {
+                cur.get_or_insert_with(FieldBuf::default);
+            }
+            Piece::FieldBreak => {
+                if let Some(f) = cur.take() {
+                    fields.push(f);
+                }
+                after_ws_delim = false;
+            }
+            Piece::Text { s, quoted, split } => {
+                if !split || ifs.is_empty() {
+                    if !s.is_empty() || quoted {
+                        cur.get_or_insert_with(FieldBuf::default).push(&s, !quoted);
+                        after_ws_delim = false;
+                    }
+                    continue;
+                }
+                let mut chunk = String::new();
+                for c in s.chars() {
+                    if ifs.contains(c) {
+                        if !chunk.is_empty() {
+                            cur.get_or_insert_with(FieldBuf::default).push(&chunk, true);
+                            chunk.clear();
+                        }
+                        let ws = matches!(c, ' ' | '\t' | '\n');
+                        if ws {
+                            if let Some(f) = cur.take() {
+                                fields.push(f);
+                                after_ws_delim = true;
+                            }
+                        } else {
+                            match cur.take() {
+                                Some(f) => fields.push(f),
+                                None if after_ws_delim => {}
+                                None => fields.push(FieldBuf::default()),
+                            }
+                            after_ws_delim = false;
+                        }
+                    } else {
+                        chunk.push(c);
+                        after_ws_delim = false;
+                    }
+                }
+                if !chunk.is_empty() {
+                    cur.get_or_insert_with(FieldBuf::default).push(&chunk, true);
+                }
+            }
+        }
+    }
+    if let Some(f) = cur {
+        fields.push(f);
+    }
+    fields
+}
+
+/// Joins pieces without splitting (assignments, here-strings, `case` words).
+fn join_pieces(pieces: &[Piece]) -> String {
+    let mut out = String::new();
+    let mut need_space = false;
+    for p in pieces {
+        match p {
+            Piece::Text { s, .. } => {
+                if need_space {
+                    out.push(' ');
+                    need_space = false;
+                }
+                out.push_str(s);
+            }
+            Piece::FieldBreak => need_space = true,
+            Piece::ForceField => {}
+        }
+    }
+    out
+}
+
+/// Joins pieces into a pattern: quoted text is escaped so it matches literally.
+fn join_pattern(pieces: &[Piece]) -> String {
+    let mut out = String::new();
+    for p in pieces {
+        if let Piece::Text { s, quoted, .. } = p {
+            if *quoted {
+                out.push_str(&pattern::escape(s));
+            } else {
+                out.push_str(s);
+            }
+        } else if matches!(p, Piece::FieldBreak) {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+fn is_at_list(p: &WordPiece) -> bool {
+    matches!(
+        p,
+        WordPiece::ParameterExpansion(ParameterExpr::Parameter {
+            parameter: Parameter::Special(SpecialParameter::AllPositionalParameters {
+                concatenate: false
+            }) | Parameter::NamedWithAllIndices {
+                concatenate: false,
+                ..
+            },
+            ..
+        })
+    )
+}
+
+fn param_name(p: &Parameter) -> String {
+    match p {
+        Parameter::Positional(n) => n.to_string(),
+        Parameter::Special(s) => s.to_string(),
+        Parameter::Named(n) => n.clone(),
+        Parameter::NamedWithIndex { name, index } => format!("{name}[{index}]"),
+        Parameter::NamedWithAllIndices { name, concatenate } => {
+            format!("{name}[{}]", if *concatenate { '*' } else { '@' })
+        }
+    }
+}
+
+impl ArithEnv for Shell {
+    fn get_var(&self, name: &str) -> Option<String> {
+        self.get_str(name)
+    }
+    fn set_var(&mut self, name: &str, value: i64) -> Result<(), String> {
+        Shell::set_var(self, name, &value.to_string()).map_err(|e| e.to_string())
+    }
+    fn get_elem(&self, name: &str, index: i64) -> Option<String> {
+        match &self.vars.get(name)?.value {
+            Value::Str(s) => (index == 0).then(|| s.clone()),
+            Value::Array(a) => a.get(&index).cloned(),
+        }
+    }
+    fn set_elem(&mut self, name: &str, index: i64, value: i64) -> Result<(), String> {
+        Shell::set_elem(self, name, index, &value.to_string()).map_err(|e| e.to_string())
+    }
+}
+
+impl Shell {
+    /// Full expansion of command words: brace, parameters, splitting, globbing.
+    pub(crate) async fn expand_words(&mut self, words: &[&Word], fds: &Fds) -> R<Vec<String>> {
+        let mut out = Vec::new();
+        for w in words {
+            for braced in brace_expand(&w.value)? {
+                let fields = self.expand_fields(&braced, fds).await?;
+                out.extend(fields);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Expands one word string into fields (no brace expansion).
+    pub(crate) async fn expand_fields(&mut self, text: &str, fds: &Fds) -> R<Vec<String>> {
+        let pieces = word::parse(text, &parse_opts())
+            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        let ifs = self.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
+        let fields = split_fields(out, &ifs);
+        let mut result = Vec::new();
+        for f in fields {
+            if f.globby && !self.opts.noglob {
+                let matches = self.glob(&f.pat).await;
+                if matches.is_empty() {
+                    result.push(f.text);
+                } else {
+                    result.extend(matches);
+                }
+            } else {
+                result.push(f.text);
+            }
+        }
+        Ok(result)
+    }
+
+    /// Expansion without splitting or globbing (assignment values, here-strings, `case`).
+    pub(crate) async fn expand_no_split(&mut self, w: &Word, fds: &Fds) -> R<String> {
+        self.expand_str(&w.value, fds).await
+    }
+
+    pub(crate) async fn expand_str(&mut self, text: &str, fds: &Fds) -> R<String> {
+        let pieces = word::parse(text, &parse_opts())
+            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        Ok(join_pieces(&out))
+    }
+
+    /// Expansion into a glob pattern: quoted parts match literally.
+    pub(crate) async fn expand_pattern(&mut self, text: &str, fds: &Fds) -> R<String> {
+        let pieces = word::parse(text, &parse_opts())
+            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        Ok(join_pattern(&out))
+    }
+
+    /// A redirection target: must expand to exactly one word.
+    pub(crate) async fn expand_redirect_target(&mut self, w: &Word, fds: &Fds) -> R<String> {
+        let mut fields = self.expand_fields(&w.value, fds).await?;
+        if fields.len() != 1 {
+            return Err(ShellError::AmbiguousRedirect(w.value.clone()));
+        }
+        Ok(fields.remove(0))
+    }
+
+    /// A here-document body: parameters, substitutions and arithmetic; quotes are literal.
+    pub(crate) async fn expand_heredoc(&mut self, body: &str, fds: &Fds) -> R<String> {
+        let pieces = word::parse_heredoc(body, &parse_opts())
+            .map_err(|_| ShellError::BadSubstitution(body.to_string()))?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, true, fds, &mut out).await?;
+        Ok(join_pieces(&out))
+    }
+
+    /// Evaluates arithmetic text after expanding `$x`, `$(…)` inside it.
+    /// `fatal` selects the expansion wording (`$((…))` aborts the script) over the
+    /// command wording (`((…))` only fails).
+    pub(crate) async fn eval_arith(&mut self, text: &str, fds: &Fds, fatal: bool) -> R<i64> {
+        let expanded = self.expand_heredoc(text, fds).await?;
+        arith::eval_str(self, &expanded).map_err(|message| {
+            let expr = expanded.trim().to_string();
+            if fatal {
+                ShellError::Arithmetic { expr, message }
+            } else {
+                ShellError::ArithmeticCommand { expr, message }
+            }
+        })
+    }
+
+    pub(crate) fn expand_pieces<'a>(
+        &'a mut self,
+        pieces: &'a [WordPieceWithSource],
+        quoted: bool,
+        fds: &'a Fds,
+        out: &'a mut Vec<Piece>,
+    ) -> BoxFut<'a, R<()>> {
+        Box::pin(async move {
+            for p in pieces {
+                self.expand_piece(&p.piece, quoted, fds, out).await?;
+            }
+            Ok(())
+        })
+    }
+
+    async fn expand_piece(
+        &mut self,
+        piece: &WordPiece,
+        quoted: bool,
+        fds: &Fds,
+        out: &mut Vec<Piece>,
+    ) -> R<()> {
+        match piece {
+            WordPiece::Text(s) => out.push(Piece::Text {
+                s: s.clone(),
+                quoted,
+                split: false,
+            }),
+            WordPiece::SingleQuotedText(s) => out.push(Piece::Text {
+                s: s.clone(),
+                quoted: true,
+                split: false,
+            }),
+            WordPiece::AnsiCQuotedText(s) => out.push(Piece::Text {
+                s: ansi_c_decode(s),
+                quoted: true,
+                split: false,
+            }),
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                let only_at = !inner.is_empty() && inner.iter().all(|p| is_at_list(&p.piece));
+                if !only_at {
+                    out.push(Piece::ForceField);
+                }
+                self.expand_pieces(inner, true, fds, out).await?;
+            }
+            WordPiece::TildeExpansion(t) => {
+                let s = match t {
+                    TildeExpr::Home => self.get_str("HOME").unwrap_or_default(),
+                    TildeExpr::WorkingDir => self.cwd.clone(),
+                    TildeExpr::OldWorkingDir => {
+                        self.get_str("OLDPWD").unwrap_or_else(|| "~-".into())
+                    }
+                    TildeExpr::UserHome(u) => {
+                        if self.get_str("USER").as_deref() == Some(u.as_str()) {
+                            self.get_str("HOME").unwrap_or_default()
+                        } else {
+                            format!("~{u}")
+                        }
+                    }
+                    TildeExpr::NthDirFromTopOfDirStack { .. }
+                    | TildeExpr::NthDirFromBottomOfDirStack { .. } => {
+                        return Err(ShellError::Unsupported("directory stack".into()));
+                    }
+                };
+                out.push(Piece::Text {
+                    s,
+                    quoted: true,
+                    split: false,
+                });
+            }
+            WordPiece::ParameterExpansion(expr) => {
+                let v = self.eval_param_expr(expr, quoted, fds).await?;
+                self.emit_value(v, quoted, out);
+            }
+            WordPiece::CommandSubstitution(cmd) | WordPiece::BackquotedCommandSubstitution(cmd) => {
+                let s = self.command_substitution(cmd, fds).await?;
+                out.push(Piece::Text {
+                    s,
+                    quoted,
+                    split: !quoted,
+                });
+            }
+            WordPiece::EscapeSequence(s) => {
+                let lit: String = s.chars().skip(1).collect();
+                if quoted && !matches!(lit.as_str(), "$" | "`" | "\"" | "\\" | "\n") {
+                    out.push(Piece::Text {
+                        s: s.clone(),
+                        quoted: true,
+                        split: false,
+                    });
+                } else if lit == "\n" {
+                    // Line continuation: nothing.
+                } else {
+                    out.push(Piece::Text {
+                        s: lit,
+                        quoted: true,
+                        split: false,
+                    });
+                }
+            }
+            WordPiece::ArithmeticExpression(e) => {
+                let v = self.eval_arith(&e.value, fds, true).await?;
+                out.push(Piece::Text {
+                    s: v.to_string(),
+                    quoted,
+                    split: !quoted,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn emit_value(&self, v: PVal, quoted: bool, out: &mut Vec<Piece>) {
+        match v {
+            PVal::Unset => out.push(Piece::Text {
+                s: String::new(),
+                quoted,
+                split: !quoted,
+            }),
+            PVal::Str(s) => out.push(Piece::Text {
+                s,
+                quoted,
+                split: !quoted,
+            }),
+            PVal::List(items, concat) => {
+                if quoted && concat {
+                    let ifs = self.get_str("IFS");
+                    let sep = match ifs.as_deref() {
+                        None => " ".to_string(),
+                        Some(s) => s.chars().next().map(String::from).unwrap_or_default(),
+                    };
+                    out.push(Piece::Text {
+                        s: items.join(&sep),
+                        quoted: true,
+                        split: false,
+                    });
+                } else {
+                    for (i, item) in items.into_iter().enumerate() {
+                        if i > 0 {
+                            out.push(Piece::FieldBreak);
+                        }
+                        if quoted {
+                            out.push(Piece::ForceField);
+                        }
+                        out.push(Piece::Text {
+                            s: item,
+                            quoted,
+                            split: !quoted,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `cmd` in a subshell and captures its stdout (trailing newlines removed).
+    pub(crate) async fn command_substitution(&mut self, cmd: &str, fds: &Fds) -> R<String> {
+        let program = parse_program(cmd)?;
+        let mut sub = self.subshell();
+        let (out, input) = pipe();
+        let sub_fds = fds.with_stdout(out);
+        // Its own task: nested substitutions (`f() { echo $(f); }`) then cost heap, not stack.
+        let run = super::on_fresh_task(async move {
+            let status = sub.run_program(&program, &sub_fds).await;
+            drop(sub_fds);
+            status
+        });
+        let read = async move { input.read_to_end(MAX_SUBSTITUTION_OUTPUT).await };
+        let (status, data) = futures::join!(run, read);
+        let status = status.unwrap_or(1);
+        self.last_status = status;
+        self.subst_runs += 1;
+        let data = data.map_err(|_| ShellError::SubstitutionTooLarge(MAX_SUBSTITUTION_OUTPUT))?;
+        let mut s = String::from_utf8_lossy(&data).into_owned();
+        while s.ends_with('\n') {
+            s.pop();
+        }
+        Ok(s)
+    }
+
+    fn param_value(&mut self, p: &Parameter, fds: &Fds) -> BoxFut<'_, R<PVal>> {
+        let p = p.clone();
+        let fds = fds.clone();
+        Box::pin(async move {
+            Ok(match &p {
+                Parameter::Positional(n) => {
+                    let n = *n as usize;
+                    if n == 0 {
+                        PVal::Str(self.arg0.clone())
+                    } else {
+                        self.positional
+                            .get(n - 1)
+                            .cloned()
+                            .map_or(PVal::Unset, PVal::Str)
+                    }
+                }
+                Parameter::Special(s) => match s {
+                    SpecialParameter::AllPositionalParameters { concatenate } => {
+                        PVal::List(self.positional.clone(), *concatenate)
+                    }
+                    SpecialParameter::PositionalParameterCount => {
+                        PVal::Str(self.positional.len().to_string())
+                    }
+                    SpecialParameter::LastExitStatus => PVal::Str(self.last_status.to_string()),
+                    SpecialParameter::CurrentOptionFlags => PVal::Str(self.option_flags()),
+                    SpecialParameter::ProcessId => PVal::Str(self.pid.to_string()),
+                    SpecialParameter::LastBackgroundProcessId => PVal::Unset,
+                    SpecialParameter::ShellName => PVal::Str(self.arg0.clone()),
+                },
+                Parameter::Named(name) => self.named_value(name),
+                Parameter::NamedWithIndex { name, index } => {
+                    if name == "PIPESTATUS" {
+                        let i = self.eval_arith(index, &fds, true).await?;
+                        return Ok(usize::try_from(i)
+                            .ok()
+                            .and_then(|i| self.pipestatus.get(i))
+                            .map_or(PVal::Unset, |s| PVal::Str(s.to_string())));
+                    }
+                    let i = self.eval_arith(index, &fds, true).await?;
+                    match self.vars.get(name).map(|v| &v.value) {
+                        Some(Value::Array(a)) => {
+                            let idx = if i < 0 {
+                                a.keys().next_back().map_or(0, |k| k + 1) + i
+                            } else {
+                                i
+                            };
+                            a.get(&idx).cloned().map_or(PVal::Unset, PVal::Str)
+                        }
+                        Some(Value::Str(s)) if i == 0 => PVal::Str(s.clone()),
+                        _ => PVal::Unset,
+                    }
+                }
+                Parameter::NamedWithAllIndices { name, concatenate } => {
+                    if name == "PIPESTATUS" {
+                        return Ok(PVal::List(
+                            self.pipestatus.iter().map(|s| s.to_string()).collect(),
+                            *concatenate,
+                        ));
+                    }
+                    match self.vars.get(name).map(|v| &v.value) {
+                        Some(Value::Array(a)) => {
+                            PVal::List(a.values().cloned().collect(), *concatenate)
+                        }
+                        Some(Value::Str(s)) => PVal::List(vec![s.clone()], *concatenate),
+                        None => PVal::List(Vec::new(), *concatenate),
+                    }
+                }
+            })
+        })
+    }
+
+    fn named_value(&mut self, name: &str) -> PVal {
+        match name {
+            "RANDOM" => return PVal::Str(self.next_random().to_string()),
+            "PIPESTATUS" => {
+                return PVal::Str(
+                    self.pipestatus
+                        .first()
+                        .map(|s| s.to_string())
+                        .unwrap_or_default(),
+                );
+            }
+            "SHLVL" if !self.vars.contains_key("SHLVL") => return PVal::Str("1".into()),
+            _ => {}
+        }
+        match self.vars.get(name) {
+            Some(v) => v
+                .value
+                .as_str()
+                .map_or(PVal::Unset, |s| PVal::Str(s.to_string())),
+            None => PVal::Unset,
+        }
+    }
+
+    pub(crate) fn option_flags(&self) -> String {
+        let mut f = String::from("h");
+        if self.opts.errexit {
+            f.push('e');
+        }
+        if self.opts.noglob {
+            f.push('f');
+        }
+        if self.opts.nounset {
+            f.push('u');
+        }
+        if self.opts.xtrace {
+            f.push('x');
+        }
+        f.push('B');
+        if self.opts.noclobber {
+            f.push('C');
+        }
+        if !self.interactive {
+            f.push('c');
+        }
+        f
+    }
+
+    /// Resolves `${!x}`: the parameter named by x's value.
+    async fn resolve(&mut self, p: &Parameter, indirect: bool, fds: &Fds) -> R<PVal> {
+        let v = self.param_value(p, fds).await?;
+        if !indirect {
+            return Ok(v);
+        }
+        match v {
+            PVal::Str(name) => {
+                let target = word::parse_parameter(&name, &parse_opts())
+                    .map_err(|_| ShellError::BadSubstitution(name.clone()))?;
+                self.param_value(&target, fds).await
+            }
+            PVal::Unset => Ok(PVal::Unset),
+            PVal::List(..) => Err(ShellError::BadSubstitution(param_name(p))),
+        }
+    }
+
+    fn check_unset(&self, p: &Parameter, v: &PVal) -> R<()> {
+        if self.opts.nounset
+            && matches!(v, PVal::Unset)
+            && !matches!(
+                p,
+                Parameter::Special(SpecialParameter::AllPositionalParameters { .. })
+            )
+        {
+            return Err(ShellError::Unbound(param_name(p)));
+        }
+        Ok(())
+    }
+
+    async fn expand_sub_pieces(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
+        let pieces = word::parse(text, &parse_opts())
+            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, quoted, fds, &mut out).await?;
+        Ok(out)
+    }
+
+    /// Evaluates a `${…}` expression.
+    fn eval_param_expr<'a>(
+        &'a mut self,
+        expr: &'a ParameterExpr,
+        quoted: bool,
+        fds: &'a Fds,
+    ) -> BoxFut<'a, R<PVal>> {
+        Box::pin(async move {
+            match expr {
+                ParameterExpr::Parameter {
+                    parameter,
+                    indirect,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    self.check_unset(parameter, &v)?;
+                    Ok(v)
+                }
+                ParameterExpr::UseDefaultValues {
+                    parameter,
+                    indirect,
+                    test_type,
+                    default_value,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    if v.is_unset_or_null(test_type) {
+                        let text = default_value.clone().unwrap_or_default();
+                        let pieces = self.expand_sub_pieces(&text, quoted, fds).await?;
+                        Ok(PVal::Str(join_or_mark(pieces, quoted)))
+                    } else {
+                        Ok(v)
+                    }
+                }
+                ParameterExpr::AssignDefaultValues {
+                    parameter,
+                    indirect,
+                    test_type,
+                    default_value,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    if v.is_unset_or_null(test_type) {
+                        let text = default_value.clone().unwrap_or_default();
+                        let value = self.expand_str(&text, fds).await?;
+                        match parameter {
+                            Parameter::Named(name) => self.set_var(name, &value)?,
+                            Parameter::NamedWithIndex { name, index } => {
+                                let i = self.eval_arith(index, fds, true).await?;
+                                self.set_elem(name, i, &value)?;
+                            }
+                            other => {
+                                return Err(ShellError::ParamError {
+                                    name: format!("${}", param_name(other)),
+                                    message: "cannot assign in this way".into(),
+                                });
+                            }
+                        }
+                        Ok(PVal::Str(value))
+                    } else {
+                        Ok(v)
+                    }
+                }
+                ParameterExpr::IndicateErrorIfNullOrUnset {
+                    parameter,
+                    indirect,
+                    test_type,
+                    error_message,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    if v.is_unset_or_null(test_type) {
+                        let message = match error_message {
+                            Some(m) => self.expand_str(m, fds).await?,
+                            None => match test_type {
+                                ParameterTestType::UnsetOrNull => {
+                                    "parameter null or not set".into()
+                                }
+                                ParameterTestType::Unset => "parameter not set".into(),
+                            },
+                        };
+                        return Err(ShellError::ParamError {
+                            name: param_name(parameter),
+                            message,
+                        });
+                    }
+                    Ok(v)
+                }
+                ParameterExpr::UseAlternativeValue {
+                    parameter,
+                    indirect,
+                    test_type,
+                    alternative_value,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    if v.is_unset_or_null(test_type) {
+                        Ok(PVal::Str(String::new()))
+                    } else {
+                        let text = alternative_value.clone().unwrap_or_default();
+                        let pieces = self.expand_sub_pieces(&text, quoted, fds).await?;
+                        Ok(PVal::Str(join_or_mark(pieces, quoted)))
+                    }
+                }
+                ParameterExpr::ParameterLength {
+                    parameter,
+                    indirect,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    self.check_unset(parameter, &v)?;
+                    Ok(PVal::Str(match v {
+                        PVal::Unset => "0".into(),
+                        PVal::Str(s) => s.chars().count().to_string(),
+                        PVal::List(l, _) => l.len().to_string(),
+                    }))
+                }
+                ParameterExpr::RemoveSmallestSuffixPattern {
+                    parameter,
+                    indirect,
+                    pattern,
+                }
+                | ParameterExpr::RemoveLargestSuffixPattern {
+                    parameter,
+                    indirect,
+                    pattern,
+                }
+                | ParameterExpr::RemoveSmallestPrefixPattern {
+                    parameter,
+                    indirect,
+                    pattern,
+                }
+                | ParameterExpr::RemoveLargestPrefixPattern {
+                    parameter,
+                    indirect,
+                    pattern,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    self.check_unset(parameter, &v)?;
+                    let pat_text = match pattern {
+                        Some(p) => self.expand_pattern(p, fds).await?,
+                        None => String::new(),
+                    };
+                    let pat = Pattern::new(&pat_text);
+                    let (suffix, longest) = match expr {
+                        ParameterExpr::RemoveSmallestSuffixPattern { .. } => (true, false),
+                        ParameterExpr::RemoveLargestSuffixPattern { .. } => (true, true),
+                        ParameterExpr::RemoveSmallestPrefixPattern { .. } => (false, false),
+                        _ => (false, true),
+                    };
+                    Ok(v.map(|s| {
+                        let chars: Vec<char> = s.chars().collect();
+                        if suffix {
+                            match pat.match_suffix(s, longest) {
+                                Some(n) => chars[..chars.len() - n].iter().collect(),
+                                None => s.to_string(),
+                            }
+                        } else {
+                            match pat.match_prefix(s, longest) {
+                                Some(n) => chars[n..].iter().collect(),
+                                None => s.to_string(),
+                            }
+                        }
+                    }))
+                }
+                ParameterExpr::Substring {
+                    parameter,
+                    indirect,
+                    offset,
+                    length,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    self.check_unset(parameter, &v)?;
+                    let off = self.eval_arith(&offset.value, fds, true).await?;
+                    let len = match length {
+                        Some(l) => Some(self.eval_arith(&l.value, fds, true).await?),
+                        None => None,
+                    };
+                    match v {
+                        PVal::List(items, c) => {
+                            let is_positional = matches!(
+                                parameter,
+                                Parameter::Special(
+                                    SpecialParameter::AllPositionalParameters { .. }
+                                )
+                            );
+                            let mut all = items;
+                            if is_positional {
+                                all.insert(0, self.arg0.clone());
+                            }
+                            let sliced = slice(&all, off, len).ok_or_else(|| {
+                                substring_error(length.as_ref().map(|l| l.value.as_str()))
+                            })?;
+                            Ok(PVal::List(sliced, c))
+                        }
+                        other => {
+                            let s = match other {
+                                PVal::Str(s) => s,
+                                _ => String::new(),
+                            };
+                            let chars: Vec<char> = s.chars().collect();
+                            let sliced = slice(&chars, off, len).ok_or_else(|| {
+                                substring_error(length.as_ref().map(|l| l.value.as_str()))
+                            })?;
+                            Ok(PVal::Str(sliced.into_iter().collect()))
+                        }
+                    }
+                }
+                ParameterExpr::Transform {
+                    parameter,
+                    indirect,
+                    op,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    self.check_unset(parameter, &v)?;
+                    match op {
+                        ParameterTransformOp::ToUpperCase => Ok(v.map(|s| s.to_uppercase())),
+                        ParameterTransformOp::ToLowerCase => Ok(v.map(|s| s.to_lowercase())),
+                        ParameterTransformOp::CapitalizeInitial => Ok(v.map(upper_first)),
+                        ParameterTransformOp::Quoted => Ok(v.map(shell_quote)),
+                        ParameterTransformOp::ExpandEscapeSequences => Ok(v.map(ansi_c_decode)),
+                        _ => Err(ShellError::Unsupported(format!(
+                            "${{{}@{}}}",
+                            param_name(parameter),
+                            transform_letter(op)
+                        ))),
+                    }
+                }
+                ParameterExpr::UppercaseFirstChar {
+                    parameter,
+                    indirect,
+                    pattern,
+                }
+                | ParameterExpr::UppercasePattern {
+                    parameter,
+                    indirect,
+                    pattern,
+                }
+                | ParameterExpr::LowercaseFirstChar {
+                    parameter,
+                    indirect,
+                    pattern,
+                }
+                | ParameterExpr::LowercasePattern {
+                    parameter,
+                    indirect,
+                    pattern,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    self.check_unset(parameter, &v)?;
+                    let pat = match pattern {
+                        Some(p) if !p.is_empty() => {
+                            Some(Pattern::new(&self.expand_pattern(p, fds).await?))
+                        }
+                        _ => None,
+                    };
+                    let (upper, all) = match expr {
+                        ParameterExpr::UppercaseFirstChar { .. } => (true, false),
+                        ParameterExpr::UppercasePattern { .. } => (true, true),
+                        ParameterExpr::LowercaseFirstChar { .. } => (false, false),
+                        _ => (false, true),
+                    };
+                    Ok(v.map(|s| {
+                        s.chars()
+                            .enumerate()
+                            .map(|(i, c)| {
+                                let applies = (all || i == 0)
+                                    && pat.as_ref().is_none_or(|p| p.matches(&c.to_string()));
+                                if !applies {
+                                    c.to_string()
+                                } else if upper {
+                                    c.to_uppercase().to_string()
+                                } else {
+                                    c.to_lowercase().to_string()
+                                }
+                            })
+                            .collect()
+                    }))
+                }
+                ParameterExpr::ReplaceSubstring {
+                    parameter,
+                    indirect,
+                    pattern,
+                    replacement,
+                    match_kind,
+                } => {
+                    let v = self.resolve(parameter, *indirect, fds).await?;
+                    self.check_unset(parameter, &v)?;
+                    let pat = Pattern::new(&self.expand_pattern(pattern, fds).await?);
+                    let rep = match replacement {
+                        Some(r) => self.expand_str(r, fds).await?,
+                        None => String::new(),
+                    };
+                    Ok(v.map(|s| replace(s, &pat, &rep, match_kind)))
+                }
+                ParameterExpr::VariableNames {
+                    prefix,
+                    concatenate,
+                } => {
+                    let mut names: Vec<String> = self
+                        .vars
+                        .keys()
+                        .filter(|k| k.starts_with(prefix.as_str()))
+                        .cloned()
+                        .collect();
+                    names.sort();
+                    Ok(PVal::List(names, *concatenate))
+                }
+                ParameterExpr::MemberKeys {
+                    variable_name,
+                    concatenate,
+                } => {
+                    let keys = match self.vars.get(variable_name).map(|v| &v.value) {
+                        Some(Value::Array(a)) => a.keys().map(|k| k.to_string()).collect(),
+                        Some(Value::Str(_)) => vec!["0".to_string()],
+                        None => Vec::new(),
+                    };
+                    Ok(PVal::List(keys, *concatenate))
+                }
+            }
+        })
+    }
+
+    /// Pathname expansion of a pattern over the filesystem; sorted; empty if nothing matches.
+    pub(crate) async fn glob(&self, pat: &str) -> Vec<String> {
+        let absolute = pat.starts_with('/');
+        let comps: Vec<&str> = pat.split('/').collect();
+        // (shown path, filesystem path)
+        let mut cands: Vec<(String, String)> = if absolute {
+            vec![("/".to_string(), "/".to_string())]
+        } else {
+            vec![(String::new(), self.cwd.clone())]
+        };
+        let comps: Vec<&str> = if absolute { comps[1..].to_vec() } else { comps };
+        let n = comps.len();
+        for (i, comp) in comps.iter().enumerate() {
+            let last = i + 1 == n;
+            let mut next = Vec::new();
+            if comp.is_empty() {
+                for (shown, path) in cands {
+                    if !shown.is_empty() && !shown.ends_with('/') {
+                        next.push((format!("{shown}/"), path));
+                    } else {
+                        next.push((shown, path));
+                    }
+                }
+                cands = next;
+                continue;
+            }
+            if !pattern::has_glob_chars(comp) {
+                let lit = pattern::unescape(comp);
+                for (shown, path) in cands {
+                    let shown = join_shown(&shown, &lit);
+                    let path = forkbox_commands::fs::join(&path, &lit);
+                    if last {
+                        if self.fs.lstat(&path).await.is_ok() {
+                            next.push((shown, path));
+                        }
+                    } else {
+                        next.push((shown, path));
+                    }
+                }
+            } else {
+                let p = Pattern::new(comp);
+                for (shown, path) in cands {
+                    let Ok(entries) = self.fs.read_dir(&path).await else {
+                        continue;
+                    };
+                    for e in entries {
+                        if e.name.starts_with('.') && !p.starts_with_dot() {
+                            continue;
+                        }
+                        if !p.matches(&e.name) {
+                            continue;
+                        }
+                        let child = forkbox_commands::fs::join(&path, &e.name);
+                        if !last {
+                            match self.fs.stat(&child).await {
+                                Ok(m) if m.is_dir() => {}
+                                _ => continue,
+                            }
+                        }
+                        next.push((join_shown(&shown, &e.name), child));
+                    }
+                }
+            }
+            cands = next;
+            if cands.is_empty() {
+                return Vec::new();
+            }
+        }
+        let mut out: Vec<String> = cands.into_iter().map(|(s, _)| s).collect();
+        out.sort();
+        out
+    }
+}
+
+fn join_shown(shown: &str, name: &str) -> String {
+    if shown.is_empty() {
+        name.to_string()
+    } else if shown.ends_with('/') {
+        format!("{shown}{name}")
+    } else {
+        format!("{shown}/{name}")
+    }
+}
+
+/// Joins the pieces of a `${x:-word}` default. Unquoted, the result is split later like any
+/// unquoted expansion; quoted parts of the default must survive that, which we approximate by
+/// joining (defaults with quoted spaces inside unquoted `${}` are rare).
+fn join_or_mark(pieces: Vec<Piece>, _quoted: bool) -> String {
+    join_pieces(&pieces)
+}
+
+fn slice<T: Clone>(items: &[T], off: i64, len: Option<i64>) -> Option<Vec<T>> {
+    let n = items.len() as i64;
+    let start = if off < 0 { n + off } else { off };
+    if start < 0 || start > n {
+        return Some(Vec::new());
+    }
+    let end = match len {
+        None => n,
+        Some(l) if l < 0 => {
+            let e = n + l;
+            if e < start {
+                return None;
+            }
+            e
+        }
+        Some(l) => (start + l).min(n),
+    };
+    Some(items[start as usize..end as usize].to_vec())
+}
+
+fn substring_error(len: Option<&str>) -> ShellError {
+    ShellError::Arithmetic {
+        expr: len.unwrap_or("").to_string(),
+        message: "substring expression < 0".into(),
+    }
+}
+
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// Quotes `s` for reuse as shell input (`${x@Q}`, `set -x`).
+pub(crate) fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn transform_letter(op: &ParameterTransformOp) -> &'static str {
+    match op {
+        ParameterTransformOp::PromptExpand => "P",
+        ParameterTransformOp::ToAssignmentLogic => "A",
+        ParameterTransformOp::ToAttributeFlags => "a",
+        ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
+            separate_words: true,
+        } => "k",
+        ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
+            separate_words: false,
+        } => "K",
+        _ => "?",
+    }
+}
+
+fn replace(s: &str, pat: &Pattern, rep: &str, kind: &SubstringMatchKind) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    match kind {
+        SubstringMatchKind::Prefix => match pat.match_prefix(s, true) {
+            Some(n) => format!("{rep}{}", chars[n..].iter().collect::<String>()),
+            None => s.to_string(),
+        },
+        SubstringMatchKind::Suffix => match pat.match_suffix(s, true) {
+            Some(n) => format!(
+                "{}{rep}",
+                chars[..chars.len() - n].iter().collect::<String>()
+            ),
+            None => s.to_string(),
+        },
+        SubstringMatchKind::FirstOccurrence | SubstringMatchKind::Anywhere => {
+            let all = matches!(kind, SubstringMatchKind::Anywhere);
+            let mut out = String::new();
+            let mut i = 0;
+            while i <= chars.len() {
+                match pat.find(&chars, i) {
+                    Some((start, len)) if len > 0 => {
+                        out.extend(&chars[i..start]);
+                        out.push_str(rep);
+                        i = start + len;
+                        if !all {
+                            break;
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            if i <= chars.len() {
+                out.extend(&chars[i..]);
+            }
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(s: &str, quoted: bool, split: bool) -> Piece {
+        Piece::Text {
+            s: s.into(),
+            quoted,
+            split,
+        }
+    }
+
+    fn texts(fields: Vec<FieldBuf>) -> Vec<String> {
+        fields.into_iter().map(|f| f.text).collect()
+    }
+
+    #[test]
+    fn splitting() {
+        let f = split_fields(vec![text("  a b  c ", false, true)], " \t\n");
+        assert_eq!(texts(f), ["a", "b", "c"]);
+        let f = split_fields(vec![text("a::b:", false, true)], ":");
+        assert_eq!(texts(f), ["a", "", "b"]);
+        let f = split_fields(vec![text("x", false, false), text(" y", false, true)], " ");
+        assert_eq!(texts(f), ["x", "y"]);
+        let f = split_fields(vec![Piece::ForceField, text("", true, false)], " ");
+        assert_eq!(texts(f), [""]);
+        let f = split_fields(vec![text("", false, true)], " ");
+        assert!(f.is_empty());
+    }
+
+    #[test]
+    fn ansi_c() {
+        assert_eq!(ansi_c_decode(r"a\tb\n"), "a\tb\n");
+        assert_eq!(ansi_c_decode(r"\x41\101\u00e9"), "AAé");
+        assert_eq!(ansi_c_decode(r"\'"), "'");
+    }
+
+    #[test]
+    fn braces() {
+        assert_eq!(brace_expand("a{b,c}d").unwrap(), ["abd", "acd"]);
+        assert_eq!(brace_expand("{1..3}").unwrap(), ["1", "2", "3"]);
+        assert_eq!(brace_expand("{3..1}").unwrap(), ["3", "2", "1"]);
+        assert_eq!(brace_expand("{a..c}").unwrap(), ["a", "b", "c"]);
+        assert_eq!(brace_expand("{1..10..3}").unwrap(), ["1", "4", "7", "10"]);
+        assert_eq!(brace_expand("${x}").unwrap(), ["${x}"]);
+        assert_eq!(brace_expand("{a}").unwrap(), ["{a}"]);
+        assert!(brace_expand("{1..100000000}").is_err());
+    }
+
+    #[test]
+    fn replacing() {
+        let p = Pattern::new("o");
+        assert_eq!(
+            replace("foo", &p, "0", &SubstringMatchKind::FirstOccurrence),
+            "f0o"
+        );
+        assert_eq!(
+            replace("foo", &p, "0", &SubstringMatchKind::Anywhere),
+            "f00"
+        );
+        assert_eq!(
+            replace("foo", &Pattern::new("f"), "F", &SubstringMatchKind::Prefix),
+            "Foo"
+        );
+        assert_eq!(
+            replace("foo", &Pattern::new("o"), "O", &SubstringMatchKind::Suffix),
+            "foO"
+        );
+    }
+
+    #[test]
+    fn slicing() {
+        let v: Vec<char> = "hello".chars().collect();
+        assert_eq!(
+            slice(&v, 1, Some(3)).unwrap().iter().collect::<String>(),
+            "ell"
+        );
+        assert_eq!(
+            slice(&v, -3, None).unwrap().iter().collect::<String>(),
+            "llo"
+        );
+        assert_eq!(
+            slice(&v, 1, Some(-1)).unwrap().iter().collect::<String>(),
+            "ell"
+        );
+        assert!(slice(&v, 4, Some(-3)).is_none());
+    }
+}

@@ -1,0 +1,177 @@
+//! The shell's side of [`forkbox_commands::Launcher`]: lets `env`, `xargs` and friends
+//! launch registry commands and nested shells (`xargs sh -c '…'`), and nested shells
+//! themselves (`sh -c`, `bash script.sh`, a script on stdin).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use forkbox_commands::{CommandInfo, Context, Launcher, Status, fs};
+use tokio_util::sync::CancellationToken;
+
+use super::error::ShellError;
+use super::{MAX_SCRIPT, Shell, ShellConfig, Stdio, builtins};
+use crate::registry::Registry;
+
+/// Launches commands on behalf of a native command. Holds no shell state: what it
+/// launches sees only the [`Context`] it is given.
+#[derive(Clone, Debug)]
+pub struct ShellLauncher {
+    registry: Arc<Registry>,
+}
+
+impl ShellLauncher {
+    pub fn new(registry: Arc<Registry>) -> ShellLauncher {
+        ShellLauncher { registry }
+    }
+}
+
+#[async_trait]
+impl Launcher for ShellLauncher {
+    async fn launch(&self, ctx: Context, argv: Vec<String>) -> Status {
+        let Some(name) = argv.first().cloned() else {
+            return 0;
+        };
+        let base = name.rsplit('/').next().unwrap_or(&name).to_string();
+        if matches!(base.as_str(), "sh" | "bash") {
+            let cfg = ShellConfig {
+                fs: ctx.fs.clone(),
+                registry: self.registry.clone(),
+                env: ctx.env.clone().into_iter().collect(),
+                cwd: ctx.cwd.clone(),
+                interactive: false,
+            };
+            let stdio = Stdio {
+                stdin: ctx.stdin.clone(),
+                stdout: ctx.stdout.clone(),
+                stderr: ctx.stderr.clone(),
+                tty: ctx.tty,
+            };
+            return Box::pin(run_nested(cfg, argv, stdio, ctx.cancel.clone())).await;
+        }
+        if let Some(cmd) = self.registry.get(&base) {
+            let r = cmd.run(&ctx, argv[1..].to_vec()).await;
+            return forkbox_commands::exit_status(&base, r, &ctx.stderr).await;
+        }
+        if matches!(base.as_str(), "true" | ":") {
+            return 0;
+        }
+        if base == "false" {
+            return 1;
+        }
+        ctx.err(ShellError::CommandNotFound(name).message()).await;
+        127
+    }
+
+    fn commands(&self) -> Vec<CommandInfo> {
+        let mut all = self.registry.infos();
+        for (name, summary) in builtins::SUMMARIES {
+            if !all.iter().any(|i| i.name == *name) {
+                all.push(CommandInfo {
+                    name: name.to_string(),
+                    summary: summary.to_string(),
+                });
+            }
+        }
+        for name in ["sh", "bash"] {
+            if !all.iter().any(|i| i.name == name) {
+                all.push(CommandInfo {
+                    name: name.to_string(),
+                    summary: "run a shell script".into(),
+                });
+            }
+        }
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+}
+
+/// Runs `sh`/`bash` with `argv` (`argv[0]` is the shell's name): `-c STRING [ARG0 ARGS…]`,
+/// `FILE [ARGS…]`, or the script on stdin. Options `-e -u -x -f -C -o NAME` are honoured.
+pub(crate) async fn run_nested(
+    cfg: ShellConfig,
+    argv: Vec<String>,
+    stdio: Stdio,
+    cancel: CancellationToken,
+) -> i32 {
+    let name = argv.first().cloned().unwrap_or_else(|| "sh".into());
+    let mut sh = Shell::new(cfg);
+    sh.arg0 = name.clone();
+    let mut i = 1;
+    let mut command: Option<String> = None;
+    let mut want_c = false;
+    while i < argv.len() {
+        let a = &argv[i];
+        if a == "--" || a == "-" {
+            i += 1;
+            break;
+        }
+        if a == "-o" || a == "+o" {
+            let on = a == "-o";
+            if let Some(opt) = argv.get(i + 1)
+                && let Err(e) = sh.set_option_name(opt, on)
+            {
+                let _ = stdio.stderr.write_str(&e.message()).await;
+                return 2;
+            }
+            i += 2;
+            continue;
+        }
+        if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
+            let on = a.starts_with('-');
+            for c in a[1..].chars() {
+                match c {
+                    'c' => want_c = true,
+                    's' | 'i' | 'l' => {}
+                    _ => {
+                        if let Err(e) = sh.set_option_letter(c, on) {
+                            let _ = stdio.stderr.write_str(&e.message()).await;
+                            return 2;
+                        }
+                    }
+                }
+            }
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let rest: Vec<String> = argv[i.min(argv.len())..].to_vec();
+    if want_c {
+        let mut rest = rest.clone().into_iter();
+        let Some(cmd) = rest.next() else {
+            let _ = stdio
+                .stderr
+                .write_str(&format!("{name}: -c: option requires an argument\n"))
+                .await;
+            return 2;
+        };
+        command = Some(cmd);
+        if let Some(a0) = rest.next() {
+            sh.arg0 = a0;
+        }
+        sh.positional = rest.collect();
+    }
+    let status = if let Some(cmd) = command {
+        sh.run_script(&cmd, &stdio, cancel).await
+    } else if let Some(file) = rest.first() {
+        let path = fs::join(&sh.cwd, file);
+        match fs::read_all(sh.fs.as_ref(), &path, MAX_SCRIPT).await {
+            Ok(bytes) => {
+                sh.arg0 = file.clone();
+                sh.positional = rest[1..].to_vec();
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                sh.run_script(&text, &stdio, cancel).await
+            }
+            Err(e) => {
+                let _ = stdio
+                    .stderr
+                    .write_str(&format!("{name}: {file}: {e}\n"))
+                    .await;
+                127
+            }
+        }
+    } else {
+        sh.run_stream(&stdio, cancel).await
+    };
+    sh.exit_requested().unwrap_or(status)
+}

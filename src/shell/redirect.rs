@@ -1,0 +1,443 @@
+//! The descriptor table of a command and the redirections that change it.
+//!
+//! A descriptor is a shared pipe end ([`Input`] or [`Output`]). Files are never opened as
+//! host files: `> f` opens a [`WriteHandle`] through the session's [`FileSystem`] and a task
+//! drains a pipe into it; the command's status becomes 1 if closing the file fails.
+//! `< f` spawns a task that streams the file into a pipe in ranged reads.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use brush_parser::ast::{IoFileRedirectKind, IoFileRedirectTarget, IoRedirect};
+use bytes::Bytes;
+use forkbox_commands::{FileSystem, FsError, Input, Output, TermSize, WriteMode, pipe};
+use tokio::task::JoinHandle;
+
+use super::error::ShellError;
+use super::{MAX_HEREDOC, Shell, Stdio};
+
+/// Most bytes a redirection from `/dev/zero` or `/dev/urandom` supplies: far more than any
+/// sane reader wants, and it stops a reader that never stops.
+pub const DEV_STREAM_LIMIT: u64 = 1024 * 1024 * 1024;
+
+/// One open descriptor.
+#[derive(Clone, Debug)]
+pub(crate) enum Fd {
+    Read(Input),
+    Write(Output),
+}
+
+/// The descriptors a command runs with. Cloning shares the streams; dropping the last
+/// clone of a write end is what gives its reader end-of-file.
+#[derive(Clone, Debug)]
+pub(crate) struct Fds {
+    map: BTreeMap<i32, Fd>,
+    /// `Some` while fd 1 is still the session's terminal.
+    pub tty: Option<TermSize>,
+}
+
+impl Fds {
+    pub fn from_stdio(io: &Stdio) -> Fds {
+        let mut map = BTreeMap::new();
+        map.insert(0, Fd::Read(io.stdin.clone()));
+        map.insert(1, Fd::Write(io.stdout.clone()));
+        map.insert(2, Fd::Write(io.stderr.clone()));
+        Fds { map, tty: io.tty }
+    }
+
+    pub fn stdin(&self) -> Input {
+        match self.map.get(&0) {
+            Some(Fd::Read(i)) => i.clone(),
+            _ => Input::empty(),
+        }
+    }
+
+    pub fn stdout(&self) -> Output {
+        self.output(1)
+    }
+
+    pub fn stderr(&self) -> Output {
+        self.output(2)
+    }
+
+    fn output(&self, fd: i32) -> Output {
+        match self.map.get(&fd) {
+            Some(Fd::Write(o)) => o.clone(),
+            // A closed descriptor: writes fail like writes to a pipe without reader.
+            _ => {
+                let (o, _) = pipe();
+                o
+            }
+        }
+    }
+
+    /// True when descriptor `fd` is closed (`>&-`).
+    pub fn is_closed(&self, fd: i32) -> bool {
+        !self.map.contains_key(&fd)
+    }
+
+    pub fn with_stdin(&self, input: Input) -> Fds {
+        let mut f = self.clone();
+        f.map.insert(0, Fd::Read(input));
+        f
+    }
+
+    pub fn with_stdout(&self, output: Output) -> Fds {
+        let mut f = self.clone();
+        f.map.insert(1, Fd::Write(output));
+        f.tty = None;
+        f
+    }
+
+    fn set(&mut self, fd: i32, d: Fd) {
+        if fd == 1 {
+            self.tty = None;
+        }
+        self.map.insert(fd, d);
+    }
+
+    fn close(&mut self, fd: i32) {
+        if fd == 1 {
+            self.tty = None;
+        }
+        self.map.remove(&fd);
+    }
+
+    fn get(&self, fd: i32) -> Option<Fd> {
+        self.map.get(&fd).cloned()
+    }
+}
+
+/// A file being written by a redirection: awaited after the command finishes.
+pub(crate) struct Closer {
+    pub path: String,
+    pub task: JoinHandle<Result<(), FsError>>,
+}
+
+/// Waits for every redirection file to be written and closed; reports failures.
+/// Returns `false` if any failed (the command's status then becomes 1).
+pub(crate) async fn finish(closers: Vec<Closer>, stderr: &Output, sh: &Shell) -> bool {
+    let mut ok = true;
+    for c in closers {
+        let res = match c.task.await {
+            Ok(r) => r,
+            Err(_) => Err(FsError::Io),
+        };
+        if let Err(e) = res {
+            sh.report(
+                stderr,
+                &ShellError::File {
+                    path: c.path,
+                    source: e,
+                },
+            )
+            .await;
+            ok = false;
+        }
+    }
+    ok
+}
+
+impl Shell {
+    /// Applies `redirs` in order to a copy of `fds`.
+    pub(crate) async fn apply_redirects(
+        &mut self,
+        redirs: &[&IoRedirect],
+        fds: &Fds,
+        closers: &mut Vec<Closer>,
+    ) -> Result<Fds, ShellError> {
+        let mut out = fds.clone();
+        for r in redirs {
+            self.apply_one(r, &mut out, closers).await?;
+        }
+        Ok(out)
+    }
+
+    async fn apply_one(
+        &mut self,
+        r: &IoRedirect,
+        fds: &mut Fds,
+        closers: &mut Vec<Closer>,
+    ) -> Result<(), ShellError> {
+        match r {
+            IoRedirect::File(fd, kind, target) => {
+                let default_fd = match kind {
+                    IoFileRedirectKind::Read
+                    | IoFileRedirectKind::DuplicateInput
+                    | IoFileRedirectKind::ReadAndWrite => 0,
+                    _ => 1,
+                };
+                let fd = fd.unwrap_or(default_fd);
+                match target {
+                    IoFileRedirectTarget::Filename(word) => {
+                        let name = self.expand_redirect_target(word, fds).await?;
+                        match kind {
+                            IoFileRedirectKind::Read => {
+                                let input = self.open_read(&name, fds).await?;
+                                fds.set(fd, Fd::Read(input));
+                            }
+                            IoFileRedirectKind::ReadAndWrite => {
+                                return Err(ShellError::Unsupported("<>".into()));
+                            }
+                            IoFileRedirectKind::Write | IoFileRedirectKind::Clobber => {
+                                let mode = if self.opts.noclobber
+                                    && matches!(kind, IoFileRedirectKind::Write)
+                                {
+                                    WriteMode::CreateNew
+                                } else {
+                                    WriteMode::Truncate
+                                };
+                                let o = self.open_write(&name, mode, fds, closers).await?;
+                                fds.set(fd, Fd::Write(o));
+                            }
+                            IoFileRedirectKind::Append => {
+                                let o = self
+                                    .open_write(&name, WriteMode::Append, fds, closers)
+                                    .await?;
+                                fds.set(fd, Fd::Write(o));
+                            }
+                            IoFileRedirectKind::DuplicateInput
+                            | IoFileRedirectKind::DuplicateOutput => {
+                                self.duplicate(fd, &name, kind, fds, closers).await?;
+                            }
+                        }
+                    }
+                    IoFileRedirectTarget::Fd(src) => {
+                        self.duplicate(fd, &src.to_string(), kind, fds, closers)
+                            .await?;
+                    }
+                    IoFileRedirectTarget::Duplicate(word) => {
+                        let name = self.expand_redirect_target(word, fds).await?;
+                        self.duplicate(fd, &name, kind, fds, closers).await?;
+                    }
+                    IoFileRedirectTarget::ProcessSubstitution(..) => {
+                        return Err(ShellError::Unsupported("process substitution".into()));
+                    }
+                }
+            }
+            IoRedirect::OutputAndError(word, append) => {
+                let name = self.expand_redirect_target(word, fds).await?;
+                let mode = if *append {
+                    WriteMode::Append
+                } else {
+                    WriteMode::Truncate
+                };
+                let o = self.open_write(&name, mode, fds, closers).await?;
+                fds.set(1, Fd::Write(o.clone()));
+                fds.set(2, Fd::Write(o));
+            }
+            IoRedirect::HereDocument(fd, doc) => {
+                let body = if doc.requires_expansion {
+                    self.expand_heredoc(&doc.doc.value, fds).await?
+                } else {
+                    doc.doc.value.clone()
+                };
+                if body.len() > MAX_HEREDOC {
+                    return Err(ShellError::HereDocTooLarge(MAX_HEREDOC));
+                }
+                fds.set(
+                    fd.unwrap_or(0),
+                    Fd::Read(Input::from_bytes(body.into_bytes())),
+                );
+            }
+            IoRedirect::HereString(fd, word) => {
+                let mut body = self.expand_no_split(word, fds).await?;
+                body.push('\n');
+                if body.len() > MAX_HEREDOC {
+                    return Err(ShellError::HereDocTooLarge(MAX_HEREDOC));
+                }
+                fds.set(
+                    fd.unwrap_or(0),
+                    Fd::Read(Input::from_bytes(body.into_bytes())),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// `N>&M`, `N<&M`, `N>&-`, `>&file`.
+    async fn duplicate(
+        &mut self,
+        fd: i32,
+        target: &str,
+        kind: &IoFileRedirectKind,
+        fds: &mut Fds,
+        closers: &mut Vec<Closer>,
+    ) -> Result<(), ShellError> {
+        if target == "-" {
+            fds.close(fd);
+            return Ok(());
+        }
+        let (num, moving) = match target.strip_suffix('-') {
+            Some(n) => (n, true),
+            None => (target, false),
+        };
+        if let Ok(src) = num.parse::<i32>() {
+            match fds.get(src) {
+                Some(d) => {
+                    fds.set(fd, d);
+                    if moving {
+                        fds.close(src);
+                    }
+                    Ok(())
+                }
+                None => Err(ShellError::BadFd(src.to_string())),
+            }
+        } else if matches!(kind, IoFileRedirectKind::DuplicateOutput) {
+            // `>&file` is `&>file`.
+            let o = self
+                .open_write(target, WriteMode::Truncate, fds, closers)
+                .await?;
+            fds.set(1, Fd::Write(o.clone()));
+            if fd == 1 {
+                fds.set(2, Fd::Write(o));
+            }
+            Ok(())
+        } else {
+            Err(ShellError::AmbiguousRedirect(target.to_string()))
+        }
+    }
+
+    /// A readable stream for `< name`: a device or a file streamed by a task.
+    async fn open_read(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
+        match name {
+            "/dev/null" => return Ok(Input::empty()),
+            "/dev/stdin" | "/dev/fd/0" => return Ok(fds.stdin()),
+            "/dev/zero" | "/dev/urandom" | "/dev/random" => {
+                let (out, input) = pipe();
+                let zero = name == "/dev/zero";
+                tokio::spawn(async move {
+                    let mut sent = 0u64;
+                    while sent < DEV_STREAM_LIMIT {
+                        let chunk: Vec<u8> = if zero {
+                            vec![0u8; forkbox_commands::io::PIPE_CHUNK]
+                        } else {
+                            (0..forkbox_commands::io::PIPE_CHUNK)
+                                .map(|_| rand::random::<u8>())
+                                .collect()
+                        };
+                        if out.write_bytes(Bytes::from(chunk)).await.is_err() {
+                            break;
+                        }
+                        sent += forkbox_commands::io::PIPE_CHUNK as u64;
+                    }
+                });
+                return Ok(input);
+            }
+            _ => {}
+        }
+        if let Some(n) = name.strip_prefix("/dev/fd/")
+            && let Ok(n) = n.parse::<i32>()
+        {
+            return match fds.get(n) {
+                Some(Fd::Read(i)) => Ok(i),
+                _ => Err(ShellError::BadFd(n.to_string())),
+            };
+        }
+        let path = forkbox_commands::fs::join(&self.cwd, name);
+        let file_err = |e| ShellError::File {
+            path: name.to_string(),
+            source: e,
+        };
+        let meta = self.fs.stat(&path).await.map_err(file_err)?;
+        if meta.is_dir() {
+            return Err(file_err(FsError::IsADirectory));
+        }
+        let first = self
+            .fs
+            .read_at(&path, 0, forkbox_commands::fs::READ_CHUNK)
+            .await
+            .map_err(file_err)?;
+        let (out, input) = pipe();
+        let fs: Arc<dyn FileSystem> = self.fs.clone();
+        tokio::spawn(async move {
+            let mut off = first.len() as u64;
+            if first.is_empty() || out.write_bytes(first).await.is_err() {
+                return;
+            }
+            loop {
+                match fs
+                    .read_at(&path, off, forkbox_commands::fs::READ_CHUNK)
+                    .await
+                {
+                    Ok(chunk) if !chunk.is_empty() => {
+                        off += chunk.len() as u64;
+                        if out.write_bytes(chunk).await.is_err() {
+                            return;
+                        }
+                    }
+                    _ => return,
+                }
+            }
+        });
+        Ok(input)
+    }
+
+    /// A writable stream for `> name`: a device, or a pipe drained into the file by a task.
+    async fn open_write(
+        &self,
+        name: &str,
+        mode: WriteMode,
+        fds: &Fds,
+        closers: &mut Vec<Closer>,
+    ) -> Result<Output, ShellError> {
+        match name {
+            "/dev/null" => return Ok(Output::null()),
+            "/dev/stdout" | "/dev/fd/1" => return Ok(fds.stdout()),
+            "/dev/stderr" | "/dev/fd/2" => return Ok(fds.stderr()),
+            "/dev/tty" => return Ok(fds.stdout()),
+            _ => {}
+        }
+        if let Some(n) = name.strip_prefix("/dev/fd/")
+            && let Ok(n) = n.parse::<i32>()
+        {
+            return match fds.get(n) {
+                Some(Fd::Write(o)) => Ok(o),
+                _ => Err(ShellError::BadFd(n.to_string())),
+            };
+        }
+        if name.is_empty() {
+            return Err(ShellError::File {
+                path: String::new(),
+                source: FsError::NotFound,
+            });
+        }
+        let path = forkbox_commands::fs::join(&self.cwd, name);
+        let mut handle = self
+            .fs
+            .open_write(&path, mode)
+            .await
+            .map_err(|e| ShellError::File {
+                path: name.to_string(),
+                source: e,
+            })?;
+        let (out, input) = pipe();
+        let task = tokio::spawn(async move {
+            let mut result = Ok(());
+            loop {
+                match input.read_chunk().await {
+                    Ok(Some(chunk)) => {
+                        if let Err(e) = handle.write(&chunk).await {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(_) => {
+                        result = Err(FsError::Io);
+                        break;
+                    }
+                }
+            }
+            // Dropping the read end makes further writes fail with a broken pipe.
+            drop(input);
+            let closed = handle.close().await;
+            result.and(closed)
+        });
+        closers.push(Closer {
+            path: name.to_string(),
+            task,
+        });
+        Ok(out)
+    }
+}

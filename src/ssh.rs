@@ -1,0 +1,299 @@
+//! The SSH side of a connection: authentication and channel requests, over russh.
+//!
+//! Handler callbacks run inside russh's connection loop, so each one validates, replies
+//! and hands work to a task; none of them waits on a command.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use russh::keys::ssh_key::{AuthorizedKeys, PublicKey};
+use russh::keys::{Algorithm, PrivateKey};
+use russh::server::{Auth, ChannelOpenHandle, Msg, Session as SshSession};
+use russh::{Channel, ChannelId, MethodKind, MethodSet};
+
+use crate::config::AuthMode;
+use crate::session::{Session, channel};
+
+pub mod terminal;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("cannot read host key {path}: {reason}")]
+    Load { path: String, reason: String },
+    #[error("cannot write host key {path}: {reason}")]
+    Save { path: String, reason: String },
+    #[error("cannot read authorized keys {path}: {reason}")]
+    AuthorizedKeys { path: String, reason: String },
+}
+
+/// Loads the host key at `path`, or generates an ed25519 key there if `generate` and the
+/// file does not exist yet (the embedded default: the same key on every later start).
+pub fn load_or_generate_host_key(path: &Path, generate: bool) -> Result<PrivateKey, KeyError> {
+    let shown = path.display().to_string();
+    if !path.exists() && generate {
+        let key = PrivateKey::random(&mut rand::rng(), Algorithm::Ed25519).map_err(|e| {
+            KeyError::Save {
+                path: shown.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| KeyError::Save {
+                path: shown.clone(),
+                reason: e.to_string(),
+            })?;
+        }
+        key.write_openssh_file(path, russh::keys::ssh_key::LineEnding::LF)
+            .map_err(|e| KeyError::Save {
+                path: shown.clone(),
+                reason: e.to_string(),
+            })?;
+        tracing::info!(path = %shown, "generated a new ed25519 host key");
+        return Ok(key);
+    }
+    russh::keys::load_secret_key(path, None).map_err(|e| KeyError::Load {
+        path: shown,
+        reason: e.to_string(),
+    })
+}
+
+/// Who may log in.
+#[derive(Clone, Debug)]
+pub struct AuthPolicy {
+    pub mode: AuthMode,
+    pub keys: Vec<PublicKey>,
+}
+
+impl AuthPolicy {
+    pub fn anonymous() -> AuthPolicy {
+        AuthPolicy {
+            mode: AuthMode::Anonymous,
+            keys: Vec::new(),
+        }
+    }
+
+    /// Reads an OpenSSH authorized_keys file.
+    pub fn from_authorized_keys(path: &Path) -> Result<AuthPolicy, KeyError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| KeyError::AuthorizedKeys {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?;
+        let mut keys = Vec::new();
+        for entry in AuthorizedKeys::new(&text) {
+            let entry = entry.map_err(|e| KeyError::AuthorizedKeys {
+                path: shown.clone(),
+                reason: e.to_string(),
+            })?;
+            keys.push(entry.public_key().clone());
+        }
+        if keys.is_empty() {
+            return Err(KeyError::AuthorizedKeys {
+                path: shown,
+                reason: "no keys in the file".into(),
+            });
+        }
+        Ok(AuthPolicy {
+            mode: AuthMode::Keys,
+            keys,
+        })
+    }
+
+    /// The methods offered to clients.
+    pub fn methods(&self) -> MethodSet {
+        match self.mode {
+            AuthMode::Anonymous => MethodSet::from(
+                &[
+                    MethodKind::None,
+                    MethodKind::Password,
+                    MethodKind::KeyboardInteractive,
+                    MethodKind::PublicKey,
+                ][..],
+            ),
+            AuthMode::Keys => MethodSet::from(&[MethodKind::PublicKey][..]),
+        }
+    }
+
+    fn allows_key(&self, key: &PublicKey) -> bool {
+        match self.mode {
+            AuthMode::Anonymous => true,
+            AuthMode::Keys => self.keys.iter().any(|k| k.key_data() == key.key_data()),
+        }
+    }
+}
+
+/// The russh handler of one connection.
+pub struct Handler {
+    pub session: Arc<Session>,
+    pub auth: Arc<AuthPolicy>,
+}
+
+impl Handler {
+    fn accept_anonymous(&self, user: &str) -> Auth {
+        if self.auth.mode == AuthMode::Anonymous {
+            self.session.set_user(user);
+            Auth::Accept
+        } else {
+            Auth::Reject {
+                proceed_with_methods: Some(self.auth.methods()),
+                partial_success: false,
+            }
+        }
+    }
+}
+
+impl russh::server::Handler for Handler {
+    type Error = russh::Error;
+
+    async fn auth_none(&mut self, user: &str) -> Result<Auth, Self::Error> {
+        Ok(self.accept_anonymous(user))
+    }
+
+    async fn auth_password(&mut self, user: &str, _password: &str) -> Result<Auth, Self::Error> {
+        Ok(self.accept_anonymous(user))
+    }
+
+    async fn auth_keyboard_interactive<'a>(
+        &'a mut self,
+        user: &str,
+        _submethods: &str,
+        _response: Option<russh::server::Response<'a>>,
+    ) -> Result<Auth, Self::Error> {
+        Ok(self.accept_anonymous(user))
+    }
+
+    async fn auth_publickey_offered(
+        &mut self,
+        _user: &str,
+        offer: russh::server::PublicKeyOffer<'_>,
+    ) -> Result<Auth, Self::Error> {
+        Ok(if self.auth.allows_key(offer.public_key) {
+            Auth::Accept
+        } else {
+            Auth::reject()
+        })
+    }
+
+    async fn auth_publickey(
+        &mut self,
+        user: &str,
+        key: russh::server::VerifiedPublicKey<'_>,
+    ) -> Result<Auth, Self::Error> {
+        if self.auth.allows_key(key.public_key) {
+            self.session.set_user(user);
+            Ok(Auth::Accept)
+        } else {
+            Ok(Auth::reject())
+        }
+    }
+
+    async fn auth_succeeded(&mut self, _session: &mut SshSession) -> Result<(), Self::Error> {
+        tracing::info!(user = %self.session.user(), "authenticated");
+        if let Err(e) = self.session.create_fork().await {
+            tracing::error!(error = ?e, "fork creation failed; closing the connection");
+            return Err(russh::Error::Disconnect);
+        }
+        Ok(())
+    }
+
+    async fn channel_open_session(
+        &mut self,
+        channel: Channel<Msg>,
+        reply: ChannelOpenHandle,
+        _session: &mut SshSession,
+    ) -> Result<(), Self::Error> {
+        if self.session.vfs().is_none() {
+            return Ok(()); // dropping the handle refuses the channel
+        }
+        reply.accept().await;
+        let session = self.session.clone();
+        self.session
+            .spawn(async move { channel::run(session, channel).await });
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "the signature is russh's")]
+    async fn pty_request(
+        &mut self,
+        channel: ChannelId,
+        _term: &str,
+        _col_width: u32,
+        _row_height: u32,
+        _pix_width: u32,
+        _pix_height: u32,
+        _modes: &[(russh::Pty, u32)],
+        session: &mut SshSession,
+    ) -> Result<(), Self::Error> {
+        session.channel_success(channel)
+    }
+
+    async fn shell_request(
+        &mut self,
+        channel: ChannelId,
+        session: &mut SshSession,
+    ) -> Result<(), Self::Error> {
+        session.channel_success(channel)
+    }
+
+    async fn exec_request(
+        &mut self,
+        channel: ChannelId,
+        _data: &[u8],
+        session: &mut SshSession,
+    ) -> Result<(), Self::Error> {
+        session.channel_success(channel)
+    }
+
+    async fn env_request(
+        &mut self,
+        channel: ChannelId,
+        _name: &str,
+        _value: &str,
+        session: &mut SshSession,
+    ) -> Result<(), Self::Error> {
+        // The session environment is forkbox's own; client variables are not taken.
+        session.channel_failure(channel)
+    }
+
+    async fn subsystem_request(
+        &mut self,
+        channel: ChannelId,
+        name: &str,
+        session: &mut SshSession,
+    ) -> Result<(), Self::Error> {
+        tracing::info!(subsystem = name, "subsystem refused");
+        session.channel_failure(channel)
+    }
+
+    async fn x11_request(
+        &mut self,
+        channel: ChannelId,
+        _single_connection: bool,
+        _protocol: &str,
+        _cookie: &str,
+        _screen: u32,
+        session: &mut SshSession,
+    ) -> Result<(), Self::Error> {
+        tracing::info!("X11 forwarding refused");
+        session.channel_failure(channel)
+    }
+
+    async fn agent_request(
+        &mut self,
+        _channel: ChannelId,
+        _session: &mut SshSession,
+    ) -> Result<bool, Self::Error> {
+        tracing::info!("agent forwarding refused");
+        Ok(false)
+    }
+
+    async fn tcpip_forward(
+        &mut self,
+        _address: &str,
+        _port: &mut u32,
+        _session: &mut SshSession,
+    ) -> Result<bool, Self::Error> {
+        tracing::info!("remote port forwarding refused");
+        Ok(false)
+    }
+}

@@ -1,0 +1,159 @@
+//! A small line discipline for PTY sessions: echo, backspace, Ctrl-U, Enter, Ctrl-C and
+//! Ctrl-D, like a terminal in cooked mode. Full line editing is a later feature; arrow
+//! keys and other escape sequences are swallowed rather than inserted as garbage.
+
+/// What a burst of keystrokes means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TermEvent {
+    /// A finished line, with its `\n` (or without one when Ctrl-D flushed a partial line).
+    Line(Vec<u8>),
+    /// Ctrl-D on an empty line: end of input.
+    Eof,
+    /// Ctrl-C: interrupt what runs, drop the line being typed.
+    Interrupt,
+}
+
+/// Longest line kept while typing; further bytes are dropped (and not echoed), so a
+/// client cannot grow the line buffer without bound.
+pub const MAX_LINE: usize = 64 * 1024;
+
+#[derive(Debug, Default)]
+pub struct LineDiscipline {
+    line: Vec<u8>,
+    /// Inside an escape sequence: 1 after ESC, 2 after `ESC [` (until its final byte).
+    escape: u8,
+}
+
+impl LineDiscipline {
+    /// Feeds input bytes; returns the events they complete and the bytes to echo.
+    pub fn feed(&mut self, input: &[u8]) -> (Vec<TermEvent>, Vec<u8>) {
+        let mut events = Vec::new();
+        let mut echo = Vec::new();
+        for &b in input {
+            if self.escape == 1 {
+                self.escape = if b == b'[' || b == b'O' { 2 } else { 0 };
+                continue;
+            }
+            if self.escape == 2 {
+                if (0x40..=0x7e).contains(&b) {
+                    self.escape = 0;
+                }
+                continue;
+            }
+            match b {
+                0x1b => self.escape = 1,
+                b'\r' | b'\n' => {
+                    echo.extend_from_slice(b"\r\n");
+                    let mut line = std::mem::take(&mut self.line);
+                    line.push(b'\n');
+                    events.push(TermEvent::Line(line));
+                }
+                0x03 => {
+                    echo.extend_from_slice(b"^C\r\n");
+                    self.line.clear();
+                    events.push(TermEvent::Interrupt);
+                }
+                0x04 => {
+                    if self.line.is_empty() {
+                        events.push(TermEvent::Eof);
+                    } else {
+                        events.push(TermEvent::Line(std::mem::take(&mut self.line)));
+                    }
+                }
+                0x7f | 0x08 => {
+                    // Remove one whole UTF-8 character.
+                    while let Some(last) = self.line.pop() {
+                        if last & 0xc0 != 0x80 {
+                            break;
+                        }
+                    }
+                    echo.extend_from_slice(b"\x08 \x08");
+                }
+                0x15 => {
+                    let chars = String::from_utf8_lossy(&self.line).chars().count();
+                    for _ in 0..chars {
+                        echo.extend_from_slice(b"\x08 \x08");
+                    }
+                    self.line.clear();
+                }
+                b'\t' => {
+                    if self.line.len() < MAX_LINE {
+                        self.line.push(b' ');
+                        echo.push(b' ');
+                    }
+                }
+                b if b < 0x20 => {}
+                b => {
+                    if self.line.len() < MAX_LINE {
+                        self.line.push(b);
+                        echo.push(b);
+                    }
+                }
+            }
+        }
+        (events, echo)
+    }
+}
+
+/// Translates `\n` into `\r\n` for a terminal (what a tty's ONLCR does).
+pub fn onlcr(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + data.len() / 16);
+    for &b in data {
+        if b == b'\n' {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typing_a_line_echoes_and_submits() {
+        let mut ld = LineDiscipline::default();
+        let (ev, echo) = ld.feed(b"ls\r");
+        assert_eq!(ev, vec![TermEvent::Line(b"ls\n".to_vec())]);
+        assert_eq!(echo, b"ls\r\n");
+    }
+
+    #[test]
+    fn backspace_removes_whole_characters() {
+        let mut ld = LineDiscipline::default();
+        let (ev, _) = ld.feed("aé\x7f\x7fb\r".as_bytes());
+        assert_eq!(ev, vec![TermEvent::Line(b"b\n".to_vec())]);
+    }
+
+    #[test]
+    fn ctrl_c_and_ctrl_d() {
+        let mut ld = LineDiscipline::default();
+        let (ev, echo) = ld.feed(b"abc\x03\x04");
+        assert_eq!(ev, vec![TermEvent::Interrupt, TermEvent::Eof]);
+        assert_eq!(echo, b"abc^C\r\n");
+        let (ev, _) = ld.feed(b"x\x04");
+        assert_eq!(ev, vec![TermEvent::Line(b"x".to_vec())]);
+    }
+
+    #[test]
+    fn escape_sequences_are_swallowed() {
+        let mut ld = LineDiscipline::default();
+        let (ev, echo) = ld.feed(b"a\x1b[A\x1b[1;5Cb\r");
+        assert_eq!(ev, vec![TermEvent::Line(b"ab\n".to_vec())]);
+        assert_eq!(echo, b"ab\r\n");
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        let mut ld = LineDiscipline::default();
+        let big = vec![b'x'; MAX_LINE + 10];
+        let (_, echo) = ld.feed(&big);
+        assert_eq!(echo.len(), MAX_LINE);
+    }
+
+    #[test]
+    fn onlcr_translates() {
+        assert_eq!(onlcr(b"a\nb\n"), b"a\r\nb\r\n");
+    }
+}

@@ -1,0 +1,432 @@
+//! forkbox through the real protocol: a `forkbox serve` process on a loopback port and the
+//! real OpenSSH client.
+
+#[path = "support/server.rs"]
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::{Server, run_with_stdin, stderr, stdout, tree};
+
+#[test]
+fn exec_runs_a_script_in_a_fresh_fork() {
+    let server = Server::start();
+    let out = server.ssh("echo hi > f && cat f && ls");
+    assert_eq!(
+        stdout(&out),
+        "hi\nREADME.md\ndocs\nf\nshared.txt\n",
+        "stderr: {}",
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out), "");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn stdout_and_stderr_stay_apart() {
+    let server = Server::start();
+    let out = server.ssh("echo out; echo err >&2; cat missing; echo done");
+    assert_eq!(stdout(&out), "out\ndone\n");
+    assert_eq!(
+        stderr(&out),
+        "err\ncat: missing: No such file or directory\n"
+    );
+}
+
+#[test]
+fn exit_statuses_come_back() {
+    let server = Server::start();
+    for (script, status) in [
+        ("true", 0),
+        ("false", 1),
+        ("if then fi", 2),
+        ("no-such-command", 127),
+        ("exit 7", 7),
+        ("(exit 300)", 44),
+    ] {
+        let out = server.ssh(script);
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "script {script:?}: stderr {}",
+            stderr(&out)
+        );
+    }
+    let out = server.ssh("no-such-command");
+    assert_eq!(
+        stderr(&out),
+        "forkbox: no-such-command: command not found\n"
+    );
+    let out = server.ssh("if then fi");
+    assert!(stderr(&out).contains("syntax error"), "{}", stderr(&out));
+}
+
+#[test]
+fn stdin_streams_into_the_command() {
+    let server = Server::start();
+    let data = vec![b'x'; 300_000];
+    let out = server.ssh_stdin("wc -c", &data);
+    assert_eq!(stdout(&out).trim(), "300000");
+    let out = server.ssh_stdin("sort | head -n 2", b"b\nc\na\n");
+    assert_eq!(stdout(&out), "a\nb\n");
+}
+
+#[test]
+fn pipelines_stop_when_the_reader_leaves() {
+    let server = Server::start();
+    let out = server.ssh("yes | head -n 1; seq 1 1000000 | grep -c 7");
+    assert_eq!(stdout(&out), "y\n468559\n");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn concurrent_sessions_are_isolated() {
+    let server = Server::start();
+    let spawn = |content: &str| {
+        let mut cmd = server.ssh_cmd("anyone");
+        cmd.arg(format!(
+            "echo {content} > shared.txt; sleep 1; cat shared.txt"
+        ));
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn("from-a");
+    let b = spawn("from-b");
+    let a = a.wait_with_output().unwrap();
+    let b = b.wait_with_output().unwrap();
+    assert_eq!(stdout(&a), "from-a\n");
+    assert_eq!(stdout(&b), "from-b\n");
+    let c = server.ssh("cat shared.txt");
+    assert_eq!(stdout(&c), "base version\n");
+}
+
+#[test]
+fn the_base_is_never_modified() {
+    let server = Server::start();
+    let before = tree(&server.base);
+    let script = "echo changed > README.md; rm shared.txt; mv docs/guide.txt moved.txt; \
+                  rm -r docs; mkdir docs; echo new > docs/new.txt; ln -s README.md link; \
+                  cat README.md moved.txt docs/new.txt link; ls";
+    let out = server.ssh(script);
+    assert_eq!(
+        stdout(&out),
+        "changed\nline one\nline two\nline three\nnew\nchanged\nREADME.md\ndocs\nlink\nmoved.txt\n",
+        "stderr: {}",
+        stderr(&out)
+    );
+    assert_eq!(tree(&server.base), before);
+    // A later session sees the base as it was.
+    let out = server.ssh("cat README.md; ls docs");
+    assert_eq!(stdout(&out), "welcome\ndeep\nguide.txt\n");
+}
+
+#[test]
+fn forks_are_deleted_after_disconnect() {
+    let server = Server::start();
+    let out = server.ssh("echo data > a; mkdir -p x/y; echo more > x/y/z");
+    assert_eq!(out.status.code(), Some(0));
+    server.wait_no_forks();
+}
+
+#[test]
+fn forks_are_deleted_when_the_client_is_killed() {
+    let server = Server::start();
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("echo x > f; sleep 600");
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    server.wait_forks(1);
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    server.wait_no_forks();
+}
+
+#[test]
+fn sigterm_drains_sessions_and_deletes_forks() {
+    let mut server = Server::start();
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("echo x > f; sleep 600");
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    server.wait_forks(1);
+    server.signal("TERM");
+    let status = server.wait_exit();
+    assert!(status.success(), "server exit: {status:?}");
+    assert!(
+        server.forks_on_disk().is_empty(),
+        "left: {:?}",
+        server.forks_on_disk()
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn forks_left_by_a_crash_are_swept_at_start() {
+    let server = Server::start();
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("echo x > f; sleep 600");
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    server.wait_forks(1);
+    let (tmp, base, data) = server.stop(); // SIGKILL: no cleanup ran
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(std::fs::read_dir(data.join("forks")).unwrap().count(), 1);
+    let server = Server::restart(tmp, base, data);
+    assert!(server.forks_on_disk().is_empty());
+}
+
+#[test]
+fn escapes_never_reach_the_host() {
+    let server = Server::start();
+    let out = server.ssh("cat ../../../etc/passwd");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "cat: ../../../etc/passwd: No such file or directory\n"
+    );
+    let out = server.ssh("cd /..; pwd; ls");
+    assert_eq!(stdout(&out), "/\nREADME.md\ndocs\nshared.txt\n");
+    let out = server.ssh("ln -s /etc/passwd p; cat p");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), "cat: p: No such file or directory\n");
+    let out = server.ssh("cat /etc/passwd /etc/hostname; ls /etc; ls /root");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(!stdout(&out).contains("root:"), "{}", stdout(&out));
+    let out = server.ssh("cd docs/../../..; pwd; cat ../../README.md");
+    assert_eq!(stdout(&out), "/\nwelcome\n");
+}
+
+#[test]
+fn host_symlinks_in_the_base_are_not_followed() {
+    let server = Server::start();
+    std::os::unix::fs::symlink("/etc/passwd", server.base.join("hostlink")).unwrap();
+    let out = server.ssh("cat hostlink");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!stdout(&out).contains("root:"));
+}
+
+#[test]
+fn session_id_is_a_fresh_uuidv7() {
+    let server = Server::start();
+    let a = stdout(&server.ssh("echo $FORKBOX_SESSION"));
+    let b = stdout(&server.ssh("echo $FORKBOX_SESSION"));
+    let a = a.trim();
+    assert_eq!(a.len(), 36, "{a:?}");
+    assert_eq!(&a[14..15], "7", "not a v7 uuid: {a}");
+    assert_ne!(a, b.trim());
+}
+
+#[test]
+fn shell_without_pty_runs_a_piped_script_cleanly() {
+    let server = Server::start();
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-T");
+    let script = b"x=1\nwhile [ $x -le 3 ]; do\n  echo line $x\n  x=$((x+1))\ndone\ncd docs\npwd\nexit 4\necho never\n";
+    let out = run_with_stdin(cmd, script);
+    assert_eq!(stdout(&out), "line 1\nline 2\nline 3\n/docs\n");
+    assert_eq!(out.status.code(), Some(4));
+}
+
+#[test]
+fn interactive_pty_session_keeps_state_between_lines() {
+    let server = Server::start();
+    let mut cmd = server.ssh_cmd("alice");
+    cmd.arg("-tt");
+    let input = b"cd docs\nX=$((6*7))\necho \"in $PWD x=$X\"\nexit 3\n";
+    let out = run_with_stdin(cmd, input);
+    let text = stdout(&out);
+    assert!(text.contains("Welcome to forkbox"), "{text}");
+    assert!(text.contains("in /docs x=42\r\n"), "{text}");
+    assert!(text.contains("alice@forkbox"), "{text}");
+    assert_eq!(out.status.code(), Some(3), "{text}");
+}
+
+#[test]
+fn motd_is_never_mixed_into_exec_output() {
+    let server = Server::start();
+    let out = server.ssh("echo only-this");
+    assert_eq!(stdout(&out), "only-this\n");
+}
+
+#[test]
+fn port_forwarding_is_refused() {
+    let server = Server::start();
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.args([
+        "-o",
+        "ExitOnForwardFailure=yes",
+        "-R",
+        "0:127.0.0.1:9",
+        "echo",
+        "forwarded",
+    ]);
+    let out = run_with_stdin(cmd, b"");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(!stdout(&out).contains("forwarded"));
+}
+
+#[test]
+fn host_key_survives_a_restart() {
+    let server = Server::start();
+    let known = server.data_dir.parent().unwrap().join("known_hosts");
+    let login = |server: &Server| {
+        let mut cmd = Command::new("ssh");
+        cmd.args([
+            "-p",
+            &server.port.to_string(),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "LogLevel=ERROR",
+        ])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=accept-new",
+            "-o",
+            "HostKeyAlias=forkbox-test",
+        ])
+        .arg("-o")
+        .arg(format!("UserKnownHostsFile={}", known.display()))
+        .args([
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "IdentityFile=/nonexistent",
+            "anyone@127.0.0.1",
+            "echo ok",
+        ]);
+        run_with_stdin(cmd, b"")
+    };
+    assert_eq!(stdout(&login(&server)), "ok\n");
+    let (tmp, base, data) = server.stop();
+    let server = Server::restart(tmp, base, data);
+    let out = login(&server);
+    assert_eq!(stdout(&out), "ok\n", "{}", stderr(&out));
+}
+
+#[test]
+fn key_auth_admits_listed_keys_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("id");
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let pubkey = dir.path().join("id.pub");
+    let server = Server::start_with(&[
+        "--auth",
+        "keys",
+        "--authorized-keys",
+        pubkey.to_str().unwrap(),
+    ]);
+    let with_key = |identity: &str| {
+        let mut cmd = Command::new("ssh");
+        cmd.args([
+            "-p",
+            &server.port.to_string(),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "LogLevel=ERROR",
+        ])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+        ])
+        .args([
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "PasswordAuthentication=no",
+        ])
+        .args(["-i", identity, "bob@127.0.0.1", "echo $USER"]);
+        run_with_stdin(cmd, b"")
+    };
+    let ok = with_key(key.to_str().unwrap());
+    assert_eq!(stdout(&ok), "bob\n", "{}", stderr(&ok));
+    let denied = with_key("/nonexistent");
+    assert_eq!(denied.status.code(), Some(255));
+    assert!(
+        stderr(&denied).contains("Permission denied"),
+        "{}",
+        stderr(&denied)
+    );
+}
+
+fn serve_error(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_forkbox"))
+        .arg("serve")
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "expected failure for {args:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn startup_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d");
+    let data = data.to_str().unwrap();
+    let err = Command::new(env!("CARGO_BIN_EXE_forkbox"))
+        .args(["serve", "--listen", "nowhere:x"])
+        .output()
+        .unwrap();
+    assert_eq!(err.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&err.stderr).contains("is not an address"));
+    let err = serve_error(&[
+        "--data-dir",
+        data,
+        "--base",
+        "/no/such/base",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert!(
+        err.contains("base directory /no/such/base is not readable"),
+        "{err}"
+    );
+    let bad_key = dir.path().join("bad_key");
+    std::fs::write(&bad_key, "not a key").unwrap();
+    let err = serve_error(&[
+        "--data-dir",
+        data,
+        "--host-key",
+        bad_key.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert!(err.contains("cannot read host key"), "{err}");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let err = serve_error(&["--data-dir", data, "--listen", &addr]);
+    assert!(err.contains("cannot listen on"), "{err}");
+    let err = serve_error(&[
+        "--data-dir",
+        data,
+        "--auth",
+        "keys",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert!(err.contains("--authorized-keys"), "{err}");
+}

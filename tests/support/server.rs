@@ -1,0 +1,250 @@
+//! Test support: a real `forkbox serve` process on an ephemeral loopback port, driven by
+//! the real OpenSSH client.
+
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the harness"
+)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Generous bound for asynchronous cleanup to be observed (fork deletion after a
+/// disconnect); a test fails only if it has not happened by then.
+pub const CLEANUP_WAIT: Duration = Duration::from_secs(30);
+
+pub struct Server {
+    child: Child,
+    _stdout: BufReader<ChildStdout>,
+    pub port: u16,
+    pub data_dir: PathBuf,
+    pub base: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+/// A directory tree used as the base in tests.
+pub fn seed_base(dir: &Path) {
+    std::fs::create_dir_all(dir.join("docs/deep")).unwrap();
+    std::fs::write(dir.join("README.md"), "welcome\n").unwrap();
+    std::fs::write(
+        dir.join("docs/guide.txt"),
+        "line one\nline two\nline three\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("docs/deep/note.txt"), "deep\n").unwrap();
+    std::fs::write(dir.join("shared.txt"), "base version\n").unwrap();
+}
+
+impl Server {
+    /// Starts a server over a freshly seeded base.
+    pub fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    pub fn start_with(extra: &[&str]) -> Server {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().join("base");
+        seed_base(&base);
+        let data_dir = tmp.path().join("data");
+        Server::spawn(tmp, base, data_dir, extra)
+    }
+
+    /// Starts a server on an existing data dir and base (for restart tests).
+    pub fn restart(tmp: tempfile::TempDir, base: PathBuf, data_dir: PathBuf) -> Server {
+        Server::spawn(tmp, base, data_dir, &[])
+    }
+
+    fn spawn(tmp: tempfile::TempDir, base: PathBuf, data_dir: PathBuf, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_forkbox"))
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0", "--delete-deadline", "20"])
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .arg("--base")
+            .arg(&base)
+            .args(extra)
+            .env("RUST_LOG", "forkbox=debug,info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start forkbox");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let port = line
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected first line from forkbox: {line:?}"));
+        Server {
+            child,
+            _stdout: stdout,
+            port,
+            data_dir,
+            base,
+            _tmp: tmp,
+        }
+    }
+
+    /// Stops the server and hands back its directories, for a restart.
+    pub fn stop(mut self) -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let tmp = std::mem::replace(&mut self._tmp, tempfile::tempdir().unwrap());
+        (tmp, self.base.clone(), self.data_dir.clone())
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal to the server process.
+    pub fn signal(&self, sig: &str) {
+        let st = Command::new("kill")
+            .args([&format!("-{sig}"), &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+
+    /// Waits for the server process to exit; its exit status.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            assert!(start.elapsed() < CLEANUP_WAIT, "server did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// An `ssh` command line for this server (no command yet).
+    pub fn ssh_cmd(&self, user: &str) -> Command {
+        let mut c = Command::new("ssh");
+        c.args(["-p", &self.port.to_string()])
+            .args([
+                "-o",
+                "StrictHostKeyChecking=no",
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+            ])
+            .args([
+                "-o",
+                "LogLevel=ERROR",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "IdentitiesOnly=yes",
+            ])
+            .args(["-o", "IdentityFile=/nonexistent", "-o", "ConnectTimeout=20"])
+            .arg(format!("{user}@127.0.0.1"));
+        c
+    }
+
+    /// Runs `script` as an exec request; stdin is empty.
+    pub fn ssh(&self, script: &str) -> Output {
+        self.ssh_stdin(script, b"")
+    }
+
+    /// Runs `script` as an exec request with `stdin` piped in.
+    pub fn ssh_stdin(&self, script: &str, stdin: &[u8]) -> Output {
+        let mut cmd = self.ssh_cmd("anyone");
+        cmd.arg(script);
+        run_with_stdin(cmd, stdin)
+    }
+
+    /// The session forks present on disk right now.
+    pub fn forks_on_disk(&self) -> Vec<String> {
+        match std::fs::read_dir(self.data_dir.join("forks")) {
+            Ok(rd) => rd
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Waits until no fork is left on disk; fails the test if some stay.
+    pub fn wait_no_forks(&self) {
+        let start = Instant::now();
+        while !self.forks_on_disk().is_empty() {
+            assert!(
+                start.elapsed() < CLEANUP_WAIT,
+                "forks still on disk after disconnect: {:?}",
+                self.forks_on_disk()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until at least `n` forks exist (a session is up).
+    pub fn wait_forks(&self, n: usize) {
+        let start = Instant::now();
+        while self.forks_on_disk().len() < n {
+            assert!(
+                start.elapsed() < CLEANUP_WAIT,
+                "session fork never appeared"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ssh");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file under `dir` with its bytes, and every directory, for byte-for-byte comparison.
+pub fn tree(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Option<Vec<u8>>)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if e.file_type().unwrap().is_dir() {
+                out.push((rel, None));
+                walk(root, &p, out);
+            } else {
+                out.push((rel, Some(std::fs::read(&p).unwrap())));
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out
+}
