@@ -104,7 +104,7 @@ pub async fn serve_connection<S>(
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let session = Session::new(peer, deps.services.clone(), cancel);
-    let span = tracing::info_span!("session", id = %session.id, peer = ?peer);
+    let span = session.span.clone();
     async {
         tracing::info!("connected");
         let handler = Handler { session: session.clone(), auth: deps.auth.clone() };

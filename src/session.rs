@@ -46,6 +46,8 @@ pub struct Session {
     pub cancel: CancellationToken,
     /// Channel tasks, awaited before the fork is deleted.
     tasks: TaskTracker,
+    /// The tracing span every event of this session is logged in (id and peer).
+    pub span: tracing::Span,
 }
 
 impl Session {
@@ -54,8 +56,10 @@ impl Session {
         services: Arc<Services>,
         cancel: CancellationToken,
     ) -> Arc<Session> {
+        let id = SessionId::new();
         Arc::new(Session {
-            id: SessionId::new(),
+            id,
+            span: tracing::info_span!("session", %id, peer = ?peer),
             peer,
             services,
             vfs: Mutex::new(None),
@@ -107,7 +111,7 @@ impl Session {
     where
         F: std::future::Future<Output = ()> + Send + 'static,
     {
-        self.tasks.spawn(fut);
+        self.tasks.spawn(tracing::Instrument::instrument(fut, self.span.clone()));
     }
 
     /// The variables every shell of this session starts with.

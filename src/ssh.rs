@@ -188,9 +188,13 @@ impl russh::server::Handler for Handler {
     }
 
     async fn auth_succeeded(&mut self, _session: &mut SshSession) -> Result<(), Self::Error> {
-        tracing::info!(user = %self.session.user(), "authenticated");
-        if let Err(e) = self.session.create_fork().await {
-            tracing::error!(error = ?e, "fork creation failed; closing the connection");
+        let session = self.session.clone();
+        let created = async move {
+            tracing::info!(user = %session.user(), "authenticated");
+            session.create_fork().await
+        };
+        if let Err(e) = tracing::Instrument::instrument(created, self.session.span.clone()).await {
+            tracing::error!(parent: &self.session.span, error = ?e, "fork creation failed; closing the connection");
             return Err(russh::Error::Disconnect);
         }
         Ok(())
