@@ -257,6 +257,22 @@ fn interactive_pty_session_keeps_state_between_lines() {
 }
 
 #[test]
+fn typed_lines_go_to_the_command_that_reads_them() {
+    let server = Server::start();
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-tt");
+    let out = run_with_stdin(
+        cmd,
+        b"read name\nworld\necho \"hello $name\"\nhead -n 1\nfirst\necho after\nexit\n",
+    );
+    let text = stdout(&out);
+    assert!(text.contains("hello world\r\n"), "{text}");
+    assert!(text.contains("/$ first\r\n"), "{text}");
+    assert!(text.contains("after\r\n"), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+#[test]
 fn motd_is_never_mixed_into_exec_output() {
     let server = Server::start();
     let out = server.ssh("echo only-this");

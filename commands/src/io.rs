@@ -27,7 +27,7 @@ pub fn pipe() -> (Output, Input) {
         Output { tx: Some(tx) },
         Input {
             state: Arc::new(Mutex::new(InputState {
-                rx: Some(rx),
+                src: Some(Source::Pipe(rx)),
                 buf: Bytes::new(),
             })),
         },
@@ -92,10 +92,31 @@ pub struct Input {
     state: Arc<Mutex<InputState>>,
 }
 
+/// A source of input read on demand (see [`Input::from_source`]).
+#[async_trait::async_trait]
+pub trait PullSource: Send {
+    /// The next chunk, or `None` at end-of-file.
+    async fn next(&mut self) -> Option<Bytes>;
+}
+
+enum Source {
+    Pipe(mpsc::Receiver<Bytes>),
+    Pull(Box<dyn PullSource>),
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Pipe(_) => f.write_str("Pipe"),
+            Source::Pull(_) => f.write_str("Pull"),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct InputState {
     /// `None` once end-of-file was seen, or for an empty input.
-    rx: Option<mpsc::Receiver<Bytes>>,
+    src: Option<Source>,
     /// Bytes received but not yet consumed (what a line read left over).
     buf: Bytes,
 }
@@ -104,11 +125,15 @@ impl InputState {
     /// Makes sure `buf` holds something; false at end-of-file.
     async fn fill(&mut self) -> bool {
         while self.buf.is_empty() {
-            let Some(rx) = &mut self.rx else { return false };
-            match rx.recv().await {
+            let next = match &mut self.src {
+                None => return false,
+                Some(Source::Pipe(rx)) => rx.recv().await,
+                Some(Source::Pull(p)) => p.next().await,
+            };
+            match next {
                 Some(chunk) => self.buf = chunk,
                 None => {
-                    self.rx = None;
+                    self.src = None;
                     return false;
                 }
             }
@@ -127,8 +152,20 @@ impl Input {
     pub fn from_bytes(data: impl Into<Bytes>) -> Input {
         Input {
             state: Arc::new(Mutex::new(InputState {
-                rx: None,
+                src: None,
                 buf: data.into(),
+            })),
+        }
+    }
+
+    /// An input that asks `source` for data only when a reader wants more, so nothing
+    /// is taken from the source that no command read (a terminal's typeahead stays
+    /// for the shell).
+    pub fn from_source(source: Box<dyn PullSource>) -> Input {
+        Input {
+            state: Arc::new(Mutex::new(InputState {
+                src: Some(Source::Pull(source)),
+                buf: Bytes::new(),
             })),
         }
     }
@@ -233,6 +270,24 @@ mod tests {
     async fn read_to_end_is_bounded() {
         let input = Input::from_bytes(vec![0u8; 10]);
         assert!(input.read_to_end(5).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn pull_sources_are_read_only_on_demand() {
+        struct Counting(Arc<std::sync::atomic::AtomicUsize>);
+        #[async_trait::async_trait]
+        impl PullSource for Counting {
+            async fn next(&mut self) -> Option<Bytes> {
+                let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                (n < 3).then(|| Bytes::from(format!("line{n}\n")))
+            }
+        }
+        let pulls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let input = Input::from_source(Box::new(Counting(pulls.clone())));
+        assert_eq!(pulls.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(input.read_line(100).await.unwrap().unwrap(), b"line0\n");
+        assert_eq!(pulls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(input.read_to_end(100).await.unwrap(), b"line1\nline2\n");
     }
 
     #[tokio::test]

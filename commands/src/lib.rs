@@ -26,7 +26,7 @@ pub mod io;
 pub mod testing;
 
 pub use fs::{DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode};
-pub use io::{Input, Output, pipe};
+pub use io::{Input, Output, PullSource, pipe};
 
 /// Exit status of a command (0–255, as the shell sees it).
 pub type Status = i32;

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use forkbox_commands::{Input, Output, TermSize, pipe};
+use forkbox_commands::{Input, Output, PullSource, TermSize, pipe};
 use russh::server::Msg;
 use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
 use tokio::sync::mpsc;
@@ -17,8 +17,8 @@ use crate::ssh::terminal::{LineDiscipline, TermEvent, onlcr};
 /// Terminal events queued between the key reader and the shell; a client that types
 /// (or pastes) faster than that waits, like a full terminal buffer.
 const TERM_EVENT_QUEUE: usize = 256;
-/// Lines queued for a foreground command's stdin; beyond that, typed input is dropped.
-const FOREGROUND_INPUT_QUEUE: usize = 256;
+/// Ctrl-C presses not yet acted on; more in a burst are one interrupt anyway.
+const INTERRUPT_QUEUE: usize = 4;
 /// Longest exec request accepted.
 const MAX_EXEC_LEN: usize = 1024 * 1024;
 
@@ -103,11 +103,13 @@ pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
     let status = match pty {
         Some(pty) => {
             let size = Arc::new(Mutex::new(pty.size));
-            let (ev_tx, ev_rx) = mpsc::channel(TERM_EVENT_QUEUE);
-            let keys = tokio::spawn(read_keys(rx, tx.clone(), ev_tx, size.clone()));
+            let (line_tx, line_rx) = mpsc::channel(TERM_EVENT_QUEUE);
+            let (int_tx, int_rx) = mpsc::channel(INTERRUPT_QUEUE);
+            let keys = tokio::spawn(read_keys(rx, tx.clone(), line_tx, int_tx, size.clone()));
             let mut term = Terminal {
                 shell: &mut shell,
-                events: ev_rx,
+                lines: Arc::new(tokio::sync::Mutex::new(line_rx)),
+                interrupts: int_rx,
                 out: out_w.clone(),
                 size,
                 cancel: session.cancel.clone(),
@@ -220,7 +222,7 @@ async fn read_stdin(mut rx: russh::ChannelReadHalf, stdin: Output, cancel: Cance
                 }
             }
             ChannelMsg::Eof => stdin = None,
-            ChannelMsg::Signal { signal } if interrupts(&signal) => cancel.cancel(),
+            ChannelMsg::Signal { signal } if interrupts_on(&signal) => cancel.cancel(),
             ChannelMsg::Close => break,
             _ => {}
         }
@@ -228,15 +230,18 @@ async fn read_stdin(mut rx: russh::ChannelReadHalf, stdin: Output, cancel: Cance
     cancel.cancel();
 }
 
-fn interrupts(sig: &Sig) -> bool {
+fn interrupts_on(sig: &Sig) -> bool {
     matches!(sig, Sig::INT | Sig::TERM | Sig::KILL | Sig::HUP | Sig::QUIT)
 }
 
-/// Reads keystrokes, echoes them and turns them into [`TermEvent`]s.
+/// Reads keystrokes, echoes them and turns them into lines (and end-of-input) on one
+/// queue and Ctrl-C presses on another, so an interrupt is seen even while typed-ahead
+/// lines wait for a reader.
 async fn read_keys(
     mut rx: russh::ChannelReadHalf,
     tx: Writer,
-    events: mpsc::Sender<TermEvent>,
+    lines: mpsc::Sender<TermEvent>,
+    interrupts: mpsc::Sender<()>,
     size: Arc<Mutex<TermSize>>,
 ) {
     let mut ld = LineDiscipline::default();
@@ -257,15 +262,33 @@ async fn read_keys(
                 *size.lock().unwrap_or_else(|p| p.into_inner()) = clamp_size(col_width, row_height);
                 continue;
             }
-            ChannelMsg::Signal { signal } if interrupts(&signal) => vec![TermEvent::Interrupt],
+            ChannelMsg::Signal { signal } if interrupts_on(&signal) => vec![TermEvent::Interrupt],
             ChannelMsg::Eof => vec![TermEvent::Eof],
             ChannelMsg::Close => break,
             _ => continue,
         };
         for ev in evs {
-            if events.send(ev).await.is_err() {
+            if ev == TermEvent::Interrupt {
+                let _ = interrupts.try_send(());
+            } else if lines.send(ev).await.is_err() {
                 return;
             }
+        }
+    }
+}
+
+/// A foreground command's stdin on a terminal: takes a typed line only when the command
+/// reads, so lines typed ahead stay for the shell.
+struct TermSource {
+    lines: Arc<tokio::sync::Mutex<mpsc::Receiver<TermEvent>>>,
+}
+
+#[async_trait::async_trait]
+impl PullSource for TermSource {
+    async fn next(&mut self) -> Option<Bytes> {
+        match self.lines.lock().await.recv().await {
+            Some(TermEvent::Line(line)) => Some(Bytes::from(line)),
+            Some(TermEvent::Eof | TermEvent::Interrupt) | None => None,
         }
     }
 }
@@ -273,7 +296,8 @@ async fn read_keys(
 /// The interactive side of a PTY channel.
 struct Terminal<'a> {
     shell: &'a mut Shell,
-    events: mpsc::Receiver<TermEvent>,
+    lines: Arc<tokio::sync::Mutex<mpsc::Receiver<TermEvent>>>,
+    interrupts: mpsc::Receiver<()>,
     out: Output,
     size: Arc<Mutex<TermSize>>,
     cancel: CancellationToken,
@@ -299,7 +323,12 @@ impl Terminal<'_> {
                 "> ".to_string()
             };
             self.say(&prompt).await;
-            match self.events.recv().await {
+            let lines = self.lines.clone();
+            let event = tokio::select! {
+                ev = async move { lines.lock().await.recv().await } => ev,
+                Some(()) = self.interrupts.recv() => Some(TermEvent::Interrupt),
+            };
+            match event {
                 None => return self.shell.last_status(),
                 Some(TermEvent::Eof) => {
                     if script.is_empty() {
@@ -323,49 +352,33 @@ impl Terminal<'_> {
         }
     }
 
-    /// Runs one script with the terminal as its stdin: typed lines go to it, Ctrl-D ends
-    /// its input, Ctrl-C cancels it.
+    /// Runs one script with the terminal as its stdin: a line goes to it when it reads,
+    /// Ctrl-D ends its input, Ctrl-C cancels it.
     async fn foreground(&mut self, script: &str) -> i32 {
         let cancel = self.cancel.child_token();
-        let (in_w, in_r) = pipe();
-        let (line_tx, mut line_rx) = mpsc::channel::<Vec<u8>>(FOREGROUND_INPUT_QUEUE);
-        let forwarder = tokio::spawn(async move {
-            while let Some(line) = line_rx.recv().await {
-                if in_w.write_all(&line).await.is_err() {
-                    break;
-                }
-            }
-        });
+        let stdin = Input::from_source(Box::new(TermSource {
+            lines: self.lines.clone(),
+        }));
         let size = *self.size.lock().unwrap_or_else(|p| p.into_inner());
         let stdio = Stdio {
-            stdin: in_r,
+            stdin,
             stdout: self.out.clone(),
             stderr: self.out.clone(),
             tty: Some(size),
         };
-        let mut line_tx = Some(line_tx);
         let mut keys_open = true;
         let run = self.shell.run_script(script, &stdio, cancel.clone());
         tokio::pin!(run);
-        let status = loop {
+        loop {
             tokio::select! {
-                status = &mut run => break status,
-                ev = self.events.recv(), if keys_open => match ev {
-                    Some(TermEvent::Line(line)) => {
-                        if let Some(tx) = &line_tx {
-                            let _ = tx.try_send(line);
-                        }
-                    }
-                    Some(TermEvent::Eof) => line_tx = None,
-                    Some(TermEvent::Interrupt) => cancel.cancel(),
-                    None => {
+                status = &mut run => return status,
+                pressed = self.interrupts.recv(), if keys_open => {
+                    if pressed.is_none() {
                         keys_open = false;
-                        cancel.cancel();
                     }
-                },
+                    cancel.cancel();
+                }
             }
-        };
-        forwarder.abort();
-        status
+        }
     }
 }
