@@ -111,7 +111,8 @@ impl Session {
     where
         F: std::future::Future<Output = ()> + Send + 'static,
     {
-        self.tasks.spawn(tracing::Instrument::instrument(fut, self.span.clone()));
+        self.tasks
+            .spawn(tracing::Instrument::instrument(fut, self.span.clone()));
     }
 
     /// The variables every shell of this session starts with.

@@ -54,6 +54,30 @@ use redirect::Fds;
 /// deeper calls fail with an error instead of exhausting the task's stack.
 pub const MAX_CALL_DEPTH: usize = 1000;
 
+/// Largest value one variable (or array element) may hold. Without a bound, a doubling
+/// loop (`x=$x$x`) would take the whole server's memory; an assignment past it fails.
+pub const MAX_VALUE: usize = 64 * 1024 * 1024;
+
+/// Most elements one array may hold, for the same reason.
+pub const MAX_ARRAY_LEN: usize = 1 << 20;
+
+fn too_large(name: &str) -> ShellError {
+    ShellError::Limit(format!("{name}: value larger than {MAX_VALUE} bytes"))
+}
+
+fn check_value_size(name: &str, value: &Value) -> Result<(), ShellError> {
+    match value {
+        Value::Str(s) if s.len() > MAX_VALUE => Err(too_large(name)),
+        Value::Array(a) if a.len() > MAX_ARRAY_LEN => Err(ShellError::Limit(format!(
+            "{name}: more than {MAX_ARRAY_LEN} array elements"
+        ))),
+        Value::Array(a) if a.values().map(String::len).sum::<usize>() > MAX_VALUE => {
+            Err(too_large(name))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Largest output a command substitution may capture; beyond it the substitution fails,
 /// so `x=$(yes)` cannot exhaust the server's memory.
 pub const MAX_SUBSTITUTION_OUTPUT: usize = 16 * 1024 * 1024;
@@ -447,6 +471,9 @@ impl Shell {
 
     /// Assigns a scalar, keeping the export flag; fails on a readonly variable.
     pub(crate) fn set_var(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
+        if value.len() > MAX_VALUE {
+            return Err(too_large(name));
+        }
         match self.vars.get_mut(name) {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
@@ -472,6 +499,7 @@ impl Shell {
     }
 
     pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
+        check_value_size(name, &value)?;
         match self.vars.get_mut(name) {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
@@ -498,6 +526,12 @@ impl Shell {
         index: i64,
         value: &str,
     ) -> Result<(), ShellError> {
+        if value.len() > MAX_VALUE {
+            return Err(too_large(name));
+        }
+        if self.vars.get(name).is_some_and(|v| matches!(&v.value, Value::Array(a) if a.len() >= MAX_ARRAY_LEN && !a.contains_key(&index))) {
+            return Err(ShellError::Limit(format!("{name}: more than {MAX_ARRAY_LEN} array elements")));
+        }
         let var = self.vars.entry(name.to_string()).or_insert(Var {
             value: Value::Array(BTreeMap::new()),
             exported: false,

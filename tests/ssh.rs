@@ -191,6 +191,18 @@ fn forks_left_by_a_crash_are_swept_at_start() {
 }
 
 #[test]
+fn memory_bombs_are_refused_and_the_session_goes_on() {
+    let server = Server::start();
+    let out = server.ssh("x=a; for i in $(seq 30); do x=$x$x; done; echo ${#x}; echo still here");
+    assert_eq!(stdout(&out), "67108864\nstill here\n");
+    assert!(
+        stderr(&out).contains("x: value larger than 67108864 bytes"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn escapes_never_reach_the_host() {
     let server = Server::start();
     let out = server.ssh("cat ../../../etc/passwd");

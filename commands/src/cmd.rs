@@ -6,7 +6,11 @@ use crate::Command;
 
 mod basename;
 mod cat;
+mod chmod;
 mod cp;
+mod cut;
+mod date;
+mod du;
 mod echo;
 mod env;
 mod grep;
@@ -17,20 +21,26 @@ mod ls;
 mod mkdir;
 mod mv;
 mod printf;
+mod readlink;
 mod rm;
 mod rmdir;
+mod sed;
 mod seq;
 mod sleep;
 mod sort;
+mod stat;
+mod sysinfo;
 mod tail;
 mod tee;
 mod test;
 mod touch;
+mod tr;
 mod truefalse;
 mod uniq;
-#[allow(dead_code, reason = "helpers land before the commands that use them")]
 pub(crate) mod util;
 mod wc;
+mod which;
+mod xargs;
 mod yes;
 
 /// Every native command.
@@ -39,7 +49,11 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(basename::Basename),
         Arc::new(basename::Dirname),
         Arc::new(cat::Cat),
+        Arc::new(chmod::Chmod),
         Arc::new(cp::Cp),
+        Arc::new(cut::Cut),
+        Arc::new(date::Date),
+        Arc::new(du::Du),
         Arc::new(echo::Echo),
         Arc::new(env::Env),
         Arc::new(grep::GrepCmd),
@@ -50,20 +64,30 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(mkdir::Mkdir),
         Arc::new(mv::Mv),
         Arc::new(printf::Printf),
+        Arc::new(readlink::Readlink),
+        Arc::new(readlink::Realpath),
         Arc::new(rm::Rm),
         Arc::new(rmdir::Rmdir),
+        Arc::new(sed::Sed),
         Arc::new(seq::Seq),
         Arc::new(sleep::Sleep),
         Arc::new(sort::Sort),
+        Arc::new(stat::Stat),
+        Arc::new(sysinfo::Whoami),
+        Arc::new(sysinfo::Hostname),
+        Arc::new(sysinfo::Uname),
         Arc::new(tail::Tail),
         Arc::new(tee::Tee),
         Arc::new(test::Test),
         Arc::new(test::Bracket),
         Arc::new(touch::Touch),
+        Arc::new(tr::Tr),
         Arc::new(truefalse::True),
         Arc::new(truefalse::False),
         Arc::new(uniq::Uniq),
         Arc::new(wc::Wc),
+        Arc::new(which::Which),
+        Arc::new(xargs::Xargs),
         Arc::new(yes::Yes),
     ]
 }

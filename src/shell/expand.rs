@@ -349,6 +349,24 @@ fn split_fields(pieces: Vec<Piece>, ifs: &str) -> Vec<FieldBuf> {
     fields
 }
 
+/// Fails once the text a word expands to grows past [`crate::shell::MAX_VALUE`] twice
+/// over, so a word that repeats a large variable cannot exhaust the server's memory.
+fn check_expansion_size(out: &[Piece]) -> R<()> {
+    let limit = 2 * crate::shell::MAX_VALUE;
+    let mut total = 0usize;
+    for p in out {
+        if let Piece::Text { s, .. } = p {
+            total += s.len();
+            if total > limit {
+                return Err(ShellError::Limit(format!(
+                    "expansion larger than {limit} bytes"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Joins pieces without splitting (assignments, here-strings, `case` words).
 fn join_pieces(pieces: &[Piece]) -> String {
     let mut out = String::new();
@@ -533,6 +551,7 @@ impl Shell {
         Box::pin(async move {
             for p in pieces {
                 self.expand_piece(&p.piece, quoted, fds, out).await?;
+                check_expansion_size(out)?;
             }
             Ok(())
         })

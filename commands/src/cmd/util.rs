@@ -2,7 +2,6 @@
 //! stdin) in chunks or lines, buffered stdout, cooperative yielding, and formatting.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 
@@ -266,11 +265,6 @@ impl Reader {
     }
 }
 
-/// Strips one trailing `\n` (and nothing else).
-pub(crate) fn chomp(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\n").unwrap_or(line)
-}
-
 /// `1.5K`, `23M`: GNU's `-h` sizes (powers of 1024, one decimal below 10, rounded up).
 pub(crate) fn human_size(n: u64) -> String {
     const UNITS: [&str; 8] = ["K", "M", "G", "T", "P", "E", "Z", "Y"];
@@ -341,19 +335,13 @@ pub(crate) fn mode_string(meta: &Metadata) -> String {
     s
 }
 
-/// Seconds since the epoch (negative before it).
-pub(crate) fn epoch_secs(t: SystemTime) -> i64 {
-    match t.duration_since(UNIX_EPOCH) {
+/// Seconds since the epoch (negative before it); tests compare mtimes with it.
+#[cfg(test)]
+pub(crate) fn epoch_secs(t: std::time::SystemTime) -> i64 {
+    match t.duration_since(std::time::UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
     }
-}
-
-/// Nanoseconds part of a time.
-pub(crate) fn subsec_nanos(t: SystemTime) -> u32 {
-    t.duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0)
 }
 
 /// The last component of a path the way `basename` sees it (`/` for `/`).
@@ -498,6 +486,7 @@ fn dest_meta_is_file(why: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn human_sizes_like_gnu() {

@@ -1,0 +1,1103 @@
+//! `sed`: the GNU stream editor, natively.
+//!
+//! - [`parse`]: the script → a flat program (addresses, commands, compiled regexes).
+//! - [`exec`]: the program over lines: pattern/hold space, ranges, append queue, `w` files.
+//! - this file: options, script sources, the per-file loop (`-s`, `-i`), tests.
+//!
+//! Supported: `-n -e -f -E/-r -i[SUF] -s -z -l N -u --posix --sandbox`; addresses `N`, `$`,
+//! `/re/I`, `\%re%`, `first~step`, `a,b`, `a,+N`, `a,~N`, `0,/re/`, `!`; commands
+//! `{} = a b c d D F g G h H i l n N p P q Q r R s t T v w W x y z : #`.
+//! Regexes are POSIX BRE/ERE translated to the `regex` crate (shared with `grep`), so
+//! alternation is leftmost-first rather than POSIX leftmost-longest, back-references in
+//! a regex (`\(a\)\1`) are refused, and `.` does not match bytes that are not UTF-8.
+//! `e` (run a command) is refused: no process is ever spawned.
+//!
+//! Options are parsed by hand rather than with clap: GNU sed's `-i[SUFFIX]` takes an
+//! optional value only when attached, and the order of `-e` and `-f` scripts matters.
+
+mod exec;
+mod parse;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use self::exec::{DEFAULT_WRAP, Exec, Inputs, Settings, Sink, Source, Stop};
+use self::parse::{Origin, Piece};
+use super::util::{Reader, base_name};
+use crate::fs::{FsError, WriteMode, read_all};
+use crate::{CmdResult, Command, Context, Status};
+
+/// Largest file `-i` edits: the whole file and its new content are held in memory.
+const MAX_IN_PLACE: usize = 64 * 1024 * 1024;
+
+/// Largest `-f` script file.
+const MAX_SCRIPT: usize = 1024 * 1024;
+
+const USAGE: &str = "\
+Usage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...
+
+  -n, --quiet, --silent
+                 suppress automatic printing of pattern space
+  -e script, --expression=script
+                 add the script to the commands to be executed
+  -f script-file, --file=script-file
+                 add the contents of script-file to the commands to be executed
+  -i[SUFFIX], --in-place[=SUFFIX]
+                 edit files in place (makes backup if SUFFIX supplied)
+  -l N, --line-length=N
+                 specify the desired line-wrap length for the `l' command
+  --posix
+                 accepted; GNU extensions stay enabled
+  -E, -r, --regexp-extended
+                 use extended regular expressions in the script
+  -s, --separate
+                 consider files as separate rather than as a single,
+                 continuous long stream.
+      --sandbox
+                 operate in sandbox mode (disable r/w commands).
+  -u, --unbuffered
+                 accepted; output is flushed at least at every pipe write
+  -z, --null-data
+                 separate lines by NUL characters
+      --help     display this help and exit
+      --version  output version information and exit
+
+If no -e, --expression, -f, or --file option is given, then the first
+non-option argument is taken as the sed script to interpret.  All
+remaining arguments are names of input files; if no input files are
+specified, then the standard input is read.
+The `e' command and the `e' flag of `s' are not available: forkbox runs no processes.
+";
+
+/// The options, once parsed.
+#[derive(Default)]
+struct Opts {
+    quiet: bool,
+    ere: bool,
+    separate: bool,
+    null_data: bool,
+    sandbox: bool,
+    /// `-i`, with its (possibly empty) backup suffix.
+    in_place: Option<String>,
+    wrap: Option<usize>,
+    /// `-e` texts and `-f` file names, in order.
+    scripts: Vec<ScriptArg>,
+    operands: Vec<String>,
+}
+
+enum ScriptArg {
+    Expr(String),
+    File(String),
+}
+
+enum Parsed {
+    Run(Opts),
+    Exit(CmdResult),
+}
+
+async fn usage_error(ctx: &Context, msg: &str) -> Parsed {
+    ctx.err(format!("sed: {msg}\n{USAGE}")).await;
+    Parsed::Exit(Ok(1))
+}
+
+const LONG: &[&str] = &[
+    "expression",
+    "file",
+    "in-place",
+    "line-length",
+    "quiet",
+    "silent",
+    "regexp-extended",
+    "separate",
+    "null-data",
+    "zero-terminated",
+    "unbuffered",
+    "posix",
+    "sandbox",
+    "follow-symlinks",
+    "debug",
+    "help",
+    "version",
+];
+
+async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
+    let mut o = Opts::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            o.operands.extend(args[i..].iter().cloned());
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let exact = LONG.iter().find(|l| **l == name);
+            let prefixed: Vec<&&str> = LONG.iter().filter(|l| l.starts_with(name)).collect();
+            let full = match (exact, prefixed.as_slice()) {
+                (Some(l), _) => *l,
+                (None, [one]) => **one,
+                (None, []) => return usage_error(ctx, &format!("unrecognized option '{a}'")).await,
+                (None, _) => {
+                    return usage_error(ctx, &format!("option '{a}' is ambiguous")).await;
+                }
+            };
+            let takes_value = matches!(full, "expression" | "file" | "line-length");
+            let value = if takes_value && value.is_none() {
+                match args.get(i) {
+                    Some(v) => {
+                        i += 1;
+                        Some(v.clone())
+                    }
+                    None => {
+                        return usage_error(
+                            ctx,
+                            &format!("option '--{full}' requires an argument"),
+                        )
+                        .await;
+                    }
+                }
+            } else if !takes_value && full != "in-place" && value.is_some() {
+                return usage_error(ctx, &format!("option '--{full}' doesn't allow an argument"))
+                    .await;
+            } else {
+                value
+            };
+            match full {
+                "expression" => o.scripts.push(ScriptArg::Expr(value.unwrap_or_default())),
+                "file" => o.scripts.push(ScriptArg::File(value.unwrap_or_default())),
+                "in-place" => {
+                    o.in_place = Some(value.unwrap_or_default());
+                    o.separate = true;
+                }
+                "line-length" => match value.as_deref().map(str::parse::<usize>) {
+                    Some(Ok(n)) => o.wrap = Some(n),
+                    _ => {
+                        ctx.warn(
+                            "sed",
+                            format!("invalid line length: {}", value.unwrap_or_default()),
+                        )
+                        .await;
+                        return Parsed::Exit(Ok(1));
+                    }
+                },
+                "quiet" | "silent" => o.quiet = true,
+                "regexp-extended" => o.ere = true,
+                "separate" => o.separate = true,
+                "null-data" | "zero-terminated" => o.null_data = true,
+                "sandbox" => o.sandbox = true,
+                "unbuffered" | "posix" | "follow-symlinks" => {}
+                "debug" => {
+                    ctx.warn("sed", "--debug is not supported").await;
+                    return Parsed::Exit(Ok(1));
+                }
+                "help" => return Parsed::Exit(ctx.out(USAGE).await.map(|_| 0)),
+                _ => {
+                    let v =
+                        "sed (forkbox) 4.9\nA native reimplementation of GNU sed for forkbox.\n";
+                    return Parsed::Exit(ctx.out(v).await.map(|_| 0));
+                }
+            }
+            continue;
+        }
+        if a.len() < 2 || !a.starts_with('-') {
+            o.operands.push(a.clone());
+            continue;
+        }
+        let chars: Vec<char> = a.chars().skip(1).collect();
+        let mut j = 0;
+        while j < chars.len() {
+            let c = chars[j];
+            j += 1;
+            match c {
+                'n' => o.quiet = true,
+                'r' | 'E' => o.ere = true,
+                's' => o.separate = true,
+                'z' => o.null_data = true,
+                'u' => {}
+                'i' => {
+                    o.in_place = Some(chars[j..].iter().collect());
+                    o.separate = true;
+                    break;
+                }
+                'e' | 'f' | 'l' => {
+                    let value: String = if j < chars.len() {
+                        chars[j..].iter().collect()
+                    } else if let Some(v) = args.get(i) {
+                        i += 1;
+                        v.clone()
+                    } else {
+                        return usage_error(ctx, &format!("option requires an argument -- '{c}'"))
+                            .await;
+                    };
+                    match c {
+                        'e' => o.scripts.push(ScriptArg::Expr(value)),
+                        'f' => o.scripts.push(ScriptArg::File(value)),
+                        _ => match value.parse::<usize>() {
+                            Ok(n) => o.wrap = Some(n),
+                            Err(_) => {
+                                ctx.warn("sed", format!("invalid line length: {value}"))
+                                    .await;
+                                return Parsed::Exit(Ok(1));
+                            }
+                        },
+                    }
+                    break;
+                }
+                other => return usage_error(ctx, &format!("invalid option -- '{other}'")).await,
+            }
+        }
+    }
+    Parsed::Run(o)
+}
+
+/// The backup name for `-i SUFFIX`: `*` in the suffix stands for the file's base name.
+fn backup_name(path: &str, suffix: &str) -> String {
+    if !suffix.contains('*') {
+        return format!("{path}{suffix}");
+    }
+    let base = base_name(path);
+    let named = suffix.replace('*', base);
+    if named.contains('/') {
+        named
+    } else {
+        let dir = &path[..path.len() - base.len()];
+        format!("{dir}{named}")
+    }
+}
+
+pub struct Sed;
+
+#[async_trait]
+impl Command for Sed {
+    fn name(&self) -> &'static str {
+        "sed"
+    }
+    fn summary(&self) -> &'static str {
+        "stream editor for filtering and transforming text"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let mut o = match parse_opts(ctx, &args).await {
+            Parsed::Run(o) => o,
+            Parsed::Exit(r) => return r,
+        };
+        let mut pieces = Vec::new();
+        if o.scripts.is_empty() {
+            if o.operands.is_empty() {
+                ctx.err(USAGE).await;
+                return Ok(1);
+            }
+            o.scripts.push(ScriptArg::Expr(o.operands.remove(0)));
+        }
+        let mut expr_no = 0;
+        for s in &o.scripts {
+            match s {
+                ScriptArg::Expr(text) => {
+                    expr_no += 1;
+                    pieces.push(Piece {
+                        text: text.clone(),
+                        origin: Origin::Expr(expr_no),
+                    });
+                }
+                ScriptArg::File(name) => {
+                    let data = match Reader::open(ctx, name).await {
+                        Ok(mut r) => r.read_to_end(MAX_SCRIPT).await,
+                        Err(e) => Err(e),
+                    };
+                    match data {
+                        Ok(d) => {
+                            let mut text = String::from_utf8_lossy(&d).into_owned();
+                            if text.ends_with('\n') {
+                                text.pop();
+                            }
+                            pieces.push(Piece {
+                                text,
+                                origin: Origin::File(name.clone()),
+                            });
+                        }
+                        Err(e) => {
+                            ctx.warn("sed", format!("couldn't open file {name}: {e}"))
+                                .await;
+                            return Ok(4);
+                        }
+                    }
+                }
+            }
+        }
+        // `#n` on the first line of the script acts like -n.
+        if let Some(first) = pieces.first()
+            && (first.text == "#n" || first.text.starts_with("#n\n"))
+        {
+            o.quiet = true;
+        }
+        let prog = match parse::parse(&pieces, o.ere, o.sandbox) {
+            Ok(p) => p,
+            Err(e) => {
+                ctx.warn("sed", e.0).await;
+                return Ok(1);
+            }
+        };
+        if o.in_place.is_some() && o.operands.is_empty() {
+            ctx.warn("sed", "no input files").await;
+            return Ok(1);
+        }
+        let settings = Settings {
+            quiet: o.quiet,
+            delim: if o.null_data { 0 } else { b'\n' },
+            wrap: o.wrap.unwrap_or(DEFAULT_WRAP),
+        };
+        let mut ex = Exec::new(ctx, &prog, settings);
+        if !ex.open_wfiles().await {
+            ex.close_wfiles().await;
+            return Ok(4);
+        }
+        let result = run_all(ctx, &mut ex, &o).await;
+        let close_status = ex.close_wfiles().await;
+        let status = match result {
+            Ok(s) => s,
+            Err(Stop::Interrupt(i)) => return Err(i),
+            Err(Stop::Fail(s)) => s,
+        };
+        Ok(match ex.quit {
+            Some(code) if code != 0 => code,
+            _ => status.max(close_status),
+        })
+    }
+}
+
+/// Runs the program over the operands: one stream, one per file (`-s`), or each file
+/// rewritten in place (`-i`). Gives the status from the inputs.
+async fn run_all(ctx: &Context, ex: &mut Exec<'_>, o: &Opts) -> Result<Status, Stop> {
+    let operands = if o.operands.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        o.operands.clone()
+    };
+    if let Some(suffix) = &o.in_place {
+        ex.stdout = Some(Sink::stdout());
+        let mut status = 0;
+        for op in &operands {
+            let st = edit_in_place(ctx, ex, op, suffix).await;
+            if let Some(s) = &mut ex.stdout {
+                s.flush(ctx).await?;
+            }
+            status = status.max(st?);
+            if ex.quit.is_some() {
+                break;
+            }
+        }
+        return Ok(status);
+    }
+    let mut status = 0;
+    let result = if o.separate {
+        let mut r = Ok(());
+        for op in &operands {
+            ex.input = Inputs::new(vec![Source::Operand(op.clone())]);
+            ex.reset();
+            let quit = ex.run().await;
+            status = status.max(ex.input.status);
+            match quit {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => {
+                    r = Err(e);
+                    break;
+                }
+            }
+        }
+        r
+    } else {
+        ex.input = Inputs::new(operands.into_iter().map(Source::Operand).collect());
+        let r = ex.run().await.map(|_| ());
+        status = ex.input.status;
+        r
+    };
+    // Whatever was produced before a failure still goes out.
+    let flushed = ex.out.flush(ctx).await;
+    result?;
+    flushed?;
+    Ok(status)
+}
+
+/// `-i` for one operand: read it whole (bounded), run the script with the file's new
+/// content gathered in memory, keep a backup if asked, then rewrite the file.
+async fn edit_in_place(
+    ctx: &Context,
+    ex: &mut Exec<'_>,
+    op: &str,
+    suffix: &str,
+) -> Result<Status, Stop> {
+    let path = ctx.path(op);
+    match ctx.fs.stat(&path).await {
+        Err(e) => {
+            ctx.warn("sed", format!("can't read {op}: {e}")).await;
+            return Ok(2);
+        }
+        Ok(m) if !m.is_file() => {
+            ctx.warn("sed", format!("couldn't edit {op}: not a regular file"))
+                .await;
+            return Ok(4);
+        }
+        Ok(_) => {}
+    }
+    let data = match read_all(ctx.fs.as_ref(), &path, MAX_IN_PLACE as u64).await {
+        Ok(d) => Bytes::from(d),
+        Err(FsError::TooLarge) => {
+            ctx.warn(
+                "sed",
+                format!("couldn't edit {op}: larger than {MAX_IN_PLACE} bytes"),
+            )
+            .await;
+            return Ok(4);
+        }
+        Err(e) => {
+            ctx.warn("sed", format!("can't read {op}: {e}")).await;
+            return Ok(2);
+        }
+    };
+    ex.input = Inputs::new(vec![Source::Data(data.clone(), op.to_string())]);
+    ex.out = Sink::memory(MAX_IN_PLACE);
+    ex.reset();
+    ex.run().await?;
+    let content = ex.out.take();
+    if !suffix.is_empty() {
+        let backup = backup_name(&path, suffix);
+        if let Err(e) = write_file(ctx, &backup, &data).await {
+            ctx.warn(
+                "sed",
+                format!("couldn't open file {}: {e}", backup_name(op, suffix)),
+            )
+            .await;
+            return Ok(4);
+        }
+    }
+    if let Err(e) = write_file(ctx, &path, &content).await {
+        ctx.warn("sed", format!("couldn't edit {op}: {e}")).await;
+        return Ok(4);
+    }
+    Ok(0)
+}
+
+async fn write_file(ctx: &Context, path: &str, data: &[u8]) -> Result<(), FsError> {
+    let mut h = ctx.fs.open_write(path, WriteMode::Truncate).await?;
+    if let Err(e) = h.write(data).await {
+        let _ = h.close().await;
+        return Err(e);
+    }
+    h.close().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Invocation, MemFs};
+    use std::sync::Arc;
+
+    const FILE_A: &str = "1\n2\n3\n";
+    const FILE_B: &str = "x\ny\n";
+    const LINES: &str = "one\ntwo\nthree\nfour\nfive\n";
+
+    fn inv(stdin: &str) -> (Invocation, Arc<MemFs>) {
+        let fs = MemFs::with_files(&[
+            ("/w/a", FILE_A),
+            ("/w/b", FILE_B),
+            ("/w/s.sed", "s/1/ONE/\np\n"),
+        ]);
+        fs.put_dir("/w/d");
+        (
+            Invocation {
+                stdin: stdin.as_bytes().to_vec(),
+                fs: fs.clone(),
+                cwd: "/w".into(),
+                ..Invocation::default()
+            },
+            fs,
+        )
+    }
+
+    async fn sed(stdin: &str, args: &[&str]) -> (i32, String, String) {
+        inv(stdin).0.run(&Sed, args).await
+    }
+
+    /// Runs sed and expects success with no message; gives stdout.
+    async fn out(stdin: &str, args: &[&str]) -> String {
+        let (st, out, err) = sed(stdin, args).await;
+        assert_eq!((st, err.as_str()), (0, ""), "sed {args:?}");
+        out
+    }
+
+    /// Runs sed and expects a failure; gives the status and stderr.
+    async fn fails(stdin: &str, args: &[&str]) -> (i32, String) {
+        let (st, _, err) = sed(stdin, args).await;
+        (st, err)
+    }
+
+    #[tokio::test]
+    async fn substitution() {
+        assert_eq!(out("hello\n", &["s/l/L/"]).await, "heLlo\n");
+        assert_eq!(out("hello\n", &["s/l/L/g"]).await, "heLLo\n");
+        assert_eq!(out("hello\n", &["s/l/L/2"]).await, "helLo\n");
+        assert_eq!(out("aaaa\n", &["s/a/b/2g"]).await, "abbb\n");
+        assert_eq!(out("baaac\n", &["s/a*/x/g"]).await, "xbxcx\n");
+        assert_eq!(out("abc\n", &["s/x*/-/g"]).await, "-a-b-c-\n");
+        assert_eq!(out("a/b\n", &["s|/|_|"]).await, "a_b\n");
+        assert_eq!(out("abc\n", &["s/b/[&]/;s/c/\\&/"]).await, "a[b]&\n");
+        assert_eq!(out("ab\n", &[r"s/\(a\)\(b\)/\2\1\0/"]).await, "baab\n");
+        assert_eq!(out("abc\n", &["-E", r"s/(a)|b/[\1]/g"]).await, "[a][]c\n");
+        assert_eq!(out("Hello\n", &["s/hello/bye/I"]).await, "bye\n");
+        assert_eq!(out("abc\n", &[r"s/b/\n/"]).await, "a\nc\n");
+        assert_eq!(out("abc\n", &[r"s/b/\t/"]).await, "a\tc\n");
+        assert_eq!(out("1\n", &[r"s/1/\x41\o102\d067/"]).await, "ABC\n");
+        assert_eq!(out("a.b axb\n", &[r"s/a\.b/X/g"]).await, "X axb\n");
+        assert_eq!(out("aaa\n", &[r"s/a\{2\}/X/"]).await, "Xa\n");
+        assert_eq!(out("aaa\n", &["-E", "s/a{2}/X/"]).await, "Xa\n");
+        assert_eq!(out("a+b\n", &["s/a+b/X/"]).await, "X\n");
+        assert_eq!(out("aab\n", &[r"s/a\+b/X/"]).await, "X\n");
+    }
+
+    #[tokio::test]
+    async fn case_conversion() {
+        assert_eq!(
+            out("hello world\n", &["-E", r"s/(\w+) (\w+)/\U\2\E \u\1/"]).await,
+            "WORLD Hello\n"
+        );
+        assert_eq!(out("foo bar\n", &[r"s/\w\+/\u&/g"]).await, "Foo Bar\n");
+        assert_eq!(
+            out("aaa bbb\n", &[r"s/\(a*\) \(b*\)/\U\1\E-\u\2x\lBB/"]).await,
+            "AAA-BbbxbB\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn addresses() {
+        assert_eq!(out(LINES, &["-n", "2p"]).await, "two\n");
+        assert_eq!(out(LINES, &["-n", "$p"]).await, "five\n");
+        assert_eq!(out(LINES, &["-n", "2,4p"]).await, "two\nthree\nfour\n");
+        assert_eq!(
+            out(LINES, &["-n", "/two/,/four/p"]).await,
+            "two\nthree\nfour\n"
+        );
+        assert_eq!(out(LINES, &["-n", r"\%thr%p"]).await, "three\n");
+        assert_eq!(out(LINES, &["-n", "0~2p"]).await, "two\nfour\n");
+        assert_eq!(out(LINES, &["-n", "1~2p"]).await, "one\nthree\nfive\n");
+        assert_eq!(out(LINES, &["-n", "2,+1p"]).await, "two\nthree\n");
+        assert_eq!(out(LINES, &["-n", "2,~4p"]).await, "two\nthree\nfour\n");
+        assert_eq!(out(LINES, &["-n", "4,2p"]).await, "four\n");
+        assert_eq!(out(LINES, &["-n", "0,/o/p"]).await, "one\n");
+        assert_eq!(out(LINES, &["-n", "1,/o/p"]).await, "one\ntwo\n");
+        assert_eq!(out(LINES, &["2,4!d"]).await, "two\nthree\nfour\n");
+        assert_eq!(out(LINES, &["-n", "/T/Ip"]).await, "two\nthree\n");
+        assert_eq!(out(LINES, &["-n", "$="]).await, "5\n");
+    }
+
+    #[tokio::test]
+    async fn commands() {
+        assert_eq!(out("1\n2\n3\n", &["1!G;h;$!d"]).await, "3\n2\n1\n");
+        assert_eq!(out("1\n2\n3\n", &["$!N;P;D"]).await, "1\n2\n3\n");
+        assert_eq!(out("1\n2\n3\n", &["N;N;D"]).await, "2\n3\n");
+        assert_eq!(out("1\n2\n3\n", &[":a;N;$!ba;s/\\n/,/g"]).await, "1,2,3\n");
+        assert_eq!(out("1\n2\n3\n", &["-n", "2{n;p}"]).await, "3\n");
+        assert_eq!(out("a\n", &["n;d"]).await, "a\n");
+        assert_eq!(out("a\n", &["N;s/a/X/"]).await, "a\n");
+        assert_eq!(out("1\n2\n3\n", &["2q"]).await, "1\n2\n");
+        assert_eq!(out("1\n2\n3\n", &["2Q"]).await, "1\n");
+        assert_eq!(
+            sed("1\n2\n3\n", &["2q5"]).await,
+            (5, "1\n2\n".into(), String::new())
+        );
+        assert_eq!(sed("1\n", &["q300"]).await.0, 300 % 256);
+        assert_eq!(out("1\n2\n", &["="]).await, "1\n1\n2\n2\n");
+        assert_eq!(out("abc\n", &["y/abc/xyz/"]).await, "xyz\n");
+        assert_eq!(out("a\n", &["x;G"]).await, "\na\n");
+        assert_eq!(out("a\nb\n", &["-n", "H;${x;p}"]).await, "\na\nb\n");
+        assert_eq!(
+            out("a\tb\\c\x01\n", &["-n", "l"]).await,
+            "a\\tb\\\\c\\001$\n"
+        );
+        assert_eq!(out("abcdef\n", &["-n", "l 4"]).await, "abc\\\ndef$\n");
+        assert_eq!(out("x\n", &["z;s/^$/E/"]).await, "E\n");
+        assert_eq!(out("x\n", &["F"]).await, "-\nx\n");
+        assert_eq!(out("ab\n", &["s/a/A/;ta;s/b/B/;:a;s/b/C/"]).await, "AC\n");
+        assert_eq!(out("ab\n", &["s/x/A/;Ta;s/b/B/;:a;s/b/C/"]).await, "aC\n");
+        assert_eq!(out("ab\n", &["b end;s/a/X/;:end"]).await, "ab\n");
+        assert_eq!(out("1\n2\n", &["-n", "/1/{p;p}"]).await, "1\n1\n");
+        assert_eq!(
+            out("1\n2\n", &["# comment\np;# more"]).await,
+            "1\n1\n2\n2\n"
+        );
+        assert_eq!(out("1\n2\n", &["#n\np"]).await, "1\n2\n");
+    }
+
+    #[tokio::test]
+    async fn text_commands() {
+        assert_eq!(out("1\n2\n", &["1a hi"]).await, "1\nhi\n2\n");
+        assert_eq!(
+            out("1\n2\n", &["1i\\\n  hi\\\nthere"]).await,
+            "  hi\nthere\n1\n2\n"
+        );
+        assert_eq!(out("1\n2\n", &["1a\\  x\\ty"]).await, "1\n  x\ty\n2\n");
+        assert_eq!(
+            out("1\n2\n", &["-e", "1a\\", "-e", "hello"]).await,
+            "1\nhello\n2\n"
+        );
+        assert_eq!(out("1\n2\n", &["$a foo;p"]).await, "1\n2\nfoo;p\n");
+        assert_eq!(out("1\n2\n3\n4\n", &["2,3c\\\nX"]).await, "1\nX\n4\n");
+        assert_eq!(out("1\n2\n3\n4\n", &["2,3!c X"]).await, "X\n2\n3\nX\n");
+        assert_eq!(out("1\n", &["1{a foo\n}"]).await, "1\nfoo\n");
+        assert_eq!(out("1\n2\n", &["2q;a foo"]).await, "1\nfoo\n2\n");
+    }
+
+    #[tokio::test]
+    async fn missing_final_newline_is_kept() {
+        assert_eq!(out("a", &["p"]).await, "a\na");
+        assert_eq!(out("a\nb", &["s/b/B/"]).await, "a\nB");
+        assert_eq!(out("1", &["a x"]).await, "1\nx\n");
+        assert_eq!(out("a\0b\0", &["-z", "s/^/>/"]).await, ">a\0>b\0");
+    }
+
+    #[tokio::test]
+    async fn files_and_separate_streams() {
+        assert_eq!(out("", &["-n", "$=", "a", "b"]).await, "5\n");
+        assert_eq!(out("", &["-s", "-n", "$=", "a", "b"]).await, "3\n2\n");
+        assert_eq!(out("in\n", &["p", "-", "b"]).await, "in\nin\nx\nx\ny\ny\n");
+        assert_eq!(out("", &["-n", "-f", "s.sed", "a"]).await, "ONE\n2\n3\n");
+        assert_eq!(out("", &["1r b", "a"]).await, "1\nx\ny\n2\n3\n");
+        assert_eq!(out("", &["R b", "a"]).await, "1\nx\n2\ny\n3\n");
+        assert_eq!(out("", &["1r nofile", "a"]).await, "1\n2\n3\n");
+        let (st, o, e) = sed("", &["p", "nofile", "b"]).await;
+        assert_eq!((st, o.as_str()), (2, "x\nx\ny\ny\n"));
+        assert_eq!(e, "sed: can't read nofile: No such file or directory\n");
+        let (st, e) = fails("", &["p", "d", "a"]).await;
+        assert_eq!(
+            (st, e.as_str()),
+            (4, "sed: read error on d: Is a directory\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn write_files() {
+        let (i, fs) = inv("1\n2\n");
+        assert_eq!(i.run(&Sed, &["-n", "s/1/X/w out\n2w out"]).await.0, 0);
+        assert_eq!(fs.text("/w/out").unwrap(), "X\n2\n");
+        assert_eq!(i.run(&Sed, &["w /dev/stdout"]).await.1, "1\n1\n2\n2\n");
+        fs.fail_close_on("/w/full");
+        let (st, _, err) = i.run(&Sed, &["w full"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (4, "sed: couldn't close full: No space left on device\n")
+        );
+        let (st, err) = fails("", &["--sandbox", "w x"]).await;
+        assert_eq!(st, 1);
+        assert!(err.contains("disabled in sandbox mode"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn in_place() {
+        let (i, fs) = inv("");
+        assert_eq!(
+            i.run(&Sed, &["-i", "s/2/TWO/", "a", "b"]).await,
+            (0, String::new(), String::new())
+        );
+        assert_eq!(fs.text("/w/a").unwrap(), "1\nTWO\n3\n");
+        assert_eq!(fs.text("/w/b").unwrap(), FILE_B);
+        assert_eq!(i.run(&Sed, &["-i.bak", "-n", "$p", "a"]).await.0, 0);
+        assert_eq!(fs.text("/w/a").unwrap(), "3\n");
+        assert_eq!(fs.text("/w/a.bak").unwrap(), "1\nTWO\n3\n");
+        assert_eq!(i.run(&Sed, &["--in-place=old_*", "1d", "b"]).await.0, 0);
+        assert_eq!(fs.text("/w/b").unwrap(), "y\n");
+        assert_eq!(fs.text("/w/old_b").unwrap(), FILE_B);
+        // `w /dev/stdout` still reaches stdout; line numbers restart per file.
+        fs.put("/w/c", b"p\nq\n");
+        let (st, o, _) = i.run(&Sed, &["-i", "1w /dev/stdout", "b", "c"]).await;
+        assert_eq!((st, o.as_str()), (0, "y\np\n"));
+        let (st, _, err) = i.run(&Sed, &["-i", "p", "nofile", "d"]).await;
+        assert_eq!(st, 4);
+        assert_eq!(
+            err,
+            "sed: can't read nofile: No such file or directory\nsed: couldn't edit d: not a regular file\n"
+        );
+        fs.fail_close_on("/w/c");
+        let (st, _, err) = i.run(&Sed, &["-i", "p", "c"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (4, "sed: couldn't edit c: No space left on device\n")
+        );
+        assert_eq!(
+            fails("", &["-i", "p"]).await,
+            (1, "sed: no input files\n".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn script_errors() {
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["s/a"],
+                "-e expression #1, char 3: unterminated `s' command",
+            ),
+            (
+                &["-e", "p", "-e", "s/a"],
+                "-e expression #2, char 3: unterminated `s' command",
+            ),
+            (&["k"], "-e expression #1, char 1: unknown command: `k'"),
+            (&["2{p"], "-e expression #1, char 0: unmatched `{'"),
+            (&["}"], "-e expression #1, char 1: unexpected `}'"),
+            (
+                &["p x"],
+                "-e expression #1, char 3: extra characters after command",
+            ),
+            (&["bfoo"], "can't find label for jump to `foo'"),
+            (
+                &["y/ab/c/"],
+                "-e expression #1, char 7: strings for `y' command are different lengths",
+            ),
+            (
+                &["s/x/y/gg"],
+                "-e expression #1, char 8: multiple `g' options to `s' command",
+            ),
+            (
+                &["s/x/y/0"],
+                "-e expression #1, char 7: number option to `s' command may not be zero",
+            ),
+            (
+                &["s/x/y/q"],
+                "-e expression #1, char 7: unknown option to `s'",
+            ),
+            (
+                &[r"s/\(x\)/\2/"],
+                "-e expression #1, char 11: invalid reference \\2 on `s' command's RHS",
+            ),
+            (
+                &["/x"],
+                "-e expression #1, char 2: unterminated address regex",
+            ),
+            (
+                &["0,2p"],
+                "-e expression #1, char 4: invalid usage of line address 0",
+            ),
+            (
+                &["0p"],
+                "-e expression #1, char 2: invalid usage of line address 0",
+            ),
+            (
+                &["+1p"],
+                "-e expression #1, char 2: invalid usage of +N or ~N as first address",
+            ),
+            (
+                &["1,2,3p"],
+                "-e expression #1, char 4: unknown command: `,'",
+            ),
+            (&["1!!p"], "-e expression #1, char 3: multiple `!'s"),
+            (&[":"], "-e expression #1, char 1: \":\" lacks a label"),
+            (
+                &["r"],
+                "-e expression #1, char 1: missing filename in r/R/w/W commands",
+            ),
+            (
+                &["1a"],
+                "-e expression #1, char 2: expected \\ after `a', `c' or `i'",
+            ),
+            (
+                &["y/a/"],
+                "-e expression #1, char 4: unterminated `y' command",
+            ),
+            (&["{p}}"], "-e expression #1, char 4: unexpected `}'"),
+            (
+                &["s//x/"],
+                "-e expression #1, char 0: no previous regular expression",
+            ),
+            (
+                &["2,3q"],
+                "-e expression #1, char 4: command only uses one address",
+            ),
+        ];
+        for (args, msg) in cases {
+            let (st, err) = fails("a\n", args).await;
+            assert_eq!((st, err), (1, format!("sed: {msg}\n")), "sed {args:?}");
+        }
+        let (st, err) = fails("", &["-f", "nofile"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (
+                4,
+                "sed: couldn't open file nofile: No such file or directory\n"
+            )
+        );
+        let (_, fs) = inv("");
+        fs.put("/w/bad.sed", b"p\n\nk\n");
+        let i = Invocation {
+            fs,
+            cwd: "/w".into(),
+            ..Invocation::default()
+        };
+        assert_eq!(
+            i.run(&Sed, &["-f", "bad.sed"]).await.2,
+            "sed: file bad.sed line 3: unknown command: `k'\n"
+        );
+        let (st, err) = fails("", &[r"s/\(a\)\1/x/"]).await;
+        assert_eq!(st, 1);
+        assert!(err.contains("back-references"), "{err}");
+        let (st, err) = fails("", &["e ls"]).await;
+        assert_eq!(st, 1);
+        assert!(err.contains("not supported"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn usage() {
+        let (st, o, e) = sed("", &["--help"]).await;
+        assert_eq!((st, e.as_str()), (0, ""));
+        assert!(o.starts_with("Usage: sed [OPTION]..."));
+        let (st, e) = fails("", &[]).await;
+        assert_eq!(st, 1);
+        assert!(e.starts_with("Usage: sed"));
+        let (st, e) = fails("", &["-k", "p"]).await;
+        assert_eq!(st, 1);
+        assert!(e.starts_with("sed: invalid option -- 'k'\nUsage:"), "{e}");
+        let (st, e) = fails("", &["--foo", "p"]).await;
+        assert_eq!(st, 1);
+        assert!(e.starts_with("sed: unrecognized option '--foo'\n"), "{e}");
+        assert_eq!(out("a\n", &["--quiet", "--expression=p"]).await, "a\n");
+        assert_eq!(out("a\n", &["p", "-n"]).await, "a\n");
+        assert_eq!(out("a\n", &["-ne", "p"]).await, "a\n");
+        assert_eq!(out("a\n", &["--expr", "p", "--sil"]).await, "a\n");
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_and_binary_do_not_panic() {
+        let (i, _) = inv("");
+        let i = Invocation {
+            stdin: b"a\xffb\n\xc3\n".to_vec(),
+            ..i
+        };
+        let (st, o, _) = i.run_bytes(&Sed, &["s/a/X/;y/b/B/;s/$/!/;l"]).await;
+        assert_eq!(st, 0);
+        assert_eq!(o, b"X\\377B!$\nX\xffB!\n\\303!$\n\xc3!\n");
+        let (st, o, _) = i.run_bytes(&Sed, &[r"s/\w/\U&/g"]).await;
+        assert_eq!((st, o.as_slice()), (0, &b"A\xffB\n\xc3\n"[..]));
+    }
+
+    #[tokio::test]
+    async fn infinite_loop_is_cancellable() {
+        let (out_w, out_r) = crate::io::pipe();
+        let (err_w, _err_r) = crate::io::pipe();
+        let ctx = Context {
+            stdin: crate::io::Input::from_bytes(&b"x\n"[..]),
+            stdout: out_w,
+            stderr: err_w,
+            env: Default::default(),
+            cwd: "/".into(),
+            fs: MemFs::new(),
+            cancel: tokio_util::sync::CancellationToken::new(),
+            tty: None,
+            launcher: crate::testing::TestLauncher::new(),
+        };
+        let cancel = ctx.cancel.clone();
+        let task = tokio::spawn(async move { Sed.run(&ctx, vec![":a;ba".into()]).await });
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!task.is_finished());
+        cancel.cancel();
+        let r = task.await.unwrap();
+        assert!(matches!(r, Err(crate::Interrupt::Cancelled)), "{r:?}");
+        drop(out_r);
+    }
+
+    /// Hostile or broken scripts end with a status and maybe a message, never a panic.
+    #[tokio::test]
+    async fn odd_scripts_do_not_panic() {
+        let scripts: &[&[&str]] = &[
+            &["s/[/x/"],
+            &[r"s/\(/x/"],
+            &["-E", "s/(/x/"],
+            &["y/é/\u{fffd}/"],
+            &["s/a/\\"],
+            &["\\"],
+            &["/\\"],
+            &["1,"],
+            &["1~"],
+            &["$!"],
+            &["{"],
+            &["}}"],
+            &["a\\"],
+            &["s/x/y/w"],
+            &["l 99999999999999999999999"],
+            &["q 99999999999999"],
+            &[r"s/a/\c/"],
+            &[r"s/./\d999/g"],
+            &["0~0p"],
+            &["b;"],
+            &["t x;:x"],
+            &["s/$//g"],
+            &["s/^*/x/"],
+            &[r"s/a\{99999\}//"],
+            &[r"s/x*/\U\u/g"],
+            &[r"\nxnp"],
+            &["1,2,p"],
+            &["s/\u{e9}/\u{e8}/"],
+            &["-z", "N;N;D"],
+            &["-l", "1", "l"],
+            &["-l"],
+            &["-e"],
+            &["-f"],
+            &["--expression"],
+            &["-i"],
+            &["s/a/b/gpw /dev/stderr"],
+            &["=;=;l0"],
+            &[r"s/\n/x/;s/[\n]/y/"],
+        ];
+        for args in scripts {
+            let (i, _) = inv("");
+            let i = Invocation {
+                stdin: b"a\xff\n\xe9x\nxyz".to_vec(),
+                ..i
+            };
+            let (st, _, _) = i.run_bytes(&Sed, args).await;
+            let quits = args[0].starts_with('q');
+            assert!((0..=4).contains(&st) || quits, "sed {args:?} gave {st}");
+        }
+    }
+
+    #[tokio::test]
+    async fn space_is_bounded() {
+        let (st, err) = fails("x\n", &[":a;G;H;ba"]).await;
+        assert_eq!(st, 4);
+        assert!(err.contains("larger than"), "{err}");
+    }
+
+    #[test]
+    fn backup_names() {
+        assert_eq!(backup_name("/w/a", ".bak"), "/w/a.bak");
+        assert_eq!(backup_name("/w/a", "old_*"), "/w/old_a");
+        assert_eq!(backup_name("/w/a", "/b/*.x"), "/b/a.x");
+    }
+
+    /// The same scripts through GNU sed and ours: stdout, stderr and status must agree.
+    #[tokio::test]
+    async fn matches_gnu_sed() {
+        let gnu = std::path::Path::new("/bin/sed");
+        if !gnu.exists() {
+            eprintln!("skipping matches_gnu_sed: /bin/sed is not installed");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("forkbox-sed-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("d")).unwrap();
+        std::fs::write(dir.join("a"), FILE_A).unwrap();
+        std::fs::write(dir.join("b"), FILE_B).unwrap();
+        std::fs::write(dir.join("s.sed"), "s/1/ONE/\np\n").unwrap();
+        let cases: &[(&str, &[&str])] = &[
+            (LINES, &["-n", "/t/{s/t/T/gp}"]),
+            (LINES, &["-n", "2,/f/p"]),
+            (LINES, &["-n", "/o/,+1p"]),
+            (LINES, &["-n", "3,~2p"]),
+            (LINES, &["$!N;s/\\n/ /"]),
+            (LINES, &["-n", "$!{h;d};x;G;p"]),
+            (LINES, &["1~3d"]),
+            (LINES, &["/two/,/four/{/three/d}"]),
+            (LINES, &["-s", "-n", "$p", "-", "a", "b"]),
+            (LINES, &["=", "-", "a"]),
+            (LINES, &["-E", "s/(o+)|(e)/<\\1\\2>/g"]),
+            (LINES, &["s/[[:alpha:]]\\{3\\}$/!/"]),
+            (LINES, &["y/otf/OTF/;3q"]),
+            (LINES, &["-n", "l 3"]),
+            (LINES, &["N;N;s/\\n/+/2"]),
+            (LINES, &["2i\\\ninserted\n4c\\\nchanged\n$a end"]),
+            (LINES, &["/^t/!s/^/> /"]),
+            (LINES, &["s/e/E/3;s/o/0/2g"]),
+            (LINES, &["0,/e/s//E/"]),
+            (LINES, &["$!d", "a", "b"]),
+            (LINES, &["p", "a", "nofile", "b"]),
+            (LINES, &["-n", "/one/{n;n;p}"]),
+            (LINES, &["2{h;d};4{G}"]),
+            (LINES, &["-n", "/two/{:a;N;/four/!ba;p}"]),
+            (LINES, &["s/./(&)/3g"]),
+            (LINES, &["s/^\\(.\\)\\(.*\\)$/\\2\\1/"]),
+            (LINES, &["-n", "-e", "2{p", "-e", "}"]),
+            ("a b  c\n", &["s/ \\+/_/g"]),
+            ("a,b,c\n", &["-E", "s/([^,]*),([^,]*)/\\2,\\1/"]),
+            ("hello\n", &["s/\\(l\\)*/X/g"]),
+            ("path/to/file\n", &["s#/#\\\\#g"]),
+            ("x\n", &["s/x/a\\\nb/"]),
+            ("tab\there\n", &["-n", "/\\t/p"]),
+            ("CamelCase\n", &["s/[A-Z]/_\\l&/g"]),
+            ("ab\n", &["s/\\(a\\)\\|b/[\\1]/g"]),
+            ("no newline", &["s/$/!/"]),
+            ("no newline", &["$a tail"]),
+            ("", &["p"]),
+            ("x\n", &["s/x/\\cA/"]),
+            ("1\n2\n3\n4\n5\n6\n", &["n;n;s/$/!/"]),
+            ("1\n2\n3\n4\n5\n6\n", &["-n", "2~2{N;p}"]),
+            ("1\n2\n", &["$!{$!p}"]),
+            ("a\n", &["s/a/b/;T;s/b/c/"]),
+            ("a\n", &["s/x/b/;T;s/a/c/"]),
+            ("a\n", &["s/a/b/w /dev/stdout"]),
+            ("", &["-n", "-f", "s.sed", "a"]),
+            ("", &["-f", "nofile"]),
+            ("", &["1d;=", "a"]),
+            ("", &["F", "a"]),
+            ("", &["p", "d"]),
+            ("x\n", &["k"]),
+            ("x\n", &["s/x/y/;}"]),
+            ("x\n", &["/x/I,/y/Ms/x/y/"]),
+            ("a\nb\n", &["N;s/^b/B/Mg;s/a$/A/M"]),
+            ("a\nb\n", &["N;l;s/a.b/X/"]),
+            ("1\n2\n3\n", &["2c\\", "-"]),
+            ("1\n2\n3\n", &["-n", "2{p;q3}"]),
+            (
+                "1\n2\n3\n",
+                &["-e", "1i\\", "-e", "  top", "-e", "3a\\  bottom"],
+            ),
+            ("1\n2\n3\n", &["1~0p;2,1p", "-n"]),
+            ("1\n2\n3\n", &["2!{s/^/x/}"]),
+            ("1\n2\n3\n", &["-n", "/2/{=;l;p}"]),
+            ("1\n2\n3\n", &["-z", "s/\\n/,/g"]),
+            ("1\n2\n3\n", &["$!{N};P;D"]),
+            ("1\n2\n3\n", &["1{h;d};G;s/\\n/-/"]),
+            ("abc abc\n", &["s/b/B/2;s/c/C/g;s/a/<&&>/"]),
+            ("héllo\n", &["s/é/e/;y/lo/LO/"]),
+            ("aXbXc\n", &["s/X/\\n/g;P;D"]),
+            ("x\n", &["s/x/y/pw /dev/stdout"]),
+            ("x\n", &["-n", "/x/{s//y/;p}"]),
+            ("x\n", &["--posix", "-u", "p"]),
+            ("x\n", &["1!G;$p;h"]),
+            ("x\n", &["y/x/\\n/;l"]),
+            ("x\n", &["s/x/[\\&]/"]),
+            ("foo123\n", &["-E", "s/[0-9]+$//;s/^(f)(o+)/\\2\\1/"]),
+        ];
+        let mut failures = Vec::new();
+        for (stdin, args) in cases {
+            let mut child = std::process::Command::new(gnu)
+                .args(*args)
+                .current_dir(&dir)
+                .env("LC_ALL", "C")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            {
+                use std::io::Write;
+                let mut sin = child.stdin.take().unwrap();
+                // GNU sed may exit before reading its input (a bad script).
+                let _ = sin.write_all(stdin.as_bytes());
+            }
+            let real = child.wait_with_output().unwrap();
+            let want = (
+                real.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&real.stdout).into_owned(),
+                String::from_utf8_lossy(&real.stderr).replace("/bin/sed: ", "sed: "),
+            );
+            let got = sed(stdin, args).await;
+            if got != want {
+                failures.push(format!(
+                    "sed {args:?} <<< {stdin:?}\n  gnu:  {want:?}\n  ours: {got:?}"
+                ));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}

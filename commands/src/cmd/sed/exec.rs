@@ -1,0 +1,911 @@
+//! Running a parsed [`Program`] over a stream of lines: the pattern and hold spaces, the
+//! append queue, range states, `w` files, and the input with one line of look-ahead
+//! (read only when `$` or `n`/`N` needs to know whether a line is the last).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use regex::bytes::{Captures, Regex};
+
+use super::parse::{Addr, Addr2, Case, Op, Program, Repl, Rx, Subst};
+use crate::cmd::util::{MAX_LINE, OUT_BUF, Pacer, Reader};
+use crate::fs::{WriteHandle, WriteMode};
+use crate::io::Input;
+use crate::{Context, Interrupt};
+
+/// Largest pattern or hold space: `:a;N;ba` over a huge input, or `H` in a loop, must
+/// fail with a message instead of taking the server's memory.
+pub(super) const MAX_SPACE: usize = 64 * 1024 * 1024;
+
+/// Width of `l` output when neither `-l` nor `l N` says otherwise (GNU's default).
+pub(super) const DEFAULT_WRAP: usize = 70;
+
+/// Why a run stopped early.
+pub(super) enum Stop {
+    Interrupt(Interrupt),
+    /// A fatal error, already reported; the exit status.
+    Fail(i32),
+}
+
+impl From<Interrupt> for Stop {
+    fn from(e: Interrupt) -> Self {
+        Stop::Interrupt(e)
+    }
+}
+
+pub(super) type Flow<T> = Result<T, Stop>;
+
+/// Options that shape a run.
+pub(super) struct Settings {
+    pub quiet: bool,
+    /// `-z`: lines end with NUL.
+    pub delim: u8,
+    pub wrap: usize,
+}
+
+/// One input line and whether it ended with the delimiter.
+struct Line {
+    data: Vec<u8>,
+    nl: bool,
+    file: Arc<str>,
+}
+
+/// What can be read: an operand (`-` is stdin) or bytes already in memory (`-i`).
+pub(super) enum Source {
+    Operand(String),
+    Data(Bytes, String),
+}
+
+/// The lines of one or more sources, in order, with one line of look-ahead.
+pub(super) struct Inputs {
+    pending: VecDeque<Source>,
+    cur: Option<(Reader, Arc<str>)>,
+    peeked: Option<Line>,
+    /// Set to 2 once an operand could not be opened.
+    pub status: i32,
+}
+
+impl Inputs {
+    pub(super) fn new(sources: Vec<Source>) -> Inputs {
+        Inputs {
+            pending: sources.into(),
+            cur: None,
+            peeked: None,
+            status: 0,
+        }
+    }
+
+    async fn read_raw(&mut self, ctx: &Context, delim: u8) -> Flow<Option<Line>> {
+        loop {
+            if self.cur.is_none() {
+                let Some(src) = self.pending.pop_front() else {
+                    return Ok(None);
+                };
+                match src {
+                    Source::Operand(op) => match Reader::open(ctx, &op).await {
+                        Ok(r) => self.cur = Some((r, Arc::from(op.as_str()))),
+                        Err(e) => {
+                            ctx.warn("sed", format!("can't read {op}: {e}")).await;
+                            self.status = 2;
+                            continue;
+                        }
+                    },
+                    Source::Data(data, name) => {
+                        let mut c = ctx.clone();
+                        c.stdin = Input::from_bytes(data);
+                        self.cur = Some((Reader::stdin(&c), Arc::from(name.as_str())));
+                    }
+                }
+            }
+            let Some((reader, name)) = &mut self.cur else {
+                continue;
+            };
+            match reader.record(delim, MAX_LINE).await {
+                Ok(Some(mut rec)) => {
+                    let nl = rec.last() == Some(&delim);
+                    if nl {
+                        rec.pop();
+                    }
+                    return Ok(Some(Line {
+                        data: rec,
+                        nl,
+                        file: name.clone(),
+                    }));
+                }
+                Ok(None) => self.cur = None,
+                Err(e) => {
+                    ctx.warn("sed", format!("read error on {name}: {e}")).await;
+                    return Err(Stop::Fail(4));
+                }
+            }
+        }
+    }
+
+    async fn next_line(&mut self, ctx: &Context, delim: u8) -> Flow<Option<Line>> {
+        match self.peeked.take() {
+            Some(l) => Ok(Some(l)),
+            None => self.read_raw(ctx, delim).await,
+        }
+    }
+
+    async fn at_end(&mut self, ctx: &Context, delim: u8) -> Flow<bool> {
+        if self.peeked.is_none() {
+            self.peeked = self.read_raw(ctx, delim).await?;
+        }
+        Ok(self.peeked.is_none())
+    }
+}
+
+/// Where output goes: stdout (buffered) or memory (the new content of a file under
+/// `-i`, bounded by `limit`). Remembers a missing final newline the way GNU sed does: the
+/// next write to the same sink supplies it first.
+pub(super) struct Sink {
+    buf: Vec<u8>,
+    memory: Option<usize>,
+    missing: Option<u8>,
+}
+
+impl Sink {
+    pub(super) fn stdout() -> Sink {
+        Sink {
+            buf: Vec::new(),
+            memory: None,
+            missing: None,
+        }
+    }
+
+    pub(super) fn memory(limit: usize) -> Sink {
+        Sink {
+            buf: Vec::new(),
+            memory: Some(limit),
+            missing: None,
+        }
+    }
+
+    /// Takes what a memory sink gathered.
+    pub(super) fn take(&mut self) -> Vec<u8> {
+        self.missing = None;
+        std::mem::take(&mut self.buf)
+    }
+
+    async fn write(&mut self, ctx: &Context, data: &[u8]) -> Flow<()> {
+        if let Some(d) = self.missing.take() {
+            self.buf.push(d);
+        }
+        self.buf.extend_from_slice(data);
+        match self.memory {
+            Some(limit) if self.buf.len() > limit => {
+                ctx.warn("sed", format!("output larger than {limit} bytes"))
+                    .await;
+                Err(Stop::Fail(4))
+            }
+            Some(_) => Ok(()),
+            None if self.buf.len() >= OUT_BUF || ctx.tty.is_some() => self.flush(ctx).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Writes a line and its delimiter, or marks the delimiter missing.
+    async fn line(&mut self, ctx: &Context, data: &[u8], nl: bool, delim: u8) -> Flow<()> {
+        self.write(ctx, data).await?;
+        if nl {
+            self.write(ctx, &[delim]).await
+        } else {
+            self.missing = Some(delim);
+            Ok(())
+        }
+    }
+
+    pub(super) async fn flush(&mut self, ctx: &Context) -> Flow<()> {
+        if self.memory.is_none() && !self.buf.is_empty() {
+            let data = Bytes::from(std::mem::take(&mut self.buf));
+            ctx.stdout
+                .write_bytes(data)
+                .await
+                .map_err(Interrupt::from)?;
+        }
+        Ok(())
+    }
+}
+
+enum WTarget {
+    Stdout,
+    Stderr,
+    File(Box<dyn WriteHandle>),
+    /// Closed after a failure (already reported).
+    Gone,
+}
+
+struct WFile {
+    name: String,
+    target: WTarget,
+    missing: bool,
+}
+
+/// Range state per command.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Range {
+    Inactive,
+    /// Active; for numeric ends, the last line of the range.
+    Active(Option<u64>),
+}
+
+enum Appended {
+    Text(Vec<u8>),
+    File(String),
+}
+
+/// How the script ended for one cycle.
+enum End {
+    Cycle {
+        autoprint: bool,
+    },
+    /// `D` with a newline in the pattern space: start again without reading.
+    Restart,
+    Quit {
+        code: i32,
+        autoprint: bool,
+    },
+}
+
+pub(super) struct Exec<'a> {
+    ctx: &'a Context,
+    prog: &'a Program,
+    set: Settings,
+    pub input: Inputs,
+    pub out: Sink,
+    /// Real stdout while `out` gathers a file's new content (`-i`); `w /dev/stdout`.
+    pub stdout: Option<Sink>,
+    ps: Vec<u8>,
+    hs: Vec<u8>,
+    /// The current line ended with the delimiter.
+    nl: bool,
+    file: Arc<str>,
+    line_no: u64,
+    tflag: bool,
+    ranges: Vec<Range>,
+    last_re: Option<Arc<Regex>>,
+    append: Vec<Appended>,
+    wfiles: Vec<WFile>,
+    rfiles: HashMap<String, Option<Reader>>,
+    pacer: Pacer,
+    /// Set by `q`/`Q`: the exit code.
+    pub quit: Option<i32>,
+}
+
+impl<'a> Exec<'a> {
+    pub(super) fn new(ctx: &'a Context, prog: &'a Program, set: Settings) -> Exec<'a> {
+        let mut e = Exec {
+            ctx,
+            prog,
+            set,
+            input: Inputs::new(Vec::new()),
+            out: Sink::stdout(),
+            stdout: None,
+            ps: Vec::new(),
+            hs: Vec::new(),
+            nl: true,
+            file: Arc::from("-"),
+            line_no: 0,
+            tflag: false,
+            ranges: vec![Range::Inactive; prog.cmds.len()],
+            last_re: None,
+            append: Vec::new(),
+            wfiles: Vec::new(),
+            rfiles: HashMap::new(),
+            pacer: Pacer::default(),
+            quit: None,
+        };
+        e.reset();
+        e
+    }
+
+    /// Starts a new stream (each file under `-s`/`-i`): line numbers and ranges restart.
+    pub(super) fn reset(&mut self) {
+        self.line_no = 0;
+        for (r, c) in self.ranges.iter_mut().zip(&self.prog.cmds) {
+            *r = if matches!(c.a1, Some(Addr::Zero)) {
+                Range::Active(None)
+            } else {
+                Range::Inactive
+            };
+        }
+    }
+
+    /// Opens (truncating) every `w` file; false after reporting a failure.
+    pub(super) async fn open_wfiles(&mut self) -> bool {
+        for name in &self.prog.wfiles {
+            let target = match name.as_str() {
+                "/dev/stdout" => WTarget::Stdout,
+                "/dev/stderr" => WTarget::Stderr,
+                _ => match self
+                    .ctx
+                    .fs
+                    .open_write(&self.ctx.path(name), WriteMode::Truncate)
+                    .await
+                {
+                    Ok(h) => WTarget::File(h),
+                    Err(e) => {
+                        self.ctx
+                            .warn("sed", format!("couldn't open file {name}: {e}"))
+                            .await;
+                        return false;
+                    }
+                },
+            };
+            self.wfiles.push(WFile {
+                name: name.clone(),
+                target,
+                missing: false,
+            });
+        }
+        true
+    }
+
+    /// Closes every `w` file; the status is 4 if one failed.
+    pub(super) async fn close_wfiles(&mut self) -> i32 {
+        let mut status = 0;
+        for w in self.wfiles.drain(..) {
+            if let WTarget::File(h) = w.target
+                && let Err(e) = h.close().await
+            {
+                self.ctx
+                    .warn("sed", format!("couldn't close {}: {e}", w.name))
+                    .await;
+                status = 4;
+            }
+        }
+        status
+    }
+
+    fn stdout_sink(&mut self) -> &mut Sink {
+        match &mut self.stdout {
+            Some(s) => s,
+            None => &mut self.out,
+        }
+    }
+
+    async fn emit(&mut self, data: &[u8]) -> Flow<()> {
+        self.out.write(self.ctx, data).await
+    }
+
+    async fn print_ps(&mut self) -> Flow<()> {
+        let ps = std::mem::take(&mut self.ps);
+        let r = self.out.line(self.ctx, &ps, self.nl, self.set.delim).await;
+        self.ps = ps;
+        r
+    }
+
+    async fn too_big(&mut self) -> Stop {
+        self.ctx
+            .warn(
+                "sed",
+                format!("pattern or hold space larger than {MAX_SPACE} bytes"),
+            )
+            .await;
+        Stop::Fail(4)
+    }
+
+    async fn check_space(&mut self, len: usize) -> Flow<()> {
+        if len > MAX_SPACE {
+            return Err(self.too_big().await);
+        }
+        Ok(())
+    }
+
+    /// Runs the script over every line of `self.input`; true when `q`/`Q` ended it.
+    pub(super) async fn run(&mut self) -> Flow<bool> {
+        let mut restart = false;
+        loop {
+            if !restart {
+                let Some(line) = self.input.next_line(self.ctx, self.set.delim).await? else {
+                    return Ok(false);
+                };
+                self.load(line);
+            }
+            restart = false;
+            match self.program().await? {
+                End::Cycle { autoprint } => {
+                    if autoprint && !self.set.quiet {
+                        self.print_ps().await?;
+                    }
+                    self.flush_append().await?;
+                }
+                End::Restart => {
+                    self.flush_append().await?;
+                    restart = true;
+                }
+                End::Quit { code, autoprint } => {
+                    if autoprint {
+                        if !self.set.quiet {
+                            self.print_ps().await?;
+                        }
+                        self.flush_append().await?;
+                    }
+                    self.quit = Some(code);
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
+    fn load(&mut self, line: Line) {
+        self.ps = line.data;
+        self.nl = line.nl;
+        self.file = line.file;
+        self.line_no += 1;
+        self.tflag = false;
+    }
+
+    /// Reads the next line for `n`/`N`; `None` at the end of input.
+    async fn read_next(&mut self) -> Flow<Option<Line>> {
+        if self.input.at_end(self.ctx, self.set.delim).await? {
+            return Ok(None);
+        }
+        self.flush_append().await?;
+        self.input.next_line(self.ctx, self.set.delim).await
+    }
+
+    fn regex(&mut self, rx: &Rx) -> Option<Arc<Regex>> {
+        match rx {
+            Some(re) => {
+                self.last_re = Some(re.clone());
+                Some(re.clone())
+            }
+            None => self.last_re.clone(),
+        }
+    }
+
+    async fn re_match(&mut self, rx: &Rx) -> Flow<bool> {
+        match self.regex(rx) {
+            Some(re) => Ok(re.is_match(&self.ps)),
+            None => {
+                self.ctx.warn("sed", "no previous regular expression").await;
+                Err(Stop::Fail(1))
+            }
+        }
+    }
+
+    async fn match_addr(&mut self, a: &Addr) -> Flow<bool> {
+        let l = self.line_no;
+        Ok(match a {
+            Addr::Line(n) => l == *n,
+            Addr::Zero => false,
+            Addr::Last => self.input.at_end(self.ctx, self.set.delim).await?,
+            Addr::Re(rx) => self.re_match(rx).await?,
+            Addr::Step(first, step) => {
+                if *step == 0 {
+                    l == *first
+                } else {
+                    l >= *first && (l - first).is_multiple_of(*step)
+                }
+            }
+        })
+    }
+
+    async fn selected(&mut self, idx: usize) -> Flow<bool> {
+        let cmd = &self.prog.cmds[idx];
+        let hit = match (&cmd.a1, &cmd.a2) {
+            (None, _) => true,
+            (Some(a1), None) => self.match_addr(a1).await?,
+            (Some(a1), Some(a2)) => self.match_range(idx, a1, a2).await?,
+        };
+        Ok(hit != cmd.negate)
+    }
+
+    async fn match_range(&mut self, idx: usize, a1: &Addr, a2: &Addr2) -> Flow<bool> {
+        let l = self.line_no;
+        match self.ranges[idx] {
+            Range::Inactive => {
+                if !self.match_addr(a1).await? {
+                    return Ok(false);
+                }
+                self.ranges[idx] = match a2 {
+                    Addr2::Line(n) if *n > l => Range::Active(Some(*n)),
+                    Addr2::Plus(n) if *n > 0 => Range::Active(Some(l.saturating_add(*n))),
+                    Addr2::Mult(n) if *n > 0 && !l.is_multiple_of(*n) => {
+                        Range::Active(Some(l.div_ceil(*n).saturating_mul(*n)))
+                    }
+                    Addr2::Last if !self.input.at_end(self.ctx, self.set.delim).await? => {
+                        Range::Active(None)
+                    }
+                    Addr2::Re(_) => Range::Active(None),
+                    _ => Range::Inactive,
+                };
+                Ok(true)
+            }
+            Range::Active(Some(end)) => {
+                if l >= end {
+                    self.ranges[idx] = Range::Inactive;
+                }
+                Ok(l <= end)
+            }
+            Range::Active(None) => {
+                let done = match a2 {
+                    Addr2::Re(rx) => self.re_match(rx).await?,
+                    Addr2::Last => self.input.at_end(self.ctx, self.set.delim).await?,
+                    // Numeric ends always carry their line.
+                    _ => true,
+                };
+                if done {
+                    self.ranges[idx] = Range::Inactive;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    async fn program(&mut self) -> Flow<End> {
+        let prog = self.prog;
+        let mut pc = 0;
+        while pc < prog.cmds.len() {
+            self.pacer.tick(self.ctx).await?;
+            let cmd = &prog.cmds[pc];
+            if !self.selected(pc).await? {
+                pc = match cmd.op {
+                    Op::BlockStart(after) => after,
+                    _ => pc + 1,
+                };
+                continue;
+            }
+            pc += 1;
+            match &cmd.op {
+                Op::BlockStart(_) | Op::Nop => {}
+                Op::Subst(s) => self.substitute(s).await?,
+                Op::Translate(map) => translate(&mut self.ps, map),
+                Op::Append(t) => self.append.push(Appended::Text(t.clone())),
+                Op::Insert(t) => self.emit(t).await?,
+                Op::Change(t) => {
+                    if cmd.a2.is_none() || self.ranges[pc - 1] == Range::Inactive || cmd.negate {
+                        self.emit(t).await?;
+                    }
+                    return Ok(End::Cycle { autoprint: false });
+                }
+                Op::Branch(t) => pc = *t,
+                Op::BranchIfSub(t) => {
+                    if self.tflag {
+                        self.tflag = false;
+                        pc = *t;
+                    }
+                }
+                Op::BranchUnlessSub(t) => {
+                    if self.tflag {
+                        self.tflag = false;
+                    } else {
+                        pc = *t;
+                    }
+                }
+                Op::Delete => return Ok(End::Cycle { autoprint: false }),
+                Op::DeleteFirst => match self.ps.iter().position(|&b| b == b'\n') {
+                    None => return Ok(End::Cycle { autoprint: false }),
+                    Some(i) => {
+                        self.ps.drain(..=i);
+                        return Ok(End::Restart);
+                    }
+                },
+                Op::Print => self.print_ps().await?,
+                Op::PrintFirst => match self.ps.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        let first = self.ps[..=i].to_vec();
+                        self.emit(&first).await?;
+                    }
+                    None => self.print_ps().await?,
+                },
+                Op::Next => {
+                    if self.input.at_end(self.ctx, self.set.delim).await? {
+                        return Ok(End::Cycle { autoprint: true });
+                    }
+                    if !self.set.quiet {
+                        self.print_ps().await?;
+                    }
+                    match self.read_next().await? {
+                        Some(line) => self.load(line),
+                        None => return Ok(End::Cycle { autoprint: false }),
+                    }
+                }
+                Op::NextAppend => match self.read_next().await? {
+                    None => return Ok(End::Cycle { autoprint: true }),
+                    Some(line) => {
+                        self.check_space(self.ps.len() + line.data.len() + 1)
+                            .await?;
+                        let mut ps = std::mem::take(&mut self.ps);
+                        ps.push(b'\n');
+                        ps.extend_from_slice(&line.data);
+                        self.load(Line { data: ps, ..line });
+                    }
+                },
+                Op::Quit(code) => {
+                    return Ok(End::Quit {
+                        code: *code,
+                        autoprint: true,
+                    });
+                }
+                Op::QuitSilent(code) => {
+                    return Ok(End::Quit {
+                        code: *code,
+                        autoprint: false,
+                    });
+                }
+                Op::LineNumber => {
+                    let s = format!("{}\n", self.line_no);
+                    self.emit(s.as_bytes()).await?;
+                }
+                Op::List(n) => {
+                    let text = list(&self.ps, n.unwrap_or(self.set.wrap));
+                    self.emit(&text).await?;
+                }
+                Op::Hold => self.hs.clone_from(&self.ps),
+                Op::HoldAppend => {
+                    self.check_space(self.hs.len() + self.ps.len() + 1).await?;
+                    self.hs.push(b'\n');
+                    self.hs.extend_from_slice(&self.ps);
+                }
+                Op::Get => self.ps.clone_from(&self.hs),
+                Op::GetAppend => {
+                    self.check_space(self.hs.len() + self.ps.len() + 1).await?;
+                    self.ps.push(b'\n');
+                    self.ps.extend_from_slice(&self.hs);
+                }
+                Op::Exchange => std::mem::swap(&mut self.ps, &mut self.hs),
+                Op::ReadFile(f) => self.append.push(Appended::File(f.clone())),
+                Op::ReadLine(f) => self.read_line_of(f).await?,
+                Op::Write(w) => {
+                    let ps = self.ps.clone();
+                    self.write_w(*w, &ps, self.nl).await?;
+                }
+                Op::WriteFirst(w) => {
+                    let first = match self.ps.iter().position(|&b| b == b'\n') {
+                        Some(i) => self.ps[..i].to_vec(),
+                        None => self.ps.clone(),
+                    };
+                    self.write_w(*w, &first, true).await?;
+                }
+                Op::FileName => {
+                    let s = format!("{}\n", self.file);
+                    self.emit(s.as_bytes()).await?;
+                }
+                Op::Zap => self.ps.clear(),
+            }
+        }
+        Ok(End::Cycle { autoprint: true })
+    }
+
+    async fn substitute(&mut self, s: &Subst) -> Flow<()> {
+        let Some(re) = self.regex(&s.re) else {
+            self.ctx.warn("sed", "no previous regular expression").await;
+            return Err(Stop::Fail(1));
+        };
+        let mut out = Vec::new();
+        let mut last = 0;
+        let mut count = 0usize;
+        let mut done = false;
+        for caps in re.captures_iter(&self.ps) {
+            let Some(m) = caps.get(0) else { continue };
+            count += 1;
+            if count < s.nth {
+                continue;
+            }
+            out.extend_from_slice(&self.ps[last..m.start()]);
+            expand(&caps, &s.repl, &mut out);
+            last = m.end();
+            done = true;
+            if out.len() > MAX_SPACE {
+                return Err(self.too_big().await);
+            }
+            if !s.global {
+                break;
+            }
+        }
+        if !done {
+            return Ok(());
+        }
+        out.extend_from_slice(&self.ps[last..]);
+        self.check_space(out.len()).await?;
+        self.ps = out;
+        self.tflag = true;
+        if s.print {
+            self.print_ps().await?;
+        }
+        if let Some(w) = s.write {
+            let ps = self.ps.clone();
+            self.write_w(w, &ps, self.nl).await?;
+        }
+        Ok(())
+    }
+
+    async fn write_w(&mut self, idx: usize, data: &[u8], nl: bool) -> Flow<()> {
+        let delim = self.set.delim;
+        let ctx = self.ctx;
+        let mut buf = Vec::with_capacity(data.len() + 2);
+        let w = &mut self.wfiles[idx];
+        if w.missing {
+            buf.push(delim);
+        }
+        buf.extend_from_slice(data);
+        w.missing = !nl;
+        if nl {
+            buf.push(delim);
+        }
+        match &mut w.target {
+            WTarget::Stdout => {
+                self.stdout_sink().write(ctx, &buf).await?;
+            }
+            WTarget::Stderr => ctx.err(String::from_utf8_lossy(&buf)).await,
+            WTarget::Gone => {}
+            WTarget::File(h) => {
+                if let Err(e) = h.write(&buf).await {
+                    let name = w.name.clone();
+                    if let WTarget::File(h) = std::mem::replace(&mut w.target, WTarget::Gone) {
+                        let _ = h.close().await;
+                    }
+                    ctx.warn("sed", format!("couldn't write to {name}: {e}"))
+                        .await;
+                    return Err(Stop::Fail(4));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `R`: queues the next line of a file (nothing once it is exhausted or unreadable).
+    async fn read_line_of(&mut self, name: &str) -> Flow<()> {
+        if !self.rfiles.contains_key(name) {
+            let reader = if name == "/dev/stdin" {
+                Some(Reader::stdin(self.ctx))
+            } else {
+                Reader::open(self.ctx, name).await.ok()
+            };
+            self.rfiles.insert(name.to_string(), reader);
+        }
+        if let Some(Some(r)) = self.rfiles.get_mut(name)
+            && let Ok(Some(mut line)) = r.line(MAX_LINE).await
+        {
+            if line.last() != Some(&b'\n') {
+                line.push(b'\n');
+            }
+            self.append.push(Appended::Text(line));
+        }
+        Ok(())
+    }
+
+    async fn flush_append(&mut self) -> Flow<()> {
+        for a in std::mem::take(&mut self.append) {
+            match a {
+                Appended::Text(t) => self.emit(&t).await?,
+                Appended::File(name) => {
+                    let reader = if name == "/dev/stdin" {
+                        Some(Reader::stdin(self.ctx))
+                    } else {
+                        Reader::open(self.ctx, &name).await.ok()
+                    };
+                    // A file that cannot be read is silently ignored, as in GNU sed.
+                    if let Some(mut r) = reader {
+                        while let Ok(Some(chunk)) = r.chunk().await {
+                            self.emit(&chunk).await?;
+                            self.pacer.tick(self.ctx).await?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `y`: maps characters when the pattern space is UTF-8, else ASCII bytes only.
+fn translate(ps: &mut Vec<u8>, map: &HashMap<char, char>) {
+    match std::str::from_utf8(ps) {
+        Ok(s) => {
+            let mapped: String = s.chars().map(|c| *map.get(&c).unwrap_or(&c)).collect();
+            *ps = mapped.into_bytes();
+        }
+        Err(_) => {
+            for b in ps.iter_mut() {
+                if b.is_ascii()
+                    && let Some(t) = map.get(&char::from(*b)).filter(|t| t.is_ascii())
+                {
+                    *b = *t as u8;
+                }
+            }
+        }
+    }
+}
+
+/// Case conversion state while expanding a replacement.
+#[derive(Default)]
+struct CaseState {
+    mode: Option<Case>,
+    once: Option<Case>,
+}
+
+fn convert(c: char, how: Case, out: &mut String) {
+    match how {
+        Case::Upper | Case::UpperNext => out.extend(c.to_uppercase()),
+        Case::Lower | Case::LowerNext => out.extend(c.to_lowercase()),
+        Case::End => out.push(c),
+    }
+}
+
+fn push_cased(out: &mut Vec<u8>, piece: &[u8], st: &mut CaseState) {
+    if st.mode.is_none() && st.once.is_none() || piece.is_empty() {
+        out.extend_from_slice(piece);
+        return;
+    }
+    match std::str::from_utf8(piece) {
+        Ok(s) => {
+            let mut conv = String::with_capacity(s.len());
+            for c in s.chars() {
+                match st.once.take().or(st.mode) {
+                    Some(how) => convert(c, how, &mut conv),
+                    None => conv.push(c),
+                }
+            }
+            out.extend_from_slice(conv.as_bytes());
+        }
+        Err(_) => {
+            for &b in piece {
+                let how = st.once.take().or(st.mode);
+                out.push(match how {
+                    Some(Case::Upper | Case::UpperNext) => b.to_ascii_uppercase(),
+                    Some(Case::Lower | Case::LowerNext) => b.to_ascii_lowercase(),
+                    _ => b,
+                });
+            }
+        }
+    }
+}
+
+fn expand(caps: &Captures<'_>, repl: &[Repl], out: &mut Vec<u8>) {
+    let mut st = CaseState::default();
+    for r in repl {
+        match r {
+            Repl::Lit(l) => push_cased(out, l, &mut st),
+            Repl::Group(g) => {
+                if let Some(m) = caps.get(*g) {
+                    push_cased(out, m.as_bytes(), &mut st);
+                }
+            }
+            Repl::Case(c) => match c {
+                Case::Upper | Case::Lower => {
+                    st.mode = Some(*c);
+                    st.once = None;
+                }
+                Case::UpperNext | Case::LowerNext => st.once = Some(*c),
+                Case::End => {
+                    st.mode = None;
+                    st.once = None;
+                }
+            },
+        }
+    }
+}
+
+/// `l`: the pattern space with C escapes, octal for other non-printables, wrapped at
+/// `width` (0: never) with a trailing `\`, and `$` at the end.
+fn list(ps: &[u8], width: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ps.len() + 2);
+    let mut col = 0;
+    for &b in ps {
+        let esc: Vec<u8> = match b {
+            b'\\' => b"\\\\".to_vec(),
+            0x07 => b"\\a".to_vec(),
+            0x08 => b"\\b".to_vec(),
+            0x0c => b"\\f".to_vec(),
+            b'\n' => b"\\n".to_vec(),
+            b'\r' => b"\\r".to_vec(),
+            b'\t' => b"\\t".to_vec(),
+            0x0b => b"\\v".to_vec(),
+            0x20..=0x7e => vec![b],
+            _ => format!("\\{b:03o}").into_bytes(),
+        };
+        if width > 0 && col + esc.len() > width - 1 {
+            out.extend_from_slice(b"\\\n");
+            col = 0;
+        }
+        col += esc.len();
+        out.extend_from_slice(&esc);
+    }
+    out.extend_from_slice(b"$\n");
+    out
+}

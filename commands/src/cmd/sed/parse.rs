@@ -1,0 +1,1043 @@
+//! Parsing a sed script into a flat [`Program`]: blocks become jumps (`{` knows the index
+//! after its `}`), labels are resolved to command indices, regexes are compiled once.
+//!
+//! The script is the concatenation of every `-e`/`-f` piece, each followed by a newline
+//! (so `-e 'a\' -e text` works as in GNU sed); error positions are reported per piece,
+//! GNU-style (`-e expression #2, char 3: …`, `file F line 4: …`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::cmd::grep::{translate_bre, translate_ere};
+
+/// Largest compiled regex: a hostile pattern must fail, not eat memory.
+const MAX_REGEX_SIZE: usize = 32 * 1024 * 1024;
+
+/// Distinct files `w`/`W`/`s///w` may open: every one stays open for the whole run, so
+/// the count is bounded like any other open-file budget.
+pub(super) const MAX_WFILES: usize = 64;
+
+/// Where a piece of script came from, for error messages.
+pub(super) enum Origin {
+    /// The N-th `-e` (or the script operand), counting from 1.
+    Expr(usize),
+    /// A `-f` file, as named on the command line.
+    File(String),
+}
+
+pub(super) struct Piece {
+    pub text: String,
+    pub origin: Origin,
+}
+
+/// A compiled regex, or `None` for the empty regex (`//`), which means "the last regex
+/// used at run time".
+pub(super) type Rx = Option<Arc<Regex>>;
+
+pub(super) enum Addr {
+    Line(u64),
+    Last,
+    Re(Rx),
+    /// `first~step`.
+    Step(u64, u64),
+    /// `0` in `0,/re/`: the range is active before line 1.
+    Zero,
+}
+
+pub(super) enum Addr2 {
+    Line(u64),
+    Last,
+    Re(Rx),
+    /// `addr1,+N`.
+    Plus(u64),
+    /// `addr1,~N`: up to the next line that is a multiple of N.
+    Mult(u64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Case {
+    Upper,
+    Lower,
+    UpperNext,
+    LowerNext,
+    End,
+}
+
+pub(super) enum Repl {
+    Lit(Vec<u8>),
+    Group(usize),
+    Case(Case),
+}
+
+pub(super) struct Subst {
+    pub re: Rx,
+    pub repl: Vec<Repl>,
+    pub global: bool,
+    /// Replace from the N-th match on (1 without a number flag).
+    pub nth: usize,
+    pub print: bool,
+    /// Index into [`Program::wfiles`].
+    pub write: Option<usize>,
+}
+
+pub(super) enum Op {
+    /// `{`: when the address does not match, continue at the index after the `}`.
+    BlockStart(usize),
+    Nop,
+    Subst(Box<Subst>),
+    Translate(HashMap<char, char>),
+    Append(Vec<u8>),
+    Insert(Vec<u8>),
+    Change(Vec<u8>),
+    /// `b`: jump to the index (the program's length is the end of the script).
+    Branch(usize),
+    /// `t`.
+    BranchIfSub(usize),
+    /// `T`.
+    BranchUnlessSub(usize),
+    Delete,
+    DeleteFirst,
+    Print,
+    PrintFirst,
+    Next,
+    NextAppend,
+    Quit(i32),
+    QuitSilent(i32),
+    LineNumber,
+    /// `l [N]`: `None` uses the `-l` width.
+    List(Option<usize>),
+    Hold,
+    HoldAppend,
+    Get,
+    GetAppend,
+    Exchange,
+    ReadFile(String),
+    ReadLine(String),
+    Write(usize),
+    WriteFirst(usize),
+    FileName,
+    Zap,
+}
+
+pub(super) struct Cmd {
+    pub a1: Option<Addr>,
+    pub a2: Option<Addr2>,
+    pub negate: bool,
+    pub op: Op,
+}
+
+pub(super) struct Program {
+    pub cmds: Vec<Cmd>,
+    /// Files the script writes to, opened (and truncated) before any input is read.
+    pub wfiles: Vec<String>,
+}
+
+/// A bad script; the message is what follows `sed: ` on stderr.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct ParseError(pub String);
+
+/// Parses the pieces of a script. `ere` selects extended regexes, `sandbox` rejects
+/// the commands that touch files.
+pub(super) fn parse(pieces: &[Piece], ere: bool, sandbox: bool) -> Result<Program, ParseError> {
+    let mut chars = Vec::new();
+    let mut starts = Vec::new();
+    for p in pieces {
+        starts.push(chars.len());
+        chars.extend(p.text.chars());
+        chars.push('\n');
+    }
+    let mut p = Parser {
+        s: chars,
+        pos: 0,
+        pieces,
+        starts,
+        ere,
+        sandbox,
+        seen_regex: false,
+        cmds: Vec::new(),
+        wfiles: Vec::new(),
+        labels: HashMap::new(),
+        jumps: Vec::new(),
+        blocks: Vec::new(),
+    };
+    p.program()?;
+    Ok(Program {
+        cmds: p.cmds,
+        wfiles: p.wfiles,
+    })
+}
+
+struct Parser<'a> {
+    s: Vec<char>,
+    /// Characters consumed so far.
+    pos: usize,
+    pieces: &'a [Piece],
+    /// Where each piece starts in `s`.
+    starts: Vec<usize>,
+    ere: bool,
+    sandbox: bool,
+    /// A non-empty regex was seen, so `//` has something to refer to.
+    seen_regex: bool,
+    cmds: Vec<Cmd>,
+    wfiles: Vec<String>,
+    labels: HashMap<String, usize>,
+    /// Branch commands waiting for their label: (command index, label).
+    jumps: Vec<(usize, String)>,
+    /// Indices of the `{` commands not yet closed.
+    blocks: Vec<usize>,
+}
+
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<char> {
+        self.s.get(self.pos).copied()
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.s.get(self.pos).copied();
+        if c.is_some() {
+            self.pos += 1;
+        }
+        c
+    }
+
+    fn skip_blanks(&mut self) {
+        while self.peek().is_some_and(is_blank) {
+            self.pos += 1;
+        }
+    }
+
+    /// An error at the current position, located the GNU way.
+    fn err(&self, msg: impl std::fmt::Display) -> ParseError {
+        self.err_at(self.pos, msg)
+    }
+
+    fn err_at(&self, pos: usize, msg: impl std::fmt::Display) -> ParseError {
+        let last = pos.saturating_sub(1);
+        let k = self
+            .starts
+            .iter()
+            .rposition(|&s| s <= last)
+            .unwrap_or_default();
+        let Some(piece) = self.pieces.get(k) else {
+            return ParseError(msg.to_string());
+        };
+        let start = self.starts[k];
+        match &piece.origin {
+            Origin::Expr(n) => {
+                let len = piece.text.chars().count();
+                let at = pos.saturating_sub(start).min(len);
+                ParseError(format!("-e expression #{n}, char {at}: {msg}"))
+            }
+            Origin::File(name) => {
+                let end = last.clamp(start, self.s.len());
+                let line = 1 + self.s[start..end].iter().filter(|&&c| c == '\n').count();
+                ParseError(format!("file {name} line {line}: {msg}"))
+            }
+        }
+    }
+
+    fn program(&mut self) -> Result<(), ParseError> {
+        loop {
+            while self.peek().is_some_and(|c| c.is_whitespace() || c == ';') {
+                self.pos += 1;
+            }
+            if self.peek().is_none() {
+                break;
+            }
+            if self.peek() == Some('#') {
+                self.skip_comment();
+                continue;
+            }
+            self.command()?;
+        }
+        if !self.blocks.is_empty() {
+            let k = self.pieces.len().saturating_sub(1);
+            let msg = "unmatched `{'";
+            return Err(match self.pieces.get(k).map(|p| &p.origin) {
+                Some(Origin::Expr(n)) => ParseError(format!("-e expression #{n}, char 0: {msg}")),
+                Some(Origin::File(f)) => ParseError(format!("file {f} line 0: {msg}")),
+                None => ParseError(msg.into()),
+            });
+        }
+        for (idx, label) in std::mem::take(&mut self.jumps) {
+            let target = if label.is_empty() {
+                self.cmds.len()
+            } else {
+                match self.labels.get(&label) {
+                    Some(&t) => t,
+                    None => {
+                        return Err(ParseError(format!(
+                            "can't find label for jump to `{label}'"
+                        )));
+                    }
+                }
+            };
+            match &mut self.cmds[idx].op {
+                Op::Branch(t) | Op::BranchIfSub(t) | Op::BranchUnlessSub(t) => *t = target,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn skip_comment(&mut self) {
+        while let Some(c) = self.next() {
+            if c == '\n' {
+                break;
+            }
+        }
+    }
+
+    fn number(&mut self) -> Option<u64> {
+        let start = self.pos;
+        let mut n: u64 = 0;
+        while let Some(d) = self.peek().and_then(|c| c.to_digit(10)) {
+            n = n.saturating_mul(10).saturating_add(u64::from(d));
+            self.pos += 1;
+        }
+        (self.pos > start).then_some(n)
+    }
+
+    /// Reads `…DELIM` (the opening delimiter already consumed). In a regex `\n` becomes a
+    /// newline; `\DELIM` becomes DELIM; a backslash-newline becomes a newline; other escapes
+    /// stay for the regex or replacement parser. `None` when unterminated.
+    fn delimited(&mut self, delim: char, regex: bool) -> Option<String> {
+        let mut out = String::new();
+        loop {
+            let c = self.next()?;
+            if c == delim {
+                return Some(out);
+            }
+            match c {
+                '\n' => return None,
+                '\\' => {
+                    let n = self.next()?;
+                    // `\&` keeps its backslash in a replacement even when `&` delimits.
+                    if n == delim && (regex || n != '&') {
+                        out.push(n);
+                    } else if (n == 'n' && regex) || n == '\n' {
+                        out.push('\n');
+                    } else {
+                        out.push('\\');
+                        out.push(n);
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+    }
+
+    /// Reads a regex address's flags (`I`, `M`) and compiles it.
+    fn address_regex(&mut self, delim: char) -> Result<Rx, ParseError> {
+        let Some(pat) = self.delimited(delim, true) else {
+            return Err(self.err("unterminated address regex"));
+        };
+        let (mut icase, mut multi) = (false, false);
+        loop {
+            match self.peek() {
+                Some('I') => icase = true,
+                Some('M') => multi = true,
+                _ => break,
+            }
+            self.pos += 1;
+        }
+        self.compile(&pat, icase, multi)
+    }
+
+    fn compile(&mut self, pat: &str, icase: bool, multi: bool) -> Result<Rx, ParseError> {
+        if pat.is_empty() {
+            if !self.seen_regex {
+                return Err(self.err_at(0, "no previous regular expression"));
+            }
+            return Ok(None);
+        }
+        self.seen_regex = true;
+        if has_backref(pat) {
+            return Err(self.err("back-references in regular expressions are not supported"));
+        }
+        let pre = unescape_regex(pat);
+        let translated = if self.ere {
+            translate_ere(&pre)
+        } else {
+            translate_bre(&pre)
+        };
+        match RegexBuilder::new(&translated)
+            .case_insensitive(icase)
+            .multi_line(multi)
+            .dot_matches_new_line(!multi)
+            .size_limit(MAX_REGEX_SIZE)
+            .build()
+        {
+            Ok(re) => Ok(Some(Arc::new(re))),
+            Err(e) => {
+                let msg = e.to_string();
+                let last = msg
+                    .lines()
+                    .rev()
+                    .find(|l| l.starts_with("error:"))
+                    .unwrap_or("invalid regular expression")
+                    .trim_start_matches("error: ")
+                    .to_string();
+                Err(self.err(last))
+            }
+        }
+    }
+
+    fn addr1(&mut self) -> Result<Option<Addr>, ParseError> {
+        match self.peek() {
+            Some(c) if c.is_ascii_digit() => {
+                let n = self.number().unwrap_or(0);
+                if self.peek() == Some('~') {
+                    self.pos += 1;
+                    let step = self.number().unwrap_or(0);
+                    return Ok(Some(Addr::Step(n, step)));
+                }
+                Ok(Some(if n == 0 { Addr::Zero } else { Addr::Line(n) }))
+            }
+            Some('$') => {
+                self.pos += 1;
+                Ok(Some(Addr::Last))
+            }
+            Some('/') => {
+                self.pos += 1;
+                Ok(Some(Addr::Re(self.address_regex('/')?)))
+            }
+            Some('\\') => {
+                self.pos += 1;
+                match self.next() {
+                    Some(d) if d != '\n' && d != '\\' => Ok(Some(Addr::Re(self.address_regex(d)?))),
+                    _ => Err(self.err("unterminated address regex")),
+                }
+            }
+            Some('+' | '~') => {
+                self.pos += 1;
+                self.number();
+                Err(self.err("invalid usage of +N or ~N as first address"))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn addr2(&mut self) -> Result<Option<Addr2>, ParseError> {
+        match self.peek() {
+            Some(c) if c.is_ascii_digit() => Ok(Some(Addr2::Line(self.number().unwrap_or(0)))),
+            Some(c @ ('+' | '~')) => {
+                self.pos += 1;
+                let n = self.number().unwrap_or(0);
+                Ok(Some(if c == '+' {
+                    Addr2::Plus(n)
+                } else {
+                    Addr2::Mult(n)
+                }))
+            }
+            _ => Ok(match self.addr1()? {
+                None => None,
+                Some(Addr::Line(n)) => Some(Addr2::Line(n)),
+                Some(Addr::Zero) => Some(Addr2::Line(0)),
+                Some(Addr::Step(n, _)) => Some(Addr2::Line(n)),
+                Some(Addr::Last) => Some(Addr2::Last),
+                Some(Addr::Re(r)) => Some(Addr2::Re(r)),
+            }),
+        }
+    }
+
+    /// After a command: blanks, then the end of the line, `;`, `}` or `#`.
+    fn end_of_cmd(&mut self) -> Result<(), ParseError> {
+        self.skip_blanks();
+        match self.peek() {
+            None | Some('}' | '#') => Ok(()),
+            Some('\n' | ';') => {
+                self.pos += 1;
+                Ok(())
+            }
+            Some(_) => {
+                self.pos += 1;
+                Err(self.err("extra characters after command"))
+            }
+        }
+    }
+
+    /// A label for `:`, `b`, `t`, `T`: up to a newline, `;` or blank.
+    fn label(&mut self) -> String {
+        self.skip_blanks();
+        let mut out = String::new();
+        while let Some(c) = self.peek() {
+            if c == '\n' || c == ';' || c.is_whitespace() {
+                break;
+            }
+            out.push(c);
+            self.pos += 1;
+        }
+        out
+    }
+
+    /// A file name for `r`, `R`, `w`, `W`: the rest of the line.
+    fn filename(&mut self) -> Result<String, ParseError> {
+        self.skip_blanks();
+        let mut out = String::new();
+        while let Some(c) = self.peek() {
+            if c == '\n' {
+                break;
+            }
+            out.push(c);
+            self.pos += 1;
+        }
+        if out.is_empty() {
+            return Err(self.err("missing filename in r/R/w/W commands"));
+        }
+        if self.sandbox {
+            return Err(self.err("e/r/w commands disabled in sandbox mode"));
+        }
+        Ok(out)
+    }
+
+    fn wfile(&mut self, name: String) -> Result<usize, ParseError> {
+        if let Some(i) = self.wfiles.iter().position(|w| *w == name) {
+            return Ok(i);
+        }
+        if self.wfiles.len() >= MAX_WFILES {
+            return Err(self.err(format!("more than {MAX_WFILES} output files")));
+        }
+        self.wfiles.push(name);
+        Ok(self.wfiles.len() - 1)
+    }
+
+    /// The text of `a`, `i`, `c`: GNU's one-liner (`a text`) and classic (`a\` newline
+    /// `text`) forms; a backslash-newline continues the text on the next line.
+    fn text(&mut self) -> Result<Vec<u8>, ParseError> {
+        self.skip_blanks();
+        match self.peek() {
+            None => return Err(self.err("expected \\ after `a', `c' or `i'")),
+            Some('\n') => {
+                self.pos += 1;
+                return Err(self.err("expected \\ after `a', `c' or `i'"));
+            }
+            Some('\\') => {
+                self.pos += 1;
+                // `a\` newline `text`; in `a\  text` GNU keeps the blanks.
+                if self.peek() == Some('\n') {
+                    self.pos += 1;
+                }
+            }
+            Some(_) => {}
+        }
+        let mut raw = String::new();
+        while let Some(c) = self.next() {
+            match c {
+                '\n' => break,
+                '\\' => match self.next() {
+                    None => break,
+                    Some('\n') => raw.push('\n'),
+                    Some(n) => {
+                        raw.push('\\');
+                        raw.push(n);
+                    }
+                },
+                c => raw.push(c),
+            }
+        }
+        // A trailing backslash-newline at the very end of the script adds nothing.
+        let mut text = unescape_text(&raw);
+        if !text.is_empty() && !text.ends_with(b"\n") {
+            text.push(b'\n');
+        }
+        Ok(text)
+    }
+
+    fn command(&mut self) -> Result<(), ParseError> {
+        let a1 = self.addr1()?;
+        let mut a2 = None;
+        if a1.is_some() {
+            self.skip_blanks();
+            if self.peek() == Some(',') {
+                self.pos += 1;
+                self.skip_blanks();
+                a2 = self.addr2()?;
+                if a2.is_none() {
+                    return Err(self.err("unexpected `,'"));
+                }
+            }
+        }
+        self.skip_blanks();
+        let mut negate = false;
+        if self.peek() == Some('!') {
+            self.pos += 1;
+            negate = true;
+            self.skip_blanks();
+            if self.peek() == Some('!') {
+                self.pos += 1;
+                return Err(self.err("multiple `!'s"));
+            }
+        }
+        let has_addr = a1.is_some();
+        let Some(c) = self.next() else {
+            return Err(self.err("missing command"));
+        };
+        if matches!(a1, Some(Addr::Zero)) && !matches!(a2, Some(Addr2::Re(_))) {
+            return Err(self.err("invalid usage of line address 0"));
+        }
+        if a2.is_some() && matches!(c, 'q' | 'Q') {
+            return Err(self.err("command only uses one address"));
+        }
+        let op = match c {
+            '\n' | ';' => return Err(self.err("missing command")),
+            '{' => {
+                self.blocks.push(self.cmds.len());
+                Op::BlockStart(0)
+            }
+            '}' => {
+                if has_addr || negate {
+                    return Err(self.err("unexpected `}'"));
+                }
+                let Some(open) = self.blocks.pop() else {
+                    return Err(self.err("unexpected `}'"));
+                };
+                let after = self.cmds.len() + 1;
+                self.cmds[open].op = Op::BlockStart(after);
+                self.end_of_cmd()?;
+                Op::Nop
+            }
+            '#' => {
+                if has_addr {
+                    return Err(self.err("comments don't accept any addresses"));
+                }
+                self.skip_comment();
+                return Ok(());
+            }
+            ':' => {
+                if has_addr {
+                    return Err(self.err(": doesn't want any addresses"));
+                }
+                let label = self.label();
+                if label.is_empty() {
+                    return Err(self.err("\":\" lacks a label"));
+                }
+                self.end_of_cmd()?;
+                self.labels.entry(label).or_insert(self.cmds.len());
+                Op::Nop
+            }
+            'b' | 't' | 'T' => {
+                let label = self.label();
+                self.end_of_cmd()?;
+                self.jumps.push((self.cmds.len(), label));
+                match c {
+                    'b' => Op::Branch(0),
+                    't' => Op::BranchIfSub(0),
+                    _ => Op::BranchUnlessSub(0),
+                }
+            }
+            'a' => Op::Append(self.text()?),
+            'i' => Op::Insert(self.text()?),
+            'c' => Op::Change(self.text()?),
+            's' => Op::Subst(Box::new(self.subst()?)),
+            'y' => Op::Translate(self.translate()?),
+            'q' | 'Q' | 'l' => {
+                self.skip_blanks();
+                let n = self.number();
+                self.end_of_cmd()?;
+                // The status is taken modulo 256, as `exit` does.
+                let code = i32::try_from(n.unwrap_or(0) % 256).unwrap_or(0);
+                match c {
+                    'q' => Op::Quit(code),
+                    'Q' => Op::QuitSilent(code),
+                    _ => Op::List(n.map(|n| usize::try_from(n).unwrap_or(usize::MAX))),
+                }
+            }
+            'r' => Op::ReadFile(self.filename()?),
+            'R' => Op::ReadLine(self.filename()?),
+            'w' => {
+                let f = self.filename()?;
+                Op::Write(self.wfile(f)?)
+            }
+            'W' => {
+                let f = self.filename()?;
+                Op::WriteFirst(self.wfile(f)?)
+            }
+            'e' => {
+                return Err(self.err("the `e' command is not supported: no process can be spawned"));
+            }
+            'v' => {
+                self.label();
+                self.end_of_cmd()?;
+                Op::Nop
+            }
+            _ => {
+                let op = match c {
+                    '=' => Op::LineNumber,
+                    'd' => Op::Delete,
+                    'D' => Op::DeleteFirst,
+                    'p' => Op::Print,
+                    'P' => Op::PrintFirst,
+                    'n' => Op::Next,
+                    'N' => Op::NextAppend,
+                    'h' => Op::Hold,
+                    'H' => Op::HoldAppend,
+                    'g' => Op::Get,
+                    'G' => Op::GetAppend,
+                    'x' => Op::Exchange,
+                    'F' => Op::FileName,
+                    'z' => Op::Zap,
+                    other => return Err(self.err(format!("unknown command: `{other}'"))),
+                };
+                self.end_of_cmd()?;
+                op
+            }
+        };
+        self.cmds.push(Cmd { a1, a2, negate, op });
+        Ok(())
+    }
+
+    fn subst(&mut self) -> Result<Subst, ParseError> {
+        let unterminated = "unterminated `s' command";
+        let delim = match self.next() {
+            Some(d) if d != '\n' && d != '\\' => d,
+            _ => return Err(self.err(unterminated)),
+        };
+        let Some(pat) = self.delimited(delim, true) else {
+            return Err(self.err(unterminated));
+        };
+        let Some(rep) = self.delimited(delim, false) else {
+            return Err(self.err(unterminated));
+        };
+        let (mut global, mut print, mut icase, mut multi) = (false, false, false, false);
+        let mut nth: Option<usize> = None;
+        let mut write = None;
+        loop {
+            match self.peek() {
+                Some('g') => {
+                    self.pos += 1;
+                    if global {
+                        return Err(self.err("multiple `g' options to `s' command"));
+                    }
+                    global = true;
+                }
+                Some('p') => {
+                    self.pos += 1;
+                    if print {
+                        return Err(self.err("multiple `p' options to `s' command"));
+                    }
+                    print = true;
+                }
+                Some('i' | 'I') => {
+                    self.pos += 1;
+                    icase = true;
+                }
+                Some('m' | 'M') => {
+                    self.pos += 1;
+                    multi = true;
+                }
+                Some(c) if c.is_ascii_digit() => {
+                    let n = self.number().unwrap_or(0);
+                    if nth.is_some() {
+                        return Err(self.err("multiple number options to `s' command"));
+                    }
+                    if n == 0 {
+                        return Err(self.err("number option to `s' command may not be zero"));
+                    }
+                    nth = Some(usize::try_from(n).unwrap_or(usize::MAX));
+                }
+                Some('w') => {
+                    self.pos += 1;
+                    let f = self.filename()?;
+                    write = Some(self.wfile(f)?);
+                    break;
+                }
+                Some('e') => {
+                    self.pos += 1;
+                    return Err(
+                        self.err("the `e' flag is not supported: no process can be spawned")
+                    );
+                }
+                None | Some('\n' | ';' | '}' | '#') => break,
+                Some(c) if is_blank(c) => {
+                    self.skip_blanks();
+                    if !matches!(self.peek(), None | Some('\n' | ';' | '}' | '#')) {
+                        self.pos += 1;
+                        return Err(self.err("unknown option to `s'"));
+                    }
+                }
+                Some(_) => {
+                    self.pos += 1;
+                    return Err(self.err("unknown option to `s'"));
+                }
+            }
+        }
+        let re = self.compile(&pat, icase, multi)?;
+        let repl = parse_replacement(&rep);
+        if let Some(re) = &re {
+            let groups = re.captures_len() - 1;
+            for r in &repl {
+                if let Repl::Group(g) = r
+                    && *g > groups
+                {
+                    return Err(self.err(format!("invalid reference \\{g} on `s' command's RHS")));
+                }
+            }
+        }
+        self.end_of_cmd()?;
+        Ok(Subst {
+            re,
+            repl,
+            global,
+            nth: nth.unwrap_or(1),
+            print,
+            write,
+        })
+    }
+
+    fn translate(&mut self) -> Result<HashMap<char, char>, ParseError> {
+        let unterminated = "unterminated `y' command";
+        let delim = match self.next() {
+            Some(d) if d != '\n' && d != '\\' => d,
+            _ => return Err(self.err(unterminated)),
+        };
+        let mut parts = Vec::new();
+        for _ in 0..2 {
+            let mut out = Vec::new();
+            loop {
+                match self.next() {
+                    None | Some('\n') => return Err(self.err(unterminated)),
+                    Some(c) if c == delim => break,
+                    Some('\\') => match self.next() {
+                        None => return Err(self.err(unterminated)),
+                        Some('n') => out.push('\n'),
+                        Some('t') => out.push('\t'),
+                        Some('r') => out.push('\r'),
+                        Some('\\') => out.push('\\'),
+                        Some(c) if c == delim => out.push(c),
+                        Some('\n') => out.push('\n'),
+                        Some(c) => {
+                            out.push('\\');
+                            out.push(c);
+                        }
+                    },
+                    Some(c) => out.push(c),
+                }
+            }
+            parts.push(out);
+        }
+        self.end_of_cmd()?;
+        let (from, to) = (&parts[0], &parts[1]);
+        if from.len() != to.len() {
+            return Err(self.err("strings for `y' command are different lengths"));
+        }
+        let mut map = HashMap::new();
+        for (a, b) in from.iter().zip(to) {
+            map.entry(*a).or_insert(*b);
+        }
+        Ok(map)
+    }
+}
+
+/// True when a regex uses a back-reference (`\1`–`\9`) outside a bracket expression;
+/// the `regex` crate cannot match those.
+fn has_backref(p: &str) -> bool {
+    let c: Vec<char> = p.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            '\\' if i + 1 < c.len() => {
+                if ('1'..='9').contains(&c[i + 1]) {
+                    return true;
+                }
+                i += 2;
+            }
+            '[' => {
+                // Skip the bracket expression: `]` right after `[` or `[^` is literal.
+                let mut j = i + 1;
+                if c.get(j) == Some(&'^') {
+                    j += 1;
+                }
+                if c.get(j) == Some(&']') {
+                    j += 1;
+                }
+                while j < c.len() && c[j] != ']' {
+                    if c[j] == '[' && matches!(c.get(j + 1), Some(':' | '.' | '=')) {
+                        let kind = c[j + 1];
+                        j += 2;
+                        while j + 1 < c.len() && !(c[j] == kind && c[j + 1] == ']') {
+                            j += 1;
+                        }
+                        j += 1;
+                    }
+                    j += 1;
+                }
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// The value of `\dNNN`, `\oNNN`, `\xHH`, `\cX` at `c[i]` (the letter after the
+/// backslash): the byte and how many characters it used, letter included.
+fn numeric_escape(c: &[char], i: usize) -> Option<(u8, usize)> {
+    let (radix, max) = match c.get(i)? {
+        'd' => (10, 3),
+        'o' => (8, 3),
+        'x' => (16, 2),
+        'c' => {
+            let x = c.get(i + 1)?;
+            if !x.is_ascii() {
+                return None;
+            }
+            return Some(((x.to_ascii_uppercase() as u8) ^ 0x40, 2));
+        }
+        _ => return None,
+    };
+    let digits: String = c[i + 1..]
+        .iter()
+        .take(max)
+        .take_while(|d| d.is_digit(radix))
+        .collect();
+    if digits.is_empty() {
+        return None;
+    }
+    let v = u32::from_str_radix(&digits, radix).ok()?;
+    Some(((v & 0xff) as u8, 1 + digits.len()))
+}
+
+fn simple_escape(c: char) -> Option<u8> {
+    Some(match c {
+        'a' => 0x07,
+        'f' => 0x0c,
+        'v' => 0x0b,
+        'r' => b'\r',
+        't' => b'\t',
+        'n' => b'\n',
+        _ => return None,
+    })
+}
+
+/// Turns sed's own escapes in a regex (`\t`, `\xHH`, …) into the characters, before the
+/// POSIX-to-`regex` translation; a character that is special in a regex is escaped.
+fn unescape_regex(p: &str) -> String {
+    let c: Vec<char> = p.chars().collect();
+    let mut out = String::with_capacity(p.len());
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '\\' && i + 1 < c.len() {
+            let n = c[i + 1];
+            if let Some(b) = simple_escape(n).filter(|_| n != 'n') {
+                out.push(char::from(b));
+                i += 2;
+                continue;
+            }
+            if let Some((b, used)) = numeric_escape(&c, i + 1) {
+                let ch = char::from(b);
+                if b.is_ascii_punctuation() {
+                    out.push('\\');
+                }
+                out.push(ch);
+                i += 1 + used;
+                continue;
+            }
+            out.push('\\');
+            out.push(n);
+            i += 2;
+            continue;
+        }
+        out.push(c[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The text of `a`/`i`/`c`: escapes become characters, any other backslash is dropped.
+fn unescape_text(raw: &str) -> Vec<u8> {
+    let c: Vec<char> = raw.chars().collect();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    let mut buf = [0u8; 4];
+    while i < c.len() {
+        if c[i] == '\\' && i + 1 < c.len() {
+            if let Some(b) = simple_escape(c[i + 1]) {
+                out.push(b);
+                i += 2;
+                continue;
+            }
+            if let Some((b, used)) = numeric_escape(&c, i + 1) {
+                out.push(b);
+                i += 1 + used;
+                continue;
+            }
+            out.extend_from_slice(c[i + 1].encode_utf8(&mut buf).as_bytes());
+            i += 2;
+            continue;
+        }
+        out.extend_from_slice(c[i].encode_utf8(&mut buf).as_bytes());
+        i += 1;
+    }
+    out
+}
+
+/// Parses the right-hand side of `s`: `&`, `\0`–`\9`, case conversion, escapes.
+fn parse_replacement(r: &str) -> Vec<Repl> {
+    let c: Vec<char> = r.chars().collect();
+    let mut parts = Vec::new();
+    let mut lit: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 4];
+    let mut i = 0;
+    let flush = |lit: &mut Vec<u8>, parts: &mut Vec<Repl>| {
+        if !lit.is_empty() {
+            parts.push(Repl::Lit(std::mem::take(lit)));
+        }
+    };
+    while i < c.len() {
+        match c[i] {
+            '&' => {
+                flush(&mut lit, &mut parts);
+                parts.push(Repl::Group(0));
+                i += 1;
+            }
+            '\\' if i + 1 < c.len() => {
+                let n = c[i + 1];
+                if let Some(d) = n.to_digit(10) {
+                    flush(&mut lit, &mut parts);
+                    parts.push(Repl::Group(d as usize));
+                    i += 2;
+                    continue;
+                }
+                let case = match n {
+                    'U' => Some(Case::Upper),
+                    'L' => Some(Case::Lower),
+                    'u' => Some(Case::UpperNext),
+                    'l' => Some(Case::LowerNext),
+                    'E' => Some(Case::End),
+                    _ => None,
+                };
+                if let Some(case) = case {
+                    flush(&mut lit, &mut parts);
+                    parts.push(Repl::Case(case));
+                    i += 2;
+                    continue;
+                }
+                if let Some(b) = simple_escape(n) {
+                    lit.push(b);
+                    i += 2;
+                    continue;
+                }
+                if let Some((b, used)) = numeric_escape(&c, i + 1) {
+                    lit.push(b);
+                    i += 1 + used;
+                    continue;
+                }
+                lit.extend_from_slice(n.encode_utf8(&mut buf).as_bytes());
+                i += 2;
+            }
+            ch => {
+                lit.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                i += 1;
+            }
+        }
+    }
+    flush(&mut lit, &mut parts);
+    parts
+}
