@@ -313,31 +313,17 @@ fn host_key_survives_a_restart() {
     let server = Server::start();
     let known = server.data_dir.parent().unwrap().join("known_hosts");
     let login = |server: &Server| {
-        let mut cmd = Command::new("ssh");
-        cmd.args([
-            "-p",
-            &server.port.to_string(),
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "LogLevel=ERROR",
-        ])
-        .args([
-            "-o",
-            "StrictHostKeyChecking=accept-new",
-            "-o",
-            "HostKeyAlias=forkbox-test",
-        ])
-        .arg("-o")
-        .arg(format!("UserKnownHostsFile={}", known.display()))
-        .args([
-            "-o",
-            "IdentitiesOnly=yes",
-            "-o",
-            "IdentityFile=/nonexistent",
-            "anyone@127.0.0.1",
-            "echo ok",
-        ]);
+        let mut cmd = server.ssh_raw();
+        cmd.args(["-o", "StrictHostKeyChecking=accept-new"])
+            .args(["-o", "HostKeyAlias=forkbox-test"])
+            .arg("-o")
+            .arg(format!("UserKnownHostsFile={}", known.display()))
+            .args([
+                "-o",
+                "IdentityFile=/nonexistent",
+                "anyone@127.0.0.1",
+                "echo ok",
+            ]);
         run_with_stdin(cmd, b"")
     };
     assert_eq!(stdout(&login(&server)), "ok\n");
@@ -365,28 +351,11 @@ fn key_auth_admits_listed_keys_only() {
         pubkey.to_str().unwrap(),
     ]);
     let with_key = |identity: &str| {
-        let mut cmd = Command::new("ssh");
-        cmd.args([
-            "-p",
-            &server.port.to_string(),
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "LogLevel=ERROR",
-        ])
-        .args([
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            "UserKnownHostsFile=/dev/null",
-        ])
-        .args([
-            "-o",
-            "IdentitiesOnly=yes",
-            "-o",
-            "PasswordAuthentication=no",
-        ])
-        .args(["-i", identity, "bob@127.0.0.1", "echo $USER"]);
+        let mut cmd = server.ssh_raw();
+        cmd.args(["-o", "StrictHostKeyChecking=no"])
+            .args(["-o", "UserKnownHostsFile=/dev/null"])
+            .args(["-o", "PasswordAuthentication=no"])
+            .args(["-i", identity, "bob@127.0.0.1", "echo $USER"]);
         run_with_stdin(cmd, b"")
     };
     let ok = with_key(key.to_str().unwrap());

@@ -181,12 +181,35 @@ pub async fn parse_args<T: clap::Parser>(
     name: &str,
     args: &[String],
 ) -> Result<T, Result<Status, Interrupt>> {
+    match parse_usage::<T>(name, args) {
+        Usage::Args(parsed) => Ok(parsed),
+        Usage::Help(text) => Err(ctx.out(text).await.map(|_| 0)),
+        Usage::Error(msg) => {
+            ctx.err(msg).await;
+            Err(Ok(STATUS_USAGE))
+        }
+    }
+}
+
+/// What parsing a command line with clap gave, before anything is printed.
+#[derive(Debug)]
+pub enum Usage<T> {
+    Args(T),
+    /// `--help` or `--version`: the text for stdout.
+    Help(String),
+    /// A usage error: `name: message` plus a hint, for stderr.
+    Error(String),
+}
+
+/// Parses `args` (without the command name) with a clap-derived struct; shared by native
+/// commands ([`parse_args`]) and shell builtins so both word usage errors alike.
+pub fn parse_usage<T: clap::Parser>(name: &str, args: &[String]) -> Usage<T> {
     let argv = std::iter::once(name.to_string()).chain(args.iter().cloned());
     match T::try_parse_from(argv) {
-        Ok(parsed) => Ok(parsed),
+        Ok(parsed) => Usage::Args(parsed),
         Err(e) => match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                Err(ctx.out(e.render().to_string()).await.map(|_| 0))
+                Usage::Help(e.render().to_string())
             }
             _ => {
                 let rendered = e.render().to_string();
@@ -195,11 +218,9 @@ pub async fn parse_args<T: clap::Parser>(
                     .next()
                     .unwrap_or("invalid usage")
                     .trim_start_matches("error: ");
-                ctx.err(format!(
+                Usage::Error(format!(
                     "{name}: {first}\nTry '{name} --help' for more information.\n"
                 ))
-                .await;
-                Err(Ok(STATUS_USAGE))
             }
         },
     }

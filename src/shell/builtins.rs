@@ -157,26 +157,20 @@ pub(crate) async fn parse<T: clap::Parser>(
     name: &str,
     args: &[String],
 ) -> Result<T, i32> {
-    let argv = std::iter::once(name.to_string()).chain(args.iter().cloned());
-    match T::try_parse_from(argv) {
-        Ok(t) => Ok(t),
-        Err(e) => match e.kind() {
-            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                let _ = io.stdout().write_str(&e.render().to_string()).await;
-                Err(0)
-            }
-            _ => {
-                let rendered = e.render().to_string();
-                let first = rendered
-                    .lines()
-                    .next()
-                    .unwrap_or("invalid usage")
-                    .trim_start_matches("error: ");
-                let msg = format!("{name}: {first}\nTry '{name} --help' for more information.");
-                sh.report(&io.stderr(), &ShellError::Builtin(msg)).await;
-                Err(2)
-            }
-        },
+    match forkbox_commands::parse_usage::<T>(name, args) {
+        forkbox_commands::Usage::Args(t) => Ok(t),
+        forkbox_commands::Usage::Help(text) => {
+            let _ = io.stdout().write_str(&text).await;
+            Err(0)
+        }
+        forkbox_commands::Usage::Error(msg) => {
+            sh.report(
+                &io.stderr(),
+                &ShellError::Builtin(msg.trim_end().to_string()),
+            )
+            .await;
+            Err(2)
+        }
     }
 }
 

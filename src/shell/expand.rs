@@ -464,10 +464,7 @@ impl Shell {
 
     /// Expands one word string into fields (no brace expansion).
     pub(crate) async fn expand_fields(&mut self, text: &str, fds: &Fds) -> R<Vec<String>> {
-        let pieces = word::parse(text, &parse_opts())
-            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
-        let mut out = Vec::new();
-        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        let out = self.expand_text(text, fds).await?;
         let ifs = self.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
         let fields = split_fields(out, &ifs);
         let mut result = Vec::new();
@@ -492,20 +489,21 @@ impl Shell {
     }
 
     pub(crate) async fn expand_str(&mut self, text: &str, fds: &Fds) -> R<String> {
-        let pieces = word::parse(text, &parse_opts())
-            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
-        let mut out = Vec::new();
-        self.expand_pieces(&pieces, false, fds, &mut out).await?;
-        Ok(join_pieces(&out))
+        Ok(join_pieces(&self.expand_text(text, fds).await?))
     }
 
     /// Expansion into a glob pattern: quoted parts match literally.
     pub(crate) async fn expand_pattern(&mut self, text: &str, fds: &Fds) -> R<String> {
+        Ok(join_pattern(&self.expand_text(text, fds).await?))
+    }
+
+    /// Parses a word and expands its pieces, without splitting or globbing.
+    async fn expand_text(&mut self, text: &str, fds: &Fds) -> R<Vec<Piece>> {
         let pieces = word::parse(text, &parse_opts())
             .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
-        Ok(join_pattern(&out))
+        Ok(out)
     }
 
     /// A redirection target: must expand to exactly one word.

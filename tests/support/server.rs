@@ -122,25 +122,22 @@ impl Server {
         }
     }
 
-    /// An `ssh` command line for this server (no command yet).
-    pub fn ssh_cmd(&self, user: &str) -> Command {
+    /// `ssh` to this server's port, non-interactive and quiet; host-key, identity and
+    /// destination options are the caller's.
+    pub fn ssh_raw(&self) -> Command {
         let mut c = Command::new("ssh");
         c.args(["-p", &self.port.to_string()])
-            .args([
-                "-o",
-                "StrictHostKeyChecking=no",
-                "-o",
-                "UserKnownHostsFile=/dev/null",
-            ])
-            .args([
-                "-o",
-                "LogLevel=ERROR",
-                "-o",
-                "BatchMode=yes",
-                "-o",
-                "IdentitiesOnly=yes",
-            ])
-            .args(["-o", "IdentityFile=/nonexistent", "-o", "ConnectTimeout=20"])
+            .args(["-o", "LogLevel=ERROR", "-o", "BatchMode=yes"])
+            .args(["-o", "ConnectTimeout=20", "-o", "IdentitiesOnly=yes"]);
+        c
+    }
+
+    /// An `ssh` command line for this server as `user`, with no key (no command yet).
+    pub fn ssh_cmd(&self, user: &str) -> Command {
+        let mut c = self.ssh_raw();
+        c.args(["-o", "StrictHostKeyChecking=no"])
+            .args(["-o", "UserKnownHostsFile=/dev/null"])
+            .args(["-o", "IdentityFile=/nonexistent"])
             .arg(format!("{user}@127.0.0.1"));
         c
     }
