@@ -12,7 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{AuthMode, ExecArgs, ServeArgs};
-use crate::fork::{ForkStrategy, Overlay, SessionId, delete_with_deadline};
+use crate::fork::{ForkStrategy, Lease, Overlay, ServerId, SessionId};
+use crate::janitor::Janitor;
 use crate::registry::Registry;
 use crate::server::{self, Deps};
 use crate::session::Services;
@@ -20,6 +21,9 @@ use crate::shell::{Shell, ShellConfig, Stdio};
 use crate::ssh::{self, AuthPolicy};
 use crate::storage::Store;
 use crate::vfs::Vfs;
+
+/// Lease of `forkbox exec`'s in-memory fork; nothing else ever sees it.
+const EXEC_LEASE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 /// What a new default base holds, so a first login has something to look at.
 const WELCOME: &str = "\
@@ -56,7 +60,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let base = Store::local(&base_dir).context("cannot open the base directory")?;
     let forks = Store::local(&args.data_dir).context("cannot open the data directory")?;
     let strategy: Arc<dyn ForkStrategy> = Arc::new(Overlay::new(base, forks));
-    sweep_orphans(strategy.as_ref(), args.delete_deadline()).await;
+    let janitor = Janitor {
+        strategy: strategy.clone(),
+        lease_ttl: args.lease_ttl(),
+        delete_deadline: args.delete_deadline(),
+    };
+    // Forks a crashed server left behind go before this one serves anyone.
+    janitor.sweep().await;
+    let owner = ServerId::new();
 
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -69,6 +80,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         registry: Arc::new(Registry::with_native()),
         delete_deadline: args.delete_deadline(),
         hostname: "forkbox".into(),
+        owner,
+        lease_ttl: args.lease_ttl(),
     });
     let deps = Deps {
         ssh: Arc::new(server::ssh_config(host_key, &auth)),
@@ -80,26 +93,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // A line on stdout tells scripts and tests where the server listens.
     println!("forkbox listening on {addr}");
     let _ = std::io::stdout().flush();
+    let stop_janitor = CancellationToken::new();
+    let janitor_task = tokio::spawn(janitor.run(args.janitor_interval(), stop_janitor.clone()));
     server::run(listener, deps, shutdown_signal()).await;
+    stop_janitor.cancel();
+    let _ = janitor_task.await;
     Ok(())
-}
-
-/// Deletes forks a previous run of this server left behind (a crash, `kill -9`).
-/// A data directory belongs to one server at a time.
-async fn sweep_orphans(strategy: &dyn ForkStrategy, deadline: std::time::Duration) {
-    let orphans = match strategy.list().await {
-        Ok(o) => o,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot list leftover forks");
-            return;
-        }
-    };
-    for id in orphans {
-        match delete_with_deadline(strategy, id, deadline).await {
-            Ok(_) => tracing::info!(session = %id, "deleted a fork left by an earlier run"),
-            Err(e) => tracing::warn!(session = %id, error = %e, "cannot delete a leftover fork"),
-        }
-    }
 }
 
 fn checked_base(dir: &Path) -> anyhow::Result<PathBuf> {
@@ -147,7 +146,11 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
     let base = Store::local(&base_dir).context("cannot open the base directory")?;
     let overlay = Overlay::new(base, Store::memory());
     let id = SessionId::new();
-    let view = overlay.create(id).await.context("cannot create the fork")?;
+    let lease = Lease::new(ServerId::new(), EXEC_LEASE);
+    let view = overlay
+        .create(id, &lease)
+        .await
+        .context("cannot create the fork")?;
     let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
     let mut shell = Shell::new(ShellConfig {
         fs: Arc::new(Vfs::new(view)),

@@ -69,11 +69,27 @@ pub struct ServeArgs {
     /// Seconds allowed for deleting a session's fork (with retries) after it ends.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub delete_deadline: u64,
+
+    /// Seconds a fork's lease holds. A live session renews it every third of that; a fork
+    /// whose lease expired (its server crashed) is deleted by the janitor of any server
+    /// sharing the store.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub lease_ttl: u64,
+
+    /// Seconds between two janitor passes (one also runs at start-up).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub janitor_interval: u64,
 }
 
 impl ServeArgs {
     pub fn delete_deadline(&self) -> Duration {
         Duration::from_secs(self.delete_deadline)
+    }
+    pub fn lease_ttl(&self) -> Duration {
+        Duration::from_secs(self.lease_ttl)
+    }
+    pub fn janitor_interval(&self) -> Duration {
+        Duration::from_secs(self.janitor_interval)
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -28,6 +28,94 @@ impl SessionId {
     /// Mints a new id.
     pub fn new() -> SessionId {
         SessionId(Uuid::now_v7())
+    }
+
+    /// When the id was minted (the UUIDv7 timestamp).
+    pub fn created_at(&self) -> SystemTime {
+        let (secs, nanos) = self
+            .0
+            .get_timestamp()
+            .map(|t| t.to_unix())
+            .unwrap_or((0, 0));
+        UNIX_EPOCH + Duration::new(secs, nanos)
+    }
+}
+
+/// The id of one running server process: forks it serves carry it in their lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ServerId(Uuid);
+
+impl ServerId {
+    pub fn new() -> ServerId {
+        ServerId(Uuid::now_v7())
+    }
+}
+
+impl Default for ServerId {
+    fn default() -> Self {
+        ServerId::new()
+    }
+}
+
+impl fmt::Display for ServerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+/// Who serves a fork, and until when that claim holds. A server renews the lease of
+/// every fork it serves well before it expires; a fork whose lease expired belongs to a
+/// server that is gone, and the janitor of any server may delete it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub owner: ServerId,
+    pub expires: SystemTime,
+}
+
+impl Lease {
+    /// A lease held by `owner` for `ttl` from now.
+    pub fn new(owner: ServerId, ttl: Duration) -> Lease {
+        Lease {
+            owner,
+            expires: SystemTime::now() + ttl,
+        }
+    }
+
+    /// The lease's stored form: two `key value` lines, readable with any S3 tool.
+    pub fn encode(&self) -> String {
+        let secs = self
+            .expires
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        format!("owner {}\nexpires {secs}\n", self.owner)
+    }
+
+    /// Parses [`Lease::encode`]'s form; `None` for anything else.
+    pub fn decode(text: &str) -> Option<Lease> {
+        let mut owner = None;
+        let mut expires = None;
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("owner", v)) => owner = Uuid::parse_str(v.trim()).ok().map(ServerId),
+                Some(("expires", v)) => {
+                    expires = v
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                        .map(|s| UNIX_EPOCH + Duration::from_secs(s))
+                }
+                _ => {}
+            }
+        }
+        Some(Lease {
+            owner: owner?,
+            expires: expires?,
+        })
+    }
+
+    pub fn expired(&self, now: SystemTime) -> bool {
+        self.expires < now
     }
 }
 
@@ -102,8 +190,12 @@ impl Layer {
 /// How forks are made and destroyed.
 #[async_trait]
 pub trait ForkStrategy: Send + Sync + fmt::Debug {
-    /// Creates the fork of session `id` in O(1).
-    async fn create(&self, id: SessionId) -> Result<ForkView, ForkError>;
+    /// Creates the fork of session `id` in O(1), recording `lease` with it.
+    async fn create(&self, id: SessionId, lease: &Lease) -> Result<ForkView, ForkError>;
+    /// Replaces the lease of the fork of `id`.
+    async fn renew(&self, id: SessionId, lease: &Lease) -> Result<(), ForkError>;
+    /// The lease of the fork of `id`; `None` when it has none (or an unreadable one).
+    async fn lease(&self, id: SessionId) -> Result<Option<Lease>, ForkError>;
     /// Force-deletes the fork of `id` and everything in it; deleting a missing fork succeeds.
     async fn delete(&self, id: SessionId) -> Result<(), ForkError>;
     /// True while anything of the fork of `id` is left in storage.

@@ -7,7 +7,9 @@
 //! - [`ssh`]: the russh handler: authentication, channels, exec/shell/pty requests.
 //! - [`session`]: one task per connection that owns its fork, runs its shells and deletes
 //!   the fork on every exit path.
-//! - [`fork`]: fork strategies (overlay) and the [`fork::SessionId`].
+//! - [`fork`]: fork strategies (overlay), the [`fork::SessionId`] and fork leases.
+//! - [`janitor`]: deletes forks whose server is gone (expired leases), safely with many
+//!   servers on one store.
 //! - [`storage`]: object storage through opendal.
 //! - [`vfs`]: the session filesystem over a fork; the only filesystem API above storage.
 //! - [`shell`]: the bash-compatible interpreter over brush-parser's AST.
@@ -23,6 +25,7 @@
 pub mod app;
 pub mod config;
 pub mod fork;
+pub mod janitor;
 pub mod registry;
 pub mod server;
 pub mod session;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::fork::{ForkError, ForkStrategy, SessionId, delete_with_deadline};
+use crate::fork::{ForkError, ForkStrategy, Lease, ServerId, SessionId, delete_with_deadline};
 use crate::registry::Registry;
 use crate::vfs::Vfs;
 
@@ -32,6 +32,27 @@ pub struct Services {
     pub delete_deadline: Duration,
     /// `$HOSTNAME` in sessions, and the name in the prompt.
     pub hostname: String,
+    /// This server process, as named in the leases of the forks it serves.
+    pub owner: ServerId,
+    /// How long a lease holds; it is renewed every third of that while the session lives.
+    pub lease_ttl: Duration,
+}
+
+/// Keeps the lease of a session's fork fresh until the session ends, so other servers'
+/// janitors leave the fork alone. A failed renewal is retried at the next tick; the fork
+/// is only at risk if renewals fail for a whole lease period.
+async fn renew_lease(services: Arc<Services>, id: SessionId, cancel: CancellationToken) {
+    let every = services.lease_ttl / 3;
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+        let lease = Lease::new(services.owner, services.lease_ttl);
+        if let Err(e) = services.fork.renew(id, &lease).await {
+            tracing::warn!(error = %e, "lease renewal failed");
+        }
+    }
 }
 
 /// One connection's state, shared by its SSH handler and its channel tasks.
@@ -96,9 +117,15 @@ impl Session {
         if self.vfs().is_some() {
             return Ok(());
         }
-        let view = self.services.fork.create(self.id).await?;
+        let lease = Lease::new(self.services.owner, self.services.lease_ttl);
+        let view = self.services.fork.create(self.id, &lease).await?;
         *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(Vfs::new(view));
         tracing::info!("fork created");
+        self.spawn(renew_lease(
+            self.services.clone(),
+            self.id,
+            self.cancel.clone(),
+        ));
         Ok(())
     }
 

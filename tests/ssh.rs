@@ -171,9 +171,12 @@ fn sigterm_drains_sessions_and_deletes_forks() {
     let _ = child.wait();
 }
 
+/// Short leases and janitor passes, so crash recovery happens within a test's patience.
+const FAST_JANITOR: [&str; 4] = ["--lease-ttl", "1", "--janitor-interval", "1"];
+
 #[test]
-fn forks_left_by_a_crash_are_swept_at_start() {
-    let server = Server::start();
+fn forks_left_by_a_crash_are_swept_after_restart() {
+    let server = Server::start_with(&FAST_JANITOR);
     let mut cmd = server.ssh_cmd("anyone");
     cmd.arg("echo x > f; sleep 600");
     let mut child = cmd
@@ -186,8 +189,36 @@ fn forks_left_by_a_crash_are_swept_at_start() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(std::fs::read_dir(data.join("forks")).unwrap().count(), 1);
-    let server = Server::restart(tmp, base, data);
-    assert!(server.forks_on_disk().is_empty());
+    let server = Server::restart(tmp, base, data, &FAST_JANITOR);
+    server.wait_no_forks();
+}
+
+#[test]
+fn servers_sharing_a_store_never_sweep_live_forks() {
+    let a = Server::start_with(&FAST_JANITOR);
+    let mut cmd = a.ssh_cmd("anyone");
+    cmd.arg("echo x > f; sleep 600");
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    a.wait_forks(1);
+    let log = a.data_dir.parent().unwrap().join("b.log");
+    let b = Server::alongside(&a, &FAST_JANITOR, &log);
+    // Several of b's janitor passes see a's fork; its lease is kept fresh, so it stays.
+    Server::wait_log(&log, "examined=1 deleted=0", 3);
+    assert_eq!(a.forks_on_disk().len(), 1);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "a's session was cut off"
+    );
+    // Once a is gone for good, b's janitor takes the fork away (the shared directory
+    // itself lives on with `_dirs`).
+    let _dirs = a.stop();
+    b.wait_no_forks();
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[test]
@@ -328,7 +359,7 @@ fn host_key_survives_a_restart() {
     };
     assert_eq!(stdout(&login(&server)), "ok\n");
     let (tmp, base, data) = server.stop();
-    let server = Server::restart(tmp, base, data);
+    let server = Server::restart(tmp, base, data, &[]);
     let out = login(&server);
     assert_eq!(stdout(&out), "ok\n", "{}", stderr(&out));
 }

@@ -3,17 +3,22 @@
 //! Layout in the forks store, per session:
 //! - `forks/<id>/root/<path>`: files, symlinks and `dir/` markers the session wrote;
 //! - `forks/<id>/whiteouts/<path>`: empty objects marking base paths the session deleted
-//!   (a whiteout hides the base path and everything below it).
+//!   (a whiteout hides the base path and everything below it);
+//! - `forks/<id>/lease`: which server serves the fork and until when (see [`Lease`]).
 //!
-//! Creating a fork writes one marker object, whatever the size of the base.
+//! Creating a fork writes two small objects (the lease and the root marker), whatever
+//! the size of the base.
 
 use async_trait::async_trait;
 
-use super::{ForkError, ForkStrategy, ForkView, Layer, SessionId};
+use super::{ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId};
 use crate::storage::{Attrs, Store};
 
 /// Key prefix under which every session layer lives in the forks store.
 pub const FORKS_PREFIX: &str = "forks";
+
+/// Largest lease object read; a real one is under 100 bytes.
+const LEASE_MAX: usize = 4096;
 
 #[derive(Clone, Debug)]
 pub struct Overlay {
@@ -24,6 +29,11 @@ pub struct Overlay {
 impl Overlay {
     pub fn new(base: Store, forks: Store) -> Overlay {
         Overlay { base, forks }
+    }
+
+    /// The store holding the session layers.
+    pub fn forks_store(&self) -> &Store {
+        &self.forks
     }
 
     fn fork_prefix(id: SessionId) -> String {
@@ -40,10 +50,11 @@ impl Overlay {
 
 #[async_trait]
 impl ForkStrategy for Overlay {
-    async fn create(&self, id: SessionId) -> Result<ForkView, ForkError> {
+    async fn create(&self, id: SessionId, lease: &Lease) -> Result<ForkView, ForkError> {
         let prefix = Overlay::fork_prefix(id);
-        // The root marker makes the fork visible to `list` (and so to the janitor) from
-        // its first moment, before the session writes anything.
+        // The lease first: from its first object on, the fork is visible to `list` (and
+        // so to the janitor) and already says who serves it.
+        self.renew(id, lease).await?;
         self.forks
             .create_dir(&format!("{prefix}/root"))
             .await
@@ -62,6 +73,26 @@ impl ForkStrategy for Overlay {
                 prefix: format!("{prefix}/whiteouts/"),
             }),
         })
+    }
+
+    async fn renew(&self, id: SessionId, lease: &Lease) -> Result<(), ForkError> {
+        let key = format!("{}/lease", Overlay::fork_prefix(id));
+        self.forks
+            .put(&key, bytes::Bytes::from(lease.encode()), &Attrs::default())
+            .await
+            .map_err(Overlay::storage_err(id))
+    }
+
+    async fn lease(&self, id: SessionId) -> Result<Option<Lease>, ForkError> {
+        let key = format!("{}/lease", Overlay::fork_prefix(id));
+        match self.forks.read(&key, 0, LEASE_MAX).await {
+            Ok(data) => Ok(Lease::decode(&String::from_utf8_lossy(&data))),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(ForkError::Storage {
+                id: id.to_string(),
+                source: e,
+            }),
+        }
     }
 
     async fn delete(&self, id: SessionId) -> Result<(), ForkError> {
@@ -111,8 +142,16 @@ mod tests {
         let forks = Store::memory();
         let overlay = Overlay::new(Store::memory(), forks.clone());
         let id = SessionId::new();
-        let view = overlay.create(id).await.unwrap();
+        let lease = Lease::new(
+            crate::fork::ServerId::new(),
+            std::time::Duration::from_secs(60),
+        );
+        let view = overlay.create(id, &lease).await.unwrap();
         assert!(overlay.exists(id).await.unwrap());
+        assert_eq!(
+            overlay.lease(id).await.unwrap(),
+            Some(lease).map(|l| Lease::decode(&l.encode()).unwrap())
+        );
         assert_eq!(overlay.list().await.unwrap(), vec![id]);
         view.upper
             .store

@@ -23,7 +23,11 @@ async fn seeded_base() -> Store {
 async fn fork_of(base: &Store) -> (Vfs, Overlay, SessionId) {
     let overlay = Overlay::new(base.clone(), Store::memory());
     let id = SessionId::new();
-    let view = overlay.create(id).await.unwrap();
+    let lease = crate::fork::Lease::new(
+        crate::fork::ServerId::new(),
+        std::time::Duration::from_secs(60),
+    );
+    let view = overlay.create(id, &lease).await.unwrap();
     (Vfs::new(view), overlay, id)
 }
 

@@ -52,11 +52,34 @@ impl Server {
     }
 
     /// Starts a server on an existing data dir and base (for restart tests).
-    pub fn restart(tmp: tempfile::TempDir, base: PathBuf, data_dir: PathBuf) -> Server {
-        Server::spawn(tmp, base, data_dir, &[])
+    pub fn restart(
+        tmp: tempfile::TempDir,
+        base: PathBuf,
+        data_dir: PathBuf,
+        extra: &[&str],
+    ) -> Server {
+        Server::spawn(tmp, base, data_dir, extra)
+    }
+
+    /// Starts a second server sharing `other`'s data dir and base; its log goes to `log`.
+    pub fn alongside(other: &Server, extra: &[&str], log: &Path) -> Server {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut args: Vec<&str> = extra.to_vec();
+        let log_arg = log.to_str().unwrap().to_string();
+        args.push("--log-to-test-file");
+        args.push(&log_arg);
+        Server::spawn(tmp, other.base.clone(), other.data_dir.clone(), &args)
     }
 
     fn spawn(tmp: tempfile::TempDir, base: PathBuf, data_dir: PathBuf, extra: &[&str]) -> Server {
+        // `--log-to-test-file F` is the harness's own option: the server's stderr goes to F.
+        let mut extra: Vec<&str> = extra.to_vec();
+        let mut stderr = Stdio::inherit();
+        if let Some(i) = extra.iter().position(|a| *a == "--log-to-test-file") {
+            let file = std::fs::File::create(extra[i + 1]).unwrap();
+            stderr = Stdio::from(file);
+            extra.drain(i..i + 2);
+        }
         let mut child = Command::new(env!("CARGO_BIN_EXE_forkbox"))
             .arg("serve")
             .args(["--listen", "127.0.0.1:0", "--delete-deadline", "20"])
@@ -64,10 +87,10 @@ impl Server {
             .arg(&data_dir)
             .arg("--base")
             .arg(&base)
-            .args(extra)
+            .args(&extra)
             .env("RUST_LOG", "forkbox=debug,info")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start forkbox");
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -172,6 +195,22 @@ impl Server {
                 start.elapsed() < CLEANUP_WAIT,
                 "forks still on disk after disconnect: {:?}",
                 self.forks_on_disk()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until `log` has `n` lines containing `needle`; fails the test if it never does.
+    pub fn wait_log(log: &Path, needle: &str, n: usize) {
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            if text.lines().filter(|l| l.contains(needle)).count() >= n {
+                return;
+            }
+            assert!(
+                start.elapsed() < CLEANUP_WAIT,
+                "{needle:?} not logged {n} times:\n{text}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
