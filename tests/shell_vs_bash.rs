@@ -4,8 +4,6 @@
 //! stderr is compared after normalising the program prefix: bash's `bash: line N: ` and
 //! `bash: -c: line N: ` become `forkbox: `. Cases marked `Loose` compare status and stdout
 //! and only whether stderr is empty (their wording is known to differ, e.g. syntax errors).
-//! A case that uses a native command the registry does not have yet is skipped (and
-//! listed), so the table can run while the command set grows.
 
 use std::sync::Arc;
 
@@ -630,49 +628,8 @@ const CASES: &[(&str, Mode, &str)] = &[
     ("path_cmd_missing", Loose, "./nothere; echo $?"),
 ];
 
-/// A minimal `cat` used only while the native one does not exist yet, so the redirection
-/// cases can run; the native command replaces it as soon as the registry has it.
-struct FallbackCat;
-
-#[async_trait::async_trait]
-impl forkbox_commands::Command for FallbackCat {
-    fn name(&self) -> &'static str {
-        "cat"
-    }
-    fn summary(&self) -> &'static str {
-        "test-only cat"
-    }
-    async fn run(
-        &self,
-        ctx: &forkbox_commands::Context,
-        args: Vec<String>,
-    ) -> forkbox_commands::CmdResult {
-        if args.is_empty() {
-            while let Some(chunk) = ctx.stdin.read_chunk().await? {
-                ctx.out(&chunk).await?;
-            }
-            return Ok(0);
-        }
-        let mut status = 0;
-        for a in args {
-            match forkbox_commands::fs::read_all(ctx.fs.as_ref(), &ctx.path(&a), 1 << 30).await {
-                Ok(data) => ctx.out(&data).await?,
-                Err(e) => {
-                    ctx.warn("cat", format!("{a}: {e}")).await;
-                    status = 1;
-                }
-            }
-        }
-        Ok(status)
-    }
-}
-
 fn registry() -> Registry {
-    let mut r = Registry::with_native();
-    if r.get("cat").is_none() {
-        r.insert(Arc::new(FallbackCat));
-    }
-    r
+    Registry::with_native()
 }
 
 struct Outcome {
@@ -769,50 +726,19 @@ fn normalise_stderr(s: &str) -> String {
     out
 }
 
-/// External commands the cases use; a case needing one the registry lacks is skipped.
-const EXTERNALS: &[&str] = &[
-    "cat", "printf", "sort", "head", "tail", "test", "[", "mkdir", "touch", "sed", "chmod", "grep",
-    "wc", "tr", "yes",
-];
-
-fn missing_command(script: &str, registry: &Registry) -> Option<&'static str> {
-    let words: Vec<&str> = script
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '[' || c == '_' || c == '-'))
-        .collect();
-    EXTERNALS
-        .iter()
-        .find(|cmd| {
-            registry.get(cmd).is_none()
-                && if **cmd == "[" {
-                    script
-                        .split([' ', ';', '&', '|', '\n', '('])
-                        .any(|t| t == "[")
-                } else {
-                    words.iter().any(|w| w == *cmd)
-                }
-        })
-        .copied()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shell_matches_bash() {
     assert!(
         CASES.len() >= 120,
         "the table should cover at least 120 cases"
     );
-    let registry = registry();
     let mut failures = Vec::new();
-    let mut skipped = Vec::new();
     let mut names = std::collections::HashSet::new();
     for (name, mode, script) in CASES {
         assert!(names.insert(*name), "duplicate case name {name}");
         if let Ok(only) = std::env::var("SHELL_CASE")
             && !name.contains(only.as_str())
         {
-            continue;
-        }
-        if let Some(cmd) = missing_command(script, &registry) {
-            skipped.push(format!("{name} (needs {cmd})"));
             continue;
         }
         let fb = run_forkbox(script).await;
@@ -829,17 +755,11 @@ async fn shell_matches_bash() {
             ));
         }
     }
-    println!(
-        "{} cases, {} skipped: {}",
-        CASES.len(),
-        skipped.len(),
-        skipped.join(", ")
-    );
     if !failures.is_empty() {
         panic!(
             "{} of {} cases differ from bash:\n{}",
             failures.len(),
-            CASES.len() - skipped.len(),
+            CASES.len(),
             failures.join("\n")
         );
     }
