@@ -82,6 +82,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         hostname: "forkbox".into(),
         owner,
         lease_ttl: args.lease_ttl(),
+        quota: args.quota.quota(),
     });
     let deps = Deps {
         ssh: Arc::new(server::ssh_config(host_key, &auth)),
@@ -153,7 +154,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
         .context("cannot create the fork")?;
     let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
     let mut shell = Shell::new(ShellConfig {
-        fs: Arc::new(Vfs::new(view)),
+        fs: Arc::new(Vfs::with_quota(view, args.quota.quota())),
         registry: Arc::new(Registry::with_native()),
         env: vec![
             ("HOME".into(), "/".into()),

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::vfs::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_OBJECTS, Quota};
+
 /// forkbox: every SSH connection gets its own disposable, copy-on-write world.
 #[derive(Debug, Parser)]
 #[command(name = "forkbox", version, about, long_about = None)]
@@ -79,6 +81,33 @@ pub struct ServeArgs {
     /// Seconds between two janitor passes (one also runs at start-up).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub janitor_interval: u64,
+
+    #[command(flatten)]
+    pub quota: QuotaArgs,
+}
+
+/// Per-session quota options, shared by `serve` and `exec`.
+#[derive(Debug, Args)]
+pub struct QuotaArgs {
+    /// Bytes a session's fork may hold: the sizes of the files it created or changed
+    /// (base files it never touched don't count). Accepts 512M, 2G, 1T (powers of 1024).
+    #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_QUOTA_BYTES, value_parser = parse_size)]
+    pub quota_bytes: u64,
+
+    /// Objects a session's fork may hold: files, symlinks, directories and deletion
+    /// markers it created.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_QUOTA_OBJECTS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub quota_objects: u64,
+}
+
+impl QuotaArgs {
+    pub fn quota(&self) -> Quota {
+        Quota {
+            bytes: Some(self.quota_bytes),
+            objects: Some(self.quota_objects),
+        }
+    }
 }
 
 impl ServeArgs {
@@ -104,6 +133,9 @@ pub struct ExecArgs {
     #[arg(short = 'c')]
     pub script: Option<String>,
 
+    #[command(flatten)]
+    pub quota: QuotaArgs,
+
     /// Positional parameters for the script ($0, $1, ...).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
@@ -112,6 +144,31 @@ pub struct ExecArgs {
 fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     s.parse::<SocketAddr>()
         .map_err(|_| format!("{s:?} is not an address like 127.0.0.1:2222 or [::1]:2222"))
+}
+
+/// A size in bytes: digits with an optional unit K, M, G or T (powers of 1024; `KiB`,
+/// `MB` and the like are read the same way, as `df` and `du` users expect). At least 1.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("{s:?} is not a size like 1048576, 512M or 2G");
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(bad()),
+    };
+    let bytes = n
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))?;
+    if bytes == 0 {
+        return Err(format!("{s:?}: the size must be at least 1 byte"));
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -128,6 +185,45 @@ mod tests {
         assert_eq!(args.auth, AuthMode::Anonymous);
         let err = Cli::try_parse_from(["forkbox", "serve", "--listen", "nowhere"]).unwrap_err();
         assert!(err.to_string().contains("is not an address"));
+    }
+
+    #[test]
+    fn quota_sizes_are_validated() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("1k"), Ok(1024));
+        for bad in ["", "G", "1.5G", "-1", "1X", "0", "99999999999T"] {
+            assert!(parse_size(bad).is_err(), "{bad:?} accepted");
+        }
+        let cli = Cli::try_parse_from(["forkbox", "serve"]).unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("expected serve")
+        };
+        assert_eq!(args.quota.quota(), Quota::default());
+        let cli = Cli::try_parse_from([
+            "forkbox",
+            "serve",
+            "--quota-bytes",
+            "1M",
+            "--quota-objects",
+            "10",
+        ])
+        .unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("expected serve")
+        };
+        assert_eq!(
+            args.quota.quota(),
+            Quota {
+                bytes: Some(1 << 20),
+                objects: Some(10)
+            }
+        );
+        let err = Cli::try_parse_from(["forkbox", "serve", "--quota-bytes", "lots"]).unwrap_err();
+        assert!(err.to_string().contains("is not a size"), "{err}");
+        assert!(Cli::try_parse_from(["forkbox", "serve", "--quota-objects", "0"]).is_err());
     }
 
     #[test]

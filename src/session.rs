@@ -11,7 +11,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::fork::{ForkError, ForkStrategy, Lease, ServerId, SessionId, delete_with_deadline};
 use crate::registry::Registry;
-use crate::vfs::Vfs;
+use crate::vfs::{Quota, Vfs};
 
 pub mod channel;
 
@@ -36,6 +36,8 @@ pub struct Services {
     pub owner: ServerId,
     /// How long a lease holds; it is renewed every third of that while the session lives.
     pub lease_ttl: Duration,
+    /// What each session's fork may hold.
+    pub quota: Quota,
 }
 
 /// Keeps the lease of a session's fork fresh until the session ends, so other servers'
@@ -119,7 +121,8 @@ impl Session {
         }
         let lease = Lease::new(self.services.owner, self.services.lease_ttl);
         let view = self.services.fork.create(self.id, &lease).await?;
-        *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(Vfs::new(view));
+        *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(Vfs::with_quota(view, self.services.quota));
         tracing::info!("fork created");
         self.spawn(renew_lease(
             self.services.clone(),

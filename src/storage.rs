@@ -243,13 +243,21 @@ impl Store {
     /// Starts writing object `key` with the given attributes; nothing is visible in the
     /// store until [`ObjectWriter::close`] succeeds.
     pub async fn writer(&self, key: &str, attrs: &Attrs) -> Result<ObjectWriter> {
-        let mut w = self.op.writer_with(key);
+        // The local-filesystem service writes into the target file as data comes, after
+        // truncating it: a reader of the old content (an append's copy, a truncate) would
+        // lose it. So a local object is written beside its target under a scratch name
+        // and renamed over it on close, which also makes the replacement atomic.
+        let scratch = self.local_root.as_ref().map(|_| scratch_key(key));
+        let write_key = scratch.as_deref().unwrap_or(key);
+        let mut w = self.op.writer_with(write_key);
         if self.user_metadata {
             w = w.user_metadata(attrs.to_user_metadata());
         }
         let inner = w.await.map_err(|e| StorageError::request(key, e))?;
         Ok(ObjectWriter {
             key: key.to_string(),
+            scratch,
+            op: self.op.clone(),
             inner,
             local: self.local_path(key),
             attrs: attrs.clone(),
@@ -396,6 +404,9 @@ impl Attrs {
 /// An object being written.
 pub struct ObjectWriter {
     key: String,
+    /// Where a local object is written until `close` renames it to `key`.
+    scratch: Option<String>,
+    op: Operator,
     inner: opendal::Writer,
     /// For a local store, the host file, so its permission bits can follow the mode.
     local: Option<PathBuf>,
@@ -410,21 +421,43 @@ impl ObjectWriter {
             .map_err(|e| StorageError::request(&self.key, e))
     }
 
-    /// Makes the object durable; only then does it exist in the store.
+    /// Makes the object durable; only then does it exist in the store (replacing any
+    /// object that was there, at once).
     pub async fn close(mut self) -> Result<()> {
         self.inner
             .close()
             .await
             .map_err(|e| StorageError::request(&self.key, e))?;
+        if let Some(scratch) = &self.scratch
+            && let Err(e) = self.op.rename(scratch, &self.key).await
+        {
+            let _ = self.op.delete(scratch).await;
+            return Err(StorageError::request(&self.key, e));
+        }
         if let (Some(path), Some(mode)) = (&self.local, self.attrs.mode) {
             set_local_mode(path, mode).await?;
         }
         Ok(())
     }
 
-    /// Gives up the object; nothing of it stays.
+    /// Gives up the object: nothing of it stays, and an object it would have replaced is
+    /// untouched.
     pub async fn abort(mut self) {
         let _ = self.inner.abort().await;
+        if let Some(scratch) = &self.scratch {
+            let _ = self.op.delete(scratch).await;
+        }
+    }
+}
+
+/// A scratch key in the same directory as `key`, with a name of fixed length (so a
+/// 255-byte file name cannot make it too long), for writing a local object before it
+/// is renamed into place. Sessions never see it: their listings come from the VFS index.
+fn scratch_key(key: &str) -> String {
+    let name = format!(".forkbox-partial-{}", uuid::Uuid::now_v7().simple());
+    match key.rfind('/') {
+        Some(i) => format!("{}/{name}", &key[..i]),
+        None => name,
     }
 }
 

@@ -11,6 +11,15 @@
 //! upper layer doesn't have it and no whiteout hides it or an ancestor, in the base. The
 //! session is the only writer of its fork, so the upper index is kept in memory for the whole
 //! session and base metadata is cached indefinitely (the base is immutable).
+//!
+//! Quotas: a fork may hold at most [`Quota::bytes`] bytes (the sizes of the files and
+//! symlinks in its upper layer: what the session created or changed; base files it never
+//! touched cost nothing) and [`Quota::objects`] objects (files, symlinks, directory markers
+//! and whiteouts in the layer). Both are counted exactly from the in-memory index. Room is
+//! reserved before data is stored — by a writer as each chunk comes, by a copy before it
+//! starts — so a runaway writer stops at the quota, concurrent writers cannot jointly
+//! overrun it, and the store never holds more than the quota. Going over fails with
+//! [`FsError::NoSpace`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -18,6 +27,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use forkbox_commands::fs::Usage;
 use forkbox_commands::{
     DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode,
 };
@@ -41,6 +51,40 @@ const LIST_STAT_CONCURRENCY: usize = 32;
 /// Entries a directory rename moves at most. A directory rename copies object by object,
 /// so it is bounded; a larger tree fails with "Operation not supported" and nothing moved.
 pub const MAX_RENAME_ENTRIES: usize = 10_000;
+
+/// Bytes a session's fork may hold unless configured otherwise: room for real work (a
+/// source checkout, build outputs, a data set) while no single session can fill the store.
+pub const DEFAULT_QUOTA_BYTES: u64 = 1 << 30;
+/// Objects (files, symlinks, directory markers, whiteouts) a fork may hold unless configured
+/// otherwise: bounds what listing, snapshotting and deleting the fork costs.
+pub const DEFAULT_QUOTA_OBJECTS: u64 = 100_000;
+
+/// What a session's fork may hold. `None` is no limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quota {
+    /// Bytes of files and symlink targets in the session's layer.
+    pub bytes: Option<u64>,
+    /// Files, symlinks, directory markers and whiteouts in the session's layer.
+    pub objects: Option<u64>,
+}
+
+impl Quota {
+    /// No limit at all (tests that need one).
+    pub const UNLIMITED: Quota = Quota {
+        bytes: None,
+        objects: None,
+    };
+}
+
+impl Default for Quota {
+    /// [`DEFAULT_QUOTA_BYTES`] and [`DEFAULT_QUOTA_OBJECTS`].
+    fn default() -> Self {
+        Quota {
+            bytes: Some(DEFAULT_QUOTA_BYTES),
+            objects: Some(DEFAULT_QUOTA_OBJECTS),
+        }
+    }
+}
 
 const DEFAULT_FILE_MODE: u32 = 0o644;
 const DEFAULT_DIR_MODE: u32 = 0o755;
@@ -109,9 +153,77 @@ struct State {
     base_nodes: HashMap<String, Option<Node>>,
     /// Base directory listings seen so far.
     base_lists: HashMap<String, Vec<String>>,
+    /// Sum of [`charged`] over `upper`: the bytes the layer holds. Kept in step by
+    /// [`State::put_upper`] and [`State::take_upper`], the only ways `upper` changes.
+    upper_bytes: u64,
+    /// Bytes and objects promised to operations in flight (open writers, copies), counted
+    /// against the quota before their data lands; see [`Held`].
+    reserved_bytes: u64,
+    reserved_objects: u64,
+}
+
+/// The bytes a node of the upper layer costs: its content for files and symlinks
+/// (a symlink's object holds its target); directories are markers and cost nothing.
+fn charged(node: &Node) -> u64 {
+    match node.kind {
+        FileKind::File | FileKind::Symlink => node.len,
+        FileKind::Dir => 0,
+    }
 }
 
 impl State {
+    /// Records `node` at `rel` in the upper layer (replacing what was there).
+    fn put_upper(&mut self, rel: String, node: Node) {
+        self.upper_bytes = self.upper_bytes.saturating_add(charged(&node));
+        if let Some(old) = self.upper.insert(rel, node) {
+            self.upper_bytes = self.upper_bytes.saturating_sub(charged(&old));
+        }
+    }
+
+    /// Forgets the upper node at `rel`.
+    fn take_upper(&mut self, rel: &str) -> Option<Node> {
+        let old = self.upper.remove(rel)?;
+        self.upper_bytes = self.upper_bytes.saturating_sub(charged(&old));
+        Some(old)
+    }
+
+    /// Bytes the upper node at `rel` costs now (what replacing it frees).
+    fn upper_cost(&self, rel: &str) -> u64 {
+        self.upper.get(rel).map(charged).unwrap_or(0)
+    }
+
+    /// Objects the layer holds: upper entries and whiteouts.
+    fn objects(&self) -> u64 {
+        (self.upper.len() + self.whiteouts.len()) as u64
+    }
+
+    /// Reserves `bytes` and `objects` more, or fails with `NoSpace` when that would take
+    /// the fork over `quota` (stored plus reserved).
+    fn reserve(&mut self, quota: &Quota, bytes: u64, objects: u64) -> FsResult<()> {
+        let over = |used: u64, reserved: u64, more: u64, limit: Option<u64>| {
+            more > 0
+                && limit.is_some_and(|l| used.saturating_add(reserved).saturating_add(more) > l)
+        };
+        if over(self.upper_bytes, self.reserved_bytes, bytes, quota.bytes)
+            || over(
+                self.objects(),
+                self.reserved_objects,
+                objects,
+                quota.objects,
+            )
+        {
+            return Err(FsError::NoSpace);
+        }
+        self.reserved_bytes += bytes;
+        self.reserved_objects += objects;
+        Ok(())
+    }
+
+    fn release(&mut self, bytes: u64, objects: u64) {
+        self.reserved_bytes = self.reserved_bytes.saturating_sub(bytes);
+        self.reserved_objects = self.reserved_objects.saturating_sub(objects);
+    }
+
     /// True when a whiteout hides `rel` (on it or on an ancestor).
     fn hidden(&self, rel: &str) -> bool {
         if self.whiteouts.is_empty() {
@@ -139,7 +251,56 @@ pub struct Vfs {
 struct Inner {
     view: ForkView,
     created: SystemTime,
+    quota: Quota,
     state: Mutex<State>,
+}
+
+/// Room reserved against the quota for one operation in flight. It is given back when the
+/// operation records what it stored ([`Held::land`]) or when dropped (the operation failed
+/// or was cancelled), so a reservation can never leak.
+struct Held {
+    vfs: Vfs,
+    bytes: u64,
+    objects: u64,
+}
+
+impl Held {
+    /// Nothing reserved yet.
+    fn none(vfs: &Vfs) -> Held {
+        Held {
+            vfs: vfs.clone(),
+            bytes: 0,
+            objects: 0,
+        }
+    }
+
+    /// Reserves `bytes` and `objects` more for this operation.
+    fn grow(&mut self, bytes: u64, objects: u64) -> FsResult<()> {
+        self.vfs
+            .state()
+            .reserve(&self.vfs.inner.quota, bytes, objects)?;
+        self.bytes += bytes;
+        self.objects += objects;
+        Ok(())
+    }
+
+    /// Records the operation's result in the index and gives the reservation back, in one
+    /// step, so usage never counts both or neither.
+    fn land(mut self, record: impl FnOnce(&mut State)) {
+        let mut st = self.vfs.state();
+        record(&mut st);
+        st.release(self.bytes, self.objects);
+        self.bytes = 0;
+        self.objects = 0;
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.bytes > 0 || self.objects > 0 {
+            self.vfs.state().release(self.bytes, self.objects);
+        }
+    }
 }
 
 fn storage_failure(op: &'static str, rel: &str, e: StorageError) -> FsError {
@@ -163,14 +324,38 @@ fn child_of(dir: &str, name: &str) -> String {
 }
 
 impl Vfs {
+    /// A filesystem over `view` with the default quota ([`Quota::default`]).
     pub fn new(view: ForkView) -> Vfs {
+        Vfs::with_quota(view, Quota::default())
+    }
+
+    /// A filesystem over `view` that holds at most `quota`.
+    pub fn with_quota(view: ForkView, quota: Quota) -> Vfs {
         Vfs {
             inner: Arc::new(Inner {
                 view,
                 created: SystemTime::now(),
+                quota,
                 state: Mutex::new(State::default()),
             }),
         }
+    }
+
+    /// Reserves room for an operation that will store `bytes` and `objects` more.
+    fn hold(&self, bytes: u64, objects: u64) -> FsResult<Held> {
+        let mut held = Held::none(self);
+        held.grow(bytes, objects)?;
+        Ok(held)
+    }
+
+    /// Reserves what replacing the upper entry at `rel` by `bytes` of content costs:
+    /// the growth over what is there now, and an object if nothing is.
+    fn hold_replacing(&self, rel: &str, bytes: u64) -> FsResult<Held> {
+        let (cost, new_object) = {
+            let st = self.state();
+            (st.upper_cost(rel), !st.upper.contains_key(rel))
+        };
+        self.hold(bytes.saturating_sub(cost), u64::from(new_object))
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -401,10 +586,14 @@ impl Vfs {
         let Some(wh) = &self.inner.view.whiteouts else {
             return Ok(());
         };
+        let new_object = !self.state().whiteouts.contains(rel);
+        let held = self.hold(0, u64::from(new_object))?;
         crate::fork::overlay::put_marker(wh, rel)
             .await
             .map_err(|e| storage_failure("whiteout", rel, e))?;
-        self.state().whiteouts.insert(rel.to_string());
+        held.land(|st| {
+            st.whiteouts.insert(rel.to_string());
+        });
         Ok(())
     }
 
@@ -418,7 +607,7 @@ impl Vfs {
                 self.upper().store.delete(&key).await
             };
             r.map_err(|e| storage_failure("delete", rel, e))?;
-            self.state().upper.remove(rel);
+            self.state().take_upper(rel);
         }
         if self.base_visible(rel).await? {
             self.put_whiteout(rel).await?;
@@ -491,6 +680,7 @@ impl Vfs {
             mtime: Some(mtime),
             symlink: None,
         };
+        let held = self.hold_replacing(rel, new_len)?;
         let key = self.upper().key(rel);
         let mut w = self
             .upper()
@@ -511,26 +701,29 @@ impl Vfs {
         let mut remaining = new_len - copied;
         while remaining > 0 {
             let n = remaining.min(COPY_CHUNK as u64) as usize;
-            w.write(Bytes::from(vec![0u8; n]))
-                .await
-                .map_err(|e| storage_failure("write", rel, e))?;
+            if let Err(e) = w.write(Bytes::from(vec![0u8; n])).await {
+                w.abort().await;
+                return Err(storage_failure("write", rel, e));
+            }
             remaining -= n as u64;
         }
         w.close()
             .await
             .map_err(|e| storage_failure("close", rel, e))?;
-        self.state().upper.insert(
-            rel.to_string(),
-            Node {
-                kind: FileKind::File,
-                len: new_len,
-                mode,
-                mtime,
-                target: None,
-                origin: Origin::Upper,
-                stored: true,
-            },
-        );
+        held.land(|st| {
+            st.put_upper(
+                rel.to_string(),
+                Node {
+                    kind: FileKind::File,
+                    len: new_len,
+                    mode,
+                    mtime,
+                    target: None,
+                    origin: Origin::Upper,
+                    stored: true,
+                },
+            )
+        });
         Ok(())
     }
 
@@ -545,6 +738,7 @@ impl Vfs {
                     .await?
             }
             FileKind::Dir => {
+                let held = self.hold_replacing(rel, 0)?;
                 self.upper()
                     .store
                     .create_dir(&self.upper().key(rel))
@@ -552,7 +746,7 @@ impl Vfs {
                     .map_err(|e| storage_failure("mkdir", rel, e))?;
                 let mut up = node.clone();
                 up.origin = Origin::Upper;
-                self.state().upper.insert(rel.to_string(), up);
+                held.land(|st| st.put_upper(rel.to_string(), up));
             }
             FileKind::Symlink => {
                 let target = node.target.clone().unwrap_or_default();
@@ -569,6 +763,7 @@ impl Vfs {
             mtime: Some(now),
             symlink: Some(target.to_string()),
         };
+        let held = self.hold_replacing(rel, target.len() as u64)?;
         self.upper()
             .store
             .put(
@@ -578,18 +773,20 @@ impl Vfs {
             )
             .await
             .map_err(|e| storage_failure("symlink", rel, e))?;
-        self.state().upper.insert(
-            rel.to_string(),
-            Node {
-                kind: FileKind::Symlink,
-                len: target.len() as u64,
-                mode: 0o777,
-                mtime: now,
-                target: Some(target.to_string()),
-                origin: Origin::Upper,
-                stored: true,
-            },
-        );
+        held.land(|st| {
+            st.put_upper(
+                rel.to_string(),
+                Node {
+                    kind: FileKind::Symlink,
+                    len: target.len() as u64,
+                    mode: 0o777,
+                    mtime: now,
+                    target: Some(target.to_string()),
+                    origin: Origin::Upper,
+                    stored: true,
+                },
+            )
+        });
         Ok(())
     }
 
@@ -609,8 +806,8 @@ impl Vfs {
                 let mut moved = node.clone();
                 moved.origin = Origin::Upper;
                 let mut st = self.state();
-                st.upper.remove(from);
-                st.upper.insert(to.to_string(), moved);
+                st.take_upper(from);
+                st.put_upper(to.to_string(), moved);
             }
             _ => {
                 self.rewrite_file(from, node, to, node.len, node.len, node.mode, node.mtime)
@@ -662,23 +859,26 @@ impl Vfs {
     }
 
     async fn make_dir(&self, rel: &str, mode: u32) -> FsResult<()> {
+        let held = self.hold_replacing(rel, 0)?;
         self.upper()
             .store
             .create_dir(&self.upper().key(rel))
             .await
             .map_err(|e| storage_failure("mkdir", rel, e))?;
-        self.state().upper.insert(
-            rel.to_string(),
-            Node {
-                kind: FileKind::Dir,
-                len: 0,
-                mode,
-                mtime: SystemTime::now(),
-                target: None,
-                origin: Origin::Upper,
-                stored: true,
-            },
-        );
+        held.land(|st| {
+            st.put_upper(
+                rel.to_string(),
+                Node {
+                    kind: FileKind::Dir,
+                    len: 0,
+                    mode,
+                    mtime: SystemTime::now(),
+                    target: None,
+                    origin: Origin::Upper,
+                    stored: true,
+                },
+            )
+        });
         Ok(())
     }
 
@@ -689,7 +889,7 @@ impl Vfs {
         }
         let mut up = self.copy_up(&rel, &node).await?;
         f(&mut up);
-        self.state().upper.insert(rel, up);
+        self.state().put_upper(rel, up);
         Ok(())
     }
 }
@@ -731,6 +931,21 @@ impl FileSystem for Vfs {
             mtime: None,
             symlink: None,
         };
+        let appending = mode == WriteMode::Append && node.is_some();
+        // Room for what the writer starts with: an append copies the current content,
+        // which costs nothing for an upper file (the index counts it already: `credit`)
+        // and its full size for a base file (copy-up); anything else costs one object if
+        // the path is new.
+        let credit = if appending {
+            self.state().upper_cost(&rel)
+        } else {
+            0
+        };
+        let start_len = match (&node, appending) {
+            (Some(n), true) => n.len,
+            _ => 0,
+        };
+        let held = self.hold_replacing(&rel, start_len)?;
         let key = self.upper().key(&rel);
         let mut writer = self
             .upper()
@@ -739,8 +954,8 @@ impl FileSystem for Vfs {
             .await
             .map_err(|e| storage_failure("open", &rel, e))?;
         let mut written = 0;
-        match (&node, mode) {
-            (Some(n), WriteMode::Append) => {
+        let held = match &node {
+            Some(n) if appending => {
                 match self.copy_content(&rel, n, &mut writer, u64::MAX).await {
                     Ok(copied) => written = copied,
                     Err(e) => {
@@ -748,30 +963,38 @@ impl FileSystem for Vfs {
                         return Err(e);
                     }
                 }
+                held
             }
             _ => {
                 // Truncation is visible at once, as with O_TRUNC: the file reads as empty
                 // until the writer closes.
-                self.state().upper.insert(
-                    rel.clone(),
-                    Node {
-                        kind: FileKind::File,
-                        len: 0,
-                        mode: file_mode,
-                        mtime: SystemTime::now(),
-                        target: None,
-                        origin: Origin::Upper,
-                        stored: false,
-                    },
-                );
+                held.land(|st| {
+                    st.put_upper(
+                        rel.clone(),
+                        Node {
+                            kind: FileKind::File,
+                            len: 0,
+                            mode: file_mode,
+                            mtime: SystemTime::now(),
+                            target: None,
+                            origin: Origin::Upper,
+                            stored: false,
+                        },
+                    )
+                });
+                Held::none(self)
             }
-        }
+        };
         Ok(Box::new(VfsWriter {
             vfs: self.clone(),
             rel,
             writer: Some(writer),
             written,
             mode: file_mode,
+            credit,
+            held,
+            truncated: !appending,
+            failed: None,
         }))
     }
 
@@ -890,47 +1113,162 @@ impl FileSystem for Vfs {
         let (rel, _) = self.existing(path, true).await?;
         Ok(format!("/{rel}"))
     }
+
+    /// What the layer holds plus what operations in flight reserved.
+    async fn usage(&self) -> FsResult<Usage> {
+        let st = self.state();
+        Ok(Usage {
+            bytes_used: st.upper_bytes.saturating_add(st.reserved_bytes),
+            bytes_limit: self.inner.quota.bytes,
+            objects_used: st.objects().saturating_add(st.reserved_objects),
+            objects_limit: self.inner.quota.objects,
+        })
+    }
 }
 
-/// A file being written through the VFS. The content becomes visible, durable and counted
-/// only when `close` succeeds.
+/// A file being written through the VFS. The content becomes visible and durable only
+/// when `close` succeeds; room for it is reserved against the quota chunk by chunk, before
+/// the chunk goes to the store.
 struct VfsWriter {
     vfs: Vfs,
     rel: String,
     writer: Option<ObjectWriter>,
     written: u64,
     mode: u32,
+    /// Bytes of this path the index already counted when the writer opened (an append to
+    /// an upper file writes them again): they cost no more quota.
+    credit: u64,
+    /// Room reserved for what was written beyond `credit`.
+    held: Held,
+    /// True when opening left an empty file in the index (`>`, a new file); false for an
+    /// append, where the index keeps the old content until close.
+    truncated: bool,
+    /// Set once a write failed: the file was settled, and every later call fails alike.
+    failed: Option<FsError>,
+}
+
+impl VfsWriter {
+    /// Gives the file up after a failed write, leaving the index and the store agreeing
+    /// and the usage exact: a truncated or new file stays empty (as `>` left it); an
+    /// append leaves the file as it was.
+    async fn settle(&mut self, w: ObjectWriter, err: FsError) -> FsError {
+        tracing::info!(path = %self.rel, error = %err, written = self.written, "write failed; file given up");
+        let held = std::mem::replace(&mut self.held, Held::none(&self.vfs));
+        let node = |len| Node {
+            kind: FileKind::File,
+            len,
+            mode: self.mode,
+            mtime: SystemTime::now(),
+            target: None,
+            origin: Origin::Upper,
+            stored: true,
+        };
+        w.abort().await;
+        if self.truncated {
+            // Store the empty file the index shows, over any older content.
+            let attrs = Attrs {
+                mode: Some(self.mode),
+                mtime: None,
+                symlink: None,
+            };
+            let layer = self.vfs.upper();
+            match layer
+                .store
+                .put(&layer.key(&self.rel), Bytes::new(), &attrs)
+                .await
+            {
+                Ok(()) => held.land(|st| st.put_upper(self.rel.clone(), node(0))),
+                Err(e) => {
+                    storage_failure("write", &self.rel, e);
+                }
+            }
+        }
+        self.failed = Some(err.clone());
+        err
+    }
 }
 
 #[async_trait]
 impl WriteHandle for VfsWriter {
     async fn write(&mut self, data: &[u8]) -> FsResult<()> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let after = self.written.saturating_add(data.len() as u64);
+        let need = after
+            .saturating_sub(self.credit)
+            .saturating_sub(self.held.bytes);
+        let reserved = self.held.grow(need, 0);
         let w = self.writer.as_mut().ok_or(FsError::InvalidArgument)?;
-        w.write(Bytes::copy_from_slice(data))
-            .await
-            .map_err(|e| storage_failure("write", &self.rel, e))?;
-        self.written += data.len() as u64;
-        Ok(())
+        let result = match reserved {
+            Ok(()) => w
+                .write(Bytes::copy_from_slice(data))
+                .await
+                .map_err(|e| storage_failure("write", &self.rel, e)),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(()) => {
+                self.written = after;
+                Ok(())
+            }
+            Err(e) => {
+                let w = self.writer.take().ok_or(FsError::InvalidArgument)?;
+                Err(self.settle(w, e).await)
+            }
+        }
     }
 
     async fn close(mut self: Box<Self>) -> FsResult<()> {
+        if let Some(e) = self.failed.clone() {
+            return Err(e);
+        }
         let w = self.writer.take().ok_or(FsError::InvalidArgument)?;
+        // The entry this file replaces may have shrunk or gone since the writer opened
+        // (a truncate or unlink meanwhile): reserve the difference before storing.
+        let (cost, new_object) = {
+            let st = self.vfs.state();
+            (st.upper_cost(&self.rel), !st.upper.contains_key(&self.rel))
+        };
+        let bytes = self
+            .written
+            .saturating_sub(cost)
+            .saturating_sub(self.held.bytes);
+        let objects = u64::from(new_object).saturating_sub(self.held.objects);
+        if let Err(e) = self.held.grow(bytes, objects) {
+            return Err(self.settle(w, e).await);
+        }
         w.close()
             .await
             .map_err(|e| storage_failure("close", &self.rel, e))?;
-        self.vfs.state().upper.insert(
-            self.rel.clone(),
-            Node {
-                kind: FileKind::File,
-                len: self.written,
-                mode: self.mode,
-                mtime: SystemTime::now(),
-                target: None,
-                origin: Origin::Upper,
-                stored: true,
-            },
-        );
+        let held = std::mem::replace(&mut self.held, Held::none(&self.vfs));
+        held.land(|st| {
+            st.put_upper(
+                self.rel.clone(),
+                Node {
+                    kind: FileKind::File,
+                    len: self.written,
+                    mode: self.mode,
+                    mtime: SystemTime::now(),
+                    target: None,
+                    origin: Origin::Upper,
+                    stored: true,
+                },
+            )
+        });
         Ok(())
+    }
+}
+
+impl Drop for VfsWriter {
+    /// A writer dropped without `close` (its command was cancelled) gives its object up
+    /// in the background; its reservation goes back when `held` drops.
+    fn drop(&mut self) {
+        if let Some(w) = self.writer.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(w.abort());
+        }
     }
 }
 

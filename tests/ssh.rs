@@ -222,6 +222,13 @@ fn servers_sharing_a_store_never_sweep_live_forks() {
 }
 
 #[test]
+fn appending_to_a_large_file_keeps_all_of_it() {
+    let server = Server::start();
+    let out = server.ssh("head -c 5000000 < /dev/zero > f; echo b >> f; wc -c < f");
+    assert_eq!(stdout(&out), "5000002\n", "{}", stderr(&out));
+}
+
+#[test]
 fn memory_bombs_are_refused_and_the_session_goes_on() {
     let server = Server::start();
     let out = server.ssh("x=a; for i in $(seq 30); do x=$x$x; done; echo ${#x}; echo still here");
@@ -457,4 +464,71 @@ fn startup_errors_are_clear() {
         "127.0.0.1:0",
     ]);
     assert!(err.contains("--authorized-keys"), "{err}");
+}
+
+/// Bytes of the regular files under `dir` on the host.
+fn bytes_under(dir: &std::path::Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let md = e.metadata().unwrap();
+        total += if md.is_dir() {
+            bytes_under(&e.path())
+        } else {
+            md.len()
+        };
+    }
+    total
+}
+
+#[test]
+fn quotas_stop_runaway_writes_and_df_shows_them() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let server = Server::start_with(&["--quota-bytes", "1M", "--quota-objects", "50"]);
+    // The script pauses after the runaway write until the test has looked at the disk.
+    let mut ssh = server.ssh_cmd("anyone");
+    ssh.arg(
+        "head -c 2000000 < /dev/zero > big; echo \"status $?\"; read go; \
+         wc -c < big; df; df -i; rm big; echo small > s && cat s; \
+         df -B1 --output=used,avail,pcent",
+    );
+    let mut child = ssh
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert_eq!(first, "status 1\n");
+    // Nothing over the quota was ever stored: the session's layer holds no more than 1 MiB
+    // (the failed file is given up), and neither does all of forks/.
+    let forks = server.data_dir.join("forks");
+    assert!(bytes_under(&forks) <= 1 << 20, "{}", bytes_under(&forks));
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"go\n").unwrap();
+    drop(stdin);
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(err, "forkbox: big: No space left on device\n");
+    assert_eq!(
+        rest,
+        "0\n\
+         Filesystem     1K-blocks  Used Available Use% Mounted on\n\
+         forkbox             1024     0      1024   0% /\n\
+         Filesystem     Inodes IUsed IFree IUse% Mounted on\n\
+         forkbox            50     1    49    2% /\n\
+         small\n\
+         \u{20}Used   Avail Use%\n\
+         \u{20}   6 1048570   1%\n"
+    );
+    assert_eq!(status.code(), Some(0));
 }

@@ -10,6 +10,7 @@ mod chmod;
 mod cp;
 mod cut;
 mod date;
+mod df;
 mod du;
 mod echo;
 mod env;
@@ -53,6 +54,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(cp::Cp),
         Arc::new(cut::Cut),
         Arc::new(date::Date),
+        Arc::new(df::Df),
         Arc::new(du::Du),
         Arc::new(echo::Echo),
         Arc::new(env::Env),

@@ -60,6 +60,19 @@ pub enum WriteMode {
     CreateNew,
 }
 
+/// How much of its quota a filesystem holds, as `df` shows it.
+///
+/// Bytes are the sizes of the files (and symlink targets) the session stored; objects are
+/// the entries it stored (files, symlinks, directories, deletion markers). A limit of
+/// `None` means there is none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub bytes_used: u64,
+    pub bytes_limit: Option<u64>,
+    pub objects_used: u64,
+    pub objects_limit: Option<u64>,
+}
+
 /// A filesystem error, as the C library's `strerror` would word it.
 ///
 /// It carries no path and never a storage detail (bucket, key, request id): the command
@@ -136,6 +149,11 @@ pub trait FileSystem: Send + Sync {
     async fn truncate(&self, path: &str, len: u64) -> FsResult<()>;
     /// The path with `.`/`..` resolved and every symlink followed (`realpath`).
     async fn canonicalize(&self, path: &str) -> FsResult<String>;
+    /// Space and objects used against the quota (`df`). A filesystem that does not keep
+    /// count says [`FsError::Unsupported`].
+    async fn usage(&self) -> FsResult<Usage> {
+        Err(FsError::Unsupported)
+    }
 }
 
 /// Joins `path` to `cwd` when it is relative. No normalization: the filesystem does that.

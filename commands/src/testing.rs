@@ -18,7 +18,7 @@ use bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
 use crate::fs::{
-    DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode,
+    DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, Usage, WriteHandle, WriteMode,
 };
 use crate::io::{Input, pipe};
 use crate::{Command, CommandInfo, Context, Launcher, Status, TermSize, exit_status};
@@ -85,6 +85,8 @@ struct State {
     clock: u64,
     /// Paths whose next `close` fails with [`FsError::NoSpace`] (failure injection).
     fail_close: HashSet<String>,
+    /// Limits [`FileSystem::usage`] reports (bytes, objects); reported, not enforced.
+    limits: (Option<u64>, Option<u64>),
 }
 
 impl State {
@@ -197,6 +199,7 @@ impl MemFs {
                 nodes,
                 clock: CLOCK_START,
                 fail_close: HashSet::new(),
+                limits: (None, None),
             })),
         })
     }
@@ -297,6 +300,12 @@ impl MemFs {
     /// Makes the next `close` of a file written at `path` fail with `NoSpace`.
     pub fn fail_close_on(&self, path: &str) {
         self.lock().fail_close.insert(path.to_string());
+    }
+
+    /// Sets the limits [`FileSystem::usage`] reports. MemFs does not enforce them; the
+    /// session filesystem's own tests cover enforcement.
+    pub fn set_usage_limits(&self, bytes: Option<u64>, objects: Option<u64>) {
+        self.lock().limits = (bytes, objects);
     }
 
     /// Sets a path's mtime to `secs` after the epoch.
@@ -580,6 +589,26 @@ impl FileSystem for MemFs {
         let st = self.lock();
         Ok(st.existing(path, true)?.0)
     }
+
+    /// Bytes are the sizes of files and symlink targets; objects every node but `/`.
+    async fn usage(&self) -> FsResult<Usage> {
+        let st = self.lock();
+        let bytes_used = st
+            .nodes
+            .values()
+            .map(|n| match n {
+                Node::File { data, .. } => data.len() as u64,
+                Node::Symlink { target, .. } => target.len() as u64,
+                Node::Dir { .. } => 0,
+            })
+            .sum();
+        Ok(Usage {
+            bytes_used,
+            bytes_limit: st.limits.0,
+            objects_used: st.nodes.len().saturating_sub(1) as u64,
+            objects_limit: st.limits.1,
+        })
+    }
 }
 
 /// A launcher that knows a fixed list of names and runs none of them.
@@ -861,6 +890,24 @@ mod tests {
         fs.unlink("/e/in/x").await.unwrap();
         fs.rmdir("/e/in").await.unwrap();
         assert_eq!(fs.read_dir("/e").await.unwrap(), vec![]);
+    }
+
+    #[tokio::test]
+    async fn usage_counts_files_links_and_dirs() {
+        let fs = MemFs::with_files(&[("/d/f", "abc")]);
+        fs.put_symlink("f", "/d/l");
+        assert_eq!(
+            fs.usage().await.unwrap(),
+            Usage {
+                bytes_used: 4,
+                bytes_limit: None,
+                objects_used: 3,
+                objects_limit: None,
+            }
+        );
+        fs.set_usage_limits(Some(10), Some(5));
+        let u = fs.usage().await.unwrap();
+        assert_eq!((u.bytes_limit, u.objects_limit), (Some(10), Some(5)));
     }
 
     #[tokio::test]

@@ -222,3 +222,329 @@ async fn deleting_the_fork_removes_the_layer() {
     overlay.delete(id).await.unwrap();
     assert!(!overlay.exists(id).await.unwrap());
 }
+
+// Quotas.
+
+const KIB: usize = 1024;
+
+async fn limited_on(base: &Store, forks: Store, bytes: u64, objects: u64) -> Vfs {
+    let overlay = Overlay::new(base.clone(), forks);
+    let lease = crate::fork::Lease::new(
+        crate::fork::ServerId::new(),
+        std::time::Duration::from_secs(60),
+    );
+    let view = overlay.create(SessionId::new(), &lease).await.unwrap();
+    Vfs::with_quota(
+        view,
+        Quota {
+            bytes: Some(bytes),
+            objects: Some(objects),
+        },
+    )
+}
+
+async fn limited(base: &Store, bytes: u64, objects: u64) -> Vfs {
+    limited_on(base, Store::memory(), bytes, objects).await
+}
+
+/// (bytes used, objects used).
+async fn used(fs: &Vfs) -> (u64, u64) {
+    let u = fs.usage().await.unwrap();
+    (u.bytes_used, u.objects_used)
+}
+
+/// Writes `chunk`-byte pieces into `path` until a write fails or `total` bytes went in;
+/// the bytes accepted and the outcome of close.
+async fn write_until(
+    fs: &Vfs,
+    path: &str,
+    mode: WriteMode,
+    chunk: usize,
+    total: usize,
+) -> (usize, FsResult<()>) {
+    let mut w = fs.open_write(path, mode).await.unwrap();
+    let mut n = 0;
+    while n < total {
+        if let Err(e) = w.write(&vec![b'z'; chunk]).await {
+            // Every later call fails alike.
+            assert_eq!(w.write(b"more").await, Err(e.clone()));
+            assert_eq!(w.close().await, Err(e.clone()));
+            return (n, Err(e));
+        }
+        n += chunk;
+    }
+    (n, w.close().await)
+}
+
+/// Bytes of the regular files under `dir` on the host.
+fn bytes_under(dir: &std::path::Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let md = e.metadata().unwrap();
+        total += if md.is_dir() {
+            bytes_under(&e.path())
+        } else {
+            md.len()
+        };
+    }
+    total
+}
+
+/// Bytes of the session layers (`forks/*/root`) in a local forks store; the fork's own
+/// bookkeeping (its lease) is not the session's data.
+fn bytes_on_disk(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir.join("forks"))
+        .unwrap()
+        .flatten()
+        .map(|fork| bytes_under(&fork.path().join("root")))
+        .sum()
+}
+
+#[tokio::test]
+async fn a_runaway_writer_stops_at_the_byte_quota() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = seeded_base().await;
+    let fs = limited_on(&base, Store::local(dir.path()).unwrap(), 10_000, 100).await;
+    let (n, closed) = write_until(&fs, "/big", WriteMode::Truncate, 4 * KIB, 1 << 20).await;
+    assert_eq!((n, closed), (8 * KIB, Err(FsError::NoSpace)));
+    // The file is given up: it exists, empty, and the store holds nothing of it.
+    assert_eq!(fs.stat("/big").await.unwrap().len, 0);
+    assert_eq!(read(&fs, "/big").await.unwrap(), "");
+    assert_eq!(used(&fs).await, (0, 1));
+    assert_eq!(bytes_on_disk(dir.path()), 0);
+    // The session goes on within its quota.
+    write(&fs, "/small", &"s".repeat(9_000), WriteMode::Truncate).await;
+    assert_eq!(used(&fs).await, (9_000, 2));
+    assert_eq!(bytes_on_disk(dir.path()), 9_000);
+    let u = fs.usage().await.unwrap();
+    assert_eq!((u.bytes_limit, u.objects_limit), (Some(10_000), Some(100)));
+}
+
+#[tokio::test]
+async fn a_failed_append_leaves_the_file_as_it_was() {
+    let base = seeded_base().await;
+    let dir = tempfile::tempdir().unwrap();
+    for store in [Store::memory(), Store::local(dir.path()).unwrap()] {
+        let fs = limited_on(&base, store, 10_000, 100).await;
+        write(&fs, "/f", &"o".repeat(3_000), WriteMode::Truncate).await;
+        let (n, closed) = write_until(&fs, "/f", WriteMode::Append, 4 * KIB, 1 << 20).await;
+        assert_eq!((n, closed), (4 * KIB, Err(FsError::NoSpace)));
+        assert_eq!(read(&fs, "/f").await.unwrap(), "o".repeat(3_000));
+        assert_eq!(used(&fs).await, (3_000, 1));
+    }
+    // Nothing of the failed append (nor a scratch object) is left on disk.
+    assert_eq!(bytes_on_disk(dir.path()), 3_000);
+}
+
+/// Regression: the local store used to truncate a file when a writer opened it, while an
+/// append or a truncate was still copying the old content from it, so everything past
+/// the first copied chunk was lost.
+#[tokio::test]
+async fn appends_and_truncates_keep_large_files_on_a_local_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = limited_on(
+        &Store::memory(),
+        Store::local(dir.path()).unwrap(),
+        1 << 30,
+        1000,
+    )
+    .await;
+    let big = "x".repeat(3 * 1024 * 1024 + 17);
+    write(&fs, "/f", &big, WriteMode::Truncate).await;
+    write(&fs, "/f", "tail", WriteMode::Append).await;
+    assert_eq!(fs.stat("/f").await.unwrap().len, big.len() as u64 + 4);
+    let whole = |fs: Vfs| async move { read_all(&fs, "/f", 16 << 20).await.unwrap() };
+    assert_eq!(whole(fs.clone()).await, format!("{big}tail").into_bytes());
+    fs.truncate("/f", 2 * 1024 * 1024 + 1).await.unwrap();
+    assert_eq!(
+        whole(fs.clone()).await,
+        big.as_bytes()[..2 * 1024 * 1024 + 1]
+    );
+}
+
+#[tokio::test]
+async fn unlink_truncate_and_overwrite_free_space() {
+    let base = seeded_base().await;
+    let fs = limited(&base, 10_000, 100).await;
+    write(&fs, "/a", &"a".repeat(6_000), WriteMode::Truncate).await;
+    let (_, closed) = write_until(&fs, "/b", WriteMode::Truncate, 6_000, 6_000).await;
+    assert_eq!(closed, Err(FsError::NoSpace));
+    fs.unlink("/a").await.unwrap();
+    assert_eq!(used(&fs).await, (0, 1));
+    write(&fs, "/b", &"b".repeat(6_000), WriteMode::Truncate).await;
+    fs.truncate("/b", 1_000).await.unwrap();
+    assert_eq!(used(&fs).await, (1_000, 1));
+    // Growing by truncate is a write too.
+    assert_eq!(fs.truncate("/b", 20_000).await, Err(FsError::NoSpace));
+    assert_eq!(fs.stat("/b").await.unwrap().len, 1_000);
+    // Overwriting frees the old content as the file is opened.
+    write(&fs, "/b", &"c".repeat(9_500), WriteMode::Truncate).await;
+    assert_eq!(used(&fs).await, (9_500, 1));
+    write(&fs, "/b", "short", WriteMode::Truncate).await;
+    assert_eq!(used(&fs).await, (5, 1));
+}
+
+#[tokio::test]
+async fn rename_keeps_the_totals() {
+    let base = seeded_base().await;
+    let fs = limited(&base, 10_000, 100).await;
+    write(&fs, "/x", &"x".repeat(3_000), WriteMode::Truncate).await;
+    fs.mkdir("/d").await.unwrap();
+    assert_eq!(used(&fs).await, (3_000, 2));
+    fs.rename("/x", "/d/y").await.unwrap();
+    assert_eq!(used(&fs).await, (3_000, 2));
+    write(&fs, "/z", &"z".repeat(1_000), WriteMode::Truncate).await;
+    fs.rename("/d/y", "/z").await.unwrap();
+    assert_eq!(used(&fs).await, (3_000, 2));
+    fs.rename("/d", "/e").await.unwrap();
+    fs.symlink("z", "/e/l").await.unwrap();
+    fs.rename("/e/l", "/l").await.unwrap();
+    assert_eq!(used(&fs).await, (3_001, 3));
+}
+
+#[tokio::test]
+async fn copy_up_counts_the_base_file() {
+    let base = seeded_base().await;
+    base.put("huge", Bytes::from(vec![b'h'; 20_000]), &Attrs::default())
+        .await
+        .unwrap();
+    let fs = limited(&base, 10_000, 100).await;
+    assert_eq!(used(&fs).await, (0, 0));
+    fs.chmod("/README.md", 0o600).await.unwrap();
+    assert_eq!(used(&fs).await, (6, 1));
+    write(&fs, "/dir/a.txt", "B", WriteMode::Append).await;
+    assert_eq!(used(&fs).await, (8, 2));
+    // A deletion of a base path is a whiteout: one object, no bytes.
+    fs.unlink("/etc/passwd").await.unwrap();
+    assert_eq!(used(&fs).await, (8, 3));
+    // A base file bigger than the quota cannot be copied up, and stays as it was.
+    assert_eq!(fs.chmod("/huge", 0o600).await, Err(FsError::NoSpace));
+    assert_eq!(
+        fs.open_write("/huge", WriteMode::Append).await.err(),
+        Some(FsError::NoSpace)
+    );
+    assert_eq!(fs.rename("/huge", "/moved").await, Err(FsError::NoSpace));
+    assert_eq!(fs.stat("/huge").await.unwrap().len, 20_000);
+    assert_eq!(used(&fs).await, (8, 3));
+    // Overwriting it costs only what is written.
+    write(&fs, "/huge", "small", WriteMode::Truncate).await;
+    assert_eq!(used(&fs).await, (13, 4));
+}
+
+#[tokio::test]
+async fn the_object_quota_counts_every_kind_of_entry() {
+    let base = seeded_base().await;
+    let fs = limited(&base, 1 << 20, 3).await;
+    fs.mkdir("/a").await.unwrap();
+    write(&fs, "/a/f", "f", WriteMode::Truncate).await;
+    fs.symlink("f", "/a/l").await.unwrap();
+    assert_eq!(used(&fs).await, (2, 3));
+    assert_eq!(
+        fs.open_write("/g", WriteMode::Truncate).await.err(),
+        Some(FsError::NoSpace)
+    );
+    assert_eq!(fs.mkdir("/b").await, Err(FsError::NoSpace));
+    assert_eq!(fs.symlink("x", "/m").await, Err(FsError::NoSpace));
+    assert_eq!(fs.unlink("/README.md").await, Err(FsError::NoSpace));
+    assert_eq!(fs.chmod("/README.md", 0o600).await, Err(FsError::NoSpace));
+    assert_eq!(read(&fs, "/README.md").await.unwrap(), "hello\n");
+    // Rewriting what exists needs no new object.
+    write(&fs, "/a/f", "again", WriteMode::Truncate).await;
+    fs.unlink("/a/l").await.unwrap();
+    fs.mkdir("/b").await.unwrap();
+    assert_eq!(used(&fs).await, (5, 3));
+}
+
+#[tokio::test]
+async fn concurrent_writers_share_the_quota() {
+    let base = seeded_base().await;
+    let fs = limited(&base, 100_000, 100).await;
+    let tasks: Vec<_> = (0..4)
+        .map(|i| {
+            let fs = fs.clone();
+            tokio::spawn(async move {
+                write_until(&fs, &format!("/w{i}"), WriteMode::Truncate, 1_000, 1 << 20).await
+            })
+        })
+        .collect();
+    let mut stored = 0;
+    for (i, t) in tasks.into_iter().enumerate() {
+        let (n, closed) = t.await.unwrap();
+        assert_eq!(closed, Err(FsError::NoSpace), "writer {i} wrote {n}");
+        stored += fs.stat(&format!("/w{i}")).await.unwrap().len;
+    }
+    // Every writer ran into the quota; none of them stored anything, and the books
+    // balance exactly afterwards.
+    assert_eq!(stored, 0);
+    assert_eq!(used(&fs).await, (0, 4));
+    // Writers that fit all succeed together.
+    let tasks: Vec<_> = (0..4)
+        .map(|i| {
+            let fs = fs.clone();
+            tokio::spawn(async move {
+                write_until(&fs, &format!("/w{i}"), WriteMode::Truncate, 1_000, 25_000).await
+            })
+        })
+        .collect();
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), (25_000, Ok(())));
+    }
+    assert_eq!(used(&fs).await, (100_000, 4));
+}
+
+#[tokio::test]
+async fn a_dropped_writer_gives_its_reservation_back() {
+    let base = seeded_base().await;
+    let fs = limited(&base, 10_000, 100).await;
+    let mut w = fs.open_write("/f", WriteMode::Truncate).await.unwrap();
+    w.write(&[b'x'; 8_000]).await.unwrap();
+    assert_eq!(used(&fs).await, (8_000, 1));
+    drop(w);
+    assert_eq!(used(&fs).await, (0, 1));
+    write(&fs, "/g", &"g".repeat(9_000), WriteMode::Truncate).await;
+}
+
+#[tokio::test]
+async fn commands_report_no_space_clearly() {
+    use forkbox_commands::testing::Invocation;
+    let base = seeded_base().await;
+    let fs = limited(&base, 10_000, 100).await;
+    write(&fs, "/data", &"d".repeat(6_000), WriteMode::Truncate).await;
+    let fs: std::sync::Arc<dyn FileSystem> = std::sync::Arc::new(fs);
+    let cmd = |name: &str| {
+        forkbox_commands::all()
+            .into_iter()
+            .find(|c| c.name() == name)
+            .unwrap()
+    };
+    let inv = Invocation {
+        fs: fs.clone(),
+        stdin: vec![b'i'; 6_000],
+        ..Invocation::default()
+    };
+    let (st, _, err) = inv.run(cmd("cp").as_ref(), &["data", "copy"]).await;
+    assert_eq!(st, 1);
+    assert!(
+        err.starts_with("cp: ") && err.ends_with(": No space left on device\n"),
+        "{err}"
+    );
+    let (st, out, err) = inv.run(cmd("tee").as_ref(), &["t"]).await;
+    assert_eq!((st, out.len()), (1, 6_000));
+    assert_eq!(err, "tee: t: No space left on device\n");
+    let (st, out, _) = inv
+        .run(cmd("df").as_ref(), &["-B1", "--output=used,size"])
+        .await;
+    assert_eq!(
+        (st, out.as_str()),
+        (0, " Used 1B-blocks\n 6000     10000\n")
+    );
+    // GNU sed gives 4 for an I/O error; it rewrites the file in place, so the file is
+    // left empty, as `>` leaves it.
+    let (st, _, err) = inv
+        .run(cmd("sed").as_ref(), &["-i", "s/d/dd/g", "data"])
+        .await;
+    assert_eq!(
+        (st, err.as_str()),
+        (4, "sed: couldn't edit data: No space left on device\n")
+    );
+}
