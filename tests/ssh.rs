@@ -172,7 +172,8 @@ fn sigterm_drains_sessions_and_deletes_forks() {
 }
 
 /// Short leases and janitor passes, so crash recovery happens within a test's patience.
-const FAST_JANITOR: [&str; 4] = ["--lease-ttl", "1", "--janitor-interval", "1"];
+/// The lease is renewed every second; three seconds leave room for a loaded machine.
+const FAST_JANITOR: [&str; 4] = ["--lease-ttl", "3", "--janitor-interval", "1"];
 
 #[test]
 fn forks_left_by_a_crash_are_swept_after_restart() {
