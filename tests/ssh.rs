@@ -134,14 +134,7 @@ fn forks_are_deleted_after_disconnect() {
 #[test]
 fn forks_are_deleted_when_the_client_is_killed() {
     let server = Server::start();
-    let mut cmd = server.ssh_cmd("anyone");
-    cmd.arg("echo x > f; sleep 600");
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    server.wait_forks(1);
+    let mut child = server.long_session();
     std::thread::sleep(Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();
@@ -151,14 +144,7 @@ fn forks_are_deleted_when_the_client_is_killed() {
 #[test]
 fn sigterm_drains_sessions_and_deletes_forks() {
     let mut server = Server::start();
-    let mut cmd = server.ssh_cmd("anyone");
-    cmd.arg("echo x > f; sleep 600");
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    server.wait_forks(1);
+    let mut child = server.long_session();
     server.signal("TERM");
     let status = server.wait_exit();
     assert!(status.success(), "server exit: {status:?}");
@@ -178,14 +164,7 @@ const FAST_JANITOR: [&str; 4] = ["--lease-ttl", "3", "--janitor-interval", "1"];
 #[test]
 fn forks_left_by_a_crash_are_swept_after_restart() {
     let server = Server::start_with(&FAST_JANITOR);
-    let mut cmd = server.ssh_cmd("anyone");
-    cmd.arg("echo x > f; sleep 600");
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    server.wait_forks(1);
+    let mut child = server.long_session();
     let (tmp, base, data) = server.stop(); // SIGKILL: no cleanup ran
     let _ = child.kill();
     let _ = child.wait();
@@ -197,14 +176,7 @@ fn forks_left_by_a_crash_are_swept_after_restart() {
 #[test]
 fn servers_sharing_a_store_never_sweep_live_forks() {
     let a = Server::start_with(&FAST_JANITOR);
-    let mut cmd = a.ssh_cmd("anyone");
-    cmd.arg("echo x > f; sleep 600");
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    a.wait_forks(1);
+    let mut child = a.long_session();
     let log = a.data_dir.parent().unwrap().join("b.log");
     let b = Server::alongside(&a, &FAST_JANITOR, &log);
     // Several of b's janitor passes see a's fork; its lease is kept fresh, so it stays.

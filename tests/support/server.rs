@@ -216,6 +216,20 @@ impl Server {
         }
     }
 
+    /// Starts a session that writes a file and then sleeps for minutes, and waits until
+    /// its fork exists; the caller kills the returned `ssh` client.
+    pub fn long_session(&self) -> std::process::Child {
+        let mut cmd = self.ssh_cmd("anyone");
+        cmd.arg("echo x > f; sleep 600");
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.wait_forks(1);
+        child
+    }
+
     /// Waits until at least `n` forks exist (a session is up).
     pub fn wait_forks(&self, n: usize) {
         let start = Instant::now();
