@@ -156,17 +156,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
     let mut shell = Shell::new(ShellConfig {
         fs: Arc::new(Vfs::with_quota(view, args.quota.quota())),
         registry: Arc::new(Registry::with_native()),
-        env: vec![
-            ("HOME".into(), "/".into()),
-            ("USER".into(), user),
-            ("PWD".into(), "/".into()),
-            ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
-            ("SHELL".into(), "/bin/bash".into()),
-            ("TERM".into(), "dumb".into()),
-            ("LANG".into(), "C.UTF-8".into()),
-            ("HOSTNAME".into(), "forkbox".into()),
-            ("FORKBOX_SESSION".into(), id.to_string()),
-        ],
+        env: crate::session::environment(&user, "forkbox", id, None),
         cwd: "/".into(),
         interactive: false,
     });

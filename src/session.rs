@@ -40,6 +40,28 @@ pub struct Services {
     pub quota: Quota,
 }
 
+/// The documented session environment (README, "What a session sees"), shared by SSH
+/// sessions and `forkbox exec`.
+pub fn environment(
+    user: &str,
+    hostname: &str,
+    id: SessionId,
+    term: Option<&str>,
+) -> Vec<(String, String)> {
+    vec![
+        ("HOME".into(), "/".into()),
+        ("USER".into(), user.into()),
+        ("LOGNAME".into(), user.into()),
+        ("PWD".into(), "/".into()),
+        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+        ("SHELL".into(), "/bin/bash".into()),
+        ("TERM".into(), term.unwrap_or("dumb").into()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("HOSTNAME".into(), hostname.into()),
+        ("FORKBOX_SESSION".into(), id.to_string()),
+    ]
+}
+
 /// Keeps the lease of a session's fork fresh until the session ends, so other servers'
 /// janitors leave the fork alone. A failed renewal is retried at the next tick; the fork
 /// is only at risk if renewals fail for a whole lease period.
@@ -147,19 +169,7 @@ impl Session {
 
     /// The variables every shell of this session starts with.
     pub fn environment(&self, term: Option<&str>) -> Vec<(String, String)> {
-        let user = self.user();
-        vec![
-            ("HOME".into(), "/".into()),
-            ("USER".into(), user.clone()),
-            ("LOGNAME".into(), user),
-            ("PWD".into(), "/".into()),
-            ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
-            ("SHELL".into(), "/bin/bash".into()),
-            ("TERM".into(), term.unwrap_or("dumb").into()),
-            ("LANG".into(), "C.UTF-8".into()),
-            ("HOSTNAME".into(), self.services.hostname.clone()),
-            ("FORKBOX_SESSION".into(), self.id.to_string()),
-        ]
+        environment(&self.user(), &self.services.hostname, self.id, term)
     }
 
     /// Ends the session: cancels what runs, waits for its tasks (briefly), deletes the fork.

@@ -183,43 +183,11 @@ impl Reader {
     /// The next line with its `\n` (the last may lack it); `None` at end-of-file. A line
     /// longer than `max` comes in pieces.
     pub(crate) async fn line(&mut self, max: usize) -> FsResult<Option<Vec<u8>>> {
-        loop {
-            let avail = &self.buf[self.pos..];
-            let window = avail.len().min(max);
-            if let Some(i) = avail[..window].iter().position(|&b| b == b'\n') {
-                let line = avail[..=i].to_vec();
-                self.pos += i + 1;
-                return Ok(Some(line));
-            }
-            if window >= max {
-                let line = avail[..max].to_vec();
-                self.pos += max;
-                return Ok(Some(line));
-            }
-            match self.raw_chunk().await? {
-                Some(chunk) => {
-                    self.buf.drain(..self.pos);
-                    self.pos = 0;
-                    self.buf.extend_from_slice(&chunk);
-                }
-                None => {
-                    if self.pos < self.buf.len() {
-                        let line = self.buf[self.pos..].to_vec();
-                        self.buf.clear();
-                        self.pos = 0;
-                        return Ok(Some(line));
-                    }
-                    return Ok(None);
-                }
-            }
-        }
+        self.record(b'\n', max).await
     }
 
     /// Like [`Reader::line`] with `delim` instead of `\n`.
     pub(crate) async fn record(&mut self, delim: u8, max: usize) -> FsResult<Option<Vec<u8>>> {
-        if delim == b'\n' {
-            return self.line(max).await;
-        }
         loop {
             let avail = &self.buf[self.pos..];
             let window = avail.len().min(max);
