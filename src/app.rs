@@ -11,7 +11,7 @@ use forkbox_commands::{Input, pipe};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AuthMode, ExecArgs, ServeArgs};
+use crate::config::{AuthMode, Backend, ExecArgs, ServeArgs, Strategy};
 use crate::fork::{ForkStrategy, Lease, Overlay, ServerId, SessionId};
 use crate::janitor::Janitor;
 use crate::registry::Registry;
@@ -19,7 +19,7 @@ use crate::server::{self, Deps};
 use crate::session::Services;
 use crate::shell::{Shell, ShellConfig, Stdio};
 use crate::ssh::{self, AuthPolicy};
-use crate::storage::Store;
+use crate::storage::{S3Config, Store};
 use crate::vfs::Vfs;
 
 /// Lease of `forkbox exec`'s in-memory fork; nothing else ever sees it.
@@ -43,10 +43,6 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             args.data_dir.display()
         )
     })?;
-    let base_dir = match &args.base {
-        Some(dir) => checked_base(dir)?,
-        None => default_base(&args.data_dir)?,
-    };
     let host_key_path = args
         .host_key
         .clone()
@@ -57,9 +53,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (AuthMode::Keys, Some(path)) => AuthPolicy::from_authorized_keys(path)?,
         (AuthMode::Keys, None) => bail!("--auth keys needs --authorized-keys FILE"),
     };
-    let base = Store::local(&base_dir).context("cannot open the base directory")?;
-    let forks = Store::local(&args.data_dir).context("cannot open the data directory")?;
-    let strategy: Arc<dyn ForkStrategy> = Arc::new(Overlay::new(base, forks));
+    let (strategy, base_name) = fork_strategy(&args).await?;
     let janitor = Janitor {
         strategy: strategy.clone(),
         lease_ttl: args.lease_ttl(),
@@ -90,7 +84,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         auth: Arc::new(auth),
         max_sessions: args.max_sessions,
     };
-    tracing::info!(%addr, base = %base_dir.display(), "forkbox listening");
+    tracing::info!(%addr, base = %base_name, "forkbox listening");
     // A line on stdout tells scripts and tests where the server listens.
     println!("forkbox listening on {addr}");
     let _ = std::io::stdout().flush();
@@ -100,6 +94,88 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     stop_janitor.cancel();
     let _ = janitor_task.await;
     Ok(())
+}
+
+/// The fork strategy the storage options ask for, and a name of the base for the logs.
+async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy>, String)> {
+    let st = &args.storage;
+    let spill = st
+        .spill_dir
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("spill"));
+    match (st.backend, st.fork_strategy) {
+        (Backend::Fs, Strategy::Overlay) => {
+            for (flag, set) in [
+                ("--base-bucket", st.base_bucket.is_some()),
+                ("--forks-bucket", st.forks_bucket.is_some()),
+                ("--s3-endpoint", st.s3_endpoint.is_some()),
+            ] {
+                if set {
+                    bail!("{flag} needs --backend s3");
+                }
+            }
+            let base_dir = match &args.base {
+                Some(dir) => checked_base(dir)?,
+                None => default_base(&args.data_dir)?,
+            };
+            let base = Store::local(&base_dir).context("cannot open the base directory")?;
+            let forks = Store::local(&args.data_dir).context("cannot open the data directory")?;
+            let name = base_dir.display().to_string();
+            Ok((Arc::new(Overlay::new(base, forks)), name))
+        }
+        (Backend::S3, Strategy::Overlay) => {
+            if args.base.is_some() {
+                bail!("--base is a local directory; with --backend s3 use --base-bucket");
+            }
+            let Some(base_bucket) = st.base_bucket.clone() else {
+                bail!("--backend s3 needs --base-bucket NAME");
+            };
+            let forks_bucket = st
+                .forks_bucket
+                .clone()
+                .unwrap_or_else(|| format!("{base_bucket}-forks"));
+            if forks_bucket == base_bucket {
+                bail!("--forks-bucket must differ from --base-bucket: the base is never written");
+            }
+            let cfg = s3_config(args);
+            let client = crate::fork::s3::client(&cfg).await;
+            if !crate::fork::s3::bucket_exists(&client, &base_bucket)
+                .await
+                .with_context(|| format!("cannot reach the base bucket {base_bucket:?}"))?
+            {
+                bail!("the base bucket {base_bucket:?} does not exist");
+            }
+            crate::fork::s3::ensure_bucket(&client, &forks_bucket)
+                .await
+                .with_context(|| format!("cannot create the forks bucket {forks_bucket:?}"))?;
+            let base = Store::s3(&cfg, &base_bucket).context("cannot open the base bucket")?;
+            let forks = Store::s3(&cfg, &forks_bucket)
+                .context("cannot open the forks bucket")?
+                .with_spill_dir(&spill)
+                .with_server_side(Arc::new(crate::fork::s3::S3ServerSide {
+                    client,
+                    bucket: forks_bucket.clone(),
+                }));
+            Ok((
+                Arc::new(Overlay::new(base, forks)),
+                format!("s3://{base_bucket}"),
+            ))
+        }
+        (Backend::Fs, Strategy::Tigris) => {
+            bail!("--fork-strategy tigris needs --backend s3 (a Tigris endpoint)")
+        }
+        (Backend::S3, Strategy::Tigris) => {
+            bail!("--fork-strategy tigris is not available in this build yet")
+        }
+    }
+}
+
+fn s3_config(args: &ServeArgs) -> S3Config {
+    S3Config {
+        endpoint: args.storage.s3_endpoint.clone(),
+        region: args.storage.s3_region.clone(),
+        path_style: args.storage.s3_path_style,
+    }
 }
 
 fn checked_base(dir: &Path) -> anyhow::Result<PathBuf> {

@@ -84,6 +84,74 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub quota: QuotaArgs,
+
+    #[command(flatten)]
+    pub storage: StorageArgs,
+}
+
+/// Where the objects live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// A local directory (the embedded default: --base and --data-dir).
+    Fs,
+    /// Any S3-compatible object store (--s3-endpoint, --base-bucket); credentials come from
+    /// the standard AWS environment variables, shared config files and profiles.
+    S3,
+}
+
+/// How each session's fork is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Strategy {
+    /// Works on any backend: the base is read-only and each session's changes live in
+    /// their own layer (under `forks/<session-id>/` in the forks bucket or data directory).
+    Overlay,
+    /// Tigris bucket forks: every session gets the bucket `<base-bucket>-<session-id>`,
+    /// forked copy-on-write from the base bucket by Tigris itself.
+    Tigris,
+}
+
+/// Storage options of `serve`.
+#[derive(Debug, Args)]
+pub struct StorageArgs {
+    /// Where objects live.
+    #[arg(long, value_enum, default_value_t = Backend::Fs)]
+    pub backend: Backend,
+
+    /// How sessions' forks are made.
+    #[arg(long, value_enum, default_value_t = Strategy::Overlay)]
+    pub fork_strategy: Strategy,
+
+    /// S3 endpoint URL (default: AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS S3).
+    #[arg(long, value_name = "URL")]
+    pub s3_endpoint: Option<String>,
+
+    /// S3 region (default: AWS_REGION or AWS_DEFAULT_REGION, else "auto").
+    #[arg(long, value_name = "REGION")]
+    pub s3_region: Option<String>,
+
+    /// Address buckets as https://endpoint/bucket instead of https://bucket.endpoint (what
+    /// most self-hosted S3 servers need).
+    #[arg(long)]
+    pub s3_path_style: bool,
+
+    /// The bucket every session starts from (never modified). Required with --backend s3.
+    #[arg(long, value_name = "BUCKET")]
+    pub base_bucket: Option<String>,
+
+    /// With --backend s3 and --fork-strategy overlay: the bucket holding the sessions'
+    /// layers, leases and snapshots (created if missing). Default: <base-bucket>-forks.
+    #[arg(long, value_name = "BUCKET")]
+    pub forks_bucket: Option<String>,
+
+    /// Start every session from this snapshot (a version printed by `snapshot`) instead
+    /// of the base as it is now.
+    #[arg(long, value_name = "VERSION")]
+    pub base_snapshot: Option<String>,
+
+    /// Directory where large files being written are staged before they are uploaded.
+    /// Default: <data-dir>/spill.
+    #[arg(long, value_name = "DIR")]
+    pub spill_dir: Option<PathBuf>,
 }
 
 /// Per-session quota options, shared by `serve` and `exec`.

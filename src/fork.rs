@@ -17,6 +17,7 @@ use uuid::Uuid;
 use crate::storage::{StorageError, Store};
 
 pub mod overlay;
+pub mod s3;
 
 pub use overlay::Overlay;
 

@@ -10,9 +10,12 @@
 //! root), so nothing ever follows a host symlink out of the base directory.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use opendal::layers::{RetryLayer, TimeoutLayer};
 use opendal::{EntryMode, ErrorKind, Operator};
@@ -22,12 +25,72 @@ const RETRY_TIMES: usize = 4;
 /// Upper bound on one storage request, so a stuck store fails a command instead of hanging it.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// User-metadata names under which a file's POSIX attributes are kept (as `x-amz-meta-*`
-/// headers on S3, `user.*` extended attributes on a local filesystem).
+mod staged;
+
+pub use staged::{PART_SIZE, SINGLE_PUT_MAX, SPILL_AT, Staged};
+
+/// User-metadata names under which a file's POSIX attributes are kept as `x-amz-meta-*`
+/// headers: the names TigrisFS (and GeeseFS) use, so a TigrisFS mount of a kept fork shows
+/// the same modes, times and symlinks.
 pub mod meta_keys {
+    /// `st_mode` with the file-type bits, in decimal (`33188` is a 0644 regular file).
     pub const MODE: &str = "mode";
+    /// Modification time, in whole seconds since the epoch.
     pub const MTIME: &str = "mtime";
-    pub const SYMLINK: &str = "symlink-target";
+    /// Owner and group ids, in decimal.
+    pub const UID: &str = "uid";
+    pub const GID: &str = "gid";
+    /// A symlink's target, percent-escaped; the object's body holds the target too.
+    pub const SYMLINK: &str = "--symlink-target";
+}
+
+/// The owner and group id recorded on objects (sessions have one user).
+pub const OWNER_ID: u32 = 1000;
+
+const S_IFREG: u32 = 0o100000;
+const S_IFLNK: u32 = 0o120000;
+
+/// How to reach an S3-compatible store. Credentials come from the standard AWS chain
+/// (environment variables, shared config and credentials files, profiles).
+#[derive(Clone, Debug, Default)]
+pub struct S3Config {
+    /// Endpoint URL; `None` uses `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`, else AWS.
+    pub endpoint: Option<String>,
+    /// Region; `None` uses `AWS_REGION` or `AWS_DEFAULT_REGION`, else `auto`.
+    pub region: Option<String>,
+    /// Buckets as `endpoint/bucket` rather than `bucket.endpoint`.
+    pub path_style: bool,
+}
+
+impl S3Config {
+    pub fn endpoint(&self) -> Option<String> {
+        self.endpoint.clone().or_else(|| {
+            ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]
+                .iter()
+                .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+        })
+    }
+
+    pub fn region(&self) -> String {
+        self.region
+            .clone()
+            .or_else(|| {
+                ["AWS_REGION", "AWS_DEFAULT_REGION"]
+                    .iter()
+                    .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+            })
+            .unwrap_or_else(|| "auto".into())
+    }
+}
+
+/// Object operations a store can do on the server side, beyond opendal's: provided by the
+/// fork strategy that knows the bucket (S3 CopyObject with new metadata; Tigris's rename).
+#[async_trait]
+pub trait ServerSide: Send + Sync + fmt::Debug {
+    /// Replaces the user metadata of object `key`, its content untouched.
+    async fn set_metadata(&self, key: &str, meta: &[(String, String)]) -> Result<()>;
+    /// Renames object `from` to `to` in one request; `Ok(false)` when the store cannot.
+    async fn rename(&self, from: &str, to: &str) -> Result<bool>;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +107,12 @@ pub enum StorageError {
         #[source]
         source: std::io::Error,
     },
+    #[error("storage request on {key:?} failed: {message}")]
+    Remote {
+        key: String,
+        message: String,
+        not_found: bool,
+    },
 }
 
 impl StorageError {
@@ -59,6 +128,7 @@ impl StorageError {
         match self {
             StorageError::Request { source, .. } => source.kind() == ErrorKind::NotFound,
             StorageError::Local { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            StorageError::Remote { not_found, .. } => *not_found,
         }
     }
 }
@@ -93,6 +163,9 @@ pub struct Store {
     /// host symlinks and permission bits without following anything.
     local_root: Option<PathBuf>,
     user_metadata: bool,
+    /// Where staged content past [`SPILL_AT`] goes (default: the system temp directory).
+    spill_dir: Option<PathBuf>,
+    server_side: Option<Arc<dyn ServerSide>>,
 }
 
 impl Store {
@@ -118,6 +191,41 @@ impl Store {
         Store::wrap(op, None)
     }
 
+    /// A store over one bucket of an S3-compatible service.
+    pub fn s3(cfg: &S3Config, bucket: &str) -> Result<Store> {
+        // opendal's HTTP client (first call wins; later calls do nothing).
+        opendal::install_default();
+        let mut b = opendal::services::S3::default()
+            .bucket(bucket)
+            .region(&cfg.region());
+        if let Some(endpoint) = cfg.endpoint() {
+            b = b.endpoint(&endpoint);
+        }
+        if !cfg.path_style {
+            b = b.enable_virtual_host_style();
+        }
+        let op = Operator::new(b).map_err(|e| StorageError::request(bucket, e))?;
+        Ok(Store::wrap(op, None))
+    }
+
+    /// Stages large writes in `dir` instead of the system temp directory.
+    pub fn with_spill_dir(mut self, dir: &Path) -> Store {
+        self.spill_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Uses `ops` for what the store does server-side (metadata updates, renames).
+    pub fn with_server_side(mut self, ops: Arc<dyn ServerSide>) -> Store {
+        self.server_side = Some(ops);
+        self
+    }
+
+    fn spill_dir(&self) -> PathBuf {
+        self.spill_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("forkbox-spill"))
+    }
+
     fn wrap(op: Operator, local_root: Option<PathBuf>) -> Store {
         let user_metadata = op.info().capability().write_with_user_metadata;
         let op = op
@@ -127,6 +235,8 @@ impl Store {
             op,
             local_root,
             user_metadata,
+            spill_dir: None,
+            server_side: None,
         }
     }
 
@@ -257,15 +367,37 @@ impl Store {
         Ok(ObjectWriter {
             key: key.to_string(),
             scratch,
-            op: self.op.clone(),
+            store: self.clone(),
             inner,
-            local: self.local_path(key),
             attrs: attrs.clone(),
         })
     }
 
     /// Writes a whole small object at once.
     pub async fn put(&self, key: &str, data: Bytes, attrs: &Attrs) -> Result<()> {
+        if let (Some(root), Some(target)) = (&self.local_root, &attrs.symlink) {
+            // A local store keeps a symlink as a host symlink (never followed: see
+            // `local_stat`), made under a scratch name and renamed into place.
+            let scratch = scratch_key(key);
+            let path = root.join(&scratch);
+            if let Some(parent) = path.parent() {
+                tokio::fs::create_dir_all(parent)
+                    .await
+                    .map_err(|source| StorageError::Local {
+                        path: parent.to_path_buf(),
+                        source,
+                    })?;
+            }
+            tokio::fs::symlink(target, &path)
+                .await
+                .map_err(|source| StorageError::Local {
+                    path: path.clone(),
+                    source,
+                })?;
+            return tokio::fs::rename(&path, root.join(key))
+                .await
+                .map_err(|source| StorageError::Local { path, source });
+        }
         let mut w = self.writer(key, attrs).await?;
         w.write(data).await?;
         w.close().await
@@ -320,6 +452,11 @@ impl Store {
 
     /// Moves object `from` to `to` within this store.
     pub async fn rename(&self, from: &str, to: &str) -> Result<()> {
+        if let Some(ops) = &self.server_side
+            && ops.rename(from, to).await?
+        {
+            return Ok(());
+        }
         if self.op.info().capability().rename {
             return self
                 .op
@@ -340,6 +477,16 @@ impl Store {
 
     /// Copies an object through this process, chunk by chunk, keeping its attributes.
     async fn copy_by_streaming(&self, from: &str, to: &str) -> Result<()> {
+        self.copy_by_streaming_with(from, to, None).await
+    }
+
+    /// Copies an object through this process, with `attrs` or else the source's.
+    async fn copy_by_streaming_with(
+        &self,
+        from: &str,
+        to: &str,
+        attrs: Option<&Attrs>,
+    ) -> Result<()> {
         const CHUNK: u64 = 1024 * 1024;
         let meta = self
             .op
@@ -347,12 +494,16 @@ impl Store {
             .await
             .map_err(|e| StorageError::request(from, e))?;
         let m = meta_of(&meta);
-        let attrs = Attrs {
-            mode: m.mode,
-            mtime: m.mtime,
-            symlink: m.symlink,
+        let attrs = match attrs {
+            Some(a) => a.clone(),
+            None => Attrs {
+                mode: m.mode,
+                mtime: m.mtime,
+                symlink: m.symlink,
+            },
         };
-        let mut w = self.writer(to, &attrs).await?;
+        // Staged, so reading `from` while replacing it (a metadata update) is safe.
+        let mut w = self.stage(to, &attrs).await?;
         let mut off = 0;
         while off < m.len {
             let n = CHUNK.min(m.len - off);
@@ -363,13 +514,44 @@ impl Store {
                 .await
                 .map_err(|e| StorageError::request(from, e))?;
             off += n;
-            w.write(buf.to_bytes()).await?;
+            let at = w.len();
+            if let Err(e) = w.write_at(at, &buf.to_bytes()).await {
+                w.abort().await;
+                return Err(e);
+            }
         }
         w.close().await
     }
 
-    fn local_path(&self, key: &str) -> Option<PathBuf> {
-        self.local_root.as_ref().map(|r| r.join(key))
+    /// Records new attributes (mode, mtime) on the existing object `key`, its content
+    /// untouched: host permission bits and times on a local store, a server-side copy with
+    /// new metadata where the store offers one, else a rewrite through this process.
+    pub async fn set_attrs(&self, key: &str, attrs: &Attrs) -> Result<()> {
+        if let Some(root) = &self.local_root {
+            return apply_local_attrs(&root.join(key), attrs).await;
+        }
+        if let Some(ops) = &self.server_side {
+            return ops.set_metadata(key, &attrs.to_user_metadata()).await;
+        }
+        if !self.user_metadata {
+            return Ok(());
+        }
+        self.copy_by_streaming_with(key, key, Some(attrs)).await
+    }
+
+    /// Moves a local scratch object into place as `key` and gives it its attributes.
+    async fn publish_local(&self, scratch: &str, key: &str, attrs: &Attrs) -> Result<()> {
+        if let Some(root) = &self.local_root
+            && let Err(e) = apply_local_attrs(&root.join(scratch), attrs).await
+        {
+            let _ = self.op.delete(scratch).await;
+            return Err(e);
+        }
+        if let Err(e) = self.op.rename(scratch, key).await {
+            let _ = self.op.delete(scratch).await;
+            return Err(StorageError::request(key, e));
+        }
+        Ok(())
     }
 }
 
@@ -382,10 +564,19 @@ pub struct Attrs {
 }
 
 impl Attrs {
-    fn to_user_metadata(&self) -> Vec<(String, String)> {
+    /// The attributes as user metadata, under TigrisFS's names ([`meta_keys`]).
+    pub fn to_user_metadata(&self) -> Vec<(String, String)> {
         let mut v = Vec::new();
         if let Some(mode) = self.mode {
-            v.push((meta_keys::MODE.to_string(), format!("{mode:o}")));
+            let kind = if self.symlink.is_some() {
+                S_IFLNK
+            } else {
+                S_IFREG
+            };
+            v.push((
+                meta_keys::MODE.to_string(),
+                (kind | (mode & 0o7777)).to_string(),
+            ));
         }
         if let Some(t) = self.mtime {
             let secs = t
@@ -394,11 +585,37 @@ impl Attrs {
                 .unwrap_or(0);
             v.push((meta_keys::MTIME.to_string(), secs.to_string()));
         }
+        v.push((meta_keys::UID.to_string(), OWNER_ID.to_string()));
+        v.push((meta_keys::GID.to_string(), OWNER_ID.to_string()));
         if let Some(target) = &self.symlink {
-            v.push((meta_keys::SYMLINK.to_string(), target.clone()));
+            let escaped =
+                percent_encoding::utf8_percent_encode(target, METADATA_ESCAPE).to_string();
+            v.push((meta_keys::SYMLINK.to_string(), escaped));
         }
         v
     }
+}
+
+/// What a metadata value may not hold as is: controls, non-ASCII (HTTP headers carry
+/// ASCII) and `%` itself.
+const METADATA_ESCAPE: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
+
+/// Parses an unsigned number as Go's `strconv.ParseUint(s, 0, _)` does (TigrisFS reads
+/// metadata that way): `0x` hex, `0o`/`0` octal, `0b` binary, else decimal.
+fn parse_go_uint(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or(s.strip_prefix("0X")) {
+        (h, 16)
+    } else if let Some(o) = s.strip_prefix("0o").or(s.strip_prefix("0O")) {
+        (o, 8)
+    } else if let Some(b) = s.strip_prefix("0b").or(s.strip_prefix("0B")) {
+        (b, 2)
+    } else if s.len() > 1 && s.starts_with('0') {
+        (&s[1..], 8)
+    } else {
+        (s, 10)
+    };
+    u64::from_str_radix(&digits.replace('_', ""), radix).ok()
 }
 
 /// An object being written.
@@ -406,10 +623,8 @@ pub struct ObjectWriter {
     key: String,
     /// Where a local object is written until `close` renames it to `key`.
     scratch: Option<String>,
-    op: Operator,
+    store: Store,
     inner: opendal::Writer,
-    /// For a local store, the host file, so its permission bits can follow the mode.
-    local: Option<PathBuf>,
     attrs: Attrs,
 }
 
@@ -428,16 +643,14 @@ impl ObjectWriter {
             .close()
             .await
             .map_err(|e| StorageError::request(&self.key, e))?;
-        if let Some(scratch) = &self.scratch
-            && let Err(e) = self.op.rename(scratch, &self.key).await
-        {
-            let _ = self.op.delete(scratch).await;
-            return Err(StorageError::request(&self.key, e));
+        match &self.scratch {
+            Some(scratch) => {
+                self.store
+                    .publish_local(scratch, &self.key, &self.attrs)
+                    .await
+            }
+            None => Ok(()),
         }
-        if let (Some(path), Some(mode)) = (&self.local, self.attrs.mode) {
-            set_local_mode(path, mode).await?;
-        }
-        Ok(())
     }
 
     /// Gives up the object: nothing of it stays, and an object it would have replaced is
@@ -445,7 +658,7 @@ impl ObjectWriter {
     pub async fn abort(mut self) {
         let _ = self.inner.abort().await;
         if let Some(scratch) = &self.scratch {
-            let _ = self.op.delete(scratch).await;
+            let _ = self.store.op.delete(scratch).await;
         }
     }
 }
@@ -461,25 +674,43 @@ fn scratch_key(key: &str) -> String {
     }
 }
 
-async fn set_local_mode(path: &Path, mode: u32) -> Result<()> {
+/// Gives a host file of a local store the permission bits and mtime in `attrs`.
+async fn apply_local_attrs(path: &Path, attrs: &Attrs) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    // Keep the owner able to read and write the object: the mode a session sets is
-    // recorded in metadata; the host file only mirrors the execute bits.
-    let host = 0o600 | (mode & 0o755);
-    tokio::fs::set_permissions(path, std::fs::Permissions::from_mode(host))
-        .await
-        .map_err(|source| StorageError::Local {
-            path: path.to_path_buf(),
-            source,
+    let local = |source| StorageError::Local {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(mode) = attrs.mode {
+        // Keep the owner (the server) able to read and write the object; the host file
+        // carries the rest of the mode.
+        let host = 0o600 | (mode & 0o7777);
+        tokio::fs::set_permissions(path, std::fs::Permissions::from_mode(host))
+            .await
+            .map_err(local)?;
+    }
+    if let Some(mtime) = attrs.mtime {
+        let path = path.to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(mtime))
         })
+        .await
+        .map_err(|e| local(std::io::Error::other(e)))?
+        .map_err(local)?;
+    }
+    Ok(())
 }
 
 fn meta_of(m: &opendal::Metadata) -> ObjectMeta {
     let user = m.user_metadata();
     let get = |k: &str| user.as_ref().and_then(|u| u.get(k)).map(str::to_string);
-    let mode = get(meta_keys::MODE).and_then(|s| u32::from_str_radix(&s, 8).ok());
+    let raw_mode = get(meta_keys::MODE).and_then(|s| parse_go_uint(&s));
+    let mode = raw_mode.map(|m| (m & 0o7777) as u32);
     let mtime = get(meta_keys::MTIME)
-        .and_then(|s| s.parse::<u64>().ok())
+        .and_then(|s| parse_go_uint(&s))
         .map(|s| UNIX_EPOCH + Duration::from_secs(s))
         .or_else(|| {
             m.last_modified().map(|t| {
@@ -487,7 +718,11 @@ fn meta_of(m: &opendal::Metadata) -> ObjectMeta {
                 UNIX_EPOCH + Duration::from_secs(t.as_second().max(0) as u64)
             })
         });
-    let symlink = get(meta_keys::SYMLINK);
+    let symlink = get(meta_keys::SYMLINK).map(|s| {
+        percent_encoding::percent_decode_str(&s)
+            .decode_utf8_lossy()
+            .into_owned()
+    });
     let kind = if m.is_dir() {
         ObjectKind::Dir
     } else if symlink.is_some() {
