@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the SSH server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run a script over a throwaway fork of a directory (no SSH), like `bash -c`.
     Exec(ExecArgs),
 }

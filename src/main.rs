@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => {
                 forkbox::telemetry::init("info");
-                forkbox::app::serve(args).await.map(|()| 0)
+                forkbox::app::serve(*args).await.map(|()| 0)
             }
             Command::Exec(args) => {
                 forkbox::telemetry::init("warn");
