@@ -681,6 +681,15 @@ async fn apply_local_attrs(path: &Path, attrs: &Attrs) -> Result<()> {
         path: path.to_path_buf(),
         source,
     };
+    // Never through a host symlink: its target may be outside the store.
+    if tokio::fs::symlink_metadata(path)
+        .await
+        .map_err(local)?
+        .file_type()
+        .is_symlink()
+    {
+        return Ok(());
+    }
     if let Some(mode) = attrs.mode {
         // Keep the owner (the server) able to read and write the object; the host file
         // carries the rest of the mode.

@@ -34,7 +34,7 @@ use forkbox_commands::{
 use futures::StreamExt;
 
 use crate::fork::{ForkView, Layer};
-use crate::storage::{Attrs, ObjectKind, ObjectMeta, ObjectWriter, StorageError};
+use crate::storage::{Attrs, ObjectKind, ObjectMeta, Staged, StorageError};
 
 /// Symlinks followed while resolving one path before giving up with ELOOP, as Linux does.
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -615,12 +615,12 @@ impl Vfs {
         Ok(())
     }
 
-    /// Streams the content of `node` (at `rel`) into `w`, at most `limit` bytes.
+    /// Copies the content of `node` (at `rel`) to the end of `w`, at most `limit` bytes.
     async fn copy_content(
         &self,
         rel: &str,
         node: &Node,
-        w: &mut ObjectWriter,
+        w: &mut Staged,
         limit: u64,
     ) -> FsResult<u64> {
         let mut off = 0u64;
@@ -632,7 +632,8 @@ impl Vfs {
                 break;
             }
             off += chunk.len() as u64;
-            w.write(chunk)
+            let at = w.len();
+            w.write_at(at, &chunk)
                 .await
                 .map_err(|e| storage_failure("write", rel, e))?;
         }
@@ -685,27 +686,22 @@ impl Vfs {
         let mut w = self
             .upper()
             .store
-            .writer(&key, &attrs)
+            .stage(&key, &attrs)
             .await
             .map_err(|e| storage_failure("write", rel, e))?;
-        let copied = match self
+        let filled = match self
             .copy_content(src, node, &mut w, keep.min(new_len))
             .await
         {
-            Ok(n) => n,
-            Err(e) => {
-                w.abort().await;
-                return Err(e);
-            }
+            Ok(_) => w
+                .set_len(new_len)
+                .await
+                .map_err(|e| storage_failure("write", rel, e)),
+            Err(e) => Err(e),
         };
-        let mut remaining = new_len - copied;
-        while remaining > 0 {
-            let n = remaining.min(COPY_CHUNK as u64) as usize;
-            if let Err(e) = w.write(Bytes::from(vec![0u8; n])).await {
-                w.abort().await;
-                return Err(storage_failure("write", rel, e));
-            }
-            remaining -= n as u64;
+        if let Err(e) = filled {
+            w.abort().await;
+            return Err(e);
         }
         w.close()
             .await
@@ -889,6 +885,20 @@ impl Vfs {
         }
         let mut up = self.copy_up(&rel, &node).await?;
         f(&mut up);
+        // Files and symlinks carry their attributes as object metadata, so a later reader
+        // of the fork (another tool, a snapshot) sees them too; directory markers don't.
+        if up.kind != FileKind::Dir && up.stored {
+            let attrs = Attrs {
+                mode: Some(up.mode),
+                mtime: Some(up.mtime),
+                symlink: up.target.clone(),
+            };
+            self.upper()
+                .store
+                .set_attrs(&self.upper().key(&rel), &attrs)
+                .await
+                .map_err(|e| storage_failure("setattr", &rel, e))?;
+        }
         self.state().put_upper(rel, up);
         Ok(())
     }
@@ -931,37 +941,33 @@ impl FileSystem for Vfs {
             mtime: None,
             symlink: None,
         };
-        let appending = mode == WriteMode::Append && node.is_some();
-        // Room for what the writer starts with: an append copies the current content,
-        // which costs nothing for an upper file (the index counts it already: `credit`)
-        // and its full size for a base file (copy-up); anything else costs one object if
-        // the path is new.
-        let credit = if appending {
+        // Append and update keep the current content; everything else starts empty.
+        let keep = matches!(mode, WriteMode::Append | WriteMode::Update) && node.is_some();
+        // Room for what the writer starts with: kept content costs nothing for an upper
+        // file (the index counts it already: `credit`) and its full size for a base file
+        // (copy-up); anything else costs one object if the path is new.
+        let credit = if keep {
             self.state().upper_cost(&rel)
         } else {
             0
         };
-        let start_len = match (&node, appending) {
+        let start_len = match (&node, keep) {
             (Some(n), true) => n.len,
             _ => 0,
         };
         let held = self.hold_replacing(&rel, start_len)?;
         let key = self.upper().key(&rel);
-        let mut writer = self
+        let mut staged = self
             .upper()
             .store
-            .writer(&key, &attrs)
+            .stage(&key, &attrs)
             .await
             .map_err(|e| storage_failure("open", &rel, e))?;
-        let mut written = 0;
         let held = match &node {
-            Some(n) if appending => {
-                match self.copy_content(&rel, n, &mut writer, u64::MAX).await {
-                    Ok(copied) => written = copied,
-                    Err(e) => {
-                        writer.abort().await;
-                        return Err(e);
-                    }
+            Some(n) if keep => {
+                if let Err(e) = self.copy_content(&rel, n, &mut staged, u64::MAX).await {
+                    staged.abort().await;
+                    return Err(e);
                 }
                 held
             }
@@ -988,12 +994,12 @@ impl FileSystem for Vfs {
         Ok(Box::new(VfsWriter {
             vfs: self.clone(),
             rel,
-            writer: Some(writer),
-            written,
+            staged: Some(staged),
+            pos: (mode == WriteMode::Update).then_some(0),
             mode: file_mode,
             credit,
             held,
-            truncated: !appending,
+            truncated: !keep,
             failed: None,
         }))
     }
@@ -1126,44 +1132,46 @@ impl FileSystem for Vfs {
     }
 }
 
-/// A file being written through the VFS. The content becomes visible and durable only
-/// when `close` succeeds; room for it is reserved against the quota chunk by chunk, before
-/// the chunk goes to the store.
+/// A file being written through the VFS. Its content is staged (see
+/// [`crate::storage::Staged`]) and becomes visible and durable when `sync` or `close`
+/// succeeds; room for it is reserved against the quota write by write, before the data is
+/// staged.
 struct VfsWriter {
     vfs: Vfs,
     rel: String,
-    writer: Option<ObjectWriter>,
-    written: u64,
+    staged: Option<Staged>,
+    /// Where `write` goes: an offset (update mode), or (`None`) the end.
+    pos: Option<u64>,
     mode: u32,
-    /// Bytes of this path the index already counted when the writer opened (an append to
-    /// an upper file writes them again): they cost no more quota.
+    /// Bytes of this path the index already counts (kept content of an upper file, or
+    /// what the last `sync` published): staging them costs no more quota.
     credit: u64,
-    /// Room reserved for what was written beyond `credit`.
+    /// Room reserved for what is staged beyond `credit`.
     held: Held,
-    /// True when opening left an empty file in the index (`>`, a new file); false for an
-    /// append, where the index keeps the old content until close.
+    /// True when opening left an empty file in the index (`>`, a new file); false when
+    /// the index keeps the old content until the file is published.
     truncated: bool,
     /// Set once a write failed: the file was settled, and every later call fails alike.
     failed: Option<FsError>,
 }
 
 impl VfsWriter {
+    fn staged(&mut self) -> FsResult<&mut Staged> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.staged.as_mut().ok_or(FsError::InvalidArgument)
+    }
+
     /// Gives the file up after a failed write, leaving the index and the store agreeing
     /// and the usage exact: a truncated or new file stays empty (as `>` left it); an
     /// append leaves the file as it was.
-    async fn settle(&mut self, w: ObjectWriter, err: FsError) -> FsError {
-        tracing::info!(path = %self.rel, error = %err, written = self.written, "write failed; file given up");
+    async fn settle(&mut self, err: FsError) -> FsError {
+        tracing::info!(path = %self.rel, error = %err, "write failed; file given up");
         let held = std::mem::replace(&mut self.held, Held::none(&self.vfs));
-        let node = |len| Node {
-            kind: FileKind::File,
-            len,
-            mode: self.mode,
-            mtime: SystemTime::now(),
-            target: None,
-            origin: Origin::Upper,
-            stored: true,
-        };
-        w.abort().await;
+        if let Some(w) = self.staged.take() {
+            w.abort().await;
+        }
         if self.truncated {
             // Store the empty file the index shows, over any older content.
             let attrs = Attrs {
@@ -1177,7 +1185,10 @@ impl VfsWriter {
                 .put(&layer.key(&self.rel), Bytes::new(), &attrs)
                 .await
             {
-                Ok(()) => held.land(|st| st.put_upper(self.rel.clone(), node(0))),
+                Ok(()) => {
+                    let node = self.node(0);
+                    held.land(|st| st.put_upper(self.rel.clone(), node))
+                }
                 Err(e) => {
                     storage_failure("write", &self.rel, e);
                 }
@@ -1186,85 +1197,121 @@ impl VfsWriter {
         self.failed = Some(err.clone());
         err
     }
-}
 
-#[async_trait]
-impl WriteHandle for VfsWriter {
-    async fn write(&mut self, data: &[u8]) -> FsResult<()> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
+    fn node(&self, len: u64) -> Node {
+        Node {
+            kind: FileKind::File,
+            len,
+            mode: self.mode,
+            mtime: SystemTime::now(),
+            target: None,
+            origin: Origin::Upper,
+            stored: true,
         }
-        let after = self.written.saturating_add(data.len() as u64);
-        let need = after
+    }
+
+    /// Reserves what growing the staged content to `len` bytes costs beyond what is held.
+    fn reserve_to(&mut self, len: u64) -> FsResult<()> {
+        let need = len
             .saturating_sub(self.credit)
             .saturating_sub(self.held.bytes);
-        let reserved = self.held.grow(need, 0);
-        let w = self.writer.as_mut().ok_or(FsError::InvalidArgument)?;
-        let result = match reserved {
-            Ok(()) => w
-                .write(Bytes::copy_from_slice(data))
+        self.held.grow(need, 0)
+    }
+
+    async fn stage_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()> {
+        let staged = self.staged()?;
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or(FsError::TooLarge)?;
+        let new_len = staged.len().max(end);
+        let result = match self.reserve_to(new_len) {
+            Ok(()) => self
+                .staged()?
+                .write_at(offset, data)
                 .await
                 .map_err(|e| storage_failure("write", &self.rel, e)),
             Err(e) => Err(e),
         };
         match result {
-            Ok(()) => {
-                self.written = after;
-                Ok(())
-            }
-            Err(e) => {
-                let w = self.writer.take().ok_or(FsError::InvalidArgument)?;
-                Err(self.settle(w, e).await)
-            }
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.settle(e).await),
         }
     }
 
-    async fn close(mut self: Box<Self>) -> FsResult<()> {
-        if let Some(e) = self.failed.clone() {
-            return Err(e);
-        }
-        let w = self.writer.take().ok_or(FsError::InvalidArgument)?;
-        // The entry this file replaces may have shrunk or gone since the writer opened
-        // (a truncate or unlink meanwhile): reserve the difference before storing.
+    /// Reserves what publishing the staged content costs now (the entry it replaces may
+    /// have shrunk or gone since the writer opened: a truncate or unlink meanwhile).
+    fn reserve_publish(&mut self, len: u64) -> FsResult<()> {
         let (cost, new_object) = {
             let st = self.vfs.state();
             (st.upper_cost(&self.rel), !st.upper.contains_key(&self.rel))
         };
-        let bytes = self
-            .written
-            .saturating_sub(cost)
-            .saturating_sub(self.held.bytes);
+        let bytes = len.saturating_sub(cost).saturating_sub(self.held.bytes);
         let objects = u64::from(new_object).saturating_sub(self.held.objects);
-        if let Err(e) = self.held.grow(bytes, objects) {
-            return Err(self.settle(w, e).await);
+        self.held.grow(bytes, objects)
+    }
+
+    /// Records the published content in the index and gives the reservation back.
+    fn land(&mut self, len: u64) {
+        let held = std::mem::replace(&mut self.held, Held::none(&self.vfs));
+        let node = self.node(len);
+        held.land(|st| st.put_upper(self.rel.clone(), node));
+    }
+}
+
+#[async_trait]
+impl WriteHandle for VfsWriter {
+    async fn write(&mut self, data: &[u8]) -> FsResult<()> {
+        let at = match self.pos {
+            Some(p) => p,
+            None => self.staged()?.len(),
+        };
+        self.stage_at(at, data).await?;
+        if let Some(p) = &mut self.pos {
+            *p += data.len() as u64;
         }
-        w.close()
+        Ok(())
+    }
+
+    async fn write_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()> {
+        self.stage_at(offset, data).await
+    }
+
+    async fn sync(&mut self) -> FsResult<()> {
+        let len = self.staged()?.len();
+        if let Err(e) = self.reserve_publish(len) {
+            return Err(self.settle(e).await);
+        }
+        self.staged()?
+            .publish()
+            .await
+            .map_err(|e| storage_failure("sync", &self.rel, e))?;
+        self.land(len);
+        // The index now counts the published bytes; the writer goes on from there.
+        self.credit = len;
+        self.truncated = false;
+        Ok(())
+    }
+
+    async fn close(mut self: Box<Self>) -> FsResult<()> {
+        let len = self.staged()?.len();
+        if let Err(e) = self.reserve_publish(len) {
+            return Err(self.settle(e).await);
+        }
+        let staged = self.staged.take().ok_or(FsError::InvalidArgument)?;
+        staged
+            .close()
             .await
             .map_err(|e| storage_failure("close", &self.rel, e))?;
-        let held = std::mem::replace(&mut self.held, Held::none(&self.vfs));
-        held.land(|st| {
-            st.put_upper(
-                self.rel.clone(),
-                Node {
-                    kind: FileKind::File,
-                    len: self.written,
-                    mode: self.mode,
-                    mtime: SystemTime::now(),
-                    target: None,
-                    origin: Origin::Upper,
-                    stored: true,
-                },
-            )
-        });
+        self.land(len);
         Ok(())
     }
 }
 
 impl Drop for VfsWriter {
-    /// A writer dropped without `close` (its command was cancelled) gives its object up
-    /// in the background; its reservation goes back when `held` drops.
+    /// A writer dropped without `close` (its command was cancelled) gives its staged
+    /// content up in the background; its reservation goes back when `held` drops.
     fn drop(&mut self) {
-        if let Some(w) = self.writer.take()
+        if let Some(w) = self.staged.take()
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
             rt.spawn(w.abort());

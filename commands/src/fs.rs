@@ -58,6 +58,9 @@ pub enum WriteMode {
     Append,
     /// Create the file; fail with [`FsError::AlreadyExists`] if it exists (`set -C`, `mktemp`).
     CreateNew,
+    /// Create the file or keep its content, writing from offset 0 over it (`<>`, and
+    /// positioned writes with [`WriteHandle::write_at`]).
+    Update,
 }
 
 /// How much of its quota a filesystem holds, as `df` shows it.
@@ -117,7 +120,12 @@ pub type FsResult<T> = Result<T, FsError>;
 /// returns `Ok`; a failure there is the command's failure.
 #[async_trait]
 pub trait WriteHandle: Send {
+    /// Writes at the handle's position (the end for an append) and moves it past the data.
     async fn write(&mut self, data: &[u8]) -> FsResult<()>;
+    /// Writes at `offset`, leaving the position alone (`pwrite`); a gap reads as zeros.
+    async fn write_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()>;
+    /// Makes what was written so far durable (`fsync`); the file stays open.
+    async fn sync(&mut self) -> FsResult<()>;
     /// Makes the content durable and closes the file.
     async fn close(self: Box<Self>) -> FsResult<()>;
 }

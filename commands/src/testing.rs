@@ -327,26 +327,62 @@ impl MemFs {
 struct MemWriter {
     state: Arc<Mutex<State>>,
     path: String,
-    buf: Vec<u8>,
+    /// Writes not applied yet: at an offset, or (`None`) at the end.
+    pending: Vec<(Option<u64>, Vec<u8>)>,
+    /// Where `write` goes: an offset (`<>`), or the end of the file.
+    pos: Option<u64>,
+}
+
+impl MemWriter {
+    fn apply(&mut self, st: &mut State) {
+        let now = st.tick();
+        if let Some(Node::File { data, mtime, .. }) = st.nodes.get_mut(&self.path) {
+            for (at, bytes) in self.pending.drain(..) {
+                match at {
+                    None => data.extend_from_slice(&bytes),
+                    Some(off) => {
+                        let (off, end) = (off as usize, off as usize + bytes.len());
+                        if data.len() < end {
+                            data.resize(end, 0);
+                        }
+                        data[off..end].copy_from_slice(&bytes);
+                    }
+                }
+            }
+            *mtime = now;
+        }
+    }
 }
 
 #[async_trait]
 impl WriteHandle for MemWriter {
     async fn write(&mut self, data: &[u8]) -> FsResult<()> {
-        self.buf.extend_from_slice(data);
+        self.pending.push((self.pos, data.to_vec()));
+        if let Some(p) = &mut self.pos {
+            *p += data.len() as u64;
+        }
         Ok(())
     }
 
-    async fn close(self: Box<Self>) -> FsResult<()> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+    async fn write_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()> {
+        self.pending.push((Some(offset), data.to_vec()));
+        Ok(())
+    }
+
+    async fn sync(&mut self) -> FsResult<()> {
+        let state = self.state.clone();
+        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+        self.apply(&mut st);
+        Ok(())
+    }
+
+    async fn close(mut self: Box<Self>) -> FsResult<()> {
+        let state = self.state.clone();
+        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
         if st.fail_close.remove(&self.path) {
             return Err(FsError::NoSpace);
         }
-        let now = st.tick();
-        if let Some(Node::File { data, mtime, .. }) = st.nodes.get_mut(&self.path) {
-            data.extend_from_slice(&self.buf);
-            *mtime = now;
-        }
+        self.apply(&mut st);
         Ok(())
     }
 }
@@ -367,7 +403,7 @@ impl MemFs {
                     *mtime = now;
                     Ok(p)
                 }
-                WriteMode::Append => Ok(p),
+                WriteMode::Append | WriteMode::Update => Ok(p),
             },
             None => {
                 if p == "/" {
@@ -434,7 +470,8 @@ impl FileSystem for MemFs {
         Ok(Box::new(MemWriter {
             state: self.state.clone(),
             path: resolved,
-            buf: Vec::new(),
+            pending: Vec::new(),
+            pos: (mode == WriteMode::Update).then_some(0),
         }))
     }
 
