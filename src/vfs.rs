@@ -584,7 +584,7 @@ impl Vfs {
 
     async fn put_whiteout(&self, rel: &str) -> FsResult<()> {
         let Some(wh) = &self.inner.view.whiteouts else {
-            return Ok(());
+            return self.delete_in_place(rel).await;
         };
         let new_object = !self.state().whiteouts.contains(rel);
         let held = self.hold(0, u64::from(new_object))?;
@@ -594,6 +594,32 @@ impl Vfs {
         held.land(|st| {
             st.whiteouts.insert(rel.to_string());
         });
+        Ok(())
+    }
+
+    /// Deletes a base path where the base is the fork itself (a Tigris bucket fork: no
+    /// whiteouts, the session may change its own copy of the base in place).
+    async fn delete_in_place(&self, rel: &str) -> FsResult<()> {
+        let Some(base) = &self.inner.view.base else {
+            return Ok(());
+        };
+        let is_dir = self
+            .base_lookup(rel)
+            .await?
+            .is_some_and(|n| n.kind == FileKind::Dir);
+        let key = base.key(rel);
+        let r = if is_dir {
+            base.store.delete_dir(&key).await
+        } else {
+            base.store.delete(&key).await
+        };
+        r.map_err(|e| storage_failure("delete", rel, e))?;
+        let mut st = self.state();
+        st.base_nodes.insert(rel.to_string(), None);
+        if let Some(names) = st.base_lists.get_mut(parent_of(rel)) {
+            let name = &rel[rel.rfind('/').map(|i| i + 1).unwrap_or(0)..];
+            names.retain(|n| n != name);
+        }
         Ok(())
     }
 

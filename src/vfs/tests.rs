@@ -548,3 +548,61 @@ async fn commands_report_no_space_clearly() {
         (4, "sed: couldn't edit data: No space left on device\n")
     );
 }
+
+/// A fork that is a whole copy of the base (a Tigris bucket fork): base and upper are one
+/// bucket and there are no whiteouts, so deleting and renaming change the bucket itself.
+#[tokio::test]
+async fn an_in_place_fork_changes_its_own_bucket() {
+    let bucket = seeded_base().await;
+    let layer = Layer {
+        store: bucket.clone(),
+        prefix: String::new(),
+    };
+    let fs = Vfs::new(ForkView {
+        base: Some(layer.clone()),
+        upper: layer,
+        whiteouts: None,
+    });
+    fs.unlink("/README.md").await.unwrap();
+    assert_eq!(fs.stat("/README.md").await, Err(FsError::NotFound));
+    assert!(bucket.stat("README.md").await.unwrap().is_none());
+    fs.rename("/dir/a.txt", "/moved.txt").await.unwrap();
+    assert_eq!(read(&fs, "/moved.txt").await.unwrap(), "A");
+    assert!(bucket.stat("dir/a.txt").await.unwrap().is_none());
+    assert_eq!(names(&fs.read_dir("/dir").await.unwrap()), vec!["sub"]);
+    fs.chmod("/moved.txt", 0o600).await.unwrap();
+    assert_eq!(fs.stat("/moved.txt").await.unwrap().mode, 0o600);
+    // Recreating a deleted path works.
+    write(&fs, "/README.md", "again", WriteMode::Truncate).await;
+    assert_eq!(read(&fs, "/README.md").await.unwrap(), "again");
+}
+
+/// Positioned writes, update mode, sync and read-back on the staged path.
+#[tokio::test]
+async fn writes_at_offsets_update_in_place() {
+    let base = seeded_base().await;
+    let (fs, _, _) = fork_of(&base).await;
+    // Update mode keeps the base file's content and writes over it from offset 0.
+    let mut w = fs
+        .open_write("/README.md", WriteMode::Update)
+        .await
+        .unwrap();
+    w.write(b"J").await.unwrap();
+    w.write_at(4, b"O!\n").await.unwrap();
+    w.sync().await.unwrap();
+    assert_eq!(read(&fs, "/README.md").await.unwrap(), "JellO!\n");
+    w.write_at(10, b"end").await.unwrap();
+    w.close().await.unwrap();
+    assert_eq!(read(&fs, "/README.md").await.unwrap(), "JellO!\n\0\0\0end");
+    // A file larger than the in-memory staging threshold, written out of order.
+    let block = vec![b'x'; 256 * 1024];
+    let mut w = fs.open_write("/big", WriteMode::Truncate).await.unwrap();
+    for i in (0..8u64).rev() {
+        w.write_at(i * block.len() as u64, &block).await.unwrap();
+    }
+    w.write_at(3, b"abc").await.unwrap();
+    w.close().await.unwrap();
+    assert_eq!(fs.stat("/big").await.unwrap().len, 8 * 256 * 1024);
+    assert_eq!(&fs.read_at("/big", 0, 8).await.unwrap()[..], b"xxxabcxx");
+    assert_eq!(fs.usage().await.unwrap().bytes_used, 8 * 256 * 1024 + 13);
+}
