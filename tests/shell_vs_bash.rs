@@ -317,6 +317,12 @@ const CASES: &[(&str, Mode, &str)] = &[
     ),
     ("redir_clobber", Full, "echo a > f; echo b >| f; cat f"),
     (
+        "redir_read_write",
+        Full,
+        "printf 'hello world\\n' > f; echo HI 1<> f; cat f; echo x 1<> new; cat new; \
+         cat 0<> f; cat <> missing; wc -c < missing",
+    ),
+    (
         "redir_noclobber",
         Loose,
         "echo a > f; set -C; echo b > f; echo $?; cat f",

@@ -177,7 +177,19 @@ impl Shell {
                                 fds.set(fd, Fd::Read(input));
                             }
                             IoFileRedirectKind::ReadAndWrite => {
-                                return Err(ShellError::Unsupported("<>".into()));
+                                // Opened without truncation (created if missing); writes go
+                                // over the content from the start. An fd holds one
+                                // direction here: input for fd 0, output for any other.
+                                let o = self
+                                    .open_write(&name, WriteMode::Update, fds, closers)
+                                    .await?;
+                                if fd == 0 {
+                                    drop(o);
+                                    let input = self.open_read(&name, fds).await?;
+                                    fds.set(fd, Fd::Read(input));
+                                } else {
+                                    fds.set(fd, Fd::Write(o));
+                                }
                             }
                             IoFileRedirectKind::Write | IoFileRedirectKind::Clobber => {
                                 let mode = if self.opts.noclobber
