@@ -297,7 +297,8 @@ impl MemFs {
         st.existing(path, false).is_ok()
     }
 
-    /// Makes the next `close` of a file written at `path` fail with `NoSpace`.
+    /// Makes the next `close` of a file written at `path` (`*`: at any path) fail with
+    /// `NoSpace`.
     pub fn fail_close_on(&self, path: &str) {
         self.lock().fail_close.insert(path.to_string());
     }
@@ -379,7 +380,7 @@ impl WriteHandle for MemWriter {
     async fn close(mut self: Box<Self>) -> FsResult<()> {
         let state = self.state.clone();
         let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-        if st.fail_close.remove(&self.path) {
+        if st.fail_close.remove(&self.path) || st.fail_close.remove("*") {
             return Err(FsError::NoSpace);
         }
         self.apply(&mut st);

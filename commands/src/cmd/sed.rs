@@ -474,11 +474,45 @@ async fn edit_in_place(
             return Ok(4);
         }
     }
-    if let Err(e) = write_file(ctx, &path, &content).await {
+    if let Err(e) = replace_file(ctx, &path, &content).await {
         ctx.warn("sed", format!("couldn't edit {op}: {e}")).await;
         return Ok(4);
     }
     Ok(0)
+}
+
+/// Replaces the file at `path` with `data` as GNU sed does: the new content goes to a
+/// temporary file beside it, which is renamed over the original only once complete, so a
+/// failure (a full disk, a quota) leaves the original as it was. The mode is kept.
+async fn replace_file(ctx: &Context, path: &str, data: &[u8]) -> Result<(), FsError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mode = ctx.fs.stat(path).await.ok().map(|m| m.mode);
+    let dir = &path[..path.rfind('/').unwrap_or(0)];
+    let tmp = loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let candidate = format!("{dir}/.sed{n:06}");
+        if ctx.fs.lstat(&candidate).await.is_err() {
+            break candidate;
+        }
+    };
+    let written = async {
+        let mut h = ctx.fs.open_write(&tmp, WriteMode::CreateNew).await?;
+        if let Err(e) = h.write(data).await {
+            let _ = h.close().await;
+            return Err(e);
+        }
+        h.close().await?;
+        if let Some(mode) = mode {
+            ctx.fs.chmod(&tmp, mode).await?;
+        }
+        ctx.fs.rename(&tmp, path).await
+    }
+    .await;
+    if written.is_err() {
+        let _ = ctx.fs.unlink(&tmp).await;
+    }
+    written
 }
 
 async fn write_file(ctx: &Context, path: &str, data: &[u8]) -> Result<(), FsError> {
@@ -719,12 +753,32 @@ mod tests {
             err,
             "sed: can't read nofile: No such file or directory\nsed: couldn't edit d: not a regular file\n"
         );
-        fs.fail_close_on("/w/c");
-        let (st, _, err) = i.run(&Sed, &["-i", "p", "c"]).await;
+        // A failure to store the new content leaves the file as it was, mode included,
+        // and no temporary file behind.
+        fs.put("/w/m", b"keep\n");
+        crate::fs::FileSystem::chmod(fs.as_ref(), "/w/m", 0o750)
+            .await
+            .unwrap();
+        fs.fail_close_on("*");
+        let (st, _, err) = i.run(&Sed, &["-i", "p", "m"]).await;
         assert_eq!(
             (st, err.as_str()),
-            (4, "sed: couldn't edit c: No space left on device\n")
+            (4, "sed: couldn't edit m: No space left on device\n")
         );
+        assert_eq!(fs.text("/w/m").unwrap(), "keep\n");
+        assert_eq!(i.run(&Sed, &["-i", "s/keep/kept/", "m"]).await.0, 0);
+        assert_eq!(fs.text("/w/m").unwrap(), "kept\n");
+        let m = crate::fs::FileSystem::stat(fs.as_ref(), "/w/m")
+            .await
+            .unwrap();
+        assert_eq!(m.mode, 0o750);
+        let names: Vec<String> = crate::fs::FileSystem::read_dir(fs.as_ref(), "/w")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert!(!names.iter().any(|n| n.starts_with(".sed")), "{names:?}");
         assert_eq!(
             fails("", &["-i", "p"]).await,
             (1, "sed: no input files\n".into())
