@@ -30,6 +30,8 @@ mod seq;
 mod sleep;
 mod sort;
 mod stat;
+mod sum;
+mod sync;
 mod sysinfo;
 mod tail;
 mod tee;
@@ -51,6 +53,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(basename::Dirname),
         Arc::new(cat::Cat),
         Arc::new(chmod::Chmod),
+        Arc::new(sum::Cksum),
         Arc::new(cp::Cp),
         Arc::new(cut::Cut),
         Arc::new(date::Date),
@@ -63,6 +66,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(help::Help),
         Arc::new(ln::Ln),
         Arc::new(ls::Ls),
+        Arc::new(sum::Md5sum),
         Arc::new(mkdir::Mkdir),
         Arc::new(mv::Mv),
         Arc::new(printf::Printf),
@@ -72,9 +76,15 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(rmdir::Rmdir),
         Arc::new(sed::Sed),
         Arc::new(seq::Seq),
+        Arc::new(sum::Sha1sum),
+        Arc::new(sum::Sha224sum),
+        Arc::new(sum::Sha256sum),
+        Arc::new(sum::Sha384sum),
+        Arc::new(sum::Sha512sum),
         Arc::new(sleep::Sleep),
         Arc::new(sort::Sort),
         Arc::new(stat::Stat),
+        Arc::new(sync::Sync),
         Arc::new(sysinfo::Whoami),
         Arc::new(sysinfo::Hostname),
         Arc::new(sysinfo::Uname),

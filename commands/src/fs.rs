@@ -162,6 +162,12 @@ pub trait FileSystem: Send + Sync {
     async fn usage(&self) -> FsResult<Usage> {
         Err(FsError::Unsupported)
     }
+    /// Makes everything written so far durable (`sync`). A file is stored when it is
+    /// closed, so by default there is nothing left to do; an implementation that holds
+    /// writes back flushes them here and reports a failure to do so.
+    async fn sync_all(&self) -> FsResult<()> {
+        Ok(())
+    }
 }
 
 /// Joins `path` to `cwd` when it is relative. No normalization: the filesystem does that.
