@@ -54,6 +54,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (AuthMode::Keys, None) => bail!("--auth keys needs --authorized-keys FILE"),
     };
     let (strategy, base_name) = fork_strategy(&args).await?;
+    let base_snapshot = checked_base_snapshot(&args, strategy.as_ref()).await?;
     let janitor = Janitor {
         strategy: strategy.clone(),
         lease_ttl: args.lease_ttl(),
@@ -77,6 +78,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         owner,
         lease_ttl: args.lease_ttl(),
         quota: args.quota.quota(),
+        base_snapshot,
     });
     let deps = Deps {
         ssh: Arc::new(server::ssh_config(host_key, &auth)),
@@ -165,8 +167,65 @@ async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy
             bail!("--fork-strategy tigris needs --backend s3 (a Tigris endpoint)")
         }
         (Backend::S3, Strategy::Tigris) => {
-            bail!("--fork-strategy tigris is not available in this build yet")
+            if args.base.is_some() {
+                bail!("--base is a local directory; with --backend s3 use --base-bucket");
+            }
+            let Some(base_bucket) = st.base_bucket.clone() else {
+                bail!("--fork-strategy tigris needs --base-bucket NAME");
+            };
+            let forks_bucket = st
+                .forks_bucket
+                .clone()
+                .unwrap_or_else(|| format!("{base_bucket}-forks"));
+            if forks_bucket == base_bucket {
+                bail!("--forks-bucket must differ from --base-bucket: the base is never written");
+            }
+            let cfg = s3_config(args);
+            let client = crate::fork::s3::client(&cfg).await;
+            // The names first: a bad one is refused before any request is sent.
+            let tigris_config = crate::fork::TigrisConfig {
+                s3: cfg.clone(),
+                base_bucket: base_bucket.clone(),
+                base_snapshot: st.base_snapshot.clone(),
+                spill_dir: spill,
+            };
+            let leases = Store::s3(&cfg, &forks_bucket).context("cannot open the forks bucket")?;
+            let tigris = crate::fork::Tigris::new(client.clone(), tigris_config, leases)
+                .context("--fork-strategy tigris cannot use this configuration")?;
+            if !crate::fork::s3::bucket_exists(&client, &base_bucket)
+                .await
+                .with_context(|| format!("cannot reach the base bucket {base_bucket:?}"))?
+            {
+                bail!("the base bucket {base_bucket:?} does not exist");
+            }
+            crate::fork::s3::ensure_bucket(&client, &forks_bucket)
+                .await
+                .with_context(|| format!("cannot create the forks bucket {forks_bucket:?}"))?;
+            Ok((Arc::new(tigris), format!("tigris://{base_bucket}")))
         }
+    }
+}
+
+/// The snapshot every session starts from (`--base-snapshot`), once it is known to exist.
+/// Only for the overlay strategy: the tigris strategy forks every session's bucket from
+/// it itself (its configuration carries it).
+async fn checked_base_snapshot(
+    args: &ServeArgs,
+    strategy: &dyn ForkStrategy,
+) -> anyhow::Result<Option<String>> {
+    let Some(version) = &args.storage.base_snapshot else {
+        return Ok(None);
+    };
+    if !matches!(args.storage.fork_strategy, Strategy::Overlay) {
+        return Ok(None);
+    }
+    match strategy.find_snapshot(version).await {
+        Ok(Some(_)) => Ok(Some(version.clone())),
+        Ok(None) => bail!(
+            "--base-snapshot {version}: no such snapshot (`snapshot --list` in a session lists them)"
+        ),
+        Err(e) => Err(anyhow::Error::new(e))
+            .with_context(|| format!("--base-snapshot {version}: cannot read the snapshot")),
     }
 }
 

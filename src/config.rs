@@ -138,8 +138,9 @@ pub struct StorageArgs {
     #[arg(long, value_name = "BUCKET")]
     pub base_bucket: Option<String>,
 
-    /// With --backend s3 and --fork-strategy overlay: the bucket holding the sessions'
-    /// layers, leases and snapshots (created if missing). Default: <base-bucket>-forks.
+    /// With --backend s3: the bucket holding the forks' leases, and with --fork-strategy
+    /// overlay the sessions' layers and snapshots (created if missing). Every server in
+    /// front of one base must use the same one. Default: <base-bucket>-forks.
     #[arg(long, value_name = "BUCKET")]
     pub forks_bucket: Option<String>,
 

@@ -6,6 +6,12 @@
 //! writes. Strategies:
 //! - [`overlay::Overlay`]: works on any backend. The base is read-only; the session's
 //!   layer (files and whiteouts) lives under `forks/<session-id>/` in the forks store.
+//!
+//! Snapshots: a strategy may keep immutable [`Snapshot`]s of a session's files
+//! ([`ForkStrategy::snapshot`]) and start new forks from them
+//! ([`ForkStrategy::create_from`]). A snapshot is named by its version, a string that sorts
+//! by creation time and is safe in an SSH user name (`snap-<version>@host`); strategies
+//! without snapshots keep the default methods, which fail with [`ForkError::Unsupported`].
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,8 +24,10 @@ use crate::storage::{StorageError, Store};
 
 pub mod overlay;
 pub mod s3;
+pub mod tigris;
 
 pub use overlay::Overlay;
+pub use tigris::{Tigris, TigrisConfig};
 
 /// The id of one connection and of its fork: a UUIDv7, so ids sort by creation time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -157,6 +165,62 @@ pub enum ForkError {
     BadId(String),
     #[error("deleting fork {id} did not finish within {deadline:?}")]
     Deadline { id: String, deadline: Duration },
+    /// The strategy cannot do this (snapshots on a strategy without them).
+    #[error("{0} is not supported by this fork strategy")]
+    Unsupported(&'static str),
+    /// No snapshot has this version (or the version is not well-formed).
+    #[error("no snapshot {version}")]
+    NoSnapshot { version: String },
+    /// A snapshot name outside [`valid_snapshot_name`]'s rules.
+    #[error("invalid snapshot name {0:?}: use 1 to 64 of A-Z a-z 0-9 . _ -")]
+    BadSnapshotName(String),
+    /// Storage failed while taking, reading or copying a snapshot.
+    #[error("storage failed for snapshot {version}")]
+    SnapshotStorage {
+        version: String,
+        #[source]
+        source: StorageError,
+    },
+    /// A session layer or snapshot holds more objects than anything a session can make.
+    #[error("{what} holds more than {limit} objects")]
+    TooManyObjects { what: String, limit: usize },
+}
+
+/// Longest snapshot name.
+pub const SNAPSHOT_NAME_MAX: usize = 64;
+/// Longest snapshot version: long enough for a UUID or a nanosecond timestamp, short
+/// enough for an SSH user name (`snap-<version>`).
+pub const SNAPSHOT_VERSION_MAX: usize = 64;
+
+/// True for a snapshot name: 1 to [`SNAPSHOT_NAME_MAX`] characters of `[A-Za-z0-9._-]`.
+pub fn valid_snapshot_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= SNAPSHOT_NAME_MAX
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// True for a snapshot version: 1 to [`SNAPSHOT_VERSION_MAX`] characters of
+/// `[A-Za-z0-9-]`, so it is safe as an object key component and in `snap-<version>@host`.
+pub fn valid_snapshot_version(version: &str) -> bool {
+    !version.is_empty()
+        && version.len() <= SNAPSHOT_VERSION_MAX
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// An immutable record of a session's files at one moment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// What names the snapshot: sorts by creation time, passes [`valid_snapshot_version`].
+    pub version: String,
+    /// The name given when it was taken, if any (passes [`valid_snapshot_name`]).
+    pub name: Option<String>,
+    pub created: SystemTime,
+    /// The session it was taken from, when the strategy records it (for operators).
+    pub session: Option<SessionId>,
 }
 
 /// The stores behind one fork.
@@ -203,6 +267,41 @@ pub trait ForkStrategy: Send + Sync + fmt::Debug {
     async fn exists(&self, id: SessionId) -> Result<bool, ForkError>;
     /// Every fork present in storage (for the janitor).
     async fn list(&self) -> Result<Vec<SessionId>, ForkError>;
+
+    /// Takes a snapshot of the files of the fork of `id` as they are in storage now (files
+    /// still being written are not in it), optionally named. A name is checked with
+    /// [`valid_snapshot_name`].
+    async fn snapshot(&self, id: SessionId, name: Option<&str>) -> Result<Snapshot, ForkError> {
+        let _ = (id, name);
+        Err(ForkError::Unsupported("snapshots"))
+    }
+
+    /// Every snapshot, oldest first.
+    async fn snapshots(&self) -> Result<Vec<Snapshot>, ForkError> {
+        Err(ForkError::Unsupported("snapshots"))
+    }
+
+    /// The snapshot `version`, if there is one.
+    async fn find_snapshot(&self, version: &str) -> Result<Option<Snapshot>, ForkError> {
+        Ok(self
+            .snapshots()
+            .await?
+            .into_iter()
+            .find(|s| s.version == version))
+    }
+
+    /// Creates the fork of session `id` as a copy of snapshot `version` rather than of the
+    /// base; [`ForkError::NoSnapshot`] when there is no such snapshot (nothing is created).
+    /// The view's layer may already hold objects: open it with [`crate::vfs::Vfs::load`].
+    async fn create_from(
+        &self,
+        id: SessionId,
+        lease: &Lease,
+        version: &str,
+    ) -> Result<ForkView, ForkError> {
+        let _ = (id, lease, version);
+        Err(ForkError::Unsupported("snapshots"))
+    }
 }
 
 /// Deletes a fork with retries under a deadline, and checks it is gone.
@@ -258,5 +357,28 @@ mod tests {
                 .parse::<SessionId>()
                 .is_err()
         );
+    }
+
+    #[test]
+    fn snapshot_names_and_versions_are_checked() {
+        assert!(valid_snapshot_name("first"));
+        assert!(valid_snapshot_name("v1.2_rc-3"));
+        assert!(valid_snapshot_name(&"n".repeat(SNAPSHOT_NAME_MAX)));
+        for bad in ["", "a b", "a/b", "é", "x\n"] {
+            assert!(!valid_snapshot_name(bad), "{bad:?}");
+        }
+        assert!(!valid_snapshot_name(&"n".repeat(SNAPSHOT_NAME_MAX + 1)));
+        assert!(valid_snapshot_version("0196f3c2a1b27c4e8f0123456789abcd"));
+        assert!(valid_snapshot_version("1751631910169675092"));
+        for bad in [
+            "",
+            "..",
+            "a/b",
+            "a.b",
+            "a_b",
+            &"v".repeat(SNAPSHOT_VERSION_MAX + 1),
+        ] {
+            assert!(!valid_snapshot_version(bad), "{bad:?}");
+        }
     }
 }

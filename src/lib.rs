@@ -7,7 +7,8 @@
 //! - [`ssh`]: the russh handler: authentication, channels, exec/shell/pty requests.
 //! - [`session`]: one task per connection that owns its fork, runs its shells and deletes
 //!   the fork on every exit path.
-//! - [`fork`]: fork strategies (overlay), the [`fork::SessionId`] and fork leases.
+//! - [`fork`]: fork strategies (overlay on any store, Tigris bucket forks), the
+//!   [`fork::SessionId`], fork leases, and the S3 control plane (aws-sdk-s3).
 //! - [`janitor`]: deletes forks whose server is gone (expired leases), safely with many
 //!   servers on one store.
 //! - [`storage`]: object storage through opendal.

@@ -1,16 +1,27 @@
 //! Sessions: one per connection. The session mints the [`SessionId`], creates the fork
 //! once authentication succeeded, runs a shell per channel, and on every exit path cancels
 //! what runs and deletes the fork under a deadline.
+//!
+//! A session starts from the base, or from a snapshot: the one its login name asks for
+//! (`snap-<version>`, see [`SNAPSHOT_USER_PREFIX`]) or else the server's `--base-snapshot`.
+//! The `snapshot` builtin reaches the fork through the session's [`SnapshotControl`].
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_trait::async_trait;
+use forkbox_commands::FsError;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::fork::{ForkError, ForkStrategy, Lease, ServerId, SessionId, delete_with_deadline};
+use crate::fork::{
+    ForkError, ForkStrategy, Lease, ServerId, SessionId, Snapshot, delete_with_deadline,
+    valid_snapshot_name, valid_snapshot_version,
+};
 use crate::registry::Registry;
+use crate::shell::{SnapshotControl, SnapshotError, SnapshotInfo};
 use crate::vfs::{Quota, Vfs};
 
 pub mod channel;
@@ -22,6 +33,45 @@ const CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// Longest user name taken from the client; anything longer, or with characters outside
 /// `[A-Za-z0-9._-]`, becomes `user`.
 const MAX_USER_LEN: usize = 32;
+
+/// A login name `snap-<version>` starts the session from snapshot `<version>`; the
+/// session's user is then `user` and `$FORKBOX_SNAPSHOT` holds the version.
+pub const SNAPSHOT_USER_PREFIX: &str = "snap-";
+
+/// Snapshots one session may take. Each copies the session's layer (up to its byte quota)
+/// and outlives the session, so this bounds the storage one session can leave behind.
+pub const MAX_SNAPSHOTS_PER_SESSION: usize = 16;
+
+/// Why a session's fork could not be made; [`StartError::client_message`] is what the
+/// client is told before the connection closes.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Fork(#[from] ForkError),
+    #[error("the layer of snapshot {version} cannot be opened: {source}")]
+    Load {
+        version: String,
+        #[source]
+        source: FsError,
+    },
+}
+
+impl StartError {
+    /// One line for the client: no storage detail, only what the user can act on.
+    pub fn client_message(&self) -> String {
+        match self {
+            StartError::Fork(ForkError::NoSnapshot { version }) => {
+                format!("forkbox: no snapshot {version}")
+            }
+            StartError::Load {
+                version,
+                source: FsError::NoSpace,
+            } => format!("forkbox: snapshot {version} holds more than a session's quota"),
+            _ => "forkbox: the session's filesystem could not be created; try again later"
+                .to_string(),
+        }
+    }
+}
 
 /// What every session of a server shares.
 #[derive(Debug)]
@@ -38,6 +88,9 @@ pub struct Services {
     pub lease_ttl: Duration,
     /// What each session's fork may hold.
     pub quota: Quota,
+    /// The snapshot every session starts from unless its login names another
+    /// (`--base-snapshot`, checked at start-up); `None`: the base as it is.
+    pub base_snapshot: Option<String>,
 }
 
 /// The documented session environment (README, "What a session sees"), shared by SSH
@@ -87,6 +140,12 @@ pub struct Session {
     /// The fork's filesystem, once the fork exists (after authentication).
     vfs: Mutex<Option<Vfs>>,
     user: Mutex<String>,
+    /// The snapshot the login name asked for (`snap-<version>`), verbatim.
+    login_snapshot: Mutex<Option<String>>,
+    /// The snapshot the fork was made from, once it exists.
+    started_from: Mutex<Option<String>>,
+    /// What the `snapshot` builtin uses; shared by every channel of the session.
+    snapshots: Arc<SessionSnapshots>,
     /// Fired on disconnect and server shutdown: everything running stops.
     pub cancel: CancellationToken,
     /// Channel tasks, awaited before the fork is deleted.
@@ -102,6 +161,11 @@ impl Session {
         cancel: CancellationToken,
     ) -> Arc<Session> {
         let id = SessionId::new();
+        let snapshots = Arc::new(SessionSnapshots {
+            fork: services.fork.clone(),
+            id,
+            taken: AtomicUsize::new(0),
+        });
         Arc::new(Session {
             id,
             span: tracing::info_span!("session", %id, peer = ?peer),
@@ -109,6 +173,9 @@ impl Session {
             services,
             vfs: Mutex::new(None),
             user: Mutex::new("user".into()),
+            login_snapshot: Mutex::new(None),
+            started_from: Mutex::new(None),
+            snapshots,
             cancel,
             tasks: TaskTracker::new(),
         })
@@ -118,8 +185,15 @@ impl Session {
         &self.services
     }
 
-    /// Records the user name the client logged in as (sanitized).
+    /// Records the user name the client logged in as (sanitized). `snap-<version>` asks
+    /// for a session started from that snapshot, as user `user`.
     pub fn set_user(&self, user: &str) {
+        let snapshot = user.strip_prefix(SNAPSHOT_USER_PREFIX).map(str::to_string);
+        let user = if snapshot.is_some() { "user" } else { user };
+        *self
+            .login_snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = snapshot;
         let ok = !user.is_empty()
             && user.len() <= MAX_USER_LEN
             && user
@@ -136,22 +210,82 @@ impl Session {
         self.user.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Creates the session's fork (once; later calls do nothing).
-    pub async fn create_fork(&self) -> Result<(), ForkError> {
+    /// The snapshot the login name asked for, if any.
+    pub fn login_snapshot(&self) -> Option<String> {
+        self.login_snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Creates the session's fork (once; later calls do nothing): from the snapshot the
+    /// login asked for, else from `--base-snapshot`, else from the base.
+    pub async fn create_fork(&self) -> Result<(), StartError> {
         if self.vfs().is_some() {
             return Ok(());
         }
         let lease = Lease::new(self.services.owner, self.services.lease_ttl);
-        let view = self.services.fork.create(self.id, &lease).await?;
-        *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some(Vfs::with_quota(view, self.services.quota));
-        tracing::info!("fork created");
+        let from = self
+            .login_snapshot()
+            .or_else(|| self.services.base_snapshot.clone());
+        let vfs = match &from {
+            None => {
+                let view = self.services.fork.create(self.id, &lease).await?;
+                Vfs::with_quota(view, self.services.quota)
+            }
+            Some(version) => self.create_from_snapshot(&lease, version).await?,
+        };
+        *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs);
+        match &from {
+            Some(version) => tracing::info!(snapshot = %version, "fork created from a snapshot"),
+            None => tracing::info!("fork created"),
+        }
+        *self.started_from.lock().unwrap_or_else(|p| p.into_inner()) = from;
         self.spawn(renew_lease(
             self.services.clone(),
             self.id,
             self.cancel.clone(),
         ));
         Ok(())
+    }
+
+    /// Makes the fork a copy of snapshot `version` and opens its filesystem. A fork that
+    /// was made but cannot be opened is deleted at once: the session never had it.
+    async fn create_from_snapshot(&self, lease: &Lease, version: &str) -> Result<Vfs, StartError> {
+        if !valid_snapshot_version(version) {
+            return Err(ForkError::NoSnapshot {
+                version: version.to_string(),
+            }
+            .into());
+        }
+        let view = self
+            .services
+            .fork
+            .create_from(self.id, lease, version)
+            .await?;
+        match Vfs::load(view, self.services.quota).await {
+            Ok(vfs) => Ok(vfs),
+            Err(source) => {
+                if let Err(e) = delete_with_deadline(
+                    self.services.fork.as_ref(),
+                    self.id,
+                    self.services.delete_deadline,
+                )
+                .await
+                {
+                    tracing::error!(error = %e, "fork not deleted; leaving it to the janitor");
+                }
+                Err(StartError::Load {
+                    version: version.to_string(),
+                    source,
+                })
+            }
+        }
+    }
+
+    /// What the `snapshot` builtin of this session's shells acts through.
+    pub fn snapshot_control(&self) -> Arc<dyn SnapshotControl> {
+        self.snapshots.clone()
     }
 
     pub fn vfs(&self) -> Option<Vfs> {
@@ -167,9 +301,19 @@ impl Session {
             .spawn(tracing::Instrument::instrument(fut, self.span.clone()));
     }
 
-    /// The variables every shell of this session starts with.
+    /// The variables every shell of this session starts with; a session started from a
+    /// snapshot also has `FORKBOX_SNAPSHOT` (its version).
     pub fn environment(&self, term: Option<&str>) -> Vec<(String, String)> {
-        environment(&self.user(), &self.services.hostname, self.id, term)
+        let mut env = environment(&self.user(), &self.services.hostname, self.id, term);
+        let from = self
+            .started_from
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(version) = from {
+            env.push(("FORKBOX_SNAPSHOT".into(), version));
+        }
+        env
     }
 
     /// Ends the session: cancels what runs, waits for its tasks (briefly), deletes the fork.
@@ -207,5 +351,68 @@ impl Session {
             ),
             Err(e) => tracing::error!(error = %e, "fork not deleted; leaving it to the janitor"),
         }
+    }
+}
+
+/// The `snapshot` builtin's handle on one session's fork. It checks names, counts the
+/// snapshots taken against [`MAX_SNAPSHOTS_PER_SESSION`], and turns fork errors into what
+/// the user may see, logging the details.
+struct SessionSnapshots {
+    fork: Arc<dyn ForkStrategy>,
+    id: SessionId,
+    /// Snapshots taken (or being taken) by this session.
+    taken: AtomicUsize,
+}
+
+fn snapshot_info(s: Snapshot) -> SnapshotInfo {
+    SnapshotInfo {
+        version: s.version,
+        name: s.name,
+        created: s.created,
+    }
+}
+
+fn user_error(e: ForkError) -> SnapshotError {
+    match e {
+        ForkError::Unsupported(_) => SnapshotError::Unsupported,
+        ForkError::BadSnapshotName(name) => SnapshotError::InvalidName(name),
+        e => {
+            tracing::error!(error = ?e, "snapshot operation failed");
+            SnapshotError::Failed
+        }
+    }
+}
+
+#[async_trait]
+impl SnapshotControl for SessionSnapshots {
+    async fn take(&self, name: Option<&str>) -> Result<SnapshotInfo, SnapshotError> {
+        if let Some(name) = name
+            && !valid_snapshot_name(name)
+        {
+            return Err(SnapshotError::InvalidName(name.to_string()));
+        }
+        self.taken
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < MAX_SNAPSHOTS_PER_SESSION).then_some(n + 1)
+            })
+            .map_err(|_| SnapshotError::Limit(MAX_SNAPSHOTS_PER_SESSION))?;
+        match self.fork.snapshot(self.id, name).await {
+            Ok(s) => {
+                tracing::info!(session = %self.id, version = %s.version, name = ?s.name, "snapshot taken");
+                Ok(snapshot_info(s))
+            }
+            Err(e) => {
+                self.taken.fetch_sub(1, Ordering::SeqCst);
+                Err(user_error(e))
+            }
+        }
+    }
+
+    async fn list(&self) -> Result<Vec<SnapshotInfo>, SnapshotError> {
+        self.fork
+            .snapshots()
+            .await
+            .map(|all| all.into_iter().map(snapshot_info).collect())
+            .map_err(user_error)
     }
 }

@@ -45,6 +45,7 @@ mod launcher;
 mod pattern;
 mod redirect;
 
+pub use builtins::snapshot::{SnapshotControl, SnapshotError, SnapshotInfo};
 pub use error::ShellError;
 pub use launcher::ShellLauncher;
 
@@ -220,6 +221,8 @@ pub struct Shell {
     pub(crate) is_subshell: bool,
     /// Command substitutions run so far: `x=$(false)` takes its status from the last one.
     pub(crate) subst_runs: u64,
+    /// The session's fork, for the `snapshot` builtin; `None` where there is no session.
+    pub(crate) snapshots: Option<Arc<dyn SnapshotControl>>,
 }
 
 impl std::fmt::Debug for Shell {
@@ -258,6 +261,7 @@ impl Shell {
             random_state: u64::from(pid) ^ rand::random::<u64>(),
             is_subshell: false,
             subst_runs: 0,
+            snapshots: None,
         };
         for (k, v) in cfg.env {
             sh.vars.insert(
@@ -275,6 +279,11 @@ impl Shell {
             sh.set_plain("IFS", " \t\n");
         }
         sh
+    }
+
+    /// Lets the `snapshot` builtin act on the session's fork through `ctl`.
+    pub fn set_snapshots(&mut self, ctl: Arc<dyn SnapshotControl>) {
+        self.snapshots = Some(ctl);
     }
 
     /// Parses and runs a whole script. State persists across calls. A syntax error prints

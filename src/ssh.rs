@@ -12,7 +12,8 @@ use russh::server::{Auth, ChannelOpenHandle, Msg, Session as SshSession};
 use russh::{Channel, ChannelId, MethodKind, MethodSet};
 
 use crate::config::AuthMode;
-use crate::session::{Session, channel};
+use crate::fork::ForkError;
+use crate::session::{Session, StartError, channel};
 
 pub mod terminal;
 
@@ -187,15 +188,27 @@ impl russh::server::Handler for Handler {
         }
     }
 
-    async fn auth_succeeded(&mut self, _session: &mut SshSession) -> Result<(), Self::Error> {
+    async fn auth_succeeded(&mut self, ssh: &mut SshSession) -> Result<(), Self::Error> {
         let session = self.session.clone();
         let created = async move {
-            tracing::info!(user = %session.user(), "authenticated");
+            match session.login_snapshot() {
+                Some(version) => {
+                    tracing::info!(user = %session.user(), snapshot = %version, "authenticated")
+                }
+                None => tracing::info!(user = %session.user(), "authenticated"),
+            }
             session.create_fork().await
         };
         if let Err(e) = tracing::Instrument::instrument(created, self.session.span.clone()).await {
-            tracing::error!(parent: &self.session.span, error = ?e, "fork creation failed; closing the connection");
-            return Err(russh::Error::Disconnect);
+            if let StartError::Fork(ForkError::NoSnapshot { version }) = &e {
+                tracing::warn!(parent: &self.session.span, snapshot = %version, "login names an unknown snapshot; closing the connection");
+            } else {
+                tracing::error!(parent: &self.session.span, error = ?e, "fork creation failed; closing the connection");
+            }
+            // The client shows the reason of a disconnect on its stderr (OpenSSH:
+            // "Received disconnect from …: forkbox: no snapshot …").
+            ssh.disconnect(russh::Disconnect::ByApplication, &e.client_message(), "en")?;
+            return Ok(());
         }
         Ok(())
     }

@@ -327,8 +327,15 @@ impl Store {
             .await
         {
             Ok(buf) => Ok(buf.to_bytes()),
-            Err(e) if e.kind() == ErrorKind::RangeNotSatisfied => {
-                // The range runs past the end: read what is there, like read(2).
+            // The range runs past the end: read what is there, like read(2). S3 answers a
+            // range that starts past the end with 416, and one that ends past it with fewer
+            // bytes, which opendal reports as `Unexpected` ("reader got too little data").
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::RangeNotSatisfied | ErrorKind::Unexpected
+                ) =>
+            {
                 let size = self
                     .op
                     .stat(key)

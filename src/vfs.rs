@@ -341,6 +341,78 @@ impl Vfs {
         }
     }
 
+    /// A filesystem over `view` whose layer already holds objects (a fork started from a
+    /// snapshot): lists the upper layer and the whiteouts, level by level, and fills the
+    /// index from them, so lookups, listings and the quota count them exactly as if the
+    /// session had written them. A directory of the layer is indexed only where the base
+    /// shows no directory (one the session made); elsewhere it is just where files of the
+    /// layer sit. Fails with `NoSpace` when the layer holds more than `quota` allows and
+    /// `Io` when storage fails. An in-place view (the base is the fork, no whiteouts) has
+    /// no separate layer: it opens like [`Vfs::with_quota`].
+    pub async fn load(view: ForkView, quota: Quota) -> FsResult<Vfs> {
+        let in_place = view.whiteouts.is_none() && view.base.is_some();
+        let vfs = Vfs::with_quota(view, quota);
+        if in_place {
+            return Ok(vfs);
+        }
+        let limit = quota
+            .objects
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .unwrap_or(crate::fork::overlay::MAX_COPY_OBJECTS);
+        let walk = |layer: Layer| async move {
+            crate::fork::overlay::walk(&layer.store, &layer.root_key(), limit)
+                .await
+                .map_err(|e| match e {
+                    crate::fork::overlay::WalkError::Storage(e) => storage_failure("load", "", e),
+                    crate::fork::overlay::WalkError::TooMany(_) => FsError::NoSpace,
+                })
+        };
+        if let Some(wh) = vfs.inner.view.whiteouts.clone() {
+            let found = walk(wh).await?;
+            let mut st = vfs.state();
+            for e in found {
+                if e.meta.kind != ObjectKind::Dir {
+                    st.whiteouts.insert(e.rel);
+                }
+            }
+        }
+        let found = walk(vfs.upper().clone()).await?;
+        let nodes: Vec<FsResult<Option<(String, Node)>>> = futures::stream::iter(found)
+            .map(|e| {
+                let vfs = vfs.clone();
+                async move {
+                    let mut node = Node::from_base(e.meta);
+                    node.origin = Origin::Upper;
+                    if node.kind == FileKind::Dir
+                        && vfs.base_visible(&e.rel).await?
+                        && vfs
+                            .base_lookup(&e.rel)
+                            .await?
+                            .is_some_and(|n| n.kind == FileKind::Dir)
+                    {
+                        return Ok(None);
+                    }
+                    Ok::<_, FsError>(Some((e.rel, node)))
+                }
+            })
+            .buffered(LIST_STAT_CONCURRENCY)
+            .collect()
+            .await;
+        {
+            let mut st = vfs.state();
+            for found in nodes {
+                if let Some((rel, node)) = found? {
+                    st.put_upper(rel, node);
+                }
+            }
+            let over = |used: u64, limit: Option<u64>| limit.is_some_and(|l| used > l);
+            if over(st.upper_bytes, quota.bytes) || over(st.objects(), quota.objects) {
+                return Err(FsError::NoSpace);
+            }
+        }
+        Ok(vfs)
+    }
+
     /// Reserves room for an operation that will store `bytes` and `objects` more.
     fn hold(&self, bytes: u64, objects: u64) -> FsResult<Held> {
         let mut held = Held::none(self);
@@ -814,6 +886,28 @@ impl Vfs {
 
     /// Moves a non-directory entry.
     async fn move_entry(&self, from: &str, node: &Node, to: &str) -> FsResult<()> {
+        let in_place = self.inner.view.whiteouts.is_none() && self.inner.view.base.is_some();
+        if in_place && node.origin == Origin::Base && node.kind != FileKind::Symlink {
+            // The base is the fork itself: the store renames the object (one request on
+            // Tigris), and the base path is gone.
+            let held = self.hold_replacing(to, node.len)?;
+            self.upper()
+                .store
+                .rename(&self.upper().key(from), &self.upper().key(to))
+                .await
+                .map_err(|e| storage_failure("rename", from, e))?;
+            let mut moved = node.clone();
+            moved.origin = Origin::Upper;
+            held.land(|st| {
+                st.put_upper(to.to_string(), moved);
+                st.base_nodes.insert(from.to_string(), None);
+                if let Some(names) = st.base_lists.get_mut(parent_of(from)) {
+                    let name = &from[from.rfind('/').map(|i| i + 1).unwrap_or(0)..];
+                    names.retain(|n| n != name);
+                }
+            });
+            return Ok(());
+        }
         match (node.kind, node.origin) {
             (FileKind::Symlink, _) => {
                 let target = node.target.clone().unwrap_or_default();

@@ -8,17 +8,55 @@
 //!
 //! Creating a fork writes two small objects (the lease and the root marker), whatever
 //! the size of the base.
+//!
+//! Snapshots live beside the forks, never under `forks/` (so no janitor ever sweeps them):
+//! - `snapshots/<version>/root/<path>` and `snapshots/<version>/whiteouts/<path>`: a copy
+//!   of the session's layer when the snapshot was taken (its closed files only);
+//! - `snapshots/<version>/info`: name, creation time and source session, as `key value`
+//!   lines. It is written last, so a snapshot that is listed is complete.
+//!
+//! The version is a UUIDv7 in simple form (32 hex digits): it sorts by creation time. A
+//! snapshot costs a copy of the session's layer (not of the base); starting a fork from
+//! one copies it back into the new session's layer.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
 
-use super::{ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId};
-use crate::storage::{Attrs, Store};
+use super::{
+    ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId, Snapshot, valid_snapshot_name,
+    valid_snapshot_version,
+};
+use crate::storage::{Attrs, ObjectKind, ObjectMeta, StorageError, Store};
 
 /// Key prefix under which every session layer lives in the forks store.
 pub const FORKS_PREFIX: &str = "forks";
 
+/// Key prefix under which snapshots live in the forks store.
+pub const SNAPSHOTS_PREFIX: &str = "snapshots";
+
 /// Largest lease object read; a real one is under 100 bytes.
 const LEASE_MAX: usize = 4096;
+
+/// Largest snapshot `info` object read; a real one is under 200 bytes.
+const INFO_MAX: usize = 4096;
+
+/// Objects (files, directories, whiteouts) one snapshot copies at most. A session's layer
+/// is bounded by its object quota (100,000 by default), so this only bounds the memory and
+/// time of one copy should the store hold something no session made.
+pub const MAX_COPY_OBJECTS: usize = 1_000_000;
+
+/// Storage requests one tree copy or walk has in flight at once.
+const COPY_CONCURRENCY: usize = 16;
+
+/// Snapshots `snapshots` reads at most (the newest), so a listing stays bounded however
+/// many snapshots accumulate.
+pub const MAX_LISTED_SNAPSHOTS: usize = 10_000;
+
+/// Name prefix of the scratch objects a local store writes beside an object before it is
+/// renamed into place (a file being written). They are never part of a layer.
+const SCRATCH_PREFIX: &str = ".forkbox-partial-";
 
 #[derive(Clone, Debug)]
 pub struct Overlay {
@@ -46,6 +84,114 @@ impl Overlay {
             source,
         }
     }
+
+    fn snapshot_prefix(version: &str) -> String {
+        format!("{SNAPSHOTS_PREFIX}/{version}")
+    }
+
+    /// Copies a layer (`root` and `whiteouts`) from `from` to `to` in the forks store.
+    async fn copy_layer(&self, from: &str, to: &str) -> Result<(), CopyError> {
+        for part in ["root", "whiteouts"] {
+            copy_tree(
+                &self.forks,
+                &format!("{from}/{part}"),
+                &format!("{to}/{part}"),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn read_info(&self, version: &str) -> Result<Option<Snapshot>, ForkError> {
+        if !valid_snapshot_version(version) {
+            return Ok(None);
+        }
+        let key = format!("{}/info", Overlay::snapshot_prefix(version));
+        match self.forks.read(&key, 0, INFO_MAX).await {
+            Ok(data) => Ok(decode_info(version, &String::from_utf8_lossy(&data))),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(source) => Err(ForkError::SnapshotStorage {
+                version: version.to_string(),
+                source,
+            }),
+        }
+    }
+}
+
+/// Why a tree copy failed.
+#[derive(Debug, thiserror::Error)]
+enum CopyError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error("more than {0} objects")]
+    TooMany(usize),
+}
+
+impl From<WalkError> for CopyError {
+    fn from(e: WalkError) -> Self {
+        match e {
+            WalkError::Storage(s) => CopyError::Storage(s),
+            WalkError::TooMany(n) => CopyError::TooMany(n),
+        }
+    }
+}
+
+impl CopyError {
+    fn into_fork_error(self, version: &str, what: String) -> ForkError {
+        match self {
+            CopyError::Storage(source) => ForkError::SnapshotStorage {
+                version: version.to_string(),
+                source,
+            },
+            CopyError::TooMany(limit) => ForkError::TooManyObjects { what, limit },
+        }
+    }
+}
+
+/// A snapshot's `info` object: `key value` lines, readable with any S3 tool.
+fn encode_info(snap: &Snapshot) -> String {
+    let secs = snap
+        .created
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut out = String::new();
+    if let Some(name) = &snap.name {
+        out.push_str(&format!("name {name}\n"));
+    }
+    out.push_str(&format!("created {secs}\n"));
+    if let Some(id) = snap.session {
+        out.push_str(&format!("session {id}\n"));
+    }
+    out
+}
+
+/// Parses [`encode_info`]'s form; `None` without a creation time. A malformed name or
+/// session line is left out rather than failing the whole record.
+fn decode_info(version: &str, text: &str) -> Option<Snapshot> {
+    let mut name = None;
+    let mut created = None;
+    let mut session = None;
+    for line in text.lines() {
+        match line.split_once(' ') {
+            Some(("name", v)) if valid_snapshot_name(v.trim()) => name = Some(v.trim().to_string()),
+            Some(("created", v)) => {
+                created = v
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .map(|s| UNIX_EPOCH + Duration::from_secs(s))
+            }
+            Some(("session", v)) => session = v.trim().parse().ok(),
+            _ => {}
+        }
+    }
+    Some(Snapshot {
+        version: version.to_string(),
+        name,
+        created: created?,
+        session,
+    })
 }
 
 #[async_trait]
@@ -123,13 +269,280 @@ impl ForkStrategy for Overlay {
             .filter_map(|(name, _)| name.parse().ok())
             .collect())
     }
+
+    async fn snapshot(&self, id: SessionId, name: Option<&str>) -> Result<Snapshot, ForkError> {
+        if let Some(name) = name
+            && !valid_snapshot_name(name)
+        {
+            return Err(ForkError::BadSnapshotName(name.to_string()));
+        }
+        let snap = Snapshot {
+            version: uuid::Uuid::now_v7().simple().to_string(),
+            name: name.map(str::to_string),
+            created: SystemTime::now(),
+            session: Some(id),
+        };
+        let to = Overlay::snapshot_prefix(&snap.version);
+        let made = async {
+            self.copy_layer(&Overlay::fork_prefix(id), &to).await?;
+            // Last: from here on the snapshot is listed, and it is complete.
+            self.forks
+                .put(
+                    &format!("{to}/info"),
+                    bytes::Bytes::from(encode_info(&snap)),
+                    &Attrs::default(),
+                )
+                .await?;
+            Ok::<(), CopyError>(())
+        }
+        .await;
+        if let Err(e) = made {
+            // Nothing half-made stays behind (it would never be listed, but costs space).
+            if let Err(cleanup) = self.forks.delete_tree(&to).await {
+                tracing::warn!(version = %snap.version, error = ?cleanup, "partial snapshot not removed");
+            }
+            return Err(e.into_fork_error(&snap.version, format!("fork {id}")));
+        }
+        Ok(snap)
+    }
+
+    async fn snapshots(&self) -> Result<Vec<Snapshot>, ForkError> {
+        let entries = self.forks.list(SNAPSHOTS_PREFIX).await.map_err(|source| {
+            ForkError::SnapshotStorage {
+                version: "*".into(),
+                source,
+            }
+        })?;
+        let mut versions: Vec<String> = entries
+            .into_iter()
+            .filter(|(name, is_dir)| *is_dir && valid_snapshot_version(name))
+            .map(|(name, _)| name)
+            .collect();
+        versions.sort();
+        let skip = versions.len().saturating_sub(MAX_LISTED_SNAPSHOTS);
+        let found: Vec<Option<Snapshot>> = futures::stream::iter(versions.into_iter().skip(skip))
+            .map(|v| async move { self.read_info(&v).await })
+            .buffered(COPY_CONCURRENCY)
+            .try_collect()
+            .await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    async fn find_snapshot(&self, version: &str) -> Result<Option<Snapshot>, ForkError> {
+        self.read_info(version).await
+    }
+
+    async fn create_from(
+        &self,
+        id: SessionId,
+        lease: &Lease,
+        version: &str,
+    ) -> Result<ForkView, ForkError> {
+        if self.read_info(version).await?.is_none() {
+            return Err(ForkError::NoSnapshot {
+                version: version.to_string(),
+            });
+        }
+        let view = self.create(id, lease).await?;
+        if let Err(e) = self
+            .copy_layer(
+                &Overlay::snapshot_prefix(version),
+                &Overlay::fork_prefix(id),
+            )
+            .await
+        {
+            // The fork is unusable: remove it now rather than leave it to the janitor.
+            if let Err(cleanup) = self.delete(id).await {
+                tracing::warn!(session = %id, error = %cleanup, "fork not removed after a failed copy");
+            }
+            return Err(e.into_fork_error(version, format!("snapshot {version}")));
+        }
+        Ok(view)
+    }
+}
+
+/// One object found by [`walk`]: its path below the walked root and what it is.
+#[derive(Clone, Debug)]
+pub(crate) struct TreeEntry {
+    pub rel: String,
+    pub meta: ObjectMeta,
+}
+
+/// Why a [`walk`] failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WalkError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error("more than {0} objects")]
+    TooMany(usize),
+}
+
+fn join_key(root: &str, rel: &str) -> String {
+    match (root.is_empty(), rel.is_empty()) {
+        (_, true) => root.to_string(),
+        (true, false) => rel.to_string(),
+        (false, false) => format!("{root}/{rel}"),
+    }
+}
+
+/// Every object below `root` (no trailing slash), directories before what they hold, with
+/// its metadata; at most `limit` entries, else [`WalkError::TooMany`]. [`Store::list`] shows
+/// one level, so the walk goes level by level, listing and stat-ing concurrently. Where a
+/// file object and a directory share a name (possible on object stores: a whiteout `d`
+/// and whiteouts under `d/`), both are reported. Scratch objects of writes in progress on
+/// a local store are left out.
+pub(crate) async fn walk(
+    store: &Store,
+    root: &str,
+    limit: usize,
+) -> Result<Vec<TreeEntry>, WalkError> {
+    let mut out: Vec<TreeEntry> = Vec::new();
+    let mut level = vec![String::new()];
+    while !level.is_empty() {
+        let listed: Vec<(String, Vec<(String, bool)>)> = futures::stream::iter(level)
+            .map(|dir| async move {
+                let children = store.list(&join_key(root, &dir)).await?;
+                Ok::<_, StorageError>((dir, children))
+            })
+            .buffered(COPY_CONCURRENCY)
+            .try_collect()
+            .await?;
+        let mut found = Vec::new();
+        for (dir, children) in listed {
+            for (name, is_dir) in children {
+                if name.starts_with(SCRATCH_PREFIX) {
+                    continue;
+                }
+                if out.len() + found.len() >= limit {
+                    return Err(WalkError::TooMany(limit));
+                }
+                let rel = if dir.is_empty() {
+                    name
+                } else {
+                    format!("{dir}/{name}")
+                };
+                found.push((rel, is_dir));
+            }
+        }
+        let metas: Vec<(String, bool, Option<ObjectMeta>)> = futures::stream::iter(found)
+            .map(|(rel, is_dir)| async move {
+                let meta = store.stat(&join_key(root, &rel)).await?;
+                Ok::<_, StorageError>((rel, is_dir, meta))
+            })
+            .buffered(COPY_CONCURRENCY)
+            .try_collect()
+            .await?;
+        let mut next = Vec::new();
+        for (rel, is_dir, meta) in metas {
+            // Gone since it was listed: nothing to report.
+            let Some(meta) = meta else { continue };
+            let is_object = meta.kind != ObjectKind::Dir;
+            if is_dir || !is_object {
+                let dir_meta = if is_object {
+                    ObjectMeta {
+                        kind: ObjectKind::Dir,
+                        len: 0,
+                        mode: None,
+                        mtime: None,
+                        symlink: None,
+                    }
+                } else {
+                    meta.clone()
+                };
+                out.push(TreeEntry {
+                    rel: rel.clone(),
+                    meta: dir_meta,
+                });
+                next.push(rel.clone());
+            }
+            if is_object {
+                out.push(TreeEntry { rel, meta });
+            }
+        }
+        level = next;
+    }
+    Ok(out)
+}
+
+/// Copies every object below `from` to the same path below `to`, within `store`:
+/// directories first (a local store needs them before their files), then files and
+/// symlinks, [`COPY_CONCURRENCY`] at a time, each streamed chunk by chunk with its mode and
+/// mtime. A file copied by an object store's own copy would need a request the `Store`
+/// doesn't offer; streaming works on every backend with bounded memory.
+async fn copy_tree(store: &Store, from: &str, to: &str) -> Result<(), CopyError> {
+    let entries = walk(store, from, MAX_COPY_OBJECTS).await?;
+    store.create_dir(to).await?;
+    let (dirs, objects): (Vec<TreeEntry>, Vec<TreeEntry>) = entries
+        .into_iter()
+        .partition(|e| e.meta.kind == ObjectKind::Dir);
+    // Each level's parent came before it, and creating a directory creates its parents,
+    // so the order in which these land does not matter.
+    futures::stream::iter(dirs)
+        .map(|e| async move { store.create_dir(&join_key(to, &e.rel)).await })
+        .buffer_unordered(COPY_CONCURRENCY)
+        .try_collect::<Vec<()>>()
+        .await?;
+    futures::stream::iter(objects)
+        .map(|e| async move {
+            copy_object(
+                store,
+                &join_key(from, &e.rel),
+                &join_key(to, &e.rel),
+                &e.meta,
+            )
+            .await
+        })
+        .buffer_unordered(COPY_CONCURRENCY)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
+}
+
+/// Copies one file or symlink object, keeping its attributes.
+async fn copy_object(
+    store: &Store,
+    from: &str,
+    to: &str,
+    meta: &ObjectMeta,
+) -> Result<(), StorageError> {
+    let attrs = Attrs {
+        mode: meta.mode,
+        mtime: meta.mtime,
+        symlink: meta.symlink.clone(),
+    };
+    if let Some(target) = &meta.symlink {
+        return store
+            .put(to, bytes::Bytes::copy_from_slice(target.as_bytes()), &attrs)
+            .await;
+    }
+    let mut w = store.stage(to, &attrs).await?;
+    if let Err(e) = w.fill_from(store, from, meta.len).await {
+        w.abort().await;
+        return Err(e);
+    }
+    w.close().await
 }
 
 /// Writes an empty whiteout object.
+///
+/// A whiteout hides everything below its path, so whiteouts already recorded below it
+/// (`rm -r dir` whites out the entries, then the directory) are redundant. On an object
+/// store they sit beside it harmlessly; on a local store they make `<path>` a host
+/// directory, which no file can replace, so they are removed first.
 pub(crate) async fn put_marker(layer: &Layer, rel: &str) -> crate::storage::Result<()> {
+    let key = layer.key(rel);
+    if layer.store.local_root().is_some()
+        && layer
+            .store
+            .stat(&key)
+            .await?
+            .is_some_and(|m| m.kind == ObjectKind::Dir)
+    {
+        layer.store.delete_tree(&key).await?;
+    }
     layer
         .store
-        .put(&layer.key(rel), bytes::Bytes::new(), &Attrs::default())
+        .put(&key, bytes::Bytes::new(), &Attrs::default())
         .await
 }
 
@@ -165,5 +578,323 @@ mod tests {
         overlay.delete(id).await.unwrap();
         assert!(!overlay.exists(id).await.unwrap());
         assert!(overlay.list().await.unwrap().is_empty());
+    }
+
+    fn lease() -> Lease {
+        Lease::new(
+            crate::fork::ServerId::new(),
+            std::time::Duration::from_secs(60),
+        )
+    }
+
+    async fn put(layer: &Layer, rel: &str, data: &'static [u8], mode: u32) {
+        let attrs = Attrs {
+            mode: Some(mode),
+            mtime: Some(UNIX_EPOCH + Duration::from_secs(1_000_000)),
+            symlink: None,
+        };
+        layer
+            .store
+            .put(&layer.key(rel), bytes::Bytes::from_static(data), &attrs)
+            .await
+            .unwrap();
+    }
+
+    async fn get(layer: &Layer, rel: &str) -> Option<Vec<u8>> {
+        let m = layer.store.stat(&layer.key(rel)).await.unwrap()?;
+        let data = layer
+            .store
+            .read(&layer.key(rel), 0, m.len as usize)
+            .await
+            .unwrap();
+        Some(data.to_vec())
+    }
+
+    /// Every object key in `store` below `prefix`, with its content.
+    async fn objects(store: &Store, prefix: &str) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        for e in walk(store, prefix, 1000).await.unwrap() {
+            if e.meta.kind != ObjectKind::Dir {
+                let key = join_key(prefix, &e.rel);
+                let data = store.read(&key, 0, e.meta.len as usize).await.unwrap();
+                out.push((e.rel, data.to_vec()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    async fn snapshot_roundtrip(forks: Store) {
+        let overlay = Overlay::new(Store::memory(), forks.clone());
+        let id = SessionId::new();
+        let view = overlay.create(id, &lease()).await.unwrap();
+        put(&view.upper, "a.txt", b"alpha", 0o600).await;
+        forks.create_dir(&view.upper.key("dir/sub")).await.unwrap();
+        put(&view.upper, "dir/b.txt", b"beta", 0o644).await;
+        put_marker(view.whiteouts.as_ref().unwrap(), "gone.txt")
+            .await
+            .unwrap();
+        let big = vec![7u8; 3 * 1024 * 1024 + 5];
+        forks
+            .put(
+                &view.upper.key("big.bin"),
+                bytes::Bytes::from(big.clone()),
+                &Attrs::default(),
+            )
+            .await
+            .unwrap();
+
+        let source_meta = forks.stat(&view.upper.key("a.txt")).await.unwrap();
+        let snap = overlay.snapshot(id, Some("first")).await.unwrap();
+        assert!(valid_snapshot_version(&snap.version), "{}", snap.version);
+        assert_eq!(snap.name.as_deref(), Some("first"));
+        assert_eq!(snap.session, Some(id));
+        let listed = overlay.snapshots().await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].version, snap.version);
+        assert_eq!(listed[0].name.as_deref(), Some("first"));
+        assert_eq!(listed[0].session, Some(id));
+        assert_eq!(
+            overlay.find_snapshot(&snap.version).await.unwrap(),
+            Some(listed[0].clone())
+        );
+
+        // The snapshot outlives its session, and the janitor's list never shows it.
+        overlay.delete(id).await.unwrap();
+        assert!(overlay.list().await.unwrap().is_empty());
+
+        let id2 = SessionId::new();
+        let view2 = overlay
+            .create_from(id2, &lease(), &snap.version)
+            .await
+            .unwrap();
+        assert_eq!(get(&view2.upper, "a.txt").await.unwrap(), b"alpha");
+        assert_eq!(get(&view2.upper, "dir/b.txt").await.unwrap(), b"beta");
+        assert_eq!(get(&view2.upper, "big.bin").await.unwrap(), big);
+        // Attributes travel with the copy (where the store keeps them at all).
+        assert_eq!(
+            forks.stat(&view2.upper.key("a.txt")).await.unwrap(),
+            source_meta
+        );
+        assert_eq!(
+            forks
+                .stat(&view2.upper.key("dir/sub"))
+                .await
+                .unwrap()
+                .map(|m| m.kind),
+            Some(ObjectKind::Dir)
+        );
+        let wh = view2.whiteouts.as_ref().unwrap();
+        assert!(get(wh, "gone.txt").await.is_some());
+
+        // Changing the new fork leaves the snapshot as it was.
+        put(&view2.upper, "a.txt", b"changed", 0o644).await;
+        put(&view2.upper, "new.txt", b"new", 0o644).await;
+        let held = objects(&forks, &format!("snapshots/{}/root", snap.version)).await;
+        assert_eq!(
+            held.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            vec!["a.txt", "big.bin", "dir/b.txt"]
+        );
+        assert_eq!(held[0].1, b"alpha");
+        overlay.delete(id2).await.unwrap();
+        assert!(!overlay.exists(id2).await.unwrap());
+        assert_eq!(overlay.snapshots().await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn snapshots_copy_the_layer_on_the_memory_store() {
+        snapshot_roundtrip(Store::memory()).await;
+    }
+
+    #[tokio::test]
+    async fn snapshots_copy_the_layer_on_the_local_store() {
+        let dir = tempfile::tempdir().unwrap();
+        snapshot_roundtrip(Store::local(dir.path()).unwrap()).await;
+    }
+
+    #[tokio::test]
+    async fn a_fork_from_a_snapshot_opens_with_its_layer_indexed() {
+        use crate::vfs::{Quota, Vfs};
+        use forkbox_commands::{FileSystem, FsError, WriteMode};
+        let base = Store::memory();
+        for (k, v) in [
+            ("keep.txt", "k"),
+            ("docs/a.txt", "a"),
+            ("docs/b.txt", "b"),
+            ("gone.txt", "g"),
+        ] {
+            base.put(k, bytes::Bytes::from(v), &Attrs::default())
+                .await
+                .unwrap();
+        }
+        let overlay = Overlay::new(base, Store::memory());
+        let id = SessionId::new();
+        let fs = Vfs::with_quota(
+            overlay.create(id, &lease()).await.unwrap(),
+            Quota::UNLIMITED,
+        );
+        for (path, text) in [("/new.txt", "new"), ("/docs/c.txt", "c")] {
+            let mut w = fs.open_write(path, WriteMode::Truncate).await.unwrap();
+            w.write(text.as_bytes()).await.unwrap();
+            w.close().await.unwrap();
+        }
+        fs.mkdir("/made").await.unwrap();
+        fs.unlink("/gone.txt").await.unwrap();
+        fs.unlink("/docs/a.txt").await.unwrap();
+        let used = fs.usage().await.unwrap();
+        let snap = overlay.snapshot(id, None).await.unwrap();
+
+        let view = overlay
+            .create_from(SessionId::new(), &lease(), &snap.version)
+            .await
+            .unwrap();
+        let fs2 = Vfs::load(view, Quota::UNLIMITED).await.unwrap();
+        let names =
+            |v: Vec<forkbox_commands::DirEntry>| v.into_iter().map(|e| e.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(fs2.read_dir("/").await.unwrap()),
+            vec!["docs", "keep.txt", "made", "new.txt"]
+        );
+        assert_eq!(
+            names(fs2.read_dir("/docs").await.unwrap()),
+            vec!["b.txt", "c.txt"]
+        );
+        assert_eq!(fs2.read_at("/new.txt", 0, 100).await.unwrap(), "new");
+        assert_eq!(fs2.stat("/gone.txt").await, Err(FsError::NotFound));
+        // The quota sees the layer exactly as the session that made it did.
+        let loaded = fs2.usage().await.unwrap();
+        assert_eq!(
+            (loaded.bytes_used, loaded.objects_used),
+            (used.bytes_used, used.objects_used)
+        );
+
+        // A layer larger than the quota does not open.
+        let view = overlay
+            .create_from(SessionId::new(), &lease(), &snap.version)
+            .await
+            .unwrap();
+        let small = Quota {
+            bytes: None,
+            objects: Some(2),
+        };
+        assert!(matches!(
+            Vfs::load(view, small).await,
+            Err(FsError::NoSpace)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_whiteout_replaces_whiteouts_below_it_on_a_local_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let layer = Layer {
+            store: Store::local(dir.path()).unwrap(),
+            prefix: "wh/".into(),
+        };
+        put_marker(&layer, "d/x").await.unwrap();
+        put_marker(&layer, "d").await.unwrap();
+        let m = layer.store.stat("wh/d").await.unwrap().unwrap();
+        assert_eq!((m.kind, m.len), (ObjectKind::File, 0));
+    }
+
+    #[tokio::test]
+    async fn snapshot_errors_are_typed() {
+        let overlay = Overlay::new(Store::memory(), Store::memory());
+        let id = SessionId::new();
+        overlay.create(id, &lease()).await.unwrap();
+        assert!(matches!(
+            overlay.snapshot(id, Some("no spaces")).await,
+            Err(ForkError::BadSnapshotName(_))
+        ));
+        let other = SessionId::new();
+        for version in ["0196f3c2a1b27c4e8f0123456789abcd", "../forks", ""] {
+            assert!(matches!(
+                overlay.create_from(other, &lease(), version).await,
+                Err(ForkError::NoSnapshot { .. })
+            ));
+            assert_eq!(overlay.find_snapshot(version).await.unwrap(), None);
+        }
+        // Nothing was created for the refused fork.
+        assert!(!overlay.exists(other).await.unwrap());
+        assert!(overlay.snapshots().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_without_its_info_is_not_listed() {
+        let forks = Store::memory();
+        let overlay = Overlay::new(Store::memory(), forks.clone());
+        let version = uuid::Uuid::now_v7().simple().to_string();
+        forks
+            .put(
+                &format!("snapshots/{version}/root/half.txt"),
+                bytes::Bytes::from_static(b"x"),
+                &Attrs::default(),
+            )
+            .await
+            .unwrap();
+        assert!(overlay.snapshots().await.unwrap().is_empty());
+        assert!(matches!(
+            overlay
+                .create_from(SessionId::new(), &lease(), &version)
+                .await,
+            Err(ForkError::NoSnapshot { .. })
+        ));
+    }
+
+    #[test]
+    fn info_records_roundtrip() {
+        let snap = Snapshot {
+            version: "v1".into(),
+            name: Some("first".into()),
+            created: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            session: Some(SessionId::new()),
+        };
+        assert_eq!(decode_info("v1", &encode_info(&snap)), Some(snap.clone()));
+        let unnamed = Snapshot {
+            name: None,
+            session: None,
+            ..snap
+        };
+        assert_eq!(
+            decode_info("v1", &encode_info(&unnamed)),
+            Some(unnamed.clone())
+        );
+        assert_eq!(decode_info("v1", "name x\n"), None);
+        assert_eq!(
+            decode_info("v1", "name bad name\ncreated 1700000000\n"),
+            Some(Snapshot {
+                version: "v1".into(),
+                ..unnamed
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn walk_is_bounded_and_skips_scratch_objects() {
+        let store = Store::memory();
+        for k in ["t/a", "t/b", "t/d/c", "t/.forkbox-partial-0123"] {
+            store
+                .put(k, bytes::Bytes::from_static(b"x"), &Attrs::default())
+                .await
+                .unwrap();
+        }
+        let all = walk(&store, "t", 10).await.unwrap();
+        let rels: Vec<&str> = all.iter().map(|e| e.rel.as_str()).collect();
+        assert_eq!(rels, vec!["a", "b", "d", "d/c"]);
+        assert!(matches!(
+            walk(&store, "t", 3).await,
+            Err(WalkError::TooMany(3))
+        ));
+        // A file and a directory of the same name are both reported.
+        store
+            .put("t/d", bytes::Bytes::from_static(b"w"), &Attrs::default())
+            .await
+            .unwrap();
+        let all = walk(&store, "t", 10).await.unwrap();
+        let d: Vec<ObjectKind> = all
+            .iter()
+            .filter(|e| e.rel == "d")
+            .map(|e| e.meta.kind)
+            .collect();
+        assert_eq!(d, vec![ObjectKind::Dir, ObjectKind::File]);
     }
 }

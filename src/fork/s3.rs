@@ -117,3 +117,90 @@ impl ServerSide for S3ServerSide {
         Ok(false)
     }
 }
+
+/// Longest bucket name S3 (and Tigris) accept.
+pub const BUCKET_NAME_MAX: usize = 63;
+
+/// A valid S3 bucket name: 3 to [`BUCKET_NAME_MAX`] lowercase letters, digits, `-` and `.`,
+/// beginning and ending with a letter or digit, without `..`, `.-` or `-.`, and not shaped
+/// like an IPv4 address. Checked once, where a name enters forkbox (the configuration), so
+/// requests never carry a name the service would refuse.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BucketName(String);
+
+/// Why a string is not a [`BucketName`].
+#[derive(Debug, thiserror::Error)]
+#[error("{name:?} is not a valid bucket name: {reason}")]
+pub struct BadBucketName {
+    pub name: String,
+    pub reason: &'static str,
+}
+
+impl BucketName {
+    pub fn parse(name: &str) -> Result<BucketName, BadBucketName> {
+        let bad = |reason| BadBucketName {
+            name: name.to_string(),
+            reason,
+        };
+        if name.len() < 3 || name.len() > BUCKET_NAME_MAX {
+            return Err(bad("it must be 3 to 63 characters long"));
+        }
+        if !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        {
+            return Err(bad(
+                "it may hold only lowercase letters, digits, '-' and '.'",
+            ));
+        }
+        let edge = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        if !edge(name.as_bytes()[0]) || !edge(name.as_bytes()[name.len() - 1]) {
+            return Err(bad("it must begin and end with a letter or a digit"));
+        }
+        if name.contains("..") || name.contains(".-") || name.contains("-.") {
+            return Err(bad("'.' may not be next to another '.' or a '-'"));
+        }
+        if name.parse::<std::net::Ipv4Addr>().is_ok() {
+            return Err(bad("it may not be an IP address"));
+        }
+        Ok(BucketName(name.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for BucketName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The names of the buckets whose name starts with `prefix` (ListBuckets, every page). The
+/// prefix is also sent to the service, which may ignore it: the names are filtered here.
+pub async fn list_buckets(client: &Client, prefix: &str) -> Result<Vec<String>, StorageError> {
+    let mut names = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut req = client.list_buckets().set_continuation_token(token.clone());
+        if !prefix.is_empty() {
+            req = req.prefix(prefix);
+        }
+        let out = req.send().await.map_err(|e| remote_err(prefix, e))?;
+        names.extend(
+            out.buckets()
+                .iter()
+                .filter_map(|b| b.name())
+                .filter(|n| n.starts_with(prefix))
+                .map(str::to_string),
+        );
+        match out.continuation_token() {
+            // A service repeating its token would page forever; the token must move on.
+            Some(next) if !next.is_empty() && token.as_deref() != Some(next) => {
+                token = Some(next.to_string());
+            }
+            _ => return Ok(names),
+        }
+    }
+}

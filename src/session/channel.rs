@@ -88,6 +88,7 @@ pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
         cwd: "/".into(),
         interactive,
     });
+    shell.set_snapshots(session.snapshot_control());
 
     // stdout (and stderr on a terminal, which merges them) go through a pump that
     // respects the channel's flow control; stderr goes out as extended data otherwise.

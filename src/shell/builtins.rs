@@ -30,6 +30,7 @@ mod readonly;
 mod return_;
 mod set;
 mod shift;
+pub(crate) mod snapshot;
 mod source;
 mod trap;
 mod type_;
@@ -82,6 +83,10 @@ pub(crate) const SUMMARIES: &[(&str, &str)] = &[
     ),
     ("shift", "shift positional parameters"),
     ("shopt", "not supported"),
+    (
+        "snapshot",
+        "take a snapshot of this session's files, or list snapshots",
+    ),
     (
         "source",
         "execute commands from a file in the current shell",
@@ -137,6 +142,7 @@ pub(crate) fn run<'a>(
         "return" => Box::pin(return_::run(sh, args, io)),
         "set" => Box::pin(set::run(sh, args, io)),
         "shift" => Box::pin(shift::run(sh, args, io)),
+        "snapshot" => Box::pin(snapshot::run(sh, args, io)),
         "trap" => Box::pin(trap::run(sh, args, io)),
         "type" => Box::pin(type_::run(sh, args, io)),
         "umask" => Box::pin(unsupported::umask(sh, args, io)),

@@ -72,6 +72,33 @@ impl Server {
     }
 
     fn spawn(tmp: tempfile::TempDir, base: PathBuf, data_dir: PathBuf, extra: &[&str]) -> Server {
+        let base_arg = base.clone();
+        Server::spawn_configured(tmp, base, data_dir, extra, |cmd| {
+            cmd.arg("--base").arg(&base_arg);
+        })
+    }
+
+    /// Starts a server whose storage is set by `extra` alone (`--backend s3 ...`) rather
+    /// than a local base directory; `configure` adjusts its command (environment: storage
+    /// credentials). `--log-to-test-file F` works as with [`Server::start_with`]. The
+    /// returned server's `base` is an empty directory that nothing uses.
+    pub fn start_configured(extra: &[&str], configure: impl FnOnce(&mut Command)) -> Server {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().join("base");
+        std::fs::create_dir_all(&base).unwrap();
+        let data_dir = tmp.path().join("data");
+        Server::spawn_configured(tmp, base, data_dir, extra, configure)
+    }
+
+    /// `forkbox serve` on an ephemeral port with `data_dir`; `configure` adds its own
+    /// arguments before `extra` and may change the environment.
+    fn spawn_configured(
+        tmp: tempfile::TempDir,
+        base: PathBuf,
+        data_dir: PathBuf,
+        extra: &[&str],
+        configure: impl FnOnce(&mut Command),
+    ) -> Server {
         // `--log-to-test-file F` is the harness's own option: the server's stderr goes to F.
         let mut extra: Vec<&str> = extra.to_vec();
         let mut stderr = Stdio::inherit();
@@ -80,13 +107,13 @@ impl Server {
             stderr = Stdio::from(file);
             extra.drain(i..i + 2);
         }
-        let mut child = Command::new(env!("CARGO_BIN_EXE_forkbox"))
-            .arg("serve")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forkbox"));
+        cmd.arg("serve")
             .args(["--listen", "127.0.0.1:0", "--delete-deadline", "20"])
             .arg("--data-dir")
-            .arg(&data_dir)
-            .arg("--base")
-            .arg(&base)
+            .arg(&data_dir);
+        configure(&mut cmd);
+        let mut child = cmd
             .args(&extra)
             .env("RUST_LOG", "forkbox=debug,info")
             .stdout(Stdio::piped())
@@ -122,6 +149,29 @@ impl Server {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// A `kB` field of the server process's `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in
+    /// bytes.
+    pub fn proc_status_bytes(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .unwrap_or_else(|| panic!("no {field} in /proc/<pid>/status:\n{status}"));
+        let kib: u64 = line
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("unexpected {field} line: {line:?}"));
+        kib * 1024
+    }
+
+    /// Resets the process's peak resident size (`VmHWM`) to its current one, so a later
+    /// reading shows the peak of what happened since; false when the kernel refuses.
+    pub fn reset_peak_rss(&self) -> bool {
+        std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5").is_ok()
     }
 
     /// Sends a signal to the server process.

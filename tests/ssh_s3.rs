@@ -1,0 +1,410 @@
+//! forkbox on S3 through the real protocols: `forkbox serve --backend s3` in front of a real
+//! S3-compatible server (moto), driven by the real OpenSSH client, with the buckets inspected
+//! by a plain S3 client. Every test has buckets of its own on one shared moto.
+
+#[path = "support/faulty.rs"]
+mod faulty;
+#[path = "support/s3.rs"]
+mod s3;
+#[path = "support/server.rs"]
+mod support;
+
+use std::collections::HashMap;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_s3::Client;
+use aws_sdk_s3::primitives::ByteStream;
+use faulty::{FaultyProxy, Rule};
+use support::{CLEANUP_WAIT, Server, stderr, stdout};
+
+/// What the base bucket holds: plain objects, as any S3 tool would have put them (no
+/// forkbox metadata).
+const BASE: [(&str, &str); 4] = [
+    ("README.md", "welcome\n"),
+    ("docs/guide.txt", "line one\nline two\nline three\n"),
+    ("docs/deep/note.txt", "deep\n"),
+    ("shared.txt", "base version\n"),
+];
+
+/// Short leases and janitor passes, so crash recovery happens within a test's patience
+/// (as in tests/ssh.rs).
+const FAST_JANITOR: [&str; 4] = ["--lease-ttl", "3", "--janitor-interval", "1"];
+
+/// A base bucket and its forks bucket on the shared moto, and a client to look at them.
+struct World {
+    rt: tokio::runtime::Runtime,
+    client: Client,
+    base_bucket: String,
+    forks_bucket: String,
+}
+
+impl World {
+    fn new() -> World {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = s3::client(&s3::shared().endpoint());
+        let base_bucket = s3::unique_bucket("ssh");
+        let forks_bucket = format!("{base_bucket}-forks");
+        rt.block_on(async {
+            s3::create_bucket(&client, &base_bucket).await;
+            s3::create_bucket(&client, &forks_bucket).await;
+            for (key, body) in BASE {
+                client
+                    .put_object()
+                    .bucket(&base_bucket)
+                    .key(key)
+                    .body(ByteStream::from_static(body.as_bytes()))
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        });
+        World {
+            rt,
+            client,
+            base_bucket,
+            forks_bucket,
+        }
+    }
+
+    /// A server on these buckets, reaching S3 at `endpoint` (moto, or a proxy before it).
+    fn server_at(&self, endpoint: &str, extra: &[&str]) -> Server {
+        let mut args = vec![
+            "--backend",
+            "s3",
+            "--s3-endpoint",
+            endpoint,
+            "--s3-path-style",
+            "--s3-region",
+            s3::REGION,
+            "--base-bucket",
+            &self.base_bucket,
+        ];
+        args.extend_from_slice(extra);
+        Server::start_configured(&args, s3::apply_env)
+    }
+
+    fn server(&self, extra: &[&str]) -> Server {
+        self.server_at(&s3::shared().endpoint(), extra)
+    }
+
+    /// Session ids with a fork in the forks bucket.
+    fn forks(&self) -> Vec<String> {
+        self.rt
+            .block_on(s3::forks_in(&self.client, &self.forks_bucket))
+    }
+
+    /// Waits until the forks bucket holds forks that `done` accepts; fails the test if it
+    /// never does.
+    fn wait_forks(&self, what: &str, done: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let start = Instant::now();
+        loop {
+            let forks = self.forks();
+            if done(&forks) {
+                return forks;
+            }
+            assert!(start.elapsed() < CLEANUP_WAIT, "{what}: forks {forks:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_no_forks(&self) {
+        self.wait_forks("forks left in the bucket", |f| f.is_empty());
+    }
+
+    /// Every key and body in a bucket.
+    fn objects(&self, bucket: &str) -> Vec<(String, Vec<u8>)> {
+        self.rt.block_on(async {
+            let mut out = Vec::new();
+            for key in s3::keys_in(&self.client, bucket, "").await {
+                let obj = self
+                    .client
+                    .get_object()
+                    .bucket(bucket)
+                    .key(&key)
+                    .send()
+                    .await
+                    .unwrap();
+                let body = obj.body.collect().await.unwrap().into_bytes().to_vec();
+                out.push((key, body));
+            }
+            out
+        })
+    }
+
+    /// The user metadata of an object, `None` when it does not exist.
+    fn metadata(&self, bucket: &str, key: &str) -> Option<HashMap<String, String>> {
+        self.rt.block_on(async {
+            match self.client.head_object().bucket(bucket).key(key).send().await {
+                Ok(h) => Some(h.metadata().cloned().unwrap_or_default()),
+                Err(_) => None,
+            }
+        })
+    }
+
+    fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        self.rt
+            .block_on(s3::keys_in(&self.client, bucket, prefix))
+    }
+}
+
+/// Starts a session running `script` (which should end in a long sleep); the caller kills
+/// the returned `ssh` client.
+fn long_session(server: &Server, script: &str) -> Child {
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg(script)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn kill(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn sessions_read_the_base_bucket_and_write_their_fork() {
+    let world = World::new();
+    let base_before = world.objects(&world.base_bucket);
+    let server = world.server(&[]);
+    let out = server.ssh(
+        "cat README.md; echo new > n.txt; chmod 751 n.txt; cat n.txt; ls -l n.txt; \
+         rm shared.txt; mv docs/guide.txt g.txt; wc -l < g.txt; ls",
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    assert_eq!(lines[..2], ["welcome", "new"], "{text}");
+    assert!(
+        lines[2].starts_with("-rwxr-x--x ") && lines[2].ends_with(" n.txt"),
+        "{text}"
+    );
+    assert_eq!(lines[3..], ["3", "README.md", "docs", "g.txt", "n.txt"]);
+    // The fork goes with the session; the base bucket never changed.
+    world.wait_no_forks();
+    assert_eq!(world.objects(&world.base_bucket), base_before);
+    let out = server.ssh("cat shared.txt; ls docs");
+    assert_eq!(stdout(&out), "base version\ndeep\nguide.txt\n");
+}
+
+#[test]
+fn chmod_and_touch_reach_the_object_metadata() {
+    let world = World::new();
+    let server = world.server(&[]);
+    let child = long_session(
+        &server,
+        "echo new > n.txt && chmod 751 n.txt && touch -d @1500000000 n.txt && \
+         ln -s n.txt l && mkdir d && sleep 600",
+    );
+    let forks = world.wait_forks("a session's fork never appeared", |f| f.len() == 1);
+    let root = format!("forks/{}/root/", forks[0]);
+    let key = format!("{root}n.txt");
+    let start = Instant::now();
+    let meta = loop {
+        let meta = world.metadata(&world.forks_bucket, &key);
+        if meta
+            .as_ref()
+            .is_some_and(|m| m.get("mtime").map(String::as_str) == Some("1500000000"))
+        {
+            break meta.unwrap();
+        }
+        assert!(start.elapsed() < CLEANUP_WAIT, "n.txt never stored: {meta:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(meta["mode"], (0o100000 | 0o751).to_string());
+    let start = Instant::now();
+    while world.metadata(&world.forks_bucket, &format!("{root}d/")).is_none() {
+        assert!(start.elapsed() < CLEANUP_WAIT, "d/ never stored");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let link = world.metadata(&world.forks_bucket, &format!("{root}l")).unwrap();
+    assert_eq!(link["--symlink-target"], "n.txt");
+    kill(child);
+    world.wait_no_forks();
+}
+
+#[test]
+fn forks_left_by_a_crash_are_swept_after_restart() {
+    let world = World::new();
+    let server = world.server(&FAST_JANITOR);
+    let child = long_session(&server, "echo x > f; sleep 600");
+    let forks = world.wait_forks("a session's fork never appeared", |f| f.len() == 1);
+    let _dirs = server.stop(); // SIGKILL: no cleanup ran
+    kill(child);
+    // The fork outlives its server, with the session's file in it.
+    assert_eq!(world.forks(), forks);
+    assert!(
+        world
+            .keys(&world.forks_bucket, &format!("forks/{}/", forks[0]))
+            .contains(&format!("forks/{}/lease", forks[0]))
+    );
+    let _server = world.server(&FAST_JANITOR);
+    world.wait_no_forks();
+}
+
+#[test]
+fn servers_sharing_a_bucket_never_sweep_live_forks() {
+    let world = World::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let (log_a, log_b) = (tmp.path().join("a.log"), tmp.path().join("b.log"));
+    let with_log = |log: &std::path::Path| {
+        let mut args = FAST_JANITOR.to_vec();
+        args.extend(["--log-to-test-file", log.to_str().unwrap()]);
+        world.server(&args)
+    };
+    let a = with_log(&log_a);
+    let session_a = long_session(&a, "echo a > f; sleep 600");
+    let forks_a = world.wait_forks("a's fork never appeared", |f| f.len() == 1);
+    let b = with_log(&log_b);
+    let session_b = long_session(&b, "echo b > f; sleep 600");
+    let both = world.wait_forks("b's fork never appeared", |f| f.len() == 2);
+    // Several passes of each janitor see both forks; both leases are kept fresh.
+    Server::wait_log(&log_a, "examined=2 deleted=0", 3);
+    Server::wait_log(&log_b, "examined=2 deleted=0", 3);
+    assert_eq!(world.forks(), both);
+    let mut session_a = session_a;
+    let mut session_b = session_b;
+    assert!(session_a.try_wait().unwrap().is_none(), "a's session was cut");
+    assert!(session_b.try_wait().unwrap().is_none(), "b's session was cut");
+    // Once a is gone for good, b's janitor takes a's fork away and keeps its own.
+    let _dirs = a.stop();
+    kill(session_a);
+    let fork_b: Vec<String> = both.into_iter().filter(|f| *f != forks_a[0]).collect();
+    world.wait_forks("a's fork was not swept", |f| f == fork_b.as_slice());
+    assert!(session_b.try_wait().unwrap().is_none(), "b's session was cut");
+    kill(session_b);
+    world.wait_no_forks();
+    drop(b);
+}
+
+/// 200 MiB written through the shell and read back, while the server's memory stays
+/// bounded: staging spills to disk and the upload goes in parts, so the peak resident size
+/// grows by far less than the file.
+#[test]
+fn a_200_mib_file_round_trips_in_bounded_memory() {
+    const SIZE: u64 = 200 * 1024 * 1024;
+    const HEADROOM: u64 = 64 * 1024 * 1024;
+    let world = World::new();
+    let server = world.server(&[]);
+    // One session first, so what every session needs is loaded before the baseline.
+    let out = server.ssh("echo warm > w; cat w");
+    assert_eq!(stdout(&out), "warm\n", "stderr: {}", stderr(&out));
+    let idle = server.proc_status_bytes("VmRSS");
+    let reset = server.reset_peak_rss();
+    let out = server.ssh(&format!(
+        "head -c {SIZE} < /dev/zero > big && wc -c < big && tr -d '\\0' < big | wc -c && \
+         echo tail >> big && tail -c 5 big && sha256sum big"
+    ));
+    let peak = server.proc_status_bytes("VmHWM");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let lines: Vec<&str> = text.lines().collect();
+    // Size, no byte other than zero, the appended tail, and the whole file's digest.
+    assert_eq!(lines[..3], [SIZE.to_string().as_str(), "0", "tail"], "{text}");
+    assert_eq!(lines[3], format!("{}  big", zeros_then_tail_sha256(SIZE)));
+    println!(
+        "idle RSS {} MiB, peak {} MiB (peak reset: {reset})",
+        idle >> 20,
+        peak >> 20
+    );
+    assert!(
+        peak.saturating_sub(idle) < HEADROOM,
+        "the server's resident size grew from {idle} to {peak} bytes for a {SIZE}-byte file"
+    );
+    world.wait_no_forks();
+}
+
+/// SHA-256 of `size` zero bytes followed by `tail\n`, by the host's coreutils.
+fn zeros_then_tail_sha256(size: u64) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{{ head -c {size} /dev/zero; echo tail; }} | sha256sum"
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn failed_uploads_are_errors_and_the_session_goes_on() {
+    let world = World::new();
+    // Uploads of keys containing FAILME fail with 500 every time (the store's retries
+    // give up); DENYME ones with 403 (not retried). Everything else goes through.
+    let proxy = FaultyProxy::start(
+        s3::shared().port,
+        &[
+            Rule {
+                marker: "FAILME",
+                status: 500,
+            },
+            Rule {
+                marker: "DENYME",
+                status: 403,
+            },
+        ],
+    );
+    let server = world.server_at(&proxy.endpoint(), &[]);
+    let script = "echo data > FAILME.txt; echo \"status $?\"; \
+                  cp README.md FAILME2; echo \"status $?\"; \
+                  head -c 20000000 < /dev/zero > DENYME.big; echo \"status $?\"; \
+                  echo fine > ok.txt; cat ok.txt; ls; wc -c < FAILME.txt";
+    let out = server.ssh(script);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(
+        text,
+        "status 1\nstatus 1\nstatus 1\nfine\nFAILME.txt\nREADME.md\nDENYME.big\ndocs\n\
+         ok.txt\nshared.txt\n0\n",
+        "stderr: {err}"
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    for (line, name) in lines.iter().zip(["FAILME.txt", "FAILME2", "DENYME.big"]) {
+        assert!(
+            line.contains(name) && line.ends_with("Input/output error"),
+            "{err}"
+        );
+    }
+    // Nothing about the store reaches the session.
+    for secret in [
+        world.forks_bucket.as_str(),
+        "forks/",
+        "InternalError",
+        "AccessDenied",
+        "500",
+        "403",
+    ] {
+        assert!(!err.contains(secret), "{secret:?} in {err}");
+    }
+    // The faults were real: every upload of those keys was refused, the 500s retried.
+    let refused = proxy.refused();
+    let count = |marker: &str| refused.iter().filter(|r| r.target.contains(marker)).count();
+    assert!(count("FAILME.txt") >= 2, "{refused:?}");
+    assert!(count("FAILME2") >= 2, "{refused:?}");
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.target.contains("DENYME.big") && r.target.contains("partNumber=")),
+        "{refused:?}"
+    );
+    // No object of the failed files holds data, and no multipart upload is left open.
+    world.wait_no_forks();
+    let leftovers: Vec<String> = world
+        .keys(&world.forks_bucket, "")
+        .into_iter()
+        .filter(|k| k.contains("FAILME") || k.contains("DENYME"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
