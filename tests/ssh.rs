@@ -505,3 +505,21 @@ fn quotas_stop_runaway_writes_and_df_shows_them() {
     );
     assert_eq!(status.code(), Some(0));
 }
+
+/// A new file in a directory that only the base has so far (the session layer has no
+/// such directory on disk yet), and a base file deleted then written again.
+#[test]
+fn new_files_in_base_directories() {
+    let server = Server::start();
+    let out = server.ssh(
+        "echo new > docs/new.txt && cat docs/new.txt && rm docs/deep/note.txt && \
+         echo again > docs/deep/note.txt && cat docs/deep/note.txt",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "new\nagain\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success());
+}

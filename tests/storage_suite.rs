@@ -355,10 +355,7 @@ async fn reads_see_writes_and_the_base_stays(b: &Backend) {
     assert!(b.base.stat("new").await.unwrap().is_none());
     let other = b.fork().await;
     assert_eq!(read(&other.fs, "/README.md").await.unwrap(), "hello\n");
-    assert_eq!(
-        other.fs.stat("/new").await.unwrap_err(),
-        FsError::NotFound
-    );
+    assert_eq!(other.fs.stat("/new").await.unwrap_err(), FsError::NotFound);
 }
 
 async fn whiteouts_hide_base_paths(b: &Backend) {
@@ -389,7 +386,10 @@ async fn whiteouts_hide_base_paths(b: &Backend) {
     assert!(!names(fs, "/").await.contains(&"dir".to_string()));
     fs.mkdir("/dir").await.unwrap();
     assert!(names(fs, "/dir").await.is_empty());
-    assert_eq!(fs.stat("/dir/sub/b.txt").await.unwrap_err(), FsError::NotFound);
+    assert_eq!(
+        fs.stat("/dir/sub/b.txt").await.unwrap_err(),
+        FsError::NotFound
+    );
     assert_eq!(object(&b.base, "dir/sub/b.txt").await, b"B");
     let other = b.fork().await;
     assert_eq!(names(&other.fs, "/dir").await, ["a.txt", "sub"]);
@@ -422,7 +422,10 @@ async fn renames_of_files_and_directories(b: &Backend) {
         FsError::InvalidArgument
     );
     // The moved tree is in the session's layer; the base is as it was.
-    assert_eq!(object(&b.forks, &f.upper_key("moved/sub/b.txt")).await, b"B");
+    assert_eq!(
+        object(&b.forks, &f.upper_key("moved/sub/b.txt")).await,
+        b"B"
+    );
     assert_eq!(object(&b.base, "dir/a.txt").await, b"A");
     assert_eq!(object(&b.base, "README.md").await, b"hello\n");
 }
@@ -436,7 +439,9 @@ async fn symlinks_resolve_inside_the_fork(b: &Backend) {
     assert_eq!(fs.lstat("/p").await.unwrap().kind, FileKind::Symlink);
     assert_eq!(fs.stat("/p").await.unwrap().kind, FileKind::File);
     // A relative target climbing past the root stays in the fork.
-    fs.symlink("../../../../etc/passwd", "/dir/q").await.unwrap();
+    fs.symlink("../../../../etc/passwd", "/dir/q")
+        .await
+        .unwrap();
     assert_eq!(read(fs, "/dir/q").await.unwrap(), "fork-passwd\n");
     fs.symlink("/nowhere", "/dangling").await.unwrap();
     assert_eq!(read(fs, "/dangling").await.unwrap_err(), FsError::NotFound);
@@ -506,10 +511,7 @@ async fn writes_at_random_offsets(b: &Backend) {
     let mut rng = Rng::new(42);
     // Update mode on a base file starts from its content (a copy-up).
     let mut model = pattern(7, BIG_BASE.1);
-    let mut w = fs
-        .open_write("/blob.bin", WriteMode::Update)
-        .await
-        .unwrap();
+    let mut w = fs.open_write("/blob.bin", WriteMode::Update).await.unwrap();
     for i in 0..240 {
         let off = rng.below(SPAN);
         let len = 1 + rng.below(64 * 1024) as usize;
@@ -532,10 +534,7 @@ async fn writes_at_random_offsets(b: &Backend) {
     assert_eq!(read_bytes(fs, "/blob.bin").await, model);
     assert_eq!(object(&b.forks, &f.upper_key("blob.bin")).await, model);
     // Reopened: update mode keeps the session's own content; `write` goes from offset 0.
-    let mut w = fs
-        .open_write("/blob.bin", WriteMode::Update)
-        .await
-        .unwrap();
+    let mut w = fs.open_write("/blob.bin", WriteMode::Update).await.unwrap();
     w.write(b"HEAD").await.unwrap();
     w.write(b"+MORE").await.unwrap();
     model[..9].copy_from_slice(b"HEAD+MORE");
@@ -605,7 +604,12 @@ async fn a_big_file_goes_up_whole(b: &Backend) {
     }
     assert_eq!(off, LEN as u64);
     assert_eq!(sum_out.0, sum_in.0, "checksums differ");
-    let m = b.forks.stat(&f.upper_key("big/data.bin")).await.unwrap().unwrap();
+    let m = b
+        .forks
+        .stat(&f.upper_key("big/data.bin"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(m.len, LEN as u64);
     if let Some(s3) = &b.s3 {
         // A multipart upload: its ETag ends with the number of parts.
@@ -643,7 +647,10 @@ async fn quotas_stop_writes(b: &Backend) {
     assert_eq!(w.close().await, Err(FsError::NoSpace));
     // The file is left empty, as `>` left it, in the index and in the store alike.
     assert_eq!(fs.stat("/f").await.unwrap().len, 0);
-    assert_eq!(b.forks.stat(&f.upper_key("f")).await.unwrap().unwrap().len, 0);
+    assert_eq!(
+        b.forks.stat(&f.upper_key("f")).await.unwrap().unwrap().len,
+        0
+    );
     let u = fs.usage().await.unwrap();
     assert_eq!((u.bytes_used, u.objects_used), (0, 1));
     // A base file bigger than the quota cannot be copied up; it stays as it was.
@@ -653,10 +660,19 @@ async fn quotas_stop_writes(b: &Backend) {
         Some(FsError::NoSpace)
     );
     assert_eq!(fs.stat("/blob.bin").await.unwrap().len, BIG_BASE.1 as u64);
-    assert!(b.forks.stat(&f.upper_key("blob.bin")).await.unwrap().is_none());
+    assert!(
+        b.forks
+            .stat(&f.upper_key("blob.bin"))
+            .await
+            .unwrap()
+            .is_none()
+    );
     // Within the quota the session goes on.
     write(fs, "/g", &[b'g'; 90_000], WriteMode::Truncate).await;
-    assert_eq!(b.forks.stat(&f.upper_key("g")).await.unwrap().unwrap().len, 90_000);
+    assert_eq!(
+        b.forks.stat(&f.upper_key("g")).await.unwrap().unwrap().len,
+        90_000
+    );
     let u = fs.usage().await.unwrap();
     assert_eq!((u.bytes_used, u.objects_used), (90_000, 2));
 }
@@ -720,17 +736,35 @@ async fn fork_objects_are_plain_objects(b: &Backend) {
             // Any S3 client sees the fork: keys are paths, attributes are user metadata.
             let c = &s3.client;
             let bucket = s3.forks_bucket.as_str();
-            let head = c.head_object().bucket(bucket).key(&file).send().await.unwrap();
+            let head = c
+                .head_object()
+                .bucket(bucket)
+                .key(&file)
+                .send()
+                .await
+                .unwrap();
             let meta = head.metadata().unwrap();
             let get = |k: &str| meta.get(k).map(String::as_str);
             assert_eq!(get("mode"), Some((0o100000 | 0o751).to_string().as_str()));
             assert_eq!(get("mtime"), Some(t.to_string().as_str()));
             assert_eq!((get("uid"), get("gid")), (Some("1000"), Some("1000")));
-            let body = c.get_object().bucket(bucket).key(&file).send().await.unwrap();
+            let body = c
+                .get_object()
+                .bucket(bucket)
+                .key(&file)
+                .send()
+                .await
+                .unwrap();
             let body = body.body.collect().await.unwrap().into_bytes();
             assert_eq!(&body[..], b"plain\n");
             let link = f.upper_key("newdir/l");
-            let head = c.head_object().bucket(bucket).key(&link).send().await.unwrap();
+            let head = c
+                .head_object()
+                .bucket(bucket)
+                .key(&link)
+                .send()
+                .await
+                .unwrap();
             let meta = head.metadata().unwrap();
             assert_eq!(
                 meta.get("--symlink-target").map(String::as_str),

@@ -68,6 +68,15 @@ impl Store {
             Some(root) => {
                 let scratch = super::scratch_key(key);
                 let path = root.join(&scratch);
+                // The object's directory may exist only in the base so far.
+                if let Some(parent) = path.parent() {
+                    tokio::fs::create_dir_all(parent).await.map_err(|source| {
+                        StorageError::Local {
+                            path: parent.to_path_buf(),
+                            source,
+                        }
+                    })?;
+                }
                 let file = tokio::fs::OpenOptions::new()
                     .read(true)
                     .write(true)

@@ -160,11 +160,9 @@ fn copy_body(head: &Head, from: &mut impl BufRead, to: &mut impl Write) -> io::R
             let mut size_line = String::new();
             from.read_line(&mut size_line)?;
             to.write_all(size_line.as_bytes())?;
-            let size = usize::from_str_radix(
-                size_line.trim().split(';').next().unwrap_or_default(),
-                16,
-            )
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+            let size =
+                usize::from_str_radix(size_line.trim().split(';').next().unwrap_or_default(), 16)
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
             if size == 0 {
                 // Trailers, then the empty line.
                 loop {
