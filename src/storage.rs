@@ -28,12 +28,16 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Deletes (or delete batches) in flight at once while deleting a tree. Deleting is bound
 /// by latency, not bandwidth: one request per object or batch on S3, one unlink that may
 /// wait on the disk on a local store. In parallel a fork of thousands of objects goes
-/// several times faster (docs/BENCHMARKS.md); the bound keeps one deletion from taking
-/// every connection or blocking thread.
+/// faster (docs/BENCHMARKS.md); the bound keeps one deletion from taking every
+/// connection or blocking thread.
 const DELETE_CONCURRENCY: usize = 16;
 /// Most keys sent in one delete request where the store deletes in batches (S3's
 /// DeleteObjects takes up to 1,000).
 const DELETE_BATCH_MAX: usize = 1000;
+/// Keys handed to one deleter where the store deletes them one by one (a local directory,
+/// memory): enough to amortise the deleter, few enough that a small tree still spreads
+/// over [`DELETE_CONCURRENCY`] deleters.
+const DELETE_CHUNK: usize = 32;
 
 mod staged;
 
@@ -442,9 +446,10 @@ impl Store {
         self.delete(&format!("{key}/")).await
     }
 
-    /// Deletes everything under `prefix/`, the marker included: the objects in parallel
-    /// (in batches where the store deletes many keys per request), then what is left
-    /// (a local store's directories, directory markers) with one recursive delete.
+    /// Deletes everything under `prefix/`, the marker included: the objects in parallel,
+    /// in chunks (one request each where the store deletes many keys per request), then
+    /// what is left (a local store's directories, directory markers) with one recursive
+    /// delete.
     pub async fn delete_tree(&self, prefix: &str) -> Result<()> {
         let dir = format!("{}/", prefix.trim_end_matches('/'));
         let settled = |r: opendal::Result<()>| match r {
@@ -452,26 +457,30 @@ impl Store {
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
             Err(e) => Err(StorageError::request(prefix, e)),
         };
-        let batch = self
-            .op
-            .info()
-            .capability()
-            .delete_max_size
-            .unwrap_or(1)
-            .clamp(1, DELETE_BATCH_MAX);
-        let objects = async {
-            self.op
-                .lister_with(&dir)
-                .recursive(true)
-                .await?
-                .try_filter(|e| std::future::ready(e.metadata().mode() != EntryMode::DIR))
-                .map_ok(|e| e.path().to_string())
-                .try_chunks(batch)
-                .map_err(|e| e.1)
-                .try_for_each_concurrent(DELETE_CONCURRENCY, |keys| self.op.delete_iter(keys))
-                .await
-        };
-        settled(objects.await)?;
+        if let Some(root) = &self.local_root {
+            local_delete_files(&root.join(prefix.trim_end_matches('/'))).await?;
+        } else {
+            let batch = self
+                .op
+                .info()
+                .capability()
+                .delete_max_size
+                .unwrap_or(DELETE_CHUNK)
+                .clamp(1, DELETE_BATCH_MAX);
+            let objects = async {
+                self.op
+                    .lister_with(&dir)
+                    .recursive(true)
+                    .await?
+                    .try_filter(|e| std::future::ready(e.metadata().mode() != EntryMode::DIR))
+                    .map_ok(|e| e.path().to_string())
+                    .try_chunks(batch)
+                    .map_err(|e| e.1)
+                    .try_for_each_concurrent(DELETE_CONCURRENCY, |keys| self.op.delete_iter(keys))
+                    .await
+            };
+            settled(objects.await)?;
+        }
         settled(self.op.delete_with(&dir).recursive(true).await)
     }
 
@@ -788,6 +797,69 @@ fn meta_of(m: &opendal::Metadata) -> ObjectMeta {
     }
 }
 
+/// Unlinks every file and symlink under the host directory `dir` of a local store (the
+/// directories stay, for the recursive delete after it). An unlink may wait on the disk
+/// (with online discard, for milliseconds), so they run in parallel; one hop to the
+/// blocking pool per file would cost more than the unlink itself on a fast disk, so the
+/// walk is one blocking task and the files are shared out among [`DELETE_CONCURRENCY`].
+/// Nothing is followed: a symlink is removed, never its target.
+async fn local_delete_files(dir: &Path) -> Result<()> {
+    let local = |path: &Path, source| StorageError::Local {
+        path: path.to_path_buf(),
+        source,
+    };
+    let joined = |e: tokio::task::JoinError| local(dir, std::io::Error::other(e));
+    let walk_root = dir.to_path_buf();
+    let files = tokio::task::spawn_blocking(move || {
+        let mut files = Vec::new();
+        let mut dirs = vec![walk_root];
+        while let Some(d) = dirs.pop() {
+            let entries = match std::fs::read_dir(&d) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err((d, e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| (d.clone(), e))?;
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => dirs.push(path),
+                    Ok(_) => files.push(path),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err((path, e)),
+                }
+            }
+        }
+        Ok(files)
+    })
+    .await
+    .map_err(joined)?
+    .map_err(|(path, e)| local(&path, e))?;
+    let share = files.len().div_ceil(DELETE_CONCURRENCY).max(1);
+    let tasks: Vec<_> = files
+        .chunks(share)
+        .map(<[PathBuf]>::to_vec)
+        .map(|paths| {
+            tokio::task::spawn_blocking(move || {
+                for path in paths {
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err((path, e)),
+                    }
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await
+            .map_err(joined)?
+            .map_err(|(path, e)| local(&path, e))?;
+    }
+    Ok(())
+}
+
 /// `lstat` of a host path inside a local store: never follows a symlink.
 async fn local_stat(path: &Path) -> Result<Option<ObjectMeta>> {
     use std::os::unix::fs::PermissionsExt;
@@ -893,6 +965,27 @@ mod tests {
     async fn local_roundtrip() {
         let dir = tempfile::tempdir().unwrap();
         roundtrip(Store::local(dir.path()).unwrap()).await;
+    }
+
+    #[tokio::test]
+    async fn local_tree_delete_removes_links_not_their_targets() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("keep"), "x").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::local(dir.path()).unwrap();
+        for i in 0..100 {
+            let key = format!("t/d{}/f{i}", i % 7);
+            store
+                .put(&key, Bytes::from("x"), &Attrs::default())
+                .await
+                .unwrap();
+        }
+        store.create_dir("t/empty").await.unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("t/d0/out")).unwrap();
+        store.delete_tree("t").await.unwrap();
+        assert!(!store.tree_exists("t").await.unwrap());
+        assert!(outside.path().join("keep").exists());
+        store.delete_tree("t").await.unwrap();
     }
 
     #[tokio::test]
