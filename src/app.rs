@@ -126,84 +126,84 @@ async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy
             Ok((Arc::new(Overlay::new(base, forks)), name))
         }
         (Backend::S3, Strategy::Overlay) => {
-            if args.base.is_some() {
-                bail!("--base is a local directory; with --backend s3 use --base-bucket");
-            }
-            let Some(base_bucket) = st.base_bucket.clone() else {
-                bail!("--backend s3 needs --base-bucket NAME");
-            };
-            let forks_bucket = st
-                .forks_bucket
-                .clone()
-                .unwrap_or_else(|| format!("{base_bucket}-forks"));
-            if forks_bucket == base_bucket {
-                bail!("--forks-bucket must differ from --base-bucket: the base is never written");
-            }
-            let cfg = s3_config(args);
-            let client = crate::fork::s3::client(&cfg).await;
-            if !crate::fork::s3::bucket_exists(&client, &base_bucket)
-                .await
-                .with_context(|| format!("cannot reach the base bucket {base_bucket:?}"))?
-            {
-                bail!("the base bucket {base_bucket:?} does not exist");
-            }
-            crate::fork::s3::ensure_bucket(&client, &forks_bucket)
-                .await
-                .with_context(|| format!("cannot create the forks bucket {forks_bucket:?}"))?;
-            let base = Store::s3(&cfg, &base_bucket).context("cannot open the base bucket")?;
-            let forks = Store::s3(&cfg, &forks_bucket)
+            let b = s3_buckets(args)?;
+            let client = crate::fork::s3::client(&b.cfg).await;
+            check_buckets(&client, &b).await?;
+            let base = Store::s3(&b.cfg, &b.base).context("cannot open the base bucket")?;
+            let forks = Store::s3(&b.cfg, &b.forks)
                 .context("cannot open the forks bucket")?
                 .with_spill_dir(&spill)
                 .with_server_side(Arc::new(crate::fork::s3::S3ServerSide {
                     client,
-                    bucket: forks_bucket.clone(),
+                    bucket: b.forks.clone(),
                 }));
             Ok((
                 Arc::new(Overlay::new(base, forks)),
-                format!("s3://{base_bucket}"),
+                format!("s3://{}", b.base),
             ))
         }
         (Backend::Fs, Strategy::Tigris) => {
             bail!("--fork-strategy tigris needs --backend s3 (a Tigris endpoint)")
         }
         (Backend::S3, Strategy::Tigris) => {
-            if args.base.is_some() {
-                bail!("--base is a local directory; with --backend s3 use --base-bucket");
-            }
-            let Some(base_bucket) = st.base_bucket.clone() else {
-                bail!("--fork-strategy tigris needs --base-bucket NAME");
-            };
-            let forks_bucket = st
-                .forks_bucket
-                .clone()
-                .unwrap_or_else(|| format!("{base_bucket}-forks"));
-            if forks_bucket == base_bucket {
-                bail!("--forks-bucket must differ from --base-bucket: the base is never written");
-            }
-            let cfg = s3_config(args);
-            let client = crate::fork::s3::client(&cfg).await;
+            let b = s3_buckets(args)?;
+            let client = crate::fork::s3::client(&b.cfg).await;
             // The names first: a bad one is refused before any request is sent.
             let tigris_config = crate::fork::TigrisConfig {
-                s3: cfg.clone(),
-                base_bucket: base_bucket.clone(),
+                s3: b.cfg.clone(),
+                base_bucket: b.base.clone(),
                 base_snapshot: st.base_snapshot.clone(),
                 spill_dir: spill,
             };
-            let leases = Store::s3(&cfg, &forks_bucket).context("cannot open the forks bucket")?;
+            let leases = Store::s3(&b.cfg, &b.forks).context("cannot open the forks bucket")?;
             let tigris = crate::fork::Tigris::new(client.clone(), tigris_config, leases)
                 .context("--fork-strategy tigris cannot use this configuration")?;
-            if !crate::fork::s3::bucket_exists(&client, &base_bucket)
-                .await
-                .with_context(|| format!("cannot reach the base bucket {base_bucket:?}"))?
-            {
-                bail!("the base bucket {base_bucket:?} does not exist");
-            }
-            crate::fork::s3::ensure_bucket(&client, &forks_bucket)
-                .await
-                .with_context(|| format!("cannot create the forks bucket {forks_bucket:?}"))?;
-            Ok((Arc::new(tigris), format!("tigris://{base_bucket}")))
+            check_buckets(&client, &b).await?;
+            Ok((Arc::new(tigris), format!("tigris://{}", b.base)))
         }
     }
+}
+
+/// The buckets the S3 options name, checked without a request.
+struct S3Buckets {
+    cfg: S3Config,
+    base: String,
+    forks: String,
+}
+
+fn s3_buckets(args: &ServeArgs) -> anyhow::Result<S3Buckets> {
+    let st = &args.storage;
+    if args.base.is_some() {
+        bail!("--base is a local directory; with --backend s3 use --base-bucket");
+    }
+    let Some(base) = st.base_bucket.clone() else {
+        bail!("--backend s3 needs --base-bucket NAME");
+    };
+    let forks = st
+        .forks_bucket
+        .clone()
+        .unwrap_or_else(|| format!("{base}-forks"));
+    if forks == base {
+        bail!("--forks-bucket must differ from --base-bucket: the base is never written");
+    }
+    Ok(S3Buckets {
+        cfg: s3_config(args),
+        base,
+        forks,
+    })
+}
+
+/// The base bucket must exist; the forks bucket is created if missing.
+async fn check_buckets(client: &crate::fork::s3::Client, b: &S3Buckets) -> anyhow::Result<()> {
+    if !crate::fork::s3::bucket_exists(client, &b.base)
+        .await
+        .with_context(|| format!("cannot reach the base bucket {:?}", b.base))?
+    {
+        bail!("the base bucket {:?} does not exist", b.base);
+    }
+    crate::fork::s3::ensure_bucket(client, &b.forks)
+        .await
+        .with_context(|| format!("cannot create the forks bucket {:?}", b.forks))
 }
 
 /// The snapshot every session starts from (`--base-snapshot`), once it is known to exist.

@@ -224,6 +224,15 @@ impl State {
         self.reserved_objects = self.reserved_objects.saturating_sub(objects);
     }
 
+    /// Records that the base no longer holds `rel` (an in-place fork deleted or moved it).
+    fn forget_base(&mut self, rel: &str) {
+        self.base_nodes.insert(rel.to_string(), None);
+        if let Some(names) = self.base_lists.get_mut(parent_of(rel)) {
+            let name = name_of(rel);
+            names.retain(|n| n != name);
+        }
+    }
+
     /// True when a whiteout hides `rel` (on it or on an ancestor).
     fn hidden(&self, rel: &str) -> bool {
         if self.whiteouts.is_empty() {
@@ -313,6 +322,11 @@ fn storage_failure(op: &'static str, rel: &str, e: StorageError) -> FsError {
 
 fn parent_of(rel: &str) -> &str {
     rel.rfind('/').map(|i| &rel[..i]).unwrap_or("")
+}
+
+/// The last component of a root-relative path.
+fn name_of(rel: &str) -> &str {
+    &rel[rel.rfind('/').map(|i| i + 1).unwrap_or(0)..]
 }
 
 fn child_of(dir: &str, name: &str) -> String {
@@ -470,7 +484,7 @@ impl Vfs {
             }
             // A cached listing of the parent answers absence without a request.
             if let Some(names) = st.base_lists.get(parent_of(rel)) {
-                let name = &rel[rel.rfind('/').map(|i| i + 1).unwrap_or(0)..];
+                let name = name_of(rel);
                 if names.binary_search_by(|n| n.as_str().cmp(name)).is_err() {
                     return Ok(None);
                 }
@@ -686,12 +700,7 @@ impl Vfs {
             base.store.delete(&key).await
         };
         r.map_err(|e| storage_failure("delete", rel, e))?;
-        let mut st = self.state();
-        st.base_nodes.insert(rel.to_string(), None);
-        if let Some(names) = st.base_lists.get_mut(parent_of(rel)) {
-            let name = &rel[rel.rfind('/').map(|i| i + 1).unwrap_or(0)..];
-            names.retain(|n| n != name);
-        }
+        self.state().forget_base(rel);
         Ok(())
     }
 
@@ -900,11 +909,7 @@ impl Vfs {
             moved.origin = Origin::Upper;
             held.land(|st| {
                 st.put_upper(to.to_string(), moved);
-                st.base_nodes.insert(from.to_string(), None);
-                if let Some(names) = st.base_lists.get_mut(parent_of(from)) {
-                    let name = &from[from.rfind('/').map(|i| i + 1).unwrap_or(0)..];
-                    names.retain(|n| n != name);
-                }
+                st.forget_base(from);
             });
             return Ok(());
         }

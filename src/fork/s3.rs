@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_s3::Client;
+pub use aws_sdk_s3::Client;
 use aws_sdk_s3::config::{BehaviorVersion, Region};
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_s3::types::MetadataDirective;
