@@ -336,6 +336,31 @@ fn snapshot_usage_errors_are_clear() {
 }
 
 #[test]
+fn nested_shells_take_snapshots_of_the_same_session() {
+    let server = Server::start();
+    let out = server.ssh(
+        "echo nested > n.txt; sh -c 'snapshot --name nested'; \
+         echo more > m.txt; echo viaxargs | xargs bash -c 'snapshot --name \"$0\"'",
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let taken: Vec<(&str, &str)> = text
+        .lines()
+        .map(|l| l.split_once(' ').unwrap_or_else(|| panic!("{text:?}")))
+        .collect();
+    assert_eq!(
+        taken.iter().map(|t| t.1).collect::<Vec<_>>(),
+        ["nested", "viaxargs"],
+        "{text}"
+    );
+    let check = "cat n.txt; test -e m.txt && cat m.txt; true";
+    let out = ssh_as(&server, &format!("snap-{}", taken[0].0), check);
+    assert_eq!(stdout(&out), "nested\n", "stderr: {}", stderr(&out));
+    let out = ssh_as(&server, &format!("snap-{}", taken[1].0), check);
+    assert_eq!(stdout(&out), "nested\nmore\n", "stderr: {}", stderr(&out));
+}
+
+#[test]
 fn snapshot_is_not_available_in_exec() {
     let dir = tempfile::tempdir().unwrap();
     seed_base(dir.path());

@@ -845,7 +845,10 @@ impl Shell {
             fs: self.fs.clone(),
             cancel: self.cancel.clone(),
             tty: fds.tty,
-            launcher: Arc::new(super::ShellLauncher::new(self.registry.clone())),
+            launcher: Arc::new(
+                super::ShellLauncher::new(self.registry.clone())
+                    .with_snapshots(self.snapshots.clone()),
+            ),
         }
     }
 
@@ -951,7 +954,11 @@ impl Shell {
             tty: fds.tty,
         };
         let cancel = self.cancel.child_token();
-        Box::pin(super::launcher::run_nested(cfg, argv, stdio, cancel)).await
+        let snapshots = self.snapshots.clone();
+        Box::pin(super::launcher::run_nested(
+            cfg, snapshots, argv, stdio, cancel,
+        ))
+        .await
     }
 
     /// `./script.sh`: a file in the session's filesystem run by its `#!` interpreter.

@@ -9,19 +9,38 @@ use forkbox_commands::{CommandInfo, Context, Launcher, Status, fs};
 use tokio_util::sync::CancellationToken;
 
 use super::error::ShellError;
-use super::{MAX_SCRIPT, Shell, ShellConfig, Stdio, builtins};
+use super::{MAX_SCRIPT, Shell, ShellConfig, SnapshotControl, Stdio, builtins};
 use crate::registry::Registry;
 
-/// Launches commands on behalf of a native command. Holds no shell state: what it
-/// launches sees only the [`Context`] it is given.
-#[derive(Clone, Debug)]
+/// Launches commands on behalf of a native command. Holds no shell state beyond the
+/// session's snapshot control (so `xargs sh -c 'snapshot'` works like `snapshot`): what
+/// it launches sees only the [`Context`] it is given.
+#[derive(Clone)]
 pub struct ShellLauncher {
     registry: Arc<Registry>,
+    snapshots: Option<Arc<dyn SnapshotControl>>,
+}
+
+impl std::fmt::Debug for ShellLauncher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShellLauncher")
+            .field("snapshots", &self.snapshots.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ShellLauncher {
     pub fn new(registry: Arc<Registry>) -> ShellLauncher {
-        ShellLauncher { registry }
+        ShellLauncher {
+            registry,
+            snapshots: None,
+        }
+    }
+
+    /// Gives nested shells the session's `snapshot` builtin.
+    pub(crate) fn with_snapshots(mut self, ctl: Option<Arc<dyn SnapshotControl>>) -> ShellLauncher {
+        self.snapshots = ctl;
+        self
     }
 }
 
@@ -46,7 +65,8 @@ impl Launcher for ShellLauncher {
                 stderr: ctx.stderr.clone(),
                 tty: ctx.tty,
             };
-            return Box::pin(run_nested(cfg, argv, stdio, ctx.cancel.clone())).await;
+            let snapshots = self.snapshots.clone();
+            return Box::pin(run_nested(cfg, snapshots, argv, stdio, ctx.cancel.clone())).await;
         }
         if let Some(cmd) = self.registry.get(&base) {
             let r = cmd.run(&ctx, argv[1..].to_vec()).await;
@@ -87,14 +107,17 @@ impl Launcher for ShellLauncher {
 
 /// Runs `sh`/`bash` with `argv` (`argv[0]` is the shell's name): `-c STRING [ARG0 ARGS…]`,
 /// `FILE [ARGS…]`, or the script on stdin. Options `-e -u -x -f -C -o NAME` are honoured.
+/// `snapshots` is the session's snapshot control, if it has one.
 pub(crate) async fn run_nested(
     cfg: ShellConfig,
+    snapshots: Option<Arc<dyn SnapshotControl>>,
     argv: Vec<String>,
     stdio: Stdio,
     cancel: CancellationToken,
 ) -> i32 {
     let name = argv.first().cloned().unwrap_or_else(|| "sh".into());
     let mut sh = Shell::new(cfg);
+    sh.snapshots = snapshots;
     sh.arg0 = name.clone();
     let mut i = 1;
     let mut command: Option<String> = None;
