@@ -206,9 +206,10 @@ async fn check_buckets(client: &crate::fork::s3::Client, b: &S3Buckets) -> anyho
         .with_context(|| format!("cannot create the forks bucket {:?}", b.forks))
 }
 
-/// The snapshot every session starts from (`--base-snapshot`), once it is known to exist.
-/// Only for the overlay strategy: the tigris strategy forks every session's bucket from
-/// it itself (its configuration carries it).
+/// The forkbox snapshot every session starts from (`--base-snapshot`), once it is known
+/// to exist. With the tigris strategy a version that is no forkbox snapshot is a Tigris
+/// snapshot of the base bucket: the strategy forks every session's bucket from it itself
+/// (its configuration carries it), so sessions start "from the base" and this is `None`.
 async fn checked_base_snapshot(
     args: &ServeArgs,
     strategy: &dyn ForkStrategy,
@@ -216,11 +217,13 @@ async fn checked_base_snapshot(
     let Some(version) = &args.storage.base_snapshot else {
         return Ok(None);
     };
-    if !matches!(args.storage.fork_strategy, Strategy::Overlay) {
-        return Ok(None);
-    }
+    let tigris = matches!(args.storage.fork_strategy, Strategy::Tigris);
     match strategy.find_snapshot(version).await {
         Ok(Some(_)) => Ok(Some(version.clone())),
+        Ok(None) if tigris => {
+            tracing::info!(version = %version, "--base-snapshot is no forkbox snapshot: forking that Tigris snapshot of the base bucket");
+            Ok(None)
+        }
         Ok(None) => bail!(
             "--base-snapshot {version}: no such snapshot (`snapshot --list` in a session lists them)"
         ),

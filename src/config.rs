@@ -145,7 +145,8 @@ pub struct StorageArgs {
     pub forks_bucket: Option<String>,
 
     /// Start every session from this snapshot (a version printed by `snapshot`) instead
-    /// of the base as it is now.
+    /// of the base as it is now. With --fork-strategy tigris, a version that no `snapshot`
+    /// printed is taken as a Tigris snapshot version of the base bucket.
     #[arg(long, value_name = "VERSION")]
     pub base_snapshot: Option<String>,
 

@@ -6,6 +6,9 @@
 //! writes. Strategies:
 //! - [`overlay::Overlay`]: works on any backend. The base is read-only; the session's
 //!   layer (files and whiteouts) lives under `forks/<session-id>/` in the forks store.
+//!   A snapshot copies the layer.
+//! - [`tigris::Tigris`]: a Tigris bucket fork per session, worked on in place. A snapshot
+//!   is a Tigris snapshot kept alive by a bucket of its own.
 //!
 //! Snapshots: a strategy may keep immutable [`Snapshot`]s of a session's files
 //! ([`ForkStrategy::snapshot`]) and start new forks from them
@@ -223,6 +226,62 @@ pub struct Snapshot {
     pub session: Option<SessionId>,
 }
 
+impl Snapshot {
+    /// The snapshot's stored record: `key value` lines (`name`, `created` in Unix seconds,
+    /// `session`), readable with any S3 tool. The version is not in it: it names the record.
+    pub fn encode(&self) -> String {
+        let secs = self
+            .created
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let mut out = String::new();
+        if let Some(name) = &self.name {
+            out.push_str(&format!("name {name}\n"));
+        }
+        out.push_str(&format!("created {secs}\n"));
+        if let Some(id) = self.session {
+            out.push_str(&format!("session {id}\n"));
+        }
+        out
+    }
+
+    /// Parses [`Snapshot::encode`]'s form for snapshot `version`; `None` without a creation
+    /// time. A malformed name or session line is left out rather than failing the whole
+    /// record, and lines of other keys are ignored (a strategy may add its own).
+    pub fn decode(version: &str, text: &str) -> Option<Snapshot> {
+        let mut name = None;
+        let mut created = None;
+        let mut session = None;
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("name", v)) if valid_snapshot_name(v.trim()) => {
+                    name = Some(v.trim().to_string())
+                }
+                Some(("created", v)) => {
+                    created = v
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                        .map(|s| UNIX_EPOCH + Duration::from_secs(s))
+                }
+                Some(("session", v)) => session = v.trim().parse().ok(),
+                _ => {}
+            }
+        }
+        Some(Snapshot {
+            version: version.to_string(),
+            name,
+            created: created?,
+            session,
+        })
+    }
+}
+
+/// Snapshots [`ForkStrategy::snapshots`] reads at most (the newest), so a listing stays
+/// bounded however many snapshots accumulate.
+pub const MAX_LISTED_SNAPSHOTS: usize = 10_000;
+
 /// The stores behind one fork.
 #[derive(Clone, Debug)]
 pub struct ForkView {
@@ -356,6 +415,34 @@ mod tests {
             "67e55044-10b1-426f-9247-bb680e5fe0c8"
                 .parse::<SessionId>()
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn snapshot_records_roundtrip() {
+        let snap = Snapshot {
+            version: "v1".into(),
+            name: Some("first".into()),
+            created: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            session: Some(SessionId::new()),
+        };
+        assert_eq!(Snapshot::decode("v1", &snap.encode()), Some(snap.clone()));
+        let unnamed = Snapshot {
+            name: None,
+            session: None,
+            ..snap
+        };
+        assert_eq!(
+            Snapshot::decode("v1", &unnamed.encode()),
+            Some(unnamed.clone())
+        );
+        assert_eq!(Snapshot::decode("v1", "name x\n"), None);
+        assert_eq!(
+            Snapshot::decode("v1", "name bad name\ncreated 1700000000\nbucket b\n"),
+            Some(Snapshot {
+                version: "v1".into(),
+                ..unnamed
+            })
         );
     }
 

@@ -38,8 +38,9 @@ const MAX_USER_LEN: usize = 32;
 /// session's user is then `user` and `$FORKBOX_SNAPSHOT` holds the version.
 pub const SNAPSHOT_USER_PREFIX: &str = "snap-";
 
-/// Snapshots one session may take. Each copies the session's layer (up to its byte quota)
-/// and outlives the session, so this bounds the storage one session can leave behind.
+/// Snapshots one session may take. Each outlives the session (with `overlay` a copy of the
+/// session's layer, up to its byte quota; with `tigris` a bucket), so this bounds what one
+/// session can leave behind.
 pub const MAX_SNAPSHOTS_PER_SESSION: usize = 16;
 
 /// Why a session's fork could not be made; [`StartError::client_message`] is what the

@@ -1,24 +1,26 @@
 //! The Tigris fork strategy against a recording S3 server: the exact requests (and Tigris
-//! headers) forkbox sends to fork, rename, list and force-delete, through the library and
-//! through a real `forkbox serve` process driven by the real OpenSSH client.
+//! headers) forkbox sends to fork, rename, list, force-delete and snapshot, through the
+//! library and through a real `forkbox serve` process driven by the real OpenSSH client.
 
 #[path = "support/recorder.rs"]
 mod recorder;
 #[path = "support/server.rs"]
 mod server;
 
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use forkbox::fork::s3::BUCKET_NAME_MAX;
 use forkbox::fork::tigris::{BASE_NAME_MAX, TigrisError};
-use forkbox::fork::{ForkStrategy, Lease, ServerId, SessionId, Tigris, TigrisConfig};
+use forkbox::fork::{ForkError, ForkStrategy, Lease, ServerId, SessionId, Tigris, TigrisConfig};
+use forkbox::janitor::Janitor;
 use forkbox::storage::{S3Config, Store};
-use forkbox::vfs::Vfs;
+use forkbox::vfs::{Quota, Vfs};
 use forkbox_commands::fs::read_all;
 use forkbox_commands::{FileSystem, FsError, WriteMode};
 use recorder::{Recorded, Recorder};
-use server::{CLEANUP_WAIT, Server, stderr, stdout};
+use server::{CLEANUP_WAIT, Server, run_with_stdin, stderr, stdout};
 
 /// Names the test a child process of this binary is to run (see [`in_child`]).
 const CHILD: &str = "FORKBOX_TIGRIS_TEST_CHILD";
@@ -109,6 +111,54 @@ fn lease_key(id: SessionId) -> String {
     format!("tigris-leases/{id}")
 }
 
+/// Where the record of snapshot `version` is, in the forks bucket.
+fn record_key(version: &str) -> String {
+    format!("tigris-snapshots/{version}")
+}
+
+/// Whether a request reads the record of snapshot `version` (a stat of an object is a
+/// HEAD and a listing below its key).
+fn about_record(r: &Recorded, version: &str) -> bool {
+    let key = record_key(version);
+    r.bucket == "base-forks"
+        && (r.key == key || r.query("prefix").is_some_and(|p| p.starts_with(&key)))
+}
+
+/// The bucket keeping snapshot `version` of the base `base`.
+fn keeper(version: &str) -> String {
+    format!("base-snap-{version}")
+}
+
+/// The requests received after the first `before`.
+fn since(recorder: &Recorder, before: usize) -> Vec<Recorded> {
+    recorder.requests().split_off(before)
+}
+
+/// `METHOD /bucket[/key]` of each request, for comparing whole sequences.
+fn lines(log: &[Recorded]) -> Vec<String> {
+    log.iter()
+        .map(|r| match r.key.as_str() {
+            "" => format!("{} /{}", r.method, r.bucket),
+            key => format!("{} /{}/{key}", r.method, r.bucket),
+        })
+        .collect()
+}
+
+/// The buckets that are session forks of `base` (named `base-<session id>`).
+fn session_buckets(recorder: &Recorder) -> Vec<String> {
+    recorder
+        .buckets()
+        .into_iter()
+        .filter(|b| {
+            b.strip_prefix("base-")
+                .is_some_and(|id| id.parse::<SessionId>().is_ok())
+        })
+        .collect()
+}
+
+/// A well-formed snapshot version no snapshot has.
+const UNKNOWN_VERSION: &str = "1751631910169675092";
+
 async fn read(fs: &Vfs, path: &str) -> Result<String, FsError> {
     read_all(fs, path, 1 << 20)
         .await
@@ -180,10 +230,28 @@ fn a_base_snapshot_is_forked_by_its_version() {
         return;
     }
     let recorder = seeded();
+    // A snapshot of the base taken by its operator, then a change to the base.
+    let version = recorder.snapshot("base", Some("release"));
+    recorder.put("base", "README.md", b"changed after the snapshot\n");
+    recorder.put("base", "later.txt", b"later\n");
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let strategy = tigris(&recorder, Some("1765889000501544464")).await;
+        // The recorder lists the base's snapshots as Tigris does.
+        let client = forkbox::fork::s3::client(&s3_config(&recorder)).await;
+        let listed = client
+            .list_buckets()
+            .customize()
+            .mutate_request(|req| {
+                req.headers_mut().insert("X-Tigris-Snapshot", "base");
+            })
+            .send()
+            .await
+            .unwrap();
+        let names: Vec<&str> = listed.buckets().iter().filter_map(|b| b.name()).collect();
+        assert_eq!(names, vec![format!("{version}; name=release")]);
+
+        let strategy = tigris(&recorder, Some(&version)).await;
         let id = SessionId::new();
-        strategy.create(id, &lease()).await.unwrap();
+        let fs = Vfs::new(strategy.create(id, &lease()).await.unwrap());
         let log = recorder.requests();
         let creates = bucket_request(&log, "PUT", &format!("base-{id}"));
         assert_eq!(creates.len(), 1, "{}", recorder.summary());
@@ -193,9 +261,20 @@ fn a_base_snapshot_is_forked_by_its_version() {
         );
         assert_eq!(
             creates[0].header("x-tigris-fork-source-bucket-snapshot"),
-            Some("1765889000501544464")
+            Some(version.as_str())
         );
         assert_eq!(creates[0].header("x-tigris-enable-snapshot"), Some("true"));
+        // The session sees the base as it was at the snapshot.
+        assert_eq!(read(&fs, "/README.md").await.unwrap(), "welcome\n");
+        assert_eq!(read(&fs, "/later.txt").await, Err(FsError::NotFound));
+
+        // A version the base has no snapshot of: the fork is refused, and its lease goes.
+        let strategy = tigris(&recorder, Some(UNKNOWN_VERSION)).await;
+        let id = SessionId::new();
+        let err = strategy.create(id, &lease()).await.unwrap_err();
+        assert!(matches!(err, ForkError::Storage { .. }), "{err}");
+        assert!(!strategy.exists(id).await.unwrap());
+        assert_eq!(recorder.object("base-forks", &lease_key(id)), None);
     });
 }
 
@@ -348,6 +427,548 @@ fn list_finds_every_fork_across_pages_and_nothing_else() {
     });
 }
 
+#[test]
+fn a_snapshot_is_a_tigris_snapshot_kept_by_a_bucket_of_its_own() {
+    if in_child("a_snapshot_is_a_tigris_snapshot_kept_by_a_bucket_of_its_own") {
+        return;
+    }
+    let recorder = seeded();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let strategy = tigris(&recorder, None).await;
+        let id = SessionId::new();
+        let fork = format!("base-{id}");
+        let fs = Vfs::new(strategy.create(id, &lease()).await.unwrap());
+        write(&fs, "/note.txt", "hi\n").await;
+
+        for name in [Some("first"), None] {
+            let before = recorder.requests().len();
+            let snap = strategy.snapshot(id, name).await.unwrap();
+            let during = since(&recorder, before);
+            let v = snap.version.as_str();
+            assert!(
+                v.len() == 19 && v.bytes().all(|b| b.is_ascii_digit()),
+                "{v}"
+            );
+            // Three requests: snapshot, keeper, record, in that order.
+            assert_eq!(
+                lines(&during),
+                vec![
+                    format!("PUT /{fork}"),
+                    format!("PUT /{}", keeper(v)),
+                    format!("PUT /base-forks/{}", record_key(v)),
+                ],
+                "{}",
+                recorder.summary()
+            );
+            // 1. A Tigris snapshot of the session's bucket, named as asked; its version is
+            // the one Tigris answered.
+            let asked = match name {
+                Some(n) => format!("true; name={n}"),
+                None => "true".to_string(),
+            };
+            assert_eq!(during[0].header("x-tigris-snapshot"), Some(asked.as_str()));
+            assert_eq!(during[0].header("x-tigris-fork-source-bucket"), None);
+            assert_eq!(
+                recorder.snapshots(&fork).last(),
+                Some(&(v.to_string(), name.map(str::to_string)))
+            );
+            // 2. The keeper: a snapshot-enabled fork of the session's bucket at that snapshot.
+            assert_eq!(
+                during[1].header("x-tigris-fork-source-bucket"),
+                Some(fork.as_str())
+            );
+            assert_eq!(
+                during[1].header("x-tigris-fork-source-bucket-snapshot"),
+                Some(v)
+            );
+            assert_eq!(during[1].header("x-tigris-enable-snapshot"), Some("true"));
+            assert_eq!(during[1].header("x-tigris-snapshot"), None);
+            assert_eq!(recorder.keys(&keeper(v)), vec!["README.md", "note.txt"]);
+            // 3. The record, in the forks bucket.
+            let ns: u64 = v.parse().unwrap();
+            let mut want = name.map(|n| format!("name {n}\n")).unwrap_or_default();
+            want.push_str(&format!(
+                "created {}\nsession {id}\nbucket {}\n",
+                ns / 1_000_000_000,
+                keeper(v)
+            ));
+            let record = recorder.object("base-forks", &record_key(v)).unwrap();
+            assert_eq!(String::from_utf8(record).unwrap(), want);
+            assert_eq!(snap.name.as_deref(), name);
+            assert_eq!(snap.session, Some(id));
+            assert_eq!(
+                snap.created,
+                UNIX_EPOCH + Duration::from_secs(ns / 1_000_000_000)
+            );
+        }
+        let listed = strategy.snapshots().await.unwrap();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].name.as_deref(), Some("first"));
+        assert_eq!(listed[1].name, None);
+        assert!(
+            !recorder
+                .requests()
+                .iter()
+                .any(|r| r.bucket == "base" && !matches!(r.method.as_str(), "GET" | "HEAD")),
+            "{}",
+            recorder.summary()
+        );
+    });
+}
+
+#[test]
+fn a_snapshot_is_frozen_outlives_its_session_and_starts_new_forks() {
+    if in_child("a_snapshot_is_frozen_outlives_its_session_and_starts_new_forks") {
+        return;
+    }
+    let recorder = seeded();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let strategy = tigris(&recorder, None).await;
+        let id = SessionId::new();
+        let fork = format!("base-{id}");
+        let fs = Vfs::new(strategy.create(id, &lease()).await.unwrap());
+        fs.mkdir("/dir").await.unwrap();
+        write(&fs, "/dir/a.txt", "one\n").await;
+        let snap = strategy.snapshot(id, Some("keep")).await.unwrap();
+        let v = snap.version.clone();
+
+        // Later writes in the session change its bucket, not the snapshot.
+        write(&fs, "/dir/a.txt", "two\n").await;
+        write(&fs, "/b.txt", "b\n").await;
+        fs.unlink("/README.md").await.unwrap();
+        let frozen = vec![
+            ("README.md".to_string(), b"welcome\n".to_vec()),
+            ("dir/a.txt".to_string(), b"one\n".to_vec()),
+        ];
+        let keeper_objects = |r: &Recorder| {
+            r.keys(&keeper(&v))
+                .into_iter()
+                .filter(|k| !k.ends_with('/'))
+                .map(|k| {
+                    let data = r.object(&keeper(&v), &k).unwrap();
+                    (k, data)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keeper_objects(&recorder), frozen);
+        assert_eq!(recorder.object(&fork, "dir/a.txt").unwrap(), b"two\n");
+
+        // The session ends: its bucket goes, with its own snapshots; the keeper and the
+        // record stay.
+        strategy.delete(id).await.unwrap();
+        assert!(!recorder.buckets().contains(&fork));
+        assert!(recorder.snapshots(&fork).is_empty());
+        assert_eq!(keeper_objects(&recorder), frozen);
+        assert_eq!(
+            strategy.find_snapshot(&v).await.unwrap(),
+            Some(snap.clone())
+        );
+        assert_eq!(strategy.snapshots().await.unwrap(), vec![snap.clone()]);
+
+        // The janitor never sees keepers or records: it sweeps an abandoned fork and
+        // nothing else.
+        let abandoned = SessionId::new();
+        let expired = Lease {
+            owner: ServerId::new(),
+            expires: SystemTime::now() - Duration::from_secs(1),
+        };
+        strategy.create(abandoned, &expired).await.unwrap();
+        assert_eq!(strategy.list().await.unwrap(), vec![abandoned]);
+        let janitor = Janitor {
+            strategy: Arc::new(strategy.clone()),
+            lease_ttl: Duration::ZERO,
+            delete_deadline: Duration::from_secs(10),
+        };
+        let sweep = janitor.sweep().await;
+        assert_eq!((sweep.examined, sweep.deleted), (1, 1));
+        assert!(recorder.buckets().contains(&keeper(&v)));
+        assert!(recorder.object("base-forks", &record_key(&v)).is_some());
+
+        // A new fork from the snapshot: the record is read, then the lease, then one
+        // CreateBucket forking the keeper as it is.
+        let id2 = SessionId::new();
+        let fork2 = format!("base-{id2}");
+        let before = recorder.requests().len();
+        let view = strategy.create_from(id2, &lease(), &v).await.unwrap();
+        let during = since(&recorder, before);
+        let creates: Vec<&Recorded> = during
+            .iter()
+            .filter(|r| r.method == "PUT" && r.key.is_empty())
+            .collect();
+        assert_eq!(creates.len(), 1, "{}", recorder.summary());
+        let create = creates[0];
+        assert_eq!(create.bucket, fork2);
+        assert_eq!(
+            create.header("x-tigris-fork-source-bucket"),
+            Some(keeper(&v).as_str())
+        );
+        assert_eq!(create.header("x-tigris-fork-source-bucket-snapshot"), None);
+        assert_eq!(create.header("x-tigris-enable-snapshot"), Some("true"));
+        let lease_put = during
+            .iter()
+            .position(|r| r.method == "PUT" && r.key == lease_key(id2))
+            .expect("the lease is written");
+        let create_at = during.iter().position(|r| std::ptr::eq(r, create)).unwrap();
+        assert!(lease_put < create_at, "{}", recorder.summary());
+        assert!(
+            during[..lease_put].iter().all(|r| about_record(r, &v)),
+            "{}",
+            recorder.summary()
+        );
+
+        let fs2 = Vfs::load(view, Quota::default()).await.unwrap();
+        assert_eq!(read(&fs2, "/dir/a.txt").await.unwrap(), "one\n");
+        assert_eq!(read(&fs2, "/README.md").await.unwrap(), "welcome\n");
+        assert_eq!(read(&fs2, "/b.txt").await, Err(FsError::NotFound));
+        // Writing in the new fork leaves the snapshot as it was, and so does its end.
+        write(&fs2, "/dir/a.txt", "three\n").await;
+        fs2.unlink("/README.md").await.unwrap();
+        strategy.delete(id2).await.unwrap();
+        assert_eq!(keeper_objects(&recorder), frozen);
+        assert!(session_buckets(&recorder).is_empty());
+        // Forkbox never writes to a keeper.
+        assert!(
+            !recorder.requests().iter().any(|r| r.bucket == keeper(&v)
+                && !r.key.is_empty()
+                && !matches!(r.method.as_str(), "GET" | "HEAD")),
+            "{}",
+            recorder.summary()
+        );
+    });
+}
+
+#[test]
+fn snapshots_are_listed_oldest_first_and_only_when_recorded() {
+    if in_child("snapshots_are_listed_oldest_first_and_only_when_recorded") {
+        return;
+    }
+    let recorder = seeded();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let strategy = tigris(&recorder, None).await;
+        assert!(strategy.snapshots().await.unwrap().is_empty());
+        let (a, b) = (SessionId::new(), SessionId::new());
+        strategy.create(a, &lease()).await.unwrap();
+        strategy.create(b, &lease()).await.unwrap();
+        let first = strategy.snapshot(a, Some("one")).await.unwrap();
+        let second = strategy.snapshot(b, None).await.unwrap();
+        let third = strategy.snapshot(a, Some("three")).await.unwrap();
+        // Objects under the records' prefix that are no snapshot's record.
+        recorder.put(
+            "base-forks",
+            "tigris-snapshots/not_a_version",
+            b"created 1\n",
+        );
+        recorder.put(
+            "base-forks",
+            "tigris-snapshots/17516319101",
+            b"no creation time\n",
+        );
+        recorder.put(
+            "base-forks",
+            "tigris-snapshots/17516319102/x",
+            b"created 1\n",
+        );
+        let listed = strategy.snapshots().await.unwrap();
+        assert_eq!(listed, vec![first.clone(), second.clone(), third.clone()]);
+        for s in [&first, &second, &third] {
+            assert_eq!(
+                strategy.find_snapshot(&s.version).await.unwrap().as_ref(),
+                Some(s)
+            );
+        }
+        assert_eq!(first.session, Some(a));
+        assert_eq!(second.session, Some(b));
+        for v in ["not_a_version", "17516319101", "17516319102"] {
+            assert_eq!(strategy.find_snapshot(v).await.unwrap(), None, "{v}");
+        }
+    });
+}
+
+#[test]
+fn unknown_snapshots_are_refused_and_nothing_is_created() {
+    if in_child("unknown_snapshots_are_refused_and_nothing_is_created") {
+        return;
+    }
+    let recorder = seeded();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let strategy = tigris(&recorder, None).await;
+        // `base-snap-<version>` would be longer than a bucket name may be.
+        let too_long = "9".repeat(55);
+        // Not a version this strategy can have: refused before any request.
+        for version in ["", "..", "a.b", "a_b", "UPPER", "a/b", too_long.as_str()] {
+            let before = recorder.requests().len();
+            let id = SessionId::new();
+            let err = strategy
+                .create_from(id, &lease(), version)
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, ForkError::NoSnapshot { .. }),
+                "{version:?}: {err}"
+            );
+            assert_eq!(strategy.find_snapshot(version).await.unwrap(), None);
+            assert!(
+                since(&recorder, before).is_empty(),
+                "{version:?}: {}",
+                recorder.summary()
+            );
+        }
+        // Well-formed but unknown: only its record is looked for.
+        let before = recorder.requests().len();
+        let id = SessionId::new();
+        let err = strategy
+            .create_from(id, &lease(), UNKNOWN_VERSION)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, ForkError::NoSnapshot { version } if version == UNKNOWN_VERSION),
+            "{err}"
+        );
+        let during = since(&recorder, before);
+        assert!(!during.is_empty());
+        assert!(
+            during
+                .iter()
+                .all(|r| matches!(r.method.as_str(), "GET" | "HEAD")
+                    && about_record(r, UNKNOWN_VERSION)),
+            "{}",
+            recorder.summary()
+        );
+
+        // A record whose keeper an operator deleted: no snapshot, and nothing is left of
+        // the fork that could not be made.
+        let owner = SessionId::new();
+        strategy.create(owner, &lease()).await.unwrap();
+        let snap = strategy.snapshot(owner, None).await.unwrap();
+        let client = forkbox::fork::s3::client(&s3_config(&recorder)).await;
+        client
+            .delete_bucket()
+            .bucket(keeper(&snap.version))
+            .customize()
+            .mutate_request(|req| {
+                req.headers_mut().insert("X-Tigris-Force-Delete", "true");
+            })
+            .send()
+            .await
+            .unwrap();
+        let id = SessionId::new();
+        let err = strategy
+            .create_from(id, &lease(), &snap.version)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ForkError::NoSnapshot { .. }), "{err}");
+        assert!(!strategy.exists(id).await.unwrap());
+        assert_eq!(session_buckets(&recorder), vec![format!("base-{owner}")]);
+    });
+}
+
+#[test]
+fn bad_snapshot_names_are_refused_before_any_request() {
+    if in_child("bad_snapshot_names_are_refused_before_any_request") {
+        return;
+    }
+    let recorder = seeded();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let strategy = tigris(&recorder, None).await;
+        let id = SessionId::new();
+        strategy.create(id, &lease()).await.unwrap();
+        let before = recorder.requests().len();
+        let long = "n".repeat(65);
+        for name in [
+            "",
+            "no spaces",
+            "a/b",
+            "x;name=y",
+            "é",
+            "line\nbreak",
+            long.as_str(),
+        ] {
+            let err = strategy.snapshot(id, Some(name)).await.unwrap_err();
+            assert!(
+                matches!(&err, ForkError::BadSnapshotName(n) if n == name),
+                "{name:?}: {err}"
+            );
+        }
+        assert!(
+            since(&recorder, before).is_empty(),
+            "{}",
+            recorder.summary()
+        );
+        assert!(strategy.snapshots().await.unwrap().is_empty());
+    });
+}
+
+/// Takes a snapshot of a fresh fork with the recorder set up by `arrange`, expecting it to
+/// fail; the error, and the requests sent while taking it.
+async fn failed_snapshot(
+    recorder: &Recorder,
+    strategy: &Tigris,
+    arrange: impl FnOnce(&Recorder),
+) -> (ForkError, Vec<Recorded>) {
+    let id = SessionId::new();
+    let fs = Vfs::new(strategy.create(id, &lease()).await.unwrap());
+    write(&fs, "/f.txt", "f\n").await;
+    arrange(recorder);
+    let before = recorder.requests().len();
+    let err = strategy.snapshot(id, Some("doomed")).await.unwrap_err();
+    let during = since(recorder, before);
+    // The session goes on: its fork is intact.
+    assert_eq!(read(&fs, "/f.txt").await.unwrap(), "f\n");
+    (err, during)
+}
+
+/// Whether the request is a bucket-level request of `method` on a keeper bucket.
+fn on_keeper(r: &Recorded, method: &str) -> bool {
+    r.method == method && r.bucket.starts_with("base-snap-") && r.key.is_empty()
+}
+
+/// Whether the request is about a snapshot record.
+fn on_record(r: &Recorded, method: &str) -> bool {
+    r.method == method && r.bucket == "base-forks" && r.key.starts_with("tigris-snapshots/")
+}
+
+#[test]
+fn a_failing_step_leaves_no_listed_snapshot() {
+    if in_child("a_failing_step_leaves_no_listed_snapshot") {
+        return;
+    }
+    let recorder = seeded();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let strategy = tigris(&recorder, None).await;
+        let nothing_left = |recorder: &Recorder| {
+            assert!(
+                !recorder
+                    .buckets()
+                    .iter()
+                    .any(|b| b.starts_with("base-snap-")),
+                "{:?}",
+                recorder.buckets()
+            );
+            assert!(
+                recorder
+                    .keys("base-forks")
+                    .iter()
+                    .all(|k| k.starts_with("tigris-leases/")),
+                "{:?}",
+                recorder.keys("base-forks")
+            );
+        };
+
+        // 1. Tigris refuses the snapshot: nothing else is sent.
+        let (err, during) = failed_snapshot(&recorder, &strategy, |r| {
+            r.fail(1, false, |q| q.header("x-tigris-snapshot").is_some());
+        })
+        .await;
+        assert!(matches!(err, ForkError::Storage { .. }), "{err}");
+        assert_eq!(during.len(), 1, "{}", recorder.summary());
+        nothing_left(&recorder);
+
+        // 2. The answer has no version, or one that cannot name a snapshot.
+        let too_long = "7".repeat(55);
+        for answer in [
+            None,
+            Some(""),
+            Some("NOT-LOWER"),
+            Some("a/b"),
+            Some(too_long.as_str()),
+        ] {
+            let (err, during) = failed_snapshot(&recorder, &strategy, |r| {
+                r.answer_snapshot_version(answer);
+            })
+            .await;
+            assert!(
+                matches!(err, ForkError::Storage { .. }),
+                "{answer:?}: {err}"
+            );
+            let mut message = err.to_string();
+            let mut source = std::error::Error::source(&err);
+            while let Some(s) = source {
+                message.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            assert!(message.contains("X-Tigris-Snapshot-Version"), "{message}");
+            assert_eq!(during.len(), 1, "{answer:?}: {}", recorder.summary());
+            nothing_left(&recorder);
+        }
+        // Back to answering the real version.
+        recorder.answer_real_snapshot_versions();
+
+        // 3. The keeper cannot be made: it is removed in case it was made all the same.
+        for applied in [false, true] {
+            let (err, during) = failed_snapshot(&recorder, &strategy, |r| {
+                r.fail(1, applied, |q| on_keeper(q, "PUT"));
+            })
+            .await;
+            let ForkError::SnapshotStorage { version, .. } = &err else {
+                panic!("{err}");
+            };
+            let deleted: Vec<&Recorded> =
+                during.iter().filter(|r| on_keeper(r, "DELETE")).collect();
+            assert_eq!(deleted.len(), 1, "{}", recorder.summary());
+            assert_eq!(deleted[0].bucket, keeper(version));
+            assert_eq!(deleted[0].header("x-tigris-force-delete"), Some("true"));
+            assert!(!during.iter().any(|r| on_record(r, "PUT")));
+            nothing_left(&recorder);
+        }
+
+        // 4. The keeper's name is taken already: that bucket is not ours, and stays.
+        recorder.create_bucket(&keeper("777"));
+        let (err, during) = failed_snapshot(&recorder, &strategy, |r| {
+            r.answer_snapshot_version(Some("777"));
+        })
+        .await;
+        recorder.answer_real_snapshot_versions();
+        assert!(matches!(err, ForkError::SnapshotStorage { .. }), "{err}");
+        assert!(
+            !during.iter().any(|r| r.method == "DELETE"),
+            "{}",
+            recorder.summary()
+        );
+        assert!(recorder.buckets().contains(&keeper("777")));
+        recorder.delete_bucket(&keeper("777"));
+        nothing_left(&recorder);
+
+        // 5. The record cannot be written (or was, but the answer says not): the record is
+        // deleted, then the keeper.
+        for applied in [false, true] {
+            let (err, during) = failed_snapshot(&recorder, &strategy, |r| {
+                r.fail(1, applied, |q| on_record(q, "PUT"));
+            })
+            .await;
+            assert!(matches!(err, ForkError::SnapshotStorage { .. }), "{err}");
+            let record_deleted = during
+                .iter()
+                .position(|r| on_record(r, "DELETE"))
+                .expect("the record is deleted");
+            let keeper_deleted = during
+                .iter()
+                .position(|r| on_keeper(r, "DELETE"))
+                .expect("the keeper is deleted");
+            assert!(record_deleted < keeper_deleted, "{}", recorder.summary());
+            nothing_left(&recorder);
+        }
+        assert!(strategy.snapshots().await.unwrap().is_empty());
+
+        // 6. A record that may have been written and cannot be deleted keeps its keeper:
+        // a snapshot that is listed can always be started from.
+        let (err, during) = failed_snapshot(&recorder, &strategy, |r| {
+            r.fail(1, true, |q| on_record(q, "PUT"));
+            r.fail(usize::MAX, false, |q| on_record(q, "DELETE"));
+        })
+        .await;
+        let ForkError::SnapshotStorage { version, .. } = err else {
+            panic!("{err}");
+        };
+        assert!(!during.iter().any(|r| on_keeper(r, "DELETE")));
+        let listed = strategy.snapshots().await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].version, version);
+        let id = SessionId::new();
+        let fs = Vfs::new(strategy.create_from(id, &lease(), &version).await.unwrap());
+        assert_eq!(read(&fs, "/f.txt").await.unwrap(), "f\n");
+    });
+}
+
 #[tokio::test]
 async fn base_names_that_cannot_name_forks_are_refused() {
     let cfg = S3Config {
@@ -479,6 +1100,225 @@ fn an_ssh_session_works_in_its_own_fork_which_is_force_deleted_at_logout() {
             .any(|r| r.bucket == "base" && !matches!(r.method.as_str(), "GET" | "HEAD")),
         "{}",
         recorder.summary()
+    );
+}
+
+/// Runs `script` in a session of `server` logged in as `user`.
+fn ssh_as(server: &Server, user: &str, script: &str) -> Output {
+    let mut cmd = server.ssh_cmd(user);
+    cmd.arg(script);
+    run_with_stdin(cmd, b"")
+}
+
+/// `forkbox serve` with the Tigris strategy over the recorder, with `extra` arguments.
+fn tigris_server(recorder: &Recorder, extra: &[&str]) -> Server {
+    let mut args = tigris_args(recorder, "base");
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Server::start_configured(&args, |cmd| {
+        s3_test_env(cmd);
+    })
+}
+
+/// Waits until the fork of session `id` has been force-deleted (after its logout).
+fn wait_fork_deleted(recorder: &Recorder, id: &str) {
+    let fork = format!("base-{id}");
+    recorder.wait_for(CLEANUP_WAIT, |r| {
+        r.method == "DELETE" && r.bucket == fork && r.key.is_empty()
+    });
+}
+
+/// Waits until no session fork of the base is left (every session logged out and its fork
+/// was deleted); fails the test if some stay.
+fn wait_no_session_buckets(recorder: &Recorder) {
+    let start = std::time::Instant::now();
+    while !session_buckets(recorder).is_empty() {
+        assert!(
+            start.elapsed() < CLEANUP_WAIT,
+            "session forks left: {:?}",
+            session_buckets(recorder)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The second of `version` (Unix nanoseconds) as `snapshot` prints times.
+fn printed_time(version: &str) -> String {
+    let t = UNIX_EPOCH + Duration::from_nanos(version.parse().unwrap());
+    chrono::DateTime::<chrono::Utc>::from(t)
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// Takes a snapshot named `name` after `script` in a session of its own, and waits for
+/// that session's fork to go; the snapshot's version.
+fn ssh_snapshot(server: &Server, recorder: &Recorder, script: &str, name: &str) -> String {
+    let out = server.ssh(&format!(
+        "{script}; snapshot --name {name}; echo $FORKBOX_SESSION"
+    ));
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let (taken, id) = text
+        .trim_end()
+        .rsplit_once('\n')
+        .unwrap_or_else(|| panic!("{text:?}"));
+    let (version, shown) = taken.split_once(' ').unwrap_or_else(|| panic!("{text:?}"));
+    assert_eq!(shown, name);
+    assert!(
+        version.len() == 19 && version.bytes().all(|b| b.is_ascii_digit()),
+        "{version:?}"
+    );
+    wait_fork_deleted(recorder, id);
+    version.to_string()
+}
+
+#[test]
+fn ssh_snapshots_outlive_their_session_and_start_new_ones() {
+    let recorder = seeded();
+    let server = tigris_server(&recorder, &[]);
+
+    // A bad name is refused before anything is asked of Tigris.
+    let out = server.ssh("snapshot --name 'bad name'");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "forkbox: snapshot: invalid name \"bad name\": use 1 to 64 of A-Z a-z 0-9 . _ -\n"
+    );
+    assert_eq!(stdout(&out), "");
+
+    // The snapshot holds the files as they were when it was taken.
+    let version = ssh_snapshot(
+        &server,
+        &recorder,
+        "echo hi > note.txt; mkdir d; echo deep > d/x; rm README.md",
+        "x",
+    );
+    let snapshot_requests: Vec<Recorded> = recorder
+        .requests()
+        .into_iter()
+        .filter(|r| r.header("x-tigris-snapshot").is_some())
+        .collect();
+    assert_eq!(snapshot_requests.len(), 1, "{}", recorder.summary());
+    assert_eq!(
+        snapshot_requests[0].header("x-tigris-snapshot"),
+        Some("true; name=x")
+    );
+    let keeper = keeper(&version);
+    assert_eq!(recorder.object(&keeper, "note.txt").unwrap(), b"hi\n");
+    wait_no_session_buckets(&recorder);
+
+    // A later session changes nothing of it.
+    let out = server.ssh("echo later > note.txt; snapshot --list");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "VERSION              NAME  CREATED\n{version}  x     {}\n",
+            printed_time(&version)
+        )
+    );
+
+    // Logging in as snap-<version> starts from it.
+    let user = format!("snap-{version}");
+    let out = ssh_as(
+        &server,
+        &user,
+        "cat note.txt d/x; ls; echo \"$USER $FORKBOX_SNAPSHOT\"; snapshot --list --json; \
+         echo $FORKBOX_SESSION",
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let text = stdout(&out);
+    let (shown, id) = text.trim_end().rsplit_once('\n').unwrap();
+    assert_eq!(
+        shown,
+        format!(
+            "hi\ndeep\nd\nnote.txt\nuser {version}\n\
+             [{{\"version\":\"{version}\",\"name\":\"x\",\"created\":\"{}\"}}]",
+            printed_time(&version)
+        )
+    );
+    let log = recorder.requests();
+    let creates = bucket_request(&log, "PUT", &format!("base-{id}"));
+    assert_eq!(creates.len(), 1, "{}", recorder.summary());
+    assert_eq!(
+        creates[0].header("x-tigris-fork-source-bucket"),
+        Some(keeper.as_str())
+    );
+    assert_eq!(
+        creates[0].header("x-tigris-fork-source-bucket-snapshot"),
+        None
+    );
+    wait_fork_deleted(&recorder, id);
+
+    // Unknown snapshots, well-formed or not: a clear message, and no fork.
+    for version in [UNKNOWN_VERSION, "UPPER", "a.b"] {
+        let out = ssh_as(&server, &format!("snap-{version}"), "echo in");
+        assert_eq!(stdout(&out), "");
+        assert!(
+            stderr(&out).contains(&format!("forkbox: no snapshot {version}")),
+            "{}",
+            stderr(&out)
+        );
+        assert_ne!(out.status.code(), Some(0));
+    }
+
+    // Every session is gone; the snapshot stays, and nothing ever wrote to its keeper.
+    wait_no_session_buckets(&recorder);
+    assert!(recorder.buckets().contains(&keeper));
+    assert!(
+        recorder
+            .object("base-forks", &record_key(&version))
+            .is_some()
+    );
+    assert!(
+        !recorder.requests().iter().any(|r| r.bucket == keeper
+            && !matches!(r.method.as_str(), "GET" | "HEAD")
+            && !(r.method == "PUT" && r.key.is_empty())),
+        "{}",
+        recorder.summary()
+    );
+    assert_eq!(recorder.keys("base"), vec!["README.md"]);
+}
+
+#[test]
+fn base_snapshot_on_tigris_is_a_forkbox_snapshot_or_else_one_of_the_base_bucket() {
+    let recorder = seeded();
+    let version = {
+        let server = tigris_server(&recorder, &[]);
+        ssh_snapshot(&server, &recorder, "echo hi > note.txt", "base")
+    };
+
+    // A forkbox snapshot: every session starts from it.
+    let server = tigris_server(&recorder, &["--base-snapshot", &version]);
+    let out = server.ssh("cat note.txt; echo $FORKBOX_SNAPSHOT");
+    assert_eq!(stdout(&out), format!("hi\n{version}\n"), "{}", stderr(&out));
+    drop(server);
+
+    // Else a Tigris snapshot of the base bucket, which Tigris forks.
+    let base_version = recorder.snapshot("base", None);
+    recorder.put("base", "README.md", b"changed\n");
+    let server = tigris_server(&recorder, &["--base-snapshot", &base_version]);
+    let out = server
+        .ssh("cat README.md; cat note.txt; echo \"[$FORKBOX_SNAPSHOT]\"; echo $FORKBOX_SESSION");
+    let text = stdout(&out);
+    let (shown, id) = text.trim_end().rsplit_once('\n').unwrap();
+    assert_eq!(shown, "welcome\n[]", "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("note.txt: No such file"),
+        "{}",
+        stderr(&out)
+    );
+    let log = recorder.requests();
+    let creates = bucket_request(&log, "PUT", &format!("base-{id}"));
+    assert_eq!(creates.len(), 1, "{}", recorder.summary());
+    assert_eq!(
+        creates[0].header("x-tigris-fork-source-bucket-snapshot"),
+        Some(base_version.as_str())
+    );
+    assert_eq!(
+        creates[0].header("x-tigris-fork-source-bucket"),
+        Some("base")
     );
 }
 

@@ -19,14 +19,14 @@
 //! snapshot costs a copy of the session's layer (not of the base); starting a fork from
 //! one copies it back into the new session's layer.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 
 use super::{
-    ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId, Snapshot, valid_snapshot_name,
-    valid_snapshot_version,
+    ForkError, ForkStrategy, ForkView, Layer, Lease, MAX_LISTED_SNAPSHOTS, SessionId, Snapshot,
+    valid_snapshot_name, valid_snapshot_version,
 };
 use crate::storage::{Attrs, ObjectKind, ObjectMeta, StorageError, Store};
 
@@ -49,10 +49,6 @@ pub const MAX_COPY_OBJECTS: usize = 1_000_000;
 
 /// Storage requests one tree copy or walk has in flight at once.
 const COPY_CONCURRENCY: usize = 16;
-
-/// Snapshots `snapshots` reads at most (the newest), so a listing stays bounded however
-/// many snapshots accumulate.
-pub const MAX_LISTED_SNAPSHOTS: usize = 10_000;
 
 /// Name prefix of the scratch objects a local store writes beside an object before it is
 /// renamed into place (a file being written). They are never part of a layer.
@@ -108,7 +104,7 @@ impl Overlay {
         }
         let key = format!("{}/info", Overlay::snapshot_prefix(version));
         match self.forks.read(&key, 0, INFO_MAX).await {
-            Ok(data) => Ok(decode_info(version, &String::from_utf8_lossy(&data))),
+            Ok(data) => Ok(Snapshot::decode(version, &String::from_utf8_lossy(&data))),
             Err(e) if e.is_not_found() => Ok(None),
             Err(source) => Err(ForkError::SnapshotStorage {
                 version: version.to_string(),
@@ -146,52 +142,6 @@ impl CopyError {
             CopyError::TooMany(limit) => ForkError::TooManyObjects { what, limit },
         }
     }
-}
-
-/// A snapshot's `info` object: `key value` lines, readable with any S3 tool.
-fn encode_info(snap: &Snapshot) -> String {
-    let secs = snap
-        .created
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut out = String::new();
-    if let Some(name) = &snap.name {
-        out.push_str(&format!("name {name}\n"));
-    }
-    out.push_str(&format!("created {secs}\n"));
-    if let Some(id) = snap.session {
-        out.push_str(&format!("session {id}\n"));
-    }
-    out
-}
-
-/// Parses [`encode_info`]'s form; `None` without a creation time. A malformed name or
-/// session line is left out rather than failing the whole record.
-fn decode_info(version: &str, text: &str) -> Option<Snapshot> {
-    let mut name = None;
-    let mut created = None;
-    let mut session = None;
-    for line in text.lines() {
-        match line.split_once(' ') {
-            Some(("name", v)) if valid_snapshot_name(v.trim()) => name = Some(v.trim().to_string()),
-            Some(("created", v)) => {
-                created = v
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-                    .map(|s| UNIX_EPOCH + Duration::from_secs(s))
-            }
-            Some(("session", v)) => session = v.trim().parse().ok(),
-            _ => {}
-        }
-    }
-    Some(Snapshot {
-        version: version.to_string(),
-        name,
-        created: created?,
-        session,
-    })
 }
 
 #[async_trait]
@@ -289,7 +239,7 @@ impl ForkStrategy for Overlay {
             self.forks
                 .put(
                     &format!("{to}/info"),
-                    bytes::Bytes::from(encode_info(&snap)),
+                    bytes::Bytes::from(snap.encode()),
                     &Attrs::default(),
                 )
                 .await?;
@@ -549,6 +499,7 @@ pub(crate) async fn put_marker(layer: &Layer, rel: &str) -> crate::storage::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[tokio::test]
     async fn create_is_visible_and_delete_removes_everything() {
@@ -838,34 +789,6 @@ mod tests {
                 .await,
             Err(ForkError::NoSnapshot { .. })
         ));
-    }
-
-    #[test]
-    fn info_records_roundtrip() {
-        let snap = Snapshot {
-            version: "v1".into(),
-            name: Some("first".into()),
-            created: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
-            session: Some(SessionId::new()),
-        };
-        assert_eq!(decode_info("v1", &encode_info(&snap)), Some(snap.clone()));
-        let unnamed = Snapshot {
-            name: None,
-            session: None,
-            ..snap
-        };
-        assert_eq!(
-            decode_info("v1", &encode_info(&unnamed)),
-            Some(unnamed.clone())
-        );
-        assert_eq!(decode_info("v1", "name x\n"), None);
-        assert_eq!(
-            decode_info("v1", "name bad name\ncreated 1700000000\n"),
-            Some(Snapshot {
-                version: "v1".into(),
-                ..unnamed
-            })
-        );
     }
 
     #[tokio::test]

@@ -8,11 +8,24 @@
 //! HeadObject and DeleteObject. Anything else is answered `501 NotImplemented` (and recorded),
 //! so a test notices a request it did not expect.
 //!
-//! It also plays Tigris for the extensions forkbox uses: a CreateBucket carrying
-//! `X-Tigris-Fork-Source-Bucket` starts with a copy of the source's objects, a DeleteBucket
-//! without `X-Tigris-Force-Delete` refuses a bucket that holds objects, and a CopyObject with
-//! `X-Tigris-Rename: true` moves the object instead of copying it. Snapshot headers are only
-//! recorded.
+//! It also plays Tigris for the extensions forkbox uses:
+//! - a CreateBucket carrying `X-Tigris-Fork-Source-Bucket` starts with a copy of the source's
+//!   objects, or with those of the source's snapshot named by
+//!   `X-Tigris-Fork-Source-Bucket-Snapshot` (`400 InvalidArgument` for a version the source
+//!   does not have); `X-Tigris-Enable-Snapshot: true` makes the new bucket snapshot-enabled;
+//! - a CreateBucket of an existing bucket carrying `X-Tigris-Snapshot: true` (or
+//!   `true; name=<name>`) freezes a copy of its objects under a new version, a nanosecond
+//!   timestamp larger than any before, and answers it in `X-Tigris-Snapshot-Version`;
+//! - a ListBuckets carrying `X-Tigris-Snapshot: <bucket>` lists that bucket's snapshots,
+//!   oldest first, each named `<version>` or `<version>; name=<name>`;
+//! - only snapshot-enabled buckets may be snapshotted or forked (`400 InvalidRequest`);
+//!   buckets a test makes directly ([`Recorder::create_bucket`], [`Recorder::put`]) are;
+//! - a DeleteBucket without `X-Tigris-Force-Delete` refuses a bucket that holds objects,
+//!   and deleting a bucket drops its snapshots (forks made from them keep their objects);
+//! - a CopyObject with `X-Tigris-Rename: true` moves the object instead of copying it.
+//!
+//! A test can make requests fail ([`Recorder::fail`]) and make snapshot answers carry
+//! another version header, or none ([`Recorder::answer_snapshot_version`]).
 //!
 //! The server runs on a thread of its own (usable from synchronous and async tests alike)
 //! and stops when the [`Recorder`] is dropped.
@@ -83,6 +96,37 @@ struct Object {
 struct Bucket {
     objects: BTreeMap<String, Object>,
     created: Option<SystemTime>,
+    /// Created with `X-Tigris-Enable-Snapshot: true` (or directly by a test).
+    snapshots_enabled: bool,
+    /// Frozen copies of the objects, oldest first.
+    snapshots: Vec<Frozen>,
+}
+
+/// One snapshot of a bucket.
+#[derive(Clone, Debug)]
+struct Frozen {
+    version: String,
+    name: Option<String>,
+    created: SystemTime,
+    objects: BTreeMap<String, Object>,
+}
+
+/// A request the recorder answers with an error instead of serving it.
+struct Fault {
+    matches: Box<dyn Fn(&Recorded) -> bool + Send>,
+    /// Requests it still fails.
+    left: usize,
+    /// Serve the request first, then answer the error (the answer was lost, not the work).
+    applied: bool,
+}
+
+impl std::fmt::Debug for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fault")
+            .field("left", &self.left)
+            .field("applied", &self.applied)
+            .finish()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -91,6 +135,47 @@ struct State {
     log: Vec<Recorded>,
     /// Most buckets in one ListBuckets page (`None`: all of them).
     bucket_page: Option<usize>,
+    /// The last snapshot version handed out (Unix nanoseconds).
+    last_version: u128,
+    faults: Vec<Fault>,
+    /// What snapshot answers carry in `X-Tigris-Snapshot-Version` instead of the version
+    /// (`Some(None)`: no such header).
+    snapshot_answer: Option<Option<String>>,
+}
+
+impl State {
+    /// A new snapshot version: the time in nanoseconds, larger than any before.
+    fn next_version(&mut self) -> String {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        self.last_version = now.max(self.last_version + 1);
+        self.last_version.to_string()
+    }
+
+    /// Freezes `bucket`'s objects as a new snapshot; its version.
+    fn freeze(&mut self, bucket: &str, name: Option<&str>) -> Option<String> {
+        let version = self.next_version();
+        let b = self.buckets.get_mut(bucket)?;
+        b.snapshots.push(Frozen {
+            version: version.clone(),
+            name: name.map(str::to_string),
+            created: SystemTime::now(),
+            objects: b.objects.clone(),
+        });
+        Some(version)
+    }
+
+    /// The first fault matching `req`, counted down; whether it serves the request first.
+    fn fault(&mut self, req: &Recorded) -> Option<bool> {
+        let i = self
+            .faults
+            .iter()
+            .position(|f| f.left > 0 && (f.matches)(req))?;
+        self.faults[i].left -= 1;
+        Some(self.faults[i].applied)
+    }
 }
 
 /// The running server; see the module documentation.
@@ -172,20 +257,22 @@ impl Recorder {
             .collect()
     }
 
-    /// Creates a bucket directly (as if it always existed).
+    /// Creates a bucket directly (as if it always existed), snapshot-enabled.
     pub fn create_bucket(&self, name: &str) {
-        self.state()
-            .buckets
-            .entry(name.to_string())
-            .or_default()
-            .created = Some(SystemTime::now());
+        let mut st = self.state();
+        let b = st.buckets.entry(name.to_string()).or_default();
+        b.created = Some(SystemTime::now());
+        b.snapshots_enabled = true;
     }
 
-    /// Stores an object directly, creating its bucket if needed.
+    /// Stores an object directly, creating its bucket (snapshot-enabled) if needed.
     pub fn put(&self, bucket: &str, key: &str, data: &[u8]) {
         let mut st = self.state();
         let b = st.buckets.entry(bucket.to_string()).or_default();
-        b.created.get_or_insert_with(SystemTime::now);
+        if b.created.is_none() {
+            b.created = Some(SystemTime::now());
+            b.snapshots_enabled = true;
+        }
         b.objects.insert(
             key.to_string(),
             object(data.to_vec(), None, BTreeMap::new()),
@@ -219,6 +306,74 @@ impl Recorder {
     /// Makes ListBuckets answer at most `n` buckets per page, so paging is exercised.
     pub fn set_bucket_page(&self, n: usize) {
         self.state().bucket_page = Some(n.max(1));
+    }
+
+    /// Takes a snapshot of `bucket` directly (as an operator would); its version.
+    pub fn snapshot(&self, bucket: &str, name: Option<&str>) -> String {
+        self.state()
+            .freeze(bucket, name)
+            .unwrap_or_else(|| panic!("no bucket {bucket} to snapshot"))
+    }
+
+    /// The snapshots of `bucket`, oldest first: version and name.
+    pub fn snapshots(&self, bucket: &str) -> Vec<(String, Option<String>)> {
+        self.state()
+            .buckets
+            .get(bucket)
+            .map(|b| {
+                b.snapshots
+                    .iter()
+                    .map(|s| (s.version.clone(), s.name.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The keys and contents of the objects in snapshot `version` of `bucket`.
+    pub fn snapshot_objects(&self, bucket: &str, version: &str) -> Vec<(String, Vec<u8>)> {
+        self.state()
+            .buckets
+            .get(bucket)
+            .and_then(|b| b.snapshots.iter().find(|s| s.version == version))
+            .map(|s| {
+                s.objects
+                    .iter()
+                    .map(|(k, o)| (k.clone(), o.data.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Answers the next `times` requests matching `matches` with `403 AccessDenied` (an
+    /// error no client retries). With `applied`, the request is served first: the work was
+    /// done, only its answer says otherwise.
+    pub fn fail(
+        &self,
+        times: usize,
+        applied: bool,
+        matches: impl Fn(&Recorded) -> bool + Send + 'static,
+    ) {
+        self.state().faults.push(Fault {
+            matches: Box::new(matches),
+            left: times,
+            applied,
+        });
+    }
+
+    /// Makes snapshot answers carry `version` in `X-Tigris-Snapshot-Version` instead of the
+    /// snapshot's own, or no such header for `None` (the snapshot is taken all the same).
+    pub fn answer_snapshot_version(&self, version: Option<&str>) {
+        self.state().snapshot_answer = Some(version.map(str::to_string));
+    }
+
+    /// Undoes [`Recorder::answer_snapshot_version`]: answers carry the real versions.
+    pub fn answer_real_snapshot_versions(&self) {
+        self.state().snapshot_answer = None;
+    }
+
+    /// Deletes a bucket directly, with its objects and snapshots.
+    pub fn delete_bucket(&self, name: &str) {
+        self.state().buckets.remove(name);
     }
 }
 
@@ -280,7 +435,15 @@ async fn connection(stream: TcpStream, state: Arc<Mutex<State>>) {
         let resp = {
             let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
             st.log.push(req.clone());
-            handle(&mut st, &req)
+            match st.fault(&req) {
+                None => handle(&mut st, &req),
+                Some(applied) => {
+                    if applied {
+                        handle(&mut st, &req);
+                    }
+                    Response::error(403, "AccessDenied", &req.path)
+                }
+            }
         };
         if write_response(stream.get_mut(), &req.method, resp)
             .await
@@ -453,6 +616,7 @@ async fn write_response(s: &mut TcpStream, method: &str, resp: Response) -> std:
         204 => "No Content",
         206 => "Partial Content",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         409 => "Conflict",
         416 => "Range Not Satisfiable",
@@ -540,6 +704,9 @@ fn handle(st: &mut State, req: &Recorded) -> Response {
 }
 
 fn list_buckets(st: &State, req: &Recorded) -> Response {
+    if let Some(bucket) = req.header("x-tigris-snapshot") {
+        return list_snapshots(st, bucket);
+    }
     let prefix = req.query("prefix").unwrap_or_default();
     let after = req.query("continuation-token").unwrap_or_default();
     let mut limit = req
@@ -584,22 +751,100 @@ fn list_buckets(st: &State, req: &Recorded) -> Response {
     Response::xml(200, xml)
 }
 
+/// The snapshots of `bucket` as Tigris lists them: one `Bucket` per snapshot, oldest first.
+fn list_snapshots(st: &State, bucket: &str) -> Response {
+    let Some(b) = st.buckets.get(bucket) else {
+        return Response::error(404, "NoSuchBucket", bucket);
+    };
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListAllMyBucketsResult \
+         xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Owner><ID>recorder</ID>\
+         <DisplayName>recorder</DisplayName></Owner><Buckets>",
+    );
+    for s in &b.snapshots {
+        let name = match &s.name {
+            Some(n) => format!("{}; name={n}", s.version),
+            None => s.version.clone(),
+        };
+        xml.push_str(&format!(
+            "<Bucket><Name>{}</Name><CreationDate>{}</CreationDate></Bucket>",
+            esc(&name),
+            iso(s.created)
+        ));
+    }
+    xml.push_str("</Buckets></ListAllMyBucketsResult>");
+    Response::xml(200, xml)
+}
+
+/// The name an `X-Tigris-Snapshot` header of a snapshot request gives (`true; name=<n>`);
+/// `Err` for a value that asks for no snapshot.
+fn snapshot_request(value: &str) -> Result<Option<String>, ()> {
+    let mut parts = value.split(';').map(str::trim);
+    if !parts.next().is_some_and(|p| p.eq_ignore_ascii_case("true")) {
+        return Err(());
+    }
+    let mut name = None;
+    for p in parts {
+        match p.split_once('=') {
+            Some(("name", n)) if !n.is_empty() => name = Some(n.to_string()),
+            _ => return Err(()),
+        }
+    }
+    Ok(name)
+}
+
 fn create_bucket(st: &mut State, req: &Recorded) -> Response {
+    if let Some(value) = req.header("x-tigris-snapshot") {
+        return take_snapshot(st, req, value);
+    }
     if st.buckets.contains_key(&req.bucket) {
         return Response::error(409, "BucketAlreadyOwnedByYou", &req.bucket);
     }
     let mut bucket = Bucket {
         objects: BTreeMap::new(),
         created: Some(SystemTime::now()),
+        snapshots_enabled: truthy(req, "x-tigris-enable-snapshot"),
+        snapshots: Vec::new(),
     };
     if let Some(source) = req.header("x-tigris-fork-source-bucket") {
         let Some(src) = st.buckets.get(source) else {
             return Response::error(404, "NoSuchBucket", source);
         };
-        bucket.objects = src.objects.clone();
+        if !src.snapshots_enabled {
+            return Response::error(400, "InvalidRequest", source);
+        }
+        bucket.objects = match req.header("x-tigris-fork-source-bucket-snapshot") {
+            None => src.objects.clone(),
+            Some(version) => match src.snapshots.iter().find(|s| s.version == version) {
+                Some(frozen) => frozen.objects.clone(),
+                None => return Response::error(400, "InvalidArgument", version),
+            },
+        };
     }
     st.buckets.insert(req.bucket.clone(), bucket);
     Response::new(200).with("location", format!("/{}", req.bucket))
+}
+
+fn take_snapshot(st: &mut State, req: &Recorded, value: &str) -> Response {
+    let Ok(name) = snapshot_request(value) else {
+        return Response::error(400, "InvalidArgument", value);
+    };
+    match st.buckets.get(&req.bucket) {
+        None => return Response::error(404, "NoSuchBucket", &req.bucket),
+        Some(b) if !b.snapshots_enabled => {
+            return Response::error(400, "InvalidRequest", &req.bucket);
+        }
+        Some(_) => {}
+    }
+    let Some(version) = st.freeze(&req.bucket, name.as_deref()) else {
+        return Response::error(404, "NoSuchBucket", &req.bucket);
+    };
+    let resp = Response::new(200).with("location", format!("/{}", req.bucket));
+    match st.snapshot_answer.clone() {
+        None => resp.with("x-tigris-snapshot-version", version),
+        Some(Some(other)) => resp.with("x-tigris-snapshot-version", other),
+        Some(None) => resp,
+    }
 }
 
 fn delete_bucket(st: &mut State, req: &Recorded) -> Response {
