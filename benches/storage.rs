@@ -12,7 +12,9 @@
 //! - `write/<store>`, `read/<store>`: a 256 MiB file written through the VFS
 //!   (`open_write` + 1 MiB `write`s + `close`) and read back (`read_at`, 1 MiB at a time),
 //!   against the store layer itself on the same store (`Store::writer` with 1 MiB writes,
-//!   `Store::read` in 1 MiB chunks), and on the local store also against `std::fs`.
+//!   `Store::read` in 1 MiB chunks), and on the local store also against `std::fs`. On S3
+//!   also read with 64 KiB calls, the size the commands read (`READ_CHUNK`), against the
+//!   same `Store::read` in 1 MiB chunks.
 //!
 //! Stores: a local directory (under the system temp directory) and memory; S3 as well when
 //! `FORKBOX_BENCH_S3_ENDPOINT` is set (bucket-name prefix `FORKBOX_BENCH_S3_BUCKET`, default
@@ -38,6 +40,8 @@ use futures::StreamExt;
 
 /// Bytes moved per write or read call, on both sides of a comparison.
 const CHUNK: usize = 1024 * 1024;
+/// What the commands read per call (`forkbox_commands::fs::READ_CHUNK`).
+const SMALL_CHUNK: usize = 64 * 1024;
 /// Object writes or deletes in flight while preparing data (not timed).
 const PREPARE_CONCURRENCY: usize = 64;
 /// Files per directory in the bases and in the fork that is deleted.
@@ -466,6 +470,8 @@ impl Bench {
 
         let mut w = [Samples::default(), Samples::default(), Samples::default()];
         let mut r = [Samples::default(), Samples::default(), Samples::default()];
+        let mut small = Samples::default();
+        let s3 = matches!(self.kind, Kind::S3 { .. });
         for _ in 0..self.sizes.io_iters {
             // Writes: each side starts from a missing file.
             let _ = vfs.unlink("/big.bin").await;
@@ -477,8 +483,11 @@ impl Bench {
                 w[2].push(std_write(&std_path, &chunk, size).await);
             }
             // Reads of what was just written.
-            r[0].push(vfs_read(&vfs, "/big.bin", size).await);
+            r[0].push(vfs_read(&vfs, "/big.bin", size, CHUNK).await);
             r[1].push(store_read(&store, &vfs_key, size).await);
+            if s3 {
+                small.push(vfs_read(&vfs, "/big.bin", size, SMALL_CHUNK).await);
+            }
             if matches!(self.kind, Kind::Local) {
                 r[2].push(std_read(&std_path, size).await);
             }
@@ -526,6 +535,18 @@ impl Bench {
                     ratio: ours / std_rate,
                 });
             }
+        }
+        if s3 {
+            let ours = mib_per_s(size, small.median());
+            let store_rate = mib_per_s(size, r[1].median());
+            report.add(Row {
+                bench: format!("read/{name}"),
+                what: format!("VFS read {mib} MiB, 64 KiB calls"),
+                value: format!("{ours:.0} MiB/s ({})", small.spread()),
+                baseline: "Store::read, 1 MiB chunks".into(),
+                base_value: format!("{store_rate:.0} MiB/s"),
+                ratio: ours / store_rate,
+            });
         }
     }
 }
@@ -628,11 +649,11 @@ async fn std_write(path: &Path, chunk: &Arc<Vec<u8>>, size: u64) -> Duration {
     .expect("std writer")
 }
 
-async fn vfs_read(vfs: &Vfs, path: &str, size: u64) -> Duration {
+async fn vfs_read(vfs: &Vfs, path: &str, size: u64, chunk: usize) -> Duration {
     let t = Instant::now();
     let mut off = 0;
     loop {
-        let b = vfs.read_at(path, off, CHUNK).await.expect("vfs read");
+        let b = vfs.read_at(path, off, chunk).await.expect("vfs read");
         if b.is_empty() {
             break;
         }

@@ -259,6 +259,13 @@ impl Store {
         self.local_root.as_deref()
     }
 
+    /// True when every read is a request over the network (S3). The VFS reads ahead of
+    /// sequential reads on such a store only: a local or memory read costs no round trip
+    /// (docs/BENCHMARKS.md).
+    pub fn is_remote(&self) -> bool {
+        self.op.info().scheme() == "s3"
+    }
+
     /// Metadata of the object `key` (no trailing slash), as a file, symlink or directory.
     pub async fn stat(&self, key: &str) -> Result<Option<ObjectMeta>> {
         if let Some(root) = &self.local_root {

@@ -36,6 +36,8 @@ use futures::StreamExt;
 use crate::fork::{ForkView, Layer};
 use crate::storage::{Attrs, ObjectKind, ObjectMeta, Staged, StorageError};
 
+pub mod readahead;
+
 /// Symlinks followed while resolving one path before giving up with ELOOP, as Linux does.
 const MAX_SYMLINK_HOPS: usize = 40;
 /// Longest name of one path component, as on Linux.
@@ -160,6 +162,10 @@ struct State {
     /// against the quota before their data lands; see [`Held`].
     reserved_bytes: u64,
     reserved_objects: u64,
+    /// Read-ahead of files read sequentially (stores where a read is a request). Every
+    /// change of a path in the index drops its streams, so nothing read ahead of a change
+    /// is served after it: see [`State::changed`].
+    reads: readahead::Streams,
 }
 
 /// The bytes a node of the upper layer costs: its content for files and symlinks
@@ -174,14 +180,23 @@ fn charged(node: &Node) -> u64 {
 impl State {
     /// Records `node` at `rel` in the upper layer (replacing what was there).
     fn put_upper(&mut self, rel: String, node: Node) {
+        self.changed(&rel);
         self.upper_bytes = self.upper_bytes.saturating_add(charged(&node));
         if let Some(old) = self.upper.insert(rel, node) {
             self.upper_bytes = self.upper_bytes.saturating_sub(charged(&old));
         }
     }
 
+    /// Drops what was read ahead of `rel`. Called by every change of the index, which comes
+    /// after the store changed (or, for a file opened with truncation, while it reads as
+    /// empty), so a read after the change never sees bytes fetched before it.
+    fn changed(&mut self, rel: &str) {
+        self.reads.forget(rel);
+    }
+
     /// Forgets the upper node at `rel`.
     fn take_upper(&mut self, rel: &str) -> Option<Node> {
+        self.changed(rel);
         let old = self.upper.remove(rel)?;
         self.upper_bytes = self.upper_bytes.saturating_sub(charged(&old));
         Some(old)
@@ -226,6 +241,7 @@ impl State {
 
     /// Records that the base no longer holds `rel` (an in-place fork deleted or moved it).
     fn forget_base(&mut self, rel: &str) {
+        self.changed(rel);
         self.base_nodes.insert(rel.to_string(), None);
         if let Some(names) = self.base_lists.get_mut(parent_of(rel)) {
             let name = name_of(rel);
@@ -760,11 +776,25 @@ impl Vfs {
             },
             Origin::Root => return Err(FsError::IsADirectory),
         };
-        layer
-            .store
-            .read(&layer.key(rel), offset, len)
-            .await
-            .map_err(|e| storage_failure("read", rel, e))
+        if !layer.store.is_remote() {
+            // A local or memory read is no request: nothing to save by reading ahead.
+            return layer
+                .store
+                .read(&layer.key(rel), offset, len)
+                .await
+                .map_err(|e| storage_failure("read", rel, e));
+        }
+        let (store, key, path) = (layer.store.clone(), layer.key(rel), rel.to_string());
+        let fetcher: readahead::Fetcher = Arc::new(move |at, n| {
+            let (store, key, path) = (store.clone(), key.clone(), path.clone());
+            Box::pin(async move {
+                store
+                    .read(&key, at, n)
+                    .await
+                    .map_err(|e| storage_failure("read", &path, e))
+            })
+        });
+        readahead::read(self, &fetcher, node.origin, rel, node.len, offset, len).await
     }
 
     /// Writes the upper file `rel` from the file `src` (`node`): the first `keep` bytes of
@@ -1026,6 +1056,12 @@ impl Vfs {
         }
         self.state().put_upper(rel, up);
         Ok(())
+    }
+}
+
+impl readahead::Table for Vfs {
+    fn with<R>(&self, f: impl FnOnce(&mut readahead::Streams) -> R) -> R {
+        f(&mut self.state().reads)
     }
 }
 

@@ -322,6 +322,7 @@ cases!(
     quotas_stop_writes,
     a_fork_of_ten_thousand_objects_is_deleted,
     fork_objects_are_plain_objects,
+    reads_after_changes_see_the_changes,
 );
 
 async fn reads_see_writes_and_the_base_stays(b: &Backend) {
@@ -826,4 +827,51 @@ async fn fork_objects_are_plain_objects(b: &Backend) {
             );
         }
     }
+}
+
+/// Reads `path` in 64 KiB calls from `from` to `to`, checking each against `model`.
+async fn read_span(fs: &Vfs, path: &str, model: &[u8], from: usize, to: usize) {
+    const CALL: usize = 64 * 1024;
+    let mut pos = from;
+    while pos < to {
+        let got = fs.read_at(path, pos as u64, CALL).await.unwrap();
+        let end = (pos + CALL).min(model.len());
+        assert!(got[..] == model[pos..end], "{path}: bytes at {pos} differ");
+        pos = end;
+    }
+}
+
+/// A file read part way (on S3, read-ahead then holds windows of it), changed, and read on
+/// from where the reader was: always the new content.
+async fn reads_after_changes_see_the_changes(b: &Backend) {
+    const LEN: usize = 6 << 20;
+    const PART: usize = 3 << 19;
+    let f = b.fork().await;
+    let fs = &f.fs;
+    let (x, y) = (pattern(21, LEN), pattern(22, LEN));
+    write(fs, "/f", &x, WriteMode::Truncate).await;
+    read_span(fs, "/f", &x, 0, PART).await;
+    // Overwritten.
+    write(fs, "/f", &y, WriteMode::Truncate).await;
+    read_span(fs, "/f", &y, PART, LEN).await;
+    // Appended to.
+    read_span(fs, "/f", &y, 0, PART).await;
+    write(fs, "/f", b"tail", WriteMode::Append).await;
+    let mut model = y.clone();
+    model.extend_from_slice(b"tail");
+    read_span(fs, "/f", &model, PART, model.len()).await;
+    // Truncated below where the reader is, then grown back with zeros.
+    read_span(fs, "/f", &model, 0, PART).await;
+    fs.truncate("/f", 1 << 20).await.unwrap();
+    assert!(fs.read_at("/f", PART as u64, 64).await.unwrap().is_empty());
+    fs.truncate("/f", LEN as u64).await.unwrap();
+    let mut model = y[..1 << 20].to_vec();
+    model.resize(LEN, 0);
+    read_span(fs, "/f", &model, PART, LEN).await;
+    // Another file renamed over it.
+    read_span(fs, "/f", &model, 0, PART).await;
+    write(fs, "/g", &x, WriteMode::Truncate).await;
+    fs.rename("/g", "/f").await.unwrap();
+    read_span(fs, "/f", &x, PART, LEN).await;
+    assert_eq!(read_bytes(fs, "/f").await, x);
 }

@@ -27,6 +27,9 @@
 //! A test can make requests fail ([`Recorder::fail`]) and make snapshot answers carry
 //! another version header, or none ([`Recorder::answer_snapshot_version`]).
 //!
+//! A test can make GetObject of one key fail ([`Recorder::fail_gets`]): it is answered
+//! `403 AccessDenied`, which no client retries, so the failure reaches the caller at once.
+//!
 //! The server runs on a thread of its own (usable from synchronous and async tests alike)
 //! and stops when the [`Recorder`] is dropped.
 
@@ -141,6 +144,8 @@ struct State {
     /// What snapshot answers carry in `X-Tigris-Snapshot-Version` instead of the version
     /// (`Some(None)`: no such header).
     snapshot_answer: Option<Option<String>>,
+    /// Keys whose GetObject is refused, with how many more times.
+    failing_gets: BTreeMap<String, usize>,
 }
 
 impl State {
@@ -301,6 +306,12 @@ impl Recorder {
             .get(bucket)
             .map(|b| b.objects.keys().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// Refuses the next `times` GetObject requests of `key` (in any bucket) with
+    /// `403 AccessDenied`.
+    pub fn fail_gets(&self, key: &str, times: usize) {
+        self.state().failing_gets.insert(key.to_string(), times);
     }
 
     /// Makes ListBuckets answer at most `n` buckets per page, so paging is exercised.
@@ -692,6 +703,7 @@ fn handle(st: &mut State, req: &Recorded) -> Response {
         "PUT" if req.query.is_empty() || req.query("x-id") == Some("PutObject") => {
             put_object(st, req)
         }
+        "GET" if refuse_get(st, &req.key) => Response::error(403, "AccessDenied", &req.key),
         "GET" | "HEAD" if req.query.iter().all(|(k, _)| k == "x-id") => get_object(st, req),
         "DELETE" if req.query.iter().all(|(k, _)| k == "x-id") => {
             if let Some(b) = st.buckets.get_mut(&req.bucket) {
@@ -700,6 +712,17 @@ fn handle(st: &mut State, req: &Recorded) -> Response {
             Response::new(204)
         }
         _ => Response::error(501, "NotImplemented", &req.path),
+    }
+}
+
+/// True when a GetObject of `key` is to be refused (see [`Recorder::fail_gets`]).
+fn refuse_get(st: &mut State, key: &str) -> bool {
+    match st.failing_gets.get_mut(key) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
     }
 }
 
