@@ -8,6 +8,12 @@
 //! The local-filesystem service gets one extra guard: a host symlink inside a local base
 //! directory is reported as a forkbox symlink (its target then resolves inside the session
 //! root), so nothing ever follows a host symlink out of the base directory.
+//!
+//! On a local store the frequent operations — `stat`, listing (with every child's
+//! metadata, [`Store::list_entries`]), ranged reads, staged writes and publishing them —
+//! bypass opendal and make their system calls in one trip to tokio's blocking pool each:
+//! a trip costs more than the calls themselves, and opendal's fs service takes several
+//! per operation (docs/BENCHMARKS.md).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -169,6 +175,17 @@ pub struct ObjectMeta {
     pub symlink: Option<String>,
 }
 
+/// One child of a directory, as [`Store::list_entries`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListEntry {
+    pub name: String,
+    pub is_dir: bool,
+    /// What [`Store::stat`] would say of the child, when the listing already knows it all
+    /// (a local store reads it in the same pass). `None`: ask `stat` (an S3 listing has no
+    /// user metadata, so no mode, mtime or symlink target).
+    pub meta: Option<ObjectMeta>,
+}
+
 /// One backend holding objects.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -306,7 +323,20 @@ impl Store {
 
     /// Names of the direct children of directory `dir` (`""` for the root), with whether
     /// each is a directory. Where a file and a directory share a name, the directory wins.
+    /// On a local store these are [`Store::list_entries`]'s: a host symlink is never a
+    /// directory, whatever it points to (opendal's lister follows it, and a dangling one
+    /// fails the whole listing).
     pub async fn list(&self, dir: &str) -> Result<Vec<(String, bool)>> {
+        if let Some(root) = &self.local_root {
+            let path = root.join(dir);
+            let entries = blocking(&path.clone(), move || local_list(&path)).await?;
+            return Ok(entries.into_iter().map(|e| (e.name, e.is_dir)).collect());
+        }
+        self.object_list(dir).await
+    }
+
+    /// [`Store::list`] through opendal.
+    async fn object_list(&self, dir: &str) -> Result<Vec<(String, bool)>> {
         let prefix = if dir.is_empty() {
             String::new()
         } else {
@@ -336,10 +366,40 @@ impl Store {
         Ok(v)
     }
 
+    /// The direct children of directory `dir` (`""` for the root), sorted by name, each
+    /// with its metadata where the store lists it. On a local store that is every child,
+    /// read in one pass on the blocking pool (a `stat` per child would cost a trip there
+    /// each); a host entry that is not an object (socket, fifo, device) or whose name is
+    /// not UTF-8 is left out, as `stat` and every key would miss it anyway, and one whose
+    /// metadata cannot be read comes without it. Elsewhere these are [`Store::list`]'s
+    /// names, without metadata.
+    pub async fn list_entries(&self, dir: &str) -> Result<Vec<ListEntry>> {
+        if let Some(root) = &self.local_root {
+            let path = root.join(dir);
+            return blocking(&path.clone(), move || local_list(&path)).await;
+        }
+        Ok(self
+            .object_list(dir)
+            .await?
+            .into_iter()
+            .map(|(name, is_dir)| ListEntry {
+                name,
+                is_dir,
+                meta: None,
+            })
+            .collect())
+    }
+
     /// Reads `len` bytes at `offset` (fewer at the end of the object).
     pub async fn read(&self, key: &str, offset: u64, len: usize) -> Result<Bytes> {
         if len == 0 {
             return Ok(Bytes::new());
+        }
+        if let Some(root) = &self.local_root {
+            // Open, read and close in one trip to the blocking pool (opendal's reader
+            // takes several per call).
+            let path = root.join(key);
+            return blocking(&path.clone(), move || local_read(&path, offset, len)).await;
         }
         match self
             .op
@@ -595,19 +655,19 @@ impl Store {
         self.copy_by_streaming_with(key, key, Some(attrs)).await
     }
 
-    /// Moves a local scratch object into place as `key` and gives it its attributes.
+    /// Moves a local scratch object into place as `key` and gives it its attributes, in
+    /// one trip to the blocking pool; on failure the scratch object is removed.
     async fn publish_local(&self, scratch: &str, key: &str, attrs: &Attrs) -> Result<()> {
-        if let Some(root) = &self.local_root
-            && let Err(e) = apply_local_attrs(&root.join(scratch), attrs).await
-        {
-            let _ = self.op.delete(scratch).await;
-            return Err(e);
-        }
-        if let Err(e) = self.op.rename(scratch, key).await {
-            let _ = self.op.delete(scratch).await;
-            return Err(StorageError::request(key, e));
-        }
-        Ok(())
+        let Some(root) = &self.local_root else {
+            return self
+                .op
+                .rename(scratch, key)
+                .await
+                .map_err(|e| StorageError::request(key, e));
+        };
+        let (from, to) = (root.join(scratch), root.join(key));
+        let attrs = attrs.clone();
+        blocking(&from.clone(), move || publish_local_now(&from, &to, &attrs)).await
     }
 }
 
@@ -732,14 +792,19 @@ fn scratch_key(key: &str) -> String {
 
 /// Gives a host file of a local store the permission bits and mtime in `attrs`.
 async fn apply_local_attrs(path: &Path, attrs: &Attrs) -> Result<()> {
+    let (path, attrs) = (path.to_path_buf(), attrs.clone());
+    blocking(&path.clone(), move || apply_local_attrs_now(&path, &attrs)).await
+}
+
+/// [`apply_local_attrs`], on the calling thread.
+fn apply_local_attrs_now(path: &Path, attrs: &Attrs) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let local = |source| StorageError::Local {
         path: path.to_path_buf(),
         source,
     };
     // Never through a host symlink: its target may be outside the store.
-    if tokio::fs::symlink_metadata(path)
-        .await
+    if std::fs::symlink_metadata(path)
         .map_err(local)?
         .file_type()
         .is_symlink()
@@ -750,23 +815,73 @@ async fn apply_local_attrs(path: &Path, attrs: &Attrs) -> Result<()> {
         // Keep the owner (the server) able to read and write the object; the host file
         // carries the rest of the mode.
         let host = 0o600 | (mode & 0o7777);
-        tokio::fs::set_permissions(path, std::fs::Permissions::from_mode(host))
-            .await
-            .map_err(local)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(host)).map_err(local)?;
     }
     if let Some(mtime) = attrs.mtime {
-        let path = path.to_path_buf();
-        tokio::task::spawn_blocking(move || {
-            std::fs::File::options()
-                .write(true)
-                .open(&path)
-                .and_then(|f| f.set_modified(mtime))
-        })
-        .await
-        .map_err(|e| local(std::io::Error::other(e)))?
-        .map_err(local)?;
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_modified(mtime))
+            .map_err(local)?;
     }
     Ok(())
+}
+
+/// Gives the host file `from` of a local store `attrs` and renames it to `to`, on the
+/// calling thread; on failure `from` is removed.
+fn publish_local_now(from: &Path, to: &Path, attrs: &Attrs) -> Result<()> {
+    let done = apply_local_attrs_now(from, attrs).and_then(|()| {
+        std::fs::rename(from, to).map_err(|source| StorageError::Local {
+            path: to.to_path_buf(),
+            source,
+        })
+    });
+    if done.is_err() {
+        let _ = std::fs::remove_file(from);
+    }
+    done
+}
+
+/// Runs `f`, a whole local-filesystem operation, in one trip to the blocking pool; `path`
+/// names it in the error should the task itself fail.
+async fn blocking<T, F>(path: &Path, f: F) -> Result<T>
+where
+    F: FnOnce() -> Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| StorageError::Local {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })?
+}
+
+/// Reads up to `len` bytes at `offset` of the host file `path`, like `read(2)`: fewer at
+/// the end of the file, none past it. Short reads are retried until `len` or the end.
+fn local_read(path: &Path, offset: u64, len: usize) -> Result<Bytes> {
+    use std::io::{Read, Seek, SeekFrom};
+    let local = |source| StorageError::Local {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(local)?;
+    // The size bounds the buffer: a large `len` on a small file allocates what is there.
+    let size = file.metadata().map_err(local)?.len();
+    let want = usize::try_from(size.saturating_sub(offset)).map_or(len, |n| n.min(len));
+    if want == 0 {
+        return Ok(Bytes::new());
+    }
+    if offset > 0 {
+        file.seek(SeekFrom::Start(offset)).map_err(local)?;
+    }
+    // `read_to_end` reads into the spare capacity without zeroing it first (a pread into
+    // a zeroed buffer costs a pass over the memory more), retrying short reads and EINTR.
+    let mut buf = Vec::with_capacity(want);
+    file.take(want as u64)
+        .read_to_end(&mut buf)
+        .map_err(local)?;
+    Ok(Bytes::from(buf))
 }
 
 fn meta_of(m: &opendal::Metadata) -> ObjectMeta {
@@ -867,36 +982,40 @@ async fn local_delete_files(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `lstat` of a host path inside a local store: never follows a symlink.
+/// `lstat` of a host path inside a local store: never follows a symlink. One trip to the
+/// blocking pool, a symlink's target read in the same trip.
 async fn local_stat(path: &Path) -> Result<Option<ObjectMeta>> {
+    let path = path.to_path_buf();
+    blocking(&path.clone(), move || {
+        let md = match std::fs::symlink_metadata(&path) {
+            Ok(md) => md,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(None);
+            }
+            Err(source) => return Err(StorageError::Local { path, source }),
+        };
+        local_meta(&path, &md)
+    })
+    .await
+}
+
+/// The object a host entry is, from its `lstat` metadata `md` (a symlink's target is read
+/// here); `None` for what is not an object (sockets, fifos, devices).
+fn local_meta(path: &Path, md: &std::fs::Metadata) -> Result<Option<ObjectMeta>> {
     use std::os::unix::fs::PermissionsExt;
-    let md = match tokio::fs::symlink_metadata(path).await {
-        Ok(md) => md,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(source) => {
-            return Err(StorageError::Local {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
     let mtime = md.modified().ok();
     let mode = Some(md.permissions().mode() & 0o7777);
     let ft = md.file_type();
     if ft.is_symlink() {
-        let target = tokio::fs::read_link(path)
-            .await
-            .map_err(|source| StorageError::Local {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let target = std::fs::read_link(path).map_err(|source| StorageError::Local {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let target = target.to_string_lossy().into_owned();
         return Ok(Some(ObjectMeta {
             kind: ObjectKind::Symlink,
@@ -926,6 +1045,64 @@ async fn local_stat(path: &Path) -> Result<Option<ObjectMeta>> {
         mtime,
         symlink: None,
     }))
+}
+
+/// [`Store::list_entries`] of the host directory `dir`: `read_dir` and an `lstat` per entry
+/// (`DirEntry::metadata` does not follow symlinks), on the calling thread. A missing
+/// directory, or a file where the directory should be, lists empty (as opendal's lister).
+fn local_list(dir: &Path) -> Result<Vec<ListEntry>> {
+    let local = |path: &Path, source| StorageError::Local {
+        path: path.to_path_buf(),
+        source,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(local(dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            // The directory was removed while being listed.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) => return Err(local(dir, e)),
+        };
+        // No key names a host file whose name is not UTF-8.
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let path = entry.path();
+        let meta = entry
+            .metadata()
+            .map_err(|e| local(&path, e))
+            .and_then(|md| local_meta(&path, &md));
+        match meta {
+            Ok(Some(meta)) => out.push(ListEntry {
+                name,
+                is_dir: meta.kind == ObjectKind::Dir,
+                meta: Some(meta),
+            }),
+            // Not an object, or gone since the directory was read.
+            Ok(None) => {}
+            Err(e) if e.is_not_found() => {}
+            // Listed without metadata: `stat` will report the error if asked.
+            Err(_) => out.push(ListEntry {
+                name,
+                is_dir: entry.file_type().is_ok_and(|t| t.is_dir()),
+                meta: None,
+            }),
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -993,6 +1170,157 @@ mod tests {
         assert!(!store.tree_exists("t").await.unwrap());
         assert!(outside.path().join("keep").exists());
         store.delete_tree("t").await.unwrap();
+    }
+
+    /// Reads at, across and past the end, the same on every store.
+    async fn reads_like_read_2(store: Store) {
+        let big: Vec<u8> = (0..3 << 20).map(|i| (i % 251) as u8).collect();
+        for (key, data) in [
+            ("empty", Vec::new()),
+            ("d/short", b"hello".to_vec()),
+            ("big", big),
+        ] {
+            store
+                .put(key, Bytes::from(data.clone()), &Attrs::default())
+                .await
+                .unwrap();
+            let n = data.len() as u64;
+            for (offset, len) in [(0, 5), (0, 100), (3, 100), (n, 10), (n + 7, 10), (1, 0)] {
+                let got = store.read(key, offset, len).await.unwrap();
+                let from = (offset as usize).min(data.len());
+                let to = (from + len).min(data.len());
+                assert_eq!(&got[..], &data[from..to], "{key} at {offset}, {len}");
+            }
+        }
+        let got = store.read("big", 1 << 20, 4 << 20).await.unwrap();
+        assert_eq!(got.len(), 2 << 20);
+        assert_eq!(got[0], ((1 << 20) % 251) as u8);
+        let missing = store.read("d/nope", 0, 10).await.unwrap_err();
+        assert!(missing.is_not_found(), "{missing:?}");
+        let missing = store.read("nope/x", 0, 10).await.unwrap_err();
+        assert!(missing.is_not_found(), "{missing:?}");
+    }
+
+    #[tokio::test]
+    async fn memory_reads_like_read_2() {
+        reads_like_read_2(Store::memory()).await;
+    }
+
+    #[tokio::test]
+    async fn local_reads_like_read_2() {
+        let dir = tempfile::tempdir().unwrap();
+        reads_like_read_2(Store::local(dir.path()).unwrap()).await;
+    }
+
+    #[tokio::test]
+    async fn local_listing_carries_what_stat_says() {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::local(dir.path()).unwrap();
+        store
+            .put("d/file", Bytes::from("12345"), &Attrs::default())
+            .await
+            .unwrap();
+        let host = dir.path().join("d");
+        std::fs::set_permissions(host.join("file"), std::fs::Permissions::from_mode(0o640))
+            .unwrap();
+        std::fs::create_dir(host.join("sub")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", host.join("abs")).unwrap();
+        std::os::unix::fs::symlink("sub", host.join("to-dir")).unwrap();
+        std::os::unix::fs::symlink("gone", host.join("dangling")).unwrap();
+        // Not objects: a socket, and a name no key can spell.
+        let _socket = std::os::unix::net::UnixListener::bind(host.join("sock")).unwrap();
+        std::fs::write(host.join(std::ffi::OsStr::from_bytes(b"bad\xff")), "x").unwrap();
+
+        let listed = store.list_entries("d").await.unwrap();
+        let names: Vec<&str> = listed.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["abs", "dangling", "file", "sub", "to-dir"]);
+        for e in &listed {
+            let meta = e.meta.clone().expect("a local listing carries metadata");
+            let key = format!("d/{}", e.name);
+            assert_eq!(
+                Some(&meta),
+                store.stat(&key).await.unwrap().as_ref(),
+                "{key}"
+            );
+            assert_eq!(e.is_dir, meta.kind == ObjectKind::Dir, "{key}");
+        }
+        let by_name = |n: &str| listed.iter().find(|e| e.name == n).unwrap();
+        let file = by_name("file").meta.clone().unwrap();
+        assert_eq!(
+            (file.kind, file.len, file.mode),
+            (ObjectKind::File, 5, Some(0o640))
+        );
+        assert!(by_name("sub").is_dir);
+        let link = by_name("to-dir");
+        assert!(!link.is_dir, "a symlink to a directory is not followed");
+        assert_eq!(link.meta.as_ref().unwrap().symlink.as_deref(), Some("sub"));
+        assert_eq!(
+            by_name("abs").meta.as_ref().unwrap().symlink.as_deref(),
+            Some("/etc/passwd")
+        );
+        // The plain listing says the same (opendal's would follow the symlinks, and a
+        // dangling one would empty it).
+        let plain: Vec<(String, bool)> =
+            listed.iter().map(|e| (e.name.clone(), e.is_dir)).collect();
+        assert_eq!(store.list("d").await.unwrap(), plain);
+        // A missing directory, or a file where one should be, lists empty.
+        assert!(store.list_entries("nope").await.unwrap().is_empty());
+        assert!(store.list_entries("d/file").await.unwrap().is_empty());
+        assert_eq!(store.list_entries("").await.unwrap().len(), 1);
+    }
+
+    /// A layer's walk (snapshots, loading a fork) lists level by level: a host symlink to a
+    /// directory must stay a symlink, never a directory to enter (opendal's lister followed
+    /// it, which would have copied the host directory's files into a snapshot).
+    #[tokio::test]
+    async fn local_walk_does_not_enter_symlinked_directories() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "host file").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::local(dir.path()).unwrap();
+        store
+            .put("l/a", Bytes::from("x"), &Attrs::default())
+            .await
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("l/out")).unwrap();
+        std::os::unix::fs::symlink("nowhere", dir.path().join("l/dangling")).unwrap();
+        let found = crate::fork::overlay::walk(&store, "l", 100).await.unwrap();
+        let got: Vec<(&str, ObjectKind)> = found
+            .iter()
+            .map(|e| (e.rel.as_str(), e.meta.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", ObjectKind::File),
+                ("dangling", ObjectKind::Symlink),
+                ("out", ObjectKind::Symlink)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn object_store_listing_leaves_metadata_to_stat() {
+        let store = Store::memory();
+        for key in ["x", "x/y", "z"] {
+            store
+                .put(key, Bytes::from("1"), &Attrs::default())
+                .await
+                .unwrap();
+        }
+        store.create_dir("e").await.unwrap();
+        let listed = store.list_entries("").await.unwrap();
+        let got: Vec<(&str, bool, bool)> = listed
+            .iter()
+            .map(|e| (e.name.as_str(), e.is_dir, e.meta.is_some()))
+            .collect();
+        // Where a file and a directory share a name, the directory wins.
+        assert_eq!(
+            got,
+            [("e", true, false), ("x", true, false), ("z", false, false)]
+        );
     }
 
     #[tokio::test]

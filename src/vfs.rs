@@ -610,7 +610,9 @@ impl Vfs {
         }
     }
 
-    /// Names of the base directory `rel`'s children (cached).
+    /// Names of the base directory `rel`'s children (cached). Where the listing carries
+    /// the children's metadata (a local store), it fills the base metadata cache too, so
+    /// listing or walking a directory costs one request, not one more per child.
     async fn base_children(&self, rel: &str) -> FsResult<Vec<String>> {
         let Some(base) = &self.inner.view.base else {
             return Ok(Vec::new());
@@ -621,13 +623,21 @@ impl Vfs {
         let key = base.key(rel);
         let listed = base
             .store
-            .list(key.trim_end_matches('/'))
+            .list_entries(key.trim_end_matches('/'))
             .await
             .map_err(|e| storage_failure("list", rel, e))?;
-        let names: Vec<String> = listed.into_iter().map(|(n, _)| n).collect();
-        self.state()
-            .base_lists
-            .insert(rel.to_string(), names.clone());
+        let mut st = self.state();
+        let mut names = Vec::with_capacity(listed.len());
+        for entry in listed {
+            if let Some(meta) = entry.meta {
+                // What is cached already stays (it may record a base path deleted since).
+                st.base_nodes
+                    .entry(child_of(rel, &entry.name))
+                    .or_insert_with(|| Some(Node::from_base(meta)));
+            }
+            names.push(entry.name);
+        }
+        st.base_lists.insert(rel.to_string(), names.clone());
         Ok(names)
     }
 
@@ -657,13 +667,24 @@ impl Vfs {
                     .is_some_and(|n| n.kind == FileKind::Dir));
         if base_has_dir {
             let names = self.base_children(rel).await?;
-            let wanted: Vec<String> = {
+            // Children whose metadata is cached cost nothing; the others are looked up.
+            let mut wanted: Vec<String> = Vec::new();
+            {
                 let st = self.state();
-                names
-                    .into_iter()
-                    .filter(|n| !out.contains_key(n) && !st.hidden(&child_of(rel, n)))
-                    .collect()
-            };
+                for name in names {
+                    let child = child_of(rel, &name);
+                    if out.contains_key(&name) || st.hidden(&child) {
+                        continue;
+                    }
+                    match st.base_nodes.get(&child) {
+                        Some(Some(n)) => {
+                            out.insert(name, n.meta());
+                        }
+                        Some(None) => {}
+                        None => wanted.push(name),
+                    }
+                }
+            }
             let metas: Vec<(String, FsResult<Option<Node>>)> = futures::stream::iter(wanted)
                 .map(|name| async move {
                     let r = self.base_lookup(&child_of(rel, &name)).await;

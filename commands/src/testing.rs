@@ -85,6 +85,8 @@ struct State {
     clock: u64,
     /// Paths whose next `close` fails with [`FsError::NoSpace`] (failure injection).
     fail_close: HashSet<String>,
+    /// Paths whose every read fails with [`FsError::Io`] (failure injection).
+    fail_read: HashSet<String>,
     /// Limits [`FileSystem::usage`] reports (bytes, objects); reported, not enforced.
     limits: (Option<u64>, Option<u64>),
 }
@@ -199,6 +201,7 @@ impl MemFs {
                 nodes,
                 clock: CLOCK_START,
                 fail_close: HashSet::new(),
+                fail_read: HashSet::new(),
                 limits: (None, None),
             })),
         })
@@ -301,6 +304,11 @@ impl MemFs {
     /// `NoSpace`.
     pub fn fail_close_on(&self, path: &str) {
         self.lock().fail_close.insert(path.to_string());
+    }
+
+    /// Makes every read of the file at `path` fail with `Io`.
+    pub fn fail_read_on(&self, path: &str) {
+        self.lock().fail_read.insert(path.to_string());
     }
 
     /// Sets the limits [`FileSystem::usage`] reports. MemFs does not enforce them; the
@@ -453,6 +461,9 @@ impl FileSystem for MemFs {
 
     async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
         let st = self.lock();
+        if st.fail_read.contains(path) {
+            return Err(FsError::Io);
+        }
         match st.existing(path, true)?.1 {
             Node::File { data, .. } => {
                 let start = usize::try_from(offset)

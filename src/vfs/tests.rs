@@ -66,6 +66,30 @@ async fn reads_fall_through_and_writes_stay_in_the_fork() {
 }
 
 #[tokio::test]
+async fn a_local_listing_fills_the_metadata_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("d");
+    std::fs::create_dir(&host).unwrap();
+    std::fs::write(host.join("a.txt"), "A").unwrap();
+    std::os::unix::fs::symlink("a.txt", host.join("link")).unwrap();
+    std::fs::create_dir(host.join("sub")).unwrap();
+    let base = Store::local(dir.path()).unwrap();
+    let (fs, _, _) = fork_of(&base).await;
+    let listed = fs.read_dir("/d").await.unwrap();
+    assert_eq!(names(&listed), ["a.txt", "link", "sub"]);
+    let kinds: Vec<FileKind> = listed.iter().map(|e| e.meta.kind).collect();
+    assert_eq!(kinds, [FileKind::File, FileKind::Symlink, FileKind::Dir]);
+    // The base is immutable, so what the listing read answers later lookups: with the
+    // host entries gone, the fork still sees them as listed (no request per child).
+    std::fs::remove_file(host.join("a.txt")).unwrap();
+    std::fs::remove_file(host.join("link")).unwrap();
+    std::fs::remove_dir(host.join("sub")).unwrap();
+    assert_eq!(fs.lstat("/d/a.txt").await.unwrap().len, 1);
+    assert_eq!(fs.readlink("/d/link").await.unwrap(), "a.txt");
+    assert!(fs.stat("/d/sub").await.unwrap().is_dir());
+}
+
+#[tokio::test]
 async fn ranged_reads() {
     let base = seeded_base().await;
     let (fs, _, _) = fork_of(&base).await;

@@ -113,6 +113,8 @@ enum Src {
 /// An operand opened for reading: a file through ranged reads, or stdin for `-`.
 pub(crate) struct Reader {
     src: Src,
+    /// The file's first chunk, read ahead of time ([`Reader::with_first_chunk`]).
+    first: Option<FsResult<Bytes>>,
     /// Bytes read but not yet consumed.
     buf: Vec<u8>,
     pos: usize,
@@ -135,15 +137,24 @@ impl Reader {
                 off: 0,
                 is_dir: meta.is_dir(),
             },
+            first: None,
             buf: Vec::new(),
             pos: 0,
             eof: false,
         })
     }
 
+    /// Gives a file's reader what reading its first chunk (`READ_CHUNK` bytes at offset 0)
+    /// returned when it was done ahead of time, error included: its first read is that.
+    pub(crate) fn with_first_chunk(mut self, first: FsResult<Bytes>) -> Reader {
+        self.first = Some(first);
+        self
+    }
+
     pub(crate) fn stdin(ctx: &Context) -> Reader {
         Reader {
             src: Src::Stdin(ctx.stdin.clone()),
+            first: None,
             buf: Vec::new(),
             pos: 0,
             eof: false,
@@ -158,7 +169,10 @@ impl Reader {
             Src::Stdin(input) => input.read_chunk().await.map_err(|_| FsError::Io)?,
             Src::File { is_dir: true, .. } => return Err(FsError::IsADirectory),
             Src::File { fs, path, off, .. } => {
-                let chunk = fs.read_at(path, *off, READ_CHUNK).await?;
+                let chunk = match self.first.take() {
+                    Some(first) if *off == 0 => first?,
+                    _ => fs.read_at(path, *off, READ_CHUNK).await?,
+                };
                 *off += chunk.len() as u64;
                 if chunk.is_empty() { None } else { Some(chunk) }
             }
