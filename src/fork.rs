@@ -282,6 +282,28 @@ impl Snapshot {
 /// bounded however many snapshots accumulate.
 pub const MAX_LISTED_SNAPSHOTS: usize = 10_000;
 
+/// The snapshots of the newest [`MAX_LISTED_SNAPSHOTS`] of `versions` (sorted oldest first),
+/// each found by `read` with `concurrency` reads at once; versions without a readable record
+/// are left out. What every strategy's [`ForkStrategy::snapshots`] ends with.
+pub(crate) async fn read_newest<F, Fut>(
+    versions: Vec<String>,
+    concurrency: usize,
+    read: F,
+) -> Result<Vec<Snapshot>, ForkError>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Snapshot>, ForkError>>,
+{
+    use futures::{StreamExt, TryStreamExt};
+    let skip = versions.len().saturating_sub(MAX_LISTED_SNAPSHOTS);
+    let found: Vec<Option<Snapshot>> = futures::stream::iter(versions.into_iter().skip(skip))
+        .map(read)
+        .buffered(concurrency)
+        .try_collect()
+        .await?;
+    Ok(found.into_iter().flatten().collect())
+}
+
 /// The stores behind one fork.
 #[derive(Clone, Debug)]
 pub struct ForkView {

@@ -944,6 +944,20 @@ impl Vfs {
         Ok(())
     }
 
+    /// Renames the object of `node` (stored in the upper layer's store) from `from` to `to`
+    /// in the store; the node as it now is, in the upper layer. The index is the caller's.
+    async fn rename_stored(&self, from: &str, node: &Node, to: &str) -> FsResult<Node> {
+        let upper = self.upper();
+        upper
+            .store
+            .rename(&upper.key(from), &upper.key(to))
+            .await
+            .map_err(|e| storage_failure("rename", from, e))?;
+        let mut moved = node.clone();
+        moved.origin = Origin::Upper;
+        Ok(moved)
+    }
+
     /// Moves a non-directory entry.
     async fn move_entry(&self, from: &str, node: &Node, to: &str) -> FsResult<()> {
         let in_place = self.inner.view.whiteouts.is_none() && self.inner.view.base.is_some();
@@ -951,13 +965,7 @@ impl Vfs {
             // The base is the fork itself: the store renames the object (one request on
             // Tigris), and the base path is gone.
             let held = self.hold_replacing(to, node.len)?;
-            self.upper()
-                .store
-                .rename(&self.upper().key(from), &self.upper().key(to))
-                .await
-                .map_err(|e| storage_failure("rename", from, e))?;
-            let mut moved = node.clone();
-            moved.origin = Origin::Upper;
+            let moved = self.rename_stored(from, node, to).await?;
             held.land(|st| {
                 st.put_upper(to.to_string(), moved);
                 st.forget_base(from);
@@ -970,13 +978,7 @@ impl Vfs {
                 self.put_symlink(to, &target).await?;
             }
             (_, Origin::Upper) if node.stored => {
-                self.upper()
-                    .store
-                    .rename(&self.upper().key(from), &self.upper().key(to))
-                    .await
-                    .map_err(|e| storage_failure("rename", from, e))?;
-                let mut moved = node.clone();
-                moved.origin = Origin::Upper;
+                let moved = self.rename_stored(from, node, to).await?;
                 let mut st = self.state();
                 st.take_upper(from);
                 st.put_upper(to.to_string(), moved);

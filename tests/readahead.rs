@@ -8,7 +8,6 @@
 #[path = "support/recorder.rs"]
 mod recorder;
 
-use std::process::Command;
 use std::time::Duration;
 
 use forkbox::fork::{ForkStrategy, ForkView, Layer, Lease, Overlay, ServerId, SessionId};
@@ -16,47 +15,12 @@ use forkbox::storage::{S3Config, Store};
 use forkbox::vfs::readahead::{INITIAL_WINDOW, MAX_WINDOW};
 use forkbox::vfs::{Quota, Vfs};
 use forkbox_commands::{FileSystem, FsError, WriteMode};
-use recorder::{Recorded, Recorder};
+use recorder::{Recorded, Recorder, in_child};
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * 1024;
 /// What the commands read per call (`forkbox_commands::fs::READ_CHUNK`).
 const CHUNK: usize = 64 * KIB;
-
-/// Names the test a child process of this binary is to run (see [`in_child`]).
-const CHILD: &str = "FORKBOX_READAHEAD_TEST_CHILD";
-
-/// forkbox takes S3 credentials from the environment only, and a test may not change its
-/// own (that is `unsafe`, which the crate forbids). So each test runs its body in a child:
-/// this binary again, filtered to that one test, with test credentials and nothing of the
-/// host's AWS configuration. Returns `false` in the child, `true` in the parent once the
-/// child has passed.
-fn in_child(test: &str) -> bool {
-    if std::env::var(CHILD).as_deref() == Ok(test) {
-        return false;
-    }
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let out = Command::new(exe)
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, test)
-        .env("AWS_ACCESS_KEY_ID", "forkbox-test-key")
-        .env("AWS_SECRET_ACCESS_KEY", "forkbox-test-secret")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_CONFIG_FILE", "/nonexistent")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-        .env_remove("AWS_PROFILE")
-        .env_remove("AWS_SESSION_TOKEN")
-        .env_remove("AWS_ENDPOINT_URL")
-        .env_remove("AWS_ENDPOINT_URL_S3")
-        .output()
-        .expect("run the test in a child");
-    let so = String::from_utf8_lossy(&out.stdout);
-    let se = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "child test failed:\n{so}\n{se}");
-    assert!(so.contains("1 passed"), "child ran no test:\n{so}\n{se}");
-    true
-}
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

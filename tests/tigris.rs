@@ -19,49 +19,8 @@ use forkbox::storage::{S3Config, Store};
 use forkbox::vfs::{Quota, Vfs};
 use forkbox_commands::fs::read_all;
 use forkbox_commands::{FileSystem, FsError, WriteMode};
-use recorder::{Recorded, Recorder};
+use recorder::{Recorded, Recorder, in_child, s3_test_env};
 use server::{CLEANUP_WAIT, Server, run_with_stdin, stderr, stdout};
-
-/// Names the test a child process of this binary is to run (see [`in_child`]).
-const CHILD: &str = "FORKBOX_TIGRIS_TEST_CHILD";
-
-/// The environment of every process that talks to the recorder: test credentials (the
-/// recorder checks no signature) and nothing from the host's AWS configuration.
-fn s3_test_env(cmd: &mut Command) -> &mut Command {
-    cmd.env("AWS_ACCESS_KEY_ID", "forkbox-test-key")
-        .env("AWS_SECRET_ACCESS_KEY", "forkbox-test-secret")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_CONFIG_FILE", "/nonexistent")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-        .env_remove("AWS_PROFILE")
-        .env_remove("AWS_SESSION_TOKEN")
-        .env_remove("AWS_ENDPOINT_URL")
-        .env_remove("AWS_ENDPOINT_URL_S3")
-}
-
-/// forkbox takes S3 credentials from the environment only, and a test may not change its
-/// own environment (that is `unsafe`, and the crate forbids it). So a test that talks S3
-/// in-process runs its body in a child: this test binary again, filtered to that one test,
-/// with [`s3_test_env`]. Returns `false` in the child, which then runs the body, and `true`
-/// in the parent once the child has passed.
-fn in_child(test: &str) -> bool {
-    if std::env::var(CHILD).as_deref() == Ok(test) {
-        return false;
-    }
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let mut cmd = Command::new(exe);
-    cmd.args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, test);
-    let out = s3_test_env(&mut cmd)
-        .output()
-        .expect("run the test in a child");
-    let (so, se) = (stdout(&out), stderr(&out));
-    assert!(out.status.success(), "child test failed:\n{so}\n{se}");
-    // The filter matched exactly this test, so it did run.
-    assert!(so.contains("1 passed"), "child ran no test:\n{so}\n{se}");
-    true
-}
 
 fn s3_config(recorder: &Recorder) -> S3Config {
     S3Config {

@@ -25,8 +25,8 @@ use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 
 use super::{
-    ForkError, ForkStrategy, ForkView, Layer, Lease, MAX_LISTED_SNAPSHOTS, SessionId, Snapshot,
-    valid_snapshot_name, valid_snapshot_version,
+    ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId, Snapshot, valid_snapshot_name,
+    valid_snapshot_version,
 };
 use crate::storage::{Attrs, ObjectKind, ObjectMeta, StorageError, Store};
 
@@ -269,13 +269,10 @@ impl ForkStrategy for Overlay {
             .map(|(name, _)| name)
             .collect();
         versions.sort();
-        let skip = versions.len().saturating_sub(MAX_LISTED_SNAPSHOTS);
-        let found: Vec<Option<Snapshot>> = futures::stream::iter(versions.into_iter().skip(skip))
-            .map(|v| async move { self.read_info(&v).await })
-            .buffered(COPY_CONCURRENCY)
-            .try_collect()
-            .await?;
-        Ok(found.into_iter().flatten().collect())
+        super::read_newest(versions, COPY_CONCURRENCY, |v| async move {
+            self.read_info(&v).await
+        })
+        .await
     }
 
     async fn find_snapshot(&self, version: &str) -> Result<Option<Snapshot>, ForkError> {

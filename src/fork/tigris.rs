@@ -47,12 +47,11 @@ use aws_sdk_s3::Client;
 use aws_sdk_s3::config::interceptors::BeforeDeserializationInterceptorContextRef;
 use aws_sdk_s3::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_s3::error::ProvideErrorMetadata;
-use futures::{StreamExt, TryStreamExt};
 
 use super::s3::{BadBucketName, BucketName, S3ServerSide, copy_source, remote_err};
 use super::{
-    ForkError, ForkStrategy, ForkView, Layer, Lease, MAX_LISTED_SNAPSHOTS, SessionId, Snapshot,
-    valid_snapshot_name, valid_snapshot_version,
+    ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId, Snapshot, valid_snapshot_name,
+    valid_snapshot_version,
 };
 use crate::storage::{Attrs, S3Config, ServerSide, StorageError, Store};
 
@@ -635,13 +634,10 @@ impl ForkStrategy for Tigris {
             .map(|(name, _)| name)
             .collect();
         versions.sort_by(version_order);
-        let skip = versions.len().saturating_sub(MAX_LISTED_SNAPSHOTS);
-        let found: Vec<Option<Snapshot>> = futures::stream::iter(versions.into_iter().skip(skip))
-            .map(|v| async move { self.read_record(&v).await })
-            .buffered(RECORD_READS)
-            .try_collect()
-            .await?;
-        Ok(found.into_iter().flatten().collect())
+        super::read_newest(versions, RECORD_READS, |v| async move {
+            self.read_record(&v).await
+        })
+        .await
     }
 
     async fn find_snapshot(&self, version: &str) -> Result<Option<Snapshot>, ForkError> {

@@ -46,6 +46,48 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
+/// Names the test a child process of a test binary is to run (see [`in_child`]).
+const CHILD: &str = "FORKBOX_RECORDER_TEST_CHILD";
+
+/// The environment of every process that talks to the recorder: test credentials (the
+/// recorder checks no signature) and nothing from the host's AWS configuration.
+pub fn s3_test_env(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    cmd.env("AWS_ACCESS_KEY_ID", "forkbox-test-key")
+        .env("AWS_SECRET_ACCESS_KEY", "forkbox-test-secret")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_CONFIG_FILE", "/nonexistent")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+        .env_remove("AWS_PROFILE")
+        .env_remove("AWS_SESSION_TOKEN")
+        .env_remove("AWS_ENDPOINT_URL")
+        .env_remove("AWS_ENDPOINT_URL_S3")
+}
+
+/// forkbox takes S3 credentials from the environment only, and a test may not change its
+/// own environment (that is `unsafe`, and the crate forbids it). So a test that talks S3
+/// in-process runs its body in a child: this test binary again, filtered to that one test,
+/// with [`s3_test_env`]. Returns `false` in the child, which then runs the body, and `true`
+/// in the parent once the child has passed.
+pub fn in_child(test: &str) -> bool {
+    if std::env::var(CHILD).as_deref() == Ok(test) {
+        return false;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, test);
+    let out = s3_test_env(&mut cmd)
+        .output()
+        .expect("run the test in a child");
+    let so = String::from_utf8_lossy(&out.stdout);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child test failed:\n{so}\n{se}");
+    // The filter matched exactly this test, so it did run.
+    assert!(so.contains("1 passed"), "child ran no test:\n{so}\n{se}");
+    true
+}
+
 /// Largest request head (request line and headers) accepted.
 const HEAD_MAX: usize = 64 * 1024;
 /// Largest request body accepted; forkbox's tests write small objects.
