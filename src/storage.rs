@@ -45,6 +45,7 @@ const DELETE_BATCH_MAX: usize = 1000;
 /// over [`DELETE_CONCURRENCY`] deleters.
 const DELETE_CHUNK: usize = 32;
 
+mod nowait;
 mod staged;
 
 pub use staged::{PART_SIZE, SINGLE_PUT_MAX, SPILL_AT, Staged};
@@ -194,8 +195,19 @@ pub struct Store {
     /// host symlinks and permission bits without following anything.
     local_root: Option<PathBuf>,
     user_metadata: bool,
+    /// Every read is a request over the network ([`Store::is_remote`]); asked per read,
+    /// so kept rather than asked of the operator each time.
+    remote: bool,
     /// Where staged content past [`SPILL_AT`] goes (default: the system temp directory).
     spill_dir: Option<PathBuf>,
+    /// Staged content larger than this moves from memory to a spill file; `None` keeps it
+    /// in memory (the memory store, whose objects are in memory anyway, unless it was
+    /// given a spill directory).
+    spill_at: Option<u64>,
+    /// Whether reads and stats under `local_root`, and reads of spill files, can be tried
+    /// from the kernel's caches on the calling thread ([`nowait`]).
+    nowait: Arc<nowait::NoWait>,
+    spill_nowait: Arc<nowait::NoWait>,
     server_side: Option<Arc<dyn ServerSide>>,
 }
 
@@ -215,11 +227,16 @@ impl Store {
         Ok(Store::wrap(op, Some(root)))
     }
 
-    /// A store in memory, for tests.
+    /// A store in memory, for tests and `forkbox exec`. Files being written stay in
+    /// memory whatever their size (their content ends up in memory anyway), unless
+    /// [`Store::with_spill_dir`] says where to spill them.
     pub fn memory() -> Store {
         let op = Operator::new(opendal::services::Memory::default())
             .expect("the memory service needs no configuration");
-        Store::wrap(op, None)
+        Store {
+            spill_at: None,
+            ..Store::wrap(op, None)
+        }
     }
 
     /// A store over one bucket of an S3-compatible service.
@@ -239,9 +256,12 @@ impl Store {
         Ok(Store::wrap(op, None))
     }
 
-    /// Stages large writes in `dir` instead of the system temp directory.
+    /// Stages large writes in `dir` instead of the system temp directory (on the memory
+    /// store: spills them there, as the other stores do).
     pub fn with_spill_dir(mut self, dir: &Path) -> Store {
         self.spill_dir = Some(dir.to_path_buf());
+        self.spill_at = Some(SPILL_AT);
+        self.spill_nowait = Arc::default();
         self
     }
 
@@ -259,6 +279,7 @@ impl Store {
 
     fn wrap(op: Operator, local_root: Option<PathBuf>) -> Store {
         let user_metadata = op.info().capability().write_with_user_metadata;
+        let remote = op.info().scheme() == "s3";
         let op = op
             .layer(TimeoutLayer::new().with_timeout(REQUEST_TIMEOUT))
             .layer(RetryLayer::new().with_max_times(RETRY_TIMES).with_jitter());
@@ -266,7 +287,11 @@ impl Store {
             op,
             local_root,
             user_metadata,
+            remote,
             spill_dir: None,
+            spill_at: Some(SPILL_AT),
+            nowait: Arc::default(),
+            spill_nowait: Arc::default(),
             server_side: None,
         }
     }
@@ -280,13 +305,21 @@ impl Store {
     /// sequential reads on such a store only: a local or memory read costs no round trip
     /// (docs/BENCHMARKS.md).
     pub fn is_remote(&self) -> bool {
-        self.op.info().scheme() == "s3"
+        self.remote
     }
 
     /// Metadata of the object `key` (no trailing slash), as a file, symlink or directory.
     pub async fn stat(&self, key: &str) -> Result<Option<ObjectMeta>> {
         if let Some(root) = &self.local_root {
-            return local_stat(&root.join(key)).await;
+            let path = root.join(key);
+            if let nowait::Tried::Done(md) = self.nowait.lstat(&path) {
+                let md = md.map_err(|source| StorageError::Local {
+                    path: path.clone(),
+                    source,
+                })?;
+                return md.map_or(Ok(None), |md| local_meta(&path, &md));
+            }
+            return local_stat(&path).await;
         }
         match self.op.stat(key).await {
             Ok(m) if !m.is_dir() => return Ok(Some(meta_of(&m))),
@@ -396,10 +429,25 @@ impl Store {
             return Ok(Bytes::new());
         }
         if let Some(root) = &self.local_root {
-            // Open, read and close in one trip to the blocking pool (opendal's reader
-            // takes several per call).
+            // From the page cache on this thread if it can be; else open, read and close
+            // in one trip to the blocking pool (opendal's reader takes several per call).
             let path = root.join(key);
-            return blocking(&path.clone(), move || local_read(&path, offset, len)).await;
+            let local = |path: &Path| {
+                let path = path.to_path_buf();
+                move |source| StorageError::Local { path, source }
+            };
+            let partial = match self.nowait.read(&path, offset, len) {
+                nowait::Tried::Done(done) => return done.map(Bytes::from).map_err(local(&path)),
+                nowait::Tried::Blocked(partial) => partial,
+            };
+            return blocking(&path.clone(), move || match partial {
+                Some((file, partial)) => partial
+                    .finish(&file, offset)
+                    .map(Bytes::from)
+                    .map_err(local(&path)),
+                None => local_read(&path, offset, len),
+            })
+            .await;
         }
         match self
             .op
@@ -860,28 +908,19 @@ where
 /// Reads up to `len` bytes at `offset` of the host file `path`, like `read(2)`: fewer at
 /// the end of the file, none past it. Short reads are retried until `len` or the end.
 fn local_read(path: &Path, offset: u64, len: usize) -> Result<Bytes> {
-    use std::io::{Read, Seek, SeekFrom};
     let local = |source| StorageError::Local {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(local)?;
+    let file = std::fs::File::open(path).map_err(local)?;
     // The size bounds the buffer: a large `len` on a small file allocates what is there.
     let size = file.metadata().map_err(local)?.len();
     let want = usize::try_from(size.saturating_sub(offset)).map_or(len, |n| n.min(len));
-    if want == 0 {
-        return Ok(Bytes::new());
-    }
-    if offset > 0 {
-        file.seek(SeekFrom::Start(offset)).map_err(local)?;
-    }
-    // `read_to_end` reads into the spare capacity without zeroing it first (a pread into
-    // a zeroed buffer costs a pass over the memory more), retrying short reads and EINTR.
-    let mut buf = Vec::with_capacity(want);
-    file.take(want as u64)
-        .read_to_end(&mut buf)
-        .map_err(local)?;
-    Ok(Bytes::from(buf))
+    let read = nowait::PartialRead {
+        buf: Vec::new(),
+        want,
+    };
+    read.finish(&file, offset).map(Bytes::from).map_err(local)
 }
 
 fn meta_of(m: &opendal::Metadata) -> ObjectMeta {

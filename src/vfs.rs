@@ -21,6 +21,7 @@
 //! overrun it, and the store never holds more than the quota. Going over fails with
 //! [`FsError::NoSpace`].
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -546,15 +547,18 @@ impl Vfs {
         }
         let dir_required = path.ends_with('/') || path.ends_with("/.") || path.ends_with("/..");
         let follow = follow || dir_required;
-        let mut pending: Vec<String> = path.split('/').rev().map(str::to_string).collect();
-        let mut stack: Vec<String> = Vec::new();
+        // Components still to walk, last first: borrowed from `path`, owned once a
+        // symlink's target is spliced in. `rel` is the walk so far (`a/b`), built in
+        // place rather than joined anew at each step.
+        let mut pending: Vec<Cow<'_, str>> = path.split('/').rev().map(Cow::Borrowed).collect();
+        let mut rel = String::with_capacity(path.len());
         let mut hops = 0usize;
         let mut last: Option<Node> = Some(self.root_node());
         while let Some(comp) = pending.pop() {
-            match comp.as_str() {
+            match &*comp {
                 "" | "." => continue,
                 ".." => {
-                    stack.pop();
+                    rel.truncate(rel.rfind('/').unwrap_or(0));
                     last = None;
                     continue;
                 }
@@ -563,8 +567,11 @@ impl Vfs {
             if comp.len() > NAME_MAX {
                 return Err(FsError::NameTooLong);
             }
-            stack.push(comp);
-            let rel = stack.join("/");
+            let parent_len = rel.len();
+            if !rel.is_empty() {
+                rel.push('/');
+            }
+            rel.push_str(&comp);
             let is_last = pending.iter().all(|p| p.is_empty() || p == ".");
             let node = self.lookup(&rel).await?;
             match node {
@@ -573,12 +580,12 @@ impl Vfs {
                     if hops > MAX_SYMLINK_HOPS {
                         return Err(FsError::Loop);
                     }
-                    stack.pop();
+                    rel.truncate(parent_len);
                     let target = n.target.unwrap_or_default();
                     if target.starts_with('/') {
-                        stack.clear();
+                        rel.clear();
                     }
-                    pending.extend(target.split('/').rev().map(str::to_string));
+                    pending.extend(target.split('/').rev().map(|c| Cow::Owned(c.to_string())));
                     last = None;
                 }
                 Some(n) if is_last => last = Some(n),
@@ -588,7 +595,6 @@ impl Vfs {
                 None => return Err(FsError::NotFound),
             }
         }
-        let rel = stack.join("/");
         // `..` or a symlink may have landed us on a node we haven't looked up yet.
         let node = match last {
             Some(n) => Some(n),

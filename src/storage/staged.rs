@@ -10,7 +10,12 @@
 //! goes up as a multipart upload in [`PART_SIZE`] parts.
 //!
 //! On a local store the staging file *is* the object's scratch file in the store
-//! directory, so closing renames it into place: no second copy of the data.
+//! directory, so closing renames it into place: no second copy of the data. On the memory
+//! store (unless given a spill directory) content stays in memory, since that is where it
+//! goes on close anyway, and closing hands the buffer over without a copy.
+//!
+//! Reads of a staging file are tried from the page cache on the calling thread first
+//! ([`super::nowait`]).
 //!
 //! A staging file is written with positioned writes, each call one trip to the blocking
 //! pool. Writes of up to [`WRITE_BUFFER`] bytes that follow one another are first gathered
@@ -27,6 +32,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::nowait::{NoWait, PartialRead, Tried};
 use super::{Attrs, Result, StorageError, Store};
 
 /// Content kept in memory up to this size; beyond it, in a spill file.
@@ -63,6 +69,9 @@ struct Spool {
     path: PathBuf,
     /// The scratch file's key, on a local store.
     scratch: Option<String>,
+    /// Whether reads of the file can be tried from the page cache (the store's flag for
+    /// the directory the file is in).
+    nowait: Arc<NoWait>,
     /// Gathered writes not yet in the file: `pending` bytes at `pending_at`, newer than what
     /// the file holds there. At most [`WRITE_BUFFER`] bytes.
     pending: Vec<u8>,
@@ -73,11 +82,17 @@ struct Spool {
 }
 
 impl Spool {
-    fn new(file: std::fs::File, path: PathBuf, scratch: Option<String>) -> Spool {
+    fn new(
+        file: std::fs::File,
+        path: PathBuf,
+        scratch: Option<String>,
+        nowait: Arc<NoWait>,
+    ) -> Spool {
         Spool {
             file: Arc::new(file),
             path,
             scratch,
+            nowait,
             pending: Vec::new(),
             pending_at: 0,
             inflight: None,
@@ -165,6 +180,34 @@ impl Spool {
         done
     }
 
+    /// Reads `n` bytes at `offset`, all in the file: from the page cache on this thread
+    /// when nothing gathered is waiting to go out and the pages are there
+    /// ([`super::nowait`]), else in one trip.
+    async fn read_at(&mut self, offset: u64, n: usize) -> Result<Bytes> {
+        self.settle().await?;
+        let err = self.io_err();
+        let tried = if self.pending.is_empty() {
+            self.nowait.read_file(&self.file, offset, n)
+        } else {
+            Tried::Blocked(PartialRead {
+                buf: Vec::new(),
+                want: n,
+            })
+        };
+        let got = match tried {
+            Tried::Done(done) => done.map_err(&err)?,
+            Tried::Blocked(partial) => {
+                self.with_file(move |f| partial.finish(f, offset).map_err(err))
+                    .await?
+            }
+        };
+        if got.len() < n {
+            let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+            return Err(self.io_err()(eof));
+        }
+        Ok(Bytes::from(got))
+    }
+
     /// Writes `data` at `offset`: gathered when small, else (after what is gathered) to
     /// the file in pieces of at most [`MAX_WRITE_COPY`] bytes, one trip each.
     async fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
@@ -236,7 +279,7 @@ impl Store {
                     }
                 })
                 .await?;
-                Buf::File(Spool::new(file, path, Some(scratch)))
+                Buf::File(Spool::new(file, path, Some(scratch), self.nowait.clone()))
             }
             None => Buf::Mem(Vec::new()),
         };
@@ -283,23 +326,34 @@ impl Staged {
             }
         })
         .await?;
-        self.buf = Buf::File(Spool::new(file, dir, None));
+        let nowait = self.store.spill_nowait.clone();
+        self.buf = Buf::File(Spool::new(file, dir, None, nowait));
         Ok(())
+    }
+
+    /// True when content of `len` bytes is past what this store keeps in memory.
+    fn spills_at(&self, len: u64) -> bool {
+        matches!(self.buf, Buf::Mem(_)) && self.store.spill_at.is_some_and(|at| len > at)
     }
 
     /// Writes `data` at `offset`; a gap before it reads as zeros.
     pub async fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
         let end = offset.saturating_add(data.len() as u64);
-        if matches!(self.buf, Buf::Mem(_)) && end > SPILL_AT {
+        if self.spills_at(end) {
             self.spill().await?;
         }
         match &mut self.buf {
             Buf::Mem(v) => {
                 let (off, end) = (offset as usize, end as usize);
-                if v.len() < end {
-                    v.resize(end, 0);
+                if off == v.len() {
+                    // Appending: one pass over the new bytes, not a zeroing pass first.
+                    v.extend_from_slice(data);
+                } else {
+                    if v.len() < end {
+                        v.resize(end, 0);
+                    }
+                    v[off..end].copy_from_slice(data);
                 }
-                v[off..end].copy_from_slice(data);
             }
             Buf::File(spool) => spool.write_at(offset, data).await?,
         }
@@ -309,7 +363,7 @@ impl Staged {
 
     /// Cuts or extends (with zeros) the staged content to `len` bytes.
     pub async fn set_len(&mut self, len: u64) -> Result<()> {
-        if matches!(self.buf, Buf::Mem(_)) && len > SPILL_AT {
+        if self.spills_at(len) {
             self.spill().await?;
         }
         match &mut self.buf {
@@ -335,16 +389,7 @@ impl Staged {
             Buf::Mem(v) => Ok(Bytes::copy_from_slice(
                 &v[offset as usize..offset as usize + n],
             )),
-            Buf::File(spool) => {
-                let err = spool.io_err();
-                spool
-                    .with_file(move |f| {
-                        let mut out = vec![0u8; n];
-                        f.read_exact_at(&mut out, offset).map_err(err)?;
-                        Ok(Bytes::from(out))
-                    })
-                    .await
-            }
+            Buf::File(spool) => spool.read_at(offset, n).await,
         }
     }
 
@@ -393,7 +438,7 @@ impl Staged {
             copy.len = self.len;
             return copy.close().await;
         }
-        self.upload().await
+        self.upload(true).await
     }
 
     /// Publishes the staged content and ends staging. On a local store the gathered writes
@@ -415,7 +460,7 @@ impl Staged {
             }
             return published;
         }
-        self.upload().await
+        self.upload(false).await
     }
 
     /// Gives the staged content up; the object keeps what it held.
@@ -429,21 +474,19 @@ impl Staged {
         }
     }
 
-    /// Sends the staged content to a remote store: one request when small, else a
-    /// multipart upload fed chunk by chunk from the spill file.
-    async fn upload(&mut self) -> Result<()> {
-        if self.len <= SINGLE_PUT_MAX {
+    /// Sends the staged content to a remote (or the memory) store: one request when small
+    /// or in memory, else a multipart upload fed chunk by chunk from the spill file. Content
+    /// in memory is handed over without a copy unless `keep` (staging goes on).
+    async fn upload(&mut self, keep: bool) -> Result<()> {
+        if let Buf::Mem(v) = &mut self.buf
+            && !keep
+        {
+            let data = Bytes::from(std::mem::take(v));
+            return self.put_whole(data).await;
+        }
+        if self.len <= SINGLE_PUT_MAX || matches!(self.buf, Buf::Mem(_)) {
             let data = self.read_at(0, self.len as usize).await?;
-            let mut w = self.store.raw_writer(&self.key, &self.attrs, None).await?;
-            if let Err(e) = w.write(data).await {
-                let _ = w.abort().await;
-                return Err(StorageError::request(&self.key, e));
-            }
-            return w
-                .close()
-                .await
-                .map(|_| ())
-                .map_err(|e| StorageError::request(&self.key, e));
+            return self.put_whole(data).await;
         }
         let mut w = self
             .store
@@ -463,6 +506,19 @@ impl Staged {
                 let _ = w.abort().await;
                 return Err(StorageError::request(&self.key, e));
             }
+        }
+        w.close()
+            .await
+            .map(|_| ())
+            .map_err(|e| StorageError::request(&self.key, e))
+    }
+
+    /// Sends `data`, the whole content, in one request.
+    async fn put_whole(&self, data: Bytes) -> Result<()> {
+        let mut w = self.store.raw_writer(&self.key, &self.attrs, None).await?;
+        if let Err(e) = w.write(data).await {
+            let _ = w.abort().await;
+            return Err(StorageError::request(&self.key, e));
         }
         w.close()
             .await
@@ -650,6 +706,31 @@ mod tests {
     async fn memory_store_stages_random_writes() {
         let spill = tempfile::tempdir().unwrap();
         random_writes(Store::memory().with_spill_dir(spill.path())).await;
+    }
+
+    #[tokio::test]
+    async fn memory_store_keeps_big_files_in_memory() {
+        random_writes(Store::memory()).await;
+        let store = Store::memory();
+        let mut s = store.stage("big", &Attrs::default()).await.unwrap();
+        let block: Vec<u8> = (0..SPILL_AT as usize).map(|i| (i % 253) as u8).collect();
+        s.write_at(0, &block).await.unwrap();
+        s.write_at(SPILL_AT, &block).await.unwrap();
+        assert!(
+            matches!(s.buf, Buf::Mem(_)),
+            "no spill file without a spill dir"
+        );
+        // Published (a copy), written over, then closed (handed over).
+        s.publish().await.unwrap();
+        s.write_at(5, b"later").await.unwrap();
+        assert_eq!(&store.read("big", 5, 5).await.unwrap()[..], &block[5..10]);
+        s.close().await.unwrap();
+        let got = store.read("big", 0, 4 * SPILL_AT as usize).await.unwrap();
+        assert_eq!(got.len(), 2 * block.len());
+        assert_eq!(&got[..5], &block[..5]);
+        assert_eq!(&got[5..10], b"later");
+        assert_eq!(&got[10..SPILL_AT as usize], &block[10..]);
+        assert_eq!(&got[SPILL_AT as usize..], &block[..]);
     }
 
     #[tokio::test]
