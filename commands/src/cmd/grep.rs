@@ -9,6 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use async_trait::async_trait;
 use bytes::Bytes;
 use clap::Parser;
+use futures::FutureExt;
 use regex::bytes::{Regex, RegexBuilder};
 use tokio_util::task::AbortOnDropHandle;
 
@@ -19,10 +20,11 @@ use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 /// Largest compiled pattern: a hostile pattern must fail, not eat memory.
 const MAX_REGEX_SIZE: usize = 32 * 1024 * 1024;
 /// Files of a directory whose first chunk is read ahead while the ones before them are
-/// searched (-r). Reading a small file is mostly waiting for the filesystem (on a local
-/// store, a trip to the blocking pool; on S3, a request), so overlapping some of those
-/// waits makes a walk over many small files about twice as fast (docs/BENCHMARKS.md; 16
-/// did better than 8 there). At most this many chunks of [`READ_CHUNK`] bytes are held.
+/// searched (-r). Reading a small file can be mostly waiting (on a local store, for the
+/// disk; on S3, for a request), so overlapping some of those waits makes a walk over many
+/// small files about twice as fast (docs/BENCHMARKS.md; 16 did better than 8 there). A
+/// read that does not wait is done at once. At most this many chunks of [`READ_CHUNK`]
+/// bytes are held.
 const READ_AHEAD_FILES: usize = 16;
 
 /// Search for PATTERNS in each FILE. PATTERNS can contain multiple patterns separated by
@@ -490,7 +492,7 @@ impl Grep<'_> {
                 }
             };
             if let Some(read) = read_ahead {
-                reader = reader.with_first_chunk(read.await.unwrap_or(Err(FsError::Io)));
+                reader = reader.with_first_chunk(read.get().await);
             }
             match self.search(out, &shown, &mut reader).await? {
                 Ok(Outcome::Quit) => return Ok(Outcome::Quit),
@@ -506,7 +508,23 @@ impl Grep<'_> {
 #[derive(Default)]
 struct ReadAhead {
     /// By shown name; the reads stop if the walk does (the handles abort on drop).
-    reads: HashMap<String, AbortOnDropHandle<FsResult<Bytes>>>,
+    reads: HashMap<String, Ahead>,
+}
+
+/// One file's first chunk: read at once (a store that answered without waiting: memory,
+/// or a local file in the page cache), or still being read in a task of its own.
+enum Ahead {
+    Ready(FsResult<Bytes>),
+    Running(AbortOnDropHandle<FsResult<Bytes>>),
+}
+
+impl Ahead {
+    async fn get(self) -> FsResult<Bytes> {
+        match self {
+            Ahead::Ready(read) => read,
+            Ahead::Running(task) => task.await.unwrap_or(Err(FsError::Io)),
+        }
+    }
 }
 
 impl ReadAhead {
@@ -523,9 +541,14 @@ impl ReadAhead {
                 continue;
             }
             let (fs, path) = (ctx.fs.clone(), ctx.path(shown));
-            let read = tokio::spawn(async move { fs.read_at(&path, 0, READ_CHUNK).await });
-            self.reads
-                .insert(shown.clone(), AbortOnDropHandle::new(read));
+            let mut read = Box::pin(async move { fs.read_at(&path, 0, READ_CHUNK).await });
+            // Tried here first: a task of its own, and waking it, costs more than a read
+            // that does not wait.
+            let ahead = match (&mut read).now_or_never() {
+                Some(done) => Ahead::Ready(done),
+                None => Ahead::Running(AbortOnDropHandle::new(tokio::spawn(read))),
+            };
+            self.reads.insert(shown.clone(), ahead);
         }
     }
 }
