@@ -12,7 +12,9 @@
 //! - `write/<store>`, `read/<store>`: a 256 MiB file written through the VFS
 //!   (`open_write` + 1 MiB `write`s + `close`) and read back (`read_at`, 1 MiB at a time),
 //!   against the store layer itself on the same store (`Store::writer` with 1 MiB writes,
-//!   `Store::read` in 1 MiB chunks), and on the local store also against `std::fs`. On S3
+//!   `Store::read` in 1 MiB chunks), and on the local store, where `Store` has fast paths of
+//!   its own, also against a raw opendal `Fs` operator on the same directory (writer with
+//!   1 MiB writes, ranged reads of 1 MiB) and against `std::fs`. On S3
 //!   also read with 64 KiB calls, the size the commands read (`READ_CHUNK`), against the
 //!   same `Store::read` in 1 MiB chunks.
 //!
@@ -229,7 +231,8 @@ impl Bench {
             Kind::Local => {
                 Store::local(&self.tmp.join(format!("forks-{tag}"))).expect("local store")
             }
-            Kind::Memory => Store::memory().with_spill_dir(&self.tmp.join("spill")),
+            // As `forkbox exec` has it: files being written stay in memory.
+            Kind::Memory => Store::memory(),
             Kind::S3 { cfg, prefix } => {
                 let bucket = format!("{prefix}-forks");
                 ensure_bucket(cfg, &bucket).await;
@@ -468,8 +471,25 @@ impl Bench {
         let std_path = self.tmp.join("std-big.bin");
         let chunk: Arc<Vec<u8>> = Arc::new((0..CHUNK).map(|i| (i * 7 + 3) as u8).collect());
 
-        let mut w = [Samples::default(), Samples::default(), Samples::default()];
-        let mut r = [Samples::default(), Samples::default(), Samples::default()];
+        // On the local store, `Store` has fast paths of its own; the baseline, the
+        // raw opendal operator, is measured beside it there.
+        let raw_fs = store.local_root().map(|root| {
+            let fs = opendal::services::Fs::default().root(&root.to_string_lossy());
+            opendal::Operator::new(fs).expect("fs operator")
+        });
+        let mut w: [Samples; 4] = Default::default();
+        let mut r: [Samples; 4] = Default::default();
+        // On memory, also a fork whose files spill past 1 MiB, as on S3.
+        let spilling = match self.kind {
+            Kind::Memory => {
+                let store = Store::memory().with_spill_dir(&self.tmp.join("spill"));
+                let overlay = Overlay::new(Store::memory(), store);
+                let fork = overlay.create(id, &lease()).await.expect("create fork");
+                Some(Vfs::with_quota(fork, Quota::UNLIMITED))
+            }
+            _ => None,
+        };
+        let mut spilled = Samples::default();
         let mut small = Samples::default();
         let s3 = matches!(self.kind, Kind::S3 { .. });
         for _ in 0..self.sizes.io_iters {
@@ -477,10 +497,15 @@ impl Bench {
             let _ = vfs.unlink("/big.bin").await;
             store.delete(raw_key).await.expect("delete");
             w[0].push(vfs_write(&vfs, "/big.bin", &chunk, size).await);
+            if let Some(spilling) = &spilling {
+                let _ = spilling.unlink("/big.bin").await;
+                spilled.push(vfs_write(spilling, "/big.bin", &chunk, size).await);
+            }
             w[1].push(store_write(&store, raw_key, &chunk, size).await);
-            if matches!(self.kind, Kind::Local) {
+            if let Some(op) = &raw_fs {
                 let _ = std::fs::remove_file(&std_path);
                 w[2].push(std_write(&std_path, &chunk, size).await);
+                w[3].push(opendal_write(op, raw_key, &chunk, size).await);
             }
             // Reads of what was just written.
             r[0].push(vfs_read(&vfs, "/big.bin", size, CHUNK).await);
@@ -488,8 +513,9 @@ impl Bench {
             if s3 {
                 small.push(vfs_read(&vfs, "/big.bin", size, SMALL_CHUNK).await);
             }
-            if matches!(self.kind, Kind::Local) {
+            if let Some(op) = &raw_fs {
                 r[2].push(std_read(&std_path, size).await);
+                r[3].push(opendal_read(op, raw_key, size).await);
             }
         }
         let _ = vfs.unlink("/big.bin").await;
@@ -498,18 +524,20 @@ impl Bench {
         overlay.delete(id).await.expect("delete fork");
 
         let mib = self.sizes.file_mib;
-        for (op, samples, store_api, std_api) in [
+        for (op, samples, store_api, std_api, raw_api) in [
             (
                 "write",
                 &w,
                 "Store::writer, 1 MiB writes",
                 "std::fs::File::write_all, 1 MiB",
+                "opendal Operator::writer, 1 MiB writes",
             ),
             (
                 "read",
                 &r,
                 "Store::read, 1 MiB chunks",
                 "std::fs::File::read, 1 MiB",
+                "opendal Operator::read_with, 1 MiB ranges",
             ),
         ] {
             let ours = mib_per_s(size, samples[0].median());
@@ -524,17 +552,31 @@ impl Bench {
                 base_value: format!("{store_rate:.0} MiB/s"),
                 ratio: ours / store_rate,
             });
-            if matches!(self.kind, Kind::Local) {
-                let std_rate = mib_per_s(size, samples[2].median());
-                report.add(Row {
-                    bench: format!("{op}/{name}"),
-                    what,
-                    value,
-                    baseline: std_api.into(),
-                    base_value: format!("{std_rate:.0} MiB/s"),
-                    ratio: ours / std_rate,
-                });
+            if raw_fs.is_some() {
+                for (api, samples) in [(raw_api, &samples[3]), (std_api, &samples[2])] {
+                    let rate = mib_per_s(size, samples.median());
+                    report.add(Row {
+                        bench: format!("{op}/{name}"),
+                        what: what.clone(),
+                        value: value.clone(),
+                        baseline: api.into(),
+                        base_value: format!("{rate:.0} MiB/s"),
+                        ratio: ours / rate,
+                    });
+                }
             }
+        }
+        if spilling.is_some() {
+            let ours = mib_per_s(size, spilled.median());
+            let store_rate = mib_per_s(size, w[1].median());
+            report.add(Row {
+                bench: format!("write/{name}"),
+                what: format!("VFS write {mib} MiB, 1 MiB calls, spilling past 1 MiB"),
+                value: format!("{ours:.0} MiB/s ({})", spilled.spread()),
+                baseline: "Store::writer, 1 MiB writes".into(),
+                base_value: format!("{store_rate:.0} MiB/s"),
+                ratio: ours / store_rate,
+            });
         }
         if s3 {
             let ours = mib_per_s(size, small.median());
@@ -631,6 +673,19 @@ async fn store_write(store: &Store, key: &str, chunk: &[u8], size: u64) -> Durat
     t.elapsed()
 }
 
+/// Like [`store_write`], straight through an opendal operator.
+async fn opendal_write(op: &opendal::Operator, key: &str, chunk: &[u8], size: u64) -> Duration {
+    let t = Instant::now();
+    let mut w = op.writer(key).await.expect("opendal writer");
+    let mut done = 0;
+    while done < size {
+        w.write(Bytes::copy_from_slice(chunk)).await.expect("write");
+        done += chunk.len() as u64;
+    }
+    w.close().await.expect("close");
+    t.elapsed()
+}
+
 async fn std_write(path: &Path, chunk: &Arc<Vec<u8>>, size: u64) -> Duration {
     let (path, chunk) = (path.to_path_buf(), chunk.clone());
     tokio::task::spawn_blocking(move || {
@@ -677,6 +732,18 @@ async fn store_read(store: &Store, key: &str, size: u64) -> Duration {
     let d = t.elapsed();
     assert_eq!(off, size);
     d
+}
+
+/// Like [`store_read`], straight through an opendal operator.
+async fn opendal_read(op: &opendal::Operator, key: &str, size: u64) -> Duration {
+    let t = Instant::now();
+    let mut off = 0;
+    while off < size {
+        let end = (off + CHUNK as u64).min(size);
+        let b = op.read_with(key).range(off..end).await.expect("read");
+        off += b.len() as u64;
+    }
+    t.elapsed()
 }
 
 async fn std_read(path: &Path, size: u64) -> Duration {

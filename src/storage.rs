@@ -13,7 +13,9 @@
 //! metadata, [`Store::list_entries`]), ranged reads, staged writes and publishing them —
 //! bypass opendal and make their system calls in one trip to tokio's blocking pool each:
 //! a trip costs more than the calls themselves, and opendal's fs service takes several
-//! per operation (docs/BENCHMARKS.md).
+//! per operation (docs/BENCHMARKS.md). Reads and stats go further: they are first tried
+//! on the calling thread, answered from the kernel's caches without waiting, and only
+//! what would wait for the disk takes the trip ([`nowait`]).
 
 use std::collections::HashMap;
 use std::fmt;
