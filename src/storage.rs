@@ -15,7 +15,7 @@
 //! a trip costs more than the calls themselves, and opendal's fs service takes several
 //! per operation (docs/BENCHMARKS.md). Reads and stats go further: they are first tried
 //! on the calling thread, answered from the kernel's caches without waiting, and only
-//! what would wait for the disk takes the trip ([`nowait`]).
+//! what would wait for the disk takes the trip (src/storage/nowait.rs).
 
 use std::collections::HashMap;
 use std::fmt;
