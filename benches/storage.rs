@@ -540,56 +540,49 @@ impl Bench {
                 "opendal Operator::read_with, 1 MiB ranges",
             ),
         ] {
-            let ours = mib_per_s(size, samples[0].median());
-            let store_rate = mib_per_s(size, samples[1].median());
-            let what = format!("VFS {op} {mib} MiB, 1 MiB calls");
-            let value = format!("{ours:.0} MiB/s ({})", samples[0].spread());
-            report.add(Row {
-                bench: format!("{op}/{name}"),
-                what: what.clone(),
-                value: value.clone(),
-                baseline: store_api.into(),
-                base_value: format!("{store_rate:.0} MiB/s"),
-                ratio: ours / store_rate,
-            });
+            let mut baselines = vec![(store_api, &samples[1])];
             if raw_fs.is_some() {
-                for (api, samples) in [(raw_api, &samples[3]), (std_api, &samples[2])] {
-                    let rate = mib_per_s(size, samples.median());
-                    report.add(Row {
-                        bench: format!("{op}/{name}"),
-                        what: what.clone(),
-                        value: value.clone(),
-                        baseline: api.into(),
-                        base_value: format!("{rate:.0} MiB/s"),
-                        ratio: ours / rate,
-                    });
-                }
+                baselines.extend([(raw_api, &samples[3]), (std_api, &samples[2])]);
+            }
+            for (api, base) in baselines {
+                let what = format!("VFS {op} {mib} MiB, 1 MiB calls");
+                report.add(rate_row(op, name, what, size, &samples[0], api, base));
             }
         }
         if spilling.is_some() {
-            let ours = mib_per_s(size, spilled.median());
-            let store_rate = mib_per_s(size, w[1].median());
-            report.add(Row {
-                bench: format!("write/{name}"),
-                what: format!("VFS write {mib} MiB, 1 MiB calls, spilling past 1 MiB"),
-                value: format!("{ours:.0} MiB/s ({})", spilled.spread()),
-                baseline: "Store::writer, 1 MiB writes".into(),
-                base_value: format!("{store_rate:.0} MiB/s"),
-                ratio: ours / store_rate,
-            });
+            let what = format!("VFS write {mib} MiB, 1 MiB calls, spilling past 1 MiB");
+            let api = "Store::writer, 1 MiB writes";
+            report.add(rate_row("write", name, what, size, &spilled, api, &w[1]));
         }
         if s3 {
-            let ours = mib_per_s(size, small.median());
-            let store_rate = mib_per_s(size, r[1].median());
-            report.add(Row {
-                bench: format!("read/{name}"),
-                what: format!("VFS read {mib} MiB, 64 KiB calls"),
-                value: format!("{ours:.0} MiB/s ({})", small.spread()),
-                baseline: "Store::read, 1 MiB chunks".into(),
-                base_value: format!("{store_rate:.0} MiB/s"),
-                ratio: ours / store_rate,
-            });
+            let what = format!("VFS read {mib} MiB, 64 KiB calls");
+            let api = "Store::read, 1 MiB chunks";
+            report.add(rate_row("read", name, what, size, &small, api, &r[1]));
         }
+    }
+}
+
+/// A throughput row: `ours` and `base` are timings of moving `size` bytes.
+fn rate_row(
+    op: &str,
+    store: &str,
+    what: String,
+    size: u64,
+    ours: &Samples,
+    baseline: &str,
+    base: &Samples,
+) -> Row {
+    let (rate, base_rate) = (
+        mib_per_s(size, ours.median()),
+        mib_per_s(size, base.median()),
+    );
+    Row {
+        bench: format!("{op}/{store}"),
+        what,
+        value: format!("{rate:.0} MiB/s ({})", ours.spread()),
+        baseline: baseline.into(),
+        base_value: format!("{base_rate:.0} MiB/s"),
+        ratio: rate / base_rate,
     }
 }
 
@@ -660,15 +653,13 @@ async fn vfs_write(vfs: &Vfs, path: &str, chunk: &[u8], size: u64) -> Duration {
     t.elapsed()
 }
 
-/// The caller's buffer is copied into each write, as the VFS's `write(&[u8])` must.
 async fn store_write(store: &Store, key: &str, chunk: &[u8], size: u64) -> Duration {
     let t = Instant::now();
     let mut w = store.writer(key, &Attrs::default()).await.expect("writer");
-    let mut done = 0;
-    while done < size {
-        w.write(Bytes::copy_from_slice(chunk)).await.expect("write");
-        done += chunk.len() as u64;
-    }
+    feed(&mut w, chunk, size, async |w, b| {
+        w.write(b).await.expect("write")
+    })
+    .await;
     w.close().await.expect("close");
     t.elapsed()
 }
@@ -677,13 +668,22 @@ async fn store_write(store: &Store, key: &str, chunk: &[u8], size: u64) -> Durat
 async fn opendal_write(op: &opendal::Operator, key: &str, chunk: &[u8], size: u64) -> Duration {
     let t = Instant::now();
     let mut w = op.writer(key).await.expect("opendal writer");
-    let mut done = 0;
-    while done < size {
-        w.write(Bytes::copy_from_slice(chunk)).await.expect("write");
-        done += chunk.len() as u64;
-    }
+    feed(&mut w, chunk, size, async |w, b| {
+        w.write(b).await.expect("write")
+    })
+    .await;
     w.close().await.expect("close");
     t.elapsed()
+}
+
+/// Writes `size` bytes to `w` with `write`, each a copy of `chunk`: the caller's buffer is
+/// copied into each write, as the VFS's `write(&[u8])` must.
+async fn feed<W>(w: &mut W, chunk: &[u8], size: u64, mut write: impl AsyncFnMut(&mut W, Bytes)) {
+    let mut done = 0;
+    while done < size {
+        write(w, Bytes::copy_from_slice(chunk)).await;
+        done += chunk.len() as u64;
+    }
 }
 
 async fn std_write(path: &Path, chunk: &Arc<Vec<u8>>, size: u64) -> Duration {

@@ -502,24 +502,29 @@ impl Staged {
                 }
             };
             off += chunk.len() as u64;
-            if let Err(e) = w.write(chunk).await {
-                let _ = w.abort().await;
-                return Err(StorageError::request(&self.key, e));
-            }
+            self.feed(&mut w, chunk).await?;
         }
-        w.close()
-            .await
-            .map(|_| ())
-            .map_err(|e| StorageError::request(&self.key, e))
+        self.finish(w).await
     }
 
     /// Sends `data`, the whole content, in one request.
     async fn put_whole(&self, data: Bytes) -> Result<()> {
         let mut w = self.store.raw_writer(&self.key, &self.attrs, None).await?;
+        self.feed(&mut w, data).await?;
+        self.finish(w).await
+    }
+
+    /// Writes `data` to the upload `w`, which is aborted if that fails.
+    async fn feed(&self, w: &mut opendal::Writer, data: Bytes) -> Result<()> {
         if let Err(e) = w.write(data).await {
             let _ = w.abort().await;
             return Err(StorageError::request(&self.key, e));
         }
+        Ok(())
+    }
+
+    /// Completes the upload `w`.
+    async fn finish(&self, mut w: opendal::Writer) -> Result<()> {
         w.close()
             .await
             .map(|_| ())
