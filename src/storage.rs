@@ -315,10 +315,6 @@ impl Store {
         if let Some(root) = &self.local_root {
             let path = root.join(key);
             if let nowait::Tried::Done(md) = self.nowait.lstat(&path) {
-                let md = md.map_err(|source| StorageError::Local {
-                    path: path.clone(),
-                    source,
-                })?;
                 return md.map_or(Ok(None), |md| local_meta(&path, &md));
             }
             return local_stat(&path).await;
@@ -434,19 +430,15 @@ impl Store {
             // From the page cache on this thread if it can be; else open, read and close
             // in one trip to the blocking pool (opendal's reader takes several per call).
             let path = root.join(key);
-            let local = |path: &Path| {
-                let path = path.to_path_buf();
-                move |source| StorageError::Local { path, source }
-            };
             let partial = match self.nowait.read(&path, offset, len) {
-                nowait::Tried::Done(done) => return done.map(Bytes::from).map_err(local(&path)),
+                nowait::Tried::Done(done) => return Ok(Bytes::from(done)),
                 nowait::Tried::Blocked(partial) => partial,
             };
             return blocking(&path.clone(), move || match partial {
                 Some((file, partial)) => partial
                     .finish(&file, offset)
                     .map(Bytes::from)
-                    .map_err(local(&path)),
+                    .map_err(|source| StorageError::Local { path, source }),
                 None => local_read(&path, offset, len),
             })
             .await;

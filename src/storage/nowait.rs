@@ -38,12 +38,23 @@ impl Default for NoWait {
     }
 }
 
-/// What a nonblocking attempt gave.
+/// What a nonblocking attempt gave. An attempt never reports an error of its own: any
+/// failure (a filesystem's, or a seccomp filter's) leaves the call to the blocking path,
+/// which reports what a plain system call says.
 pub(super) enum Tried<T, R> {
-    /// The whole answer, or an error that would not change on the blocking pool.
-    Done(io::Result<T>),
+    /// The whole answer.
+    Done(T),
     /// The rest must be done where waiting is allowed; `R` is what the attempt got so far.
     Blocked(R),
+}
+
+/// What opening from the dentry cache gave.
+enum Opened {
+    File(File),
+    /// The cache knows the path does not exist (or a component is not a directory).
+    Missing,
+    /// For the blocking path: not cached, attempts off, or an error it should report.
+    Blocked,
 }
 
 /// A read that may have stopped short: `buf` holds the first bytes wanted, `want` is how
@@ -81,20 +92,23 @@ impl NoWait {
         self.0.load(Ordering::Relaxed)
     }
 
-    /// Turns the attempts off when the kernel refused the flags themselves.
+    /// Turns the attempts off when the kernel refused the flags or the system call
+    /// itself (`EPERM` is what a seccomp filter answers for a call it does not allow).
     fn refused(&self, e: Errno) -> bool {
-        let refused = matches!(e, Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS);
+        let refused = matches!(
+            e,
+            Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS | Errno::PERM
+        );
         if refused {
             self.0.store(false, Ordering::Relaxed);
         }
         refused
     }
 
-    /// Opens `path` with `flags` if every component is in the dentry cache. `None`: the
-    /// caller must open it on the blocking pool (not cached, or attempts are off).
-    fn open(&self, path: &Path, flags: OFlags) -> Option<io::Result<File>> {
+    /// Opens `path` with `flags` if every component is in the dentry cache.
+    fn open(&self, path: &Path, flags: OFlags) -> Opened {
         if !self.on() {
-            return None;
+            return Opened::Blocked;
         }
         match openat2(
             CWD,
@@ -103,10 +117,12 @@ impl NoWait {
             Mode::empty(),
             ResolveFlags::CACHED,
         ) {
-            Ok(fd) => Some(Ok(File::from(fd))),
-            Err(Errno::AGAIN) => None,
-            Err(e) if self.refused(e) => None,
-            Err(e) => Some(Err(e.into())),
+            Ok(fd) => Opened::File(File::from(fd)),
+            Err(Errno::NOENT | Errno::NOTDIR) => Opened::Missing,
+            Err(e) => {
+                self.refused(e);
+                Opened::Blocked
+            }
         }
     }
 
@@ -121,10 +137,8 @@ impl NoWait {
     ) -> Tried<Vec<u8>, Option<(File, PartialRead)>> {
         // Non-blocking so that a FIFO put in the file's place does not wait for a writer
         // (a regular file's reads ignore the flag).
-        let file = match self.open(path, OFlags::RDONLY | OFlags::NONBLOCK) {
-            None => return Tried::Blocked(None),
-            Some(Err(e)) => return Tried::Done(Err(e)),
-            Some(Ok(file)) => file,
+        let Opened::File(file) = self.open(path, OFlags::RDONLY | OFlags::NONBLOCK) else {
+            return Tried::Blocked(None);
         };
         // The size bounds the buffer: a large `len` on a small file allocates what is
         // there. A small `len` is allocated as it is (one system call fewer) and the buffer
@@ -136,7 +150,7 @@ impl NoWait {
                 Ok(md) => {
                     usize::try_from(md.len().saturating_sub(offset)).map_or(len, |n| n.min(len))
                 }
-                Err(e) => return Tried::Done(Err(e)),
+                Err(_) => return Tried::Blocked(None),
             }
         };
         match self.read_file(&file, offset, want) {
@@ -169,40 +183,33 @@ impl NoWait {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(Errno::INTR) => {}
-                Err(e) if e == Errno::AGAIN || self.refused(e) => {
+                Err(e) => {
+                    // Not cached (`EAGAIN`), refused, or an error for the blocking path
+                    // to report.
+                    self.refused(e);
                     buf.truncate(filled);
                     return Tried::Blocked(PartialRead { buf, want });
                 }
-                Err(e) => return Tried::Done(Err(e.into())),
             }
         }
         buf.truncate(filled);
         if filled < want / 2 {
             buf.shrink_to_fit();
         }
-        Tried::Done(Ok(buf))
+        Tried::Done(buf)
     }
 
-    /// `lstat` of the host path `path` from the caches: `Ok(None)` when it does not exist.
+    /// `lstat` of the host path `path` from the caches: `None` when it does not exist.
     /// A symlink is [`Tried::Blocked`], since reading its target may need the disk.
     pub fn lstat(&self, path: &Path) -> Tried<Option<std::fs::Metadata>, ()> {
         let file = match self.open(path, OFlags::PATH | OFlags::NOFOLLOW) {
-            None => return Tried::Blocked(()),
-            Some(Err(e))
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                ) =>
-            {
-                return Tried::Done(Ok(None));
-            }
-            Some(Err(e)) => return Tried::Done(Err(e)),
-            Some(Ok(file)) => file,
+            Opened::File(file) => file,
+            Opened::Missing => return Tried::Done(None),
+            Opened::Blocked => return Tried::Blocked(()),
         };
         match file.metadata() {
-            Ok(md) if md.file_type().is_symlink() => Tried::Blocked(()),
-            Ok(md) => Tried::Done(Ok(Some(md))),
-            Err(e) => Tried::Done(Err(e)),
+            Ok(md) if !md.file_type().is_symlink() => Tried::Done(Some(md)),
+            _ => Tried::Blocked(()),
         }
     }
 }
@@ -220,7 +227,7 @@ mod tests {
     /// Reads `path` whatever the attempt gives, finishing on this thread.
     fn read_all(nw: &NoWait, path: &Path, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         match nw.read(path, offset, len) {
-            Tried::Done(done) => done,
+            Tried::Done(done) => Ok(done),
             Tried::Blocked(Some((file, partial))) => partial.finish(&file, offset),
             Tried::Blocked(None) => {
                 let file = File::open(path)?;
@@ -264,7 +271,7 @@ mod tests {
         let data = fill(&path, 1 << 20);
         let nw = NoWait::default();
         match nw.read(&path, 0, 1 << 20) {
-            Tried::Done(got) => assert_eq!(got.unwrap(), data),
+            Tried::Done(got) => assert_eq!(got, data),
             Tried::Blocked(_) => assert!(!nw.on(), "a file just written is in the page cache"),
         }
     }
@@ -280,7 +287,7 @@ mod tests {
         rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
         let nw = NoWait::default();
         let got = match nw.read_file(&file, 0, data.len()) {
-            Tried::Done(done) => done.unwrap(),
+            Tried::Done(done) => done,
             Tried::Blocked(partial) => {
                 assert!(partial.buf.len() < data.len());
                 partial.finish(&file, 0).unwrap()
@@ -297,7 +304,7 @@ mod tests {
         std::os::unix::fs::symlink("f", dir.path().join("l")).unwrap();
         let nw = NoWait::default();
         match nw.lstat(&file) {
-            Tried::Done(md) => assert_eq!(md.unwrap().unwrap().len(), 10),
+            Tried::Done(md) => assert_eq!(md.unwrap().len(), 10),
             Tried::Blocked(()) => assert!(!nw.on()),
         }
         assert!(matches!(
@@ -305,11 +312,11 @@ mod tests {
             Tried::Blocked(())
         ));
         match nw.lstat(&dir.path().join("missing")) {
-            Tried::Done(md) => assert!(md.unwrap().is_none()),
+            Tried::Done(md) => assert!(md.is_none()),
             Tried::Blocked(()) => {} // not in the dentry cache: the blocking path answers
         }
         match nw.lstat(&file.join("under-a-file")) {
-            Tried::Done(md) => assert!(md.unwrap().is_none()),
+            Tried::Done(md) => assert!(md.is_none()),
             Tried::Blocked(()) => {}
         }
     }
@@ -327,14 +334,11 @@ mod tests {
         )
         .unwrap();
         let nw = NoWait::default();
-        // Opened at once; a positioned read of a pipe is refused (`ESPIPE`).
-        match nw.read(&fifo, 0, 10) {
-            Tried::Done(got) => assert_eq!(
-                got.unwrap_err().raw_os_error(),
-                Some(Errno::SPIPE.raw_os_error())
-            ),
-            Tried::Blocked(_) => assert!(!nw.on()),
-        }
+        // Opened at once; a positioned read of a pipe is refused (`ESPIPE`), here and
+        // on the blocking path, which reports it.
+        let err = read_all(&nw, &fifo, 0, 10).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(Errno::SPIPE.raw_os_error()));
+        assert!(nw.on(), "an error of the file's is no refusal");
     }
 
     #[test]
@@ -346,6 +350,14 @@ mod tests {
         let path = dir.path().join("f");
         fill(&path, 10);
         assert!(matches!(nw.read(&path, 0, 10), Tried::Blocked(None)));
-        assert!(!NoWait::default().refused(Errno::AGAIN));
+        assert!(matches!(nw.lstat(&path), Tried::Blocked(())));
+        // A seccomp filter's answer switches them off too; not being cached, or a file's
+        // own error, does not.
+        let nw = NoWait::default();
+        assert!(nw.refused(Errno::PERM));
+        assert!(!nw.on());
+        for e in [Errno::AGAIN, Errno::SPIPE, Errno::IO, Errno::ACCESS] {
+            assert!(!NoWait::default().refused(e), "{e:?}");
+        }
     }
 }

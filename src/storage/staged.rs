@@ -195,7 +195,7 @@ impl Spool {
             })
         };
         let got = match tried {
-            Tried::Done(done) => done.map_err(&err)?,
+            Tried::Done(done) => done,
             Tried::Blocked(partial) => {
                 self.with_file(move |f| partial.finish(f, offset).map_err(err))
                     .await?
