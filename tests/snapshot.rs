@@ -6,7 +6,7 @@ mod s3;
 #[path = "support/server.rs"]
 mod support;
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use support::{Server, run_with_stdin, seed_base, stderr, stdout, tree};
 
@@ -15,13 +15,6 @@ use support::{Server, run_with_stdin, seed_base, stderr, stdout, tree};
 const CHANGES: &str = "echo one > f.txt; mkdir -p made/deep; echo deep > made/deep/x; \
      rm shared.txt; rm -r docs/deep; echo changed > README.md; \
      ln -s f.txt link; mkdir empty; chmod 600 f.txt";
-
-/// Runs `script` in a session logged in as `user`.
-fn ssh_as(server: &Server, user: &str, script: &str) -> Output {
-    let mut cmd = server.ssh_cmd(user);
-    cmd.arg(script);
-    run_with_stdin(cmd, b"")
-}
 
 /// Takes a snapshot named `name` after `script`; its version.
 fn snapshot_after(server: &Server, script: &str, name: &str) -> String {
@@ -47,8 +40,7 @@ fn snapshot_after(server: &Server, script: &str, name: &str) -> String {
 /// the snapshot's files, directories, symlinks, modes and deletions, and can change them.
 fn check_session_from(server: &Server, version: &str) {
     let user = format!("snap-{version}");
-    let out = ssh_as(
-        server,
+    let out = server.ssh_as(
         &user,
         "cat f.txt made/deep/x README.md link; ls; ls docs; ls -l f.txt | cut -c1-10; \
          echo \"$USER $FORKBOX_SNAPSHOT\"",
@@ -69,8 +61,7 @@ fn check_session_from(server: &Server, version: &str) {
     assert_eq!(out.status.code(), Some(0));
 
     // Deleted paths stay deleted, and the session can bring them back.
-    let out = ssh_as(
-        server,
+    let out = server.ssh_as(
         &user,
         "cat shared.txt; ls docs/deep; echo again > shared.txt; cat shared.txt",
     );
@@ -162,18 +153,13 @@ fn a_session_from_a_snapshot_does_not_change_it() {
     let server = Server::start();
     let version = snapshot_after(&server, CHANGES, "keep");
     let user = format!("snap-{version}");
-    let out = ssh_as(
-        &server,
+    let out = server.ssh_as(
         &user,
         "echo mutated > f.txt; rm -r made; rm README.md; echo extra > extra.txt; cat f.txt",
     );
     assert_eq!(stdout(&out), "mutated\n", "stderr: {}", stderr(&out));
     server.wait_no_forks();
-    let out = ssh_as(
-        &server,
-        &user,
-        "cat f.txt made/deep/x README.md; cat extra.txt",
-    );
+    let out = server.ssh_as(&user, "cat f.txt made/deep/x README.md; cat extra.txt");
     assert_eq!(stdout(&out), "one\ndeep\nchanged\n");
     assert!(
         stderr(&out).contains("extra.txt: No such file or directory"),
@@ -197,8 +183,7 @@ fn a_session_from_a_snapshot_does_not_change_it() {
 fn snapshot_sessions_quota_counts_what_the_snapshot_holds() {
     let server = Server::start_with(&["--quota-objects", "8"]);
     let version = snapshot_after(&server, "echo a > a; echo b > b; mkdir d", "small");
-    let out = ssh_as(
-        &server,
+    let out = server.ssh_as(
         &format!("snap-{version}"),
         "df -i / | tail -n 1 | tr -s ' ' | cut -d' ' -f3",
     );
@@ -210,14 +195,7 @@ fn snapshot_sessions_quota_counts_what_the_snapshot_holds() {
 fn an_unknown_snapshot_is_refused_with_a_message() {
     let server = Server::start();
     for version in ["0196f3c2a1b27c4e8f0123456789abcd", "..", "a.b"] {
-        let out = ssh_as(&server, &format!("snap-{version}"), "echo in");
-        assert_eq!(stdout(&out), "");
-        assert!(
-            stderr(&out).contains(&format!("forkbox: no snapshot {version}")),
-            "{}",
-            stderr(&out)
-        );
-        assert_ne!(out.status.code(), Some(0));
+        server.assert_no_snapshot(version);
     }
     assert!(server.forks_on_disk().is_empty());
 }
@@ -234,7 +212,7 @@ fn base_snapshot_starts_every_session_from_it() {
     assert!(stderr(&out).contains("shared.txt: No such file or directory"));
     // A login name still picks another snapshot.
     let other = snapshot_after(&server, "echo two > f.txt", "other");
-    let out = ssh_as(&server, &format!("snap-{other}"), "cat f.txt");
+    let out = server.ssh_as(&format!("snap-{other}"), "cat f.txt");
     assert_eq!(stdout(&out), "two\n");
 }
 
@@ -354,9 +332,9 @@ fn nested_shells_take_snapshots_of_the_same_session() {
         "{text}"
     );
     let check = "cat n.txt; test -e m.txt && cat m.txt; true";
-    let out = ssh_as(&server, &format!("snap-{}", taken[0].0), check);
+    let out = server.ssh_as(&format!("snap-{}", taken[0].0), check);
     assert_eq!(stdout(&out), "nested\n", "stderr: {}", stderr(&out));
-    let out = ssh_as(&server, &format!("snap-{}", taken[1].0), check);
+    let out = server.ssh_as(&format!("snap-{}", taken[1].0), check);
     assert_eq!(stdout(&out), "nested\nmore\n", "stderr: {}", stderr(&out));
 }
 

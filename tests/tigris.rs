@@ -7,7 +7,7 @@ mod recorder;
 #[path = "support/server.rs"]
 mod server;
 
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -20,7 +20,7 @@ use forkbox::vfs::{Quota, Vfs};
 use forkbox_commands::fs::read_all;
 use forkbox_commands::{FileSystem, FsError, WriteMode};
 use recorder::{Recorded, Recorder, in_child, s3_test_env};
-use server::{CLEANUP_WAIT, Server, run_with_stdin, stderr, stdout};
+use server::{CLEANUP_WAIT, Server, stderr, stdout};
 
 fn s3_config(recorder: &Recorder) -> S3Config {
     S3Config {
@@ -468,7 +468,7 @@ fn a_snapshot_is_a_tigris_snapshot_kept_by_a_bucket_of_its_own() {
             !recorder
                 .requests()
                 .iter()
-                .any(|r| r.bucket == "base" && !matches!(r.method.as_str(), "GET" | "HEAD")),
+                .any(|r| r.bucket == "base" && !r.is_read()),
             "{}",
             recorder.summary()
         );
@@ -587,9 +587,10 @@ fn a_snapshot_is_frozen_outlives_its_session_and_starts_new_forks() {
         assert!(session_buckets(&recorder).is_empty());
         // Forkbox never writes to a keeper.
         assert!(
-            !recorder.requests().iter().any(|r| r.bucket == keeper(&v)
-                && !r.key.is_empty()
-                && !matches!(r.method.as_str(), "GET" | "HEAD")),
+            !recorder
+                .requests()
+                .iter()
+                .any(|r| r.bucket == keeper(&v) && !r.key.is_empty() && !r.is_read()),
             "{}",
             recorder.summary()
         );
@@ -688,8 +689,7 @@ fn unknown_snapshots_are_refused_and_nothing_is_created() {
         assert!(
             during
                 .iter()
-                .all(|r| matches!(r.method.as_str(), "GET" | "HEAD")
-                    && about_record(r, UNKNOWN_VERSION)),
+                .all(|r| r.is_read() && about_record(r, UNKNOWN_VERSION)),
             "{}",
             recorder.summary()
         );
@@ -1056,17 +1056,10 @@ fn an_ssh_session_works_in_its_own_fork_which_is_force_deleted_at_logout() {
         !recorder
             .requests()
             .iter()
-            .any(|r| r.bucket == "base" && !matches!(r.method.as_str(), "GET" | "HEAD")),
+            .any(|r| r.bucket == "base" && !r.is_read()),
         "{}",
         recorder.summary()
     );
-}
-
-/// Runs `script` in a session of `server` logged in as `user`.
-fn ssh_as(server: &Server, user: &str, script: &str) -> Output {
-    let mut cmd = server.ssh_cmd(user);
-    cmd.arg(script);
-    run_with_stdin(cmd, b"")
 }
 
 /// `forkbox serve` with the Tigris strategy over the recorder, with `extra` arguments.
@@ -1179,8 +1172,7 @@ fn ssh_snapshots_outlive_their_session_and_start_new_ones() {
 
     // Logging in as snap-<version> starts from it.
     let user = format!("snap-{version}");
-    let out = ssh_as(
-        &server,
+    let out = server.ssh_as(
         &user,
         "cat note.txt d/x; ls; echo \"$USER $FORKBOX_SNAPSHOT\"; snapshot --list --json; \
          echo $FORKBOX_SESSION",
@@ -1212,14 +1204,7 @@ fn ssh_snapshots_outlive_their_session_and_start_new_ones() {
 
     // Unknown snapshots, well-formed or not: a clear message, and no fork.
     for version in [UNKNOWN_VERSION, "UPPER", "a.b"] {
-        let out = ssh_as(&server, &format!("snap-{version}"), "echo in");
-        assert_eq!(stdout(&out), "");
-        assert!(
-            stderr(&out).contains(&format!("forkbox: no snapshot {version}")),
-            "{}",
-            stderr(&out)
-        );
-        assert_ne!(out.status.code(), Some(0));
+        server.assert_no_snapshot(version);
     }
 
     // Every session is gone; the snapshot stays, and nothing ever wrote to its keeper.
@@ -1232,7 +1217,7 @@ fn ssh_snapshots_outlive_their_session_and_start_new_ones() {
     );
     assert!(
         !recorder.requests().iter().any(|r| r.bucket == keeper
-            && !matches!(r.method.as_str(), "GET" | "HEAD")
+            && !r.is_read()
             && !(r.method == "PUT" && r.key.is_empty())),
         "{}",
         recorder.summary()

@@ -113,6 +113,11 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// A GET or HEAD: a request that changes nothing.
+    pub fn is_read(&self) -> bool {
+        matches!(self.method.as_str(), "GET" | "HEAD")
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .get(&name.to_ascii_lowercase())

@@ -220,6 +220,27 @@ impl Server {
         self.ssh_stdin(script, b"")
     }
 
+    /// Runs `script` in a session logged in as `user` (`snap-<version>` starts from a
+    /// snapshot).
+    pub fn ssh_as(&self, user: &str, script: &str) -> Output {
+        let mut cmd = self.ssh_cmd(user);
+        cmd.arg(script);
+        run_with_stdin(cmd, b"")
+    }
+
+    /// Logs in from snapshot `version`, which does not exist: refused with a clear
+    /// message, nothing run.
+    pub fn assert_no_snapshot(&self, version: &str) {
+        let out = self.ssh_as(&format!("snap-{version}"), "echo in");
+        assert_eq!(stdout(&out), "");
+        assert!(
+            stderr(&out).contains(&format!("forkbox: no snapshot {version}")),
+            "{}",
+            stderr(&out)
+        );
+        assert_ne!(out.status.code(), Some(0));
+    }
+
     /// Runs `script` as an exec request with `stdin` piped in.
     pub fn ssh_stdin(&self, script: &str, stdin: &[u8]) -> Output {
         let mut cmd = self.ssh_cmd("anyone");
