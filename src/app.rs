@@ -78,6 +78,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         owner,
         lease_ttl: args.lease_ttl(),
         quota: args.quota.quota(),
+        limits: args.quota.session_limits(),
         base_snapshot,
     });
     let deps = Deps {
@@ -297,6 +298,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
         env: crate::session::environment(&user, "forkbox", id, None),
         cwd: "/".into(),
         interactive: false,
+        budget: args.quota.session_limits().budget(),
     });
     if !args.args.is_empty() {
         shell.set_positional(args.args.clone());

@@ -169,6 +169,20 @@ pub struct QuotaArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_QUOTA_OBJECTS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub quota_objects: u64,
+
+    /// Memory a session may hold at once: its shell variables, the buffers of its commands
+    /// and what its pipes and substitutions hold. Past it a command fails with
+    /// `out of memory (session limit SIZE)` and the session goes on.
+    #[arg(long, value_name = "SIZE", default_value_t = forkbox_commands::budget::DEFAULT_MEMORY as u64,
+          value_parser = parse_size)]
+    pub session_memory: u64,
+
+    /// Tasks a session may have alive at once: pipeline stages, subshells, command
+    /// substitutions and nested shells together. Past it the running command stops with
+    /// `fork: Resource temporarily unavailable`; this is what contains a fork bomb.
+    #[arg(long, value_name = "N", default_value_t = forkbox_commands::budget::DEFAULT_TASKS as u64,
+          value_parser = clap::value_parser!(u64).range(16..=1_000_000))]
+    pub session_tasks: u64,
 }
 
 impl QuotaArgs {
@@ -177,6 +191,28 @@ impl QuotaArgs {
             bytes: Some(self.quota_bytes),
             objects: Some(self.quota_objects),
         }
+    }
+
+    /// The memory and task bounds of one session, as `(bytes, tasks)`.
+    pub fn session_limits(&self) -> SessionLimits {
+        SessionLimits {
+            memory: usize::try_from(self.session_memory).unwrap_or(usize::MAX),
+            tasks: usize::try_from(self.session_tasks).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// What one session may hold at once (see [`forkbox_commands::Budget`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionLimits {
+    pub memory: usize,
+    pub tasks: usize,
+}
+
+impl SessionLimits {
+    /// A fresh budget with these bounds, for one session.
+    pub fn budget(&self) -> forkbox_commands::Budget {
+        forkbox_commands::Budget::new(self.memory, self.tasks)
     }
 }
 

@@ -89,6 +89,8 @@ pub struct Services {
     pub lease_ttl: Duration,
     /// What each session's fork may hold.
     pub quota: Quota,
+    /// What each session may hold in memory and tasks at once.
+    pub limits: crate::config::SessionLimits,
     /// The snapshot every session starts from unless its login names another
     /// (`--base-snapshot`, checked at start-up); `None`: the base as it is.
     pub base_snapshot: Option<String>,
@@ -147,6 +149,8 @@ pub struct Session {
     started_from: Mutex<Option<String>>,
     /// What the `snapshot` builtin uses; shared by every channel of the session.
     snapshots: Arc<SessionSnapshots>,
+    /// Memory and task bounds shared by every shell and command of the session.
+    pub budget: forkbox_commands::Budget,
     /// Fired on disconnect and server shutdown: everything running stops.
     pub cancel: CancellationToken,
     /// Channel tasks, awaited before the fork is deleted.
@@ -171,12 +175,13 @@ impl Session {
             id,
             span: tracing::info_span!("session", %id, peer = ?peer),
             peer,
-            services,
             vfs: Mutex::new(None),
             user: Mutex::new("user".into()),
             login_snapshot: Mutex::new(None),
             started_from: Mutex::new(None),
             snapshots,
+            budget: services.limits.budget(),
+            services,
             cancel,
             tasks: TaskTracker::new(),
         })

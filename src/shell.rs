@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use brush_parser::ast;
-use forkbox_commands::{FileSystem, Input, Output, TermSize};
+use forkbox_commands::{Budget, FileSystem, Input, Output, TermSize};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
@@ -126,6 +126,8 @@ pub struct ShellConfig {
     /// Initial working directory, absolute.
     pub cwd: String,
     pub interactive: bool,
+    /// The session's memory and task bounds, shared by every shell of the session.
+    pub budget: Budget,
 }
 
 /// The streams a script runs with. `tty` is `Some` when stdout is the session's terminal.
@@ -223,6 +225,8 @@ pub struct Shell {
     pub(crate) subst_runs: u64,
     /// The session's fork, for the `snapshot` builtin; `None` where there is no session.
     pub(crate) snapshots: Option<Arc<dyn SnapshotControl>>,
+    /// The session's memory and task bounds.
+    pub(crate) budget: Budget,
 }
 
 impl std::fmt::Debug for Shell {
@@ -262,6 +266,7 @@ impl Shell {
             is_subshell: false,
             subst_runs: 0,
             snapshots: None,
+            budget: cfg.budget,
         };
         for (k, v) in cfg.env {
             sh.vars.insert(
@@ -816,6 +821,7 @@ mod api_tests {
             ],
             cwd: "/".into(),
             interactive: false,
+            budget: Budget::default(),
         })
     }
 
@@ -997,6 +1003,7 @@ mod api_tests {
             cancel: CancellationToken::new(),
             tty: None,
             launcher: launcher.clone(),
+            budget: Budget::default(),
         };
         let status = launcher
             .launch(

@@ -657,6 +657,7 @@ async fn run_forkbox(script: &str) -> Outcome {
         ],
         cwd: WORK.into(),
         interactive: false,
+        budget: forkbox_commands::Budget::default(),
     });
     let (out_w, out_r) = pipe();
     let (err_w, err_r) = pipe();

@@ -20,11 +20,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+pub mod budget;
 pub mod cmd;
 pub mod fs;
 pub mod io;
 pub mod testing;
 
+pub use budget::{Budget, Charge, OutOfMemory, TaskSlot, TooManyTasks};
 pub use fs::{DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode};
 pub use io::{Input, Output, PullSource, pipe};
 
@@ -50,6 +52,9 @@ pub enum Interrupt {
     /// Writing to stdout failed for another reason.
     #[error("write error: {0}")]
     Write(#[source] std::io::Error),
+    /// The session's memory budget is spent (a buffer could not grow).
+    #[error(transparent)]
+    OutOfMemory(#[from] OutOfMemory),
 }
 
 impl From<std::io::Error> for Interrupt {
@@ -75,6 +80,10 @@ pub async fn exit_status(name: &str, result: CmdResult, stderr: &Output) -> Stat
             let _ = stderr
                 .write_str(&format!("{name}: write error: {e}\n"))
                 .await;
+            1
+        }
+        Err(Interrupt::OutOfMemory(e)) => {
+            let _ = stderr.write_str(&format!("forkbox: {name}: {e}\n")).await;
             1
         }
     }
@@ -123,6 +132,9 @@ pub struct Context {
     /// `Some` when stdout is the session's terminal (`ls` then prints columns).
     pub tty: Option<TermSize>,
     pub launcher: Arc<dyn Launcher>,
+    /// The session's memory and task bounds: a command that buffers data (`sort`)
+    /// charges it here, and fails with [`Interrupt::OutOfMemory`] past the limit.
+    pub budget: Budget,
 }
 
 impl Context {

@@ -747,6 +747,7 @@ pub struct Invocation {
     pub env: BTreeMap<String, String>,
     pub tty: Option<TermSize>,
     pub launcher: Arc<dyn Launcher>,
+    pub budget: crate::Budget,
 }
 
 impl Default for Invocation {
@@ -758,6 +759,7 @@ impl Default for Invocation {
             env: BTreeMap::new(),
             tty: None,
             launcher: TestLauncher::new(),
+            budget: crate::Budget::default(),
         }
     }
 }
@@ -788,6 +790,7 @@ impl Invocation {
             cancel: CancellationToken::new(),
             tty: self.tty,
             launcher: self.launcher.clone(),
+            budget: self.budget.clone(),
         };
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let run = async move {

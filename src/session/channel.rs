@@ -87,6 +87,7 @@ pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
         env: session.environment(pty.as_ref().map(|p| p.term.as_str())),
         cwd: "/".into(),
         interactive,
+        budget: session.budget.clone(),
     });
     shell.set_snapshots(session.snapshot_control());
 

@@ -849,6 +849,7 @@ impl Shell {
                 super::ShellLauncher::new(self.registry.clone())
                     .with_snapshots(self.snapshots.clone()),
             ),
+            budget: self.budget.clone(),
         }
     }
 
@@ -946,6 +947,7 @@ impl Shell {
             env: self.exported_env(env_extra).into_iter().collect(),
             cwd: self.cwd.clone(),
             interactive: false,
+            budget: self.budget.clone(),
         };
         let stdio = Stdio {
             stdin: fds.stdin(),

@@ -58,6 +58,7 @@ impl Launcher for ShellLauncher {
                 env: ctx.env.clone().into_iter().collect(),
                 cwd: ctx.cwd.clone(),
                 interactive: false,
+                budget: ctx.budget.clone(),
             };
             let stdio = Stdio {
                 stdin: ctx.stdin.clone(),

@@ -947,6 +947,7 @@ mod tests {
             cancel: tokio_util::sync::CancellationToken::new(),
             tty: None,
             launcher: crate::testing::TestLauncher::new(),
+            budget: crate::Budget::default(),
         };
         let cancel = ctx.cancel.clone();
         let task = tokio::spawn(async move { Sed.run(&ctx, vec![":a;ba".into()]).await });

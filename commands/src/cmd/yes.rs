@@ -67,6 +67,7 @@ mod tests {
             cancel: CancellationToken::new(),
             tty: None,
             launcher: NullLauncher::new(&[]),
+            budget: crate::Budget::default(),
         }
     }
 

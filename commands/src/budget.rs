@@ -1,0 +1,247 @@
+//! What one session may hold at once: bytes of memory and live tasks.
+//!
+//! A [`Budget`] is shared by everything a session runs — every shell, subshell, pipeline
+//! stage and command of it — so one session's variables, buffers and tasks together stay
+//! under its bounds, and the server as a whole under sessions × bounds. Charges are RAII
+//! guards: a [`Charge`] or [`TaskSlot`] gives back what it took when dropped, on every
+//! exit path, cancellation included.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Memory one session may hold by default (variables, buffers of commands such as `sort`,
+/// captured substitutions, pipe contents): enough for real work on data, small enough that
+/// a few hundred sessions fit a modest server.
+pub const DEFAULT_MEMORY: usize = 256 * 1024 * 1024;
+
+/// Tasks one session may have alive at once by default: pipeline stages, subshells,
+/// substitutions and jobs together. Real scripts stay far below; a fork bomb hits it
+/// after a few milliseconds instead of taking the server's memory.
+pub const DEFAULT_TASKS: usize = 1024;
+
+/// A session's shared bounds. Cheap to clone (one `Arc`).
+#[derive(Clone)]
+pub struct Budget {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    mem_limit: usize,
+    mem_used: AtomicUsize,
+    task_limit: usize,
+    tasks: AtomicUsize,
+}
+
+impl fmt::Debug for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Budget")
+            .field("mem_used", &self.mem_used())
+            .field("mem_limit", &self.inner.mem_limit)
+            .field("tasks", &self.tasks())
+            .field("task_limit", &self.inner.task_limit)
+            .finish()
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new(DEFAULT_MEMORY, DEFAULT_TASKS)
+    }
+}
+
+/// A charge over the session's memory limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("out of memory (session limit {})", human(*.limit))]
+pub struct OutOfMemory {
+    pub limit: usize,
+}
+
+/// A task over the session's task limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("fork: Resource temporarily unavailable (session limit of {limit} tasks)")]
+pub struct TooManyTasks {
+    pub limit: usize,
+}
+
+/// `268435456` → `256M`, the way limits are written on the command line.
+fn human(bytes: usize) -> String {
+    const UNITS: [(&str, usize); 3] = [("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
+    for (unit, size) in UNITS {
+        if bytes >= size && bytes.is_multiple_of(size) {
+            return format!("{}{unit}", bytes / size);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+impl Budget {
+    pub fn new(mem_limit: usize, task_limit: usize) -> Budget {
+        Budget {
+            inner: Arc::new(Inner {
+                mem_limit,
+                mem_used: AtomicUsize::new(0),
+                task_limit,
+                tasks: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// Bytes charged now.
+    pub fn mem_used(&self) -> usize {
+        self.inner.mem_used.load(Ordering::Relaxed)
+    }
+
+    pub fn mem_limit(&self) -> usize {
+        self.inner.mem_limit
+    }
+
+    /// Tasks alive now.
+    pub fn tasks(&self) -> usize {
+        self.inner.tasks.load(Ordering::Relaxed)
+    }
+
+    pub fn task_limit(&self) -> usize {
+        self.inner.task_limit
+    }
+
+    /// Takes `bytes` from the budget until the returned guard is dropped.
+    pub fn charge(&self, bytes: usize) -> Result<Charge, OutOfMemory> {
+        let mut c = Charge {
+            budget: self.clone(),
+            bytes: 0,
+        };
+        c.grow(bytes)?;
+        Ok(c)
+    }
+
+    /// An empty charge, to [`Charge::resize`] as a buffer grows.
+    pub fn empty_charge(&self) -> Charge {
+        Charge {
+            budget: self.clone(),
+            bytes: 0,
+        }
+    }
+
+    /// Takes one task slot until the returned guard is dropped.
+    pub fn task(&self) -> Result<TaskSlot, TooManyTasks> {
+        let limit = self.inner.task_limit;
+        self.inner
+            .tasks
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .map_err(|_| TooManyTasks { limit })?;
+        Ok(TaskSlot {
+            budget: self.clone(),
+        })
+    }
+
+    fn take(&self, bytes: usize) -> Result<(), OutOfMemory> {
+        let limit = self.inner.mem_limit;
+        self.inner
+            .mem_used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|n| *n <= limit)
+            })
+            .map(|_| ())
+            .map_err(|_| OutOfMemory { limit })
+    }
+
+    fn give(&self, bytes: usize) {
+        self.inner.mem_used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// Bytes taken from a [`Budget`]; given back on drop.
+#[derive(Debug)]
+pub struct Charge {
+    budget: Budget,
+    bytes: usize,
+}
+
+impl Charge {
+    /// Bytes this guard holds.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Takes `more` bytes; on failure the guard keeps what it had.
+    pub fn grow(&mut self, more: usize) -> Result<(), OutOfMemory> {
+        self.budget.take(more)?;
+        self.bytes += more;
+        Ok(())
+    }
+
+    /// Makes the guard hold exactly `bytes` (taking or giving back the difference).
+    pub fn resize(&mut self, bytes: usize) -> Result<(), OutOfMemory> {
+        if bytes > self.bytes {
+            self.grow(bytes - self.bytes)
+        } else {
+            self.budget.give(self.bytes - bytes);
+            self.bytes = bytes;
+            Ok(())
+        }
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.budget.give(self.bytes);
+    }
+}
+
+/// One live task of a session; the slot is free again on drop.
+#[derive(Debug)]
+pub struct TaskSlot {
+    budget: Budget,
+}
+
+impl Drop for TaskSlot {
+    fn drop(&mut self) {
+        self.budget.inner.tasks.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_are_given_back() {
+        let b = Budget::new(100, 2);
+        let c1 = b.charge(60).unwrap();
+        assert_eq!(b.charge(41).unwrap_err(), OutOfMemory { limit: 100 });
+        let mut c2 = b.charge(40).unwrap();
+        assert_eq!(b.mem_used(), 100);
+        c2.resize(10).unwrap();
+        assert_eq!(b.mem_used(), 70);
+        assert!(c2.resize(41).is_err());
+        assert_eq!(c2.bytes(), 10);
+        drop(c1);
+        drop(c2);
+        assert_eq!(b.mem_used(), 0);
+    }
+
+    #[test]
+    fn tasks_are_bounded() {
+        let b = Budget::new(0, 2);
+        let t1 = b.task().unwrap();
+        let _t2 = b.task().unwrap();
+        assert_eq!(b.task().unwrap_err(), TooManyTasks { limit: 2 });
+        drop(t1);
+        assert!(b.task().is_ok());
+    }
+
+    #[test]
+    fn messages() {
+        assert_eq!(
+            OutOfMemory { limit: 256 << 20 }.to_string(),
+            "out of memory (session limit 256M)"
+        );
+        assert_eq!(
+            OutOfMemory { limit: 1000 }.to_string(),
+            "out of memory (session limit 1000 bytes)"
+        );
+    }
+}
