@@ -42,12 +42,14 @@ mod cond;
 mod exec;
 mod expand;
 mod launcher;
+mod parse;
 mod pattern;
 mod redirect;
 
 pub use builtins::snapshot::{SnapshotControl, SnapshotError, SnapshotInfo};
 pub use error::ShellError;
 pub use launcher::ShellLauncher;
+pub use parse::Completeness;
 
 use redirect::Fds;
 
@@ -102,6 +104,23 @@ pub const YIELD_EVERY: u64 = 64;
 /// poll stack, so deep recursion costs heap instead of overflowing the worker's stack.
 pub const CALLS_PER_TASK: usize = 8;
 
+pub(crate) type BoxFut<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// Stack the interpreter wants left before it polls one more nested step (a command inside
+/// a compound command, a word inside a `${ }`): more than the deepest single step takes.
+const STACK_RED_ZONE: usize = 256 * 1024;
+
+/// Size of a fresh stack segment when less than [`STACK_RED_ZONE`] is left.
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+/// Polls `fut` with at least [`STACK_RED_ZONE`] of stack, moving to a fresh segment on the
+/// heap when less is left: a deeply nested script costs heap, never a stack overflow.
+pub(crate) fn grow<'a, T: 'a>(mut fut: BoxFut<'a, T>) -> BoxFut<'a, T> {
+    Box::pin(std::future::poll_fn(move |cx| {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || fut.as_mut().poll(cx))
+    }))
+}
+
 /// Runs `fut` as its own task (so it is polled from a fresh stack) and waits for it;
 /// dropping the returned future aborts the task. `None` if the task panicked.
 pub(crate) async fn on_fresh_task<T: Send + 'static>(
@@ -137,15 +156,6 @@ pub struct Stdio {
     pub stdout: Output,
     pub stderr: Output,
     pub tty: Option<TermSize>,
-}
-
-/// Whether a piece of typed text is a whole command yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Completeness {
-    Complete,
-    /// Needs another line: open quote, `if` without `fi`, trailing `|`, pending here-doc.
-    Incomplete,
-    Invalid,
 }
 
 /// The value of a shell variable.
@@ -295,7 +305,7 @@ impl Shell {
     /// `forkbox: syntax error ...` and gives 2; `cancel` stops the running command (130).
     pub async fn run_script(&mut self, script: &str, io: &Stdio, cancel: CancellationToken) -> i32 {
         let fds = Fds::from_stdio(io);
-        let program = match parse_program(script) {
+        let program = match parse::program_async(script).await {
             Ok(p) => p,
             Err(e) => {
                 let _ = io.stderr.write_str(&e.message()).await;
@@ -362,7 +372,7 @@ impl Shell {
 
     /// Whether `text` is a complete command, needs more lines, or can never parse.
     pub fn completeness(&self, text: &str) -> Completeness {
-        completeness(text)
+        parse::completeness(text)
     }
 
     /// `Some(status)` once `exit` ran; the session then closes.
@@ -659,142 +669,14 @@ fn tilde_abbrev(path: &str, home: &str) -> String {
     path.to_string()
 }
 
-/// Parses a whole script.
+/// Parses a whole script (bounded in depth; see [`parse`]).
 pub(crate) fn parse_program(text: &str) -> Result<ast::Program, ShellError> {
-    let options = brush_parser::ParserOptions::default();
-    let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
-    parser.parse_program().map_err(|e| syntax_error(text, &e))
-}
-
-/// Words a bash-like syntax error message for a failed parse.
-fn syntax_error(text: &str, err: &brush_parser::ParseError) -> ShellError {
-    use brush_parser::ParseError;
-    let near = |index: usize| {
-        ShellError::Syntax(format!(
-            "syntax error near unexpected token `{}'",
-            offending_token(text, index)
-        ))
-    };
-    match err {
-        ParseError::ParsingNear(pos) => near(pos.index),
-        ParseError::ParsingAtEndOfInput => match probe_end(text) {
-            Some(index) if index <= text.len() => near(index),
-            _ => ShellError::Syntax("syntax error: unexpected end of file".to_string()),
-        },
-        ParseError::Tokenizing { inner, .. } => {
-            if inner.is_incomplete() {
-                ShellError::Syntax("syntax error: unexpected end of file".to_string())
-            } else {
-                ShellError::Syntax(format!("syntax error: {inner}"))
-            }
-        }
-    }
-}
-
-/// The parser reports a misplaced reserved word (`fi`, `done`, …) at the token after it;
-/// bash names the word itself.
-fn offending_token(text: &str, index: usize) -> String {
-    const CLOSERS: &[&str] = &[
-        "fi", "done", "esac", "then", "else", "elif", "do", "}", "in",
-    ];
-    let before = text.get(..index).unwrap_or(text);
-    let last = before
-        .split(|c: char| c.is_whitespace() || c == ';')
-        .rfind(|t| !t.is_empty())
-        .unwrap_or("");
-    if CLOSERS.contains(&last) {
-        return last.to_string();
-    }
-    token_at(text, index)
-}
-
-/// The token starting at byte `index` of `text`, for error messages.
-fn token_at(text: &str, index: usize) -> String {
-    let rest = text.get(index..).unwrap_or("");
-    let rest = rest.trim_start_matches([' ', '\t']);
-    if rest.starts_with('\n') || rest.is_empty() {
-        return "newline".to_string();
-    }
-    let ops = [";;", "&&", "||", ";", "&", "|", "(", ")", "<", ">"];
-    for op in ops {
-        if rest.starts_with(op) {
-            return op.to_string();
-        }
-    }
-    rest.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>'))
-        .next()
-        .unwrap_or("")
-        .to_string()
-}
-
-/// For a parse that failed at end of input: appends a line with an unexpected `;` and
-/// returns where that parse fails. A failure inside `text` means `text` is wrong on its own;
-/// a failure at the `;` means `text` only lacked more input.
-fn probe_end(text: &str) -> Option<usize> {
-    let probe = format!("{text}\n;");
-    let options = brush_parser::ParserOptions::default();
-    let mut parser = brush_parser::Parser::new(std::io::BufReader::new(probe.as_bytes()), &options);
-    match parser.parse_program() {
-        Err(brush_parser::ParseError::ParsingNear(pos)) => Some(pos.index),
-        _ => None,
-    }
-}
-
-pub(crate) fn completeness(text: &str) -> Completeness {
-    let options = brush_parser::ParserOptions::default();
-    let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
-    match parser.parse_program() {
-        Ok(_) => {
-            // A trailing backslash-newline is a continuation the tokenizer accepts silently.
-            if text.ends_with("\\\n") && !text.ends_with("\\\\\n") {
-                Completeness::Incomplete
-            } else {
-                Completeness::Complete
-            }
-        }
-        Err(brush_parser::ParseError::Tokenizing { inner, .. }) => {
-            if inner.is_incomplete() {
-                Completeness::Incomplete
-            } else {
-                Completeness::Invalid
-            }
-        }
-        Err(brush_parser::ParseError::ParsingAtEndOfInput) => match probe_end(text) {
-            Some(i) if i <= text.len() => Completeness::Invalid,
-            _ => Completeness::Incomplete,
-        },
-        Err(brush_parser::ParseError::ParsingNear(_)) => Completeness::Invalid,
-    }
+    parse::program(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn completeness_cases() {
-        assert_eq!(completeness("echo hi\n"), Completeness::Complete);
-        assert_eq!(completeness("if true; then\n"), Completeness::Incomplete);
-        assert_eq!(completeness("echo 'abc\n"), Completeness::Incomplete);
-        assert_eq!(completeness("echo a |\n"), Completeness::Incomplete);
-        assert_eq!(completeness("echo a &&\n"), Completeness::Incomplete);
-        assert_eq!(completeness("echo a \\\n"), Completeness::Incomplete);
-        assert_eq!(completeness("cat <<EOF\nabc\n"), Completeness::Incomplete);
-        assert_eq!(
-            completeness("cat <<EOF\nabc\nEOF\n"),
-            Completeness::Complete
-        );
-        assert_eq!(completeness("fi\n"), Completeness::Invalid);
-        assert_eq!(completeness("echo )\n"), Completeness::Invalid);
-        assert_eq!(completeness("f() {\n"), Completeness::Incomplete);
-    }
-
-    #[test]
-    fn syntax_error_words() {
-        let e = parse_program("echo a; fi").unwrap_err();
-        assert_eq!(e.to_string(), "syntax error near unexpected token `fi'");
-        assert_eq!(e.status(), 2);
-    }
 
     #[test]
     fn tilde_in_prompt() {

@@ -36,10 +36,62 @@ fn eval_str_depth(env: &mut dyn ArithEnv, text: &str, depth: usize) -> Result<i6
     {
         return Ok(n);
     }
-    let expr = brush_parser::arithmetic::parse(trimmed).map_err(|_| {
-        format!("syntax error: invalid arithmetic operator (error token is \"{trimmed}\")")
-    })?;
-    Evaluator { env, depth }.eval(&expr)
+    let nesting = nesting(trimmed);
+    if nesting > super::parse::MAX_NESTING {
+        return Err(format!(
+            "expression recursion level exceeded (error token is \"{}\")",
+            trimmed.chars().take(32).collect::<String>()
+        ));
+    }
+    // Parsing and evaluating recurse once per level: give them the stack for it.
+    super::parse::with_stack(nesting, || {
+        let expr = brush_parser::arithmetic::parse(trimmed).map_err(|_| {
+            format!("syntax error: invalid arithmetic operator (error token is \"{trimmed}\")")
+        })?;
+        Evaluator { env, depth }.eval(&expr)
+    })
+}
+
+/// How deep an expression nests, over-counted: parentheses, runs of unary operators
+/// (`- - ! ~x`), and the right-leaning chains of `?:` and assignments.
+fn nesting(text: &str) -> usize {
+    let (mut parens, mut unary, mut chains, mut max) = (0usize, 0usize, 0usize, 0usize);
+    let mut after_operand = false;
+    let bytes = text.as_bytes();
+    for (i, &c) in bytes.iter().enumerate() {
+        match c {
+            b' ' | b'\t' | b'\n' => continue,
+            b'(' => {
+                parens += 1;
+                after_operand = false;
+            }
+            b')' => {
+                parens = parens.saturating_sub(1);
+                after_operand = true;
+            }
+            b'-' | b'+' | b'!' | b'~' if !after_operand => unary += 1,
+            b'?' => {
+                chains += 1;
+                after_operand = false;
+            }
+            b'=' if !matches!(bytes.get(i + 1), Some(b'='))
+                && !matches!(
+                    i.checked_sub(1).map(|p| bytes[p]),
+                    Some(b'=' | b'!' | b'<' | b'>')
+                ) =>
+            {
+                chains += 1;
+                after_operand = false;
+            }
+            c if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' => {
+                after_operand = true;
+                unary = 0;
+            }
+            _ => after_operand = false,
+        }
+        max = max.max(parens + unary + chains);
+    }
+    max
 }
 
 struct Evaluator<'a> {
@@ -219,6 +271,21 @@ fn pow_wrapping(mut base: i64, mut exp: i64) -> i64 {
 
 fn div_zero() -> String {
     "division by 0 (error token is \"0\")".to_string()
+}
+
+#[cfg(test)]
+mod nesting_tests {
+    use super::*;
+
+    #[test]
+    fn nesting_is_over_counted_never_under() {
+        assert_eq!(nesting("1 + 2 * 3"), 0);
+        assert_eq!(nesting("((1))"), 2);
+        assert_eq!(nesting("- - -x"), 3);
+        assert_eq!(nesting("a ? b : c ? d : e"), 2);
+        assert_eq!(nesting("a = b == c"), 1);
+        assert!(nesting(&"-".repeat(100_000)) > super::super::parse::MAX_NESTING);
+    }
 }
 
 #[cfg(test)]

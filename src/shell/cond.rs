@@ -20,7 +20,7 @@ impl Shell {
         e: &'a ExtendedTestExpr,
         fds: &'a Fds,
     ) -> BoxFut<'a, Result<bool, ShellError>> {
-        Box::pin(async move {
+        super::grow(Box::pin(async move {
             match e {
                 ExtendedTestExpr::And(a, b) => {
                     Ok(self.eval_ext_test(a, fds).await? && self.eval_ext_test(b, fds).await?)
@@ -54,7 +54,7 @@ impl Shell {
                     }
                 }
             }
-        })
+        }))
     }
 
     async fn unary_test(

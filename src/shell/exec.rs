@@ -260,7 +260,7 @@ impl Shell {
         cmd: &'a Command,
         fds: &'a Fds,
     ) -> BoxFut<'a, Exec<i32>> {
-        Box::pin(async move {
+        super::grow(Box::pin(async move {
             self.steps += 1;
             if self.steps.is_multiple_of(YIELD_EVERY) {
                 tokio::task::yield_now().await;
@@ -300,7 +300,7 @@ impl Shell {
             };
             self.last_status = status;
             Ok(status)
-        })
+        }))
     }
 
     /// Applies redirections to a copy of `fds`; on failure, the status to give instead.

@@ -77,10 +77,6 @@ impl PVal {
     }
 }
 
-fn parse_opts() -> brush_parser::ParserOptions {
-    brush_parser::ParserOptions::default()
-}
-
 /// Decodes the escapes of a `$'…'` string.
 pub(crate) fn ansi_c_decode(s: &str) -> String {
     let mut out = String::new();
@@ -158,7 +154,7 @@ pub(crate) fn brace_expand(word: &str) -> R<Vec<String>> {
     if !word.contains('{') {
         return Ok(vec![word.to_string()]);
     }
-    match word::parse_brace_expansions(word, &parse_opts()) {
+    match super::parse::guarded(word, word::parse_brace_expansions)? {
         Ok(Some(pieces)) => {
             let mut out = vec![String::new()];
             expand_brace_pieces(&pieces, &mut out)?;
@@ -499,7 +495,7 @@ impl Shell {
 
     /// Parses a word and expands its pieces, without splitting or globbing.
     async fn expand_text(&mut self, text: &str, fds: &Fds) -> R<Vec<Piece>> {
-        let pieces = word::parse(text, &parse_opts())
+        let pieces = super::parse::guarded(text, word::parse)?
             .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
@@ -517,7 +513,7 @@ impl Shell {
 
     /// A here-document body: parameters, substitutions and arithmetic; quotes are literal.
     pub(crate) async fn expand_heredoc(&mut self, body: &str, fds: &Fds) -> R<String> {
-        let pieces = word::parse_heredoc(body, &parse_opts())
+        let pieces = super::parse::guarded(body, word::parse_heredoc)?
             .map_err(|_| ShellError::BadSubstitution(body.to_string()))?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, true, fds, &mut out).await?;
@@ -546,13 +542,13 @@ impl Shell {
         fds: &'a Fds,
         out: &'a mut Vec<Piece>,
     ) -> BoxFut<'a, R<()>> {
-        Box::pin(async move {
+        super::grow(Box::pin(async move {
             for p in pieces {
                 self.expand_piece(&p.piece, quoted, fds, out).await?;
                 check_expansion_size(out)?;
             }
             Ok(())
-        })
+        }))
     }
 
     async fn expand_piece(
@@ -847,7 +843,7 @@ impl Shell {
         }
         match v {
             PVal::Str(name) => {
-                let target = word::parse_parameter(&name, &parse_opts())
+                let target = super::parse::guarded(&name, word::parse_parameter)?
                     .map_err(|_| ShellError::BadSubstitution(name.clone()))?;
                 self.param_value(&target, fds).await
             }
@@ -870,7 +866,7 @@ impl Shell {
     }
 
     async fn expand_sub_pieces(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
-        let pieces = word::parse(text, &parse_opts())
+        let pieces = super::parse::guarded(text, word::parse)?
             .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, quoted, fds, &mut out).await?;

@@ -1,0 +1,680 @@
+//! Parsing untrusted text with brush-parser, bounded in depth, stack and time.
+//!
+//! brush-parser is a recursive PEG parser: every level of nesting costs it several KiB of
+//! stack (a few hundred nested `{ }` overflow a 2 MiB thread stack and abort the whole
+//! process), and its arithmetic-command rule backtracks exponentially on nested `(` that
+//! are not closed the way it first guessed (32 bytes of `(` take minutes). So every text
+//! goes through [`check`] before it reaches the parser:
+//!
+//! - a quote-, comment- and here-document-aware scan measures how deep the text nests
+//!   (groups, subshells, substitutions, `${ }`, `[[ ]]`, `if`/`case`/loops) and how deep
+//!   its parentheses nest, and rejects texts past [`MAX_NESTING`] or
+//!   [`MAX_PAREN_NESTING`] with a syntax error before any recursion;
+//! - the parse then runs on a stack sized for the depth it measured ([`with_stack`]): the
+//!   current one when enough of it is left, else a fresh segment on the heap.
+//!
+//! Parse time is then near-linear in the text: below the parenthesis bound the
+//! backtracking costs a small constant factor. The same guard serves every entry point:
+//! programs (scripts, `eval`, `source`, `sh -c`), words, here-documents, parameters and
+//! arithmetic.
+
+use brush_parser::ast;
+
+use super::error::ShellError;
+
+/// Deepest nesting of compound commands, groups, substitutions and expansions a text may
+/// have. bash has no fixed bound (it crashes instead); real scripts stay below 20.
+pub const MAX_NESTING: usize = 256;
+
+/// Deepest nesting of parentheses (subshells, `$( )`, `(( ))`, process substitution)
+/// a text may have. brush-parser's backtracking doubles its work with every level of
+/// unclosed `(`; at this depth a worst case costs about as much per byte as ordinary
+/// text, while real scripts nest parentheses a handful of levels at most.
+pub const MAX_PAREN_NESTING: usize = 12;
+
+/// Stack one level of nesting may take while parsing or evaluating (measured: about
+/// 10 KiB in release builds, several times that in debug builds), with room to spare.
+const STACK_PER_LEVEL: usize = 64 * 1024;
+
+/// Stack any parse may take besides its nesting.
+const STACK_BASE: usize = 256 * 1024;
+
+/// How deep a text nests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Nesting {
+    /// Deepest nesting of every kind together.
+    pub depth: usize,
+    /// Deepest nesting of parentheses.
+    pub parens: usize,
+}
+
+/// What opened a level of nesting, so the scan knows what closes it and how to read
+/// what is inside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Frame {
+    /// `(`, `$(`, `<(`: commands until `)`.
+    Paren,
+    /// `` ` ``: commands until the next unescaped `` ` ``.
+    Backquote,
+    /// `"`: text with substitutions until `"`.
+    Quote,
+    /// `${`: a parameter expansion until `}`.
+    Param,
+    /// `$((`: arithmetic until `))`.
+    Arith,
+    /// `(` inside arithmetic.
+    ArithGroup,
+    /// `{` as a group or a brace expansion.
+    Brace,
+    /// `[[`.
+    Test,
+    /// `if`, `while`, `until`, `for`, `select`: until `fi` or `done`.
+    Block,
+    /// `case`: until `esac`; a `)` inside ends a pattern.
+    Case,
+}
+
+/// Measures how deep `text` nests. The scan follows bash's quoting closely enough that
+/// quoted or commented text never counts; where it must guess, it over-counts.
+pub fn nesting(text: &str) -> Nesting {
+    Scanner::default().scan(text.as_bytes())
+}
+
+/// Rejects a text that nests deeper than the parser can take safely.
+pub fn check(text: &str) -> Result<Nesting, ShellError> {
+    let n = nesting(text);
+    if n.depth > MAX_NESTING {
+        return Err(ShellError::Syntax(format!(
+            "syntax error: nested more than {MAX_NESTING} levels deep"
+        )));
+    }
+    if n.parens > MAX_PAREN_NESTING {
+        return Err(ShellError::Syntax(format!(
+            "syntax error: parentheses nested more than {MAX_PAREN_NESTING} levels deep"
+        )));
+    }
+    Ok(n)
+}
+
+/// Runs `f` with enough stack for a text that nests `depth` levels: on the current stack
+/// when that much is left, else on a fresh segment allocated for the call.
+pub fn with_stack<T>(depth: usize, f: impl FnOnce() -> T) -> T {
+    let need = STACK_BASE + depth.saturating_mul(STACK_PER_LEVEL);
+    stacker::maybe_grow(need, need.max(1024 * 1024), f)
+}
+
+/// The parser's options: bash mode, extended globs recognised.
+pub fn options() -> brush_parser::ParserOptions {
+    brush_parser::ParserOptions::default()
+}
+
+/// Parses a whole script.
+pub fn program(text: &str) -> Result<ast::Program, ShellError> {
+    let n = check(text)?;
+    with_stack(n.depth, || raw_program(text)).map_err(|e| syntax_error(text, &e))
+}
+
+/// Parses a script on the blocking pool when it is large, so a big script does not hold
+/// up the runtime thread other sessions share.
+pub async fn program_async(text: &str) -> Result<ast::Program, ShellError> {
+    /// Texts up to this size parse in well under a millisecond: not worth a thread hop.
+    const INLINE: usize = 64 * 1024;
+    if text.len() <= INLINE {
+        return program(text);
+    }
+    let owned = text.to_string();
+    tokio::task::spawn_blocking(move || program(&owned))
+        .await
+        .unwrap_or_else(|_| {
+            Err(ShellError::Syntax(
+                "syntax error: the script could not be parsed".to_string(),
+            ))
+        })
+}
+
+fn raw_program(text: &str) -> Result<ast::Program, brush_parser::ParseError> {
+    let options = options();
+    let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
+    parser.parse_program()
+}
+
+/// Words a bash-like syntax error message for a failed parse.
+fn syntax_error(text: &str, err: &brush_parser::ParseError) -> ShellError {
+    use brush_parser::ParseError;
+    let near = |index: usize| {
+        ShellError::Syntax(format!(
+            "syntax error near unexpected token `{}'",
+            offending_token(text, index)
+        ))
+    };
+    match err {
+        ParseError::ParsingNear(pos) => near(pos.index),
+        ParseError::ParsingAtEndOfInput => match probe_end(text) {
+            Some(index) if index <= text.len() => near(index),
+            _ => ShellError::Syntax("syntax error: unexpected end of file".to_string()),
+        },
+        ParseError::Tokenizing { inner, .. } => {
+            if inner.is_incomplete() {
+                ShellError::Syntax("syntax error: unexpected end of file".to_string())
+            } else {
+                ShellError::Syntax(format!("syntax error: {inner}"))
+            }
+        }
+    }
+}
+
+/// The parser reports a misplaced reserved word (`fi`, `done`, …) at the token after it;
+/// bash names the word itself.
+fn offending_token(text: &str, index: usize) -> String {
+    const CLOSERS: &[&str] = &[
+        "fi", "done", "esac", "then", "else", "elif", "do", "}", "in",
+    ];
+    let before = text.get(..index).unwrap_or(text);
+    let last = before
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .rfind(|t| !t.is_empty())
+        .unwrap_or("");
+    if CLOSERS.contains(&last) {
+        return last.to_string();
+    }
+    token_at(text, index)
+}
+
+/// The token starting at byte `index` of `text`, for error messages.
+fn token_at(text: &str, index: usize) -> String {
+    let rest = text.get(index..).unwrap_or("");
+    let rest = rest.trim_start_matches([' ', '\t']);
+    if rest.starts_with('\n') || rest.is_empty() {
+        return "newline".to_string();
+    }
+    let ops = [";;", "&&", "||", ";", "&", "|", "(", ")", "<", ">"];
+    for op in ops {
+        if rest.starts_with(op) {
+            return op.to_string();
+        }
+    }
+    rest.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>'))
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// For a parse that failed at end of input: appends a line with an unexpected `;` and
+/// returns where that parse fails. A failure inside `text` means `text` is wrong on its own;
+/// a failure at the `;` means `text` only lacked more input. Only called on texts that
+/// passed [`check`]; the probe adds no nesting.
+fn probe_end(text: &str) -> Option<usize> {
+    let probe = format!("{text}\n;");
+    let depth = nesting(text).depth;
+    match with_stack(depth, || raw_program(&probe)) {
+        Err(brush_parser::ParseError::ParsingNear(pos)) => Some(pos.index),
+        _ => None,
+    }
+}
+
+/// Whether a piece of typed text is a whole command yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Completeness {
+    Complete,
+    /// Needs another line: open quote, `if` without `fi`, trailing `|`, pending here-doc.
+    Incomplete,
+    Invalid,
+}
+
+/// Whether `text` is a complete command, needs more lines, or can never parse.
+pub fn completeness(text: &str) -> Completeness {
+    let Ok(n) = check(text) else {
+        return Completeness::Invalid;
+    };
+    match with_stack(n.depth, || raw_program(text)) {
+        Ok(_) => {
+            // A trailing backslash-newline is a continuation the tokenizer accepts silently.
+            if text.ends_with("\\\n") && !text.ends_with("\\\\\n") {
+                Completeness::Incomplete
+            } else {
+                Completeness::Complete
+            }
+        }
+        Err(brush_parser::ParseError::Tokenizing { inner, .. }) => {
+            if inner.is_incomplete() {
+                Completeness::Incomplete
+            } else {
+                Completeness::Invalid
+            }
+        }
+        Err(brush_parser::ParseError::ParsingAtEndOfInput) => match probe_end(text) {
+            Some(i) if i <= text.len() => Completeness::Invalid,
+            _ => Completeness::Incomplete,
+        },
+        Err(brush_parser::ParseError::ParsingNear(_)) => Completeness::Invalid,
+    }
+}
+
+/// Runs one of brush-parser's word-level parsers (words, here-documents, parameters,
+/// brace expansions) on `text` after the same check as programs: a word may hold whole
+/// programs in `$( )`.
+pub fn guarded<T, E>(
+    text: &str,
+    parse: impl FnOnce(&str, &brush_parser::ParserOptions) -> Result<T, E>,
+) -> Result<Result<T, E>, ShellError> {
+    let n = check(text)?;
+    let options = options();
+    Ok(with_stack(n.depth, || parse(text, &options)))
+}
+
+/// The state of one scan: the open levels, innermost last.
+struct Scanner {
+    frames: Vec<Frame>,
+    /// Whether the next word is in command position (where reserved words count).
+    at_command: bool,
+    parens: usize,
+    max: Nesting,
+    /// Here-documents whose bodies start at the next newline: (delimiter, strip tabs).
+    heredocs: Vec<(Vec<u8>, bool)>,
+}
+
+fn is_word_start(prev: Option<u8>) -> bool {
+    match prev {
+        None => true,
+        Some(c) => c.is_ascii_whitespace() || matches!(c, b';' | b'&' | b'|' | b'(' | b')'),
+    }
+}
+
+fn is_delim(c: Option<&u8>) -> bool {
+    match c {
+        None => true,
+        Some(c) => c.is_ascii_whitespace() || matches!(c, b';' | b'&' | b'|' | b'(' | b')'),
+    }
+}
+
+/// Reserved words that open or close a level (in command position only).
+const OPENS_OR_CLOSES: [&str; 9] = [
+    "if", "while", "until", "for", "select", "case", "fi", "done", "esac",
+];
+
+/// Words after which a command (and so a reserved word) may follow.
+const COMMAND_FOLLOWS: [&str; 10] = [
+    "if", "while", "until", "then", "do", "else", "elif", "!", "{", "time",
+];
+
+/// The reserved word `rest` starts with, if it is one followed by a delimiter.
+fn reserved(rest: &[u8]) -> Option<&'static str> {
+    OPENS_OR_CLOSES
+        .into_iter()
+        .chain(COMMAND_FOLLOWS)
+        .find(|w| rest.starts_with(w.as_bytes()) && is_delim(rest.get(w.len())))
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        Scanner {
+            frames: Vec::new(),
+            at_command: true,
+            parens: 0,
+            max: Nesting::default(),
+            heredocs: Vec::new(),
+        }
+    }
+}
+
+impl Scanner {
+    fn push(&mut self, f: Frame) {
+        self.frames.push(f);
+        if matches!(f, Frame::Paren) {
+            self.parens += 1;
+        }
+        self.max.depth = self.max.depth.max(self.frames.len());
+        self.max.parens = self.max.parens.max(self.parens);
+    }
+
+    fn pop(&mut self) {
+        if let Some(Frame::Paren) = self.frames.pop() {
+            self.parens -= 1;
+        }
+    }
+
+    fn top(&self) -> Option<Frame> {
+        self.frames.last().copied()
+    }
+
+    /// Whether the innermost level reads commands (quotes and reserved words count).
+    fn in_commands(&self) -> bool {
+        matches!(
+            self.top(),
+            None | Some(
+                Frame::Paren | Frame::Backquote | Frame::Brace | Frame::Block | Frame::Case
+            )
+        )
+    }
+
+    fn scan(mut self, s: &[u8]) -> Nesting {
+        let mut i = 0;
+        while i < s.len() {
+            let c = s[i];
+            let prev = i.checked_sub(1).map(|p| s[p]);
+            let top = self.top();
+            if c == b'\\' {
+                i += 2;
+                continue;
+            }
+            if c == b'\n' && !self.heredocs.is_empty() && top != Some(Frame::Quote) {
+                i = self.skip_heredocs(s, i + 1);
+                continue;
+            }
+            if top == Some(Frame::Quote) {
+                match c {
+                    b'"' => self.pop(),
+                    b'$' | b'`' => {
+                        i += self.open_dollar_or_backquote(&s[i..]);
+                        continue;
+                    }
+                    _ => {}
+                }
+                i += 1;
+                continue;
+            }
+            // Unquoted text (commands, `${ }`, arithmetic).
+            if self.in_commands() {
+                if matches!(c, b'\n' | b';' | b'&' | b'|' | b'(' | b')') {
+                    self.at_command = true;
+                } else if !c.is_ascii_whitespace() && is_word_start(prev) {
+                    let word = reserved(&s[i..]);
+                    let was = std::mem::replace(
+                        &mut self.at_command,
+                        word.is_some_and(|w| COMMAND_FOLLOWS.contains(&w)),
+                    );
+                    if let Some(w) = word.filter(|w| was && OPENS_OR_CLOSES.contains(w)) {
+                        self.reserved_word(w);
+                        i += w.len();
+                        continue;
+                    }
+                }
+            }
+            match c {
+                b'\'' if top != Some(Frame::Arith) && top != Some(Frame::ArithGroup) => {
+                    i = find(s, i + 1, b'\'').map_or(s.len(), |j| j + 1);
+                    continue;
+                }
+                b'"' => self.push(Frame::Quote),
+                b'$' | b'`' => {
+                    i += self.open_dollar_or_backquote(&s[i..]);
+                    continue;
+                }
+                b'#' if self.in_commands() && is_word_start(prev) => {
+                    i = find(s, i, b'\n').unwrap_or(s.len());
+                    continue;
+                }
+                b'<' if self.in_commands() && s.get(i + 1) == Some(&b'<') => {
+                    if s.get(i + 2) == Some(&b'<') {
+                        i += 3; // a here-string: an ordinary word follows
+                    } else {
+                        i = self.heredoc_operator(s, i + 2);
+                    }
+                    continue;
+                }
+                b'(' => match top {
+                    Some(Frame::Arith | Frame::ArithGroup) => self.push(Frame::ArithGroup),
+                    Some(Frame::Param) => {}
+                    _ => self.push(Frame::Paren),
+                },
+                b')' => match top {
+                    Some(Frame::Paren | Frame::ArithGroup) => self.pop(),
+                    Some(Frame::Arith) if s.get(i + 1) == Some(&b')') => {
+                        self.pop();
+                        i += 2;
+                        continue;
+                    }
+                    // A case pattern's `)`, or one with no opener: not a level.
+                    _ => {}
+                },
+                b'{' if top != Some(Frame::Arith) && top != Some(Frame::ArithGroup) => {
+                    self.push(Frame::Brace)
+                }
+                b'}' => {
+                    if matches!(top, Some(Frame::Brace | Frame::Param)) {
+                        self.pop();
+                    }
+                }
+                b'[' if self.in_commands()
+                    && s.get(i + 1) == Some(&b'[')
+                    && is_word_start(prev)
+                    && is_delim(s.get(i + 2)) =>
+                {
+                    self.push(Frame::Test);
+                    i += 2;
+                    continue;
+                }
+                b']' if top == Some(Frame::Test) && s.get(i + 1) == Some(&b']') => {
+                    self.pop();
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        self.max
+    }
+
+    fn reserved_word(&mut self, word: &str) {
+        match word {
+            "case" => self.push(Frame::Case),
+            "esac" => {
+                if self.top() == Some(Frame::Case) {
+                    self.pop();
+                }
+            }
+            "fi" | "done" => {
+                if self.top() == Some(Frame::Block) {
+                    self.pop();
+                }
+            }
+            _ => self.push(Frame::Block),
+        }
+    }
+
+    /// At a `$` or `` ` ``: opens what it starts; returns how many bytes it took.
+    fn open_dollar_or_backquote(&mut self, rest: &[u8]) -> usize {
+        if rest[0] == b'`' {
+            if self.top() == Some(Frame::Backquote) {
+                self.pop();
+            } else {
+                self.push(Frame::Backquote);
+            }
+            return 1;
+        }
+        match (rest.get(1), rest.get(2)) {
+            (Some(b'('), Some(b'(')) => {
+                self.push(Frame::Arith);
+                3
+            }
+            (Some(b'('), _) => {
+                self.push(Frame::Paren);
+                2
+            }
+            (Some(b'{'), _) => {
+                self.push(Frame::Param);
+                2
+            }
+            _ => 1,
+        }
+    }
+
+    /// After `<<` (or `<<-`): records the delimiter; returns where scanning goes on.
+    fn heredoc_operator(&mut self, s: &[u8], mut i: usize) -> usize {
+        let strip = s.get(i) == Some(&b'-');
+        if strip {
+            i += 1;
+        }
+        while matches!(s.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        let mut delim = Vec::new();
+        while let Some(&c) = s.get(i) {
+            match c {
+                b'\'' | b'"' => {
+                    let end = find(s, i + 1, c).unwrap_or(s.len());
+                    delim.extend_from_slice(&s[i + 1..end]);
+                    i = end + 1;
+                }
+                b'\\' => {
+                    if let Some(&n) = s.get(i + 1) {
+                        delim.push(n);
+                    }
+                    i += 2;
+                }
+                c if c.is_ascii_whitespace()
+                    || matches!(c, b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')') =>
+                {
+                    break;
+                }
+                c => {
+                    delim.push(c);
+                    i += 1;
+                }
+            }
+        }
+        if !delim.is_empty() {
+            self.heredocs.push((delim, strip));
+        }
+        i.min(s.len())
+    }
+
+    /// At the start of the line after a here-document operator: skips each pending body
+    /// (up to its delimiter line); returns where the commands go on.
+    fn skip_heredocs(&mut self, s: &[u8], mut i: usize) -> usize {
+        for (delim, strip) in std::mem::take(&mut self.heredocs) {
+            loop {
+                if i >= s.len() {
+                    return s.len();
+                }
+                let end = find(s, i, b'\n').unwrap_or(s.len());
+                let mut line = &s[i..end];
+                if strip {
+                    while let [b'\t', rest @ ..] = line {
+                        line = rest;
+                    }
+                }
+                i = end + 1;
+                if line == delim.as_slice() {
+                    break;
+                }
+            }
+        }
+        i.min(s.len())
+    }
+}
+
+fn find(s: &[u8], from: usize, byte: u8) -> Option<usize> {
+    s.get(from..)?
+        .iter()
+        .position(|&c| c == byte)
+        .map(|p| p + from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(text: &str) -> (usize, usize) {
+        let n = nesting(text);
+        (n.depth, n.parens)
+    }
+
+    #[test]
+    fn measures_nesting() {
+        assert_eq!(n("echo hi"), (0, 0));
+        assert_eq!(n("( ( true ) )"), (2, 2));
+        assert_eq!(n("{ { true; }; }"), (2, 0));
+        assert_eq!(n("if true; then while :; do :; done; fi"), (2, 0));
+        assert_eq!(n("echo $(echo $(echo x))"), (2, 2));
+        assert_eq!(n("echo ${a:-${b:-c}}"), (2, 0));
+        assert_eq!(n("echo $(( (1 + (2)) ))"), (3, 0));
+        assert_eq!(n("[[ ( a ) ]]"), (2, 1));
+        assert_eq!(n("case x in a) echo;; (b) echo;; esac"), (2, 1));
+    }
+
+    #[test]
+    fn quotes_comments_and_heredocs_do_not_count() {
+        assert_eq!(n("echo '((((((((' \"(((( {{{{\""), (1, 0));
+        assert_eq!(n("echo \"$(echo \"$(echo x)\")\""), (4, 2));
+        assert_eq!(n("echo a # ((((((((\necho b"), (0, 0));
+        assert_eq!(n("cat <<EOF\n((((((((((\nEOF\necho b"), (0, 0));
+        assert_eq!(n("cat <<-'E' ; (x)\n\t((((((((((\n\tE\n"), (1, 1));
+        assert_eq!(n("echo \\( \\( \\("), (0, 0));
+        assert_eq!(n("echo if; echo done"), (0, 0));
+        assert_eq!(n("x=$((1<<3))"), (1, 0));
+    }
+
+    #[test]
+    fn heredoc_quotes_cannot_hide_parentheses() {
+        // A quote inside a here-document body must not swallow the commands after it.
+        let text = format!("cat <<E\n'\nE\n{}", "(".repeat(20));
+        assert_eq!(nesting(&text).parens, 20);
+        assert!(check(&text).is_err());
+    }
+
+    #[test]
+    fn deep_texts_are_refused_before_parsing() {
+        let braces = format!("{}true; {}", "{ ".repeat(500), "}; ".repeat(500));
+        let e = program(&braces).unwrap_err();
+        assert_eq!(e.status(), 2);
+        assert!(e.to_string().contains("nested more than 256"), "{e}");
+        let parens = "(".repeat(32);
+        let e = program(&parens).unwrap_err();
+        assert!(e.to_string().contains("parentheses nested"), "{e}");
+        assert_eq!(completeness(&parens), Completeness::Invalid);
+        let param = format!("echo {}x{}", "${x:-".repeat(300), "}".repeat(300));
+        assert!(program(&param).is_err());
+    }
+
+    #[test]
+    fn texts_at_the_bounds_parse() {
+        let braces = format!(
+            "{}true; {}",
+            "{ ".repeat(MAX_NESTING - 1),
+            "}; ".repeat(MAX_NESTING - 1)
+        );
+        assert!(program(&braces).is_ok());
+        let ifs = format!(
+            "{}true; {}",
+            "if true; then ".repeat(MAX_NESTING),
+            "fi; ".repeat(MAX_NESTING)
+        );
+        assert!(program(&ifs).is_ok());
+        let subshells = format!(
+            "{}true;{}",
+            "( ".repeat(MAX_PAREN_NESTING),
+            " )".repeat(MAX_PAREN_NESTING)
+        );
+        assert!(program(&subshells).is_ok());
+        // Unclosed at the bound: refused quickly as incomplete, not after minutes.
+        let open = "(".repeat(MAX_PAREN_NESTING);
+        assert_eq!(completeness(&open), Completeness::Incomplete);
+    }
+
+    #[test]
+    fn completeness_cases() {
+        assert_eq!(completeness("echo hi\n"), Completeness::Complete);
+        assert_eq!(completeness("if true; then\n"), Completeness::Incomplete);
+        assert_eq!(completeness("echo 'abc\n"), Completeness::Incomplete);
+        assert_eq!(completeness("echo a |\n"), Completeness::Incomplete);
+        assert_eq!(completeness("echo a &&\n"), Completeness::Incomplete);
+        assert_eq!(completeness("echo a \\\n"), Completeness::Incomplete);
+        assert_eq!(completeness("cat <<EOF\nabc\n"), Completeness::Incomplete);
+        assert_eq!(
+            completeness("cat <<EOF\nabc\nEOF\n"),
+            Completeness::Complete
+        );
+        assert_eq!(completeness("fi\n"), Completeness::Invalid);
+        assert_eq!(completeness("echo )\n"), Completeness::Invalid);
+        assert_eq!(completeness("f() {\n"), Completeness::Incomplete);
+    }
+
+    #[test]
+    fn syntax_error_words() {
+        let e = program("echo a; fi").unwrap_err();
+        assert_eq!(e.to_string(), "syntax error near unexpected token `fi'");
+        assert_eq!(e.status(), 2);
+    }
+}
