@@ -13,8 +13,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use forkbox::fork::s3::BUCKET_NAME_MAX;
 use forkbox::fork::tigris::{BASE_NAME_MAX, TigrisError};
-use forkbox::fork::{ForkError, ForkStrategy, Lease, ServerId, SessionId, Tigris, TigrisConfig};
-use forkbox::janitor::Janitor;
+use forkbox::fork::{
+    ForkError, ForkStrategy, Lease, ServerId, SessionId, SnapshotRequest, Tigris, TigrisConfig,
+};
+use forkbox::janitor::{Janitor, Retention};
 use forkbox::storage::{S3Config, Store};
 use forkbox::vfs::{Quota, Vfs};
 use forkbox_commands::fs::read_all;
@@ -401,7 +403,10 @@ fn a_snapshot_is_a_tigris_snapshot_kept_by_a_bucket_of_its_own() {
 
         for name in [Some("first"), None] {
             let before = recorder.requests().len();
-            let snap = strategy.snapshot(id, name).await.unwrap();
+            let snap = strategy
+                .snapshot(id, &SnapshotRequest::named(name))
+                .await
+                .unwrap();
             let during = since(&recorder, before);
             let v = snap.version.as_str();
             assert!(
@@ -488,7 +493,10 @@ fn a_snapshot_is_frozen_outlives_its_session_and_starts_new_forks() {
         let fs = Vfs::new(strategy.create(id, &lease()).await.unwrap());
         fs.mkdir("/dir").await.unwrap();
         write(&fs, "/dir/a.txt", "one\n").await;
-        let snap = strategy.snapshot(id, Some("keep")).await.unwrap();
+        let snap = strategy
+            .snapshot(id, &SnapshotRequest::named(Some("keep")))
+            .await
+            .unwrap();
         let v = snap.version.clone();
 
         // Later writes in the session change its bucket, not the snapshot.
@@ -537,6 +545,7 @@ fn a_snapshot_is_frozen_outlives_its_session_and_starts_new_forks() {
             strategy: Arc::new(strategy.clone()),
             lease_ttl: Duration::ZERO,
             delete_deadline: Duration::from_secs(10),
+            retention: Retention::KEEP_ALL,
         };
         let sweep = janitor.sweep().await;
         assert_eq!((sweep.examined, sweep.deleted), (1, 1));
@@ -609,9 +618,18 @@ fn snapshots_are_listed_oldest_first_and_only_when_recorded() {
         let (a, b) = (SessionId::new(), SessionId::new());
         strategy.create(a, &lease()).await.unwrap();
         strategy.create(b, &lease()).await.unwrap();
-        let first = strategy.snapshot(a, Some("one")).await.unwrap();
-        let second = strategy.snapshot(b, None).await.unwrap();
-        let third = strategy.snapshot(a, Some("three")).await.unwrap();
+        let first = strategy
+            .snapshot(a, &SnapshotRequest::named(Some("one")))
+            .await
+            .unwrap();
+        let second = strategy
+            .snapshot(b, &SnapshotRequest::named(None))
+            .await
+            .unwrap();
+        let third = strategy
+            .snapshot(a, &SnapshotRequest::named(Some("three")))
+            .await
+            .unwrap();
         // Objects under the records' prefix that are no snapshot's record.
         recorder.put(
             "base-forks",
@@ -698,7 +716,10 @@ fn unknown_snapshots_are_refused_and_nothing_is_created() {
         // the fork that could not be made.
         let owner = SessionId::new();
         strategy.create(owner, &lease()).await.unwrap();
-        let snap = strategy.snapshot(owner, None).await.unwrap();
+        let snap = strategy
+            .snapshot(owner, &SnapshotRequest::named(None))
+            .await
+            .unwrap();
         let client = forkbox::fork::s3::client(&s3_config(&recorder)).await;
         client
             .delete_bucket()
@@ -742,7 +763,10 @@ fn bad_snapshot_names_are_refused_before_any_request() {
             "line\nbreak",
             long.as_str(),
         ] {
-            let err = strategy.snapshot(id, Some(name)).await.unwrap_err();
+            let err = strategy
+                .snapshot(id, &SnapshotRequest::named(Some(name)))
+                .await
+                .unwrap_err();
             assert!(
                 matches!(&err, ForkError::BadSnapshotName(n) if n == name),
                 "{name:?}: {err}"
@@ -769,7 +793,10 @@ async fn failed_snapshot(
     write(&fs, "/f.txt", "f\n").await;
     arrange(recorder);
     let before = recorder.requests().len();
-    let err = strategy.snapshot(id, Some("doomed")).await.unwrap_err();
+    let err = strategy
+        .snapshot(id, &SnapshotRequest::named(Some("doomed")))
+        .await
+        .unwrap_err();
     let during = since(recorder, before);
     // The session goes on: its fork is intact.
     assert_eq!(read(&fs, "/f.txt").await.unwrap(), "f\n");
@@ -1062,9 +1089,11 @@ fn an_ssh_session_works_in_its_own_fork_which_is_force_deleted_at_logout() {
     );
 }
 
-/// `forkbox serve` with the Tigris strategy over the recorder, with `extra` arguments.
+/// `forkbox serve` with the Tigris strategy over the recorder, snapshots on for its
+/// anonymous sessions, with `extra` arguments.
 fn tigris_server(recorder: &Recorder, extra: &[&str]) -> Server {
     let mut args = tigris_args(recorder, "base");
+    args.extend(["--snapshots", "on"].map(str::to_string));
     args.extend(extra.iter().map(|a| a.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     Server::start_configured(&args, |cmd| {
