@@ -1316,3 +1316,120 @@ fn serve_refuses_a_base_whose_forks_could_not_be_named() {
         "{err}"
     );
 }
+
+/// Checks that `during` deleted the record of snapshot `version`, then force-deleted its
+/// keeper, and that both are gone.
+fn assert_deleted_record_then_keeper(recorder: &Recorder, during: &[Recorded], version: &str) {
+    let record = during
+        .iter()
+        .position(|r| {
+            r.method == "DELETE" && r.bucket == "base-forks" && r.key == record_key(version)
+        })
+        .unwrap_or_else(|| panic!("the record was not deleted: {}", recorder.summary()));
+    let keeper_name = keeper(version);
+    let bucket = during
+        .iter()
+        .position(|r| r.method == "DELETE" && r.bucket == keeper_name && r.key.is_empty())
+        .unwrap_or_else(|| panic!("the keeper was not deleted: {}", recorder.summary()));
+    assert!(record < bucket, "{}", recorder.summary());
+    assert_eq!(during[bucket].header("x-tigris-force-delete"), Some("true"));
+    assert!(
+        recorder
+            .object("base-forks", &record_key(version))
+            .is_none()
+    );
+    assert!(!recorder.buckets().contains(&keeper_name));
+}
+
+#[test]
+fn the_janitor_deletes_old_snapshots_record_first() {
+    if in_child("the_janitor_deletes_old_snapshots_record_first") {
+        return;
+    }
+    let recorder = seeded();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let strategy = Arc::new(tigris(&recorder, None).await);
+        let id = SessionId::new();
+        let fs = Vfs::new(strategy.create(id, &lease()).await.unwrap());
+        write(&fs, "/note.txt", "hi\n").await;
+        let request = SnapshotRequest {
+            owner: Some(forkbox::fork::Owner::anonymous()),
+            held_bytes: Some(3),
+            ..SnapshotRequest::named(Some("old"))
+        };
+        let snap = strategy.snapshot(id, &request).await.unwrap();
+        let record = recorder
+            .object("base-forks", &record_key(&snap.version))
+            .unwrap();
+        let record = String::from_utf8(record).unwrap();
+        assert!(record.contains("owner anonymous\nbytes 3\n"), "{record}");
+        strategy.delete(id).await.unwrap();
+        let day = Duration::from_secs(86_400);
+        let janitor = Janitor {
+            strategy: strategy.clone(),
+            lease_ttl: Duration::from_secs(60),
+            delete_deadline: Duration::from_secs(10),
+            retention: Retention {
+                max_age: Some(7 * day),
+                max_count: Some(16),
+            },
+        };
+        let now = SystemTime::now();
+        assert_eq!(janitor.sweep_snapshots(now + 6 * day).await.expired, 0);
+        assert!(recorder.buckets().contains(&keeper(&snap.version)));
+        let before = recorder.requests().len();
+        let sweep = janitor.sweep_snapshots(now + 8 * day).await;
+        assert_eq!((sweep.examined, sweep.expired, sweep.failed), (1, 1, 0));
+        assert_deleted_record_then_keeper(&recorder, &since(&recorder, before), &snap.version);
+        assert!(strategy.snapshots().await.unwrap().is_empty());
+        // Deleting it again finds nothing, and asks nothing of its (gone) keeper.
+        assert!(!strategy.delete_snapshot(&snap.version).await.unwrap());
+    });
+}
+
+#[test]
+fn forkbox_snapshots_lists_and_deletes_tigris_snapshots() {
+    let recorder = seeded();
+    let server = tigris_server(&recorder, &[]);
+    let version = ssh_snapshot(&server, &recorder, "echo hi > note.txt", "x");
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forkbox"));
+        cmd.arg("snapshots")
+            .args(args)
+            .args(tigris_args(&recorder, "base"));
+        s3_test_env(&mut cmd);
+        cmd.output().unwrap()
+    };
+    let out = run(&["list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    // The size is what the session had written: "hi\n".
+    assert_eq!(
+        rows[1],
+        [
+            version.as_str(),
+            "x",
+            printed_time(&version).as_str(),
+            "anonymous",
+            "3"
+        ]
+    );
+
+    let before = recorder.requests().len();
+    let out = run(&["delete", &version]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("deleted {version}\n"));
+    assert_deleted_record_then_keeper(&recorder, &since(&recorder, before), &version);
+    server.assert_no_snapshot(&version);
+
+    let out = run(&["delete", &version]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), format!("forkbox: no snapshot {version}\n"));
+    let out = run(&["list", "--json"]);
+    assert_eq!(stdout(&out), "[]\n");
+}
