@@ -79,6 +79,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         retention: Retention {
             max_age: snaps.snapshot_max_age.0,
             max_count: Some(max_count),
+            pinned: base_snapshot.clone(),
         },
     };
     // Forks a crashed server left behind go before this one serves anyone.

@@ -41,7 +41,7 @@ pub struct SnapshotSweep {
 }
 
 /// How long snapshots are kept, and how many per owner.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Retention {
     /// Snapshots older than this are deleted; `None` keeps them until an operator deletes
     /// them.
@@ -49,6 +49,9 @@ pub struct Retention {
     /// An owner's snapshots beyond this many (the newest are kept) are deleted; `None`: no
     /// limit. Snapshots without an owner are not counted.
     pub max_count: Option<usize>,
+    /// A snapshot never deleted, whatever its age: the server's `--base-snapshot`, which
+    /// every session starts from (it still counts against its owner's limit).
+    pub pinned: Option<String>,
 }
 
 impl Retention {
@@ -56,7 +59,12 @@ impl Retention {
     pub const KEEP_ALL: Retention = Retention {
         max_age: None,
         max_count: None,
+        pinned: None,
     };
+
+    fn keeps_all(&self) -> bool {
+        self.max_age.is_none() && self.max_count.is_none()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -82,6 +90,10 @@ fn doomed(all: &[Snapshot], retention: &Retention, now: SystemTime) -> Vec<(Stri
     let mut out = Vec::new();
     let mut kept: Vec<&Snapshot> = Vec::new();
     for s in all {
+        if retention.pinned.as_deref() == Some(s.version.as_str()) {
+            kept.push(s);
+            continue;
+        }
         let expired = retention
             .max_age
             .is_some_and(|age| s.created.checked_add(age).is_some_and(|end| end < now));
@@ -104,6 +116,7 @@ fn doomed(all: &[Snapshot], retention: &Retention, now: SystemTime) -> Vec<(Stri
             let excess = mine.len().saturating_sub(max);
             out.extend(
                 mine.into_iter()
+                    .filter(|s| retention.pinned.as_deref() != Some(s.version.as_str()))
                     .take(excess)
                     .map(|s| (s.version.clone(), Doom::OverCount)),
             );
@@ -165,7 +178,7 @@ impl Janitor {
     /// at `now` (a parameter, so tests need not wait days).
     pub async fn sweep_snapshots(&self, now: SystemTime) -> SnapshotSweep {
         let mut sweep = SnapshotSweep::default();
-        if self.retention == Retention::KEEP_ALL {
+        if self.retention.keeps_all() {
             return sweep;
         }
         let all = match self.strategy.snapshots().await {
@@ -342,6 +355,7 @@ mod tests {
             retention: Retention {
                 max_age: Some(7 * DAY),
                 max_count: None,
+                pinned: None,
             },
         };
         // Within the age: kept.
@@ -408,6 +422,7 @@ mod tests {
             retention: Retention {
                 max_age: Some(7 * DAY),
                 max_count: Some(2),
+                pinned: None,
             },
         };
         let sweep = janitor.sweep_snapshots(SystemTime::now()).await;
@@ -453,12 +468,22 @@ mod tests {
         let retention = Retention {
             max_age: Some(Duration::from_secs(150)),
             max_count: Some(1),
+            pinned: None,
         };
         let now = std::time::UNIX_EPOCH + Duration::from_secs(210);
         // a is too old; of b and c, only c is kept.
         assert_eq!(
             doomed(&all, &retention, now),
             vec![("a".into(), Doom::Expired), ("b".into(), Doom::OverCount)]
+        );
+        // A pinned snapshot stays, and counts: the newest goes in its place.
+        let pinned = Retention {
+            pinned: Some("a".into()),
+            ..retention
+        };
+        assert_eq!(
+            doomed(&all, &pinned, now),
+            vec![("b".into(), Doom::OverCount), ("c".into(), Doom::OverCount)]
         );
     }
 }

@@ -231,6 +231,19 @@ fn keys_on_an_anonymous_server_share_the_anonymous_quota() {
     assert!(info.contains("owner anonymous\n"), "{info}");
 }
 
+/// Waits until `data_dir` keeps exactly the snapshots `want`.
+fn wait_snapshots(data_dir: &Path, want: &[&str]) {
+    let start = Instant::now();
+    while snapshots_on_disk(data_dir) != want {
+        assert!(
+            start.elapsed() < CLEANUP_WAIT,
+            "snapshots kept: {:?}, expected {want:?}",
+            snapshots_on_disk(data_dir)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn the_janitor_of_a_running_server_deletes_snapshots_past_their_age() {
     let server = Server::start_with(&[
@@ -242,16 +255,33 @@ fn the_janitor_of_a_running_server_deletes_snapshots_past_their_age() {
         "1",
     ]);
     let version = take(&server, "echo x > f");
-    let start = Instant::now();
-    while !snapshots_on_disk(&server.data_dir).is_empty() {
-        assert!(
-            start.elapsed() < CLEANUP_WAIT,
-            "snapshot {version} still kept: {:?}",
-            snapshots_on_disk(&server.data_dir)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_snapshots(&server.data_dir, &[]);
     server.assert_no_snapshot(&version);
+
+    // The snapshot a server starts every session from is never its janitor's to delete.
+    let (tmp, base, data) = server.stop();
+    let server = Server::restart(tmp, base, data, &["--snapshots", "on"]);
+    let pinned = take(&server, "echo pinned > f");
+    let other = take(&server, "echo other > f");
+    let (tmp, base, data) = server.stop();
+    let server = Server::restart(
+        tmp,
+        base,
+        data,
+        &[
+            "--base-snapshot",
+            &pinned,
+            "--snapshot-max-age",
+            "1s",
+            "--janitor-interval",
+            "1",
+        ],
+    );
+    // The other one goes: a pass ran, and left the pinned one.
+    assert_ne!(pinned, other);
+    wait_snapshots(&server.data_dir, &[pinned.as_str()]);
+    let out = server.ssh("cat f");
+    assert_eq!(stdout(&out), "pinned\n", "stderr: {}", stderr(&out));
 }
 
 #[test]

@@ -1372,6 +1372,7 @@ fn the_janitor_deletes_old_snapshots_record_first() {
             retention: Retention {
                 max_age: Some(7 * day),
                 max_count: Some(16),
+                pinned: None,
             },
         };
         let now = SystemTime::now();
