@@ -216,6 +216,10 @@ impl ServeArgs {
 /// single session's allowance is never cut short by the default.
 pub const DEFAULT_SNAPSHOT_MAX_COUNT: u64 = 16;
 
+/// The largest `--snapshot-max-count`: quotas are checked against a listing, which reads
+/// at most [`crate::fork::MAX_LISTED_SNAPSHOTS`] snapshots.
+const SNAPSHOT_MAX_COUNT_LIMIT: u64 = 10_000;
+
 /// Bytes one identity's snapshots may hold by default: one default session quota, so any
 /// fork that fits its quota can be kept at least once, and an identity never keeps more
 /// than one full session's worth of data.
@@ -249,10 +253,11 @@ pub struct SnapshotArgs {
     #[arg(long, value_enum, default_value_t = SnapshotsMode::Auto)]
     pub snapshots: SnapshotsMode,
 
-    /// Snapshots one identity may keep; the janitor also deletes an identity's oldest
-    /// beyond this many (servers sharing a store can overshoot it by one each).
+    /// Snapshots one identity may keep, at most 10000; the janitor also deletes an
+    /// identity's oldest beyond this many (servers sharing a store can overshoot it by one
+    /// each).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SNAPSHOT_MAX_COUNT,
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+          value_parser = clap::value_parser!(u64).range(1..=SNAPSHOT_MAX_COUNT_LIMIT))]
     pub snapshot_max_count: u64,
 
     /// Bytes one identity's snapshots may hold together (512M, 2G: powers of 1024). With
@@ -476,6 +481,13 @@ mod tests {
         let args = serve(&["--snapshots", "off"]);
         assert!(!args.snapshots.enabled(AuthMode::Keys));
         assert!(Cli::try_parse_from(["forkbox", "serve", "--snapshot-max-count", "0"]).is_err());
+        assert!(
+            Cli::try_parse_from(["forkbox", "serve", "--snapshot-max-count", "10001"]).is_err()
+        );
+        assert_eq!(
+            usize::try_from(SNAPSHOT_MAX_COUNT_LIMIT).ok(),
+            Some(crate::fork::MAX_LISTED_SNAPSHOTS)
+        );
     }
 
     #[test]
