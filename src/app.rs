@@ -1,6 +1,6 @@
-//! Wiring for the two subcommands: builds stores, the fork strategy and the registry from
-//! the configuration, then runs the server or one script. Errors here are start-up errors,
-//! worded for the operator.
+//! Wiring for the subcommands: builds stores, the fork strategy and the registry from the
+//! configuration, then runs the server, one script, or an operator's snapshot command.
+//! Errors here are start-up errors, worded for the operator.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,12 +11,15 @@ use forkbox_commands::{Input, pipe};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{AuthMode, Backend, ExecArgs, ServeArgs, Strategy};
-use crate::fork::{ForkStrategy, Lease, Overlay, ServerId, SessionId};
-use crate::janitor::Janitor;
+use crate::config::{
+    AuthMode, Backend, ExecArgs, ServeArgs, SnapshotStoreArgs, SnapshotsCommand, StoreArgs,
+    Strategy,
+};
+use crate::fork::{ForkStrategy, Lease, Overlay, ServerId, SessionId, Snapshot};
+use crate::janitor::{Janitor, Retention};
 use crate::registry::Registry;
 use crate::server::{self, Deps};
-use crate::session::Services;
+use crate::session::{Services, SnapshotPolicy, SnapshotQuotas};
 use crate::shell::{Shell, ShellConfig, Stdio};
 use crate::ssh::{self, AuthPolicy};
 use crate::storage::{S3Config, Store};
@@ -55,13 +58,32 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let (strategy, base_name) = fork_strategy(&args).await?;
     let base_snapshot = checked_base_snapshot(&args, strategy.as_ref()).await?;
+    let snaps = &args.snapshots;
+    let max_count = usize::try_from(snaps.snapshot_max_count).unwrap_or(usize::MAX);
+    let policy = SnapshotPolicy {
+        enabled: snaps.enabled(args.auth),
+        max_count,
+        max_bytes: snaps.snapshot_quota_bytes,
+    };
+    tracing::info!(
+        enabled = policy.enabled,
+        max_count,
+        max_bytes = policy.max_bytes,
+        max_age = ?snaps.snapshot_max_age.0,
+        "snapshot policy"
+    );
     let janitor = Janitor {
         strategy: strategy.clone(),
         lease_ttl: args.lease_ttl(),
         delete_deadline: args.delete_deadline(),
+        retention: Retention {
+            max_age: snaps.snapshot_max_age.0,
+            max_count: Some(max_count),
+            pinned: base_snapshot.clone(),
+        },
     };
     // Forks a crashed server left behind go before this one serves anyone.
-    janitor.sweep().await;
+    janitor.pass().await;
     let owner = ServerId::new();
 
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -80,6 +102,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         quota: args.quota.quota(),
         limits: args.quota.session_limits(),
         base_snapshot,
+        snapshots: Arc::new(SnapshotQuotas::new(policy)),
     });
     let deps = Deps {
         ssh: Arc::new(server::ssh_config(host_key, &auth)),
@@ -99,24 +122,34 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses S3 options without `--backend s3`.
+fn no_s3_options(st: &StoreArgs) -> anyhow::Result<()> {
+    for (flag, set) in [
+        ("--base-bucket", st.base_bucket.is_some()),
+        ("--forks-bucket", st.forks_bucket.is_some()),
+        ("--s3-endpoint", st.s3_endpoint.is_some()),
+    ] {
+        if set {
+            bail!("{flag} needs --backend s3");
+        }
+    }
+    Ok(())
+}
+
 /// The fork strategy the storage options ask for, and a name of the base for the logs.
 async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy>, String)> {
-    let st = &args.storage;
-    let spill = st
+    let st = &args.storage.store;
+    let spill = args
+        .storage
         .spill_dir
         .clone()
         .unwrap_or_else(|| args.data_dir.join("spill"));
+    if st.backend == Backend::S3 && args.base.is_some() {
+        bail!("--base is a local directory; with --backend s3 use --base-bucket");
+    }
     match (st.backend, st.fork_strategy) {
         (Backend::Fs, Strategy::Overlay) => {
-            for (flag, set) in [
-                ("--base-bucket", st.base_bucket.is_some()),
-                ("--forks-bucket", st.forks_bucket.is_some()),
-                ("--s3-endpoint", st.s3_endpoint.is_some()),
-            ] {
-                if set {
-                    bail!("{flag} needs --backend s3");
-                }
-            }
+            no_s3_options(st)?;
             let base_dir = match &args.base {
                 Some(dir) => checked_base(dir)?,
                 None => default_base(&args.data_dir)?,
@@ -127,7 +160,7 @@ async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy
             Ok((Arc::new(Overlay::new(base, forks)), name))
         }
         (Backend::S3, Strategy::Overlay) => {
-            let b = s3_buckets(args)?;
+            let b = s3_buckets(st)?;
             let client = crate::fork::s3::client(&b.cfg).await;
             check_buckets(&client, &b).await?;
             let base = Store::s3(&b.cfg, &b.base).context("cannot open the base bucket")?;
@@ -147,13 +180,13 @@ async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy
             bail!("--fork-strategy tigris needs --backend s3 (a Tigris endpoint)")
         }
         (Backend::S3, Strategy::Tigris) => {
-            let b = s3_buckets(args)?;
+            let b = s3_buckets(st)?;
             let client = crate::fork::s3::client(&b.cfg).await;
             // The names first: a bad one is refused before any request is sent.
             let tigris_config = crate::fork::TigrisConfig {
                 s3: b.cfg.clone(),
                 base_bucket: b.base.clone(),
-                base_snapshot: st.base_snapshot.clone(),
+                base_snapshot: args.storage.base_snapshot.clone(),
                 spill_dir: spill,
             };
             let leases = Store::s3(&b.cfg, &b.forks).context("cannot open the forks bucket")?;
@@ -172,11 +205,7 @@ struct S3Buckets {
     forks: String,
 }
 
-fn s3_buckets(args: &ServeArgs) -> anyhow::Result<S3Buckets> {
-    let st = &args.storage;
-    if args.base.is_some() {
-        bail!("--base is a local directory; with --backend s3 use --base-bucket");
-    }
+fn s3_buckets(st: &StoreArgs) -> anyhow::Result<S3Buckets> {
     let Some(base) = st.base_bucket.clone() else {
         bail!("--backend s3 needs --base-bucket NAME");
     };
@@ -188,7 +217,7 @@ fn s3_buckets(args: &ServeArgs) -> anyhow::Result<S3Buckets> {
         bail!("--forks-bucket must differ from --base-bucket: the base is never written");
     }
     Ok(S3Buckets {
-        cfg: s3_config(args),
+        cfg: s3_config(st),
         base,
         forks,
     })
@@ -218,7 +247,7 @@ async fn checked_base_snapshot(
     let Some(version) = &args.storage.base_snapshot else {
         return Ok(None);
     };
-    let tigris = matches!(args.storage.fork_strategy, Strategy::Tigris);
+    let tigris = matches!(args.storage.store.fork_strategy, Strategy::Tigris);
     match strategy.find_snapshot(version).await {
         Ok(Some(_)) => Ok(Some(version.clone())),
         Ok(None) if tigris => {
@@ -233,12 +262,166 @@ async fn checked_base_snapshot(
     }
 }
 
-fn s3_config(args: &ServeArgs) -> S3Config {
+fn s3_config(st: &StoreArgs) -> S3Config {
     S3Config {
-        endpoint: args.storage.s3_endpoint.clone(),
-        region: args.storage.s3_region.clone(),
-        path_style: args.storage.s3_path_style,
+        endpoint: st.s3_endpoint.clone(),
+        region: st.s3_region.clone(),
+        path_style: st.s3_path_style,
     }
+}
+
+/// Runs `forkbox snapshots list|delete`; the exit status (1 when a version to delete was
+/// not found or could not be deleted).
+pub async fn snapshots(command: SnapshotsCommand) -> anyhow::Result<i32> {
+    match command {
+        SnapshotsCommand::List(args) => {
+            let strategy = snapshot_strategy(&args.at).await?;
+            let all = strategy
+                .snapshots()
+                .await
+                .context("cannot list the snapshots")?;
+            let out = if args.json {
+                snapshots_json(&all)
+            } else {
+                snapshots_table(&all)
+            };
+            print!("{out}");
+            let _ = std::io::stdout().flush();
+            Ok(0)
+        }
+        SnapshotsCommand::Delete(args) => {
+            let strategy = snapshot_strategy(&args.at).await?;
+            let mut status = 0;
+            for version in &args.versions {
+                match strategy.delete_snapshot(version).await {
+                    Ok(true) => println!("deleted {version}"),
+                    Ok(false) => {
+                        eprintln!("forkbox: no snapshot {version}");
+                        status = 1;
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "forkbox: snapshot {version} could not be deleted: {:#}",
+                            anyhow::Error::new(e)
+                        );
+                        status = 1;
+                    }
+                }
+            }
+            let _ = std::io::stdout().flush();
+            Ok(status)
+        }
+    }
+}
+
+/// The fork strategy holding the snapshots the storage options name, to list and delete
+/// them: nothing is created (a missing data directory or forks bucket is an error) and no
+/// fork is ever made, so no base is opened.
+async fn snapshot_strategy(at: &SnapshotStoreArgs) -> anyhow::Result<Arc<dyn ForkStrategy>> {
+    let st = &at.store;
+    // Forks are never made here: the base stays empty and unread.
+    let no_base = Store::memory();
+    match (st.backend, st.fork_strategy) {
+        (Backend::Fs, Strategy::Overlay) => {
+            no_s3_options(st)?;
+            if !at.data_dir.is_dir() {
+                bail!(
+                    "the data directory {} does not exist",
+                    at.data_dir.display()
+                );
+            }
+            let forks = Store::local(&at.data_dir).context("cannot open the data directory")?;
+            Ok(Arc::new(Overlay::new(no_base, forks)))
+        }
+        (Backend::Fs, Strategy::Tigris) => {
+            bail!("--fork-strategy tigris needs --backend s3 (a Tigris endpoint)")
+        }
+        (Backend::S3, strategy) => {
+            let b = s3_buckets(st)?;
+            let client = crate::fork::s3::client(&b.cfg).await;
+            if !crate::fork::s3::bucket_exists(&client, &b.forks)
+                .await
+                .with_context(|| format!("cannot reach the forks bucket {:?}", b.forks))?
+            {
+                bail!("the forks bucket {:?} does not exist", b.forks);
+            }
+            let forks = Store::s3(&b.cfg, &b.forks).context("cannot open the forks bucket")?;
+            if strategy == Strategy::Overlay {
+                return Ok(Arc::new(Overlay::new(no_base, forks)));
+            }
+            let config = crate::fork::TigrisConfig {
+                s3: b.cfg.clone(),
+                base_bucket: b.base.clone(),
+                base_snapshot: None,
+                spill_dir: at.data_dir.join("spill"),
+            };
+            let tigris = crate::fork::Tigris::new(client, config, forks)
+                .context("--fork-strategy tigris cannot use this configuration")?;
+            Ok(Arc::new(tigris))
+        }
+    }
+}
+
+/// A `VERSION NAME CREATED OWNER BYTES` table; what a snapshot does not record shows `-`.
+fn snapshots_table(all: &[Snapshot]) -> String {
+    let dash = || "-".to_string();
+    let rows: Vec<[String; 5]> = all
+        .iter()
+        .map(|s| {
+            [
+                s.version.clone(),
+                s.name.clone().unwrap_or_else(dash),
+                crate::shell::iso8601(s.created),
+                s.owner.as_ref().map_or_else(dash, |o| o.to_string()),
+                s.bytes.map_or_else(dash, |b| b.to_string()),
+            ]
+        })
+        .collect();
+    let header = ["VERSION", "NAME", "CREATED", "OWNER", "BYTES"].map(str::to_string);
+    let width = |col: usize| {
+        rows.iter()
+            .map(|r| r[col].len())
+            .fold(header[col].len(), usize::max)
+    };
+    let w: Vec<usize> = (0..4).map(width).collect();
+    let mut out = String::new();
+    for r in std::iter::once(&header).chain(&rows) {
+        out.push_str(&format!(
+            "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}\n",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3]
+        ));
+    }
+    out
+}
+
+/// A JSON array of objects: `version`, `name`, `created` (ISO 8601, UTC), `owner`,
+/// `bytes` and `session`, each `null` where not recorded.
+fn snapshots_json(all: &[Snapshot]) -> String {
+    use crate::shell::json_str;
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
+    let items: Vec<String> = all
+        .iter()
+        .map(|s| {
+            format!(
+                "{{\"version\":{},\"name\":{},\"created\":{},\"owner\":{},\"bytes\":{},\"session\":{}}}",
+                json_str(&s.version),
+                opt(s.name.as_deref().map(json_str)),
+                json_str(&crate::shell::iso8601(s.created)),
+                opt(s.owner.as_ref().map(|o| json_str(o.as_str()))),
+                opt(s.bytes.map(|b| b.to_string())),
+                opt(s.session.map(|id| json_str(&id.to_string()))),
+            )
+        })
+        .collect();
+    format!("[{}]\n", items.join(","))
 }
 
 fn checked_base(dir: &Path) -> anyhow::Result<PathBuf> {

@@ -1,7 +1,8 @@
 //! Command-line configuration.
 //!
 //! `forkbox serve` runs the SSH server; `forkbox exec` runs one script over a throwaway
-//! fork of a directory, like `bash -c`, with no SSH at all.
+//! fork of a directory, like `bash -c`, with no SSH at all; `forkbox snapshots` lists and
+//! deletes the snapshots in a store.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,6 +26,9 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Run a script over a throwaway fork of a directory (no SSH), like `bash -c`.
     Exec(ExecArgs),
+    /// List or delete the snapshots kept in a store (the same storage options as serve).
+    #[command(subcommand)]
+    Snapshots(SnapshotsCommand),
 }
 
 /// How clients authenticate.
@@ -43,7 +47,7 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
 
     /// Directory for the host key, the default base and the session forks.
-    #[arg(long, default_value = "./forkbox-data")]
+    #[arg(long, default_value = DEFAULT_DATA_DIR)]
     pub data_dir: PathBuf,
 
     /// SSH host key (OpenSSH format). Default: <data-dir>/host_ed25519, generated on
@@ -86,8 +90,14 @@ pub struct ServeArgs {
     pub quota: QuotaArgs,
 
     #[command(flatten)]
+    pub snapshots: SnapshotArgs,
+
+    #[command(flatten)]
     pub storage: StorageArgs,
 }
+
+/// Where `serve` keeps its data unless told otherwise.
+pub const DEFAULT_DATA_DIR: &str = "./forkbox-data";
 
 /// Where the objects live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -113,6 +123,24 @@ pub enum Strategy {
 /// Storage options of `serve`.
 #[derive(Debug, Args)]
 pub struct StorageArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Start every session from this snapshot (a version printed by `snapshot`) instead
+    /// of the base as it is now. With --fork-strategy tigris, a version that no `snapshot`
+    /// printed is taken as a Tigris snapshot version of the base bucket.
+    #[arg(long, value_name = "VERSION")]
+    pub base_snapshot: Option<String>,
+
+    /// Directory where large files being written are staged before they are uploaded.
+    /// Default: <data-dir>/spill.
+    #[arg(long, value_name = "DIR")]
+    pub spill_dir: Option<PathBuf>,
+}
+
+/// Where the objects live and how forks are made: what `serve` and `snapshots` share.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
     /// Where objects live.
     #[arg(long, value_enum, default_value_t = Backend::Fs)]
     pub backend: Backend,
@@ -143,17 +171,6 @@ pub struct StorageArgs {
     /// front of one base must use the same one. Default: <base-bucket>-forks.
     #[arg(long, value_name = "BUCKET")]
     pub forks_bucket: Option<String>,
-
-    /// Start every session from this snapshot (a version printed by `snapshot`) instead
-    /// of the base as it is now. With --fork-strategy tigris, a version that no `snapshot`
-    /// printed is taken as a Tigris snapshot version of the base bucket.
-    #[arg(long, value_name = "VERSION")]
-    pub base_snapshot: Option<String>,
-
-    /// Directory where large files being written are staged before they are uploaded.
-    /// Default: <data-dir>/spill.
-    #[arg(long, value_name = "DIR")]
-    pub spill_dir: Option<PathBuf>,
 }
 
 /// Per-session quota options, shared by `serve` and `exec`.
@@ -227,6 +244,150 @@ impl ServeArgs {
         Duration::from_secs(self.janitor_interval)
     }
 }
+
+// --- Snapshots: who may take them, how much each identity keeps, for how long, and the
+// operator's `forkbox snapshots` command.
+
+/// Snapshots one identity may keep by default: as many as one session may take, so a
+/// single session's allowance is never cut short by the default.
+pub const DEFAULT_SNAPSHOT_MAX_COUNT: u64 = 16;
+
+/// The largest `--snapshot-max-count`: quotas are checked against a listing, which reads
+/// at most [`crate::fork::MAX_LISTED_SNAPSHOTS`] snapshots.
+const SNAPSHOT_MAX_COUNT_LIMIT: u64 = 10_000;
+
+/// Bytes one identity's snapshots may hold by default: one default session quota, so any
+/// fork that fits its quota can be kept at least once, and an identity never keeps more
+/// than one full session's worth of data.
+pub const DEFAULT_SNAPSHOT_QUOTA_BYTES: u64 = DEFAULT_QUOTA_BYTES;
+
+/// How long snapshots are kept by default: a week is long enough to come back to work,
+/// short enough that what nobody uses does not pile up.
+pub const DEFAULT_SNAPSHOT_MAX_AGE: &str = "7d";
+
+/// Who may take snapshots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SnapshotsMode {
+    /// `on` with --auth keys, `off` with --auth anonymous.
+    Auto,
+    /// Every session; under --auth anonymous all anonymous users share one quota.
+    On,
+    /// No session (logging in from an existing snapshot still works).
+    Off,
+}
+
+/// A snapshot age limit; `None`: snapshots are kept until an operator deletes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaxAge(pub Option<Duration>);
+
+/// Snapshot options of `serve`.
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Who may take snapshots. Every snapshot counts against its identity's quota: the
+    /// authenticated key (its SHA256 fingerprint) with --auth keys; with --auth anonymous
+    /// all users are one identity.
+    #[arg(long, value_enum, default_value_t = SnapshotsMode::Auto)]
+    pub snapshots: SnapshotsMode,
+
+    /// Snapshots one identity may keep, at most 10000; the janitor also deletes an
+    /// identity's oldest beyond this many (servers sharing a store can overshoot it by one
+    /// each).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_SNAPSHOT_MAX_COUNT,
+          value_parser = clap::value_parser!(u64).range(1..=SNAPSHOT_MAX_COUNT_LIMIT))]
+    pub snapshot_max_count: u64,
+
+    /// Bytes one identity's snapshots may hold together (512M, 2G: powers of 1024). With
+    /// overlay a snapshot's size is that of the layer it copied; with tigris, what its
+    /// session had written (its fork's quota usage) when it was taken.
+    #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_SNAPSHOT_QUOTA_BYTES,
+          value_parser = parse_size)]
+    pub snapshot_quota_bytes: u64,
+
+    /// Age past which the janitor deletes a snapshot: 90s, 30m, 12h, 7d; 0 or off keeps
+    /// snapshots until an operator deletes them.
+    #[arg(long, value_name = "AGE", default_value = DEFAULT_SNAPSHOT_MAX_AGE,
+          value_parser = parse_age)]
+    pub snapshot_max_age: MaxAge,
+}
+
+impl SnapshotArgs {
+    /// Whether sessions may take snapshots on a server that authenticates with `auth`.
+    pub fn enabled(&self, auth: AuthMode) -> bool {
+        match self.snapshots {
+            SnapshotsMode::On => true,
+            SnapshotsMode::Off => false,
+            SnapshotsMode::Auto => auth == AuthMode::Keys,
+        }
+    }
+}
+
+/// An age: digits with a unit s, m, h or d (plain digits are seconds); `0` or `off` is no
+/// limit.
+fn parse_age(s: &str) -> Result<MaxAge, String> {
+    let bad = || format!("{s:?} is not an age like 90s, 30m, 12h, 7d, or off");
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("off") {
+        return Ok(MaxAge(None));
+    }
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let per: u64 = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(bad()),
+    };
+    let secs = n
+        .checked_mul(per)
+        .ok_or_else(|| format!("{s:?} is too long"))?;
+    Ok(MaxAge((secs > 0).then(|| Duration::from_secs(secs))))
+}
+
+/// `forkbox snapshots`: an operator's view of the snapshots in a store.
+#[derive(Debug, Subcommand)]
+pub enum SnapshotsCommand {
+    /// List every snapshot, oldest first: version, name, creation time (UTC), owner and
+    /// size in bytes (`-` where not recorded).
+    List(SnapshotsListArgs),
+    /// Delete snapshots by version: each one's record first (from then on it is neither
+    /// listed nor usable), then its files (overlay) or its keeper bucket (tigris).
+    Delete(SnapshotsDeleteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotsListArgs {
+    /// Print a JSON array of objects (version, name, created, owner, bytes, session).
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub at: SnapshotStoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotsDeleteArgs {
+    /// The versions to delete (as `snapshot` and `forkbox snapshots list` print them).
+    #[arg(required = true, value_name = "VERSION")]
+    pub versions: Vec<String>,
+
+    #[command(flatten)]
+    pub at: SnapshotStoreArgs,
+}
+
+/// Where `forkbox snapshots` finds the snapshots: as `serve` was told.
+#[derive(Debug, Args)]
+pub struct SnapshotStoreArgs {
+    /// The data directory of the server (with --backend fs, the snapshots are in it).
+    #[arg(long, default_value = DEFAULT_DATA_DIR)]
+    pub data_dir: PathBuf,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+// --- end of the snapshot options.
 
 #[derive(Debug, Args)]
 pub struct ExecArgs {
@@ -330,6 +491,86 @@ mod tests {
         let err = Cli::try_parse_from(["forkbox", "serve", "--quota-bytes", "lots"]).unwrap_err();
         assert!(err.to_string().contains("is not a size"), "{err}");
         assert!(Cli::try_parse_from(["forkbox", "serve", "--quota-objects", "0"]).is_err());
+    }
+
+    #[test]
+    fn snapshot_options_default_to_off_for_anonymous_servers() {
+        let serve = |extra: &[&str]| {
+            let cli = Cli::try_parse_from(["forkbox", "serve"].iter().chain(extra)).unwrap();
+            let Command::Serve(args) = cli.command else {
+                panic!("expected serve")
+            };
+            args
+        };
+        let args = serve(&[]);
+        assert!(!args.snapshots.enabled(AuthMode::Anonymous));
+        assert!(args.snapshots.enabled(AuthMode::Keys));
+        assert_eq!(args.snapshots.snapshot_max_count, 16);
+        assert_eq!(args.snapshots.snapshot_quota_bytes, 1 << 30);
+        assert_eq!(
+            args.snapshots.snapshot_max_age,
+            MaxAge(Some(Duration::from_secs(7 * 86_400)))
+        );
+        let args = serve(&["--snapshots", "on", "--snapshot-max-age", "off"]);
+        assert!(args.snapshots.enabled(AuthMode::Anonymous));
+        assert_eq!(args.snapshots.snapshot_max_age, MaxAge(None));
+        let args = serve(&["--snapshots", "off"]);
+        assert!(!args.snapshots.enabled(AuthMode::Keys));
+        assert!(Cli::try_parse_from(["forkbox", "serve", "--snapshot-max-count", "0"]).is_err());
+        assert!(
+            Cli::try_parse_from(["forkbox", "serve", "--snapshot-max-count", "10001"]).is_err()
+        );
+        assert_eq!(
+            usize::try_from(SNAPSHOT_MAX_COUNT_LIMIT).ok(),
+            Some(crate::fork::MAX_LISTED_SNAPSHOTS)
+        );
+    }
+
+    #[test]
+    fn ages_are_validated() {
+        let secs = |n| Ok(MaxAge(Some(Duration::from_secs(n))));
+        assert_eq!(parse_age("90"), secs(90));
+        assert_eq!(parse_age("90s"), secs(90));
+        assert_eq!(parse_age("30m"), secs(1800));
+        assert_eq!(parse_age("12h"), secs(43_200));
+        assert_eq!(parse_age("7d"), secs(604_800));
+        assert_eq!(parse_age("0"), Ok(MaxAge(None)));
+        assert_eq!(parse_age("OFF"), Ok(MaxAge(None)));
+        for bad in ["", "d", "1w", "-1d", "1.5h", "99999999999999999999d"] {
+            assert!(parse_age(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn snapshots_takes_storage_options_and_versions() {
+        let cli = Cli::try_parse_from([
+            "forkbox",
+            "snapshots",
+            "delete",
+            "v1",
+            "v2",
+            "--backend",
+            "s3",
+            "--base-bucket",
+            "b",
+        ])
+        .unwrap();
+        let Command::Snapshots(SnapshotsCommand::Delete(args)) = cli.command else {
+            panic!("expected snapshots delete")
+        };
+        assert_eq!(args.versions, vec!["v1", "v2"]);
+        assert_eq!(args.at.store.backend, Backend::S3);
+        assert_eq!(args.at.data_dir, PathBuf::from(DEFAULT_DATA_DIR));
+        assert!(Cli::try_parse_from(["forkbox", "snapshots", "delete"]).is_err());
+        let cli = Cli::try_parse_from(["forkbox", "snapshots", "list", "--json"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Snapshots(SnapshotsCommand::List(SnapshotsListArgs { json: true, .. }))
+        ));
+        // What only a server uses is not an option here.
+        assert!(
+            Cli::try_parse_from(["forkbox", "snapshots", "list", "--base-snapshot", "v"]).is_err()
+        );
     }
 
     #[test]

@@ -15,6 +15,9 @@
 //! ([`ForkStrategy::create_from`]). A snapshot is named by its version, a string that sorts
 //! by creation time and is safe in an SSH user name (`snap-<version>@host`); strategies
 //! without snapshots keep the default methods, which fail with [`ForkError::Unsupported`].
+//! Each snapshot records its [`Owner`] (the identity its quota counts against) and, when
+//! known, the bytes it holds, so quotas and retention work from storage alone: across
+//! restarts and for every server sharing the store.
 
 use std::fmt;
 use std::str::FromStr;
@@ -214,6 +217,83 @@ pub fn valid_snapshot_version(version: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
+/// The owner every session has without key authentication: all anonymous users are one
+/// identity, so together they get one snapshot quota (a fresh key per connection would
+/// otherwise be a fresh quota).
+pub const ANONYMOUS_OWNER: &str = "anonymous";
+
+/// Prefix of a key owner: the SHA256 fingerprint, as `ssh-keygen -l` prints it.
+const FINGERPRINT_PREFIX: &str = "SHA256:";
+
+/// Longest fingerprint body accepted (a SHA256 one is 43 unpadded base64 characters).
+const FINGERPRINT_MAX: usize = 64;
+
+/// Whom a snapshot counts against: `anonymous`, or the SHA256 fingerprint
+/// (`SHA256:<base64>`) of the key its session authenticated with under `--auth keys`.
+/// Never a key itself. Checked where it is made and where it is read back, so it is always
+/// one line of `key value` text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Owner(String);
+
+impl Owner {
+    /// The one identity of every anonymous user.
+    pub fn anonymous() -> Owner {
+        Owner(ANONYMOUS_OWNER.to_string())
+    }
+
+    /// The owner named by a key fingerprint `SHA256:<base64>`; `None` for anything else.
+    pub fn from_fingerprint(fingerprint: &str) -> Option<Owner> {
+        let body = fingerprint.strip_prefix(FINGERPRINT_PREFIX)?;
+        let ok = !body.is_empty()
+            && body.len() <= FINGERPRINT_MAX
+            && body
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+        ok.then(|| Owner(fingerprint.to_string()))
+    }
+
+    /// Parses what [`Owner`]'s `Display` wrote: `anonymous` or a fingerprint.
+    pub fn parse(s: &str) -> Option<Owner> {
+        if s == ANONYMOUS_OWNER {
+            Some(Owner::anonymous())
+        } else {
+            Owner::from_fingerprint(s)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a new snapshot records besides the session's files.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotRequest {
+    /// The name to give it (checked with [`valid_snapshot_name`]).
+    pub name: Option<String>,
+    /// Whom it counts against.
+    pub owner: Option<Owner>,
+    /// What the session's fork holds, as its quota counts it. A strategy that cannot
+    /// measure the snapshot itself records this as its size.
+    pub held_bytes: Option<u64>,
+}
+
+impl SnapshotRequest {
+    /// A request with a name only (no owner, no size).
+    pub fn named(name: Option<&str>) -> SnapshotRequest {
+        SnapshotRequest {
+            name: name.map(str::to_string),
+            ..SnapshotRequest::default()
+        }
+    }
+}
+
 /// An immutable record of a session's files at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
@@ -224,11 +304,18 @@ pub struct Snapshot {
     pub created: SystemTime,
     /// The session it was taken from, when the strategy records it (for operators).
     pub session: Option<SessionId>,
+    /// Whom it counts against; `None` for snapshots taken before owners were recorded,
+    /// which count against nobody's quota.
+    pub owner: Option<Owner>,
+    /// The bytes it holds, as its strategy measured them (see [`SnapshotRequest::held_bytes`]);
+    /// `None` when unknown.
+    pub bytes: Option<u64>,
 }
 
 impl Snapshot {
     /// The snapshot's stored record: `key value` lines (`name`, `created` in Unix seconds,
-    /// `session`), readable with any S3 tool. The version is not in it: it names the record.
+    /// `session`, `owner`, `bytes`), readable with any S3 tool. The version is not in it: it
+    /// names the record.
     pub fn encode(&self) -> String {
         let secs = self
             .created
@@ -243,16 +330,24 @@ impl Snapshot {
         if let Some(id) = self.session {
             out.push_str(&format!("session {id}\n"));
         }
+        if let Some(owner) = &self.owner {
+            out.push_str(&format!("owner {owner}\n"));
+        }
+        if let Some(bytes) = self.bytes {
+            out.push_str(&format!("bytes {bytes}\n"));
+        }
         out
     }
 
     /// Parses [`Snapshot::encode`]'s form for snapshot `version`; `None` without a creation
-    /// time. A malformed name or session line is left out rather than failing the whole
-    /// record, and lines of other keys are ignored (a strategy may add its own).
+    /// time. A malformed name, session, owner or bytes line is left out rather than failing
+    /// the whole record, and lines of other keys are ignored (a strategy may add its own).
     pub fn decode(version: &str, text: &str) -> Option<Snapshot> {
         let mut name = None;
         let mut created = None;
         let mut session = None;
+        let mut owner = None;
+        let mut bytes = None;
         for line in text.lines() {
             match line.split_once(' ') {
                 Some(("name", v)) if valid_snapshot_name(v.trim()) => {
@@ -266,6 +361,8 @@ impl Snapshot {
                         .map(|s| UNIX_EPOCH + Duration::from_secs(s))
                 }
                 Some(("session", v)) => session = v.trim().parse().ok(),
+                Some(("owner", v)) => owner = Owner::parse(v.trim()),
+                Some(("bytes", v)) => bytes = v.trim().parse().ok(),
                 _ => {}
             }
         }
@@ -274,6 +371,8 @@ impl Snapshot {
             name,
             created: created?,
             session,
+            owner,
+            bytes,
         })
     }
 }
@@ -350,10 +449,22 @@ pub trait ForkStrategy: Send + Sync + fmt::Debug {
     async fn list(&self) -> Result<Vec<SessionId>, ForkError>;
 
     /// Takes a snapshot of the files of the fork of `id` as they are in storage now (files
-    /// still being written are not in it), optionally named. A name is checked with
-    /// [`valid_snapshot_name`].
-    async fn snapshot(&self, id: SessionId, name: Option<&str>) -> Result<Snapshot, ForkError> {
-        let _ = (id, name);
+    /// still being written are not in it), recording what `request` says (a name is
+    /// checked with [`valid_snapshot_name`]). Quotas are the caller's: this takes it.
+    async fn snapshot(
+        &self,
+        id: SessionId,
+        request: &SnapshotRequest,
+    ) -> Result<Snapshot, ForkError> {
+        let _ = (id, request);
+        Err(ForkError::Unsupported("snapshots"))
+    }
+
+    /// Deletes snapshot `version`: its record first (from then on it is neither listed nor
+    /// usable), then what it holds. `false` when there is no such snapshot (nothing is
+    /// done); deleting is safe to repeat and to race with another server doing the same.
+    async fn delete_snapshot(&self, version: &str) -> Result<bool, ForkError> {
+        let _ = version;
         Err(ForkError::Unsupported("snapshots"))
     }
 
@@ -447,11 +558,21 @@ mod tests {
             name: Some("first".into()),
             created: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             session: Some(SessionId::new()),
+            owner: Owner::from_fingerprint("SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s"),
+            bytes: Some(20 << 20),
         };
+        assert!(snap.owner.is_some());
         assert_eq!(Snapshot::decode("v1", &snap.encode()), Some(snap.clone()));
+        let anonymous = Snapshot {
+            owner: Some(Owner::anonymous()),
+            ..snap.clone()
+        };
+        assert_eq!(Snapshot::decode("v1", &anonymous.encode()), Some(anonymous));
         let unnamed = Snapshot {
             name: None,
             session: None,
+            owner: None,
+            bytes: None,
             ..snap
         };
         assert_eq!(
@@ -463,9 +584,37 @@ mod tests {
             Snapshot::decode("v1", "name bad name\ncreated 1700000000\nbucket b\n"),
             Some(Snapshot {
                 version: "v1".into(),
-                ..unnamed
+                ..unnamed.clone()
             })
         );
+        // An owner that is neither anonymous nor a fingerprint, or a size that is no
+        // number, is left out.
+        assert_eq!(
+            Snapshot::decode(
+                "v1",
+                "created 1700000000\nowner ssh-ed25519 AAAA\nbytes lots\n"
+            ),
+            Some(unnamed)
+        );
+    }
+
+    #[test]
+    fn owners_are_anonymous_or_a_fingerprint() {
+        assert_eq!(Owner::anonymous().to_string(), "anonymous");
+        assert_eq!(Owner::parse("anonymous"), Some(Owner::anonymous()));
+        let fp = "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s";
+        assert_eq!(Owner::parse(fp).map(|o| o.to_string()), Some(fp.into()));
+        for bad in [
+            "",
+            "SHA256:",
+            "MD5:aa:bb",
+            "SHA256:a b",
+            "SHA256:x\nowner anonymous",
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5",
+            &format!("SHA256:{}", "a".repeat(FINGERPRINT_MAX + 1)),
+        ] {
+            assert_eq!(Owner::parse(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

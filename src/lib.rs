@@ -9,8 +9,8 @@
 //!   the fork on every exit path.
 //! - [`fork`]: fork strategies (overlay on any store, Tigris bucket forks), the
 //!   [`fork::SessionId`], fork leases, and the S3 control plane (aws-sdk-s3).
-//! - [`janitor`]: deletes forks whose server is gone (expired leases), safely with many
-//!   servers on one store.
+//! - [`janitor`]: deletes forks whose server is gone (expired leases) and snapshots past
+//!   their age or count limit, safely with many servers on one store.
 //! - [`storage`]: object storage through opendal.
 //! - [`vfs`]: the session filesystem over a fork; the only filesystem API above storage.
 //! - [`shell`]: the bash-compatible interpreter over brush-parser's AST.

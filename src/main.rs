@@ -28,6 +28,11 @@ fn main() -> ExitCode {
                 forkbox::telemetry::init("warn");
                 forkbox::app::exec(args).await
             }
+            Command::Snapshots(command) => {
+                // What an operator reads: forkbox's warnings, dependencies' errors only.
+                forkbox::telemetry::init("forkbox=warn,error");
+                forkbox::app::snapshots(command).await
+            }
         }
     });
     match result {

@@ -4,27 +4,30 @@
 //!
 //! A session starts from the base, or from a snapshot: the one its login name asks for
 //! (`snap-<version>`, see [`SNAPSHOT_USER_PREFIX`]) or else the server's `--base-snapshot`.
-//! The `snapshot` builtin reaches the fork through the session's [`SnapshotControl`].
+//! The `snapshot` builtin reaches the fork through the session's [`SnapshotControl`],
+//! under the server's snapshot policy and its identity's quota ([`snapshots`]).
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use forkbox_commands::FsError;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::fork::{
-    ForkError, ForkStrategy, Lease, ServerId, SessionId, Snapshot, delete_with_deadline,
-    valid_snapshot_name, valid_snapshot_version,
+    ForkError, ForkStrategy, Lease, Owner, ServerId, SessionId, delete_with_deadline,
+    valid_snapshot_version,
 };
 use crate::registry::Registry;
-use crate::shell::{SnapshotControl, SnapshotError, SnapshotInfo};
+use crate::shell::SnapshotControl;
 use crate::vfs::{Quota, Vfs};
 
 pub mod channel;
+pub mod snapshots;
+
+use snapshots::SessionSnapshots;
+pub use snapshots::{MAX_SNAPSHOTS_PER_SESSION, SnapshotPolicy, SnapshotQuotas};
 
 /// Time running commands get to stop after a session is cancelled before teardown goes
 /// on without them.
@@ -37,11 +40,6 @@ const MAX_USER_LEN: usize = 32;
 /// A login name `snap-<version>` starts the session from snapshot `<version>`; the
 /// session's user is then `user` and `$FORKBOX_SNAPSHOT` holds the version.
 pub const SNAPSHOT_USER_PREFIX: &str = "snap-";
-
-/// Snapshots one session may take. Each outlives the session (with `overlay` a copy of the
-/// session's layer, up to its byte quota; with `tigris` a bucket), so this bounds what one
-/// session can leave behind.
-pub const MAX_SNAPSHOTS_PER_SESSION: usize = 16;
 
 /// Why a session's fork could not be made; [`StartError::client_message`] is what the
 /// client is told before the connection closes.
@@ -94,6 +92,8 @@ pub struct Services {
     /// The snapshot every session starts from unless its login names another
     /// (`--base-snapshot`, checked at start-up); `None`: the base as it is.
     pub base_snapshot: Option<String>,
+    /// Who may take snapshots and what each identity may keep.
+    pub snapshots: Arc<SnapshotQuotas>,
 }
 
 /// The documented session environment (README, "What a session sees"), shared by SSH
@@ -166,11 +166,11 @@ impl Session {
         cancel: CancellationToken,
     ) -> Arc<Session> {
         let id = SessionId::new();
-        let snapshots = Arc::new(SessionSnapshots {
-            fork: services.fork.clone(),
+        let snapshots = Arc::new(SessionSnapshots::new(
+            services.fork.clone(),
+            services.snapshots.clone(),
             id,
-            taken: AtomicUsize::new(0),
-        });
+        ));
         Arc::new(Session {
             id,
             span: tracing::info_span!("session", %id, peer = ?peer),
@@ -212,6 +212,24 @@ impl Session {
         };
     }
 
+    /// Records the fingerprint (`SHA256:…`) of the key the client authenticated with when
+    /// keys are what admits clients: the session's snapshots then count against that key
+    /// rather than against every anonymous user together.
+    pub fn set_key_owner(&self, fingerprint: &str) {
+        match Owner::from_fingerprint(fingerprint) {
+            Some(owner) => {
+                *self
+                    .snapshots
+                    .owner
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = owner
+            }
+            None => {
+                tracing::warn!(%fingerprint, "not a key fingerprint; snapshots count as anonymous")
+            }
+        }
+    }
+
     pub fn user(&self) -> String {
         self.user.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -241,6 +259,7 @@ impl Session {
             }
             Some(version) => self.create_from_snapshot(&lease, version).await?,
         };
+        *self.snapshots.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs.clone());
         *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs);
         match &from {
             Some(version) => tracing::info!(snapshot = %version, "fork created from a snapshot"),
@@ -333,6 +352,11 @@ impl Session {
         {
             tracing::warn!("session tasks did not stop in time; deleting the fork anyway");
         }
+        self.snapshots
+            .vfs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         let had_fork = self
             .vfs
             .lock()
@@ -357,68 +381,5 @@ impl Session {
             ),
             Err(e) => tracing::error!(error = %e, "fork not deleted; leaving it to the janitor"),
         }
-    }
-}
-
-/// The `snapshot` builtin's handle on one session's fork. It checks names, counts the
-/// snapshots taken against [`MAX_SNAPSHOTS_PER_SESSION`], and turns fork errors into what
-/// the user may see, logging the details.
-struct SessionSnapshots {
-    fork: Arc<dyn ForkStrategy>,
-    id: SessionId,
-    /// Snapshots taken (or being taken) by this session.
-    taken: AtomicUsize,
-}
-
-fn snapshot_info(s: Snapshot) -> SnapshotInfo {
-    SnapshotInfo {
-        version: s.version,
-        name: s.name,
-        created: s.created,
-    }
-}
-
-fn user_error(e: ForkError) -> SnapshotError {
-    match e {
-        ForkError::Unsupported(_) => SnapshotError::Unsupported,
-        ForkError::BadSnapshotName(name) => SnapshotError::InvalidName(name),
-        e => {
-            tracing::error!(error = ?e, "snapshot operation failed");
-            SnapshotError::Failed
-        }
-    }
-}
-
-#[async_trait]
-impl SnapshotControl for SessionSnapshots {
-    async fn take(&self, name: Option<&str>) -> Result<SnapshotInfo, SnapshotError> {
-        if let Some(name) = name
-            && !valid_snapshot_name(name)
-        {
-            return Err(SnapshotError::InvalidName(name.to_string()));
-        }
-        self.taken
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < MAX_SNAPSHOTS_PER_SESSION).then_some(n + 1)
-            })
-            .map_err(|_| SnapshotError::Limit(MAX_SNAPSHOTS_PER_SESSION))?;
-        match self.fork.snapshot(self.id, name).await {
-            Ok(s) => {
-                tracing::info!(session = %self.id, version = %s.version, name = ?s.name, "snapshot taken");
-                Ok(snapshot_info(s))
-            }
-            Err(e) => {
-                self.taken.fetch_sub(1, Ordering::SeqCst);
-                Err(user_error(e))
-            }
-        }
-    }
-
-    async fn list(&self) -> Result<Vec<SnapshotInfo>, SnapshotError> {
-        self.fork
-            .snapshots()
-            .await
-            .map(|all| all.into_iter().map(snapshot_info).collect())
-            .map_err(user_error)
     }
 }

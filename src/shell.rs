@@ -46,7 +46,9 @@ mod parse;
 mod pattern;
 mod redirect;
 
-pub use builtins::snapshot::{SnapshotControl, SnapshotError, SnapshotInfo};
+pub use builtins::snapshot::{
+    SnapshotControl, SnapshotError, SnapshotInfo, human_size, iso8601, json_str,
+};
 pub use error::ShellError;
 pub use launcher::ShellLauncher;
 pub use parse::Completeness;

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use russh::keys::ssh_key::{AuthorizedKeys, PublicKey};
+use russh::keys::ssh_key::{AuthorizedKeys, HashAlg, PublicKey};
 use russh::keys::{Algorithm, PrivateKey};
 use russh::server::{Auth, ChannelOpenHandle, Msg, Session as SshSession};
 use russh::{Channel, ChannelId, MethodKind, MethodSet};
@@ -182,6 +182,12 @@ impl russh::server::Handler for Handler {
     ) -> Result<Auth, Self::Error> {
         if self.auth.allows_key(key.public_key) {
             self.session.set_user(user);
+            // Under --auth keys a session's snapshots count against its key (by
+            // fingerprint); anonymous servers take any key, so there it names nobody.
+            if self.auth.mode == AuthMode::Keys {
+                let fingerprint = key.public_key.fingerprint(HashAlg::Sha256);
+                self.session.set_key_owner(&fingerprint.to_string());
+            }
             Ok(Auth::Accept)
         } else {
             Ok(Auth::reject())

@@ -10,6 +10,15 @@ use std::process::Command;
 
 use support::{Server, run_with_stdin, seed_base, stderr, stdout, tree};
 
+/// Snapshots for every (anonymous) session, with room for all a test takes: an anonymous
+/// server has none by default (tests/snapshot_quota.rs checks that).
+const SNAPSHOTS_ON: [&str; 4] = ["--snapshots", "on", "--snapshot-max-count", "1000"];
+
+/// A server over a seeded base with [`SNAPSHOTS_ON`] and `extra`.
+fn snap_server(extra: &[&str]) -> Server {
+    Server::start_with(&[&SNAPSHOTS_ON[..], extra].concat())
+}
+
 /// A session that changes files in every way a layer records (new files and directories,
 /// changed base files, deleted base files and directories), then takes a snapshot.
 const CHANGES: &str = "echo one > f.txt; mkdir -p made/deep; echo deep > made/deep/x; \
@@ -75,7 +84,7 @@ fn check_session_from(server: &Server, version: &str) {
 
 #[test]
 fn a_session_starts_from_a_snapshot_with_its_changes_and_deletions() {
-    let server = Server::start();
+    let server = snap_server(&[]);
     let base_before = tree(&server.base);
     let version = snapshot_after(&server, CHANGES, "first");
     server.wait_no_forks();
@@ -126,6 +135,8 @@ fn snapshots_work_on_an_s3_forks_bucket() {
             s3::REGION,
             "--base-bucket",
             &base_bucket,
+            "--snapshots",
+            "on",
         ],
         s3::apply_env,
     );
@@ -150,7 +161,7 @@ fn snapshots_work_on_an_s3_forks_bucket() {
 
 #[test]
 fn a_session_from_a_snapshot_does_not_change_it() {
-    let server = Server::start();
+    let server = snap_server(&[]);
     let version = snapshot_after(&server, CHANGES, "keep");
     let user = format!("snap-{version}");
     let out = server.ssh_as(
@@ -181,7 +192,7 @@ fn a_session_from_a_snapshot_does_not_change_it() {
 
 #[test]
 fn snapshot_sessions_quota_counts_what_the_snapshot_holds() {
-    let server = Server::start_with(&["--quota-objects", "8"]);
+    let server = snap_server(&["--quota-objects", "8"]);
     let version = snapshot_after(&server, "echo a > a; echo b > b; mkdir d", "small");
     let out = server.ssh_as(
         &format!("snap-{version}"),
@@ -202,11 +213,16 @@ fn an_unknown_snapshot_is_refused_with_a_message() {
 
 #[test]
 fn base_snapshot_starts_every_session_from_it() {
-    let server = Server::start();
+    let server = snap_server(&[]);
     let version = snapshot_after(&server, CHANGES, "base");
     server.wait_no_forks();
     let (tmp, base, data) = server.stop();
-    let server = Server::restart(tmp, base, data, &["--base-snapshot", &version]);
+    let server = Server::restart(
+        tmp,
+        base,
+        data,
+        &[&SNAPSHOTS_ON[..], &["--base-snapshot", &version]].concat(),
+    );
     let out = server.ssh("cat f.txt README.md; cat shared.txt; echo $FORKBOX_SNAPSHOT");
     assert_eq!(stdout(&out), format!("one\nchanged\n{version}\n"));
     assert!(stderr(&out).contains("shared.txt: No such file or directory"));
@@ -246,7 +262,7 @@ fn serve_refuses_an_unknown_base_snapshot() {
 
 #[test]
 fn snapshot_prints_json() {
-    let server = Server::start();
+    let server = snap_server(&[]);
     let object = regex::Regex::new(
         r#"^\{"version":"([0-9a-z-]+)","name":("[a-z]+"|null),"created":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"\}$"#,
     )
@@ -286,7 +302,7 @@ fn snapshot_prints_json() {
 
 #[test]
 fn snapshot_usage_errors_are_clear() {
-    let server = Server::start();
+    let server = snap_server(&[]);
     for (script, status, message) in [
         (
             "snapshot --name 'no spaces'",
@@ -315,7 +331,7 @@ fn snapshot_usage_errors_are_clear() {
 
 #[test]
 fn nested_shells_take_snapshots_of_the_same_session() {
-    let server = Server::start();
+    let server = snap_server(&[]);
     let out = server.ssh(
         "echo nested > n.txt; sh -c 'snapshot --name nested'; \
          echo more > m.txt; echo viaxargs | xargs bash -c 'snapshot --name \"$0\"'",
@@ -354,7 +370,7 @@ fn snapshot_is_not_available_in_exec() {
 
 #[test]
 fn a_session_takes_a_bounded_number_of_snapshots() {
-    let server = Server::start();
+    let server = snap_server(&[]);
     let out = server.ssh(
         "v=$(snapshot) && echo \"${#v}\"; \
          for i in $(seq 2 16); do snapshot > /dev/null || echo \"failed at $i\"; done; \

@@ -13,8 +13,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use forkbox::fork::s3::BUCKET_NAME_MAX;
 use forkbox::fork::tigris::{BASE_NAME_MAX, TigrisError};
-use forkbox::fork::{ForkError, ForkStrategy, Lease, ServerId, SessionId, Tigris, TigrisConfig};
-use forkbox::janitor::Janitor;
+use forkbox::fork::{
+    ForkError, ForkStrategy, Lease, ServerId, SessionId, SnapshotRequest, Tigris, TigrisConfig,
+};
+use forkbox::janitor::{Janitor, Retention};
 use forkbox::storage::{S3Config, Store};
 use forkbox::vfs::{Quota, Vfs};
 use forkbox_commands::fs::read_all;
@@ -401,7 +403,10 @@ fn a_snapshot_is_a_tigris_snapshot_kept_by_a_bucket_of_its_own() {
 
         for name in [Some("first"), None] {
             let before = recorder.requests().len();
-            let snap = strategy.snapshot(id, name).await.unwrap();
+            let snap = strategy
+                .snapshot(id, &SnapshotRequest::named(name))
+                .await
+                .unwrap();
             let during = since(&recorder, before);
             let v = snap.version.as_str();
             assert!(
@@ -488,7 +493,10 @@ fn a_snapshot_is_frozen_outlives_its_session_and_starts_new_forks() {
         let fs = Vfs::new(strategy.create(id, &lease()).await.unwrap());
         fs.mkdir("/dir").await.unwrap();
         write(&fs, "/dir/a.txt", "one\n").await;
-        let snap = strategy.snapshot(id, Some("keep")).await.unwrap();
+        let snap = strategy
+            .snapshot(id, &SnapshotRequest::named(Some("keep")))
+            .await
+            .unwrap();
         let v = snap.version.clone();
 
         // Later writes in the session change its bucket, not the snapshot.
@@ -537,6 +545,7 @@ fn a_snapshot_is_frozen_outlives_its_session_and_starts_new_forks() {
             strategy: Arc::new(strategy.clone()),
             lease_ttl: Duration::ZERO,
             delete_deadline: Duration::from_secs(10),
+            retention: Retention::KEEP_ALL,
         };
         let sweep = janitor.sweep().await;
         assert_eq!((sweep.examined, sweep.deleted), (1, 1));
@@ -609,9 +618,18 @@ fn snapshots_are_listed_oldest_first_and_only_when_recorded() {
         let (a, b) = (SessionId::new(), SessionId::new());
         strategy.create(a, &lease()).await.unwrap();
         strategy.create(b, &lease()).await.unwrap();
-        let first = strategy.snapshot(a, Some("one")).await.unwrap();
-        let second = strategy.snapshot(b, None).await.unwrap();
-        let third = strategy.snapshot(a, Some("three")).await.unwrap();
+        let first = strategy
+            .snapshot(a, &SnapshotRequest::named(Some("one")))
+            .await
+            .unwrap();
+        let second = strategy
+            .snapshot(b, &SnapshotRequest::named(None))
+            .await
+            .unwrap();
+        let third = strategy
+            .snapshot(a, &SnapshotRequest::named(Some("three")))
+            .await
+            .unwrap();
         // Objects under the records' prefix that are no snapshot's record.
         recorder.put(
             "base-forks",
@@ -698,7 +716,10 @@ fn unknown_snapshots_are_refused_and_nothing_is_created() {
         // the fork that could not be made.
         let owner = SessionId::new();
         strategy.create(owner, &lease()).await.unwrap();
-        let snap = strategy.snapshot(owner, None).await.unwrap();
+        let snap = strategy
+            .snapshot(owner, &SnapshotRequest::named(None))
+            .await
+            .unwrap();
         let client = forkbox::fork::s3::client(&s3_config(&recorder)).await;
         client
             .delete_bucket()
@@ -742,7 +763,10 @@ fn bad_snapshot_names_are_refused_before_any_request() {
             "line\nbreak",
             long.as_str(),
         ] {
-            let err = strategy.snapshot(id, Some(name)).await.unwrap_err();
+            let err = strategy
+                .snapshot(id, &SnapshotRequest::named(Some(name)))
+                .await
+                .unwrap_err();
             assert!(
                 matches!(&err, ForkError::BadSnapshotName(n) if n == name),
                 "{name:?}: {err}"
@@ -769,7 +793,10 @@ async fn failed_snapshot(
     write(&fs, "/f.txt", "f\n").await;
     arrange(recorder);
     let before = recorder.requests().len();
-    let err = strategy.snapshot(id, Some("doomed")).await.unwrap_err();
+    let err = strategy
+        .snapshot(id, &SnapshotRequest::named(Some("doomed")))
+        .await
+        .unwrap_err();
     let during = since(recorder, before);
     // The session goes on: its fork is intact.
     assert_eq!(read(&fs, "/f.txt").await.unwrap(), "f\n");
@@ -1062,9 +1089,11 @@ fn an_ssh_session_works_in_its_own_fork_which_is_force_deleted_at_logout() {
     );
 }
 
-/// `forkbox serve` with the Tigris strategy over the recorder, with `extra` arguments.
+/// `forkbox serve` with the Tigris strategy over the recorder, snapshots on for its
+/// anonymous sessions, with `extra` arguments.
 fn tigris_server(recorder: &Recorder, extra: &[&str]) -> Server {
     let mut args = tigris_args(recorder, "base");
+    args.extend(["--snapshots", "on"].map(str::to_string));
     args.extend(extra.iter().map(|a| a.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     Server::start_configured(&args, |cmd| {
@@ -1286,4 +1315,122 @@ fn serve_refuses_a_base_whose_forks_could_not_be_named() {
         err.contains("the base bucket \"missing\" does not exist"),
         "{err}"
     );
+}
+
+/// Checks that `during` deleted the record of snapshot `version`, then force-deleted its
+/// keeper, and that both are gone.
+fn assert_deleted_record_then_keeper(recorder: &Recorder, during: &[Recorded], version: &str) {
+    let record = during
+        .iter()
+        .position(|r| {
+            r.method == "DELETE" && r.bucket == "base-forks" && r.key == record_key(version)
+        })
+        .unwrap_or_else(|| panic!("the record was not deleted: {}", recorder.summary()));
+    let keeper_name = keeper(version);
+    let bucket = during
+        .iter()
+        .position(|r| r.method == "DELETE" && r.bucket == keeper_name && r.key.is_empty())
+        .unwrap_or_else(|| panic!("the keeper was not deleted: {}", recorder.summary()));
+    assert!(record < bucket, "{}", recorder.summary());
+    assert_eq!(during[bucket].header("x-tigris-force-delete"), Some("true"));
+    assert!(
+        recorder
+            .object("base-forks", &record_key(version))
+            .is_none()
+    );
+    assert!(!recorder.buckets().contains(&keeper_name));
+}
+
+#[test]
+fn the_janitor_deletes_old_snapshots_record_first() {
+    if in_child("the_janitor_deletes_old_snapshots_record_first") {
+        return;
+    }
+    let recorder = seeded();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let strategy = Arc::new(tigris(&recorder, None).await);
+        let id = SessionId::new();
+        let fs = Vfs::new(strategy.create(id, &lease()).await.unwrap());
+        write(&fs, "/note.txt", "hi\n").await;
+        let request = SnapshotRequest {
+            owner: Some(forkbox::fork::Owner::anonymous()),
+            held_bytes: Some(3),
+            ..SnapshotRequest::named(Some("old"))
+        };
+        let snap = strategy.snapshot(id, &request).await.unwrap();
+        let record = recorder
+            .object("base-forks", &record_key(&snap.version))
+            .unwrap();
+        let record = String::from_utf8(record).unwrap();
+        assert!(record.contains("owner anonymous\nbytes 3\n"), "{record}");
+        strategy.delete(id).await.unwrap();
+        let day = Duration::from_secs(86_400);
+        let janitor = Janitor {
+            strategy: strategy.clone(),
+            lease_ttl: Duration::from_secs(60),
+            delete_deadline: Duration::from_secs(10),
+            retention: Retention {
+                max_age: Some(7 * day),
+                max_count: Some(16),
+                pinned: None,
+            },
+        };
+        let now = SystemTime::now();
+        assert_eq!(janitor.sweep_snapshots(now + 6 * day).await.expired, 0);
+        assert!(recorder.buckets().contains(&keeper(&snap.version)));
+        let before = recorder.requests().len();
+        let sweep = janitor.sweep_snapshots(now + 8 * day).await;
+        assert_eq!((sweep.examined, sweep.expired, sweep.failed), (1, 1, 0));
+        assert_deleted_record_then_keeper(&recorder, &since(&recorder, before), &snap.version);
+        assert!(strategy.snapshots().await.unwrap().is_empty());
+        // Deleting it again finds nothing, and asks nothing of its (gone) keeper.
+        assert!(!strategy.delete_snapshot(&snap.version).await.unwrap());
+    });
+}
+
+#[test]
+fn forkbox_snapshots_lists_and_deletes_tigris_snapshots() {
+    let recorder = seeded();
+    let server = tigris_server(&recorder, &[]);
+    let version = ssh_snapshot(&server, &recorder, "echo hi > note.txt", "x");
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forkbox"));
+        cmd.arg("snapshots")
+            .args(args)
+            .args(tigris_args(&recorder, "base"));
+        s3_test_env(&mut cmd);
+        cmd.output().unwrap()
+    };
+    let out = run(&["list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    // The size is what the session had written: "hi\n".
+    assert_eq!(
+        rows[1],
+        [
+            version.as_str(),
+            "x",
+            printed_time(&version).as_str(),
+            "anonymous",
+            "3"
+        ]
+    );
+
+    let before = recorder.requests().len();
+    let out = run(&["delete", &version]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("deleted {version}\n"));
+    assert_deleted_record_then_keeper(&recorder, &since(&recorder, before), &version);
+    server.assert_no_snapshot(&version);
+
+    let out = run(&["delete", &version]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), format!("forkbox: no snapshot {version}\n"));
+    let out = run(&["list", "--json"]);
+    assert_eq!(stdout(&out), "[]\n");
 }

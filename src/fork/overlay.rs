@@ -12,8 +12,9 @@
 //! Snapshots live beside the forks, never under `forks/` (so no janitor ever sweeps them):
 //! - `snapshots/<version>/root/<path>` and `snapshots/<version>/whiteouts/<path>`: a copy
 //!   of the session's layer when the snapshot was taken (its closed files only);
-//! - `snapshots/<version>/info`: name, creation time and source session, as `key value`
-//!   lines. It is written last, so a snapshot that is listed is complete.
+//! - `snapshots/<version>/info`: name, creation time, source session, owner and size (the
+//!   bytes of the files copied), as `key value` lines. It is written last, so a snapshot
+//!   that is listed is complete, and deleted first, so one that is listed is whole.
 //!
 //! The version is a UUIDv7 in simple form (32 hex digits): it sorts by creation time. A
 //! snapshot costs a copy of the session's layer (not of the base); starting a fork from
@@ -25,8 +26,8 @@ use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 
 use super::{
-    ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId, Snapshot, valid_snapshot_name,
-    valid_snapshot_version,
+    ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId, Snapshot, SnapshotRequest,
+    valid_snapshot_name, valid_snapshot_version,
 };
 use crate::storage::{Attrs, ObjectKind, ObjectMeta, StorageError, Store};
 
@@ -85,17 +86,21 @@ impl Overlay {
         format!("{SNAPSHOTS_PREFIX}/{version}")
     }
 
-    /// Copies a layer (`root` and `whiteouts`) from `from` to `to` in the forks store.
-    async fn copy_layer(&self, from: &str, to: &str) -> Result<(), CopyError> {
+    /// Copies a layer (`root` and `whiteouts`) from `from` to `to` in the forks store; the
+    /// bytes of the files and symlinks copied.
+    async fn copy_layer(&self, from: &str, to: &str) -> Result<u64, CopyError> {
+        let mut bytes = 0u64;
         for part in ["root", "whiteouts"] {
-            copy_tree(
-                &self.forks,
-                &format!("{from}/{part}"),
-                &format!("{to}/{part}"),
-            )
-            .await?;
+            bytes = bytes.saturating_add(
+                copy_tree(
+                    &self.forks,
+                    &format!("{from}/{part}"),
+                    &format!("{to}/{part}"),
+                )
+                .await?,
+            );
         }
-        Ok(())
+        Ok(bytes)
     }
 
     async fn read_info(&self, version: &str) -> Result<Option<Snapshot>, ForkError> {
@@ -220,21 +225,28 @@ impl ForkStrategy for Overlay {
             .collect())
     }
 
-    async fn snapshot(&self, id: SessionId, name: Option<&str>) -> Result<Snapshot, ForkError> {
-        if let Some(name) = name
+    async fn snapshot(
+        &self,
+        id: SessionId,
+        request: &SnapshotRequest,
+    ) -> Result<Snapshot, ForkError> {
+        if let Some(name) = &request.name
             && !valid_snapshot_name(name)
         {
-            return Err(ForkError::BadSnapshotName(name.to_string()));
+            return Err(ForkError::BadSnapshotName(name.clone()));
         }
-        let snap = Snapshot {
+        let mut snap = Snapshot {
             version: uuid::Uuid::now_v7().simple().to_string(),
-            name: name.map(str::to_string),
+            name: request.name.clone(),
             created: SystemTime::now(),
             session: Some(id),
+            owner: request.owner.clone(),
+            bytes: None,
         };
         let to = Overlay::snapshot_prefix(&snap.version);
         let made = async {
-            self.copy_layer(&Overlay::fork_prefix(id), &to).await?;
+            // The size is what was copied, whatever the session's quota counted.
+            snap.bytes = Some(self.copy_layer(&Overlay::fork_prefix(id), &to).await?);
             // Last: from here on the snapshot is listed, and it is complete.
             self.forks
                 .put(
@@ -291,20 +303,52 @@ impl ForkStrategy for Overlay {
             });
         }
         let view = self.create(id, lease).await?;
-        if let Err(e) = self
+        let copied = self
             .copy_layer(
                 &Overlay::snapshot_prefix(version),
                 &Overlay::fork_prefix(id),
             )
             .await
-        {
+            .map_err(|e| e.into_fork_error(version, format!("snapshot {version}")));
+        // A snapshot deleted meanwhile (by the janitor or an operator) may have been copied
+        // in part. Its info goes first and its files after, so if the info is still there
+        // once the copy is done, nothing of it was deleted before the copy read it.
+        let result = match copied {
+            Ok(_) => match self.read_info(version).await {
+                Ok(Some(_)) => Ok(()),
+                Ok(None) => Err(ForkError::NoSnapshot {
+                    version: version.to_string(),
+                }),
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
             // The fork is unusable: remove it now rather than leave it to the janitor.
             if let Err(cleanup) = self.delete(id).await {
                 tracing::warn!(session = %id, error = %cleanup, "fork not removed after a failed copy");
             }
-            return Err(e.into_fork_error(version, format!("snapshot {version}")));
+            return Err(e);
         }
         Ok(view)
+    }
+
+    async fn delete_snapshot(&self, version: &str) -> Result<bool, ForkError> {
+        if self.read_info(version).await?.is_none() {
+            return Ok(false);
+        }
+        let prefix = Overlay::snapshot_prefix(version);
+        let err = |source| ForkError::SnapshotStorage {
+            version: version.to_string(),
+            source,
+        };
+        // The info first: from then on the snapshot is neither listed nor started from.
+        self.forks
+            .delete(&format!("{prefix}/info"))
+            .await
+            .map_err(err)?;
+        self.forks.delete_tree(&prefix).await.map_err(err)?;
+        Ok(true)
     }
 }
 
@@ -415,13 +459,17 @@ pub(crate) async fn walk(
 /// directories first (a local store needs them before their files), then files and
 /// symlinks, [`COPY_CONCURRENCY`] at a time, each streamed chunk by chunk with its mode and
 /// mtime. A file copied by an object store's own copy would need a request the `Store`
-/// doesn't offer; streaming works on every backend with bounded memory.
-async fn copy_tree(store: &Store, from: &str, to: &str) -> Result<(), CopyError> {
+/// doesn't offer; streaming works on every backend with bounded memory. The bytes of the
+/// files and symlinks copied.
+async fn copy_tree(store: &Store, from: &str, to: &str) -> Result<u64, CopyError> {
     let entries = walk(store, from, MAX_COPY_OBJECTS).await?;
     store.create_dir(to).await?;
     let (dirs, objects): (Vec<TreeEntry>, Vec<TreeEntry>) = entries
         .into_iter()
         .partition(|e| e.meta.kind == ObjectKind::Dir);
+    let bytes = objects
+        .iter()
+        .fold(0u64, |sum, e| sum.saturating_add(e.meta.len));
     // Each level's parent came before it, and creating a directory creates its parents,
     // so the order in which these land does not matter.
     futures::stream::iter(dirs)
@@ -442,7 +490,7 @@ async fn copy_tree(store: &Store, from: &str, to: &str) -> Result<(), CopyError>
         .buffer_unordered(COPY_CONCURRENCY)
         .try_collect::<Vec<()>>()
         .await?;
-    Ok(())
+    Ok(bytes)
 }
 
 /// Copies one file or symlink object, keeping its attributes.
@@ -593,15 +641,28 @@ mod tests {
             .unwrap();
 
         let source_meta = forks.stat(&view.upper.key("a.txt")).await.unwrap();
-        let snap = overlay.snapshot(id, Some("first")).await.unwrap();
+        let owner = crate::fork::Owner::anonymous();
+        let request = SnapshotRequest {
+            owner: Some(owner.clone()),
+            held_bytes: Some(1),
+            ..SnapshotRequest::named(Some("first"))
+        };
+        let snap = overlay.snapshot(id, &request).await.unwrap();
         assert!(valid_snapshot_version(&snap.version), "{}", snap.version);
         assert_eq!(snap.name.as_deref(), Some("first"));
         assert_eq!(snap.session, Some(id));
+        assert_eq!(snap.owner, Some(owner));
+        // The size is what was copied (alpha, beta and big.bin), not what was asked.
+        assert_eq!(snap.bytes, Some(5 + 4 + big.len() as u64));
         let listed = overlay.snapshots().await.unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].version, snap.version);
         assert_eq!(listed[0].name.as_deref(), Some("first"));
         assert_eq!(listed[0].session, Some(id));
+        assert_eq!(
+            (&listed[0].owner, listed[0].bytes),
+            (&snap.owner, snap.bytes)
+        );
         assert_eq!(
             overlay.find_snapshot(&snap.version).await.unwrap(),
             Some(listed[0].clone())
@@ -647,6 +708,23 @@ mod tests {
         overlay.delete(id2).await.unwrap();
         assert!(!overlay.exists(id2).await.unwrap());
         assert_eq!(overlay.snapshots().await.unwrap().len(), 1);
+
+        // Deleting it removes every object of it; a second deletion finds nothing.
+        assert!(overlay.delete_snapshot(&snap.version).await.unwrap());
+        assert!(overlay.snapshots().await.unwrap().is_empty());
+        assert!(
+            !forks
+                .tree_exists(&format!("snapshots/{}", snap.version))
+                .await
+                .unwrap()
+        );
+        assert!(!overlay.delete_snapshot(&snap.version).await.unwrap());
+        assert!(matches!(
+            overlay
+                .create_from(SessionId::new(), &lease(), &snap.version)
+                .await,
+            Err(ForkError::NoSnapshot { .. })
+        ));
     }
 
     #[tokio::test]
@@ -690,7 +768,10 @@ mod tests {
         fs.unlink("/gone.txt").await.unwrap();
         fs.unlink("/docs/a.txt").await.unwrap();
         let used = fs.usage().await.unwrap();
-        let snap = overlay.snapshot(id, None).await.unwrap();
+        let snap = overlay
+            .snapshot(id, &SnapshotRequest::default())
+            .await
+            .unwrap();
 
         let view = overlay
             .create_from(SessionId::new(), &lease(), &snap.version)
@@ -750,7 +831,9 @@ mod tests {
         let id = SessionId::new();
         overlay.create(id, &lease()).await.unwrap();
         assert!(matches!(
-            overlay.snapshot(id, Some("no spaces")).await,
+            overlay
+                .snapshot(id, &SnapshotRequest::named(Some("no spaces")))
+                .await,
             Err(ForkError::BadSnapshotName(_))
         ));
         let other = SessionId::new();
@@ -760,6 +843,7 @@ mod tests {
                 Err(ForkError::NoSnapshot { .. })
             ));
             assert_eq!(overlay.find_snapshot(version).await.unwrap(), None);
+            assert!(!overlay.delete_snapshot(version).await.unwrap());
         }
         // Nothing was created for the refused fork.
         assert!(!overlay.exists(other).await.unwrap());

@@ -27,15 +27,19 @@
 //!    `V` (and snapshot-enabled, so that sessions can fork it). Nothing ever writes to it,
 //!    so it holds the session's files as they were at `V` for as long as it exists.
 //! 3. PutObject `tigris-snapshots/<V>` in the forks bucket: the snapshot's record (name,
-//!    creation time, session, keeper bucket), as `key value` lines. Written last: a
+//!    creation time, session, owner, size, keeper bucket), as `key value` lines. The size
+//!    is what the session's quota counted when it was taken (what it wrote: the keeper
+//!    keeps those object versions alive, the base's are shared); Tigris does not tell what
+//!    a snapshot holds. Written last: a
 //!    snapshot is listed (and can be started from) only once it is complete. A step that
 //!    fails undoes the ones before it.
 //!
 //! A session started from snapshot `V` is a fork of the keeper, as it is (one CreateBucket
-//! with `X-Tigris-Fork-Source-Bucket: <base>-snap-<V>`). Keepers and records are never
-//! deleted by forkbox: [`Tigris::list`] sees only `<base>-<session id>` buckets and leases,
-//! so no janitor touches them. Removing a snapshot is an operator's job: delete its record,
-//! then force-delete its keeper.
+//! with `X-Tigris-Fork-Source-Bucket: <base>-snap-<V>`). [`Tigris::list`] sees only
+//! `<base>-<session id>` buckets and leases, so the janitor's fork sweep never touches
+//! keepers or records. Deleting a snapshot ([`ForkStrategy::delete_snapshot`]: the janitor
+//! past the snapshots' age or count limit, or `forkbox snapshots delete`) deletes its
+//! record, then force-deletes its keeper.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -50,8 +54,8 @@ use aws_sdk_s3::error::ProvideErrorMetadata;
 
 use super::s3::{BadBucketName, BucketName, S3ServerSide, copy_source, remote_err};
 use super::{
-    ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId, Snapshot, valid_snapshot_name,
-    valid_snapshot_version,
+    ForkError, ForkStrategy, ForkView, Layer, Lease, SessionId, Snapshot, SnapshotRequest,
+    valid_snapshot_name, valid_snapshot_version,
 };
 use crate::storage::{Attrs, S3Config, ServerSide, StorageError, Store};
 
@@ -557,7 +561,12 @@ impl ForkStrategy for Tigris {
         Ok(ids.into_iter().collect())
     }
 
-    async fn snapshot(&self, id: SessionId, name: Option<&str>) -> Result<Snapshot, ForkError> {
+    async fn snapshot(
+        &self,
+        id: SessionId,
+        request: &SnapshotRequest,
+    ) -> Result<Snapshot, ForkError> {
+        let name = request.name.as_deref();
         if let Some(name) = name
             && !valid_snapshot_name(name)
         {
@@ -592,6 +601,8 @@ impl ForkStrategy for Tigris {
             version,
             name: name.map(str::to_string),
             session: Some(id),
+            owner: request.owner.clone(),
+            bytes: request.held_bytes,
         };
         if let Err(failed) = self
             .create_fork_bucket(&keeper, &source, Some(&snap.version))
@@ -642,6 +653,27 @@ impl ForkStrategy for Tigris {
 
     async fn find_snapshot(&self, version: &str) -> Result<Option<Snapshot>, ForkError> {
         self.read_record(version).await
+    }
+
+    async fn delete_snapshot(&self, version: &str) -> Result<bool, ForkError> {
+        let Some(keeper) = self.keeper_bucket(version) else {
+            return Ok(false);
+        };
+        if self.read_record(version).await?.is_none() {
+            return Ok(false);
+        }
+        // The record first: from then on the snapshot is neither listed nor started from,
+        // so its keeper can go. A keeper whose deletion fails is logged by name: nothing
+        // lists it any more.
+        self.forks
+            .delete(&Tigris::record_key(version))
+            .await
+            .map_err(Tigris::snapshot_err(version))?;
+        if let Err(e) = self.force_delete_bucket(&keeper).await {
+            tracing::warn!(snapshot = %version, bucket = %keeper, error = %e, "the bucket of a deleted snapshot was not removed; an operator may delete it");
+            return Err(Tigris::snapshot_err(version)(e));
+        }
+        Ok(true)
     }
 
     async fn create_from(

@@ -30,6 +30,27 @@ pub struct SnapshotInfo {
 pub enum SnapshotError {
     #[error("snapshots are not supported by this server's fork strategy")]
     Unsupported,
+    /// The server does not let this session take snapshots (`--snapshots`).
+    #[error("snapshots are disabled on this server")]
+    Disabled,
+    /// The session's identity keeps as many snapshots, or as many bytes of them, as it may.
+    #[error(
+        "quota of {max_count} snapshots / {} reached: you keep {count} holding {}, and this \
+         session's files hold {}",
+        human_size(*max_bytes),
+        human_size(*bytes),
+        human_size(*held)
+    )]
+    Quota {
+        max_count: usize,
+        max_bytes: u64,
+        /// Snapshots the identity keeps.
+        count: usize,
+        /// What they hold.
+        bytes: u64,
+        /// What a snapshot of this session would add.
+        held: u64,
+    },
     #[error("invalid name {0:?}: use 1 to 64 of A-Z a-z 0-9 . _ -")]
     InvalidName(String),
     #[error("this session has already taken {0} snapshots, the most one session may take")]
@@ -106,8 +127,24 @@ async fn take(
         .unwrap_or(Err(SnapshotError::Failed))
 }
 
+/// A byte count as the size options take it: `512B`, `20M`, `1.5G` (powers of 1024).
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
+    let mut unit = 0;
+    while unit + 1 < UNITS.len() && bytes >= 1u64 << (10 * (unit + 1)) {
+        unit += 1;
+    }
+    let scale = 1u64 << (10 * unit);
+    if bytes.is_multiple_of(scale) {
+        format!("{}{}", bytes / scale, UNITS[unit])
+    } else {
+        let shown = bytes as f64 / scale as f64;
+        format!("{shown:.1}{}", UNITS[unit])
+    }
+}
+
 /// ISO 8601 in UTC, to the second (`2025-05-01T12:00:00Z`).
-fn iso8601(t: SystemTime) -> String {
+pub fn iso8601(t: SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(t)
         .format("%Y-%m-%dT%H:%M:%SZ")
         .to_string()
@@ -140,7 +177,7 @@ fn table(all: &[SnapshotInfo]) -> String {
 }
 
 /// `s` as a JSON string literal.
-fn json_str(s: &str) -> String {
+pub fn json_str(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
@@ -183,6 +220,28 @@ mod tests {
             name: name.map(str::to_string),
             created: UNIX_EPOCH + Duration::from_secs(secs),
         }
+    }
+
+    #[test]
+    fn sizes_are_shown_in_the_units_options_take() {
+        assert_eq!(human_size(0), "0B");
+        assert_eq!(human_size(512), "512B");
+        assert_eq!(human_size(1536), "1.5K");
+        assert_eq!(human_size(20 << 20), "20M");
+        assert_eq!(human_size(1 << 30), "1G");
+        assert_eq!(human_size(3 << 40), "3T");
+        assert_eq!(
+            SnapshotError::Quota {
+                max_count: 2,
+                max_bytes: 1 << 20,
+                count: 2,
+                bytes: 10,
+                held: 1536
+            }
+            .to_string(),
+            "quota of 2 snapshots / 1M reached: you keep 2 holding 10B, and this session's \
+             files hold 1.5K"
+        );
     }
 
     #[test]
