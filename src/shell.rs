@@ -239,6 +239,40 @@ pub struct Shell {
     pub(crate) snapshots: Option<Arc<dyn SnapshotControl>>,
     /// The session's memory and task bounds.
     pub(crate) budget: Budget,
+    /// The task slot this (sub)shell holds; copies made to continue on a fresh task
+    /// share it.
+    pub(crate) slot: Option<Arc<forkbox_commands::TaskSlot>>,
+    /// What this shell's variables cost the session's memory budget; a copy of the shell
+    /// (a subshell) counts again, as it holds its own copy of them.
+    pub(crate) vars_mem: VarsCharge,
+}
+
+/// Memory one variable costs besides its name and value: its map entry and flags.
+const VAR_OVERHEAD: usize = 64;
+
+/// Memory one array element costs besides its value.
+const ELEM_OVERHEAD: usize = 48;
+
+/// Bytes variable `name` holding `v` costs.
+fn var_size(name: &str, v: &Var) -> usize {
+    name.len() + VAR_OVERHEAD + value_size(&v.value)
+}
+
+fn value_size(v: &Value) -> usize {
+    match v {
+        Value::Str(s) => s.len(),
+        Value::Array(a) => a.values().map(|e| e.len() + ELEM_OVERHEAD).sum(),
+    }
+}
+
+/// The charge of a shell's variables; cloning it charges the copy.
+#[derive(Debug)]
+pub(crate) struct VarsCharge(forkbox_commands::Charge);
+
+impl Clone for VarsCharge {
+    fn clone(&self) -> Self {
+        VarsCharge(self.0.duplicate())
+    }
 }
 
 impl std::fmt::Debug for Shell {
@@ -278,7 +312,9 @@ impl Shell {
             is_subshell: false,
             subst_runs: 0,
             snapshots: None,
+            vars_mem: VarsCharge(cfg.budget.empty_charge()),
             budget: cfg.budget,
+            slot: None,
         };
         for (k, v) in cfg.env {
             sh.vars.insert(
@@ -290,6 +326,7 @@ impl Shell {
                 },
             );
         }
+        sh.recount_vars();
         let cwd = sh.cwd.clone();
         sh.set_exported("PWD", &cwd);
         if !sh.vars.contains_key("IFS") {
@@ -495,11 +532,61 @@ impl Shell {
         ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % 32768) as u32
     }
 
+    /// Counts every variable's cost afresh (after changes made without accounting).
+    pub(crate) fn recount_vars(&mut self) {
+        let total = self.vars.iter().map(|(k, v)| var_size(k, v)).sum();
+        self.vars_mem.0.force(total);
+    }
+
+    /// Accounts variable `name` going from `old` to `new` bytes; fails, changing nothing,
+    /// when it would grow past the session's memory budget.
+    fn charge_var(&mut self, name: &str, old: usize, new: usize) -> Result<(), ShellError> {
+        let total = self.vars_mem.0.bytes().saturating_sub(old) + new;
+        if new > old {
+            self.vars_mem
+                .0
+                .resize(total)
+                .map_err(|source| ShellError::OutOfMemory {
+                    what: name.to_string(),
+                    source,
+                })
+        } else {
+            self.vars_mem.0.force(total);
+            Ok(())
+        }
+    }
+
+    /// What variable `name` costs now (0 when unset).
+    fn var_cost(&self, name: &str) -> usize {
+        self.vars.get(name).map_or(0, |v| var_size(name, v))
+    }
+
+    /// Puts back a saved variable (or removes it), accounting the change.
+    pub(crate) fn restore_var(&mut self, name: String, saved: Option<Var>) {
+        let old = self.var_cost(&name);
+        let new = saved.as_ref().map_or(0, |v| var_size(&name, v));
+        match saved {
+            Some(v) => {
+                self.vars.insert(name, v);
+            }
+            None => {
+                self.vars.remove(&name);
+            }
+        }
+        let total = self.vars_mem.0.bytes().saturating_sub(old) + new;
+        self.vars_mem.0.force(total);
+    }
+
     /// Assigns a scalar, keeping the export flag; fails on a readonly variable.
     pub(crate) fn set_var(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
         if value.len() > MAX_VALUE {
             return Err(too_large(name));
         }
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        let old = self.var_cost(name);
+        self.charge_var(name, old, name.len() + VAR_OVERHEAD + value.len())?;
         match self.vars.get_mut(name) {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
@@ -526,6 +613,11 @@ impl Shell {
 
     pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
         check_value_size(name, &value)?;
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        let old = self.var_cost(name);
+        self.charge_var(name, old, name.len() + VAR_OVERHEAD + value_size(&value))?;
         match self.vars.get_mut(name) {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
@@ -558,6 +650,13 @@ impl Shell {
         if self.vars.get(name).is_some_and(|v| matches!(&v.value, Value::Array(a) if a.len() >= MAX_ARRAY_LEN && !a.contains_key(&index))) {
             return Err(ShellError::Limit(format!("{name}: more than {MAX_ARRAY_LEN} array elements")));
         }
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        // Over-counted when an element is replaced; subshells recount exactly.
+        let old = self.var_cost(name);
+        let grown = old.max(name.len() + VAR_OVERHEAD) + value.len() + ELEM_OVERHEAD;
+        self.charge_var(name, old, grown)?;
         let var = self.vars.entry(name.to_string()).or_insert(Var {
             value: Value::Array(BTreeMap::new()),
             exported: false,
@@ -598,7 +697,7 @@ impl Shell {
         if self.vars.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
         }
-        self.vars.remove(name);
+        self.restore_var(name.to_string(), None);
         Ok(())
     }
 
@@ -616,14 +715,7 @@ impl Shell {
     pub(crate) fn pop_local_frame(&mut self) {
         if let Some(frame) = self.local_frames.pop() {
             for (name, old) in frame.into_iter().rev() {
-                match old {
-                    Some(v) => {
-                        self.vars.insert(name, v);
-                    }
-                    None => {
-                        self.vars.remove(&name);
-                    }
-                }
+                self.restore_var(name, old);
             }
         }
     }
@@ -642,12 +734,22 @@ impl Shell {
         env
     }
 
-    /// A copy for a subshell: state changes in it never reach `self`.
-    pub(crate) fn subshell(&self) -> Shell {
+    /// A copy for a subshell: state changes in it never reach `self`. It is one of the
+    /// session's tasks while it lives, and fails when the session has no more.
+    pub(crate) fn subshell(&self) -> Result<Shell, ShellError> {
+        let slot = self.budget.task()?;
         let mut s = self.clone();
+        s.recount_vars();
+        if let Some(source) = self.budget.over_limit() {
+            return Err(ShellError::OutOfMemory {
+                what: "subshell".to_string(),
+                source,
+            });
+        }
+        s.slot = Some(Arc::new(slot));
         s.is_subshell = true;
         s.exit_requested = None;
-        s
+        Ok(s)
     }
 
     /// Writes a shell error on `stderr` and gives its status: the one place errors are shown.

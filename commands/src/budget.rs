@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Memory one session may hold by default (variables, buffers of commands such as `sort`,
 /// captured substitutions, pipe contents): enough for real work on data, small enough that
@@ -31,6 +31,13 @@ struct Inner {
     mem_used: AtomicUsize,
     task_limit: usize,
     tasks: AtomicUsize,
+    /// Set when a task was refused; until every task of the session has ended, every
+    /// further request is refused too, so a fork bomb unwinds instead of regrowing into
+    /// each slot its branches free.
+    tripped: AtomicBool,
+    /// Whether the refusal was reported since the budget tripped (one message, not one
+    /// per refused branch).
+    reported: AtomicBool,
 }
 
 impl fmt::Debug for Budget {
@@ -83,8 +90,17 @@ impl Budget {
                 mem_used: AtomicUsize::new(0),
                 task_limit,
                 tasks: AtomicUsize::new(0),
+                tripped: AtomicBool::new(false),
+                reported: AtomicBool::new(false),
             }),
         }
+    }
+
+    /// Whether more is charged than the limit allows (after forced charges).
+    pub fn over_limit(&self) -> Option<OutOfMemory> {
+        (self.mem_used() > self.inner.mem_limit).then_some(OutOfMemory {
+            limit: self.inner.mem_limit,
+        })
     }
 
     /// Bytes charged now.
@@ -123,18 +139,33 @@ impl Budget {
         }
     }
 
-    /// Takes one task slot until the returned guard is dropped.
+    /// Takes one task slot until the returned guard is dropped. Once a request was
+    /// refused, every request is refused until all the session's tasks have ended.
     pub fn task(&self) -> Result<TaskSlot, TooManyTasks> {
         let limit = self.inner.task_limit;
-        self.inner
+        if self.inner.tripped.load(Ordering::Acquire) {
+            return Err(TooManyTasks { limit });
+        }
+        if self
+            .inner
             .tasks
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < limit).then_some(n + 1)
             })
-            .map_err(|_| TooManyTasks { limit })?;
+            .is_err()
+        {
+            self.inner.tripped.store(true, Ordering::Release);
+            return Err(TooManyTasks { limit });
+        }
         Ok(TaskSlot {
             budget: self.clone(),
         })
+    }
+
+    /// True the first time it is asked after the task limit was hit: the one refusal
+    /// to report to the user.
+    pub fn first_refusal(&self) -> bool {
+        !self.inner.reported.swap(true, Ordering::AcqRel)
     }
 
     fn take(&self, bytes: usize) -> Result<(), OutOfMemory> {
@@ -173,6 +204,33 @@ impl Charge {
         Ok(())
     }
 
+    /// A second charge of the same size, taken even past the limit: for memory that was
+    /// already copied (a subshell's variables). Check [`Budget::over_limit`] after.
+    pub fn duplicate(&self) -> Charge {
+        self.budget
+            .inner
+            .mem_used
+            .fetch_add(self.bytes, Ordering::AcqRel);
+        Charge {
+            budget: self.budget.clone(),
+            bytes: self.bytes,
+        }
+    }
+
+    /// Makes the guard hold exactly `bytes`, even past the limit (for memory that is
+    /// already held and only being counted).
+    pub fn force(&mut self, bytes: usize) {
+        if bytes >= self.bytes {
+            self.budget
+                .inner
+                .mem_used
+                .fetch_add(bytes - self.bytes, Ordering::AcqRel);
+        } else {
+            self.budget.give(self.bytes - bytes);
+        }
+        self.bytes = bytes;
+    }
+
     /// Makes the guard hold exactly `bytes` (taking or giving back the difference).
     pub fn resize(&mut self, bytes: usize) -> Result<(), OutOfMemory> {
         if bytes > self.bytes {
@@ -199,7 +257,11 @@ pub struct TaskSlot {
 
 impl Drop for TaskSlot {
     fn drop(&mut self) {
-        self.budget.inner.tasks.fetch_sub(1, Ordering::AcqRel);
+        let inner = &self.budget.inner;
+        if inner.tasks.fetch_sub(1, Ordering::AcqRel) == 1 {
+            inner.tripped.store(false, Ordering::Release);
+            inner.reported.store(false, Ordering::Release);
+        }
     }
 }
 
@@ -224,13 +286,37 @@ mod tests {
     }
 
     #[test]
+    fn duplicates_and_forced_charges_count() {
+        let b = Budget::new(100, 2);
+        let mut c = b.charge(60).unwrap();
+        let d = c.duplicate();
+        assert_eq!(b.mem_used(), 120);
+        assert!(b.over_limit().is_some());
+        drop(d);
+        c.force(10);
+        assert_eq!(b.mem_used(), 10);
+        c.force(150);
+        assert_eq!(b.over_limit(), Some(OutOfMemory { limit: 100 }));
+        drop(c);
+        assert_eq!((b.mem_used(), b.over_limit()), (0, None));
+    }
+
+    #[test]
     fn tasks_are_bounded() {
         let b = Budget::new(0, 2);
         let t1 = b.task().unwrap();
         let _t2 = b.task().unwrap();
         assert_eq!(b.task().unwrap_err(), TooManyTasks { limit: 2 });
+        assert!(b.first_refusal());
+        assert!(!b.first_refusal());
+        // Tripped: refused until every task has ended, then usable again.
         drop(t1);
-        assert!(b.task().is_ok());
+        assert!(b.task().is_err());
+        drop(_t2);
+        let t = b.task().unwrap();
+        assert_eq!(b.tasks(), 1);
+        drop(t);
+        assert!(b.first_refusal(), "a new exhaustion is reported again");
     }
 
     #[test]

@@ -67,6 +67,16 @@ pub enum ShellError {
     Limit(String),
     #[error("{0}: bad regular expression")]
     BadRegex(String),
+    /// The session has as many live tasks as it may; the running command stops.
+    #[error(transparent)]
+    TooManyTasks(#[from] forkbox_commands::TooManyTasks),
+    /// The session's memory budget is spent; `what` is the variable or step that asked.
+    #[error("{what}: {source}")]
+    OutOfMemory {
+        what: String,
+        #[source]
+        source: forkbox_commands::OutOfMemory,
+    },
 }
 
 impl ShellError {
@@ -98,6 +108,8 @@ impl ShellError {
                 | ShellError::SubstitutionTooLarge(_)
                 | ShellError::RecursionLimit(..)
                 | ShellError::Readonly(_)
+                | ShellError::TooManyTasks(_)
+                | ShellError::OutOfMemory { .. }
         )
     }
 

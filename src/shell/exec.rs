@@ -229,7 +229,10 @@ impl Shell {
         }
         let mut futs = Vec::with_capacity(n);
         for (cmd, f) in p.seq.iter().zip(stage_fds) {
-            let mut sub = self.subshell();
+            let mut sub = match self.subshell() {
+                Ok(sub) => sub,
+                Err(e) => return self.fail(e, fds).await,
+            };
             futs.push(async move {
                 let r = sub.exec_command(cmd, &f).await;
                 drop(f);
@@ -339,6 +342,11 @@ impl Shell {
 
     /// Reports an interpreter error: its status, or an abort if it is fatal.
     pub(crate) async fn fail(&mut self, e: ShellError, fds: &Fds) -> Exec<i32> {
+        if matches!(e, ShellError::TooManyTasks(_)) && !self.budget.first_refusal() {
+            // Every branch of a fork bomb is refused; one message says it.
+            self.last_status = e.status();
+            return Err(Flow::Abort(e.status()));
+        }
         let status = self.report(&fds.stderr(), &e).await;
         self.last_status = status;
         if e.is_fatal() {
@@ -357,7 +365,10 @@ impl Shell {
             match cc {
                 CompoundCommand::BraceGroup(g) => self.exec_list(&g.list, fds).await,
                 CompoundCommand::Subshell(s) => {
-                    let mut sub = self.subshell();
+                    let mut sub = match self.subshell() {
+                        Ok(sub) => sub,
+                        Err(e) => return self.fail(e, fds).await,
+                    };
                     let r = sub.exec_list(&s.list, fds).await;
                     Ok(flow_status(r, sub.last_status))
                 }
@@ -864,14 +875,7 @@ impl Shell {
 
     fn pop_temp_env(&mut self, saved: Vec<(String, Option<super::Var>)>) {
         for (k, old) in saved.into_iter().rev() {
-            match old {
-                Some(v) => {
-                    self.vars.insert(k, v);
-                }
-                None => {
-                    self.vars.remove(&k);
-                }
-            }
+            self.restore_var(k, old);
         }
     }
 

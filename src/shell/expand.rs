@@ -695,7 +695,7 @@ impl Shell {
     /// Runs `cmd` in a subshell and captures its stdout (trailing newlines removed).
     pub(crate) async fn command_substitution(&mut self, cmd: &str, fds: &Fds) -> R<String> {
         let program = parse_program(cmd)?;
-        let mut sub = self.subshell();
+        let mut sub = self.subshell()?;
         let (out, input) = pipe();
         let sub_fds = fds.with_stdout(out);
         // Its own task: nested substitutions (`f() { echo $(f); }`) then cost heap, not stack.
@@ -704,12 +704,31 @@ impl Shell {
             drop(sub_fds);
             status
         });
-        let read = async move { input.read_to_end(MAX_SUBSTITUTION_OUTPUT).await };
+        // What it captures is charged to the session's memory as it arrives.
+        // The reader owns the pipe's end: if it gives up, the writer's pipe breaks.
+        let budget = self.budget.clone();
+        let read = async move {
+            let mut charge = budget.empty_charge();
+            let mut data = Vec::new();
+            while let Ok(Some(chunk)) = input.read_chunk().await {
+                if data.len() + chunk.len() > MAX_SUBSTITUTION_OUTPUT {
+                    return Err(ShellError::SubstitutionTooLarge(MAX_SUBSTITUTION_OUTPUT));
+                }
+                charge
+                    .grow(chunk.len())
+                    .map_err(|source| ShellError::OutOfMemory {
+                        what: "command substitution".to_string(),
+                        source,
+                    })?;
+                data.extend_from_slice(&chunk);
+            }
+            Ok(data)
+        };
         let (status, data) = futures::join!(run, read);
         let status = status.unwrap_or(1);
         self.last_status = status;
         self.subst_runs += 1;
-        let data = data.map_err(|_| ShellError::SubstitutionTooLarge(MAX_SUBSTITUTION_OUTPUT))?;
+        let data = data?;
         let mut s = String::from_utf8_lossy(&data).into_owned();
         while s.ends_with('\n') {
             s.pop();

@@ -117,7 +117,18 @@ pub(crate) async fn run_nested(
     cancel: CancellationToken,
 ) -> i32 {
     let name = argv.first().cloned().unwrap_or_else(|| "sh".into());
+    // A nested shell is one of the session's tasks while it runs.
+    let slot = match cfg.budget.task() {
+        Ok(slot) => slot,
+        Err(e) => {
+            if cfg.budget.first_refusal() {
+                let _ = stdio.stderr.write_str(&ShellError::from(e).message()).await;
+            }
+            return 1;
+        }
+    };
     let mut sh = Shell::new(cfg);
+    sh.slot = Some(Arc::new(slot));
     sh.snapshots = snapshots;
     sh.arg0 = name.clone();
     let mut i = 1;
