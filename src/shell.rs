@@ -914,6 +914,137 @@ mod api_tests {
         }
     }
 
+    fn shell_with_budget(budget: Budget) -> Shell {
+        let mut sh = shell_on(MemFs::new());
+        sh.budget = budget;
+        sh.vars_mem = VarsCharge(sh.budget.empty_charge());
+        sh.recount_vars();
+        sh
+    }
+
+    #[tokio::test]
+    async fn fork_bombs_hit_the_task_limit_and_the_shell_goes_on() {
+        for bomb in [":(){ :|:& };:", "f(){ f|f; }; f"] {
+            let budget = Budget::new(64 << 20, 64);
+            let mut sh = shell_with_budget(budget.clone());
+            let (status, _, err) = run(&mut sh, bomb, Input::empty()).await;
+            assert_eq!(status, 1, "{bomb}");
+            assert_eq!(
+                err,
+                "forkbox: fork: Resource temporarily unavailable (session limit of 64 tasks)\n",
+                "{bomb}: one message"
+            );
+            assert_eq!(budget.tasks(), 0, "{bomb}: every task ended");
+            let (status, out, _) =
+                run(&mut sh, "echo a | cat; echo $(echo b)", Input::empty()).await;
+            assert_eq!((status, out.as_str()), (0, "a\nb\n"), "{bomb}");
+        }
+    }
+
+    #[tokio::test]
+    async fn nested_shells_count_as_tasks() {
+        let budget = Budget::new(64 << 20, 16);
+        let mut sh = shell_with_budget(budget.clone());
+        let (status, _, err) = run(
+            &mut sh,
+            "echo 'sh b.sh | sh b.sh' > b.sh; sh b.sh; echo status $?",
+            Input::empty(),
+        )
+        .await;
+        assert_eq!(status, 0);
+        assert_eq!(
+            err.matches("session limit of 16 tasks").count(),
+            1,
+            "one message: {err}"
+        );
+        assert_eq!(budget.tasks(), 0);
+    }
+
+    #[tokio::test]
+    async fn variables_are_charged_to_the_session() {
+        let budget = Budget::new(1 << 20, 64);
+        let mut sh = shell_with_budget(budget.clone());
+        let script = "b=$(yes abcdefg | head -c 200000); for i in 1 2 3 4 5 6 7 8; do eval \"v$i=\\$b\"; done; echo no";
+        let (status, out, err) = run(&mut sh, script, Input::empty()).await;
+        assert_eq!(status, 1);
+        assert_eq!(out, "");
+        assert_eq!(err, "forkbox: v5: out of memory (session limit 1M)\n");
+        // Unsetting gives the memory back; the shell goes on.
+        let (status, out, _) =
+            run(&mut sh, "unset v1 v2 v3 v4; v9=$b; echo ok", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "ok\n"));
+        let used = budget.mem_used();
+        assert!(used > 400_000 && used < 500_000, "{used}");
+    }
+
+    #[tokio::test]
+    async fn subshells_pay_for_their_copy_of_the_variables() {
+        let budget = Budget::new(1 << 20, 64);
+        let mut sh = shell_with_budget(budget.clone());
+        let (status, _, err) = run(
+            &mut sh,
+            "b=$(yes abcdefg | head -c 400000); ( echo in ) | ( echo in2 ) | cat",
+            Input::empty(),
+        )
+        .await;
+        assert_eq!(status, 1);
+        assert!(
+            err.contains("subshell: out of memory (session limit 1M)"),
+            "{err}"
+        );
+        let (status, out, _) = run(&mut sh, "b=; (echo fits)", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "fits\n"));
+    }
+
+    #[tokio::test]
+    async fn substitution_output_is_charged() {
+        let budget = Budget::new(1 << 20, 64);
+        let mut sh = shell_with_budget(budget.clone());
+        let (status, _, err) = run(
+            &mut sh,
+            "x=$(yes | head -c 2000000); echo no",
+            Input::empty(),
+        )
+        .await;
+        assert_eq!(status, 1);
+        assert_eq!(
+            err,
+            "forkbox: command substitution: out of memory (session limit 1M)\n"
+        );
+        assert_eq!(budget.tasks(), 0);
+    }
+
+    #[tokio::test]
+    async fn deep_and_exponential_input_is_refused_quickly() {
+        let mut sh = shell_on(MemFs::new());
+        let braces = r#"eval "$(printf "{ %.0s" {1..500})true; $(printf "}; %.0s" {1..500})""#;
+        let (status, _, err) = run(&mut sh, braces, Input::empty()).await;
+        assert_eq!(status, 2);
+        assert_eq!(
+            err,
+            "forkbox: syntax error: nested more than 256 levels deep\n"
+        );
+        let parens = r#"eval "$(printf '(%.0s' {1..32})""#;
+        let (status, _, err) = run(&mut sh, parens, Input::empty()).await;
+        assert_eq!(status, 2);
+        assert_eq!(
+            err,
+            "forkbox: syntax error: parentheses nested more than 12 levels deep\n"
+        );
+        // Deep but within the bound: runs, on stack segments of its own.
+        let deep = r#"eval "$(printf "if true; then %.0s" {1..250}) echo deep; $(printf "fi; %.0s" {1..250})""#;
+        let (status, out, _) = run(&mut sh, deep, Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "deep\n"));
+        let words =
+            r#"x=$(printf '${y:-%.0s' {1..250})v$(printf '}%.0s' {1..250}); eval "echo $x""#;
+        let (status, out, _) = run(&mut sh, words, Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "v\n"));
+        let arith = r#"x=$(printf '%.0s-' {1..100000})1; echo $((x)); echo after"#;
+        let (status, _, err) = run(&mut sh, arith, Input::empty()).await;
+        assert_ne!(status, 0, "{err}");
+        assert!(err.contains("expression recursion level exceeded"), "{err}");
+    }
+
     #[tokio::test]
     async fn recursion_is_bounded() {
         let mut sh = shell_on(MemFs::new());

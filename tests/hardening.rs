@@ -1,0 +1,112 @@
+//! One anonymous session must not be able to take forkbox down: each attack that once
+//! crashed or wedged the server, run through the real OpenSSH client against a server with
+//! its defaults. After each, the server is up, its memory within its bounds, another
+//! session answers, and the attacker got a clear error.
+
+#[path = "support/server.rs"]
+mod support;
+
+use support::{Server, stderr, stdout};
+
+/// What one session may hold by default (`--session-memory`), plus room for what a
+/// command builds while it runs (an expansion being assembled, a pipe's contents) and the
+/// allocator's slack.
+const SESSION_BOUND: u64 = 256 * 1024 * 1024 + 256 * 1024 * 1024;
+
+/// Runs `attack` in one session; checks the server survived it with its memory bounded and
+/// that another session still answers. Gives the attacker's output.
+fn survives(server: &Server, attack: &str) -> std::process::Output {
+    let idle = server.proc_status_bytes("VmRSS");
+    let peak_known = server.reset_peak_rss();
+    let out = server.ssh(attack);
+    let after = server.proc_status_bytes(if peak_known { "VmHWM" } else { "VmRSS" });
+    assert!(
+        after < idle + SESSION_BOUND,
+        "{attack}: server grew from {idle} to {after} bytes"
+    );
+    let other = server.ssh("echo alive");
+    assert_eq!(stdout(&other), "alive\n", "{attack}: {}", stderr(&other));
+    assert_eq!(other.status.code(), Some(0));
+    out
+}
+
+#[test]
+fn deep_nesting_is_a_syntax_error_not_a_crash() {
+    let server = Server::start();
+    let out = survives(
+        &server,
+        r#"eval "$(printf "{ %.0s" {1..500})true; $(printf "}; %.0s" {1..500})"; echo status $?"#,
+    );
+    assert_eq!(stdout(&out), "status 2\n");
+    assert_eq!(
+        stderr(&out),
+        "forkbox: syntax error: nested more than 256 levels deep\n"
+    );
+    // The same while parsing, inside `if false`, with every kind of nesting.
+    for deep in [
+        format!(
+            "if false; then {}true{}; fi",
+            "( ".repeat(400),
+            " )".repeat(400)
+        ),
+        format!("echo {}x{}", "$(".repeat(400), ")".repeat(400)),
+        format!("echo {}x{}", "${x:-".repeat(400), "}".repeat(400)),
+        format!("[[ {}a{} ]]", "( ".repeat(400), " )".repeat(400)),
+        format!("(({}1{}))", "(".repeat(400), ")".repeat(400)),
+        format!(
+            "{}true; {}",
+            "while false; do ".repeat(400),
+            "done; ".repeat(400)
+        ),
+    ] {
+        let out = survives(&server, &deep);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("syntax error"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn unclosed_parentheses_parse_at_once() {
+    let server = Server::start();
+    let out = survives(
+        &server,
+        r#"eval "$(printf '(%.0s' {1..32})"; echo status $?"#,
+    );
+    assert_eq!(stdout(&out), "status 2\n");
+    assert_eq!(
+        stderr(&out),
+        "forkbox: syntax error: parentheses nested more than 12 levels deep\n"
+    );
+    // The same text as the whole request.
+    let out = survives(&server, &"(".repeat(4000));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn fork_bombs_stop_at_the_session_task_limit() {
+    let server = Server::start();
+    for bomb in [":(){ :|:& };:", "f(){ f|f; }; f"] {
+        let out = survives(&server, &format!("{bomb}; echo status $?"));
+        assert_eq!(stdout(&out), "status 1\n", "{bomb}");
+        assert_eq!(
+            stderr(&out),
+            "forkbox: fork: Resource temporarily unavailable (session limit of 1024 tasks)\n",
+            "{bomb}"
+        );
+    }
+}
+
+#[test]
+fn variables_cannot_take_the_server_memory() {
+    let server = Server::start();
+    let out = survives(
+        &server,
+        r#"b=$(yes aaaaaaaaaaaaaaa | head -c 15000000)
+for i in $(seq 1 120); do eval "v$i=\$b\$b\$b\$b"; done"#,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "forkbox: v5: out of memory (session limit 256M)\n"
+    );
+}
