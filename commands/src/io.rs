@@ -12,6 +12,8 @@ use std::sync::Arc;
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::sync::{Mutex, mpsc};
 
+use crate::budget::{Budget, Charge};
+
 /// Largest chunk one send carries; longer writes are split so the pipe bound holds in bytes.
 pub const PIPE_CHUNK: usize = 64 * 1024;
 
@@ -22,9 +24,22 @@ pub const PIPE_CHUNKS: usize = 16;
 
 /// Creates a bounded pipe: what is written to the [`Output`] is read from the [`Input`].
 pub fn pipe() -> (Output, Input) {
+    pipe_with(None)
+}
+
+/// A pipe whose contents in flight are charged to a session's `budget`: a write that
+/// does not fit fails with [`io::ErrorKind::OutOfMemory`].
+pub fn pipe_in(budget: &Budget) -> (Output, Input) {
+    pipe_with(Some(budget.clone()))
+}
+
+fn pipe_with(budget: Option<Budget>) -> (Output, Input) {
     let (tx, rx) = mpsc::channel(PIPE_CHUNKS);
     (
-        Output { tx: Some(tx) },
+        Output {
+            tx: Some(tx),
+            budget,
+        },
         Input {
             state: Arc::new(Mutex::new(InputState {
                 src: Some(Source::Pipe(rx)),
@@ -34,17 +49,42 @@ pub fn pipe() -> (Output, Input) {
     )
 }
 
+/// One chunk in a pipe, with the charge it holds on the session's memory until read.
+struct Chunk {
+    data: Bytes,
+    _charge: Option<Charge>,
+}
+
 /// The write end of a stream. Cloning shares the stream.
 #[derive(Clone, Debug)]
 pub struct Output {
     /// `None` is a sink that discards everything (`/dev/null`).
-    tx: Option<mpsc::Sender<Bytes>>,
+    tx: Option<mpsc::Sender<Chunk>>,
+    /// What chunks in flight are charged to, if anything.
+    budget: Option<Budget>,
 }
 
 impl Output {
     /// A stream that accepts and discards everything.
     pub fn null() -> Output {
-        Output { tx: None }
+        Output {
+            tx: None,
+            budget: None,
+        }
+    }
+
+    fn chunk(&self, data: Bytes) -> io::Result<Chunk> {
+        let charge = match &self.budget {
+            None => None,
+            Some(b) => Some(
+                b.charge(data.len())
+                    .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?,
+            ),
+        };
+        Ok(Chunk {
+            data,
+            _charge: charge,
+        })
     }
 
     /// Writes all of `data`, waiting while the pipe is full.
@@ -53,7 +93,7 @@ impl Output {
     pub async fn write_all(&self, data: &[u8]) -> io::Result<()> {
         let Some(tx) = &self.tx else { return Ok(()) };
         for chunk in data.chunks(PIPE_CHUNK) {
-            tx.send(Bytes::copy_from_slice(chunk))
+            tx.send(self.chunk(Bytes::copy_from_slice(chunk))?)
                 .await
                 .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
         }
@@ -68,7 +108,7 @@ impl Output {
                 return Ok(());
             }
             return tx
-                .send(data)
+                .send(self.chunk(data)?)
                 .await
                 .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe));
         }
@@ -100,7 +140,7 @@ pub trait PullSource: Send {
 }
 
 enum Source {
-    Pipe(mpsc::Receiver<Bytes>),
+    Pipe(mpsc::Receiver<Chunk>),
     Pull(Box<dyn PullSource>),
 }
 
@@ -127,7 +167,7 @@ impl InputState {
         while self.buf.is_empty() {
             let next = match &mut self.src {
                 None => return false,
-                Some(Source::Pipe(rx)) => rx.recv().await,
+                Some(Source::Pipe(rx)) => rx.recv().await.map(|c| c.data),
                 Some(Source::Pull(p)) => p.next().await,
             };
             match next {
@@ -264,6 +304,33 @@ mod tests {
         let all = input.read_to_end(usize::MAX).await.unwrap();
         assert_eq!(all.len(), PIPE_CHUNK * (PIPE_CHUNKS + 4));
         writer.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn charged_pipes_hold_at_most_the_budget() {
+        let budget = Budget::new(3 * PIPE_CHUNK, 16);
+        let (out, input) = pipe_in(&budget);
+        let chunk = vec![b'x'; PIPE_CHUNK];
+        for _ in 0..3 {
+            out.write_all(&chunk).await.unwrap();
+        }
+        assert_eq!(budget.mem_used(), 3 * PIPE_CHUNK);
+        let err = out.write_all(&chunk).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::OutOfMemory);
+        assert!(matches!(
+            crate::Interrupt::from(err),
+            crate::Interrupt::OutOfMemory(_)
+        ));
+        // Reading gives the memory back.
+        input.read_chunk().await.unwrap().unwrap();
+        assert_eq!(budget.mem_used(), 2 * PIPE_CHUNK);
+        out.write_all(&chunk).await.unwrap();
+        drop(out);
+        assert_eq!(
+            input.read_to_end(usize::MAX).await.unwrap().len(),
+            3 * PIPE_CHUNK
+        );
+        assert_eq!(budget.mem_used(), 0);
     }
 
     #[tokio::test]

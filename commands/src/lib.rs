@@ -28,7 +28,7 @@ pub mod testing;
 
 pub use budget::{Budget, Charge, OutOfMemory, TaskSlot, TooManyTasks};
 pub use fs::{DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode};
-pub use io::{Input, Output, PullSource, pipe};
+pub use io::{Input, Output, PullSource, pipe, pipe_in};
 
 /// Exit status of a command (0–255, as the shell sees it).
 pub type Status = i32;
@@ -59,10 +59,18 @@ pub enum Interrupt {
 
 impl From<std::io::Error> for Interrupt {
     fn from(e: std::io::Error) -> Self {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            Interrupt::BrokenPipe
-        } else {
-            Interrupt::Write(e)
+        match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Interrupt::BrokenPipe,
+            std::io::ErrorKind::OutOfMemory => {
+                match e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<OutOfMemory>())
+                {
+                    Some(oom) => Interrupt::OutOfMemory(*oom),
+                    None => Interrupt::Write(e),
+                }
+            }
+            _ => Interrupt::Write(e),
         }
     }
 }

@@ -221,7 +221,7 @@ impl Shell {
                 f = f.with_stdin(input);
             }
             if i + 1 < n {
-                let (out, input) = forkbox_commands::pipe();
+                let (out, input) = forkbox_commands::pipe_in(&self.budget);
                 f = f.with_stdout(out);
                 next_in = Some(input);
             }
