@@ -1373,12 +1373,12 @@ fn replace(s: &str, pat: &Pattern, rep: &str, kind: &SubstringMatchKind) -> Stri
             let all = matches!(kind, SubstringMatchKind::Anywhere);
             let mut out = String::new();
             let mut i = 0;
-            while i <= chars.len() {
-                match pat.find(&chars, i) {
-                    Some((start, len)) if len > 0 => {
-                        out.extend(&chars[i..start]);
+            while i <= s.len() {
+                match pat.find_in(s, i) {
+                    Some((start, end)) if end > start => {
+                        out.push_str(&s[i..start]);
                         out.push_str(rep);
-                        i = start + len;
+                        i = end;
                         if !all {
                             break;
                         }
@@ -1386,9 +1386,7 @@ fn replace(s: &str, pat: &Pattern, rep: &str, kind: &SubstringMatchKind) -> Stri
                     _ => break,
                 }
             }
-            if i <= chars.len() {
-                out.extend(&chars[i..]);
-            }
+            out.push_str(&s[i.min(s.len())..]);
             out
         }
     }

@@ -5,6 +5,8 @@
 //! every character that came from a quoted part of the word, so `"*"` matches only a star.
 //! Extended globs (`@(…)`) are not supported: they match literally.
 
+mod search;
+
 /// One element of a compiled pattern.
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -167,8 +169,54 @@ impl Pattern {
         self.toks.first() == Some(&Tok::Lit('.'))
     }
 
+    /// The pattern as a regular expression (for the automata of [`search`]).
+    fn regex(&self) -> String {
+        let mut re = String::from("(?s)");
+        for tok in &self.toks {
+            match tok {
+                Tok::Lit(c) => re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
+                Tok::One => re.push('.'),
+                Tok::Star => re.push_str(".*"),
+                Tok::Class { negated, items } => {
+                    re.push_str(if *negated { "[^" } else { "[" });
+                    for it in items {
+                        match it {
+                            ClassItem::Char(c) => re.push_str(&format!("\\x{{{:x}}}", *c as u32)),
+                            ClassItem::Range(a, b) => re.push_str(&format!(
+                                "\\x{{{:x}}}-\\x{{{:x}}}",
+                                *a as u32, *b as u32
+                            )),
+                            ClassItem::Named(n) => re.push_str(&format!("[:{n}:]")),
+                        }
+                    }
+                    re.push(']');
+                }
+            }
+        }
+        re
+    }
+
+    /// The text of a pattern made only of literal characters.
+    fn literal(&self) -> Option<String> {
+        self.toks
+            .iter()
+            .map(|t| match t {
+                Tok::Lit(c) => Some(*c),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Length in chars of the shortest (or longest) prefix of `text` that matches.
     pub fn match_prefix(&self, text: &str, longest: bool) -> Option<usize> {
+        if let Some(lit) = self.literal() {
+            return text.starts_with(&lit).then(|| lit.chars().count());
+        }
+        if let Some(a) = search::automata(&self.regex()) {
+            return a
+                .prefix(text, longest)
+                .map(|end| text[..end].chars().count());
+        }
         let t: Vec<char> = text.chars().collect();
         let mut lens: Box<dyn Iterator<Item = usize>> = if longest {
             Box::new((0..=t.len()).rev())
@@ -180,6 +228,14 @@ impl Pattern {
 
     /// Length in chars of the shortest (or longest) suffix of `text` that matches.
     pub fn match_suffix(&self, text: &str, longest: bool) -> Option<usize> {
+        if let Some(lit) = self.literal() {
+            return text.ends_with(&lit).then(|| lit.chars().count());
+        }
+        if let Some(a) = search::automata(&self.regex()) {
+            return a
+                .suffix(text, longest)
+                .map(|start| text[start..].chars().count());
+        }
         let t: Vec<char> = text.chars().collect();
         let mut lens: Box<dyn Iterator<Item = usize>> = if longest {
             Box::new((0..=t.len()).rev())
@@ -189,8 +245,27 @@ impl Pattern {
         lens.find(|&n| self.matches_chars(&t[t.len() - n..]))
     }
 
-    /// The first (leftmost, then longest) match in `t` at or after `from`: (start, len) in chars.
-    pub fn find(&self, t: &[char], from: usize) -> Option<(usize, usize)> {
+    /// The first (leftmost, then longest) match in `text` at or after byte `from`:
+    /// (start, end) in bytes. Linear in the text.
+    pub fn find_in(&self, text: &str, from: usize) -> Option<(usize, usize)> {
+        if let Some(lit) = self.literal() {
+            return text[from..]
+                .find(&lit)
+                .map(|i| (from + i, from + i + lit.len()));
+        }
+        if let Some(a) = search::automata(&self.regex()) {
+            return a.find(text, from);
+        }
+        let t: Vec<char> = text.chars().collect();
+        let from_char = text[..from].chars().count();
+        let (start, len) = self.find(&t, from_char)?;
+        let to_byte = |n: usize| t[..n].iter().map(|c| c.len_utf8()).sum::<usize>();
+        Some((to_byte(start), to_byte(start + len)))
+    }
+
+    /// The first (leftmost, then longest) match in `t` at or after `from`: (start, len) in
+    /// chars, by backtracking (the fallback when no automaton can be built).
+    fn find(&self, t: &[char], from: usize) -> Option<(usize, usize)> {
         for start in from..=t.len() {
             for end in (start..=t.len()).rev() {
                 if self.matches_chars(&t[start..end]) {
@@ -288,6 +363,65 @@ mod tests {
 
     fn m(p: &str, t: &str) -> bool {
         Pattern::new(p).matches(t)
+    }
+
+    /// The automata agree with the backtracking matcher on every small case.
+    #[test]
+    fn automata_agree_with_backtracking() {
+        let atoms = [
+            "a",
+            "b",
+            "é",
+            "*",
+            "?",
+            "[ab]",
+            "[!a]",
+            "[[:digit:]]",
+            "\\*",
+        ];
+        let alphabet = ['a', 'b', 'é', '1', '*'];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..3000 {
+            let pat: String = (0..next(4) + 1).map(|_| atoms[next(atoms.len())]).collect();
+            let text: String = (0..next(7))
+                .map(|_| alphabet[next(alphabet.len())])
+                .collect();
+            let p = Pattern::new(&pat);
+            let t: Vec<char> = text.chars().collect();
+            for longest in [false, true] {
+                let lens: Vec<usize> = if longest {
+                    (0..=t.len()).rev().collect()
+                } else {
+                    (0..=t.len()).collect()
+                };
+                let prefix = lens.iter().copied().find(|&n| p.matches_chars(&t[..n]));
+                assert_eq!(
+                    p.match_prefix(&text, longest),
+                    prefix,
+                    "{pat} {text} {longest}"
+                );
+                let suffix = lens
+                    .iter()
+                    .copied()
+                    .find(|&n| p.matches_chars(&t[t.len() - n..]));
+                assert_eq!(
+                    p.match_suffix(&text, longest),
+                    suffix,
+                    "{pat} {text} {longest}"
+                );
+            }
+            let to_byte = |n: usize| t[..n].iter().map(|c| c.len_utf8()).sum::<usize>();
+            for from in 0..=t.len() {
+                let want = p.find(&t, from).map(|(s, l)| (to_byte(s), to_byte(s + l)));
+                assert_eq!(p.find_in(&text, to_byte(from)), want, "{pat} {text} {from}");
+            }
+        }
     }
 
     #[test]
