@@ -476,7 +476,9 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
         .context("cannot create the fork")?;
     let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
     let mut shell = Shell::new(ShellConfig {
-        fs: Arc::new(Vfs::with_quota(view, args.quota.quota())),
+        fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(
+            Vfs::with_quota(view, args.quota.quota()),
+        ))),
         registry: Arc::new(Registry::with_native()),
         env: crate::session::environment(&user, "forkbox", id, None),
         cwd: "/".into(),

@@ -37,6 +37,7 @@ use futures::StreamExt;
 use crate::fork::{ForkView, Layer};
 use crate::storage::{Attrs, ObjectKind, ObjectMeta, Staged, StorageError};
 
+pub mod mounts;
 pub mod readahead;
 
 /// Symlinks followed while resolving one path before giving up with ELOOP, as Linux does.
@@ -132,7 +133,7 @@ impl Node {
         let default_mode = match kind {
             FileKind::Dir => DEFAULT_DIR_MODE,
             FileKind::Symlink => 0o777,
-            FileKind::File => DEFAULT_FILE_MODE,
+            FileKind::File | FileKind::CharDevice => DEFAULT_FILE_MODE,
         };
         Node {
             kind,
@@ -174,7 +175,7 @@ struct State {
 fn charged(node: &Node) -> u64 {
     match node.kind {
         FileKind::File | FileKind::Symlink => node.len,
-        FileKind::Dir => 0,
+        FileKind::Dir | FileKind::CharDevice => 0,
     }
 }
 
@@ -893,7 +894,8 @@ impl Vfs {
             return Ok(node.clone());
         }
         match node.kind {
-            FileKind::File => {
+            // A fork never holds devices; they live in the mount table.
+            FileKind::File | FileKind::CharDevice => {
                 self.rewrite_file(rel, node, rel, node.len, node.len, node.mode, node.mtime)
                     .await?
             }

@@ -26,6 +26,44 @@ use Mode::{Full, Loose};
 const WORK: &str = "/w";
 
 const CASES: &[(&str, Mode, &str)] = &[
+    // --- devices of the mount table
+    (
+        "dev_null_read",
+        Full,
+        "cat /dev/null; echo $?; wc -c < /dev/null",
+    ),
+    (
+        "dev_zero",
+        Full,
+        "head -c 5 /dev/zero | wc -c; head -c 3 < /dev/zero | tr '\\0' z",
+    ),
+    ("dev_urandom", Full, "head -c 16 /dev/urandom | wc -c"),
+    (
+        "dev_char_tests",
+        Full,
+        "[[ -c /dev/null ]] && echo c; test -c /dev/zero && echo z; [ -c /w ] || echo notc; [[ -e /dev/stdin ]] && echo e",
+    ),
+    (
+        "dev_stdin_operand",
+        Full,
+        "echo hi | cat /dev/stdin; echo there | head -n 1 /dev/stdin",
+    ),
+    // --- pattern removal and substitution (linear-time search)
+    (
+        "pattern_ops",
+        Full,
+        r#"x=/a/b.c/d.tar.gz; echo ${x##*/} ${x#*/} ${x%.*} ${x%%.*} ${x//[.\/]/_} ${x/b*./X}"#,
+    ),
+    (
+        "pattern_ops_classes",
+        Full,
+        r#"x='a1b22c333'; echo ${x//[[:digit:]]/} ${x//[!0-9]/-} ${x#*[0-9]} ${x%%[0-9]*} ${x/#a/A} ${x/%3/E}"#,
+    ),
+    (
+        "pattern_ops_unicode",
+        Full,
+        r#"x='héllo wörld'; echo ${x//ö/o} ${x%w*} ${x#*l}"#,
+    ),
     // --- simple commands and quoting
     ("echo", Full, "echo hello world"),
     ("echo_n", Full, "echo -n a; echo b"),
@@ -648,7 +686,7 @@ async fn run_forkbox(script: &str) -> Outcome {
     let fs = MemFs::new();
     fs.put_dir(WORK);
     let mut shell = Shell::new(ShellConfig {
-        fs,
+        fs: Arc::new(forkbox::vfs::mounts::Mounts::with_devices(fs)),
         registry: Arc::new(registry()),
         env: vec![
             ("HOME".into(), WORK.into()),

@@ -16,6 +16,8 @@ pub enum FileKind {
     File,
     Dir,
     Symlink,
+    /// A device such as `/dev/null` (from the session's mount table, never the fork).
+    CharDevice,
 }
 
 /// What `stat` tells about a path.

@@ -82,7 +82,7 @@ pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
     };
     let interactive = matches!(request, Request::Shell) && pty.is_some();
     let mut shell = Shell::new(ShellConfig {
-        fs: Arc::new(vfs),
+        fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs))),
         registry: session.services().registry.clone(),
         env: session.environment(pty.as_ref().map(|p| p.term.as_str())),
         cwd: "/".into(),

@@ -85,17 +85,18 @@ impl Shell {
             U::FileExistsAndOwnedByEffectiveUserId | U::FileExistsAndOwnedByEffectiveGroupId => {
                 self.fs.stat(&path).await.is_ok()
             }
+            U::FileExistsAndIsCharSpecialFile => self
+                .fs
+                .stat(&path)
+                .await
+                .is_ok_and(|m| m.kind == forkbox_commands::FileKind::CharDevice),
             U::FileExistsAndIsBlockSpecialFile
-            | U::FileExistsAndIsCharSpecialFile
             | U::FileExistsAndIsFifo
             | U::FileExistsAndIsSocket
             | U::FileExistsAndIsSetuid
             | U::FileExistsAndIsSetgid
             | U::FileExistsAndHasStickyBit
-            | U::FileExistsAndModifiedSinceLastRead => {
-                matches!(s, "/dev/null" | "/dev/zero" | "/dev/urandom")
-                    && matches!(pred, U::FileExistsAndIsCharSpecialFile)
-            }
+            | U::FileExistsAndModifiedSinceLastRead => false,
             U::FdIsOpenTerminal => s.trim() == "1" && fds.tty.is_some(),
             U::ShellOptionEnabled => match s {
                 "errexit" => self.opts.errexit,

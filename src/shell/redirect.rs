@@ -9,16 +9,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use brush_parser::ast::{IoFileRedirectKind, IoFileRedirectTarget, IoRedirect};
-use bytes::Bytes;
 use forkbox_commands::{FileSystem, FsError, Input, Output, TermSize, WriteMode, pipe};
 use tokio::task::JoinHandle;
 
 use super::error::ShellError;
 use super::{MAX_HEREDOC, Shell, Stdio};
-
-/// Most bytes a redirection from `/dev/zero` or `/dev/urandom` supplies: far more than any
-/// sane reader wants, and it stops a reader that never stops.
-pub const DEV_STREAM_LIMIT: u64 = 1024 * 1024 * 1024;
 
 /// One open descriptor.
 #[derive(Clone, Debug)]
@@ -315,27 +310,7 @@ impl Shell {
         match name {
             "/dev/null" => return Ok(Input::empty()),
             "/dev/stdin" | "/dev/fd/0" => return Ok(fds.stdin()),
-            "/dev/zero" | "/dev/urandom" | "/dev/random" => {
-                let (out, input) = pipe();
-                let zero = name == "/dev/zero";
-                tokio::spawn(async move {
-                    let mut sent = 0u64;
-                    while sent < DEV_STREAM_LIMIT {
-                        let chunk: Vec<u8> = if zero {
-                            vec![0u8; forkbox_commands::io::PIPE_CHUNK]
-                        } else {
-                            (0..forkbox_commands::io::PIPE_CHUNK)
-                                .map(|_| rand::random::<u8>())
-                                .collect()
-                        };
-                        if out.write_bytes(Bytes::from(chunk)).await.is_err() {
-                            break;
-                        }
-                        sent += forkbox_commands::io::PIPE_CHUNK as u64;
-                    }
-                });
-                return Ok(input);
-            }
+            // Other devices (`/dev/zero`, `/dev/urandom`) are files of the mount table.
             _ => {}
         }
         if let Some(n) = name.strip_prefix("/dev/fd/")

@@ -361,7 +361,9 @@ impl Changer<'_> {
                 let child = crate::fs::join(&path, &e.name);
                 match e.meta.kind {
                     FileKind::Symlink => self.skip_symlink(&child_shown).await?,
-                    FileKind::File => self.change(&child_shown, &child, &e.meta).await?,
+                    FileKind::File | FileKind::CharDevice => {
+                        self.change(&child_shown, &child, &e.meta).await?
+                    }
                     FileKind::Dir => {
                         self.change(&child_shown, &child, &e.meta).await?;
                         if depth + 1 > MAX_DEPTH {

@@ -75,7 +75,7 @@ fn indicator(meta: &Metadata) -> &'static str {
         FileKind::Dir => "/",
         FileKind::Symlink => "@",
         FileKind::File if meta.mode & 0o111 != 0 => "*",
-        FileKind::File => "",
+        FileKind::File | FileKind::CharDevice => "",
     }
 }
 
@@ -97,7 +97,7 @@ fn blocks(meta: &Metadata) -> u64 {
     match meta.kind {
         FileKind::File => meta.len.div_ceil(4096) * 4,
         FileKind::Dir => 4,
-        FileKind::Symlink => 0,
+        FileKind::Symlink | FileKind::CharDevice => 0,
     }
 }
 

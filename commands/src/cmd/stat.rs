@@ -69,6 +69,7 @@ fn file_type(meta: &Metadata) -> &'static str {
         FileKind::File => "regular file",
         FileKind::Dir => "directory",
         FileKind::Symlink => "symbolic link",
+        FileKind::CharDevice => "character special file",
     }
 }
 
@@ -76,7 +77,7 @@ fn blocks(meta: &Metadata) -> u64 {
     match meta.kind {
         FileKind::File => meta.len.div_ceil(IO_BLOCK) * (IO_BLOCK / BLOCK_UNIT),
         FileKind::Dir => IO_BLOCK / BLOCK_UNIT,
-        FileKind::Symlink => 0,
+        FileKind::Symlink | FileKind::CharDevice => 0,
     }
 }
 
@@ -85,6 +86,7 @@ fn raw_mode(meta: &Metadata) -> u32 {
         FileKind::File => 0o100000,
         FileKind::Dir => 0o040000,
         FileKind::Symlink => 0o120000,
+        FileKind::CharDevice => 0o020000,
     };
     kind | (meta.mode & 0o7777)
 }

@@ -68,7 +68,10 @@ impl Tester<'_> {
             "-h" | "-L" => {
                 !arg.is_empty() && ctx.fs.lstat(&path()).await.is_ok_and(|m| m.is_symlink())
             }
-            "-b" | "-c" | "-p" | "-S" => false,
+            "-c" => stat()
+                .await
+                .is_some_and(|m| m.kind == crate::fs::FileKind::CharDevice),
+            "-b" | "-p" | "-S" => false,
             "-t" => parse_int(arg)? == 1 && ctx.tty.is_some(),
             _ => return Err(Usage(format!("{op}: unary operator expected"))),
         })

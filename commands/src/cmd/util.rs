@@ -125,10 +125,11 @@ impl Reader {
     /// Opens `operand` (`-` is stdin). Fails as `open` would (missing file, bad parent);
     /// a directory opens, and its first read fails with [`FsError::IsADirectory`].
     pub(crate) async fn open(ctx: &Context, operand: &str) -> FsResult<Reader> {
-        if operand == "-" {
+        let path = ctx.path(operand);
+        // The command's own standard input, by any of its names.
+        if operand == "-" || matches!(path.as_str(), "/dev/stdin" | "/dev/fd/0") {
             return Ok(Reader::stdin(ctx));
         }
-        let path = ctx.path(operand);
         let meta = ctx.fs.stat(&path).await?;
         Ok(Reader {
             src: Src::File {
@@ -284,6 +285,7 @@ pub(crate) fn mode_string(meta: &Metadata) -> String {
         FileKind::Dir => 'd',
         FileKind::Symlink => 'l',
         FileKind::File => '-',
+        FileKind::CharDevice => 'c',
     });
     let m = meta.mode;
     let bits = [

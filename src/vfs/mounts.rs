@@ -1,0 +1,386 @@
+//! The namespace a session sees: its fork at `/`, and beside it a mount table of
+//! filesystems that are not part of the fork (the devices under `/dev` today; read-only
+//! tool mounts later). Nothing mounted is ever stored in the fork or counted against its
+//! quota.
+//!
+//! [`Mounts`] is the [`FileSystem`] the shell and the commands get: each path is
+//! normalized and goes to the filesystem mounted at its longest matching prefix, else to
+//! the fork. Paths reached through a symlink inside the fork are the fork's own (the
+//! fork resolves them), so a symlink to `/dev/null` is not the device.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use forkbox_commands::fs::normalize;
+use forkbox_commands::{
+    DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode,
+};
+
+/// A fork with filesystems mounted beside it.
+pub struct Mounts {
+    root: Arc<dyn FileSystem>,
+    /// Mount points (normalized, without a trailing `/`) and what is mounted there.
+    table: Vec<(String, Arc<dyn FileSystem>)>,
+}
+
+impl std::fmt::Debug for Mounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let points: Vec<&str> = self.table.iter().map(|(p, _)| p.as_str()).collect();
+        f.debug_struct("Mounts").field("points", &points).finish()
+    }
+}
+
+impl Mounts {
+    /// `root` at `/` with the session's devices at `/dev`.
+    pub fn with_devices(root: Arc<dyn FileSystem>) -> Mounts {
+        Mounts {
+            root,
+            table: vec![("/dev".to_string(), Arc::new(Devices))],
+        }
+    }
+
+    /// The filesystem that serves `path` (normalized).
+    fn route(&self, path: &str) -> &dyn FileSystem {
+        for (point, fs) in &self.table {
+            if path == point
+                || path
+                    .strip_prefix(point.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+            {
+                return fs.as_ref();
+            }
+        }
+        self.root.as_ref()
+    }
+
+    fn is_mounted(&self, path: &str) -> bool {
+        !std::ptr::addr_eq(self.route(path), self.root.as_ref())
+    }
+}
+
+#[async_trait]
+impl FileSystem for Mounts {
+    async fn stat(&self, path: &str) -> FsResult<Metadata> {
+        let p = normalize(path);
+        self.route(&p).stat(&p).await
+    }
+    async fn lstat(&self, path: &str) -> FsResult<Metadata> {
+        let p = normalize(path);
+        self.route(&p).lstat(&p).await
+    }
+    async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
+        let p = normalize(path);
+        self.route(&p).read_at(&p, offset, len).await
+    }
+    async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
+        let p = normalize(path);
+        self.route(&p).open_write(&p, mode).await
+    }
+    async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
+        let p = normalize(path);
+        self.route(&p).read_dir(&p).await
+    }
+    async fn mkdir(&self, path: &str) -> FsResult<()> {
+        let p = normalize(path);
+        self.route(&p).mkdir(&p).await
+    }
+    async fn rmdir(&self, path: &str) -> FsResult<()> {
+        let p = normalize(path);
+        self.route(&p).rmdir(&p).await
+    }
+    async fn unlink(&self, path: &str) -> FsResult<()> {
+        let p = normalize(path);
+        self.route(&p).unlink(&p).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> FsResult<()> {
+        let (f, t) = (normalize(from), normalize(to));
+        if self.is_mounted(&f) || self.is_mounted(&t) {
+            // Nothing mounted can be renamed, or replaced by a file of the fork.
+            return Err(FsError::PermissionDenied);
+        }
+        self.root.rename(&f, &t).await
+    }
+    async fn symlink(&self, target: &str, link: &str) -> FsResult<()> {
+        let p = normalize(link);
+        self.route(&p).symlink(target, &p).await
+    }
+    async fn readlink(&self, path: &str) -> FsResult<String> {
+        let p = normalize(path);
+        self.route(&p).readlink(&p).await
+    }
+    async fn chmod(&self, path: &str, mode: u32) -> FsResult<()> {
+        let p = normalize(path);
+        self.route(&p).chmod(&p, mode).await
+    }
+    async fn set_mtime(&self, path: &str, mtime: SystemTime) -> FsResult<()> {
+        let p = normalize(path);
+        self.route(&p).set_mtime(&p, mtime).await
+    }
+    async fn truncate(&self, path: &str, len: u64) -> FsResult<()> {
+        let p = normalize(path);
+        self.route(&p).truncate(&p, len).await
+    }
+    async fn canonicalize(&self, path: &str) -> FsResult<String> {
+        let p = normalize(path);
+        self.route(&p).canonicalize(&p).await
+    }
+    async fn usage(&self) -> FsResult<forkbox_commands::fs::Usage> {
+        self.root.usage().await
+    }
+    async fn sync_all(&self) -> FsResult<()> {
+        self.root.sync_all().await
+    }
+}
+
+/// The devices under `/dev`. Streams that belong to a command (`/dev/stdin`,
+/// `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/dev/tty`) are listed here but served by
+/// the shell's redirections and the commands' readers, which know the command's streams.
+#[derive(Debug)]
+pub struct Devices;
+
+/// What a device does when read and written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Device {
+    /// Reads end at once; writes vanish.
+    Null,
+    /// Reads give zeros forever; writes vanish.
+    Zero,
+    /// Reads give random bytes forever; writes vanish.
+    Random,
+    /// Reads give zeros; writes fail with no space.
+    Full,
+    /// A stream of the running command, served by the shell.
+    Stream,
+}
+
+const DEVICES: [(&str, Device); 10] = [
+    ("full", Device::Full),
+    ("null", Device::Null),
+    ("random", Device::Random),
+    ("stderr", Device::Stream),
+    ("stdin", Device::Stream),
+    ("stdout", Device::Stream),
+    ("tty", Device::Stream),
+    ("urandom", Device::Random),
+    ("zero", Device::Zero),
+    ("fd", Device::Stream),
+];
+
+/// The epoch of the devices' times: they have no history worth showing.
+fn epoch() -> SystemTime {
+    SystemTime::UNIX_EPOCH
+}
+
+fn device(path: &str) -> FsResult<Option<Device>> {
+    if path == "/dev" {
+        return Ok(None);
+    }
+    let name = path.strip_prefix("/dev/").ok_or(FsError::NotFound)?;
+    if name == "fd" || name.starts_with("fd/") {
+        return Ok(Some(Device::Stream));
+    }
+    DEVICES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, d)| Some(*d))
+        .ok_or(FsError::NotFound)
+}
+
+fn meta_of(dev: Option<Device>, path: &str) -> Metadata {
+    let dir = dev.is_none() || path == "/dev/fd";
+    Metadata {
+        kind: if dir {
+            FileKind::Dir
+        } else {
+            FileKind::CharDevice
+        },
+        len: 0,
+        mode: if dir { 0o755 } else { 0o666 },
+        mtime: epoch(),
+    }
+}
+
+/// A write handle that discards what it is given, or refuses it (`/dev/full`).
+struct Sink {
+    full: bool,
+}
+
+#[async_trait]
+impl WriteHandle for Sink {
+    async fn write(&mut self, _data: &[u8]) -> FsResult<()> {
+        if self.full {
+            Err(FsError::NoSpace)
+        } else {
+            Ok(())
+        }
+    }
+    async fn write_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()> {
+        let _ = offset;
+        self.write(data).await
+    }
+    async fn sync(&mut self) -> FsResult<()> {
+        Ok(())
+    }
+    async fn close(self: Box<Self>) -> FsResult<()> {
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl FileSystem for Devices {
+    async fn stat(&self, path: &str) -> FsResult<Metadata> {
+        Ok(meta_of(device(path)?, path))
+    }
+    async fn lstat(&self, path: &str) -> FsResult<Metadata> {
+        self.stat(path).await
+    }
+    async fn read_at(&self, path: &str, _offset: u64, len: usize) -> FsResult<Bytes> {
+        match device(path)? {
+            None => Err(FsError::IsADirectory),
+            Some(Device::Null) => Ok(Bytes::new()),
+            Some(Device::Zero | Device::Full) => Ok(Bytes::from(vec![0u8; len])),
+            Some(Device::Random) => {
+                let mut buf = vec![0u8; len];
+                rand::fill(&mut buf[..]);
+                Ok(Bytes::from(buf))
+            }
+            // Only a command's own streams can serve these; the shell does.
+            Some(Device::Stream) => Err(FsError::Unsupported),
+        }
+    }
+    async fn open_write(&self, path: &str, _mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
+        match device(path)? {
+            None => Err(FsError::IsADirectory),
+            Some(Device::Full) => Ok(Box::new(Sink { full: true })),
+            Some(Device::Stream) => Err(FsError::Unsupported),
+            Some(_) => Ok(Box::new(Sink { full: false })),
+        }
+    }
+    async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
+        match device(path)? {
+            None => {
+                let mut entries: Vec<DirEntry> = DEVICES
+                    .iter()
+                    .map(|(name, _)| {
+                        let full = format!("/dev/{name}");
+                        DirEntry {
+                            name: name.to_string(),
+                            meta: meta_of(device(&full).ok().flatten(), &full),
+                        }
+                    })
+                    .collect();
+                entries.sort_by(|a, b| a.name.cmp(&b.name));
+                Ok(entries)
+            }
+            Some(_) if path == "/dev/fd" => Ok(Vec::new()),
+            Some(_) => Err(FsError::NotADirectory),
+        }
+    }
+    async fn mkdir(&self, path: &str) -> FsResult<()> {
+        device(path).map_or(Err(FsError::PermissionDenied), |_| {
+            Err(FsError::AlreadyExists)
+        })
+    }
+    async fn rmdir(&self, path: &str) -> FsResult<()> {
+        device(path)?;
+        Err(FsError::PermissionDenied)
+    }
+    async fn unlink(&self, path: &str) -> FsResult<()> {
+        device(path)?;
+        Err(FsError::PermissionDenied)
+    }
+    async fn rename(&self, _from: &str, _to: &str) -> FsResult<()> {
+        Err(FsError::PermissionDenied)
+    }
+    async fn symlink(&self, _target: &str, _link: &str) -> FsResult<()> {
+        Err(FsError::PermissionDenied)
+    }
+    async fn readlink(&self, path: &str) -> FsResult<String> {
+        device(path)?;
+        Err(FsError::InvalidArgument)
+    }
+    async fn chmod(&self, path: &str, _mode: u32) -> FsResult<()> {
+        device(path)?;
+        Err(FsError::PermissionDenied)
+    }
+    async fn set_mtime(&self, path: &str, _mtime: SystemTime) -> FsResult<()> {
+        device(path)?;
+        Err(FsError::PermissionDenied)
+    }
+    async fn truncate(&self, path: &str, _len: u64) -> FsResult<()> {
+        match device(path)? {
+            None => Err(FsError::IsADirectory),
+            Some(_) => Ok(()),
+        }
+    }
+    async fn canonicalize(&self, path: &str) -> FsResult<String> {
+        device(path)?;
+        Ok(path.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forkbox_commands::testing::MemFs;
+
+    fn mounts() -> (Arc<MemFs>, Mounts) {
+        let fs = MemFs::new();
+        fs.put_dir("/d");
+        let m = Mounts::with_devices(fs.clone());
+        (fs, m)
+    }
+
+    #[tokio::test]
+    async fn devices_read_and_write() {
+        let (_, m) = mounts();
+        assert!(m.read_at("/dev/null", 0, 10).await.unwrap().is_empty());
+        assert_eq!(&m.read_at("/dev/zero", 0, 4).await.unwrap()[..], &[0; 4]);
+        assert_eq!(m.read_at("/dev/urandom", 0, 16).await.unwrap().len(), 16);
+        let mut w = m
+            .open_write("/d/../dev/null", WriteMode::Truncate)
+            .await
+            .unwrap();
+        w.write(b"gone").await.unwrap();
+        w.close().await.unwrap();
+        let mut w = m.open_write("/dev/full", WriteMode::Append).await.unwrap();
+        assert_eq!(w.write(b"x").await, Err(FsError::NoSpace));
+        let meta = m.stat("/dev/null").await.unwrap();
+        assert_eq!((meta.kind, meta.mode), (FileKind::CharDevice, 0o666));
+        assert!(m.stat("/dev").await.unwrap().is_dir());
+        let names: Vec<String> = m
+            .read_dir("/dev")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert!(names.contains(&"null".to_string()) && names.contains(&"stdin".to_string()));
+    }
+
+    #[tokio::test]
+    async fn devices_cannot_be_changed_and_the_fork_is_untouched() {
+        let (fs, m) = mounts();
+        assert_eq!(m.stat("/dev/nope").await, Err(FsError::NotFound));
+        assert_eq!(m.unlink("/dev/null").await, Err(FsError::PermissionDenied));
+        assert_eq!(m.mkdir("/dev/x").await, Err(FsError::PermissionDenied));
+        assert_eq!(
+            m.open_write("/dev/new", WriteMode::Truncate).await.err(),
+            Some(FsError::NotFound)
+        );
+        assert_eq!(
+            m.rename("/d", "/dev/d").await,
+            Err(FsError::PermissionDenied)
+        );
+        assert_eq!(
+            m.rename("/dev/null", "/d/n").await,
+            Err(FsError::PermissionDenied)
+        );
+        // Everything else is the fork's.
+        m.mkdir("/devices").await.unwrap();
+        assert!(fs.stat("/devices").await.unwrap().is_dir());
+        assert_eq!(fs.stat("/dev").await, Err(FsError::NotFound));
+    }
+}
