@@ -1,63 +1,219 @@
-//! The command registry: name → native command (or, later, WASI tool).
+//! The command registry: the one place a command name is resolved.
 //!
-//! The shell resolves a command name as function, then builtin, then registry entry.
-//! The registry itself is immutable after start-up and shared by every session.
+//! A name resolves to a shell builtin (implemented by the interpreter, because it reads or
+//! changes shell state or is too hot to leave it), a native command (`forkbox-commands`)
+//! or, later, a WASI tool, in that order: the first registration of a name wins, so a name
+//! has exactly one implementation. Everything that runs or describes a command by name
+//! asks [`Registry::resolve`]: the interpreter, launchers (`env`, `xargs`), `type`,
+//! `command -v`, `which`, `help` and `#!` lines. Shell functions come before all of it
+//! and are the interpreter's own. The registry is immutable after start-up and shared by
+//! every session.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use forkbox_commands::{Command, CommandInfo};
+use forkbox_commands::{Command, CommandInfo, CommandKind};
 
-/// Every command a session can launch by name, other than shell builtins and functions.
+/// Every shell builtin with its one-line summary (the interpreter implements each).
+pub const BUILTINS: &[(&str, &str)] = &[
+    (".", "execute commands from a file in the current shell"),
+    (":", "do nothing, successfully"),
+    ("alias", "not supported"),
+    (
+        "bash",
+        "run a shell script or command string in a new shell",
+    ),
+    ("bg", "not supported"),
+    ("break", "exit for, while, or until loops"),
+    ("cd", "change the shell working directory"),
+    (
+        "command",
+        "run a command bypassing shell functions, or describe it",
+    ),
+    ("continue", "resume the next iteration of a loop"),
+    ("declare", "set variable values and attributes"),
+    ("disown", "not supported"),
+    ("echo", "write arguments to standard output"),
+    ("eval", "execute arguments as a shell command"),
+    ("exec", "replace the shell with the given command"),
+    ("exit", "exit the shell"),
+    ("export", "set export attribute for shell variables"),
+    ("false", "return an unsuccessful result"),
+    ("fg", "not supported"),
+    (
+        "hash",
+        "remember command locations (nothing to remember here)",
+    ),
+    ("jobs", "not supported"),
+    ("let", "evaluate arithmetic expressions"),
+    ("local", "define local variables"),
+    ("pwd", "print the name of the current working directory"),
+    (
+        "read",
+        "read a line from standard input and split it into fields",
+    ),
+    ("readonly", "mark shell variables as unchangeable"),
+    ("return", "return from a shell function"),
+    (
+        "set",
+        "set or unset shell options and positional parameters",
+    ),
+    ("sh", "run a shell script or command string in a new shell"),
+    ("shift", "shift positional parameters"),
+    ("shopt", "not supported"),
+    (
+        "snapshot",
+        "take a snapshot of this session's files, or list snapshots",
+    ),
+    (
+        "source",
+        "execute commands from a file in the current shell",
+    ),
+    ("trap", "not supported"),
+    ("true", "return a successful result"),
+    ("type", "display information about command type"),
+    ("typeset", "set variable values and attributes"),
+    ("umask", "display the file mode creation mask"),
+    ("unalias", "not supported"),
+    (
+        "unset",
+        "unset values and attributes of shell variables and functions",
+    ),
+    (
+        "wait",
+        "wait for job completion (jobs run in the foreground, so: return at once)",
+    ),
+];
+
+/// Builtins that a Debian system also has as files in `/usr/bin` (so `which` and
+/// `type -a` name the file).
+const ALSO_FILES: &[&str] = &["bash", "echo", "false", "pwd", "sh", "true"];
+
+/// Directories whose files are the registry's commands (`/usr/bin/cat` is `cat`).
+const BIN_DIRS: &[&str] = &[
+    "/usr/local/bin/",
+    "/usr/bin/",
+    "/bin/",
+    "/usr/sbin/",
+    "/sbin/",
+];
+
+/// One name the registry resolves.
+#[derive(Clone)]
+pub struct Entry {
+    pub name: String,
+    pub kind: CommandKind,
+    pub summary: String,
+    /// The implementation of a native or WASI entry; builtins run in the interpreter.
+    pub command: Option<Arc<dyn Command>>,
+}
+
+impl Entry {
+    /// The file this command is as `which` names it, if it is one.
+    pub fn path(&self) -> Option<String> {
+        (self.kind != CommandKind::Builtin || ALSO_FILES.contains(&self.name.as_str()))
+            .then(|| format!("/usr/bin/{}", self.name))
+    }
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every command a session can run by name.
 #[derive(Clone, Default)]
 pub struct Registry {
-    /// Sorted by name so `infos` and `help` list deterministically.
-    commands: BTreeMap<String, Arc<dyn Command>>,
+    /// Sorted by name so listings are deterministic.
+    entries: BTreeMap<String, Entry>,
 }
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
-            .field("commands", &self.commands.keys().collect::<Vec<_>>())
+            .field("entries", &self.entries.keys().collect::<Vec<_>>())
             .finish()
     }
 }
 
 impl Registry {
-    /// A registry of exactly these commands; a later duplicate name replaces an earlier one.
-    pub fn new(commands: Vec<Arc<dyn Command>>) -> Registry {
-        let commands = commands
-            .into_iter()
-            .map(|c| (c.name().to_string(), c))
-            .collect();
-        Registry { commands }
+    /// An empty registry.
+    pub fn new() -> Registry {
+        Registry::default()
     }
 
-    /// The native commands of the `forkbox-commands` crate.
+    /// The shell builtins, then the native commands of `forkbox-commands`.
     pub fn with_native() -> Registry {
-        Registry::new(forkbox_commands::all())
+        let mut r = Registry::new();
+        r.register_builtins();
+        for c in forkbox_commands::all() {
+            r.register_command(c, CommandKind::Native);
+        }
+        r
     }
 
-    /// Adds (or replaces) one command, e.g. a WASI tool.
-    pub fn insert(&mut self, command: Arc<dyn Command>) {
-        self.commands.insert(command.name().to_string(), command);
+    /// Registers every shell builtin of [`BUILTINS`].
+    pub fn register_builtins(&mut self) {
+        for (name, summary) in BUILTINS {
+            self.register(Entry {
+                name: name.to_string(),
+                kind: CommandKind::Builtin,
+                summary: summary.to_string(),
+                command: None,
+            });
+        }
     }
 
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Command>> {
-        self.commands.get(name).cloned()
+    /// Registers a native command or tool under its own name.
+    pub fn register_command(&mut self, command: Arc<dyn Command>, kind: CommandKind) -> bool {
+        self.register(Entry {
+            name: command.name().to_string(),
+            kind,
+            summary: command.summary().to_string(),
+            command: Some(command),
+        })
     }
 
-    pub fn contains(&self, name: &str) -> bool {
-        self.commands.contains_key(name)
+    /// Registers `entry` unless its name is taken: the first registration wins. Gives
+    /// whether it was registered.
+    pub fn register(&mut self, entry: Entry) -> bool {
+        if self.entries.contains_key(&entry.name) {
+            tracing::debug!(name = %entry.name, "name already registered; later registration ignored");
+            return false;
+        }
+        self.entries.insert(entry.name.clone(), entry);
+        true
     }
 
-    /// Name and summary of every command, sorted by name.
+    /// What `name` runs: a plain name, or the path of a command's file (`/usr/bin/cat`,
+    /// `/bin/sh`). `None` for anything else (a script of the fork, or nothing).
+    pub fn resolve(&self, name: &str) -> Option<&Entry> {
+        if !name.contains('/') {
+            return self.entries.get(name);
+        }
+        let base = BIN_DIRS.iter().find_map(|d| name.strip_prefix(d))?;
+        let entry = self.entries.get(base)?;
+        entry.path().is_some().then_some(entry)
+    }
+
+    /// The implementation of a native or WASI command named `name`.
+    pub fn command(&self, name: &str) -> Option<Arc<dyn Command>> {
+        self.resolve(name)?.command.clone()
+    }
+
+    /// Every entry, sorted by name, for `help`, `which` and completion.
     pub fn infos(&self) -> Vec<CommandInfo> {
-        self.commands
+        self.entries
             .values()
-            .map(|c| CommandInfo {
-                name: c.name().to_string(),
-                summary: c.summary().to_string(),
+            .map(|e| CommandInfo {
+                name: e.name.clone(),
+                summary: e.summary.clone(),
+                kind: e.kind,
+                path: e.path(),
             })
             .collect()
     }
@@ -69,7 +225,7 @@ mod tests {
     use async_trait::async_trait;
     use forkbox_commands::{CmdResult, Context};
 
-    struct Fake(&'static str);
+    struct Fake(&'static str, &'static str);
 
     #[async_trait]
     impl Command for Fake {
@@ -77,7 +233,7 @@ mod tests {
             self.0
         }
         fn summary(&self) -> &'static str {
-            "fake"
+            self.1
         }
         async fn run(&self, _ctx: &Context, _args: Vec<String>) -> CmdResult {
             Ok(0)
@@ -85,11 +241,46 @@ mod tests {
     }
 
     #[test]
-    fn infos_are_sorted_and_get_finds() {
-        let r = Registry::new(vec![Arc::new(Fake("zz")), Arc::new(Fake("aa"))]);
-        let names: Vec<_> = r.infos().into_iter().map(|i| i.name).collect();
-        assert_eq!(names, ["aa", "zz"]);
-        assert!(r.get("aa").is_some());
-        assert!(r.get("nope").is_none());
+    fn first_registration_wins() {
+        let mut r = Registry::new();
+        r.register_builtins();
+        assert!(!r.register_command(Arc::new(Fake("echo", "native")), CommandKind::Native));
+        assert!(r.register_command(Arc::new(Fake("zz", "one")), CommandKind::Native));
+        assert!(!r.register_command(Arc::new(Fake("zz", "two")), CommandKind::Wasi));
+        let echo = r.resolve("echo").unwrap();
+        assert_eq!(echo.kind, CommandKind::Builtin);
+        assert!(echo.command.is_none());
+        assert_eq!(r.resolve("zz").unwrap().summary, "one");
+        assert_eq!(r.resolve("zz").unwrap().kind, CommandKind::Native);
+    }
+
+    #[test]
+    fn paths_resolve_to_files_only() {
+        let r = Registry::with_native();
+        assert_eq!(r.resolve("/usr/bin/cat").unwrap().name, "cat");
+        assert_eq!(r.resolve("/bin/sh").unwrap().name, "sh");
+        assert_eq!(r.resolve("/bin/echo").unwrap().kind, CommandKind::Builtin);
+        // No /usr/bin/cd on the system forkbox imitates.
+        assert!(r.resolve("/usr/bin/cd").is_none());
+        assert!(r.resolve("./cat").is_none());
+        assert!(r.resolve("/home/cat").is_none());
+        assert!(r.resolve("nope").is_none());
+    }
+
+    #[test]
+    fn infos_are_sorted_with_kinds_and_paths() {
+        let r = Registry::with_native();
+        let infos = r.infos();
+        let names: Vec<&str> = infos.iter().map(|i| i.name.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        let cd = infos.iter().find(|i| i.name == "cd").unwrap();
+        assert_eq!((cd.kind, cd.path.as_deref()), (CommandKind::Builtin, None));
+        let cat = infos.iter().find(|i| i.name == "cat").unwrap();
+        assert_eq!(
+            (cat.kind, cat.path.as_deref()),
+            (CommandKind::Native, Some("/usr/bin/cat"))
+        );
     }
 }

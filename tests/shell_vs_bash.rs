@@ -26,6 +26,37 @@ use Mode::{Full, Loose};
 const WORK: &str = "/w";
 
 const CASES: &[(&str, Mode, &str)] = &[
+    // --- one resolver: builtins, commands, paths, launchers
+    (
+        "echo_escapes",
+        Full,
+        r#"echo -e 'a\0101\x41' "b\'c" 'd\e[0m'; echo -e 'x\cy'; echo; echo -E 'a\tb'"#,
+    ),
+    (
+        "echo_launched",
+        Full,
+        r"env echo -e 'a\tb'; echo x y | xargs echo z; /bin/echo -n q; /usr/bin/echo w",
+    ),
+    (
+        "true_false_launched",
+        Full,
+        "env true; echo $?; env false; echo $?; xargs true < /dev/null; echo $?",
+    ),
+    (
+        "type_kinds",
+        Full,
+        "type echo cat cd sh; type -t echo cat cd while; echo $?",
+    ),
+    (
+        "command_v_resolver",
+        Full,
+        "command -v echo ls cd; command -v nope; echo $?; command echo via-command",
+    ),
+    (
+        "which_files",
+        Full,
+        "which echo ls true; echo $?; which cd; echo $?; which /usr/bin/ls",
+    ),
     // --- devices of the mount table
     (
         "dev_null_read",

@@ -104,11 +104,37 @@ pub struct TermSize {
     pub rows: u16,
 }
 
-/// One command the shell can run, for `help` and completion.
+/// What implements a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandKind {
+    /// The shell's own: it reads or changes shell state, or runs too often to leave it.
+    Builtin,
+    /// A command of this crate.
+    Native,
+    /// A WebAssembly tool.
+    Wasi,
+}
+
+/// One command the shell can run, for `help`, `which` and completion.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandInfo {
     pub name: String,
     pub summary: String,
+    pub kind: CommandKind,
+    /// The file it is (`/usr/bin/cat`), for `which`; `None` for builtins that are no file.
+    pub path: Option<String>,
+}
+
+impl CommandInfo {
+    /// A native command's entry.
+    pub fn native(name: &str, summary: &str) -> CommandInfo {
+        CommandInfo {
+            name: name.to_string(),
+            summary: summary.to_string(),
+            kind: CommandKind::Native,
+            path: Some(format!("/usr/bin/{name}")),
+        }
+    }
 }
 
 /// The shell's side of the contract: lets a command run another command (`env CMD`,

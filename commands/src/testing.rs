@@ -667,13 +667,8 @@ pub struct NullLauncher {
 
 impl NullLauncher {
     pub fn new(names: &[&str]) -> Arc<NullLauncher> {
-        let mut names: Vec<CommandInfo> = names
-            .iter()
-            .map(|n| CommandInfo {
-                name: n.to_string(),
-                summary: String::new(),
-            })
-            .collect();
+        let mut names: Vec<CommandInfo> =
+            names.iter().map(|n| CommandInfo::native(n, "")).collect();
         names.sort_by(|a, b| a.name.cmp(&b.name));
         Arc::new(NullLauncher { names })
     }
@@ -700,9 +695,12 @@ pub struct TestLauncher {
 }
 
 impl TestLauncher {
-    /// A launcher over every command of [`crate::all`].
+    /// A launcher over every command of [`crate::all`], plus stand-ins for the shell
+    /// builtins commands launch most (`echo`, `true`, `false`).
     pub fn new() -> Arc<TestLauncher> {
-        TestLauncher::with(crate::all())
+        let mut all = crate::all();
+        all.extend(crate::cmd::builtin_stand_ins());
+        TestLauncher::with(all)
     }
 
     /// A launcher over the given commands only.
@@ -728,10 +726,7 @@ impl Launcher for TestLauncher {
     fn commands(&self) -> Vec<CommandInfo> {
         self.commands
             .iter()
-            .map(|c| CommandInfo {
-                name: c.name().to_string(),
-                summary: c.summary().to_string(),
-            })
+            .map(|c| CommandInfo::native(c.name(), c.summary()))
             .collect()
     }
 }

@@ -21,7 +21,6 @@ mod exec;
 mod exit;
 mod export;
 mod false_;
-mod help;
 mod let_;
 mod local;
 mod pwd;
@@ -40,78 +39,8 @@ mod wait;
 
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Every builtin with its one-line summary, for `help` and `type`.
-pub(crate) const SUMMARIES: &[(&str, &str)] = &[
-    (".", "execute commands from a file in the current shell"),
-    (":", "do nothing, successfully"),
-    ("alias", "not supported"),
-    ("bg", "not supported"),
-    ("break", "exit for, while, or until loops"),
-    ("cd", "change the shell working directory"),
-    (
-        "command",
-        "run a command bypassing shell functions, or describe it",
-    ),
-    ("continue", "resume the next iteration of a loop"),
-    ("declare", "set variable values and attributes"),
-    ("disown", "not supported"),
-    ("echo", "write arguments to standard output"),
-    ("eval", "execute arguments as a shell command"),
-    ("exec", "replace the shell with the given command"),
-    ("exit", "exit the shell"),
-    ("export", "set export attribute for shell variables"),
-    ("false", "return an unsuccessful result"),
-    ("fg", "not supported"),
-    (
-        "hash",
-        "remember command locations (nothing to remember here)",
-    ),
-    ("help", "list the commands this shell can run"),
-    ("jobs", "not supported"),
-    ("let", "evaluate arithmetic expressions"),
-    ("local", "define local variables"),
-    ("pwd", "print the name of the current working directory"),
-    (
-        "read",
-        "read a line from standard input and split it into fields",
-    ),
-    ("readonly", "mark shell variables as unchangeable"),
-    ("return", "return from a shell function"),
-    (
-        "set",
-        "set or unset shell options and positional parameters",
-    ),
-    ("shift", "shift positional parameters"),
-    ("shopt", "not supported"),
-    (
-        "snapshot",
-        "take a snapshot of this session's files, or list snapshots",
-    ),
-    (
-        "source",
-        "execute commands from a file in the current shell",
-    ),
-    ("trap", "not supported"),
-    ("true", "return a successful result"),
-    ("type", "display information about command type"),
-    ("typeset", "set variable values and attributes"),
-    ("umask", "display the file mode creation mask"),
-    ("unalias", "not supported"),
-    (
-        "unset",
-        "unset values and attributes of shell variables and functions",
-    ),
-    (
-        "wait",
-        "wait for job completion (jobs run in the foreground, so: return at once)",
-    ),
-];
-
-pub(crate) fn is_builtin(name: &str) -> bool {
-    SUMMARIES.iter().any(|(n, _)| *n == name)
-}
-
-/// Runs builtin `name`; the caller checked [`is_builtin`].
+/// Runs builtin `name`, one the registry resolved as
+/// [`forkbox_commands::CommandKind::Builtin`].
 pub(crate) fn run<'a>(
     sh: &'a mut Shell,
     name: &str,
@@ -133,7 +62,6 @@ pub(crate) fn run<'a>(
         "exit" => Box::pin(exit::run(sh, args, io)),
         "export" => Box::pin(export::run(sh, args, io)),
         "hash" => Box::pin(colon::run(sh, args, io)),
-        "help" => Box::pin(help::run(sh, args, io)),
         "let" => Box::pin(let_::run(sh, args, io)),
         "local" => Box::pin(local::run(sh, args, io)),
         "pwd" => Box::pin(pwd::run(sh, args, io)),
@@ -148,6 +76,11 @@ pub(crate) fn run<'a>(
         "umask" => Box::pin(unsupported::umask(sh, args, io)),
         "unset" => Box::pin(unset::run(sh, args, io)),
         "wait" => Box::pin(wait::run(sh, args, io)),
+        "sh" | "bash" => {
+            let mut argv = vec![name.to_string()];
+            argv.extend(args);
+            Box::pin(async move { Ok(sh.run_nested(argv, &[], io).await) })
+        }
         other => {
             let other = other.to_string();
             Box::pin(unsupported::run(sh, other, io))

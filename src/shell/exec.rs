@@ -76,7 +76,7 @@ fn loop_ctl(r: Exec<i32>, status: &mut i32) -> LoopCtl {
 }
 
 /// The status a subshell ends with, whatever flow ended it.
-fn flow_status(r: Exec<i32>, last: i32) -> i32 {
+pub(crate) fn flow_status(r: Exec<i32>, last: i32) -> i32 {
     match r {
         Ok(s) => s,
         Err(Flow::Exit(s) | Flow::Abort(s) | Flow::Return(s)) => s,
@@ -805,7 +805,12 @@ impl Shell {
             self.pop_temp_env(saved);
             return r;
         }
-        if builtins::is_builtin(&name) {
+        let builtin = self
+            .registry
+            .resolve(&name)
+            .is_some_and(|e| e.kind == forkbox_commands::CommandKind::Builtin)
+            && !name.contains('/');
+        if builtin {
             let saved = self.push_temp_env(&env_extra);
             let r = builtins::run(self, &name, args, fds).await;
             self.pop_temp_env(saved);
@@ -822,22 +827,26 @@ impl Shell {
         env_extra: &[(String, String)],
         fds: &Fds,
     ) -> Exec<i32> {
-        let base = name
-            .strip_prefix("/usr/bin/")
-            .or_else(|| name.strip_prefix("/bin/"))
-            .or_else(|| name.strip_prefix("/usr/local/bin/"))
-            .unwrap_or(name);
-        if matches!(base, "sh" | "bash") {
-            let mut argv = vec![base.to_string()];
-            argv.extend(args);
-            return Ok(self.run_nested(argv, env_extra, fds).await);
-        }
-        if let Some(cmd) = self.registry.get(base) {
-            let ctx = self.context(fds, env_extra);
-            let r = cmd.run(&ctx, args).await;
-            let status = forkbox_commands::exit_status(base, r, &ctx.stderr).await;
-            drop(ctx);
-            return Ok(status);
+        let registry = self.registry.clone();
+        match registry.resolve(name) {
+            Some(entry) if entry.kind == forkbox_commands::CommandKind::Builtin => {
+                // A builtin reached by its file's path (`/bin/echo`, `/bin/sh`) or from
+                // `command`/`exec`.
+                let saved = self.push_temp_env(env_extra);
+                let r = builtins::run(self, &entry.name, args, fds).await;
+                self.pop_temp_env(saved);
+                return r;
+            }
+            Some(entry) => {
+                if let Some(cmd) = entry.command.clone() {
+                    let ctx = self.context(fds, env_extra);
+                    let r = cmd.run(&ctx, args).await;
+                    let status = forkbox_commands::exit_status(&entry.name, r, &ctx.stderr).await;
+                    drop(ctx);
+                    return Ok(status);
+                }
+            }
+            None => {}
         }
         if name.contains('/') {
             return self.run_script_file(name, args, env_extra, fds).await;
@@ -1015,7 +1024,7 @@ impl Shell {
         if matches!(interp.as_str(), "sh" | "bash") {
             return Ok(self.run_nested(argv, env_extra, fds).await);
         }
-        match self.registry.get(&interp) {
+        match self.registry.command(&interp) {
             Some(cmd) => {
                 let ctx = self.context(fds, env_extra);
                 let r = cmd.run(&ctx, argv[1..].to_vec()).await;

@@ -50,7 +50,11 @@ impl Launcher for ShellLauncher {
         let Some(name) = argv.first().cloned() else {
             return 0;
         };
-        let base = name.rsplit('/').next().unwrap_or(&name).to_string();
+        let Some(entry) = self.registry.resolve(&name).cloned() else {
+            ctx.err(ShellError::CommandNotFound(name).message()).await;
+            return 127;
+        };
+        let base = entry.name.clone();
         if matches!(base.as_str(), "sh" | "bash") {
             let cfg = ShellConfig {
                 fs: ctx.fs.clone(),
@@ -69,40 +73,36 @@ impl Launcher for ShellLauncher {
             let snapshots = self.snapshots.clone();
             return Box::pin(run_nested(cfg, snapshots, argv, stdio, ctx.cancel.clone())).await;
         }
-        if let Some(cmd) = self.registry.get(&base) {
+        if let Some(cmd) = entry.command.clone() {
             let r = cmd.run(&ctx, argv[1..].to_vec()).await;
             return forkbox_commands::exit_status(&base, r, &ctx.stderr).await;
         }
-        if matches!(base.as_str(), "true" | ":") {
-            return 0;
-        }
-        if base == "false" {
-            return 1;
-        }
-        ctx.err(ShellError::CommandNotFound(name).message()).await;
-        127
+        // Another builtin (`env echo`, `xargs true`): run in a shell of its own, which sees
+        // only what the context gives it, as a separate process would.
+        let cfg = ShellConfig {
+            fs: ctx.fs.clone(),
+            registry: self.registry.clone(),
+            env: ctx.env.clone().into_iter().collect(),
+            cwd: ctx.cwd.clone(),
+            interactive: false,
+            budget: ctx.budget.clone(),
+        };
+        let stdio = Stdio {
+            stdin: ctx.stdin.clone(),
+            stdout: ctx.stdout.clone(),
+            stderr: ctx.stderr.clone(),
+            tty: ctx.tty,
+        };
+        let mut sh = Shell::new(cfg);
+        sh.snapshots = self.snapshots.clone();
+        sh.cancel = ctx.cancel.clone();
+        let fds = super::redirect::Fds::from_stdio(&stdio);
+        let r = builtins::run(&mut sh, &base, argv[1..].to_vec(), &fds).await;
+        super::exec::flow_status(r, sh.last_status)
     }
 
     fn commands(&self) -> Vec<CommandInfo> {
-        let mut all = self.registry.infos();
-        for (name, summary) in builtins::SUMMARIES {
-            if !all.iter().any(|i| i.name == *name) {
-                all.push(CommandInfo {
-                    name: name.to_string(),
-                    summary: summary.to_string(),
-                });
-            }
-        }
-        for name in ["sh", "bash"] {
-            if !all.iter().any(|i| i.name == name) {
-                all.push(CommandInfo {
-                    name: name.to_string(),
-                    summary: "run a shell script".into(),
-                });
-            }
-        }
-        all.sort_by(|a, b| a.name.cmp(&b.name));
-        all
+        self.registry.infos()
     }
 }
 

@@ -17,45 +17,51 @@ impl Command for Echo {
         "write arguments to standard output"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        let mut newline = true;
-        let mut escapes = false;
-        let mut first = 0;
-        for a in &args {
-            let is_opt = a.len() > 1
-                && a.starts_with('-')
-                && a[1..].bytes().all(|b| matches!(b, b'n' | b'e' | b'E'));
-            if !is_opt {
-                break;
-            }
-            for b in a[1..].bytes() {
-                match b {
-                    b'n' => newline = false,
-                    b'e' => escapes = true,
-                    _ => escapes = false,
-                }
-            }
-            first += 1;
-        }
-        let mut out = Vec::new();
-        for (i, a) in args[first..].iter().enumerate() {
-            if i > 0 {
-                out.push(b' ');
-            }
-            if escapes {
-                if unescape(a.as_bytes(), &mut out, Escapes::Echo) {
-                    ctx.out(out).await?;
-                    return Ok(0);
-                }
-            } else {
-                out.extend_from_slice(a.as_bytes());
-            }
-        }
-        if newline {
-            out.push(b'\n');
-        }
-        ctx.out(out).await?;
+        ctx.out(render(&args)).await?;
         Ok(0)
     }
+}
+
+/// What `echo ARGS` writes, with bash's rules: leading words made only of `-n`, `-e`,
+/// `-E` letters are options; with `-e`, backslash escapes (`\0NNN`, `\xHH`, `\c` stops
+/// all output).
+pub fn render(args: &[String]) -> Vec<u8> {
+    let mut newline = true;
+    let mut escapes = false;
+    let mut first = 0;
+    for a in args {
+        let is_opt = a.len() > 1
+            && a.starts_with('-')
+            && a[1..].bytes().all(|b| matches!(b, b'n' | b'e' | b'E'));
+        if !is_opt {
+            break;
+        }
+        for b in a[1..].bytes() {
+            match b {
+                b'n' => newline = false,
+                b'e' => escapes = true,
+                _ => escapes = false,
+            }
+        }
+        first += 1;
+    }
+    let mut out = Vec::new();
+    for (i, a) in args[first..].iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        if escapes {
+            if unescape(a.as_bytes(), &mut out, Escapes::Echo) {
+                return out;
+            }
+        } else {
+            out.extend_from_slice(a.as_bytes());
+        }
+    }
+    if newline {
+        out.push(b'\n');
+    }
+    out
 }
 
 #[cfg(test)]

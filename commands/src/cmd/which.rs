@@ -41,11 +41,18 @@ impl Command for Which {
         let mut status = 0;
         let mut out = String::new();
         for n in &args.names {
-            if known.iter().any(|c| &c.name == n) {
-                out.push_str(n);
-                out.push('\n');
-            } else {
-                status = 1;
+            // A path names itself when it is a command's file; a builtin that is no file
+            // (`cd`) is not found, as on a real system.
+            let found = known
+                .iter()
+                .filter_map(|c| c.path.as_deref().map(|p| (c.name.as_str(), p)))
+                .find(|(name, path)| name == n || path == n);
+            match found {
+                Some((_, path)) => {
+                    out.push_str(path);
+                    out.push('\n');
+                }
+                None => status = 1,
             }
         }
         ctx.out(out).await?;
@@ -63,11 +70,11 @@ mod tests {
         let inv = Invocation::default();
         assert_eq!(
             inv.run(&Which, &["which", "ls"]).await,
-            (0, "which\nls\n".into(), String::new())
+            (0, "/usr/bin/which\n/usr/bin/ls\n".into(), String::new())
         );
         assert_eq!(
-            inv.run(&Which, &["nope", "which"]).await,
-            (1, "which\n".into(), String::new())
+            inv.run(&Which, &["nope", "/usr/bin/which"]).await,
+            (1, "/usr/bin/which\n".into(), String::new())
         );
         assert_eq!(inv.run(&Which, &[]).await.0, 1);
     }

@@ -56,8 +56,6 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         return Ok(status);
     }
-    if super::is_builtin(name) {
-        return super::run(sh, name, rest[1..].to_vec(), io).await;
-    }
+    // Functions are bypassed; builtins and commands resolve as anywhere else.
     sh.run_external(name, rest[1..].to_vec(), &[], io).await
 }

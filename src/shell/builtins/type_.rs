@@ -19,19 +19,18 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
     if sh.functions.contains_key(name) {
         return Some(("function", name.to_string()));
     }
-    if super::is_builtin(name) {
-        return Some(("builtin", name.to_string()));
+    let entry = sh.registry.resolve(name)?;
+    if name.contains('/') {
+        return Some(("file", name.to_string()));
     }
-    let base = name.rsplit('/').next().unwrap_or(name);
-    if sh.registry.contains(base) || matches!(base, "sh" | "bash") {
-        let path = if name.contains('/') {
-            name.to_string()
-        } else {
-            format!("/usr/bin/{name}")
-        };
-        return Some(("file", path));
+    // bash's own builtins that forkbox also has as files (`sh`, `bash`) are files there.
+    match (entry.kind, entry.path()) {
+        (forkbox_commands::CommandKind::Builtin, Some(path)) if matches!(name, "sh" | "bash") => {
+            Some(("file", path))
+        }
+        (forkbox_commands::CommandKind::Builtin, _) => Some(("builtin", name.to_string())),
+        (_, path) => Some(("file", path.unwrap_or_else(|| format!("/usr/bin/{name}")))),
     }
-    None
 }
 
 pub(crate) fn sentence(name: &str, kind: &str, path: &str) -> String {
