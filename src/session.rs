@@ -346,7 +346,13 @@ impl Session {
     pub async fn teardown(&self) {
         self.cancel.cancel();
         self.tasks.close();
-        if tokio::time::timeout(CANCEL_GRACE, self.tasks.wait())
+        let all_stopped = async {
+            self.tasks.wait().await;
+            // What the session's shells spawned (redirection drains, readers) last: the
+            // channels that own them have stopped by now.
+            self.budget.close_and_wait().await;
+        };
+        if tokio::time::timeout(CANCEL_GRACE, all_stopped)
             .await
             .is_err()
         {

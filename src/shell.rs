@@ -123,9 +123,10 @@ pub(crate) fn grow<'a, T: 'a>(mut fut: BoxFut<'a, T>) -> BoxFut<'a, T> {
     }))
 }
 
-/// Runs `fut` as its own task (so it is polled from a fresh stack) and waits for it;
-/// dropping the returned future aborts the task. `None` if the task panicked.
+/// Runs `fut` as its own task of the session (so it is polled from a fresh stack) and
+/// waits for it; dropping the returned future aborts the task. `None` if the task panicked.
 pub(crate) async fn on_fresh_task<T: Send + 'static>(
+    budget: &Budget,
     fut: impl std::future::Future<Output = T> + Send + 'static,
 ) -> Option<T> {
     struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
@@ -134,7 +135,7 @@ pub(crate) async fn on_fresh_task<T: Send + 'static>(
             self.0.abort();
         }
     }
-    let mut guard = AbortOnDrop(tokio::spawn(fut));
+    let mut guard = AbortOnDrop(budget.spawn(fut));
     (&mut guard.0).await.ok()
 }
 

@@ -10,6 +10,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use tokio::task::JoinHandle;
+use tokio_util::task::TaskTracker;
+
 /// Memory one session may hold by default (variables, buffers of commands such as `sort`,
 /// captured substitutions, pipe contents): enough for real work on data, small enough that
 /// a few hundred sessions fit a modest server.
@@ -38,6 +41,10 @@ struct Inner {
     /// Whether the refusal was reported since the budget tripped (one message, not one
     /// per refused branch).
     reported: AtomicBool,
+    /// Every task spawned for the session (redirection drains, file readers, fresh
+    /// stacks, snapshots): the session waits for all of them before its fork is deleted,
+    /// so nothing writes to a fork that is gone.
+    spawned: TaskTracker,
 }
 
 impl fmt::Debug for Budget {
@@ -92,8 +99,25 @@ impl Budget {
                 tasks: AtomicUsize::new(0),
                 tripped: AtomicBool::new(false),
                 reported: AtomicBool::new(false),
+                spawned: TaskTracker::new(),
             }),
         }
+    }
+
+    /// Spawns a task of the session, tracked so [`Budget::close_and_wait`] waits for it.
+    pub fn spawn<F>(&self, fut: F) -> JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.inner.spawned.spawn(fut)
+    }
+
+    /// Stops taking new tasks into account as live and waits until every task spawned
+    /// with [`Budget::spawn`] has ended (the session's teardown; cancel first).
+    pub async fn close_and_wait(&self) {
+        self.inner.spawned.close();
+        self.inner.spawned.wait().await;
     }
 
     /// Whether more is charged than the limit allows (after forced charges).
@@ -299,6 +323,27 @@ mod tests {
         assert_eq!(b.over_limit(), Some(OutOfMemory { limit: 100 }));
         drop(c);
         assert_eq!((b.mem_used(), b.over_limit()), (0, None));
+    }
+
+    #[tokio::test]
+    async fn spawned_tasks_are_awaited() {
+        let b = Budget::default();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        b.spawn(async move {
+            let _ = rx.await;
+            d.store(true, Ordering::SeqCst);
+        });
+        let waiting = tokio::spawn({
+            let b = b.clone();
+            async move { b.close_and_wait().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        tx.send(()).unwrap();
+        waiting.await.unwrap();
+        assert!(done.load(Ordering::SeqCst));
     }
 
     #[test]

@@ -898,7 +898,7 @@ impl Shell {
             // Continue on a fresh task; `self` keeps a copy in case this future is dropped.
             let moved = self.clone();
             let fds = fds.clone();
-            let task = on_fresh_task(async move {
+            let task = on_fresh_task(&self.budget, async move {
                 let mut sh = moved;
                 let r = sh.call_function_here(&f, args, &fds).await;
                 (sh, r)

@@ -699,7 +699,7 @@ impl Shell {
         let (out, input) = pipe();
         let sub_fds = fds.with_stdout(out);
         // Its own task: nested substitutions (`f() { echo $(f); }`) then cost heap, not stack.
-        let run = super::on_fresh_task(async move {
+        let run = super::on_fresh_task(&self.budget, async move {
             let status = sub.run_program(&program, &sub_fds).await;
             drop(sub_fds);
             status

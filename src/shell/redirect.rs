@@ -337,7 +337,7 @@ impl Shell {
             .map_err(file_err)?;
         let (out, input) = pipe();
         let fs: Arc<dyn FileSystem> = self.fs.clone();
-        tokio::spawn(async move {
+        self.budget.spawn(async move {
             let mut off = first.len() as u64;
             if first.is_empty() || out.write_bytes(first).await.is_err() {
                 return;
@@ -399,7 +399,7 @@ impl Shell {
                 source: e,
             })?;
         let (out, input) = pipe();
-        let task = tokio::spawn(async move {
+        let task = self.budget.spawn(async move {
             let mut result = Ok(());
             loop {
                 match input.read_chunk().await {

@@ -102,7 +102,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             Err(e) => return super::fail(sh, io, format!("snapshot: {e}"), 1).await,
         }
     } else {
-        match take(ctl, a.name).await {
+        match take(&sh.budget, ctl, a.name).await {
             Ok(s) if a.json => format!("{}\n", json_object(&s)),
             Ok(s) => match &s.name {
                 Some(name) => format!("{} {name}\n", s.version),
@@ -118,11 +118,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
 /// Takes the snapshot on a task of its own, so an interrupted builtin does not stop a
 /// copy halfway (the snapshot completes, or cleans up after itself, either way).
 async fn take(
+    budget: &forkbox_commands::Budget,
     ctl: Arc<dyn SnapshotControl>,
     name: Option<String>,
 ) -> Result<SnapshotInfo, SnapshotError> {
     let taking = async move { ctl.take(name.as_deref()).await };
-    tokio::spawn(tracing::Instrument::in_current_span(taking))
+    budget
+        .spawn(tracing::Instrument::in_current_span(taking))
         .await
         .unwrap_or(Err(SnapshotError::Failed))
 }
