@@ -7,7 +7,7 @@ use bytes::Bytes;
 use forkbox_commands::{Input, Output, PullSource, TermSize, pipe};
 use russh::server::Msg;
 use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
@@ -23,6 +23,17 @@ const INTERRUPT_QUEUE: usize = 4;
 const MAX_EXEC_LEN: usize = 1024 * 1024;
 
 type Writer = Arc<ChannelWriteHalf<Msg>>;
+
+/// Where a session's fork stands. The connection task makes it after authentication,
+/// outside russh's loop, so a channel may open before it exists and waits for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForkState {
+    Pending,
+    Ready,
+    /// Not made, or the session is ending: channels run nothing (a disconnect that says
+    /// why follows).
+    Failed,
+}
 
 #[derive(Clone, Debug)]
 struct Pty {
@@ -42,8 +53,12 @@ fn clamp_size(cols: u32, rows: u32) -> TermSize {
     }
 }
 
-/// Serves one channel until it closes.
-pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
+/// Serves one channel until it closes, once the session's fork exists (`fork`).
+pub async fn run(
+    session: Arc<Session>,
+    channel: Channel<Msg>,
+    mut fork: watch::Receiver<ForkState>,
+) {
     let (mut rx, tx) = channel.split();
     let tx: Writer = Arc::new(tx);
     let mut pty: Option<Pty> = None;
@@ -70,14 +85,14 @@ pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
             Some(_) => {}
         }
     };
-    let Some(vfs) = session.vfs() else {
-        let _ = tx
-            .extended_data_bytes(
-                1,
-                Bytes::from_static(b"forkbox: this session has no filesystem\n"),
-            )
-            .await;
-        finish(&tx, 1).await;
+    let made = tokio::select! {
+        state = fork.wait_for(|s| *s != ForkState::Pending) => {
+            state.is_ok_and(|s| *s == ForkState::Ready)
+        }
+        _ = session.cancel.cancelled() => false,
+    };
+    // Without a fork the connection is being closed, and its disconnect says why.
+    let Some(vfs) = session.vfs().filter(|_| made) else {
         return;
     };
     let interactive = matches!(request, Request::Shell) && pty.is_some();

@@ -1,0 +1,161 @@
+//! Regressions of issue 9, "one anonymous user must not be able to take forkbox down",
+//! through the real protocol: a `forkbox serve` process, raw TCP connections that never
+//! speak, and the real OpenSSH client.
+//!
+//! Durations below are hang guards only: a test fails if something has not happened by
+//! then, never because it happened fast or slow.
+
+#[path = "support/server.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::{
+    CLEANUP_WAIT, Fate, Server, fate, run_guarded, stderr, stdout, still_served, wait_closed,
+};
+
+/// Hang guard for one `ssh` run.
+const SSH_GUARD: Duration = Duration::from_secs(30);
+
+fn ssh_echo_hi(server: &Server) {
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("echo hi");
+    let out = run_guarded(cmd, b"", SSH_GUARD);
+    assert_eq!(stdout(&out), "hi\n", "stderr: {}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn issue9_idle_connections_from_one_address_never_keep_others_out() {
+    // The server's own admission defaults (the harness only lengthens the login deadline).
+    let server = Server::start();
+    let mut idle = server.connect_from("127.0.0.2", 300);
+    ssh_echo_hi(&server);
+    // With the defaults, one address holds at most 8 of them; the rest were closed at once.
+    let greeted = idle
+        .iter_mut()
+        .map(fate)
+        .filter(|f| *f == Fate::Greeted)
+        .count();
+    assert!((1..=8).contains(&greeted), "{greeted} greeted");
+}
+
+#[test]
+fn issue9_idle_connections_from_many_addresses_never_keep_others_out() {
+    let server = Server::start();
+    // 38 addresses with 8 idle connections each: more than the 64 the server lets wait.
+    let idle: Vec<_> = (2..40)
+        .flat_map(|i| server.connect_from(&format!("127.0.0.{i}"), 8))
+        .collect();
+    ssh_echo_hi(&server);
+    ssh_echo_hi(&server);
+    drop(idle);
+}
+
+#[test]
+fn issue9_connections_that_do_not_log_in_in_time_are_closed() {
+    let server = Server::start_with(&["--auth-timeout", "2"]);
+    // Never a word from the client.
+    let mut silent = server.connect_from("127.0.0.2", 3);
+    // An identification line, then nothing: the SSH transport is up, key exchange stalls.
+    let mut stalled = server.connect_from("127.0.0.3", 1);
+    for s in silent.iter_mut().chain(stalled.iter_mut()) {
+        assert_eq!(fate(s), Fate::Greeted);
+    }
+    use std::io::Write;
+    stalled[0].write_all(b"SSH-2.0-stall\r\n").unwrap();
+    for s in silent.iter_mut().chain(stalled.iter_mut()) {
+        wait_closed(s);
+    }
+    // A session is past the deadline's reach once it logged in. (On a loaded machine the
+    // login itself may take longer than the deadline: that attempt is closed and retried.)
+    for attempt in 1.. {
+        let mut cmd = server.ssh_cmd("anyone");
+        cmd.arg("sleep 3; echo still here");
+        let out = run_guarded(cmd, b"", SSH_GUARD);
+        if stderr(&out).contains("forkbox: authentication timed out") && attempt < 5 {
+            continue;
+        }
+        assert_eq!(stdout(&out), "still here\n", "stderr: {}", stderr(&out));
+        break;
+    }
+}
+
+#[test]
+fn issue9_pending_connections_are_bounded_per_address_and_in_total() {
+    let server = Server::start_with(&[
+        "--auth-timeout",
+        "600",
+        "--max-unauthenticated",
+        "4",
+        "--max-unauthenticated-per-ip",
+        "2",
+    ]);
+    // One address: two taken, the rest closed at once.
+    let mut a = server.connect_from("127.0.0.2", 5);
+    let fates: Vec<_> = a.iter_mut().map(fate).collect();
+    assert_eq!(
+        fates,
+        [
+            Fate::Greeted,
+            Fate::Greeted,
+            Fate::Closed,
+            Fate::Closed,
+            Fate::Closed
+        ]
+    );
+    let mut b = server.connect_from("127.0.0.3", 2);
+    assert!(b.iter_mut().all(|s| fate(s) == Fate::Greeted));
+    // The table is full (4). A newcomer from a third address takes the place of the
+    // oldest of the busiest (2 each: 127.0.0.2's first); the next one that of
+    // 127.0.0.3's first; a third one would make its own address the busiest: closed.
+    let mut c = server.connect_from("127.0.0.4", 1);
+    assert_eq!(fate(&mut c[0]), Fate::Greeted);
+    wait_closed(&mut a[0]);
+    let mut c2 = server.connect_from("127.0.0.4", 1);
+    assert_eq!(fate(&mut c2[0]), Fate::Greeted);
+    wait_closed(&mut b[0]);
+    let mut c3 = server.connect_from("127.0.0.4", 1);
+    assert_eq!(fate(&mut c3[0]), Fate::Closed);
+    // The four in the table are still served.
+    for s in [&mut a[1], &mut b[1], &mut c[0], &mut c2[0]] {
+        assert!(still_served(s));
+    }
+    // A real client from a fresh address still gets in, and logging in frees its place.
+    ssh_echo_hi(&server);
+    ssh_echo_hi(&server);
+}
+
+#[test]
+fn issue9_sessions_are_counted_from_login_and_refused_clearly() {
+    let server = Server::start_with(&["--max-sessions", "1"]);
+    let _idle = server.connect_from("127.0.0.2", 5);
+    let mut long = server.long_session();
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("echo in");
+    let out = run_guarded(cmd, b"", SSH_GUARD);
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("forkbox: too many sessions; try again later"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(server.forks_on_disk().len(), 1, "a fork was made");
+    let _ = long.kill();
+    let _ = long.wait();
+    server.wait_no_forks();
+    // The slot comes back once the session is gone.
+    let start = Instant::now();
+    loop {
+        let mut cmd = server.ssh_cmd("anyone");
+        cmd.arg("echo in");
+        let out = run_guarded(cmd, b"", SSH_GUARD);
+        if out.status.code() == Some(0) {
+            assert_eq!(stdout(&out), "in\n");
+            break;
+        }
+        assert!(start.elapsed() < CLEANUP_WAIT, "{}", stderr(&out));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
