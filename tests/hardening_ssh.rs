@@ -17,6 +17,25 @@ use support::{
 /// Hang guard for one `ssh` run.
 const SSH_GUARD: Duration = Duration::from_secs(30);
 
+/// The script line limit of `forkbox` (`shell::MAX_LINE`).
+const MAX_LINE: usize = 1024 * 1024;
+
+/// The limit on an unfinished command (`shell::MAX_SCRIPT`).
+const MAX_SCRIPT: usize = 16 * 1024 * 1024;
+
+/// The typed line limit on a terminal (`ssh::terminal::MAX_LINE`).
+const MAX_TYPED_LINE: usize = 64 * 1024;
+
+/// The end of a long output, for failure messages (a short one whole).
+fn tail(s: &str) -> String {
+    let mut start = s.len().saturating_sub(300);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    let cut = if start > 0 { "…" } else { "" };
+    format!("{cut}{}", &s[start..])
+}
+
 fn ssh_echo_hi(server: &Server) {
     let mut cmd = server.ssh_cmd("anyone");
     cmd.arg("echo hi");
@@ -158,4 +177,90 @@ fn issue9_sessions_are_counted_from_login_and_refused_clearly() {
         assert!(start.elapsed() < CLEANUP_WAIT, "{}", stderr(&out));
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn issue9_an_overlong_script_line_is_refused_whole() {
+    let server = Server::start();
+    let mut script = b"echo start\n".to_vec();
+    // Cut at MAX_LINE bytes, the rest of this line would read `touch PWNED; echo PWNED`.
+    let mut line = b"echo ".to_vec();
+    line.resize(MAX_LINE, b'A');
+    line.extend_from_slice(b"touch PWNED; echo PWNED\n");
+    script.extend_from_slice(&line);
+    script.extend_from_slice(b"ls; echo after\n");
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-T");
+    let out = run_guarded(cmd, &script, SSH_GUARD);
+    assert!(
+        !stdout(&out).contains("PWNED"),
+        "the rest of the long line ran as a command: {}",
+        tail(&stdout(&out))
+    );
+    assert!(stdout(&out) == "start\n", "{}", tail(&stdout(&out)));
+    assert_eq!(
+        tail(&stderr(&out)),
+        format!("forkbox: line longer than {MAX_LINE} bytes\n")
+    );
+    assert_eq!(out.status.code(), Some(2));
+
+    // A line of exactly the limit is read whole.
+    let mut line = b"x=".to_vec();
+    line.resize(MAX_LINE, b'A');
+    line.extend_from_slice(b"\necho ${#x}\n");
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-T");
+    let out = run_guarded(cmd, &line, SSH_GUARD);
+    assert_eq!(
+        stdout(&out),
+        format!("{}\n", MAX_LINE - 2),
+        "{}",
+        tail(&stderr(&out))
+    );
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn issue9_an_endless_unfinished_command_is_refused() {
+    let server = Server::start();
+    // An `if` that never closes: lines within the limit, more than 16 MiB of them.
+    let mut script = b"echo start\nif true; then\n".to_vec();
+    let mut comment = b"# ".to_vec();
+    comment.resize(MAX_LINE - 1, b'A');
+    comment.push(b'\n');
+    for _ in 0..(MAX_SCRIPT / MAX_LINE + 1) {
+        script.extend_from_slice(&comment);
+    }
+    script.extend_from_slice(b"fi\necho after\n");
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-T");
+    let out = run_guarded(cmd, &script, SSH_GUARD);
+    assert!(stdout(&out) == "start\n", "{}", tail(&stdout(&out)));
+    assert_eq!(
+        tail(&stderr(&out)),
+        format!("forkbox: unfinished command longer than {MAX_SCRIPT} bytes\n")
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn issue9_an_overlong_typed_line_is_refused_and_the_prompt_comes_back() {
+    let server = Server::start();
+    let mut input = b"echo ".to_vec();
+    input.resize(MAX_TYPED_LINE, b'A');
+    input.extend_from_slice(b"; echo PWNED\necho after $?\nexit\n");
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-tt");
+    let out = run_guarded(cmd, &input, SSH_GUARD);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "forkbox: line longer than {MAX_TYPED_LINE} bytes\r\n"
+        )),
+        "{}",
+        tail(&text)
+    );
+    assert!(!text.contains("PWNED"), "{}", tail(&text));
+    assert!(text.contains("after 2\r\n"), "{}", tail(&text));
+    assert_eq!(out.status.code(), Some(0));
 }

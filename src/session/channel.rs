@@ -11,8 +11,10 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use crate::shell::{Completeness, Shell, ShellConfig, Stdio};
-use crate::ssh::terminal::{LineDiscipline, TermEvent, onlcr};
+use crate::shell::{
+    Completeness, MAX_SCRIPT, Shell, ShellConfig, Stdio, command_too_long, line_too_long,
+};
+use crate::ssh::terminal::{self, LineDiscipline, TermEvent, onlcr};
 
 /// Terminal events queued between the key reader and the shell; a client that types
 /// (or pastes) faster than that waits, like a full terminal buffer.
@@ -303,7 +305,7 @@ struct TermSource {
 impl PullSource for TermSource {
     async fn next(&mut self) -> Option<Bytes> {
         match self.lines.lock().await.recv().await {
-            Some(TermEvent::Line(line)) => Some(Bytes::from(line)),
+            Some(TermEvent::Line(line) | TermEvent::TooLong(line)) => Some(Bytes::from(line)),
             Some(TermEvent::Eof | TermEvent::Interrupt) | None => None,
         }
     }
@@ -354,7 +356,16 @@ impl Terminal<'_> {
                     script.clear();
                 }
                 Some(TermEvent::Interrupt) => script.clear(),
+                Some(TermEvent::TooLong(_)) => {
+                    script.clear();
+                    self.refuse(line_too_long(terminal::MAX_LINE)).await;
+                }
                 Some(TermEvent::Line(line)) => {
+                    if (script.len() + line.len()) as u64 > MAX_SCRIPT {
+                        script.clear();
+                        self.refuse(command_too_long()).await;
+                        continue;
+                    }
                     script.push_str(&String::from_utf8_lossy(&line));
                     if self.shell.completeness(&script) == Completeness::Incomplete {
                         continue;
@@ -366,6 +377,12 @@ impl Terminal<'_> {
                 }
             }
         }
+    }
+
+    /// Drops typed input that cannot be a command: says why, and the prompt comes back.
+    async fn refuse(&mut self, e: crate::shell::ShellError) {
+        self.say(&e.message()).await;
+        self.shell.last_status = e.status();
     }
 
     /// Runs one script with the terminal as its stdin: a line goes to it when it reads,
