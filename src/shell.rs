@@ -108,6 +108,28 @@ pub fn command_too_long() -> ShellError {
     ShellError::Syntax(format!("unfinished command longer than {MAX_SCRIPT} bytes"))
 }
 
+/// Unfinished input longer than this is checked for completeness on the blocking pool.
+/// Each check parses all of it, once per line read, so a long unfinished command (a big
+/// here-document, or input made to stay unfinished) costs parses of up to [`MAX_SCRIPT`]
+/// bytes, which must not hold a runtime worker other sessions need.
+pub const INLINE_PARSE_MAX: usize = 64 * 1024;
+
+/// Whether `text` is a whole command yet (see [`Shell::completeness`]), handed back with
+/// `text`; checked on the blocking pool past [`INLINE_PARSE_MAX`] bytes.
+pub async fn completeness_of(text: String) -> (String, Completeness) {
+    if text.len() <= INLINE_PARSE_MAX {
+        let state = completeness(&text);
+        return (text, state);
+    }
+    tokio::task::spawn_blocking(move || {
+        let state = completeness(&text);
+        (text, state)
+    })
+    .await
+    // Only a panic in the parser lands here: the input is dropped as unreadable.
+    .unwrap_or_else(|_| (String::new(), Completeness::Invalid))
+}
+
 /// Commands run between two forced yields to the runtime, so a busy loop of builtins
 /// cannot starve other sessions on the same worker thread.
 pub const YIELD_EVERY: u64 = 64;
@@ -366,7 +388,9 @@ impl Shell {
                 }
             };
             buf.push_str(&String::from_utf8_lossy(&line));
-            match self.completeness(&buf) {
+            let state;
+            (buf, state) = completeness_of(std::mem::take(&mut buf)).await;
+            match state {
                 Completeness::Incomplete => continue,
                 Completeness::Invalid => {
                     if let Err(e) = parse_program(&buf) {

@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Session;
 use crate::shell::{
-    Completeness, MAX_SCRIPT, Shell, ShellConfig, Stdio, command_too_long, line_too_long,
+    Completeness, MAX_SCRIPT, Shell, ShellConfig, Stdio, command_too_long, completeness_of,
+    line_too_long,
 };
 use crate::ssh::terminal::{self, LineDiscipline, TermEvent, onlcr};
 
@@ -367,7 +368,9 @@ impl Terminal<'_> {
                         continue;
                     }
                     script.push_str(&String::from_utf8_lossy(&line));
-                    if self.shell.completeness(&script) == Completeness::Incomplete {
+                    let state;
+                    (script, state) = completeness_of(std::mem::take(&mut script)).await;
+                    if state == Completeness::Incomplete {
                         continue;
                     }
                     let text = std::mem::take(&mut script);
