@@ -8,6 +8,7 @@
 #[path = "support/server.rs"]
 mod support;
 
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use support::{
@@ -263,4 +264,56 @@ fn issue9_an_overlong_typed_line_is_refused_and_the_prompt_comes_back() {
     assert!(!text.contains("PWNED"), "{}", tail(&text));
     assert!(text.contains("after 2\r\n"), "{}", tail(&text));
     assert_eq!(out.status.code(), Some(0));
+}
+
+/// Starts `ssh` (with `args` before the destination's command, if any) with `input` on its
+/// stdin, and waits until a line of its stdout ends with `spinning`; the caller kills it.
+fn start_spinning(server: &Server, args: &[&str], input: &[u8]) -> std::process::Child {
+    use std::io::{BufRead, Write};
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.args(args);
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    // The stdin pipe stays open (it is moved into the reader): no end-of-input arrives.
+    let stdout = child.stdout.take().unwrap();
+    let (seen, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _stdin = stdin;
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            // On a terminal the output may follow the prompt on its line.
+            if line.trim_end().ends_with("spinning") {
+                let _ = seen.send(());
+            }
+        }
+    });
+    wait.recv_timeout(CLEANUP_WAIT)
+        .expect("the session never started its loop");
+    child
+}
+
+#[test]
+fn issue9_sigterm_stops_spinning_sessions_and_deletes_their_forks() {
+    let mut server = Server::start();
+    let mut exec = start_spinning(&server, &["echo spinning; while :; do :; done"], b"");
+    let mut pty = start_spinning(&server, &["-tt"], b"echo spinning; while :; do :; done\n");
+    assert_eq!(server.forks_on_disk().len(), 2);
+    server.signal("TERM");
+    let status = server.wait_exit();
+    assert!(status.success(), "server exit: {status:?}");
+    assert!(
+        server.forks_on_disk().is_empty(),
+        "left: {:?}",
+        server.forks_on_disk()
+    );
+    for child in [&mut exec, &mut pty] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }
