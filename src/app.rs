@@ -18,7 +18,7 @@ use crate::config::{
 use crate::fork::{ForkStrategy, Lease, Overlay, ServerId, SessionId, Snapshot};
 use crate::janitor::{Janitor, Retention};
 use crate::registry::Registry;
-use crate::server::{self, Deps};
+use crate::server::{self, Deps, Limits};
 use crate::session::{Services, SnapshotPolicy, SnapshotQuotas};
 use crate::shell::{Shell, ShellConfig, Stdio};
 use crate::ssh::{self, AuthPolicy};
@@ -108,7 +108,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ssh: Arc::new(server::ssh_config(host_key, &auth)),
         services,
         auth: Arc::new(auth),
-        max_sessions: args.max_sessions,
+        limits: Limits {
+            max_sessions: count(args.max_sessions),
+            max_unauthenticated: count(args.max_unauthenticated),
+            max_unauthenticated_per_ip: count(args.max_unauthenticated_per_ip),
+            auth_timeout: args.auth_timeout(),
+        },
     };
     tracing::info!(%addr, base = %base_name, "forkbox listening");
     // A line on stdout tells scripts and tests where the server listens.
@@ -134,6 +139,11 @@ fn no_s3_options(st: &StoreArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A count from the command line (at most a million, checked there) as a `usize`.
+fn count(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// The fork strategy the storage options ask for, and a name of the base for the logs.

@@ -68,9 +68,26 @@ pub struct ServeArgs {
     #[arg(long)]
     pub authorized_keys: Option<PathBuf>,
 
-    /// Most sessions served at once; further connections are refused.
-    #[arg(long, default_value_t = 256)]
-    pub max_sessions: usize,
+    /// Most sessions served at once, counted from successful authentication; a login
+    /// past it is told "forkbox: too many sessions; try again later" and closed.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_sessions: u64,
+
+    /// Seconds a connection has to finish the SSH handshake and authenticate; then it is
+    /// closed.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub auth_timeout: u64,
+
+    /// Most connections that have not authenticated yet, in total. When they are all
+    /// taken, a newcomer replaces the oldest of the source holding the most, or is
+    /// closed at once if its own source holds as many.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_unauthenticated: u64,
+
+    /// Most connections that have not authenticated yet from one IPv4 address or IPv6
+    /// /64; further ones are closed at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_unauthenticated_per_ip: u64,
 
     /// Seconds allowed for deleting a session's fork (with retries) after it ends.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -242,6 +259,9 @@ impl ServeArgs {
     }
     pub fn janitor_interval(&self) -> Duration {
         Duration::from_secs(self.janitor_interval)
+    }
+    pub fn auth_timeout(&self) -> Duration {
+        Duration::from_secs(self.auth_timeout)
     }
 }
 
@@ -450,6 +470,23 @@ mod tests {
         };
         assert_eq!(args.listen.to_string(), "127.0.0.1:2222");
         assert_eq!(args.auth, AuthMode::Anonymous);
+        assert_eq!(
+            (
+                args.max_sessions,
+                args.auth_timeout,
+                args.max_unauthenticated,
+                args.max_unauthenticated_per_ip
+            ),
+            (256, 10, 64, 8)
+        );
+        for zero in [
+            "--max-sessions",
+            "--auth-timeout",
+            "--max-unauthenticated",
+            "--max-unauthenticated-per-ip",
+        ] {
+            assert!(Cli::try_parse_from(["forkbox", "serve", zero, "0"]).is_err());
+        }
         let err = Cli::try_parse_from(["forkbox", "serve", "--listen", "nowhere"]).unwrap_err();
         assert!(err.to_string().contains("is not an address"));
     }

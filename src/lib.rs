@@ -3,7 +3,8 @@
 //! # Layout
 //!
 //! - [`config`]: command-line configuration (`forkbox serve`, `forkbox exec`).
-//! - [`server`]: accepts TCP connections under a session cap and drains them on shutdown.
+//! - [`server`]: accepts TCP connections, bounds those still logging in (in total, per
+//!   address, in time) apart from sessions, and drains them on shutdown.
 //! - [`ssh`]: the russh handler: authentication, channels, exec/shell/pty requests.
 //! - [`session`]: one task per connection that owns its fork, runs its shells and deletes
 //!   the fork on every exit path.

@@ -1,34 +1,78 @@
-//! The accept loop: one task per connection under a session cap, and a graceful drain
-//! on shutdown (every session's commands are cancelled and its fork deleted before
-//! [`run`] returns).
+//! The accept loop: one task per connection, admission bounds before and after login, and
+//! a graceful drain on shutdown (every session's commands are cancelled and its fork
+//! deleted before [`run`] returns).
+//!
+//! A connection is first *pending*: it holds a place in the [`admission::Pending`] table
+//! (bounded in total and per source) and must finish the handshake and authenticate
+//! before `--auth-timeout`. When authentication succeeds it takes one of the
+//! `--max-sessions` slots (or is told `forkbox: too many sessions; try again later` and
+//! closed), leaves the pending table, and its task makes the fork. The fork is made here,
+//! in the connection task, not in russh's handler callback: russh's loop stays free, and
+//! whatever ends the connection meanwhile waits for the creation to settle so teardown
+//! deletes what it made.
 
 use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-use crate::session::{Services, Session};
+use crate::fork::ForkError;
+use crate::session::channel::ForkState;
+use crate::session::{Services, Session, StartError};
 use crate::ssh::{AuthPolicy, Handler};
 
-/// Time a connection gets to finish the SSH handshake and authenticate; a client that
-/// stalls there holds a session slot, so it is bounded.
-const AUTH_TIMEOUT: Duration = Duration::from_secs(30);
+pub mod admission;
+
+use admission::{Bounds, Pending, Ticket};
 
 /// Extra time over the fork-deletion deadline that shutdown waits for sessions to drain.
 const DRAIN_SLACK: Duration = Duration::from_secs(10);
+
+/// Time a connection gets to take a disconnect message and close before its stream is cut:
+/// a client that stops reading must not hold its connection (and its task) open.
+const DISCONNECT_GRACE: Duration = Duration::from_secs(2);
+
+/// Pause after a failed accept (out of file descriptors, say) before the next one, so the
+/// loop does not spin while the condition lasts.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// What a client still logging in is told when its time is up.
+const AUTH_TIMED_OUT: &str = "forkbox: authentication timed out";
+/// What a client still logging in is told when a newcomer took its place.
+const EVICTED: &str = "forkbox: too many connections are logging in; try again later";
+/// What every client is told on shutdown.
+const SHUTTING_DOWN: &str = "forkbox is shutting down";
+
+/// How many connections the server takes, and for how long before login.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Sessions (authenticated connections) served at once.
+    pub max_sessions: usize,
+    /// Connections that have not logged in yet, in total.
+    pub max_unauthenticated: usize,
+    /// Connections that have not logged in yet from one source (an IPv4 address or an
+    /// IPv6 /64).
+    pub max_unauthenticated_per_ip: usize,
+    /// Time from accept to successful authentication.
+    pub auth_timeout: Duration,
+}
 
 /// Everything the server needs besides its listener.
 pub struct Deps {
     pub ssh: Arc<russh::server::Config>,
     pub services: Arc<Services>,
     pub auth: Arc<AuthPolicy>,
-    /// Sessions served at once; connections over the cap are closed at once.
-    pub max_sessions: usize,
+    pub limits: Limits,
 }
 
 /// Builds the russh configuration for a host key and auth policy.
@@ -49,10 +93,23 @@ pub fn ssh_config(host_key: russh::keys::PrivateKey, auth: &AuthPolicy) -> russh
     }
 }
 
+/// What every connection task shares.
+struct Shared {
+    deps: Deps,
+    /// Session slots, taken when authentication succeeds.
+    slots: Arc<Semaphore>,
+}
+
 /// Serves connections from `listener` until `shutdown` completes, then drains.
 pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output = ()>) {
-    let deps = Arc::new(deps);
-    let slots = Arc::new(Semaphore::new(deps.max_sessions));
+    let pending = Pending::new(Bounds {
+        total: deps.limits.max_unauthenticated,
+        per_source: deps.limits.max_unauthenticated_per_ip,
+    });
+    let shared = Arc::new(Shared {
+        slots: Arc::new(Semaphore::new(deps.limits.max_sessions)),
+        deps,
+    });
     let stop = CancellationToken::new();
     let tasks = TaskTracker::new();
     tokio::pin!(shutdown);
@@ -64,21 +121,28 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
                     Ok(a) => a,
                     Err(e) => {
                         tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
                         continue;
                     }
                 };
-                let Ok(permit) = slots.clone().try_acquire_owned() else {
-                    tracing::warn!(%peer, "session cap reached; connection refused");
-                    drop(stream);
-                    continue;
+                let ticket = match pending.admit(peer.ip()) {
+                    Ok(admitted) => {
+                        if let Some(source) = admitted.evicted {
+                            tracing::info!(%peer, %source, "pending connections at their bound; the oldest of the busiest source makes room");
+                        }
+                        admitted.ticket
+                    }
+                    Err(refusal) => {
+                        tracing::info!(%peer, reason = %refusal, "connection closed at once");
+                        drop(stream);
+                        continue;
+                    }
                 };
-                let deps = deps.clone();
+                let shared = shared.clone();
                 let cancel = stop.child_token();
                 tasks.spawn(async move {
                     let _ = stream.set_nodelay(true);
-                    serve_connection(stream, Some(peer), deps, cancel).await;
-                    drop(permit);
+                    serve_connection(stream, Some(peer), shared, cancel, ticket).await;
                 });
             }
         }
@@ -87,7 +151,7 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
     drop(listener);
     stop.cancel();
     tasks.close();
-    let deadline = deps.services.delete_deadline + DRAIN_SLACK;
+    let deadline = shared.deps.services.delete_deadline + DRAIN_SLACK;
     if tokio::time::timeout(deadline, tasks.wait()).await.is_err() {
         tracing::error!("sessions did not drain in time; their forks are left to the janitor");
     }
@@ -95,57 +159,282 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
 }
 
 /// Serves one connection and tears its session down on every exit path.
-pub async fn serve_connection<S>(
+async fn serve_connection<S>(
     stream: S,
-    peer: Option<std::net::SocketAddr>,
-    deps: Arc<Deps>,
+    peer: Option<SocketAddr>,
+    shared: Arc<Shared>,
     cancel: CancellationToken,
+    ticket: Ticket,
 ) where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let session = Session::new(peer, deps.services.clone(), cancel);
+    let session = Session::new(peer, shared.deps.services.clone(), cancel);
     let span = session.span.clone();
     async {
         tracing::info!("connected");
-        let handler = Handler { session: session.clone(), auth: deps.auth.clone() };
-        match russh::server::run_stream(deps.ssh.clone(), stream, handler).await {
-            Ok(running) => {
-                let handle = running.handle();
-                tokio::pin!(running);
-                let auth_deadline = tokio::time::sleep(AUTH_TIMEOUT);
-                tokio::pin!(auth_deadline);
-                let mut waiting_auth = true;
-                loop {
-                    tokio::select! {
-                        r = &mut running => {
-                            if let Err(e) = r {
-                                tracing::info!(error = %e, "connection ended with an error");
-                            }
-                            break;
-                        }
-                        _ = &mut auth_deadline, if waiting_auth => {
-                            waiting_auth = false;
-                            if session.vfs().is_none() {
-                                tracing::info!("authentication timed out");
-                                let _ = handle.disconnect(russh::Disconnect::ByApplication, "authentication timed out".into(), "en".into()).await;
-                                break;
-                            }
-                        }
-                        _ = session.cancel.cancelled() => {
-                            let _ = handle
-                                .disconnect(russh::Disconnect::ByApplication, "forkbox is shutting down".into(), "en".into())
-                                .await;
-                            let _ = tokio::time::timeout(Duration::from_secs(2), &mut running).await;
-                            break;
-                        }
-                    }
-                }
-            }
-            Err(e) => tracing::info!(error = %e, "handshake failed"),
-        }
+        let permit = connection(stream, &session, &shared, ticket).await;
         session.teardown().await;
+        // The slot is free only once the fork is gone, so the cap bounds forks too.
+        drop(permit);
         tracing::info!("disconnected");
     }
     .instrument(span)
     .await;
+}
+
+/// Why the connection task stops serving a connection.
+enum End {
+    /// The client went away, or russh ended the connection itself.
+    Closed,
+    /// forkbox ends it, telling the client why.
+    Disconnect(russh::Disconnect, String),
+}
+
+/// Runs the connection until it ends; the session slot it took, if it logged in.
+async fn connection<S>(
+    stream: S,
+    session: &Arc<Session>,
+    shared: &Shared,
+    ticket: Ticket,
+) -> Option<OwnedSemaphorePermit>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let deps = &shared.deps;
+    let login_deadline = Instant::now() + deps.limits.auth_timeout;
+    let evicted = ticket.evicted().clone();
+    let mut ticket = Some(ticket);
+    let (stream, cut) = Severable::new(stream);
+    let (admitted_tx, mut admitted_rx) = oneshot::channel();
+    let (fork_tx, fork_rx) = watch::channel(ForkState::Pending);
+    let handler = Handler {
+        session: session.clone(),
+        auth: deps.auth.clone(),
+        slots: shared.slots.clone(),
+        admitted: Some(admitted_tx),
+        fork: fork_rx,
+        logged_in: false,
+    };
+
+    // The client's identification line, within the login deadline: a client that never
+    // speaks never gets further than this.
+    let started = tokio::select! {
+        started = tokio::time::timeout_at(
+            login_deadline,
+            russh::server::run_stream(deps.ssh.clone(), stream, handler),
+        ) => started,
+        _ = evicted.cancelled() => {
+            tracing::info!("closed before the handshake: a newcomer took its place");
+            return None;
+        }
+        _ = session.cancel.cancelled() => return None,
+    };
+    let running = match started {
+        Ok(Ok(running)) => running,
+        Ok(Err(e)) => {
+            tracing::info!(error = %e, "handshake failed");
+            return None;
+        }
+        Err(_) => {
+            tracing::info!("authentication timed out before the handshake");
+            return None;
+        }
+    };
+    let handle = running.handle();
+    tokio::pin!(running);
+    let mut permit = None;
+    let mut creating: Pin<Box<dyn Future<Output = Result<(), StartError>> + Send>> =
+        Box::pin(std::future::pending());
+    let mut fork_pending = false;
+    let mut awaiting_login = true;
+    let mut running_done = false;
+
+    let end = loop {
+        tokio::select! {
+            // A login that arrived wins over a deadline or an eviction that fired with it.
+            biased;
+            r = &mut running => {
+                running_done = true;
+                if let Err(e) = r {
+                    tracing::info!(error = %e, "connection ended with an error");
+                }
+                break End::Closed;
+            }
+            slot = &mut admitted_rx, if awaiting_login => {
+                awaiting_login = false;
+                // An error: the handler is gone (the connection is ending); `running`
+                // says why.
+                if let Ok(slot) = slot {
+                    permit = Some(slot);
+                    ticket = None; // no longer pending: its place goes to others
+                    fork_pending = true;
+                    let session = session.clone();
+                    creating = Box::pin(async move { session.create_fork().await });
+                }
+            }
+            made = &mut creating, if fork_pending => {
+                fork_pending = false;
+                match made {
+                    Ok(()) => {
+                        let _ = fork_tx.send(ForkState::Ready);
+                    }
+                    Err(e) => {
+                        let _ = fork_tx.send(ForkState::Failed);
+                        break End::Disconnect(russh::Disconnect::ByApplication, start_failure(&e));
+                    }
+                }
+            }
+            _ = tokio::time::sleep_until(login_deadline), if permit.is_none() => {
+                tracing::info!("authentication timed out");
+                break End::Disconnect(russh::Disconnect::ByApplication, AUTH_TIMED_OUT.into());
+            }
+            _ = evicted.cancelled(), if permit.is_none() => {
+                tracing::info!("closed while logging in: a newcomer took its place");
+                break End::Disconnect(russh::Disconnect::TooManyConnections, EVICTED.into());
+            }
+            _ = session.cancel.cancelled() => {
+                break End::Disconnect(russh::Disconnect::ByApplication, SHUTTING_DOWN.into());
+            }
+        }
+    };
+    drop(ticket);
+
+    // A fork being made is let finish, so teardown deletes it rather than leaving a
+    // half-made one behind; it is bounded like its deletion. Channels run nothing on it:
+    // the session is ending.
+    if fork_pending {
+        match tokio::time::timeout(deps.services.delete_deadline, &mut creating).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                start_failure(&e);
+            }
+            Err(_) => tracing::error!(
+                "fork creation did not finish in time; what it made is left to the janitor"
+            ),
+        }
+    }
+    drop(creating);
+    let _ = fork_tx.send(ForkState::Failed);
+
+    if let End::Disconnect(reason, message) = end
+        && !running_done
+    {
+        let told = tokio::time::timeout(
+            DISCONNECT_GRACE,
+            handle.disconnect(reason, message, "en".into()),
+        )
+        .await;
+        if matches!(told, Ok(Ok(()))) {
+            running_done = tokio::time::timeout(DISCONNECT_GRACE, &mut running)
+                .await
+                .is_ok();
+        }
+    }
+    if !running_done {
+        // russh's loop runs on its own task, which nothing here can abort: cutting its
+        // stream makes its next read or write fail, and it ends.
+        cut.cancel();
+        if tokio::time::timeout(DISCONNECT_GRACE, &mut running)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the SSH connection task did not end after its stream was cut");
+        }
+    }
+    permit
+}
+
+/// Logs why a session's fork could not be made; the line for the client.
+fn start_failure(e: &StartError) -> String {
+    if let StartError::Fork(ForkError::NoSnapshot { version }) = e {
+        tracing::warn!(snapshot = %version, "login names an unknown snapshot; closing the connection");
+    } else {
+        tracing::error!(error = ?e, "fork creation failed; closing the connection");
+    }
+    // The client shows the reason of a disconnect on its stderr (OpenSSH: "Received
+    // disconnect from …: forkbox: no snapshot …").
+    e.client_message()
+}
+
+/// A stream the connection task can cut: once cut, every read and write fails.
+struct Severable<S> {
+    inner: S,
+    cut: CancellationToken,
+    /// Separate waits for reads and writes, so each registers its own waker.
+    read_cut: Pin<Box<WaitForCancellationFutureOwned>>,
+    write_cut: Pin<Box<WaitForCancellationFutureOwned>>,
+}
+
+impl<S> Severable<S> {
+    fn new(inner: S) -> (Severable<S>, CancellationToken) {
+        let cut = CancellationToken::new();
+        let stream = Severable {
+            inner,
+            read_cut: Box::pin(cut.clone().cancelled_owned()),
+            write_cut: Box::pin(cut.clone().cancelled_owned()),
+            cut: cut.clone(),
+        };
+        (stream, cut)
+    }
+}
+
+fn cut_error() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "connection cut")
+}
+
+/// `Ready(err)` once `cut` fired, registering the task's waker otherwise.
+fn poll_cut(
+    cut: &CancellationToken,
+    wait: &mut Pin<Box<WaitForCancellationFutureOwned>>,
+    cx: &mut Context<'_>,
+) -> Poll<std::io::Error> {
+    if cut.is_cancelled() || wait.as_mut().poll(cx).is_ready() {
+        Poll::Ready(cut_error())
+    } else {
+        Poll::Pending
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Severable<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if let Poll::Ready(e) = poll_cut(&this.cut, &mut this.read_cut, cx) {
+            return Poll::Ready(Err(e));
+        }
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Severable<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        if let Poll::Ready(e) = poll_cut(&this.cut, &mut this.write_cut, cx) {
+            return Poll::Ready(Err(e));
+        }
+        Pin::new(&mut this.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if let Poll::Ready(e) = poll_cut(&this.cut, &mut this.write_cut, cx) {
+            return Poll::Ready(Err(e));
+        }
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if this.cut.is_cancelled() {
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
 }

@@ -51,7 +51,7 @@ pub use builtins::snapshot::{
 };
 pub use error::ShellError;
 pub use launcher::ShellLauncher;
-pub use parse::Completeness;
+pub use parse::{Completeness, PendingInput};
 
 use redirect::Fds;
 
@@ -90,12 +90,27 @@ pub const MAX_SUBSTITUTION_OUTPUT: usize = 16 * 1024 * 1024;
 /// Largest here-document or here-string body after expansion.
 pub const MAX_HEREDOC: usize = 16 * 1024 * 1024;
 
-/// Longest line `read` and the script reader of [`Shell::run_stream`] accept before
-/// splitting it: bounds memory per line.
+/// Longest line `read` accepts before splitting it, and the longest line of a script
+/// [`Shell::run_stream`] reads at all: bounds memory per line. A script line is never
+/// split, since its second half would run as a command of its own; a longer one is
+/// refused ([`line_too_long`]) and nothing after it runs.
 pub const MAX_LINE: usize = 1024 * 1024;
 
-/// Largest script `source`, `sh FILE` or a `#!` script may be.
+/// Largest script `source`, `sh FILE` or a `#!` script may be, and the most unfinished
+/// input (an open `if`, quote or here-document) [`Shell::run_stream`] or a terminal
+/// holds while waiting for the rest of a command ([`command_too_long`]).
 pub const MAX_SCRIPT: u64 = 16 * 1024 * 1024;
+
+/// The error for a script line longer than `max` bytes: the script is refused there,
+/// with status 2 like a syntax error, since the line cannot be read as it was written.
+pub fn line_too_long(max: usize) -> ShellError {
+    ShellError::Syntax(format!("line longer than {max} bytes"))
+}
+
+/// The error for an unfinished command that grew past [`MAX_SCRIPT`] bytes.
+pub fn command_too_long() -> ShellError {
+    ShellError::Syntax(format!("unfinished command longer than {MAX_SCRIPT} bytes"))
+}
 
 /// Commands run between two forced yields to the runtime, so a busy loop of builtins
 /// cannot starve other sessions on the same worker thread.
@@ -358,22 +373,42 @@ impl Shell {
 
     /// Like [`Shell::run_script`], reading the script from `io.stdin` and running each
     /// complete command as soon as it is read; commands may read the rest of stdin.
+    ///
+    /// A line longer than [`MAX_LINE`], or an unfinished command longer than
+    /// [`MAX_SCRIPT`], ends the script with an error and status 2; the rest of the input is
+    /// never read as commands, since it may start in the middle of that line.
     pub async fn run_stream(&mut self, io: &Stdio, cancel: CancellationToken) -> i32 {
         let fds = Fds::from_stdio(io);
-        let mut buf = String::new();
+        let mut buf = PendingInput::default();
         loop {
             if self.exit_requested.is_some() || cancel.is_cancelled() {
                 break;
             }
+            // One byte over the bound tells a line of exactly MAX_LINE bytes and its
+            // newline from a longer one, which comes back cut at MAX_LINE + 1 bytes.
             let line = tokio::select! {
-                l = io.stdin.read_line(MAX_LINE) => l,
+                l = io.stdin.read_line(MAX_LINE + 1) => l,
                 _ = cancel.cancelled() => { self.last_status = forkbox_commands::STATUS_INTERRUPTED; break; }
             };
+            let refused = match &line {
+                Ok(Some(l)) if l.len() > MAX_LINE && l.last() != Some(&b'\n') => {
+                    Some(line_too_long(MAX_LINE))
+                }
+                Ok(Some(l)) if (buf.len() + l.len()) as u64 > MAX_SCRIPT => {
+                    Some(command_too_long())
+                }
+                _ => None,
+            };
+            if let Some(e) = refused {
+                let _ = io.stderr.write_str(&e.message()).await;
+                self.last_status = e.status();
+                return self.last_status;
+            }
             let line = match line {
                 Ok(Some(l)) => l,
                 Ok(None) | Err(_) => {
-                    if !buf.trim().is_empty() {
-                        let e = match parse_program(&buf) {
+                    if !buf.text().trim().is_empty() {
+                        let e = match parse_program(buf.text()) {
                             Err(e) => e,
                             Ok(_) => {
                                 ShellError::Syntax("syntax error: unexpected end of file".into())
@@ -385,21 +420,23 @@ impl Shell {
                     break;
                 }
             };
-            buf.push_str(&String::from_utf8_lossy(&line));
-            match self.completeness(&buf) {
+            buf.push(&String::from_utf8_lossy(&line));
+            let state;
+            (buf, state) = buf.completeness_async().await;
+            match state {
                 Completeness::Incomplete => continue,
                 Completeness::Invalid => {
-                    if let Err(e) = parse_program(&buf) {
+                    if let Err(e) = parse_program(buf.text()) {
                         let _ = io.stderr.write_str(&e.message()).await;
                     }
                     self.last_status = 2;
-                    buf.clear();
+                    buf.take();
                     if !self.interactive {
                         break;
                     }
                 }
                 Completeness::Complete => {
-                    let text = std::mem::take(&mut buf);
+                    let text = buf.take();
                     if let Ok(program) = parse_program(&text) {
                         self.run_program_cancellable(&program, &fds, cancel.clone())
                             .await;

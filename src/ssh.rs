@@ -10,10 +10,11 @@ use russh::keys::ssh_key::{AuthorizedKeys, HashAlg, PublicKey};
 use russh::keys::{Algorithm, PrivateKey};
 use russh::server::{Auth, ChannelOpenHandle, Msg, Session as SshSession};
 use russh::{Channel, ChannelId, MethodKind, MethodSet};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 
 use crate::config::AuthMode;
-use crate::fork::ForkError;
-use crate::session::{Session, StartError, channel};
+use crate::session::Session;
+use crate::session::channel::{self, ForkState};
 
 pub mod terminal;
 
@@ -123,10 +124,23 @@ impl AuthPolicy {
     }
 }
 
+/// What a client is told when it authenticated but every session slot is taken.
+pub const TOO_MANY_SESSIONS: &str = "forkbox: too many sessions; try again later";
+
 /// The russh handler of one connection.
 pub struct Handler {
     pub session: Arc<Session>,
     pub auth: Arc<AuthPolicy>,
+    /// Session slots (`--max-sessions`): one is taken when authentication succeeds, so
+    /// connections that never log in never hold one.
+    pub slots: Arc<Semaphore>,
+    /// Hands the taken slot to the connection task, which then makes the fork; `None`
+    /// once authentication succeeded.
+    pub admitted: Option<oneshot::Sender<OwnedSemaphorePermit>>,
+    /// Where the connection task's fork creation stands; channels wait on it.
+    pub fork: watch::Receiver<ForkState>,
+    /// Set once a slot was taken and handed over: channels may open from then on.
+    pub logged_in: bool,
 }
 
 impl Handler {
@@ -194,28 +208,32 @@ impl russh::server::Handler for Handler {
         }
     }
 
+    /// Takes a session slot and hands it to the connection task, which makes the fork
+    /// outside russh's loop; without a free slot the client is told so and disconnected.
     async fn auth_succeeded(&mut self, ssh: &mut SshSession) -> Result<(), Self::Error> {
-        let session = self.session.clone();
-        let created = async move {
-            match session.login_snapshot() {
-                Some(version) => {
-                    tracing::info!(user = %session.user(), snapshot = %version, "authenticated")
-                }
-                None => tracing::info!(user = %session.user(), "authenticated"),
-            }
-            session.create_fork().await
-        };
-        if let Err(e) = tracing::Instrument::instrument(created, self.session.span.clone()).await {
-            if let StartError::Fork(ForkError::NoSnapshot { version }) = &e {
-                tracing::warn!(parent: &self.session.span, snapshot = %version, "login names an unknown snapshot; closing the connection");
-            } else {
-                tracing::error!(parent: &self.session.span, error = ?e, "fork creation failed; closing the connection");
-            }
-            // The client shows the reason of a disconnect on its stderr (OpenSSH:
-            // "Received disconnect from …: forkbox: no snapshot …").
-            ssh.disconnect(russh::Disconnect::ByApplication, &e.client_message(), "en")?;
+        let Some(admitted) = self.admitted.take() else {
             return Ok(());
+        };
+        let span = &self.session.span;
+        let Ok(permit) = self.slots.clone().try_acquire_owned() else {
+            tracing::warn!(parent: span, user = %self.session.user(), "session cap reached; login refused");
+            // The client shows the reason of a disconnect on its stderr (OpenSSH:
+            // "Received disconnect from …: forkbox: too many sessions; try again later").
+            ssh.disconnect(
+                russh::Disconnect::TooManyConnections,
+                TOO_MANY_SESSIONS,
+                "en",
+            )?;
+            return Ok(());
+        };
+        match self.session.login_snapshot() {
+            Some(version) => {
+                tracing::info!(parent: span, user = %self.session.user(), snapshot = %version, "authenticated")
+            }
+            None => tracing::info!(parent: span, user = %self.session.user(), "authenticated"),
         }
+        // The connection task only goes away with the connection, which ends this loop.
+        self.logged_in = admitted.send(permit).is_ok();
         Ok(())
     }
 
@@ -225,13 +243,14 @@ impl russh::server::Handler for Handler {
         reply: ChannelOpenHandle,
         _session: &mut SshSession,
     ) -> Result<(), Self::Error> {
-        if self.session.vfs().is_none() {
+        if !self.logged_in || self.session.cancel.is_cancelled() {
             return Ok(()); // dropping the handle refuses the channel
         }
         reply.accept().await;
         let session = self.session.clone();
+        let fork = self.fork.clone();
         self.session
-            .spawn(async move { channel::run(session, channel).await });
+            .spawn(async move { channel::run(session, channel, fork).await });
         Ok(())
     }
 

@@ -7,12 +7,15 @@ use bytes::Bytes;
 use forkbox_commands::{Input, Output, PullSource, TermSize, pipe};
 use russh::server::Msg;
 use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
-use crate::shell::{Completeness, Shell, ShellConfig, Stdio};
-use crate::ssh::terminal::{LineDiscipline, TermEvent, onlcr};
+use crate::shell::{
+    Completeness, MAX_SCRIPT, PendingInput, Shell, ShellConfig, Stdio, command_too_long,
+    line_too_long,
+};
+use crate::ssh::terminal::{self, LineDiscipline, TermEvent, onlcr};
 
 /// Terminal events queued between the key reader and the shell; a client that types
 /// (or pastes) faster than that waits, like a full terminal buffer.
@@ -23,6 +26,17 @@ const INTERRUPT_QUEUE: usize = 4;
 const MAX_EXEC_LEN: usize = 1024 * 1024;
 
 type Writer = Arc<ChannelWriteHalf<Msg>>;
+
+/// Where a session's fork stands. The connection task makes it after authentication,
+/// outside russh's loop, so a channel may open before it exists and waits for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForkState {
+    Pending,
+    Ready,
+    /// Not made, or the session is ending: channels run nothing (a disconnect that says
+    /// why follows).
+    Failed,
+}
 
 #[derive(Clone, Debug)]
 struct Pty {
@@ -42,8 +56,12 @@ fn clamp_size(cols: u32, rows: u32) -> TermSize {
     }
 }
 
-/// Serves one channel until it closes.
-pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
+/// Serves one channel until it closes, once the session's fork exists (`fork`).
+pub async fn run(
+    session: Arc<Session>,
+    channel: Channel<Msg>,
+    mut fork: watch::Receiver<ForkState>,
+) {
     let (mut rx, tx) = channel.split();
     let tx: Writer = Arc::new(tx);
     let mut pty: Option<Pty> = None;
@@ -70,14 +88,14 @@ pub async fn run(session: Arc<Session>, channel: Channel<Msg>) {
             Some(_) => {}
         }
     };
-    let Some(vfs) = session.vfs() else {
-        let _ = tx
-            .extended_data_bytes(
-                1,
-                Bytes::from_static(b"forkbox: this session has no filesystem\n"),
-            )
-            .await;
-        finish(&tx, 1).await;
+    let made = tokio::select! {
+        state = fork.wait_for(|s| *s != ForkState::Pending) => {
+            state.is_ok_and(|s| *s == ForkState::Ready)
+        }
+        _ = session.cancel.cancelled() => false,
+    };
+    // Without a fork the connection is being closed, and its disconnect says why.
+    let Some(vfs) = session.vfs().filter(|_| made) else {
         return;
     };
     let interactive = matches!(request, Request::Shell) && pty.is_some();
@@ -289,7 +307,7 @@ struct TermSource {
 impl PullSource for TermSource {
     async fn next(&mut self) -> Option<Bytes> {
         match self.lines.lock().await.recv().await {
-            Some(TermEvent::Line(line)) => Some(Bytes::from(line)),
+            Some(TermEvent::Line(line) | TermEvent::TooLong(line)) => Some(Bytes::from(line)),
             Some(TermEvent::Eof | TermEvent::Interrupt) | None => None,
         }
     }
@@ -314,7 +332,7 @@ impl Terminal<'_> {
     /// Ctrl-D or the client leaving.
     async fn interactive(&mut self, motd: &str) -> i32 {
         self.say(motd).await;
-        let mut script = String::new();
+        let mut script = PendingInput::default();
         loop {
             if let Some(status) = self.shell.exit_requested() {
                 return status;
@@ -337,21 +355,40 @@ impl Terminal<'_> {
                         self.say("logout\n").await;
                         return self.shell.last_status();
                     }
-                    script.clear();
+                    script.take();
                 }
-                Some(TermEvent::Interrupt) => script.clear(),
+                Some(TermEvent::Interrupt) => {
+                    script.take();
+                }
+                Some(TermEvent::TooLong(_)) => {
+                    script.take();
+                    self.refuse(line_too_long(terminal::MAX_LINE)).await;
+                }
                 Some(TermEvent::Line(line)) => {
-                    script.push_str(&String::from_utf8_lossy(&line));
-                    if self.shell.completeness(&script) == Completeness::Incomplete {
+                    if (script.len() + line.len()) as u64 > MAX_SCRIPT {
+                        script.take();
+                        self.refuse(command_too_long()).await;
                         continue;
                     }
-                    let text = std::mem::take(&mut script);
+                    script.push(&String::from_utf8_lossy(&line));
+                    let state;
+                    (script, state) = script.completeness_async().await;
+                    if state == Completeness::Incomplete {
+                        continue;
+                    }
+                    let text = script.take();
                     if !text.trim().is_empty() {
                         self.foreground(&text).await;
                     }
                 }
             }
         }
+    }
+
+    /// Drops typed input that cannot be a command: says why, and the prompt comes back.
+    async fn refuse(&mut self, e: crate::shell::ShellError) {
+        self.say(&e.message()).await;
+        self.shell.last_status = e.status();
     }
 
     /// Runs one script with the terminal as its stdin: a line goes to it when it reads,

@@ -77,7 +77,9 @@ enum Frame {
 /// Measures how deep `text` nests. The scan follows bash's quoting closely enough that
 /// quoted or commented text never counts; where it must guess, it over-counts.
 pub fn nesting(text: &str) -> Nesting {
-    Scanner::default().scan(text.as_bytes())
+    let mut s = Scanner::default();
+    s.feed(text.as_bytes());
+    s.max
 }
 
 /// Rejects a text that nests deeper than the parser can take safely.
@@ -250,6 +252,101 @@ pub fn completeness(text: &str) -> Completeness {
     }
 }
 
+/// Unfinished input read line by line (a script on stdin, typed lines), and whether it is
+/// a whole command yet, in time linear in the input.
+///
+/// Parsing all of it after every line would cost quadratic time (an open `if` followed by
+/// thousands of lines). So a resumable scan follows the input as it grows, and the input
+/// is parsed only when the scan finds everything closed (no open level, quote or
+/// here-document, no trailing `|`, `&&`, `||` or `\`), when it is small, or when it has
+/// doubled since it was last parsed: the scan is an approximation, and the doubling rule
+/// bounds how long it can keep a complete command waiting while the total parse work stays
+/// linear.
+#[derive(Default)]
+pub struct PendingInput {
+    text: String,
+    scan: Scanner,
+    /// Length of the text at its last parse (0 before any).
+    parsed_at: usize,
+}
+
+/// Unfinished input up to this size is parsed after every line: cheap, and exact.
+const ALWAYS_PARSE: usize = 4096;
+
+
+impl PendingInput {
+    /// Appends a line (with its newline) to the input.
+    pub fn push(&mut self, line: &str) {
+        self.text.push_str(line);
+        self.scan.feed(self.text.as_bytes());
+    }
+
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Takes the input, leaving it empty.
+    pub fn take(&mut self) -> String {
+        let text = std::mem::take(&mut self.text);
+        *self = PendingInput::default();
+        text
+    }
+
+    /// Whether the text must be parsed to know if it is whole yet.
+    fn worth_parsing(&self) -> bool {
+        let len = self.text.len();
+        len <= ALWAYS_PARSE
+            || len >= self.parsed_at.saturating_mul(2)
+            || (self.scan.is_closed() && !continues(&self.text))
+    }
+
+    /// Whether the input is a whole command, needs more lines, or can never parse.
+    /// Parses (on the calling thread) only when [`PendingInput`]'s rules say so.
+    pub fn completeness(&mut self) -> Completeness {
+        if !self.worth_parsing() {
+            return Completeness::Incomplete;
+        }
+        self.parsed_at = self.text.len();
+        completeness(&self.text)
+    }
+
+    /// Like [`PendingInput::completeness`], parsing a large input on the blocking pool so
+    /// it does not hold a runtime thread other sessions need.
+    pub async fn completeness_async(mut self) -> (PendingInput, Completeness) {
+        /// Inputs up to this size parse in about a millisecond: not worth a thread hop.
+        const INLINE: usize = 64 * 1024;
+        if !self.worth_parsing() || self.text.len() <= INLINE {
+            let state = self.completeness();
+            return (self, state);
+        }
+        tokio::task::spawn_blocking(move || {
+            let state = self.completeness();
+            (self, state)
+        })
+        .await
+        // Only a panic in the parser lands here: the input is dropped as unreadable.
+        .unwrap_or_else(|_| (PendingInput::default(), Completeness::Invalid))
+    }
+}
+
+/// Whether `text` ends asking for another line: a trailing `|`, `&&`, `||` or `\`.
+fn continues(text: &str) -> bool {
+    let t = text.trim_end_matches(['\n', ' ', '\t']);
+    if text.trim_end_matches([' ', '\t']).ends_with("\\\n") {
+        let backslashes = t.len() - t.trim_end_matches('\\').len();
+        return backslashes % 2 == 1;
+    }
+    t.ends_with('|') || t.ends_with("&&")
+}
+
 /// Runs one of brush-parser's word-level parsers (words, here-documents, parameters,
 /// brace expansions) on `text` after the same check as programs: a word may hold whole
 /// programs in `$( )`.
@@ -262,8 +359,15 @@ pub fn guarded<T, E>(
     Ok(with_stack(n.depth, || parse(text, &options)))
 }
 
-/// The state of one scan: the open levels, innermost last.
+/// The state of one scan: the open levels, innermost last. A scan can be resumed as more
+/// text arrives ([`Scanner::feed`] continues where the last one stopped).
 struct Scanner {
+    /// Where the next [`Scanner::feed`] goes on.
+    pos: usize,
+    /// Inside a single-quoted string that has not ended yet.
+    in_quote: bool,
+    /// At the start of a line inside pending here-document bodies.
+    in_body: bool,
     frames: Vec<Frame>,
     /// Whether the next word is in command position (where reserved words count).
     at_command: bool,
@@ -308,6 +412,9 @@ fn reserved(rest: &[u8]) -> Option<&'static str> {
 impl Default for Scanner {
     fn default() -> Self {
         Scanner {
+            pos: 0,
+            in_quote: false,
+            in_body: false,
             frames: Vec::new(),
             at_command: true,
             parens: 0,
@@ -347,9 +454,37 @@ impl Scanner {
         )
     }
 
-    fn scan(mut self, s: &[u8]) -> Nesting {
-        let mut i = 0;
+    /// Whether everything opened so far is closed: no level, quote or here-document is
+    /// waiting for more text.
+    fn is_closed(&self) -> bool {
+        self.frames.is_empty() && self.heredocs.is_empty() && !self.in_quote && !self.in_body
+    }
+
+    /// Scans `s` from where the last call stopped; `s` is all the text so far (what was
+    /// scanned before must not have changed).
+    fn feed(&mut self, s: &[u8]) {
+        let mut i = self.pos;
         while i < s.len() {
+            if self.in_quote {
+                match find(s, i, b'\'') {
+                    Some(j) => {
+                        self.in_quote = false;
+                        i = j + 1;
+                        continue;
+                    }
+                    None => {
+                        i = s.len();
+                        break;
+                    }
+                }
+            }
+            if self.in_body {
+                // One whole line of a here-document body at a time.
+                let Some(end) = find(s, i, b'\n') else { break };
+                self.body_line(&s[i..end]);
+                i = end + 1;
+                continue;
+            }
             let c = s[i];
             let prev = i.checked_sub(1).map(|p| s[p]);
             let top = self.top();
@@ -358,7 +493,8 @@ impl Scanner {
                 continue;
             }
             if c == b'\n' && !self.heredocs.is_empty() && top != Some(Frame::Quote) {
-                i = self.skip_heredocs(s, i + 1);
+                self.in_body = true;
+                i += 1;
                 continue;
             }
             if top == Some(Frame::Quote) {
@@ -392,7 +528,8 @@ impl Scanner {
             }
             match c {
                 b'\'' if top != Some(Frame::Arith) && top != Some(Frame::ArithGroup) => {
-                    i = find(s, i + 1, b'\'').map_or(s.len(), |j| j + 1);
+                    self.in_quote = true;
+                    i += 1;
                     continue;
                 }
                 b'"' => self.push(Frame::Quote),
@@ -453,7 +590,7 @@ impl Scanner {
             }
             i += 1;
         }
-        self.max
+        self.pos = i;
     }
 
     fn reserved_word(&mut self, word: &str) {
@@ -540,28 +677,23 @@ impl Scanner {
         i.min(s.len())
     }
 
-    /// At the start of the line after a here-document operator: skips each pending body
-    /// (up to its delimiter line); returns where the commands go on.
-    fn skip_heredocs(&mut self, s: &[u8], mut i: usize) -> usize {
-        for (delim, strip) in std::mem::take(&mut self.heredocs) {
-            loop {
-                if i >= s.len() {
-                    return s.len();
-                }
-                let end = find(s, i, b'\n').unwrap_or(s.len());
-                let mut line = &s[i..end];
-                if strip {
-                    while let [b'\t', rest @ ..] = line {
-                        line = rest;
-                    }
-                }
-                i = end + 1;
-                if line == delim.as_slice() {
-                    break;
-                }
+    /// One line of the pending here-document bodies: the first body ends at its
+    /// delimiter line.
+    fn body_line(&mut self, line: &[u8]) {
+        let Some((delim, strip)) = self.heredocs.first() else {
+            self.in_body = false;
+            return;
+        };
+        let mut line = line;
+        if *strip {
+            while let [b'\t', rest @ ..] = line {
+                line = rest;
             }
         }
-        i.min(s.len())
+        if line == delim.as_slice() {
+            self.heredocs.remove(0);
+            self.in_body = !self.heredocs.is_empty();
+        }
     }
 }
 
@@ -651,6 +783,61 @@ mod tests {
         // Unclosed at the bound: refused quickly as incomplete, not after minutes.
         let open = "(".repeat(MAX_PAREN_NESTING);
         assert_eq!(completeness(&open), Completeness::Incomplete);
+    }
+
+    #[test]
+    fn pending_input_agrees_with_completeness() {
+        for script in [
+            "echo hi\n",
+            "if true; then\necho a\nfi\n",
+            "cat <<EOF\n(((\nEOF\n",
+            "echo 'a\nb'\n",
+            "echo a |\ncat\n",
+            "echo a \\\nb\n",
+            "f() {\necho\n}\n",
+            "case x in\na) echo;;\nesac\n",
+            "echo {\n",
+        ] {
+            let mut p = PendingInput::default();
+            let mut states = Vec::new();
+            for line in script.split_inclusive('\n') {
+                p.push(line);
+                states.push(p.completeness());
+            }
+            assert_eq!(states.last(), Some(&Completeness::Complete), "{script:?}");
+            assert!(
+                states[..states.len() - 1]
+                    .iter()
+                    .all(|s| *s == Completeness::Incomplete),
+                "{script:?}: {states:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_unfinished_input_is_parsed_a_logarithmic_number_of_times() {
+        let mut p = PendingInput::default();
+        p.push("if true; then\n");
+        let mut parses = 0;
+        for _ in 0..20_000 {
+            p.push("echo line of the body\n");
+            let before = p.parsed_at;
+            assert_eq!(p.completeness(), Completeness::Incomplete);
+            if p.parsed_at != before {
+                parses += 1;
+            }
+        }
+        assert!(parses < 250, "{parses} parses");
+        p.push("fi\n");
+        assert_eq!(p.completeness(), Completeness::Complete);
+        // A complete command the scan misjudges (a lone `{`) still runs once the input
+        // doubled, or at the end of input.
+        let mut p = PendingInput::default();
+        p.push(&format!(
+            "if true; then\n{}echo {{\nfi\n",
+            "echo pad\n".repeat(600)
+        ));
+        assert_eq!(p.completeness(), Completeness::Complete);
     }
 
     #[test]

@@ -7,19 +7,25 @@
 pub enum TermEvent {
     /// A finished line, with its `\n` (or without one when Ctrl-D flushed a partial line).
     Line(Vec<u8>),
+    /// A finished line that was typed longer than [`MAX_LINE`]: its first [`MAX_LINE`]
+    /// bytes (and `\n`). A command reading the terminal gets them, as from a real
+    /// terminal; the shell refuses it as a command line, which it no longer is.
+    TooLong(Vec<u8>),
     /// Ctrl-D on an empty line: end of input.
     Eof,
     /// Ctrl-C: interrupt what runs, drop the line being typed.
     Interrupt,
 }
 
-/// Longest line kept while typing; further bytes are dropped (and not echoed), so a
-/// client cannot grow the line buffer without bound.
+/// Longest line kept while typing; further bytes are dropped (and not echoed; the first
+/// one rings the bell), so a client cannot grow the line buffer without bound.
 pub const MAX_LINE: usize = 64 * 1024;
 
 #[derive(Debug, Default)]
 pub struct LineDiscipline {
     line: Vec<u8>,
+    /// Bytes of the current line were dropped past [`MAX_LINE`].
+    overflowed: bool,
     /// Inside an escape sequence: 1 after ESC, 2 after `ESC [` (until its final byte).
     escape: u8,
 }
@@ -46,18 +52,20 @@ impl LineDiscipline {
                     echo.extend_from_slice(b"\r\n");
                     let mut line = std::mem::take(&mut self.line);
                     line.push(b'\n');
-                    events.push(TermEvent::Line(line));
+                    events.push(self.finish(line));
                 }
                 0x03 => {
                     echo.extend_from_slice(b"^C\r\n");
                     self.line.clear();
+                    self.overflowed = false;
                     events.push(TermEvent::Interrupt);
                 }
                 0x04 => {
-                    if self.line.is_empty() {
+                    if self.line.is_empty() && !self.overflowed {
                         events.push(TermEvent::Eof);
                     } else {
-                        events.push(TermEvent::Line(std::mem::take(&mut self.line)));
+                        let line = std::mem::take(&mut self.line);
+                        events.push(self.finish(line));
                     }
                 }
                 0x7f | 0x08 => {
@@ -75,23 +83,32 @@ impl LineDiscipline {
                         echo.extend_from_slice(b"\x08 \x08");
                     }
                     self.line.clear();
+                    self.overflowed = false;
                 }
-                b'\t' => {
-                    if self.line.len() < MAX_LINE {
-                        self.line.push(b' ');
-                        echo.push(b' ');
-                    }
-                }
+                b'\t' => self.push(b' ', &mut echo),
                 b if b < 0x20 => {}
-                b => {
-                    if self.line.len() < MAX_LINE {
-                        self.line.push(b);
-                        echo.push(b);
-                    }
-                }
+                b => self.push(b, &mut echo),
             }
         }
         (events, echo)
+    }
+
+    fn push(&mut self, b: u8, echo: &mut Vec<u8>) {
+        if self.line.len() < MAX_LINE {
+            self.line.push(b);
+            echo.push(b);
+        } else if !self.overflowed {
+            self.overflowed = true;
+            echo.push(0x07);
+        }
+    }
+
+    fn finish(&mut self, line: Vec<u8>) -> TermEvent {
+        if std::mem::take(&mut self.overflowed) {
+            TermEvent::TooLong(line)
+        } else {
+            TermEvent::Line(line)
+        }
     }
 }
 
@@ -149,7 +166,17 @@ mod tests {
         let mut ld = LineDiscipline::default();
         let big = vec![b'x'; MAX_LINE + 10];
         let (_, echo) = ld.feed(&big);
-        assert_eq!(echo.len(), MAX_LINE);
+        assert_eq!(echo.len(), MAX_LINE + 1);
+        assert_eq!(echo.last(), Some(&0x07));
+        let (ev, _) = ld.feed(b"\r");
+        let mut kept = vec![b'x'; MAX_LINE];
+        kept.push(b'\n');
+        assert_eq!(ev, vec![TermEvent::TooLong(kept)]);
+        // The next line starts afresh; one of exactly MAX_LINE bytes is whole.
+        let mut exact = vec![b'y'; MAX_LINE];
+        exact.push(b'\r');
+        let (ev, _) = ld.feed(&exact);
+        assert!(matches!(&ev[..], [TermEvent::Line(l)] if l.len() == MAX_LINE + 1));
     }
 
     #[test]

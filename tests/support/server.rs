@@ -6,7 +6,8 @@
     reason = "each test binary uses a different part of the harness"
 )]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -14,6 +15,11 @@ use std::time::{Duration, Instant};
 /// Generous bound for asynchronous cleanup to be observed (fork deletion after a
 /// disconnect); a test fails only if it has not happened by then.
 pub const CLEANUP_WAIT: Duration = Duration::from_secs(30);
+
+/// `--auth-timeout` of test servers unless a test sets its own: a login on a loaded test
+/// machine (debug build, other test binaries running) can take seconds, and must not
+/// fail because of the server's default deadline.
+pub const TEST_AUTH_TIMEOUT: &str = "120";
 
 pub struct Server {
     child: Child,
@@ -113,6 +119,9 @@ impl Server {
             .arg("--data-dir")
             .arg(&data_dir);
         configure(&mut cmd);
+        if !extra.contains(&"--auth-timeout") {
+            cmd.args(["--auth-timeout", TEST_AUTH_TIMEOUT]);
+        }
         let mut child = cmd
             .args(&extra)
             .env("RUST_LOG", "forkbox=debug,info")
@@ -311,6 +320,138 @@ impl Server {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// What became of a raw TCP connection to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// The server sent its SSH identification line: it took the connection.
+    Greeted,
+    /// The server closed it without a word.
+    Closed,
+}
+
+impl Server {
+    /// Opens `n` TCP connections to the server from source address `from` (any
+    /// `127.x.y.z` works on Linux), one after the other; they say nothing.
+    pub fn connect_from(&self, from: &str, n: usize) -> Vec<TcpStream> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let to = SocketAddr::from(([127, 0, 0, 1], self.port));
+        let from: IpAddr = from.parse().unwrap();
+        rt.block_on(async {
+            let mut out = Vec::with_capacity(n);
+            for _ in 0..n {
+                let socket = tokio::net::TcpSocket::new_v4().unwrap();
+                socket.bind(SocketAddr::new(from, 0)).unwrap();
+                let stream = socket.connect(to).await.unwrap().into_std().unwrap();
+                stream.set_nonblocking(false).unwrap();
+                stream.set_read_timeout(Some(CLEANUP_WAIT)).unwrap();
+                out.push(stream);
+            }
+            out
+        })
+    }
+}
+
+/// Reads the server's first line on `stream`: [`Fate::Greeted`] if it is forkbox's SSH
+/// identification, [`Fate::Closed`] if the connection ends first. Fails the test if
+/// neither happens within [`CLEANUP_WAIT`].
+pub fn fate(stream: &mut TcpStream) -> Fate {
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        match stream.read(&mut byte) {
+            Ok(0) => return Fate::Closed,
+            Ok(_) if byte[0] == b'\n' => break,
+            Ok(_) => line.push(byte[0]),
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => return Fate::Closed,
+            Err(e) => panic!("no word from the server: {e}"),
+        }
+    }
+    let line = String::from_utf8_lossy(&line);
+    assert!(
+        line.starts_with("SSH-2.0-forkbox"),
+        "unexpected line {line:?}"
+    );
+    Fate::Greeted
+}
+
+/// Reads `stream` until the server closes it, discarding what comes; fails the test if it
+/// stays open for [`CLEANUP_WAIT`].
+pub fn wait_closed(stream: &mut TcpStream) {
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => return,
+            Err(e) => panic!("the server never closed the connection: {e}"),
+        }
+    }
+}
+
+/// Whether the server still serves a connection that was greeted: sends a client
+/// identification and looks for the server's key exchange answer.
+pub fn still_served(stream: &mut TcpStream) -> bool {
+    if stream.write_all(b"SSH-2.0-probe\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 1];
+    match stream.read(&mut buf) {
+        Ok(0) => false,
+        Ok(_) => true,
+        Err(e) if e.kind() == ErrorKind::ConnectionReset => false,
+        Err(e) => panic!("no word from the server: {e}"),
+    }
+}
+
+/// Runs `cmd` with `stdin` piped in, like [`run_with_stdin`], but fails the test instead
+/// of hanging if it has not finished within `guard` (a hang guard, not a timing check).
+pub fn run_guarded(mut cmd: Command, stdin: &[u8], guard: Duration) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ssh");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > guard {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {guard:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    writer.join().unwrap();
+    Output {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
     }
 }
 
