@@ -28,6 +28,11 @@
 //! Times are medians of several iterations measured with [`Instant`]; VFS and baseline
 //! iterations alternate so that drift (page cache, other load) hits both alike. Nothing
 //! here asserts a time: docs/BENCHMARKS.md records and discusses the results.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

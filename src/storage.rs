@@ -232,6 +232,10 @@ impl Store {
     /// A store in memory, for tests and `forkbox exec`. Files being written stay in
     /// memory whatever their size (their content ends up in memory anyway), unless
     /// [`Store::with_spill_dir`] says where to spill them.
+    #[allow(
+        clippy::expect_used,
+        reason = "building the memory service takes no configuration and cannot fail"
+    )]
     pub fn memory() -> Store {
         let op = Operator::new(opendal::services::Memory::default())
             .expect("the memory service needs no configuration");

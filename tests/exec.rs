@@ -1,4 +1,9 @@
 //! `forkbox exec`: the shell over a throwaway fork of a directory, without SSH.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/server.rs"]
 mod support;

@@ -2,6 +2,11 @@
 //! crashed or wedged the server, run through the real OpenSSH client against a server with
 //! its defaults. After each, the server is up, its memory within its bounds, another
 //! session answers, and the attacker got a clear error.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/server.rs"]
 mod support;

@@ -4,6 +4,11 @@
 //!
 //! Durations below are hang guards only: a test fails if something has not happened by
 //! then, never because it happened fast or slow.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/server.rs"]
 mod support;

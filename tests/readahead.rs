@@ -4,6 +4,11 @@
 //!
 //! The window schedule these counts come from is in `src/vfs/readahead.rs`: a first read asks
 //! for exactly itself, then windows of [`INITIAL_WINDOW`] doubling up to [`MAX_WINDOW`].
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/recorder.rs"]
 mod recorder;

@@ -4,6 +4,11 @@
 //! stderr is compared after normalising the program prefix: bash's `bash: line N: ` and
 //! `bash: -c: line N: ` become `forkbox: `. Cases marked `Loose` compare status and stdout
 //! and only whether stderr is empty (their wording is known to differ, e.g. syntax errors).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 use std::sync::Arc;
 

@@ -1,5 +1,10 @@
 //! Snapshots through the real protocol: `snapshot` in one session, `snap-<version>@host`
 //! and `--base-snapshot` in later ones, on a `forkbox serve` process and the OpenSSH client.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/s3.rs"]
 mod s3;

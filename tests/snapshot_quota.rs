@@ -2,6 +2,11 @@
 //! that keeps anonymous sessions from taking any, per-identity quotas (anonymous users
 //! together, each key on its own), the janitor's age limit on a running server, and the
 //! operator's `forkbox snapshots list|delete` on a data directory and on an S3 store.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/s3.rs"]
 mod s3;

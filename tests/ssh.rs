@@ -1,5 +1,10 @@
 //! forkbox through the real protocol: a `forkbox serve` process on a loopback port and the
 //! real OpenSSH client.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/server.rs"]
 mod support;

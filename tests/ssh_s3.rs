@@ -1,6 +1,11 @@
 //! forkbox on S3 through the real protocols: `forkbox serve --backend s3` in front of a real
 //! S3-compatible server (moto), driven by the real OpenSSH client, with the buckets inspected
 //! by a plain S3 client. Every test has buckets of its own on one shared moto.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/faulty.rs"]
 mod faulty;

@@ -15,6 +15,11 @@
 //!
 //! The S3 cases run in a child process of this binary that has the test credentials in its
 //! environment (see `support/s3.rs`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/s3.rs"]
 mod s3_support;

@@ -1,6 +1,11 @@
 //! The Tigris fork strategy against a recording S3 server: the exact requests (and Tigris
 //! headers) forkbox sends to fork, rename, list, force-delete and snapshot, through the
 //! library and through a real `forkbox serve` process driven by the real OpenSSH client.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
 
 #[path = "support/recorder.rs"]
 mod recorder;

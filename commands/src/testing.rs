@@ -8,6 +8,11 @@
 //!   collect its status and output.
 //! - [`NullLauncher`] and [`TestLauncher`]: the shell's side of the contract for commands
 //!   that launch others (`env`, `xargs`) or list them (`help`, `which`).
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "test support: a broken harness must fail the test loudly"
+)]
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};

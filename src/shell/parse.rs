@@ -273,7 +273,6 @@ pub struct PendingInput {
 /// Unfinished input up to this size is parsed after every line: cheap, and exact.
 const ALWAYS_PARSE: usize = 4096;
 
-
 impl PendingInput {
     /// Appends a line (with its newline) to the input.
     pub fn push(&mut self, line: &str) {
