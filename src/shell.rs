@@ -211,6 +211,14 @@ pub(crate) struct Options {
     pub noglob: bool,
     pub noclobber: bool,
     pub verbose: bool,
+    /// `set -a`: every variable assigned is exported.
+    pub allexport: bool,
+    /// `set -n`: commands are read but not run.
+    pub noexec: bool,
+    /// `set -o emacs`: shown by `set -o`; the terminal's editor is emacs-style anyway.
+    pub emacs: bool,
+    /// `set -h`: shown by `set -o`; there is no command hash either way.
+    pub hashall: bool,
 }
 
 /// A shell: all the state one session's interpreter keeps between commands.
@@ -313,7 +321,10 @@ impl Shell {
             positional: Vec::new(),
             last_status: 0,
             pipestatus: vec![0],
-            opts: Options::default(),
+            opts: Options {
+                hashall: true,
+                ..Options::default()
+            },
             local_frames: Vec::new(),
             interactive: cfg.interactive,
             exit_requested: None,
@@ -420,7 +431,12 @@ impl Shell {
                     break;
                 }
             };
-            buf.push(&String::from_utf8_lossy(&line));
+            let line = String::from_utf8_lossy(&line);
+            if self.opts.verbose {
+                // `set -v`: input lines are shown as they are read.
+                let _ = io.stderr.write_str(&line).await;
+            }
+            buf.push(&line);
             let state;
             (buf, state) = buf.completeness_async().await;
             match state {
@@ -646,7 +662,7 @@ impl Shell {
     }
 
     fn opts_allexport(&self) -> bool {
-        false
+        self.opts.allexport
     }
 
     pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
@@ -667,7 +683,7 @@ impl Shell {
                     name.to_string(),
                     Var {
                         value,
-                        exported: false,
+                        exported: self.opts.allexport,
                         readonly: false,
                     },
                 );
@@ -1081,6 +1097,47 @@ mod api_tests {
         let (status, _, err) = run(&mut sh, arith, Input::empty()).await;
         assert_ne!(status, 0, "{err}");
         assert!(err.contains("expression recursion level exceeded"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn options_forkbox_cannot_have_say_so() {
+        let mut sh = shell_on(MemFs::new());
+        for (script, word) in [
+            ("set -m", "set -o monitor"),
+            ("set -o vi", "set -o vi"),
+            ("set -H", "set -o histexpand"),
+            ("set +B", "set +o braceexpand"),
+        ] {
+            let (status, _, err) = run(&mut sh, script, Input::empty()).await;
+            assert_eq!(status, 2, "{script}");
+            assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");
+        }
+        let (status, _, err) = run(&mut sh, "set -y", Input::empty()).await;
+        assert_eq!(
+            (status, err.as_str()),
+            (1, "forkbox: set: -y: invalid option\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn verbose_shows_input_lines_as_read() {
+        let mut sh = shell_on(MemFs::new());
+        let (ow, or) = pipe();
+        let (ew, er) = pipe();
+        let io = Stdio {
+            stdin: Input::from_bytes(&b"echo a\nset -v\necho b\n"[..]),
+            stdout: ow,
+            stderr: ew,
+            tty: None,
+        };
+        let status = sh.run_stream(&io, CancellationToken::new()).await;
+        drop(io);
+        assert_eq!(status, 0);
+        assert_eq!(or.read_to_end(1 << 10).await.unwrap_or_default(), b"a\nb\n");
+        assert_eq!(
+            er.read_to_end(1 << 10).await.unwrap_or_default(),
+            b"echo b\n"
+        );
     }
 
     #[tokio::test]

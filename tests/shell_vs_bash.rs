@@ -62,6 +62,32 @@ const CASES: &[(&str, Mode, &str)] = &[
         Full,
         "which echo ls true; echo $?; which cd; echo $?; which /usr/bin/ls",
     ),
+    // --- set options: real, or fixed at the value forkbox has
+    (
+        "set_allexport",
+        Full,
+        "set -a; x=1; bash -c 'echo [$x]'; set +a; y=2; bash -c 'echo [$y]'",
+    ),
+    (
+        "set_noexec",
+        Full,
+        "echo before; set -n; echo never; touch f; ls f",
+    ),
+    (
+        "set_fixed_values",
+        Full,
+        "set +H; set -B; set -h; set +h; set +o posix; set -o emacs; echo ok",
+    ),
+    (
+        "set_o_listing",
+        Full,
+        "set -o | grep -E '^(allexport|errexit|noglob|pipefail|xtrace|braceexpand|histexpand|hashall)'",
+    ),
+    (
+        "bash_long_options",
+        Full,
+        "bash --norc --noprofile -c 'echo nested $0' zero; bash --login -c 'echo l'",
+    ),
     // --- devices of the mount table
     (
         "dev_null_read",

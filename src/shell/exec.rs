@@ -271,6 +271,10 @@ impl Shell {
             if self.cancel.is_cancelled() {
                 return Err(Flow::Abort(forkbox_commands::STATUS_INTERRUPTED));
             }
+            if self.opts.noexec && !self.interactive {
+                // `set -n`: read, not run (an interactive shell ignores it, like bash).
+                return Ok(0);
+            }
             let status = match cmd {
                 Command::Simple(sc) => self.exec_simple(sc, fds).await?,
                 Command::Compound(cc, redirs) => {

@@ -140,6 +140,14 @@ pub(crate) async fn run_nested(
             i += 1;
             break;
         }
+        if matches!(
+            a.as_str(),
+            "--login" | "--norc" | "--noprofile" | "--noediting" | "--restricted"
+        ) {
+            // No startup files exist to skip or read; a session is no login to begin.
+            i += 1;
+            continue;
+        }
         if a == "-o" || a == "+o" {
             let on = a == "-o";
             if let Some(opt) = argv.get(i + 1)

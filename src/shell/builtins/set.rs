@@ -3,67 +3,85 @@
 use crate::shell::error::ShellError;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
-use crate::shell::{Shell, Value};
+use crate::shell::{Options, Shell, Value};
 
-/// `set -o` names and whether each is supported.
-const OPTION_NAMES: &[&str] = &[
-    "errexit",
-    "noglob",
-    "noclobber",
-    "nounset",
-    "pipefail",
-    "verbose",
-    "xtrace",
+/// How forkbox keeps one of bash's options.
+#[derive(Clone, Copy)]
+enum Kept {
+    /// A real option of the interpreter.
+    Flag(fn(&mut Options) -> &mut bool),
+    /// An option whose value forkbox always has: setting it to that value is fine,
+    /// setting it to the other one is a clear `not supported`, never a silent no-op.
+    Fixed(bool),
+}
+
+/// Every option of `set -o`, in bash's (alphabetical) order, with its letter.
+const OPTIONS: &[(&str, Option<char>, Kept)] = &[
+    ("allexport", Some('a'), Kept::Flag(|o| &mut o.allexport)),
+    ("braceexpand", Some('B'), Kept::Fixed(true)),
+    // The terminal's line editor has emacs-style keys whatever this says.
+    ("emacs", None, Kept::Flag(|o| &mut o.emacs)),
+    ("errexit", Some('e'), Kept::Flag(|o| &mut o.errexit)),
+    ("errtrace", Some('E'), Kept::Fixed(false)),
+    ("functrace", Some('T'), Kept::Fixed(false)),
+    // Commands are never looked up in PATH, so there is nothing to hash either way.
+    ("hashall", Some('h'), Kept::Flag(|o| &mut o.hashall)),
+    ("histexpand", Some('H'), Kept::Fixed(false)),
+    ("history", None, Kept::Fixed(false)),
+    ("ignoreeof", None, Kept::Fixed(false)),
+    ("interactive-comments", None, Kept::Fixed(true)),
+    ("keyword", Some('k'), Kept::Fixed(false)),
+    ("monitor", Some('m'), Kept::Fixed(false)),
+    ("noclobber", Some('C'), Kept::Flag(|o| &mut o.noclobber)),
+    ("noexec", Some('n'), Kept::Flag(|o| &mut o.noexec)),
+    ("noglob", Some('f'), Kept::Flag(|o| &mut o.noglob)),
+    ("nolog", None, Kept::Fixed(false)),
+    ("notify", Some('b'), Kept::Fixed(false)),
+    ("nounset", Some('u'), Kept::Flag(|o| &mut o.nounset)),
+    ("onecmd", Some('t'), Kept::Fixed(false)),
+    ("physical", Some('P'), Kept::Fixed(false)),
+    ("pipefail", None, Kept::Flag(|o| &mut o.pipefail)),
+    ("posix", None, Kept::Fixed(false)),
+    ("privileged", Some('p'), Kept::Fixed(false)),
+    ("verbose", Some('v'), Kept::Flag(|o| &mut o.verbose)),
+    ("vi", None, Kept::Fixed(false)),
+    ("xtrace", Some('x'), Kept::Flag(|o| &mut o.xtrace)),
 ];
 
 impl Shell {
-    pub(crate) fn set_option_letter(&mut self, c: char, on: bool) -> Result<(), ShellError> {
-        match c {
-            'e' => self.opts.errexit = on,
-            'u' => self.opts.nounset = on,
-            'x' => self.opts.xtrace = on,
-            'f' => self.opts.noglob = on,
-            'C' => self.opts.noclobber = on,
-            'v' => self.opts.verbose = on,
-            'h' | 'B' | 'H' | 'm' | 'b' | 'P' | 'T' | 'E' => {}
-            other => return Err(ShellError::Unsupported(format!("set -{other}"))),
+    fn set_option(&mut self, name: &str, shown: &str, on: bool) -> Result<(), ShellError> {
+        let Some((_, _, kept)) = OPTIONS.iter().find(|(n, _, _)| *n == name) else {
+            return Err(ShellError::Builtin(format!(
+                "set: {shown}: invalid option name"
+            )));
+        };
+        match kept {
+            Kept::Flag(field) => *field(&mut self.opts) = on,
+            Kept::Fixed(value) if *value == on => {}
+            Kept::Fixed(_) => {
+                let sign = if on { '-' } else { '+' };
+                return Err(ShellError::Unsupported(format!("set {sign}o {name}")));
+            }
         }
         Ok(())
+    }
+
+    pub(crate) fn set_option_letter(&mut self, c: char, on: bool) -> Result<(), ShellError> {
+        match OPTIONS.iter().find(|(_, l, _)| *l == Some(c)) {
+            Some((name, _, _)) => self.set_option(name, &format!("-{c}"), on),
+            None => Err(ShellError::Builtin(format!("set: -{c}: invalid option"))),
+        }
     }
 
     pub(crate) fn set_option_name(&mut self, name: &str, on: bool) -> Result<(), ShellError> {
-        match name {
-            "errexit" => self.opts.errexit = on,
-            "nounset" => self.opts.nounset = on,
-            "xtrace" => self.opts.xtrace = on,
-            "noglob" => self.opts.noglob = on,
-            "noclobber" => self.opts.noclobber = on,
-            "pipefail" => self.opts.pipefail = on,
-            "verbose" => self.opts.verbose = on,
-            "posix"
-            | "braceexpand"
-            | "hashall"
-            | "interactive-comments"
-            | "monitor"
-            | "histexpand"
-            | "history"
-            | "emacs"
-            | "vi" => {}
-            other => return Err(ShellError::Unsupported(format!("set -o {other}"))),
-        }
-        Ok(())
+        self.set_option(name, name, on)
     }
 
     fn option_value(&self, name: &str) -> bool {
-        match name {
-            "errexit" => self.opts.errexit,
-            "nounset" => self.opts.nounset,
-            "xtrace" => self.opts.xtrace,
-            "noglob" => self.opts.noglob,
-            "noclobber" => self.opts.noclobber,
-            "pipefail" => self.opts.pipefail,
-            "verbose" => self.opts.verbose,
-            _ => false,
+        match OPTIONS.iter().find(|(n, _, _)| *n == name) {
+            Some((_, _, Kept::Flag(field))) => *field(&mut self.opts.clone()),
+            Some((_, _, Kept::Fixed(value))) => *value,
+            None => false,
         }
     }
 }
@@ -103,9 +121,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                     continue;
                 }
                 None => {
-                    let out: String = OPTION_NAMES
+                    let out: String = OPTIONS
                         .iter()
-                        .map(|n| {
+                        .map(|(n, _, _)| {
                             if on {
                                 format!(
                                     "{n:<15}\t{}\n",
