@@ -7,7 +7,8 @@
 //! - [`QuotaFs`]: a [`MemFs`] whose writes stop at a quota, and which counts the files
 //!   created (commands that write scratch files).
 //! - [`run_cmd`] / [`Invocation`]: run one command with pipes for stdin/stdout/stderr and
-//!   collect its status and output.
+//!   collect its status and output; [`Invocation::out_of_memory`] checks a command's
+//!   failure under a tiny budget ([`TINY_BUDGET`]).
 //! - [`NullLauncher`] and [`TestLauncher`]: the shell's side of the contract for commands
 //!   that launch others (`env`, `xargs`) or list them (`help`, `which`).
 
@@ -935,6 +936,42 @@ impl Invocation {
             out.expect("stdout exceeded the harness limit"),
             err.expect("stderr exceeded the harness limit"),
         )
+    }
+}
+
+/// A session budget small enough that any buffer of user data overruns it, for tests of
+/// what a command does out of memory.
+pub const TINY_BUDGET: usize = 1024;
+
+impl Invocation {
+    /// Runs `cmd` under a fresh budget of `limit` bytes and checks that it failed as a
+    /// command out of memory must: `forkbox: NAME: out of memory (session limit …)` as its
+    /// last message, status 1, and nothing left charged once it returned. Gives stdout
+    /// (what it wrote before running out).
+    pub async fn out_of_memory(&self, cmd: &dyn Command, args: &[&str], limit: usize) -> String {
+        let budget = crate::Budget::new(limit, crate::budget::DEFAULT_TASKS);
+        let inv = Invocation {
+            budget: budget.clone(),
+            ..self.clone()
+        };
+        let (status, out, err) = inv.run(cmd, args).await;
+        let want = format!(
+            "forkbox: {}: {}\n",
+            cmd.name(),
+            crate::OutOfMemory { limit }
+        );
+        assert!(
+            status == 1 && err.ends_with(&want),
+            "{} {args:?}: status {status}, stderr {err:?}",
+            cmd.name()
+        );
+        assert_eq!(
+            budget.mem_used(),
+            0,
+            "{} {args:?}: left charged",
+            cmd.name()
+        );
+        out
     }
 }
 

@@ -307,7 +307,7 @@ impl Grep<'_> {
             if self.args.max_count.is_some_and(|m| count >= m) && after_left == 0 {
                 break;
             }
-            let rec = match reader.record(delim, MAX_LINE).await {
+            let rec = match reader.record(delim, MAX_LINE).await? {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(e) => {
@@ -573,6 +573,8 @@ impl Command for GrepCmd {
         for p in &args.patterns {
             patterns.extend(p.split('\n').map(str::to_string));
         }
+        // The patterns read from files, charged while they are held.
+        let mut pattern_charges = Vec::new();
         for f in &args.pattern_files {
             let mut reader = match Reader::open(ctx, f).await {
                 Ok(r) => r,
@@ -581,10 +583,12 @@ impl Command for GrepCmd {
                     return Ok(2);
                 }
             };
-            match reader.read_to_end(MAX_REGEX_SIZE).await {
+            let mut charge = ctx.budget.empty_charge();
+            match reader.read_to_end(MAX_REGEX_SIZE, &mut charge).await? {
                 Ok(d) => {
                     let text = String::from_utf8_lossy(&d);
                     patterns.extend(text.lines().map(str::to_string));
+                    pattern_charges.push(charge);
                 }
                 Err(e) => {
                     ctx.warn("grep", format!("{f}: {e}")).await;

@@ -113,7 +113,7 @@ async fn head_one(
             Mode::Lines(n) => {
                 let mut left = n;
                 while left > 0 {
-                    let Some(line) = reader.line(MAX_LINE).await? else {
+                    let Some(line) = reader.line(MAX_LINE).await.map_err(Err)?? else {
                         break;
                     };
                     if line.ends_with(b"\n") {
@@ -138,7 +138,7 @@ async fn head_one(
             Mode::AllButLines(n) => {
                 let mut held: VecDeque<Vec<u8>> = VecDeque::new();
                 let mut held_bytes = 0usize;
-                while let Some(line) = reader.line(MAX_LINE).await? {
+                while let Some(line) = reader.line(MAX_LINE).await.map_err(Err)?? {
                     held_bytes += line.len();
                     held.push_back(line);
                     if held.len() as u64 > n

@@ -303,8 +303,9 @@ impl Command for Sed {
                     });
                 }
                 ScriptArg::File(name) => {
+                    let mut charge = ctx.budget.empty_charge();
                     let data = match Reader::open(ctx, name).await {
-                        Ok(mut r) => r.read_to_end(MAX_SCRIPT).await,
+                        Ok(mut r) => r.read_to_end(MAX_SCRIPT, &mut charge).await?,
                         Err(e) => Err(e),
                     };
                     match data {

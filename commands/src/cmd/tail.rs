@@ -136,7 +136,7 @@ async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
         Mode::FromLine(n) => {
             let mut lineno = 1u64;
             loop {
-                let line = match reader.line(MAX_LINE).await {
+                let line = match reader.line(MAX_LINE).await? {
                     Ok(Some(l)) => l,
                     Ok(None) => break,
                     Err(e) => return Ok(Err(e)),
@@ -171,7 +171,7 @@ async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
             let mut held: VecDeque<Vec<u8>> = VecDeque::new();
             let mut bytes = 0usize;
             loop {
-                let line = match reader.line(MAX_LINE).await {
+                let line = match reader.line(MAX_LINE).await? {
                     Ok(Some(l)) => l,
                     Ok(None) => break,
                     Err(e) => return Ok(Err(e)),

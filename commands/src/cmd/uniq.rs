@@ -105,7 +105,7 @@ impl Command for Uniq {
         let mut pacer = Pacer::default();
         let mut status = 0;
         loop {
-            let rec = match reader.record(delim, MAX_LINE).await {
+            let rec = match reader.record(delim, MAX_LINE).await? {
                 Ok(r) => r,
                 Err(e) => {
                     ctx.warn("uniq", format!("{}: {e}", quotef(&input))).await;

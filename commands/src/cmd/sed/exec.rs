@@ -101,7 +101,7 @@ impl Inputs {
             let Some((reader, name)) = &mut self.cur else {
                 continue;
             };
-            match reader.record(delim, MAX_LINE).await {
+            match reader.record(delim, MAX_LINE).await? {
                 Ok(Some(mut rec)) => {
                     let nl = rec.last() == Some(&delim);
                     if nl {
@@ -759,7 +759,7 @@ impl<'a> Exec<'a> {
             self.rfiles.insert(name.to_string(), reader);
         }
         if let Some(Some(r)) = self.rfiles.get_mut(name)
-            && let Ok(Some(mut line)) = r.line(MAX_LINE).await
+            && let Ok(Some(mut line)) = r.line(MAX_LINE).await?
         {
             if line.last() != Some(&b'\n') {
                 line.push(b'\n');
