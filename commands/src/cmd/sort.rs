@@ -26,9 +26,9 @@ use runs::{Held, LineReader, Run, RunFiles, Sink, SortError, Tuning};
 /// and a sort of any size holds about this much (plus [`MERGE_FAN_IN`] read buffers).
 const RUN_BYTES: usize = 8 * 1024 * 1024;
 
-/// Run files merged at once. Each input of a merge holds a read chunk (64 KiB) and its
-/// current line, so a merge holds about 1 MiB; more runs are merged in passes, each pass
-/// reading and writing the data once more.
+/// Run files merged at once. Each input of a merge holds up to three read chunks (64 KiB
+/// each) besides its current line, so a merge holds about 3 MiB; more runs are merged in
+/// passes, each pass reading and writing the data once more.
 const MERGE_FAN_IN: usize = 16;
 
 /// Write sorted concatenation of all FILE(s) to standard output.
@@ -1180,5 +1180,23 @@ mod tests {
         assert_eq!(mem.read_dir("/tmp").await.unwrap(), vec![]);
         assert_eq!(ctx.budget.mem_used(), 0);
         drop(writer);
+    }
+
+    #[tokio::test]
+    async fn a_reader_gone_stops_the_merge_and_removes_the_run_files() {
+        let mem = MemFs::new();
+        mem.put("/in", &lines(64 * 1024, 17));
+        let fs = QuotaFs::new(mem.clone(), u64::MAX);
+        let (stdout, reader) = pipe();
+        drop(reader);
+        let ctx = Context {
+            stdout,
+            ..context(fs.clone(), Input::empty(), CancellationToken::new())
+        };
+        let result = SMALL_RUNS.run(&ctx, vec!["in".to_string()]).await;
+        assert!(matches!(result, Err(Interrupt::BrokenPipe)), "{result:?}");
+        assert!(fs.created().len() > 2);
+        assert_eq!(mem.read_dir("/tmp").await.unwrap(), vec![]);
+        assert_eq!(ctx.budget.mem_used(), 0);
     }
 }

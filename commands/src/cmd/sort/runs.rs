@@ -6,7 +6,7 @@
 //! file whose name nobody can guess ([`RunFiles`]), and the next run starts. Once the input
 //! is read, the run files are merged [`Tuning::fan_in`] at a time (in passes, when there
 //! are more) straight to the output. A merge reads each run through a [`LineReader`] that
-//! holds about one read chunk plus its current line, so memory stays bounded whatever
+//! holds a few read chunks plus its current line, so memory stays bounded whatever
 //! the input size; disk use is the input's size, and counts against the session's quota
 //! like any file.
 //!
@@ -197,7 +197,9 @@ impl Run {
         self.tail = 0;
     }
 
-    /// Sorts the complete lines on the blocking pool.
+    /// Sorts the complete lines on the blocking pool. On cancellation this returns at once;
+    /// the sort then finishes on the pool, and the run's memory stays charged until it
+    /// has (a sort of one run is short).
     pub(super) async fn sort(self, ctx: &Context, sorter: &Arc<Sorter>) -> Result<Run, SortError> {
         let sorter = sorter.clone();
         let job = tokio::task::spawn_blocking(move || {
@@ -491,8 +493,9 @@ impl Held {
     }
 }
 
-/// Reads delimited lines of any length from a [`Reader`], holding about one chunk plus
-/// the current line (charged to the session's budget).
+/// Reads delimited lines of any length from a [`Reader`]: it holds the chunk last read
+/// and a buffer of up to two chunks plus the current line (the buffer is charged to the
+/// session's budget).
 pub(super) struct LineReader {
     src: Reader,
     /// As shown in messages.
