@@ -4,8 +4,11 @@
 //!   resolved component by component inside the root (`..` never climbs above `/`,
 //!   at most [`MAX_SYMLINK_HOPS`] symlinks per lookup). Its clock is fake and advances one
 //!   second per change, so tests about mtimes are deterministic.
+//! - [`QuotaFs`]: a [`MemFs`] whose writes stop at a quota, and which counts the files
+//!   created (commands that write scratch files).
 //! - [`run_cmd`] / [`Invocation`]: run one command with pipes for stdin/stdout/stderr and
-//!   collect its status and output.
+//!   collect its status and output; [`Invocation::out_of_memory`] checks a command's
+//!   failure under a tiny budget ([`TINY_BUDGET`]).
 //! - [`NullLauncher`] and [`TestLauncher`]: the shell's side of the contract for commands
 //!   that launch others (`env`, `xargs`) or list them (`help`, `which`).
 #![allow(
@@ -665,6 +668,131 @@ impl FileSystem for MemFs {
     }
 }
 
+/// A [`FileSystem`] over a [`MemFs`] that enforces a quota on bytes written, the way the
+/// session's `Vfs` does (a write past it fails with [`FsError::NoSpace`] as the data
+/// comes), and counts the files it created. For commands that write scratch files.
+pub struct QuotaFs {
+    inner: Arc<MemFs>,
+    /// Bytes writes may still add; unlinking gives nothing back.
+    room: Arc<Mutex<u64>>,
+    /// Files created by `open_write` (that did not exist before).
+    created: Mutex<Vec<String>>,
+}
+
+impl QuotaFs {
+    /// `inner` with `room` bytes left for writes (`u64::MAX`: no limit).
+    pub fn new(inner: Arc<MemFs>, room: u64) -> Arc<QuotaFs> {
+        Arc::new(QuotaFs {
+            inner,
+            room: Arc::new(Mutex::new(room)),
+            created: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Paths of the files created so far, in order.
+    pub fn created(&self) -> Vec<String> {
+        self.created
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+struct QuotaWriter {
+    inner: Box<dyn WriteHandle>,
+    room: Arc<Mutex<u64>>,
+}
+
+impl QuotaWriter {
+    fn take(&self, bytes: usize) -> FsResult<()> {
+        let mut room = self.room.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = bytes as u64;
+        if bytes > *room {
+            return Err(FsError::NoSpace);
+        }
+        *room -= bytes;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl WriteHandle for QuotaWriter {
+    async fn write(&mut self, data: &[u8]) -> FsResult<()> {
+        self.take(data.len())?;
+        self.inner.write(data).await
+    }
+    async fn write_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()> {
+        self.take(data.len())?;
+        self.inner.write_at(offset, data).await
+    }
+    async fn sync(&mut self) -> FsResult<()> {
+        self.inner.sync().await
+    }
+    async fn close(self: Box<Self>) -> FsResult<()> {
+        self.inner.close().await
+    }
+}
+
+#[async_trait]
+impl FileSystem for QuotaFs {
+    async fn stat(&self, path: &str) -> FsResult<Metadata> {
+        self.inner.stat(path).await
+    }
+    async fn lstat(&self, path: &str) -> FsResult<Metadata> {
+        self.inner.lstat(path).await
+    }
+    async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
+        self.inner.read_at(path, offset, len).await
+    }
+    async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
+        let existed = self.inner.exists(path);
+        let inner = self.inner.open_write(path, mode).await?;
+        if !existed {
+            self.created
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(path.to_string());
+        }
+        Ok(Box::new(QuotaWriter {
+            inner,
+            room: self.room.clone(),
+        }))
+    }
+    async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
+        self.inner.read_dir(path).await
+    }
+    async fn mkdir(&self, path: &str) -> FsResult<()> {
+        self.inner.mkdir(path).await
+    }
+    async fn rmdir(&self, path: &str) -> FsResult<()> {
+        self.inner.rmdir(path).await
+    }
+    async fn unlink(&self, path: &str) -> FsResult<()> {
+        self.inner.unlink(path).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> FsResult<()> {
+        self.inner.rename(from, to).await
+    }
+    async fn symlink(&self, target: &str, link: &str) -> FsResult<()> {
+        self.inner.symlink(target, link).await
+    }
+    async fn readlink(&self, path: &str) -> FsResult<String> {
+        self.inner.readlink(path).await
+    }
+    async fn chmod(&self, path: &str, mode: u32) -> FsResult<()> {
+        self.inner.chmod(path, mode).await
+    }
+    async fn set_mtime(&self, path: &str, mtime: SystemTime) -> FsResult<()> {
+        self.inner.set_mtime(path, mtime).await
+    }
+    async fn truncate(&self, path: &str, len: u64) -> FsResult<()> {
+        self.inner.truncate(path, len).await
+    }
+    async fn canonicalize(&self, path: &str) -> FsResult<String> {
+        self.inner.canonicalize(path).await
+    }
+}
+
 /// A launcher that knows a fixed list of names and runs none of them.
 pub struct NullLauncher {
     names: Vec<CommandInfo>,
@@ -808,6 +936,42 @@ impl Invocation {
             out.expect("stdout exceeded the harness limit"),
             err.expect("stderr exceeded the harness limit"),
         )
+    }
+}
+
+/// A session budget small enough that any buffer of user data overruns it, for tests of
+/// what a command does out of memory.
+pub const TINY_BUDGET: usize = 1024;
+
+impl Invocation {
+    /// Runs `cmd` under a fresh budget of `limit` bytes and checks that it failed as a
+    /// command out of memory must: `forkbox: NAME: out of memory (session limit …)` as its
+    /// last message, status 1, and nothing left charged once it returned. Gives stdout
+    /// (what it wrote before running out).
+    pub async fn out_of_memory(&self, cmd: &dyn Command, args: &[&str], limit: usize) -> String {
+        let budget = crate::Budget::new(limit, crate::budget::DEFAULT_TASKS);
+        let inv = Invocation {
+            budget: budget.clone(),
+            ..self.clone()
+        };
+        let (status, out, err) = inv.run(cmd, args).await;
+        let want = format!(
+            "forkbox: {}: {}\n",
+            cmd.name(),
+            crate::OutOfMemory { limit }
+        );
+        assert!(
+            status == 1 && err.ends_with(&want),
+            "{} {args:?}: status {status}, stderr {err:?}",
+            cmd.name()
+        );
+        assert_eq!(
+            budget.mem_used(),
+            0,
+            "{} {args:?}: left charged",
+            cmd.name()
+        );
+        out
     }
 }
 

@@ -85,7 +85,7 @@ async fn cat_lines(
     let mut out = BufOut::new(ctx);
     let mut pacer = Pacer::default();
     loop {
-        let line = match reader.line(MAX_LINE).await {
+        let line = match reader.line(MAX_LINE).await? {
             Ok(Some(l)) => l,
             Ok(None) => break,
             Err(e) => {
@@ -181,7 +181,7 @@ impl Command for Cat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
+    use crate::testing::{Invocation, MemFs, TINY_BUDGET};
 
     fn inv(stdin: &str) -> Invocation {
         Invocation {
@@ -240,5 +240,21 @@ mod tests {
         };
         let (st, out, _) = inv.run_bytes(&Cat, &["bin"]).await;
         assert_eq!((st, out), (0, data));
+    }
+
+    #[tokio::test]
+    async fn a_numbered_line_over_the_budget_is_out_of_memory() {
+        let long = format!("a\n{}\n", "x".repeat(4 * TINY_BUDGET));
+        inv(&long).out_of_memory(&Cat, &["-n"], TINY_BUDGET).await;
+        // Plain cat streams: no line is held.
+        let inv = Invocation {
+            budget: crate::Budget::new(TINY_BUDGET, 16),
+            ..inv(&long)
+        };
+        assert_eq!(inv.run(&Cat, &[]).await.1, long);
+        assert_eq!(
+            super::tests::inv("a\n\nb\n").run(&Cat, &["-n"]).await.1,
+            "     1\ta\n     2\t\n     3\tb\n"
+        );
     }
 }

@@ -316,7 +316,7 @@ impl Command for Cut {
                 }
             };
             loop {
-                match reader.record(cutter.eol, MAX_LINE).await {
+                match reader.record(cutter.eol, MAX_LINE).await? {
                     Ok(Some(mut line)) => {
                         if line.last() == Some(&cutter.eol) {
                             line.pop();
@@ -344,7 +344,7 @@ impl Command for Cut {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
+    use crate::testing::{Invocation, MemFs, TINY_BUDGET};
 
     const TEXT: &str = "a:b:c:d\nnodelim\n1:2\n";
 
@@ -495,5 +495,15 @@ mod tests {
             List::parse("2-", Unit::Fields).map(|l| l.complement()),
             Ok(List(vec![(1, 1)]))
         );
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_budget_is_out_of_memory() {
+        let long = format!("{}\n", "x".repeat(4 * TINY_BUDGET));
+        inv(&long)
+            .out_of_memory(&Cut, &["-c1-3"], TINY_BUDGET)
+            .await;
+        let (st, out, _) = inv("abcdef\nxy\n").run(&Cut, &["-c2-3"]).await;
+        assert_eq!((st, out.as_str()), (0, "bc\ny\n"));
     }
 }

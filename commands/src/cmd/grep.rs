@@ -19,6 +19,9 @@ use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 
 /// Largest compiled pattern: a hostile pattern must fail, not eat memory.
 const MAX_REGEX_SIZE: usize = 32 * 1024 * 1024;
+/// Bytes one `-B` context line's entry takes besides the line itself.
+const CONTEXT_ENTRY: usize = std::mem::size_of::<(u64, Vec<u8>)>();
+
 /// Files of a directory whose first chunk is read ahead while the ones before them are
 /// searched (-r). Reading a small file can be mostly waiting (on a local store, for the
 /// disk; on S3, for a request), so overlapping some of those waits makes a walk over many
@@ -297,6 +300,9 @@ impl Grep<'_> {
         let mut lineno = 0u64;
         let mut count = 0u64;
         let mut before: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+        // What `before` holds (its lines and entries), charged to the session's budget.
+        let mut before_bytes = 0usize;
+        let mut before_charge = self.ctx.budget.empty_charge();
         let mut after_left = 0usize;
         let mut last_printed: Option<u64> = None;
         let mut pacer = Pacer::default();
@@ -307,7 +313,7 @@ impl Grep<'_> {
             if self.args.max_count.is_some_and(|m| count >= m) && after_left == 0 {
                 break;
             }
-            let rec = match reader.record(delim, MAX_LINE).await {
+            let rec = match reader.record(delim, MAX_LINE).await? {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(e) => {
@@ -346,6 +352,8 @@ impl Grep<'_> {
                 while let Some((n, l)) = before.pop_front() {
                     self.emit(out, name, n, &l, b'-').await?;
                 }
+                before_bytes = 0;
+                before_charge.resize(0)?;
                 if self.args.only_matching {
                     if !self.args.invert {
                         for m in self.re.find_iter(line) {
@@ -365,9 +373,15 @@ impl Grep<'_> {
                     self.emit(out, name, lineno, line, b'-').await?;
                     last_printed = Some(lineno);
                 } else if self.before > 0 {
+                    let entry = line.len() + CONTEXT_ENTRY;
+                    before_charge.resize(before_bytes + entry)?;
                     before.push_back((lineno, line.to_vec()));
-                    if before.len() > self.before {
-                        before.pop_front();
+                    before_bytes += entry;
+                    if before.len() > self.before
+                        && let Some((_, l)) = before.pop_front()
+                    {
+                        before_bytes -= l.len() + CONTEXT_ENTRY;
+                        before_charge.resize(before_bytes)?;
                     }
                 }
             }
@@ -573,6 +587,8 @@ impl Command for GrepCmd {
         for p in &args.patterns {
             patterns.extend(p.split('\n').map(str::to_string));
         }
+        // The patterns read from files, charged while they are held.
+        let mut pattern_charges = Vec::new();
         for f in &args.pattern_files {
             let mut reader = match Reader::open(ctx, f).await {
                 Ok(r) => r,
@@ -581,10 +597,12 @@ impl Command for GrepCmd {
                     return Ok(2);
                 }
             };
-            match reader.read_to_end(MAX_REGEX_SIZE).await {
+            let mut charge = ctx.budget.empty_charge();
+            match reader.read_to_end(MAX_REGEX_SIZE, &mut charge).await? {
                 Ok(d) => {
                     let text = String::from_utf8_lossy(&d);
                     patterns.extend(text.lines().map(str::to_string));
+                    pattern_charges.push(charge);
                 }
                 Err(e) => {
                     ctx.warn("grep", format!("{f}: {e}")).await;
@@ -703,7 +721,7 @@ impl Command for GrepCmd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
+    use crate::testing::{Invocation, MemFs, TINY_BUDGET};
 
     fn inv(stdin: &str) -> Invocation {
         let fs = MemFs::with_files(&[
@@ -873,5 +891,37 @@ mod tests {
         assert!(err.starts_with("grep: "), "{err}");
         assert_eq!(grep("", &[]).await.0, 2);
         assert_eq!(grep("", &["--bogus", "x"]).await.0, 2);
+    }
+
+    #[tokio::test]
+    async fn what_grep_holds_is_charged() {
+        let long = format!("{}\n", "x".repeat(4 * TINY_BUDGET));
+        inv(&long)
+            .out_of_memory(&GrepCmd, &["x"], TINY_BUDGET)
+            .await;
+        // -B N holds up to N lines before a match.
+        let lines: String = (0..20)
+            .map(|i| format!("line {i}{}\n", "-".repeat(100)))
+            .collect();
+        inv(&lines)
+            .out_of_memory(&GrepCmd, &["-B", "15", "nomatch"], TINY_BUDGET)
+            .await;
+        // -f holds the patterns.
+        let fs = MemFs::with_files(&[("/p", &"x\n".repeat(TINY_BUDGET))]);
+        Invocation { fs, ..inv("x\n") }
+            .out_of_memory(&GrepCmd, &["-f", "p"], TINY_BUDGET)
+            .await;
+        assert_eq!(
+            grep("1\n2\nx\n3\n4\nx\n", &["-B", "2", "x"]).await.1,
+            "1\n2\nx\n3\n4\nx\n"
+        );
+        let fs = MemFs::with_files(&[("/p", "x\ny\n")]);
+        let (st, out, _) = Invocation {
+            fs,
+            ..inv("ax\nb\ncy\n")
+        }
+        .run(&GrepCmd, &["-f", "p"])
+        .await;
+        assert_eq!((st, out.as_str()), (0, "ax\ncy\n"));
     }
 }

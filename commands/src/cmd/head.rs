@@ -1,5 +1,6 @@
 //! `head`: the first part of files. Streams: never reads past what it prints, except for
-//! the `-n -N`/`-c -N` forms, which hold the last N lines or bytes (bounded).
+//! the `-n -N`/`-c -N` forms, which hold the last N lines or bytes, charged to the
+//! session's budget (past it, `forkbox: head: out of memory`).
 
 use std::collections::VecDeque;
 
@@ -10,9 +11,9 @@ use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote};
 use crate::fs::FsError;
 use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 
-/// Most bytes `head -n -N`/`-c -N` (and `tail` on a stream) hold to know what comes last:
-/// beyond this they refuse rather than buffer without bound.
-pub(crate) const MAX_HOLD: usize = 256 * 1024 * 1024;
+/// Bytes one held line's entry takes besides the line itself (`head -n -N`, `tail -n N`
+/// on a stream).
+pub(crate) const HELD_ENTRY: usize = std::mem::size_of::<Vec<u8>>();
 
 /// Print the first 10 lines of each FILE to standard output.
 /// With more than one FILE, precede each with a header giving the file name.
@@ -113,7 +114,7 @@ async fn head_one(
             Mode::Lines(n) => {
                 let mut left = n;
                 while left > 0 {
-                    let Some(line) = reader.line(MAX_LINE).await? else {
+                    let Some(line) = reader.line(MAX_LINE).await.map_err(Err)?? else {
                         break;
                     };
                     if line.ends_with(b"\n") {
@@ -138,27 +139,33 @@ async fn head_one(
             Mode::AllButLines(n) => {
                 let mut held: VecDeque<Vec<u8>> = VecDeque::new();
                 let mut held_bytes = 0usize;
-                while let Some(line) = reader.line(MAX_LINE).await? {
-                    held_bytes += line.len();
+                let mut charge = ctx.budget.empty_charge();
+                while let Some(line) = reader.line(MAX_LINE).await.map_err(Err)?? {
+                    held_bytes += line.capacity() + HELD_ENTRY;
+                    charge.resize(held_bytes).map_err(oom)?;
                     held.push_back(line);
                     if held.len() as u64 > n
                         && let Some(l) = held.pop_front()
                     {
-                        held_bytes -= l.len();
+                        held_bytes -= l.capacity() + HELD_ENTRY;
                         out.write(&l).await.map_err(Err)?;
-                    }
-                    if held_bytes > MAX_HOLD {
-                        return Err(Ok(FsError::TooLarge));
+                        drop(l);
+                        charge.resize(held_bytes).map_err(oom)?;
                     }
                     pacer.tick(ctx).await.map_err(Err)?;
                 }
             }
             Mode::AllButBytes(n) => {
-                if n > MAX_HOLD as u64 {
-                    return Err(Ok(FsError::TooLarge));
-                }
                 let mut held: VecDeque<u8> = VecDeque::new();
+                let mut charge = ctx.budget.empty_charge();
                 while let Some(chunk) = reader.chunk().await? {
+                    // Held at most: N bytes and one chunk.
+                    let need = held.len() + chunk.len();
+                    if need > held.capacity() {
+                        charge.resize(need).map_err(oom)?;
+                        held.reserve_exact(chunk.len());
+                        charge.resize(held.capacity()).map_err(oom)?;
+                    }
                     held.extend(chunk.iter());
                     if held.len() as u64 > n {
                         let emit = held.len() - n as usize;
@@ -178,6 +185,11 @@ async fn head_one(
         Err(Ok(e)) => Ok(Err(e)),
         Err(Err(i)) => Err(i),
     }
+}
+
+/// A charge over the budget, as the error of [`head_one`]'s body.
+fn oom(e: crate::OutOfMemory) -> Result<FsError, Interrupt> {
+    Err(e.into())
 }
 
 impl From<FsError> for Result<FsError, Interrupt> {
@@ -273,7 +285,7 @@ impl Command for Head {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
+    use crate::testing::{Invocation, MemFs, TINY_BUDGET};
 
     fn inv(stdin: &str) -> Invocation {
         Invocation {
@@ -337,5 +349,39 @@ mod tests {
         };
         let (st, out, _) = inv.run_bytes(&Head, &["-n", "1", "bin"]).await;
         assert_eq!((st, out.len()), (0, data.len()));
+    }
+
+    #[tokio::test]
+    async fn what_head_holds_is_charged() {
+        let lines: String = (0..8)
+            .map(|i| format!("{i}{}\n", "x".repeat(300)))
+            .collect();
+        // -n -N holds N lines, -c -N holds N bytes: over the budget, out of memory.
+        inv(&lines)
+            .out_of_memory(&Head, &["-n", "-5"], TINY_BUDGET)
+            .await;
+        inv(&lines)
+            .out_of_memory(&Head, &["-c", "-2000"], TINY_BUDGET)
+            .await;
+        // A line longer than the budget cannot be read at all.
+        let long = format!("{}\n", "y".repeat(4 * TINY_BUDGET));
+        inv(&long)
+            .out_of_memory(&Head, &["-n", "1"], TINY_BUDGET)
+            .await;
+        // Streaming forms hold nothing; the held forms work within the default budget.
+        let small = Invocation {
+            budget: crate::Budget::new(TINY_BUDGET, 16),
+            ..inv(&long)
+        };
+        assert_eq!(small.run(&Head, &["-c", "3"]).await.1, "yyy");
+        assert_eq!(
+            inv("1\n2\n3\n4\n5\n").run(&Head, &["-n", "-2"]).await.1,
+            "1\n2\n3\n"
+        );
+        let (st, out, _) = inv(&lines).run(&Head, &["-c", "-2000"]).await;
+        assert_eq!(
+            (st, out.as_bytes()),
+            (0, &lines.as_bytes()[..lines.len() - 2000])
+        );
     }
 }

@@ -659,14 +659,19 @@ impl Command for Printf {
             warnings: Vec::new(),
         };
         let mut out = Vec::new();
+        // Covers `out`: one use of the format may make it large (bounded by
+        // MAX_PRINTF_OUTPUT), so it is charged after each use, before it is written.
+        let mut charge = ctx.budget.empty_charge();
         loop {
             let before = run.next;
             let stop = format_once(fmt.as_bytes(), &mut run, &mut out);
+            charge.resize(out.capacity())?;
             for w in run.warnings.drain(..) {
                 ctx.err(w).await;
             }
             if out.len() >= crate::io::PIPE_CHUNK {
                 ctx.out(std::mem::take(&mut out)).await?;
+                charge.resize(0)?;
             }
             if stop || run.next >= run.args.len() || run.next == before {
                 break;
@@ -771,5 +776,14 @@ mod tests {
         );
         assert_eq!(pf(&["-v", "x", "y"]).await.0, 2);
         assert_eq!(pf(&["--", "%s", "-v"]).await.1, "-v");
+    }
+
+    #[tokio::test]
+    async fn output_over_the_budget_is_out_of_memory() {
+        let width = format!("%{}s", 4 * crate::testing::TINY_BUDGET);
+        Invocation::default()
+            .out_of_memory(&Printf, &[&width, "x"], crate::testing::TINY_BUDGET)
+            .await;
+        assert_eq!(pf(&["%5s|\n", "ab"]).await.1, "   ab|\n");
     }
 }

@@ -24,7 +24,7 @@ use bytes::Bytes;
 use self::exec::{DEFAULT_WRAP, Exec, Inputs, Settings, Sink, Source, Stop};
 use self::parse::{Origin, Piece};
 use super::util::{Reader, base_name};
-use crate::fs::{FsError, WriteMode, read_all};
+use crate::fs::{FsError, WriteMode};
 use crate::{CmdResult, Command, Context, Status};
 
 /// Largest file `-i` edits: the whole file and its new content are held in memory.
@@ -303,8 +303,9 @@ impl Command for Sed {
                     });
                 }
                 ScriptArg::File(name) => {
+                    let mut charge = ctx.budget.empty_charge();
                     let data = match Reader::open(ctx, name).await {
-                        Ok(mut r) => r.read_to_end(MAX_SCRIPT).await,
+                        Ok(mut r) => r.read_to_end(MAX_SCRIPT, &mut charge).await?,
                         Err(e) => Err(e),
                     };
                     match data {
@@ -443,7 +444,13 @@ async fn edit_in_place(
         }
         Ok(_) => {}
     }
-    let data = match read_all(ctx.fs.as_ref(), &path, MAX_IN_PLACE as u64).await {
+    // The file's content is held (and charged) until its new content is written.
+    let mut charge = ctx.budget.empty_charge();
+    let read = match Reader::open(ctx, op).await {
+        Ok(mut r) => r.read_to_end(MAX_IN_PLACE, &mut charge).await?,
+        Err(e) => Err(e),
+    };
+    let data = match read {
         Ok(d) => Bytes::from(d),
         Err(FsError::TooLarge) => {
             ctx.warn(
@@ -459,7 +466,7 @@ async fn edit_in_place(
         }
     };
     ex.input = Inputs::new(vec![Source::Data(data.clone(), op.to_string())]);
-    ex.out = Sink::memory(MAX_IN_PLACE);
+    ex.out = Sink::memory(ctx, MAX_IN_PLACE);
     ex.reset();
     ex.run().await?;
     let content = ex.out.take();
@@ -527,7 +534,7 @@ async fn write_file(ctx: &Context, path: &str, data: &[u8]) -> Result<(), FsErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
+    use crate::testing::{Invocation, MemFs, TINY_BUDGET};
     use std::sync::Arc;
 
     const FILE_A: &str = "1\n2\n3\n";
@@ -1154,5 +1161,39 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(&dir);
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[tokio::test]
+    async fn what_sed_holds_is_charged() {
+        let long = format!("{}\n", "x".repeat(4 * TINY_BUDGET));
+        inv(&long).0.out_of_memory(&Sed, &["p"], TINY_BUDGET).await;
+        // The hold space growing with every line.
+        let lines: String = (0..20)
+            .map(|i| format!("{i}{}\n", "-".repeat(100)))
+            .collect();
+        inv(&lines)
+            .0
+            .out_of_memory(&Sed, &["-n", "H;${x;p}"], TINY_BUDGET)
+            .await;
+        // An append queue that never ends (GNU sed grows until the machine gives out).
+        inv("a\n")
+            .0
+            .out_of_memory(&Sed, &["-e", ":a", "-e", "a x", "-e", "ba"], TINY_BUDGET)
+            .await;
+        // -i holds the file and its new content; the file is left as it was.
+        let (i, fs) = inv("");
+        fs.put("/w/big", long.as_bytes());
+        i.out_of_memory(&Sed, &["-i", "s/x/y/", "big"], TINY_BUDGET)
+            .await;
+        assert_eq!(fs.text("/w/big").unwrap(), long);
+        // -f holds the script while it is read.
+        let (i, fs) = inv("");
+        fs.put(
+            "/w/long.sed",
+            format!("#{}\np\n", "c".repeat(4 * TINY_BUDGET)).as_bytes(),
+        );
+        i.out_of_memory(&Sed, &["-f", "long.sed"], TINY_BUDGET)
+            .await;
+        assert_eq!(out("a\nb\nc\n", &["-n", "H;${x;p}"]).await, "\na\nb\nc\n");
     }
 }

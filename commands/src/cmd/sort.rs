@@ -1,18 +1,35 @@
-//! `sort`: sort lines. The input is held in memory, up to [`MAX_SORT_INPUT`]; sorting
-//! runs on the blocking pool so a big sort does not stall other sessions.
+//! `sort`: sort lines.
+//!
+//! Up to [`RUN_BYTES`] of lines are held in memory, charged to the session's budget, and
+//! sorted on the blocking pool so a big sort does not stall other sessions. Larger input is
+//! sorted in runs of that size written to run files in the session's `/tmp` and merged
+//! (see [`runs`]): memory stays bounded whatever the input size, and the total input is
+//! bounded by the session's quota (the run files take as much room as the input), not by
+//! memory. `-c` reads line by line and holds two lines.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::util::{Reader, quote, quotef};
-use crate::fs::{FsError, WriteMode};
-use crate::{CmdResult, Command, Context, parse_args};
+use super::util::{Pacer, Reader, quote};
+use crate::fs::WriteMode;
+use crate::{CmdResult, Command, Context, Interrupt, Status, parse_args};
 
-/// Most input bytes `sort` holds: it must see every line before printing the first, and
-/// this keeps one session's sort from taking the server's memory.
-const MAX_SORT_INPUT: usize = 256 * 1024 * 1024;
+mod runs;
+
+use runs::{Held, LineReader, Run, RunFiles, Sink, SortError, Tuning};
+
+/// Bytes of lines (with their index) one in-memory run holds before it is sorted and
+/// written to a run file: inputs of a few MiB are sorted without touching the filesystem,
+/// and a sort of any size holds about this much (plus [`MERGE_FAN_IN`] read buffers).
+const RUN_BYTES: usize = 8 * 1024 * 1024;
+
+/// Run files merged at once. Each input of a merge holds up to three read chunks (64 KiB
+/// each) besides its current line, so a merge holds about 3 MiB; more runs are merged in
+/// passes, each pass reading and writing the data once more.
+const MERGE_FAN_IN: usize = 16;
 
 /// Write sorted concatenation of all FILE(s) to standard output.
 /// With no FILE, or when FILE is -, read standard input.
@@ -20,7 +37,8 @@ const MAX_SORT_INPUT: usize = 256 * 1024 * 1024;
 /// KEYDEF is F[.C][OPTS][,F[.C][OPTS]] for start and stop position, where F is a field
 /// number and C a character position in the field; both are origin 1. OPTS is one or
 /// more single-letter ordering options [bdfghinMrV], which override global ordering
-/// options for that key. Input over 256 MiB is refused.
+/// options for that key. Input too large for memory is sorted in runs written to /tmp,
+/// which count against the session's quota while the sort runs.
 #[derive(Parser, Debug, Clone)]
 #[command(name = "sort", disable_help_flag = true)]
 struct Args {
@@ -417,7 +435,9 @@ struct Sorter {
     keys: Vec<Key>,
     global: Opts,
     sep: Option<u8>,
-    stable: bool,
+    /// Lines whose keys compare equal are ordered by their bytes; GNU turns this off
+    /// with `-s` and with `-u` (which then keeps the first of equal lines in input order).
+    last_resort: bool,
 }
 
 impl Sorter {
@@ -437,7 +457,7 @@ impl Sorter {
 
     fn cmp(&self, a: &[u8], b: &[u8]) -> Ordering {
         let ord = self.keys_cmp(a, b);
-        if ord != Ordering::Equal || self.stable {
+        if ord != Ordering::Equal || !self.last_resort {
             return ord;
         }
         let last = a.cmp(b);
@@ -460,166 +480,279 @@ impl Command for Sort {
         "sort lines of text files"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        let args: Args = match parse_args(ctx, self.name(), &args).await {
-            Ok(a) => a,
-            Err(r) => return r,
+        let tuning = Tuning {
+            run_bytes: RUN_BYTES,
+            fan_in: MERGE_FAN_IN,
         };
-        let global = Opts {
-            blanks: args.ignore_blanks,
-            dictionary: args.dictionary,
-            fold: args.fold,
-            general: args.general,
-            human: args.human,
-            month: args.month,
-            numeric: args.numeric,
-            reverse: args.reverse,
-            version: args.version,
-        };
-        let sep = match args.separator.as_deref() {
-            None => None,
-            Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
-            Some("\\0") => Some(0),
-            Some(s) => {
-                ctx.warn("sort", format!("multi-character tab {}", quote(s)))
-                    .await;
+        sort(ctx, args, tuning, &mut RunFiles::new(ctx.fs.clone())).await
+    }
+}
+
+/// Runs `sort` with `args`, holding runs of `tuning.run_bytes` and keeping its run files
+/// in `files`, which hold none once it returns.
+async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunFiles) -> CmdResult {
+    let args: Args = match parse_args(ctx, "sort", &args).await {
+        Ok(a) => a,
+        Err(r) => return r,
+    };
+    let global = Opts {
+        blanks: args.ignore_blanks,
+        dictionary: args.dictionary,
+        fold: args.fold,
+        general: args.general,
+        human: args.human,
+        month: args.month,
+        numeric: args.numeric,
+        reverse: args.reverse,
+        version: args.version,
+    };
+    let sep = match args.separator.as_deref() {
+        None => None,
+        Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
+        Some("\\0") => Some(0),
+        Some(s) => {
+            ctx.warn("sort", format!("multi-character tab {}", quote(s)))
+                .await;
+            return Ok(2);
+        }
+    };
+    let mut keys = Vec::new();
+    for k in &args.keys {
+        match parse_key(k, global) {
+            Ok(k) => keys.push(k),
+            Err(msg) => {
+                ctx.warn("sort", msg).await;
                 return Ok(2);
             }
-        };
-        let mut keys = Vec::new();
-        for k in &args.keys {
-            match parse_key(k, global) {
-                Ok(k) => keys.push(k),
-                Err(msg) => {
-                    ctx.warn("sort", msg).await;
-                    return Ok(2);
-                }
-            }
         }
-        let delim = if args.zero { 0u8 } else { b'\n' };
-        let files = if args.files.is_empty() {
-            vec!["-".to_string()]
-        } else {
-            args.files.clone()
-        };
-        let mut data = Vec::new();
-        for f in &files {
-            let mut reader = match Reader::open(ctx, f).await {
-                Ok(r) => r,
-                Err(e) => {
-                    ctx.warn("sort", format!("cannot read: {}: {e}", quotef(f)))
-                        .await;
-                    return Ok(2);
-                }
-            };
-            match reader.read_to_end(MAX_SORT_INPUT - data.len()).await {
-                Ok(mut d) => {
-                    if !d.is_empty() && d.last() != Some(&delim) {
-                        d.push(delim);
-                    }
-                    data.extend_from_slice(&d);
-                }
-                Err(FsError::TooLarge) => {
+    }
+    let files_in = if args.files.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        args.files.clone()
+    };
+    if args.check && files_in.len() > 1 {
+        ctx.warn(
+            "sort",
+            format!("extra operand {} not allowed with -c", quote(&files_in[1])),
+        )
+        .await;
+        return Ok(2);
+    }
+    let sorter = Arc::new(Sorter {
+        keys,
+        global,
+        sep,
+        last_resort: !(args.stable || args.unique),
+    });
+    let job = Job {
+        sorter,
+        unique: args.unique,
+        delim: if args.zero { 0u8 } else { b'\n' },
+        tuning: Tuning {
+            run_bytes: tuning.run_bytes,
+            fan_in: tuning.fan_in.max(2),
+        },
+    };
+    let result = if args.check {
+        job.check(ctx, &files_in[0]).await
+    } else {
+        let sorted = job
+            .sort(ctx, &files_in, args.output.as_deref(), files)
+            .await;
+        files.remove_all().await;
+        sorted.map(|()| 0)
+    };
+    match result {
+        Ok(status) => Ok(status),
+        Err(SortError::Stop(interrupt)) => Err(interrupt),
+        Err(e) => {
+            if let Some(msg) = e.message() {
+                ctx.warn("sort", msg).await;
+            }
+            Ok(2)
+        }
+    }
+}
+
+/// One sort's settings.
+struct Job {
+    sorter: Arc<Sorter>,
+    unique: bool,
+    delim: u8,
+    tuning: Tuning,
+}
+
+impl Job {
+    /// `-c`: reports the first line out of order (status 1), reading line by line.
+    async fn check(&self, ctx: &Context, name: &str) -> Result<Status, SortError> {
+        let src = Reader::open(ctx, name)
+            .await
+            .map_err(|err| SortError::Open {
+                name: name.to_string(),
+                err,
+            })?;
+        let mut lines = LineReader::new(ctx, src, name, self.delim);
+        let mut prev = Held::new(ctx);
+        let mut lineno = 0u64;
+        let mut pacer = Pacer::default();
+        while lines.advance(ctx).await? {
+            lineno += 1;
+            let line = lines.line();
+            if let Some(p) = prev.get() {
+                let bad = self.sorter.cmp(p, line) == Ordering::Greater
+                    || (self.unique && self.sorter.keys_cmp(p, line) == Ordering::Equal);
+                if bad {
                     ctx.warn(
                         "sort",
                         format!(
-                            "input too large: sort holds at most {} MiB",
-                            MAX_SORT_INPUT >> 20
+                            "{name}:{lineno}: disorder: {}",
+                            String::from_utf8_lossy(line)
                         ),
                     )
                     .await;
-                    return Ok(2);
-                }
-                Err(e) => {
-                    ctx.warn("sort", format!("read failed: {}: {e}", quotef(f)))
-                        .await;
-                    return Ok(2);
+                    return Ok(1);
                 }
             }
-            ctx.checkpoint().await?;
-        }
-        let sorter = Sorter {
-            keys,
-            global,
-            sep,
-            stable: args.stable,
-        };
-        let check = args.check;
-        let unique = args.unique;
-        // Sorting is CPU work: do it on the blocking pool.
-        let job = tokio::task::spawn_blocking(move || {
-            let mut lines: Vec<&[u8]> = data.split(|b| *b == delim).collect();
-            lines.pop();
-            if check {
-                let bad = lines.windows(2).position(|w| {
-                    let o = sorter.cmp(w[0], w[1]);
-                    o == Ordering::Greater
-                        || (unique && sorter.keys_cmp(w[0], w[1]) == Ordering::Equal)
-                });
-                return Err(bad.map(|i| (i + 2, lines[i + 1].to_vec())));
-            }
-            lines.sort_by(|a, b| sorter.cmp(a, b));
-            if unique {
-                lines.dedup_by(|b, a| sorter.keys_cmp(a, b) == Ordering::Equal);
-            }
-            let mut out = Vec::with_capacity(data.len());
-            for l in lines {
-                out.extend_from_slice(l);
-                out.push(delim);
-            }
-            Ok(out)
-        });
-        let out = tokio::select! {
-            r = job => r,
-            _ = ctx.cancel.cancelled() => return Err(crate::Interrupt::Cancelled),
-        };
-        let out = match out {
-            Ok(Ok(out)) => out,
-            Ok(Err(None)) => return Ok(0),
-            Ok(Err(Some((lineno, line)))) => {
-                let name = if files[0] == "-" {
-                    "-".to_string()
-                } else {
-                    files[0].clone()
-                };
-                ctx.warn(
-                    "sort",
-                    format!(
-                        "{name}:{lineno}: disorder: {}",
-                        String::from_utf8_lossy(&line)
-                    ),
-                )
-                .await;
-                return Ok(1);
-            }
-            Err(_) => {
-                ctx.warn("sort", "internal error").await;
-                return Ok(2);
-            }
-        };
-        match &args.output {
-            None => ctx.out(out).await?,
-            Some(f) => {
-                let res = async {
-                    let mut h = ctx.fs.open_write(&ctx.path(f), WriteMode::Truncate).await?;
-                    h.write(&out).await?;
-                    h.close().await
-                }
-                .await;
-                if let Err(e) = res {
-                    ctx.warn("sort", format!("open failed: {}: {e}", quotef(f)))
-                        .await;
-                    return Ok(2);
-                }
-            }
+            prev.set(line)?;
+            pacer.tick(ctx).await?;
         }
         Ok(0)
+    }
+
+    /// Sorts `inputs` to stdout or the `output` file. Input is read to the end before
+    /// anything is written, so `-o` may name an input.
+    async fn sort(
+        &self,
+        ctx: &Context,
+        inputs: &[String],
+        output: Option<&str>,
+        files: &mut RunFiles,
+    ) -> Result<(), SortError> {
+        let mut run = Run::new(ctx, self.delim, self.tuning);
+        // Run files written so far, in input order.
+        let mut spilled: Vec<String> = Vec::new();
+        let piece_len = crate::fs::READ_CHUNK.min(self.tuning.run_bytes.max(1));
+        for name in inputs {
+            let mut src = Reader::open(ctx, name)
+                .await
+                .map_err(|err| SortError::Open {
+                    name: name.clone(),
+                    err,
+                })?;
+            loop {
+                let chunk = tokio::select! {
+                    c = src.chunk() => c.map_err(|err| SortError::Read {
+                        name: name.clone(),
+                        err,
+                    })?,
+                    _ = ctx.cancel.cancelled() => return Err(Interrupt::Cancelled.into()),
+                };
+                let Some(mut chunk) = chunk else { break };
+                while !chunk.is_empty() {
+                    let piece = chunk.split_to(chunk.len().min(piece_len));
+                    run.push(&piece)?;
+                    if run.held() >= self.tuning.run_bytes {
+                        run = self.spill(ctx, run, files, &mut spilled).await?;
+                    }
+                }
+                ctx.checkpoint().await?;
+            }
+            run.end_input()?;
+        }
+        if spilled.is_empty() {
+            let run = run.sort(ctx, &self.sorter).await?;
+            let mut sink = self.open_output(ctx, output).await?;
+            let written = run.write(ctx, &self.sorter, self.unique, &mut sink).await;
+            return runs::finish_or_abandon(sink, written).await;
+        }
+        if !run.is_empty() {
+            run = self.spill(ctx, run, files, &mut spilled).await?;
+        }
+        drop(run);
+        while spilled.len() > self.tuning.fan_in {
+            let mut next = Vec::new();
+            for group in spilled.chunks(self.tuning.fan_in) {
+                if let [one] = group {
+                    next.push(one.clone());
+                    continue;
+                }
+                let (path, handle) = files.create().await?;
+                let mut sink = Sink::file(ctx, path.clone(), handle);
+                let merged = self.merge(ctx, group, &mut sink).await;
+                runs::finish_or_abandon(sink, merged).await?;
+                for done in group {
+                    files.remove(done).await;
+                }
+                next.push(path);
+            }
+            spilled = next;
+        }
+        let mut sink = self.open_output(ctx, output).await?;
+        let merged = self.merge(ctx, &spilled, &mut sink).await;
+        runs::finish_or_abandon(sink, merged).await
+    }
+
+    /// Sorts the complete lines of `run`, writes them to a new run file, and gives the
+    /// run back holding only its line not ended yet.
+    async fn spill(
+        &self,
+        ctx: &Context,
+        run: Run,
+        files: &mut RunFiles,
+        spilled: &mut Vec<String>,
+    ) -> Result<Run, SortError> {
+        let mut run = run.sort(ctx, &self.sorter).await?;
+        let (path, handle) = files.create().await?;
+        let mut sink = Sink::file(ctx, path.clone(), handle);
+        let written = run.write(ctx, &self.sorter, self.unique, &mut sink).await;
+        runs::finish_or_abandon(sink, written).await?;
+        spilled.push(path);
+        run.clear_complete();
+        Ok(run)
+    }
+
+    async fn merge(
+        &self,
+        ctx: &Context,
+        inputs: &[String],
+        sink: &mut Sink<'_>,
+    ) -> Result<(), SortError> {
+        runs::merge(ctx, inputs, &self.sorter, self.unique, self.delim, sink).await
+    }
+
+    /// Stdout, or the `-o` file truncated.
+    async fn open_output<'a>(
+        &self,
+        ctx: &'a Context,
+        output: Option<&str>,
+    ) -> Result<Sink<'a>, SortError> {
+        let Some(name) = output else {
+            return Ok(Sink::stdout(ctx));
+        };
+        match ctx
+            .fs
+            .open_write(&ctx.path(name), WriteMode::Truncate)
+            .await
+        {
+            Ok(handle) => Ok(Sink::file(ctx, name.to_string(), handle)),
+            Err(err) => Err(SortError::OutputOpen {
+                name: name.to_string(),
+                err,
+            }),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
+    use crate::Budget;
+    use crate::fs::FileSystem;
+    use crate::io::{Input, pipe};
+    use crate::testing::{Invocation, MemFs, QuotaFs, TestLauncher};
+    use std::collections::BTreeMap;
+    use tokio_util::sync::CancellationToken;
 
     async fn sort(stdin: &str, args: &[&str]) -> (i32, String, String) {
         Invocation {
@@ -682,5 +815,388 @@ mod tests {
         assert_eq!(sort("", &["-t", "ab"]).await.0, 2);
         assert_eq!(sort("", &["--bogus"]).await.0, 2);
         assert_eq!(sort("\u{ff}\x00\n\x01\n", &[]).await.0, 0);
+    }
+
+    #[tokio::test]
+    async fn unique_keeps_the_first_of_equal_lines_like_gnu() {
+        // GNU: -u turns off the last-resort comparison, so the first in input order stays.
+        assert_eq!(sort("b\nB\n", &["-f", "-u"]).await.1, "b\n");
+        assert_eq!(sort("B\nb\na\n", &["-f", "-u"]).await.1, "a\nB\n");
+        assert_eq!(sort("b\nB\n", &["-f"]).await.1, "B\nb\n");
+        assert_eq!(
+            sort("a 2\nb 1\nc 2\n", &["-u", "-k2,2"]).await.1,
+            "b 1\na 2\n"
+        );
+        assert_eq!(sort("a\na\n", &["-c", "-u"]).await.0, 1);
+        assert_eq!(sort("a\nb\n", &["-c", "-u"]).await.0, 0);
+    }
+
+    #[tokio::test]
+    async fn check_reads_one_operand_line_by_line() {
+        let fs = MemFs::with_files(&[("/a", "1\n2\n3"), ("/b", "x\n"), ("/d/", "")]);
+        let inv = Invocation {
+            fs: fs.clone(),
+            ..Invocation::default()
+        };
+        assert_eq!(inv.run(&Sort, &["-c", "a"]).await.0, 0);
+        let (st, _, err) = inv.run(&Sort, &["-c", "a", "b"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (2, "sort: extra operand 'b' not allowed with -c\n")
+        );
+        fs.put("/a", b"1\n3\n2");
+        let (st, _, err) = inv.run(&Sort, &["-c", "a"]).await;
+        assert_eq!((st, err.as_str()), (1, "sort: a:3: disorder: 2\n"));
+        let (st, _, err) = inv.run(&Sort, &["-c", "d"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (2, "sort: read failed: d: Is a directory\n")
+        );
+        let (st, _, err) = inv.run(&Sort, &["d"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (2, "sort: read failed: d: Is a directory\n")
+        );
+        let (st, _, err) = inv.run(&Sort, &["-o", "no/such", "a"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (2, "sort: open failed: no/such: No such file or directory\n")
+        );
+        assert!(!fs.exists("/tmp"), "an in-memory sort writes no run file");
+    }
+
+    /// `sort` with small runs, so tests see run files and multi-pass merges.
+    struct Tuned(Tuning);
+
+    #[async_trait]
+    impl Command for Tuned {
+        fn name(&self) -> &'static str {
+            "sort"
+        }
+        fn summary(&self) -> &'static str {
+            "sort with small runs"
+        }
+        async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+            super::sort(ctx, args, self.0, &mut RunFiles::new(ctx.fs.clone())).await
+        }
+    }
+
+    const SMALL_RUNS: Tuned = Tuned(Tuning {
+        run_bytes: 8 * 1024,
+        fan_in: 4,
+    });
+
+    /// About `len` bytes of lines with many equal keys, mixed case, empty lines, numbers
+    /// and a last line without its newline; the same for a given seed.
+    fn lines(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let words = [
+            "apple", "Apple", "b", "B", "cherry", "", "  lead", "Zed", "z", "10",
+        ];
+        let mut out = Vec::new();
+        while out.len() < len {
+            let r = next();
+            let w = words[(r % words.len() as u64) as usize];
+            let line = match r % 5 {
+                0 => format!("{w}\n"),
+                1 => format!("{w},{}\n", (r >> 8) % 50),
+                2 => format!("{} {w},{}\n", (r >> 16) % 1000, (r >> 8) % 7),
+                3 => format!("{w} {}K,{w}\n", (r >> 8) % 13),
+                _ => format!("{w}{}\n", r >> 40),
+            };
+            out.extend_from_slice(line.as_bytes());
+        }
+        out.extend_from_slice(b"tail without newline");
+        out
+    }
+
+    #[tokio::test]
+    async fn spilled_sort_equals_the_in_memory_sort() {
+        let input = lines(128 * 1024, 7);
+        let mem = MemFs::new();
+        mem.put("/in", &input);
+        let fs = QuotaFs::new(mem.clone(), u64::MAX);
+        // Charged memory never exceeds this, or the spilled sorts would fail.
+        let budget = Budget::new(512 * 1024, 16);
+        let spilled = Invocation {
+            fs: fs.clone(),
+            budget: budget.clone(),
+            ..Invocation::default()
+        };
+        let in_memory = Invocation {
+            fs: mem.clone(),
+            ..Invocation::default()
+        };
+        let cases: &[&[&str]] = &[
+            &[],
+            &["-r"],
+            &["-n"],
+            &["-u"],
+            &["-f"],
+            &["-f", "-u"],
+            &["-s", "-t", ",", "-k2,2n"],
+            &["-t", ",", "-k2,2n"],
+            &["-t", ",", "-k2,2nr", "-k1,1"],
+            &["-b", "-k2,2h", "-s"],
+            &["-r", "-u", "-k1,1"],
+            &["-V"],
+            &["-d", "-f", "-r"],
+        ];
+        for args in cases {
+            let mut argv = args.to_vec();
+            argv.push("in");
+            let before = fs.created().len();
+            let (st, out, err) = spilled.run_bytes(&SMALL_RUNS, &argv).await;
+            let expected = in_memory.run_bytes(&Sort, &argv).await;
+            assert_eq!((st, &err), (0, &Vec::new()), "{args:?}");
+            assert!(out == expected.1, "{args:?}: spilled output differs");
+            let runs = fs.created().len() - before;
+            // 128 KiB in 8 KiB runs, merged 4 at a time: the runs plus merge passes.
+            assert!(runs > 16, "{args:?}: only {runs} run files");
+            assert_eq!(mem.read_dir("/tmp").await.unwrap(), vec![], "{args:?}");
+            assert_eq!(budget.mem_used(), 0, "{args:?}");
+        }
+        // With no option the result is a plain byte sort.
+        let mut want: Vec<&[u8]> = input.split(|b| *b == b'\n').collect();
+        want.sort();
+        let want: Vec<u8> = want.iter().flat_map(|l| [*l, b"\n"].concat()).collect();
+        assert!(spilled.run_bytes(&SMALL_RUNS, &["in"]).await.1 == want);
+    }
+
+    #[tokio::test]
+    async fn spilled_sort_handles_stdin_nul_lines_output_file_and_long_lines() {
+        let mut input = lines(64 * 1024, 3);
+        // A line longer than a run is held whole.
+        input.extend_from_slice(b"\n");
+        input.extend_from_slice(&[b'm'; 40 * 1024]);
+        input.extend_from_slice(b"\n");
+        let mem = MemFs::new();
+        let fs = QuotaFs::new(mem.clone(), u64::MAX);
+        let inv = Invocation {
+            stdin: input.clone(),
+            fs: fs.clone(),
+            ..Invocation::default()
+        };
+        let reference = Invocation {
+            stdin: input.clone(),
+            ..Invocation::default()
+        };
+        let (st, out, _) = inv.run_bytes(&SMALL_RUNS, &[]).await;
+        assert_eq!(st, 0);
+        assert!(out == reference.run_bytes(&Sort, &[]).await.1);
+        let zeroed: Vec<u8> = input
+            .iter()
+            .map(|b| if *b == b'\n' { 0 } else { *b })
+            .collect();
+        let inv_z = Invocation {
+            stdin: zeroed.clone(),
+            ..inv.clone()
+        };
+        let ref_z = Invocation {
+            stdin: zeroed,
+            ..Invocation::default()
+        };
+        let (st, out, _) = inv_z.run_bytes(&SMALL_RUNS, &["-z", "-r"]).await;
+        assert_eq!(st, 0);
+        assert!(out == ref_z.run_bytes(&Sort, &["-z", "-r"]).await.1);
+        // -o may name the input: it is read whole (into run files) before it is opened.
+        mem.put("/f", &input);
+        let (st, out, _) = inv.run(&SMALL_RUNS, &["-o", "f", "f"]).await;
+        assert_eq!((st, out.as_str()), (0, ""));
+        assert!(mem.contents("/f").unwrap() == reference.run_bytes(&Sort, &[]).await.1);
+        assert_eq!(mem.read_dir("/tmp").await.unwrap(), vec![]);
+    }
+
+    #[tokio::test]
+    async fn a_full_quota_fails_like_gnu_and_leaves_no_run_file() {
+        let mem = MemFs::with_files(&[("/tmp/keep", "mine")]);
+        mem.put("/in", &lines(64 * 1024, 5));
+        let inv = Invocation {
+            fs: QuotaFs::new(mem.clone(), 20 * 1024),
+            ..Invocation::default()
+        };
+        let (st, out, err) = inv.run(&SMALL_RUNS, &["in"]).await;
+        assert_eq!((st, out.as_str()), (2, ""));
+        assert!(
+            err.starts_with("sort: write failed: /tmp/sort")
+                && err.ends_with(": No space left on device\n"),
+            "{err}"
+        );
+        let left: Vec<String> = mem
+            .read_dir("/tmp")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(left, ["keep"]);
+        assert_eq!(inv.budget.mem_used(), 0);
+        // /tmp being a file: no run file can be made.
+        let mem = MemFs::with_files(&[("/tmp", "")]);
+        mem.put("/in", &lines(64 * 1024, 5));
+        let inv = Invocation {
+            fs: mem.clone(),
+            ..Invocation::default()
+        };
+        let (st, _, err) = inv.run(&SMALL_RUNS, &["in"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (
+                2,
+                "sort: cannot create temporary file in '/tmp': Not a directory\n"
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn over_the_budget_sort_fails_with_out_of_memory() {
+        let input = lines(64 * 1024, 9);
+        let budget = Budget::new(4096, 16);
+        let inv = Invocation {
+            stdin: input.clone(),
+            budget: budget.clone(),
+            ..Invocation::default()
+        };
+        let (st, out, err) = inv.run(&Sort, &[]).await;
+        assert_eq!(
+            (st, out.as_str(), err.as_str()),
+            (1, "", "forkbox: sort: out of memory (session limit 4K)\n")
+        );
+        assert_eq!(budget.mem_used(), 0);
+        // Spilling does not help a line larger than the budget, nor -c.
+        let inv = Invocation {
+            stdin: [b"b\n".as_slice(), &[b'a'; 8192], b"\n"].concat(),
+            fs: MemFs::new(),
+            ..inv
+        };
+        let (st, _, err) = inv.run(&SMALL_RUNS, &[]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "forkbox: sort: out of memory (session limit 4K)\n")
+        );
+        let (st, _, err) = inv.run(&Sort, &["-c"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "forkbox: sort: out of memory (session limit 4K)\n")
+        );
+        assert_eq!(budget.mem_used(), 0);
+        // Within the default budget the same input is checked: the long line is out of order.
+        let ok = Invocation {
+            stdin: inv.stdin.clone(),
+            ..Invocation::default()
+        };
+        let (st, _, err) = ok.run(&Sort, &["-c"]).await;
+        assert!(
+            st == 1 && err.starts_with("sort: -:2: disorder: aaaa"),
+            "{err}"
+        );
+        assert_eq!(ok.run(&Sort, &["-r", "-c"]).await.0, 0);
+    }
+
+    /// A context whose stdin is `stdin`, over `fs`, cancelled by `cancel`.
+    fn context(fs: Arc<QuotaFs>, stdin: Input, cancel: CancellationToken) -> Context {
+        Context {
+            stdin,
+            stdout: crate::Output::null(),
+            stderr: crate::Output::null(),
+            env: BTreeMap::new(),
+            cwd: "/".to_string(),
+            fs,
+            cancel,
+            tty: None,
+            launcher: TestLauncher::new(),
+            budget: Budget::default(),
+        }
+    }
+
+    /// Polls `fut` until at least two run files exist (it is then waiting for more
+    /// stdin); `fut` must not finish.
+    async fn until_spilled<F: std::future::Future<Output = CmdResult>>(
+        fut: &mut std::pin::Pin<&mut F>,
+        fs: &QuotaFs,
+    ) {
+        for _ in 0..10_000 {
+            if fs
+                .created()
+                .iter()
+                .filter(|p| p.starts_with("/tmp/sort"))
+                .count()
+                >= 2
+            {
+                return;
+            }
+            tokio::select! {
+                biased;
+                r = fut.as_mut() => panic!("sort finished early: {r:?}"),
+                () = tokio::task::yield_now() => {}
+            }
+        }
+        panic!("no run files");
+    }
+
+    #[tokio::test]
+    async fn cancelled_sort_removes_its_run_files() {
+        let mem = MemFs::new();
+        let fs = QuotaFs::new(mem.clone(), u64::MAX);
+        let (writer, stdin) = pipe();
+        writer.write_all(&lines(64 * 1024, 11)).await.unwrap();
+        let cancel = CancellationToken::new();
+        let ctx = context(fs.clone(), stdin, cancel.clone());
+        let fut = SMALL_RUNS.run(&ctx, Vec::new());
+        tokio::pin!(fut);
+        until_spilled(&mut fut, &fs).await;
+        cancel.cancel();
+        assert!(matches!(fut.await, Err(Interrupt::Cancelled)));
+        assert_eq!(mem.read_dir("/tmp").await.unwrap(), vec![]);
+        assert_eq!(ctx.budget.mem_used(), 0);
+        drop(writer);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_sort_hands_its_run_files_to_a_cleanup_task() {
+        let mem = MemFs::new();
+        let fs = QuotaFs::new(mem.clone(), u64::MAX);
+        let (writer, stdin) = pipe();
+        writer.write_all(&lines(64 * 1024, 13)).await.unwrap();
+        let ctx = context(fs.clone(), stdin, CancellationToken::new());
+        {
+            let fut = SMALL_RUNS.run(&ctx, Vec::new());
+            tokio::pin!(fut);
+            until_spilled(&mut fut, &fs).await;
+            assert!(!mem.read_dir("/tmp").await.unwrap().is_empty());
+        }
+        for _ in 0..100 {
+            if mem.read_dir("/tmp").await.unwrap().is_empty() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(mem.read_dir("/tmp").await.unwrap(), vec![]);
+        assert_eq!(ctx.budget.mem_used(), 0);
+        drop(writer);
+    }
+
+    #[tokio::test]
+    async fn a_reader_gone_stops_the_merge_and_removes_the_run_files() {
+        let mem = MemFs::new();
+        mem.put("/in", &lines(64 * 1024, 17));
+        let fs = QuotaFs::new(mem.clone(), u64::MAX);
+        let (stdout, reader) = pipe();
+        drop(reader);
+        let ctx = Context {
+            stdout,
+            ..context(fs.clone(), Input::empty(), CancellationToken::new())
+        };
+        let result = SMALL_RUNS.run(&ctx, vec!["in".to_string()]).await;
+        assert!(matches!(result, Err(Interrupt::BrokenPipe)), "{result:?}");
+        assert!(fs.created().len() > 2);
+        assert_eq!(mem.read_dir("/tmp").await.unwrap(), vec![]);
+        assert_eq!(ctx.budget.mem_used(), 0);
     }
 }

@@ -721,7 +721,7 @@ async fn check_file(
     let mut line_no = 0u64;
     let mut pacer = Pacer::default();
     loop {
-        let line = match reader.line(MAX_LINE).await {
+        let line = match reader.line(MAX_LINE).await? {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(_) => {
@@ -1223,5 +1223,23 @@ mod tests {
         assert_eq!(unescape(escape(name).as_bytes()).unwrap(), name.as_bytes());
         assert_eq!(unescape(b"trailing\\"), None);
         assert!(!needs_escape("plain name"));
+    }
+
+    #[tokio::test]
+    async fn a_check_line_over_the_budget_is_out_of_memory() {
+        let fs = MemFs::with_files(&[("/a", "hello\n")]);
+        let long = format!("{}  a\n", "0".repeat(4 * crate::testing::TINY_BUDGET));
+        fs.put("/sums", long.as_bytes());
+        let inv = Invocation {
+            fs: fs.clone(),
+            ..Invocation::default()
+        };
+        inv.out_of_memory(&Md5sum, &["-c", "sums"], crate::testing::TINY_BUDGET)
+            .await;
+        fs.put("/sums", b"b1946ac92492d2347c6235b4d2611184  a\n");
+        assert_eq!(
+            inv.run(&Md5sum, &["-c", "sums"]).await,
+            (0, "a: OK\n".into(), String::new())
+        );
     }
 }

@@ -1,12 +1,13 @@
 //! `tail`: the last part of files. On a file it reads backwards from the end in ranged
-//! chunks; on a stream it holds the last lines or bytes, up to [`MAX_HOLD`]. No `-f`.
+//! chunks; on a stream it holds the last lines or bytes, charged to the session's budget
+//! (past it, `forkbox: tail: out of memory`). No `-f`.
 
 use std::collections::VecDeque;
 
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::head::{MAX_HOLD, parse_count};
+use super::head::{HELD_ENTRY, parse_count};
 use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote};
 use crate::fs::{FsError, READ_CHUNK};
 use crate::{CmdResult, Command, Context, Interrupt, parse_args};
@@ -136,7 +137,7 @@ async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
         Mode::FromLine(n) => {
             let mut lineno = 1u64;
             loop {
-                let line = match reader.line(MAX_LINE).await {
+                let line = match reader.line(MAX_LINE).await? {
                     Ok(Some(l)) => l,
                     Ok(None) => break,
                     Err(e) => return Ok(Err(e)),
@@ -170,22 +171,25 @@ async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
         Mode::LastLines(n) => {
             let mut held: VecDeque<Vec<u8>> = VecDeque::new();
             let mut bytes = 0usize;
+            let mut charge = ctx.budget.empty_charge();
             loop {
-                let line = match reader.line(MAX_LINE).await {
+                let line = match reader.line(MAX_LINE).await? {
                     Ok(Some(l)) => l,
                     Ok(None) => break,
                     Err(e) => return Ok(Err(e)),
                 };
-                bytes += line.len();
+                if n == 0 {
+                    continue;
+                }
+                bytes += line.capacity() + HELD_ENTRY;
+                charge.resize(bytes)?;
                 held.push_back(line);
                 while held.len() as u64 > n {
                     if let Some(l) = held.pop_front() {
-                        bytes -= l.len();
+                        bytes -= l.capacity() + HELD_ENTRY;
                     }
                 }
-                if bytes > MAX_HOLD {
-                    return Ok(Err(FsError::TooLarge));
-                }
+                charge.resize(bytes)?;
                 pacer.tick(ctx).await?;
             }
             for l in held {
@@ -193,23 +197,29 @@ async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
             }
         }
         Mode::LastBytes(n) => {
-            if n > MAX_HOLD as u64 {
-                return Ok(Err(FsError::TooLarge));
-            }
             let mut held: VecDeque<u8> = VecDeque::new();
+            let mut charge = ctx.budget.empty_charge();
             loop {
                 let chunk = match reader.chunk().await {
                     Ok(Some(c)) => c,
                     Ok(None) => break,
                     Err(e) => return Ok(Err(e)),
                 };
+                // Held at most: N bytes and one chunk.
+                let need = held.len() + chunk.len();
+                if need > held.capacity() {
+                    charge.resize(need)?;
+                    held.reserve_exact(chunk.len());
+                    charge.resize(held.capacity())?;
+                }
                 held.extend(chunk.iter());
                 let excess = held.len().saturating_sub(n as usize);
                 held.drain(..excess);
                 pacer.tick(ctx).await?;
             }
-            let v: Vec<u8> = held.into_iter().collect();
-            out.write(&v).await?;
+            let (a, b) = held.as_slices();
+            out.write(a).await?;
+            out.write(b).await?;
         }
     }
     out.flush().await?;
@@ -310,7 +320,7 @@ impl Command for Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
+    use crate::testing::{Invocation, MemFs, TINY_BUDGET};
 
     fn inv(stdin: &str) -> Invocation {
         let nums: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
@@ -371,5 +381,37 @@ mod tests {
             (1, "tail: invalid number of lines: 'x'\n")
         );
         assert_eq!(inv("").run(&Tail, &["-f"]).await.0, 2);
+    }
+
+    #[tokio::test]
+    async fn what_tail_holds_on_a_stream_is_charged() {
+        let lines: String = (0..8)
+            .map(|i| format!("{i}{}\n", "x".repeat(300)))
+            .collect();
+        inv(&lines)
+            .out_of_memory(&Tail, &["-n", "5"], TINY_BUDGET)
+            .await;
+        inv(&lines)
+            .out_of_memory(&Tail, &["-c", "2000"], TINY_BUDGET)
+            .await;
+        // A file is read backwards from its end: nothing of it is held.
+        let small = Invocation {
+            budget: crate::Budget::new(TINY_BUDGET, 16),
+            ..inv("")
+        };
+        assert_eq!(
+            small.run(&Tail, &["-n", "2", "big"]).await.1,
+            "99999\n100000\n"
+        );
+        assert_eq!(
+            inv("1\n2\n3\n4\n5\n").run(&Tail, &["-n", "2"]).await.1,
+            "4\n5\n"
+        );
+        assert_eq!(inv("abcdef").run(&Tail, &["-c", "3"]).await.1, "def");
+        let (st, out, _) = inv(&lines).run(&Tail, &["-c", "2000"]).await;
+        assert_eq!(
+            (st, out.as_bytes()),
+            (0, &lines.as_bytes()[lines.len() - 2000..])
+        );
     }
 }

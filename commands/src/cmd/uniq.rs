@@ -1,11 +1,54 @@
-//! `uniq`: report or omit repeated adjacent lines, streaming.
+//! `uniq`: report or omit repeated adjacent lines, streaming. It holds the line of the
+//! current group (charged to the session's budget) and writes OUTPUT as it goes.
 
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::util::{BufOut, MAX_LINE, Pacer, Reader, quotef};
-use crate::fs::WriteMode;
-use crate::{CmdResult, Command, Context, parse_args};
+use super::util::{BufOut, MAX_LINE, OUT_BUF, Pacer, Reader, quotef};
+use crate::fs::{FsError, WriteHandle, WriteMode};
+use crate::{CmdResult, Command, Context, Interrupt, parse_args};
+
+/// Where `uniq` writes: stdout, or the OUTPUT file in [`OUT_BUF`] writes.
+enum Out<'a> {
+    Stdout(BufOut<'a>),
+    File {
+        handle: Box<dyn WriteHandle>,
+        buf: Vec<u8>,
+    },
+}
+
+impl Out<'_> {
+    async fn write(&mut self, data: &[u8]) -> Result<Result<(), FsError>, Interrupt> {
+        match self {
+            Out::Stdout(out) => out.write(data).await.map(Ok),
+            Out::File { handle, buf } => {
+                buf.extend_from_slice(data);
+                if buf.len() >= OUT_BUF {
+                    let r = handle.write(buf).await;
+                    buf.clear();
+                    return Ok(r);
+                }
+                Ok(Ok(()))
+            }
+        }
+    }
+
+    /// Writes what is buffered and closes the file, where a write failure surfaces.
+    async fn finish(self) -> Result<Result<(), FsError>, Interrupt> {
+        match self {
+            Out::Stdout(mut out) => out.flush().await.map(Ok),
+            Out::File { mut handle, buf } => {
+                let written = if buf.is_empty() {
+                    Ok(())
+                } else {
+                    handle.write(&buf).await
+                };
+                let closed = handle.close().await;
+                Ok(written.and(closed))
+            }
+        }
+    }
+}
 
 /// Filter adjacent matching lines from INPUT (or standard input), writing to OUTPUT
 /// (or standard output). With no options, matching lines are merged to the first
@@ -97,73 +140,85 @@ impl Command for Uniq {
             }
         };
         let delim = if args.zero { 0u8 } else { b'\n' };
-        let mut result = Vec::new();
-        let mut out = BufOut::new(ctx);
+        // OUTPUT is opened once INPUT is, as GNU does (so `uniq f f` empties f).
         let to_file = args.files.get(1).filter(|f| *f != "-").cloned();
-        // (line without delimiter, its key, count)
+        let mut out = match &to_file {
+            None => Out::Stdout(BufOut::new(ctx)),
+            Some(f) => match ctx.fs.open_write(&ctx.path(f), WriteMode::Truncate).await {
+                Ok(handle) => Out::File {
+                    handle,
+                    buf: Vec::new(),
+                },
+                Err(e) => {
+                    ctx.warn("uniq", format!("{}: {e}", quotef(f))).await;
+                    return Ok(1);
+                }
+            },
+        };
+        let mut write_error = None;
+        // (line without delimiter, its key, count), charged while held.
         let mut current: Option<(Vec<u8>, Vec<u8>, u64)> = None;
+        let mut charge = ctx.budget.empty_charge();
         let mut pacer = Pacer::default();
         let mut status = 0;
-        loop {
-            let rec = match reader.record(delim, MAX_LINE).await {
-                Ok(r) => r,
-                Err(e) => {
-                    ctx.warn("uniq", format!("{}: {e}", quotef(&input))).await;
-                    status = 1;
-                    None
-                }
-            };
-            let rec = rec.map(|mut l| {
-                if l.last() == Some(&delim) {
-                    l.pop();
-                }
-                l
-            });
-            let key = rec.as_ref().map(|l| args.key(l));
-            let same = matches!((&current, &key), (Some((_, k, _)), Some(nk)) if k == nk);
-            if same {
-                if let Some(c) = current.as_mut() {
-                    c.2 += 1;
-                }
-            } else {
-                if let Some((line, _, n)) = current.take() {
-                    let show = (!args.repeated || n > 1) && (!args.unique || n == 1);
-                    if show {
-                        let mut buf = Vec::with_capacity(line.len() + 9);
-                        if args.count {
-                            buf.extend_from_slice(format!("{n:>7} ").as_bytes());
-                        }
-                        buf.extend_from_slice(&line);
-                        buf.push(delim);
-                        if to_file.is_some() {
-                            result.extend_from_slice(&buf);
-                        } else {
-                            out.write(&buf).await?;
+        // The output is finished (a file closed) on every way out of the loop.
+        let looped: Result<(), Interrupt> = async {
+            loop {
+                let rec = match reader.record(delim, MAX_LINE).await? {
+                    Ok(r) => r,
+                    Err(e) => {
+                        ctx.warn("uniq", format!("{}: {e}", quotef(&input))).await;
+                        status = 1;
+                        None
+                    }
+                };
+                let rec = rec.map(|mut l| {
+                    if l.last() == Some(&delim) {
+                        l.pop();
+                    }
+                    l
+                });
+                let key = rec.as_ref().map(|l| args.key(l));
+                let same = matches!((&current, &key), (Some((_, k, _)), Some(nk)) if k == nk);
+                if same {
+                    if let Some(c) = current.as_mut() {
+                        c.2 += 1;
+                    }
+                } else {
+                    if let Some((line, _, n)) = current.take() {
+                        let show = (!args.repeated || n > 1) && (!args.unique || n == 1);
+                        if show {
+                            let mut buf = Vec::with_capacity(line.len() + 9);
+                            if args.count {
+                                buf.extend_from_slice(format!("{n:>7} ").as_bytes());
+                            }
+                            buf.extend_from_slice(&line);
+                            buf.push(delim);
+                            if let Err(e) = out.write(&buf).await? {
+                                write_error = Some(e);
+                                break;
+                            }
                         }
                     }
+                    match (rec, key) {
+                        (Some(l), Some(k)) => {
+                            charge.resize(l.capacity() + k.capacity())?;
+                            current = Some((l, k, 1));
+                        }
+                        _ => break,
+                    }
                 }
-                match (rec, key) {
-                    (Some(l), Some(k)) => current = Some((l, k, 1)),
-                    _ => break,
-                }
+                pacer.tick(ctx).await?;
             }
-            pacer.tick(ctx).await?;
+            Ok(())
         }
-        out.flush().await?;
-        if let Some(f) = to_file {
-            let res = async {
-                let mut h = ctx
-                    .fs
-                    .open_write(&ctx.path(&f), WriteMode::Truncate)
-                    .await?;
-                h.write(&result).await?;
-                h.close().await
-            }
-            .await;
-            if let Err(e) = res {
-                ctx.warn("uniq", format!("{}: {e}", quotef(&f))).await;
-                return Ok(1);
-            }
+        .await;
+        let finished = out.finish().await;
+        looped?;
+        let finished = finished?;
+        if let (Some(f), Some(e)) = (&to_file, write_error.or(finished.err())) {
+            ctx.warn("uniq", format!("{}: {e}", quotef(f))).await;
+            return Ok(1);
         }
         Ok(status)
     }
@@ -172,7 +227,7 @@ impl Command for Uniq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
+    use crate::testing::{Invocation, MemFs, TINY_BUDGET};
 
     async fn uniq(stdin: &str, args: &[&str]) -> (i32, String, String) {
         Invocation {
@@ -214,5 +269,48 @@ mod tests {
             (1, "uniq: nofile: No such file or directory\n")
         );
         assert_eq!(inv.run(&Uniq, &["a", "b", "c"]).await.0, 2);
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_budget_is_out_of_memory() {
+        let long = format!("{}\n", "x".repeat(4 * TINY_BUDGET));
+        Invocation {
+            stdin: long.into_bytes(),
+            ..Invocation::default()
+        }
+        .out_of_memory(&Uniq, &[], TINY_BUDGET)
+        .await;
+        // The group's line and its key are held while the next line is read.
+        let two = format!("{0}\n{0}\n", "y".repeat(TINY_BUDGET / 2 + 100));
+        Invocation {
+            stdin: two.into_bytes(),
+            ..Invocation::default()
+        }
+        .out_of_memory(&Uniq, &["-c"], TINY_BUDGET)
+        .await;
+    }
+
+    #[tokio::test]
+    async fn output_is_written_as_it_goes_like_gnu() {
+        // GNU opens OUTPUT once INPUT is open, so `uniq f f` empties f.
+        let fs = MemFs::with_files(&[("/f", "a\na\nb\n")]);
+        let inv = Invocation {
+            fs: fs.clone(),
+            ..Invocation::default()
+        };
+        assert_eq!(inv.run(&Uniq, &["f", "f"]).await.0, 0);
+        assert_eq!(fs.text("/f").unwrap(), "");
+        let (st, _, err) = inv.run(&Uniq, &["f", "no/such"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "uniq: no/such: No such file or directory\n")
+        );
+        fs.put("/in", b"x\nx\ny\n");
+        fs.fail_close_on("/out");
+        let (st, _, err) = inv.run(&Uniq, &["in", "out"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "uniq: out: No space left on device\n")
+        );
     }
 }

@@ -7,7 +7,7 @@ use bytes::Bytes;
 
 use crate::fs::{FileKind, FileSystem, FsError, FsResult, Metadata, READ_CHUNK};
 use crate::io::Input;
-use crate::{Context, Interrupt};
+use crate::{Charge, Context, Interrupt, OutOfMemory};
 
 /// Longest line a line-oriented command holds at once; a longer line is handled in pieces
 /// of this size, so a file without newlines cannot make a command buffer without bound.
@@ -111,14 +111,22 @@ enum Src {
 }
 
 /// An operand opened for reading: a file through ranged reads, or stdin for `-`.
+///
+/// What it holds for lines is charged to the session's budget: the line being gathered
+/// and the last line it gave out (until the next read, as a caller holds about one line
+/// at a time; a caller that keeps lines charges them itself).
 pub(crate) struct Reader {
     src: Src,
     /// The file's first chunk, read ahead of time ([`Reader::with_first_chunk`]).
     first: Option<FsResult<Bytes>>,
-    /// Bytes read but not yet consumed.
-    buf: Vec<u8>,
-    pos: usize,
+    /// Read but not yet consumed.
+    pending: Bytes,
+    /// A line being gathered across chunks (empty between calls).
+    partial: Vec<u8>,
     eof: bool,
+    /// Covers `partial` while a line is gathered, then the line given out, until the
+    /// next read.
+    charge: Charge,
 }
 
 impl Reader {
@@ -131,18 +139,15 @@ impl Reader {
             return Ok(Reader::stdin(ctx));
         }
         let meta = ctx.fs.stat(&path).await?;
-        Ok(Reader {
-            src: Src::File {
+        Ok(Reader::new(
+            ctx,
+            Src::File {
                 fs: ctx.fs.clone(),
                 path,
                 off: 0,
                 is_dir: meta.is_dir(),
             },
-            first: None,
-            buf: Vec::new(),
-            pos: 0,
-            eof: false,
-        })
+        ))
     }
 
     /// Gives a file's reader what reading its first chunk (`READ_CHUNK` bytes at offset 0)
@@ -153,12 +158,17 @@ impl Reader {
     }
 
     pub(crate) fn stdin(ctx: &Context) -> Reader {
+        Reader::new(ctx, Src::Stdin(ctx.stdin.clone()))
+    }
+
+    fn new(ctx: &Context, src: Src) -> Reader {
         Reader {
-            src: Src::Stdin(ctx.stdin.clone()),
+            src,
             first: None,
-            buf: Vec::new(),
-            pos: 0,
+            pending: Bytes::new(),
+            partial: Vec::new(),
             eof: false,
+            charge: ctx.budget.empty_charge(),
         }
     }
 
@@ -186,65 +196,110 @@ impl Reader {
 
     /// The next chunk of bytes; `None` at end-of-file.
     pub(crate) async fn chunk(&mut self) -> FsResult<Option<Bytes>> {
-        if self.pos < self.buf.len() {
-            let rest = Bytes::copy_from_slice(&self.buf[self.pos..]);
-            self.buf.clear();
-            self.pos = 0;
-            return Ok(Some(rest));
+        // Giving back never fails.
+        let _ = self.charge.resize(self.partial.capacity());
+        if !self.pending.is_empty() {
+            return Ok(Some(std::mem::take(&mut self.pending)));
         }
         self.raw_chunk().await
     }
 
     /// The next line with its `\n` (the last may lack it); `None` at end-of-file. A line
-    /// longer than `max` comes in pieces.
-    pub(crate) async fn line(&mut self, max: usize) -> FsResult<Option<Vec<u8>>> {
+    /// longer than `max` comes in pieces. Fails with [`Interrupt::OutOfMemory`] when the
+    /// session's budget cannot hold the line.
+    pub(crate) async fn line(
+        &mut self,
+        max: usize,
+    ) -> Result<FsResult<Option<Vec<u8>>>, Interrupt> {
         self.record(b'\n', max).await
     }
 
     /// Like [`Reader::line`] with `delim` instead of `\n`.
-    pub(crate) async fn record(&mut self, delim: u8, max: usize) -> FsResult<Option<Vec<u8>>> {
+    pub(crate) async fn record(
+        &mut self,
+        delim: u8,
+        max: usize,
+    ) -> Result<FsResult<Option<Vec<u8>>>, Interrupt> {
+        let max = max.max(1);
+        // The caller is done with the line given out last (giving back never fails).
+        let _ = self.charge.resize(self.partial.capacity());
         loop {
-            let avail = &self.buf[self.pos..];
-            let window = avail.len().min(max);
-            if let Some(i) = avail[..window].iter().position(|&b| b == delim) {
-                let rec = avail[..=i].to_vec();
-                self.pos += i + 1;
-                return Ok(Some(rec));
-            }
-            if window >= max {
-                let rec = avail[..max].to_vec();
-                self.pos += max;
-                return Ok(Some(rec));
-            }
-            match self.raw_chunk().await? {
-                Some(chunk) => {
-                    self.buf.drain(..self.pos);
-                    self.pos = 0;
-                    self.buf.extend_from_slice(&chunk);
-                }
-                None => {
-                    if self.pos < self.buf.len() {
-                        let rec = self.buf[self.pos..].to_vec();
-                        self.buf.clear();
-                        self.pos = 0;
-                        return Ok(Some(rec));
+            if self.pending.is_empty() {
+                match self.raw_chunk().await {
+                    Ok(Some(chunk)) => self.pending = chunk,
+                    Ok(None) if self.partial.is_empty() => return Ok(Ok(None)),
+                    Ok(None) => return self.give_partial().map(|l| Ok(Some(l))),
+                    Err(e) => {
+                        self.partial.clear();
+                        return Ok(Err(e));
                     }
-                    return Ok(None);
                 }
+                continue;
+            }
+            let window = self.pending.len().min(max - self.partial.len());
+            if let Some(i) = self.pending[..window].iter().position(|&b| b == delim) {
+                let piece = self.pending.split_to(i + 1);
+                if self.partial.is_empty() {
+                    self.charge.resize(piece.len())?;
+                    return Ok(Ok(Some(piece.to_vec())));
+                }
+                self.gather(&piece)?;
+                return self.give_partial().map(|l| Ok(Some(l)));
+            }
+            let piece = self.pending.split_to(window);
+            self.gather(&piece)?;
+            if self.partial.len() >= max {
+                return self.give_partial().map(|l| Ok(Some(l)));
             }
         }
     }
 
-    /// Reads the rest, failing with [`FsError::TooLarge`] past `limit` bytes.
-    pub(crate) async fn read_to_end(&mut self, limit: usize) -> FsResult<Vec<u8>> {
+    /// Adds `piece` to the line being gathered, charging the growth first.
+    fn gather(&mut self, piece: &[u8]) -> Result<(), OutOfMemory> {
+        let need = self.partial.len() + piece.len();
+        if need > self.partial.capacity() {
+            let cap = need.max(self.partial.capacity() * 2);
+            self.charge.resize(cap)?;
+            self.partial.reserve_exact(cap - self.partial.len());
+            self.charge.resize(self.partial.capacity())?;
+        }
+        self.partial.extend_from_slice(piece);
+        Ok(())
+    }
+
+    /// Gives out the gathered line; it stays charged until the next read.
+    fn give_partial(&mut self) -> Result<Vec<u8>, Interrupt> {
+        let line = std::mem::take(&mut self.partial);
+        self.charge.resize(line.capacity())?;
+        Ok(line)
+    }
+
+    /// Reads the rest, failing with [`FsError::TooLarge`] past `limit` bytes. What it
+    /// holds is charged to `charge`, which the caller keeps as long as it keeps the data.
+    pub(crate) async fn read_to_end(
+        &mut self,
+        limit: usize,
+        charge: &mut Charge,
+    ) -> Result<FsResult<Vec<u8>>, Interrupt> {
         let mut out = Vec::new();
-        while let Some(chunk) = self.chunk().await? {
+        loop {
+            let chunk = match self.chunk().await {
+                Ok(Some(c)) => c,
+                Ok(None) => return Ok(Ok(out)),
+                Err(e) => return Ok(Err(e)),
+            };
             if out.len() + chunk.len() > limit {
-                return Err(FsError::TooLarge);
+                return Ok(Err(FsError::TooLarge));
+            }
+            let need = out.len() + chunk.len();
+            if need > out.capacity() {
+                let cap = need.max(out.capacity() * 2).min(limit.max(need));
+                charge.resize(cap)?;
+                out.reserve_exact(cap - out.len());
+                charge.resize(out.capacity())?;
             }
             out.extend_from_slice(&chunk);
         }
-        Ok(out)
     }
 }
 

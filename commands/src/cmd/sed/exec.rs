@@ -12,7 +12,7 @@ use super::parse::{Addr, Addr2, Case, Op, Program, Repl, Rx, Subst};
 use crate::cmd::util::{MAX_LINE, OUT_BUF, Pacer, Reader};
 use crate::fs::{WriteHandle, WriteMode};
 use crate::io::Input;
-use crate::{Context, Interrupt};
+use crate::{Charge, Context, Interrupt, OutOfMemory};
 
 /// Largest pattern or hold space: `:a;N;ba` over a huge input, or `H` in a loop, must
 /// fail with a message instead of taking the server's memory.
@@ -31,6 +31,12 @@ pub(super) enum Stop {
 impl From<Interrupt> for Stop {
     fn from(e: Interrupt) -> Self {
         Stop::Interrupt(e)
+    }
+}
+
+impl From<OutOfMemory> for Stop {
+    fn from(e: OutOfMemory) -> Self {
+        Stop::Interrupt(e.into())
     }
 }
 
@@ -101,7 +107,7 @@ impl Inputs {
             let Some((reader, name)) = &mut self.cur else {
                 continue;
             };
-            match reader.record(delim, MAX_LINE).await {
+            match reader.record(delim, MAX_LINE).await? {
                 Ok(Some(mut rec)) => {
                     let nl = rec.last() == Some(&delim);
                     if nl {
@@ -138,12 +144,15 @@ impl Inputs {
 }
 
 /// Where output goes: stdout (buffered) or memory (the new content of a file under
-/// `-i`, bounded by `limit`). Remembers a missing final newline the way GNU sed does: the
-/// next write to the same sink supplies it first.
+/// `-i`, bounded by `limit` and charged to the session's budget as it grows). Remembers a
+/// missing final newline the way GNU sed does: the next write to the same sink supplies
+/// it first.
 pub(super) struct Sink {
     buf: Vec<u8>,
     memory: Option<usize>,
     missing: Option<u8>,
+    /// Covers `buf` of a memory sink (a stdout sink holds at most [`OUT_BUF`] more).
+    charge: Option<Charge>,
 }
 
 impl Sink {
@@ -152,24 +161,39 @@ impl Sink {
             buf: Vec::new(),
             memory: None,
             missing: None,
+            charge: None,
         }
     }
 
-    pub(super) fn memory(limit: usize) -> Sink {
+    pub(super) fn memory(ctx: &Context, limit: usize) -> Sink {
         Sink {
             buf: Vec::new(),
             memory: Some(limit),
             missing: None,
+            charge: Some(ctx.budget.empty_charge()),
         }
     }
 
-    /// Takes what a memory sink gathered.
+    /// Takes what a memory sink gathered (the caller holds it from then on).
     pub(super) fn take(&mut self) -> Vec<u8> {
         self.missing = None;
+        if let Some(c) = &mut self.charge {
+            // Giving back never fails.
+            let _ = c.resize(0);
+        }
         std::mem::take(&mut self.buf)
     }
 
     async fn write(&mut self, ctx: &Context, data: &[u8]) -> Flow<()> {
+        let need = self.buf.len() + data.len() + 1;
+        if let Some(c) = &mut self.charge
+            && need > self.buf.capacity()
+        {
+            let cap = need.max(self.buf.capacity() * 2);
+            c.resize(cap)?;
+            self.buf.reserve_exact(cap - self.buf.len());
+            c.resize(self.buf.capacity())?;
+        }
         if let Some(d) = self.missing.take() {
             self.buf.push(d);
         }
@@ -267,6 +291,10 @@ pub(super) struct Exec<'a> {
     ranges: Vec<Range>,
     last_re: Option<Arc<Regex>>,
     append: Vec<Appended>,
+    /// Bytes queued in `append`.
+    append_bytes: usize,
+    /// Covers the pattern and hold spaces and the append queue (see [`Exec::account`]).
+    charge: Charge,
     wfiles: Vec<WFile>,
     rfiles: HashMap<String, Option<Reader>>,
     pacer: Pacer,
@@ -292,6 +320,8 @@ impl<'a> Exec<'a> {
             ranges: vec![Range::Inactive; prog.cmds.len()],
             last_re: None,
             append: Vec::new(),
+            append_bytes: 0,
+            charge: ctx.budget.empty_charge(),
             wfiles: Vec::new(),
             rfiles: HashMap::new(),
             pacer: Pacer::default(),
@@ -385,6 +415,23 @@ impl<'a> Exec<'a> {
             )
             .await;
         Stop::Fail(4)
+    }
+
+    /// Charges the pattern and hold spaces and the append queue to the session's budget.
+    /// Called before each command runs, so what one command added (at most [`MAX_SPACE`]
+    /// per space) is charged before the next one can add more.
+    fn account(&mut self) -> Result<(), OutOfMemory> {
+        self.charge
+            .resize(self.ps.capacity() + self.hs.capacity() + self.append_bytes)
+    }
+
+    /// Queues text or a file for the end of the cycle.
+    fn queue(&mut self, a: Appended) {
+        self.append_bytes += match &a {
+            Appended::Text(t) => t.len(),
+            Appended::File(f) => f.len(),
+        };
+        self.append.push(a);
     }
 
     async fn check_space(&mut self, len: usize) -> Flow<()> {
@@ -541,6 +588,7 @@ impl<'a> Exec<'a> {
         let mut pc = 0;
         while pc < prog.cmds.len() {
             self.pacer.tick(self.ctx).await?;
+            self.account()?;
             let cmd = &prog.cmds[pc];
             if !self.selected(pc).await? {
                 pc = match cmd.op {
@@ -554,7 +602,7 @@ impl<'a> Exec<'a> {
                 Op::BlockStart(_) | Op::Nop => {}
                 Op::Subst(s) => self.substitute(s).await?,
                 Op::Translate(map) => translate(&mut self.ps, map),
-                Op::Append(t) => self.append.push(Appended::Text(t.clone())),
+                Op::Append(t) => self.queue(Appended::Text(t.clone())),
                 Op::Insert(t) => self.emit(t).await?,
                 Op::Change(t) => {
                     if cmd.a2.is_none() || self.ranges[pc - 1] == Range::Inactive || cmd.negate {
@@ -648,7 +696,7 @@ impl<'a> Exec<'a> {
                     self.ps.extend_from_slice(&self.hs);
                 }
                 Op::Exchange => std::mem::swap(&mut self.ps, &mut self.hs),
-                Op::ReadFile(f) => self.append.push(Appended::File(f.clone())),
+                Op::ReadFile(f) => self.queue(Appended::File(f.clone())),
                 Op::ReadLine(f) => self.read_line_of(f).await?,
                 Op::Write(w) => {
                     let ps = self.ps.clone();
@@ -668,6 +716,7 @@ impl<'a> Exec<'a> {
                 Op::Zap => self.ps.clear(),
             }
         }
+        self.account()?;
         Ok(End::Cycle { autoprint: true })
     }
 
@@ -759,17 +808,18 @@ impl<'a> Exec<'a> {
             self.rfiles.insert(name.to_string(), reader);
         }
         if let Some(Some(r)) = self.rfiles.get_mut(name)
-            && let Ok(Some(mut line)) = r.line(MAX_LINE).await
+            && let Ok(Some(mut line)) = r.line(MAX_LINE).await?
         {
             if line.last() != Some(&b'\n') {
                 line.push(b'\n');
             }
-            self.append.push(Appended::Text(line));
+            self.queue(Appended::Text(line));
         }
         Ok(())
     }
 
     async fn flush_append(&mut self) -> Flow<()> {
+        self.append_bytes = 0;
         for a in std::mem::take(&mut self.append) {
             match a {
                 Appended::Text(t) => self.emit(&t).await?,
