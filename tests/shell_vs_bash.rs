@@ -1,5 +1,7 @@
-//! Runs each script in forkbox's shell (over an in-memory filesystem) and in real
-//! `/bin/bash` (in a fresh temporary directory), and compares stdout, stderr and status.
+//! Runs each script in forkbox's shell (over the real session filesystem: a `Vfs` on an
+//! overlay fork of an empty base, with the mount table) and in real `/bin/bash` (in a
+//! fresh temporary directory), and compares stdout, stderr, status and the files each
+//! left behind (names, kinds, permission bits, contents, symlink targets).
 //!
 //! stderr is compared after normalising the program prefix: bash's `bash: line N: ` and
 //! `bash: -c: line N: ` become `forkbox: `. Cases marked `Loose` compare status and stdout
@@ -14,7 +16,6 @@ use std::sync::Arc;
 
 use forkbox::registry::Registry;
 use forkbox::shell::{Shell, ShellConfig, Stdio};
-use forkbox_commands::testing::MemFs;
 use forkbox_commands::{Input, pipe};
 use tokio_util::sync::CancellationToken;
 
@@ -742,13 +743,103 @@ struct Outcome {
     stdout: String,
     stderr: String,
     status: i32,
+    /// One line per file or directory left under the working directory.
+    files: Vec<String>,
+}
+
+/// A line describing one entry for the comparison of what the scripts left.
+fn file_line(rel: &str, kind: &str, mode: u32, content: &[u8]) -> String {
+    let shown = String::from_utf8_lossy(&content[..content.len().min(200)]).into_owned();
+    format!(
+        "{rel} {kind} {:o} {} {shown:?}",
+        mode & 0o777,
+        content.len()
+    )
+}
+
+/// What forkbox's script left under `dir` (a path of `fs`), depth first, sorted.
+async fn forkbox_files(
+    fs: &dyn forkbox_commands::FileSystem,
+    dir: &str,
+    rel: &str,
+    out: &mut Vec<String>,
+) {
+    let Ok(entries) = fs.read_dir(dir).await else {
+        return;
+    };
+    for e in entries {
+        let path = format!("{dir}/{}", e.name);
+        let rel = format!("{rel}{}", e.name);
+        match e.meta.kind {
+            forkbox_commands::FileKind::Dir => {
+                out.push(file_line(&rel, "dir", e.meta.mode, b""));
+                Box::pin(forkbox_files(fs, &path, &format!("{rel}/"), out)).await;
+            }
+            forkbox_commands::FileKind::Symlink => {
+                let target = fs.readlink(&path).await.unwrap_or_default();
+                out.push(file_line(&rel, "link", 0o777, target.as_bytes()));
+            }
+            _ => {
+                let data = forkbox_commands::fs::read_all(fs, &path, 1 << 20)
+                    .await
+                    .unwrap_or_default();
+                out.push(file_line(&rel, "file", e.meta.mode, &data));
+            }
+        }
+    }
+}
+
+/// What bash's script left under `dir`, depth first, sorted.
+fn bash_files(dir: &std::path::Path, rel: &str, out: &mut Vec<String>) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let rel = format!("{rel}{name}");
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let mode = meta.permissions().mode();
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(e.path()).unwrap_or_default();
+            out.push(file_line(
+                &rel,
+                "link",
+                0o777,
+                target.to_string_lossy().as_bytes(),
+            ));
+        } else if meta.is_dir() {
+            out.push(file_line(&rel, "dir", mode, b""));
+            bash_files(&e.path(), &format!("{rel}/"), out);
+        } else {
+            let data = std::fs::read(e.path()).unwrap_or_default();
+            out.push(file_line(&rel, "file", mode, &data));
+        }
+    }
 }
 
 async fn run_forkbox(script: &str) -> Outcome {
-    let fs = MemFs::new();
-    fs.put_dir(WORK);
+    use forkbox::fork::{ForkStrategy, Lease, Overlay, ServerId, SessionId};
+    // The base holds only the working directory; the session's files live in the fork.
+    let base_dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(base_dir.path().join(WORK.trim_start_matches('/'))).expect("mkdir");
+    let base = forkbox::storage::Store::local(base_dir.path()).expect("base store");
+    let overlay = Overlay::new(base, forkbox::storage::Store::memory());
+    let lease = Lease::new(ServerId::new(), std::time::Duration::from_secs(3600));
+    let view = overlay
+        .create(SessionId::new(), &lease)
+        .await
+        .expect("fork");
+    let vfs: Arc<dyn forkbox_commands::FileSystem> = Arc::new(forkbox::vfs::Vfs::with_quota(
+        view,
+        forkbox::vfs::Quota::default(),
+    ));
     let mut shell = Shell::new(ShellConfig {
-        fs: Arc::new(forkbox::vfs::mounts::Mounts::with_devices(fs)),
+        fs: Arc::new(forkbox::vfs::mounts::Mounts::with_devices(vfs.clone())),
         registry: Arc::new(registry()),
         env: vec![
             ("HOME".into(), WORK.into()),
@@ -777,10 +868,14 @@ async fn run_forkbox(script: &str) -> Outcome {
         .unwrap_or(-1);
     drop(stdio);
     let status = shell.exit_requested().unwrap_or(status);
+    drop(shell);
+    let mut files = Vec::new();
+    forkbox_files(vfs.as_ref(), WORK, "", &mut files).await;
     Outcome {
         stdout: String::from_utf8_lossy(&read_out.await.unwrap_or_default()).into_owned(),
         stderr: String::from_utf8_lossy(&read_err.await.unwrap_or_default()).into_owned(),
         status,
+        files,
     }
 }
 
@@ -799,10 +894,14 @@ fn run_bash(script: &str) -> Outcome {
         .expect("run bash");
     let root = dir.path().to_string_lossy().into_owned();
     let fix = |b: &[u8]| String::from_utf8_lossy(b).replace(&root, WORK);
+    let mut files = Vec::new();
+    bash_files(dir.path(), "", &mut files);
+    let files = files.into_iter().map(|l| l.replace(&root, WORK)).collect();
     Outcome {
         stdout: fix(&out.stdout),
         stderr: fix(&out.stderr),
         status: out.status.code().unwrap_or(-1),
+        files,
     }
 }
 
@@ -855,10 +954,14 @@ async fn shell_matches_bash() {
             Full => fe == be,
             Loose => fe.is_empty() == be.is_empty(),
         };
-        if fb.stdout != bash.stdout || fb.status != bash.status || !stderr_ok {
+        if fb.stdout != bash.stdout
+            || fb.status != bash.status
+            || !stderr_ok
+            || fb.files != bash.files
+        {
             failures.push(format!(
-                "--- case {name}\nscript: {script}\nforkbox: status {}\n  stdout: {:?}\n  stderr: {:?}\nbash:    status {}\n  stdout: {:?}\n  stderr: {:?}\n",
-                fb.status, fb.stdout, fe, bash.status, bash.stdout, be
+                "--- case {name}\nscript: {script}\nforkbox: status {}\n  stdout: {:?}\n  stderr: {:?}\n  files: {:?}\nbash:    status {}\n  stdout: {:?}\n  stderr: {:?}\n  files: {:?}\n",
+                fb.status, fb.stdout, fe, fb.files, bash.status, bash.stdout, be, bash.files
             ));
         }
     }
