@@ -37,6 +37,11 @@ const CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// `[A-Za-z0-9._-]`, becomes `user`.
 const MAX_USER_LEN: usize = 32;
 
+/// Session channels one connection may have open at once (OpenSSH's `MaxSessions` is 10):
+/// enough for multiplexing clients and agent frameworks that open many exec channels,
+/// and a bound on the shells one connection can run side by side.
+pub const MAX_CHANNELS: usize = 32;
+
 /// A login name `snap-<version>` starts the session from snapshot `<version>`; the
 /// session's user is then `user` and `$FORKBOX_SNAPSHOT` holds the version.
 pub const SNAPSHOT_USER_PREFIX: &str = "snap-";
@@ -151,6 +156,8 @@ pub struct Session {
     snapshots: Arc<SessionSnapshots>,
     /// Memory and task bounds shared by every shell and command of the session.
     pub budget: forkbox_commands::Budget,
+    /// Open session channels, at most [`MAX_CHANNELS`].
+    pub channel_slots: Arc<tokio::sync::Semaphore>,
     /// Fired on disconnect and server shutdown: everything running stops.
     pub cancel: CancellationToken,
     /// Channel tasks, awaited before the fork is deleted.
@@ -181,6 +188,7 @@ impl Session {
             started_from: Mutex::new(None),
             snapshots,
             budget: services.limits.budget(),
+            channel_slots: Arc::new(tokio::sync::Semaphore::new(MAX_CHANNELS)),
             services,
             cancel,
             tasks: TaskTracker::new(),

@@ -246,11 +246,20 @@ impl russh::server::Handler for Handler {
         if !self.logged_in || self.session.cancel.is_cancelled() {
             return Ok(()); // dropping the handle refuses the channel
         }
+        let Ok(slot) = self.session.channel_slots.clone().try_acquire_owned() else {
+            tracing::info!(
+                max = crate::session::MAX_CHANNELS,
+                "channel refused: too many open channels"
+            );
+            return Ok(());
+        };
         reply.accept().await;
         let session = self.session.clone();
         let fork = self.fork.clone();
-        self.session
-            .spawn(async move { channel::run(session, channel, fork).await });
+        self.session.spawn(async move {
+            channel::run(session, channel, fork).await;
+            drop(slot);
+        });
         Ok(())
     }
 

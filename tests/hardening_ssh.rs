@@ -322,3 +322,90 @@ fn issue9_sigterm_stops_spinning_sessions_and_deletes_their_forks() {
         let _ = child.wait();
     }
 }
+
+/// One connection may hold at most `forkbox::session::MAX_CHANNELS` session channels: an
+/// OpenSSH ControlMaster connection gets that many shells, the next one is refused, and a
+/// channel can open again once one closes.
+#[test]
+fn channels_per_connection_are_bounded() {
+    use std::io::BufRead;
+    let server = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let ctl = dir.path().join("ctl");
+    let ctl_opt = format!("ControlPath={}", ctl.display());
+    let client = |extra: &[&str]| {
+        let mut c = server.ssh_raw();
+        c.args([
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+        ])
+        .args(["-o", "IdentityFile=/nonexistent", "-o", &ctl_opt])
+        .args(extra)
+        .arg("anyone@127.0.0.1");
+        c
+    };
+    let mut master = client(&["-o", "ControlMaster=yes", "-N"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !ctl.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "no control socket"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut held = Vec::new();
+    for _ in 0..forkbox::session::MAX_CHANNELS {
+        let mut c = client(&["-o", "ControlMaster=no"])
+            .arg("echo in; sleep 120")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(c.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "in\n");
+        held.push(c);
+    }
+    // The next one is refused by the server (OpenSSH then falls back to a connection of
+    // its own, where it runs).
+    let extra = client(&["-o", "ControlMaster=no"])
+        .arg("echo extra")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&extra).contains("Session open refused by peer"),
+        "{}",
+        stderr(&extra)
+    );
+    for mut c in held {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    // The slots come back as the channels close.
+    let start = std::time::Instant::now();
+    loop {
+        let again = client(&["-o", "ControlMaster=no"])
+            .arg("echo again")
+            .output()
+            .unwrap();
+        if stdout(&again) == "again\n" {
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "{}",
+            stderr(&again)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = master.kill();
+    let _ = master.wait();
+}
