@@ -26,7 +26,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use uuid::Uuid;
 
-use crate::storage::{StorageError, Store};
+use crate::storage::StorageError;
+
+pub use crate::storage::layer::{ForkView, Layer};
 
 pub mod overlay;
 pub mod s3;
@@ -401,35 +403,6 @@ where
         .try_collect()
         .await?;
     Ok(found.into_iter().flatten().collect())
-}
-
-/// The stores behind one fork.
-#[derive(Clone, Debug)]
-pub struct ForkView {
-    /// Read-only lower layer, if the strategy has one.
-    pub base: Option<Layer>,
-    /// Where the session's writes go.
-    pub upper: Layer,
-    /// Where whiteouts (deletions of base paths) are recorded; `None` without a base.
-    pub whiteouts: Option<Layer>,
-}
-
-/// A store and a key prefix (`""` or ending in `/`).
-#[derive(Clone, Debug)]
-pub struct Layer {
-    pub store: Store,
-    pub prefix: String,
-}
-
-impl Layer {
-    /// The object key of a path relative to the fork root (`""` is the root).
-    pub fn key(&self, rel: &str) -> String {
-        format!("{}{rel}", self.prefix)
-    }
-    /// The key of the layer's root directory itself (no trailing slash).
-    pub fn root_key(&self) -> String {
-        self.prefix.trim_end_matches('/').to_string()
-    }
 }
 
 /// How forks are made and destroyed.

@@ -15,7 +15,11 @@
 //! - [`storage`]: object storage through opendal.
 //! - [`vfs`]: the session filesystem over a fork; the only filesystem API above storage.
 //! - [`shell`]: the bash-compatible interpreter over brush-parser's AST.
-//! - [`registry`]: names to commands (native commands from `forkbox-commands`).
+//! - [`registry`]: the one command resolver: builtins, native commands, (later) WASI tools.
+//! - [`terminal`]: the line discipline of a PTY channel over its byte stream (echo,
+//!   editing, Ctrl-C), below both [`ssh`] and [`session`].
+//! - [`telemetry`]: logging set-up.
+//! - [`app`]: wiring of `forkbox serve`, `forkbox exec` and `forkbox snapshots`.
 //!
 //! # The path of one request
 //!
@@ -35,4 +39,5 @@ pub mod shell;
 pub mod ssh;
 pub mod storage;
 pub mod telemetry;
+pub mod terminal;
 pub mod vfs;

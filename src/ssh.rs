@@ -16,8 +16,6 @@ use crate::config::AuthMode;
 use crate::session::Session;
 use crate::session::channel::{self, ForkState};
 
-pub mod terminal;
-
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
     #[error("cannot read host key {path}: {reason}")]

@@ -47,6 +47,7 @@ const DELETE_BATCH_MAX: usize = 1000;
 /// over [`DELETE_CONCURRENCY`] deleters.
 const DELETE_CHUNK: usize = 32;
 
+pub mod layer;
 mod nowait;
 mod staged;
 
@@ -1323,7 +1324,7 @@ mod tests {
             .unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("l/out")).unwrap();
         std::os::unix::fs::symlink("nowhere", dir.path().join("l/dangling")).unwrap();
-        let found = crate::fork::overlay::walk(&store, "l", 100).await.unwrap();
+        let found = layer::walk(&store, "l", 100).await.unwrap();
         let got: Vec<(&str, ObjectKind)> = found
             .iter()
             .map(|e| (e.rel.as_str(), e.meta.kind))

@@ -34,7 +34,7 @@ use forkbox_commands::{
 };
 use futures::StreamExt;
 
-use crate::fork::{ForkView, Layer};
+use crate::storage::layer::{ForkView, Layer, WalkError};
 use crate::storage::{Attrs, ObjectKind, ObjectMeta, Staged, StorageError};
 
 pub mod mounts;
@@ -390,13 +390,13 @@ impl Vfs {
         let limit = quota
             .objects
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-            .unwrap_or(crate::fork::overlay::MAX_COPY_OBJECTS);
+            .unwrap_or(crate::storage::layer::MAX_COPY_OBJECTS);
         let walk = |layer: Layer| async move {
-            crate::fork::overlay::walk(&layer.store, &layer.root_key(), limit)
+            crate::storage::layer::walk(&layer.store, &layer.root_key(), limit)
                 .await
                 .map_err(|e| match e {
-                    crate::fork::overlay::WalkError::Storage(e) => storage_failure("load", "", e),
-                    crate::fork::overlay::WalkError::TooMany(_) => FsError::NoSpace,
+                    WalkError::Storage(e) => storage_failure("load", "", e),
+                    WalkError::TooMany(_) => FsError::NoSpace,
                 })
         };
         if let Some(wh) = vfs.inner.view.whiteouts.clone() {
@@ -718,7 +718,7 @@ impl Vfs {
         };
         let new_object = !self.state().whiteouts.contains(rel);
         let held = self.hold(0, u64::from(new_object))?;
-        crate::fork::overlay::put_marker(wh, rel)
+        crate::storage::layer::put_marker(wh, rel)
             .await
             .map_err(|e| storage_failure("whiteout", rel, e))?;
         held.land(|st| {

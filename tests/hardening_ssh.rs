@@ -29,7 +29,7 @@ const MAX_LINE: usize = 1024 * 1024;
 /// The limit on an unfinished command (`shell::MAX_SCRIPT`).
 const MAX_SCRIPT: usize = 16 * 1024 * 1024;
 
-/// The typed line limit on a terminal (`ssh::terminal::MAX_LINE`).
+/// The typed line limit on a terminal (`terminal::MAX_LINE`).
 const MAX_TYPED_LINE: usize = 64 * 1024;
 
 /// The end of a long output, for failure messages (a short one whole).

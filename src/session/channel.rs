@@ -15,7 +15,7 @@ use crate::shell::{
     Completeness, MAX_SCRIPT, PendingInput, Shell, ShellConfig, Stdio, command_too_long,
     line_too_long,
 };
-use crate::ssh::terminal::{self, LineDiscipline, TermEvent, onlcr};
+use crate::terminal::{self, LineDiscipline, TermEvent, onlcr};
 
 /// Terminal events queued between the key reader and the shell; a client that types
 /// (or pastes) faster than that waits, like a full terminal buffer.
