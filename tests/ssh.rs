@@ -87,23 +87,45 @@ fn pipelines_stop_when_the_reader_leaves() {
 
 #[test]
 fn concurrent_sessions_are_isolated() {
+    use std::io::{BufRead, Write};
     let server = Server::start();
+    // Each session writes, says so, and reads the file back only once both have written:
+    // a barrier through their stdin, so the two sessions surely overlap.
     let spawn = |content: &str| {
         let mut cmd = server.ssh_cmd("anyone");
         cmd.arg(format!(
-            "echo {content} > shared.txt; sleep 1; cat shared.txt"
+            "echo {content} > shared.txt; echo written; read go; cat shared.txt"
         ));
-        cmd.stdout(Stdio::piped())
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
     };
-    let a = spawn("from-a");
-    let b = spawn("from-b");
-    let a = a.wait_with_output().unwrap();
-    let b = b.wait_with_output().unwrap();
-    assert_eq!(stdout(&a), "from-a\n");
-    assert_eq!(stdout(&b), "from-b\n");
+    let mut a = spawn("from-a");
+    let mut b = spawn("from-b");
+    let mut outs = Vec::new();
+    for child in [&mut a, &mut b] {
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line, "written\n");
+        outs.push(out);
+    }
+    for child in [&mut a, &mut b] {
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+    }
+    for ((child, out), want) in [&mut a, &mut b]
+        .into_iter()
+        .zip(&mut outs)
+        .zip(["from-a\n", "from-b\n"])
+    {
+        assert!(child.wait().unwrap().success());
+        let mut rest = String::new();
+        std::io::Read::read_to_string(out, &mut rest).unwrap();
+        assert_eq!(rest, want, "each session sees only its own write");
+    }
     let c = server.ssh("cat shared.txt");
     assert_eq!(stdout(&c), "base version\n");
 }
@@ -527,4 +549,64 @@ fn new_files_in_base_directories() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success());
+}
+
+#[test]
+fn ctrl_c_on_a_terminal_interrupts_the_foreground_command() {
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    let server = Server::start();
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-tt");
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let mut out = child.stdout.take().unwrap();
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let wait_for = |needle: &str| {
+        let start = std::time::Instant::now();
+        while !seen.lock().unwrap().contains(needle) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "never saw {needle:?} in {:?}",
+                seen.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    // Ctrl-C (0x03) once the command runs: a sleep and a tight shell loop both stop with
+    // 130 and the prompt comes back.
+    stdin.write_all(b"echo go-sleep; sleep 100\n").unwrap();
+    wait_for("go-sleep\r\n");
+    stdin.write_all(b"\x03").unwrap();
+    stdin.write_all(b"echo sleep=$?\n").unwrap();
+    wait_for("sleep=130\r\n");
+    stdin
+        .write_all(b"echo go-loop; while :; do :; done\n")
+        .unwrap();
+    wait_for("go-loop\r\n");
+    stdin.write_all(b"\x03").unwrap();
+    stdin.write_all(b"echo loop=$?\nexit\n").unwrap();
+    wait_for("loop=130\r\n");
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", seen.lock().unwrap());
 }
