@@ -37,6 +37,27 @@ impl ShellLauncher {
         }
     }
 
+    /// How a shell launched for a command starts: what the context gives it, as a
+    /// separate process would get it (exported environment, cwd, streams, the session's
+    /// budget).
+    fn fresh_shell(&self, ctx: &Context) -> (ShellConfig, Stdio) {
+        let cfg = ShellConfig {
+            fs: ctx.fs.clone(),
+            registry: self.registry.clone(),
+            env: ctx.env.clone().into_iter().collect(),
+            cwd: ctx.cwd.clone(),
+            interactive: false,
+            budget: ctx.budget.clone(),
+        };
+        let stdio = Stdio {
+            stdin: ctx.stdin.clone(),
+            stdout: ctx.stdout.clone(),
+            stderr: ctx.stderr.clone(),
+            tty: ctx.tty,
+        };
+        (cfg, stdio)
+    }
+
     /// Gives nested shells the session's `snapshot` builtin.
     pub(crate) fn with_snapshots(mut self, ctl: Option<Arc<dyn SnapshotControl>>) -> ShellLauncher {
         self.snapshots = ctl;
@@ -56,20 +77,7 @@ impl Launcher for ShellLauncher {
         };
         let base = entry.name.clone();
         if matches!(base.as_str(), "sh" | "bash") {
-            let cfg = ShellConfig {
-                fs: ctx.fs.clone(),
-                registry: self.registry.clone(),
-                env: ctx.env.clone().into_iter().collect(),
-                cwd: ctx.cwd.clone(),
-                interactive: false,
-                budget: ctx.budget.clone(),
-            };
-            let stdio = Stdio {
-                stdin: ctx.stdin.clone(),
-                stdout: ctx.stdout.clone(),
-                stderr: ctx.stderr.clone(),
-                tty: ctx.tty,
-            };
+            let (cfg, stdio) = self.fresh_shell(&ctx);
             let snapshots = self.snapshots.clone();
             return Box::pin(run_nested(cfg, snapshots, argv, stdio, ctx.cancel.clone())).await;
         }
@@ -79,20 +87,7 @@ impl Launcher for ShellLauncher {
         }
         // Another builtin (`env echo`, `xargs true`): run in a shell of its own, which sees
         // only what the context gives it, as a separate process would.
-        let cfg = ShellConfig {
-            fs: ctx.fs.clone(),
-            registry: self.registry.clone(),
-            env: ctx.env.clone().into_iter().collect(),
-            cwd: ctx.cwd.clone(),
-            interactive: false,
-            budget: ctx.budget.clone(),
-        };
-        let stdio = Stdio {
-            stdin: ctx.stdin.clone(),
-            stdout: ctx.stdout.clone(),
-            stderr: ctx.stderr.clone(),
-            tty: ctx.tty,
-        };
+        let (cfg, stdio) = self.fresh_shell(&ctx);
         let mut sh = Shell::new(cfg);
         sh.snapshots = self.snapshots.clone();
         sh.cancel = ctx.cancel.clone();
