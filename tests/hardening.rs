@@ -115,3 +115,31 @@ for i in $(seq 1 120); do eval "v$i=\$b\$b\$b\$b"; done"#,
         "forkbox: v5: out of memory (session limit 256M)\n"
     );
 }
+
+/// `sort` of a file larger than the session's memory budget sorts in runs spilled to the
+/// session's `/tmp` (charged to its quota) instead of holding the file: the server's memory
+/// stays bounded, the output is right, and the run files are gone afterwards.
+#[test]
+fn sort_of_a_large_file_stays_within_the_session_memory() {
+    use std::io::Write;
+    let server = Server::start();
+    // 300,000 lines, about 9 MB: bigger than sort's in-memory run, in reverse order.
+    let mut f = std::io::BufWriter::new(std::fs::File::create(server.base.join("big.txt")).unwrap());
+    for i in (0..300_000u32).rev() {
+        writeln!(f, "line {i:08} {}", "x".repeat(16)).unwrap();
+    }
+    f.into_inner().unwrap().sync_all().unwrap();
+    let out = survives(
+        &server,
+        "sort big.txt | head -n 2; sort big.txt | tail -n 1; sort big.txt | wc -l; ls -A /tmp | wc -l",
+    );
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "line 00000000 {x}\nline 00000001 {x}\nline 00299999 {x}\n300000\n0\n",
+            x = "x".repeat(16)
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
