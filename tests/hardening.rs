@@ -124,7 +124,8 @@ fn sort_of_a_large_file_stays_within_the_session_memory() {
     use std::io::Write;
     let server = Server::start();
     // 300,000 lines, about 9 MB: bigger than sort's in-memory run, in reverse order.
-    let mut f = std::io::BufWriter::new(std::fs::File::create(server.base.join("big.txt")).unwrap());
+    let mut f =
+        std::io::BufWriter::new(std::fs::File::create(server.base.join("big.txt")).unwrap());
     for i in (0..300_000u32).rev() {
         writeln!(f, "line {i:08} {}", "x".repeat(16)).unwrap();
     }
