@@ -20,6 +20,16 @@
 //! starts — so a runaway writer stops at the quota, concurrent writers cannot jointly
 //! overrun it, and the store never holds more than the quota. Going over fails with
 //! [`FsError::NoSpace`].
+//!
+//! # Layout
+//!
+//! - this file: [`Vfs`]: lookup through the layers, path resolution, copy-up, renames.
+//! - `state`: the in-memory index of the fork's nodes and the quota usage they add up to.
+//! - `held`: room reserved against the quota for one operation in flight.
+//! - `port`: the [`FileSystem`] port over [`Vfs`].
+//! - `writer`: a file being written (staged, charged as data comes, published on close).
+//! - [`mounts`]: the mount table (the fork at `/`, devices at `/dev`).
+//! - [`readahead`]: sequential read-ahead for remote stores.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
