@@ -3,7 +3,7 @@
 //! A fork is seen as layers ([`ForkView`]): an optional read-only base, the session's
 //! upper layer, and where deletions of base paths (whiteouts) are recorded. Each
 //! [`Layer`] is a store and a key prefix. The fork strategies make them; the VFS reads
-//! and writes them; both walk them ([`walk`]) and mark deletions ([`put_marker`]) the same
+//! and writes them; both walk them (`walk`) and mark deletions (`put_marker`) the same
 //! way, so these live here, below both.
 
 use futures::{StreamExt, TryStreamExt};
