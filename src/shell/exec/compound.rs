@@ -1,0 +1,240 @@
+//! Compound commands: groups, subshells, loops, `if`, `case`.
+
+use super::*;
+
+impl Shell {
+    pub(super) fn exec_compound<'a>(
+        &'a mut self,
+        cc: &'a CompoundCommand,
+        fds: &'a Fds,
+    ) -> BoxFut<'a, Exec<i32>> {
+        Box::pin(async move {
+            match cc {
+                CompoundCommand::BraceGroup(g) => self.exec_list(&g.list, fds).await,
+                CompoundCommand::Subshell(s) => {
+                    let mut sub = match self.subshell() {
+                        Ok(sub) => sub,
+                        Err(e) => return self.fail(e, fds).await,
+                    };
+                    let r = sub.exec_list(&s.list, fds).await;
+                    Ok(flow_status(r, sub.last_status))
+                }
+                CompoundCommand::ForClause(f) => self.exec_for(f, fds).await,
+                CompoundCommand::ArithmeticForClause(f) => self.exec_arith_for(f, fds).await,
+                CompoundCommand::WhileClause(w) => self.exec_while(w, true, fds).await,
+                CompoundCommand::UntilClause(w) => self.exec_while(w, false, fds).await,
+                CompoundCommand::IfClause(i) => self.exec_if(i, fds).await,
+                CompoundCommand::CaseClause(c) => self.exec_case(c, fds).await,
+                CompoundCommand::Arithmetic(a) => {
+                    match self.eval_arith(&a.expr.value, fds, false).await {
+                        Ok(v) => Ok(i32::from(v == 0)),
+                        Err(e) => self.fail(e, fds).await,
+                    }
+                }
+                CompoundCommand::Coprocess(_) => {
+                    self.fail(ShellError::Unsupported("coproc".into()), fds)
+                        .await
+                }
+            }
+        })
+    }
+
+    pub(super) async fn loop_tick(&mut self) -> Exec<()> {
+        if self.cancel.is_cancelled() {
+            return Err(Flow::Abort(forkbox_commands::STATUS_INTERRUPTED));
+        }
+        tokio::task::yield_now().await;
+        Ok(())
+    }
+
+    pub(super) async fn exec_for(&mut self, f: &ast::ForClauseCommand, fds: &Fds) -> Exec<i32> {
+        let values = match &f.values {
+            None => self.positional.clone(),
+            Some(words) => {
+                let ws: Vec<&ast::Word> = words.iter().collect();
+                match self.expand_words(&ws, fds).await {
+                    Ok(v) => v,
+                    Err(e) => return self.fail(e, fds).await,
+                }
+            }
+        };
+        let mut status = 0;
+        self.loop_depth += 1;
+        let mut out = Ok(());
+        for v in values {
+            if let Err(fl) = self.loop_tick().await {
+                out = Err(fl);
+                break;
+            }
+            if let Err(e) = self.set_var(&f.variable_name, &v) {
+                self.loop_depth -= 1;
+                return self.fail(e, fds).await;
+            }
+            let r = self.exec_list(&f.body.list, fds).await;
+            match loop_ctl(r, &mut status) {
+                LoopCtl::Next => {}
+                LoopCtl::Stop => break,
+                LoopCtl::Out(fl) => {
+                    out = Err(fl);
+                    break;
+                }
+            }
+        }
+        self.loop_depth -= 1;
+        out.map(|_| status)
+    }
+
+    pub(super) async fn exec_arith_for(
+        &mut self,
+        f: &ast::ArithmeticForClauseCommand,
+        fds: &Fds,
+    ) -> Exec<i32> {
+        if let Some(init) = &f.initializer
+            && let Err(e) = self.eval_arith(&init.value, fds, false).await
+        {
+            return self.fail(e, fds).await;
+        }
+        let mut status = 0;
+        self.loop_depth += 1;
+        let mut out = Ok(());
+        loop {
+            if let Err(fl) = self.loop_tick().await {
+                out = Err(fl);
+                break;
+            }
+            if let Some(cond) = &f.condition {
+                match self.eval_arith(&cond.value, fds, false).await {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(e) => {
+                        self.loop_depth -= 1;
+                        return self.fail(e, fds).await;
+                    }
+                }
+            }
+            let r = self.exec_list(&f.body.list, fds).await;
+            match loop_ctl(r, &mut status) {
+                LoopCtl::Next => {}
+                LoopCtl::Stop => break,
+                LoopCtl::Out(fl) => {
+                    out = Err(fl);
+                    break;
+                }
+            }
+            if let Some(upd) = &f.updater
+                && let Err(e) = self.eval_arith(&upd.value, fds, false).await
+            {
+                self.loop_depth -= 1;
+                return self.fail(e, fds).await;
+            }
+        }
+        self.loop_depth -= 1;
+        out.map(|_| status)
+    }
+
+    pub(super) async fn exec_while(
+        &mut self,
+        w: &ast::WhileOrUntilClauseCommand,
+        is_while: bool,
+        fds: &Fds,
+    ) -> Exec<i32> {
+        let mut status = 0;
+        self.loop_depth += 1;
+        let mut out = Ok(());
+        loop {
+            if let Err(fl) = self.loop_tick().await {
+                out = Err(fl);
+                break;
+            }
+            self.errexit_suppressed += 1;
+            let c = self.exec_list(&w.0, fds).await;
+            self.errexit_suppressed -= 1;
+            let c = match c {
+                Ok(s) => s,
+                Err(fl) => match loop_ctl(Err(fl), &mut status) {
+                    LoopCtl::Next => continue,
+                    LoopCtl::Stop => break,
+                    LoopCtl::Out(fl) => {
+                        out = Err(fl);
+                        break;
+                    }
+                },
+            };
+            if (c == 0) != is_while {
+                break;
+            }
+            let r = self.exec_list(&w.1.list, fds).await;
+            match loop_ctl(r, &mut status) {
+                LoopCtl::Next => {}
+                LoopCtl::Stop => break,
+                LoopCtl::Out(fl) => {
+                    out = Err(fl);
+                    break;
+                }
+            }
+        }
+        self.loop_depth -= 1;
+        out.map(|_| status)
+    }
+
+    pub(super) async fn exec_cond(&mut self, list: &CompoundList, fds: &Fds) -> Exec<i32> {
+        self.errexit_suppressed += 1;
+        let r = self.exec_list(list, fds).await;
+        self.errexit_suppressed -= 1;
+        r
+    }
+
+    pub(super) async fn exec_if(&mut self, i: &ast::IfClauseCommand, fds: &Fds) -> Exec<i32> {
+        if self.exec_cond(&i.condition, fds).await? == 0 {
+            return self.exec_list(&i.then, fds).await;
+        }
+        for e in i.elses.iter().flatten() {
+            match &e.condition {
+                Some(c) => {
+                    if self.exec_cond(c, fds).await? == 0 {
+                        return self.exec_list(&e.body, fds).await;
+                    }
+                }
+                None => return self.exec_list(&e.body, fds).await,
+            }
+        }
+        Ok(0)
+    }
+
+    pub(super) async fn exec_case(&mut self, c: &ast::CaseClauseCommand, fds: &Fds) -> Exec<i32> {
+        let word = match self.expand_no_split(&c.value, fds).await {
+            Ok(w) => w,
+            Err(e) => return self.fail(e, fds).await,
+        };
+        let mut status = 0;
+        let mut fall_through = false;
+        for item in &c.cases {
+            let mut hit = fall_through;
+            if !hit {
+                for p in &item.patterns {
+                    let pat = match self.expand_pattern(&p.value, fds).await {
+                        Ok(p) => p,
+                        Err(e) => return self.fail(e, fds).await,
+                    };
+                    if Pattern::new(&pat).matches(&word) {
+                        hit = true;
+                        break;
+                    }
+                }
+            }
+            if !hit {
+                continue;
+            }
+            status = match &item.cmd {
+                Some(list) => self.exec_list(list, fds).await?,
+                None => 0,
+            };
+            match item.post_action {
+                CaseItemPostAction::ExitCase => return Ok(status),
+                CaseItemPostAction::UnconditionallyExecuteNextCaseItem => fall_through = true,
+                CaseItemPostAction::ContinueEvaluatingCases => fall_through = false,
+            }
+        }
+        Ok(status)
+    }
+}

@@ -1,0 +1,261 @@
+//! Running what a simple command names: a function, a builtin, a registry command, a
+//! nested shell or a script file of the fork.
+
+use super::*;
+
+impl Shell {
+    /// Resolves and runs a command by name: function, builtin, nested shell, registry
+    /// command, or script file.
+    pub(crate) async fn run_command(
+        &mut self,
+        argv: Vec<String>,
+        env_extra: Vec<(String, String)>,
+        fds: &Fds,
+    ) -> Exec<i32> {
+        let name = argv[0].clone();
+        let args: Vec<String> = argv[1..].to_vec();
+        if let Some(f) = self.functions.get(&name).cloned() {
+            let saved = self.push_temp_env(&env_extra);
+            let r = self.call_function(f, args, fds).await;
+            self.pop_temp_env(saved);
+            return r;
+        }
+        let builtin = self
+            .registry
+            .resolve(&name)
+            .is_some_and(|e| e.kind == forkbox_commands::CommandKind::Builtin)
+            && !name.contains('/');
+        if builtin {
+            let saved = self.push_temp_env(&env_extra);
+            let r = builtins::run(self, &name, args, fds).await;
+            self.pop_temp_env(saved);
+            return r;
+        }
+        self.run_external(&name, args, &env_extra, fds).await
+    }
+
+    /// Runs a non-function, non-builtin command (also used by `command` and `exec`).
+    pub(crate) async fn run_external(
+        &mut self,
+        name: &str,
+        args: Vec<String>,
+        env_extra: &[(String, String)],
+        fds: &Fds,
+    ) -> Exec<i32> {
+        let registry = self.registry.clone();
+        match registry.resolve(name) {
+            Some(entry) if entry.kind == forkbox_commands::CommandKind::Builtin => {
+                // A builtin reached by its file's path (`/bin/echo`, `/bin/sh`) or from
+                // `command`/`exec`.
+                let saved = self.push_temp_env(env_extra);
+                let r = builtins::run(self, &entry.name, args, fds).await;
+                self.pop_temp_env(saved);
+                return r;
+            }
+            Some(entry) => {
+                if let Some(cmd) = entry.command.clone() {
+                    let ctx = self.context(fds, env_extra);
+                    let r = cmd.run(&ctx, args).await;
+                    let status = forkbox_commands::exit_status(&entry.name, r, &ctx.stderr).await;
+                    drop(ctx);
+                    return Ok(status);
+                }
+            }
+            None => {}
+        }
+        if name.contains('/') {
+            return self.run_script_file(name, args, env_extra, fds).await;
+        }
+        let e = ShellError::CommandNotFound(name.to_string());
+        self.fail(e, fds).await
+    }
+
+    pub(crate) fn context(&self, fds: &Fds, env_extra: &[(String, String)]) -> Context {
+        Context {
+            stdin: fds.stdin(),
+            stdout: fds.stdout(),
+            stderr: fds.stderr(),
+            env: self.exported_env(env_extra),
+            cwd: self.cwd.clone(),
+            fs: self.fs.clone(),
+            cancel: self.cancel.clone(),
+            tty: fds.tty,
+            launcher: Arc::new(
+                crate::shell::ShellLauncher::new(self.registry.clone())
+                    .with_snapshots(self.snapshots.clone()),
+            ),
+            budget: self.budget.clone(),
+        }
+    }
+
+    pub(super) fn push_temp_env(
+        &mut self,
+        env: &[(String, String)],
+    ) -> Vec<(String, Option<crate::shell::Var>)> {
+        let mut saved = Vec::new();
+        for (k, v) in env {
+            saved.push((k.clone(), self.vars.get(k).cloned()));
+            self.set_exported(k, v);
+        }
+        saved
+    }
+
+    pub(super) fn pop_temp_env(&mut self, saved: Vec<(String, Option<crate::shell::Var>)>) {
+        for (k, old) in saved.into_iter().rev() {
+            self.restore_var(k, old);
+        }
+    }
+
+    pub(super) async fn call_function(
+        &mut self,
+        f: Arc<ast::FunctionDefinition>,
+        args: Vec<String>,
+        fds: &Fds,
+    ) -> Exec<i32> {
+        if self.call_depth % CALLS_PER_TASK == CALLS_PER_TASK - 1 {
+            // Continue on a fresh task; `self` keeps a copy in case this future is dropped.
+            let moved = self.clone();
+            let fds = fds.clone();
+            let task = on_fresh_task(&self.budget, async move {
+                let mut sh = moved;
+                let r = sh.call_function_here(&f, args, &fds).await;
+                (sh, r)
+            });
+            return match task.await {
+                Some((sh, r)) => {
+                    *self = sh;
+                    r
+                }
+                None => Err(Flow::Abort(1)),
+            };
+        }
+        self.call_function_here(&f, args, fds).await
+    }
+
+    pub(super) fn call_function_here<'a>(
+        &'a mut self,
+        f: &'a ast::FunctionDefinition,
+        args: Vec<String>,
+        fds: &'a Fds,
+    ) -> BoxFut<'a, Exec<i32>> {
+        Box::pin(async move {
+            if self.call_depth >= MAX_CALL_DEPTH {
+                let e = ShellError::RecursionLimit(f.fname.value.clone(), MAX_CALL_DEPTH);
+                return self.fail(e, fds).await;
+            }
+            let saved = std::mem::replace(&mut self.positional, args);
+            self.local_frames.push(Vec::new());
+            self.call_depth += 1;
+            let body = &f.body;
+            let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
+            let r = match self.begin_redirects(&rs, fds).await {
+                Ok((f, closers)) => {
+                    let r = self.exec_compound(&body.0, &f).await;
+                    self.end_redirects(f, closers, r, fds).await
+                }
+                Err(r) => r,
+            };
+            self.call_depth -= 1;
+            self.pop_local_frame();
+            self.positional = saved;
+            match r {
+                Err(Flow::Return(s)) => Ok(s),
+                other => other,
+            }
+        })
+    }
+
+    /// `sh …`/`bash …`: a fresh shell with the exported environment.
+    pub(crate) async fn run_nested(
+        &mut self,
+        argv: Vec<String>,
+        env_extra: &[(String, String)],
+        fds: &Fds,
+    ) -> i32 {
+        let cfg = ShellConfig {
+            fs: self.fs.clone(),
+            registry: self.registry.clone(),
+            env: self.exported_env(env_extra).into_iter().collect(),
+            cwd: self.cwd.clone(),
+            interactive: false,
+            budget: self.budget.clone(),
+        };
+        let stdio = Stdio {
+            stdin: fds.stdin(),
+            stdout: fds.stdout(),
+            stderr: fds.stderr(),
+            tty: fds.tty,
+        };
+        let cancel = self.cancel.child_token();
+        let snapshots = self.snapshots.clone();
+        Box::pin(crate::shell::launcher::run_nested(
+            cfg, snapshots, argv, stdio, cancel,
+        ))
+        .await
+    }
+
+    /// `./script.sh`: a file in the session's filesystem run by its `#!` interpreter.
+    pub(super) async fn run_script_file(
+        &mut self,
+        name: &str,
+        args: Vec<String>,
+        env_extra: &[(String, String)],
+        fds: &Fds,
+    ) -> Exec<i32> {
+        let path = fs::join(&self.cwd, name);
+        let exec_err = |source| ShellError::Exec {
+            path: name.to_string(),
+            source,
+        };
+        let meta = match self.fs.stat(&path).await {
+            Ok(m) => m,
+            Err(e) => return self.fail(exec_err(e), fds).await,
+        };
+        if meta.is_dir() {
+            return self.fail(exec_err(FsError::IsADirectory), fds).await;
+        }
+        if meta.mode & 0o111 == 0 {
+            return self.fail(exec_err(FsError::PermissionDenied), fds).await;
+        }
+        let content = match fs::read_all(self.fs.as_ref(), &path, MAX_SCRIPT).await {
+            Ok(c) => c,
+            Err(e) => return self.fail(exec_err(e), fds).await,
+        };
+        let text = String::from_utf8_lossy(&content);
+        let first = text.lines().next().unwrap_or("");
+        let mut interp = "sh".to_string();
+        if let Some(line) = first.strip_prefix("#!") {
+            let mut parts = line.split_whitespace();
+            let prog = parts.next().unwrap_or("sh");
+            let base = prog.rsplit('/').next().unwrap_or(prog);
+            interp = if base == "env" {
+                parts
+                    .find(|p| !p.starts_with('-'))
+                    .unwrap_or("sh")
+                    .to_string()
+            } else {
+                base.to_string()
+            };
+        }
+        let mut argv = vec![interp.clone(), name.to_string()];
+        argv.extend(args);
+        if matches!(interp.as_str(), "sh" | "bash") {
+            return Ok(self.run_nested(argv, env_extra, fds).await);
+        }
+        match self.registry.command(&interp) {
+            Some(cmd) => {
+                let ctx = self.context(fds, env_extra);
+                let r = cmd.run(&ctx, argv[1..].to_vec()).await;
+                let status = forkbox_commands::exit_status(&interp, r, &ctx.stderr).await;
+                Ok(status)
+            }
+            None => {
+                let e = ShellError::Exec {
+                    path: format!("{name}: {interp}"),
+                    source: FsError::NotFound,
+                };
+                self.fail(e, fds).await
+            }
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Simple commands: expansion of words, assignments, redirections, `set -x` tracing.
+
+use super::*;
+
+impl Shell {
+    pub(super) async fn exec_simple(&mut self, sc: &SimpleCommand, fds: &Fds) -> Exec<i32> {
+        let mut assigns: Vec<&Assignment> = Vec::new();
+        let mut words: Vec<&ast::Word> = Vec::new();
+        let mut redirs: Vec<&IoRedirect> = Vec::new();
+        for item in sc.prefix.iter().flat_map(|p| p.0.iter()) {
+            match item {
+                CommandPrefixOrSuffixItem::AssignmentWord(a, _) => assigns.push(a),
+                CommandPrefixOrSuffixItem::IoRedirect(r) => redirs.push(r),
+                CommandPrefixOrSuffixItem::Word(w) => words.push(w),
+                CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
+                    return self
+                        .fail(ShellError::Unsupported("process substitution".into()), fds)
+                        .await;
+                }
+            }
+        }
+        if let Some(w) = &sc.word_or_name {
+            words.push(w);
+        }
+        let mut assign_words: Vec<&ast::Word> = Vec::new();
+        for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
+            match item {
+                CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+                    assign_words.push(w);
+                    words.push(w);
+                }
+                CommandPrefixOrSuffixItem::Word(w) => words.push(w),
+                CommandPrefixOrSuffixItem::IoRedirect(r) => redirs.push(r),
+                CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
+                    return self
+                        .fail(ShellError::Unsupported("process substitution".into()), fds)
+                        .await;
+                }
+            }
+        }
+        let subst_before = self.subst_runs;
+        // `local x=$1`: declaration builtins take assignment words unsplit, like bash.
+        let decl = words.first().is_some_and(|w| {
+            matches!(
+                w.value.as_str(),
+                "export" | "local" | "declare" | "typeset" | "readonly"
+            )
+        });
+        let mut argv = Vec::new();
+        for w in &words {
+            let r = if decl && assign_words.iter().any(|a| std::ptr::eq(*a, *w)) {
+                self.expand_str(&w.value, fds).await.map(|s| vec![s])
+            } else {
+                self.expand_words(&[w], fds).await
+            };
+            match r {
+                Ok(v) => argv.extend(v),
+                Err(e) => return self.fail(e, fds).await,
+            }
+        }
+        if argv.is_empty() {
+            // Assignments (and redirections) only: they persist in this shell.
+            let prev = self.last_status;
+            for a in &assigns {
+                if let Err(e) = self.assign(a, fds).await {
+                    return self.fail(e, fds).await;
+                }
+                if self.opts.xtrace {
+                    let _ = fds
+                        .stderr()
+                        .write_str(&format!("+ {}\n", self.trace_assignment(a)))
+                        .await;
+                }
+            }
+            let status = if self.subst_runs != subst_before {
+                self.last_status
+            } else {
+                0
+            };
+            let _ = prev;
+            if !redirs.is_empty() {
+                let (f, closers) = match self.begin_redirects(&redirs, fds).await {
+                    Ok(x) => x,
+                    Err(r) => return r,
+                };
+                return self.end_redirects(f, closers, Ok(status), fds).await;
+            }
+            return Ok(status);
+        }
+        let mut env_extra = Vec::new();
+        for a in &assigns {
+            match self.assignment_value(a, fds).await {
+                Ok(v) => env_extra.push(v),
+                Err(e) => return self.fail(e, fds).await,
+            }
+        }
+        if self.opts.xtrace {
+            let mut line = String::from("+ ");
+            for (k, v) in &env_extra {
+                line.push_str(&format!("{k}={} ", trace_word(v)));
+            }
+            line.push_str(
+                &argv
+                    .iter()
+                    .map(|a| trace_word(a))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+            line.push('\n');
+            let _ = fds.stderr().write_str(&line).await;
+        }
+        let (f, closers) = match self.begin_redirects(&redirs, fds).await {
+            Ok(x) => x,
+            Err(r) => return r,
+        };
+        let r = self.run_command(argv, env_extra, &f).await;
+        self.end_redirects(f, closers, r, fds).await
+    }
+
+    /// The `(name, value)` of a prefix assignment (`A=1 cmd`), scalar only.
+    pub(super) async fn assignment_value(
+        &mut self,
+        a: &Assignment,
+        fds: &Fds,
+    ) -> Result<(String, String), ShellError> {
+        let name = match &a.name {
+            AssignmentName::VariableName(n) => n.clone(),
+            AssignmentName::ArrayElementName(n, _) => n.clone(),
+        };
+        let value = match &a.value {
+            AssignmentValue::Scalar(w) => self.expand_no_split(w, fds).await?,
+            AssignmentValue::Array(_) => {
+                return Err(ShellError::Unsupported(
+                    "array assignment before a command".into(),
+                ));
+            }
+        };
+        Ok((name, value))
+    }
+
+    /// Performs an assignment in this shell (`x=1`, `x+=1`, `a=(1 2)`, `a[3]=x`).
+    pub(crate) async fn assign(&mut self, a: &Assignment, fds: &Fds) -> Result<(), ShellError> {
+        match (&a.name, &a.value) {
+            (AssignmentName::VariableName(name), AssignmentValue::Scalar(w)) => {
+                let mut v = self.expand_no_split(w, fds).await?;
+                if a.append {
+                    if let Some(Value::Array(_)) = self.vars.get(name).map(|v| &v.value) {
+                        let next = match self.vars.get(name).map(|v| &v.value) {
+                            Some(Value::Array(m)) => m.keys().next_back().map_or(0, |k| k + 1),
+                            _ => 0,
+                        };
+                        return self.set_elem(name, next, &v);
+                    }
+                    v = format!("{}{}", self.get_str(name).unwrap_or_default(), v);
+                }
+                self.set_var(name, &v)
+            }
+            (AssignmentName::ArrayElementName(name, index), AssignmentValue::Scalar(w)) => {
+                let idx = self.eval_arith(index, fds, true).await?;
+                let mut v = self.expand_no_split(w, fds).await?;
+                if a.append {
+                    let old = match self.vars.get(name).map(|v| &v.value) {
+                        Some(Value::Array(m)) => m.get(&idx).cloned().unwrap_or_default(),
+                        Some(Value::Str(s)) if idx == 0 => s.clone(),
+                        _ => String::new(),
+                    };
+                    v = format!("{old}{v}");
+                }
+                self.set_elem(name, idx, &v)
+            }
+            (AssignmentName::VariableName(name), AssignmentValue::Array(elems)) => {
+                let mut map = std::collections::BTreeMap::new();
+                let mut next: i64 = 0;
+                if a.append
+                    && let Some(Value::Array(m)) = self.vars.get(name).map(|v| &v.value)
+                {
+                    map = m.clone();
+                    next = m.keys().next_back().map_or(0, |k| k + 1);
+                }
+                for (key, value) in elems {
+                    match key {
+                        Some(k) => {
+                            let idx = self.eval_arith(&k.value, fds, true).await?;
+                            let v = self.expand_no_split(value, fds).await?;
+                            map.insert(idx, v);
+                            next = idx + 1;
+                        }
+                        None => {
+                            for v in self.expand_words(&[value], fds).await? {
+                                map.insert(next, v);
+                                next += 1;
+                            }
+                        }
+                    }
+                }
+                self.set_value(name, Value::Array(map))
+            }
+            (AssignmentName::ArrayElementName(name, _), AssignmentValue::Array(_)) => Err(
+                ShellError::Builtin(format!("{name}: cannot assign list to array member")),
+            ),
+        }
+    }
+}
+
+impl Shell {
+    /// `name=value` as `set -x` shows an assignment (its value after expansion).
+    fn trace_assignment(&self, a: &Assignment) -> String {
+        match &a.name {
+            AssignmentName::VariableName(n) => {
+                let op = if a.append { "+=" } else { "=" };
+                match self.vars.get(n).map(|v| &v.value) {
+                    Some(Value::Str(s)) if !a.append => format!("{n}{op}{}", trace_word(s)),
+                    _ => format!("{n}{op}{}", a.value),
+                }
+            }
+            AssignmentName::ArrayElementName(n, i) => format!("{n}[{i}]={}", a.value),
+        }
+    }
+}
+
+fn trace_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        w.to_string()
+    } else {
+        shell_quote(w)
+    }
+}
