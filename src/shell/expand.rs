@@ -185,27 +185,11 @@ fn expand_brace_pieces(pieces: &[BraceExpressionOrText], acc: &mut Vec<String>) 
                             end,
                             increment,
                         } => {
-                            let step = increment.unsigned_abs().max(1) as i64;
-                            let mut v = *start;
-                            loop {
-                                alts.push(v.to_string());
-                                if alts.len() > MAX_BRACE_WORDS {
-                                    return Err(brace_limit());
-                                }
-                                if v == *end {
-                                    break;
-                                }
-                                if start <= end {
-                                    v += step;
-                                    if v > *end {
-                                        break;
-                                    }
-                                } else {
-                                    v -= step;
-                                    if v < *end {
-                                        break;
-                                    }
-                                }
+                            let terms = sequence(*start, *end, *increment, MAX_BRACE_WORDS)
+                                .ok_or_else(brace_limit)?;
+                            alts.extend(terms.into_iter().map(|v| v.to_string()));
+                            if alts.len() > MAX_BRACE_WORDS {
+                                return Err(brace_limit());
                             }
                         }
                         BraceExpressionMember::CharSequence {
@@ -213,27 +197,17 @@ fn expand_brace_pieces(pieces: &[BraceExpressionOrText], acc: &mut Vec<String>) 
                             end,
                             increment,
                         } => {
-                            let step = increment.unsigned_abs().max(1) as u32;
-                            let (s, e) = (*start as u32, *end as u32);
-                            let mut v = s;
-                            loop {
-                                if let Some(c) = char::from_u32(v) {
-                                    alts.push(c.to_string());
-                                }
-                                if v == e {
-                                    break;
-                                }
-                                if s <= e {
-                                    v += step;
-                                    if v > e {
-                                        break;
-                                    }
-                                } else {
-                                    if v < e + step {
-                                        break;
-                                    }
-                                    v -= step;
-                                }
+                            let (s, e) = (i64::from(u32::from(*start)), i64::from(u32::from(*end)));
+                            let terms = sequence(s, e, *increment, MAX_BRACE_WORDS)
+                                .ok_or_else(brace_limit)?;
+                            alts.extend(
+                                terms
+                                    .into_iter()
+                                    .filter_map(|v| u32::try_from(v).ok().and_then(char::from_u32))
+                                    .map(String::from),
+                            );
+                            if alts.len() > MAX_BRACE_WORDS {
+                                return Err(brace_limit());
                             }
                         }
                         BraceExpressionMember::Child(children) => {
@@ -257,6 +231,27 @@ fn expand_brace_pieces(pieces: &[BraceExpressionOrText], acc: &mut Vec<String>) 
         }
     }
     Ok(())
+}
+
+/// The terms of a brace sequence `{start..end..increment}`: from `start` towards `end` in
+/// steps of `|increment|` (0 counts as 1, the sign is ignored, like bash), `end` included
+/// when a step lands on it. `None` past `max` terms. Computed in `i128`, so no bound or
+/// step near the ends of `i64` overflows.
+fn sequence(start: i64, end: i64, increment: i64, max: usize) -> Option<Vec<i64>> {
+    let step = i128::from(increment).abs().max(1);
+    let (start, end) = (i128::from(start), i128::from(end));
+    let step = if start <= end { step } else { -step };
+    let mut terms = Vec::new();
+    let mut v = start;
+    while (step > 0 && v <= end) || (step < 0 && v >= end) {
+        if terms.len() >= max {
+            return None;
+        }
+        // Between start and end, so within i64.
+        terms.push(i64::try_from(v).ok()?);
+        v += step;
+    }
+    Some(terms)
 }
 
 fn brace_limit() -> ShellError {
@@ -1426,6 +1421,28 @@ mod tests {
         assert_eq!(brace_expand("${x}").unwrap(), ["${x}"]);
         assert_eq!(brace_expand("{a}").unwrap(), ["{a}"]);
         assert!(brace_expand("{1..100000000}").is_err());
+    }
+
+    /// Found by the fuzz harness: steps past the end of `i64` overflowed (a panic in debug
+    /// builds), and a character step of 2^32 truncated to 0 looped forever, growing memory.
+    #[test]
+    fn brace_sequences_at_the_edges() {
+        assert_eq!(
+            brace_expand("{9223372036854775806..9223372036854775807..5}").unwrap(),
+            ["9223372036854775806"]
+        );
+        assert_eq!(
+            brace_expand("{-9223372036854775806..-9223372036854775807..9223372036854775807}")
+                .unwrap(),
+            ["-9223372036854775806"]
+        );
+        assert_eq!(brace_expand("{1..3..9223372036854775807}").unwrap(), ["1"]);
+        assert_eq!(brace_expand("{a..z..4294967296}").unwrap(), ["a"]);
+        assert_eq!(brace_expand("{a..z..4294967295}").unwrap(), ["a"]);
+        assert_eq!(brace_expand("{z..a..-12}").unwrap(), ["z", "n", "b"]);
+        assert_eq!(brace_expand("{1..10..-3}").unwrap(), ["1", "4", "7", "10"]);
+        assert_eq!(sequence(0, 10, 0, 100), Some((0..=10).collect()));
+        assert_eq!(sequence(0, 10, 1, 5), None);
     }
 
     #[test]
