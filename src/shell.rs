@@ -659,11 +659,29 @@ fn tilde_abbrev(path: &str, home: &str) -> String {
     path.to_string()
 }
 
+/// Runs one call into brush-parser; every call goes through here.
+///
+/// brush-parser 0.4 unwraps a few integer parses and so panics when the number does not
+/// fit: a redirection's descriptor (`echo 99999999999>&1`), a brace sequence's bound
+/// (`{1..99999999999999999999}`) and a tilde's directory-stack index
+/// (`~+99999999999999999999`). The panic is caught here and gives `None`, which each
+/// caller turns into a syntax error or a literal word, so such input is an error in the
+/// script and not a panic in the session's task. (The panic message still reaches the
+/// server's stderr through the panic hook.)
+pub(crate) fn guard_parser<T>(parse: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).ok()
+}
+
 /// Parses a whole script.
 pub(crate) fn parse_program(text: &str) -> Result<ast::Program, ShellError> {
     let options = brush_parser::ParserOptions::default();
     let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
-    parser.parse_program().map_err(|e| syntax_error(text, &e))
+    match guard_parser(|| parser.parse_program()) {
+        Some(parsed) => parsed.map_err(|e| syntax_error(text, &e)),
+        None => Err(ShellError::Syntax(
+            "syntax error: number out of range".to_string(),
+        )),
+    }
 }
 
 /// Words a bash-like syntax error message for a failed parse.
@@ -734,7 +752,7 @@ fn probe_end(text: &str) -> Option<usize> {
     let probe = format!("{text}\n;");
     let options = brush_parser::ParserOptions::default();
     let mut parser = brush_parser::Parser::new(std::io::BufReader::new(probe.as_bytes()), &options);
-    match parser.parse_program() {
+    match guard_parser(|| parser.parse_program())? {
         Err(brush_parser::ParseError::ParsingNear(pos)) => Some(pos.index),
         _ => None,
     }
@@ -743,7 +761,10 @@ fn probe_end(text: &str) -> Option<usize> {
 pub(crate) fn completeness(text: &str) -> Completeness {
     let options = brush_parser::ParserOptions::default();
     let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
-    match parser.parse_program() {
+    let Some(parsed) = guard_parser(|| parser.parse_program()) else {
+        return Completeness::Invalid;
+    };
+    match parsed {
         Ok(_) => {
             // A trailing backslash-newline is a continuation the tokenizer accepts silently.
             if text.ends_with("\\\n") && !text.ends_with("\\\\\n") {
@@ -794,6 +815,19 @@ mod tests {
         let e = parse_program("echo a; fi").unwrap_err();
         assert_eq!(e.to_string(), "syntax error near unexpected token `fi'");
         assert_eq!(e.status(), 2);
+    }
+
+    /// Found by the fuzz harness: brush-parser panicked on a descriptor past `i32`.
+    #[test]
+    fn numbers_the_parser_cannot_hold_are_errors() {
+        let e = parse_program("echo hi 99999999999>&1").unwrap_err();
+        assert_eq!(e.to_string(), "syntax error: number out of range");
+        assert_eq!(e.status(), 2);
+        assert_eq!(
+            completeness("echo hi 99999999999>&1\n"),
+            Completeness::Invalid
+        );
+        assert!(parse_program("echo hi 2147483647>/dev/null").is_ok());
     }
 
     #[test]
@@ -926,6 +960,22 @@ mod api_tests {
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");
         }
+    }
+
+    /// Found by the fuzz harness: each of these panicked inside brush-parser.
+    #[tokio::test]
+    async fn numbers_too_large_for_the_parser() {
+        let mut sh = shell_on(MemFs::new());
+        let (status, out, _) = run(&mut sh, "echo {1..99999999999999999999}", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "{1..99999999999999999999}\n"));
+        let (status, _, err) = run(&mut sh, "echo ~+99999999999999999999", Input::empty()).await;
+        assert_eq!(status, 1);
+        assert!(err.contains("bad substitution"), "{err}");
+        let (status, _, err) = run(&mut sh, "echo 99999999999>&1", Input::empty()).await;
+        assert_eq!(
+            (status, err.as_str()),
+            (2, "forkbox: syntax error: number out of range\n")
+        );
     }
 
     #[tokio::test]

@@ -20,7 +20,7 @@ use super::arith::{self, ArithEnv};
 use super::error::ShellError;
 use super::pattern::{self, Pattern};
 use super::redirect::Fds;
-use super::{MAX_SUBSTITUTION_OUTPUT, Shell, Value, parse_program};
+use super::{MAX_SUBSTITUTION_OUTPUT, Shell, Value, guard_parser, parse_program};
 
 /// Most words one brace expansion may produce (`{1..100000000}` would exhaust memory).
 pub const MAX_BRACE_WORDS: usize = 1 << 20;
@@ -75,6 +75,13 @@ impl PVal {
             PVal::List(l, c) => PVal::List(l.iter().map(|s| f(s)).collect(), c),
         }
     }
+}
+
+/// The pieces of a word; a word that cannot be parsed is a bad substitution.
+fn parse_word(text: &str) -> R<Vec<WordPieceWithSource>> {
+    guard_parser(|| word::parse(text, &parse_opts()))
+        .and_then(Result::ok)
+        .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))
 }
 
 fn parse_opts() -> brush_parser::ParserOptions {
@@ -158,8 +165,9 @@ pub(crate) fn brace_expand(word: &str) -> R<Vec<String>> {
     if !word.contains('{') {
         return Ok(vec![word.to_string()]);
     }
-    match word::parse_brace_expansions(word, &parse_opts()) {
-        Ok(Some(pieces)) => {
+    // A word brush-parser cannot take (a bound past `i64`) stays as it is, like bash.
+    match guard_parser(|| word::parse_brace_expansions(word, &parse_opts())) {
+        Some(Ok(Some(pieces))) => {
             let mut out = vec![String::new()];
             expand_brace_pieces(&pieces, &mut out)?;
             Ok(out)
@@ -494,8 +502,7 @@ impl Shell {
 
     /// Parses a word and expands its pieces, without splitting or globbing.
     async fn expand_text(&mut self, text: &str, fds: &Fds) -> R<Vec<Piece>> {
-        let pieces = word::parse(text, &parse_opts())
-            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
+        let pieces = parse_word(text)?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
         Ok(out)
@@ -512,8 +519,9 @@ impl Shell {
 
     /// A here-document body: parameters, substitutions and arithmetic; quotes are literal.
     pub(crate) async fn expand_heredoc(&mut self, body: &str, fds: &Fds) -> R<String> {
-        let pieces = word::parse_heredoc(body, &parse_opts())
-            .map_err(|_| ShellError::BadSubstitution(body.to_string()))?;
+        let pieces = guard_parser(|| word::parse_heredoc(body, &parse_opts()))
+            .and_then(Result::ok)
+            .ok_or_else(|| ShellError::BadSubstitution(body.to_string()))?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, true, fds, &mut out).await?;
         Ok(join_pieces(&out))
@@ -842,8 +850,9 @@ impl Shell {
         }
         match v {
             PVal::Str(name) => {
-                let target = word::parse_parameter(&name, &parse_opts())
-                    .map_err(|_| ShellError::BadSubstitution(name.clone()))?;
+                let target = guard_parser(|| word::parse_parameter(&name, &parse_opts()))
+                    .and_then(Result::ok)
+                    .ok_or_else(|| ShellError::BadSubstitution(name.clone()))?;
                 self.param_value(&target, fds).await
             }
             PVal::Unset => Ok(PVal::Unset),
@@ -865,8 +874,7 @@ impl Shell {
     }
 
     async fn expand_sub_pieces(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
-        let pieces = word::parse(text, &parse_opts())
-            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
+        let pieces = parse_word(text)?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, quoted, fds, &mut out).await?;
         Ok(out)
