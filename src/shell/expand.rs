@@ -1303,7 +1303,8 @@ fn slice<T: Clone>(items: &[T], off: i64, len: Option<i64>) -> Option<Vec<T>> {
             }
             e
         }
-        Some(l) => (start + l).min(n),
+        // `${x:1:9223372036854775807}`: the sum would overflow.
+        Some(l) => start.saturating_add(l).min(n),
     };
     Some(items[start as usize..end as usize].to_vec())
 }
@@ -1429,6 +1430,17 @@ mod tests {
         assert_eq!(brace_expand("${x}").unwrap(), ["${x}"]);
         assert_eq!(brace_expand("{a}").unwrap(), ["{a}"]);
         assert!(brace_expand("{1..100000000}").is_err());
+    }
+
+    /// Found by the fuzz harness: offset plus length overflowed (a panic in debug builds).
+    #[test]
+    fn slices_with_huge_lengths() {
+        let abc = ['a', 'b', 'c'];
+        assert_eq!(slice(&abc, 1, Some(i64::MAX)), Some(vec!['b', 'c']));
+        assert_eq!(slice(&abc, i64::MAX, Some(i64::MAX)), Some(vec![]));
+        assert_eq!(slice(&abc, i64::MIN, Some(i64::MAX)), Some(vec![]));
+        assert_eq!(slice(&abc, -1, Some(i64::MIN)), None);
+        assert_eq!(slice(&abc, 0, Some(-1)), Some(vec!['a', 'b']));
     }
 
     /// Found by the fuzz harness: steps past the end of `i64` overflowed (a panic in debug
