@@ -561,7 +561,7 @@ impl Shell {
         }
         if let Value::Array(m) = &mut var.value {
             let idx = if index < 0 {
-                m.keys().next_back().map_or(0, |k| k + 1) + index
+                next_index(m).wrapping_add(index)
             } else {
                 index
             };
@@ -643,6 +643,13 @@ impl Shell {
         let _ = stderr.write_str(&err.message()).await;
         err.status()
     }
+}
+
+/// One past an array's highest index: where `a+=(x)` puts `x` and what `a[-1]` counts
+/// back from. Wraps past `i64::MAX` as bash does (`a[9223372036854775807]=x; a+=(y)`
+/// puts `y` at the lowest index) rather than overflowing.
+pub(crate) fn next_index(a: &BTreeMap<i64, String>) -> i64 {
+    a.keys().next_back().map_or(0, |k| k.wrapping_add(1))
 }
 
 fn tilde_abbrev(path: &str, home: &str) -> String {
@@ -976,6 +983,17 @@ mod api_tests {
             (status, err.as_str()),
             (2, "forkbox: syntax error: number out of range\n")
         );
+    }
+
+    /// Found by the fuzz harness: the index after `i64::MAX` overflowed (a panic in debug
+    /// builds). Same output as bash.
+    #[tokio::test]
+    async fn array_indices_wrap_like_bash() {
+        let mut sh = shell_on(MemFs::new());
+        let script = r#"a[9223372036854775807]=x; a+=(z); a[-1]=y; echo "${a[-1]} ${#a[@]} ${a[@]}"
+c=([9223372036854775807]=p q); echo "${c[@]}""#;
+        let (status, out, _) = run(&mut sh, script, Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "y 2 z y\nq p\n"));
     }
 
     #[tokio::test]

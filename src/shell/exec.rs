@@ -24,7 +24,7 @@ use super::pattern::Pattern;
 use super::redirect::{self, Closer, Fds};
 use super::{
     CALLS_PER_TASK, MAX_CALL_DEPTH, MAX_SCRIPT, Shell, ShellConfig, Stdio, Value, YIELD_EVERY,
-    builtins, on_fresh_task,
+    builtins, next_index, on_fresh_task,
 };
 
 /// Non-local control flow unwinding through the interpreter.
@@ -723,7 +723,7 @@ impl Shell {
                 if a.append {
                     if let Some(Value::Array(_)) = self.vars.get(name).map(|v| &v.value) {
                         let next = match self.vars.get(name).map(|v| &v.value) {
-                            Some(Value::Array(m)) => m.keys().next_back().map_or(0, |k| k + 1),
+                            Some(Value::Array(m)) => next_index(m),
                             _ => 0,
                         };
                         return self.set_elem(name, next, &v);
@@ -752,7 +752,7 @@ impl Shell {
                     && let Some(Value::Array(m)) = self.vars.get(name).map(|v| &v.value)
                 {
                     map = m.clone();
-                    next = m.keys().next_back().map_or(0, |k| k + 1);
+                    next = next_index(m);
                 }
                 for (key, value) in elems {
                     match key {
@@ -760,12 +760,12 @@ impl Shell {
                             let idx = self.eval_arith(&k.value, fds, true).await?;
                             let v = self.expand_no_split(value, fds).await?;
                             map.insert(idx, v);
-                            next = idx + 1;
+                            next = idx.wrapping_add(1);
                         }
                         None => {
                             for v in self.expand_words(&[value], fds).await? {
                                 map.insert(next, v);
-                                next += 1;
+                                next = next.wrapping_add(1);
                             }
                         }
                     }

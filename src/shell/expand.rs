@@ -766,7 +766,7 @@ impl Shell {
                     match self.vars.get(name).map(|v| &v.value) {
                         Some(Value::Array(a)) => {
                             let idx = if i < 0 {
-                                a.keys().next_back().map_or(0, |k| k + 1) + i
+                                super::next_index(a).wrapping_add(i)
                             } else {
                                 i
                             };
