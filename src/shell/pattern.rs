@@ -169,36 +169,113 @@ impl Pattern {
 
     /// Length in chars of the shortest (or longest) prefix of `text` that matches.
     pub fn match_prefix(&self, text: &str, longest: bool) -> Option<usize> {
-        let t: Vec<char> = text.chars().collect();
-        let mut lens: Box<dyn Iterator<Item = usize>> = if longest {
-            Box::new((0..=t.len()).rev())
-        } else {
-            Box::new(0..=t.len())
-        };
-        lens.find(|&n| self.matches_chars(&t[..n]))
+        self.anchored(text.chars(), longest)
     }
 
     /// Length in chars of the shortest (or longest) suffix of `text` that matches.
     pub fn match_suffix(&self, text: &str, longest: bool) -> Option<usize> {
-        let t: Vec<char> = text.chars().collect();
-        let mut lens: Box<dyn Iterator<Item = usize>> = if longest {
-            Box::new((0..=t.len()).rev())
-        } else {
-            Box::new(0..=t.len())
+        let reversed = Pattern {
+            toks: self.toks.iter().rev().cloned().collect(),
         };
-        lens.find(|&n| self.matches_chars(&t[t.len() - n..]))
+        reversed.anchored(text.chars().rev(), longest)
     }
 
     /// The first (leftmost, then longest) match in `t` at or after `from`: (start, len) in chars.
+    ///
+    /// One pass over `t` (see [`Pattern::enter`]), so `${x//0/1}` on a megabyte stays
+    /// linear; trying every start and end instead was cubic and held a worker thread for
+    /// minutes.
     pub fn find(&self, t: &[char], from: usize) -> Option<(usize, usize)> {
-        for start in from..=t.len() {
-            for end in (start..=t.len()).rev() {
-                if self.matches_chars(&t[start..end]) {
-                    return Some((start, end - start));
+        if from > t.len() {
+            return None;
+        }
+        let m = self.toks.len();
+        let (mut cur, mut next) = (vec![None; m + 1], vec![None; m + 1]);
+        // (start, end) of the best match so far.
+        let mut best: Option<(usize, usize)> = None;
+        let mut pos = from;
+        loop {
+            if best.is_none() {
+                self.enter(&mut cur, 0, pos);
+            }
+            if let Some(s) = cur[m]
+                && best.is_none_or(|(b, _)| s <= b)
+            {
+                best = Some((s, pos));
+            }
+            if let Some((b, _)) = best {
+                // Only a match starting no later than the best one can still win.
+                for q in cur.iter_mut() {
+                    if q.is_some_and(|s| s > b) {
+                        *q = None;
+                    }
+                }
+                if cur.iter().all(Option::is_none) {
+                    break;
                 }
             }
+            let Some(&c) = t.get(pos) else { break };
+            self.step(&cur, c, &mut next);
+            std::mem::swap(&mut cur, &mut next);
+            pos += 1;
         }
-        None
+        best.map(|(s, e)| (s, e - s))
+    }
+
+    /// Length in chars of the shortest (or longest) prefix of `text` that matches.
+    fn anchored(&self, text: impl Iterator<Item = char>, longest: bool) -> Option<usize> {
+        let m = self.toks.len();
+        let (mut cur, mut next) = (vec![None; m + 1], vec![None; m + 1]);
+        self.enter(&mut cur, 0, 0);
+        let mut found = None;
+        let mut text = text;
+        let mut n = 0;
+        loop {
+            if cur[m].is_some() {
+                found = Some(n);
+                if !longest {
+                    break;
+                }
+            }
+            if cur.iter().all(Option::is_none) {
+                break;
+            }
+            let Some(c) = text.next() else { break };
+            self.step(&cur, c, &mut next);
+            std::mem::swap(&mut cur, &mut next);
+            n += 1;
+        }
+        found
+    }
+
+    /// Puts a thread in pattern position `q` (tokens `..q` matched), with `start`, the
+    /// char index where its match began; a `*` there matches nothing too, so the thread is
+    /// also in the position after it. Each position keeps only its leftmost start: threads
+    /// in one position match the same text from then on, and the leftmost match wins.
+    fn enter(&self, set: &mut [Option<usize>], mut q: usize, start: usize) {
+        loop {
+            match set[q] {
+                Some(s) if s <= start => return,
+                _ => set[q] = Some(start),
+            }
+            if self.toks.get(q) != Some(&Tok::Star) {
+                return;
+            }
+            q += 1;
+        }
+    }
+
+    /// Advances every thread of `cur` over `c` into `next`.
+    fn step(&self, cur: &[Option<usize>], c: char, next: &mut [Option<usize>]) {
+        next.fill(None);
+        for (q, start) in cur.iter().enumerate() {
+            let Some(start) = *start else { continue };
+            match self.toks.get(q) {
+                Some(Tok::Star) => self.enter(next, q, start),
+                Some(tok) if tok_matches(tok, c) => self.enter(next, q + 1, start),
+                _ => {}
+            }
+        }
     }
 }
 
@@ -316,6 +393,72 @@ mod tests {
         let s = Pattern::new(".*");
         assert_eq!(s.match_suffix("f.tar.gz", false), Some(3));
         assert_eq!(s.match_suffix("f.tar.gz", true), Some(7));
+    }
+
+    /// The matching this module had before: every start and end tried, each checked with
+    /// `matches_chars`. Slow, but obviously right.
+    fn naive_find(p: &Pattern, t: &[char], from: usize) -> Option<(usize, usize)> {
+        for start in from..=t.len() {
+            for end in (start..=t.len()).rev() {
+                if p.matches_chars(&t[start..end]) {
+                    return Some((start, end - start));
+                }
+            }
+        }
+        None
+    }
+
+    fn naive_prefix(p: &Pattern, t: &[char], longest: bool) -> Option<usize> {
+        let lens: Vec<usize> = (0..=t.len()).collect();
+        let mut ok = lens.into_iter().filter(|&n| p.matches_chars(&t[..n]));
+        if longest { ok.next_back() } else { ok.next() }
+    }
+
+    fn naive_suffix(p: &Pattern, t: &[char], longest: bool) -> Option<usize> {
+        let lens: Vec<usize> = (0..=t.len()).collect();
+        let mut ok = lens
+            .into_iter()
+            .filter(|&n| p.matches_chars(&t[t.len() - n..]));
+        if longest { ok.next_back() } else { ok.next() }
+    }
+
+    /// The one-pass matcher agrees with the naive one on every small pattern and text.
+    #[test]
+    fn one_pass_matching_agrees_with_trying_every_substring() {
+        const PIECES: &[&str] = &["a", "b", "?", "*", "[ab]", "[!a]", "/", "\\*", "**"];
+        const TEXT: &[char] = &['a', 'b', '/', '*'];
+        let mut seed: u64 = 0x5eed;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..20_000 {
+            let pat: String = (0..next(6)).map(|_| PIECES[next(PIECES.len())]).collect();
+            let text: Vec<char> = (0..next(9)).map(|_| TEXT[next(TEXT.len())]).collect();
+            let p = Pattern::new(&pat);
+            let s: String = text.iter().collect();
+            for from in 0..=text.len() + 1 {
+                assert_eq!(
+                    p.find(&text, from),
+                    naive_find(&p, &text, from),
+                    "find {pat:?} in {s:?} from {from}"
+                );
+            }
+            for longest in [false, true] {
+                assert_eq!(
+                    p.match_prefix(&s, longest),
+                    naive_prefix(&p, &text, longest),
+                    "prefix {pat:?} of {s:?}, longest {longest}"
+                );
+                assert_eq!(
+                    p.match_suffix(&s, longest),
+                    naive_suffix(&p, &text, longest),
+                    "suffix {pat:?} of {s:?}, longest {longest}"
+                );
+            }
+        }
     }
 
     #[test]
