@@ -10,16 +10,21 @@
 //!   `session::channel::run_exec`, the path a channel takes.
 //! - `pty_line_discipline`: arbitrary key bursts through `LineDiscipline::feed`.
 //! - `regression_corpus`: every input in `tests/fuzz/regressions.txt`, each run.
+//! - `edge_cases`: hand-written inputs at the limits, `tests/fuzz/edges.txt`.
 //!
 //! Every shell case runs in its own task on a runtime whose threads are named after the
-//! target; it is cancelled after [`CASE_BUDGET`] (so infinite loops end) and must then
-//! finish within [`HANG_GUARD`]. A case fails on a panic in any task of the runtime (a
-//! panic hook records them: stages and substitutions run in tasks of their own whose
-//! panics the interpreter would otherwise absorb), a status outside `0..=255`, a run that
-//! does not end after cancellation, or output streams left open after the run.
+//! target; it is cancelled after [`CASE_BUDGET`] ([`CORPUS_BUDGET`] for the corpus; so
+//! infinite loops end) and must then finish within [`HANG_GUARD`]. A case fails on a panic
+//! in any task of the runtime (a panic hook records them: stages and substitutions run in
+//! tasks of their own whose panics the interpreter would otherwise absorb), a status
+//! outside `0..=255`, a run that does not end after cancellation, or output streams left
+//! open after the run.
 //!
 //! Explore more locally: `FORKBOX_FUZZ_SEED=<n>` (decimal or `0x…`) changes every
-//! target's inputs, `FORKBOX_FUZZ_CASES=<n>` sets the number of cases of each target.
+//! target's inputs, `FORKBOX_FUZZ_CASES=<n>` sets the number of cases of each target,
+//! `FORKBOX_FUZZ_ONLY=<i>` runs case `i` alone and shows its input whole (before running
+//! it: a stack overflow aborts the process), `FORKBOX_FUZZ_VERBOSE=1` prints every case.
+//! A failing input goes into `tests/fuzz/regressions.txt` with the fix.
 
 #[path = "fuzz/grammar.rs"]
 mod grammar;
@@ -46,13 +51,16 @@ const DEFAULT_SEED: u64 = 0x00f0_4b0c_2026;
 
 /// Cases per target by default: together the binary runs in well under two minutes in a
 /// debug build on two cores.
-const SCRIPT_CASES: usize = 300;
-const MUTATED_CASES: usize = 300;
-const EXEC_CASES: usize = 150;
-const PTY_CASES: usize = 2000;
+const SCRIPT_CASES: usize = 1000;
+const MUTATED_CASES: usize = 1000;
+const EXEC_CASES: usize = 500;
+const PTY_CASES: usize = 4000;
 
-/// How long a shell case runs before it is cancelled, so infinite loops end.
+/// How long a generated case runs before it is cancelled, so infinite loops end.
 const CASE_BUDGET: Duration = Duration::from_millis(150);
+
+/// The same for a corpus entry: written to run to its end, most of them.
+const CORPUS_BUDGET: Duration = Duration::from_secs(3);
 
 /// How long a cancelled case may take to finish before it counts as a hang: generous,
 /// because a debug build on a loaded machine is slow, and a hang is forever.
@@ -237,6 +245,8 @@ struct ShellCase {
     stdin: Vec<u8>,
     /// Files written before the run.
     files: Vec<(String, Vec<u8>)>,
+    /// Time before the run is cancelled.
+    budget: Duration,
 }
 
 enum Run {
@@ -343,7 +353,7 @@ async fn run_shell_case(target: &str, case: &ShellCase) -> Result<Outcome, Strin
 
     let joined = tokio::select! {
         j = &mut task => j,
-        () = tokio::time::sleep(CASE_BUDGET) => {
+        () = tokio::time::sleep(case.budget) => {
             cancel.cancel();
             match tokio::time::timeout(HANG_GUARD, &mut task).await {
                 Ok(j) => j,
@@ -478,6 +488,7 @@ fn scripts_from_grammar() {
                 run: Run::Script(script),
                 stdin,
                 files: Vec::new(),
+                budget: CASE_BUDGET,
             }
         });
         run_shell_cases(target, cases, no_check).await
@@ -502,6 +513,7 @@ fn mutated_scripts() {
                     run: Run::Script(format!("{how} {FUZZ_FILE} a b")),
                     stdin: Vec::new(),
                     files: vec![(FUZZ_FILE.into(), self_removing(&bytes))],
+                    budget: CASE_BUDGET,
                 }
             } else {
                 ShellCase {
@@ -509,6 +521,7 @@ fn mutated_scripts() {
                     run: Run::Script(String::from_utf8_lossy(&bytes).into_owned()),
                     stdin: Vec::new(),
                     files: Vec::new(),
+                    budget: CASE_BUDGET,
                 }
             }
         });
@@ -595,6 +608,7 @@ fn exec_request_bytes() {
                 run: Run::Exec(bytes),
                 stdin: Vec::new(),
                 files: Vec::new(),
+                budget: CASE_BUDGET,
             });
         run_shell_cases(target, cases, check_exec).await
     });
@@ -824,6 +838,7 @@ fn corpus_case(e: &Entry) -> Result<ShellCase, String> {
         run,
         stdin: Vec::new(),
         files,
+        budget: CORPUS_BUDGET,
     })
 }
 
@@ -856,6 +871,11 @@ fn replay(target: &str, text: &str) {
 #[test]
 fn regression_corpus() {
     replay("corpus", include_str!("fuzz/regressions.txt"));
+}
+
+#[test]
+fn edge_cases() {
+    replay("edges", include_str!("fuzz/edges.txt"));
 }
 
 #[test]
@@ -970,6 +990,7 @@ fn run_known(target: &str, scripts: impl Iterator<Item = (String, String)>) {
             run: Run::Script(s),
             stdin: Vec::new(),
             files: Vec::new(),
+            budget: CORPUS_BUDGET,
         })
         .collect();
     drive(target, async move {

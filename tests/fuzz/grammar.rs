@@ -50,6 +50,10 @@ pub const EDGE_NUMBERS: &[&str] = &[
     "0#1",
     "36#zz",
     "1e9",
+    "1e308",
+    "inf",
+    "nan",
+    "-1.5",
     "",
     " ",
     "x",
@@ -267,6 +271,14 @@ const COMMANDS: &[&str] = &[
     "eval",
     "source",
     ".",
+    "date -d",
+    "touch -d",
+    "date -r",
+    "uniq -f",
+    "uniq -s",
+    "uniq -w",
+    "sort -k",
+    "seq -w",
 ];
 
 const SED_SCRIPTS: &[&str] = &[
@@ -498,8 +510,10 @@ impl<'r> Gen<'r> {
             "printf" => quote_single(self.rng.pick(PRINTF_FORMATS)),
             "sed" => quote_single(self.rng.pick(SED_SCRIPTS)),
             "grep" | "grep -E" | "grep -v" | "grep -c" => quote_single(self.rng.pick(REGEXES)),
+            "date -d" | "touch -d" => format!("@{}", self.rng.pick(EDGE_NUMBERS).trim()),
             "head -n" | "head -c" | "tail -n" | "tail -c" | "seq" | "shift" | "return"
-            | "break" | "continue" | "sleep" | "cut -c" | "cut -d: -f" | "xargs -n" | "read -n" => {
+            | "break" | "continue" | "sleep" | "cut -c" | "cut -d: -f" | "xargs -n" | "read -n"
+            | "uniq -f" | "uniq -s" | "uniq -w" | "sort -k" | "seq -w" => {
                 if name == "sleep" {
                     self.rng
                         .pick(&["0", "0.001", "-1", "x", "1e-9"])
@@ -516,7 +530,7 @@ impl<'r> Gen<'r> {
             }
             "source" | "." => self.sourced_path(),
             "cd" | "ls" | "ls -la" | "stat" | "du" | "mkdir -p" | "rm -rf" | "touch" | "cat"
-            | "rmdir" | "readlink -f" => self.rng.pick(PATHS).to_string(),
+            | "rmdir" | "readlink -f" | "date -r" => self.rng.pick(PATHS).to_string(),
             _ => self.word(),
         }
     }
