@@ -251,6 +251,9 @@ pub struct Shell {
     pub(crate) errexit_suppressed: usize,
     /// Depth of `source` being run (`return` is allowed there).
     pub(crate) source_depth: usize,
+    /// Depth of `eval` and `source` being run together, bounded like function calls
+    /// ([`MAX_CALL_DEPTH`]): `e='eval "$e"'; eval "$e"` recurses without any function.
+    pub(crate) input_depth: usize,
     pub(crate) cancel: CancellationToken,
     /// Commands run since the last forced yield (see [`YIELD_EVERY`]).
     pub(crate) steps: u64,
@@ -333,6 +336,7 @@ impl Shell {
             loop_depth: 0,
             errexit_suppressed: 0,
             source_depth: 0,
+            input_depth: 0,
             cancel: CancellationToken::new(),
             steps: 0,
             random_state: u64::from(pid) ^ rand::random::<u64>(),
@@ -548,6 +552,7 @@ impl Shell {
             self.loop_depth,
             self.errexit_suppressed,
             self.source_depth,
+            self.input_depth,
         );
         let status = tokio::select! {
             r = self.run_program(program, fds) => r,
@@ -562,6 +567,7 @@ impl Shell {
             self.loop_depth,
             self.errexit_suppressed,
             self.source_depth,
+            self.input_depth,
         ) = depth;
         self.last_status = status;
         status
@@ -726,7 +732,7 @@ impl Shell {
         }
         if let Value::Array(m) = &mut var.value {
             let idx = if index < 0 {
-                m.keys().next_back().map_or(0, |k| k + 1) + index
+                next_index(m).wrapping_add(index)
             } else {
                 index
             };
@@ -807,10 +813,37 @@ impl Shell {
     }
 
     /// Writes a shell error on `stderr` and gives its status: the one place errors are shown.
+    /// Runs `program` as input read by `what` (`eval`, `source`) one level deeper; past
+    /// [`MAX_CALL_DEPTH`] levels it is an error instead, as bash's recursion would crash.
+    pub(crate) async fn exec_nested_input(
+        &mut self,
+        what: &str,
+        program: &ast::Program,
+        fds: &Fds,
+    ) -> exec::Exec<i32> {
+        if self.input_depth >= MAX_CALL_DEPTH {
+            let e = ShellError::Limit(format!(
+                "{what}: maximum nesting level exceeded ({MAX_CALL_DEPTH})"
+            ));
+            return self.fail(e, fds).await;
+        }
+        self.input_depth += 1;
+        let r = self.exec_program(program, fds).await;
+        self.input_depth -= 1;
+        r
+    }
+
     pub(crate) async fn report(&self, stderr: &Output, err: &ShellError) -> i32 {
         let _ = stderr.write_str(&err.message()).await;
         err.status()
     }
+}
+
+/// One past an array's highest index: where `a+=(x)` puts `x` and what `a[-1]` counts
+/// back from. Wraps past `i64::MAX` as bash does (`a[9223372036854775807]=x; a+=(y)`
+/// puts `y` at the lowest index) rather than overflowing.
+pub(crate) fn next_index(a: &BTreeMap<i64, String>) -> i64 {
+    a.keys().next_back().map_or(0, |k| k.wrapping_add(1))
 }
 
 fn tilde_abbrev(path: &str, home: &str) -> String {
@@ -1138,6 +1171,33 @@ mod api_tests {
             er.read_to_end(1 << 10).await.unwrap_or_default(),
             b"echo b\n"
         );
+    }
+
+    /// Found by the fuzz harness: each of these panicked inside brush-parser.
+    #[tokio::test]
+    async fn numbers_too_large_for_the_parser() {
+        let mut sh = shell_on(MemFs::new());
+        let (status, out, _) = run(&mut sh, "echo {1..99999999999999999999}", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "{1..99999999999999999999}\n"));
+        let (status, _, err) = run(&mut sh, "echo ~+99999999999999999999", Input::empty()).await;
+        assert_eq!(status, 1);
+        assert!(err.contains("bad substitution"), "{err}");
+        let (status, _, err) = run(&mut sh, "echo 99999999999>&1", Input::empty()).await;
+        assert_eq!(
+            (status, err.as_str()),
+            (2, "forkbox: syntax error: number out of range\n")
+        );
+    }
+
+    /// Found by the fuzz harness: the index after `i64::MAX` overflowed (a panic in debug
+    /// builds). Same output as bash.
+    #[tokio::test]
+    async fn array_indices_wrap_like_bash() {
+        let mut sh = shell_on(MemFs::new());
+        let script = r#"a[9223372036854775807]=x; a+=(z); a[-1]=y; echo "${a[-1]} ${#a[@]} ${a[@]}"
+c=([9223372036854775807]=p q); echo "${c[@]}""#;
+        let (status, out, _) = run(&mut sh, script, Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "y 2 z y\nq p\n"));
     }
 
     #[tokio::test]

@@ -23,7 +23,7 @@ const TERM_EVENT_QUEUE: usize = 256;
 /// Ctrl-C presses not yet acted on; more in a burst are one interrupt anyway.
 const INTERRUPT_QUEUE: usize = 4;
 /// Longest exec request accepted.
-const MAX_EXEC_LEN: usize = 1024 * 1024;
+pub const MAX_EXEC_LEN: usize = 1024 * 1024;
 
 type Writer = Arc<ChannelWriteHalf<Msg>>;
 
@@ -158,13 +158,7 @@ pub async fn run(
                 tty: None,
             };
             let status = match request {
-                Request::Exec(cmd) => match exec_script(&cmd) {
-                    Ok(script) => shell.run_script(&script, &stdio, cancel).await,
-                    Err(msg) => {
-                        let _ = err_w.write_str(&msg).await;
-                        2
-                    }
-                },
+                Request::Exec(cmd) => run_exec(&mut shell, &cmd, &stdio, cancel).await,
                 Request::Shell => shell.run_stream(&stdio, cancel).await,
             };
             stdin_pump.abort();
@@ -182,6 +176,27 @@ pub async fn run(
     finish(&tx, status).await;
 }
 
+/// Runs an exec request without a terminal: the request's bytes as a script, or, when
+/// they cannot be one (over [`MAX_EXEC_LEN`] bytes, or not UTF-8), a message on stderr
+/// and status 2. Public so the fuzz harness drives the same path as a channel.
+#[doc(hidden)]
+pub async fn run_exec(
+    shell: &mut Shell,
+    command: &[u8],
+    stdio: &Stdio,
+    cancel: CancellationToken,
+) -> i32 {
+    match exec_script(command) {
+        Ok(script) => shell.run_script(&script, stdio, cancel).await,
+        Err(msg) => {
+            let _ = stdio.stderr.write_str(&msg).await;
+            2
+        }
+    }
+}
+
+/// The script an exec request's bytes ask for, or the message (ending in a newline) that
+/// refuses them: over [`MAX_EXEC_LEN`] bytes, or not UTF-8.
 fn exec_script(command: &[u8]) -> Result<String, String> {
     if command.len() > MAX_EXEC_LEN {
         return Err(format!(

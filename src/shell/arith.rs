@@ -45,9 +45,11 @@ fn eval_str_depth(env: &mut dyn ArithEnv, text: &str, depth: usize) -> Result<i6
     }
     // Parsing and evaluating recurse once per level: give them the stack for it.
     super::parse::with_stack(nesting, || {
-        let expr = brush_parser::arithmetic::parse(trimmed).map_err(|_| {
-            format!("syntax error: invalid arithmetic operator (error token is \"{trimmed}\")")
-        })?;
+        let expr = super::parse::guard_parser(|| brush_parser::arithmetic::parse(trimmed))
+            .and_then(Result::ok)
+            .ok_or_else(|| {
+                format!("syntax error: invalid arithmetic operator (error token is \"{trimmed}\")")
+            })?;
         Evaluator { env, depth }.eval(&expr)
     })
 }

@@ -22,6 +22,38 @@ use super::pattern::{self, Pattern};
 use super::redirect::Fds;
 use super::{MAX_SUBSTITUTION_OUTPUT, Shell, Value, parse_program};
 
+/// Most `{` left unclosed in a word that brace expansion still parses. brush-parser's
+/// brace parser backtracks over each of them (18 take seconds, 24 hours); real words have
+/// none or one.
+const MAX_UNCLOSED_BRACES: usize = 4;
+
+/// How many `{` of `word` no `}` closes, outside quotes, escapes and `${ }`.
+fn unclosed_braces(word: &str) -> usize {
+    let b = word.as_bytes();
+    let (mut open, mut params, mut i) = (0usize, 0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' => {
+                while i + 1 < b.len() && b[i + 1] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                params += 1;
+                i += 1;
+            }
+            b'{' => open += 1,
+            b'}' if params > 0 && open == 0 => params -= 1,
+            b'}' => open = open.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    open
+}
+
 /// Most words one brace expansion may produce (`{1..100000000}` would exhaust memory).
 pub const MAX_BRACE_WORDS: usize = 1 << 20;
 
@@ -75,6 +107,13 @@ impl PVal {
             PVal::List(l, c) => PVal::List(l.iter().map(|s| f(s)).collect(), c),
         }
     }
+}
+
+/// The pieces of a word; a word that cannot be parsed (or nests too deep) is a bad
+/// substitution.
+fn parse_word(text: &str) -> R<Vec<WordPieceWithSource>> {
+    super::parse::guarded(text, word::parse)?
+        .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))
 }
 
 /// Decodes the escapes of a `$'…'` string.
@@ -151,11 +190,15 @@ pub(crate) fn ansi_c_decode(s: &str) -> String {
 
 /// Brace expansion of one raw word (`a{b,c}` → `ab ac`); words without braces pass through.
 pub(crate) fn brace_expand(word: &str) -> R<Vec<String>> {
-    if !word.contains('{') {
+    if !word.contains('{') || unclosed_braces(word) > MAX_UNCLOSED_BRACES {
+        // Past the bound the word stays as it is: unclosed braces are literal in bash
+        // anyway, and brush-parser's brace parser takes time exponential in them.
         return Ok(vec![word.to_string()]);
     }
-    match super::parse::guarded(word, word::parse_brace_expansions)? {
-        Ok(Some(pieces)) => {
+    // A word brush-parser cannot take (a bound past `i64`, nesting past the bound) stays
+    // as it is, like bash.
+    match super::parse::guarded(word, word::parse_brace_expansions) {
+        Ok(Some(Some(pieces))) => {
             let mut out = vec![String::new()];
             expand_brace_pieces(&pieces, &mut out)?;
             Ok(out)
@@ -181,27 +224,11 @@ fn expand_brace_pieces(pieces: &[BraceExpressionOrText], acc: &mut Vec<String>) 
                             end,
                             increment,
                         } => {
-                            let step = increment.unsigned_abs().max(1) as i64;
-                            let mut v = *start;
-                            loop {
-                                alts.push(v.to_string());
-                                if alts.len() > MAX_BRACE_WORDS {
-                                    return Err(brace_limit());
-                                }
-                                if v == *end {
-                                    break;
-                                }
-                                if start <= end {
-                                    v += step;
-                                    if v > *end {
-                                        break;
-                                    }
-                                } else {
-                                    v -= step;
-                                    if v < *end {
-                                        break;
-                                    }
-                                }
+                            let terms = sequence(*start, *end, *increment, MAX_BRACE_WORDS)
+                                .ok_or_else(brace_limit)?;
+                            alts.extend(terms.into_iter().map(|v| v.to_string()));
+                            if alts.len() > MAX_BRACE_WORDS {
+                                return Err(brace_limit());
                             }
                         }
                         BraceExpressionMember::CharSequence {
@@ -209,27 +236,17 @@ fn expand_brace_pieces(pieces: &[BraceExpressionOrText], acc: &mut Vec<String>) 
                             end,
                             increment,
                         } => {
-                            let step = increment.unsigned_abs().max(1) as u32;
-                            let (s, e) = (*start as u32, *end as u32);
-                            let mut v = s;
-                            loop {
-                                if let Some(c) = char::from_u32(v) {
-                                    alts.push(c.to_string());
-                                }
-                                if v == e {
-                                    break;
-                                }
-                                if s <= e {
-                                    v += step;
-                                    if v > e {
-                                        break;
-                                    }
-                                } else {
-                                    if v < e + step {
-                                        break;
-                                    }
-                                    v -= step;
-                                }
+                            let (s, e) = (i64::from(u32::from(*start)), i64::from(u32::from(*end)));
+                            let terms = sequence(s, e, *increment, MAX_BRACE_WORDS)
+                                .ok_or_else(brace_limit)?;
+                            alts.extend(
+                                terms
+                                    .into_iter()
+                                    .filter_map(|v| u32::try_from(v).ok().and_then(char::from_u32))
+                                    .map(String::from),
+                            );
+                            if alts.len() > MAX_BRACE_WORDS {
+                                return Err(brace_limit());
                             }
                         }
                         BraceExpressionMember::Child(children) => {
@@ -253,6 +270,27 @@ fn expand_brace_pieces(pieces: &[BraceExpressionOrText], acc: &mut Vec<String>) 
         }
     }
     Ok(())
+}
+
+/// The terms of a brace sequence `{start..end..increment}`: from `start` towards `end` in
+/// steps of `|increment|` (0 counts as 1, the sign is ignored, like bash), `end` included
+/// when a step lands on it. `None` past `max` terms. Computed in `i128`, so no bound or
+/// step near the ends of `i64` overflows.
+fn sequence(start: i64, end: i64, increment: i64, max: usize) -> Option<Vec<i64>> {
+    let step = i128::from(increment).abs().max(1);
+    let (start, end) = (i128::from(start), i128::from(end));
+    let step = if start <= end { step } else { -step };
+    let mut terms = Vec::new();
+    let mut v = start;
+    while (step > 0 && v <= end) || (step < 0 && v >= end) {
+        if terms.len() >= max {
+            return None;
+        }
+        // Between start and end, so within i64.
+        terms.push(i64::try_from(v).ok()?);
+        v += step;
+    }
+    Some(terms)
 }
 
 fn brace_limit() -> ShellError {
@@ -495,8 +533,7 @@ impl Shell {
 
     /// Parses a word and expands its pieces, without splitting or globbing.
     async fn expand_text(&mut self, text: &str, fds: &Fds) -> R<Vec<Piece>> {
-        let pieces = super::parse::guarded(text, word::parse)?
-            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
+        let pieces = parse_word(text)?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
         Ok(out)
@@ -514,7 +551,7 @@ impl Shell {
     /// A here-document body: parameters, substitutions and arithmetic; quotes are literal.
     pub(crate) async fn expand_heredoc(&mut self, body: &str, fds: &Fds) -> R<String> {
         let pieces = super::parse::guarded(body, word::parse_heredoc)?
-            .map_err(|_| ShellError::BadSubstitution(body.to_string()))?;
+            .ok_or_else(|| ShellError::BadSubstitution(body.to_string()))?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, true, fds, &mut out).await?;
         Ok(join_pieces(&out))
@@ -778,7 +815,7 @@ impl Shell {
                     match self.vars.get(name).map(|v| &v.value) {
                         Some(Value::Array(a)) => {
                             let idx = if i < 0 {
-                                a.keys().next_back().map_or(0, |k| k + 1) + i
+                                super::next_index(a).wrapping_add(i)
                             } else {
                                 i
                             };
@@ -863,7 +900,7 @@ impl Shell {
         match v {
             PVal::Str(name) => {
                 let target = super::parse::guarded(&name, word::parse_parameter)?
-                    .map_err(|_| ShellError::BadSubstitution(name.clone()))?;
+                    .ok_or_else(|| ShellError::BadSubstitution(name.clone()))?;
                 self.param_value(&target, fds).await
             }
             PVal::Unset => Ok(PVal::Unset),
@@ -885,8 +922,7 @@ impl Shell {
     }
 
     async fn expand_sub_pieces(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
-        let pieces = super::parse::guarded(text, word::parse)?
-            .map_err(|_| ShellError::BadSubstitution(text.to_string()))?;
+        let pieces = parse_word(text)?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, quoted, fds, &mut out).await?;
         Ok(out)
@@ -1315,7 +1351,8 @@ fn slice<T: Clone>(items: &[T], off: i64, len: Option<i64>) -> Option<Vec<T>> {
             }
             e
         }
-        Some(l) => (start + l).min(n),
+        // `${x:1:9223372036854775807}`: the sum would overflow.
+        Some(l) => start.saturating_add(l).min(n),
     };
     Some(items[start as usize..end as usize].to_vec())
 }
@@ -1439,6 +1476,50 @@ mod tests {
         assert_eq!(brace_expand("${x}").unwrap(), ["${x}"]);
         assert_eq!(brace_expand("{a}").unwrap(), ["{a}"]);
         assert!(brace_expand("{1..100000000}").is_err());
+    }
+
+    #[test]
+    fn words_with_many_unclosed_braces_stay_literal() {
+        assert_eq!(unclosed_braces("a{b,c}"), 0);
+        assert_eq!(unclosed_braces("{{{"), 3);
+        assert_eq!(unclosed_braces("${x}{a,b"), 1);
+        assert_eq!(unclosed_braces("'{{{{{'{a,b}"), 0);
+        let word = format!("{}a", "{x,".repeat(32));
+        assert_eq!(brace_expand(&word).unwrap(), [word.clone()]);
+        assert_eq!(brace_expand("{{a,b}").unwrap(), ["{a", "{b"]);
+    }
+
+    /// Found by the fuzz harness: offset plus length overflowed (a panic in debug builds).
+    #[test]
+    fn slices_with_huge_lengths() {
+        let abc = ['a', 'b', 'c'];
+        assert_eq!(slice(&abc, 1, Some(i64::MAX)), Some(vec!['b', 'c']));
+        assert_eq!(slice(&abc, i64::MAX, Some(i64::MAX)), Some(vec![]));
+        assert_eq!(slice(&abc, i64::MIN, Some(i64::MAX)), Some(vec![]));
+        assert_eq!(slice(&abc, -1, Some(i64::MIN)), None);
+        assert_eq!(slice(&abc, 0, Some(-1)), Some(vec!['a', 'b']));
+    }
+
+    /// Found by the fuzz harness: steps past the end of `i64` overflowed (a panic in debug
+    /// builds), and a character step of 2^32 truncated to 0 looped forever, growing memory.
+    #[test]
+    fn brace_sequences_at_the_edges() {
+        assert_eq!(
+            brace_expand("{9223372036854775806..9223372036854775807..5}").unwrap(),
+            ["9223372036854775806"]
+        );
+        assert_eq!(
+            brace_expand("{-9223372036854775806..-9223372036854775807..9223372036854775807}")
+                .unwrap(),
+            ["-9223372036854775806"]
+        );
+        assert_eq!(brace_expand("{1..3..9223372036854775807}").unwrap(), ["1"]);
+        assert_eq!(brace_expand("{a..z..4294967296}").unwrap(), ["a"]);
+        assert_eq!(brace_expand("{a..z..4294967295}").unwrap(), ["a"]);
+        assert_eq!(brace_expand("{z..a..-12}").unwrap(), ["z", "n", "b"]);
+        assert_eq!(brace_expand("{1..10..-3}").unwrap(), ["1", "4", "7", "10"]);
+        assert_eq!(sequence(0, 10, 0, 100), Some((0..=10).collect()));
+        assert_eq!(sequence(0, 10, 1, 5), None);
     }
 
     #[test]

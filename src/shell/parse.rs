@@ -113,7 +113,12 @@ pub fn options() -> brush_parser::ParserOptions {
 /// Parses a whole script.
 pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let n = check(text)?;
-    with_stack(n.depth, || raw_program(text)).map_err(|e| syntax_error(text, &e))
+    match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
+        Some(parsed) => parsed.map_err(|e| syntax_error(text, &e)),
+        None => Err(ShellError::Syntax(
+            "syntax error: number out of range".to_string(),
+        )),
+    }
 }
 
 /// Parses a script on the blocking pool when it is large, so a big script does not hold
@@ -208,7 +213,7 @@ fn token_at(text: &str, index: usize) -> String {
 fn probe_end(text: &str) -> Option<usize> {
     let probe = format!("{text}\n;");
     let depth = nesting(text).depth;
-    match with_stack(depth, || raw_program(&probe)) {
+    match with_stack(depth, || guard_parser(|| raw_program(&probe)))? {
         Err(brush_parser::ParseError::ParsingNear(pos)) => Some(pos.index),
         _ => None,
     }
@@ -228,7 +233,10 @@ pub fn completeness(text: &str) -> Completeness {
     let Ok(n) = check(text) else {
         return Completeness::Invalid;
     };
-    match with_stack(n.depth, || raw_program(text)) {
+    let Some(parsed) = with_stack(n.depth, || guard_parser(|| raw_program(text))) else {
+        return Completeness::Invalid;
+    };
+    match parsed {
         Ok(_) => {
             // A trailing backslash-newline is a continuation the tokenizer accepts silently.
             if text.ends_with("\\\n") && !text.ends_with("\\\\\n") {
@@ -346,16 +354,29 @@ fn continues(text: &str) -> bool {
     t.ends_with('|') || t.ends_with("&&")
 }
 
+/// Runs one call into brush-parser, catching its panics.
+///
+/// brush-parser 0.4 unwraps a few integer parses and so panics when a number does not fit:
+/// a redirection's descriptor (`echo 99999999999>&1`), a brace sequence's bound
+/// (`{1..99999999999999999999}`), a tilde's directory-stack index (`~+9999…`). The panic
+/// is caught here and gives `None`, which each caller turns into a syntax error, a bad
+/// substitution or a literal word: an error in the script, not a panic in the session's
+/// task. (The panic message still reaches the server's log through the panic hook.)
+pub fn guard_parser<T>(parse: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)).ok()
+}
+
 /// Runs one of brush-parser's word-level parsers (words, here-documents, parameters,
-/// brace expansions) on `text` after the same check as programs: a word may hold whole
-/// programs in `$( )`.
+/// brace expansions) on `text` after the same check as programs (a word may hold whole
+/// programs in `$( )`), on enough stack, catching its panics. `Ok(None)` when it does not
+/// parse.
 pub fn guarded<T, E>(
     text: &str,
     parse: impl FnOnce(&str, &brush_parser::ParserOptions) -> Result<T, E>,
-) -> Result<Result<T, E>, ShellError> {
+) -> Result<Option<T>, ShellError> {
     let n = check(text)?;
     let options = options();
-    Ok(with_stack(n.depth, || parse(text, &options)))
+    Ok(with_stack(n.depth, || guard_parser(|| parse(text, &options))).and_then(Result::ok))
 }
 
 /// The state of one scan: the open levels, innermost last. A scan can be resumed as more

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use clap::Parser;
 
 use super::touch::parse_date;
-use super::util::quote;
+use super::util::{quote, utc};
 use crate::{CmdResult, Command, Context, parse_args};
 
 /// Display the current time (UTC) in the given FORMAT (+FORMAT, strftime-style),
@@ -70,7 +70,7 @@ impl Command for Date {
         } else {
             SystemTime::now()
         };
-        let dt: DateTime<Utc> = time.into();
+        let dt: DateTime<Utc> = utc(time);
         let fmt = match &args.format {
             Some(f) => match f.strip_prefix('+') {
                 Some(f) => f.to_string(),
@@ -109,6 +109,47 @@ impl Command for Date {
 mod tests {
     use super::*;
     use crate::testing::Invocation;
+
+    /// Found by the fuzz harness's edge inputs: each panicked, in `SystemTime` arithmetic,
+    /// in `Duration::from_secs_f64` or in chrono's conversion.
+    #[tokio::test]
+    async fn times_out_of_range() {
+        let inv = Invocation::default();
+        for d in [
+            "@9223372036854775807",
+            "@-9223372036854775808",
+            "@1e20",
+            "@inf",
+            "@nan",
+            "@99999999999999",
+        ] {
+            let (st, out, err) = inv.run(&Date, &["-d", d]).await;
+            assert_eq!((st, out.as_str()), (1, ""), "{d}");
+            assert!(err.contains("invalid date"), "{d}: {err}");
+        }
+        let (st, out, _) = inv.run(&Date, &["-d", "@-1.5", "+%s"]).await;
+        assert_eq!((st, out.as_str()), (0, "-2\n"));
+    }
+
+    /// A file's mtime is metadata anyone may set: one past chrono's range is shown as the
+    /// range's end by `date -r`, `ls -l` and `stat`, not a panic.
+    #[tokio::test]
+    async fn mtimes_out_of_range() {
+        let fs = crate::testing::MemFs::with_files(&[("/f", "x")]);
+        fs.set_mtime_secs("/f", 1 << 60);
+        let inv = Invocation {
+            fs,
+            ..Invocation::default()
+        };
+        let (st, out, _) = inv.run(&Date, &["-r", "/f", "+%Y"]).await;
+        assert_eq!((st, out.as_str()), (0, "+262142\n"));
+        let (st, out, _) = inv.run(&super::super::ls::Ls, &["-l", "/f"]).await;
+        assert!(st == 0 && out.contains("262142"), "{out}");
+        let (st, out, _) = inv
+            .run(&super::super::stat::Stat, &["-c", "%y", "/f"])
+            .await;
+        assert!(st == 0 && out.contains("262142"), "{out}");
+    }
 
     #[tokio::test]
     async fn formats() {

@@ -5,10 +5,9 @@
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use clap::Parser;
 
-use super::util::{BufOut, MAX_DEPTH, Pacer, human_size, mode_string, quote};
+use super::util::{BufOut, MAX_DEPTH, Pacer, human_size, mode_string, quote, utc};
 use crate::fs::{FileKind, Metadata};
 use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 
@@ -80,7 +79,7 @@ fn indicator(meta: &Metadata) -> &'static str {
 }
 
 fn fmt_time(t: SystemTime, now: SystemTime) -> String {
-    let dt: DateTime<Utc> = t.into();
+    let dt = utc(t);
     let six_months = std::time::Duration::from_secs(182 * 24 * 3600);
     let recent = match now.duration_since(t) {
         Ok(age) => age < six_months,

@@ -272,8 +272,9 @@ fn fmt_int(v: i128, conv: u8, spec: &Spec, out: &mut Vec<u8>) {
         if p == 0 && mag == 0 {
             digits.clear();
         }
-        while digits.len() < p {
-            digits.insert(0, '0');
+        if digits.len() < p {
+            // One allocation: inserting a zero at a time was quadratic in the precision.
+            digits = format!("{}{digits}", "0".repeat(p - digits.len()));
         }
     }
     if spec.alt {
@@ -706,6 +707,18 @@ mod tests {
         assert_eq!(pf(&["%b|", "a\\tb", "\\0101"]).await.1, "a\tb|A|");
         assert_eq!(pf(&["%b%s", "x\\cy", "z"]).await.1, "x");
         assert_eq!(pf(&["\\101\\x41\\u00e9"]).await.1, "AAé");
+    }
+
+    #[tokio::test]
+    async fn precision_pads_with_zeros() {
+        assert_eq!(
+            pf(&["%.5d|%.3x|%.0d", "42", "255", "0"]).await.1,
+            "00042|0ff|"
+        );
+        // Found by the fuzz harness's edge inputs: this took seconds, one zero at a time.
+        let (st, out, _) = pf(&["%.1000000000d", "7"]).await;
+        assert_eq!((st, out.len()), (0, MAX_FIELD));
+        assert!(out.ends_with("007"), "{}", &out[out.len() - 3..]);
     }
 
     #[tokio::test]

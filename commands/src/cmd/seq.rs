@@ -110,13 +110,18 @@ impl Command for Seq {
         let mut pacer = Pacer::default();
         let mut i: u64 = 0;
         let mut wrote = false;
+        let mut previous: Option<f64> = None;
         loop {
             let v = first + inc * i as f64;
             if (inc > 0.0 && v > last + inc.abs() * 1e-10)
                 || (inc < 0.0 && v < last - inc.abs() * 1e-10)
+                // Past 2^53 a step can be below the float's precision (`seq 1e308 1e308`):
+                // a value that did not move ends the sequence instead of repeating forever.
+                || previous == Some(v)
             {
                 break;
             }
+            previous = Some(v);
             let mut s = render(v);
             if width > 0 && s.len() < width {
                 let neg = s.starts_with('-');
@@ -150,6 +155,17 @@ mod tests {
 
     async fn seq(args: &[&str]) -> (i32, String, String) {
         Invocation::default().run(&Seq, args).await
+    }
+
+    /// Found by the fuzz harness's edge inputs: a step below the float's precision printed
+    /// the same number until cancelled.
+    #[tokio::test]
+    async fn steps_below_precision_end() {
+        let inv = Invocation::default();
+        let (st, out, _) = inv.run(&Seq, &["1e308", "1e308"]).await;
+        assert_eq!((st, out.lines().count()), (0, 1));
+        let (st, out, _) = inv.run(&Seq, &["1e17", "1e17"]).await;
+        assert_eq!((st, out.as_str()), (0, "100000000000000000\n"));
     }
 
     #[tokio::test]

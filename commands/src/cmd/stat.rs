@@ -8,11 +8,10 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use clap::Parser;
 
 use super::printf::{Escapes, unescape};
-use super::util::{mode_string, quote, quotef};
+use super::util::{mode_string, quote, quotef, utc};
 use crate::fs::{FileKind, Metadata};
 use crate::{CmdResult, Command, Context, parse_args};
 
@@ -106,7 +105,7 @@ fn epoch(t: SystemTime) -> (i64, u32) {
 
 /// `2023-11-14 22:13:20.000000000 +0000`.
 fn human_time(t: SystemTime) -> String {
-    let dt: DateTime<Utc> = t.into();
+    let dt = utc(t);
     dt.format("%Y-%m-%d %H:%M:%S.%9f +0000").to_string()
 }
 

@@ -45,10 +45,17 @@ pub(crate) fn parse_date(s: &str) -> Option<SystemTime> {
     let s = s.trim();
     if let Some(secs) = s.strip_prefix('@') {
         let v: f64 = secs.parse().ok()?;
+        // Only times a date can show (chrono's range); inf, NaN and 1e20 are none.
+        let whole = v.trunc();
+        if !(-1e13..=1e13).contains(&whole) {
+            return None;
+        }
+        chrono::DateTime::<Utc>::from_timestamp(whole as i64, 0)?;
+        let d = Duration::try_from_secs_f64(v.abs()).ok()?;
         return if v >= 0.0 {
-            Some(UNIX_EPOCH + Duration::from_secs_f64(v))
+            UNIX_EPOCH.checked_add(d)
         } else {
-            UNIX_EPOCH.checked_sub(Duration::from_secs_f64(-v))
+            UNIX_EPOCH.checked_sub(d)
         };
     }
     if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(s) {

@@ -99,6 +99,10 @@ impl Args {
     fn key<'l>(&self, line: &'l [u8]) -> Vec<u8> {
         let mut s: &'l [u8] = line;
         for _ in 0..self.skip_fields {
+            // `-f 9223372036854775807` must not count to the end of time.
+            if s.is_empty() {
+                break;
+            }
             let blanks = s.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
             s = &s[blanks..];
             let word = s.iter().take_while(|b| **b != b' ' && **b != b'\t').count();
@@ -236,6 +240,14 @@ mod tests {
         }
         .run(&Uniq, args)
         .await
+    }
+
+    /// Found by the fuzz harness: skipping a huge number of fields looped that many times
+    /// per line, without ever yielding.
+    #[tokio::test]
+    async fn skipping_more_fields_than_a_line_has() {
+        let (status, out, _) = uniq("a 1\nb 2\nc\n", &["-f", "9223372036854775807"]).await;
+        assert_eq!((status, out.as_str()), (0, "a 1\n"));
     }
 
     #[tokio::test]

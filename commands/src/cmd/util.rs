@@ -26,6 +26,32 @@ pub(crate) const PACE_EVERY: u32 = 256;
 /// pathological tree cannot exhaust memory or time.
 pub(crate) const MAX_DEPTH: usize = 256;
 
+/// `t` as a chrono date, clamped to chrono's range (about 262,000 years either side of
+/// 1970). chrono's own `From<SystemTime>` panics outside it, and a file's mtime is
+/// object metadata that any S3 tool can set to anything.
+pub(crate) fn utc(t: std::time::SystemTime) -> chrono::DateTime<chrono::Utc> {
+    use chrono::{DateTime, Utc};
+    let (secs, nanos) = match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => (
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_nanos(),
+        ),
+        Err(e) => {
+            let d = e.duration();
+            let s = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+            match d.subsec_nanos() {
+                0 => (-s, 0),
+                n => (-s - 1, 1_000_000_000 - n),
+            }
+        }
+    };
+    DateTime::<Utc>::from_timestamp(secs, nanos).unwrap_or(if secs < 0 {
+        DateTime::<Utc>::MIN_UTC
+    } else {
+        DateTime::<Utc>::MAX_UTC
+    })
+}
+
 /// Reports a missing operand the GNU way; GNU gives status 1 for it.
 pub(crate) async fn missing_operand(ctx: &Context, name: &str) -> crate::Status {
     ctx.err(format!(

@@ -26,7 +26,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         None
     };
     sh.source_depth += 1;
-    let r = sh.exec_program(&program, io).await;
+    let r = sh.exec_nested_input("source", &program, io).await;
     sh.source_depth -= 1;
     if let Some(p) = saved {
         sh.positional = p;

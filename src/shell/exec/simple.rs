@@ -146,7 +146,7 @@ impl Shell {
                 if a.append {
                     if let Some(Value::Array(_)) = self.vars.get(name).map(|v| &v.value) {
                         let next = match self.vars.get(name).map(|v| &v.value) {
-                            Some(Value::Array(m)) => m.keys().next_back().map_or(0, |k| k + 1),
+                            Some(Value::Array(m)) => crate::shell::next_index(m),
                             _ => 0,
                         };
                         return self.set_elem(name, next, &v);
@@ -175,7 +175,7 @@ impl Shell {
                     && let Some(Value::Array(m)) = self.vars.get(name).map(|v| &v.value)
                 {
                     map = m.clone();
-                    next = m.keys().next_back().map_or(0, |k| k + 1);
+                    next = crate::shell::next_index(m);
                 }
                 for (key, value) in elems {
                     match key {
@@ -183,12 +183,12 @@ impl Shell {
                             let idx = self.eval_arith(&k.value, fds, true).await?;
                             let v = self.expand_no_split(value, fds).await?;
                             map.insert(idx, v);
-                            next = idx + 1;
+                            next = idx.wrapping_add(1);
                         }
                         None => {
                             for v in self.expand_words(&[value], fds).await? {
                                 map.insert(next, v);
-                                next += 1;
+                                next = next.wrapping_add(1);
                             }
                         }
                     }
