@@ -1485,7 +1485,7 @@ mod tests {
         assert_eq!(unclosed_braces("${x}{a,b"), 1);
         assert_eq!(unclosed_braces("'{{{{{'{a,b}"), 0);
         let word = format!("{}a", "{x,".repeat(32));
-        assert_eq!(brace_expand(&word).unwrap(), [word.clone()]);
+        assert_eq!(brace_expand(&word).unwrap(), vec![word]);
         assert_eq!(brace_expand("{{a,b}").unwrap(), ["{a", "{b"]);
     }
 
