@@ -722,9 +722,6 @@ impl Shell {
             exported: false,
             readonly: false,
         });
-        if var.readonly {
-            return Err(ShellError::Readonly(name.to_string()));
-        }
         if let Value::Str(s) = &var.value {
             let mut m = BTreeMap::new();
             m.insert(0, s.clone());
