@@ -412,17 +412,7 @@ pub fn still_served(stream: &mut TcpStream) -> bool {
 /// Runs `cmd` with `stdin` piped in, like [`run_with_stdin`], but fails the test instead
 /// of hanging if it has not finished within `guard` (a hang guard, not a timing check).
 pub fn run_guarded(mut cmd: Command, stdin: &[u8], guard: Duration) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run ssh");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
+    let (mut child, writer) = spawn_with_stdin(&mut cmd, stdin);
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_reader = std::thread::spawn(move || {
@@ -462,7 +452,12 @@ impl Drop for Server {
     }
 }
 
-pub fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
+/// Starts `cmd` with its streams piped and a thread feeding it `stdin` (so a command that
+/// writes before it reads cannot deadlock against us).
+fn spawn_with_stdin(
+    cmd: &mut Command,
+    stdin: &[u8],
+) -> (std::process::Child, std::thread::JoinHandle<()>) {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -474,6 +469,11 @@ pub fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
     let writer = std::thread::spawn(move || {
         let _ = input.write_all(&data);
     });
+    (child, writer)
+}
+
+pub fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
+    let (child, writer) = spawn_with_stdin(&mut cmd, stdin);
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     out
