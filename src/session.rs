@@ -123,6 +123,24 @@ pub fn environment(
     ]
 }
 
+/// Most variables one channel takes from the client's `env` requests.
+pub const MAX_CLIENT_ENV: usize = 64;
+
+/// Longest value of a variable taken from an `env` request.
+pub const MAX_CLIENT_ENV_VALUE: usize = 4096;
+
+/// Whether a client may set `name` with an SSH `env` request (OpenSSH's `SendEnv` and
+/// `SetEnv`): the locale, the terminal, the time zone and forkbox's own variables, but not
+/// those forkbox sets itself (`FORKBOX_SESSION`, `FORKBOX_SNAPSHOT`). Everything else in
+/// the session's environment is forkbox's, and other requests are refused.
+pub fn client_may_set(name: &str) -> bool {
+    let known = matches!(name, "LANG" | "TERM" | "TZ")
+        || name.starts_with("LC_")
+        || (name.starts_with("FORKBOX_")
+            && !matches!(name, "FORKBOX_SESSION" | "FORKBOX_SNAPSHOT"));
+    known && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// Keeps the lease of a session's fork fresh until the session ends, so other servers'
 /// janitors leave the fork alone. A failed renewal is retried at the next tick; the fork
 /// is only at risk if renewals fail for a whole lease period.

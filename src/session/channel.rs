@@ -10,7 +10,7 @@ use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::{Activity, Session};
+use super::{Activity, MAX_CLIENT_ENV, MAX_CLIENT_ENV_VALUE, Session, client_may_set};
 use crate::shell::{
     Completeness, MAX_SCRIPT, PendingInput, Shell, ShellConfig, Stdio, command_too_long,
     line_too_long,
@@ -65,8 +65,22 @@ pub async fn run(
     let (mut rx, tx) = channel.split();
     let tx: Writer = Arc::new(tx);
     let mut pty: Option<Pty> = None;
+    let mut client_env: Vec<(String, String)> = Vec::new();
     let request = loop {
         match rx.wait().await {
+            Some(ChannelMsg::SetEnv {
+                variable_name,
+                variable_value,
+                ..
+            }) => {
+                if client_may_set(&variable_name)
+                    && variable_value.len() <= MAX_CLIENT_ENV_VALUE
+                    && client_env.len() < MAX_CLIENT_ENV
+                {
+                    client_env.retain(|(k, _)| *k != variable_name);
+                    client_env.push((variable_name, variable_value));
+                }
+            }
             Some(ChannelMsg::RequestPty {
                 term,
                 col_width,
@@ -102,7 +116,10 @@ pub async fn run(
     let mut shell = Shell::new(ShellConfig {
         fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs))),
         registry: session.services().registry.clone(),
-        env: session.environment(pty.as_ref().map(|p| p.term.as_str())),
+        env: with_client_env(
+            session.environment(pty.as_ref().map(|p| p.term.as_str())),
+            client_env,
+        ),
         cwd: "/".into(),
         interactive,
         budget: session.budget.clone(),
@@ -191,6 +208,21 @@ pub async fn run(
     }
     tracing::info!(status, "channel finished");
     finish(&tx, status).await;
+}
+
+/// The session's environment with what the client set through `env` requests in place
+/// of forkbox's values (`LANG`, `TERM`) or after them.
+fn with_client_env(
+    mut env: Vec<(String, String)>,
+    client: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    for (name, value) in client {
+        match env.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = value,
+            None => env.push((name, value)),
+        }
+    }
+    env
 }
 
 /// Runs an exec request without a terminal: the request's bytes as a script, or, when
