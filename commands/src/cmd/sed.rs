@@ -338,7 +338,7 @@ impl Command for Sed {
             Ok(p) => p,
             Err(e) => {
                 ctx.warn("sed", e.0).await;
-                return Ok(1);
+                return Ok(e.1);
             }
         };
         if o.in_place.is_some() && o.operands.is_empty() {
@@ -898,9 +898,12 @@ mod tests {
             i.run(&Sed, &["-f", "bad.sed"]).await.2,
             "sed: file bad.sed line 3: unknown command: `k'\n"
         );
-        let (st, err) = fails("", &[r"s/\(a\)\1/x/"]).await;
+        let (st, err) = fails("", &[r"s/\(a\)\2/x/"]).await;
         assert_eq!(st, 1);
-        assert!(err.contains("back-references"), "{err}");
+        assert_eq!(
+            err,
+            "sed: -e expression #1, char 12: Invalid back reference\n"
+        );
         let (st, err) = fails("", &["e ls"]).await;
         assert_eq!(st, 1);
         assert!(err.contains("not supported"), "{err}");
