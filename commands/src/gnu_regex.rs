@@ -56,6 +56,21 @@ pub struct Flags {
     pub whole_line: bool,
     /// Match only whole words (`grep -w`): no word character just before or after.
     pub whole_word: bool,
+    /// The C locale: every byte is one character, and classes and case are ASCII's.
+    /// Otherwise (the session's C.UTF-8) text is decoded as UTF-8.
+    pub c_locale: bool,
+}
+
+/// Whether the locale an environment names is the C locale (not UTF-8): the first set of
+/// `LC_ALL`, `LC_CTYPE`, `LANG` decides; none set is C.
+pub fn c_locale(env: &std::collections::BTreeMap<String, String>) -> bool {
+    let name = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| env.get(*k).filter(|v| !v.is_empty()));
+    !name.is_some_and(|v| {
+        let v = v.to_ascii_lowercase();
+        v.contains("utf-8") || v.contains("utf8")
+    })
 }
 
 /// Where GNU's message comes from: a compile error of glibc's regex (`sed` prefixes it
@@ -140,6 +155,14 @@ pub fn compile_many(patterns: &[&str], dialect: Dialect, flags: Flags) -> Result
     let mut groups = 0;
     let mut warnings = Vec::new();
     for p in patterns {
+        // The C locale reads the pattern byte by byte too.
+        let latin: String;
+        let p: &str = if flags.c_locale {
+            latin = p.bytes().map(ast::from_byte).collect();
+            &latin
+        } else {
+            p
+        };
         let mut node = match dialect {
             Dialect::Literal => Node::Concat(p.chars().map(Node::Char).collect()),
             Dialect::Basic | Dialect::Extended => {
@@ -174,10 +197,11 @@ pub fn compile_many(patterns: &[&str], dialect: Dialect, flags: Flags) -> Result
         1 => branches.pop().unwrap_or(Node::Empty),
         _ => Node::Alt(branches),
     };
-    let prog = Prog::new(&node, groups, flags.icase, flags.multiline);
-    let fast = match fast::translate(&node) {
+    let prog = Prog::new(&node, groups, flags.icase, flags.multiline, flags.c_locale);
+    let fast = match fast::translate(&node, flags.c_locale) {
         Some(text) => Some(
             regex::bytes::RegexBuilder::new(&text)
+                .unicode(!flags.c_locale)
                 .case_insensitive(flags.icase)
                 .multi_line(flags.multiline)
                 .dot_matches_new_line(!flags.multiline)

@@ -109,6 +109,8 @@ struct Cfg {
     group_separator: Option<String>,
     color: bool,
     initial_tab: bool,
+    /// The C locale (bytes are characters, no encoding errors), from the environment.
+    c_locale: bool,
 }
 
 /// How reading the command line ended, when it does not lead to a search.
@@ -158,6 +160,7 @@ async fn configure(
     };
     let mut cfg = Cfg {
         matcher: default_matcher,
+        c_locale: gnu_regex::c_locale(&ctx.env),
         ..Cfg::default()
     };
     let (mut help, mut version, mut color_when) = (false, false, None::<String>);
@@ -373,6 +376,7 @@ async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Regex,
         strict: false,
         whole_line: cfg.line,
         whole_word: cfg.word && !cfg.line,
+        c_locale: cfg.c_locale,
     };
     let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
     match gnu_regex::compile_many(&refs, dialect, flags) {
@@ -393,19 +397,23 @@ struct Lines {
     /// A line being gathered across chunks.
     partial: Vec<u8>,
     charge: Charge,
-    /// A chunk with a NUL byte was read.
+    /// No more NUL checks needed: one was found, or NUL ends lines (-z).
     nul: bool,
+    /// A chunk with a NUL byte was read (the data is binary from there on).
+    binary: bool,
     /// Offset of the next line's first byte (`-b`).
     offset: u64,
 }
 
 impl Lines {
-    fn new(ctx: &Context) -> Lines {
+    /// `null_data`: lines end with NUL (-z), which then says nothing of binary data.
+    fn new(ctx: &Context, null_data: bool) -> Lines {
         Lines {
             pending: Bytes::new(),
             partial: Vec::new(),
             charge: ctx.budget.empty_charge(),
-            nul: false,
+            nul: null_data,
+            binary: false,
             offset: 0,
         }
     }
@@ -424,6 +432,7 @@ impl Lines {
                     Ok(Some(c)) => {
                         if !self.nul && memchr0(&c) {
                             self.nul = true;
+                            self.binary = true;
                         }
                         self.pending = c;
                     }
@@ -537,7 +546,7 @@ impl Grep<'_> {
     ) -> Result<Result<Outcome, FsError>, Interrupt> {
         let cfg = self.cfg;
         let delim = if cfg.null_data { 0u8 } else { b'\n' };
-        let mut lines = Lines::new(self.ctx);
+        let mut lines = Lines::new(self.ctx, cfg.null_data);
         let mut lineno = 0u64;
         let mut count = 0u64;
         let mut before: VecDeque<(u64, u64, Bytes)> = VecDeque::new();
@@ -565,7 +574,7 @@ impl Grep<'_> {
             pacer.tick(self.ctx).await?;
             lineno += 1;
             let line = rec.strip_suffix(&[delim]).unwrap_or(&rec);
-            if lines.nul && !text && cfg.binary_files == BinaryFiles::WithoutMatch {
+            if lines.binary && !text && cfg.binary_files == BinaryFiles::WithoutMatch {
                 return Ok(Ok(Outcome::Done));
             }
             let limit_hit = cfg.max_count.is_some_and(|m| count >= m);
@@ -589,11 +598,11 @@ impl Grep<'_> {
                 if !printing {
                     continue;
                 }
-                if lines.nul && !text {
+                if lines.binary && !text {
                     binary_match = true;
                     break;
                 }
-                if !text && std::str::from_utf8(line).is_err() {
+                if !text && !cfg.c_locale && std::str::from_utf8(line).is_err() {
                     encoding_error = true;
                     continue;
                 }
@@ -627,7 +636,7 @@ impl Grep<'_> {
             } else if printing {
                 if after_left > 0 {
                     after_left -= 1;
-                    if lines.nul && !text {
+                    if lines.binary && !text {
                         continue;
                     }
                     self.emit_line(out, name, lineno, offset, line, b'-')
@@ -787,7 +796,7 @@ impl Grep<'_> {
                 Err(e) => return Ok(Err(e)),
             };
             if e == s {
-                at = s + char_len(line, s);
+                at = s + self.char_len(line, s);
                 continue;
             }
             buf.extend_from_slice(&line[last..s]);
@@ -818,7 +827,7 @@ impl Grep<'_> {
                 Err(e) => return Ok(Err(e)),
             };
             if e == s {
-                at = s + char_len(line, s);
+                at = s + self.char_len(line, s);
                 continue;
             }
             let mut buf = Vec::with_capacity(e - s + name.len() + 12);
@@ -833,6 +842,15 @@ impl Grep<'_> {
             at = e;
         }
         Ok(Ok(()))
+    }
+
+    /// How far `-o` steps past an empty match: one character.
+    fn char_len(&self, line: &[u8], at: usize) -> usize {
+        if self.cfg.c_locale {
+            1
+        } else {
+            char_len(line, at)
+        }
     }
 
     /// Whether `--include`/`--exclude` leave out the file `name` (its base name, or the

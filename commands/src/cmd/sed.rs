@@ -25,6 +25,7 @@ use self::exec::{DEFAULT_WRAP, Exec, Inputs, Settings, Sink, Source, Stop};
 use self::parse::{Origin, Piece};
 use super::util::{Reader, base_name};
 use crate::fs::{FsError, WriteMode};
+use crate::gnu_regex::c_locale;
 use crate::{CmdResult, Command, Context, Status};
 
 /// Largest file `-i` edits: the whole file and its new content are held in memory.
@@ -334,7 +335,7 @@ impl Command for Sed {
         {
             o.quiet = true;
         }
-        let prog = match parse::parse(&pieces, o.ere, o.sandbox) {
+        let prog = match parse::parse(&pieces, o.ere, c_locale(&ctx.env), o.sandbox) {
             Ok(p) => p,
             Err(e) => {
                 ctx.warn("sed", e.0).await;
@@ -349,6 +350,7 @@ impl Command for Sed {
             quiet: o.quiet,
             delim: if o.null_data { 0 } else { b'\n' },
             wrap: o.wrap.unwrap_or(DEFAULT_WRAP),
+            c_locale: c_locale(&ctx.env),
         };
         let mut ex = Exec::new(ctx, &prog, settings);
         if !ex.open_wfiles().await {

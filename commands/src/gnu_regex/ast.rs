@@ -63,8 +63,12 @@ impl Named {
         })
     }
 
-    /// Whether `c` is in the class, as glibc's C.UTF-8 locale classifies characters.
+    /// Whether `c` is in the class, as glibc's C.UTF-8 locale classifies characters (a
+    /// byte of the C locale's upper half, [`from_byte`], is in none).
     pub(crate) fn contains(self, c: char) -> bool {
+        if is_high_byte(c) {
+            return false;
+        }
         match self {
             Named::Alpha => c.is_alphabetic(),
             Named::Digit => c.is_ascii_digit(),
@@ -82,8 +86,26 @@ impl Named {
         }
     }
 
-    /// The class in the `regex` crate's syntax, for use inside `[…]`.
-    pub(crate) fn crate_syntax(self) -> &'static str {
+    /// The class in the `regex` crate's syntax, for use inside `[…]`; `ascii` for the
+    /// C locale (the crate's Unicode mode off).
+    pub(crate) fn crate_syntax(self, ascii: bool) -> &'static str {
+        if ascii {
+            return match self {
+                Named::Alpha => "[:alpha:]",
+                Named::Digit => "[:digit:]",
+                Named::Alnum => "[:alnum:]",
+                Named::Upper => "[:upper:]",
+                Named::Lower => "[:lower:]",
+                Named::Space => "[:space:]",
+                Named::Blank => "[:blank:]",
+                Named::Punct => "[:punct:]",
+                Named::Print => "[:print:]",
+                Named::Graph => "[:graph:]",
+                Named::Cntrl => "[:cntrl:]",
+                Named::Xdigit => "[:xdigit:]",
+                Named::Word => "[:word:]",
+            };
+        }
         match self {
             Named::Alpha => r"\p{Alphabetic}",
             Named::Digit => "0-9",
@@ -117,7 +139,30 @@ fn is_graph(c: char) -> bool {
 
 /// A word character of `\w`, `\b`, `\<`, `\>` and `grep -w`.
 pub(crate) fn is_word(c: char) -> bool {
-    c == '_' || c.is_alphanumeric()
+    c == '_' || (c.is_alphanumeric() && !is_high_byte(c))
+}
+
+/// Where the C locale's bytes 0x80–0xFF live as characters: a private-use block, so they
+/// are in no class and have no case, and keep their order for ranges.
+const HIGH_BYTES: u32 = 0xF700;
+
+/// The character the C locale reads byte `b` as.
+pub(crate) fn from_byte(b: u8) -> char {
+    if b < 0x80 {
+        char::from(b)
+    } else {
+        char::from_u32(HIGH_BYTES + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
+    }
+}
+
+/// The byte a C-locale character stands for, if it is one of the upper half.
+pub(crate) fn high_byte(c: char) -> Option<u8> {
+    let v = u32::from(c).checked_sub(HIGH_BYTES)?;
+    u8::try_from(v).ok().filter(|b| *b >= 0x80)
+}
+
+fn is_high_byte(c: char) -> bool {
+    high_byte(c).is_some()
 }
 
 /// One item of a bracket expression.

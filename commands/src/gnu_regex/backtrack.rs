@@ -7,7 +7,7 @@
 //! ([`MAX_STEPS`]) stops a hostile pattern (`\(a*\)*\1`) with an error instead of a hang.
 //! Backtracking uses an explicit stack, never recursion.
 
-use super::ast::{Look, Node, Set, is_word, other_cases};
+use super::ast::{Look, Node, Set, from_byte, is_word, other_cases};
 
 /// Instructions a search may execute before it gives up: about a tenth of a second.
 pub(crate) const MAX_STEPS: u64 = 20_000_000;
@@ -58,6 +58,8 @@ pub(crate) struct Prog {
     icase: bool,
     multiline: bool,
     backrefs: bool,
+    /// The C locale: every byte is a character ([`from_byte`]).
+    bytes: bool,
 }
 
 /// Slots of a match: `slots[2i]..slots[2i+1]` is group `i`; `usize::MAX` is unset.
@@ -73,7 +75,13 @@ struct Compiler {
 
 impl Prog {
     /// `None` when the program would pass [`MAX_INSTS`].
-    pub(crate) fn new(node: &Node, groups: usize, icase: bool, multiline: bool) -> Option<Prog> {
+    pub(crate) fn new(
+        node: &Node,
+        groups: usize,
+        icase: bool,
+        multiline: bool,
+        bytes: bool,
+    ) -> Option<Prog> {
         let mut c = Compiler {
             insts: Vec::new(),
             sets: Vec::new(),
@@ -95,6 +103,7 @@ impl Prog {
             icase,
             multiline,
             backrefs: node.has_backref(),
+            bytes,
         })
     }
 
@@ -112,7 +121,7 @@ impl Prog {
             if let Some(m) = self.run(hay, s, mode, &mut memo, &mut steps)? {
                 return Ok(Some(m));
             }
-            s += char_len(hay, s);
+            s += self.char_len(hay, s);
         }
         Ok(None)
     }
@@ -162,7 +171,7 @@ impl Prog {
                     break;
                 }
                 match &self.insts[pc] {
-                    Inst::Char(c) => match decode(hay, pos) {
+                    Inst::Char(c) => match self.decode(hay, pos) {
                         Some((h, len))
                             if h == *c || (self.icase && other_cases(*c).any(|o| o == h)) =>
                         {
@@ -171,14 +180,14 @@ impl Prog {
                         }
                         _ => break,
                     },
-                    Inst::Any => match decode(hay, pos) {
+                    Inst::Any => match self.decode(hay, pos) {
                         Some((h, len)) if !(self.multiline && h == '\n') => {
                             pc += 1;
                             pos += len;
                         }
                         _ => break,
                     },
-                    Inst::Set(i) => match decode(hay, pos) {
+                    Inst::Set(i) => match self.decode(hay, pos) {
                         Some((h, len)) if self.sets[*i].contains(h, self.icase) => {
                             pc += 1;
                             pos += len;
@@ -254,8 +263,8 @@ impl Prog {
         }
         let (mut i, mut j) = (0, pos);
         while i < group.len() {
-            let (a, la) = decode(group, i)?;
-            let (b, lb) = decode(hay, j)?;
+            let (a, la) = self.decode(group, i)?;
+            let (b, lb) = self.decode(hay, j)?;
             if a != b && !other_cases(a).any(|o| o == b) {
                 return None;
             }
@@ -265,9 +274,28 @@ impl Prog {
         Some(j - pos)
     }
 
+    /// The character at `pos` and its length, in this program's locale.
+    fn decode(&self, hay: &[u8], pos: usize) -> Option<(char, usize)> {
+        if self.bytes {
+            return hay.get(pos).map(|&b| (from_byte(b), 1));
+        }
+        decode(hay, pos)
+    }
+
+    fn char_len(&self, hay: &[u8], pos: usize) -> usize {
+        self.decode(hay, pos).map_or(1, |(_, l)| l)
+    }
+
+    fn prev_char(&self, hay: &[u8], pos: usize) -> Option<char> {
+        if self.bytes {
+            return pos.checked_sub(1).map(|p| from_byte(hay[p]));
+        }
+        prev_char(hay, pos)
+    }
+
     fn look(&self, l: Look, hay: &[u8], pos: usize) -> bool {
-        let before = || prev_char(hay, pos).is_some_and(is_word);
-        let after = || decode(hay, pos).is_some_and(|(c, _)| is_word(c));
+        let before = || self.prev_char(hay, pos).is_some_and(is_word);
+        let after = || self.decode(hay, pos).is_some_and(|(c, _)| is_word(c));
         match l {
             Look::LineStart => pos == 0 || (self.multiline && hay[pos - 1] == b'\n'),
             Look::LineEnd => pos == hay.len() || (self.multiline && hay[pos] == b'\n'),
@@ -426,11 +454,6 @@ pub(crate) fn decode(hay: &[u8], pos: usize) -> Option<(char, usize)> {
     let bytes = hay.get(pos..pos + len)?;
     let s = std::str::from_utf8(bytes).ok()?;
     s.chars().next().map(|c| (c, len))
-}
-
-/// The length of the character at `pos` (1 for a byte that is not valid UTF-8).
-pub(crate) fn char_len(hay: &[u8], pos: usize) -> usize {
-    decode(hay, pos).map_or(1, |(_, l)| l)
 }
 
 fn prev_char(hay: &[u8], pos: usize) -> Option<char> {

@@ -3,24 +3,26 @@
 
 use std::fmt::Write as _;
 
-use super::ast::{Item, Look, Node, Set};
+use super::ast::{Item, Look, Node, Set, high_byte};
 
 /// The pattern in the `regex` crate's syntax; `None` when it has a back-reference.
-pub(crate) fn translate(node: &Node) -> Option<String> {
+/// `ascii`: the C locale, for the crate's Unicode mode off (bytes of the upper half are
+/// written `\xNN`).
+pub(crate) fn translate(node: &Node, ascii: bool) -> Option<String> {
     if node.has_backref() {
         return None;
     }
     let mut out = String::new();
-    emit(node, &mut out);
+    emit(node, ascii, &mut out);
     Some(out)
 }
 
-fn emit(node: &Node, out: &mut String) {
+fn emit(node: &Node, ascii: bool, out: &mut String) {
     match node {
         Node::Empty => out.push_str("(?:)"),
         Node::Char(c) => push_char(*c, out),
         Node::Any => out.push('.'),
-        Node::Set(set) => emit_set(set, out),
+        Node::Set(set) => emit_set(set, ascii, out),
         Node::Look(l) => out.push_str(match l {
             Look::LineStart => "^",
             Look::LineEnd => "$",
@@ -35,14 +37,14 @@ fn emit(node: &Node, out: &mut String) {
         }),
         Node::Group(n, _) => {
             out.push('(');
-            emit(n, out);
+            emit(n, ascii, out);
             out.push(')');
         }
         Node::Backref(_) => out.push_str("[^\\s\\S]"),
         Node::Concat(v) => {
             for n in v {
                 out.push_str("(?:");
-                emit(n, out);
+                emit(n, ascii, out);
                 out.push(')');
             }
         }
@@ -52,13 +54,13 @@ fn emit(node: &Node, out: &mut String) {
                     out.push('|');
                 }
                 out.push_str("(?:");
-                emit(n, out);
+                emit(n, ascii, out);
                 out.push(')');
             }
         }
         Node::Repeat(n, min, max) => {
             out.push_str("(?:");
-            emit(n, out);
+            emit(n, ascii, out);
             out.push(')');
             match (min, max) {
                 (0, None) => out.push('*'),
@@ -76,6 +78,10 @@ fn emit(node: &Node, out: &mut String) {
 }
 
 fn push_char(c: char, out: &mut String) {
+    if let Some(b) = high_byte(c) {
+        let _ = write!(out, "\\x{b:02X}");
+        return;
+    }
     if regex_syntax_special(c) {
         out.push('\\');
     }
@@ -105,7 +111,7 @@ fn regex_syntax_special(c: char) -> bool {
     )
 }
 
-fn emit_set(set: &Set, out: &mut String) {
+fn emit_set(set: &Set, ascii: bool, out: &mut String) {
     if set.items.is_empty() {
         out.push_str(if set.negated { r"[\s\S]" } else { r"[^\s\S]" });
         return;
@@ -122,7 +128,7 @@ fn emit_set(set: &Set, out: &mut String) {
                 out.push('-');
                 push_char(b, out);
             }
-            Item::Class(n) => out.push_str(n.crate_syntax()),
+            Item::Class(n) => out.push_str(n.crate_syntax(ascii)),
         }
     }
     out.push(']');

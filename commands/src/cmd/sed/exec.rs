@@ -48,6 +48,8 @@ pub(super) struct Settings {
     /// `-z`: lines end with NUL.
     pub delim: u8,
     pub wrap: usize,
+    /// The C locale: a character is a byte (how far an empty match steps).
+    pub c_locale: bool,
 }
 
 /// One input line and whether it ended with the delimiter.
@@ -750,7 +752,8 @@ impl<'a> Exec<'a> {
             let Some((start, end)) = caps.get(0) else {
                 break;
             };
-            let step = |at: usize| at + char_width(&self.ps, at);
+            let bytes = self.set.c_locale;
+            let step = |at: usize| at + if bytes { 1 } else { char_width(&self.ps, at) };
             if start == end && prev_end == Some(start) {
                 pos = step(start);
                 continue;

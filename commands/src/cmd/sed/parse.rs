@@ -136,7 +136,14 @@ pub(super) struct ParseError(pub String, pub i32);
 
 /// Parses the pieces of a script. `ere` selects extended regexes, `sandbox` rejects
 /// the commands that touch files.
-pub(super) fn parse(pieces: &[Piece], ere: bool, sandbox: bool) -> Result<Program, ParseError> {
+/// Parses the pieces of a script. `ere` selects extended regexes, `c_locale` reads them
+/// byte by byte (the C locale) rather than as UTF-8, `sandbox` rejects `r`/`w`/`e`.
+pub(super) fn parse(
+    pieces: &[Piece],
+    ere: bool,
+    c_locale: bool,
+    sandbox: bool,
+) -> Result<Program, ParseError> {
     let mut chars = Vec::new();
     let mut starts = Vec::new();
     for p in pieces {
@@ -150,6 +157,7 @@ pub(super) fn parse(pieces: &[Piece], ere: bool, sandbox: bool) -> Result<Progra
         pieces,
         starts,
         ere,
+        c_locale,
         sandbox,
         seen_regex: false,
         cmds: Vec::new(),
@@ -173,6 +181,7 @@ struct Parser<'a> {
     /// Where each piece starts in `s`.
     starts: Vec<usize>,
     ere: bool,
+    c_locale: bool,
     sandbox: bool,
     /// A non-empty regex was seen, so `//` has something to refer to.
     seen_regex: bool,
@@ -367,6 +376,7 @@ impl Parser<'_> {
             icase,
             multiline: multi,
             strict: true,
+            c_locale: self.c_locale,
             ..Flags::default()
         };
         match gnu_regex::compile(&pre, dialect, flags) {
