@@ -366,7 +366,7 @@ impl Parser<'_> {
             return Ok(None);
         }
         self.seen_regex = true;
-        let pre = unescape_regex(pat, self.ere);
+        let pre = unescape_regex(pat);
         let dialect = if self.ere {
             Dialect::Extended
         } else {
@@ -873,8 +873,8 @@ fn simple_escape(c: char) -> Option<u8> {
 }
 
 /// Turns sed's own escapes in a regex (`\t`, `\xHH`, …) into the characters, before the
-/// regex is parsed; a character that is special in the dialect stays literal (escaped).
-fn unescape_regex(p: &str, ere: bool) -> String {
+/// regex is parsed, raw (as GNU sed does: what they make may be special).
+fn unescape_regex(p: &str) -> String {
     let c: Vec<char> = p.chars().collect();
     let mut out = String::with_capacity(p.len());
     let mut i = 0;
@@ -887,16 +887,8 @@ fn unescape_regex(p: &str, ere: bool) -> String {
                 continue;
             }
             if let Some((b, used)) = numeric_escape(&c, i + 1) {
-                let ch = char::from(b);
-                let special = if ere {
-                    b.is_ascii_punctuation()
-                } else {
-                    b".*[]^$\\".contains(&b)
-                };
-                if special {
-                    out.push('\\');
-                }
-                out.push(ch);
+                // GNU sed puts the character in raw: `\x2e` is a `.` that matches anything.
+                out.push(char::from(b));
                 i += 1 + used;
                 continue;
             }
