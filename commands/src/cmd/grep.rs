@@ -8,7 +8,8 @@
 //! here, so a chunk holding a NUL byte makes the file binary from there on, as GNU's
 //! buffer-wise check does ("binary file matches" on stderr, no lines); a selected line
 //! that is not valid UTF-8 is left out and reported the same way at the end of its file.
-//! `-P` is refused as GNU grep built without PCRE refuses it.
+//! `-P` (Perl regexes) goes to the `fancy-regex` crate: one pattern, as GNU's; a line
+//! that is not UTF-8 is matched as its lossy UTF-8 reading, with no `-o` parts.
 
 mod opts;
 
@@ -356,18 +357,82 @@ async fn read_whole(
     reader.read_to_end(MAX_PATTERNS, charge).await
 }
 
+/// Steps `-P`'s backtracking may take on one line before it gives up (as PCRE's limit).
+const PERL_BACKTRACK_LIMIT: usize = 10_000_000;
+
+/// A compiled pattern set: GNU's dialects, or Perl's (`-P`).
+enum Matcher {
+    Gnu(Regex),
+    Perl(Box<fancy_regex::Regex>),
+}
+
+/// Matching gave up; the message says why.
+struct MatchFail(String);
+
+impl From<gnu_regex::TooComplex> for MatchFail {
+    fn from(e: gnu_regex::TooComplex) -> MatchFail {
+        MatchFail(e.to_string())
+    }
+}
+
+impl From<fancy_regex::Error> for MatchFail {
+    fn from(_: fancy_regex::Error) -> MatchFail {
+        MatchFail("exceeded PCRE's backtracking limit".into())
+    }
+}
+
+impl Matcher {
+    fn is_match(&self, line: &[u8]) -> Result<bool, MatchFail> {
+        match self {
+            Matcher::Gnu(re) => Ok(re.is_match(line)?),
+            Matcher::Perl(re) => Ok(re.is_match(&String::from_utf8_lossy(line))?),
+        }
+    }
+
+    fn find_at(&self, line: &[u8], at: usize) -> Result<Option<(usize, usize)>, MatchFail> {
+        match self {
+            Matcher::Gnu(re) => Ok(re.find_at(line, at)?),
+            Matcher::Perl(re) => {
+                let Ok(text) = std::str::from_utf8(line) else {
+                    return Ok(None);
+                };
+                if !text.is_char_boundary(at) {
+                    return Ok(None);
+                }
+                Ok(re.find_from_pos(text, at)?.map(|m| (m.start(), m.end())))
+            }
+        }
+    }
+}
+
+/// `-P`: one pattern for the `fancy-regex` crate, with -i, -w, -x as GNU applies them.
+async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Matcher, Early> {
+    let [pattern] = patterns else {
+        return Err(fatal(ctx, "the -P option only supports a single pattern").await);
+    };
+    let body = if cfg.line {
+        format!("^(?:{pattern})$")
+    } else if cfg.word {
+        format!("(?<!\\w)(?:{pattern})(?!\\w)")
+    } else {
+        pattern.clone()
+    };
+    match fancy_regex::RegexBuilder::new(&body)
+        .case_insensitive(cfg.icase)
+        .backtrack_limit(PERL_BACKTRACK_LIMIT)
+        .build()
+    {
+        Ok(re) => Ok(Matcher::Perl(Box::new(re))),
+        Err(e) => Err(fatal(ctx, &e.to_string()).await),
+    }
+}
+
 /// What compiling the patterns gave.
-async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Regex, Early> {
+async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Matcher, Early> {
     let dialect = match cfg.matcher {
         Some('E') => Dialect::Extended,
         Some('F') => Dialect::Literal,
-        Some('P') => {
-            return Err(fatal(
-                ctx,
-                "Perl matching not supported in a --disable-perl-regexp build",
-            )
-            .await);
-        }
+        Some('P') => return compile_perl(ctx, cfg, patterns).await,
         _ => Dialect::Basic,
     };
     let flags = Flags {
@@ -384,7 +449,7 @@ async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Regex,
             for w in re.warnings() {
                 ctx.warn("grep", format!("warning: {w}")).await;
             }
-            Ok(re)
+            Ok(Matcher::Gnu(re))
         }
         Err(e) => Err(fatal(ctx, &e.msg).await),
     }
@@ -501,7 +566,7 @@ fn paint(buf: &mut Vec<u8>, color: &str, text: &[u8]) {
 struct Grep<'a> {
     ctx: &'a Context,
     cfg: &'a Cfg,
-    re: Regex,
+    re: Matcher,
     show_names: bool,
     before: usize,
     after: usize,
@@ -520,7 +585,7 @@ enum Outcome {
 }
 
 impl Grep<'_> {
-    fn is_match(&self, line: &[u8]) -> Result<bool, gnu_regex::TooComplex> {
+    fn is_match(&self, line: &[u8]) -> Result<bool, MatchFail> {
         Ok(self.re.is_match(line)? != self.cfg.invert)
     }
 
@@ -531,10 +596,10 @@ impl Grep<'_> {
         }
     }
 
-    /// Matching gave up (the backtracker's budget): say so, and stop.
-    async fn too_complex(&mut self, e: gnu_regex::TooComplex) -> Outcome {
+    /// Matching gave up (a backtracker's budget): say so, and stop.
+    async fn too_complex(&mut self, e: MatchFail) -> Outcome {
         self.status_error = true;
-        self.ctx.warn("grep", e).await;
+        self.ctx.warn("grep", e.0).await;
         Outcome::Quit
     }
 
@@ -779,7 +844,7 @@ impl Grep<'_> {
         lineno: u64,
         offset: u64,
         line: &[u8],
-    ) -> Result<Result<(), gnu_regex::TooComplex>, Interrupt> {
+    ) -> Result<Result<(), MatchFail>, Interrupt> {
         if !self.cfg.color || self.cfg.invert {
             self.emit_line(out, name, lineno, offset, line, b':')
                 .await?;
@@ -818,7 +883,7 @@ impl Grep<'_> {
         lineno: u64,
         offset: u64,
         line: &[u8],
-    ) -> Result<Result<(), gnu_regex::TooComplex>, Interrupt> {
+    ) -> Result<Result<(), MatchFail>, Interrupt> {
         let mut at = 0;
         while at <= line.len() {
             let (s, e) = match self.re.find_at(line, at) {

@@ -43,9 +43,14 @@ fn emit(node: &Node, ascii: bool, out: &mut String) {
         Node::Backref(_) => out.push_str("[^\\s\\S]"),
         Node::Concat(v) => {
             for n in v {
-                out.push_str("(?:");
-                emit(n, ascii, out);
-                out.push(')');
+                // Only an alternation needs a group to stay one item of a sequence.
+                if matches!(n, Node::Alt(_)) {
+                    out.push_str("(?:");
+                    emit(n, ascii, out);
+                    out.push(')');
+                } else {
+                    emit(n, ascii, out);
+                }
             }
         }
         Node::Alt(v) => {
