@@ -109,6 +109,8 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(which::Which),
         Arc::new(xargs::Xargs),
         Arc::new(yes::Yes),
+        Arc::new(grep::EgrepCmd),
+        Arc::new(grep::FgrepCmd),
     ]
 }
 

@@ -7,6 +7,8 @@
 //! - [`fs`]: the [`FileSystem`] port, the only way a command touches files.
 //! - this file: the [`Command`] trait, the [`Context`] an invocation runs in, and the one
 //!   place where a command's outcome becomes an exit status ([`exit_status`]).
+//! - [`gnu_regex`]: GNU's BRE/ERE dialect (parse, GNU's errors, POSIX longest matches,
+//!   back-references) for `grep`, `sed` and the tools to come.
 //! - [`cmd`]: one file per native command; [`all`] lists them for the registry.
 //! - [`testing`]: an in-memory [`FileSystem`] and a harness for unit tests.
 //!
@@ -23,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 pub mod budget;
 pub mod cmd;
 pub mod fs;
+pub mod gnu_regex;
 pub mod io;
 pub mod testing;
 
