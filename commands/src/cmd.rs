@@ -14,6 +14,7 @@ mod df;
 mod du;
 pub mod echo;
 mod env;
+mod find;
 mod grep;
 mod head;
 mod help;
@@ -109,6 +110,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(which::Which),
         Arc::new(xargs::Xargs),
         Arc::new(yes::Yes),
+        Arc::new(find::Find),
     ]
 }
 
