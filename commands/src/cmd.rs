@@ -11,6 +11,7 @@ mod cp;
 mod cut;
 mod date;
 mod df;
+mod diff;
 mod du;
 pub mod echo;
 mod env;
@@ -111,6 +112,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(xargs::Xargs),
         Arc::new(yes::Yes),
         Arc::new(find::Find),
+        Arc::new(diff::Diff),
     ]
 }
 
