@@ -11,9 +11,11 @@ mod cp;
 mod cut;
 mod date;
 mod df;
+mod diff;
 mod du;
 pub mod echo;
 mod env;
+mod find;
 mod grep;
 mod head;
 mod help;
@@ -111,6 +113,8 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(yes::Yes),
         Arc::new(grep::EgrepCmd),
         Arc::new(grep::FgrepCmd),
+        Arc::new(find::Find),
+        Arc::new(diff::Diff),
     ]
 }
 
