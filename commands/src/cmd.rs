@@ -45,6 +45,12 @@ mod wc;
 mod which;
 mod xargs;
 mod yes;
+mod tac;
+mod rev;
+mod paste;
+mod comm;
+mod join;
+pub(crate) mod textin;
 
 /// Every native command.
 /// Commands for launchers that have no shell (this crate's tests): `echo`, `true` and
@@ -109,6 +115,11 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(which::Which),
         Arc::new(xargs::Xargs),
         Arc::new(yes::Yes),
+        Arc::new(tac::Tac),
+        Arc::new(rev::Rev),
+        Arc::new(paste::Paste),
+        Arc::new(comm::Comm),
+        Arc::new(join::Join),
     ]
 }
 
