@@ -50,6 +50,9 @@ mod rev;
 mod paste;
 mod comm;
 mod join;
+mod nl;
+mod fold;
+mod expand;
 pub(crate) mod textin;
 
 /// Every native command.
@@ -120,6 +123,10 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(paste::Paste),
         Arc::new(comm::Comm),
         Arc::new(join::Join),
+        Arc::new(nl::Nl),
+        Arc::new(fold::Fold),
+        Arc::new(expand::Expand),
+        Arc::new(expand::Unexpand),
     ]
 }
 
