@@ -53,6 +53,10 @@ mod join;
 mod nl;
 mod fold;
 mod expand;
+mod column;
+mod tsort;
+mod strings;
+mod shuf;
 pub(crate) mod textin;
 
 /// Every native command.
@@ -127,6 +131,10 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(fold::Fold),
         Arc::new(expand::Expand),
         Arc::new(expand::Unexpand),
+        Arc::new(column::Column),
+        Arc::new(tsort::Tsort),
+        Arc::new(strings::Strings),
+        Arc::new(shuf::Shuf),
     ]
 }
 
