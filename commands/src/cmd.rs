@@ -47,6 +47,19 @@ mod wc;
 mod which;
 mod xargs;
 mod yes;
+mod tac;
+mod rev;
+mod paste;
+mod comm;
+mod join;
+mod nl;
+mod fold;
+mod expand;
+mod column;
+mod tsort;
+mod strings;
+mod shuf;
+pub(crate) mod textin;
 
 /// Every native command.
 /// Commands for launchers that have no shell (this crate's tests): `echo`, `true` and
@@ -115,6 +128,19 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(grep::FgrepCmd),
         Arc::new(find::Find),
         Arc::new(diff::Diff),
+        Arc::new(tac::Tac),
+        Arc::new(rev::Rev),
+        Arc::new(paste::Paste),
+        Arc::new(comm::Comm),
+        Arc::new(join::Join),
+        Arc::new(nl::Nl),
+        Arc::new(fold::Fold),
+        Arc::new(expand::Expand),
+        Arc::new(expand::Unexpand),
+        Arc::new(column::Column),
+        Arc::new(tsort::Tsort),
+        Arc::new(strings::Strings),
+        Arc::new(shuf::Shuf),
     ]
 }
 
