@@ -45,6 +45,7 @@ mod wc;
 mod which;
 mod xargs;
 mod yes;
+mod awk;
 
 /// Every native command.
 /// Commands for launchers that have no shell (this crate's tests): `echo`, `true` and
@@ -109,6 +110,8 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(which::Which),
         Arc::new(xargs::Xargs),
         Arc::new(yes::Yes),
+        Arc::new(awk::Awk),
+        Arc::new(awk::Gawk),
     ]
 }
 
