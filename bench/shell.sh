@@ -14,6 +14,8 @@
 #   ${x//a*z/b}  pattern substitution over a 100,000-character value (no match: the worst
 #                case for a matcher that tries every start)
 #   nesting   a script of 200 nested `if`s (parsing within its bounds)
+#   awk sum   `awk '{s+=$3} END {print s}'` over a 1,000,000-line file
+#   awk count `awk -F, '{c[$1]++} END {for (k in c) print k, c[k]}'` over the same file
 # Each case first checks that both sides print the same thing (up to line order), so the
 # timings compare the same work. Timing: hyperfine when installed (median of RUNS runs after
 # 3 warm-ups), else a bash loop over `date +%s%N` (median of RUNS runs, sides alternating).
@@ -57,6 +59,11 @@ for d in $(seq -w 0 99); do
         } >"$work/grep/src/d$d/f$f.txt"
     done
 done
+
+# A base with one file of 1,000,000 lines: `kN,v I J` (1,000 distinct keys before the comma,
+# three blank-separated fields).
+mkdir -p "$work/awk"
+seq 1 1000000 | awk '{ printf "k%d,v %d %d\n", $1 % 1000, $1, $1 % 97 }' >"$work/awk/data.txt"
 
 # same_output NAME BASE COMMAND NORMALIZE: COMMAND must print the same lines on both
 # sides, after NORMALIZE (a filter run on the host) and sorting (walk order may differ).
@@ -136,3 +143,7 @@ row '`${x//a*z/b}`, 100,000 chars' 0 "$work/ls" \
     'x=$(printf "%100000s" "" | tr " " a); y=${x//a*z/b}; echo ${#y}' cat
 row '200 nested `if`s' 0 "$work/ls" \
     'eval "$(for i in $(seq 200); do printf "if true; then "; done; echo ": ok;"; for i in $(seq 200); do printf "fi; "; done)"' cat
+row '`awk "{s+=$3} END {print s}"`, 1,000,000 lines' 1 "$work/awk" \
+    'awk "{s+=\$3} END {print s}" data.txt' cat
+row '`awk -F, "{c[$1]++} END {for (k in c) print k, c[k]}"`, 1,000,000 lines' 1 "$work/awk" \
+    'awk -F, "{c[\$1]++} END {for (k in c) print k, c[k]}" data.txt' cat

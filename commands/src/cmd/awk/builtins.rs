@@ -9,37 +9,37 @@ use regex::bytes::Regex;
 
 use super::interp::{Array, Fail, Interp, bool_num, key_num, split_str};
 use super::parse::{Expr, LValue};
-use super::value::{Str, Value, str_to_num};
+use super::value::{Str, Value, as_chars, str_to_num};
 
 type R<T> = Result<T, Fail>;
 
 fn char_count(s: &[u8]) -> usize {
-    match std::str::from_utf8(s) {
-        Ok(t) => t.chars().count(),
-        Err(_) => s.len(),
+    match as_chars(s) {
+        Some(t) => t.chars().count(),
+        None => s.len(),
     }
 }
 
 /// Byte offset of character `ci` (clamped to the end).
 fn byte_at(s: &[u8], ci: usize) -> usize {
-    match std::str::from_utf8(s) {
-        Ok(t) => t.char_indices().nth(ci).map_or(s.len(), |(i, _)| i),
-        Err(_) => ci.min(s.len()),
+    match as_chars(s) {
+        Some(t) => t.char_indices().nth(ci).map_or(s.len(), |(i, _)| i),
+        None => ci.min(s.len()),
     }
 }
 
 /// Character index of byte offset `bi`.
 fn char_index(s: &[u8], bi: usize) -> usize {
-    match std::str::from_utf8(&s[..bi.min(s.len())]) {
-        Ok(t) => t.chars().count(),
-        Err(_) => bi,
+    match as_chars(&s[..bi.min(s.len())]) {
+        Some(t) => t.chars().count(),
+        None => bi,
     }
 }
 
 fn char_len_at(s: &[u8], bi: usize) -> usize {
-    match std::str::from_utf8(s) {
-        Ok(t) => t[bi..].chars().next().map_or(1, char::len_utf8),
-        Err(_) => 1,
+    match as_chars(s) {
+        Some(t) => t.get(bi..).and_then(|r| r.chars().next()).map_or(1, char::len_utf8),
+        None => 1,
     }
 }
 
@@ -162,15 +162,15 @@ fn substitute(
 }
 
 fn case_map(s: &[u8], upper: bool) -> Vec<u8> {
-    match std::str::from_utf8(s) {
-        Ok(t) => {
+    match as_chars(s) {
+        Some(t) => {
             if upper {
                 t.to_uppercase().into_bytes()
             } else {
                 t.to_lowercase().into_bytes()
             }
         }
-        Err(_) => {
+        None => {
             if upper {
                 s.to_ascii_uppercase()
             } else {
@@ -539,7 +539,7 @@ impl Interp {
                     None => src,
                 };
                 let n = vals.len();
-                let mut out = Array::new();
+                let mut out = Array::default();
                 for (i, v) in vals.into_iter().enumerate() {
                     out.insert(key_num((i + 1) as f64), v);
                 }

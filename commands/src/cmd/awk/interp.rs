@@ -20,6 +20,12 @@ use crate::budget::Charge;
 use crate::cmd::util::Reader;
 use crate::{Context, Interrupt, fs::WriteMode};
 
+mod fields;
+mod streams;
+
+pub use fields::split_str;
+
+
 /// Deepest chain of user function calls: a runaway recursion ends with a clear error
 /// instead of exhausting the thread's stack.
 const MAX_CALL_DEPTH: usize = 2000;
@@ -31,10 +37,13 @@ const DYN_REGEX_CACHE: usize = 256;
 const CHARGE_STEP: usize = 256 * 1024;
 /// Per-element overhead counted for array memory.
 const ELEM_OVERHEAD: usize = 64;
+/// Longest string a concatenation may build: a doubling loop stops here with a clear
+/// error instead of taking the session's (and the server's) memory.
+pub const MAX_STRING: usize = 64 * 1024 * 1024;
 /// Output streams and input streams open at once (files, pipes).
 const MAX_OPEN_STREAMS: usize = 1024;
 
-pub type Array = IndexMap<Str, Value>;
+pub type Array = IndexMap<Str, Value, foldhash::fast::RandomState>;
 pub type ArrRef = Rc<RefCell<Array>>;
 
 #[derive(Clone, Debug, Default)]
@@ -217,18 +226,18 @@ impl Interp {
         me.globals[V_RLENGTH] = Cell::Val(Value::Num(-1.0));
         me.globals[V_IGNORECASE] = Cell::Val(Value::Num(0.0));
         me.globals[V_FILENAME] = Cell::Val(Value::Uninit);
-        let mut env = Array::new();
+        let mut env = Array::default();
         for (k, v) in &me.ctx.env {
             env.insert(Rc::from(k.as_bytes()), Value::strnum(v.as_bytes()));
         }
         me.globals[V_ENVIRON] = Cell::Arr(Rc::new(RefCell::new(env)));
-        let mut av = Array::new();
+        let mut av = Array::default();
         for (i, a) in argv.iter().enumerate() {
             av.insert(key_num(i as f64), Value::strnum(a.as_bytes()));
         }
         me.globals[V_ARGC] = Cell::Val(Value::Num(argv.len() as f64));
         me.globals[V_ARGV] = Cell::Arr(Rc::new(RefCell::new(av)));
-        let mut pi = Array::new();
+        let mut pi = Array::default();
         pi.insert(Rc::from(&b"version"[..]), Value::str(&b"5.2.1"[..]));
         pi.insert(Rc::from(&b"strftime"[..]), Value::str(&b"%a %b %e %H:%M:%S %Z %Y"[..]));
         pi.insert(Rc::from(&b"FS"[..]), Value::str(&b"FS"[..]));
@@ -376,463 +385,6 @@ impl Interp {
             }
         }
         Ok(Flow::Normal)
-    }
-
-    /// The next record of the main input, moving through ARGV's operands.
-    fn next_main_record(&mut self) -> R<Option<Vec<u8>>> {
-        loop {
-            if self.main.done {
-                return Ok(None);
-            }
-            if self.main.cur.is_none() && !self.open_next_main()? {
-                self.main.done = true;
-                return Ok(None);
-            }
-            let mode = self.rs_mode.clone();
-            let rt = self.rt.clone();
-            let Some(reader) = self.main.cur.as_mut() else {
-                continue;
-            };
-            match reader.next(&rt, &mode) {
-                Ok(Some(rec)) => {
-                    self.set_global_raw(V_RT, Value::str(rec.rt));
-                    return Ok(Some(rec.text));
-                }
-                Ok(None) => {
-                    self.main.cur = None;
-                    let prog = self.prog.clone();
-                    if !prog.endfile.is_empty() {
-                        match self.exec_block(&prog.endfile)? {
-                            Flow::Exit => {
-                                self.main.done = true;
-                                return Ok(None);
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                Err(e) => {
-                    let name = self.global_str(V_FILENAME);
-                    return Err(self.read_error(&lossy(&name), e));
-                }
-            }
-        }
-    }
-
-    fn read_error(&self, name: &str, e: ReadError) -> Fail {
-        match e {
-            ReadError::Fs(e) => Fail::Fatal(format!("error reading input file `{name}': {e}")),
-            ReadError::Mem(m) => Fail::Stop(Interrupt::OutOfMemory(m)),
-        }
-    }
-
-    fn argv_get(&self, i: usize) -> Option<Value> {
-        match &self.globals[V_ARGV] {
-            Cell::Arr(a) => a.borrow().get(&key_num(i as f64)[..]).cloned(),
-            _ => None,
-        }
-    }
-
-    /// Opens the next operand; false when none is left.
-    fn open_next_main(&mut self) -> R<bool> {
-        loop {
-            let argc = self.cell_value(V_ARGC).to_num();
-            if (self.main.argi as f64) >= argc {
-                if self.main.used_file {
-                    return Ok(false);
-                }
-                self.main.used_file = true;
-                let reader = Reader::stdin(&self.ctx);
-                self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
-                self.fnr = 0.0;
-                return self.begin_file();
-            }
-            let i = self.main.argi;
-            self.main.argi += 1;
-            let Some(arg) = self.argv_get(i) else {
-                continue;
-            };
-            let name = arg.to_str_with(b"%.6g");
-            if name.is_empty() {
-                continue;
-            }
-            if let Some(eq) = name.iter().position(|&b| b == b'=')
-                && eq > 0
-                && (name[0].is_ascii_alphabetic() || name[0] == b'_')
-                && name[..eq]
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-            {
-                let (k, v) = (lossy(&name[..eq]), lossy(&name[eq + 1..]));
-                self.assign_cmdline(&k, &v)?;
-                continue;
-            }
-            self.main.used_file = true;
-            let fname = lossy(&name);
-            let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
-                Ok(r) => r,
-                Err(e) => {
-                    return Err(Fail::Fatal(format!(
-                        "cannot open file `{fname}' for reading: {e}"
-                    )));
-                }
-            };
-            self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
-            self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
-            self.fnr = 0.0;
-            return self.begin_file();
-        }
-    }
-
-    fn begin_file(&mut self) -> R<bool> {
-        let prog = self.prog.clone();
-        if !prog.beginfile.is_empty() {
-            match self.exec_block(&prog.beginfile)? {
-                Flow::Exit => {
-                    self.main.done = true;
-                    self.main.cur = None;
-                    return Ok(false);
-                }
-                Flow::NextFile => self.main.cur = None,
-                _ => {}
-            }
-        }
-        Ok(true)
-    }
-
-    // ---- output ----
-
-    fn maybe_flush(&mut self) -> R<()> {
-        if self.out.len() >= OUT_BUF || self.ctx.tty.is_some() {
-            self.flush_stdout()?;
-        }
-        Ok(())
-    }
-
-    pub fn flush_stdout(&mut self) -> R<()> {
-        if !self.out.is_empty() {
-            let data = bytes::Bytes::from(std::mem::take(&mut self.out));
-            self.rt
-                .block_on(self.ctx.stdout.write_bytes(data))
-                .map_err(|e| Fail::Stop(Interrupt::from(e)))?;
-        }
-        Ok(())
-    }
-
-    fn flush_stream(&mut self, name: &[u8]) -> R<()> {
-        let rt = self.rt.clone();
-        let ctx = self.ctx.clone();
-        let Some(s) = self.outs.get_mut(name) else {
-            return Ok(());
-        };
-        if s.buf.is_empty() {
-            return Ok(());
-        }
-        let data = std::mem::take(&mut s.buf);
-        let res = match &mut s.dest {
-            Dest::Stdout => rt
-                .block_on(ctx.stdout.write_all(&data))
-                .map_err(|e| Fail::Stop(Interrupt::from(e))),
-            Dest::Stderr => rt
-                .block_on(ctx.stderr.write_all(&data))
-                .map_err(|e| Fail::Stop(Interrupt::from(e))),
-            Dest::File(h) => rt
-                .block_on(h.write(&data))
-                .map_err(|e| Fail::Fatal(format!("write failure on `{}': {e}", lossy(name)))),
-            Dest::Pipe { tx: Some(tx), .. } => {
-                // A command that stopped reading is not awk's error.
-                let _ = rt.block_on(tx.write_all(&data));
-                Ok(())
-            }
-            Dest::Pipe { tx: None, .. } => Ok(()),
-        };
-        res
-    }
-
-    fn flush_all(&mut self) -> R<()> {
-        self.flush_stdout()?;
-        let names: Vec<Vec<u8>> = self.outs.keys().cloned().collect();
-        for n in names {
-            self.flush_stream(&n)?;
-        }
-        Ok(())
-    }
-
-    /// Opens (or finds) the output stream for a redirection.
-    fn out_stream(&mut self, kind: Redir, name: &[u8]) -> R<()> {
-        if self.outs.contains_key(name) {
-            return Ok(());
-        }
-        if self.outs.len() + self.ins.len() >= MAX_OPEN_STREAMS {
-            return Err(Fail::Fatal(format!(
-                "cannot open `{}': too many open files",
-                lossy(name)
-            )));
-        }
-        let sname = lossy(name);
-        let dest = match kind {
-            Redir::Pipe => {
-                self.flush_all()?;
-                let (tx, rx) = crate::pipe();
-                let mut child = self.ctx.clone();
-                child.stdin = rx;
-                let launcher = self.ctx.launcher.clone();
-                let argv = vec!["sh".to_string(), "-c".to_string(), sname];
-                let job = self
-                    .ctx
-                    .budget
-                    .spawn(async move { launcher.launch(child, argv).await });
-                Dest::Pipe {
-                    tx: Some(tx),
-                    job: Some(job),
-                }
-            }
-            _ if name == b"/dev/stdout" || name == b"-" => Dest::Stdout,
-            _ if name == b"/dev/stderr" => Dest::Stderr,
-            _ => {
-                let mode = if kind == Redir::Append {
-                    WriteMode::Append
-                } else {
-                    WriteMode::Truncate
-                };
-                let path = self.ctx.path(&sname);
-                match self.rt.block_on(self.ctx.fs.open_write(&path, mode)) {
-                    Ok(h) => Dest::File(h),
-                    Err(e) => {
-                        return Err(Fail::Fatal(format!(
-                            "cannot redirect to `{sname}': {e}"
-                        )));
-                    }
-                }
-            }
-        };
-        self.outs.insert(
-            name.to_vec(),
-            OutStream {
-                dest,
-                buf: Vec::new(),
-            },
-        );
-        Ok(())
-    }
-
-    fn emit(&mut self, dest: Option<(Redir, Vec<u8>)>, data: &[u8]) -> R<()> {
-        match dest {
-            None => {
-                self.out.extend_from_slice(data);
-                self.maybe_flush()
-            }
-            Some((kind, name)) => {
-                self.out_stream(kind, &name)?;
-                let mut flush = false;
-                if let Some(s) = self.outs.get_mut(&name) {
-                    s.buf.extend_from_slice(data);
-                    flush = s.buf.len() >= OUT_BUF
-                        || matches!(s.dest, Dest::Stderr)
-                        || (matches!(s.dest, Dest::Stdout) && self.ctx.tty.is_some());
-                }
-                if matches!(
-                    self.outs.get(&name).map(|s| &s.dest),
-                    Some(Dest::Stdout)
-                ) {
-                    // Keep order with plain prints.
-                    self.flush_stdout()?;
-                    flush = true;
-                }
-                if flush {
-                    self.flush_stream(&name)?;
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Closes a stream by name; the status close() returns (-1 if none was open).
-    fn close_stream(&mut self, name: &[u8]) -> R<f64> {
-        let mut result = None;
-        if self.outs.contains_key(name) {
-            self.flush_stream(name)?;
-            if let Some(s) = self.outs.remove(name) {
-                result = Some(match s.dest {
-                    Dest::Stdout | Dest::Stderr => 0.0,
-                    Dest::File(h) => match self.rt.block_on(h.close()) {
-                        Ok(()) => 0.0,
-                        Err(_) => -1.0,
-                    },
-                    Dest::Pipe { tx, job } => {
-                        drop(tx);
-                        match job {
-                            Some(j) => match self.rt.block_on(j) {
-                                Ok(st) => f64::from(st),
-                                Err(_) => -1.0,
-                            },
-                            None => 0.0,
-                        }
-                    }
-                });
-            }
-        }
-        if let Some(s) = self.ins.remove(name) {
-            result = Some(match s {
-                InStream::File(_) => 0.0,
-                InStream::Cmd(r, job) => {
-                    drop(r);
-                    match self.rt.block_on(job) {
-                        Ok(st) => f64::from(st),
-                        Err(_) => -1.0,
-                    }
-                }
-            });
-        }
-        Ok(result.unwrap_or(-1.0))
-    }
-
-    /// At exit: flush stdout, then close every redirection (waiting for commands).
-    fn finish(&mut self) -> R<()> {
-        self.flush_stdout()?;
-        let names: Vec<Vec<u8>> = self.outs.keys().cloned().collect();
-        for n in names {
-            self.close_stream(&n)?;
-        }
-        let names: Vec<Vec<u8>> = self.ins.keys().cloned().collect();
-        for n in names {
-            self.close_stream(&n)?;
-        }
-        Ok(())
-    }
-
-    /// Cleanup on an abnormal end: pending output is still written.
-    pub fn abort_cleanup(&mut self) {
-        let _ = self.finish();
-    }
-
-    // ---- records and fields ----
-
-    fn set_record(&mut self, text: Vec<u8>) {
-        self.rec = text;
-        self.split_done = false;
-        self.owned = None;
-        self.rec_stale = false;
-    }
-
-    fn ensure_split(&mut self) {
-        if self.split_done {
-            return;
-        }
-        self.split_done = true;
-        self.ranges.clear();
-        let mode = self.effective_fs();
-        split_into(&self.rec, &mode, &mut self.ranges);
-        self.nf = self.ranges.len();
-    }
-
-    fn effective_fs(&self) -> FsMode {
-        self.fs_mode.clone()
-    }
-
-    fn materialize(&mut self) {
-        self.ensure_split();
-        if self.owned.is_none() {
-            let v: Vec<Value> = self
-                .ranges
-                .iter()
-                .map(|&(a, b)| Value::strnum(&self.rec[a..b]))
-                .collect();
-            self.owned = Some(v);
-        }
-    }
-
-    fn record_bytes(&mut self) -> Vec<u8> {
-        if self.rec_stale {
-            self.rebuild_record();
-        }
-        self.rec.clone()
-    }
-
-    fn rebuild_record(&mut self) {
-        self.rec_stale = false;
-        let mut out = Vec::new();
-        if let Some(f) = &self.owned {
-            for (i, v) in f.iter().take(self.nf).enumerate() {
-                if i > 0 {
-                    out.extend_from_slice(&self.ofs);
-                }
-                v.append_to(&mut out, &self.convfmt);
-            }
-        }
-        // Fields stay as they are (no re-split): gawk keeps them.
-        self.rec = out;
-    }
-
-    fn get_field(&mut self, i: usize) -> Value {
-        if i == 0 {
-            if self.rec_stale {
-                self.rebuild_record();
-            }
-            return Value::strnum(&self.rec);
-        }
-        self.ensure_split();
-        if i > self.nf {
-            return Value::Uninit;
-        }
-        match &self.owned {
-            Some(f) => f.get(i - 1).cloned().unwrap_or_default(),
-            None => {
-                let (a, b) = self.ranges[i - 1];
-                Value::strnum(&self.rec[a..b])
-            }
-        }
-    }
-
-    fn set_field(&mut self, i: usize, v: Value) -> R<()> {
-        if i == 0 {
-            let mut s = Vec::new();
-            v.append_to(&mut s, &self.convfmt);
-            self.set_record(s);
-            return Ok(());
-        }
-        if i > 10_000_000 {
-            return Err(Fail::Fatal(format!("field index {i} is too large")));
-        }
-        self.materialize();
-        let convfmt = self.convfmt.clone();
-        if let Some(f) = self.owned.as_mut() {
-            f.truncate(self.nf);
-            while f.len() < i {
-                f.push(Value::Uninit);
-            }
-            // Field values keep their string form.
-            f[i - 1] = match v {
-                Value::Num(n) => Value::Num(n),
-                Value::Uninit => Value::Uninit,
-                other => Value::Str(other.to_str_with(&convfmt)),
-            };
-            if i > self.nf {
-                self.nf = i;
-            }
-        }
-        self.rec_stale = true;
-        Ok(())
-    }
-
-    fn set_nf(&mut self, n: f64) -> R<()> {
-        if n < 0.0 {
-            return Err(Fail::Fatal("NF set to negative value".into()));
-        }
-        let n = n as usize;
-        if n > 10_000_000 {
-            return Err(Fail::Fatal(format!("NF set to {n}: too large")));
-        }
-        self.materialize();
-        if let Some(f) = self.owned.as_mut() {
-            f.truncate(n.min(self.nf));
-            while f.len() < n {
-                f.push(Value::Uninit);
-            }
-        }
-        self.nf = n;
-        self.rec_stale = true;
-        Ok(())
     }
 
     // ---- variables ----
@@ -1025,7 +577,7 @@ impl Interp {
         match c {
             Cell::Arr(a) => Ok(a.clone()),
             Cell::Uninit | Cell::Val(Value::Uninit) => {
-                let a = Rc::new(RefCell::new(Array::new()));
+                let a = Rc::new(RefCell::new(Array::default()));
                 *c = Cell::Arr(a.clone());
                 Ok(a)
             }
@@ -1529,6 +1081,12 @@ impl Interp {
                 let mut out = Vec::new();
                 x.append_to(&mut out, &self.convfmt);
                 y.append_to(&mut out, &self.convfmt);
+                if out.len() > MAX_STRING {
+                    return Err(Fail::Fatal(format!(
+                        "string of {} bytes is longer than the limit of {MAX_STRING}",
+                        out.len()
+                    )));
+                }
                 Value::str(out)
             }
             Expr::In(subs, v) => {
@@ -1615,116 +1173,6 @@ impl Interp {
         }
     }
 
-    // ---- getline ----
-
-    fn getline(&mut self, src: &GetSrc, lv: Option<&LValue>) -> R<Value> {
-        match src {
-            GetSrc::Main => {
-                let Some(rec) = self.next_main_record()? else {
-                    return Ok(Value::Num(0.0));
-                };
-                self.nr += 1.0;
-                self.fnr += 1.0;
-                match lv {
-                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
-                    None => self.set_record(rec),
-                }
-                Ok(Value::Num(1.0))
-            }
-            GetSrc::File(e) => {
-                let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
-                if !self.ins.contains_key(&name) {
-                    if self.outs.contains_key(&name) {
-                        self.flush_stream(&name)?;
-                    }
-                    let fname = lossy(&name);
-                    let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
-                        Ok(r) => r,
-                        Err(_) => return Ok(Value::Num(-1.0)),
-                    };
-                    self.ins.insert(
-                        name.clone(),
-                        InStream::File(RecordReader::new(reader, self.ctx.budget.empty_charge())),
-                    );
-                }
-                let rec = self.read_stream(&name)?;
-                let Some(rec) = rec else {
-                    return Ok(Value::Num(0.0));
-                };
-                match lv {
-                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
-                    None => {
-                        self.set_record(rec);
-                    }
-                }
-                Ok(Value::Num(1.0))
-            }
-            GetSrc::Cmd(e) => {
-                let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
-                if !self.ins.contains_key(&name) {
-                    self.flush_all()?;
-                    let (tx, rx) = crate::pipe();
-                    let mut child = self.ctx.clone();
-                    child.stdout = tx;
-                    let launcher = self.ctx.launcher.clone();
-                    let argv = vec!["sh".to_string(), "-c".to_string(), lossy(&name)];
-                    let job = self
-                        .ctx
-                        .budget
-                        .spawn(async move { launcher.launch(child, argv).await });
-                    let mut rctx = self.ctx.clone();
-                    rctx.stdin = rx;
-                    let reader = Reader::stdin(&rctx);
-                    self.ins.insert(
-                        name.clone(),
-                        InStream::Cmd(
-                            RecordReader::new(reader, self.ctx.budget.empty_charge()),
-                            job,
-                        ),
-                    );
-                }
-                let Some(rec) = self.read_stream(&name)? else {
-                    return Ok(Value::Num(0.0));
-                };
-                match lv {
-                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
-                    None => self.set_record(rec),
-                }
-                Ok(Value::Num(1.0))
-            }
-        }
-    }
-
-    fn read_stream(&mut self, name: &[u8]) -> R<Option<Vec<u8>>> {
-        let mode = self.rs_mode.clone();
-        let rt = self.rt.clone();
-        let r = match self.ins.get_mut(name) {
-            Some(InStream::File(r)) | Some(InStream::Cmd(r, _)) => r.next(&rt, &mode),
-            None => return Ok(None),
-        };
-        match r {
-            Ok(Some(rec)) => {
-                self.set_global_raw(V_RT, Value::str(rec.rt));
-                Ok(Some(rec.text))
-            }
-            Ok(None) => Ok(None),
-            Err(e) => Err(self.read_error(&lossy(name), e)),
-        }
-    }
-
-    /// `system(cmd)`: output flushed first, the command run through the shell.
-    fn system(&mut self, cmd: &[u8]) -> R<f64> {
-        self.flush_all()?;
-        let mut child = self.ctx.clone();
-        child.stdin = self.ctx.stdin.clone();
-        let argv = vec!["sh".to_string(), "-c".to_string(), lossy(cmd)];
-        let launcher = self.ctx.launcher.clone();
-        let st = self.rt.block_on(launcher.launch(child, argv));
-        if self.ctx.cancel.is_cancelled() {
-            return Err(Fail::Stop(Interrupt::Cancelled));
-        }
-        Ok(f64::from(st))
-    }
 }
 
 
@@ -1772,81 +1220,6 @@ fn int_key(k: &[u8]) -> Option<i64> {
     let s = std::str::from_utf8(k).ok()?;
     let n: i64 = s.parse().ok()?;
     (n.to_string() == s).then_some(n)
-}
-
-/// Splits `s` into field ranges by `mode`.
-fn split_into(s: &[u8], mode: &FsMode, out: &mut Vec<(usize, usize)>) {
-    match mode {
-        FsMode::Space => {
-            let mut i = 0;
-            let n = s.len();
-            loop {
-                while i < n && matches!(s[i], b' ' | b'\t' | b'\n') {
-                    i += 1;
-                }
-                if i >= n {
-                    break;
-                }
-                let st = i;
-                while i < n && !matches!(s[i], b' ' | b'\t' | b'\n') {
-                    i += 1;
-                }
-                out.push((st, i));
-            }
-        }
-        FsMode::Byte(c) => {
-            if s.is_empty() {
-                return;
-            }
-            let mut st = 0;
-            for i in memchr::memchr_iter(*c, s) {
-                out.push((st, i));
-                st = i + 1;
-            }
-            out.push((st, s.len()));
-        }
-        FsMode::Chars => match std::str::from_utf8(s) {
-            Ok(t) => {
-                for (i, ch) in t.char_indices() {
-                    out.push((i, i + ch.len_utf8()));
-                }
-            }
-            Err(_) => {
-                for i in 0..s.len() {
-                    out.push((i, i + 1));
-                }
-            }
-        },
-        FsMode::Regex(re) => {
-            if s.is_empty() {
-                return;
-            }
-            let mut st = 0;
-            for m in re.find_iter(s) {
-                if m.start() == m.end() {
-                    continue;
-                }
-                out.push((st, m.start()));
-                st = m.end();
-            }
-            out.push((st, s.len()));
-        }
-    }
-}
-
-/// `split()` and field splitting share this: the pieces of `s` for a separator string.
-pub fn split_str(me: &mut Interp, s: &[u8], fs: Option<&Expr>) -> R<Vec<(usize, usize)>> {
-    let mode = match fs {
-        None => me.fs_mode.clone(),
-        Some(Expr::Regex(i)) => FsMode::Regex(me.literal_regex(*i)?),
-        Some(e) => {
-            let v = me.eval(e)?.to_str_with(&me.convfmt).to_vec();
-            me.fs_mode_for(&v, false)?
-        }
-    };
-    let mut out = Vec::new();
-    split_into(s, &mode, &mut out);
-    Ok(out)
 }
 
 /// Processes escapes in a `-v` value the way string literals are.

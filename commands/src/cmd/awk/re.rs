@@ -11,6 +11,7 @@ pub fn compile(ere: &[u8], ignore_case: bool) -> Result<Regex, String> {
     let pat = translate(ere);
     RegexBuilder::new(&pat)
         .case_insensitive(ignore_case)
+        .unicode(super::value::utf8_mode())
         .dot_matches_new_line(true)
         .size_limit(REGEX_SIZE_LIMIT)
         .build()

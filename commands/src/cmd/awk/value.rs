@@ -3,6 +3,31 @@
 
 use std::rc::Rc;
 
+thread_local! {
+    /// Whether the locale is UTF-8 (characters) or not (bytes), as gawk decides from
+    /// LC_ALL / LC_CTYPE / LANG. Per thread: each awk runs on a thread of its own.
+    static UTF8: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Sets the character mode for this thread's awk.
+pub fn set_utf8_mode(on: bool) {
+    UTF8.with(|u| u.set(on));
+}
+
+/// True when strings are handled as UTF-8 characters.
+pub fn utf8_mode() -> bool {
+    UTF8.with(std::cell::Cell::get)
+}
+
+/// The text as characters when the locale and the bytes allow it.
+pub fn as_chars(s: &[u8]) -> Option<&str> {
+    if utf8_mode() {
+        std::str::from_utf8(s).ok()
+    } else {
+        None
+    }
+}
+
 /// Bytes of a string value, shared cheaply.
 pub type Str = Rc<[u8]>;
 
@@ -295,19 +320,19 @@ pub struct FormatError {
 
 /// The characters of a string value (UTF-8 when valid, else bytes).
 fn chars_prefix(s: &[u8], n: usize) -> &[u8] {
-    match std::str::from_utf8(s) {
-        Ok(t) => match t.char_indices().nth(n) {
+    match as_chars(s) {
+        Some(t) => match t.char_indices().nth(n) {
             Some((i, _)) => &s[..i],
             None => s,
         },
-        Err(_) => &s[..n.min(s.len())],
+        None => &s[..n.min(s.len())],
     }
 }
 
 fn char_width(s: &[u8]) -> usize {
-    match std::str::from_utf8(s) {
-        Ok(t) => t.chars().count(),
-        Err(_) => s.len(),
+    match as_chars(s) {
+        Some(t) => t.chars().count(),
+        None => s.len(),
     }
 }
 
@@ -403,7 +428,7 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                 match arg {
                     Value::Num(n) => {
                         let code = *n as u32;
-                        if code < 128 {
+                        if code < 128 || !utf8_mode() {
                             body.push(code as u8);
                         } else if let Some(ch) = char::from_u32(code) {
                             let mut b = [0u8; 4];
