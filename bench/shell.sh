@@ -16,6 +16,8 @@
 #   nesting   a script of 200 nested `if`s (parsing within its bounds)
 #   interpreter speed: an arithmetic loop over `$(seq 1 100000)`, a function called
 #   100,000 times, `${s//a/b}` 10,000 times, `while read -r` over a 100,000-line file
+#   awk sum   `awk '{s+=$3} END {print s}'` over a 1,000,000-line file
+#   awk count `awk -F, '{c[$1]++} END {for (k in c) print k, c[k]}'` over the same file
 # Each case first checks that both sides print the same thing (up to line order), so the
 # timings compare the same work. Timing: hyperfine when installed (median of RUNS runs after
 # 3 warm-ups), else a bash loop over `date +%s%N` (median of RUNS runs, sides alternating).
@@ -63,6 +65,10 @@ done
 # A base with one file of 100,000 lines.
 mkdir -p "$work/lines"
 seq 1 100000 | sed 's/$/ some words on the line/' >"$work/lines/lines.txt"
+# A base with one file of 1,000,000 lines: `kN,v I J` (1,000 distinct keys before the comma,
+# three blank-separated fields).
+mkdir -p "$work/awk"
+seq 1 1000000 | awk '{ printf "k%d,v %d %d\n", $1 % 1000, $1, $1 % 97 }' >"$work/awk/data.txt"
 
 # same_output NAME BASE COMMAND NORMALIZE: COMMAND must print the same lines on both
 # sides, after NORMALIZE (a filter run on the host) and sorting (walk order may differ).
@@ -150,3 +156,7 @@ row '`${s//a/b}` 10,000 times' 0 "$work/ls" \
     's=abracadabra-abracadabra; for ((i = 0; i < 10000; i++)); do t=${s//a/b}; done; echo $t' cat
 row '`while read -r line` over 100,000 lines' 1 "$work/lines" \
     'n=0; while read -r line; do n=$((n+1)); done < lines.txt; echo $n' cat
+row '`awk "{s+=$3} END {print s}"`, 1,000,000 lines' 1 "$work/awk" \
+    'awk "{s+=\$3} END {print s}" data.txt' cat
+row '`awk -F, "{c[$1]++} END {for (k in c) print k, c[k]}"`, 1,000,000 lines' 1 "$work/awk" \
+    'awk -F, "{c[\$1]++} END {for (k in c) print k, c[k]}" data.txt' cat

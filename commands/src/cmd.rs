@@ -60,6 +60,7 @@ mod tsort;
 mod strings;
 mod shuf;
 pub(crate) mod textin;
+mod awk;
 
 /// Every native command.
 /// Commands for launchers that have no shell (this crate's tests): `echo`, `true` and
@@ -141,6 +142,8 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(tsort::Tsort),
         Arc::new(strings::Strings),
         Arc::new(shuf::Shuf),
+        Arc::new(awk::Awk),
+        Arc::new(awk::Gawk),
     ]
 }
 

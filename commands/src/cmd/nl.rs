@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use clap::Parser;
-use regex::bytes::Regex;
+use crate::gnu_regex::{self, Dialect, Flags, Regex};
 
 use super::textin::operands_or_stdin;
 use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote, quotef};
@@ -68,7 +68,9 @@ fn style(s: &str) -> Option<Style> {
         "n" => Some(Style::None),
         _ => {
             let re = s.strip_prefix('p')?;
-            Regex::new(&super::grep::translate_bre(re)).ok().map(Style::Regex)
+            gnu_regex::compile(re, Dialect::Basic, Flags::default())
+                .ok()
+                .map(Style::Regex)
         }
     }
 }
@@ -208,7 +210,8 @@ impl Command for Nl {
                     }
                     Style::NonEmpty => !body.is_empty(),
                     Style::None => false,
-                    Style::Regex(re) => re.is_match(body),
+                    // A pattern too complex to finish counts as not matching.
+                    Style::Regex(re) => re.is_match(body).unwrap_or(false),
                 };
                 let mut buf = Vec::with_capacity(line.len() + width + sep.len());
                 if numbered {
