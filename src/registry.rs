@@ -83,10 +83,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "unset",
         "unset values and attributes of shell variables and functions",
     ),
-    (
-        "wait",
-        "wait for background jobs to finish",
-    ),
+    ("wait", "wait for background jobs to finish"),
 ];
 
 /// Builtins that a Debian system also has as files in `/usr/bin` (so `which` and

@@ -286,10 +286,13 @@ pub struct Shell {
     pub(crate) bashpid: u32,
     /// The background jobs this shell started.
     pub(crate) jobs: jobs::Jobs,
-    /// Parent of every job's cancellation: cancelled when the top shell goes away, so no
-    /// job outlives it. Subshells share it; only the top shell holds `jobs_guard`.
-    pub(crate) jobs_cancel: CancellationToken,
-    pub(crate) jobs_guard: Option<Arc<tokio_util::sync::DropGuard>>,
+    /// The root of every job's cancellation: cancelled when the top shell goes away, so
+    /// no job outlives it. Subshells share it; only the top shell holds `jobs_guard`.
+    pub(crate) jobs_root: Arc<jobs::JobsRoot>,
+    pub(crate) jobs_guard: Option<Arc<jobs::JobsGuard>>,
+    /// True in a background job (and its subshells): its jobs are children of its own
+    /// cancellation, so stopping it stops them.
+    pub(crate) in_job: bool,
     /// Active traps; `shown_traps` are the parent's, which a subshell lists with
     /// `trap -p` but does not run (bash's behaviour).
     pub(crate) traps: jobs::TrapTable,
@@ -355,7 +358,7 @@ impl Shell {
         let procs = jobs::Procs::new(pid + 1);
         let me = Arc::new(jobs::Proc::default());
         procs.register_as(pid, &me);
-        let jobs_cancel = CancellationToken::new();
+        let jobs_root = Arc::new(jobs::JobsRoot::default());
         let mut sh = Shell {
             fs: cfg.fs,
             registry: cfg.registry,
@@ -392,8 +395,9 @@ impl Shell {
             me,
             bashpid: pid,
             jobs: jobs::Jobs::default(),
-            jobs_guard: Some(Arc::new(jobs_cancel.clone().drop_guard())),
-            jobs_cancel,
+            jobs_guard: Some(Arc::new(jobs::JobsGuard(jobs_root.clone()))),
+            jobs_root,
+            in_job: false,
             traps: jobs::TrapTable::new(),
             shown_traps: jobs::TrapTable::new(),
             in_trap: 0,
@@ -456,7 +460,6 @@ impl Shell {
         if self.interactive && self.exit_requested.is_none() {
             return status;
         }
-        let status = self.exit_requested.unwrap_or(status);
         let status = self.run_exit_trap(status, fds).await;
         if self.exit_requested.is_some() {
             self.exit_requested = Some(status);
@@ -894,7 +897,8 @@ impl Shell {
             .map(|item| &item.0.first)
             .and_then(|p| p.seq.first());
         if let Some(ast::Command::Function(def)) = def {
-            self.functions.insert(name.to_string(), Arc::new(def.clone()));
+            self.functions
+                .insert(name.to_string(), Arc::new(def.clone()));
             self.exported_functions.insert(name.to_string());
         }
     }
@@ -1132,8 +1136,59 @@ mod api_tests {
     }
 
     #[tokio::test]
+    async fn background_fork_bombs_are_stopped_at_the_task_limit() {
+        let budget = Budget::new(64 << 20, 64);
+        let mut sh = shell_with_budget(budget.clone());
+        // `:` returns at once (its job runs in the background); the bomb grows until the
+        // session's limit refuses a task, which stops every job of the shell. Reading
+        // stderr to its end waits for that, as every job holds it.
+        let (status, _, err) = run(&mut sh, ":(){ :|:& };:", Input::empty()).await;
+        assert_eq!(status, 0);
+        assert_eq!(
+            err,
+            "forkbox: fork: Resource temporarily unavailable (session limit of 64 tasks)\n"
+        );
+        for _ in 0..200 {
+            if budget.tasks() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(budget.tasks(), 0, "every task ended");
+        let (status, out, _) = run(&mut sh, "echo a | cat; echo $(echo b)", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "a\nb\n"));
+    }
+
+    #[tokio::test]
+    async fn jobs_stop_when_the_shell_goes_away() {
+        let budget = Budget::new(64 << 20, 64);
+        let mut sh = shell_with_budget(budget.clone());
+        let (ow, or) = pipe();
+        let io = Stdio {
+            stdin: Input::empty(),
+            stdout: ow,
+            stderr: Output::null(),
+            tty: None,
+        };
+        let status = sh
+            .run_script(
+                "while :; do sleep 1; done & echo started",
+                &io,
+                CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(status, 0);
+        drop(io);
+        drop(sh);
+        let out = tokio::time::timeout(Duration::from_secs(10), or.read_to_end(1 << 10))
+            .await
+            .expect("the job stopped and let go of stdout");
+        assert_eq!(out.unwrap_or_default(), b"started\n");
+    }
+
+    #[tokio::test]
     async fn fork_bombs_hit_the_task_limit_and_the_shell_goes_on() {
-        for bomb in [":(){ :|:& };:", "f(){ f|f; }; f"] {
+        for bomb in ["f(){ f|f; }; f"] {
             let budget = Budget::new(64 << 20, 64);
             let mut sh = shell_with_budget(budget.clone());
             let (status, _, err) = run(&mut sh, bomb, Input::empty()).await;

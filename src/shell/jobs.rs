@@ -245,6 +245,37 @@ impl Procs {
     }
 }
 
+/// The root of every job's cancellation in one shell tree. Jobs started by the top shell
+/// (or its subshells) are children of its current token; jobs started inside a job are
+/// children of that job's token, so cancelling the root reaches every job.
+#[derive(Debug, Default)]
+pub(crate) struct JobsRoot {
+    token: Mutex<CancellationToken>,
+}
+
+impl JobsRoot {
+    pub fn token(&self) -> CancellationToken {
+        lock(&self.token).clone()
+    }
+
+    /// Stops every job (a fork bomb hit the session's task limit); later jobs start
+    /// under a fresh token.
+    pub fn kill_all(&self) {
+        let old = std::mem::take(&mut *lock(&self.token));
+        old.cancel();
+    }
+}
+
+/// Held by the top shell only: when it goes away, every job of its tree stops.
+#[derive(Debug)]
+pub(crate) struct JobsGuard(pub Arc<JobsRoot>);
+
+impl Drop for JobsGuard {
+    fn drop(&mut self) {
+        self.0.token().cancel();
+    }
+}
+
 /// One background job.
 #[derive(Clone, Debug)]
 pub(crate) struct Job {
@@ -328,7 +359,12 @@ impl Jobs {
 
     /// The current job (`%+`, `%%`) and the previous one (`%-`): the newest two.
     pub fn marks(&self) -> (Option<usize>, Option<usize>) {
-        let mut ids: Vec<usize> = self.list.iter().chain(&self.inherited).map(|j| j.id).collect();
+        let mut ids: Vec<usize> = self
+            .list
+            .iter()
+            .chain(&self.inherited)
+            .map(|j| j.id)
+            .collect();
         ids.sort_unstable();
         let cur = ids.last().copied();
         let prev = ids.len().checked_sub(2).and_then(|i| ids.get(i)).copied();
@@ -344,7 +380,9 @@ impl Jobs {
                 list: self.inherited.clone(),
                 ..Jobs::default()
             };
-            return parent.find(spec).and_then(|j| self.inherited.iter().find(|i| i.pid == j.pid));
+            return parent
+                .find(spec)
+                .and_then(|j| self.inherited.iter().find(|i| i.pid == j.pid));
         }
         let id = match rest {
             "" | "%" | "+" => cur?,
@@ -425,7 +463,7 @@ mod tests {
         assert_eq!(signal_number("FOO"), None);
         assert_eq!(signal_name(63).as_deref(), Some("RTMAX-1"));
         assert!(signal_table().starts_with(" 1) SIGHUP\t 2) SIGINT"));
-        assert!(signal_table().ends_with("64) SIGRTMAX\n"));
+        assert!(signal_table().ends_with("63) SIGRTMAX-1\t64) SIGRTMAX\t\n"));
     }
 
     #[test]

@@ -16,17 +16,17 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use brush_parser::ast::{ProcessSubstitutionKind, SubshellCommand};
 use bytes::Bytes;
-use forkbox_commands::{
-    DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, Output, WriteHandle,
-    WriteMode, pipe_in,
-};
 use forkbox_commands::fs::Usage;
+use forkbox_commands::{
+    DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, Output, WriteHandle, WriteMode,
+    pipe_in,
+};
 use tokio::task::JoinHandle;
 
+use super::Shell;
 use super::error::ShellError;
 use super::exec::flow_status;
 use super::redirect::{Fd, Fds};
-use super::Shell;
 
 /// The first descriptor a process substitution gets (then 62, 61, …).
 pub const FIRST_FD: i32 = 63;
@@ -135,7 +135,11 @@ impl FileSystem for FdFs {
     async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
         // A pipe has no offsets: reads take what comes next.
         match self.fd(path) {
-            Some(Fd::Read(i)) => Ok(i.read_up_to(len).await.map_err(|_| FsError::Io)?.unwrap_or_default()),
+            Some(Fd::Read(i)) => Ok(i
+                .read_up_to(len)
+                .await
+                .map_err(|_| FsError::Io)?
+                .unwrap_or_default()),
             Some(Fd::Write(_)) => Err(FsError::PermissionDenied),
             None => self.inner.read_at(path, offset, len).await,
         }

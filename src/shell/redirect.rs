@@ -545,12 +545,11 @@ impl Shell {
 
     /// Every file `exec` opened, closed as the (sub)shell ends.
     pub(crate) async fn close_all_exec_files(&mut self, fds: &Fds) {
-        let all: Vec<Closer> = std::mem::take(
-            &mut *self.exec_closers.lock().unwrap_or_else(|p| p.into_inner()),
-        )
-        .into_iter()
-        .map(|(_, c)| c)
-        .collect();
+        let all: Vec<Closer> =
+            std::mem::take(&mut *self.exec_closers.lock().unwrap_or_else(|p| p.into_inner()))
+                .into_iter()
+                .map(|(_, c)| c)
+                .collect();
         if !all.is_empty() {
             self.close_exec_files(all, fds).await;
         }

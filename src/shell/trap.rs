@@ -51,7 +51,11 @@ impl Shell {
     /// Handles the signals delivered since the last command: runs their traps, or ends
     /// the shell with 128+N for a signal it does not catch.
     pub(crate) async fn check_signals(&mut self, fds: &Fds) -> Exec<()> {
-        if !self.me.has_pending.load(std::sync::atomic::Ordering::Acquire) {
+        if !self
+            .me
+            .has_pending
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
             return Ok(());
         }
         for sig in self.me.take_pending() {
@@ -106,8 +110,7 @@ impl Shell {
 
     /// The DEBUG trap before a simple command.
     pub(crate) async fn run_debug_trap(&mut self, fds: &Fds) -> Exec<()> {
-        if self.traps.contains_key(&TRAP_DEBUG) && (self.call_depth == 0 || self.opts.functrace)
-        {
+        if self.traps.contains_key(&TRAP_DEBUG) && (self.call_depth == 0 || self.opts.functrace) {
             self.run_trap(TRAP_DEBUG, fds).await?;
         }
         Ok(())

@@ -12,7 +12,10 @@ pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
     let (mut long, mut pids, mut stopped) = (false, false, false);
     let mut specs = Vec::new();
     for a in &args {
-        if let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty() && specs.is_empty()) {
+        if let Some(flags) = a
+            .strip_prefix('-')
+            .filter(|f| !f.is_empty() && specs.is_empty())
+        {
             for c in flags.chars() {
                 match c {
                     'l' => long = true,
@@ -67,7 +70,10 @@ pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
             ' '
         };
         if long {
-            out.push_str(&format!("[{}]{mark} {} {:<24}{}\n", j.id, j.pid, "Running", j.text));
+            out.push_str(&format!(
+                "[{}]{mark} {} {:<24}{}\n",
+                j.id, j.pid, "Running", j.text
+            ));
         } else {
             out.push_str(&format!("[{}]{mark}  {:<24}{}\n", j.id, "Running", j.text));
         }
@@ -99,7 +105,9 @@ pub(crate) async fn disown(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
         let job = if s.starts_with('%') {
             sh.jobs.find(s).cloned()
         } else {
-            s.parse::<u32>().ok().and_then(|p| sh.jobs.by_pid(p).cloned())
+            s.parse::<u32>()
+                .ok()
+                .and_then(|p| sh.jobs.by_pid(p).cloned())
         };
         match job {
             Some(j) => sh.jobs.remove(j.pid),

@@ -6,7 +6,8 @@ use crate::shell::exec::Exec;
 use crate::shell::jobs::{Delivery, signal_name, signal_number, signal_table};
 use crate::shell::redirect::Fds;
 
-const USAGE: &str = "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]";
+const USAGE: &str =
+    "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]";
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     if args.is_empty() {
@@ -20,13 +21,24 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             "-l" | "-L" => return list(sh, &args[1..], io).await,
             "-s" | "-n" => {
                 let Some(spec) = args.get(1) else {
-                    return super::fail(sh, io, format!("kill: {a}: option requires an argument"), 1)
-                        .await;
+                    return super::fail(
+                        sh,
+                        io,
+                        format!("kill: {a}: option requires an argument"),
+                        1,
+                    )
+                    .await;
                 };
                 match signal_number(spec).or((spec == "0").then_some(0)) {
                     Some(n) => sig = n,
                     None => {
-                        return super::fail(sh, io, format!("kill: {spec}: invalid signal specification"), 1).await;
+                        return super::fail(
+                            sh,
+                            io,
+                            format!("kill: {spec}: invalid signal specification"),
+                            1,
+                        )
+                        .await;
                     }
                 }
                 i = 2;
@@ -37,7 +49,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 match signal_number(spec).or((spec == "0").then_some(0)) {
                     Some(n) => sig = n,
                     None => {
-                        return super::fail(sh, io, format!("kill: {spec}: invalid signal specification"), 1).await;
+                        return super::fail(
+                            sh,
+                            io,
+                            format!("kill: {spec}: invalid signal specification"),
+                            1,
+                        )
+                        .await;
                     }
                 }
                 i = 1;
@@ -106,8 +124,13 @@ async fn list(sh: &mut Shell, specs: &[String], io: &Fds) -> Exec<i32> {
             }
             None => {
                 let _ = io.stdout().write_str(&std::mem::take(&mut out)).await;
-                status = super::fail(sh, io, format!("kill: {s}: invalid signal specification"), 1)
-                    .await?;
+                status = super::fail(
+                    sh,
+                    io,
+                    format!("kill: {s}: invalid signal specification"),
+                    1,
+                )
+                .await?;
             }
         }
     }

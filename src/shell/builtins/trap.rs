@@ -62,8 +62,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 };
             }
             None => {
-                status = super::fail(sh, io, format!("trap: {c}: invalid signal specification"), 1)
-                    .await?;
+                status = super::fail(
+                    sh,
+                    io,
+                    format!("trap: {c}: invalid signal specification"),
+                    1,
+                )
+                .await?;
             }
         }
     }
@@ -82,8 +87,13 @@ async fn show(sh: &mut Shell, conds: &[String], io: &Fds) -> Exec<i32> {
         match trap_number(c) {
             Some(n) => wanted.push(n),
             None => {
-                status = super::fail(sh, io, format!("trap: {c}: invalid signal specification"), 1)
-                    .await?;
+                status = super::fail(
+                    sh,
+                    io,
+                    format!("trap: {c}: invalid signal specification"),
+                    1,
+                )
+                .await?;
             }
         }
     }

@@ -27,7 +27,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 var = args.get(i + 1).cloned();
                 i += 1;
             }
-            s if s.starts_with('-') && s.len() > 1 && !s[1..].starts_with(|c: char| c.is_ascii_digit()) => {
+            s if s.starts_with('-')
+                && s.len() > 1
+                && !s[1..].starts_with(|c: char| c.is_ascii_digit()) =>
+            {
                 for c in s[1..].chars() {
                     match c {
                         'n' => any = true,
@@ -35,7 +38,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                         'p' => var = args.get(i + 1).cloned().inspect(|_| i += 1),
                         _ => {
                             super::fail(sh, io, format!("wait: -{c}: invalid option"), 2).await?;
-                            let _ = io.stderr().write_str("wait: usage: wait [-fn] [-p var] [id ...]\n").await;
+                            let _ = io
+                                .stderr()
+                                .write_str("wait: usage: wait [-fn] [-p var] [id ...]\n")
+                                .await;
                             return Ok(2);
                         }
                     }
@@ -50,9 +56,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         let pool: Vec<Job> = if ids.is_empty() {
             sh.jobs.list.clone()
         } else {
-            ids.iter()
-                .filter_map(|id| lookup(sh, id))
-                .collect()
+            ids.iter().filter_map(|id| lookup(sh, id)).collect()
         };
         if pool.is_empty() {
             return Ok(127);
@@ -160,7 +164,13 @@ async fn wait_for<T>(sh: &Shell, fut: impl std::future::Future<Output = T>) -> E
     tokio::pin!(fut);
     loop {
         if sh.me.has_pending.load(std::sync::atomic::Ordering::Acquire) {
-            let sig = sh.me.pending.lock().unwrap_or_else(|p| p.into_inner()).front().copied();
+            let sig = sh
+                .me
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .front()
+                .copied();
             if let Some(s) = sig {
                 return Ok(Waited::Signal(s));
             }
@@ -173,4 +183,3 @@ async fn wait_for<T>(sh: &Shell, fut: impl std::future::Future<Output = T>) -> E
         }
     }
 }
-

@@ -10,10 +10,23 @@ impl Shell {
     pub(super) async fn spawn_job(&mut self, list: &ast::AndOrList, fds: &Fds) -> Exec<i32> {
         let mut sub = match self.subshell() {
             Ok(sub) => sub,
-            Err(e) => return self.fail(e, fds).await,
+            Err(e) => {
+                if matches!(e, ShellError::TooManyTasks(_)) {
+                    // A fork bomb (`:(){ :|:& };:`): stop every job of this shell tree, so
+                    // the session gets its tasks back.
+                    self.jobs_root.kill_all();
+                }
+                return self.fail(e, fds).await;
+            }
         };
         self.jobs.reap();
-        let token = self.jobs_cancel.child_token();
+        let parent = if self.in_job {
+            self.cancel.clone()
+        } else {
+            self.jobs_root.token()
+        };
+        let token = parent.child_token();
+        sub.in_job = true;
         sub.cancel = token.clone();
         *sub.me.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(token);
         let pid = sub.bashpid;

@@ -271,9 +271,8 @@ impl Shell {
             }
             None => {
                 // bash's words for a `#!` naming a program that is not there.
-                let e = ShellError::Builtin(format!(
-                    "{name}: cannot execute: required file not found"
-                ));
+                let e =
+                    ShellError::Builtin(format!("{name}: cannot execute: required file not found"));
                 self.report(&fds.stderr(), &e).await;
                 self.last_status = 127;
                 Ok(127)

@@ -9,7 +9,11 @@ const POSIX: &str = "real %2R\nuser %2U\nsys %2S";
 
 /// The report for a pipeline that took `real` seconds; `None` when `TIMEFORMAT` is empty.
 pub(super) fn report(format: Option<&str>, posix: bool, real: f64) -> Option<String> {
-    let format = if posix { POSIX } else { format.unwrap_or(DEFAULT) };
+    let format = if posix {
+        POSIX
+    } else {
+        format.unwrap_or(DEFAULT)
+    };
     if format.is_empty() {
         return None;
     }
