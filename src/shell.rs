@@ -14,6 +14,8 @@
 //! - `redirect`: the descriptor table of a command and `<`, `>`, `2>&1`, here-documents.
 //! - `arith`: arithmetic evaluation. `pattern`: glob patterns. `builtins/`: one file per builtin.
 //! - `launcher`: lets native commands (`env`, `xargs`) launch commands and nested shells.
+//! - `jobs`: background jobs, pids and signals as messages; `trap`: running handlers;
+//!   `procsubst`: `<(…)`/`>(…)` and `/dev/fd/N` for a command's descriptors.
 //!
 //! The path of one line: [`Shell::run_script`] parses it, `exec` walks the AST, each simple
 //! command expands its words, applies its redirections, and runs a function, a builtin or a
@@ -22,8 +24,8 @@
 //!
 //! # What is not supported (each gives `forkbox: <feature>: not supported`, status 2)
 //!
-//! `coproc`, `select`, process substitution `<(…)`, `<>`, `trap`, job control (`&` runs the
-//! command in the foreground, see [`exec`]), `alias`, extended globs.
+//! `coproc`, `select`, job control proper (stopping/resuming; `&` jobs and signals are in
+//! [`jobs`]), `alias`, extended globs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
