@@ -27,7 +27,10 @@ pub mod io;
 pub mod testing;
 
 pub use budget::{Budget, Charge, OutOfMemory, TaskSlot, TooManyTasks};
-pub use fs::{DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode};
+pub use fs::{
+    DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenOptions,
+    VfsPath, WriteHandle, WriteMode,
+};
 pub use io::{Input, Output, PullSource, pipe, pipe_in};
 
 /// Exit status of a command (0–255, as the shell sees it).
