@@ -28,8 +28,8 @@ pub mod testing;
 
 pub use budget::{Budget, Charge, OutOfMemory, TaskSlot, TooManyTasks};
 pub use fs::{
-    DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenOptions,
-    VfsPath, WriteHandle, WriteMode,
+    DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenOptions, VfsPath,
+    WriteHandle, WriteMode,
 };
 pub use io::{Input, Output, PullSource, pipe, pipe_in};
 

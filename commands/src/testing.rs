@@ -26,8 +26,8 @@ use bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
 use crate::fs::{
-    DirEntry, FileHandle, FileSystem, FsError, FsResult, Metadata, OpenFile, OpenOptions,
-    VfsPath, WriteHandle, WriteMode,
+    DirEntry, FileHandle, FileSystem, FsError, FsResult, Metadata, OpenFile, OpenOptions, VfsPath,
+    WriteHandle, WriteMode,
 };
 use crate::io::{Input, pipe};
 use crate::{Command, CommandInfo, Context, Launcher, Status, TermSize, exit_status};

@@ -353,7 +353,10 @@ mod tests {
             Err(FsError::AlreadyExists)
         );
         assert_eq!(ro.nofollow(true).decide(Some(Symlink)), Err(FsError::Loop));
-        assert_eq!(ro.directory(true).decide(Some(File)), Err(FsError::NotADirectory));
+        assert_eq!(
+            ro.directory(true).decide(Some(File)),
+            Err(FsError::NotADirectory)
+        );
         assert_eq!(ro.directory(true).decide(Some(Dir)), Ok(A::Directory));
         assert_eq!(ro.decide(Some(Dir)), Ok(A::Directory));
         assert_eq!(wo.decide(Some(Dir)), Err(FsError::IsADirectory));

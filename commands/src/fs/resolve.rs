@@ -316,7 +316,10 @@ mod tests {
     fn walks_like_linux() {
         assert_eq!(res("/", Follow::Yes), Ok((String::new(), Some(E::Dir))));
         assert_eq!(res("/a/f", Follow::Yes), Ok(("a/f".into(), Some(E::File))));
-        assert_eq!(res("/../a/./b/..", Follow::Yes), Ok(("a".into(), Some(E::Dir))));
+        assert_eq!(
+            res("/../a/./b/..", Follow::Yes),
+            Ok(("a".into(), Some(E::Dir)))
+        );
         assert_eq!(res("/a/new", Follow::Yes), Ok(("a/new".into(), None)));
         assert_eq!(res("/a/f/x", Follow::Yes), Err(FsError::NotADirectory));
         assert_eq!(res("/a/f/", Follow::Yes), Err(FsError::NotADirectory));
@@ -330,7 +333,10 @@ mod tests {
         );
         assert_eq!(res("/abs/", Follow::No), Ok(("a/b".into(), Some(E::Dir))));
         assert_eq!(res("/abs/..", Follow::No), Ok(("a".into(), Some(E::Dir))));
-        assert_eq!(res("/a/up/a/f", Follow::Yes), Ok(("a/f".into(), Some(E::File))));
+        assert_eq!(
+            res("/a/up/a/f", Follow::Yes),
+            Ok(("a/f".into(), Some(E::File)))
+        );
         // `..` in a target never leaves the root.
         assert_eq!(res("/out", Follow::Yes), Ok(("a/f".into(), Some(E::File))));
         assert_eq!(res("/dangle", Follow::Yes), Ok(("nowhere".into(), None)));

@@ -135,7 +135,10 @@ pub async fn writes_are_visible_to_other_opens_at_once(fs: &dyn FileSystem) {
     w.close().await.expect("close");
     assert_eq!(read_handle(&mut r).await, b"NEW!\0\0\0\0z");
     r.close().await.expect("close");
-    assert_eq!(read_path(fs, "/v").await.expect("path read"), b"NEW!\0\0\0\0z");
+    assert_eq!(
+        read_path(fs, "/v").await.expect("path read"),
+        b"NEW!\0\0\0\0z"
+    );
 }
 
 /// `O_CREAT|O_EXCL` fails on anything existing, a symlink (even dangling) included.
@@ -147,9 +150,15 @@ pub async fn exclusive_create(fs: &dyn FileSystem) {
         .close()
         .await
         .expect("close");
-    assert_eq!(open(fs, "/e", excl).await.err(), Some(FsError::AlreadyExists));
+    assert_eq!(
+        open(fs, "/e", excl).await.err(),
+        Some(FsError::AlreadyExists)
+    );
     fs.mkdir("/d").await.expect("mkdir");
-    assert_eq!(open(fs, "/d", excl).await.err(), Some(FsError::AlreadyExists));
+    assert_eq!(
+        open(fs, "/d", excl).await.err(),
+        Some(FsError::AlreadyExists)
+    );
     fs.symlink("/nowhere", "/dangle").await.expect("symlink");
     assert_eq!(
         open(fs, "/dangle", excl).await.err(),
@@ -183,7 +192,10 @@ pub async fn missing_paths_and_files_as_directories(fs: &dyn FileSystem) {
         open(fs, "/file/x", rw_create()).await.err(),
         Some(FsError::NotADirectory)
     );
-    assert_eq!(open(fs, "/file/", ro).await.err(), Some(FsError::NotADirectory));
+    assert_eq!(
+        open(fs, "/file/", ro).await.err(),
+        Some(FsError::NotADirectory)
+    );
     assert_eq!(
         open(fs, "/", OpenOptions::write_only()).await.err(),
         Some(FsError::IsADirectory)
@@ -254,16 +266,12 @@ pub async fn nofollow_and_symlinks(fs: &dyn FileSystem) {
 /// Reads need read access, writes write access ("Bad file descriptor").
 pub async fn access_modes(fs: &dyn FileSystem) {
     put(fs, "/f", b"data").await;
-    let mut ro = open(fs, "/f", OpenOptions::read_only())
-        .await
-        .expect("ro");
+    let mut ro = open(fs, "/f", OpenOptions::read_only()).await.expect("ro");
     assert_eq!(ro.write(b"x").await, Err(FsError::BadDescriptor));
     assert_eq!(ro.write_at(0, b"x").await, Err(FsError::BadDescriptor));
     assert_eq!(ro.set_len(0).await, Err(FsError::BadDescriptor));
     ro.close().await.expect("close");
-    let mut wo = open(fs, "/f", OpenOptions::write_only())
-        .await
-        .expect("wo");
+    let mut wo = open(fs, "/f", OpenOptions::write_only()).await.expect("wo");
     assert_eq!(wo.read(1).await, Err(FsError::BadDescriptor));
     assert_eq!(wo.read_at(0, 1).await, Err(FsError::BadDescriptor));
     // Opening for writing without O_TRUNC keeps the content; writes go from 0.
@@ -280,8 +288,14 @@ pub async fn seek_and_gaps(fs: &dyn FileSystem) {
     assert_eq!(h.seek(SeekFrom::End(-3)).await, Ok(7));
     assert_eq!(h.read(10).await.expect("read"), &b"789"[..]);
     assert_eq!(h.seek(SeekFrom::Current(-5)).await, Ok(5));
-    assert_eq!(h.seek(SeekFrom::Current(-6)).await, Err(FsError::InvalidArgument));
-    assert_eq!(h.seek(SeekFrom::End(-11)).await, Err(FsError::InvalidArgument));
+    assert_eq!(
+        h.seek(SeekFrom::Current(-6)).await,
+        Err(FsError::InvalidArgument)
+    );
+    assert_eq!(
+        h.seek(SeekFrom::End(-11)).await,
+        Err(FsError::InvalidArgument)
+    );
     assert_eq!(h.position(), 5);
     assert_eq!(h.seek(SeekFrom::Start(12)).await, Ok(12));
     assert_eq!(h.read(1).await.expect("read past end"), &b""[..]);
@@ -497,11 +511,10 @@ pub async fn resolution_rules(fs: &dyn FileSystem) {
         .expect("open through ..");
     assert_eq!(read_handle(&mut h).await, b"f");
     h.close().await.expect("close");
-    assert_eq!(
-        ino(fs.stat("/../../d").await),
-        ino(fs.stat("/d").await)
-    );
-    fs.symlink("../../../../d/sub/f", "/d/up").await.expect("symlink");
+    assert_eq!(ino(fs.stat("/../../d").await), ino(fs.stat("/d").await));
+    fs.symlink("../../../../d/sub/f", "/d/up")
+        .await
+        .expect("symlink");
     assert_eq!(read_path(fs, "/d/up").await.expect("read"), b"f");
     assert_eq!(fs.stat("/d/sub/f/").await, Err(FsError::NotADirectory));
     assert!(fs.stat("/l/").await.expect("stat").is_dir());

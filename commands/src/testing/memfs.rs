@@ -16,8 +16,8 @@ use bytes::Bytes;
 
 use crate::fs::resolve::{Entry, Follow, Resolved, resolve_with};
 use crate::fs::{
-    DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenAction,
-    OpenFile, OpenOptions, Quota, Usage, VfsPath, WriteHandle, WriteMode,
+    DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenAction, OpenFile,
+    OpenOptions, Quota, Usage, VfsPath, WriteHandle, WriteMode,
 };
 
 /// The fake clock's start (2023-11-14T22:13:20Z).
@@ -583,10 +583,12 @@ impl Drop for MemFile {
 /// offset written at.
 fn write_inode(st: &mut State, ino: u64, off: Option<u64>, bytes: &[u8]) -> FsResult<u64> {
     let (len, linked) = match st.inodes.get(&ino) {
-        Some(n @ Inode {
-            body: Body::File(_),
-            ..
-        }) => (n.len(), n.linked),
+        Some(
+            n @ Inode {
+                body: Body::File(_),
+                ..
+            },
+        ) => (n.len(), n.linked),
         Some(_) => return Err(FsError::IsADirectory),
         None => return Err(FsError::Io),
     };
@@ -639,12 +641,7 @@ impl OpenFile for MemFile {
     }
 
     async fn stat(&mut self) -> FsResult<Metadata> {
-        self.with(|st, ino| {
-            st.inodes
-                .get(&ino)
-                .map(|n| n.meta(ino))
-                .ok_or(FsError::Io)
-        })
+        self.with(|st, ino| st.inodes.get(&ino).map(|n| n.meta(ino)).ok_or(FsError::Io))
     }
 
     async fn set_len(&mut self, len: u64) -> FsResult<()> {
