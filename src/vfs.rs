@@ -3,7 +3,9 @@
 //! The `Vfs` is the only filesystem API the shell, the commands (through the
 //! [`forkbox_commands::FileSystem`] port it implements) and, later, the WASI host and SFTP
 //! ever see. Paths are absolute inside the session root; every `.`/`..` and every symlink is
-//! resolved here, component by component, so no path can name anything outside the fork:
+//! resolved here, component by component, by the port's one resolver
+//! ([`forkbox_commands::fs::resolve`], which the in-memory test filesystem uses too), so
+//! no path can name anything outside the fork:
 //! `..` at `/` stays at `/`, and an absolute symlink target such as `/etc/passwd` means the
 //! fork's own `/etc/passwd`.
 //!
@@ -28,6 +30,8 @@
 //! - `held`: room reserved against the quota for one operation in flight.
 //! - `port`: the [`FileSystem`] port over [`Vfs`].
 //! - `writer`: a file being written (staged, charged as data comes, published on close).
+//! - `handle`: files open through [`FileSystem::open`]: one shared open file per inode,
+//!   staged once written, that follows its inode through renames and outlives unlinks.
 //! - [`mounts`]: the mount table (the fork at `/`, devices at `/dev`).
 //! - [`readahead`]: sequential read-ahead for remote stores.
 

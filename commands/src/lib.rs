@@ -4,7 +4,9 @@
 //! # Layout
 //!
 //! - [`io`]: bounded in-process pipes ([`Output`], [`Input`]) that carry stdin/stdout/stderr.
-//! - [`fs`]: the [`FileSystem`] port, the only way a command touches files.
+//! - [`fs`]: the [`FileSystem`] port, the only way a command touches files: path calls,
+//!   open files ([`FileHandle`]), validated paths ([`VfsPath`]) and the one path resolver
+//!   every implementation uses.
 //! - this file: the [`Command`] trait, the [`Context`] an invocation runs in, and the one
 //!   place where a command's outcome becomes an exit status ([`exit_status`]).
 //! - [`cmd`]: one file per native command; [`all`] lists them for the registry.
@@ -31,7 +33,7 @@ pub use fs::{
     DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenOptions, VfsPath,
     WriteHandle, WriteMode,
 };
-pub use io::{Input, Output, PullSource, pipe, pipe_in};
+pub use io::{Input, Output, PullSource, Readiness, pipe, pipe_in};
 
 /// Exit status of a command (0–255, as the shell sees it).
 pub type Status = i32;

@@ -1,9 +1,12 @@
 //! In-memory filesystem and harness for unit tests.
 //!
-//! - [`MemFs`]: a complete [`FileSystem`] in memory: files, directories and symlinks,
-//!   resolved component by component inside the root (`..` never climbs above `/`,
-//!   at most [`MAX_SYMLINK_HOPS`] symlinks per lookup). Its clock is fake and advances one
-//!   second per change, so tests about mtimes are deterministic.
+//! - [`MemFs`]: a complete [`FileSystem`] in memory: inodes (files, directories and
+//!   symlinks) named by paths, resolved by the port's one resolver (`..` never climbs
+//!   above `/`, at most [`MAX_SYMLINK_HOPS`] symlinks per lookup), with open files. Its
+//!   clock is fake and advances one second per change, so tests about mtimes are
+//!   deterministic.
+//! - [`contract`]: the port's contract, one suite every [`FileSystem`] must pass; run
+//!   here over [`MemFs`] and in the main crate over the session filesystem.
 //! - [`QuotaFs`]: a [`MemFs`] whose writes stop at a quota, and which counts the files
 //!   created (commands that write scratch files).
 //! - [`run_cmd`] / [`Invocation`]: run one command with pipes for stdin/stdout/stderr and

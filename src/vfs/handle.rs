@@ -103,7 +103,7 @@ impl Vfs {
         if action == OpenAction::Truncate {
             let mut c = file.content.lock().await;
             let cut = match self.ensure_staged(ino, &mut c, false, false).await {
-                Ok(()) => set_staged_len(self, &mut c, 0).await,
+                Ok(()) => set_staged_len(&mut c, 0).await,
                 Err(e) => Err(e),
             };
             drop(c);
@@ -335,7 +335,7 @@ impl Vfs {
 }
 
 /// Cuts or extends the staged content, reserving growth.
-async fn set_staged_len(vfs: &Vfs, c: &mut Content, len: u64) -> FsResult<()> {
+async fn set_staged_len(c: &mut Content, len: u64) -> FsResult<()> {
     let need = len.saturating_sub(c.credit + c.held.bytes);
     c.held.grow(need, 0)?;
     let staged = c.staged.as_mut().ok_or(FsError::Io)?;
@@ -344,7 +344,6 @@ async fn set_staged_len(vfs: &Vfs, c: &mut Content, len: u64) -> FsResult<()> {
         .await
         .map_err(|e| storage_failure("truncate", "", e))?;
     c.dirty = true;
-    let _ = vfs;
     Ok(())
 }
 
@@ -478,7 +477,7 @@ impl OpenFile for VfsFile {
         self.vfs
             .ensure_staged(self.ino, &mut c, len > 0, false)
             .await?;
-        set_staged_len(&self.vfs, &mut c, len).await
+        set_staged_len(&mut c, len).await
     }
 
     async fn sync(&mut self) -> FsResult<()> {

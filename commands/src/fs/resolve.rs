@@ -3,7 +3,7 @@
 //! names.
 //!
 //! [`Walk`] holds the rules and does no I/O: it asks for the entry at one root-relative
-//! path at a time ([`Walk::next`]) and is told what is there ([`Walk::answer`]). A
+//! path at a time ([`Walk::step`]) and is told what is there ([`Walk::answer`]). A
 //! filesystem drives it with its own lookup: synchronously under a lock
 //! ([`resolve_with`]) or asynchronously over storage ([`resolve`] and [`Lookup`]).
 //!
@@ -121,7 +121,7 @@ impl<N: Entry> Walk<N> {
     }
 
     /// What to do next: look something up, or the result.
-    pub fn next(&mut self) -> FsResult<Step<N>> {
+    pub fn step(&mut self) -> FsResult<Step<N>> {
         debug_assert_eq!(self.state, State::Walking, "answer the last lookup first");
         while let Some(comp) = self.pending.pop() {
             match comp.as_str() {
@@ -154,7 +154,7 @@ impl<N: Entry> Walk<N> {
         }
     }
 
-    /// What is at the path [`Walk::next`] asked about (`None`: nothing).
+    /// What is at the path [`Walk::step`] asked about (`None`: nothing).
     pub fn answer(&mut self, node: Option<N>) -> FsResult<Option<Step<N>>> {
         match std::mem::replace(&mut self.state, State::Walking) {
             State::Walking => Err(FsError::InvalidArgument),
@@ -222,7 +222,7 @@ pub fn resolve_with<N: Entry>(
 ) -> FsResult<Resolved<N>> {
     let mut walk = Walk::new(path, follow, root);
     loop {
-        match walk.next()? {
+        match walk.step()? {
             Step::Done(r) => return Ok(r),
             Step::Lookup(rel) => {
                 if let Some(Step::Done(r)) = walk.answer(lookup(&rel)?)? {
@@ -251,7 +251,7 @@ pub async fn resolve<L: Lookup + ?Sized>(
 ) -> FsResult<Resolved<L::Node>> {
     let mut walk = Walk::new(path, follow, fs.root());
     loop {
-        match walk.next()? {
+        match walk.step()? {
             Step::Done(r) => return Ok(r),
             Step::Lookup(rel) => {
                 let node = fs.lookup(&rel).await?;
