@@ -64,7 +64,7 @@ impl Vfs {
             Follow::Yes
         };
         let r = forkbox_commands::fs::resolve::resolve(&Tree(self), path, follow).await?;
-        let action = opts.decide(r.node.as_ref().map(|n| n.kind))?;
+        let action = opts.decide(path, r.node.as_ref().map(|n| n.kind))?;
         let (rel, node) = match (action, r.node) {
             (OpenAction::Create, _) => {
                 if r.rel.is_empty() {

@@ -348,7 +348,7 @@ impl FileSystem for Devices {
             Err(e) => return Err(e),
         };
         let meta = meta_of(dev, &p);
-        match opts.decide(Some(meta.kind))? {
+        match opts.decide(path, Some(meta.kind))? {
             OpenAction::Create => return Err(FsError::PermissionDenied),
             _ if dev == Some(Device::Stream) && p != "/dev/fd" => {
                 // Only a command's own streams can serve these; the shell does.

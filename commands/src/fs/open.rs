@@ -7,7 +7,7 @@ use std::io::SeekFrom;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::{FileKind, FsError, FsResult, Metadata};
+use super::{FileKind, FsError, FsResult, Metadata, VfsPath};
 
 /// How to open a path, as POSIX `open` flags. Built with the constructors for the access
 /// mode and the chained setters for the rest:
@@ -91,18 +91,19 @@ impl OpenOptions {
         self.nofollow || (self.create && self.exclusive)
     }
 
-    /// Decides what opening does, given what the path names (resolved without following
-    /// the last component when [`OpenOptions::no_follow_last`], else followed). The one
-    /// place the flags' rules live, shared by every filesystem.
-    pub fn decide(&self, existing: Option<FileKind>) -> FsResult<OpenAction> {
+    /// Decides what opening `path` does, given what it names (resolved without
+    /// following the last component when [`OpenOptions::no_follow_last`], else
+    /// followed). The one place the flags' rules live, shared by every filesystem.
+    pub fn decide(&self, path: &VfsPath, existing: Option<FileKind>) -> FsResult<OpenAction> {
         if self.directory && self.create && existing.is_none() {
             return Err(FsError::InvalidArgument);
         }
         let Some(kind) = existing else {
-            return if self.create {
-                Ok(OpenAction::Create)
-            } else {
-                Err(FsError::NotFound)
+            return match (self.create, path.must_be_dir()) {
+                // `O_CREAT` makes files: a path that must be a directory is refused.
+                (true, true) => Err(FsError::IsADirectory),
+                (true, false) => Ok(OpenAction::Create),
+                (false, _) => Err(FsError::NotFound),
             };
         };
         if self.create && self.exclusive {
@@ -111,7 +112,9 @@ impl OpenOptions {
         match kind {
             FileKind::Symlink => Err(FsError::Loop),
             _ if self.directory && kind != FileKind::Dir => Err(FsError::NotADirectory),
-            FileKind::Dir if self.write || self.truncate => Err(FsError::IsADirectory),
+            FileKind::Dir if self.write || self.truncate || self.create => {
+                Err(FsError::IsADirectory)
+            }
             FileKind::Dir => Ok(OpenAction::Directory),
             FileKind::File if self.truncate && self.write => Ok(OpenAction::Truncate),
             FileKind::File | FileKind::CharDevice => Ok(OpenAction::Existing),
@@ -340,32 +343,45 @@ mod tests {
     fn flags_decide_like_open() {
         use FileKind::*;
         use OpenAction as A;
+        let f = VfsPath::new("/f").unwrap();
         let ro = OpenOptions::read_only();
         let wo = OpenOptions::write_only();
-        assert_eq!(ro.decide(None), Err(FsError::NotFound));
-        assert_eq!(wo.create(true).decide(None), Ok(A::Create));
+        assert_eq!(ro.decide(&f, None), Err(FsError::NotFound));
+        assert_eq!(wo.create(true).decide(&f, None), Ok(A::Create));
         assert_eq!(
-            wo.create(true).exclusive(true).decide(Some(File)),
+            wo.create(true).exclusive(true).decide(&f, Some(File)),
             Err(FsError::AlreadyExists)
         );
         assert_eq!(
-            wo.create(true).exclusive(true).decide(Some(Symlink)),
+            wo.create(true).exclusive(true).decide(&f, Some(Symlink)),
             Err(FsError::AlreadyExists)
         );
-        assert_eq!(ro.nofollow(true).decide(Some(Symlink)), Err(FsError::Loop));
         assert_eq!(
-            ro.directory(true).decide(Some(File)),
+            ro.nofollow(true).decide(&f, Some(Symlink)),
+            Err(FsError::Loop)
+        );
+        assert_eq!(
+            ro.directory(true).decide(&f, Some(File)),
             Err(FsError::NotADirectory)
         );
-        assert_eq!(ro.directory(true).decide(Some(Dir)), Ok(A::Directory));
-        assert_eq!(ro.decide(Some(Dir)), Ok(A::Directory));
-        assert_eq!(wo.decide(Some(Dir)), Err(FsError::IsADirectory));
-        assert_eq!(wo.truncate(true).decide(Some(File)), Ok(A::Truncate));
-        assert_eq!(ro.truncate(true).decide(Some(File)), Ok(A::Existing));
+        assert_eq!(ro.directory(true).decide(&f, Some(Dir)), Ok(A::Directory));
+        assert_eq!(ro.decide(&f, Some(Dir)), Ok(A::Directory));
+        assert_eq!(wo.decide(&f, Some(Dir)), Err(FsError::IsADirectory));
+        assert_eq!(wo.truncate(true).decide(&f, Some(File)), Ok(A::Truncate));
+        assert_eq!(ro.truncate(true).decide(&f, Some(File)), Ok(A::Existing));
         assert_eq!(
-            ro.directory(true).create(true).decide(None),
+            ro.directory(true).create(true).decide(&f, None),
             Err(FsError::InvalidArgument)
         );
         assert!(OpenOptions::read_only().append(true).write);
+        assert_eq!(
+            ro.create(true).decide(&f, Some(Dir)),
+            Err(FsError::IsADirectory)
+        );
+        let slash = VfsPath::new("/new/").unwrap();
+        assert_eq!(
+            wo.create(true).decide(&slash, None),
+            Err(FsError::IsADirectory)
+        );
     }
 }

@@ -200,6 +200,18 @@ pub async fn missing_paths_and_files_as_directories(fs: &dyn FileSystem) {
         open(fs, "/", OpenOptions::write_only()).await.err(),
         Some(FsError::IsADirectory)
     );
+    // O_CREAT makes files: not over a directory, not at a path that must be one.
+    assert_eq!(
+        open(fs, "/", OpenOptions::read_only().create(true))
+            .await
+            .err(),
+        Some(FsError::IsADirectory)
+    );
+    assert_eq!(
+        open(fs, "/new/", rw_create()).await.err(),
+        Some(FsError::IsADirectory)
+    );
+    assert_eq!(fs.stat("/new").await, Err(FsError::NotFound));
 }
 
 /// `O_DIRECTORY`, and handles on directories.

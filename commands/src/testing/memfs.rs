@@ -734,7 +734,7 @@ impl FileSystem for MemFs {
             Follow::Yes
         };
         let r = st.resolve_path(path, follow)?;
-        let (ino, kind) = match opts.decide(r.node.as_ref().map(|f| f.kind))? {
+        let (ino, kind) = match opts.decide(path, r.node.as_ref().map(|f| f.kind))? {
             OpenAction::Create => {
                 if r.rel == "/" {
                     return Err(FsError::IsADirectory);
