@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::vfs::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_OBJECTS, Quota};
+use forkbox_commands::fs::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_OBJECTS, Quota};
 
 /// forkbox: every SSH connection gets its own disposable, copy-on-write world.
 #[derive(Debug, Parser)]
