@@ -91,12 +91,7 @@ impl FdFs {
 }
 
 fn pipe_meta() -> Metadata {
-    Metadata {
-        kind: FileKind::CharDevice,
-        len: 0,
-        mode: 0o600,
-        mtime: SystemTime::UNIX_EPOCH,
-    }
+    Metadata::new(FileKind::CharDevice, 0, 0o600, SystemTime::UNIX_EPOCH)
 }
 
 /// Writes into a descriptor's stream.
