@@ -16,7 +16,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use brush_parser::ast::{ProcessSubstitutionKind, SubshellCommand};
 use bytes::Bytes;
-use forkbox_commands::fs::Usage;
+use forkbox_commands::fs::{FileHandle, OpenOptions, Usage, VfsPath};
 use forkbox_commands::{
     DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, Output, WriteHandle, WriteMode,
     pipe_in,
@@ -180,6 +180,13 @@ impl FileSystem for FdFs {
         match self.fd(path) {
             Some(_) => Ok(path.to_string()),
             None => self.inner.canonicalize(path).await,
+        }
+    }
+    async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
+        // A descriptor's stream has no offsets to open with; files open as usual.
+        match self.fd(path.as_str()) {
+            Some(_) => Err(FsError::Unsupported),
+            None => self.inner.open(path, opts).await,
         }
     }
     async fn usage(&self) -> FsResult<Usage> {
