@@ -57,6 +57,8 @@ mod column;
 mod tsort;
 mod strings;
 mod shuf;
+mod split;
+mod numfmt;
 pub(crate) mod textin;
 
 /// Every native command.
@@ -135,6 +137,8 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(tsort::Tsort),
         Arc::new(strings::Strings),
         Arc::new(shuf::Shuf),
+        Arc::new(split::Split),
+        Arc::new(numfmt::NumfmtCmd),
     ]
 }
 

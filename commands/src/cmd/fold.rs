@@ -101,9 +101,10 @@ impl Command for Fold {
         let width = match args.width.as_deref().map(str::parse::<usize>) {
             None => 80,
             Some(Ok(w)) if w > 0 => w,
-            Some(_) => {
+            Some(r) => {
                 let w = args.width.clone().unwrap_or_default();
-                ctx.warn("fold", format!("invalid number of columns: {}", quote(&w)))
+                let why = if r.is_ok() { ": Numerical result out of range" } else { "" };
+                ctx.warn("fold", format!("invalid number of columns: {}{why}", quote(&w)))
                     .await;
                 return Ok(1);
             }
