@@ -59,6 +59,14 @@ mod strings;
 mod shuf;
 mod split;
 mod numfmt;
+mod timeout;
+mod id;
+mod printenv;
+mod tty;
+mod nproc;
+mod factor;
+mod expr;
+mod commands;
 pub(crate) mod textin;
 
 /// Every native command.
@@ -139,6 +147,17 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(shuf::Shuf),
         Arc::new(split::Split),
         Arc::new(numfmt::NumfmtCmd),
+        Arc::new(timeout::Timeout),
+        Arc::new(id::Id),
+        Arc::new(id::Groups),
+        Arc::new(id::Logname),
+        Arc::new(printenv::Printenv),
+        Arc::new(tty::Tty),
+        Arc::new(tty::Clear),
+        Arc::new(nproc::Nproc),
+        Arc::new(factor::Factor),
+        Arc::new(expr::Expr),
+        Arc::new(commands::Commands),
     ]
 }
 
