@@ -66,7 +66,11 @@ fn json(list: &[CommandInfo]) -> String {
 }
 
 fn table(list: &[CommandInfo]) -> String {
-    let w = list.iter().map(|c| c.name.chars().count()).max().unwrap_or(0);
+    let w = list
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(0);
     let mut out = String::new();
     for c in list {
         let line = format!("{:<w$}  {:<7}  {}", c.name, kind_name(c.kind), c.summary);
@@ -143,7 +147,10 @@ mod tests {
              true      native   do nothing, successfully\n"
         );
         let (_, out, _) = inv().run(&Commands, &["--json", "native"]).await;
-        assert!(out.starts_with("[\n  {\"name\": \"commands\", \"kind\": \"native\""), "{out}");
+        assert!(
+            out.starts_with("[\n  {\"name\": \"commands\", \"kind\": \"native\""),
+            "{out}"
+        );
         assert!(out.ends_with("\"path\": \"/usr/bin/true\"}\n]\n"), "{out}");
         assert_eq!(inv().run(&Commands, &["wasi"]).await.1, "");
         assert_eq!(inv().run(&Commands, &["--json", "builtin"]).await.1, "[]\n");

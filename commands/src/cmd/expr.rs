@@ -104,14 +104,21 @@ impl Parser<'_> {
             self.take();
             self.operand_after("&")?;
             let r = self.cmp()?;
-            l = if !l.null() && !r.null() { l } else { Val::Int(0) };
+            l = if !l.null() && !r.null() {
+                l
+            } else {
+                Val::Int(0)
+            };
         }
         Ok(l)
     }
 
     fn cmp(&mut self) -> Result<Val, Fail> {
         let mut l = self.sum()?;
-        while let Some(op) = self.peek().filter(|o| matches!(*o, "<" | "<=" | "=" | "==" | "!=" | ">=" | ">")) {
+        while let Some(op) = self
+            .peek()
+            .filter(|o| matches!(*o, "<" | "<=" | "=" | "==" | "!=" | ">=" | ">"))
+        {
             let op = op.to_string();
             self.take();
             self.operand_after(&op)?;
@@ -142,7 +149,11 @@ impl Parser<'_> {
             self.operand_after(&op)?;
             let r = self.product()?;
             let (a, b) = ints(&l, &r)?;
-            let v = if op == "+" { a.checked_add(b) } else { a.checked_sub(b) };
+            let v = if op == "+" {
+                a.checked_add(b)
+            } else {
+                a.checked_sub(b)
+            };
             l = Val::Int(v.ok_or_else(too_large)?);
         }
         Ok(l)
@@ -191,8 +202,13 @@ impl Parser<'_> {
                 let v = self.or()?;
                 match self.take().as_deref() {
                     Some(")") => Ok(v),
-                    Some(other) => Err(syntax(format!("expecting ')' instead of {}", quote(other)))),
-                    None => Err(syntax(format!("expecting ')' after {}", quote(self.toks.last().map_or("", String::as_str))))),
+                    Some(other) => {
+                        Err(syntax(format!("expecting ')' instead of {}", quote(other))))
+                    }
+                    None => Err(syntax(format!(
+                        "expecting ')' after {}",
+                        quote(self.toks.last().map_or("", String::as_str))
+                    ))),
                 }
             }
             "+" => {
@@ -211,7 +227,10 @@ impl Parser<'_> {
             "index" => {
                 let s = self.arg("index")?;
                 let chars = self.arg("index")?;
-                let i = s.chars().position(|c| chars.contains(c)).map_or(0, |i| i + 1);
+                let i = s
+                    .chars()
+                    .position(|c| chars.contains(c))
+                    .map_or(0, |i| i + 1);
                 Ok(Val::Int(i as i128))
             }
             "substr" => {
@@ -228,7 +247,7 @@ impl Parser<'_> {
                 let skip = usize::try_from(p - 1).unwrap_or(usize::MAX);
                 Ok(Val::Str(s.chars().skip(skip).take(take).collect()))
             }
-            ")" => Err(syntax(format!("unexpected ')'"))),
+            ")" => Err(syntax("unexpected ')'".to_string())),
             _ => Ok(match parse_int(&t) {
                 Some(i) => Val::Int(i),
                 None => Val::Str(t),
@@ -257,7 +276,7 @@ fn ints(a: &Val, b: &Val) -> Result<(i128, i128), Fail> {
 fn matches(s: &str, re: &str) -> Result<Val, Fail> {
     let translated = super::grep::translate_bre(re);
     let Ok(rx) = Regex::new(&format!("^(?:{translated})")) else {
-        return Err(Fail(format!("Invalid regular expression"), 2));
+        return Err(Fail("Invalid regular expression".to_string(), 2));
     };
     let caps = rx.captures(s.as_bytes());
     let groups = rx.captures_len() > 1;
@@ -269,7 +288,8 @@ fn matches(s: &str, re: &str) -> Result<Val, Fail> {
         ),
         Some(c) => Val::Int(
             c.get(0)
-                .map_or(0, |m| String::from_utf8_lossy(m.as_bytes()).chars().count()) as i128,
+                .map_or(0, |m| String::from_utf8_lossy(m.as_bytes()).chars().count())
+                as i128,
         ),
         None if groups => Val::Str(String::new()),
         None => Val::Int(0),
@@ -337,22 +357,40 @@ mod tests {
         assert_eq!(expr(&["1", "+", "2"]).await.1, "3\n");
         assert_eq!(expr(&["(", "1", "+", "2", ")", "*", "3"]).await.1, "9\n");
         assert_eq!(expr(&["abc", ":", "a\\(.\\)"]).await.1, "b\n");
-        assert_eq!(expr(&["abc", ":", "b"]).await, (1, "0\n".into(), String::new()));
+        assert_eq!(
+            expr(&["abc", ":", "b"]).await,
+            (1, "0\n".into(), String::new())
+        );
         assert_eq!(expr(&["length", "hello"]).await.1, "5\n");
         assert_eq!(expr(&["substr", "hello", "2", "3"]).await.1, "ell\n");
         assert_eq!(expr(&["index", "hello", "l"]).await.1, "3\n");
         assert_eq!(expr(&["3", "<", "10"]).await.1, "1\n");
-        assert_eq!(expr(&["", "|", "0"]).await, (1, "0\n".into(), String::new()));
+        assert_eq!(
+            expr(&["", "|", "0"]).await,
+            (1, "0\n".into(), String::new())
+        );
         assert_eq!(expr(&["--", "-5", "+", "1"]).await.1, "-4\n");
         assert_eq!(expr(&["+", "a"]).await.1, "a\n");
     }
 
     #[tokio::test]
     async fn errors() {
-        assert_eq!(expr(&["5", "/", "0"]).await, (2, String::new(), "expr: division by zero\n".into()));
-        assert_eq!(expr(&["a", "+", "1"]).await.2, "expr: non-integer argument\n");
-        assert_eq!(expr(&["1", "+"]).await.2, "expr: syntax error: missing argument after '+'\n");
-        assert_eq!(expr(&["1", "2"]).await.2, "expr: syntax error: unexpected argument '2'\n");
+        assert_eq!(
+            expr(&["5", "/", "0"]).await,
+            (2, String::new(), "expr: division by zero\n".into())
+        );
+        assert_eq!(
+            expr(&["a", "+", "1"]).await.2,
+            "expr: non-integer argument\n"
+        );
+        assert_eq!(
+            expr(&["1", "+"]).await.2,
+            "expr: syntax error: missing argument after '+'\n"
+        );
+        assert_eq!(
+            expr(&["1", "2"]).await.2,
+            "expr: syntax error: unexpected argument '2'\n"
+        );
         assert_eq!(expr(&[]).await.0, 2);
     }
 }

@@ -39,13 +39,13 @@ fn is_prime(n: u64) -> bool {
         return false;
     }
     for p in [2u64, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37] {
-        if n % p == 0 {
+        if n.is_multiple_of(p) {
             return n == p;
         }
     }
     let mut d = n - 1;
     let mut s = 0;
-    while d % 2 == 0 {
+    while d.is_multiple_of(2) {
         d /= 2;
         s += 1;
     }
@@ -95,7 +95,7 @@ fn factors(mut n: u64, out: &mut Vec<u64>) {
         return;
     }
     for p in [2u64, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37] {
-        while n % p == 0 && n > 1 {
+        while n > 1 && n.is_multiple_of(p) {
             out.push(p);
             n /= p;
         }
@@ -206,13 +206,21 @@ mod tests {
             ..Invocation::default()
         };
         assert_eq!(
-            inv.run(&Factor, &["12", "1", "0", "97", "18446744073709551615"]).await.1,
+            inv.run(&Factor, &["12", "1", "0", "97", "18446744073709551615"])
+                .await
+                .1,
             "12: 2 2 3\n1:\n0:\n97: 97\n18446744073709551615: 3 5 17 257 641 65537 6700417\n"
         );
         assert_eq!(inv.run(&Factor, &[]).await.1, "6: 2 3\n7: 7\n8: 2 2 2\n");
         assert_eq!(line("72", true).unwrap(), "72: 2^3 3^2\n");
         let (st, _, err) = inv.run(&Factor, &["x"]).await;
-        assert_eq!((st, err.as_str()), (1, "factor: 'x' is not a valid positive integer\n"));
-        assert_eq!(line("18446744073709551557", false).unwrap(), "18446744073709551557: 18446744073709551557\n");
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "factor: 'x' is not a valid positive integer\n")
+        );
+        assert_eq!(
+            line("18446744073709551557", false).unwrap(),
+            "18446744073709551557: 18446744073709551557\n"
+        );
     }
 }

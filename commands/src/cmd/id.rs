@@ -77,8 +77,11 @@ impl Command for Id {
             return Ok(1);
         }
         if picks == 0 && (a.name || a.real) {
-            ctx.warn("id", "cannot print only names or real IDs in default format")
-                .await;
+            ctx.warn(
+                "id",
+                "cannot print only names or real IDs in default format",
+            )
+            .await;
             return Ok(1);
         }
         let end = if a.zero { '\0' } else { '\n' };
@@ -127,7 +130,8 @@ impl Command for Groups {
             if *u == me {
                 ctx.out(format!("{u} : {me}\n")).await?;
             } else {
-                ctx.warn("groups", format!("{}: no such user", quote(u))).await;
+                ctx.warn("groups", format!("{}: no such user", quote(u)))
+                    .await;
                 status = 1;
             }
         }

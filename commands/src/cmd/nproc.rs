@@ -43,7 +43,8 @@ impl Command for Nproc {
             Some(Ok(n)) => n,
             Some(Err(_)) => {
                 let v = a.ignore.clone().unwrap_or_default();
-                ctx.warn("nproc", format!("invalid number: {}", quote(&v))).await;
+                ctx.warn("nproc", format!("invalid number: {}", quote(&v)))
+                    .await;
                 return Ok(1);
             }
         };

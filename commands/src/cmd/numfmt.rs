@@ -174,7 +174,10 @@ struct Numfmt {
 impl Numfmt {
     /// Parses one number with its unit suffix.
     fn parse(&self, s: &str) -> Result<(f64, usize, bool), String> {
-        let s = s.strip_suffix(self.suffix.as_str()).filter(|_| !self.suffix.is_empty()).unwrap_or(s);
+        let s = s
+            .strip_suffix(self.suffix.as_str())
+            .filter(|_| !self.suffix.is_empty())
+            .unwrap_or(s);
         let b = s.as_bytes();
         let mut i = 0;
         if b.first() == Some(&b'-') {
@@ -196,20 +199,32 @@ impl Numfmt {
         if i == d0 || (i == d0 + 1 && b[d0] == b'.') {
             return Err(format!("invalid number: {}", quote(s)));
         }
-        let v: f64 = s[..i].parse().map_err(|_| format!("invalid number: {}", quote(s)))?;
+        let v: f64 = s[..i]
+            .parse()
+            .map_err(|_| format!("invalid number: {}", quote(s)))?;
         let rest = &s[i..];
         if rest.is_empty() {
             return Ok((v, decimals, false));
         }
-        let Some(p) = SUFFIXES.iter().position(|c| rest.as_bytes()[0] == *c || (*c == b'K' && rest.as_bytes()[0] == b'k')) else {
+        let Some(p) = SUFFIXES
+            .iter()
+            .position(|c| rest.as_bytes()[0] == *c || (*c == b'K' && rest.as_bytes()[0] == b'k'))
+        else {
             return Err(format!("invalid suffix in input: {}", quote(s)));
         };
         if self.from == Unit::None {
-            return Err(format!("rejecting suffix in input: {} (consider using --from)", quote(s)));
+            return Err(format!(
+                "rejecting suffix in input: {} (consider using --from)",
+                quote(s)
+            ));
         }
         let with_i = &rest[1..] == "i";
         if !rest[1..].is_empty() && !with_i {
-            return Err(format!("invalid suffix in input {}: {}", quote(s), quote(&rest[1..])));
+            return Err(format!(
+                "invalid suffix in input {}: {}",
+                quote(s),
+                quote(&rest[1..])
+            ));
         }
         let base: f64 = match (self.from, with_i) {
             (Unit::Si, false) => 1000.0,
@@ -217,7 +232,10 @@ impl Numfmt {
             (Unit::IecI, true) | (Unit::Auto, true) => 1024.0,
             (Unit::Auto, false) => 1000.0,
             (Unit::IecI, false) => {
-                return Err(format!("missing 'i' suffix in input: {} (e.g. Ki/Mi/Gi)", quote(s)));
+                return Err(format!(
+                    "missing 'i' suffix in input: {} (e.g. Ki/Mi/Gi)",
+                    quote(s)
+                ));
             }
             _ => return Err(format!("invalid suffix in input {}: 'i'", quote(s))),
         };
@@ -333,7 +351,10 @@ impl Command for NumfmtCmd {
             Err(r) => return r,
         };
         let mut units = [Unit::None, Unit::None];
-        for (i, (v, what)) in [(&args.from, "--from"), (&args.to, "--to")].into_iter().enumerate() {
+        for (i, (v, what)) in [(&args.from, "--from"), (&args.to, "--to")]
+            .into_iter()
+            .enumerate()
+        {
             if let Some(v) = v {
                 match unit(v).filter(|u| i == 0 || *u != Unit::Auto) {
                     Some(u) => units[i] = u,
@@ -382,7 +403,8 @@ impl Command for NumfmtCmd {
             Some(Ok(n)) if n != 0 => n,
             Some(_) => {
                 let p = args.padding.clone().unwrap_or_default();
-                ctx.warn("numfmt", format!("invalid padding value {}", quote(&p))).await;
+                ctx.warn("numfmt", format!("invalid padding value {}", quote(&p)))
+                    .await;
                 return Ok(1);
             }
         };
@@ -398,7 +420,8 @@ impl Command for NumfmtCmd {
             Some(f) => f,
             None => {
                 let f = args.field.clone().unwrap_or_default();
-                ctx.warn("numfmt", format!("invalid field value {}", quote(&f))).await;
+                ctx.warn("numfmt", format!("invalid field value {}", quote(&f)))
+                    .await;
                 return Ok(1);
             }
         };
@@ -406,8 +429,11 @@ impl Command for NumfmtCmd {
             None => None,
             Some(d) if d.chars().count() == 1 => d.chars().next(),
             Some(d) => {
-                ctx.warn("numfmt", format!("the delimiter must be a single character: {}", quote(d)))
-                    .await;
+                ctx.warn(
+                    "numfmt",
+                    format!("the delimiter must be a single character: {}", quote(d)),
+                )
+                .await;
                 return Ok(1);
             }
         };
@@ -416,7 +442,8 @@ impl Command for NumfmtCmd {
             Some(Ok(n)) if n > 0 => n,
             Some(_) => {
                 let h = args.header.clone().unwrap_or_default();
-                ctx.warn("numfmt", format!("invalid header value {}", quote(&h))).await;
+                ctx.warn("numfmt", format!("invalid header value {}", quote(&h)))
+                    .await;
                 return Ok(1);
             }
         };
@@ -589,38 +616,89 @@ mod tests {
 
     #[tokio::test]
     async fn scales_like_gnu() {
-        let o = numfmt("", &["--to=si", "1000", "1500", "999", "1000000", "123456789", "999999"]).await.1;
+        let o = numfmt(
+            "",
+            &[
+                "--to=si",
+                "1000",
+                "1500",
+                "999",
+                "1000000",
+                "123456789",
+                "999999",
+            ],
+        )
+        .await
+        .1;
         assert_eq!(o, "1.0K\n1.5K\n999\n1.0M\n124M\n1.0M\n");
-        let o = numfmt("", &["--to=iec", "1024", "2047", "9999", "10239", "100"]).await.1;
+        let o = numfmt("", &["--to=iec", "1024", "2047", "9999", "10239", "100"])
+            .await
+            .1;
         assert_eq!(o, "1.0K\n2.0K\n9.8K\n10K\n100\n");
         assert_eq!(numfmt("", &["--to=iec-i", "4096"]).await.1, "4.0Ki\n");
-        assert_eq!(numfmt("", &["--from=si", "1K", "2.5M"]).await.1, "1000\n2500000\n");
-        assert_eq!(numfmt("", &["--from=auto", "1Ki", "1K"]).await.1, "1024\n1000\n");
-        assert_eq!(numfmt("0.5\n1.5\n2.5\n-1500\n", &["--to=si"]).await.1, "0\n2\n2\n-1.5K\n");
-        assert_eq!(numfmt("", &["--to=si", "--suffix=B", "2000"]).await.1, "2.0KB\n");
-        assert_eq!(numfmt("", &["--to=si", "--round=down", "1999"]).await.1, "1.9K\n");
+        assert_eq!(
+            numfmt("", &["--from=si", "1K", "2.5M"]).await.1,
+            "1000\n2500000\n"
+        );
+        assert_eq!(
+            numfmt("", &["--from=auto", "1Ki", "1K"]).await.1,
+            "1024\n1000\n"
+        );
+        assert_eq!(
+            numfmt("0.5\n1.5\n2.5\n-1500\n", &["--to=si"]).await.1,
+            "0\n2\n2\n-1.5K\n"
+        );
+        assert_eq!(
+            numfmt("", &["--to=si", "--suffix=B", "2000"]).await.1,
+            "2.0KB\n"
+        );
+        assert_eq!(
+            numfmt("", &["--to=si", "--round=down", "1999"]).await.1,
+            "1.9K\n"
+        );
     }
 
     #[tokio::test]
     async fn fields_formats_and_padding() {
-        assert_eq!(numfmt("a 2000 b\n", &["--field=2", "--to=si"]).await.1, "a 2.0K b\n");
-        assert_eq!(numfmt("x,3000\n", &["-d,", "--field=2", "--to=si"]).await.1, "x,3.0K\n");
-        assert_eq!(numfmt("", &["--format=%08.2f", "3.14159"]).await.1, "00003.15\n");
+        assert_eq!(
+            numfmt("a 2000 b\n", &["--field=2", "--to=si"]).await.1,
+            "a 2.0K b\n"
+        );
+        assert_eq!(
+            numfmt("x,3000\n", &["-d,", "--field=2", "--to=si"]).await.1,
+            "x,3.0K\n"
+        );
+        assert_eq!(
+            numfmt("", &["--format=%08.2f", "3.14159"]).await.1,
+            "00003.15\n"
+        );
         assert_eq!(numfmt("", &["--padding=8", "12"]).await.1, "      12\n");
-        assert_eq!(numfmt("  12  34\n", &["--field=2", "--padding=5"]).await.1, "  12    34\n");
-        assert_eq!(numfmt("h 1\n2000\n", &["--header", "--to=si"]).await.1, "h 1\n2.0K\n");
+        assert_eq!(
+            numfmt("  12  34\n", &["--field=2", "--padding=5"]).await.1,
+            "  12    34\n"
+        );
+        assert_eq!(
+            numfmt("h 1\n2000\n", &["--header", "--to=si"]).await.1,
+            "h 1\n2.0K\n"
+        );
     }
 
     #[tokio::test]
     async fn invalid_numbers() {
         let (st, out, err) = numfmt("", &["abc"]).await;
-        assert_eq!((st, out.as_str(), err.as_str()), (2, "", "numfmt: invalid number: 'abc'\n"));
+        assert_eq!(
+            (st, out.as_str(), err.as_str()),
+            (2, "", "numfmt: invalid number: 'abc'\n")
+        );
         let (st, out, _) = numfmt("", &["--invalid=warn", "abc", "5"]).await;
         assert_eq!((st, out.as_str()), (0, "abc\n5\n"));
         let (st, _, err) = numfmt("1K\n", &[]).await;
         assert_eq!(
             (st, err.as_str()),
-            (2, "numfmt: rejecting suffix in input: '1K' (consider using --from)\n")
+            (
+                2,
+                "numfmt: rejecting suffix in input: '1K' (consider using --from)\n"
+            )
         );
     }
 }

@@ -129,7 +129,9 @@ impl Writer<'_> {
             return Ok(false);
         }
         let Some(name) = self.names.next() else {
-            self.ctx.warn("split", "output file suffixes exhausted").await;
+            self.ctx
+                .warn("split", "output file suffixes exhausted")
+                .await;
             return Ok(false);
         };
         if self.verbose {
@@ -148,7 +150,9 @@ impl Writer<'_> {
                 Ok(true)
             }
             Err(e) => {
-                self.ctx.warn("split", format!("{}: {e}", quotef(&name))).await;
+                self.ctx
+                    .warn("split", format!("{}: {e}", quotef(&name)))
+                    .await;
                 Ok(false)
             }
         }
@@ -158,7 +162,9 @@ impl Writer<'_> {
         if let Some(p) = self.cur.as_mut()
             && let Err(e) = p.handle.write(data).await
         {
-            self.ctx.warn("split", format!("{}: {e}", quotef(&p.name))).await;
+            self.ctx
+                .warn("split", format!("{}: {e}", quotef(&p.name)))
+                .await;
             return Ok(false);
         }
         Ok(true)
@@ -168,7 +174,9 @@ impl Writer<'_> {
         if let Some(p) = self.cur.take()
             && let Err(e) = p.handle.close().await
         {
-            self.ctx.warn("split", format!("{}: {e}", quotef(&p.name))).await;
+            self.ctx
+                .warn("split", format!("{}: {e}", quotef(&p.name)))
+                .await;
             return Ok(false);
         }
         Ok(true)
@@ -211,7 +219,10 @@ impl Command for Split {
                 _ => {
                     ctx.warn(
                         "split",
-                        format!("invalid number of lines: {}: Numerical result out of range", quote(l)),
+                        format!(
+                            "invalid number of lines: {}: Numerical result out of range",
+                            quote(l)
+                        ),
                     )
                     .await;
                     return Ok(1);
@@ -458,9 +469,21 @@ mod tests {
         assert_eq!(fs.text("/xaa").unwrap(), "1\n2\n3\n");
         assert_eq!(fs.text("/xad").unwrap(), "10\n");
         assert_eq!(
-            inv.run(&Split, &["-b", "5", "-d", "-a", "3", "--additional-suffix=.t", "in", "p"])
-                .await
-                .0,
+            inv.run(
+                &Split,
+                &[
+                    "-b",
+                    "5",
+                    "-d",
+                    "-a",
+                    "3",
+                    "--additional-suffix=.t",
+                    "in",
+                    "p"
+                ]
+            )
+            .await
+            .0,
             0
         );
         assert_eq!(fs.text("/p000.t").unwrap(), "1\n2\n3");
@@ -483,7 +506,10 @@ mod tests {
         let (st, _, err) = inv.run(&Split, &["-a", "1", "-l", "1", "in"]).await;
         assert_eq!((st, err.as_str()), (0, ""));
         let (st, _, err) = inv.run(&Split, &["-d", "-a", "1", "-b", "1", "in"]).await;
-        assert_eq!((st, err.as_str()), (1, "split: output file suffixes exhausted\n"));
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "split: output file suffixes exhausted\n")
+        );
         assert_eq!(inv.run(&Split, &["-l", "0", "in"]).await.0, 1);
         assert_eq!(inv.run(&Split, &["-b", "2x", "in"]).await.0, 1);
         assert_eq!(parse_size("1K"), Some(1024));

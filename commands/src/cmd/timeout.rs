@@ -97,8 +97,10 @@ async fn usage(ctx: &Context, msg: &str) -> i32 {
     } else {
         format!("timeout: {msg}\n")
     };
-    ctx.err(format!("{head}Try 'timeout --help' for more information.\n"))
-        .await;
+    ctx.err(format!(
+        "{head}Try 'timeout --help' for more information.\n"
+    ))
+    .await;
     125
 }
 
@@ -147,7 +149,10 @@ impl Command for Timeout {
         if !name.contains('/') && !ctx.launcher.commands().iter().any(|c| &c.name == name) {
             ctx.warn(
                 "timeout",
-                format!("failed to run command {}: No such file or directory", quote(name)),
+                format!(
+                    "failed to run command {}: No such file or directory",
+                    quote(name)
+                ),
             )
             .await;
             return Ok(127);
@@ -175,7 +180,11 @@ impl Command for Timeout {
         if args.verbose {
             ctx.warn(
                 "timeout",
-                format!("sending signal {} to command {}", signal_name(sig), quote(name)),
+                format!(
+                    "sending signal {} to command {}",
+                    signal_name(sig),
+                    quote(name)
+                ),
             )
             .await;
         }
@@ -191,7 +200,11 @@ impl Command for Timeout {
             .await;
         }
         if args.preserve_status {
-            let s = if stopped || kill_after.is_none() { sig } else { 9 };
+            let s = if stopped || kill_after.is_none() {
+                sig
+            } else {
+                9
+            };
             return Ok(128 + s);
         }
         Ok(124)
@@ -233,7 +246,13 @@ mod tests {
         assert_eq!(inv().run(&Timeout, &["5", "sleep", "1"]).await.0, 0);
         assert_eq!(inv().run(&Timeout, &["5", "false"]).await.0, 1);
         assert_eq!(
-            inv().run(&Timeout, &["--preserve-status", "-s", "KILL", "1", "sleep", "9"]).await.0,
+            inv()
+                .run(
+                    &Timeout,
+                    &["--preserve-status", "-s", "KILL", "1", "sleep", "9"]
+                )
+                .await
+                .0,
             137
         );
     }
@@ -242,11 +261,17 @@ mod tests {
     async fn errors() {
         let (st, _, err) = inv().run(&Timeout, &["x", "sleep", "1"]).await;
         assert_eq!(st, 125);
-        assert!(err.starts_with("timeout: invalid time interval 'x'\n"), "{err}");
+        assert!(
+            err.starts_with("timeout: invalid time interval 'x'\n"),
+            "{err}"
+        );
         let (st, _, err) = inv().run(&Timeout, &["1", "nope"]).await;
         assert_eq!(
             (st, err.as_str()),
-            (127, "timeout: failed to run command 'nope': No such file or directory\n")
+            (
+                127,
+                "timeout: failed to run command 'nope': No such file or directory\n"
+            )
         );
         assert_eq!(inv().run(&Timeout, &[]).await.0, 125);
         assert_eq!(parse_duration("1m"), Some(Duration::from_secs(60)));

@@ -103,18 +103,28 @@ mod tests {
     #[tokio::test]
     async fn terminal_or_not() {
         let inv = Invocation::default();
-        assert_eq!(inv.run(&Tty, &[]).await, (1, "not a tty\n".into(), String::new()));
+        assert_eq!(
+            inv.run(&Tty, &[]).await,
+            (1, "not a tty\n".into(), String::new())
+        );
         assert_eq!(inv.run(&Tty, &["-s"]).await.1, "");
         assert_eq!(
             inv.run(&Clear, &[]).await,
-            (1, String::new(), "TERM environment variable not set.\n".into())
+            (
+                1,
+                String::new(),
+                "TERM environment variable not set.\n".into()
+            )
         );
         let mut on = Invocation {
             tty: Some(TermSize { cols: 80, rows: 24 }),
             ..Invocation::default()
         };
         on.env.insert("TERM".into(), "xterm".into());
-        assert_eq!(on.run(&Tty, &[]).await, (0, "/dev/pts/0\n".into(), String::new()));
+        assert_eq!(
+            on.run(&Tty, &[]).await,
+            (0, "/dev/pts/0\n".into(), String::new())
+        );
         assert_eq!(on.run(&Clear, &[]).await.1, CLEAR);
     }
 }
