@@ -4,9 +4,13 @@ use std::sync::Arc;
 
 use crate::Command;
 
+mod awk;
 mod basename;
 mod cat;
 mod chmod;
+mod column;
+mod comm;
+mod commands;
 mod cp;
 mod cut;
 mod date;
@@ -15,52 +19,58 @@ mod diff;
 mod du;
 pub mod echo;
 mod env;
+mod expand;
+mod expr;
+mod factor;
 mod find;
+mod fold;
 mod grep;
 mod head;
 mod help;
+mod id;
+mod join;
 mod ln;
 mod ls;
 mod mkdir;
 mod mv;
+mod nl;
+mod nproc;
+mod numfmt;
+mod paste;
+mod printenv;
 mod printf;
 mod readlink;
+mod rev;
 mod rm;
 mod rmdir;
 mod sed;
 mod seq;
+mod shuf;
 mod sleep;
 mod sort;
+mod split;
 mod stat;
+mod strings;
 mod sum;
 mod sync;
 mod sysinfo;
+mod tac;
 mod tail;
 mod tee;
 mod test;
+pub(crate) mod textin;
+mod timeout;
 mod touch;
 mod tr;
 mod truefalse;
+mod tsort;
+mod tty;
 mod uniq;
 pub(crate) mod util;
 mod wc;
 mod which;
 mod xargs;
 mod yes;
-mod tac;
-mod rev;
-mod paste;
-mod comm;
-mod join;
-mod nl;
-mod fold;
-mod expand;
-mod column;
-mod tsort;
-mod strings;
-mod shuf;
-pub(crate) mod textin;
-mod awk;
 
 /// Every native command.
 /// Commands for launchers that have no shell (this crate's tests): `echo`, `true` and
@@ -144,6 +154,19 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(shuf::Shuf),
         Arc::new(awk::Awk),
         Arc::new(awk::Gawk),
+        Arc::new(split::Split),
+        Arc::new(numfmt::NumfmtCmd),
+        Arc::new(timeout::Timeout),
+        Arc::new(id::Id),
+        Arc::new(id::Groups),
+        Arc::new(id::Logname),
+        Arc::new(printenv::Printenv),
+        Arc::new(tty::Tty),
+        Arc::new(tty::Clear),
+        Arc::new(nproc::Nproc),
+        Arc::new(factor::Factor),
+        Arc::new(expr::Expr),
+        Arc::new(commands::Commands),
     ]
 }
 

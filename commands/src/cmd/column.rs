@@ -99,7 +99,11 @@ fn fill(items: &[&[u8]], width: usize, by_rows: bool) -> Vec<u8> {
     for r in 0..nrows {
         let row: Vec<&[u8]> = (0..ncols)
             .filter_map(|c| {
-                let idx = if by_rows { r * ncols + c } else { c * nrows + r };
+                let idx = if by_rows {
+                    r * ncols + c
+                } else {
+                    c * nrows + r
+                };
                 items.get(idx).copied()
             })
             .collect();
@@ -178,11 +182,22 @@ impl Command for Column {
                 rows.push(names.iter().map(|n| n.as_bytes().to_vec()).collect());
             }
             for l in &lines {
-                rows.push(split_cells(l, seps).into_iter().map(<[u8]>::to_vec).collect());
+                rows.push(
+                    split_cells(l, seps)
+                        .into_iter()
+                        .map(<[u8]>::to_vec)
+                        .collect(),
+                );
             }
             let ncols = rows.iter().map(Vec::len).max().unwrap_or(0);
             let mut right = vec![false; ncols];
-            for r in args.right.as_deref().unwrap_or("").split(',').filter(|s| !s.is_empty()) {
+            for r in args
+                .right
+                .as_deref()
+                .unwrap_or("")
+                .split(',')
+                .filter(|s| !s.is_empty())
+            {
                 let idx = match r.parse::<usize>() {
                     Ok(n) => n.checked_sub(1),
                     Err(_) => names.iter().position(|n| n == r),
@@ -191,7 +206,8 @@ impl Command for Column {
                     Some(i) if i < ncols => right[i] = true,
                     Some(_) => {}
                     None => {
-                        ctx.warn("column", format!("undefined column name '{r}'")).await;
+                        ctx.warn("column", format!("undefined column name '{r}'"))
+                            .await;
                         return Ok(1);
                     }
                 }
@@ -223,18 +239,27 @@ mod tests {
 
     #[tokio::test]
     async fn tables() {
-        assert_eq!(column("a b c\nlonger x y\n", &["-t"]).await, "a       b  c\nlonger  x  y\n");
+        assert_eq!(
+            column("a b c\nlonger x y\n", &["-t"]).await,
+            "a       b  c\nlonger  x  y\n"
+        );
         assert_eq!(
             column("a:b\nlonger:x\n", &["-t", "-s:", "-o", " | "]).await,
             "a      | b\nlonger | x\n"
         );
-        assert_eq!(column("a 1\nbbb 22\n", &["-t", "-R", "2"]).await, "a     1\nbbb  22\n");
+        assert_eq!(
+            column("a 1\nbbb 22\n", &["-t", "-R", "2"]).await,
+            "a     1\nbbb  22\n"
+        );
         assert_eq!(column("a,,b\n", &["-t", "-s,"]).await, "a    b\n");
     }
 
     #[tokio::test]
     async fn fills() {
-        assert_eq!(column("1\n2\n3\n4\n5\n6\n7\n", &["-c", "20"]).await, "1\t5\n2\t6\n3\t7\n4\n");
+        assert_eq!(
+            column("1\n2\n3\n4\n5\n6\n7\n", &["-c", "20"]).await,
+            "1\t5\n2\t6\n3\t7\n4\n"
+        );
         assert_eq!(
             column("1\n2\n3\n4\n5\n6\n7\n", &["-x", "-c", "20"]).await,
             "1\t2\n3\t4\n5\t6\n7\n"

@@ -243,7 +243,9 @@ mod tests {
         assert_eq!(comm(&["-12", "a", "b"]).await.1, "c\n");
         assert_eq!(comm(&["-3", "a", "b"]).await.1, "a\n\tb\nd\n");
         assert_eq!(
-            comm(&["--total", "--output-delimiter=:", "-1", "a", "b"]).await.1,
+            comm(&["--total", "--output-delimiter=:", "-1", "a", "b"])
+                .await
+                .1,
             "b\n:c\n2:1:1:total\n"
         );
     }

@@ -38,10 +38,7 @@ impl TabStops {
                     _ => (None, item),
                 };
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                    let bad: String = digits
-                        .chars()
-                        .skip_while(char::is_ascii_digit)
-                        .collect();
+                    let bad: String = digits.chars().skip_while(char::is_ascii_digit).collect();
                     return Err(format!(
                         "tab size contains invalid character(s): {}",
                         quote(&bad)
@@ -99,12 +96,7 @@ impl TabStops {
         }
         let base = if self.stops.last() == Some(&usize::MAX) {
             // `+N`: every N after the last explicit stop.
-            self.stops
-                .iter()
-                .rev()
-                .nth(1)
-                .copied()
-                .unwrap_or_default()
+            self.stops.iter().rev().nth(1).copied().unwrap_or_default()
         } else {
             0
         };
@@ -333,11 +325,10 @@ impl Command for Unexpand {
         "convert spaces to tabs"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        let args: UnexpandArgs =
-            match parse_args(ctx, self.name(), &number_options(args)).await {
-                Ok(a) => a,
-                Err(r) => return r,
-            };
+        let args: UnexpandArgs = match parse_args(ctx, self.name(), &number_options(args)).await {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
         let tabs = match TabStops::parse(&args.tabs) {
             Ok(t) => t,
             Err(msg) => {
@@ -370,8 +361,14 @@ mod tests {
     #[tokio::test]
     async fn expands() {
         assert_eq!(run(&Expand, "a\tb\n", &[]).await.1, "a       b\n");
-        assert_eq!(run(&Expand, "a\tb\tc\td\n", &["-t", "2,5"]).await.1, "a b  c d\n");
-        assert_eq!(run(&Expand, "\ta\tb\n", &["-i", "-t4"]).await.1, "    a\tb\n");
+        assert_eq!(
+            run(&Expand, "a\tb\tc\td\n", &["-t", "2,5"]).await.1,
+            "a b  c d\n"
+        );
+        assert_eq!(
+            run(&Expand, "\ta\tb\n", &["-i", "-t4"]).await.1,
+            "    a\tb\n"
+        );
         assert_eq!(run(&Expand, "\tx\n", &["-3"]).await.1, "   x\n");
         let (st, _, err) = run(&Expand, "", &["-t", "0"]).await;
         assert_eq!((st, err.as_str()), (1, "expand: tab size cannot be 0\n"));
@@ -381,8 +378,14 @@ mod tests {
     #[tokio::test]
     async fn unexpands() {
         assert_eq!(run(&Unexpand, "       x\n", &[]).await.1, "       x\n");
-        assert_eq!(run(&Unexpand, "abcdefg h\n", &["-a"]).await.1, "abcdefg h\n");
-        assert_eq!(run(&Unexpand, "abcdefg  h\n", &["-a"]).await.1, "abcdefg\t h\n");
+        assert_eq!(
+            run(&Unexpand, "abcdefg h\n", &["-a"]).await.1,
+            "abcdefg h\n"
+        );
+        assert_eq!(
+            run(&Unexpand, "abcdefg  h\n", &["-a"]).await.1,
+            "abcdefg\t h\n"
+        );
         assert_eq!(run(&Unexpand, "  \t x\n", &[]).await.1, "\t x\n");
         assert_eq!(
             run(&Unexpand, "        a        b\n", &[]).await.1,
@@ -390,7 +393,9 @@ mod tests {
         );
         assert_eq!(run(&Unexpand, "    a   b\n", &["-t4"]).await.1, "\ta\tb\n");
         assert_eq!(
-            run(&Unexpand, "         x\n", &["--first-only", "-t4"]).await.1,
+            run(&Unexpand, "         x\n", &["--first-only", "-t4"])
+                .await
+                .1,
             "\t\t x\n"
         );
     }

@@ -101,10 +101,18 @@ impl Command for Fold {
         let width = match args.width.as_deref().map(str::parse::<usize>) {
             None => 80,
             Some(Ok(w)) if w > 0 => w,
-            Some(_) => {
+            Some(r) => {
                 let w = args.width.clone().unwrap_or_default();
-                ctx.warn("fold", format!("invalid number of columns: {}", quote(&w)))
-                    .await;
+                let why = if r.is_ok() {
+                    ": Numerical result out of range"
+                } else {
+                    ""
+                };
+                ctx.warn(
+                    "fold",
+                    format!("invalid number of columns: {}{why}", quote(&w)),
+                )
+                .await;
                 return Ok(1);
             }
         };
@@ -168,7 +176,10 @@ mod tests {
     #[tokio::test]
     async fn folds_like_gnu() {
         assert_eq!(fold("abcdefgh\n", &["-w", "3"]).await, "abc\ndef\ngh\n");
-        assert_eq!(fold("hello big world\n", &["-s", "-w7"]).await, "hello \nbig \nworld\n");
+        assert_eq!(
+            fold("hello big world\n", &["-s", "-w7"]).await,
+            "hello \nbig \nworld\n"
+        );
         assert_eq!(fold("a\tbc\n", &["-w", "9"]).await, "a\tb\nc\n");
         assert_eq!(fold("a\tbc\n", &["-b", "-w", "2"]).await, "a\t\nbc\n");
         assert_eq!(fold("abcd", &["-2"]).await, "ab\ncd");

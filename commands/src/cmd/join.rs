@@ -101,7 +101,12 @@ fn parse_format(list: &str) -> Result<Vec<Spec>, String> {
         let file = match item.as_bytes()[0] {
             b'1' => 1,
             b'2' => 2,
-            _ => return Err(format!("invalid file number in field spec: {}", quote(item))),
+            _ => {
+                return Err(format!(
+                    "invalid file number in field spec: {}",
+                    quote(item)
+                ));
+            }
         };
         let Some(field) = item[1..].strip_prefix('.') else {
             return Err(format!("invalid field specifier: {}", quote(item)));
@@ -149,7 +154,7 @@ struct Joiner<'a> {
 }
 
 impl Joiner<'_> {
-    fn key<'l>(&self, side: &Side, line: &'l Line) -> Vec<u8> {
+    fn key(&self, side: &Side, line: &Line) -> Vec<u8> {
         let k = line
             .fields
             .get(side.field - 1)
@@ -189,12 +194,8 @@ impl Joiner<'_> {
             raw,
         };
         let key = self.key(side, &line);
-        let checking =
-            !self.args.nocheck_order && (self.args.check_order || self.seen_unpairable);
-        if checking
-            && !side.reported
-            && side.prev_key.as_ref().is_some_and(|p| key < *p)
-        {
+        let checking = !self.args.nocheck_order && (self.args.check_order || self.seen_unpairable);
+        if checking && !side.reported && side.prev_key.as_ref().is_some_and(|p| key < *p) {
             ctx.err(format!(
                 "join: {}:{}: is not sorted: {}\n",
                 side.name,
@@ -232,7 +233,13 @@ impl Joiner<'_> {
     }
 
     /// The output line for `l1` and `l2` (either may be missing for an unpaired line).
-    fn render<'l>(&'l self, f1: usize, f2: usize, l1: Option<&'l Line>, l2: Option<&'l Line>) -> Vec<u8> {
+    fn render<'l>(
+        &'l self,
+        f1: usize,
+        f2: usize,
+        l1: Option<&'l Line>,
+        l2: Option<&'l Line>,
+    ) -> Vec<u8> {
         let sep = self.out_sep();
         let mut parts: Vec<&[u8]> = Vec::new();
         let key = field(l1, f1).or_else(|| field(l2, f2));
@@ -274,8 +281,16 @@ impl Joiner<'_> {
         let n1 = s1.seq.first().map_or(0, |l| l.fields.len());
         let n2 = s2.seq.first().map_or(0, |l| l.fields.len());
         let mut specs = vec![Spec::Key];
-        specs.extend((1..=n1).filter(|i| *i != s1.field).map(|i| Spec::Field(1, i)));
-        specs.extend((1..=n2).filter(|i| *i != s2.field).map(|i| Spec::Field(2, i)));
+        specs.extend(
+            (1..=n1)
+                .filter(|i| *i != s1.field)
+                .map(|i| Spec::Field(1, i)),
+        );
+        specs.extend(
+            (1..=n2)
+                .filter(|i| *i != s2.field)
+                .map(|i| Spec::Field(2, i)),
+        );
         self.format = Some(specs);
     }
 }

@@ -255,13 +255,22 @@ mod tests {
 
     #[tokio::test]
     async fn numbers_like_gnu() {
-        assert_eq!(nl("a\n\nb\n", &[]).await.1, "     1\ta\n       \n     2\tb\n");
+        assert_eq!(
+            nl("a\n\nb\n", &[]).await.1,
+            "     1\ta\n       \n     2\tb\n"
+        );
         assert_eq!(
             nl("a\n\nb\n", &["-ba", "-nln", "-w3", "-s:"]).await.1,
             "1  :a\n2  :\n3  :b\n"
         );
-        assert_eq!(nl("a\nb\n", &["-nrz", "-v5", "-i2"]).await.1, "000005\ta\n000007\tb\n");
-        assert_eq!(nl("ab\nxb\n", &["-bp^a"]).await.1, "     1\tab\n       xb\n");
+        assert_eq!(
+            nl("a\nb\n", &["-nrz", "-v5", "-i2"]).await.1,
+            "000005\ta\n000007\tb\n"
+        );
+        assert_eq!(
+            nl("ab\nxb\n", &["-bp^a"]).await.1,
+            "     1\tab\n       xb\n"
+        );
         assert_eq!(
             nl("x\n\\:\\:\\:\nh\n\\:\\:\nb\n", &["-ha"]).await.1,
             "     1\tx\n\n     1\th\n\n     1\tb\n"
@@ -272,7 +281,10 @@ mod tests {
     async fn bad_options() {
         let (st, _, err) = nl("", &["-bq"]).await;
         assert_eq!(st, 1);
-        assert!(err.starts_with("nl: invalid body numbering style: 'q'\n"), "{err}");
+        assert!(
+            err.starts_with("nl: invalid body numbering style: 'q'\n"),
+            "{err}"
+        );
         assert_eq!(nl("", &["-w0"]).await.0, 1);
     }
 }

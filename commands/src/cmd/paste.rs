@@ -123,7 +123,16 @@ impl Command for Paste {
         let res = if args.serial {
             serial(ctx, &files, &mut readers, &sources, &delims, eol, &mut out).await?
         } else {
-            parallel(ctx, &files, &mut readers, &mut sources, &delims, eol, &mut out).await?
+            parallel(
+                ctx,
+                &files,
+                &mut readers,
+                &mut sources,
+                &delims,
+                eol,
+                &mut out,
+            )
+            .await?
         };
         out.flush().await?;
         Ok(res)
@@ -246,7 +255,10 @@ mod tests {
     #[tokio::test]
     async fn merges_like_gnu() {
         assert_eq!(paste("", &["a", "b"]).await.1, "1\tx\n2\ty\n3\t\n");
-        assert_eq!(paste("", &["-d", ",:", "a", "b", "a"]).await.1, "1,x:1\n2,y:2\n3,:3\n");
+        assert_eq!(
+            paste("", &["-d", ",:", "a", "b", "a"]).await.1,
+            "1,x:1\n2,y:2\n3,:3\n"
+        );
         assert_eq!(paste("p\nq\nr\n", &["-", "-"]).await.1, "p\tq\nr\t\n");
         assert_eq!(paste("", &["-s", "a", "b"]).await.1, "1\t2\t3\nx\ty\n");
         assert_eq!(paste("", &["-s", "-d", "\\n\\0", "a"]).await.1, "1\n23\n");
@@ -260,7 +272,10 @@ mod tests {
         let (st, _, err) = paste("", &["-d", "a\\", "a"]).await;
         assert_eq!(
             (st, err.as_str()),
-            (1, "paste: delimiter list ends with an unescaped backslash: a\\\n")
+            (
+                1,
+                "paste: delimiter list ends with an unescaped backslash: a\\\n"
+            )
         );
     }
 }

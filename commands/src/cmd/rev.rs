@@ -40,7 +40,11 @@ impl Command for Rev {
         let mut pacer = Pacer::default();
         // util-linux's rev reads stdin only without operands: `-` is a file name.
         let stdin = args.files.is_empty();
-        let files = if stdin { vec!["-".to_string()] } else { args.files.clone() };
+        let files = if stdin {
+            vec!["-".to_string()]
+        } else {
+            args.files.clone()
+        };
         for f in files {
             let opened = if stdin {
                 Ok(Reader::stdin(ctx))

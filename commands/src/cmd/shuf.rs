@@ -74,8 +74,10 @@ pub struct Shuf;
 
 /// A usage error worded as GNU's, with its hint (status 1).
 async fn usage(ctx: &Context, msg: String) -> i32 {
-    ctx.err(format!("shuf: {msg}\nTry 'shuf --help' for more information.\n"))
-        .await;
+    ctx.err(format!(
+        "shuf: {msg}\nTry 'shuf --help' for more information.\n"
+    ))
+    .await;
     1
 }
 
@@ -100,7 +102,8 @@ impl Command for Shuf {
             Some(c) => match c.parse::<u64>() {
                 Ok(n) => Some(n),
                 Err(_) => {
-                    ctx.warn("shuf", format!("invalid line count: {}", quote(c))).await;
+                    ctx.warn("shuf", format!("invalid line count: {}", quote(c)))
+                        .await;
                     return Ok(1);
                 }
             },
@@ -115,7 +118,8 @@ impl Command for Shuf {
                 match parsed {
                     Some(p) => Some(p),
                     None => {
-                        ctx.warn("shuf", format!("invalid input range: {}", quote(r))).await;
+                        ctx.warn("shuf", format!("invalid input range: {}", quote(r)))
+                            .await;
                         return Ok(1);
                     }
                 }
@@ -145,14 +149,20 @@ impl Command for Shuf {
         let lines: Vec<Vec<u8>> = if range.is_some() {
             Vec::new()
         } else if args.echo {
-            args.operands.iter().map(|s| s.as_bytes().to_vec()).collect()
+            args.operands
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect()
         } else {
             let f = args.operands.first().cloned().unwrap_or_else(|| "-".into());
             let Some(data) = slurp(ctx, "shuf", &f, &mut charge).await? else {
                 return Ok(1);
             };
             charge.grow(data.len())?;
-            records(&data, eol).into_iter().map(<[u8]>::to_vec).collect()
+            records(&data, eol)
+                .into_iter()
+                .map(<[u8]>::to_vec)
+                .collect()
         };
         let n = match range {
             Some((lo, hi)) => hi - lo + 1,
@@ -225,7 +235,10 @@ enum Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
-    async fn open(ctx: &'a Context, path: Option<&str>) -> Result<Option<Sink<'a>>, crate::Interrupt> {
+    async fn open(
+        ctx: &'a Context,
+        path: Option<&str>,
+    ) -> Result<Option<Sink<'a>>, crate::Interrupt> {
         match path {
             None => Ok(Some(Sink::Stdout(BufOut::new(ctx)))),
             Some(p) => match ctx.fs.open_write(&ctx.path(p), WriteMode::Truncate).await {
@@ -312,8 +325,14 @@ mod tests {
             fs: fs.clone(),
             ..Invocation::default()
         };
-        let a = inv.run(&Shuf, &["--random-source=seed", "-i", "1-50"]).await.1;
-        let b = inv.run(&Shuf, &["--random-source=seed", "-i", "1-50"]).await.1;
+        let a = inv
+            .run(&Shuf, &["--random-source=seed", "-i", "1-50"])
+            .await
+            .1;
+        let b = inv
+            .run(&Shuf, &["--random-source=seed", "-i", "1-50"])
+            .await
+            .1;
         assert_eq!(a, b);
         assert_eq!(inv.run(&Shuf, &["-i", "1-3", "-o", "out"]).await.0, 0);
         assert_eq!(fs.text("/out").map(|s| s.lines().count()), Some(3));
@@ -321,7 +340,10 @@ mod tests {
 
     #[tokio::test]
     async fn errors() {
-        assert_eq!(shuf("", &["-i", "5-1"]).await.2, "shuf: invalid input range: '5-1'\n");
+        assert_eq!(
+            shuf("", &["-i", "5-1"]).await.2,
+            "shuf: invalid input range: '5-1'\n"
+        );
         assert_eq!(shuf("", &["-n", "x", "-e", "a"]).await.0, 1);
         assert_eq!(shuf("", &["-i", "1-2", "-e", "a"]).await.0, 1);
         assert_eq!(shuf("", &["a", "b"]).await.0, 1);

@@ -129,7 +129,11 @@ impl Command for Strings {
                     }
                 }
             };
-            let name = if stdin { "{standard input}" } else { f.as_str() };
+            let name = if stdin {
+                "{standard input}"
+            } else {
+                f.as_str()
+            };
             let prefix = |start: u64| -> Vec<u8> {
                 let mut p = Vec::new();
                 if args.print_file_name {
@@ -205,7 +209,10 @@ mod tests {
     #[tokio::test]
     async fn finds_runs() {
         let fs = MemFs::new();
-        fs.put("/bin", b"ab\0hello\tworld\x01xyz12345\n\x80longer string here");
+        fs.put(
+            "/bin",
+            b"ab\0hello\tworld\x01xyz12345\n\x80longer string here",
+        );
         fs.put_dir("/d");
         let inv = Invocation {
             fs,

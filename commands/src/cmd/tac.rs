@@ -155,8 +155,11 @@ async fn read(
     if f != "-"
         && let Err(e) = ctx.fs.stat(&ctx.path(f)).await
     {
-        ctx.warn("tac", format!("failed to open {} for reading: {e}", quote(f)))
-            .await;
+        ctx.warn(
+            "tac",
+            format!("failed to open {} for reading: {e}", quote(f)),
+        )
+        .await;
         return Ok(None);
     }
     let name = if f == "-" { "-" } else { f };

@@ -147,8 +147,11 @@ impl Command for Tsort {
             .filter(|t| !t.is_empty())
             .collect();
         if tokens.len() % 2 == 1 {
-            ctx.warn("tsort", format!("{file}: input contains an odd number of tokens"))
-                .await;
+            ctx.warn(
+                "tsort",
+                format!("{file}: input contains an odd number of tokens"),
+            )
+            .await;
             return Ok(1);
         }
         charge.grow(tokens.len() * 96)?;
