@@ -226,21 +226,14 @@ impl Parser {
             if lenient {
                 return Ok(None);
             }
-            return Err(
-                if self.pos >= self.c.len()
-                    || (!self.ere && self.peek() == Some('\\') && self.peek2().is_none())
-                {
-                    Error::new("Unmatched \\{")
-                } else if self.ere
-                    && self.c[self.pos..]
-                        .iter()
-                        .all(|c| c.is_ascii_digit() || *c == ',')
-                {
-                    Error::new("Unmatched \\{")
-                } else {
-                    Error::new("Invalid content of \\{\\}")
-                },
-            );
+            // The end of the pattern inside the braces: unmatched; anything else: bad content.
+            let at_end = self.pos >= self.c.len()
+                || (!self.ere && self.peek() == Some('\\') && self.peek2().is_none());
+            return Err(if at_end {
+                Error::new("Unmatched \\{")
+            } else {
+                Error::new("Invalid content of \\{\\}")
+            });
         }
         self.pos += if self.ere { 1 } else { 2 };
         let too_big = |n: &Option<u64>| n.is_some_and(|n| n > u64::from(DUP_MAX));
