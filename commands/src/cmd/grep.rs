@@ -570,6 +570,8 @@ struct Grep<'a> {
     show_names: bool,
     before: usize,
     after: usize,
+    /// A context option was given (even `-A0`): groups are then separated.
+    context_given: bool,
     status_error: bool,
     any_match: bool,
     /// Something was printed as a line or context group (for the group separator,
@@ -675,7 +677,7 @@ impl Grep<'_> {
                     Some(lp) => before.front().map(|(n, ..)| *n).unwrap_or(lineno) > lp + 1,
                     None => self.printed_group,
                 };
-                if (self.before > 0 || self.after > 0) && gap {
+                if self.context_given && gap {
                     self.separator(out).await?;
                 }
                 while let Some((n, off, l)) = before.pop_front() {
@@ -727,7 +729,7 @@ impl Grep<'_> {
                 .warn("grep", format!("{name}: binary file matches"))
                 .await;
         }
-        if cfg.count {
+        if cfg.count && cfg.list.is_none() {
             let mut buf = Vec::new();
             if self.show_names {
                 self.name_prefix(&mut buf, name, b':');
@@ -1157,6 +1159,7 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
         re,
         show_names,
         before: cfg.before.unwrap_or(ctx_n),
+        context_given: cfg.before.is_some() || cfg.after.is_some() || cfg.context.is_some(),
         after: cfg.after.unwrap_or(ctx_n),
         status_error: false,
         any_match: false,

@@ -25,7 +25,7 @@ pub(crate) fn parse(pattern: &str, ere: bool, strict: bool) -> Result<Parsed, Er
         ere,
         strict,
         groups: 0,
-        closed: 0,
+        usable: Vec::new(),
         warnings: Vec::new(),
     };
     let node = p.alt(0)?;
@@ -47,8 +47,9 @@ struct Parser {
     strict: bool,
     /// Groups opened so far.
     groups: usize,
-    /// Groups closed so far: a back-reference may only name one of these.
-    closed: usize,
+    /// Groups a back-reference here may name: closed, and not in an earlier
+    /// alternative of an alternation still being parsed (`\(a\)\|b\1` is invalid).
+    usable: Vec<usize>,
     warnings: Vec<String>,
 }
 
@@ -88,11 +89,16 @@ impl Parser {
     }
 
     fn alt(&mut self, depth: usize) -> Result<Node, Error> {
+        let mark = self.usable.len();
+        let mut closed_in_branches = Vec::new();
         let mut branches = vec![self.concat(depth)?];
         while self.at_bar() {
             self.pos += if self.ere { 1 } else { 2 };
+            closed_in_branches.extend(self.usable.drain(mark..));
             branches.push(self.concat(depth)?);
         }
+        // After the alternation, what any branch closed may be named again.
+        self.usable.extend(closed_in_branches);
         Ok(if branches.len() == 1 {
             branches.pop().unwrap_or(Node::Empty)
         } else {
@@ -175,8 +181,8 @@ impl Parser {
                 let valid = self.interval().is_ok_and(|i| i.is_some());
                 self.pos = save + len;
                 if !valid {
-                    self.pos = save;
-                    return Ok(None);
+                    // A `{` that starts no interval is dropped there, silently.
+                    return Ok(Some((1, Some(1))));
                 }
                 self.warnings
                     .push("{...} at start of expression".to_string());
@@ -226,21 +232,14 @@ impl Parser {
             if lenient {
                 return Ok(None);
             }
-            return Err(
-                if self.pos >= self.c.len()
-                    || (!self.ere && self.peek() == Some('\\') && self.peek2().is_none())
-                {
-                    Error::new("Unmatched \\{")
-                } else if self.ere
-                    && self.c[self.pos..]
-                        .iter()
-                        .all(|c| c.is_ascii_digit() || *c == ',')
-                {
-                    Error::new("Unmatched \\{")
-                } else {
-                    Error::new("Invalid content of \\{\\}")
-                },
-            );
+            // The end of the pattern inside the braces: unmatched; anything else: bad content.
+            let at_end = self.pos >= self.c.len()
+                || (!self.ere && self.peek() == Some('\\') && self.peek2().is_none());
+            return Err(if at_end {
+                Error::new("Unmatched \\{")
+            } else {
+                Error::new("Invalid content of \\{\\}")
+            });
         }
         self.pos += if self.ere { 1 } else { 2 };
         let too_big = |n: &Option<u64>| n.is_some_and(|n| n > u64::from(DUP_MAX));
@@ -297,7 +296,7 @@ impl Parser {
                 return Err(Error::new("Unmatched ( or \\("));
             }
             self.pos += if self.ere { 1 } else { 2 };
-            self.closed += 1;
+            self.usable.push(idx);
             return Ok((Node::Group(Box::new(inner), idx), false));
         }
         Ok(match c {
@@ -326,7 +325,7 @@ impl Parser {
         Ok(match n {
             '1'..='9' => {
                 let i = n as usize - '0' as usize;
-                if i > self.closed {
+                if !self.usable.contains(&i) {
                     return Err(Error::new("Invalid back reference"));
                 }
                 Node::Backref(i)

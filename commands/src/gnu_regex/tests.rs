@@ -107,6 +107,14 @@ fn grep_errors() {
     assert_eq!(err("a{1,0}", E, g), r"Invalid content of \{\}");
     assert_eq!(err("a{}", E, g), r"Invalid content of \{\}");
     assert_eq!(err("x{99999}", E, g), "Regular expression too big");
+    // A back-reference may not name a group of an earlier alternative.
+    assert_eq!(err(r"\(a\)\|\(b\)\1", B, g), "Invalid back reference");
+    assert_eq!(err(r"\(a\|b\1\)", B, g), "Invalid back reference");
+    assert_eq!(all(r"\(\(a\)\|b\)\2", B, g, "aa bb ab"), ["aa"]);
+    assert_eq!(all(r"\(a\)\(b\|\1\)", B, g, "aa bb ab"), ["aa", "ab"]);
+    assert_eq!(all(r"x\|\(a\)\1", B, g, "aa bb ab"), ["aa"]);
+    // A leading `{` that starts no interval is dropped.
+    assert_eq!(all("{b", E, g, "a{b"), ["b"]);
 }
 
 /// `echo … | sed 's/PAT/X/'` and `sed -E`, 4.9: glibc's strict reading.
