@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::Command;
 
+mod awk;
 mod basename;
 mod cat;
 mod chmod;
@@ -45,7 +46,6 @@ mod wc;
 mod which;
 mod xargs;
 mod yes;
-mod awk;
 
 /// Every native command.
 /// Commands for launchers that have no shell (this crate's tests): `echo`, `true` and

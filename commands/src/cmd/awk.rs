@@ -12,7 +12,7 @@
 use async_trait::async_trait;
 use tokio::runtime::Handle;
 
-use crate::{CmdResult, Command, Context, Interrupt, Status, exit_status};
+use crate::{CmdResult, Command, Context, Interrupt, Status};
 
 mod builtins;
 mod interp;
@@ -112,9 +112,7 @@ fn parse_cli(args: &[String]) -> CliResult {
         match v.split_once('=') {
             Some((k, val))
                 if !k.is_empty()
-                    && k
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
                     && !k.as_bytes()[0].is_ascii_digit() =>
             {
                 assigns.push((k.to_string(), val.to_string()));
@@ -158,9 +156,7 @@ fn parse_cli(args: &[String]) -> CliResult {
                         Some(v) => Some(v.clone()),
                         None => {
                             return CliResult::Err(
-                                format!(
-                                    "awk: option requires an argument -- {opt}\n{USAGE}"
-                                ),
+                                format!("awk: option requires an argument -- {opt}\n{USAGE}"),
                                 2,
                             );
                         }
@@ -181,14 +177,30 @@ fn parse_cli(args: &[String]) -> CliResult {
             ("e" | "source", Some(v)) => sources.push(Source::Text(v)),
             ("h" | "help" | "usage", _) => return CliResult::Out(USAGE.to_string()),
             ("V" | "version", _) => {
-                return CliResult::Out(
-                    "GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string(),
-                );
+                return CliResult::Out("GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string());
             }
             // Accepted and ignored: options that change nothing here.
-            ("b" | "c" | "P" | "r" | "s" | "O" | "N" | "n" | "posix" | "traditional"
-            | "re-interval" | "characters-as-bytes" | "optimize" | "no-optimize"
-            | "use-lc-numeric" | "non-decimal-data" | "sandbox" | "S", _) => {
+            (
+                "b"
+                | "c"
+                | "P"
+                | "r"
+                | "s"
+                | "O"
+                | "N"
+                | "n"
+                | "posix"
+                | "traditional"
+                | "re-interval"
+                | "characters-as-bytes"
+                | "optimize"
+                | "no-optimize"
+                | "use-lc-numeric"
+                | "non-decimal-data"
+                | "sandbox"
+                | "S",
+                _,
+            ) => {
                 if !a.starts_with("--") && a.len() > 2 {
                     // Clustered flags: treat the rest as more flags.
                     let rest = format!("-{}", &a[2..]);
@@ -286,18 +298,18 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
                             return Ok(2);
                         }
                     },
-                    Some(p) => match crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES)
-                        .await
-                    {
-                        Ok(b) => b,
-                        Err(e) => {
-                            ctx.err(format!(
-                                "awk: fatal: cannot open source file `{f}' for reading: {e}\n"
-                            ))
-                            .await;
-                            return Ok(2);
+                    Some(p) => {
+                        match crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES).await {
+                            Ok(b) => b,
+                            Err(e) => {
+                                ctx.err(format!(
+                                    "awk: fatal: cannot open source file `{f}' for reading: {e}\n"
+                                ))
+                                .await;
+                                return Ok(2);
+                            }
                         }
-                    },
+                    }
                 };
                 (f.clone(), body)
             }
@@ -305,10 +317,7 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
         table.push((name, line));
         line += body.iter().filter(|&&b| b == b'\n').count();
         text.extend_from_slice(&body);
-        if !text.ends_with(b"\n") {
-            text.push(b'\n');
-            line += 1;
-        } else if body.is_empty() {
+        if !text.ends_with(b"\n") || body.is_empty() {
             text.push(b'\n');
             line += 1;
         }
@@ -335,11 +344,11 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
             let _ = done_tx.send(r);
         });
     if spawned.is_err() {
-        ctx.err("awk: fatal: cannot start the interpreter thread\n").await;
+        ctx.err("awk: fatal: cannot start the interpreter thread\n")
+            .await;
         return Ok(2);
     }
-    let result = done_rx.await.unwrap_or(Err(Interrupt::Cancelled));
-    Ok(exit_status("awk", result, &ctx.stderr).await)
+    done_rx.await.unwrap_or(Err(Interrupt::Cancelled))
 }
 
 /// Whether the environment's locale (LC_ALL, then LC_CTYPE, then LANG) is UTF-8.
@@ -409,7 +418,14 @@ fn run_blocking(
     let toks = match lex::tokenize(&text) {
         Ok(t) => t,
         Err(e) => {
-            err(syntax_message(&text, &table, e.line, e.pos + 1, &e.msg, false));
+            err(syntax_message(
+                &text,
+                &table,
+                e.line,
+                e.pos + 1,
+                &e.msg,
+                false,
+            ));
             return Ok(1);
         }
     };
@@ -573,6 +589,9 @@ mod tests {
         assert_eq!(c.fs.as_deref(), Some(","));
         assert_eq!(c.assigns, vec![("x".to_string(), "1".to_string())]);
         assert_eq!(c.operands, vec!["f".to_string()]);
-        assert!(matches!(parse_cli(&["-z".to_string()]), CliResult::Err(_, 2)));
+        assert!(matches!(
+            parse_cli(&["-z".to_string()]),
+            CliResult::Err(_, 2)
+        ));
     }
 }

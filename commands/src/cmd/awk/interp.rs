@@ -25,7 +25,6 @@ mod streams;
 
 pub use fields::split_str;
 
-
 /// Deepest chain of user function calls: a runaway recursion ends with a clear error
 /// instead of exhausting the thread's stack.
 const MAX_CALL_DEPTH: usize = 2000;
@@ -239,7 +238,10 @@ impl Interp {
         me.globals[V_ARGV] = Cell::Arr(Rc::new(RefCell::new(av)));
         let mut pi = Array::default();
         pi.insert(Rc::from(&b"version"[..]), Value::str(&b"5.2.1"[..]));
-        pi.insert(Rc::from(&b"strftime"[..]), Value::str(&b"%a %b %e %H:%M:%S %Z %Y"[..]));
+        pi.insert(
+            Rc::from(&b"strftime"[..]),
+            Value::str(&b"%a %b %e %H:%M:%S %Z %Y"[..]),
+        );
         pi.insert(Rc::from(&b"FS"[..]), Value::str(&b"FS"[..]));
         me.globals[V_PROCINFO] = Cell::Arr(Rc::new(RefCell::new(pi)));
         for (name, val) in assigns {
@@ -663,10 +665,7 @@ impl Interp {
     fn field_index(&mut self, e: &Expr) -> R<usize> {
         let n = self.eval(e)?.to_num();
         if n < 0.0 {
-            return Err(Fail::Fatal(format!(
-                "attempt to access field {}",
-                n as i64
-            )));
+            return Err(Fail::Fatal(format!("attempt to access field {}", n as i64)));
         }
         Ok(n as usize)
     }
@@ -919,21 +918,33 @@ impl Interp {
                     .total_cmp(&str_to_num(&x.0))
                     .then(y.0.cmp(&x.0))
             }),
-            Some(b"@val_num_asc") => entries.sort_by(|x, y| {
-                x.1.to_num().total_cmp(&y.1.to_num()).then(x.0.cmp(&y.0))
-            }),
-            Some(b"@val_num_desc") => entries.sort_by(|x, y| {
-                y.1.to_num().total_cmp(&x.1.to_num()).then(y.0.cmp(&x.0))
-            }),
+            Some(b"@val_num_asc") => {
+                entries.sort_by(|x, y| x.1.to_num().total_cmp(&y.1.to_num()).then(x.0.cmp(&y.0)))
+            }
+            Some(b"@val_num_desc") => {
+                entries.sort_by(|x, y| y.1.to_num().total_cmp(&x.1.to_num()).then(y.0.cmp(&x.0)))
+            }
             Some(b"@val_str_asc") => {
                 let c = self.convfmt.clone();
-                entries.sort_by(|x, y| x.1.to_str_with(&c).cmp(&y.1.to_str_with(&c)).then(x.0.cmp(&y.0)))
+                entries.sort_by(|x, y| {
+                    x.1.to_str_with(&c)
+                        .cmp(&y.1.to_str_with(&c))
+                        .then(x.0.cmp(&y.0))
+                })
             }
             Some(b"@val_str_desc") => {
                 let c = self.convfmt.clone();
-                entries.sort_by(|x, y| y.1.to_str_with(&c).cmp(&x.1.to_str_with(&c)).then(y.0.cmp(&x.0)))
+                entries.sort_by(|x, y| {
+                    y.1.to_str_with(&c)
+                        .cmp(&x.1.to_str_with(&c))
+                        .then(y.0.cmp(&x.0))
+                })
             }
-            Some(b"@val_type_asc") | Some(b"@val_type_desc") | Some(b"@unsorted") | None | Some(_) => {
+            Some(b"@val_type_asc")
+            | Some(b"@val_type_desc")
+            | Some(b"@unsorted")
+            | None
+            | Some(_) => {
                 // Integer keys ascending first (as gawk's integer arrays go), then the
                 // others in insertion order.
                 let mut ints: Vec<(i64, Str)> = Vec::new();
@@ -1016,10 +1027,6 @@ impl Interp {
             Expr::Assign(lv, rhs) => {
                 // gawk evaluates the right side first for simple variables.
                 let v = self.eval(rhs)?;
-                let v = match v {
-                    Value::Uninit => Value::Uninit,
-                    other => other,
-                };
                 self.assign(lv, v.clone())?;
                 v
             }
@@ -1172,9 +1179,7 @@ impl Interp {
             _ => Ok(Value::Uninit),
         }
     }
-
 }
-
 
 fn unreachable_cell() -> &'static mut Cell {
     // Locals only exist inside a call; the parser resolves no local outside one. Give a
@@ -1284,7 +1289,9 @@ impl Interp {
     pub fn array_of(&mut self, e: &Expr, what: &str) -> R<ArrRef> {
         match e {
             Expr::Lv(LValue::Var(v)) => self.array(*v),
-            _ => Err(Fail::Fatal(format!("{what}: second argument is not an array"))),
+            _ => Err(Fail::Fatal(format!(
+                "{what}: second argument is not an array"
+            ))),
         }
     }
     pub fn is_array_expr(&mut self, e: &Expr) -> bool {
@@ -1355,4 +1362,3 @@ impl Interp {
         self.warn(msg)
     }
 }
-

@@ -27,14 +27,11 @@ impl Interp {
                 Ok(None) => {
                     self.main.cur = None;
                     let prog = self.prog.clone();
-                    if !prog.endfile.is_empty() {
-                        match self.exec_block(&prog.endfile)? {
-                            Flow::Exit => {
-                                self.main.done = true;
-                                return Ok(None);
-                            }
-                            _ => {}
-                        }
+                    if !prog.endfile.is_empty()
+                        && let Flow::Exit = self.exec_block(&prog.endfile)?
+                    {
+                        self.main.done = true;
+                        return Ok(None);
                     }
                 }
                 Err(e) => {
@@ -155,7 +152,7 @@ impl Interp {
             return Ok(());
         }
         let data = std::mem::take(&mut s.buf);
-        let res = match &mut s.dest {
+        match &mut s.dest {
             Dest::Stdout => rt
                 .block_on(ctx.stdout.write_all(&data))
                 .map_err(|e| Fail::Stop(Interrupt::from(e))),
@@ -171,8 +168,7 @@ impl Interp {
                 Ok(())
             }
             Dest::Pipe { tx: None, .. } => Ok(()),
-        };
-        res
+        }
     }
 
     pub(super) fn flush_all(&mut self) -> R<()> {
@@ -225,9 +221,7 @@ impl Interp {
                 match self.rt.block_on(self.ctx.fs.open_write(&path, mode)) {
                     Ok(h) => Dest::File(h),
                     Err(e) => {
-                        return Err(Fail::Fatal(format!(
-                            "cannot redirect to `{sname}': {e}"
-                        )));
+                        return Err(Fail::Fatal(format!("cannot redirect to `{sname}': {e}")));
                     }
                 }
             }
@@ -257,10 +251,7 @@ impl Interp {
                         || matches!(s.dest, Dest::Stderr)
                         || (matches!(s.dest, Dest::Stdout) && self.ctx.tty.is_some());
                 }
-                if matches!(
-                    self.outs.get(&name).map(|s| &s.dest),
-                    Some(Dest::Stdout)
-                ) {
+                if matches!(self.outs.get(&name).map(|s| &s.dest), Some(Dest::Stdout)) {
                     // Keep order with plain prints.
                     self.flush_stdout()?;
                     flush = true;
