@@ -433,7 +433,9 @@ fn run_blocking(
         Ok(p) => p,
         Err(e) => {
             if e.line == 0 {
-                err(format!("awk: fatal: {}\n", e.msg));
+                // A whole-program error (an undefined function): pos holds its line.
+                let (name, l) = locate(&table, e.pos.max(1));
+                err(format!("awk: {name}:{l}: fatal: {}\n", e.msg));
                 return Ok(2);
             }
             if e.msg.starts_with("division by zero") {

@@ -421,6 +421,16 @@ impl Interp {
         }
     }
 
+    /// Sets RT, without allocating when it did not change (the common case).
+    fn set_rt(&mut self, rt: &[u8]) {
+        if let Cell::Val(Value::Str(s)) = &self.globals[V_RT]
+            && **s == *rt
+        {
+            return;
+        }
+        self.globals[V_RT] = Cell::Val(Value::str(rt.to_vec()));
+    }
+
     fn set_global_raw(&mut self, i: usize, v: Value) {
         self.globals[i] = Cell::Val(v);
     }
@@ -964,6 +974,31 @@ impl Interp {
 
     // ---- expressions ----
 
+    /// The numeric value of `e`; a constant field index is read from the record
+    /// without building a string value.
+    fn num(&mut self, e: &Expr) -> R<f64> {
+        match e {
+            Expr::Const(Value::Num(n)) => Ok(*n),
+            Expr::Lv(LValue::Field(i)) => {
+                if let Expr::Const(Value::Num(n)) = **i
+                    && n >= 1.0
+                    && !self.rec_stale
+                {
+                    self.ensure_split();
+                    let i = n as usize;
+                    if self.owned.is_none() {
+                        return Ok(match self.ranges.get(i - 1) {
+                            Some(&(a, b)) => str_to_num(&self.rec[a..b]),
+                            None => 0.0,
+                        });
+                    }
+                }
+                Ok(self.eval(e)?.to_num())
+            }
+            _ => Ok(self.eval(e)?.to_num()),
+        }
+    }
+
     fn cond(&mut self, e: &Expr) -> R<bool> {
         Ok(self.eval(e)?.truthy())
     }
@@ -1031,8 +1066,14 @@ impl Interp {
                 v
             }
             Expr::AugAssign(op, lv, rhs) => {
-                let r = self.eval(rhs)?.to_num();
+                let r = self.num(rhs)?;
                 let op = *op;
+                if r == 0.0 && matches!(op, Arith::Div | Arith::Mod) {
+                    let which = if op == Arith::Div { "/=" } else { "%=" };
+                    return Err(Fail::Fatal(format!(
+                        "division by zero attempted in `{which}'"
+                    )));
+                }
                 self.assign_with(lv, &mut |me, old| {
                     Ok(Value::Num(me.arith(op, old.to_num(), r)?))
                 })?
@@ -1057,12 +1098,12 @@ impl Interp {
             Expr::Or(a, b) => Value::Num(bool_num(self.cond(a)? || self.cond(b)?)),
             Expr::Not(a) => Value::Num(bool_num(!self.cond(a)?)),
             Expr::Arith(op, a, b) => {
-                let x = self.eval(a)?.to_num();
-                let y = self.eval(b)?.to_num();
+                let x = self.num(a)?;
+                let y = self.num(b)?;
                 Value::Num(self.arith(*op, x, y)?)
             }
-            Expr::Neg(a) => Value::Num(-self.eval(a)?.to_num()),
-            Expr::Plus(a) => Value::Num(self.eval(a)?.to_num()),
+            Expr::Neg(a) => Value::Num(-self.num(a)?),
+            Expr::Plus(a) => Value::Num(self.num(a)?),
             Expr::Cmp(op, a, b) => {
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;

@@ -181,6 +181,8 @@ pub struct Func {
     /// Which parameters the body uses as arrays (so an untyped caller variable becomes one).
     pub array_params: Vec<bool>,
     pub defined: bool,
+    /// Where it is first called (for the error when it is never defined).
+    pub first_call_line: usize,
 }
 
 #[derive(Debug, Default)]
@@ -250,9 +252,9 @@ pub fn parse(toks: &[Token]) -> PResult<Program> {
     for f in &p.prog.funcs {
         if !f.defined {
             return Err(ParseError {
-                msg: format!("function `{}' called but never defined", f.name),
+                msg: format!("function `{}' not defined", f.name),
                 line: 0,
-                pos: 0,
+                pos: f.first_call_line,
                 at_newline: false,
             });
         }
@@ -1210,6 +1212,9 @@ impl Parser<'_> {
             }
             Tok::FuncName(n) => {
                 let idx = self.func(&n);
+                if self.prog.funcs[idx].first_call_line == 0 {
+                    self.prog.funcs[idx].first_call_line = self.toks[self.i.saturating_sub(1)].line;
+                }
                 self.expect_op("(")?;
                 let args = self.call_args()?;
                 if let Some(caller) = self.cur_func {

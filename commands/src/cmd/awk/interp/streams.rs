@@ -21,7 +21,7 @@ impl Interp {
             };
             match reader.next(&rt, &mode) {
                 Ok(Some(rec)) => {
-                    self.set_global_raw(V_RT, Value::str(rec.rt));
+                    self.set_rt(&rec.rt);
                     return Ok(Some(rec.text));
                 }
                 Ok(None) => {
@@ -412,7 +412,7 @@ impl Interp {
         };
         match r {
             Ok(Some(rec)) => {
-                self.set_global_raw(V_RT, Value::str(rec.rt));
+                self.set_rt(&rec.rt);
                 Ok(Some(rec.text))
             }
             Ok(None) => Ok(None),
