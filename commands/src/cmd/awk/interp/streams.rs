@@ -92,6 +92,14 @@ impl Interp {
             }
             self.main.used_file = true;
             let fname = lossy(&name);
+            if let Ok(meta) = self.rt.block_on(self.ctx.fs.stat(&self.ctx.path(&fname)))
+                && meta.is_dir()
+            {
+                self.warn(&format!(
+                    "command line argument `{fname}' is a directory: skipped"
+                ));
+                continue;
+            }
             let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
                 Ok(r) => r,
                 Err(e) => {
