@@ -12,7 +12,7 @@
 use async_trait::async_trait;
 use tokio::runtime::Handle;
 
-use crate::{CmdResult, Command, Context, Interrupt, Status, exit_status};
+use crate::{CmdResult, Command, Context, Interrupt, Status};
 
 mod builtins;
 mod interp;
@@ -31,23 +31,54 @@ const INTERP_STACK: usize = 256 * 1024 * 1024;
 /// Largest program file `-f` reads.
 const MAX_PROGRAM_BYTES: u64 = 16 * 1024 * 1024;
 
-const USAGE: &str = "Usage: awk [POSIX or GNU style options] -f progfile [--] file ...
-Usage: awk [POSIX or GNU style options] [--] 'program' file ...
-POSIX options:\t\tGNU long options: (standard)
-\t-f progfile\t\t--file=progfile
-\t-F fs\t\t\t--field-separator=fs
-\t-v var=val\t\t--assign=var=val
-Short options:\t\tGNU long options: (extensions)
-\t-e 'program-text'\t--source='program-text'
-\t-h\t\t\t--help
-\t-V\t\t\t--version
-
-gawk is a pattern scanning and processing language.
-By default it reads standard input and writes standard output.
-
-Examples:
-\tawk '{ sum += $1 }; END { print sum }' file
-\tawk -F: '{ print $1 }' /etc/passwd
+/// gawk's usage text, word for word (scripts and tests compare it).
+const USAGE: &str = "Usage: awk [POSIX or GNU style options] -f progfile [--] file ...\n\
+Usage: awk [POSIX or GNU style options] [--] 'program' file ...\n\
+POSIX options:\t\tGNU long options: (standard)\n\
+\t-f progfile\t\t--file=progfile\n\
+\t-F fs\t\t\t--field-separator=fs\n\
+\t-v var=val\t\t--assign=var=val\n\
+Short options:\t\tGNU long options: (extensions)\n\
+\t-b\t\t\t--characters-as-bytes\n\
+\t-c\t\t\t--traditional\n\
+\t-C\t\t\t--copyright\n\
+\t-d[file]\t\t--dump-variables[=file]\n\
+\t-D[file]\t\t--debug[=file]\n\
+\t-e 'program-text'\t--source='program-text'\n\
+\t-E file\t\t\t--exec=file\n\
+\t-g\t\t\t--gen-pot\n\
+\t-h\t\t\t--help\n\
+\t-i includefile\t\t--include=includefile\n\
+\t-I\t\t\t--trace\n\
+\t-l library\t\t--load=library\n\
+\t-L[fatal|invalid|no-ext]\t--lint[=fatal|invalid|no-ext]\n\
+\t-M\t\t\t--bignum\n\
+\t-N\t\t\t--use-lc-numeric\n\
+\t-n\t\t\t--non-decimal-data\n\
+\t-o[file]\t\t--pretty-print[=file]\n\
+\t-O\t\t\t--optimize\n\
+\t-p[file]\t\t--profile[=file]\n\
+\t-P\t\t\t--posix\n\
+\t-r\t\t\t--re-interval\n\
+\t-s\t\t\t--no-optimize\n\
+\t-S\t\t\t--sandbox\n\
+\t-t\t\t\t--lint-old\n\
+\t-V\t\t\t--version\n\
+\n\
+To report bugs, use the `gawkbug' program.\n\
+For full instructions, see the node `Bugs' in `gawk.info'\n\
+which is section `Reporting Problems and Bugs' in the\n\
+printed version.  This same information may be found at\n\
+https://www.gnu.org/software/gawk/manual/html_node/Bugs.html.\n\
+PLEASE do NOT try to report bugs by posting in comp.lang.awk,\n\
+or by using a web forum such as Stack Overflow.\n\
+\n\
+gawk is a pattern scanning and processing language.\n\
+By default it reads standard input and writes standard output.\n\
+\n\
+Examples:\n\
+\tawk '{ sum += $1 }; END { print sum }' file\n\
+\tawk -F: '{ print $1 }' /etc/passwd\n\
 ";
 
 /// `awk` under its POSIX name.
@@ -112,9 +143,7 @@ fn parse_cli(args: &[String]) -> CliResult {
         match v.split_once('=') {
             Some((k, val))
                 if !k.is_empty()
-                    && k
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
                     && !k.as_bytes()[0].is_ascii_digit() =>
             {
                 assigns.push((k.to_string(), val.to_string()));
@@ -141,8 +170,9 @@ fn parse_cli(args: &[String]) -> CliResult {
                 None => (long, None),
             }
         } else {
-            let o = &a[1..2];
-            let rest = &a[2..];
+            let end = 1 + a[1..].chars().next().map_or(0, char::len_utf8);
+            let o = &a[1..end];
+            let rest = &a[end..];
             (o, if rest.is_empty() { None } else { Some(rest) })
         };
         let takes_value = matches!(
@@ -158,9 +188,7 @@ fn parse_cli(args: &[String]) -> CliResult {
                         Some(v) => Some(v.clone()),
                         None => {
                             return CliResult::Err(
-                                format!(
-                                    "awk: option requires an argument -- {opt}\n{USAGE}"
-                                ),
+                                format!("awk: option requires an argument -- {opt}\n{USAGE}"),
                                 2,
                             );
                         }
@@ -174,22 +202,38 @@ fn parse_cli(args: &[String]) -> CliResult {
             ("F" | "field-separator", Some(v)) => fs = Some(v),
             ("v" | "assign", Some(v)) => {
                 if let Some(e) = assign(&v, &mut assigns) {
-                    return CliResult::Err(e, 2);
+                    return CliResult::Err(e, 1);
                 }
             }
             ("f" | "file", Some(v)) => sources.push(Source::File(v)),
             ("e" | "source", Some(v)) => sources.push(Source::Text(v)),
             ("h" | "help" | "usage", _) => return CliResult::Out(USAGE.to_string()),
             ("V" | "version", _) => {
-                return CliResult::Out(
-                    "GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string(),
-                );
+                return CliResult::Out("GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string());
             }
             // Accepted and ignored: options that change nothing here.
-            ("b" | "c" | "P" | "r" | "s" | "O" | "N" | "n" | "posix" | "traditional"
-            | "re-interval" | "characters-as-bytes" | "optimize" | "no-optimize"
-            | "use-lc-numeric" | "non-decimal-data" | "sandbox" | "S", _) => {
-                if !a.starts_with("--") && a.len() > 2 {
+            (
+                "b"
+                | "c"
+                | "P"
+                | "r"
+                | "s"
+                | "O"
+                | "N"
+                | "n"
+                | "posix"
+                | "traditional"
+                | "re-interval"
+                | "characters-as-bytes"
+                | "optimize"
+                | "no-optimize"
+                | "use-lc-numeric"
+                | "non-decimal-data"
+                | "sandbox"
+                | "S",
+                _,
+            ) => {
+                if !a.starts_with("--") && a.len() > 2 && a.is_char_boundary(2) {
                     // Clustered flags: treat the rest as more flags.
                     let rest = format!("-{}", &a[2..]);
                     let mut more = vec![rest];
@@ -200,12 +244,9 @@ fn parse_cli(args: &[String]) -> CliResult {
                 }
             }
             _ => {
-                let msg = if a.starts_with("--") {
-                    format!("awk: unrecognized option '{a}'\n{USAGE}")
-                } else {
-                    format!("awk: invalid option -- '{opt}'\n{USAGE}")
-                };
-                return CliResult::Err(msg, 2);
+                // gawk prints its usage alone for an unknown option.
+                let _ = opt;
+                return CliResult::Err(USAGE.to_string(), 1);
             }
         }
         i += 1;
@@ -286,18 +327,18 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
                             return Ok(2);
                         }
                     },
-                    Some(p) => match crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES)
-                        .await
-                    {
-                        Ok(b) => b,
-                        Err(e) => {
-                            ctx.err(format!(
-                                "awk: fatal: cannot open source file `{f}' for reading: {e}\n"
-                            ))
-                            .await;
-                            return Ok(2);
+                    Some(p) => {
+                        match crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES).await {
+                            Ok(b) => b,
+                            Err(e) => {
+                                ctx.err(format!(
+                                    "awk: fatal: cannot open source file `{f}' for reading: {e}\n"
+                                ))
+                                .await;
+                                return Ok(2);
+                            }
                         }
-                    },
+                    }
                 };
                 (f.clone(), body)
             }
@@ -305,10 +346,7 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
         table.push((name, line));
         line += body.iter().filter(|&&b| b == b'\n').count();
         text.extend_from_slice(&body);
-        if !text.ends_with(b"\n") {
-            text.push(b'\n');
-            line += 1;
-        } else if body.is_empty() {
+        if !text.ends_with(b"\n") || body.is_empty() {
             text.push(b'\n');
             line += 1;
         }
@@ -335,11 +373,11 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
             let _ = done_tx.send(r);
         });
     if spawned.is_err() {
-        ctx.err("awk: fatal: cannot start the interpreter thread\n").await;
+        ctx.err("awk: fatal: cannot start the interpreter thread\n")
+            .await;
         return Ok(2);
     }
-    let result = done_rx.await.unwrap_or(Err(Interrupt::Cancelled));
-    Ok(exit_status("awk", result, &ctx.stderr).await)
+    done_rx.await.unwrap_or(Err(Interrupt::Cancelled))
 }
 
 /// Whether the environment's locale (LC_ALL, then LC_CTYPE, then LANG) is UTF-8.
@@ -409,7 +447,14 @@ fn run_blocking(
     let toks = match lex::tokenize(&text) {
         Ok(t) => t,
         Err(e) => {
-            err(syntax_message(&text, &table, e.line, e.pos + 1, &e.msg, false));
+            err(syntax_message(
+                &text,
+                &table,
+                e.line,
+                e.pos + 1,
+                &e.msg,
+                false,
+            ));
             return Ok(1);
         }
     };
@@ -417,7 +462,9 @@ fn run_blocking(
         Ok(p) => p,
         Err(e) => {
             if e.line == 0 {
-                err(format!("awk: fatal: {}\n", e.msg));
+                // A whole-program error (an undefined function): pos holds its line.
+                let (name, l) = locate(&table, e.pos.max(1));
+                err(format!("awk: {name}:{l}: fatal: {}\n", e.msg));
                 return Ok(2);
             }
             if e.msg.starts_with("division by zero") {
@@ -573,6 +620,13 @@ mod tests {
         assert_eq!(c.fs.as_deref(), Some(","));
         assert_eq!(c.assigns, vec![("x".to_string(), "1".to_string())]);
         assert_eq!(c.operands, vec!["f".to_string()]);
-        assert!(matches!(parse_cli(&["-z".to_string()]), CliResult::Err(_, 2)));
+        assert!(matches!(
+            parse_cli(&["-éx".to_string()]),
+            CliResult::Err(_, 1)
+        ));
+        assert!(matches!(
+            parse_cli(&["-z".to_string()]),
+            CliResult::Err(_, 1)
+        ));
     }
 }

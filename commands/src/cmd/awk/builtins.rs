@@ -38,7 +38,10 @@ fn char_index(s: &[u8], bi: usize) -> usize {
 
 fn char_len_at(s: &[u8], bi: usize) -> usize {
     match as_chars(s) {
-        Some(t) => t.get(bi..).and_then(|r| r.chars().next()).map_or(1, char::len_utf8),
+        Some(t) => t
+            .get(bi..)
+            .and_then(|r| r.chars().next())
+            .map_or(1, char::len_utf8),
         None => 1,
     }
 }
@@ -191,11 +194,7 @@ fn arity(name: &str, args: &[Expr], min: usize, max: usize) -> R<()> {
 }
 
 fn to_int(x: f64) -> i64 {
-    if x.is_nan() {
-        0
-    } else {
-        x.trunc() as i64
-    }
+    if x.is_nan() { 0 } else { x.trunc() as i64 }
 }
 
 impl Interp {
@@ -277,10 +276,7 @@ impl Interp {
                     let mut sa = sa.borrow_mut();
                     sa.clear();
                     for (i, w) in pieces.windows(2).enumerate() {
-                        sa.insert(
-                            key_num((i + 1) as f64),
-                            Value::strnum(&s[w[0].1..w[1].0]),
-                        );
+                        sa.insert(key_num((i + 1) as f64), Value::strnum(&s[w[0].1..w[1].0]));
                     }
                 }
                 self.charge_elems(total)?;
@@ -348,8 +344,7 @@ impl Interp {
                     Some(e) => self.eval_str(e)?,
                     None => Rc::from(self.record_text()),
                 };
-                let (out, _) =
-                    substitute(&re, &t, which, &mut |c, o| expand_gensub(&repl, c, o));
+                let (out, _) = substitute(&re, &t, which, &mut |c, o| expand_gensub(&repl, c, o));
                 Ok(Value::str(out))
             }
             "match" => {
@@ -532,7 +527,7 @@ impl Interp {
                         }
                     });
                 } else {
-                    vals.sort_by(|a, b| a.to_str_with(&conv).cmp(&b.to_str_with(&conv)));
+                    vals.sort_by_key(|a| a.to_str_with(&conv));
                 }
                 let dest = match args.get(1) {
                     Some(e) => self.array_of(e, name)?,
@@ -643,7 +638,11 @@ fn strtonum(s: &[u8]) -> f64 {
             .collect();
         u64::from_str_radix(std::str::from_utf8(&h).unwrap_or("0"), 16).unwrap_or(0) as f64
     } else if t.len() > 1 && t[0] == b'0' && t[1].is_ascii_digit() {
-        let o: Vec<u8> = t.iter().copied().take_while(|c| (b'0'..=b'7').contains(c)).collect();
+        let o: Vec<u8> = t
+            .iter()
+            .copied()
+            .take_while(|c| (b'0'..=b'7').contains(c))
+            .collect();
         u64::from_str_radix(std::str::from_utf8(&o).unwrap_or("0"), 8).unwrap_or(0) as f64
     } else {
         str_to_num(t)
@@ -708,7 +707,9 @@ fn mktime(s: &[u8]) -> f64 {
     let Some(dt) = date
         .and_hms_opt(0, 0, 0)
         .and_then(|t| t.checked_add_signed(chrono::Duration::try_days(d - 1)?))
-        .and_then(|t| t.checked_add_signed(chrono::Duration::try_seconds(h * 3600 + mi * 60 + se)?))
+        .and_then(|t| {
+            t.checked_add_signed(chrono::Duration::try_seconds(h * 3600 + mi * 60 + se)?)
+        })
     else {
         return -1.0;
     };
@@ -757,5 +758,4 @@ mod tests {
         assert_eq!(strtonum(b"017"), 15.0);
         assert_eq!(strtonum(b"12.5"), 12.5);
     }
-
 }

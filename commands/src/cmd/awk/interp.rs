@@ -25,7 +25,6 @@ mod streams;
 
 pub use fields::split_str;
 
-
 /// Deepest chain of user function calls: a runaway recursion ends with a clear error
 /// instead of exhausting the thread's stack.
 const MAX_CALL_DEPTH: usize = 2000;
@@ -239,7 +238,10 @@ impl Interp {
         me.globals[V_ARGV] = Cell::Arr(Rc::new(RefCell::new(av)));
         let mut pi = Array::default();
         pi.insert(Rc::from(&b"version"[..]), Value::str(&b"5.2.1"[..]));
-        pi.insert(Rc::from(&b"strftime"[..]), Value::str(&b"%a %b %e %H:%M:%S %Z %Y"[..]));
+        pi.insert(
+            Rc::from(&b"strftime"[..]),
+            Value::str(&b"%a %b %e %H:%M:%S %Z %Y"[..]),
+        );
         pi.insert(Rc::from(&b"FS"[..]), Value::str(&b"FS"[..]));
         me.globals[V_PROCINFO] = Cell::Arr(Rc::new(RefCell::new(pi)));
         for (name, val) in assigns {
@@ -417,6 +419,16 @@ impl Interp {
                 ))),
             },
         }
+    }
+
+    /// Sets RT, without allocating when it did not change (the common case).
+    fn set_rt(&mut self, rt: &[u8]) {
+        if let Cell::Val(Value::Str(s)) = &self.globals[V_RT]
+            && **s == *rt
+        {
+            return;
+        }
+        self.globals[V_RT] = Cell::Val(Value::str(rt.to_vec()));
     }
 
     fn set_global_raw(&mut self, i: usize, v: Value) {
@@ -663,10 +675,7 @@ impl Interp {
     fn field_index(&mut self, e: &Expr) -> R<usize> {
         let n = self.eval(e)?.to_num();
         if n < 0.0 {
-            return Err(Fail::Fatal(format!(
-                "attempt to access field {}",
-                n as i64
-            )));
+            return Err(Fail::Fatal(format!("attempt to access field {}", n as i64)));
         }
         Ok(n as usize)
     }
@@ -919,21 +928,33 @@ impl Interp {
                     .total_cmp(&str_to_num(&x.0))
                     .then(y.0.cmp(&x.0))
             }),
-            Some(b"@val_num_asc") => entries.sort_by(|x, y| {
-                x.1.to_num().total_cmp(&y.1.to_num()).then(x.0.cmp(&y.0))
-            }),
-            Some(b"@val_num_desc") => entries.sort_by(|x, y| {
-                y.1.to_num().total_cmp(&x.1.to_num()).then(y.0.cmp(&x.0))
-            }),
+            Some(b"@val_num_asc") => {
+                entries.sort_by(|x, y| x.1.to_num().total_cmp(&y.1.to_num()).then(x.0.cmp(&y.0)))
+            }
+            Some(b"@val_num_desc") => {
+                entries.sort_by(|x, y| y.1.to_num().total_cmp(&x.1.to_num()).then(y.0.cmp(&x.0)))
+            }
             Some(b"@val_str_asc") => {
                 let c = self.convfmt.clone();
-                entries.sort_by(|x, y| x.1.to_str_with(&c).cmp(&y.1.to_str_with(&c)).then(x.0.cmp(&y.0)))
+                entries.sort_by(|x, y| {
+                    x.1.to_str_with(&c)
+                        .cmp(&y.1.to_str_with(&c))
+                        .then(x.0.cmp(&y.0))
+                })
             }
             Some(b"@val_str_desc") => {
                 let c = self.convfmt.clone();
-                entries.sort_by(|x, y| y.1.to_str_with(&c).cmp(&x.1.to_str_with(&c)).then(y.0.cmp(&x.0)))
+                entries.sort_by(|x, y| {
+                    y.1.to_str_with(&c)
+                        .cmp(&x.1.to_str_with(&c))
+                        .then(y.0.cmp(&x.0))
+                })
             }
-            Some(b"@val_type_asc") | Some(b"@val_type_desc") | Some(b"@unsorted") | None | Some(_) => {
+            Some(b"@val_type_asc")
+            | Some(b"@val_type_desc")
+            | Some(b"@unsorted")
+            | None
+            | Some(_) => {
                 // Integer keys ascending first (as gawk's integer arrays go), then the
                 // others in insertion order.
                 let mut ints: Vec<(i64, Str)> = Vec::new();
@@ -952,6 +973,31 @@ impl Interp {
     }
 
     // ---- expressions ----
+
+    /// The numeric value of `e`; a constant field index is read from the record
+    /// without building a string value.
+    fn num(&mut self, e: &Expr) -> R<f64> {
+        match e {
+            Expr::Const(Value::Num(n)) => Ok(*n),
+            Expr::Lv(LValue::Field(i)) => {
+                if let Expr::Const(Value::Num(n)) = **i
+                    && n >= 1.0
+                    && !self.rec_stale
+                {
+                    self.ensure_split();
+                    let i = n as usize;
+                    if self.owned.is_none() {
+                        return Ok(match self.ranges.get(i - 1) {
+                            Some(&(a, b)) => str_to_num(&self.rec[a..b]),
+                            None => 0.0,
+                        });
+                    }
+                }
+                Ok(self.eval(e)?.to_num())
+            }
+            _ => Ok(self.eval(e)?.to_num()),
+        }
+    }
 
     fn cond(&mut self, e: &Expr) -> R<bool> {
         Ok(self.eval(e)?.truthy())
@@ -1016,16 +1062,18 @@ impl Interp {
             Expr::Assign(lv, rhs) => {
                 // gawk evaluates the right side first for simple variables.
                 let v = self.eval(rhs)?;
-                let v = match v {
-                    Value::Uninit => Value::Uninit,
-                    other => other,
-                };
                 self.assign(lv, v.clone())?;
                 v
             }
             Expr::AugAssign(op, lv, rhs) => {
-                let r = self.eval(rhs)?.to_num();
+                let r = self.num(rhs)?;
                 let op = *op;
+                if r == 0.0 && matches!(op, Arith::Div | Arith::Mod) {
+                    let which = if op == Arith::Div { "/=" } else { "%=" };
+                    return Err(Fail::Fatal(format!(
+                        "division by zero attempted in `{which}'"
+                    )));
+                }
                 self.assign_with(lv, &mut |me, old| {
                     Ok(Value::Num(me.arith(op, old.to_num(), r)?))
                 })?
@@ -1050,12 +1098,12 @@ impl Interp {
             Expr::Or(a, b) => Value::Num(bool_num(self.cond(a)? || self.cond(b)?)),
             Expr::Not(a) => Value::Num(bool_num(!self.cond(a)?)),
             Expr::Arith(op, a, b) => {
-                let x = self.eval(a)?.to_num();
-                let y = self.eval(b)?.to_num();
+                let x = self.num(a)?;
+                let y = self.num(b)?;
                 Value::Num(self.arith(*op, x, y)?)
             }
-            Expr::Neg(a) => Value::Num(-self.eval(a)?.to_num()),
-            Expr::Plus(a) => Value::Num(self.eval(a)?.to_num()),
+            Expr::Neg(a) => Value::Num(-self.num(a)?),
+            Expr::Plus(a) => Value::Num(self.num(a)?),
             Expr::Cmp(op, a, b) => {
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
@@ -1172,9 +1220,7 @@ impl Interp {
             _ => Ok(Value::Uninit),
         }
     }
-
 }
-
 
 fn unreachable_cell() -> &'static mut Cell {
     // Locals only exist inside a call; the parser resolves no local outside one. Give a
@@ -1284,7 +1330,9 @@ impl Interp {
     pub fn array_of(&mut self, e: &Expr, what: &str) -> R<ArrRef> {
         match e {
             Expr::Lv(LValue::Var(v)) => self.array(*v),
-            _ => Err(Fail::Fatal(format!("{what}: second argument is not an array"))),
+            _ => Err(Fail::Fatal(format!(
+                "{what}: second argument is not an array"
+            ))),
         }
     }
     pub fn is_array_expr(&mut self, e: &Expr) -> bool {
@@ -1355,4 +1403,3 @@ impl Interp {
         self.warn(msg)
     }
 }
-

@@ -129,7 +129,8 @@ pub fn tokenize(src: &[u8]) -> Result<Vec<Token>, LexError> {
             let (r, ni) = regex(src, i + 1, line)?;
             i = ni;
             Tok::Regex(r)
-        } else if c.is_ascii_digit() || (c == b'.' && src.get(i + 1).is_some_and(u8::is_ascii_digit))
+        } else if c.is_ascii_digit()
+            || (c == b'.' && src.get(i + 1).is_some_and(u8::is_ascii_digit))
         {
             let (n, ni) = number(src, i);
             i = ni;
@@ -229,10 +230,7 @@ fn number(src: &[u8], start: usize) -> (f64, usize) {
     }
     let text = std::str::from_utf8(&src[start..i]).unwrap_or("0");
     // gawk reads a leading 0 as octal in program text when every digit allows it.
-    if text.len() > 1
-        && text.starts_with('0')
-        && text.bytes().all(|b| (b'0'..=b'7').contains(&b))
-    {
+    if text.len() > 1 && text.starts_with('0') && text.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
         let v = text
             .bytes()
             .fold(0.0, |acc, d| acc * 8.0 + f64::from(d - b'0'));

@@ -181,6 +181,8 @@ pub struct Func {
     /// Which parameters the body uses as arrays (so an untyped caller variable becomes one).
     pub array_params: Vec<bool>,
     pub defined: bool,
+    /// Where it is first called (for the error when it is never defined).
+    pub first_call_line: usize,
 }
 
 #[derive(Debug, Default)]
@@ -250,9 +252,9 @@ pub fn parse(toks: &[Token]) -> PResult<Program> {
     for f in &p.prog.funcs {
         if !f.defined {
             return Err(ParseError {
-                msg: format!("function `{}' called but never defined", f.name),
+                msg: format!("function `{}' not defined", f.name),
                 line: 0,
-                pos: 0,
+                pos: f.first_call_line,
                 at_newline: false,
             });
         }
@@ -1103,7 +1105,9 @@ impl Parser<'_> {
                 return Ok(e);
             };
             self.advance();
-            let Expr::Lv(lv) = e else { return Err(self.error()) };
+            let Expr::Lv(lv) = e else {
+                return Err(self.error());
+            };
             return Ok(Expr::IncDec {
                 lv: Box::new(lv),
                 delta,
@@ -1208,6 +1212,9 @@ impl Parser<'_> {
             }
             Tok::FuncName(n) => {
                 let idx = self.func(&n);
+                if self.prog.funcs[idx].first_call_line == 0 {
+                    self.prog.funcs[idx].first_call_line = self.toks[self.i.saturating_sub(1)].line;
+                }
                 self.expect_op("(")?;
                 let args = self.call_args()?;
                 if let Some(caller) = self.cur_func {
@@ -1229,7 +1236,10 @@ impl Parser<'_> {
                     let args = self.call_args()?;
                     match name {
                         "split" | "asort" | "asorti" => {
-                            for a in args.iter().skip(if name == "split" { 1 } else { 0 }).take(2)
+                            for a in args
+                                .iter()
+                                .skip(if name == "split" { 1 } else { 0 })
+                                .take(2)
                             {
                                 if let Expr::Lv(LValue::Var(v)) = a {
                                     self.array_use(*v);
@@ -1291,6 +1301,11 @@ mod tests {
         parse(&tokenize(s.as_bytes()).unwrap()).unwrap()
     }
 
+    /// Statements, without the line markers.
+    fn stmts(b: &[Stmt]) -> usize {
+        b.iter().filter(|s| !matches!(s, Stmt::Line(_))).count()
+    }
+
     fn fails(s: &str) -> bool {
         parse(&tokenize(s.as_bytes()).unwrap()).is_err()
     }
@@ -1298,8 +1313,8 @@ mod tests {
     #[test]
     fn rules_and_blocks() {
         let p = prog("BEGIN { x = 1 } /a/ { print } END { print x }\n$1 > 2");
-        assert_eq!(p.begin.len(), 1);
-        assert_eq!(p.end.len(), 1);
+        assert_eq!(stmts(&p.begin), 1);
+        assert_eq!(stmts(&p.end), 1);
         assert_eq!(p.rules.len(), 2);
         assert!(p.rules[1].action.is_none());
         assert!(p.has_main);
@@ -1311,12 +1326,12 @@ mod tests {
         let Some(action) = &p.rules[0].action else {
             panic!("no action")
         };
-        assert!(matches!(&action[0], Stmt::Print(args, Some((Redir::File, _))) if args.len() == 2));
+        assert!(matches!(&action[1], Stmt::Print(args, Some((Redir::File, _))) if args.len() == 2));
         let p = prog("{ print (1 > 2) }");
         let Some(action) = &p.rules[0].action else {
             panic!("no action")
         };
-        assert!(matches!(&action[0], Stmt::Print(args, None) if args.len() == 1));
+        assert!(matches!(&action[1], Stmt::Print(args, None) if args.len() == 1));
     }
 
     #[test]
@@ -1337,7 +1352,8 @@ mod tests {
 
     #[test]
     fn getline_forms() {
-        let p = prog("BEGIN { while ((\"cmd\" | getline line) > 0) n++; getline < \"f\"; getline x }");
-        assert_eq!(p.begin.len(), 3);
+        let p =
+            prog("BEGIN { while ((\"cmd\" | getline line) > 0) n++; getline < \"f\"; getline x }");
+        assert_eq!(stmts(&p.begin), 3);
     }
 }

@@ -18,15 +18,34 @@ pub fn compile(ere: &[u8], ignore_case: bool) -> Result<Regex, String> {
         .map_err(|e| {
             let first = e.to_string();
             let last = first.lines().last().unwrap_or("").trim().to_string();
-            format!("{}: /{}/", last.trim_start_matches("error: "), String::from_utf8_lossy(ere))
+            format!(
+                "{}: /{}/",
+                last.trim_start_matches("error: "),
+                String::from_utf8_lossy(ere)
+            )
         })
 }
 
 fn push_lit(out: &mut String, c: char) {
     if matches!(
         c,
-        '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$'
-            | '#' | '&' | '-' | '~'
+        '\\' | '.'
+            | '+'
+            | '*'
+            | '?'
+            | '('
+            | ')'
+            | '|'
+            | '['
+            | ']'
+            | '{'
+            | '}'
+            | '^'
+            | '$'
+            | '#'
+            | '&'
+            | '-'
+            | '~'
     ) {
         out.push('\\');
     }
@@ -265,7 +284,9 @@ mod tests {
     use super::*;
 
     fn m(re: &str, s: &str) -> bool {
-        compile(re.as_bytes(), false).unwrap().is_match(s.as_bytes())
+        compile(re.as_bytes(), false)
+            .unwrap()
+            .is_match(s.as_bytes())
     }
 
     #[test]

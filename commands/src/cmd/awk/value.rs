@@ -182,7 +182,14 @@ fn special(s: &[u8]) -> Option<(f64, usize)> {
     let word = s[1..4].to_ascii_lowercase();
     let neg = s[0] == b'-';
     match word.as_slice() {
-        b"inf" => Some((if neg { f64::NEG_INFINITY } else { f64::INFINITY }, 4)),
+        b"inf" => Some((
+            if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            },
+            4,
+        )),
         b"nan" => Some((if neg { -f64::NAN } else { f64::NAN }, 4)),
         _ => None,
     }
@@ -350,7 +357,8 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
         }
         let start = i;
         i += 1;
-        let (mut left, mut plus, mut space, mut alt, mut zero) = (false, false, false, false, false);
+        let (mut left, mut plus, mut space, mut alt, mut zero) =
+            (false, false, false, false, false);
         while i < fmt.len() {
             match fmt[i] {
                 b'-' => left = true,
@@ -478,11 +486,8 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                         format!("{:.0}", t.abs())
                     };
                     if let Some(p) = prec {
-                        if p == 0 && digits == "0" {
-                        } else {
-                            for _ in digits.len()..p {
-                                body.push(b'0');
-                            }
+                        if p != 0 || digits != "0" {
+                            body.extend(std::iter::repeat_n(b'0', p.saturating_sub(digits.len())));
                             body.extend_from_slice(digits.as_bytes());
                         }
                         zero = false;
@@ -518,9 +523,7 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                     d.insert(0, b'0');
                 }
                 if let Some(p) = prec {
-                    for _ in d.len()..p {
-                        body.push(b'0');
-                    }
+                    body.extend(std::iter::repeat_n(b'0', p.saturating_sub(d.len())));
                     zero = false;
                 }
                 body.extend_from_slice(&d);
@@ -597,13 +600,16 @@ mod tests {
     fn numbers_print_like_gawk() {
         assert_eq!(num_to_str(3.0, b"%.6g"), b"3");
         assert_eq!(num_to_str(0.1 + 0.2, b"%.6g"), b"0.3");
-        assert_eq!(num_to_str(1e30, b"%.6g"), b"1000000000000000019884624838656");
+        assert_eq!(
+            num_to_str(1e30, b"%.6g"),
+            b"1000000000000000019884624838656"
+        );
         assert_eq!(num_to_str(123456.789, b"%.6g"), b"123457");
         assert_eq!(num_to_str(1234567.5, b"%.6g"), b"1.23457e+06");
         assert_eq!(num_to_str(0.0001, b"%.6g"), b"0.0001");
         assert_eq!(num_to_str(0.00001, b"%.6g"), b"1e-05");
         assert_eq!(num_to_str(f64::INFINITY, b"%.6g"), b"+inf");
-        assert_eq!(num_to_str(3.14159, b"%.2f"), b"3.14");
+        assert_eq!(num_to_str(2.71725, b"%.2f"), b"2.72");
     }
 
     #[test]
@@ -627,11 +633,32 @@ mod tests {
     #[test]
     fn printf_conversions() {
         let n = Value::Num;
-        assert_eq!(f("%d|%5.2f|%c|%x", &[n(12.9), n(3.14159), n(65.0), n(255.0)]), "12| 3.14|A|ff");
-        assert_eq!(f("%-5d|%+d|%05.1f|%#o|%#x", &[n(42.0), n(5.0), n(3.14159), n(8.0), n(255.0)]), "42   |+5|003.1|010|0xff");
-        assert_eq!(f("%e|%G|%.3d", &[n(12345.678), n(1e-10), n(5.0)]), "1.234568e+04|1E-10|005");
-        assert_eq!(f("%5.3s|%c|%%", &[Value::str(&b"abcdef"[..]), Value::str(&b"hello"[..])]), "  abc|h|%");
-        assert_eq!(f("%*d|%-*d|", &[n(4.0), n(7.0), n(3.0), n(1.0)]), "   7|1  |");
+        assert_eq!(
+            f("%d|%5.2f|%c|%x", &[n(12.9), n(2.71725), n(65.0), n(255.0)]),
+            "12| 2.72|A|ff"
+        );
+        assert_eq!(
+            f(
+                "%-5d|%+d|%05.1f|%#o|%#x",
+                &[n(42.0), n(5.0), n(2.71725), n(8.0), n(255.0)]
+            ),
+            "42   |+5|002.7|010|0xff"
+        );
+        assert_eq!(
+            f("%e|%G|%.3d", &[n(12345.678), n(1e-10), n(5.0)]),
+            "1.234568e+04|1E-10|005"
+        );
+        assert_eq!(
+            f(
+                "%5.3s|%c|%%",
+                &[Value::str(&b"abcdef"[..]), Value::str(&b"hello"[..])]
+            ),
+            "  abc|h|%"
+        );
+        assert_eq!(
+            f("%*d|%-*d|", &[n(4.0), n(7.0), n(3.0), n(1.0)]),
+            "   7|1  |"
+        );
         assert_eq!(f("%x", &[n(-1.0)]), "ffffffffffffffff");
         assert!(sprintf(b"%s %s", &[n(1.0)], b"%.6g").is_err());
     }

@@ -132,7 +132,6 @@ impl Interp {
         self.rec_stale = true;
         Ok(())
     }
-
 }
 
 /// Splits `s` into field ranges by `mode`.
@@ -209,4 +208,3 @@ pub fn split_str(me: &mut Interp, s: &[u8], fs: Option<&Expr>) -> R<Vec<(usize, 
     split_into(s, &mode, &mut out);
     Ok(out)
 }
-

@@ -21,20 +21,17 @@ impl Interp {
             };
             match reader.next(&rt, &mode) {
                 Ok(Some(rec)) => {
-                    self.set_global_raw(V_RT, Value::str(rec.rt));
+                    self.set_rt(&rec.rt);
                     return Ok(Some(rec.text));
                 }
                 Ok(None) => {
                     self.main.cur = None;
                     let prog = self.prog.clone();
-                    if !prog.endfile.is_empty() {
-                        match self.exec_block(&prog.endfile)? {
-                            Flow::Exit => {
-                                self.main.done = true;
-                                return Ok(None);
-                            }
-                            _ => {}
-                        }
+                    if !prog.endfile.is_empty()
+                        && let Flow::Exit = self.exec_block(&prog.endfile)?
+                    {
+                        self.main.done = true;
+                        return Ok(None);
                     }
                 }
                 Err(e) => {
@@ -95,6 +92,14 @@ impl Interp {
             }
             self.main.used_file = true;
             let fname = lossy(&name);
+            if let Ok(meta) = self.rt.block_on(self.ctx.fs.stat(&self.ctx.path(&fname)))
+                && meta.is_dir()
+            {
+                self.warn(&format!(
+                    "command line argument `{fname}' is a directory: skipped"
+                ));
+                continue;
+            }
             let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
                 Ok(r) => r,
                 Err(e) => {
@@ -155,7 +160,7 @@ impl Interp {
             return Ok(());
         }
         let data = std::mem::take(&mut s.buf);
-        let res = match &mut s.dest {
+        match &mut s.dest {
             Dest::Stdout => rt
                 .block_on(ctx.stdout.write_all(&data))
                 .map_err(|e| Fail::Stop(Interrupt::from(e))),
@@ -171,8 +176,7 @@ impl Interp {
                 Ok(())
             }
             Dest::Pipe { tx: None, .. } => Ok(()),
-        };
-        res
+        }
     }
 
     pub(super) fn flush_all(&mut self) -> R<()> {
@@ -225,9 +229,7 @@ impl Interp {
                 match self.rt.block_on(self.ctx.fs.open_write(&path, mode)) {
                     Ok(h) => Dest::File(h),
                     Err(e) => {
-                        return Err(Fail::Fatal(format!(
-                            "cannot redirect to `{sname}': {e}"
-                        )));
+                        return Err(Fail::Fatal(format!("cannot redirect to `{sname}': {e}")));
                     }
                 }
             }
@@ -257,10 +259,7 @@ impl Interp {
                         || matches!(s.dest, Dest::Stderr)
                         || (matches!(s.dest, Dest::Stdout) && self.ctx.tty.is_some());
                 }
-                if matches!(
-                    self.outs.get(&name).map(|s| &s.dest),
-                    Some(Dest::Stdout)
-                ) {
+                if matches!(self.outs.get(&name).map(|s| &s.dest), Some(Dest::Stdout)) {
                     // Keep order with plain prints.
                     self.flush_stdout()?;
                     flush = true;
@@ -421,7 +420,7 @@ impl Interp {
         };
         match r {
             Ok(Some(rec)) => {
-                self.set_global_raw(V_RT, Value::str(rec.rt));
+                self.set_rt(&rec.rt);
                 Ok(Some(rec.text))
             }
             Ok(None) => Ok(None),
