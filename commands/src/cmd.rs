@@ -23,6 +23,7 @@ mod ln;
 mod ls;
 mod mkdir;
 mod mv;
+mod patch;
 mod printf;
 mod readlink;
 mod rm;
@@ -113,6 +114,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(yes::Yes),
         Arc::new(find::Find),
         Arc::new(diff::Diff),
+        Arc::new(patch::Patch),
     ]
 }
 
