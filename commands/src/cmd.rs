@@ -37,6 +37,7 @@ mod sum;
 mod sync;
 mod sysinfo;
 mod tail;
+mod tar;
 mod tee;
 mod test;
 mod touch;
@@ -115,6 +116,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(find::Find),
         Arc::new(diff::Diff),
         Arc::new(patch::Patch),
+        Arc::new(tar::Tar),
     ]
 }
 
