@@ -17,6 +17,7 @@ pub mod echo;
 mod env;
 mod find;
 mod grep;
+mod gzip;
 mod head;
 mod help;
 mod ln;
@@ -117,6 +118,9 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(diff::Diff),
         Arc::new(patch::Patch),
         Arc::new(tar::Tar),
+        Arc::new(gzip::Gzip),
+        Arc::new(gzip::Gunzip),
+        Arc::new(gzip::Zcat),
     ]
 }
 
