@@ -551,6 +551,6 @@ mod tests {
             (2, "gzip: f: unknown suffix -- ignored\n")
         );
         let (st, _, err) = inv.run(&Zcat, &["f"]).await;
-        assert_eq!((st, err.as_str()), (1, "gzip: f: not in gzip format\n"));
+        assert_eq!((st, err.as_str()), (1, "\ngzip: f: not in gzip format\n"));
     }
 }
