@@ -25,6 +25,7 @@ mod factor;
 mod find;
 mod fold;
 mod grep;
+mod gzip;
 mod head;
 mod help;
 mod id;
@@ -37,6 +38,7 @@ mod nl;
 mod nproc;
 mod numfmt;
 mod paste;
+mod patch;
 mod printenv;
 mod printf;
 mod readlink;
@@ -56,6 +58,7 @@ mod sync;
 mod sysinfo;
 mod tac;
 mod tail;
+mod tar;
 mod tee;
 mod test;
 pub(crate) mod textin;
@@ -167,6 +170,11 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(factor::Factor),
         Arc::new(expr::Expr),
         Arc::new(commands::Commands),
+        Arc::new(patch::Patch),
+        Arc::new(tar::Tar),
+        Arc::new(gzip::Gzip),
+        Arc::new(gzip::Gunzip),
+        Arc::new(gzip::Zcat),
     ]
 }
 

@@ -190,8 +190,8 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
 /// One side of a comparison: its name as shown and its content, split in lines.
 struct Side {
     name: String,
-    /// What the header shows (a `--label`, or the name).
-    label: String,
+    /// What the header shows instead of the name and time (`--label`).
+    label: Option<String>,
     mtime: Option<SystemTime>,
     data: Vec<u8>,
     _charge: Charge,
@@ -317,7 +317,7 @@ impl<'a> Differ<'a> {
         if absent {
             return Ok(Ok(Side {
                 name: name.to_string(),
-                label: name.to_string(),
+                label: None,
                 mtime: Some(SystemTime::UNIX_EPOCH),
                 data: Vec::new(),
                 _charge: charge,
@@ -343,7 +343,7 @@ impl<'a> Differ<'a> {
         };
         Ok(Ok(Side {
             name: name.to_string(),
-            label: name.to_string(),
+            label: None,
             mtime,
             data,
             _charge: charge,
@@ -373,10 +373,10 @@ impl<'a> Differ<'a> {
             Err(e) => return self.trouble(b, e).await,
         };
         if let Some(l) = self.o.labels.first() {
-            sa.label = l.clone();
+            sa.label = Some(l.clone());
         }
         if let Some(l) = self.o.labels.get(1) {
-            sb.label = l.clone();
+            sb.label = Some(l.clone());
         }
         if sa.data == sb.data {
             if self.o.report_same {
@@ -919,8 +919,8 @@ fn normal(hunks: &[Change], a: &[&[u8]], b: &[&[u8]], na: bool, nb: bool) -> Vec
 /// `--- name\t2020-01-01 00:00:00.000000000 +0000` (unified) or with a ctime-style date
 /// (context).
 fn header(mark: &str, s: &Side, ctime: bool) -> Vec<u8> {
-    if s.label != s.name {
-        return format!("{mark} {}\n", s.label).into_bytes();
+    if let Some(label) = &s.label {
+        return format!("{mark} {label}\n").into_bytes();
     }
     let t = s.mtime.unwrap_or(SystemTime::UNIX_EPOCH);
     let dt = utc(t);

@@ -18,7 +18,7 @@ use crate::fs::{FileKind, FsError, Metadata, WriteHandle, WriteMode};
 use crate::{CmdResult, Command, Context, Interrupt, Status};
 
 mod parse;
-mod pattern;
+pub(crate) mod pattern;
 
 use parse::{Env, Expr, Follow, Piece, Plan, Test};
 use pattern::glob_match;
