@@ -28,6 +28,14 @@ use interp::{Fail, Interp};
 /// interpreter's call depth limit) and the parser's nesting limit fit in it.
 const INTERP_STACK: usize = 256 * 1024 * 1024;
 
+/// awk interpreters running at once, server-wide. Each is an OS thread outside tokio's
+/// scheduler, so without a bound one session could start hundreds of spinning ones and
+/// take the CPU from every other session; past it, an awk waits (cancellably) for a turn.
+const MAX_INTERP_THREADS: usize = 8;
+
+static INTERP_THREADS: tokio::sync::Semaphore =
+    tokio::sync::Semaphore::const_new(MAX_INTERP_THREADS);
+
 /// Largest program file `-f` reads.
 const MAX_PROGRAM_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -360,6 +368,10 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
             text.pop();
         }
     }
+    let turn = tokio::select! {
+        turn = INTERP_THREADS.acquire() => turn.map_err(|_| Interrupt::Cancelled)?,
+        _ = ctx.cancel.cancelled() => return Err(Interrupt::Cancelled),
+    };
     let ctx2 = ctx.clone();
     let rt = Handle::current();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
@@ -370,6 +382,7 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
         .spawn(move || {
             let _runtime = rt.enter();
             let r = run_blocking(ctx2, rt.clone(), cli, text, table);
+            drop(turn);
             let _ = done_tx.send(r);
         });
     if spawned.is_err() {
