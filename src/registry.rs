@@ -32,6 +32,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("continue", "resume the next iteration of a loop"),
     ("declare", "set variable values and attributes"),
+    ("dirs", "display the directory stack"),
     ("disown", "not supported"),
     ("echo", "write arguments to standard output"),
     ("eval", "execute arguments as a shell command"),
@@ -40,6 +41,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("export", "set export attribute for shell variables"),
     ("false", "return an unsuccessful result"),
     ("fg", "not supported"),
+    ("getopts", "parse option arguments"),
     (
         "hash",
         "remember command locations (nothing to remember here)",
@@ -47,11 +49,15 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("jobs", "not supported"),
     ("let", "evaluate arithmetic expressions"),
     ("local", "define local variables"),
+    ("mapfile", "read lines from the standard input into an indexed array variable"),
+    ("popd", "remove directories from the stack"),
+    ("pushd", "add directories to the stack"),
     ("pwd", "print the name of the current working directory"),
     (
         "read",
         "read a line from standard input and split it into fields",
     ),
+    ("readarray", "read lines from a file into an array variable"),
     ("readonly", "mark shell variables as unchangeable"),
     ("return", "return from a shell function"),
     (
@@ -60,7 +66,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("sh", "run a shell script or command string in a new shell"),
     ("shift", "shift positional parameters"),
-    ("shopt", "not supported"),
+    ("shopt", "set and unset shell options"),
     (
         "snapshot",
         "take a snapshot of this session's files, or list snapshots",

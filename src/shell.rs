@@ -238,6 +238,12 @@ pub struct Shell {
     pub(crate) last_status: i32,
     pub(crate) pipestatus: Vec<i32>,
     pub(crate) opts: Options,
+    /// `shopt` options.
+    pub(crate) shopts: builtins::shopt::Shopts,
+    /// Where `getopts` stands inside a cluster of option letters.
+    pub(crate) getopts: builtins::getopts::GetoptsPos,
+    /// The directory stack of `pushd`/`popd` below the working directory, top first.
+    pub(crate) dirstack: Vec<String>,
     /// Saved values of variables made `local`, one frame per function call being run.
     pub(crate) local_frames: Vec<Vec<(String, Option<Var>)>>,
     pub(crate) interactive: bool,
@@ -324,6 +330,9 @@ impl Shell {
             positional: Vec::new(),
             last_status: 0,
             pipestatus: vec![0],
+            shopts: builtins::shopt::Shopts::default(),
+            getopts: Default::default(),
+            dirstack: Vec::new(),
             opts: Options {
                 hashall: true,
                 ..Options::default()

@@ -10,25 +10,29 @@ use super::exec::Exec;
 use super::redirect::Fds;
 
 mod break_;
-mod cd;
+pub(crate) mod cd;
 mod colon;
 mod command;
 mod continue_;
 mod declare;
+mod dirstack;
 mod echo;
 mod eval;
 mod exec;
 mod exit;
 mod export;
 mod false_;
+pub(crate) mod getopts;
 mod let_;
 mod local;
+mod mapfile;
 mod pwd;
 mod read;
 mod readonly;
 mod return_;
-mod set;
+pub(crate) mod set;
 mod shift;
+pub(crate) mod shopt;
 pub(crate) mod snapshot;
 mod source;
 mod trap;
@@ -61,6 +65,11 @@ pub(crate) fn run<'a>(
         "exec" => Box::pin(exec::run(sh, args, io)),
         "exit" => Box::pin(exit::run(sh, args, io)),
         "export" => Box::pin(export::run(sh, args, io)),
+        "getopts" => Box::pin(getopts::run(sh, args, io)),
+        "pushd" => Box::pin(dirstack::pushd(sh, args, io)),
+        "popd" => Box::pin(dirstack::popd(sh, args, io)),
+        "dirs" => Box::pin(dirstack::dirs(sh, args, io)),
+        "mapfile" | "readarray" => Box::pin(mapfile::run(sh, args, io)),
         "hash" => Box::pin(colon::run(sh, args, io)),
         "let" => Box::pin(let_::run(sh, args, io)),
         "local" => Box::pin(local::run(sh, args, io)),
@@ -70,6 +79,7 @@ pub(crate) fn run<'a>(
         "return" => Box::pin(return_::run(sh, args, io)),
         "set" => Box::pin(set::run(sh, args, io)),
         "shift" => Box::pin(shift::run(sh, args, io)),
+        "shopt" => Box::pin(shopt::run(sh, args, io)),
         "snapshot" => Box::pin(snapshot::run(sh, args, io)),
         "trap" => Box::pin(trap::run(sh, args, io)),
         "type" => Box::pin(type_::run(sh, args, io)),

@@ -27,7 +27,6 @@ use forkbox_commands::{Context, FsError, fs};
 
 use super::error::ShellError;
 use super::expand::shell_quote;
-use super::pattern::Pattern;
 use super::redirect::{self, Closer, Fds};
 use super::{
     CALLS_PER_TASK, MAX_CALL_DEPTH, MAX_SCRIPT, Shell, ShellConfig, Stdio, Value, YIELD_EVERY,

@@ -3,8 +3,15 @@
 //!
 //! A pattern string uses backslash to quote the next character: the expander escapes
 //! every character that came from a quoted part of the word, so `"*"` matches only a star.
-//! Extended globs (`@(…)`) are not supported: they match literally.
+//! Extended globs (`@(…)` `*(…)` `+(…)` `?(…)` `!(…)`) are recognised when asked for
+//! ([`Pattern::with`]); `nocase` matches letters of either case.
+//!
+//! Matching runs on automata compiled from the pattern as a regular expression (linear in
+//! the text); a pattern with `!(…)`, which no regular expression of the `regex` crate
+//! expresses, is matched by a memoised backtracker in [`ext`] (polynomial, never
+//! exponential).
 
+mod ext;
 mod search;
 
 /// One element of a compiled pattern.
@@ -19,6 +26,8 @@ enum Tok {
         negated: bool,
         items: Vec<ClassItem>,
     },
+    /// An extended glob group: `kind` is one of `@ * + ? !`, `alts` its alternatives.
+    Group { kind: char, alts: Vec<Vec<Tok>> },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -32,17 +41,26 @@ enum ClassItem {
 #[derive(Clone, Debug)]
 pub struct Pattern {
     toks: Vec<Tok>,
+    /// Letters match either case (`nocaseglob`, `nocasematch`).
+    nocase: bool,
+    /// Has a group (needs more than the flat matcher).
+    grouped: bool,
+    /// Has a `!(…)` group (no regular expression for it).
+    negated: bool,
 }
 
 /// True when `pattern` has an unescaped `*`, `?` or `[` (so it needs matching at all).
 pub fn has_glob_chars(pattern: &str) -> bool {
     let mut escaped = false;
-    for c in pattern.chars() {
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
         if escaped {
             escaped = false;
         } else if c == '\\' {
             escaped = true;
         } else if matches!(c, '*' | '?' | '[') {
+            return true;
+        } else if matches!(c, '@' | '+' | '!') && chars.peek() == Some(&'(') {
             return true;
         }
     }
@@ -81,12 +99,64 @@ pub fn escape(text: &str) -> String {
 }
 
 impl Pattern {
+    /// A plain pattern: no extended globs, case-sensitive.
+    #[cfg(test)]
     pub fn new(pattern: &str) -> Pattern {
+        Pattern::with(pattern, false, false)
+    }
+
+    /// A pattern with extended globs recognised if `extglob`, matching either case if
+    /// `nocase`.
+    pub fn with(pattern: &str, extglob: bool, nocase: bool) -> Pattern {
         let chars: Vec<char> = pattern.chars().collect();
+        let toks = parse_toks(&chars, extglob);
+        let grouped = toks.iter().any(ext::has_group);
+        let negated = toks.iter().any(ext::has_negation);
+        Pattern {
+            toks,
+            nocase,
+            grouped,
+            negated,
+        }
+    }
+
+    /// Whether the whole of `text` matches.
+    pub fn matches(&self, text: &str) -> bool {
+        let t: Vec<char> = text.chars().collect();
+        self.matches_chars(&t)
+    }
+
+    fn matches_chars(&self, t: &[char]) -> bool {
+        if self.grouped || self.nocase {
+            if !self.negated
+                && let Some(re) = self.regex()
+                && let Some(a) = search::automata(&re)
+            {
+                let text: String = t.iter().collect();
+                return a.prefix(&text, true) == Some(text.len());
+            }
+            return ext::full_match(&self.toks, t, self.nocase);
+        }
+        flat_match(&self.toks, t)
+    }
+}
+
+/// Compiles pattern text into tokens.
+fn parse_toks(chars: &[char], extglob: bool) -> Vec<Tok> {
         let mut toks = Vec::new();
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i];
+            if extglob
+                && matches!(c, '@' | '*' | '+' | '?' | '!')
+                && chars.get(i + 1) == Some(&'(')
+                && let Some((alts, next)) = ext::parse_group(chars, i + 2)
+            {
+                let alts = alts.iter().map(|a| parse_toks(a, extglob)).collect();
+                toks.push(Tok::Group { kind: c, alts });
+                i = next;
+                continue;
+            }
             match c {
                 '\\' => {
                     if let Some(&n) = chars.get(i + 1) {
@@ -107,7 +177,7 @@ impl Pattern {
                     toks.push(Tok::One);
                     i += 1;
                 }
-                '[' => match parse_class(&chars, i + 1) {
+                '[' => match parse_class(chars, i + 1) {
                     Some((tok, next)) => {
                         toks.push(tok);
                         i = next;
@@ -123,17 +193,11 @@ impl Pattern {
                 }
             }
         }
-        Pattern { toks }
-    }
+        toks
+}
 
-    /// Whether the whole of `text` matches.
-    pub fn matches(&self, text: &str) -> bool {
-        let t: Vec<char> = text.chars().collect();
-        self.matches_chars(&t)
-    }
-
-    fn matches_chars(&self, t: &[char]) -> bool {
-        let p = &self.toks;
+/// The matcher of patterns without groups: linear backtracking over the last `*`.
+fn flat_match(p: &[Tok], t: &[char]) -> bool {
         let (mut pi, mut ti) = (0usize, 0usize);
         let mut star: Option<(usize, usize)> = None;
         while ti < t.len() {
@@ -144,7 +208,7 @@ impl Pattern {
                         pi += 1;
                         continue;
                     }
-                    tok if tok_matches(tok, t[ti]) => {
+                    tok if tok_matches(tok, t[ti], false) => {
                         pi += 1;
                         ti += 1;
                         continue;
@@ -162,18 +226,45 @@ impl Pattern {
             }
         }
         p[pi..].iter().all(|t| *t == Tok::Star)
-    }
+}
 
+impl Pattern {
     /// Whether the pattern starts with a literal `.` (so it may match hidden files).
     pub fn starts_with_dot(&self) -> bool {
         self.toks.first() == Some(&Tok::Lit('.'))
     }
 
-    /// The pattern as a regular expression (for the automata of [`search`]).
-    fn regex(&self) -> String {
-        let mut re = String::from("(?s)");
-        for tok in &self.toks {
+    /// The pattern as a regular expression (for the automata of [`search`]); `None` for a
+    /// pattern with `!(…)`.
+    fn regex(&self) -> Option<String> {
+        if self.negated {
+            return None;
+        }
+        let mut re = String::from(if self.nocase { "(?is)" } else { "(?s)" });
+        push_regex(&mut re, &self.toks);
+        Some(re)
+    }
+}
+
+fn push_regex(re: &mut String, toks: &[Tok]) {
+        for tok in toks {
             match tok {
+                Tok::Group { kind, alts } => {
+                    re.push_str("(?:");
+                    for (n, alt) in alts.iter().enumerate() {
+                        if n > 0 {
+                            re.push('|');
+                        }
+                        push_regex(re, alt);
+                    }
+                    re.push(')');
+                    match kind {
+                        '*' => re.push('*'),
+                        '+' => re.push('+'),
+                        '?' => re.push('?'),
+                        _ => {}
+                    }
+                }
                 Tok::Lit(c) => re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
                 Tok::One => re.push('.'),
                 Tok::Star => re.push_str(".*"),
@@ -193,11 +284,14 @@ impl Pattern {
                 }
             }
         }
-        re
-    }
+}
 
-    /// The text of a pattern made only of literal characters.
+impl Pattern {
+    /// The text of a pattern made only of literal characters (matched case-sensitively).
     fn literal(&self) -> Option<String> {
+        if self.nocase {
+            return None;
+        }
         self.toks
             .iter()
             .map(|t| match t {
@@ -212,7 +306,7 @@ impl Pattern {
         if let Some(lit) = self.literal() {
             return text.starts_with(&lit).then(|| lit.chars().count());
         }
-        if let Some(a) = search::automata(&self.regex()) {
+        if let Some(a) = self.regex().and_then(|re| search::automata(&re)) {
             return a
                 .prefix(text, longest)
                 .map(|end| text[..end].chars().count());
@@ -231,7 +325,7 @@ impl Pattern {
         if let Some(lit) = self.literal() {
             return text.ends_with(&lit).then(|| lit.chars().count());
         }
-        if let Some(a) = search::automata(&self.regex()) {
+        if let Some(a) = self.regex().and_then(|re| search::automata(&re)) {
             return a
                 .suffix(text, longest)
                 .map(|start| text[start..].chars().count());
@@ -253,7 +347,7 @@ impl Pattern {
                 .find(&lit)
                 .map(|i| (from + i, from + i + lit.len()));
         }
-        if let Some(a) = search::automata(&self.regex()) {
+        if let Some(a) = self.regex().and_then(|re| search::automata(&re)) {
             return a.find(text, from);
         }
         let t: Vec<char> = text.chars().collect();
@@ -277,8 +371,13 @@ impl Pattern {
     }
 }
 
-fn tok_matches(tok: &Tok, c: char) -> bool {
+fn tok_matches(tok: &Tok, c: char, nocase: bool) -> bool {
+    if nocase && c.is_alphabetic() {
+        let (lo, up) = (lower(c), upper(c));
+        return tok_matches(tok, lo, false) || tok_matches(tok, up, false);
+    }
     match tok {
+        Tok::Group { .. } => false,
         Tok::Lit(l) => *l == c,
         Tok::One => true,
         Tok::Star => true,
@@ -291,6 +390,14 @@ fn tok_matches(tok: &Tok, c: char) -> bool {
             hit != *negated
         }
     }
+}
+
+fn lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+fn upper(c: char) -> char {
+    c.to_uppercase().next().unwrap_or(c)
 }
 
 fn named_class(name: &str, c: char) -> bool {

@@ -216,7 +216,7 @@ impl Shell {
                         Ok(p) => p,
                         Err(e) => return self.fail(e, fds).await,
                     };
-                    if Pattern::new(&pat).matches(&word) {
+                    if self.pattern(&pat, self.shopts.on("nocasematch")).matches(&word) {
                         hit = true;
                         break;
                     }
