@@ -244,6 +244,14 @@ pub struct Shell {
     pub(crate) getopts: builtins::getopts::GetoptsPos,
     /// The directory stack of `pushd`/`popd` below the working directory, top first.
     pub(crate) dirstack: Vec<String>,
+    /// `complete` specifications.
+    pub(crate) completions: builtins::complete::Completions,
+    /// `umask`: the file mode creation mask.
+    pub(crate) umask: u32,
+    /// `alias` definitions.
+    pub(crate) aliases: builtins::alias::Aliases,
+    /// Aliases being expanded (not replaced again inside their own expansion).
+    pub(crate) alias_active: Vec<String>,
     /// Saved values of variables made `local`, one frame per function call being run.
     pub(crate) local_frames: Vec<Vec<(String, Option<Var>)>>,
     pub(crate) interactive: bool,
@@ -333,6 +341,10 @@ impl Shell {
             shopts: builtins::shopt::Shopts::default(),
             getopts: Default::default(),
             dirstack: Vec::new(),
+            aliases: Default::default(),
+            completions: Default::default(),
+            umask: builtins::umask::DEFAULT_UMASK,
+            alias_active: Vec::new(),
             opts: Options {
                 hashall: true,
                 ..Options::default()

@@ -822,8 +822,8 @@ impl Shell {
     }
 
     async fn glob_paths(&self, pat: &str) -> Vec<String> {
-        let dotglob = self.shopts.on("dotglob")
-            || self.get_str("GLOBIGNORE").is_some_and(|g| !g.is_empty());
+        let dotglob =
+            self.shopts.on("dotglob") || self.get_str("GLOBIGNORE").is_some_and(|g| !g.is_empty());
         let nocase = self.shopts.on("nocaseglob");
         let globstar = self.shopts.on("globstar");
         let absolute = pat.starts_with('/');

@@ -27,7 +27,10 @@ enum Tok {
         items: Vec<ClassItem>,
     },
     /// An extended glob group: `kind` is one of `@ * + ? !`, `alts` its alternatives.
-    Group { kind: char, alts: Vec<Vec<Tok>> },
+    Group {
+        kind: char,
+        alts: Vec<Vec<Tok>>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -143,89 +146,89 @@ impl Pattern {
 
 /// Compiles pattern text into tokens.
 fn parse_toks(chars: &[char], extglob: bool) -> Vec<Tok> {
-        let mut toks = Vec::new();
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
-            if extglob
-                && matches!(c, '@' | '*' | '+' | '?' | '!')
-                && chars.get(i + 1) == Some(&'(')
-                && let Some((alts, next)) = ext::parse_group(chars, i + 2)
-            {
-                let alts = alts.iter().map(|a| parse_toks(a, extglob)).collect();
-                toks.push(Tok::Group { kind: c, alts });
-                i = next;
-                continue;
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if extglob
+            && matches!(c, '@' | '*' | '+' | '?' | '!')
+            && chars.get(i + 1) == Some(&'(')
+            && let Some((alts, next)) = ext::parse_group(chars, i + 2)
+        {
+            let alts = alts.iter().map(|a| parse_toks(a, extglob)).collect();
+            toks.push(Tok::Group { kind: c, alts });
+            i = next;
+            continue;
+        }
+        match c {
+            '\\' => {
+                if let Some(&n) = chars.get(i + 1) {
+                    toks.push(Tok::Lit(n));
+                    i += 2;
+                } else {
+                    toks.push(Tok::Lit('\\'));
+                    i += 1;
+                }
             }
-            match c {
-                '\\' => {
-                    if let Some(&n) = chars.get(i + 1) {
-                        toks.push(Tok::Lit(n));
-                        i += 2;
-                    } else {
-                        toks.push(Tok::Lit('\\'));
-                        i += 1;
-                    }
+            '*' => {
+                if toks.last() != Some(&Tok::Star) {
+                    toks.push(Tok::Star);
                 }
-                '*' => {
-                    if toks.last() != Some(&Tok::Star) {
-                        toks.push(Tok::Star);
-                    }
+                i += 1;
+            }
+            '?' => {
+                toks.push(Tok::One);
+                i += 1;
+            }
+            '[' => match parse_class(chars, i + 1) {
+                Some((tok, next)) => {
+                    toks.push(tok);
+                    i = next;
+                }
+                None => {
+                    toks.push(Tok::Lit('['));
                     i += 1;
                 }
-                '?' => {
-                    toks.push(Tok::One);
-                    i += 1;
-                }
-                '[' => match parse_class(chars, i + 1) {
-                    Some((tok, next)) => {
-                        toks.push(tok);
-                        i = next;
-                    }
-                    None => {
-                        toks.push(Tok::Lit('['));
-                        i += 1;
-                    }
-                },
-                _ => {
-                    toks.push(Tok::Lit(c));
-                    i += 1;
-                }
+            },
+            _ => {
+                toks.push(Tok::Lit(c));
+                i += 1;
             }
         }
-        toks
+    }
+    toks
 }
 
 /// The matcher of patterns without groups: linear backtracking over the last `*`.
 fn flat_match(p: &[Tok], t: &[char]) -> bool {
-        let (mut pi, mut ti) = (0usize, 0usize);
-        let mut star: Option<(usize, usize)> = None;
-        while ti < t.len() {
-            if pi < p.len() {
-                match &p[pi] {
-                    Tok::Star => {
-                        star = Some((pi, ti));
-                        pi += 1;
-                        continue;
-                    }
-                    tok if tok_matches(tok, t[ti], false) => {
-                        pi += 1;
-                        ti += 1;
-                        continue;
-                    }
-                    _ => {}
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() {
+            match &p[pi] {
+                Tok::Star => {
+                    star = Some((pi, ti));
+                    pi += 1;
+                    continue;
                 }
-            }
-            match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
+                tok if tok_matches(tok, t[ti], false) => {
+                    pi += 1;
+                    ti += 1;
+                    continue;
                 }
-                None => return false,
+                _ => {}
             }
         }
-        p[pi..].iter().all(|t| *t == Tok::Star)
+        match star {
+            Some((sp, st)) => {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|t| *t == Tok::Star)
 }
 
 impl Pattern {
@@ -247,43 +250,42 @@ impl Pattern {
 }
 
 fn push_regex(re: &mut String, toks: &[Tok]) {
-        for tok in toks {
-            match tok {
-                Tok::Group { kind, alts } => {
-                    re.push_str("(?:");
-                    for (n, alt) in alts.iter().enumerate() {
-                        if n > 0 {
-                            re.push('|');
-                        }
-                        push_regex(re, alt);
+    for tok in toks {
+        match tok {
+            Tok::Group { kind, alts } => {
+                re.push_str("(?:");
+                for (n, alt) in alts.iter().enumerate() {
+                    if n > 0 {
+                        re.push('|');
                     }
-                    re.push(')');
-                    match kind {
-                        '*' => re.push('*'),
-                        '+' => re.push('+'),
-                        '?' => re.push('?'),
-                        _ => {}
-                    }
+                    push_regex(re, alt);
                 }
-                Tok::Lit(c) => re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
-                Tok::One => re.push('.'),
-                Tok::Star => re.push_str(".*"),
-                Tok::Class { negated, items } => {
-                    re.push_str(if *negated { "[^" } else { "[" });
-                    for it in items {
-                        match it {
-                            ClassItem::Char(c) => re.push_str(&format!("\\x{{{:x}}}", *c as u32)),
-                            ClassItem::Range(a, b) => re.push_str(&format!(
-                                "\\x{{{:x}}}-\\x{{{:x}}}",
-                                *a as u32, *b as u32
-                            )),
-                            ClassItem::Named(n) => re.push_str(&format!("[:{n}:]")),
-                        }
-                    }
-                    re.push(']');
+                re.push(')');
+                match kind {
+                    '*' => re.push('*'),
+                    '+' => re.push('+'),
+                    '?' => re.push('?'),
+                    _ => {}
                 }
             }
+            Tok::Lit(c) => re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
+            Tok::One => re.push('.'),
+            Tok::Star => re.push_str(".*"),
+            Tok::Class { negated, items } => {
+                re.push_str(if *negated { "[^" } else { "[" });
+                for it in items {
+                    match it {
+                        ClassItem::Char(c) => re.push_str(&format!("\\x{{{:x}}}", *c as u32)),
+                        ClassItem::Range(a, b) => {
+                            re.push_str(&format!("\\x{{{:x}}}-\\x{{{:x}}}", *a as u32, *b as u32))
+                        }
+                        ClassItem::Named(n) => re.push_str(&format!("[:{n}:]")),
+                    }
+                }
+                re.push(']');
+            }
         }
+    }
 }
 
 impl Pattern {

@@ -26,8 +26,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     let (optstring, name) = (&args[0], &args[1]);
     if !super::is_name(name) {
-        return super::fail(sh, io, format!("getopts: `{name}': not a valid identifier"), 1)
-            .await;
+        return super::fail(
+            sh,
+            io,
+            format!("getopts: `{name}': not a valid identifier"),
+            1,
+        )
+        .await;
     }
     let argv: Vec<String> = if args.len() > 2 {
         args[2..].to_vec()
@@ -71,12 +76,27 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         if report {
             super::fail(sh, io, format!("illegal option -- {c}"), 0).await?;
         }
-        let (next_ind, next_off) = if at_end { (optind + 1, 0) } else { (optind, offset) };
-        return set(sh, name, "?", silent.then(|| c.to_string()), next_ind, next_off);
+        let (next_ind, next_off) = if at_end {
+            (optind + 1, 0)
+        } else {
+            (optind, offset)
+        };
+        return set(
+            sh,
+            name,
+            "?",
+            silent.then(|| c.to_string()),
+            next_ind,
+            next_off,
+        );
     };
     let takes_arg = spec[pos + c.len_utf8()..].starts_with(':');
     if !takes_arg {
-        let (next_ind, next_off) = if at_end { (optind + 1, 0) } else { (optind, offset) };
+        let (next_ind, next_off) = if at_end {
+            (optind + 1, 0)
+        } else {
+            (optind, offset)
+        };
         return set(sh, name, &c.to_string(), None, next_ind, next_off);
     }
     if !at_end {

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 
 use crate::shell::exec::Exec;
-use crate::shell::redirect::Fds;
 use crate::shell::exec::Flow;
 use crate::shell::expand::shell_quote;
+use crate::shell::redirect::Fds;
 use crate::shell::{MAX_ARRAY_LEN, MAX_LINE, Shell, Value, parse_program};
 
 const USAGE: &str = "mapfile: usage: mapfile [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]";
@@ -76,7 +76,11 @@ async fn parse(sh: &Shell, io: &Fds, args: &[String]) -> Result<Opts, i32> {
                 'd' => o.delim = value.bytes().next().unwrap_or(0),
                 'n' | 's' | 'c' => {
                     let Some(n) = num.and_then(|n| usize::try_from(n).ok()) else {
-                        let what = if c == 'c' { "callback quantum" } else { "line count" };
+                        let what = if c == 'c' {
+                            "callback quantum"
+                        } else {
+                            "line count"
+                        };
                         return bad(format!("mapfile: {value}: invalid {what}"), 1).await;
                     };
                     match c {
@@ -96,8 +100,11 @@ async fn parse(sh: &Shell, io: &Fds, args: &[String]) -> Result<Opts, i32> {
                 'u' => match num.and_then(|n| i32::try_from(n).ok()) {
                     Some(n) => o.fd = n,
                     None => {
-                        return bad(format!("mapfile: {value}: invalid file descriptor specification"), 1)
-                            .await;
+                        return bad(
+                            format!("mapfile: {value}: invalid file descriptor specification"),
+                            1,
+                        )
+                        .await;
                     }
                 },
                 _ => o.callback = Some(value),
@@ -121,7 +128,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Err(s) => return Ok(s),
     };
     let Some(input) = io.input(o.fd) else {
-        let msg = format!("mapfile: {}: invalid file descriptor: Bad file descriptor", o.fd);
+        let msg = format!(
+            "mapfile: {}: invalid file descriptor: Bad file descriptor",
+            o.fd
+        );
         return super::fail(sh, io, msg, 1).await;
     };
     let mut arr: BTreeMap<i64, String> = match (o.origin, sh.vars.get(&o.name)) {

@@ -212,7 +212,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 None => {
                     let _ = io.stdout().write_str(&out).await;
                     out.clear();
-                    let what = if set_o { "option name" } else { "shell option name" };
+                    let what = if set_o {
+                        "option name"
+                    } else {
+                        "shell option name"
+                    };
                     super::fail(sh, io, format!("shopt: {n}: invalid {what}"), 1).await?;
                     status = 1;
                 }

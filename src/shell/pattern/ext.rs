@@ -145,9 +145,7 @@ impl Matcher<'_> {
                 }),
                 _ => self.seq(rest, s, e) || self.more(p, s, e),
             },
-            tok => {
-                s < e && tok_matches(tok, self.text[s], self.nocase) && self.seq(rest, s + 1, e)
-            }
+            tok => s < e && tok_matches(tok, self.text[s], self.nocase) && self.seq(rest, s + 1, e),
         }
     }
 
@@ -157,7 +155,8 @@ impl Matcher<'_> {
             return false;
         };
         let rest = &p[1..];
-        (s + 1..=e).any(|k| self.any_alt(alts, s, k) && (self.seq(rest, k, e) || self.more(p, k, e)))
+        (s + 1..=e)
+            .any(|k| self.any_alt(alts, s, k) && (self.seq(rest, k, e) || self.more(p, k, e)))
     }
 
     fn any_alt(&mut self, alts: &[Vec<Tok>], s: usize, e: usize) -> bool {
