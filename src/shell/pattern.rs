@@ -61,9 +61,9 @@ pub fn has_glob_chars(pattern: &str) -> bool {
             escaped = false;
         } else if c == '\\' {
             escaped = true;
-        } else if matches!(c, '*' | '?' | '[') {
-            return true;
-        } else if matches!(c, '@' | '+' | '!') && chars.peek() == Some(&'(') {
+        } else if matches!(c, '*' | '?' | '[')
+            || (matches!(c, '@' | '+' | '!') && chars.peek() == Some(&'('))
+        {
             return true;
         }
     }
@@ -559,6 +559,43 @@ mod tests {
         let s = Pattern::new(".*");
         assert_eq!(s.match_suffix("f.tar.gz", false), Some(3));
         assert_eq!(s.match_suffix("f.tar.gz", true), Some(7));
+    }
+
+    fn x(p: &str, t: &str) -> bool {
+        Pattern::with(p, true, false).matches(t)
+    }
+
+    #[test]
+    fn extended_globs() {
+        assert!(x("@(foo|bar)", "bar"));
+        assert!(!x("@(foo|bar)", "baz"));
+        assert!(x("*(ab)", "") && x("*(ab)", "abab") && !x("*(ab)", "aba"));
+        assert!(!x("+(ab)", "") && x("+(ab)", "ab"));
+        assert!(x("x?(.c)", "x") && x("x?(.c)", "x.c") && !x("x?(.c)", "x.c.c"));
+        assert!(x("!(*.c)", "a.h") && !x("!(*.c)", "a.c"));
+        assert!(x("a!(b)c", "ac") && x("a!(b)c", "axc") && !x("a!(b)c", "abc"));
+        assert!(x("+(a@(b|x)c)", "axcabc"));
+        assert!(x("+([a-z][0-9])", "a1b2"));
+        // Without extglob the group is literal text.
+        assert!(Pattern::new("@(a)").matches("@(a)"));
+        // nocase
+        assert!(Pattern::with("*.TXT", false, true).matches("a.txt"));
+        assert!(Pattern::with("!(A*)", true, true).matches("bcd"));
+        assert!(!Pattern::with("!(A*)", true, true).matches("abc"));
+        // Prefix and suffix removal with groups.
+        let p = Pattern::with("+(a)", true, false);
+        assert_eq!(p.match_prefix("aaab", true), Some(3));
+        assert_eq!(p.match_prefix("aaab", false), Some(1));
+    }
+
+    /// The backtracker stays polynomial: a pathological `!(…)` pattern on a long text
+    /// finishes (bounded by its step limit).
+    #[test]
+    fn negation_is_bounded() {
+        let text = "a".repeat(2000);
+        let started = std::time::Instant::now();
+        let _ = x("!(b)+(a|aa)+(a|aa)b", &text);
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
     }
 
     #[test]

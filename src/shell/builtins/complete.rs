@@ -19,7 +19,10 @@ const ORDER: &str = "oabcdefgjksuvAGWXPSFC";
 const VALUED: &str = "oAGWXPSFC";
 
 /// Parses compgen/complete options; the rest are the operands. `Err` names a bad option.
-fn parse_opts(args: &[String], extra: &str) -> Result<(Vec<(char, String)>, Vec<String>), String> {
+/// Options with their values, then the operands.
+type Parsed = (Vec<(char, String)>, Vec<String>);
+
+fn parse_opts(args: &[String], extra: &str) -> Result<Parsed, String> {
     let mut opts = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -31,8 +34,7 @@ fn parse_opts(args: &[String], extra: &str) -> Result<(Vec<(char, String)>, Vec<
         if !a.starts_with('-') || a == "-" {
             break;
         }
-        let mut chars = a[1..].char_indices();
-        while let Some((at, c)) = chars.next() {
+        for (at, c) in a[1..].char_indices() {
             if VALUED.contains(c) {
                 let rest = &a[1 + at + 1..];
                 let v = if !rest.is_empty() {

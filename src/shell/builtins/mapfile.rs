@@ -48,8 +48,7 @@ async fn parse(sh: &Shell, io: &Fds, args: &[String]) -> Result<Opts, i32> {
         if !a.starts_with('-') || a == "-" {
             break;
         }
-        let mut chars = a[1..].char_indices();
-        while let Some((at, c)) = chars.next() {
+        for (at, c) in a[1..].char_indices() {
             if c == 't' {
                 o.trim = true;
                 continue;

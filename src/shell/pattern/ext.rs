@@ -119,7 +119,9 @@ impl Matcher<'_> {
         if self.steps > MAX_STEPS {
             return false;
         }
-        let v = self.seq_uncached(p, s, e);
+        // Recursion is as deep as the text is long: continue on a fresh heap segment
+        // rather than overflow the stack.
+        let v = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.seq_uncached(p, s, e));
         self.memo.insert(key, v);
         v
     }
@@ -155,8 +157,14 @@ impl Matcher<'_> {
             return false;
         };
         let rest = &p[1..];
-        (s + 1..=e)
-            .any(|k| self.any_alt(alts, s, k) && (self.seq(rest, k, e) || self.more(p, k, e)))
+        if self.steps > MAX_STEPS {
+            return false;
+        }
+        self.steps += 1;
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            (s + 1..=e)
+                .any(|k| self.any_alt(alts, s, k) && (self.seq(rest, k, e) || self.more(p, k, e)))
+        })
     }
 
     fn any_alt(&mut self, alts: &[Vec<Tok>], s: usize, e: usize) -> bool {
