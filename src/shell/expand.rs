@@ -898,7 +898,12 @@ impl Shell {
                 return Vec::new();
             }
         }
-        let mut out: Vec<String> = cands.into_iter().map(|(s, _)| s).collect();
+        // `**/` also yields the start of a relative pattern, which is no name.
+        let mut out: Vec<String> = cands
+            .into_iter()
+            .map(|(s, _)| s)
+            .filter(|s| !s.is_empty())
+            .collect();
         out.sort();
         out
     }

@@ -12,6 +12,9 @@ const MAX_MESSAGES: usize = 64 * 1024;
 
 /// Whether variable (or array element) `spec` is set: `-v`.
 fn is_set(sh: &Shell, spec: &str) -> bool {
+    if let Ok(n) = spec.parse::<usize>() {
+        return n == 0 || n <= sh.positional.len();
+    }
     let (name, index) = match spec.split_once('[') {
         Some((n, rest)) => (n, rest.strip_suffix(']')),
         None => (spec, None),
