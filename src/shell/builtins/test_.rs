@@ -140,7 +140,15 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
         }
         let (status, out) = run_prefixed(sh, "printf", args[2..].to_vec(), io, true).await;
         let value = String::from_utf8_lossy(&out).into_owned();
-        if let Err(e) = sh.set_var(&var, &value) {
+        // `printf -v 'a[2]'`: an element of an indexed array (a literal index).
+        let element = var
+            .split_once('[')
+            .and_then(|(n, i)| Some((n, i.strip_suffix(']')?.trim().parse::<i64>().ok()?)));
+        let set = match element {
+            Some((n, i)) => sh.set_elem(n, i, &value),
+            None => sh.set_var(&var, &value),
+        };
+        if let Err(e) = set {
             return sh.fail(e, io).await;
         }
         return Ok(status);
