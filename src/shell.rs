@@ -25,7 +25,7 @@
 //! # What is not supported (each gives `forkbox: <feature>: not supported`, status 2)
 //!
 //! `coproc`, `select`, job control proper (stopping/resuming; `&` jobs and signals are in
-//! [`jobs`]), `alias`, extended globs.
+//! [`jobs`]), `enable -n`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -247,6 +247,20 @@ pub struct Shell {
     pub(crate) last_status: i32,
     pub(crate) pipestatus: Vec<i32>,
     pub(crate) opts: Options,
+    /// `shopt` options.
+    pub(crate) shopts: builtins::shopt::Shopts,
+    /// Where `getopts` stands inside a cluster of option letters.
+    pub(crate) getopts: builtins::getopts::GetoptsPos,
+    /// The directory stack of `pushd`/`popd` below the working directory, top first.
+    pub(crate) dirstack: Vec<String>,
+    /// `complete` specifications.
+    pub(crate) completions: builtins::complete::Completions,
+    /// `umask`: the file mode creation mask.
+    pub(crate) umask: u32,
+    /// `alias` definitions.
+    pub(crate) aliases: builtins::alias::Aliases,
+    /// Aliases being expanded (not replaced again inside their own expansion).
+    pub(crate) alias_active: Vec<String>,
     /// Saved values of variables made `local`, one frame per function call being run.
     pub(crate) local_frames: Vec<Vec<(String, Option<Var>)>>,
     pub(crate) interactive: bool,
@@ -371,6 +385,13 @@ impl Shell {
             positional: Vec::new(),
             last_status: 0,
             pipestatus: vec![0],
+            shopts: builtins::shopt::Shopts::default(),
+            getopts: Default::default(),
+            dirstack: Vec::new(),
+            aliases: Default::default(),
+            completions: Default::default(),
+            umask: builtins::umask::DEFAULT_UMASK,
+            alias_active: Vec::new(),
             opts: Options {
                 hashall: true,
                 ..Options::default()
@@ -1122,7 +1143,10 @@ mod api_tests {
     #[tokio::test]
     async fn unsupported_features_say_so() {
         let mut sh = shell_on(MemFs::new());
-        for (script, word) in [("coproc true", "coproc"), ("alias ll=ls", "alias")] {
+        for (script, word) in [
+            ("coproc true", "coproc"),
+            ("enable -n echo", "enable -n"),
+        ] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");

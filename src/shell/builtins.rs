@@ -9,32 +9,41 @@ use super::error::ShellError;
 use super::exec::Exec;
 use super::redirect::Fds;
 
+pub(crate) mod alias;
 mod break_;
-mod cd;
+pub(crate) mod cd;
 mod colon;
 mod command;
+pub(crate) mod complete;
 mod continue_;
 mod declare;
+mod dirstack;
 mod echo;
 mod eval;
 mod exec;
-mod exit;
+pub(crate) mod exit;
 mod export;
 mod false_;
 mod jobs;
 mod kill;
+pub(crate) mod getopts;
 mod let_;
 mod local;
+mod mapfile;
+mod misc;
 mod pwd;
 mod read;
 mod readonly;
 mod return_;
-mod set;
+pub(crate) mod set;
 mod shift;
+pub(crate) mod shopt;
 pub(crate) mod snapshot;
 mod source;
+mod test_;
 mod trap;
-mod type_;
+pub(crate) mod type_;
+pub(crate) mod umask;
 mod unset;
 mod unsupported;
 mod wait;
@@ -63,6 +72,19 @@ pub(crate) fn run<'a>(
         "exec" => Box::pin(exec::run(sh, args, io)),
         "exit" => Box::pin(exit::run(sh, args, io)),
         "export" => Box::pin(export::run(sh, args, io)),
+        "getopts" => Box::pin(getopts::run(sh, args, io)),
+        "pushd" => Box::pin(dirstack::pushd(sh, args, io)),
+        "popd" => Box::pin(dirstack::popd(sh, args, io)),
+        "dirs" => Box::pin(dirstack::dirs(sh, args, io)),
+        "mapfile" | "readarray" => Box::pin(mapfile::run(sh, args, io)),
+        "alias" => Box::pin(alias::alias(sh, args, io)),
+        "unalias" => Box::pin(alias::unalias(sh, args, io)),
+        "builtin" => Box::pin(misc::builtin(sh, args, io)),
+        "enable" => Box::pin(misc::enable(sh, args, io)),
+        "times" => Box::pin(misc::times(sh, args, io)),
+        "logout" => Box::pin(misc::logout(sh, args, io)),
+        "compgen" => Box::pin(complete::compgen(sh, args, io)),
+        "complete" => Box::pin(complete::complete(sh, args, io)),
         "hash" => Box::pin(colon::run(sh, args, io)),
         "jobs" => Box::pin(jobs::jobs(sh, args, io)),
         "disown" => Box::pin(jobs::disown(sh, args, io)),
@@ -72,7 +94,6 @@ pub(crate) fn run<'a>(
         }
         "kill" => Box::pin(kill::run(sh, args, io)),
         "ps" => Box::pin(jobs::ps(sh, args, io)),
-        "times" => Box::pin(jobs::times(sh, args, io)),
         "suspend" => Box::pin(jobs::suspend(sh, args, io)),
         "let" => Box::pin(let_::run(sh, args, io)),
         "local" => Box::pin(local::run(sh, args, io)),
@@ -82,10 +103,11 @@ pub(crate) fn run<'a>(
         "return" => Box::pin(return_::run(sh, args, io)),
         "set" => Box::pin(set::run(sh, args, io)),
         "shift" => Box::pin(shift::run(sh, args, io)),
+        "shopt" => Box::pin(shopt::run(sh, args, io)),
         "snapshot" => Box::pin(snapshot::run(sh, args, io)),
         "trap" => Box::pin(trap::run(sh, args, io)),
         "type" => Box::pin(type_::run(sh, args, io)),
-        "umask" => Box::pin(unsupported::umask(sh, args, io)),
+        "umask" => Box::pin(umask::run(sh, args, io)),
         "unset" => Box::pin(unset::run(sh, args, io)),
         "wait" => Box::pin(wait::run(sh, args, io)),
         "sh" | "bash" => {
@@ -98,6 +120,25 @@ pub(crate) fn run<'a>(
             Box::pin(unsupported::run(sh, other, io))
         }
     }
+}
+
+/// Runs `test` or `[` with the shell's own operators (see `test_`).
+pub(crate) fn test<'a>(
+    sh: &'a mut Shell,
+    name: &'a str,
+    args: Vec<String>,
+    io: &'a Fds,
+) -> BoxFut<'a, Exec<i32>> {
+    Box::pin(test_::run(sh, name, args, io))
+}
+
+/// Runs `printf` as the builtin (`-v var`, builtin-worded messages; see `test_`).
+pub(crate) fn printf<'a>(
+    sh: &'a mut Shell,
+    args: Vec<String>,
+    io: &'a Fds,
+) -> BoxFut<'a, Exec<i32>> {
+    Box::pin(test_::printf(sh, args, io))
 }
 
 /// Parses builtin arguments with clap. `--help` prints to stdout and gives `Err(0)`;

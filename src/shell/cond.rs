@@ -40,7 +40,8 @@ impl Shell {
                         BinaryPredicate::StringExactlyMatchesPattern
                         | BinaryPredicate::StringDoesNotExactlyMatchPattern => {
                             let pat = self.expand_pattern(&r.value, fds).await?;
-                            let m = Pattern::new(&pat).matches(&left);
+                            let m = Pattern::with(&pat, true, self.shopts.on("nocasematch"))
+                                .matches(&left);
                             Ok(m == matches!(pred, BinaryPredicate::StringExactlyMatchesPattern))
                         }
                         BinaryPredicate::StringMatchesRegex => {

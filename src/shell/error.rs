@@ -65,6 +65,9 @@ pub enum ShellError {
     /// A named limit was exceeded (brace expansion size, ...); the message says which.
     #[error("{0}")]
     Limit(String),
+    /// `failglob`: a pattern matched no file; the command is not run.
+    #[error("no match: {0}")]
+    NoMatch(String),
     #[error("{0}: bad regular expression")]
     BadRegex(String),
     /// The session has as many live tasks as it may; the running command stops.

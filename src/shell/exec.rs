@@ -25,7 +25,6 @@ use forkbox_commands::{Context, FsError, fs};
 
 use super::error::ShellError;
 use super::expand::shell_quote;
-use super::pattern::Pattern;
 use super::redirect::{self, Closer, Fds};
 use super::{
     CALLS_PER_TASK, MAX_CALL_DEPTH, MAX_SCRIPT, Shell, ShellConfig, Stdio, Value, YIELD_EVERY,
@@ -248,6 +247,13 @@ impl Shell {
             }
             stage_fds.push(f);
         }
+        // `shopt -s lastpipe` (job control is always off): the last stage runs in this
+        // shell, so `echo x | read v` sets v.
+        let last = if self.shopts.on("lastpipe") {
+            stage_fds.pop()
+        } else {
+            None
+        };
         let mut futs = Vec::with_capacity(n);
         for (cmd, f) in p.seq.iter().zip(stage_fds) {
             let mut sub = match self.subshell() {
@@ -262,7 +268,19 @@ impl Shell {
                 status
             });
         }
-        let statuses = futures::future::join_all(futs).await;
+        let statuses = match (last, p.seq.last()) {
+            (Some(f), Some(cmd)) => {
+                let (mut statuses, r) = futures::future::join(
+                    futures::future::join_all(futs),
+                    self.exec_command(cmd, &f),
+                )
+                .await;
+                drop(f);
+                statuses.push(flow_status(r, self.last_status));
+                statuses
+            }
+            _ => futures::future::join_all(futs).await,
+        };
         let status = if self.opts.pipefail {
             statuses
                 .iter()

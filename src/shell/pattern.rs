@@ -3,8 +3,15 @@
 //!
 //! A pattern string uses backslash to quote the next character: the expander escapes
 //! every character that came from a quoted part of the word, so `"*"` matches only a star.
-//! Extended globs (`@(…)`) are not supported: they match literally.
+//! Extended globs (`@(…)` `*(…)` `+(…)` `?(…)` `!(…)`) are recognised when asked for
+//! ([`Pattern::with`]); `nocase` matches letters of either case.
+//!
+//! Matching runs on automata compiled from the pattern as a regular expression (linear in
+//! the text); a pattern with `!(…)`, which no regular expression of the `regex` crate
+//! expresses, is matched by a memoised backtracker in [`ext`] (polynomial, never
+//! exponential).
 
+mod ext;
 mod search;
 
 /// One element of a compiled pattern.
@@ -19,6 +26,11 @@ enum Tok {
         negated: bool,
         items: Vec<ClassItem>,
     },
+    /// An extended glob group: `kind` is one of `@ * + ? !`, `alts` its alternatives.
+    Group {
+        kind: char,
+        alts: Vec<Vec<Tok>>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -32,17 +44,26 @@ enum ClassItem {
 #[derive(Clone, Debug)]
 pub struct Pattern {
     toks: Vec<Tok>,
+    /// Letters match either case (`nocaseglob`, `nocasematch`).
+    nocase: bool,
+    /// Has a group (needs more than the flat matcher).
+    grouped: bool,
+    /// Has a `!(…)` group (no regular expression for it).
+    negated: bool,
 }
 
 /// True when `pattern` has an unescaped `*`, `?` or `[` (so it needs matching at all).
 pub fn has_glob_chars(pattern: &str) -> bool {
     let mut escaped = false;
-    for c in pattern.chars() {
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
         if escaped {
             escaped = false;
         } else if c == '\\' {
             escaped = true;
-        } else if matches!(c, '*' | '?' | '[') {
+        } else if matches!(c, '*' | '?' | '[')
+            || (matches!(c, '@' | '+' | '!') && chars.peek() == Some(&'('))
+        {
             return true;
         }
     }
@@ -81,49 +102,25 @@ pub fn escape(text: &str) -> String {
 }
 
 impl Pattern {
+    /// A plain pattern: no extended globs, case-sensitive.
+    #[cfg(test)]
     pub fn new(pattern: &str) -> Pattern {
+        Pattern::with(pattern, false, false)
+    }
+
+    /// A pattern with extended globs recognised if `extglob`, matching either case if
+    /// `nocase`.
+    pub fn with(pattern: &str, extglob: bool, nocase: bool) -> Pattern {
         let chars: Vec<char> = pattern.chars().collect();
-        let mut toks = Vec::new();
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
-            match c {
-                '\\' => {
-                    if let Some(&n) = chars.get(i + 1) {
-                        toks.push(Tok::Lit(n));
-                        i += 2;
-                    } else {
-                        toks.push(Tok::Lit('\\'));
-                        i += 1;
-                    }
-                }
-                '*' => {
-                    if toks.last() != Some(&Tok::Star) {
-                        toks.push(Tok::Star);
-                    }
-                    i += 1;
-                }
-                '?' => {
-                    toks.push(Tok::One);
-                    i += 1;
-                }
-                '[' => match parse_class(&chars, i + 1) {
-                    Some((tok, next)) => {
-                        toks.push(tok);
-                        i = next;
-                    }
-                    None => {
-                        toks.push(Tok::Lit('['));
-                        i += 1;
-                    }
-                },
-                _ => {
-                    toks.push(Tok::Lit(c));
-                    i += 1;
-                }
-            }
+        let toks = parse_toks(&chars, extglob);
+        let grouped = toks.iter().any(ext::has_group);
+        let negated = toks.iter().any(ext::has_negation);
+        Pattern {
+            toks,
+            nocase,
+            grouped,
+            negated,
         }
-        Pattern { toks }
     }
 
     /// Whether the whole of `text` matches.
@@ -133,71 +130,170 @@ impl Pattern {
     }
 
     fn matches_chars(&self, t: &[char]) -> bool {
-        let p = &self.toks;
-        let (mut pi, mut ti) = (0usize, 0usize);
-        let mut star: Option<(usize, usize)> = None;
-        while ti < t.len() {
-            if pi < p.len() {
-                match &p[pi] {
-                    Tok::Star => {
-                        star = Some((pi, ti));
-                        pi += 1;
-                        continue;
-                    }
-                    tok if tok_matches(tok, t[ti]) => {
-                        pi += 1;
-                        ti += 1;
-                        continue;
-                    }
-                    _ => {}
+        if self.grouped || self.nocase {
+            if !self.negated
+                && let Some(re) = self.regex()
+                && let Some(a) = search::automata(&re)
+            {
+                let text: String = t.iter().collect();
+                return a.prefix(&text, true) == Some(text.len());
+            }
+            return ext::full_match(&self.toks, t, self.nocase);
+        }
+        flat_match(&self.toks, t)
+    }
+}
+
+/// Compiles pattern text into tokens.
+fn parse_toks(chars: &[char], extglob: bool) -> Vec<Tok> {
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if extglob
+            && matches!(c, '@' | '*' | '+' | '?' | '!')
+            && chars.get(i + 1) == Some(&'(')
+            && let Some((alts, next)) = ext::parse_group(chars, i + 2)
+        {
+            let alts = alts.iter().map(|a| parse_toks(a, extglob)).collect();
+            toks.push(Tok::Group { kind: c, alts });
+            i = next;
+            continue;
+        }
+        match c {
+            '\\' => {
+                if let Some(&n) = chars.get(i + 1) {
+                    toks.push(Tok::Lit(n));
+                    i += 2;
+                } else {
+                    toks.push(Tok::Lit('\\'));
+                    i += 1;
                 }
             }
-            match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
+            '*' => {
+                if toks.last() != Some(&Tok::Star) {
+                    toks.push(Tok::Star);
                 }
-                None => return false,
+                i += 1;
+            }
+            '?' => {
+                toks.push(Tok::One);
+                i += 1;
+            }
+            '[' => match parse_class(chars, i + 1) {
+                Some((tok, next)) => {
+                    toks.push(tok);
+                    i = next;
+                }
+                None => {
+                    toks.push(Tok::Lit('['));
+                    i += 1;
+                }
+            },
+            _ => {
+                toks.push(Tok::Lit(c));
+                i += 1;
             }
         }
-        p[pi..].iter().all(|t| *t == Tok::Star)
     }
+    toks
+}
 
+/// The matcher of patterns without groups: linear backtracking over the last `*`.
+fn flat_match(p: &[Tok], t: &[char]) -> bool {
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() {
+            match &p[pi] {
+                Tok::Star => {
+                    star = Some((pi, ti));
+                    pi += 1;
+                    continue;
+                }
+                tok if tok_matches(tok, t[ti], false) => {
+                    pi += 1;
+                    ti += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, st)) => {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|t| *t == Tok::Star)
+}
+
+impl Pattern {
     /// Whether the pattern starts with a literal `.` (so it may match hidden files).
     pub fn starts_with_dot(&self) -> bool {
         self.toks.first() == Some(&Tok::Lit('.'))
     }
 
-    /// The pattern as a regular expression (for the automata of [`search`]).
-    fn regex(&self) -> String {
-        let mut re = String::from("(?s)");
-        for tok in &self.toks {
-            match tok {
-                Tok::Lit(c) => re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
-                Tok::One => re.push('.'),
-                Tok::Star => re.push_str(".*"),
-                Tok::Class { negated, items } => {
-                    re.push_str(if *negated { "[^" } else { "[" });
-                    for it in items {
-                        match it {
-                            ClassItem::Char(c) => re.push_str(&format!("\\x{{{:x}}}", *c as u32)),
-                            ClassItem::Range(a, b) => re.push_str(&format!(
-                                "\\x{{{:x}}}-\\x{{{:x}}}",
-                                *a as u32, *b as u32
-                            )),
-                            ClassItem::Named(n) => re.push_str(&format!("[:{n}:]")),
-                        }
+    /// The pattern as a regular expression (for the automata of [`search`]); `None` for a
+    /// pattern with `!(…)`.
+    fn regex(&self) -> Option<String> {
+        if self.negated {
+            return None;
+        }
+        let mut re = String::from(if self.nocase { "(?is)" } else { "(?s)" });
+        push_regex(&mut re, &self.toks);
+        Some(re)
+    }
+}
+
+fn push_regex(re: &mut String, toks: &[Tok]) {
+    for tok in toks {
+        match tok {
+            Tok::Group { kind, alts } => {
+                re.push_str("(?:");
+                for (n, alt) in alts.iter().enumerate() {
+                    if n > 0 {
+                        re.push('|');
                     }
-                    re.push(']');
+                    push_regex(re, alt);
+                }
+                re.push(')');
+                match kind {
+                    '*' => re.push('*'),
+                    '+' => re.push('+'),
+                    '?' => re.push('?'),
+                    _ => {}
                 }
             }
+            Tok::Lit(c) => re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
+            Tok::One => re.push('.'),
+            Tok::Star => re.push_str(".*"),
+            Tok::Class { negated, items } => {
+                re.push_str(if *negated { "[^" } else { "[" });
+                for it in items {
+                    match it {
+                        ClassItem::Char(c) => re.push_str(&format!("\\x{{{:x}}}", *c as u32)),
+                        ClassItem::Range(a, b) => {
+                            re.push_str(&format!("\\x{{{:x}}}-\\x{{{:x}}}", *a as u32, *b as u32))
+                        }
+                        ClassItem::Named(n) => re.push_str(&format!("[:{n}:]")),
+                    }
+                }
+                re.push(']');
+            }
         }
-        re
     }
+}
 
-    /// The text of a pattern made only of literal characters.
+impl Pattern {
+    /// The text of a pattern made only of literal characters (matched case-sensitively).
     fn literal(&self) -> Option<String> {
+        if self.nocase {
+            return None;
+        }
         self.toks
             .iter()
             .map(|t| match t {
@@ -212,7 +308,7 @@ impl Pattern {
         if let Some(lit) = self.literal() {
             return text.starts_with(&lit).then(|| lit.chars().count());
         }
-        if let Some(a) = search::automata(&self.regex()) {
+        if let Some(a) = self.regex().and_then(|re| search::automata(&re)) {
             return a
                 .prefix(text, longest)
                 .map(|end| text[..end].chars().count());
@@ -231,7 +327,7 @@ impl Pattern {
         if let Some(lit) = self.literal() {
             return text.ends_with(&lit).then(|| lit.chars().count());
         }
-        if let Some(a) = search::automata(&self.regex()) {
+        if let Some(a) = self.regex().and_then(|re| search::automata(&re)) {
             return a
                 .suffix(text, longest)
                 .map(|start| text[start..].chars().count());
@@ -253,7 +349,7 @@ impl Pattern {
                 .find(&lit)
                 .map(|i| (from + i, from + i + lit.len()));
         }
-        if let Some(a) = search::automata(&self.regex()) {
+        if let Some(a) = self.regex().and_then(|re| search::automata(&re)) {
             return a.find(text, from);
         }
         let t: Vec<char> = text.chars().collect();
@@ -277,8 +373,13 @@ impl Pattern {
     }
 }
 
-fn tok_matches(tok: &Tok, c: char) -> bool {
+fn tok_matches(tok: &Tok, c: char, nocase: bool) -> bool {
+    if nocase && c.is_alphabetic() {
+        let (lo, up) = (lower(c), upper(c));
+        return tok_matches(tok, lo, false) || tok_matches(tok, up, false);
+    }
     match tok {
+        Tok::Group { .. } => false,
         Tok::Lit(l) => *l == c,
         Tok::One => true,
         Tok::Star => true,
@@ -291,6 +392,14 @@ fn tok_matches(tok: &Tok, c: char) -> bool {
             hit != *negated
         }
     }
+}
+
+fn lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+fn upper(c: char) -> char {
+    c.to_uppercase().next().unwrap_or(c)
 }
 
 fn named_class(name: &str, c: char) -> bool {
@@ -450,6 +559,43 @@ mod tests {
         let s = Pattern::new(".*");
         assert_eq!(s.match_suffix("f.tar.gz", false), Some(3));
         assert_eq!(s.match_suffix("f.tar.gz", true), Some(7));
+    }
+
+    fn x(p: &str, t: &str) -> bool {
+        Pattern::with(p, true, false).matches(t)
+    }
+
+    #[test]
+    fn extended_globs() {
+        assert!(x("@(foo|bar)", "bar"));
+        assert!(!x("@(foo|bar)", "baz"));
+        assert!(x("*(ab)", "") && x("*(ab)", "abab") && !x("*(ab)", "aba"));
+        assert!(!x("+(ab)", "") && x("+(ab)", "ab"));
+        assert!(x("x?(.c)", "x") && x("x?(.c)", "x.c") && !x("x?(.c)", "x.c.c"));
+        assert!(x("!(*.c)", "a.h") && !x("!(*.c)", "a.c"));
+        assert!(x("a!(b)c", "ac") && x("a!(b)c", "axc") && !x("a!(b)c", "abc"));
+        assert!(x("+(a@(b|x)c)", "axcabc"));
+        assert!(x("+([a-z][0-9])", "a1b2"));
+        // Without extglob the group is literal text.
+        assert!(Pattern::new("@(a)").matches("@(a)"));
+        // nocase
+        assert!(Pattern::with("*.TXT", false, true).matches("a.txt"));
+        assert!(Pattern::with("!(A*)", true, true).matches("bcd"));
+        assert!(!Pattern::with("!(A*)", true, true).matches("abc"));
+        // Prefix and suffix removal with groups.
+        let p = Pattern::with("+(a)", true, false);
+        assert_eq!(p.match_prefix("aaab", true), Some(3));
+        assert_eq!(p.match_prefix("aaab", false), Some(1));
+    }
+
+    /// The backtracker stays polynomial: a pathological `!(…)` pattern on a long text
+    /// finishes (bounded by its step limit).
+    #[test]
+    fn negation_is_bounded() {
+        let text = "a".repeat(2000);
+        let started = std::time::Instant::now();
+        let _ = x("!(b)+(a|aa)+(a|aa)b", &text);
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
     }
 
     #[test]

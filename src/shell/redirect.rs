@@ -54,6 +54,14 @@ impl Fds {
         }
     }
 
+    /// The input open on descriptor `fd`, if it is open for reading.
+    pub fn input(&self, fd: i32) -> Option<Input> {
+        match self.map.get(&fd) {
+            Some(Fd::Read(i)) => Some(i.clone()),
+            _ => None,
+        }
+    }
+
     pub fn stdout(&self) -> Output {
         self.output(1)
     }

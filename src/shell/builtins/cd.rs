@@ -54,22 +54,51 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if dir.is_empty() {
         return Ok(0);
     }
-    let mut target = fs::normalize(&fs::join(&sh.cwd, &dir));
+    // CDPATH: a relative name not starting with `.` is looked for in each entry; a
+    // directory found through a non-empty entry is printed.
+    let via_cdpath = !dir.starts_with('/') && !dir.starts_with('.');
+    if via_cdpath && let Some(cdpath) = sh.get_str("CDPATH").filter(|c| !c.is_empty()) {
+        for entry in cdpath.split(':') {
+            let base = if entry.is_empty() { "." } else { entry };
+            let cand = fs::normalize(&fs::join(&sh.cwd, &fs::join(base, &dir)));
+            if matches!(sh.fs.stat(&cand).await, Ok(m) if m.is_dir()) {
+                if let Err(msg) = chdir(sh, &cand, a.physical).await {
+                    return super::fail(sh, io, format!("cd: {msg}"), 1).await;
+                }
+                if !entry.is_empty() {
+                    print = true;
+                }
+                return finish(sh, io, print).await;
+            }
+        }
+    }
+    if let Err(msg) = chdir(sh, &dir, a.physical).await {
+        return super::fail(sh, io, format!("cd: {msg}"), 1).await;
+    }
+    finish(sh, io, print).await
+}
+
+async fn finish(sh: &Shell, io: &Fds, print: bool) -> Exec<i32> {
+    if print {
+        let _ = io.stdout().write_str(&format!("{}\n", sh.cwd)).await;
+    }
+    Ok(0)
+}
+
+/// Changes the working directory to `dir` (relative to the current one), setting `PWD`
+/// and `OLDPWD`; the error is worded `DIR: reason`.
+pub(crate) async fn chdir(sh: &mut Shell, dir: &str, physical: bool) -> Result<(), String> {
+    let mut target = fs::normalize(&fs::join(&sh.cwd, dir));
     match sh.fs.stat(&target).await {
         Ok(m) if m.is_dir() => {}
-        Ok(_) => return super::fail(sh, io, format!("cd: {dir}: Not a directory"), 1).await,
-        Err(e) => return super::fail(sh, io, format!("cd: {dir}: {e}"), 1).await,
+        Ok(_) => return Err(format!("{dir}: Not a directory")),
+        Err(e) => return Err(format!("{dir}: {e}")),
     }
-    if a.physical
-        && let Ok(real) = sh.fs.canonicalize(&target).await
-    {
+    if physical && let Ok(real) = sh.fs.canonicalize(&target).await {
         target = real;
     }
     let old = std::mem::replace(&mut sh.cwd, target.clone());
     sh.set_exported("OLDPWD", &old);
     sh.set_exported("PWD", &target);
-    if print {
-        let _ = io.stdout().write_str(&format!("{target}\n")).await;
-    }
-    Ok(0)
+    Ok(())
 }

@@ -10,6 +10,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if io.is_closed(1) {
         return super::fail(sh, io, "echo: write error: Bad file descriptor".into(), 1).await;
     }
+    // `shopt -s xpg_echo`: escapes are interpreted unless `-E` says otherwise.
+    let args = if sh.shopts.on("xpg_echo") {
+        std::iter::once("-e".to_string()).chain(args).collect()
+    } else {
+        args
+    };
     let out = forkbox_commands::cmd::echo::render(&args);
     match io.stdout().write_all(&out).await {
         Ok(()) => Ok(0),

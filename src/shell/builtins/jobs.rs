@@ -143,16 +143,6 @@ pub(crate) async fn ps(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32>
     Ok(0)
 }
 
-/// `times`: user and system times of the shell and its children; a session runs no
-/// processes, so they are all 0.
-pub(crate) async fn times(_sh: &mut Shell, _args: Vec<String>, io: &Fds) -> Exec<i32> {
-    let _ = io
-        .stdout()
-        .write_str("0m0.000s 0m0.000s\n0m0.000s 0m0.000s\n")
-        .await;
-    Ok(0)
-}
-
 /// `suspend`: nothing could resume the shell.
 pub(crate) async fn suspend(sh: &mut Shell, _args: Vec<String>, io: &Fds) -> Exec<i32> {
     super::fail(sh, io, "suspend: cannot suspend: no job control".into(), 1).await

@@ -31,6 +31,18 @@ struct Args {
     /// Return after reading NCHARS characters.
     #[arg(short = 'n')]
     nchars: Option<usize>,
+    /// Return after reading exactly NCHARS characters, ignoring any delimiter.
+    #[arg(short = 'N')]
+    exact: Option<usize>,
+    /// Read from file descriptor FD instead of the standard input.
+    #[arg(short = 'u')]
+    fd: Option<i32>,
+    /// Use the line editor (the session's terminal edits lines anyway).
+    #[arg(short = 'e')]
+    editor: bool,
+    /// Text to start the line with when the line editor is used.
+    #[arg(short = 'i')]
+    initial: Option<String>,
     /// Do not echo input (input is never echoed by the shell itself).
     #[arg(short = 's')]
     silent: bool,
@@ -55,16 +67,33 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if let Some(p) = &a.prompt {
         let _ = io.stderr().write_str(p).await;
     }
-    let input = io.stdin();
+    let _ = (a.editor, &a.initial);
+    let input = match a.fd {
+        None => io.stdin(),
+        Some(fd) => match io.input(fd) {
+            Some(i) => i,
+            None => {
+                let msg = format!("read: {fd}: invalid file descriptor: Bad file descriptor");
+                return super::fail(sh, io, msg, 1).await;
+            }
+        },
+    };
+    // `-N`: a count of characters and no delimiter at all.
+    let exact = a.exact.is_some();
+    let nchars = a.exact.or(a.nchars);
     let delim = match &a.delim {
-        Some(d) => d.bytes().next().unwrap_or(0),
-        None => b'\n',
+        _ if exact => None,
+        Some(d) => Some(d.bytes().next().unwrap_or(0)),
+        None => Some(b'\n'),
     };
     let reading = async {
         let mut line: Vec<u8> = Vec::new();
         let mut eof = false;
         loop {
-            if delim == b'\n' && a.nchars.is_none() {
+            if nchars == Some(0) {
+                break;
+            }
+            if delim == Some(b'\n') && nchars.is_none() {
                 match input.read_line(MAX_LINE).await {
                     Ok(Some(mut l)) => {
                         let complete = l.last() == Some(&b'\n');
@@ -89,13 +118,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
             match input.read_up_to(1).await {
                 Ok(Some(b)) if !b.is_empty() => {
-                    if b[0] == delim {
+                    if Some(b[0]) == delim {
                         break;
                     }
                     line.push(b[0]);
-                    if a.nchars
-                        .is_some_and(|n| String::from_utf8_lossy(&line).chars().count() >= n)
-                    {
+                    if nchars.is_some_and(|n| String::from_utf8_lossy(&line).chars().count() >= n) {
                         break;
                     }
                     if line.len() >= MAX_LINE {

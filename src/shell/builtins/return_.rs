@@ -10,7 +10,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             sh,
             io,
             "return: can only `return' from a function or sourced script".into(),
-            1,
+            2,
         )
         .await;
     }

@@ -7,7 +7,7 @@ use crate::shell::{Options, Shell, Value};
 
 /// How forkbox keeps one of bash's options.
 #[derive(Clone, Copy)]
-enum Kept {
+pub(crate) enum Kept {
     /// A real option of the interpreter.
     Flag(fn(&mut Options) -> &mut bool),
     /// An option whose value forkbox always has: setting it to that value is fine,
@@ -16,7 +16,7 @@ enum Kept {
 }
 
 /// Every option of `set -o`, in bash's (alphabetical) order, with its letter.
-const OPTIONS: &[(&str, Option<char>, Kept)] = &[
+pub(crate) const OPTIONS: &[(&str, Option<char>, Kept)] = &[
     ("allexport", Some('a'), Kept::Flag(|o| &mut o.allexport)),
     ("braceexpand", Some('B'), Kept::Fixed(true)),
     // The terminal's line editor has emacs-style keys whatever this says.
@@ -77,7 +77,7 @@ impl Shell {
         self.set_option(name, name, on)
     }
 
-    fn option_value(&self, name: &str) -> bool {
+    pub(crate) fn option_value(&self, name: &str) -> bool {
         match OPTIONS.iter().find(|(n, _, _)| *n == name) {
             Some((_, _, Kept::Flag(field))) => *field(&mut self.opts.clone()),
             Some((_, _, Kept::Fixed(value))) => *value,

@@ -5,7 +5,7 @@ use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
 
 /// Reserved words, which `type` reports as keywords.
-const KEYWORDS: &[&str] = &[
+pub(crate) const KEYWORDS: &[&str] = &[
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
     "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
 ];

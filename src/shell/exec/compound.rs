@@ -219,7 +219,10 @@ impl Shell {
                         Ok(p) => p,
                         Err(e) => return self.fail(e, fds).await,
                     };
-                    if Pattern::new(&pat).matches(&word) {
+                    if self
+                        .pattern(&pat, self.shopts.on("nocasematch"))
+                        .matches(&word)
+                    {
                         hit = true;
                         break;
                     }

@@ -20,6 +20,16 @@ impl Shell {
             self.pop_temp_env(saved);
             return r;
         }
+        if matches!(name.as_str(), "test" | "[" | "printf") {
+            let saved = self.push_temp_env(&env_extra);
+            let r = if name == "printf" {
+                builtins::printf(self, args, fds).await
+            } else {
+                builtins::test(self, &name, args, fds).await
+            };
+            self.pop_temp_env(saved);
+            return r;
+        }
         let builtin = self
             .registry
             .resolve(&name)

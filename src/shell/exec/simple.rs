@@ -4,6 +4,9 @@ use super::*;
 
 impl Shell {
     pub(super) async fn exec_simple(&mut self, sc: &SimpleCommand, fds: &Fds) -> Exec<i32> {
+        if let Some((text, used)) = self.alias_text(sc) {
+            return self.run_alias(text, used, fds).await;
+        }
         if !self.traps.is_empty() {
             self.run_debug_trap(fds).await?;
         }

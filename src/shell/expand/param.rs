@@ -141,7 +141,7 @@ impl Shell {
                         Some(p) => self.expand_pattern(p, fds).await?,
                         None => String::new(),
                     };
-                    let pat = Pattern::new(&pat_text);
+                    let pat = self.pattern(&pat_text, false);
                     let (suffix, longest) = match expr {
                         ParameterExpr::RemoveSmallestSuffixPattern { .. } => (true, false),
                         ParameterExpr::RemoveLargestSuffixPattern { .. } => (true, true),
@@ -250,7 +250,8 @@ impl Shell {
                     self.check_unset(parameter, &v)?;
                     let pat = match pattern {
                         Some(p) if !p.is_empty() => {
-                            Some(Pattern::new(&self.expand_pattern(p, fds).await?))
+                            let text = self.expand_pattern(p, fds).await?;
+                            Some(self.pattern(&text, false))
                         }
                         _ => None,
                     };
@@ -286,7 +287,8 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, &v)?;
-                    let pat = Pattern::new(&self.expand_pattern(pattern, fds).await?);
+                    let text = self.expand_pattern(pattern, fds).await?;
+                    let pat = self.pattern(&text, false);
                     let rep = match replacement {
                         Some(r) => self.expand_str(r, fds).await?,
                         None => String::new(),

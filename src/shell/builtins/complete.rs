@@ -1,0 +1,266 @@
+//! `compgen` (generate completions) and `complete` (store completion specifications).
+//!
+//! forkbox's terminal completes names and paths on its own; `complete` keeps the
+//! specifications a script declares so that `complete -p` shows them as bash does.
+
+use std::collections::BTreeMap;
+
+use crate::shell::Shell;
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+
+/// Stored completion specifications: command name → its options in bash's order.
+pub(crate) type Completions = BTreeMap<String, Vec<(char, String)>>;
+
+/// The order `complete -p` prints options in.
+const ORDER: &str = "oabcdefgjksuvAGWXPSFC";
+
+/// Options taking a value.
+const VALUED: &str = "oAGWXPSFC";
+
+/// Parses compgen/complete options; the rest are the operands. `Err` names a bad option.
+/// Options with their values, then the operands.
+type Parsed = (Vec<(char, String)>, Vec<String>);
+
+fn parse_opts(args: &[String], extra: &str) -> Result<Parsed, String> {
+    let mut opts = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            break;
+        }
+        for (at, c) in a[1..].char_indices() {
+            if VALUED.contains(c) {
+                let rest = &a[1 + at + 1..];
+                let v = if !rest.is_empty() {
+                    rest.to_string()
+                } else {
+                    i += 1;
+                    args.get(i)
+                        .cloned()
+                        .ok_or_else(|| format!("-{c}: option requires an argument"))?
+                };
+                opts.push((c, v));
+                break;
+            } else if ORDER.contains(c) || extra.contains(c) {
+                opts.push((c, String::new()));
+            } else {
+                return Err(format!("-{c}: invalid option"));
+            }
+        }
+        i += 1;
+    }
+    Ok((opts, args[i..].to_vec()))
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn spec_line(name: &str, opts: &[(char, String)]) -> String {
+    let mut sorted: Vec<&(char, String)> = opts.iter().collect();
+    sorted.sort_by_key(|(c, _)| ORDER.find(*c).unwrap_or(usize::MAX));
+    let mut out = String::from("complete");
+    for (c, v) in sorted {
+        match c {
+            'o' | 'A' | 'F' => out.push_str(&format!(" -{c} {v}")),
+            c if VALUED.contains(*c) => out.push_str(&format!(" -{c} {}", quote(v))),
+            c => out.push_str(&format!(" -{c}")),
+        }
+    }
+    format!("{out} {name}\n")
+}
+
+pub(crate) async fn complete(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let (opts, names) = match parse_opts(&args, "prDEI") {
+        Ok(x) => x,
+        Err(e) => {
+            let msg = format!(
+                "complete: {e}\ncomplete: usage: complete [-abcdefgjksuv] [-pr] [-DEI] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [name ...]"
+            );
+            return super::fail(sh, io, msg, 2).await;
+        }
+    };
+    let has = |f: char| opts.iter().any(|(c, _)| *c == f);
+    let (remove, print) = (has('r'), has('p'));
+    if remove {
+        if names.is_empty() {
+            sh.completions.clear();
+        }
+        let mut status = 0;
+        for n in &names {
+            if sh.completions.remove(n).is_none() {
+                super::fail(
+                    sh,
+                    io,
+                    format!("complete: {n}: no completion specification"),
+                    1,
+                )
+                .await?;
+                status = 1;
+            }
+        }
+        return Ok(status);
+    }
+    let spec: Vec<(char, String)> = opts
+        .into_iter()
+        .filter(|(c, _)| !"prDEI".contains(*c))
+        .collect();
+    if print || (spec.is_empty() && names.is_empty()) {
+        let mut out = String::new();
+        let mut status = 0;
+        if names.is_empty() {
+            for (n, s) in &sh.completions {
+                out.push_str(&spec_line(n, s));
+            }
+        }
+        for n in &names {
+            match sh.completions.get(n) {
+                Some(s) => out.push_str(&spec_line(n, s)),
+                None => {
+                    let _ = io.stdout().write_str(&std::mem::take(&mut out)).await;
+                    super::fail(
+                        sh,
+                        io,
+                        format!("complete: {n}: no completion specification"),
+                        1,
+                    )
+                    .await?;
+                    status = 1;
+                }
+            }
+        }
+        let _ = io.stdout().write_str(&out).await;
+        return Ok(status);
+    }
+    for n in names {
+        sh.completions.insert(n, spec.clone());
+    }
+    Ok(0)
+}
+
+pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let (opts, words) = match parse_opts(&args, "") {
+        Ok(x) => x,
+        Err(e) => {
+            let msg = format!(
+                "compgen: {e}\ncompgen: usage: compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [word]"
+            );
+            return super::fail(sh, io, msg, 2).await;
+        }
+    };
+    let word = words.first().cloned().unwrap_or_default();
+    let mut found: Vec<String> = Vec::new();
+    let (mut prefix, mut suffix) = (String::new(), String::new());
+    for (c, v) in &opts {
+        let action = match c {
+            'A' => v.as_str(),
+            'a' => "alias",
+            'b' => "builtin",
+            'c' => "command",
+            'd' => "directory",
+            'e' => "export",
+            'f' => "file",
+            'k' => "keyword",
+            'v' => "variable",
+            'P' => {
+                prefix = v.clone();
+                continue;
+            }
+            'S' => {
+                suffix = v.clone();
+                continue;
+            }
+            'W' => {
+                let ifs = sh.get_str("IFS").unwrap_or_else(|| " \t\n".into());
+                found.extend(
+                    v.split(|ch| ifs.contains(ch))
+                        .filter(|w| !w.is_empty() && w.starts_with(word.as_str()))
+                        .map(str::to_string),
+                );
+                continue;
+            }
+            _ => continue,
+        };
+        found.extend(generate(sh, action, &word).await);
+    }
+    if found.is_empty() {
+        return Ok(1);
+    }
+    let out: String = found
+        .iter()
+        .map(|w| format!("{prefix}{w}{suffix}\n"))
+        .collect();
+    let _ = io.stdout().write_str(&out).await;
+    Ok(0)
+}
+
+/// The names of one `-A` action that start with `word`.
+async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
+    let mut names: Vec<String> = match action {
+        "alias" => sh.aliases.keys().cloned().collect(),
+        "builtin" => crate::registry::BUILTINS
+            .iter()
+            .filter(|(_, s)| *s != "not supported")
+            .map(|(n, _)| n.to_string())
+            .collect(),
+        "keyword" => super::type_::KEYWORDS
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
+        "function" => {
+            let mut f: Vec<String> = sh.functions.keys().cloned().collect();
+            f.sort();
+            f
+        }
+        "variable" | "export" => {
+            let mut v: Vec<String> = sh
+                .vars
+                .iter()
+                .filter(|(_, v)| action == "variable" || v.exported)
+                .map(|(k, _)| k.clone())
+                .collect();
+            v.sort();
+            v
+        }
+        "command" => {
+            let mut c: Vec<String> = sh.aliases.keys().cloned().collect();
+            c.extend(crate::registry::BUILTINS.iter().map(|(n, _)| n.to_string()));
+            c.extend(sh.functions.keys().cloned());
+            c.extend(super::type_::KEYWORDS.iter().map(|k| k.to_string()));
+            c.extend(sh.registry.infos().into_iter().map(|i| i.name));
+            c.dedup();
+            c
+        }
+        "file" | "directory" => {
+            let (dir, base) = match word.rfind('/') {
+                Some(i) => (&word[..=i], &word[i + 1..]),
+                None => ("", word),
+            };
+            let path = forkbox_commands::fs::join(&sh.cwd, if dir.is_empty() { "." } else { dir });
+            let mut out = Vec::new();
+            if let Ok(mut entries) = sh.fs.read_dir(&path).await {
+                entries.sort_by(|a, b| a.name.cmp(&b.name));
+                for e in entries {
+                    if !e.name.starts_with(base) || (base.is_empty() && e.name.starts_with('.')) {
+                        continue;
+                    }
+                    let child = forkbox_commands::fs::join(&path, &e.name);
+                    let is_dir = matches!(sh.fs.stat(&child).await, Ok(m) if m.is_dir());
+                    if action == "file" || is_dir {
+                        out.push(format!("{dir}{}", e.name));
+                    }
+                }
+            }
+            return out;
+        }
+        _ => Vec::new(),
+    };
+    names.retain(|n| n.starts_with(word));
+    names
+}

@@ -1,0 +1,251 @@
+//! `pushd`, `popd` and `dirs`: the directory stack.
+//!
+//! The stack is the working directory followed by [`Shell::dirstack`] (most recent
+//! first). `DIRSTACK` is refreshed as an array whenever one of these builtins runs.
+
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+use crate::shell::{Shell, Value};
+
+const PUSHD_USAGE: &str = "pushd: usage: pushd [-n] [+N | -N | dir]";
+const POPD_USAGE: &str = "popd: usage: popd [-n] [+N | -N]";
+const DIRS_USAGE: &str = "dirs: usage: dirs [-clpv] [+N] [-N]";
+
+/// The whole stack: the working directory first.
+fn stack(sh: &Shell) -> Vec<String> {
+    std::iter::once(sh.cwd.clone())
+        .chain(sh.dirstack.iter().cloned())
+        .collect()
+}
+
+fn refresh(sh: &mut Shell) {
+    let arr = stack(sh)
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (i as i64, d))
+        .collect();
+    let _ = sh.set_value("DIRSTACK", Value::Array(arr));
+}
+
+/// `+N` / `-N` as an index into a stack of `len` entries; `Err` when it is no number.
+fn index(arg: &str, len: usize) -> Result<Option<usize>, ()> {
+    let (from_end, digits) = match arg.split_at(1) {
+        ("+", d) => (false, d),
+        ("-", d) => (true, d),
+        _ => return Err(()),
+    };
+    let n: usize = digits.parse().map_err(|_| ())?;
+    if n >= len {
+        return Ok(None);
+    }
+    Ok(Some(if from_end { len - 1 - n } else { n }))
+}
+
+fn is_index(arg: &str) -> bool {
+    (arg.starts_with('+') || arg.starts_with('-'))
+        && arg.len() > 1
+        && arg[1..].chars().all(|c| c.is_ascii_digit())
+}
+
+/// `dirs` output of the whole stack, `~` for `$HOME` unless `long`.
+fn listing(sh: &Shell, long: bool) -> String {
+    let home = sh.get_str("HOME").unwrap_or_default();
+    let shown: Vec<String> = stack(sh)
+        .iter()
+        .map(|d| if long { d.clone() } else { tilde(d, &home) })
+        .collect();
+    format!("{}\n", shown.join(" "))
+}
+
+fn tilde(path: &str, home: &str) -> String {
+    if !home.is_empty() && home != "/" {
+        if path == home {
+            return "~".into();
+        }
+        if let Some(rest) = path.strip_prefix(home)
+            && rest.starts_with('/')
+        {
+            return format!("~{rest}");
+        }
+    }
+    path.to_string()
+}
+
+/// Changes to `dir` as `cd` would, reporting failures as `NAME: …`.
+async fn go(sh: &mut Shell, io: &Fds, name: &str, dir: &str) -> Result<(), i32> {
+    match super::cd::chdir(sh, dir, false).await {
+        Ok(()) => Ok(()),
+        Err(msg) => {
+            let _ = super::fail(sh, io, format!("{name}: {msg}"), 1).await;
+            Err(1)
+        }
+    }
+}
+
+pub(crate) async fn pushd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut no_cd = false;
+    let mut rest = Vec::new();
+    for a in &args {
+        if a == "-n" {
+            no_cd = true;
+        } else if a.starts_with('-') && a.len() > 1 && !is_index(a) && a != "--" {
+            let msg = format!("pushd: {a}: invalid number\n{PUSHD_USAGE}");
+            return super::fail(sh, io, msg, 2).await;
+        } else if a != "--" {
+            rest.push(a.clone());
+        }
+    }
+    if rest.len() > 1 {
+        return super::fail(sh, io, "pushd: too many arguments".into(), 1).await;
+    }
+    match rest.first() {
+        None => {
+            if sh.dirstack.is_empty() {
+                return super::fail(sh, io, "pushd: no other directory".into(), 1).await;
+            }
+            let top = sh.dirstack[0].clone();
+            let old = sh.cwd.clone();
+            if let Err(s) = go(sh, io, "pushd", &top).await {
+                return Ok(s);
+            }
+            sh.dirstack[0] = old;
+        }
+        Some(a) if is_index(a) => {
+            let mut all = stack(sh);
+            if sh.dirstack.is_empty() {
+                return super::fail(sh, io, "pushd: directory stack empty".into(), 1).await;
+            }
+            let Ok(Some(n)) = index(a, all.len()) else {
+                let msg = format!("pushd: {a}: directory stack index out of range");
+                return super::fail(sh, io, msg, 1).await;
+            };
+            all.rotate_left(n);
+            if let Err(s) = go(sh, io, "pushd", &all[0]).await {
+                return Ok(s);
+            }
+            sh.dirstack = all[1..].to_vec();
+        }
+        Some(dir) => {
+            if no_cd {
+                sh.dirstack.insert(0, dir.clone());
+            } else {
+                let old = sh.cwd.clone();
+                if let Err(s) = go(sh, io, "pushd", dir).await {
+                    return Ok(s);
+                }
+                sh.dirstack.insert(0, old);
+            }
+        }
+    }
+    refresh(sh);
+    let out = listing(sh, false);
+    let _ = io.stdout().write_str(&out).await;
+    Ok(0)
+}
+
+pub(crate) async fn popd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut no_cd = false;
+    let mut which: Option<String> = None;
+    for a in &args {
+        if a == "-n" {
+            no_cd = true;
+        } else if is_index(a) {
+            which = Some(a.clone());
+        } else if a.starts_with('-') && a != "--" {
+            let msg = format!("popd: {a}: invalid number\n{POPD_USAGE}");
+            return super::fail(sh, io, msg, 2).await;
+        } else if a != "--" {
+            let msg = format!("popd: {a}: invalid argument\n{POPD_USAGE}");
+            return super::fail(sh, io, msg, 2).await;
+        }
+    }
+    if sh.dirstack.is_empty() {
+        return super::fail(sh, io, "popd: directory stack empty".into(), 1).await;
+    }
+    let all = stack(sh);
+    let n = match &which {
+        None => 0,
+        Some(a) => match index(a, all.len()) {
+            Ok(Some(n)) => n,
+            _ => {
+                let msg = format!("popd: {a}: directory stack index out of range");
+                return super::fail(sh, io, msg, 1).await;
+            }
+        },
+    };
+    if n == 0 && !no_cd {
+        let next = sh.dirstack[0].clone();
+        if let Err(s) = go(sh, io, "popd", &next).await {
+            return Ok(s);
+        }
+        sh.dirstack.remove(0);
+    } else {
+        // `-n` without an index removes the entry after the working directory.
+        sh.dirstack.remove(n.max(1) - 1);
+    }
+    refresh(sh);
+    let out = listing(sh, false);
+    let _ = io.stdout().write_str(&out).await;
+    Ok(0)
+}
+
+pub(crate) async fn dirs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let (mut clear, mut long, mut lines, mut numbered) = (false, false, false, false);
+    let mut which: Option<String> = None;
+    for a in &args {
+        if is_index(a) {
+            which = Some(a.clone());
+            continue;
+        }
+        let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            let msg = format!("dirs: {a}: invalid number\n{DIRS_USAGE}");
+            return super::fail(sh, io, msg, 2).await;
+        };
+        for c in flags.chars() {
+            match c {
+                'c' => clear = true,
+                'l' => long = true,
+                'p' => lines = true,
+                'v' => {
+                    lines = true;
+                    numbered = true;
+                }
+                _ => {
+                    let msg = format!("dirs: {a}: invalid number\n{DIRS_USAGE}");
+                    return super::fail(sh, io, msg, 2).await;
+                }
+            }
+        }
+    }
+    if clear {
+        sh.dirstack.clear();
+        refresh(sh);
+        return Ok(0);
+    }
+    refresh(sh);
+    let home = sh.get_str("HOME").unwrap_or_default();
+    let all: Vec<String> = stack(sh)
+        .iter()
+        .map(|d| if long { d.clone() } else { tilde(d, &home) })
+        .collect();
+    let out = if let Some(a) = which {
+        match index(&a, all.len()) {
+            Ok(Some(n)) => format!("{}\n", all[n]),
+            _ => {
+                let msg = format!("dirs: {}: directory stack index out of range", &a[1..]);
+                return super::fail(sh, io, msg, 1).await;
+            }
+        }
+    } else if numbered {
+        all.iter()
+            .enumerate()
+            .map(|(i, d)| format!("{i:2}  {d}\n"))
+            .collect()
+    } else if lines {
+        all.iter().map(|d| format!("{d}\n")).collect()
+    } else {
+        format!("{}\n", all.join(" "))
+    };
+    let _ = io.stdout().write_str(&out).await;
+    Ok(0)
+}

@@ -1,0 +1,150 @@
+//! `getopts optstring name [arg ...]`: parse options one call at a time.
+//!
+//! `OPTIND` is the index of the next argument; inside a cluster (`-abc`) the position of
+//! the next letter is kept in the shell ([`GetoptsPos`]) and forgotten when `OPTIND` is set
+//! to another value. Errors print `illegal option -- x` and `option requires an argument
+//! -- x` unless `OPTERR=0` or the optstring starts with `:` (silent mode, where `OPTARG`
+//! names the letter).
+
+use crate::shell::Shell;
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+
+/// Where getopts stands inside a cluster of letters: the `OPTIND` it last set and the
+/// byte offset of the next letter in that argument (0: at the start of an argument).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct GetoptsPos {
+    optind: i64,
+    offset: usize,
+}
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    if args.len() < 2 {
+        let msg = "getopts: usage: getopts optstring name [arg ...]\n";
+        let _ = io.stderr().write_str(msg).await;
+        return Ok(2);
+    }
+    let (optstring, name) = (&args[0], &args[1]);
+    if !super::is_name(name) {
+        return super::fail(
+            sh,
+            io,
+            format!("getopts: `{name}': not a valid identifier"),
+            1,
+        )
+        .await;
+    }
+    let argv: Vec<String> = if args.len() > 2 {
+        args[2..].to_vec()
+    } else {
+        sh.positional.clone()
+    };
+    let silent = optstring.starts_with(':');
+    let report = !silent && sh.get_str("OPTERR").is_none_or(|v| v.trim() != "0");
+    let mut optind = sh
+        .get_str("OPTIND")
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let mut offset = if sh.getopts.optind == optind {
+        sh.getopts.offset
+    } else {
+        0
+    };
+    let idx = usize::try_from(optind - 1).unwrap_or(usize::MAX);
+    let Some(arg) = argv.get(idx) else {
+        return finish(sh, name, optind);
+    };
+    if offset == 0 || offset >= arg.len() {
+        if arg == "--" {
+            return finish(sh, name, optind + 1);
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            return finish(sh, name, optind);
+        }
+        offset = 1;
+    }
+    let Some(c) = arg[offset..].chars().next() else {
+        return finish(sh, name, optind);
+    };
+    offset += c.len_utf8();
+    let rest = &arg[offset..];
+    let at_end = rest.is_empty();
+    let spec = optstring.trim_start_matches(':');
+    let pos = if c == ':' { None } else { spec.find(c) };
+    let Some(pos) = pos else {
+        if report {
+            super::fail(sh, io, format!("illegal option -- {c}"), 0).await?;
+        }
+        let (next_ind, next_off) = if at_end {
+            (optind + 1, 0)
+        } else {
+            (optind, offset)
+        };
+        return set(
+            sh,
+            name,
+            "?",
+            silent.then(|| c.to_string()),
+            next_ind,
+            next_off,
+        );
+    };
+    let takes_arg = spec[pos + c.len_utf8()..].starts_with(':');
+    if !takes_arg {
+        let (next_ind, next_off) = if at_end {
+            (optind + 1, 0)
+        } else {
+            (optind, offset)
+        };
+        return set(sh, name, &c.to_string(), None, next_ind, next_off);
+    }
+    if !at_end {
+        let value = rest.to_string();
+        return set(sh, name, &c.to_string(), Some(value), optind + 1, 0);
+    }
+    optind += 1;
+    match argv.get(idx + 1) {
+        Some(value) => {
+            let value = value.clone();
+            set(sh, name, &c.to_string(), Some(value), optind + 1, 0)
+        }
+        None => {
+            if silent {
+                return set(sh, name, ":", Some(c.to_string()), optind, 0);
+            }
+            if report {
+                let msg = format!("option requires an argument -- {c}");
+                super::fail(sh, io, msg, 0).await?;
+            }
+            set(sh, name, "?", None, optind, 0)
+        }
+    }
+}
+
+/// Sets `name`, `OPTARG` (unset for `None`) and `OPTIND`; status 0.
+fn set(
+    sh: &mut Shell,
+    name: &str,
+    value: &str,
+    optarg: Option<String>,
+    optind: i64,
+    offset: usize,
+) -> Exec<i32> {
+    let r = (|| {
+        sh.set_var(name, value)?;
+        match optarg {
+            Some(a) => sh.set_var("OPTARG", &a)?,
+            None => sh.unset_var("OPTARG")?,
+        }
+        sh.set_var("OPTIND", &optind.to_string())
+    })();
+    sh.getopts = GetoptsPos { optind, offset };
+    Ok(if r.is_ok() { 0 } else { 1 })
+}
+
+/// The end of the options: `name` is `?`, `OPTIND` the first operand; status 1.
+fn finish(sh: &mut Shell, name: &str, optind: i64) -> Exec<i32> {
+    let _ = set(sh, name, "?", None, optind, 0);
+    Ok(1)
+}

@@ -1,0 +1,90 @@
+//! Small builtins: `builtin`, `enable`, `times`, `logout`.
+
+use forkbox_commands::CommandKind;
+
+use crate::shell::Shell;
+use crate::shell::error::ShellError;
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+
+/// `builtin name [arg ...]`: run the shell builtin `name`, bypassing functions.
+pub(crate) async fn builtin(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let Some(name) = args.first().cloned() else {
+        return Ok(0);
+    };
+    let is_builtin = sh
+        .registry
+        .resolve(&name)
+        .is_some_and(|e| e.kind == CommandKind::Builtin && !name.contains('/'));
+    if !is_builtin {
+        return super::fail(sh, io, format!("builtin: {name}: not a shell builtin"), 1).await;
+    }
+    super::run(sh, &name, args[1..].to_vec(), io).await
+}
+
+/// `enable [-n] [name ...]`: list builtins, or check that `name` is one. Disabling one
+/// (`-n`) is not supported: every builtin stays enabled.
+pub(crate) async fn enable(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let names: Vec<&(&str, &str)> = crate::registry::BUILTINS
+        .iter()
+        .filter(|(_, s)| *s != "not supported")
+        .collect();
+    let mut rest: &[String] = &args;
+    let mut listing_disabled = false;
+    while let Some(a) = rest.first().filter(|a| a.starts_with('-') && a.len() > 1) {
+        match a.as_str() {
+            "-n" => listing_disabled = true,
+            "-a" | "-p" | "-s" => {}
+            "--" => {
+                rest = &rest[1..];
+                break;
+            }
+            _ => {
+                let msg = format!(
+                    "enable: {a}: invalid option\nenable: usage: enable [-a] [-dnps] [-f filename] [name ...]"
+                );
+                return super::fail(sh, io, msg, 2).await;
+            }
+        }
+        rest = &rest[1..];
+    }
+    if rest.is_empty() {
+        if listing_disabled {
+            return Ok(0);
+        }
+        let out: String = names.iter().map(|(n, _)| format!("enable {n}\n")).collect();
+        let _ = io.stdout().write_str(&out).await;
+        return Ok(0);
+    }
+    if listing_disabled {
+        return sh
+            .fail(ShellError::Unsupported("enable -n".into()), io)
+            .await;
+    }
+    let mut status = 0;
+    for n in rest {
+        if !names.iter().any(|(b, _)| b == n) {
+            super::fail(sh, io, format!("enable: {n}: not a shell builtin"), 1).await?;
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+/// `times`: user and system times of the shell and its children. forkbox runs no
+/// processes, so they are reported as bash reports an idle shell.
+pub(crate) async fn times(_sh: &mut Shell, _args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let _ = io
+        .stdout()
+        .write_str("0m0.000s 0m0.000s\n0m0.000s 0m0.000s\n")
+        .await;
+    Ok(0)
+}
+
+/// `logout`: only a login shell may; forkbox's shells started by scripts are not.
+pub(crate) async fn logout(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    if sh.interactive {
+        return super::exit::run(sh, args, io).await;
+    }
+    super::fail(sh, io, "logout: not login shell: use `exit'".into(), 1).await
+}

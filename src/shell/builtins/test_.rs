@@ -1,0 +1,157 @@
+//! `test` / `[` as the shell runs them: the operators that need the shell's state
+//! (`-v NAME`, `-o OPTION`, `-R NAME`) are answered here; everything else is the native
+//! command's, whose messages get the shell's prefix (`forkbox: [: x: integer expression
+//! expected`), as bash's builtin prints them.
+
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+use crate::shell::{Shell, Value};
+
+/// Most bytes of diagnostics kept from the native command.
+const MAX_MESSAGES: usize = 64 * 1024;
+
+/// Whether variable (or array element) `spec` is set: `-v`.
+fn is_set(sh: &Shell, spec: &str) -> bool {
+    if let Ok(n) = spec.parse::<usize>() {
+        return n == 0 || n <= sh.positional.len();
+    }
+    let (name, index) = match spec.split_once('[') {
+        Some((n, rest)) => (n, rest.strip_suffix(']')),
+        None => (spec, None),
+    };
+    let Some(var) = sh.vars.get(name) else {
+        return false;
+    };
+    match (&var.value, index) {
+        (Value::Str(_), None) | (Value::Str(_), Some("0" | "@" | "*")) => true,
+        (Value::Array(a), None) => a.contains_key(&0),
+        (Value::Array(a), Some("@" | "*")) => !a.is_empty(),
+        (Value::Array(a), Some(i)) => match i.trim().parse::<i64>() {
+            Ok(i) if i < 0 => {
+                let len = crate::shell::next_index(a);
+                a.contains_key(&(len + i))
+            }
+            Ok(i) => a.contains_key(&i),
+            Err(_) => false,
+        },
+        (Value::Str(_), Some(_)) => false,
+    }
+}
+
+/// The answer to a shell-only unary test, `None` if `op` is not one.
+fn shell_unary(sh: &Shell, op: &str, arg: &str) -> Option<bool> {
+    match op {
+        "-v" => Some(is_set(sh, arg)),
+        "-o" => Some(super::set::OPTIONS.iter().any(|(n, _, _)| *n == arg) && sh.option_value(arg)),
+        // Namerefs are not supported, so no variable is one.
+        "-R" => Some(false),
+        _ => None,
+    }
+}
+
+pub(crate) async fn run(sh: &mut Shell, name: &str, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let inner = if name == "[" {
+        words
+            .split_last()
+            .filter(|(l, _)| **l == "]")
+            .map(|(_, r)| r)
+    } else {
+        Some(&words[..])
+    };
+    if let Some(w) = inner {
+        let answer = match w {
+            [op, arg] => shell_unary(sh, op, arg),
+            ["!", op, arg] => shell_unary(sh, op, arg).map(|b| !b),
+            _ => None,
+        };
+        if let Some(b) = answer {
+            return Ok(i32::from(!b));
+        }
+    }
+    Ok(run_prefixed(sh, name, args, io, false).await.0)
+}
+
+/// Runs the native command `name` with its diagnostics prefixed like a builtin's, and
+/// its output captured when `capture` (for `printf -v`): (status, captured output).
+async fn run_prefixed(
+    sh: &mut Shell,
+    name: &str,
+    args: Vec<String>,
+    io: &Fds,
+    capture: bool,
+) -> (i32, Vec<u8>) {
+    let Some(cmd) = sh.registry.command(name) else {
+        return (127, Vec::new());
+    };
+    let (err_out, err_in) = forkbox_commands::pipe();
+    let (out, out_in) = forkbox_commands::pipe();
+    let mut ctx = sh.context(io, &[]);
+    ctx.stderr = err_out;
+    if capture {
+        ctx.stdout = out;
+    } else {
+        drop(out);
+    }
+    let collect = async {
+        if capture {
+            out_in
+                .read_to_end(crate::shell::MAX_VALUE)
+                .await
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+    };
+    let running = async {
+        let r = cmd.run(&ctx, args).await;
+        let status = forkbox_commands::exit_status(name, r, &ctx.stderr).await;
+        drop(ctx);
+        status
+    };
+    let (status, output) = futures::future::join(running, collect).await;
+    let messages = err_in.read_to_end(MAX_MESSAGES).await.unwrap_or_default();
+    let text: String = String::from_utf8_lossy(&messages)
+        .lines()
+        .map(|l| format!("{}: {l}\n", crate::shell::error::PROGRAM))
+        .collect();
+    if !text.is_empty() {
+        let _ = io.stderr().write_str(&text).await;
+    }
+    (status, output)
+}
+
+/// `printf [-v var] format [arguments]`: the native printf, with `-v` assigning its
+/// output to a variable and its messages worded as the builtin's.
+pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    if args.first().is_some_and(|a| a == "-v") {
+        let Some(var) = args.get(1).cloned() else {
+            let msg = "printf: -v: option requires an argument\nprintf: usage: printf [-v var] format [arguments]";
+            return super::fail(sh, io, msg.into(), 2).await;
+        };
+        if !super::is_name(var.split('[').next().unwrap_or("")) {
+            return super::fail(
+                sh,
+                io,
+                format!("printf: `{var}': not a valid identifier"),
+                2,
+            )
+            .await;
+        }
+        let (status, out) = run_prefixed(sh, "printf", args[2..].to_vec(), io, true).await;
+        let value = String::from_utf8_lossy(&out).into_owned();
+        // `printf -v 'a[2]'`: an element of an indexed array (a literal index).
+        let element = var
+            .split_once('[')
+            .and_then(|(n, i)| Some((n, i.strip_suffix(']')?.trim().parse::<i64>().ok()?)));
+        let set = match element {
+            Some((n, i)) => sh.set_elem(n, i, &value),
+            None => sh.set_var(&var, &value),
+        };
+        if let Err(e) = set {
+            return sh.fail(e, io).await;
+        }
+        return Ok(status);
+    }
+    Ok(run_prefixed(sh, "printf", args, io, false).await.0)
+}

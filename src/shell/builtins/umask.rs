@@ -1,0 +1,153 @@
+//! `umask [-p] [-S] [mode]`: the file mode creation mask, octal or symbolic.
+//!
+//! The mask is kept in the shell and reported as bash does; files the shell and native
+//! commands create still get their modes from the filesystem port (0644/0755).
+
+use crate::shell::Shell;
+use crate::shell::exec::Exec;
+use crate::shell::redirect::Fds;
+
+/// The mask bash starts with.
+pub(crate) const DEFAULT_UMASK: u32 = 0o022;
+
+fn symbolic(mask: u32) -> String {
+    let perm = !mask & 0o777;
+    let part = |shift: u32| {
+        let p = (perm >> shift) & 7;
+        let mut s = String::new();
+        for (bit, c) in [(4, 'r'), (2, 'w'), (1, 'x')] {
+            if p & bit != 0 {
+                s.push(c);
+            }
+        }
+        s
+    };
+    format!("u={},g={},o={}", part(6), part(3), part(0))
+}
+
+/// Applies a symbolic mode (`u=rwx,g+w`) to `mask`; the error names the bad character.
+fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, String> {
+    let mut perm = !mask & 0o777;
+    for clause in mode.split(',') {
+        let mut chars = clause.chars().peekable();
+        let mut who = 0u32;
+        while let Some(&c) = chars.peek() {
+            who |= match c {
+                'u' => 0o700,
+                'g' => 0o070,
+                'o' => 0o007,
+                'a' => 0o777,
+                _ => break,
+            };
+            chars.next();
+        }
+        if who == 0 {
+            who = 0o777;
+        }
+        let Some(op) = chars.next() else {
+            return Err(String::new());
+        };
+        if !matches!(op, '+' | '-' | '=') {
+            return Err(op.to_string());
+        }
+        let mut bits = 0u32;
+        for c in chars {
+            bits |= match c {
+                'r' => 0o444,
+                'w' => 0o222,
+                'x' => 0o111,
+                'X' | 's' | 't' => 0,
+                other => return Err(other.to_string()),
+            };
+        }
+        let bits = bits & who;
+        perm = match op {
+            '+' => perm | bits,
+            '-' => perm & !bits,
+            _ => (perm & !who) | bits,
+        };
+    }
+    Ok(!perm & 0o777)
+}
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let (mut print, mut sym) = (false, false);
+    let mut rest: &[String] = &args;
+    while let Some(a) = rest.first() {
+        if a == "--" {
+            rest = &rest[1..];
+            break;
+        }
+        if !a.starts_with('-') || a.len() < 2 || !a[1..].chars().all(|c| c == 'p' || c == 'S') {
+            if a.starts_with('-')
+                && a.len() > 1
+                && !a[1..].starts_with(|c: char| c.is_ascii_digit())
+            {
+                let msg =
+                    format!("umask: {a}: invalid option\numask: usage: umask [-p] [-S] [mode]");
+                return super::fail(sh, io, msg, 2).await;
+            }
+            break;
+        }
+        print |= a.contains('p');
+        sym |= a.contains('S');
+        rest = &rest[1..];
+    }
+    let Some(mode) = rest.first() else {
+        let shown = if sym {
+            symbolic(sh.umask)
+        } else {
+            format!("{:04o}", sh.umask)
+        };
+        let line = if print {
+            format!("umask {}{shown}\n", if sym { "-S " } else { "" })
+        } else {
+            format!("{shown}\n")
+        };
+        let _ = io.stdout().write_str(&line).await;
+        return Ok(0);
+    };
+    if mode.starts_with(|c: char| c.is_ascii_digit()) {
+        match u32::from_str_radix(mode, 8) {
+            Ok(m) if m <= 0o7777 => sh.umask = m & 0o777,
+            _ => {
+                return super::fail(
+                    sh,
+                    io,
+                    format!("umask: {mode}: octal number out of range"),
+                    1,
+                )
+                .await;
+            }
+        }
+    } else {
+        match apply_symbolic(sh.umask, mode) {
+            Ok(m) => sh.umask = m,
+            Err(c) => {
+                let msg = format!("umask: `{c}': invalid symbolic mode character");
+                return super::fail(sh, io, msg, 1).await;
+            }
+        }
+    }
+    if sym {
+        let _ = io
+            .stdout()
+            .write_str(&format!("{}\n", symbolic(sh.umask)))
+            .await;
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbolic_modes() {
+        assert_eq!(symbolic(0o022), "u=rwx,g=rx,o=rx");
+        assert_eq!(apply_symbolic(0o022, "u=rwx,g=rx,o="), Ok(0o027));
+        assert_eq!(apply_symbolic(0o027, "g+w"), Ok(0o007));
+        assert_eq!(apply_symbolic(0o077, "a=rwx"), Ok(0));
+        assert_eq!(apply_symbolic(0o022, "u+z"), Err("z".into()));
+    }
+}
