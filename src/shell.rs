@@ -37,6 +37,7 @@ use crate::registry::Registry;
 pub mod error;
 
 mod arith;
+mod assoc;
 mod builtins;
 mod cond;
 mod exec;
@@ -44,7 +45,9 @@ mod expand;
 mod launcher;
 mod parse;
 mod pattern;
+mod printer;
 mod redirect;
+mod vars;
 
 pub use builtins::snapshot::{
     SnapshotControl, SnapshotError, SnapshotInfo, human_size, iso8601, json_str,
@@ -54,6 +57,9 @@ pub use launcher::ShellLauncher;
 pub use parse::{Completeness, PendingInput};
 
 use redirect::Fds;
+
+pub(crate) use assoc::AssocArray;
+pub(crate) use vars::Attrs;
 
 /// Deepest nesting of shell function calls (bash has no default limit and crashes instead);
 /// deeper calls fail with an error instead of exhausting the task's stack.
@@ -77,6 +83,12 @@ fn check_value_size(name: &str, value: &Value) -> Result<(), ShellError> {
             "{name}: more than {MAX_ARRAY_LEN} array elements"
         ))),
         Value::Array(a) if a.values().map(String::len).sum::<usize>() > MAX_VALUE => {
+            Err(too_large(name))
+        }
+        Value::Assoc(a) if a.len() > MAX_ARRAY_LEN => Err(ShellError::Limit(format!(
+            "{name}: more than {MAX_ARRAY_LEN} array elements"
+        ))),
+        Value::Assoc(a) if a.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() > MAX_VALUE => {
             Err(too_large(name))
         }
         _ => Ok(()),
@@ -182,6 +194,8 @@ pub(crate) enum Value {
     Str(String),
     /// An indexed array (`a=(x y)`), sparse like bash's.
     Array(BTreeMap<i64, String>),
+    /// An associative array (`declare -A`), in bash's iteration order.
+    Assoc(AssocArray),
 }
 
 impl Value {
@@ -190,6 +204,7 @@ impl Value {
         match self {
             Value::Str(s) => Some(s),
             Value::Array(a) => a.get(&0).map(String::as_str),
+            Value::Assoc(a) => a.get("0").map(String::as_str),
         }
     }
 }
@@ -199,6 +214,8 @@ pub(crate) struct Var {
     pub value: Value,
     pub exported: bool,
     pub readonly: bool,
+    /// `declare`'s other attributes (`-i -l -u -n -t`, declared without a value).
+    pub attrs: Attrs,
 }
 
 /// `set -o` options.
@@ -231,6 +248,8 @@ pub struct Shell {
     pub(crate) registry: Arc<Registry>,
     pub(crate) vars: HashMap<String, Var>,
     pub(crate) functions: HashMap<String, Arc<ast::FunctionDefinition>>,
+    /// Functions made readonly (`readonly -f`): redefining or unsetting them fails.
+    pub(crate) readonly_functions: std::collections::HashSet<String>,
     /// Logical working directory (`$PWD`), absolute and normalized.
     pub(crate) cwd: String,
     pub(crate) arg0: String,
@@ -272,6 +291,12 @@ pub struct Shell {
     /// What this shell's variables cost the session's memory budget; a copy of the shell
     /// (a subshell) counts again, as it holds its own copy of them.
     pub(crate) vars_mem: VarsCharge,
+    /// `$BASHPID`: `$$` in the shell itself, a fresh number in each subshell.
+    pub(crate) bashpid: u32,
+    /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
+    pub(crate) subshell_level: u32,
+    /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
+    pub(crate) seconds_base: std::time::Instant,
 }
 
 /// Memory one variable costs besides its name and value: its map entry and flags.
@@ -289,6 +314,10 @@ fn value_size(v: &Value) -> usize {
     match v {
         Value::Str(s) => s.len(),
         Value::Array(a) => a.values().map(|e| e.len() + ELEM_OVERHEAD).sum(),
+        Value::Assoc(a) => a
+            .iter()
+            .map(|(k, e)| k.len() + e.len() + ELEM_OVERHEAD)
+            .sum(),
     }
 }
 
@@ -319,6 +348,7 @@ impl Shell {
             registry: cfg.registry,
             vars: HashMap::new(),
             functions: HashMap::new(),
+            readonly_functions: Default::default(),
             cwd: forkbox_commands::fs::normalize(&cfg.cwd),
             arg0: "forkbox".to_string(),
             positional: Vec::new(),
@@ -346,6 +376,9 @@ impl Shell {
             vars_mem: VarsCharge(cfg.budget.empty_charge()),
             budget: cfg.budget,
             slot: None,
+            bashpid: pid,
+            subshell_level: 0,
+            seconds_base: std::time::Instant::now(),
         };
         for (k, v) in cfg.env {
             sh.vars.insert(
@@ -354,9 +387,11 @@ impl Shell {
                     value: Value::Str(v),
                     exported: true,
                     readonly: false,
+                    attrs: Attrs::default(),
                 },
             );
         }
+        sh.init_special_vars();
         sh.recount_vars();
         let cwd = sh.cwd.clone();
         sh.set_exported("PWD", &cwd);
@@ -482,6 +517,11 @@ impl Shell {
         let ps1 = self
             .get_str("PS1")
             .unwrap_or_else(|| "\\u@\\h:\\w\\$ ".to_string());
+        self.prompt_expand(&ps1)
+    }
+
+    /// The backslash escapes of a prompt string (`PS1`, `${x@P}`).
+    pub(crate) fn prompt_expand(&self, ps1: &str) -> String {
         let user = self.get_str("USER").unwrap_or_else(|| "user".to_string());
         let home = self.get_str("HOME").unwrap_or_default();
         let w = tilde_abbrev(&self.cwd, &home);
@@ -576,9 +616,15 @@ impl Shell {
     // ----- variables -----
 
     /// The scalar value of a variable, including the dynamic ones (`RANDOM`, ...).
+    /// Follows a name reference (`declare -n`); an element target (`a[1]`) is read as one.
     pub(crate) fn get_str(&self, name: &str) -> Option<String> {
+        let target = self.resolve_ref(name);
+        if let Some((base, sub)) = vars::split_subscript(&target) {
+            return self.get_subscript(base, sub);
+        }
         self.vars
-            .get(name)
+            .get(target.as_ref())
+            .filter(|v| !v.attrs.unset)
             .and_then(|v| v.value.as_str().map(str::to_string))
     }
 
@@ -637,8 +683,15 @@ impl Shell {
         self.vars_mem.0.force(total);
     }
 
-    /// Assigns a scalar, keeping the export flag; fails on a readonly variable.
+    /// Assigns a scalar, keeping the export flag; fails on a readonly variable. Follows
+    /// name references and applies the variable's attributes (`-i`, `-l`, `-u`); an array
+    /// gets the value as its element 0.
     pub(crate) fn set_var(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
+        self.assign_str(name, value, false)
+    }
+
+    /// Stores a scalar as it is (after attributes and references were applied).
+    pub(crate) fn store_str(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
         if value.len() > MAX_VALUE {
             return Err(too_large(name));
         }
@@ -651,6 +704,7 @@ impl Shell {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
                 v.value = Value::Str(value.to_string());
+                v.attrs.unset = false;
                 Ok(())
             }
             None => {
@@ -660,6 +714,7 @@ impl Shell {
                         value: Value::Str(value.to_string()),
                         exported: self.opts_allexport(),
                         readonly: false,
+                        attrs: Attrs::default(),
                     },
                 );
                 Ok(())
@@ -671,7 +726,16 @@ impl Shell {
         self.opts.allexport
     }
 
+    /// Replaces a variable's whole value (`a=(…)`), following name references and
+    /// applying its attributes to each element.
     pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
+        let name = self.resolve_ref(name).into_owned();
+        let value = self.apply_attrs_value(&name, value)?;
+        self.store_value(&name, value)
+    }
+
+    /// Stores a whole value as it is.
+    pub(crate) fn store_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
         check_value_size(name, &value)?;
         if self.vars.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
@@ -682,6 +746,7 @@ impl Shell {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
                 v.value = value;
+                v.attrs.unset = false;
                 Ok(())
             }
             None => {
@@ -691,6 +756,7 @@ impl Shell {
                         value,
                         exported: self.opts.allexport,
                         readonly: false,
+                        attrs: Attrs::default(),
                     },
                 );
                 Ok(())
@@ -698,7 +764,19 @@ impl Shell {
         }
     }
 
+    /// Sets element `index` of an indexed array (a negative index counts from the end),
+    /// following name references and applying the variable's attributes.
     pub(crate) fn set_elem(
+        &mut self,
+        name: &str,
+        index: i64,
+        value: &str,
+    ) -> Result<(), ShellError> {
+        self.assign_index(name, index, value, false)
+    }
+
+    /// Stores element `index` as it is; `index` is already made non-negative.
+    pub(crate) fn store_elem(
         &mut self,
         name: &str,
         index: i64,
@@ -717,23 +795,66 @@ impl Shell {
         let old = self.var_cost(name);
         let grown = old.max(name.len() + VAR_OVERHEAD) + value.len() + ELEM_OVERHEAD;
         self.charge_var(name, old, grown)?;
+        let allexport = self.opts.allexport;
         let var = self.vars.entry(name.to_string()).or_insert(Var {
             value: Value::Array(BTreeMap::new()),
-            exported: false,
+            exported: allexport,
             readonly: false,
+            attrs: Attrs::default(),
         });
+        var.attrs.unset = false;
         if let Value::Str(s) = &var.value {
             let mut m = BTreeMap::new();
             m.insert(0, s.clone());
             var.value = Value::Array(m);
         }
-        if let Value::Array(m) = &mut var.value {
-            let idx = if index < 0 {
-                next_index(m).wrapping_add(index)
-            } else {
-                index
-            };
-            m.insert(idx, value.to_string());
+        match &mut var.value {
+            Value::Array(m) => {
+                m.insert(index, value.to_string());
+            }
+            Value::Assoc(m) => m.insert(index.to_string(), value.to_string()),
+            Value::Str(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Stores key `key` of an associative array as it is.
+    pub(crate) fn store_key(
+        &mut self,
+        name: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<(), ShellError> {
+        if value.len() > MAX_VALUE || key.len() > MAX_VALUE {
+            return Err(too_large(name));
+        }
+        if self.vars.get(name).is_some_and(|v| matches!(&v.value, Value::Assoc(a) if a.len() >= MAX_ARRAY_LEN && !a.contains_key(key))) {
+            return Err(ShellError::Limit(format!("{name}: more than {MAX_ARRAY_LEN} array elements")));
+        }
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        let old = self.var_cost(name);
+        let grown = old.max(name.len() + VAR_OVERHEAD) + key.len() + value.len() + ELEM_OVERHEAD;
+        self.charge_var(name, old, grown)?;
+        let allexport = self.opts.allexport;
+        let var = self.vars.entry(name.to_string()).or_insert(Var {
+            value: Value::Assoc(AssocArray::new()),
+            exported: allexport,
+            readonly: false,
+            attrs: Attrs::default(),
+        });
+        var.attrs.unset = false;
+        match &mut var.value {
+            Value::Assoc(m) => m.insert(key.to_string(), value.to_string()),
+            other => {
+                let mut m = AssocArray::new();
+                if let Some(s) = other.as_str() {
+                    m.insert("0".to_string(), s.to_string());
+                }
+                m.insert(key.to_string(), value.to_string());
+                *other = Value::Assoc(m);
+            }
         }
         Ok(())
     }
@@ -750,7 +871,18 @@ impl Shell {
         }
     }
 
+    /// Unsets a variable (what a name reference names, not the reference itself).
     pub(crate) fn unset_var(&mut self, name: &str) -> Result<(), ShellError> {
+        let target = self.resolve_ref(name).into_owned();
+        if let Some((base, sub)) = vars::split_subscript(&target) {
+            let (base, sub) = (base.to_string(), sub.to_string());
+            return self.unset_subscript(&base, &sub);
+        }
+        self.unset_plain(&target)
+    }
+
+    /// Unsets exactly `name`, even a name reference.
+    pub(crate) fn unset_plain(&mut self, name: &str) -> Result<(), ShellError> {
         if self.vars.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
         }
@@ -769,6 +901,13 @@ impl Shell {
         }
     }
 
+    /// Whether `name` is already local to the running function.
+    pub(crate) fn is_local_here(&self, name: &str) -> bool {
+        self.local_frames
+            .last()
+            .is_some_and(|f| f.iter().any(|(n, _)| n == name))
+    }
+
     pub(crate) fn pop_local_frame(&mut self) {
         if let Some(frame) = self.local_frames.pop() {
             for (name, old) in frame.into_iter().rev() {
@@ -782,8 +921,11 @@ impl Shell {
         let mut env: BTreeMap<String, String> = self
             .vars
             .iter()
-            .filter(|(_, v)| v.exported)
-            .filter_map(|(k, v)| v.value.as_str().map(|s| (k.clone(), s.to_string())))
+            .filter(|(_, v)| v.exported && !v.attrs.unset)
+            .filter_map(|(k, v)| match &v.value {
+                Value::Str(s) => Some((k.clone(), s.clone())),
+                _ => None,
+            })
             .collect();
         for (k, v) in extra {
             env.insert(k.clone(), v.clone());
@@ -805,6 +947,8 @@ impl Shell {
         }
         s.slot = Some(Arc::new(slot));
         s.is_subshell = true;
+        s.bashpid = 1000 + (rand::random::<u32>() % 30000);
+        s.subshell_level += 1;
         s.exit_requested = None;
         Ok(s)
     }
