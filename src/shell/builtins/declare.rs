@@ -242,19 +242,19 @@ async fn declare_one(
     if !super::is_name(name) {
         return Err(format!("{cmd}: `{arg}': not a valid identifier"));
     }
-    if flags.on.nameref {
-        if let Some(v) = value {
-            let target = split_subscript(v).map_or(v, |(n, _)| n);
-            if !super::is_name(target) {
-                return Err(format!(
-                    "{cmd}: `{v}': invalid variable name for name reference"
-                ));
-            }
-            if v == name {
-                return Err(format!(
-                    "{cmd}: {name}: nameref variable self references not allowed"
-                ));
-            }
+    if flags.on.nameref
+        && let Some(v) = value
+    {
+        let target = split_subscript(v).map_or(v, |(n, _)| n);
+        if !super::is_name(target) {
+            return Err(format!(
+                "{cmd}: `{v}': invalid variable name for name reference"
+            ));
+        }
+        if v == name {
+            return Err(format!(
+                "{cmd}: {name}: nameref variable self references not allowed"
+            ));
         }
     }
     if local && !sh.is_local_here(name) {
