@@ -881,10 +881,26 @@ impl Shell {
         self.unset_plain(&target)
     }
 
-    /// Unsets exactly `name`, even a name reference.
+    /// Unsets exactly `name`, even a name reference. A variable local to a function that
+    /// called the running one is taken back to its value outside that function, as bash's
+    /// dynamic scoping does; one local to the running function just loses its value.
     pub(crate) fn unset_plain(&mut self, name: &str) -> Result<(), ShellError> {
         if self.vars.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
+        }
+        let n = self.local_frames.len();
+        if let Some(i) = self
+            .local_frames
+            .iter()
+            .rposition(|f| f.iter().any(|(v, _)| v == name))
+            && i + 1 < n
+        {
+            let frame = &mut self.local_frames[i];
+            if let Some(pos) = frame.iter().position(|(v, _)| v == name) {
+                let (_, saved) = frame.remove(pos);
+                self.restore_var(name.to_string(), saved);
+                return Ok(());
+            }
         }
         self.restore_var(name.to_string(), None);
         Ok(())

@@ -102,6 +102,13 @@ impl Shell {
         let mut env_extra = Vec::new();
         for a in &assigns {
             match self.assignment_value(a, fds).await {
+                Ok((name, _)) if self.vars.get(&name).is_some_and(|v| v.readonly) => {
+                    // bash reports it and runs the command without that variable.
+                    let _ = fds
+                        .stderr()
+                        .write_str(&ShellError::Readonly(name).message())
+                        .await;
+                }
                 Ok(v) => env_extra.push(v),
                 Err(e) => return self.fail(e, fds).await,
             }

@@ -373,10 +373,10 @@ impl Shell {
             Parameter::NamedWithIndex { name, .. } => (Some(name.as_str()), false),
             _ => (None, false),
         };
-        let var = name
+        let declared = name
             .map(|n| self.resolve_ref(n).into_owned())
-            .and_then(|n| self.vars.get(&n).cloned().map(|v| (n, v)))
-            .filter(|(_, v)| !v.attrs.unset);
+            .and_then(|n| self.vars.get(&n).cloned().map(|v| (n, v)));
+        let var = declared.clone().filter(|(_, v)| !v.attrs.unset);
         match op {
             ParameterTransformOp::ToUpperCase => v.map(|s| s.to_uppercase()),
             ParameterTransformOp::ToLowerCase => v.map(|s| s.to_lowercase()),
@@ -387,7 +387,7 @@ impl Shell {
             },
             ParameterTransformOp::ExpandEscapeSequences => v.map(ansi_c_decode),
             ParameterTransformOp::PromptExpand => v.map(|s| self.prompt_expand(s)),
-            ParameterTransformOp::ToAttributeFlags => match (&v, var) {
+            ParameterTransformOp::ToAttributeFlags => match (&v, declared) {
                 (_, None) => PVal::Str(String::new()),
                 (PVal::List(..), Some((_, var))) => {
                     let flags = attr_letters(&var);
