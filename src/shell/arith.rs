@@ -27,6 +27,9 @@ pub trait ArithEnv {
     }
 }
 
+/// The message of an assignment to a readonly variable (its `expr` is the name).
+pub const READONLY: &str = "readonly variable";
+
 /// How an arithmetic error about an unset variable under `set -u` ends.
 pub const UNBOUND: &str = ": unbound variable";
 

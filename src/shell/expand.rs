@@ -318,6 +318,12 @@ fn join_pattern(pieces: &[Piece]) -> String {
 }
 
 fn is_at_list(p: &WordPiece) -> bool {
+    if let WordPiece::ParameterExpansion(ParameterExpr::MemberKeys {
+        concatenate: false, ..
+    }) = p
+    {
+        return true;
+    }
     matches!(
         p,
         WordPiece::ParameterExpansion(ParameterExpr::Parameter {
@@ -471,6 +477,14 @@ impl Shell {
         arith::eval_str(self, &expanded).map_err(|e| {
             if let Some(name) = e.unbound() {
                 return ShellError::Unbound(name.to_string());
+            }
+            if e.message == arith::READONLY {
+                // Assigning a readonly variable: bash's plain message, fatal only in `$(( ))`.
+                return if fatal {
+                    ShellError::Readonly(e.expr)
+                } else {
+                    ShellError::Builtin(format!("{}: {}", e.expr, e.message))
+                };
             }
             let arith::ArithError { expr, message } = e;
             if fatal {

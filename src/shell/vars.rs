@@ -373,6 +373,24 @@ impl Shell {
             attrs: Attrs::default(),
         };
         let version = format!("{}.{}.{}({})-{}", v[0], v[1], v[2], v[3], v[4]);
+        // A shell started by a shell is one level deeper.
+        if let Some(v) = self.vars.get_mut("SHLVL")
+            && let Value::Str(s) = &mut v.value
+        {
+            *s = (s.trim().parse::<i64>().unwrap_or(0) + 1).to_string();
+        }
+        for k in ["SHLVL", "OLDPWD"] {
+            let value = if k == "SHLVL" { "1" } else { "" };
+            self.vars.entry(k.to_string()).or_insert_with(|| Var {
+                value: Value::Str(value.to_string()),
+                exported: true,
+                readonly: false,
+                attrs: Attrs {
+                    unset: k == "OLDPWD",
+                    ..Attrs::default()
+                },
+            });
+        }
         for (k, val) in [
             ("BASH_VERSION", version.as_str()),
             ("BASH", "/bin/bash"),
