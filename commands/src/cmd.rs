@@ -4,41 +4,70 @@ use std::sync::Arc;
 
 use crate::Command;
 
+mod awk;
 mod basename;
 mod cat;
 mod chmod;
+mod column;
+mod comm;
+mod commands;
 mod cp;
 mod cut;
 mod date;
 mod df;
+mod diff;
 mod du;
 pub mod echo;
 mod env;
+mod expand;
+mod expr;
+mod factor;
+mod find;
+mod fold;
 mod grep;
+mod gzip;
 mod head;
 mod help;
+mod id;
+mod join;
 mod ln;
 mod ls;
 mod mkdir;
 mod mv;
+mod nl;
+mod nproc;
+mod numfmt;
+mod paste;
+mod patch;
+mod printenv;
 mod printf;
 mod readlink;
+mod rev;
 mod rm;
 mod rmdir;
 mod sed;
 mod seq;
+mod shuf;
 mod sleep;
 mod sort;
+mod split;
 mod stat;
+mod strings;
 mod sum;
 mod sync;
 mod sysinfo;
+mod tac;
 mod tail;
+mod tar;
 mod tee;
 mod test;
+pub(crate) mod textin;
+mod timeout;
 mod touch;
 mod tr;
 mod truefalse;
+mod tsort;
+mod tty;
 mod uniq;
 pub(crate) mod util;
 mod wc;
@@ -109,6 +138,43 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(which::Which),
         Arc::new(xargs::Xargs),
         Arc::new(yes::Yes),
+        Arc::new(grep::EgrepCmd),
+        Arc::new(grep::FgrepCmd),
+        Arc::new(find::Find),
+        Arc::new(diff::Diff),
+        Arc::new(tac::Tac),
+        Arc::new(rev::Rev),
+        Arc::new(paste::Paste),
+        Arc::new(comm::Comm),
+        Arc::new(join::Join),
+        Arc::new(nl::Nl),
+        Arc::new(fold::Fold),
+        Arc::new(expand::Expand),
+        Arc::new(expand::Unexpand),
+        Arc::new(column::Column),
+        Arc::new(tsort::Tsort),
+        Arc::new(strings::Strings),
+        Arc::new(shuf::Shuf),
+        Arc::new(awk::Awk),
+        Arc::new(awk::Gawk),
+        Arc::new(split::Split),
+        Arc::new(numfmt::NumfmtCmd),
+        Arc::new(timeout::Timeout),
+        Arc::new(id::Id),
+        Arc::new(id::Groups),
+        Arc::new(id::Logname),
+        Arc::new(printenv::Printenv),
+        Arc::new(tty::Tty),
+        Arc::new(tty::Clear),
+        Arc::new(nproc::Nproc),
+        Arc::new(factor::Factor),
+        Arc::new(expr::Expr),
+        Arc::new(commands::Commands),
+        Arc::new(patch::Patch),
+        Arc::new(tar::Tar),
+        Arc::new(gzip::Gzip),
+        Arc::new(gzip::Gunzip),
+        Arc::new(gzip::Zcat),
     ]
 }
 

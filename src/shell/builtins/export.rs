@@ -34,13 +34,17 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     let names = &args[first..];
     if funcs {
-        // Functions reach nested shells through the registry, not the environment:
-        // exporting one only checks that it exists.
+        // Exported functions reach nested shells as bash passes them: environment
+        // variables `BASH_FUNC_NAME%%` holding `() BODY`.
         let mut status = 0;
         for n in names {
             if !sh.functions.contains_key(n) {
                 super::fail(sh, io, format!("export: {n}: not a function"), 1).await?;
                 status = 1;
+            } else if unexport {
+                sh.exported_functions.remove(n);
+            } else {
+                sh.exported_functions.insert(n.clone());
             }
         }
         return Ok(status);

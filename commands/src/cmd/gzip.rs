@@ -1,0 +1,556 @@
+//! `gzip`, `gunzip`, `zcat`: compress or expand files in the gzip format (through the
+//! `flate2` crate), GNU gzip-style: `FILE` becomes `FILE.gz` (and back), keeping the mode
+//! and modification time; `-c` writes to stdout; no operand (or `-`) filters stdin. The
+//! compressed bytes are flate2's, not GNU's: equal content, different encoding.
+
+use std::io::Write;
+use std::time::UNIX_EPOCH;
+#[cfg(test)]
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use flate2::write::{GzEncoder, MultiGzDecoder};
+use flate2::{Compression, GzBuilder};
+
+use super::util::{MAX_DEPTH, Pacer};
+use crate::fs::{FsError, READ_CHUNK, WriteHandle, WriteMode};
+use crate::{CmdResult, Command, Context, Interrupt, Status};
+
+const HELP: &str = "Usage: gzip [OPTION]... [FILE]...
+Compress or uncompress FILEs (by default, compress FILES in-place).
+
+  -c, --stdout      write on standard output, keep original files unchanged
+  -d, --decompress  decompress
+  -f, --force       force overwrite of output file
+  -k, --keep        keep (don't delete) input files
+  -l, --list        list compressed file contents
+  -n, --no-name     do not save or restore the original name and timestamp
+  -N, --name        save or restore the original name and timestamp
+  -q, --quiet       suppress all warnings
+  -r, --recursive   operate recursively on directories
+  -t, --test        test compressed file integrity
+  -v, --verbose     verbose mode
+  -1, --fast        compress faster
+  -9, --best        compress better
+";
+
+#[derive(Debug, Default, Clone)]
+struct Opts {
+    stdout: bool,
+    decompress: bool,
+    force: bool,
+    keep: bool,
+    list: bool,
+    no_name: bool,
+    name: bool,
+    quiet: bool,
+    recursive: bool,
+    test: bool,
+    verbose: bool,
+    level: u32,
+    files: Vec<String>,
+}
+
+fn parse_opts(prog: &str, args: &[String]) -> Result<Option<Opts>, String> {
+    let mut o = Opts {
+        level: 6,
+        ..Opts::default()
+    };
+    let mut only_files = false;
+    for a in args {
+        if only_files || a == "-" || !a.starts_with('-') {
+            o.files.push(a.clone());
+            continue;
+        }
+        if a == "--" {
+            only_files = true;
+            continue;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            match long {
+                "help" => return Ok(None),
+                "stdout" | "to-stdout" => o.stdout = true,
+                "decompress" | "uncompress" => o.decompress = true,
+                "force" => o.force = true,
+                "keep" => o.keep = true,
+                "list" => o.list = true,
+                "no-name" => o.no_name = true,
+                "name" => o.name = true,
+                "quiet" => o.quiet = true,
+                "recursive" => o.recursive = true,
+                "test" => o.test = true,
+                "verbose" => o.verbose = true,
+                "fast" => o.level = 1,
+                "best" => o.level = 9,
+                _ => {
+                    return Err(format!(
+                        "{prog}: unrecognized option '{a}'\nTry `{prog} --help' for more information.\n"
+                    ));
+                }
+            }
+            continue;
+        }
+        for c in a[1..].chars() {
+            match c {
+                'c' => o.stdout = true,
+                'd' => o.decompress = true,
+                'f' => o.force = true,
+                'k' => o.keep = true,
+                'l' => o.list = true,
+                'n' => o.no_name = true,
+                'N' => o.name = true,
+                'q' => o.quiet = true,
+                'r' => o.recursive = true,
+                't' => o.test = true,
+                'v' => o.verbose = true,
+                '1'..='9' => o.level = c.to_digit(10).unwrap_or(6),
+                _ => {
+                    return Err(format!(
+                        "{prog}: invalid option -- '{c}'\nTry `{prog} --help' for more information.\n"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Some(o))
+}
+
+/// Where a (de)compressed stream goes.
+enum Out {
+    Stdout,
+    File(Box<dyn WriteHandle>),
+    /// `-t`/`-l`: only counted.
+    Discard,
+}
+
+enum OutKind {
+    Stdout,
+    Other,
+}
+
+enum Coder {
+    Enc(GzEncoder<Vec<u8>>),
+    Dec(MultiGzDecoder<Vec<u8>>),
+}
+
+impl Coder {
+    fn push(&mut self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        match self {
+            Coder::Enc(e) => {
+                e.write_all(data)?;
+                Ok(std::mem::take(e.get_mut()))
+            }
+            Coder::Dec(d) => {
+                d.write_all(data)?;
+                Ok(std::mem::take(d.get_mut()))
+            }
+        }
+    }
+    fn finish(self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Coder::Enc(e) => e.finish(),
+            Coder::Dec(d) => d.finish(),
+        }
+    }
+}
+
+struct Run<'a> {
+    ctx: &'a Context,
+    prog: &'static str,
+    o: Opts,
+    status: Status,
+    pacer: Pacer,
+    listed_header: bool,
+}
+
+macro_rules! gzip_command {
+    ($ty:ident, $name:literal, $summary:literal, $decompress:expr, $stdout:expr) => {
+        pub struct $ty;
+
+        #[async_trait]
+        impl Command for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn summary(&self) -> &'static str {
+                $summary
+            }
+            async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+                let mut o = match parse_opts($name, &args) {
+                    Ok(Some(o)) => o,
+                    Ok(None) => {
+                        ctx.out(HELP).await?;
+                        return Ok(0);
+                    }
+                    Err(m) => {
+                        ctx.err(m).await;
+                        return Ok(1);
+                    }
+                };
+                o.decompress |= $decompress;
+                o.stdout |= $stdout;
+                run(ctx, "gzip", o).await
+            }
+        }
+    };
+}
+
+gzip_command!(Gzip, "gzip", "compress or expand files", false, false);
+gzip_command!(Gunzip, "gunzip", "expand gzip files", true, false);
+gzip_command!(Zcat, "zcat", "expand gzip files to stdout", true, true);
+
+async fn run(ctx: &Context, prog: &'static str, o: Opts) -> CmdResult {
+    let files = if o.files.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        o.files.clone()
+    };
+    let mut r = Run {
+        ctx,
+        prog,
+        o,
+        status: 0,
+        pacer: Pacer::default(),
+        listed_header: false,
+    };
+    for f in files {
+        r.operand(&f, 0).await?;
+    }
+    Ok(r.status)
+}
+
+impl Run<'_> {
+    async fn warn(&mut self, msg: String, status: Status) {
+        if status == 2 && self.o.quiet {
+            self.status = self.status.max(2);
+            return;
+        }
+        self.ctx.err(format!("{}: {msg}\n", self.prog)).await;
+        self.status = self.status.max(status);
+    }
+
+    fn operand<'b>(
+        &'b mut self,
+        f: &'b str,
+        depth: usize,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Interrupt>> + Send + 'b>>
+    {
+        Box::pin(async move {
+            if f == "-" {
+                return self.stream(None, f).await;
+            }
+            let mut abs = self.ctx.path(f);
+            let mut meta = self.ctx.fs.lstat(&abs).await;
+            // `gunzip f` means `f.gz` when there is no `f`.
+            let with_suffix = format!("{f}.gz");
+            let mut f = f;
+            if self.o.decompress && meta.is_err() && !f.ends_with(".gz") {
+                abs = self.ctx.path(&with_suffix);
+                meta = self.ctx.fs.lstat(&abs).await;
+                f = &with_suffix;
+            }
+            let meta = match meta {
+                Ok(m) => m,
+                Err(e) => {
+                    self.warn(format!("{f}: {e}"), 1).await;
+                    return Ok(());
+                }
+            };
+            if meta.is_dir() {
+                if !self.o.recursive || depth >= MAX_DEPTH {
+                    self.warn(format!("{f} is a directory -- ignored"), 2).await;
+                    return Ok(());
+                }
+                let entries = match self.ctx.fs.read_dir(&abs).await {
+                    Ok(e) => e,
+                    Err(e) => {
+                        self.warn(format!("{f}: {e}"), 1).await;
+                        return Ok(());
+                    }
+                };
+                for e in entries {
+                    let child = format!("{}/{}", f.trim_end_matches('/'), e.name);
+                    self.operand(&child, depth + 1).await?;
+                }
+                return Ok(());
+            }
+            if meta.is_symlink() && !self.o.force && !self.o.stdout {
+                self.warn(format!("{f}: Too many levels of symbolic links"), 2)
+                    .await;
+                return Ok(());
+            }
+            self.stream(Some(abs), f).await
+        })
+    }
+
+    /// The output name for `f`, or `None` after a warning.
+    async fn out_name(&mut self, f: &str) -> Option<String> {
+        if self.o.decompress {
+            for (suffix, repl) in [(".gz", ""), (".tgz", ".tar"), (".z", ""), ("-gz", "")] {
+                if let Some(stem) = f.strip_suffix(suffix)
+                    && !stem.is_empty()
+                    && !stem.ends_with('/')
+                {
+                    return Some(format!("{stem}{repl}"));
+                }
+            }
+            self.warn(format!("{f}: unknown suffix -- ignored"), 2)
+                .await;
+            None
+        } else {
+            if f.ends_with(".gz") || f.ends_with(".tgz") {
+                // A warning that leaves the status alone, as GNU's does.
+                self.ctx
+                    .err(format!(
+                        "{}: {f} already has .gz suffix -- unchanged\n",
+                        self.prog
+                    ))
+                    .await;
+                return None;
+            }
+            Some(format!("{f}.gz"))
+        }
+    }
+
+    async fn stream(&mut self, abs: Option<String>, f: &str) -> Result<(), Interrupt> {
+        let listing = self.o.list;
+        let to_stdout = self.o.stdout || abs.is_none();
+        let check_only = self.o.test || listing;
+        let in_meta = match &abs {
+            Some(a) => self.ctx.fs.stat(a).await.ok(),
+            None => None,
+        };
+        let target = if abs.is_some() && !to_stdout && !check_only {
+            match self.out_name(f).await {
+                Some(n) => Some(n),
+                None => return Ok(()),
+            }
+        } else {
+            None
+        };
+        let mut out = if check_only {
+            Out::Discard
+        } else if let Some(t) = &target {
+            let tabs = self.ctx.path(t);
+            if self.ctx.fs.lstat(&tabs).await.is_ok() {
+                if !self.o.force {
+                    self.warn(format!("{t} already exists;\tnot overwritten"), 2)
+                        .await;
+                    return Ok(());
+                }
+                let _ = self.ctx.fs.unlink(&tabs).await;
+            }
+            match self.ctx.fs.open_write(&tabs, WriteMode::CreateNew).await {
+                Ok(h) => Out::File(h),
+                Err(e) => {
+                    self.warn(format!("{t}: {e}"), 1).await;
+                    return Ok(());
+                }
+            }
+        } else {
+            Out::Stdout
+        };
+        let decompress = self.o.decompress || check_only;
+        let mut coder = if decompress {
+            Coder::Dec(MultiGzDecoder::new(Vec::new()))
+        } else {
+            let mut b = GzBuilder::new();
+            if !self.o.no_name
+                && let Some(m) = &in_meta
+            {
+                b = b.mtime(
+                    m.mtime
+                        .duration_since(UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs() as u32),
+                );
+                if abs.is_some() {
+                    b = b.filename(super::util::base_name(f).as_bytes());
+                }
+            }
+            Coder::Enc(b.write(Vec::new(), Compression::new(self.o.level)))
+        };
+        let mut off = 0u64;
+        let (mut read_bytes, mut written) = (0u64, 0u64);
+        let mut first = true;
+        let mut failed: Option<String> = None;
+        loop {
+            self.pacer.tick(self.ctx).await?;
+            let chunk = match &abs {
+                Some(a) => match self.ctx.fs.read_at(a, off, READ_CHUNK).await {
+                    Ok(c) => c.to_vec(),
+                    Err(e) => {
+                        failed = Some(format!("{f}: {e}"));
+                        break;
+                    }
+                },
+                None => match self.ctx.stdin.read_chunk().await {
+                    Ok(Some(c)) => c.to_vec(),
+                    Ok(None) => Vec::new(),
+                    Err(_) => {
+                        failed = Some(format!("{f}: {}", FsError::Io));
+                        break;
+                    }
+                },
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            if first && decompress && !chunk.starts_with(&[0x1f, 0x8b]) {
+                let name = if abs.is_some() { f } else { "stdin" };
+                failed = Some(format!("{name}: not in gzip format"));
+                break;
+            }
+            first = false;
+            off += chunk.len() as u64;
+            read_bytes += chunk.len() as u64;
+            match coder.push(&chunk) {
+                Ok(data) => {
+                    written += data.len() as u64;
+                    self.emit(&mut out, &data).await?;
+                }
+                Err(_) => {
+                    let name = if abs.is_some() { f } else { "stdin" };
+                    failed = Some(format!("{name}: invalid compressed data--format violated"));
+                    break;
+                }
+            }
+        }
+        if failed.is_none() {
+            if first && decompress {
+                let name = if abs.is_some() { f } else { "stdin" };
+                failed = Some(format!("{name}: unexpected end of file"));
+            } else {
+                match coder.finish() {
+                    Ok(data) => {
+                        written += data.len() as u64;
+                        self.emit(&mut out, &data).await?;
+                    }
+                    Err(_) => {
+                        let name = if abs.is_some() { f } else { "stdin" };
+                        failed = Some(format!("{name}: unexpected end of file"));
+                    }
+                }
+            }
+        }
+        if let Some(msg) = failed {
+            let out_kind = match &out {
+                Out::Stdout => OutKind::Stdout,
+                _ => OutKind::Other,
+            };
+            if let Out::File(h) = out {
+                let _ = h.close().await;
+            }
+            if let Some(t) = &target {
+                let _ = self.ctx.fs.unlink(&self.ctx.path(t)).await;
+            }
+            // GNU starts a new line first when the bad data would have gone to stdout.
+            if matches!(out_kind, OutKind::Stdout) && msg.ends_with("not in gzip format") {
+                self.ctx.err("\n").await;
+            }
+            self.warn(msg, 1).await;
+            return Ok(());
+        }
+        if let Out::File(h) = out {
+            let t = target.clone().unwrap_or_default();
+            let tabs = self.ctx.path(&t);
+            if let Err(e) = h.close().await {
+                self.warn(format!("{t}: {e}"), 1).await;
+                return Ok(());
+            }
+            if let Some(m) = &in_meta {
+                let _ = self.ctx.fs.chmod(&tabs, m.mode).await;
+                let _ = self.ctx.fs.set_mtime(&tabs, m.mtime).await;
+            }
+            if !self.o.keep
+                && let Some(a) = &abs
+                && let Err(e) = self.ctx.fs.unlink(a).await
+            {
+                self.warn(format!("{f}: {e}"), 1).await;
+            }
+        }
+        if listing {
+            if !self.listed_header {
+                self.listed_header = true;
+                self.ctx
+                    .out("         compressed        uncompressed  ratio uncompressed_name\n")
+                    .await?;
+            }
+            let name = if abs.is_some() {
+                f.strip_suffix(".gz").unwrap_or(f).to_string()
+            } else {
+                String::new()
+            };
+            let ratio = if written == 0 {
+                0.0
+            } else {
+                (written as f64 - read_bytes as f64) * 100.0 / written as f64
+            };
+            self.ctx
+                .out(format!(
+                    "{read_bytes:>19} {written:>19} {ratio:>5.1}% {name}\n"
+                ))
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn emit(&mut self, out: &mut Out, data: &[u8]) -> Result<(), Interrupt> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        match out {
+            Out::Stdout => self.ctx.out(data).await,
+            Out::Discard => Ok(()),
+            Out::File(h) => {
+                if let Err(e) = h.write(data).await {
+                    self.warn(format!("write error: {e}"), 1).await;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The modification time stored in a gzip header (for tests and `-N`).
+#[cfg(test)]
+fn header_mtime(data: &[u8]) -> Option<SystemTime> {
+    let b = data.get(4..8)?;
+    let secs = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    Some(UNIX_EPOCH + Duration::from_secs(u64::from(secs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Invocation, MemFs};
+
+    #[tokio::test]
+    async fn round_trip_in_place() {
+        let fs = MemFs::with_files(&[("/f", "hello hello hello\n")]);
+        fs.set_mtime_secs("/f", 1_577_836_800);
+        let inv = Invocation {
+            fs: fs.clone(),
+            ..Invocation::default()
+        };
+        let (st, _, err) = inv.run(&Gzip, &["f"]).await;
+        assert_eq!((st, err.as_str()), (0, ""));
+        assert!(!fs.exists("/f"));
+        let gz = fs.contents("/f.gz").unwrap_or_default();
+        assert_eq!(
+            header_mtime(&gz),
+            Some(UNIX_EPOCH + Duration::from_secs(1_577_836_800))
+        );
+        let (st, out, _) = inv.run(&Zcat, &["f.gz"]).await;
+        assert_eq!((st, out.as_str()), (0, "hello hello hello\n"));
+        let (st, _, _) = inv.run(&Gunzip, &["f.gz"]).await;
+        assert_eq!(st, 0);
+        assert_eq!(fs.text("/f").as_deref(), Some("hello hello hello\n"));
+        let (st, _, err) = inv.run(&Gunzip, &["f"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (2, "gzip: f: unknown suffix -- ignored\n")
+        );
+        let (st, _, err) = inv.run(&Zcat, &["f"]).await;
+        assert_eq!((st, err.as_str()), (1, "\ngzip: f: not in gzip format\n"));
+    }
+}

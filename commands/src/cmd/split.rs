@@ -1,0 +1,518 @@
+//! `split`: split a file into pieces by lines, bytes or a number of chunks, streaming
+//! the input in chunks and writing each piece through the filesystem port.
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use clap::Parser;
+
+use super::textin::slurp;
+use super::util::{Pacer, Reader, quote, quotef};
+use crate::fs::{WriteHandle, WriteMode};
+use crate::{CmdResult, Command, Context, Interrupt, parse_args};
+
+/// Output pieces of FILE to PREFIXaa, PREFIXab, ...; default size is 1000 lines, and
+/// default PREFIX is 'x'. With no FILE, or when FILE is -, read standard input.
+#[derive(Parser, Debug)]
+#[command(name = "split")]
+struct Args {
+    /// Generate suffixes of length N (default 2).
+    #[arg(short = 'a', long = "suffix-length", value_name = "N")]
+    suffix_length: Option<String>,
+    /// Append an additional SUFFIX to file names.
+    #[arg(long = "additional-suffix", value_name = "SUFFIX")]
+    additional_suffix: Option<String>,
+    /// Put SIZE bytes per output file.
+    #[arg(short = 'b', long, value_name = "SIZE")]
+    bytes: Option<String>,
+    /// Use numeric suffixes starting at 0, not alphabetic.
+    #[arg(short = 'd')]
+    numeric: bool,
+    /// Use hex suffixes starting at 0, not alphabetic.
+    #[arg(short = 'x')]
+    hex: bool,
+    /// Do not generate empty output files with '-n'.
+    #[arg(short = 'e', long = "elide-empty-files")]
+    elide_empty: bool,
+    /// Put NUMBER lines/records per output file.
+    #[arg(short = 'l', long, value_name = "NUMBER")]
+    lines: Option<String>,
+    /// Generate CHUNKS output files (N, or l/N to keep lines whole).
+    #[arg(short = 'n', long = "number", value_name = "CHUNKS")]
+    number: Option<String>,
+    /// Print a diagnostic just before each output file is opened.
+    #[arg(long)]
+    verbose: bool,
+    /// [FILE [PREFIX]]
+    operands: Vec<String>,
+}
+
+/// `10`, `2K`, `1MB`: a size with GNU's suffixes (K=1024, KB=1000, and b=512).
+pub(crate) fn parse_size(s: &str) -> Option<u64> {
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let n: u64 = s[..digits].parse().ok()?;
+    let suffix = &s[digits..];
+    let mult: u64 = match suffix {
+        "" => 1,
+        "b" => 512,
+        "KB" | "kB" => 1000,
+        "K" | "k" | "KiB" | "kiB" => 1024,
+        _ => {
+            let units = ["K", "M", "G", "T", "P", "E"];
+            let (unit, rest) = suffix.split_at(1);
+            let pos = units.iter().position(|u| *u == unit)? as u32 + 1;
+            match rest {
+                "" | "iB" => 1024u64.checked_pow(pos)?,
+                "B" => 1000u64.checked_pow(pos)?,
+                _ => return None,
+            }
+        }
+    };
+    n.checked_mul(mult)
+}
+
+/// File names PREFIX + suffix + additional suffix, in order.
+struct Names {
+    prefix: String,
+    extra: String,
+    len: usize,
+    radix: u32,
+    next: u64,
+}
+
+impl Names {
+    fn next(&mut self) -> Option<String> {
+        let max = u64::from(self.radix).checked_pow(u32::try_from(self.len).ok()?);
+        if max.is_some_and(|m| self.next >= m) {
+            return None;
+        }
+        let mut n = self.next;
+        self.next += 1;
+        let mut digits = vec![0u8; self.len];
+        for d in digits.iter_mut().rev() {
+            let v = (n % u64::from(self.radix)) as u8;
+            n /= u64::from(self.radix);
+            *d = match self.radix {
+                26 => b'a' + v,
+                _ if v < 10 => b'0' + v,
+                _ => b'a' + v - 10,
+            };
+        }
+        Some(format!(
+            "{}{}{}",
+            self.prefix,
+            String::from_utf8_lossy(&digits),
+            self.extra
+        ))
+    }
+}
+
+/// The piece being written.
+struct Piece {
+    name: String,
+    handle: Box<dyn WriteHandle>,
+}
+
+struct Writer<'a> {
+    ctx: &'a Context,
+    names: Names,
+    cur: Option<Piece>,
+    verbose: bool,
+}
+
+impl Writer<'_> {
+    /// Closes the current piece and opens the next; `Ok(false)` after a reported error.
+    async fn open_next(&mut self) -> Result<bool, Interrupt> {
+        if !self.close().await? {
+            return Ok(false);
+        }
+        let Some(name) = self.names.next() else {
+            self.ctx
+                .warn("split", "output file suffixes exhausted")
+                .await;
+            return Ok(false);
+        };
+        if self.verbose {
+            self.ctx
+                .out(format!("creating file {}\n", quote(&name)))
+                .await?;
+        }
+        match self
+            .ctx
+            .fs
+            .open_write(&self.ctx.path(&name), WriteMode::Truncate)
+            .await
+        {
+            Ok(handle) => {
+                self.cur = Some(Piece { name, handle });
+                Ok(true)
+            }
+            Err(e) => {
+                self.ctx
+                    .warn("split", format!("{}: {e}", quotef(&name)))
+                    .await;
+                Ok(false)
+            }
+        }
+    }
+
+    async fn write(&mut self, data: &[u8]) -> Result<bool, Interrupt> {
+        if let Some(p) = self.cur.as_mut()
+            && let Err(e) = p.handle.write(data).await
+        {
+            self.ctx
+                .warn("split", format!("{}: {e}", quotef(&p.name)))
+                .await;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    async fn close(&mut self) -> Result<bool, Interrupt> {
+        if let Some(p) = self.cur.take()
+            && let Err(e) = p.handle.close().await
+        {
+            self.ctx
+                .warn("split", format!("{}: {e}", quotef(&p.name)))
+                .await;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
+enum Mode {
+    Lines(u64),
+    Bytes(u64),
+    Chunks(u64),
+    LineChunks(u64),
+}
+
+pub struct Split;
+
+#[async_trait]
+impl Command for Split {
+    fn name(&self) -> &'static str {
+        "split"
+    }
+    fn summary(&self) -> &'static str {
+        "split a file into pieces"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let args: Args = match parse_args(ctx, self.name(), &args).await {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        if let Some(extra) = args.operands.get(2) {
+            ctx.err(format!(
+                "split: extra operand {}\nTry 'split --help' for more information.\n",
+                quote(extra)
+            ))
+            .await;
+            return Ok(1);
+        }
+        let mode = if let Some(l) = &args.lines {
+            match l.parse::<u64>() {
+                Ok(n) if n > 0 => Mode::Lines(n),
+                _ => {
+                    ctx.warn(
+                        "split",
+                        format!(
+                            "invalid number of lines: {}: Numerical result out of range",
+                            quote(l)
+                        ),
+                    )
+                    .await;
+                    return Ok(1);
+                }
+            }
+        } else if let Some(b) = &args.bytes {
+            match parse_size(b) {
+                Some(n) if n > 0 => Mode::Bytes(n),
+                _ => {
+                    ctx.warn("split", format!("invalid number of bytes: {}", quote(b)))
+                        .await;
+                    return Ok(1);
+                }
+            }
+        } else if let Some(n) = &args.number {
+            let (lines, num) = match n.strip_prefix("l/") {
+                Some(rest) => (true, rest),
+                None => (false, n.as_str()),
+            };
+            match num.parse::<u64>() {
+                Ok(k) if k > 0 && lines => Mode::LineChunks(k),
+                Ok(k) if k > 0 => Mode::Chunks(k),
+                _ => {
+                    ctx.warn("split", format!("invalid number of chunks: {}", quote(num)))
+                        .await;
+                    return Ok(1);
+                }
+            }
+        } else {
+            Mode::Lines(1000)
+        };
+        let len = match args.suffix_length.as_deref().map(str::parse::<usize>) {
+            None => 2,
+            Some(Ok(n)) if n > 0 && n <= 64 => n,
+            Some(_) => {
+                let v = args.suffix_length.clone().unwrap_or_default();
+                ctx.warn("split", format!("invalid suffix length: {}", quote(&v)))
+                    .await;
+                return Ok(1);
+            }
+        };
+        let input = args.operands.first().cloned().unwrap_or_else(|| "-".into());
+        let names = Names {
+            prefix: args.operands.get(1).cloned().unwrap_or_else(|| "x".into()),
+            extra: args.additional_suffix.clone().unwrap_or_default(),
+            len,
+            radix: if args.hex {
+                16
+            } else if args.numeric {
+                10
+            } else {
+                26
+            },
+            next: 0,
+        };
+        let mut reader = match Reader::open(ctx, &input).await {
+            Ok(r) => r,
+            Err(e) => {
+                ctx.warn(
+                    "split",
+                    format!("cannot open {} for reading: {e}", quote(&input)),
+                )
+                .await;
+                return Ok(1);
+            }
+        };
+        let mut w = Writer {
+            ctx,
+            names,
+            cur: None,
+            verbose: args.verbose,
+        };
+        let ok = match mode {
+            Mode::Lines(n) => by_lines(ctx, &mut reader, &mut w, &input, n).await?,
+            Mode::Bytes(n) => by_bytes(ctx, &mut reader, &mut w, &input, n).await?,
+            Mode::Chunks(k) | Mode::LineChunks(k) => {
+                let mut charge = ctx.budget.empty_charge();
+                let Some(data) = slurp(ctx, "split", &input, &mut charge).await? else {
+                    return Ok(1);
+                };
+                let lines = matches!(mode, Mode::LineChunks(_));
+                chunks(ctx, &mut w, &data, k, lines, args.elide_empty).await?
+            }
+        };
+        let closed = w.close().await?;
+        Ok(if ok && closed { 0 } else { 1 })
+    }
+}
+
+async fn next_chunk(
+    ctx: &Context,
+    reader: &mut Reader,
+    input: &str,
+) -> Result<Result<Option<Bytes>, ()>, Interrupt> {
+    match reader.chunk().await {
+        Ok(c) => Ok(Ok(c)),
+        Err(e) => {
+            ctx.warn("split", format!("{}: {e}", quotef(input))).await;
+            Ok(Err(()))
+        }
+    }
+}
+
+async fn by_lines(
+    ctx: &Context,
+    reader: &mut Reader,
+    w: &mut Writer<'_>,
+    input: &str,
+    n: u64,
+) -> Result<bool, Interrupt> {
+    let mut in_piece = n;
+    let mut pacer = Pacer::default();
+    loop {
+        let Ok(chunk) = next_chunk(ctx, reader, input).await? else {
+            return Ok(false);
+        };
+        let Some(mut chunk) = chunk else {
+            return Ok(true);
+        };
+        while !chunk.is_empty() {
+            if in_piece == n {
+                if !w.open_next().await? {
+                    return Ok(false);
+                }
+                in_piece = 0;
+            }
+            // Up to the end of the piece's last line, or all of the chunk.
+            let mut cut = chunk.len();
+            let mut seen = in_piece;
+            for (i, b) in chunk.iter().enumerate() {
+                if *b == b'\n' {
+                    seen += 1;
+                    if seen == n {
+                        cut = i + 1;
+                        break;
+                    }
+                }
+            }
+            let piece = chunk.split_to(cut);
+            in_piece += piece.iter().filter(|b| **b == b'\n').count() as u64;
+            if !w.write(&piece).await? {
+                return Ok(false);
+            }
+            pacer.tick(ctx).await?;
+        }
+    }
+}
+
+async fn by_bytes(
+    ctx: &Context,
+    reader: &mut Reader,
+    w: &mut Writer<'_>,
+    input: &str,
+    n: u64,
+) -> Result<bool, Interrupt> {
+    let mut in_piece = n;
+    let mut pacer = Pacer::default();
+    loop {
+        let Ok(chunk) = next_chunk(ctx, reader, input).await? else {
+            return Ok(false);
+        };
+        let Some(mut chunk) = chunk else {
+            return Ok(true);
+        };
+        while !chunk.is_empty() {
+            if in_piece == n {
+                if !w.open_next().await? {
+                    return Ok(false);
+                }
+                in_piece = 0;
+            }
+            let room = usize::try_from(n - in_piece).unwrap_or(usize::MAX);
+            let piece = chunk.split_to(room.min(chunk.len()));
+            in_piece += piece.len() as u64;
+            if !w.write(&piece).await? {
+                return Ok(false);
+            }
+            pacer.tick(ctx).await?;
+        }
+    }
+}
+
+async fn chunks(
+    ctx: &Context,
+    w: &mut Writer<'_>,
+    data: &[u8],
+    k: u64,
+    lines: bool,
+    elide: bool,
+) -> Result<bool, Interrupt> {
+    let size = data.len() as u64;
+    let mut start = 0usize;
+    for i in 0..k {
+        let end_byte = if i + 1 == k {
+            data.len()
+        } else {
+            usize::try_from((i + 1) * size / k).unwrap_or(data.len())
+        };
+        let mut end = end_byte.max(start);
+        if lines && i + 1 < k {
+            // Lines that start before the boundary belong to this chunk.
+            end = if end_byte == 0 || end_byte <= start {
+                start
+            } else {
+                match data[end_byte - 1..].iter().position(|b| *b == b'\n') {
+                    Some(p) => end_byte + p,
+                    None => data.len(),
+                }
+            };
+        }
+        let piece = &data[start..end];
+        start = end;
+        if elide && piece.is_empty() {
+            continue;
+        }
+        if !w.open_next().await? || !w.write(piece).await? {
+            return Ok(false);
+        }
+        ctx.checkpoint().await?;
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{Invocation, MemFs};
+
+    fn inv() -> (Invocation, std::sync::Arc<MemFs>) {
+        let fs = MemFs::with_files(&[("/in", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")]);
+        (
+            Invocation {
+                fs: fs.clone(),
+                ..Invocation::default()
+            },
+            fs,
+        )
+    }
+
+    #[tokio::test]
+    async fn by_lines_and_bytes() {
+        let (inv, fs) = inv();
+        assert_eq!(inv.run(&Split, &["-l", "3", "in"]).await.0, 0);
+        assert_eq!(fs.text("/xaa").unwrap(), "1\n2\n3\n");
+        assert_eq!(fs.text("/xad").unwrap(), "10\n");
+        assert_eq!(
+            inv.run(
+                &Split,
+                &[
+                    "-b",
+                    "5",
+                    "-d",
+                    "-a",
+                    "3",
+                    "--additional-suffix=.t",
+                    "in",
+                    "p"
+                ]
+            )
+            .await
+            .0,
+            0
+        );
+        assert_eq!(fs.text("/p000.t").unwrap(), "1\n2\n3");
+        assert_eq!(fs.text("/p004.t").unwrap(), "\n");
+    }
+
+    #[tokio::test]
+    async fn by_chunks() {
+        let (inv, fs) = inv();
+        assert_eq!(inv.run(&Split, &["-n", "3", "in"]).await.0, 0);
+        assert_eq!(fs.text("/xab").unwrap(), "\n5\n6\n7\n");
+        assert_eq!(inv.run(&Split, &["-n", "l/3", "in", "l"]).await.0, 0);
+        assert_eq!(fs.text("/laa").unwrap(), "1\n2\n3\n4\n");
+        assert_eq!(fs.text("/lac").unwrap(), "8\n9\n10\n");
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let (inv, _) = inv();
+        let (st, _, err) = inv.run(&Split, &["-a", "1", "-l", "1", "in"]).await;
+        assert_eq!((st, err.as_str()), (0, ""));
+        let (st, _, err) = inv.run(&Split, &["-d", "-a", "1", "-b", "1", "in"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "split: output file suffixes exhausted\n")
+        );
+        assert_eq!(inv.run(&Split, &["-l", "0", "in"]).await.0, 1);
+        assert_eq!(inv.run(&Split, &["-b", "2x", "in"]).await.0, 1);
+        assert_eq!(parse_size("1K"), Some(1024));
+        assert_eq!(parse_size("2MB"), Some(2_000_000));
+    }
+}
