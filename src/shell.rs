@@ -1074,7 +1074,6 @@ impl Shell {
         }
         s.slot = Some(Arc::new(slot));
         s.is_subshell = true;
-        s.bashpid = 1000 + (rand::random::<u32>() % 30000);
         s.subshell_level += 1;
         s.exit_requested = None;
         s.me = Arc::new(jobs::Proc::default());
