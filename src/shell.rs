@@ -39,6 +39,7 @@ use crate::registry::Registry;
 pub mod error;
 
 mod arith;
+mod assoc;
 mod builtins;
 mod cond;
 mod exec;
@@ -47,9 +48,11 @@ mod jobs;
 mod launcher;
 mod parse;
 mod pattern;
+mod printer;
 mod procsubst;
 mod redirect;
 mod trap;
+mod vars;
 
 pub use builtins::snapshot::{
     SnapshotControl, SnapshotError, SnapshotInfo, human_size, iso8601, json_str,
@@ -59,6 +62,9 @@ pub use launcher::ShellLauncher;
 pub use parse::{Completeness, PendingInput};
 
 use redirect::Fds;
+
+pub(crate) use assoc::AssocArray;
+pub(crate) use vars::Attrs;
 
 /// Deepest nesting of shell function calls (bash has no default limit and crashes instead);
 /// deeper calls fail with an error instead of exhausting the task's stack.
@@ -82,6 +88,12 @@ fn check_value_size(name: &str, value: &Value) -> Result<(), ShellError> {
             "{name}: more than {MAX_ARRAY_LEN} array elements"
         ))),
         Value::Array(a) if a.values().map(String::len).sum::<usize>() > MAX_VALUE => {
+            Err(too_large(name))
+        }
+        Value::Assoc(a) if a.len() > MAX_ARRAY_LEN => Err(ShellError::Limit(format!(
+            "{name}: more than {MAX_ARRAY_LEN} array elements"
+        ))),
+        Value::Assoc(a) if a.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() > MAX_VALUE => {
             Err(too_large(name))
         }
         _ => Ok(()),
@@ -187,6 +199,8 @@ pub(crate) enum Value {
     Str(String),
     /// An indexed array (`a=(x y)`), sparse like bash's.
     Array(BTreeMap<i64, String>),
+    /// An associative array (`declare -A`), in bash's iteration order.
+    Assoc(AssocArray),
 }
 
 impl Value {
@@ -195,6 +209,7 @@ impl Value {
         match self {
             Value::Str(s) => Some(s),
             Value::Array(a) => a.get(&0).map(String::as_str),
+            Value::Assoc(a) => a.get("0").map(String::as_str),
         }
     }
 }
@@ -204,6 +219,8 @@ pub(crate) struct Var {
     pub value: Value,
     pub exported: bool,
     pub readonly: bool,
+    /// `declare`'s other attributes (`-i -l -u -n -t`, declared without a value).
+    pub attrs: Attrs,
 }
 
 /// `set -o` options.
@@ -240,6 +257,8 @@ pub struct Shell {
     pub(crate) registry: Arc<Registry>,
     pub(crate) vars: HashMap<String, Var>,
     pub(crate) functions: HashMap<String, Arc<ast::FunctionDefinition>>,
+    /// Functions made readonly (`readonly -f`): redefining or unsetting them fails.
+    pub(crate) readonly_functions: std::collections::HashSet<String>,
     /// Logical working directory (`$PWD`), absolute and normalized.
     pub(crate) cwd: String,
     pub(crate) arg0: String,
@@ -326,6 +345,10 @@ pub struct Shell {
     pub(crate) exported_functions: std::collections::BTreeSet<String>,
     /// The functions being run, outermost first (`FUNCNAME` lists them innermost first).
     pub(crate) funcnames: Vec<String>,
+    /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
+    pub(crate) subshell_level: u32,
+    /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
+    pub(crate) seconds_base: std::time::Instant,
 }
 
 /// See [`Shell::exec_closers`]; shared by copies of a shell, not by subshells.
@@ -346,6 +369,10 @@ fn value_size(v: &Value) -> usize {
     match v {
         Value::Str(s) => s.len(),
         Value::Array(a) => a.values().map(|e| e.len() + ELEM_OVERHEAD).sum(),
+        Value::Assoc(a) => a
+            .iter()
+            .map(|(k, e)| k.len() + e.len() + ELEM_OVERHEAD)
+            .sum(),
     }
 }
 
@@ -380,6 +407,7 @@ impl Shell {
             registry: cfg.registry,
             vars: HashMap::new(),
             functions: HashMap::new(),
+            readonly_functions: Default::default(),
             cwd: forkbox_commands::fs::normalize(&cfg.cwd),
             arg0: "forkbox".to_string(),
             positional: Vec::new(),
@@ -429,6 +457,8 @@ impl Shell {
             exec_closers: ExecClosers::default(),
             exported_functions: std::collections::BTreeSet::new(),
             funcnames: Vec::new(),
+            subshell_level: 0,
+            seconds_base: std::time::Instant::now(),
         };
         for (k, v) in cfg.env {
             if let Some(name) = k
@@ -444,9 +474,11 @@ impl Shell {
                     value: Value::Str(v),
                     exported: true,
                     readonly: false,
+                    attrs: Attrs::default(),
                 },
             );
         }
+        sh.init_special_vars();
         sh.recount_vars();
         let cwd = sh.cwd.clone();
         sh.set_exported("PWD", &cwd);
@@ -588,6 +620,11 @@ impl Shell {
         let ps1 = self
             .get_str("PS1")
             .unwrap_or_else(|| "\\u@\\h:\\w\\$ ".to_string());
+        self.prompt_expand(&ps1)
+    }
+
+    /// The backslash escapes of a prompt string (`PS1`, `${x@P}`).
+    pub(crate) fn prompt_expand(&self, ps1: &str) -> String {
         let user = self.get_str("USER").unwrap_or_else(|| "user".to_string());
         let home = self.get_str("HOME").unwrap_or_default();
         let w = tilde_abbrev(&self.cwd, &home);
@@ -682,9 +719,15 @@ impl Shell {
     // ----- variables -----
 
     /// The scalar value of a variable, including the dynamic ones (`RANDOM`, ...).
+    /// Follows a name reference (`declare -n`); an element target (`a[1]`) is read as one.
     pub(crate) fn get_str(&self, name: &str) -> Option<String> {
+        let target = self.resolve_ref(name);
+        if let Some((base, sub)) = vars::split_subscript(&target) {
+            return self.get_subscript(base, sub);
+        }
         self.vars
-            .get(name)
+            .get(target.as_ref())
+            .filter(|v| !v.attrs.unset)
             .and_then(|v| v.value.as_str().map(str::to_string))
     }
 
@@ -743,8 +786,15 @@ impl Shell {
         self.vars_mem.0.force(total);
     }
 
-    /// Assigns a scalar, keeping the export flag; fails on a readonly variable.
+    /// Assigns a scalar, keeping the export flag; fails on a readonly variable. Follows
+    /// name references and applies the variable's attributes (`-i`, `-l`, `-u`); an array
+    /// gets the value as its element 0.
     pub(crate) fn set_var(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
+        self.assign_str(name, value, false)
+    }
+
+    /// Stores a scalar as it is (after attributes and references were applied).
+    pub(crate) fn store_str(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
         if value.len() > MAX_VALUE {
             return Err(too_large(name));
         }
@@ -757,6 +807,7 @@ impl Shell {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
                 v.value = Value::Str(value.to_string());
+                v.attrs.unset = false;
                 Ok(())
             }
             None => {
@@ -766,6 +817,7 @@ impl Shell {
                         value: Value::Str(value.to_string()),
                         exported: self.opts_allexport(),
                         readonly: false,
+                        attrs: Attrs::default(),
                     },
                 );
                 Ok(())
@@ -777,7 +829,16 @@ impl Shell {
         self.opts.allexport
     }
 
+    /// Replaces a variable's whole value (`a=(…)`), following name references and
+    /// applying its attributes to each element.
     pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
+        let name = self.resolve_ref(name).into_owned();
+        let value = self.apply_attrs_value(&name, value)?;
+        self.store_value(&name, value)
+    }
+
+    /// Stores a whole value as it is.
+    pub(crate) fn store_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
         check_value_size(name, &value)?;
         if self.vars.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
@@ -788,6 +849,7 @@ impl Shell {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
                 v.value = value;
+                v.attrs.unset = false;
                 Ok(())
             }
             None => {
@@ -797,6 +859,7 @@ impl Shell {
                         value,
                         exported: self.opts.allexport,
                         readonly: false,
+                        attrs: Attrs::default(),
                     },
                 );
                 Ok(())
@@ -804,7 +867,19 @@ impl Shell {
         }
     }
 
+    /// Sets element `index` of an indexed array (a negative index counts from the end),
+    /// following name references and applying the variable's attributes.
     pub(crate) fn set_elem(
+        &mut self,
+        name: &str,
+        index: i64,
+        value: &str,
+    ) -> Result<(), ShellError> {
+        self.assign_index(name, index, value, false)
+    }
+
+    /// Stores element `index` as it is; `index` is already made non-negative.
+    pub(crate) fn store_elem(
         &mut self,
         name: &str,
         index: i64,
@@ -823,23 +898,66 @@ impl Shell {
         let old = self.var_cost(name);
         let grown = old.max(name.len() + VAR_OVERHEAD) + value.len() + ELEM_OVERHEAD;
         self.charge_var(name, old, grown)?;
+        let allexport = self.opts.allexport;
         let var = self.vars.entry(name.to_string()).or_insert(Var {
             value: Value::Array(BTreeMap::new()),
-            exported: false,
+            exported: allexport,
             readonly: false,
+            attrs: Attrs::default(),
         });
+        var.attrs.unset = false;
         if let Value::Str(s) = &var.value {
             let mut m = BTreeMap::new();
             m.insert(0, s.clone());
             var.value = Value::Array(m);
         }
-        if let Value::Array(m) = &mut var.value {
-            let idx = if index < 0 {
-                next_index(m).wrapping_add(index)
-            } else {
-                index
-            };
-            m.insert(idx, value.to_string());
+        match &mut var.value {
+            Value::Array(m) => {
+                m.insert(index, value.to_string());
+            }
+            Value::Assoc(m) => m.insert(index.to_string(), value.to_string()),
+            Value::Str(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Stores key `key` of an associative array as it is.
+    pub(crate) fn store_key(
+        &mut self,
+        name: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<(), ShellError> {
+        if value.len() > MAX_VALUE || key.len() > MAX_VALUE {
+            return Err(too_large(name));
+        }
+        if self.vars.get(name).is_some_and(|v| matches!(&v.value, Value::Assoc(a) if a.len() >= MAX_ARRAY_LEN && !a.contains_key(key))) {
+            return Err(ShellError::Limit(format!("{name}: more than {MAX_ARRAY_LEN} array elements")));
+        }
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        let old = self.var_cost(name);
+        let grown = old.max(name.len() + VAR_OVERHEAD) + key.len() + value.len() + ELEM_OVERHEAD;
+        self.charge_var(name, old, grown)?;
+        let allexport = self.opts.allexport;
+        let var = self.vars.entry(name.to_string()).or_insert(Var {
+            value: Value::Assoc(AssocArray::new()),
+            exported: allexport,
+            readonly: false,
+            attrs: Attrs::default(),
+        });
+        var.attrs.unset = false;
+        match &mut var.value {
+            Value::Assoc(m) => m.insert(key.to_string(), value.to_string()),
+            other => {
+                let mut m = AssocArray::new();
+                if let Some(s) = other.as_str() {
+                    m.insert("0".to_string(), s.to_string());
+                }
+                m.insert(key.to_string(), value.to_string());
+                *other = Value::Assoc(m);
+            }
         }
         Ok(())
     }
@@ -856,9 +974,36 @@ impl Shell {
         }
     }
 
+    /// Unsets a variable (what a name reference names, not the reference itself).
     pub(crate) fn unset_var(&mut self, name: &str) -> Result<(), ShellError> {
+        let target = self.resolve_ref(name).into_owned();
+        if let Some((base, sub)) = vars::split_subscript(&target) {
+            let (base, sub) = (base.to_string(), sub.to_string());
+            return self.unset_subscript(&base, &sub);
+        }
+        self.unset_plain(&target)
+    }
+
+    /// Unsets exactly `name`, even a name reference. A variable local to a function that
+    /// called the running one is taken back to its value outside that function, as bash's
+    /// dynamic scoping does; one local to the running function just loses its value.
+    pub(crate) fn unset_plain(&mut self, name: &str) -> Result<(), ShellError> {
         if self.vars.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
+        }
+        let n = self.local_frames.len();
+        if let Some(i) = self
+            .local_frames
+            .iter()
+            .rposition(|f| f.iter().any(|(v, _)| v == name))
+            && i + 1 < n
+        {
+            let frame = &mut self.local_frames[i];
+            if let Some(pos) = frame.iter().position(|(v, _)| v == name) {
+                let (_, saved) = frame.remove(pos);
+                self.restore_var(name.to_string(), saved);
+                return Ok(());
+            }
         }
         self.restore_var(name.to_string(), None);
         Ok(())
@@ -875,6 +1020,13 @@ impl Shell {
         }
     }
 
+    /// Whether `name` is already local to the running function.
+    pub(crate) fn is_local_here(&self, name: &str) -> bool {
+        self.local_frames
+            .last()
+            .is_some_and(|f| f.iter().any(|(n, _)| n == name))
+    }
+
     pub(crate) fn pop_local_frame(&mut self) {
         if let Some(frame) = self.local_frames.pop() {
             for (name, old) in frame.into_iter().rev() {
@@ -888,8 +1040,11 @@ impl Shell {
         let mut env: BTreeMap<String, String> = self
             .vars
             .iter()
-            .filter(|(_, v)| v.exported)
-            .filter_map(|(k, v)| v.value.as_str().map(|s| (k.clone(), s.to_string())))
+            .filter(|(_, v)| v.exported && !v.attrs.unset)
+            .filter_map(|(k, v)| match &v.value {
+                Value::Str(s) => Some((k.clone(), s.clone())),
+                _ => None,
+            })
             .collect();
         for (k, v) in extra {
             env.insert(k.clone(), v.clone());
@@ -940,6 +1095,7 @@ impl Shell {
         }
         s.slot = Some(Arc::new(slot));
         s.is_subshell = true;
+        s.subshell_level += 1;
         s.exit_requested = None;
         s.me = Arc::new(jobs::Proc::default());
         s.bashpid = self.procs.register(&s.me);

@@ -178,16 +178,3 @@ pub(crate) fn is_name(s: &str) -> bool {
     matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic())
         && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
-
-/// `declare -x NAME="value"` quoting.
-pub(crate) fn dq(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        if matches!(c, '"' | '\\' | '$' | '`') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}

@@ -109,23 +109,29 @@ impl Shell {
                 _ => false,
             },
             U::ShellVariableIsSetAndAssigned => self.var_is_set(s),
-            U::ShellVariableIsSetAndNameRef => false,
+            U::ShellVariableIsSetAndNameRef => self.vars.get(s).is_some_and(|v| v.attrs.nameref),
         })
     }
 
     pub(crate) fn var_is_set(&self, s: &str) -> bool {
-        if let Some((name, rest)) = s.split_once('[') {
-            let idx = rest.trim_end_matches(']').parse::<i64>().unwrap_or(0);
-            return match self.vars.get(name).map(|v| &v.value) {
-                Some(Value::Array(a)) => a.contains_key(&idx),
-                Some(Value::Str(_)) => idx == 0,
+        if let Some((name, sub)) = super::vars::split_subscript(s) {
+            let target = self.resolve_ref(name);
+            let var = self.vars.get(target.as_ref()).filter(|v| !v.attrs.unset);
+            return match var.map(|v| &v.value) {
+                Some(Value::Assoc(a)) => a.contains_key(sub),
+                Some(_) if sub == "@" || sub == "*" => true,
+                Some(_) => self.get_subscript(&target, sub).is_some(),
                 None => false,
             };
         }
         if let Ok(n) = s.parse::<usize>() {
             return n == 0 || n <= self.positional.len();
         }
-        self.vars.contains_key(s)
+        self.get_str(s).is_some()
+            || self
+                .vars
+                .get(self.resolve_ref(s).as_ref())
+                .is_some_and(|v| !v.attrs.unset && !matches!(v.value, Value::Str(_)))
     }
 
     async fn binary_test(

@@ -45,6 +45,14 @@ pub enum ShellError {
     Unbound(String),
     #[error("{0}: readonly variable")]
     Readonly(String),
+    /// An expansion that cannot be done, worded in full (`x: invalid variable name`).
+    #[error("{0}")]
+    Expansion(String),
+    #[error("{0}: readonly function")]
+    ReadonlyFunction(String),
+    /// An array subscript out of range in an assignment (`a[-5]=x`, `a[""]=x`).
+    #[error("{0}: bad array subscript")]
+    BadSubscript(String),
     /// Arithmetic error inside an expansion (`$((1/0))`): fatal, like bash.
     #[error("{expr}: {message}")]
     Arithmetic { expr: String, message: String },
@@ -111,6 +119,8 @@ impl ShellError {
                 | ShellError::SubstitutionTooLarge(_)
                 | ShellError::RecursionLimit(..)
                 | ShellError::Readonly(_)
+                | ShellError::BadSubscript(_)
+                | ShellError::Expansion(_)
                 | ShellError::TooManyTasks(_)
                 | ShellError::OutOfMemory { .. }
         )

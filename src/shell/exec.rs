@@ -328,6 +328,10 @@ impl Shell {
                     self.end_redirects(f, closers, r, fds).await?
                 }
                 Command::Function(def) => {
+                    if self.readonly_functions.contains(&def.fname.value) {
+                        let e = ShellError::ReadonlyFunction(def.fname.value.clone());
+                        return self.fail(e, fds).await;
+                    }
                     self.functions
                         .insert(def.fname.value.clone(), Arc::new(def.clone()));
                     0
@@ -393,7 +397,11 @@ impl Shell {
             self.last_status = e.status();
             return Err(Flow::Abort(e.status()));
         }
-        let status = self.report(&fds.stderr(), &e).await;
+        let mut status = self.report(&fds.stderr(), &e).await;
+        if self.is_subshell && matches!(e, ShellError::Unbound(_) | ShellError::ParamError { .. }) {
+            // bash exits a subshell with 1 where the shell itself would give 127.
+            status = 1;
+        }
         self.last_status = status;
         if e.is_fatal() {
             Err(Flow::Abort(status))

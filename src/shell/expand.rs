@@ -36,7 +36,7 @@ pub(crate) use brace::brace_expand;
 use brace::{sequence, unclosed_braces};
 pub(crate) use param::shell_quote;
 #[cfg(test)]
-use param::{replace, slice};
+use param::{lit, replace, slice};
 
 type R<T> = Result<T, ShellError>;
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -53,6 +53,9 @@ pub(crate) enum Piece {
     },
     /// Ends the current field (between the elements of `"$@"`).
     FieldBreak,
+    /// Between the elements of an unquoted `$*`: a field break where words are split, the
+    /// first character of `IFS` where they are joined (`x=$*`).
+    StarBreak(String),
     /// Makes sure a field exists even if empty (`""`).
     ForceField,
 }
@@ -64,6 +67,8 @@ enum PVal {
     Str(String),
     /// `$@`, `$*`, `${a[@]}`: `concat` for the `*` forms.
     List(Vec<String>, bool),
+    /// A word expanded in place (`${x:-"a b" c}`), its quoting kept for splitting.
+    Pieces(Vec<Piece>),
 }
 
 impl PVal {
@@ -71,6 +76,7 @@ impl PVal {
         match (self, test) {
             (PVal::Unset, _) => true,
             (PVal::Str(s), ParameterTestType::UnsetOrNull) => s.is_empty(),
+            (PVal::Pieces(_), _) => false,
             (PVal::List(l, _), _) => {
                 l.is_empty()
                     || (l.len() == 1
@@ -86,6 +92,7 @@ impl PVal {
             PVal::Unset => PVal::Str(f("")),
             PVal::Str(s) => PVal::Str(f(&s)),
             PVal::List(l, c) => PVal::List(l.iter().map(|s| f(s)).collect(), c),
+            PVal::Pieces(p) => PVal::Str(f(&join_pieces(&p))),
         }
     }
 }
@@ -201,7 +208,7 @@ fn split_fields(pieces: Vec<Piece>, ifs: &str) -> Vec<FieldBuf> {
             Piece::ForceField => {
                 cur.get_or_insert_with(FieldBuf::default);
             }
-            Piece::FieldBreak => {
+            Piece::FieldBreak | Piece::StarBreak(_) => {
                 if let Some(f) = cur.take() {
                     fields.push(f);
                 }
@@ -274,17 +281,17 @@ fn check_expansion_size(out: &[Piece]) -> R<()> {
 /// Joins pieces without splitting (assignments, here-strings, `case` words).
 fn join_pieces(pieces: &[Piece]) -> String {
     let mut out = String::new();
-    let mut need_space = false;
+    let mut sep: Option<&str> = None;
     for p in pieces {
         match p {
             Piece::Text { s, .. } => {
-                if need_space {
-                    out.push(' ');
-                    need_space = false;
+                if let Some(sep) = sep.take() {
+                    out.push_str(sep);
                 }
                 out.push_str(s);
             }
-            Piece::FieldBreak => need_space = true,
+            Piece::FieldBreak => sep = Some(" "),
+            Piece::StarBreak(s) => sep = Some(s),
             Piece::ForceField => {}
         }
     }
@@ -303,12 +310,20 @@ fn join_pattern(pieces: &[Piece]) -> String {
             }
         } else if matches!(p, Piece::FieldBreak) {
             out.push(' ');
+        } else if let Piece::StarBreak(s) = p {
+            out.push_str(s);
         }
     }
     out
 }
 
 fn is_at_list(p: &WordPiece) -> bool {
+    if let WordPiece::ParameterExpansion(ParameterExpr::MemberKeys {
+        concatenate: false, ..
+    }) = p
+    {
+        return true;
+    }
     matches!(
         p,
         WordPiece::ParameterExpansion(ParameterExpr::Parameter {
@@ -343,13 +358,40 @@ impl ArithEnv for Shell {
         Shell::set_var(self, name, &value.to_string()).map_err(|e| e.to_string())
     }
     fn get_elem(&self, name: &str, index: i64) -> Option<String> {
-        match &self.vars.get(name)?.value {
-            Value::Str(s) => (index == 0).then(|| s.clone()),
-            Value::Array(a) => a.get(&index).cloned(),
+        let name = self.resolve_ref(name);
+        let var = self.vars.get(name.as_ref()).filter(|v| !v.attrs.unset)?;
+        match &var.value {
+            Value::Str(s) => (index == 0 || index == -1).then(|| s.clone()),
+            Value::Array(a) => {
+                let i = if index < 0 {
+                    super::next_index(a).wrapping_add(index)
+                } else {
+                    index
+                };
+                a.get(&i).cloned()
+            }
+            Value::Assoc(a) => a.get(&index.to_string()).cloned(),
         }
     }
     fn set_elem(&mut self, name: &str, index: i64, value: i64) -> Result<(), String> {
         Shell::set_elem(self, name, index, &value.to_string()).map_err(|e| e.to_string())
+    }
+    fn is_assoc(&self, name: &str) -> bool {
+        Shell::is_assoc(self, name)
+    }
+    fn nounset(&self) -> bool {
+        self.opts.nounset
+    }
+    fn get_key(&self, name: &str, key: &str) -> Option<String> {
+        let name = self.resolve_ref(name);
+        match &self.vars.get(name.as_ref())?.value {
+            Value::Assoc(a) => a.get(key).cloned(),
+            _ => None,
+        }
+    }
+    fn set_key(&mut self, name: &str, key: &str, value: i64) -> Result<(), String> {
+        self.assign_key(name, key, &value.to_string(), false)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -434,8 +476,19 @@ impl Shell {
     /// command wording (`((…))` only fails).
     pub(crate) async fn eval_arith(&mut self, text: &str, fds: &Fds, fatal: bool) -> R<i64> {
         let expanded = self.expand_heredoc(text, fds).await?;
-        arith::eval_str(self, &expanded).map_err(|message| {
-            let expr = expanded.trim().to_string();
+        arith::eval_str(self, &expanded).map_err(|e| {
+            if let Some(name) = e.unbound() {
+                return ShellError::Unbound(name.to_string());
+            }
+            if e.message == arith::READONLY {
+                // Assigning a readonly variable: bash's plain message, fatal only in `$(( ))`.
+                return if fatal {
+                    ShellError::Readonly(e.expr)
+                } else {
+                    ShellError::Builtin(format!("{}: {}", e.expr, e.message))
+                };
+            }
+            let arith::ArithError { expr, message } = e;
             if fatal {
                 ShellError::Arithmetic { expr, message }
             } else {
@@ -560,6 +613,7 @@ impl Shell {
 
     fn emit_value(&self, v: PVal, quoted: bool, out: &mut Vec<Piece>) {
         match v {
+            PVal::Pieces(p) => out.extend(p),
             PVal::Unset => out.push(Piece::Text {
                 s: String::new(),
                 quoted,
@@ -583,9 +637,16 @@ impl Shell {
                         split: false,
                     });
                 } else {
+                    let star = (concat && !quoted).then(|| match self.get_str("IFS") {
+                        None => " ".to_string(),
+                        Some(s) => s.chars().next().map(String::from).unwrap_or_default(),
+                    });
                     for (i, item) in items.into_iter().enumerate() {
                         if i > 0 {
-                            out.push(Piece::FieldBreak);
+                            match &star {
+                                Some(sep) => out.push(Piece::StarBreak(sep.clone())),
+                                None => out.push(Piece::FieldBreak),
+                            }
                         }
                         if quoted {
                             out.push(Piece::ForceField);
@@ -680,7 +741,16 @@ impl Shell {
                         .map_or(PVal::Unset, |p| PVal::Str(p.to_string())),
                     SpecialParameter::ShellName => PVal::Str(self.arg0.clone()),
                 },
-                Parameter::Named(name) => self.named_value(name),
+                Parameter::Named(name) => {
+                    if self.is_circular_ref(name) {
+                        let msg = format!(
+                            "{}: warning: {name}: circular name reference\n",
+                            super::error::PROGRAM
+                        );
+                        let _ = fds.stderr().write_str(&msg).await;
+                    }
+                    self.named_value(name)
+                }
                 Parameter::NamedWithIndex { name, index } if name == "FUNCNAME" => {
                     let i = self.eval_arith(index, &fds, true).await?;
                     let n = self.funcnames.len() as i64;
@@ -701,17 +771,32 @@ impl Shell {
                             .and_then(|i| self.pipestatus.get(i))
                             .map_or(PVal::Unset, |s| PVal::Str(s.to_string())));
                     }
+                    let target = self.resolve_ref(name).into_owned();
+                    if self.is_assoc(&target) {
+                        let key = self.expand_str(index, &fds).await?;
+                        return Ok(match self.vars.get(&target).map(|v| &v.value) {
+                            Some(Value::Assoc(a)) => {
+                                a.get(&key).cloned().map_or(PVal::Unset, PVal::Str)
+                            }
+                            _ => PVal::Unset,
+                        });
+                    }
                     let i = self.eval_arith(index, &fds, true).await?;
-                    match self.vars.get(name).map(|v| &v.value) {
+                    let var = self.vars.get(&target).filter(|v| !v.attrs.unset);
+                    match var.map(|v| &v.value) {
                         Some(Value::Array(a)) => {
                             let idx = if i < 0 {
                                 super::next_index(a).wrapping_add(i)
                             } else {
                                 i
                             };
+                            if idx < 0 {
+                                let msg = ShellError::BadSubscript(target.clone()).message();
+                                let _ = fds.stderr().write_str(&msg).await;
+                            }
                             a.get(&idx).cloned().map_or(PVal::Unset, PVal::Str)
                         }
-                        Some(Value::Str(s)) if i == 0 => PVal::Str(s.clone()),
+                        Some(Value::Str(s)) if i == 0 || i == -1 => PVal::Str(s.clone()),
                         _ => PVal::Unset,
                     }
                 }
@@ -722,8 +807,13 @@ impl Shell {
                             *concatenate,
                         ));
                     }
-                    match self.vars.get(name).map(|v| &v.value) {
+                    let target = self.resolve_ref(name);
+                    let var = self.vars.get(target.as_ref()).filter(|v| !v.attrs.unset);
+                    match var.map(|v| &v.value) {
                         Some(Value::Array(a)) => {
+                            PVal::List(a.values().cloned().collect(), *concatenate)
+                        }
+                        Some(Value::Assoc(a)) => {
                             PVal::List(a.values().cloned().collect(), *concatenate)
                         }
                         Some(Value::Str(s)) => PVal::List(vec![s.clone()], *concatenate),
@@ -735,8 +825,10 @@ impl Shell {
     }
 
     fn named_value(&mut self, name: &str) -> PVal {
+        if let Some(v) = self.dynamic_var(name) {
+            return PVal::Str(v);
+        }
         match name {
-            "RANDOM" => return PVal::Str(self.next_random().to_string()),
             "PIPESTATUS" => {
                 return PVal::Str(
                     self.pipestatus
@@ -758,13 +850,7 @@ impl Shell {
             }
             _ => {}
         }
-        match self.vars.get(name) {
-            Some(v) => v
-                .value
-                .as_str()
-                .map_or(PVal::Unset, |s| PVal::Str(s.to_string())),
-            None => PVal::Unset,
-        }
+        self.get_str(name).map_or(PVal::Unset, PVal::Str)
     }
 
     pub(crate) fn option_flags(&self) -> String {
@@ -798,8 +884,21 @@ impl Shell {
         f
     }
 
-    /// Resolves `${!x}`: the parameter named by x's value.
+    /// Resolves `${!x}`: the parameter named by x's value (or, for a name reference, the
+    /// name it holds).
     async fn resolve(&mut self, p: &Parameter, indirect: bool, fds: &Fds) -> R<PVal> {
+        if indirect
+            && let Parameter::Named(n) = p
+            && let Some(v) = self
+                .vars
+                .get(n)
+                .filter(|v| v.attrs.nameref && !v.attrs.unset)
+        {
+            return Ok(v
+                .value
+                .as_str()
+                .map_or(PVal::Unset, |s| PVal::Str(s.to_string())));
+        }
         let v = self.param_value(p, fds).await?;
         if !indirect {
             return Ok(v);
@@ -807,11 +906,19 @@ impl Shell {
         match v {
             PVal::Str(name) => {
                 let target = super::parse::guarded(&name, word::parse_parameter)?
-                    .ok_or_else(|| ShellError::BadSubstitution(name.clone()))?;
+                    .filter(|t| {
+                        param_name(t) == name || matches!(t, Parameter::NamedWithIndex { .. })
+                    })
+                    .ok_or_else(|| {
+                        ShellError::Expansion(format!("{name}: invalid variable name"))
+                    })?;
                 self.param_value(&target, fds).await
             }
-            PVal::Unset => Ok(PVal::Unset),
-            PVal::List(..) => Err(ShellError::BadSubstitution(param_name(p))),
+            PVal::Unset => Err(ShellError::Expansion(format!(
+                "{}: invalid indirect expansion",
+                param_name(p)
+            ))),
+            PVal::List(..) | PVal::Pieces(_) => Err(ShellError::BadSubstitution(param_name(p))),
         }
     }
 
@@ -823,7 +930,11 @@ impl Shell {
                 Parameter::Special(SpecialParameter::AllPositionalParameters { .. })
             )
         {
-            return Err(ShellError::Unbound(param_name(p)));
+            let name = match p {
+                Parameter::Positional(n) => format!("${n}"),
+                other => param_name(other),
+            };
+            return Err(ShellError::Unbound(name));
         }
         Ok(())
     }
@@ -994,13 +1105,6 @@ fn join_shown(shown: &str, name: &str) -> String {
     }
 }
 
-/// Joins the pieces of a `${x:-word}` default. Unquoted, the result is split later like any
-/// unquoted expansion; quoted parts of the default must survive that, which we approximate by
-/// joining (defaults with quoted spaces inside unquoted `${}` are rare).
-fn join_or_mark(pieces: Vec<Piece>, _quoted: bool) -> String {
-    join_pieces(&pieces)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1098,19 +1202,29 @@ mod tests {
     fn replacing() {
         let p = Pattern::new("o");
         assert_eq!(
-            replace("foo", &p, "0", &SubstringMatchKind::FirstOccurrence),
+            replace("foo", &p, &lit("0"), &SubstringMatchKind::FirstOccurrence),
             "f0o"
         );
         assert_eq!(
-            replace("foo", &p, "0", &SubstringMatchKind::Anywhere),
+            replace("foo", &p, &lit("0"), &SubstringMatchKind::Anywhere),
             "f00"
         );
         assert_eq!(
-            replace("foo", &Pattern::new("f"), "F", &SubstringMatchKind::Prefix),
+            replace(
+                "foo",
+                &Pattern::new("f"),
+                &lit("F"),
+                &SubstringMatchKind::Prefix
+            ),
             "Foo"
         );
         assert_eq!(
-            replace("foo", &Pattern::new("o"), "O", &SubstringMatchKind::Suffix),
+            replace(
+                "foo",
+                &Pattern::new("o"),
+                &lit("O"),
+                &SubstringMatchKind::Suffix
+            ),
             "foO"
         );
     }

@@ -1,45 +1,108 @@
-//! `declare`/`typeset [-aixrgpfF] [name[=value] ...]`: set variable values and attributes.
-//! Inside a function, names become local unless `-g` is given. `-i` evaluates the value
-//! as arithmetic once, at assignment (the attribute itself is not kept).
-
-use std::collections::BTreeMap;
+//! `declare`/`typeset [-aAfFgiIlnprtux] [name[=value] ...]`: set variable values and
+//! attributes, or show them. `+x` turns attribute `x` off. Inside a function, names become
+//! local unless `-g` is given; `local` is `declare` that must be in a function.
 
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
-use crate::shell::{Shell, Value, Var};
+use crate::shell::vars::{declare_line, split_subscript};
+use crate::shell::{Attrs, Shell, ShellError, Value, Var};
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let in_function = !sh.local_frames.is_empty();
     declare(sh, "declare", args, io, in_function).await
 }
 
-fn format_var(name: &str, v: &Var) -> String {
-    let mut flags = String::new();
-    if matches!(v.value, Value::Array(_)) {
-        flags.push('a');
+/// The options of one `declare` command: `on` turned on with `-`, `off` with `+`.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Flags {
+    pub array: bool,
+    pub assoc: bool,
+    pub global: bool,
+    pub print: bool,
+    pub funcs: bool,
+    pub func_names: bool,
+    pub inherit: bool,
+    pub on: Attr,
+    pub off: Attr,
+}
+
+/// Attributes a flag sets or clears.
+#[derive(Default, Clone, Copy, PartialEq)]
+pub(crate) struct Attr {
+    pub integer: bool,
+    pub lower: bool,
+    pub upper: bool,
+    pub nameref: bool,
+    pub readonly: bool,
+    pub trace: bool,
+    pub export: bool,
+}
+
+impl Attr {
+    fn any(&self) -> bool {
+        *self != Attr::default()
     }
-    if v.readonly {
-        flags.push('r');
-    }
-    if v.exported {
-        flags.push('x');
-    }
-    if flags.is_empty() {
-        flags.push('-');
-    }
-    match &v.value {
-        Value::Str(s) => format!("declare -{flags} {name}={}\n", super::dq(s)),
-        Value::Array(m) => {
-            let items: Vec<String> = m
-                .iter()
-                .map(|(k, v)| format!("[{k}]={}", super::dq(v)))
-                .collect();
-            format!("declare -{flags} {name}=({})\n", items.join(" "))
-        }
+
+    /// Whether variable `v` has every attribute set here (for listing with flags).
+    fn held_by(&self, v: &Var) -> bool {
+        (!self.integer || v.attrs.integer)
+            && (!self.lower || v.attrs.lower)
+            && (!self.upper || v.attrs.upper)
+            && (!self.nameref || v.attrs.nameref)
+            && (!self.readonly || v.readonly)
+            && (!self.trace || v.attrs.trace)
+            && (!self.export || v.exported)
     }
 }
 
-/// Shared by `declare`, `typeset` and `local`.
+/// Parses leading option words; gives the flags and the index of the first name, or
+/// the error message of an invalid option.
+pub(crate) fn parse_flags(cmd: &str, args: &[String]) -> Result<(Flags, usize), String> {
+    let mut f = Flags::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "--" {
+            return Ok((f, i + 1));
+        }
+        let Some(on) = (match a.chars().next() {
+            Some('-') if a.len() > 1 => Some(true),
+            Some('+') if a.len() > 1 => Some(false),
+            _ => None,
+        }) else {
+            break;
+        };
+        for c in a[1..].chars() {
+            let attr = if on { &mut f.on } else { &mut f.off };
+            match c {
+                'a' => f.array = true,
+                'A' => f.assoc = true,
+                'g' => f.global = true,
+                'p' => f.print = true,
+                'f' => f.funcs = true,
+                'F' => f.func_names = true,
+                'I' => f.inherit = true,
+                'i' => attr.integer = true,
+                'l' => attr.lower = true,
+                'u' => attr.upper = true,
+                'n' => attr.nameref = true,
+                'r' => attr.readonly = true,
+                't' => attr.trace = true,
+                'x' => attr.export = true,
+                _ => {
+                    return Err(format!(
+                        "{cmd}: {}{c}: invalid option\n{cmd}: usage: {cmd} [-aAfFgiIlnrtux] [name[=value] ...] or {cmd} -p [-aAfFilnrtux] [name ...]",
+                        if on { '-' } else { '+' }
+                    ));
+                }
+            }
+        }
+        i += 1;
+    }
+    Ok((f, i))
+}
+
+/// Shared by `declare`, `typeset`, `local`, `readonly` and `export`.
 pub(crate) async fn declare(
     sh: &mut Shell,
     cmd: &str,
@@ -47,127 +110,329 @@ pub(crate) async fn declare(
     io: &Fds,
     make_local: bool,
 ) -> Exec<i32> {
-    let (mut array, mut export, mut readonly, mut global, mut print, mut funcs, mut integer) =
-        (false, false, false, false, false, false, false);
-    let mut names = Vec::new();
-    for a in &args {
-        if names.is_empty() && a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
-            for c in a[1..].chars() {
-                match c {
-                    'a' => array = true,
-                    'x' => export = true,
-                    'r' => readonly = true,
-                    'g' => global = true,
-                    'p' => print = true,
-                    'f' | 'F' => funcs = true,
-                    'i' => integer = true,
-                    'l' | 'u' | 'n' | 't' | 'A' => {
-                        return sh
-                            .fail(
-                                crate::shell::ShellError::Unsupported(format!("{cmd} -{c}")),
-                                io,
-                            )
-                            .await;
-                    }
-                    _ => {
-                        return super::fail(sh, io, format!("{cmd}: -{c}: invalid option"), 2)
-                            .await;
-                    }
-                }
-            }
-            continue;
-        }
-        names.push(a.clone());
+    let (flags, first) = match parse_flags(cmd, &args) {
+        Ok(x) => x,
+        Err(msg) => return super::fail(sh, io, msg, 2).await,
+    };
+    let names = &args[first..];
+    if flags.funcs || flags.func_names {
+        return print_functions(sh, names, flags.func_names, io).await;
     }
-    if funcs {
-        let mut fnames: Vec<&String> = sh.functions.keys().collect();
-        fnames.sort();
-        let out: String = fnames
-            .iter()
-            .filter(|n| names.is_empty() || names.contains(n))
-            .map(|n| format!("declare -f {n}\n"))
-            .collect();
-        let _ = io.stdout().write_str(&out).await;
-        return Ok(0);
-    }
-    if print || names.is_empty() {
-        let mut out = String::new();
-        let mut all: Vec<(&String, &Var)> = sh.vars.iter().collect();
-        all.sort_by(|a, b| a.0.cmp(b.0));
-        for (k, v) in all {
-            if names.is_empty() || names.contains(k) {
-                out.push_str(&format_var(k, v));
-            }
-        }
-        let _ = io.stdout().write_str(&out).await;
-        return Ok(0);
+    if flags.print || names.is_empty() {
+        return print_vars(sh, cmd, names, &flags, make_local && !flags.global, io).await;
     }
     let mut status = 0;
-    for n in names {
-        let (name, value) = match n.split_once('=') {
-            Some((k, v)) => (k.to_string(), Some(v.to_string())),
-            None => (n.clone(), None),
-        };
-        let (name, append) = match name.strip_suffix('+') {
-            Some(s) => (s.to_string(), true),
-            None => (name, false),
-        };
-        if !super::is_name(&name) {
-            super::fail(sh, io, format!("{cmd}: `{n}': not a valid identifier"), 1).await?;
+    for arg in names {
+        if let Err(msg) = declare_one(sh, cmd, arg, &flags, make_local && !flags.global, io).await {
+            super::fail(sh, io, msg, 1).await?;
             status = 1;
-            continue;
-        }
-        if make_local && !global {
-            sh.make_local(&name);
-            if value.is_none() && !array {
-                sh.vars.remove(&name);
-            }
-        }
-        if let Some(mut v) = value {
-            if integer {
-                match crate::shell::arith::eval_str(sh, &v) {
-                    Ok(n) => v = n.to_string(),
-                    Err(m) => {
-                        super::fail(sh, io, format!("{v}: {m}"), 1).await?;
-                        status = 1;
-                        continue;
-                    }
-                }
-            }
-            if array && v.starts_with('(') && v.ends_with(')') {
-                let inner = &v[1..v.len() - 1];
-                let items = sh.expand_fields(inner, io).await.unwrap_or_default();
-                let map: BTreeMap<i64, String> = items
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, s)| (i as i64, s))
-                    .collect();
-                if let Err(e) = sh.set_value(&name, Value::Array(map)) {
-                    status = sh.report(&io.stderr(), &e).await;
-                    continue;
-                }
-            } else {
-                if append {
-                    v = format!("{}{v}", sh.get_str(&name).unwrap_or_default());
-                }
-                if let Err(e) = sh.set_var(&name, &v) {
-                    status = sh.report(&io.stderr(), &e).await;
-                    continue;
-                }
-            }
-        } else if array && !sh.vars.contains_key(&name) {
-            let _ = sh.set_value(&name, Value::Array(BTreeMap::new()));
-        } else if (export || readonly) && !sh.vars.contains_key(&name) {
-            let _ = sh.set_var(&name, "");
-        }
-        if let Some(var) = sh.vars.get_mut(&name) {
-            if export {
-                var.exported = true;
-            }
-            if readonly {
-                var.readonly = true;
-            }
         }
     }
     Ok(status)
+}
+
+/// `declare -p` and `declare` with no names.
+async fn print_vars(
+    sh: &mut Shell,
+    cmd: &str,
+    names: &[String],
+    flags: &Flags,
+    local_only: bool,
+    io: &Fds,
+) -> Exec<i32> {
+    let mut out = String::new();
+    let mut status = 0;
+    if names.is_empty() {
+        let listed: Vec<String> = if local_only && cmd == "local" {
+            sh.local_frames
+                .last()
+                .map(|f| f.iter().map(|(n, _)| n.clone()).collect())
+                .unwrap_or_default()
+        } else {
+            let mut all: Vec<String> = sh.vars.keys().cloned().collect();
+            all.sort();
+            all
+        };
+        let filtered = flags.on.any() || flags.array || flags.assoc;
+        for k in listed {
+            let Some(v) = sh.vars.get(&k) else { continue };
+            if filtered
+                && !(flags.on.held_by(v)
+                    && (!flags.array || matches!(v.value, Value::Array(_)))
+                    && (!flags.assoc || matches!(v.value, Value::Assoc(_))))
+            {
+                continue;
+            }
+            if flags.print || filtered || cmd == "local" {
+                out.push_str(&declare_line(&k, v));
+            } else if !v.attrs.unset {
+                out.push_str(&crate::shell::vars::set_line(&k, v));
+            }
+        }
+        let _ = io.stdout().write_str(&out).await;
+        return Ok(0);
+    }
+    for n in names {
+        match sh.vars.get(n.as_str()) {
+            Some(v) => out.push_str(&declare_line(n, v)),
+            None => {
+                let _ = io.stdout().write_str(&out).await;
+                out.clear();
+                super::fail(sh, io, format!("{cmd}: {n}: not found"), 1).await?;
+                status = 1;
+            }
+        }
+    }
+    let _ = io.stdout().write_str(&out).await;
+    Ok(status)
+}
+
+/// `declare -f` / `declare -F`.
+async fn print_functions(
+    sh: &mut Shell,
+    names: &[String],
+    names_only: bool,
+    io: &Fds,
+) -> Exec<i32> {
+    let mut out = String::new();
+    let mut status = 0;
+    let listed: Vec<String> = if names.is_empty() {
+        let mut all: Vec<String> = sh.functions.keys().cloned().collect();
+        all.sort();
+        all
+    } else {
+        names.to_vec()
+    };
+    for n in &listed {
+        match sh.functions.get(n) {
+            Some(_) if names_only && names.is_empty() => out.push_str(&format!("declare -f {n}\n")),
+            Some(_) if names_only => out.push_str(&format!("{n}\n")),
+            Some(f) => {
+                out.push_str(&crate::shell::printer::function(n, f));
+                out.push('\n');
+            }
+            None => status = 1,
+        }
+    }
+    let _ = io.stdout().write_str(&out).await;
+    Ok(status)
+}
+
+/// One `name`, `name=value`, `name+=value` or `name=(…)` operand.
+async fn declare_one(
+    sh: &mut Shell,
+    cmd: &str,
+    arg: &str,
+    flags: &Flags,
+    local: bool,
+    io: &Fds,
+) -> Result<(), String> {
+    let (lhs, value) = match arg.split_once('=') {
+        Some((k, v)) => (k, Some(v)),
+        None => (arg, None),
+    };
+    let (lhs, append) = match lhs.strip_suffix('+') {
+        Some(l) if value.is_some() => (l, true),
+        _ => (lhs, false),
+    };
+    let (name, subscript) = match split_subscript(lhs) {
+        Some((n, s)) => (n, Some(s)),
+        None => (lhs, None),
+    };
+    if !super::is_name(name) {
+        return Err(format!("{cmd}: `{arg}': not a valid identifier"));
+    }
+    if flags.on.nameref
+        && let Some(v) = value
+    {
+        let target = split_subscript(v).map_or(v, |(n, _)| n);
+        if !super::is_name(target) {
+            return Err(format!(
+                "{cmd}: `{v}': invalid variable name for name reference"
+            ));
+        }
+        if v == name {
+            return Err(format!(
+                "{cmd}: {name}: nameref variable self references not allowed"
+            ));
+        }
+    }
+    if local && !sh.is_local_here(name) {
+        let outer = sh.vars.get(name).cloned();
+        sh.make_local(name);
+        sh.vars.remove(name);
+        if flags.inherit
+            && let Some(o) = outer
+        {
+            sh.vars.insert(
+                name.to_string(),
+                Var {
+                    readonly: false,
+                    ..o
+                },
+            );
+        }
+    }
+    // What the attributes apply to: the variable a reference names, unless it is `-n`.
+    let target = if flags.on.nameref || flags.off.nameref {
+        name.to_string()
+    } else {
+        let t = sh.resolve_ref(name).into_owned();
+        if t.is_empty() {
+            return Err(format!("{cmd}: {name}: circular name reference"));
+        }
+        split_subscript(&t).map_or(t.clone(), |(b, _)| b.to_string())
+    };
+    let readonly_now = sh.vars.get(&target).is_some_and(|v| v.readonly);
+    if readonly_now && (value.is_some() || flags.off.readonly) {
+        return Err(format!("{cmd}: {target}: readonly variable"));
+    }
+    // The kind of value.
+    let existing = sh.vars.get(&target).map(|v| &v.value);
+    if flags.assoc {
+        match existing {
+            Some(Value::Array(m)) if !m.is_empty() || value.is_none() => {
+                return Err(format!(
+                    "{cmd}: {target}: cannot convert indexed to associative array"
+                ));
+            }
+            Some(Value::Assoc(_)) => {}
+            Some(Value::Str(s)) => {
+                let mut m = crate::shell::AssocArray::new();
+                if !sh.vars.get(&target).is_some_and(|v| v.attrs.unset) {
+                    m.insert("0".into(), s.clone());
+                }
+                set_kind(sh, &target, Value::Assoc(m));
+            }
+            _ => set_kind(sh, &target, Value::Assoc(crate::shell::AssocArray::new())),
+        }
+    } else if flags.array {
+        match existing {
+            Some(Value::Assoc(_)) => {
+                return Err(format!(
+                    "{cmd}: {target}: cannot convert associative to indexed array"
+                ));
+            }
+            Some(Value::Array(_)) => {}
+            Some(Value::Str(s)) => {
+                let mut m = std::collections::BTreeMap::new();
+                if !sh.vars.get(&target).is_some_and(|v| v.attrs.unset) {
+                    m.insert(0, s.clone());
+                }
+                set_kind(sh, &target, Value::Array(m));
+            }
+            None => set_kind(sh, &target, Value::Array(Default::default())),
+        }
+    }
+    if !sh.vars.contains_key(&target) && (value.is_none() || flags.on.any() || flags.off.any()) {
+        sh.declare_unset(&target, Value::Str(String::new()));
+    }
+    if let Some(v) = sh.vars.get_mut(&target) {
+        apply_flags(v, flags);
+    }
+    if let Some(v) = value {
+        let r = if flags.on.nameref {
+            sh.store_str(&target, v)
+        } else if v.starts_with('(') && v.ends_with(')') && subscript.is_none() {
+            compound(sh, &target, arg, append, io).await
+        } else if let Some(sub) = subscript {
+            let text = format!("{target}[{sub}]");
+            sh.assign_str(&text, v, append)
+        } else {
+            sh.assign_str(&target, v, append)
+        };
+        r.map_err(|e| match e {
+            ShellError::Readonly(n) => format!("{cmd}: {n}: readonly variable"),
+            other => other.to_string(),
+        })?;
+    }
+    if flags.on.readonly
+        && let Some(v) = sh.vars.get_mut(&target)
+    {
+        v.readonly = true;
+    }
+    Ok(())
+}
+
+/// Gives `name` a value of a new kind, keeping its flags (or declaring it without value).
+fn set_kind(sh: &mut Shell, name: &str, value: Value) {
+    match sh.vars.get_mut(name) {
+        Some(v) => v.value = value,
+        None => sh.declare_unset(name, value),
+    }
+}
+
+fn apply_flags(v: &mut Var, flags: &Flags) {
+    let a: &mut Attrs = &mut v.attrs;
+    let (on, off) = (flags.on, flags.off);
+    if on.integer {
+        a.integer = true;
+    }
+    if off.integer {
+        a.integer = false;
+    }
+    if on.lower && on.upper {
+        a.lower = false;
+        a.upper = false;
+    } else if on.lower {
+        a.lower = true;
+        a.upper = false;
+    } else if on.upper {
+        a.upper = true;
+        a.lower = false;
+    }
+    if off.lower {
+        a.lower = false;
+    }
+    if off.upper {
+        a.upper = false;
+    }
+    if on.nameref {
+        a.nameref = true;
+    }
+    if off.nameref {
+        a.nameref = false;
+    }
+    if on.trace {
+        a.trace = true;
+    }
+    if off.trace {
+        a.trace = false;
+    }
+    if on.export {
+        v.exported = true;
+    }
+    if off.export {
+        v.exported = false;
+    }
+}
+
+/// `declare a=(…)`: the operand is parsed as the assignment it reads as.
+async fn compound(
+    sh: &mut Shell,
+    name: &str,
+    arg: &str,
+    append: bool,
+    io: &Fds,
+) -> Result<(), ShellError> {
+    let eq = arg.find('=').unwrap_or(0);
+    let text = format!("{name}{}{}", if append { "+" } else { "" }, &arg[eq..]);
+    let program = crate::shell::parse_program(&text)?;
+    let assignment = first_assignment(&program)
+        .ok_or_else(|| ShellError::Builtin(format!("{name}: bad array assignment")))?;
+    sh.assign(&assignment, io).await
+}
+
+fn first_assignment(p: &brush_parser::ast::Program) -> Option<brush_parser::ast::Assignment> {
+    use brush_parser::ast::{Command, CommandPrefixOrSuffixItem};
+    let list = p.complete_commands.first()?;
+    let item = list.0.first()?;
+    let pipeline = &item.0.first.seq;
+    let Command::Simple(sc) = pipeline.first()? else {
+        return None;
+    };
+    sc.prefix.as_ref()?.0.iter().find_map(|i| match i {
+        CommandPrefixOrSuffixItem::AssignmentWord(a, _) => Some(a.clone()),
+        _ => None,
+    })
 }

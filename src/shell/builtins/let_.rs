@@ -12,7 +12,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     for a in &args {
         match crate::shell::arith::eval_str(sh, a) {
             Ok(v) => last = v,
-            Err(m) => return super::fail(sh, io, format!("let: {a}: {m}"), 1).await,
+            Err(e) => {
+                if let Some(name) = e.unbound() {
+                    let err = crate::shell::ShellError::Unbound(name.to_string());
+                    return sh.fail(err, io).await;
+                }
+                return super::fail(sh, io, format!("let: {e}"), 1).await;
+            }
         }
     }
     Ok(i32::from(last == 0))

@@ -133,10 +133,19 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         );
         return super::fail(sh, io, msg, 1).await;
     };
+    if sh
+        .vars
+        .get(&o.name)
+        .is_some_and(|v| matches!(v.value, Value::Assoc(_)))
+    {
+        let msg = format!("mapfile: {}: not an indexed array", o.name);
+        return super::fail(sh, io, msg, 1).await;
+    }
     let mut arr: BTreeMap<i64, String> = match (o.origin, sh.vars.get(&o.name)) {
         (Some(_), Some(v)) => match &v.value {
             Value::Array(a) => a.clone(),
             Value::Str(s) => BTreeMap::from([(0, s.clone())]),
+            Value::Assoc(_) => BTreeMap::new(),
         },
         _ => BTreeMap::new(),
     };

@@ -3,7 +3,7 @@
 use crate::shell::error::ShellError;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
-use crate::shell::{Options, Shell, Value};
+use crate::shell::{Options, Shell};
 
 /// How forkbox keeps one of bash's options.
 #[derive(Clone, Copy)]
@@ -92,8 +92,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         names.sort_by(|a, b| a.0.cmp(b.0));
         let mut out = String::new();
         for (k, v) in names {
-            if let Value::Str(s) = &v.value {
-                out.push_str(&format!("{k}={}\n", crate::shell::expand::shell_quote(s)));
+            if !v.attrs.unset {
+                out.push_str(&crate::shell::vars::set_line(k, v));
             }
         }
         let _ = io.stdout().write_str(&out).await;

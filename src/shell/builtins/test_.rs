@@ -35,6 +35,9 @@ fn is_set(sh: &Shell, spec: &str) -> bool {
             Err(_) => false,
         },
         (Value::Str(_), Some(_)) => false,
+        (Value::Assoc(a), None) => a.get("0").is_some(),
+        (Value::Assoc(a), Some("@" | "*")) => a.len() > 0,
+        (Value::Assoc(a), Some(k)) => a.get(k).is_some(),
     }
 }
 

@@ -62,6 +62,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             Some((kind, path)) => {
                 let line = if kind_only {
                     kind.to_string()
+                } else if let (true, Some(f)) = (kind == "function", sh.functions.get(n)) {
+                    // bash shows the definition after the sentence.
+                    format!(
+                        "{}\n{}",
+                        sentence(n, kind, &path),
+                        crate::shell::printer::function(n, f)
+                    )
                 } else {
                     sentence(n, kind, &path)
                 };

@@ -1,10 +1,12 @@
-//! `unset [-f] [-v] [name ...]`: unset shell variables and functions.
+//! `unset [-f] [-v] [-n] [name ...]`: unset shell variables and functions.
 
 use clap::Parser;
 
 use crate::shell::Shell;
+use crate::shell::ShellError;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
+use crate::shell::vars::split_subscript;
 
 /// Unset values and attributes of shell variables and functions.
 ///
@@ -18,7 +20,8 @@ struct Args {
     /// Treat each NAME as a shell variable.
     #[arg(short = 'v')]
     variables: bool,
-    /// Treat each NAME as a name reference (unsets the variable itself here).
+    /// Treat each NAME as a name reference and unset the variable itself rather than
+    /// the variable it references.
     #[arg(short = 'n')]
     nameref: bool,
     names: Vec<String>,
@@ -29,22 +32,38 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Ok(a) => a,
         Err(s) => return Ok(s),
     };
-    let _ = a.nameref;
     let mut status = 0;
     for n in &a.names {
         if a.functions {
-            sh.functions.remove(n);
+            if sh.readonly_functions.contains(n) {
+                super::fail(
+                    sh,
+                    io,
+                    format!("unset: {n}: cannot unset: readonly function"),
+                    1,
+                )
+                .await?;
+                status = 1;
+            } else {
+                sh.functions.remove(n);
+            }
             continue;
         }
-        if let Some((name, idx)) = n.split_once('[') {
-            let idx = idx.trim_end_matches(']');
-            if let Ok(i) = idx.parse::<i64>()
-                && let Some(crate::shell::Var {
-                    value: crate::shell::Value::Array(m),
-                    ..
-                }) = sh.vars.get_mut(name)
-            {
-                m.remove(&i);
+        if let Some((name, sub)) = split_subscript(n) {
+            if !super::is_name(name) {
+                super::fail(sh, io, format!("unset: `{n}': not a valid identifier"), 1).await?;
+                status = 1;
+                continue;
+            }
+            if let Err(e) = sh.unset_subscript(name, sub) {
+                let msg = match e {
+                    ShellError::Readonly(v) => {
+                        format!("unset: {v}: cannot unset: readonly variable")
+                    }
+                    other => other.to_string(),
+                };
+                super::fail(sh, io, msg, 1).await?;
+                status = 1;
             }
             continue;
         }
@@ -53,18 +72,24 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             status = 1;
             continue;
         }
-        if sh.vars.contains_key(n) || a.variables {
-            if sh.unset_var(n).is_err() {
-                super::fail(
-                    sh,
-                    io,
-                    format!("unset: {n}: cannot unset: readonly variable"),
-                    1,
-                )
-                .await?;
+        let is_var = sh.vars.contains_key(n);
+        if is_var || a.variables || a.nameref {
+            let r = if a.nameref {
+                sh.unset_plain(n)
+            } else {
+                sh.unset_var(n)
+            };
+            if let Err(e) = r {
+                let msg = match e {
+                    ShellError::Readonly(v) => {
+                        format!("unset: {v}: cannot unset: readonly variable")
+                    }
+                    other => other.to_string(),
+                };
+                super::fail(sh, io, msg, 1).await?;
                 status = 1;
             }
-        } else {
+        } else if !sh.readonly_functions.contains(n) {
             sh.functions.remove(n);
         }
     }

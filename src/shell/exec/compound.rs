@@ -29,7 +29,15 @@ impl Shell {
                 CompoundCommand::IfClause(i) => self.exec_if(i, fds).await,
                 CompoundCommand::CaseClause(c) => self.exec_case(c, fds).await,
                 CompoundCommand::Arithmetic(a) => {
-                    match self.eval_arith(&a.expr.value, fds, false).await {
+                    // The parser keeps the expression without the blanks around it; bash's
+                    // messages show the one before `))` (`(( 1/0 ))` fails on "1/0 ").
+                    let span = a.loc.end.index.saturating_sub(a.loc.start.index);
+                    let text = if span >= a.expr.value.chars().count() + 6 {
+                        format!("{} ", a.expr.value)
+                    } else {
+                        a.expr.value.clone()
+                    };
+                    match self.eval_arith(&text, fds, false).await {
                         Ok(v) => Ok(i32::from(v == 0)),
                         Err(e) => self.fail(e, fds).await,
                     }
@@ -69,7 +77,17 @@ impl Shell {
                 out = Err(fl);
                 break;
             }
-            if let Err(e) = self.set_var(&f.variable_name, &v) {
+            // A name reference as the loop variable names each word in turn, as in bash.
+            let r = if self
+                .vars
+                .get(&f.variable_name)
+                .is_some_and(|x| x.attrs.nameref)
+            {
+                self.store_str(&f.variable_name, &v)
+            } else {
+                self.set_var(&f.variable_name, &v)
+            };
+            if let Err(e) = r {
                 self.loop_depth -= 1;
                 return self.fail(e, fds).await;
             }

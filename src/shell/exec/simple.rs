@@ -29,9 +29,14 @@ impl Shell {
             words.push(w);
         }
         let mut assign_words: Vec<&ast::Word> = Vec::new();
+        // `declare a=(…)`: compound values reach the builtin as written, to be assigned there.
+        let mut compound_words: Vec<&ast::Word> = Vec::new();
         for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
             match item {
-                CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+                CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    if matches!(a.value, AssignmentValue::Array(_)) {
+                        compound_words.push(w);
+                    }
                     assign_words.push(w);
                     words.push(w);
                 }
@@ -69,7 +74,9 @@ impl Shell {
                     Err(e) => return self.fail(e, fds).await,
                 }
             }
-            let r = if decl && assign_words.iter().any(|a| std::ptr::eq(*a, *w)) {
+            let r = if decl && compound_words.iter().any(|a| std::ptr::eq(*a, *w)) {
+                Ok(vec![w.value.clone()])
+            } else if decl && assign_words.iter().any(|a| std::ptr::eq(*a, *w)) {
                 self.expand_str(&w.value, fds).await.map(|s| vec![s])
             } else {
                 self.expand_words(&[w], fds).await
@@ -122,9 +129,21 @@ impl Shell {
             }
             return Ok(status);
         }
+        if let Some(last) = argv.last() {
+            // `$_`: the last argument of the previous command.
+            let last = last.clone();
+            let _ = self.store_str("_", &last);
+        }
         let mut env_extra = Vec::new();
         for a in &assigns {
             match self.assignment_value(a, fds).await {
+                Ok((name, _)) if self.vars.get(&name).is_some_and(|v| v.readonly) => {
+                    // bash reports it and runs the command without that variable.
+                    let _ = fds
+                        .stderr()
+                        .write_str(&ShellError::Readonly(name).message())
+                        .await;
+                }
                 Ok(v) => env_extra.push(v),
                 Err(e) => return self.fail(e, fds).await,
             }
@@ -187,63 +206,135 @@ impl Shell {
     pub(crate) async fn assign(&mut self, a: &Assignment, fds: &Fds) -> Result<(), ShellError> {
         match (&a.name, &a.value) {
             (AssignmentName::VariableName(name), AssignmentValue::Scalar(w)) => {
-                let mut v = self.expand_no_split(w, fds).await?;
-                if a.append {
-                    if let Some(Value::Array(_)) = self.vars.get(name).map(|v| &v.value) {
-                        let next = match self.vars.get(name).map(|v| &v.value) {
-                            Some(Value::Array(m)) => crate::shell::next_index(m),
-                            _ => 0,
-                        };
-                        return self.set_elem(name, next, &v);
-                    }
-                    v = format!("{}{}", self.get_str(name).unwrap_or_default(), v);
-                }
-                self.set_var(name, &v)
+                let v = self.expand_no_split(w, fds).await?;
+                self.assign_str(name, &v, a.append)
             }
             (AssignmentName::ArrayElementName(name, index), AssignmentValue::Scalar(w)) => {
-                let idx = self.eval_arith(index, fds, true).await?;
-                let mut v = self.expand_no_split(w, fds).await?;
-                if a.append {
-                    let old = match self.vars.get(name).map(|v| &v.value) {
-                        Some(Value::Array(m)) => m.get(&idx).cloned().unwrap_or_default(),
-                        Some(Value::Str(s)) if idx == 0 => s.clone(),
-                        _ => String::new(),
-                    };
-                    v = format!("{old}{v}");
+                if self.is_assoc(name) {
+                    let key = self.expand_str(index, fds).await?;
+                    if key.is_empty() {
+                        return Err(ShellError::BadSubscript(format!("{name}[{index}]")));
+                    }
+                    let v = self.expand_no_split(w, fds).await?;
+                    return self.assign_key(name, &key, &v, a.append);
                 }
-                self.set_elem(name, idx, &v)
+                let idx = self.eval_arith(index, fds, true).await?;
+                let v = self.expand_no_split(w, fds).await?;
+                self.assign_index(name, idx, &v, a.append)
             }
             (AssignmentName::VariableName(name), AssignmentValue::Array(elems)) => {
-                let mut map = std::collections::BTreeMap::new();
-                let mut next: i64 = 0;
-                if a.append
-                    && let Some(Value::Array(m)) = self.vars.get(name).map(|v| &v.value)
-                {
-                    map = m.clone();
-                    next = crate::shell::next_index(m);
-                }
-                for (key, value) in elems {
-                    match key {
-                        Some(k) => {
-                            let idx = self.eval_arith(&k.value, fds, true).await?;
-                            let v = self.expand_no_split(value, fds).await?;
-                            map.insert(idx, v);
-                            next = idx.wrapping_add(1);
-                        }
-                        None => {
-                            for v in self.expand_words(&[value], fds).await? {
-                                map.insert(next, v);
-                                next = next.wrapping_add(1);
-                            }
-                        }
-                    }
-                }
-                self.set_value(name, Value::Array(map))
+                let elems: Vec<(Option<&str>, &ast::Word)> = elems
+                    .iter()
+                    .map(|(k, v)| (k.as_ref().map(|k| k.value.as_str()), v))
+                    .collect();
+                self.assign_compound(name, &elems, a.append, fds).await
             }
             (AssignmentName::ArrayElementName(name, _), AssignmentValue::Array(_)) => Err(
                 ShellError::Builtin(format!("{name}: cannot assign list to array member")),
             ),
         }
+    }
+
+    /// `name=(…)` and `name+=(…)`: keys of an associative array (bash 5.2 also takes
+    /// `k1 v1 k2 v2` there), or indices and values of an indexed one.
+    pub(crate) async fn assign_compound(
+        &mut self,
+        name: &str,
+        elems: &[(Option<&str>, &ast::Word)],
+        append: bool,
+        fds: &Fds,
+    ) -> Result<(), ShellError> {
+        let target = self.resolve_ref(name).into_owned();
+        if self.vars.get(&target).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(target));
+        }
+        if self.is_assoc(&target) {
+            let mut map = match self.vars.get(&target).map(|v| &v.value) {
+                Some(Value::Assoc(m)) if append => m.clone(),
+                _ => crate::shell::AssocArray::new(),
+            };
+            let mut pending: Option<String> = None;
+            for (key, value) in elems {
+                match key {
+                    Some(k) => {
+                        let key = self.expand_str(k, fds).await?;
+                        if key.is_empty() {
+                            return Err(ShellError::BadSubscript(format!("{target}[{k}]")));
+                        }
+                        let v = self.expand_no_split(value, fds).await?;
+                        let v = self.assoc_elem_value(&map, &key, v, append)?;
+                        map.insert(key, v);
+                    }
+                    None => {
+                        for w in self.expand_words(&[*value], fds).await? {
+                            match pending.take() {
+                                None => pending = Some(w),
+                                Some(k) => {
+                                    let v = self.assoc_elem_value(&map, &k, w, append)?;
+                                    map.insert(k, v);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(k) = pending {
+                map.insert(k, String::new());
+            }
+            return self.set_value(&target, Value::Assoc(map));
+        }
+        let mut map = std::collections::BTreeMap::new();
+        let mut next: i64 = 0;
+        if append {
+            match self.vars.get(&target).map(|v| &v.value) {
+                Some(Value::Array(m)) => {
+                    map = m.clone();
+                    next = crate::shell::next_index(m);
+                }
+                Some(Value::Str(s)) if !self.vars.get(&target).is_some_and(|v| v.attrs.unset) => {
+                    map.insert(0, s.clone());
+                    next = 1;
+                }
+                _ => {}
+            }
+        }
+        for (key, value) in elems {
+            match key {
+                Some(k) => {
+                    let mut idx = self.eval_arith(k, fds, true).await?;
+                    if idx < 0 {
+                        idx = crate::shell::next_index(&map).wrapping_add(idx);
+                        if idx < 0 {
+                            return Err(ShellError::BadSubscript(format!("{target}[{k}]")));
+                        }
+                    }
+                    let v = self.expand_no_split(value, fds).await?;
+                    map.insert(idx, v);
+                    next = idx.wrapping_add(1);
+                }
+                None => {
+                    for v in self.expand_words(&[*value], fds).await? {
+                        map.insert(next, v);
+                        next = next.wrapping_add(1);
+                    }
+                }
+            }
+        }
+        // Integer elements evaluate to themselves again: `-i` applies to all of them.
+        self.set_value(&target, Value::Array(map))
+    }
+
+    fn assoc_elem_value(
+        &self,
+        map: &crate::shell::AssocArray,
+        key: &str,
+        v: String,
+        append: bool,
+    ) -> Result<String, ShellError> {
+        Ok(match (append, map.get(key)) {
+            (true, Some(old)) => format!("{old}{v}"),
+            _ => v,
+        })
     }
 }
 

@@ -30,8 +30,8 @@ impl Shell {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     if v.is_unset_or_null(test_type) {
                         let text = default_value.clone().unwrap_or_default();
-                        let pieces = self.expand_sub_pieces(&text, quoted, fds).await?;
-                        Ok(PVal::Str(join_or_mark(pieces, quoted)))
+                        let pieces = self.expand_word_in_place(&text, quoted, fds).await?;
+                        Ok(PVal::Pieces(pieces))
                     } else {
                         Ok(v)
                     }
@@ -72,7 +72,7 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     if v.is_unset_or_null(test_type) {
-                        let message = match error_message {
+                        let message = match error_message.as_deref().filter(|m| !m.is_empty()) {
                             Some(m) => self.expand_str(m, fds).await?,
                             None => match test_type {
                                 ParameterTestType::UnsetOrNull => {
@@ -99,8 +99,8 @@ impl Shell {
                         Ok(PVal::Str(String::new()))
                     } else {
                         let text = alternative_value.clone().unwrap_or_default();
-                        let pieces = self.expand_sub_pieces(&text, quoted, fds).await?;
-                        Ok(PVal::Str(join_or_mark(pieces, quoted)))
+                        let pieces = self.expand_word_in_place(&text, quoted, fds).await?;
+                        Ok(PVal::Pieces(pieces))
                     }
                 }
                 ParameterExpr::ParameterLength {
@@ -113,6 +113,7 @@ impl Shell {
                         PVal::Unset => "0".into(),
                         PVal::Str(s) => s.chars().count().to_string(),
                         PVal::List(l, _) => l.len().to_string(),
+                        PVal::Pieces(p) => join_pieces(&p).chars().count().to_string(),
                     }))
                 }
                 ParameterExpr::RemoveSmallestSuffixPattern {
@@ -176,6 +177,33 @@ impl Shell {
                         Some(l) => Some(self.eval_arith(&l.value, fds, true).await?),
                         None => None,
                     };
+                    if let (Some(l), PVal::List(..)) = (len, &v)
+                        && l < 0
+                    {
+                        return Err(substring_error(length.as_ref().map(|l| l.value.as_str())));
+                    }
+                    if let Parameter::NamedWithAllIndices { name, concatenate } = parameter {
+                        let target = self.resolve_ref(name).into_owned();
+                        if let Some(crate::shell::Value::Array(m)) =
+                            self.vars.get(&target).map(|v| &v.value)
+                        {
+                            let start = if off < 0 {
+                                crate::shell::next_index(m).saturating_add(off)
+                            } else {
+                                off
+                            };
+                            if start < 0 {
+                                return Ok(PVal::List(Vec::new(), *concatenate));
+                            }
+                            let take = len.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(0));
+                            let items = m
+                                .range(start..)
+                                .take(take)
+                                .map(|(_, v)| v.clone())
+                                .collect();
+                            return Ok(PVal::List(items, *concatenate));
+                        }
+                    }
                     match v {
                         PVal::List(items, c) => {
                             let is_positional = matches!(
@@ -213,18 +241,7 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, &v)?;
-                    match op {
-                        ParameterTransformOp::ToUpperCase => Ok(v.map(|s| s.to_uppercase())),
-                        ParameterTransformOp::ToLowerCase => Ok(v.map(|s| s.to_lowercase())),
-                        ParameterTransformOp::CapitalizeInitial => Ok(v.map(upper_first)),
-                        ParameterTransformOp::Quoted => Ok(v.map(shell_quote)),
-                        ParameterTransformOp::ExpandEscapeSequences => Ok(v.map(ansi_c_decode)),
-                        _ => Err(ShellError::Unsupported(format!(
-                            "${{{}@{}}}",
-                            param_name(parameter),
-                            transform_letter(op)
-                        ))),
-                    }
+                    Ok(self.transform(op, parameter, v))
                 }
                 ParameterExpr::UppercaseFirstChar {
                     parameter,
@@ -290,8 +307,29 @@ impl Shell {
                     let text = self.expand_pattern(pattern, fds).await?;
                     let pat = self.pattern(&text, false);
                     let rep = match replacement {
-                        Some(r) => self.expand_str(r, fds).await?,
-                        None => String::new(),
+                        Some(r) => {
+                            let mut parts = Vec::new();
+                            for p in self.expand_sub_pieces(r, false, fds).await? {
+                                match p {
+                                    Piece::Text {
+                                        s, quoted: true, ..
+                                    } => parts.push(RepPart::Lit(s)),
+                                    Piece::Text { s, .. } => {
+                                        for (i, chunk) in s.split('&').enumerate() {
+                                            if i > 0 {
+                                                parts.push(RepPart::Match);
+                                            }
+                                            parts.push(RepPart::Lit(chunk.to_string()));
+                                        }
+                                    }
+                                    Piece::FieldBreak => parts.push(RepPart::Lit(" ".into())),
+                                    Piece::StarBreak(sep) => parts.push(RepPart::Lit(sep)),
+                                    Piece::ForceField => {}
+                                }
+                            }
+                            parts
+                        }
+                        None => Vec::new(),
                     };
                     Ok(v.map(|s| replace(s, &pat, &rep, match_kind)))
                 }
@@ -312,8 +350,11 @@ impl Shell {
                     variable_name,
                     concatenate,
                 } => {
-                    let keys = match self.vars.get(variable_name).map(|v| &v.value) {
+                    let target = self.resolve_ref(variable_name);
+                    let var = self.vars.get(target.as_ref()).filter(|v| !v.attrs.unset);
+                    let keys = match var.map(|v| &v.value) {
                         Some(Value::Array(a)) => a.keys().map(|k| k.to_string()).collect(),
+                        Some(Value::Assoc(a)) => a.keys().cloned().collect(),
                         Some(Value::Str(_)) => vec!["0".to_string()],
                         None => Vec::new(),
                     };
@@ -321,6 +362,119 @@ impl Shell {
                 }
             }
         })
+    }
+}
+
+impl Shell {
+    /// `${x@OP}`: the value transformed, or described (`@A`, `@a`, `@K`).
+    fn transform(&mut self, op: &ParameterTransformOp, p: &Parameter, v: PVal) -> PVal {
+        use crate::shell::vars::{array_body, attr_letters, decl_quote, key_quote, single_quote};
+        let (name, whole) = match p {
+            Parameter::Named(n) => (Some(n.as_str()), false),
+            Parameter::NamedWithAllIndices { name, .. } => (Some(name.as_str()), true),
+            Parameter::NamedWithIndex { name, .. } => (Some(name.as_str()), false),
+            _ => (None, false),
+        };
+        let declared = name
+            .map(|n| self.resolve_ref(n).into_owned())
+            .and_then(|n| self.vars.get(&n).cloned().map(|v| (n, v)));
+        let var = declared.clone().filter(|(_, v)| !v.attrs.unset);
+        match op {
+            ParameterTransformOp::ToUpperCase => v.map(|s| s.to_uppercase()),
+            ParameterTransformOp::ToLowerCase => v.map(|s| s.to_lowercase()),
+            ParameterTransformOp::CapitalizeInitial => v.map(upper_first),
+            ParameterTransformOp::Quoted => match v {
+                PVal::Unset => PVal::Unset,
+                v => v.map(single_quote),
+            },
+            ParameterTransformOp::ExpandEscapeSequences => v.map(ansi_c_decode),
+            ParameterTransformOp::PromptExpand => v.map(|s| self.prompt_expand(s)),
+            ParameterTransformOp::ToAttributeFlags => match (&v, declared) {
+                (_, None) => PVal::Str(String::new()),
+                (PVal::List(..), Some((_, var))) => {
+                    let flags = attr_letters(&var);
+                    v.map(|_| flags.clone())
+                }
+                (_, Some((_, var))) => PVal::Str(attr_letters(&var)),
+            },
+            ParameterTransformOp::ToAssignmentLogic => match var {
+                None => PVal::Str(String::new()),
+                Some((n, var)) => {
+                    let flags = attr_letters(&var);
+                    match (&var.value, whole) {
+                        (crate::shell::Value::Str(s), _) => {
+                            if flags.is_empty() {
+                                PVal::Str(format!("{n}={}", single_quote(s)))
+                            } else {
+                                PVal::Str(format!("declare -{flags} {n}={}", single_quote(s)))
+                            }
+                        }
+                        (value, true) => PVal::Str(format!(
+                            "declare -{flags} {n}={}",
+                            array_body(value).unwrap_or_default()
+                        )),
+                        (_, false) => match v {
+                            PVal::Str(s) => {
+                                PVal::Str(format!("declare -{flags} {n}={}", single_quote(&s)))
+                            }
+                            other => other,
+                        },
+                    }
+                }
+            },
+            ParameterTransformOp::PossiblyQuoteWithArraysExpanded { separate_words } => {
+                let pairs: Option<Vec<(String, String)>> = match (&var, whole) {
+                    (Some((_, var)), true) => match &var.value {
+                        crate::shell::Value::Array(m) => {
+                            Some(m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+                        }
+                        crate::shell::Value::Assoc(m) => {
+                            Some(m.iter().map(|(k, v)| (key_quote(k), v.clone())).collect())
+                        }
+                        crate::shell::Value::Str(_) => None,
+                    },
+                    _ => None,
+                };
+                match (pairs, separate_words) {
+                    (Some(pairs), true) => PVal::List(
+                        pairs.into_iter().flat_map(|(k, v)| [k, v]).collect(),
+                        matches!(v, PVal::List(_, true)),
+                    ),
+                    (Some(pairs), false) => {
+                        let items: Vec<String> = pairs
+                            .into_iter()
+                            .map(|(k, v)| format!("{k} {}", decl_quote(&v)))
+                            .collect();
+                        PVal::Str(items.join(" "))
+                    }
+                    (None, _) => match v {
+                        PVal::Unset => PVal::Unset,
+                        v => v.map(single_quote),
+                    },
+                }
+            }
+        }
+    }
+}
+
+impl Shell {
+    /// The word of `${x:-word}` or `${x:+word}`, expanded where it stands: unquoted, its
+    /// literal text is split like the rest of the expansion; its quoted parts are not.
+    async fn expand_word_in_place(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
+        let mut pieces = self.expand_sub_pieces(text, quoted, fds).await?;
+        if !quoted {
+            for p in &mut pieces {
+                if let Piece::Text {
+                    quoted: false,
+                    split,
+                    ..
+                } = p
+                {
+                    *split = true;
+                }
+            }
+        }
+        Ok(pieces)
     }
 }
 
@@ -365,33 +519,60 @@ pub(crate) fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-pub(super) fn transform_letter(op: &ParameterTransformOp) -> &'static str {
-    match op {
-        ParameterTransformOp::PromptExpand => "P",
-        ParameterTransformOp::ToAssignmentLogic => "A",
-        ParameterTransformOp::ToAttributeFlags => "a",
-        ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
-            separate_words: true,
-        } => "k",
-        ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
-            separate_words: false,
-        } => "K",
-        _ => "?",
-    }
+/// A piece of the replacement of `${x/pat/rep}`: text, or (an unquoted `&`, bash 5.2's
+/// `patsub_replacement`) the text the pattern matched.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum RepPart {
+    Lit(String),
+    Match,
 }
 
-pub(super) fn replace(s: &str, pat: &Pattern, rep: &str, kind: &SubstringMatchKind) -> String {
+/// A replacement without `&`.
+#[cfg(test)]
+pub(super) fn lit(s: &str) -> Vec<RepPart> {
+    vec![RepPart::Lit(s.to_string())]
+}
+
+/// The replacement text for one match.
+fn fill(rep: &[RepPart], matched: &str) -> String {
+    let mut out = String::new();
+    for p in rep {
+        match p {
+            RepPart::Lit(s) => out.push_str(s),
+            RepPart::Match => out.push_str(matched),
+        }
+    }
+    out
+}
+
+pub(super) fn replace(
+    s: &str,
+    pat: &Pattern,
+    rep: &[RepPart],
+    kind: &SubstringMatchKind,
+) -> String {
     let chars: Vec<char> = s.chars().collect();
     match kind {
         SubstringMatchKind::Prefix => match pat.match_prefix(s, true) {
-            Some(n) => format!("{rep}{}", chars[n..].iter().collect::<String>()),
+            Some(n) => {
+                let matched: String = chars[..n].iter().collect();
+                format!(
+                    "{}{}",
+                    fill(rep, &matched),
+                    chars[n..].iter().collect::<String>()
+                )
+            }
             None => s.to_string(),
         },
         SubstringMatchKind::Suffix => match pat.match_suffix(s, true) {
-            Some(n) => format!(
-                "{}{rep}",
-                chars[..chars.len() - n].iter().collect::<String>()
-            ),
+            Some(n) => {
+                let matched: String = chars[chars.len() - n..].iter().collect();
+                format!(
+                    "{}{}",
+                    chars[..chars.len() - n].iter().collect::<String>(),
+                    fill(rep, &matched)
+                )
+            }
             None => s.to_string(),
         },
         SubstringMatchKind::FirstOccurrence | SubstringMatchKind::Anywhere => {
@@ -402,7 +583,7 @@ pub(super) fn replace(s: &str, pat: &Pattern, rep: &str, kind: &SubstringMatchKi
                 match pat.find_in(s, i) {
                     Some((start, end)) if end > start => {
                         out.push_str(&s[i..start]);
-                        out.push_str(rep);
+                        out.push_str(&fill(rep, &s[start..end]));
                         i = end;
                         if !all {
                             break;

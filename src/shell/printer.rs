@@ -1,0 +1,407 @@
+//! Prints a function's syntax tree back as text, in the layout bash uses for `declare -f`
+//! and `type`: four-space indentation, `;` closing each command of a multi-line list, `do`
+//! and `then` placed as bash places them, words as they were written.
+
+use brush_parser::ast::{
+    AndOr, AndOrList, CaseItemPostAction, Command, CommandPrefixOrSuffixItem, CompoundCommand,
+    CompoundList, ExtendedTestExpr, FunctionDefinition, IoFileRedirectKind, IoFileRedirectTarget,
+    IoRedirect, Pipeline, SeparatorOperator, SimpleCommand,
+};
+
+/// Spaces per indentation level (bash's `indentation_amount`).
+const INDENT: usize = 4;
+
+/// `name () \n{ \n    …\n}` as bash prints function `name`.
+pub(crate) fn function(name: &str, def: &FunctionDefinition) -> String {
+    let mut p = Printer::default();
+    p.out.push_str(&format!("{name} () \n"));
+    p.function_body(def);
+    p.out
+}
+
+#[derive(Default)]
+struct Printer {
+    out: String,
+    indent: usize,
+    skip_indent: usize,
+}
+
+impl Printer {
+    fn function_body(&mut self, def: &FunctionDefinition) {
+        let old = self.indent;
+        self.indent += INDENT;
+        self.out.push_str("{ \n");
+        match &def.body.0 {
+            CompoundCommand::BraceGroup(g) => self.list(&g.list),
+            other => self.compound(other),
+        }
+        self.indent = old;
+        self.newline("}");
+        if let Some(r) = &def.body.1 {
+            self.out.push(' ');
+            self.redirects(&r.0);
+        }
+    }
+
+    fn newline(&mut self, s: &str) {
+        self.out.push('\n');
+        self.pad();
+        self.out.push_str(s);
+    }
+
+    fn pad(&mut self) {
+        self.out.push_str(&" ".repeat(self.indent));
+    }
+
+    fn start_command(&mut self) {
+        if self.skip_indent > 0 {
+            self.skip_indent -= 1;
+        } else {
+            self.pad();
+        }
+    }
+
+    /// bash's `semicolon ()`: a `;` unless the text already ends a command.
+    fn semicolon(&mut self) {
+        if !matches!(self.out.chars().last(), Some('&' | '\n')) {
+            self.out.push(';');
+        }
+    }
+
+    fn list(&mut self, list: &CompoundList) {
+        let n = list.0.len();
+        for (i, item) in list.0.iter().enumerate() {
+            if i > 0 {
+                // The previous item's connector was printed; this one starts a line.
+            }
+            self.and_or(&item.0);
+            let last = i + 1 == n;
+            match item.1 {
+                SeparatorOperator::Async => {
+                    self.out.push_str(" &");
+                    if !last {
+                        self.out.push('\n');
+                    }
+                }
+                SeparatorOperator::Sequence => {
+                    if !last {
+                        self.out.push_str(";\n");
+                    }
+                }
+            }
+        }
+    }
+
+    fn and_or(&mut self, l: &AndOrList) {
+        self.pipeline(&l.first);
+        for a in &l.additional {
+            let (op, p) = match a {
+                AndOr::And(p) => (" && ", p),
+                AndOr::Or(p) => (" || ", p),
+            };
+            self.out.push_str(op);
+            self.skip_indent += 1;
+            self.pipeline(p);
+        }
+    }
+
+    fn pipeline(&mut self, p: &Pipeline) {
+        for (i, c) in p.seq.iter().enumerate() {
+            if i == 0 {
+                self.start_command();
+                if p.timed.is_some() {
+                    self.out.push_str("time ");
+                }
+                if p.bang {
+                    self.out.push_str("! ");
+                }
+            } else {
+                self.out.push_str(" | ");
+            }
+            self.command(c);
+        }
+    }
+
+    fn command(&mut self, c: &Command) {
+        match c {
+            Command::Simple(s) => self.simple(s),
+            Command::Compound(cc, redirs) => {
+                self.compound(cc);
+                if let Some(r) = redirs {
+                    self.out.push(' ');
+                    self.redirects(&r.0);
+                }
+            }
+            Command::Function(f) => {
+                let inner = function(&f.fname.value, f);
+                self.out.push_str(inner.trim_end_matches('\n'));
+            }
+            Command::ExtendedTest(t, redirs) => {
+                self.out.push_str(&format!("[[ {} ]]", cond(&t.expr)));
+                if let Some(r) = redirs {
+                    self.out.push(' ');
+                    self.redirects(&r.0);
+                }
+            }
+        }
+    }
+
+    /// A nested command that starts right after text on the current line.
+    fn inline_list(&mut self, list: &CompoundList) {
+        self.skip_indent += 1;
+        self.list(list);
+    }
+
+    fn compound(&mut self, c: &CompoundCommand) {
+        match c {
+            CompoundCommand::BraceGroup(g) => {
+                self.out.push_str("{ \n");
+                self.indent += INDENT;
+                self.list(&g.list);
+                self.out.push('\n');
+                self.indent -= INDENT;
+                self.pad();
+                self.out.push('}');
+            }
+            CompoundCommand::Subshell(s) => {
+                self.out.push_str("( ");
+                self.inline_list(&s.list);
+                self.out.push_str(" )");
+            }
+            CompoundCommand::Arithmetic(a) => {
+                self.out.push_str(&format!("(({}))", a.expr.value));
+            }
+            CompoundCommand::ArithmeticForClause(f) => {
+                let part = |e: &Option<brush_parser::ast::UnexpandedArithmeticExpr>| {
+                    e.as_ref()
+                        .map(|e| e.value.trim().to_string())
+                        .unwrap_or_default()
+                };
+                self.out.push_str(&format!(
+                    "for (({}; {}; {}))",
+                    part(&f.initializer),
+                    part(&f.condition),
+                    part(&f.updater)
+                ));
+                self.newline("do\n");
+                self.indent += INDENT;
+                self.list(&f.body.list);
+                self.semicolon();
+                self.indent -= INDENT;
+                self.newline("done");
+            }
+            CompoundCommand::ForClause(f) => {
+                self.out.push_str(&format!("for {}", f.variable_name));
+                if let Some(words) = &f.values {
+                    self.out.push_str(" in");
+                    for w in words {
+                        self.out.push(' ');
+                        self.out.push_str(&w.value);
+                    }
+                }
+                self.out.push(';');
+                self.newline("do\n");
+                self.indent += INDENT;
+                self.list(&f.body.list);
+                self.semicolon();
+                self.indent -= INDENT;
+                self.newline("done");
+            }
+            CompoundCommand::CaseClause(c) => {
+                self.out.push_str(&format!("case {} in ", c.value.value));
+                self.indent += INDENT;
+                for item in &c.cases {
+                    let pats: Vec<&str> = item.patterns.iter().map(|w| w.value.as_str()).collect();
+                    self.newline(&format!("{})\n", pats.join(" | ")));
+                    self.indent += INDENT;
+                    if let Some(cmd) = &item.cmd {
+                        self.list(cmd);
+                    }
+                    self.indent -= INDENT;
+                    self.newline(match item.post_action {
+                        CaseItemPostAction::ExitCase => ";;",
+                        CaseItemPostAction::UnconditionallyExecuteNextCaseItem => ";&",
+                        CaseItemPostAction::ContinueEvaluatingCases => ";;&",
+                    });
+                }
+                self.indent -= INDENT;
+                self.newline("esac");
+            }
+            CompoundCommand::IfClause(i) => {
+                self.out.push_str("if ");
+                self.inline_list(&i.condition);
+                self.semicolon();
+                self.out.push_str(" then\n");
+                self.indent += INDENT;
+                self.list(&i.then);
+                self.indent -= INDENT;
+                for e in i.elses.iter().flatten() {
+                    self.semicolon();
+                    match &e.condition {
+                        Some(c) => {
+                            self.newline("elif ");
+                            self.inline_list(c);
+                            self.semicolon();
+                            self.out.push_str(" then\n");
+                        }
+                        None => self.newline("else\n"),
+                    }
+                    self.indent += INDENT;
+                    self.list(&e.body);
+                    self.indent -= INDENT;
+                }
+                self.semicolon();
+                self.newline("fi");
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                let word = if matches!(c, CompoundCommand::WhileClause(_)) {
+                    "while "
+                } else {
+                    "until "
+                };
+                self.out.push_str(word);
+                self.inline_list(&w.0);
+                self.semicolon();
+                self.out.push_str(" do\n");
+                self.indent += INDENT;
+                self.list(&w.1.list);
+                self.indent -= INDENT;
+                self.semicolon();
+                self.newline("done");
+            }
+            CompoundCommand::Coprocess(c) => {
+                self.out.push_str("coproc ");
+                if let Some(n) = &c.name {
+                    self.out.push_str(&n.value);
+                    self.out.push(' ');
+                }
+                self.command(&c.body);
+            }
+        }
+    }
+
+    fn simple(&mut self, s: &SimpleCommand) {
+        let mut words: Vec<String> = Vec::new();
+        let mut redirs: Vec<&IoRedirect> = Vec::new();
+        let items = s
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter())
+            .map(Some)
+            .chain(std::iter::once(None))
+            .chain(s.suffix.iter().flat_map(|p| p.0.iter()).map(Some));
+        for item in items {
+            match item {
+                None => {
+                    if let Some(w) = &s.word_or_name {
+                        words.push(w.value.clone());
+                    }
+                }
+                Some(CommandPrefixOrSuffixItem::Word(w)) => words.push(w.value.clone()),
+                Some(CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => {
+                    words.push(w.value.clone());
+                }
+                Some(CommandPrefixOrSuffixItem::IoRedirect(r)) => redirs.push(r),
+                Some(CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub)) => {
+                    let k = match kind {
+                        brush_parser::ast::ProcessSubstitutionKind::Read => '<',
+                        brush_parser::ast::ProcessSubstitutionKind::Write => '>',
+                    };
+                    words.push(format!("{k}({})", sub.list));
+                }
+            }
+        }
+        self.out.push_str(&words.join(" "));
+        if !redirs.is_empty() {
+            if !words.is_empty() {
+                self.out.push(' ');
+            }
+            let owned: Vec<IoRedirect> = redirs.into_iter().cloned().collect();
+            self.redirects(&owned);
+        }
+    }
+
+    fn redirects(&mut self, rs: &[IoRedirect]) {
+        let texts: Vec<String> = rs.iter().map(redirect).collect();
+        self.out.push_str(&texts.join(" "));
+    }
+}
+
+/// One redirection as bash prints it: `> file`, `2>&1`, `<<< word`.
+fn redirect(r: &IoRedirect) -> String {
+    match r {
+        IoRedirect::File(fd, kind, target) => {
+            let fd = fd.map(|n| n.to_string()).unwrap_or_default();
+            let target = match target {
+                IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w) => {
+                    w.value.clone()
+                }
+                IoFileRedirectTarget::Fd(n) => n.to_string(),
+                IoFileRedirectTarget::ProcessSubstitution(_, s) => format!("({})", s.list),
+            };
+            match kind {
+                IoFileRedirectKind::DuplicateInput | IoFileRedirectKind::DuplicateOutput => {
+                    format!("{fd}{kind}{target}")
+                }
+                _ => format!("{fd}{kind} {target}"),
+            }
+        }
+        IoRedirect::OutputAndError(w, append) => {
+            format!("&>{} {}", if *append { ">" } else { "" }, w.value)
+        }
+        IoRedirect::HereString(fd, w) => {
+            let fd = fd.map(|n| n.to_string()).unwrap_or_default();
+            format!("{fd}<<< {}", w.value)
+        }
+        IoRedirect::HereDocument(fd, h) => {
+            let fd = fd.map(|n| n.to_string()).unwrap_or_default();
+            let dash = if h.remove_tabs { "-" } else { "" };
+            format!(
+                "{fd}<<{dash}{}\n{}{}",
+                h.here_end.value, h.doc.value, h.here_end.value
+            )
+        }
+    }
+}
+
+/// A `[[ ]]` expression as bash prints it.
+fn cond(e: &ExtendedTestExpr) -> String {
+    match e {
+        ExtendedTestExpr::And(l, r) => format!("{} && {}", cond(l), cond(r)),
+        ExtendedTestExpr::Or(l, r) => format!("{} || {}", cond(l), cond(r)),
+        ExtendedTestExpr::Not(x) => format!("! {}", cond(x)),
+        ExtendedTestExpr::Parenthesized(x) => format!("( {} )", cond(x)),
+        ExtendedTestExpr::UnaryTest(p, w) => format!("{p} {}", w.value),
+        ExtendedTestExpr::BinaryTest(p, l, r) => format!("{} {p} {}", l.value, r.value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn printed(src: &str) -> String {
+        let program = crate::shell::parse_program(src).expect("parses");
+        let item = &program.complete_commands[0].0[0];
+        let Command::Function(f) = &item.0.first.seq[0] else {
+            panic!("not a function");
+        };
+        function(&f.fname.value, f)
+    }
+
+    /// Layouts observed from bash 5.2.15's `declare -f`.
+    #[test]
+    fn layouts_like_bash() {
+        assert_eq!(printed("f() { echo hi; }"), "f () \n{ \n    echo hi\n}");
+        assert_eq!(
+            printed(
+                "f() { local x=1; if [ \"$x\" = 1 ]; then echo one; else echo other; fi; for i in a b; do echo $i; done; }"
+            ),
+            "f () \n{ \n    local x=1;\n    if [ \"$x\" = 1 ]; then\n        echo one;\n    else\n        echo other;\n    fi;\n    for i in a b;\n    do\n        echo $i;\n    done\n}"
+        );
+        assert_eq!(
+            printed("f() { echo x > /dev/null 2>&1 && echo y || echo z; }"),
+            "f () \n{ \n    echo x > /dev/null 2>&1 && echo y || echo z\n}"
+        );
+    }
+}
