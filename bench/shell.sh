@@ -14,6 +14,10 @@
 #   ${x//a*z/b}  pattern substitution over a 100,000-character value (no match: the worst
 #                case for a matcher that tries every start)
 #   nesting   a script of 200 nested `if`s (parsing within its bounds)
+#   interpreter speed: an arithmetic loop over `$(seq 1 100000)`, a function called
+#   100,000 times, `${s//a/b}` 10,000 times, `while read -r` over a 100,000-line file
+#   awk sum   `awk '{s+=$3} END {print s}'` over a 1,000,000-line file
+#   awk count `awk -F, '{c[$1]++} END {for (k in c) print k, c[k]}'` over the same file
 # Each case first checks that both sides print the same thing (up to line order), so the
 # timings compare the same work. Timing: hyperfine when installed (median of RUNS runs after
 # 3 warm-ups), else a bash loop over `date +%s%N` (median of RUNS runs, sides alternating).
@@ -57,6 +61,14 @@ for d in $(seq -w 0 99); do
         } >"$work/grep/src/d$d/f$f.txt"
     done
 done
+
+# A base with one file of 100,000 lines.
+mkdir -p "$work/lines"
+seq 1 100000 | sed 's/$/ some words on the line/' >"$work/lines/lines.txt"
+# A base with one file of 1,000,000 lines: `kN,v I J` (1,000 distinct keys before the comma,
+# three blank-separated fields).
+mkdir -p "$work/awk"
+seq 1 1000000 | awk '{ printf "k%d,v %d %d\n", $1 % 1000, $1, $1 % 97 }' >"$work/awk/data.txt"
 
 # same_output NAME BASE COMMAND NORMALIZE: COMMAND must print the same lines on both
 # sides, after NORMALIZE (a filter run on the host) and sorting (walk order may differ).
@@ -136,3 +148,15 @@ row '`${x//a*z/b}`, 100,000 chars' 0 "$work/ls" \
     'x=$(printf "%100000s" "" | tr " " a); y=${x//a*z/b}; echo ${#y}' cat
 row '200 nested `if`s' 0 "$work/ls" \
     'eval "$(for i in $(seq 200); do printf "if true; then "; done; echo ": ok;"; for i in $(seq 200); do printf "fi; "; done)"' cat
+row 'loop: `x=$((x+i))` over `$(seq 1 100000)`' 0 "$work/ls" \
+    'x=0; for i in $(seq 1 100000); do x=$((x+i)); done; echo $x' cat
+row 'a function called 100,000 times' 0 "$work/ls" \
+    'f() { n=$((n+1)); }; n=0; for ((i = 0; i < 100000; i++)); do f; done; echo $n' cat
+row '`${s//a/b}` 10,000 times' 0 "$work/ls" \
+    's=abracadabra-abracadabra; for ((i = 0; i < 10000; i++)); do t=${s//a/b}; done; echo $t' cat
+row '`while read -r line` over 100,000 lines' 1 "$work/lines" \
+    'n=0; while read -r line; do n=$((n+1)); done < lines.txt; echo $n' cat
+row '`awk "{s+=$3} END {print s}"`, 1,000,000 lines' 1 "$work/awk" \
+    'awk "{s+=\$3} END {print s}" data.txt' cat
+row '`awk -F, "{c[$1]++} END {for (k in c) print k, c[k]}"`, 1,000,000 lines' 1 "$work/awk" \
+    'awk -F, "{c[\$1]++} END {for (k in c) print k, c[k]}" data.txt' cat

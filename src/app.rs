@@ -113,6 +113,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             max_unauthenticated: count(args.max_unauthenticated),
             max_unauthenticated_per_ip: count(args.max_unauthenticated_per_ip),
             auth_timeout: args.auth_timeout(),
+            max_sessions_per_ip: count(args.max_sessions_per_ip),
+            max_connections_per_minute_per_ip: count(args.max_connections_per_minute_per_ip),
+            idle_timeout: args.idle_timeout(),
+            max_session_lifetime: args.max_session_lifetime(),
         },
     };
     tracing::info!(%addr, base = %base_name, "forkbox listening");

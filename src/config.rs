@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::vfs::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_OBJECTS, Quota};
+use forkbox_commands::fs::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_OBJECTS, Quota};
 
 /// forkbox: every SSH connection gets its own disposable, copy-on-write world.
 #[derive(Debug, Parser)]
@@ -88,6 +88,27 @@ pub struct ServeArgs {
     /// /64; further ones are closed at once.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_unauthenticated_per_ip: u64,
+
+    /// Most sessions one IPv4 address or IPv6 /64 may hold at once; a login past it is
+    /// told "forkbox: too many sessions from your address …" and closed.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_sessions_per_ip: u64,
+
+    /// Most connections one IPv4 address or IPv6 /64 may open per minute; the login of
+    /// one past it is told "forkbox: too many connections from your address …" and closed.
+    #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections_per_minute_per_ip: u64,
+
+    /// Seconds a session may sit with no command running and no input before it is
+    /// disconnected with a message; 0 for no limit. A channel without a terminal counts
+    /// as running until it ends.
+    #[arg(long, value_name = "SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(0..=31_536_000))]
+    pub idle_timeout: u64,
+
+    /// Seconds after login at which a session is disconnected with a message, whatever it
+    /// is doing; 0 for no limit.
+    #[arg(long, value_name = "SECS", default_value_t = 14400, value_parser = clap::value_parser!(u64).range(0..=31_536_000))]
+    pub max_session_lifetime: u64,
 
     /// Seconds allowed for deleting a session's fork (with retries) after it ends.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -262,6 +283,14 @@ impl ServeArgs {
     }
     pub fn auth_timeout(&self) -> Duration {
         Duration::from_secs(self.auth_timeout)
+    }
+    /// `--idle-timeout`, `None` for no limit.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        (self.idle_timeout > 0).then(|| Duration::from_secs(self.idle_timeout))
+    }
+    /// `--max-session-lifetime`, `None` for no limit.
+    pub fn max_session_lifetime(&self) -> Option<Duration> {
+        (self.max_session_lifetime > 0).then(|| Duration::from_secs(self.max_session_lifetime))
     }
 }
 

@@ -23,7 +23,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "bash",
         "run a shell script or command string in a new shell",
     ),
-    ("bg", "not supported"),
+    ("bg", "no job control: say so"),
     ("break", "exit for, while, or until loops"),
     ("cd", "change the shell working directory"),
     (
@@ -32,19 +32,21 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("continue", "resume the next iteration of a loop"),
     ("declare", "set variable values and attributes"),
-    ("disown", "not supported"),
+    ("disown", "remove jobs from the job table"),
     ("echo", "write arguments to standard output"),
     ("eval", "execute arguments as a shell command"),
     ("exec", "replace the shell with the given command"),
     ("exit", "exit the shell"),
     ("export", "set export attribute for shell variables"),
     ("false", "return an unsuccessful result"),
-    ("fg", "not supported"),
+    ("fg", "no job control: say so"),
     (
         "hash",
         "remember command locations (nothing to remember here)",
     ),
-    ("jobs", "not supported"),
+    ("jobs", "list background jobs"),
+    ("kill", "send a signal to a job or shell of the session"),
+    ("ps", "list the session's shell and background jobs"),
     ("let", "evaluate arithmetic expressions"),
     ("local", "define local variables"),
     ("pwd", "print the name of the current working directory"),
@@ -60,6 +62,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("sh", "run a shell script or command string in a new shell"),
     ("shift", "shift positional parameters"),
+    ("suspend", "no job control: say so"),
     ("shopt", "not supported"),
     (
         "snapshot",
@@ -69,7 +72,8 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "source",
         "execute commands from a file in the current shell",
     ),
-    ("trap", "not supported"),
+    ("trap", "run commands on signals and shell events"),
+    ("times", "show the shell's process times"),
     ("true", "return a successful result"),
     ("type", "display information about command type"),
     ("typeset", "set variable values and attributes"),
@@ -79,10 +83,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "unset",
         "unset values and attributes of shell variables and functions",
     ),
-    (
-        "wait",
-        "wait for job completion (jobs run in the foreground, so: return at once)",
-    ),
+    ("wait", "wait for background jobs to finish"),
 ];
 
 /// Builtins that a Debian system also has as files in `/usr/bin` (so `which` and

@@ -32,8 +32,10 @@ use crate::session::{Services, Session, StartError};
 use crate::ssh::{AuthPolicy, Handler};
 
 pub mod admission;
+pub mod per_source;
 
 use admission::{Bounds, Pending, Ticket};
+use per_source::{PerSource, SourceBounds, SourceRefusal, SourceSlot};
 
 /// Extra time over the fork-deletion deadline that shutdown waits for sessions to drain.
 const DRAIN_SLACK: Duration = Duration::from_secs(10);
@@ -53,6 +55,10 @@ const EVICTED: &str = "forkbox: too many connections are logging in; try again l
 /// What every client is told on shutdown.
 const SHUTTING_DOWN: &str = "forkbox is shutting down";
 
+/// How often a logged-in connection checks whether it has been idle too long, as a share
+/// of `--idle-timeout` (the disconnect comes at most this share late).
+const IDLE_CHECKS_PER_TIMEOUT: u32 = 8;
+
 /// How many connections the server takes, and for how long before login.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -65,6 +71,14 @@ pub struct Limits {
     pub max_unauthenticated_per_ip: usize,
     /// Time from accept to successful authentication.
     pub auth_timeout: Duration,
+    /// Sessions one source may hold at once.
+    pub max_sessions_per_ip: usize,
+    /// Connections one source may open per minute.
+    pub max_connections_per_minute_per_ip: usize,
+    /// A session with no command running and no input for this long is disconnected.
+    pub idle_timeout: Option<Duration>,
+    /// A session is disconnected this long after it logged in, whatever it does.
+    pub max_session_lifetime: Option<Duration>,
 }
 
 /// Everything the server needs besides its listener.
@@ -98,6 +112,8 @@ struct Shared {
     deps: Deps,
     /// Session slots, taken when authentication succeeds.
     slots: Arc<Semaphore>,
+    /// Per-source bounds on sessions and connection rate.
+    per_source: Arc<PerSource>,
 }
 
 /// Serves connections from `listener` until `shutdown` completes, then drains.
@@ -108,6 +124,10 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
     });
     let shared = Arc::new(Shared {
         slots: Arc::new(Semaphore::new(deps.limits.max_sessions)),
+        per_source: PerSource::new(SourceBounds {
+            sessions: deps.limits.max_sessions_per_ip,
+            per_minute: deps.limits.max_connections_per_minute_per_ip,
+        }),
         deps,
     });
     let stop = CancellationToken::new();
@@ -138,11 +158,15 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
                         continue;
                     }
                 };
+                // Over its rate, a connection is still served up to its login, so that
+                // the client can be told why it is refused.
+                let over_rate = shared.per_source.connected(peer.ip()).err();
                 let shared = shared.clone();
                 let cancel = stop.child_token();
                 tasks.spawn(async move {
                     let _ = stream.set_nodelay(true);
-                    serve_connection(stream, Some(peer), shared, cancel, ticket).await;
+                    serve_connection(stream, Some(peer), shared, cancel, ticket, over_rate)
+                        .await;
                 });
             }
         }
@@ -165,6 +189,7 @@ async fn serve_connection<S>(
     shared: Arc<Shared>,
     cancel: CancellationToken,
     ticket: Ticket,
+    over_rate: Option<SourceRefusal>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -172,7 +197,7 @@ async fn serve_connection<S>(
     let span = session.span.clone();
     async {
         tracing::info!("connected");
-        let permit = connection(stream, &session, &shared, ticket).await;
+        let permit = connection(stream, &session, &shared, ticket, over_rate).await;
         session.teardown().await;
         // The slot is free only once the fork is gone, so the cap bounds forks too.
         drop(permit);
@@ -190,13 +215,18 @@ enum End {
     Disconnect(russh::Disconnect, String),
 }
 
-/// Runs the connection until it ends; the session slot it took, if it logged in.
+/// What a logged-in connection holds until its fork is gone: a place under
+/// `--max-sessions` and one in its source's count (none without a peer address).
+type Slots = (OwnedSemaphorePermit, Option<SourceSlot>);
+
+/// Runs the connection until it ends; the session slots it took, if it logged in.
 async fn connection<S>(
     stream: S,
     session: &Arc<Session>,
     shared: &Shared,
     ticket: Ticket,
-) -> Option<OwnedSemaphorePermit>
+    over_rate: Option<SourceRefusal>,
+) -> Option<Slots>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -248,6 +278,13 @@ where
     let mut fork_pending = false;
     let mut awaiting_login = true;
     let mut running_done = false;
+    // Set at login: when the session must end whatever it does, and when it next checks
+    // whether it has been idle too long.
+    let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+    let mut lifetime_end = far;
+    let idle_timeout = deps.limits.idle_timeout;
+    let idle_every = idle_timeout.map(|t| t / IDLE_CHECKS_PER_TIMEOUT);
+    let mut idle_check = far;
 
     let end = loop {
         tokio::select! {
@@ -265,7 +302,29 @@ where
                 // An error: the handler is gone (the connection is ending); `running`
                 // says why.
                 if let Ok(slot) = slot {
-                    permit = Some(slot);
+                    let source = match (over_rate, session.peer) {
+                        (Some(refusal), _) => Err(refusal),
+                        (None, Some(peer)) => shared.per_source.take_session(peer.ip()).map(Some),
+                        (None, None) => Ok(None),
+                    };
+                    let source = match source {
+                        Ok(source) => source,
+                        Err(refusal) => {
+                            tracing::warn!(user = %session.user(), reason = %refusal, "per-address bound reached; login refused");
+                            break End::Disconnect(
+                                russh::Disconnect::TooManyConnections,
+                                refusal.to_string(),
+                            );
+                        }
+                    };
+                    permit = Some((slot, source));
+                    let now = Instant::now();
+                    if let Some(lifetime) = deps.limits.max_session_lifetime {
+                        lifetime_end = now + lifetime;
+                    }
+                    if let Some(every) = idle_every {
+                        idle_check = now + every;
+                    }
                     ticket = None; // no longer pending: its place goes to others
                     fork_pending = true;
                     let session = session.clone();
@@ -291,6 +350,28 @@ where
             _ = evicted.cancelled(), if permit.is_none() => {
                 tracing::info!("closed while logging in: a newcomer took its place");
                 break End::Disconnect(russh::Disconnect::TooManyConnections, EVICTED.into());
+            }
+            _ = tokio::time::sleep_until(lifetime_end), if permit.is_some() => {
+                let lifetime = deps.limits.max_session_lifetime.unwrap_or_default();
+                tracing::info!(?lifetime, "session lifetime reached");
+                break End::Disconnect(
+                    russh::Disconnect::ByApplication,
+                    format!("forkbox: this session reached its maximum lifetime of {}; disconnected", human(lifetime)),
+                );
+            }
+            _ = tokio::time::sleep_until(idle_check), if permit.is_some() => {
+                let (Some(timeout), Some(every)) = (idle_timeout, idle_every) else {
+                    idle_check = far;
+                    continue;
+                };
+                if session.activity.idle_for().is_some_and(|idle| idle >= timeout) {
+                    tracing::info!(?timeout, "idle timeout");
+                    break End::Disconnect(
+                        russh::Disconnect::ByApplication,
+                        format!("forkbox: idle for {}; disconnected", human(timeout)),
+                    );
+                }
+                idle_check = Instant::now() + every;
             }
             _ = session.cancel.cancelled() => {
                 break End::Disconnect(russh::Disconnect::ByApplication, SHUTTING_DOWN.into());
@@ -436,5 +517,32 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Severable<S> {
             return Poll::Ready(Ok(()));
         }
         Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+}
+
+/// A duration as a person says it: `90s`, `15m`, `2h`, `1h30m`.
+fn human(d: Duration) -> String {
+    let secs = d.as_secs();
+    match (secs / 3600, secs % 3600 / 60, secs % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, 0) => format!("{m}m"),
+        (h, 0, 0) => format!("{h}h"),
+        (0, m, s) => format!("{m}m{s}s"),
+        (h, m, 0) => format!("{h}h{m}m"),
+        (h, m, s) => format!("{h}h{m}m{s}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        let h = |s| human(Duration::from_secs(s));
+        assert_eq!(
+            [h(2), h(900), h(7200), h(5400), h(90), h(3661)],
+            ["2s", "15m", "2h", "1h30m", "1m30s", "1h1m1s"]
+        );
     }
 }

@@ -123,6 +123,24 @@ pub fn environment(
     ]
 }
 
+/// Most variables one channel takes from the client's `env` requests.
+pub const MAX_CLIENT_ENV: usize = 64;
+
+/// Longest value of a variable taken from an `env` request.
+pub const MAX_CLIENT_ENV_VALUE: usize = 4096;
+
+/// Whether a client may set `name` with an SSH `env` request (OpenSSH's `SendEnv` and
+/// `SetEnv`): the locale, the terminal, the time zone and forkbox's own variables, but not
+/// those forkbox sets itself (`FORKBOX_SESSION`, `FORKBOX_SNAPSHOT`). Everything else in
+/// the session's environment is forkbox's, and other requests are refused.
+pub fn client_may_set(name: &str) -> bool {
+    let known = matches!(name, "LANG" | "TERM" | "TZ")
+        || name.starts_with("LC_")
+        || (name.starts_with("FORKBOX_")
+            && !matches!(name, "FORKBOX_SESSION" | "FORKBOX_SNAPSHOT"));
+    known && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// Keeps the lease of a session's fork fresh until the session ends, so other servers'
 /// janitors leave the fork alone. A failed renewal is retried at the next tick; the fork
 /// is only at risk if renewals fail for a whole lease period.
@@ -164,6 +182,57 @@ pub struct Session {
     tasks: TaskTracker,
     /// The tracing span every event of this session is logged in (id and peer).
     pub span: tracing::Span,
+    /// When the session last showed life, for `--idle-timeout`.
+    pub activity: Arc<Activity>,
+}
+
+/// When a session last showed life: the client's last input, or a command running.
+#[derive(Debug)]
+pub struct Activity {
+    /// The last input, and how many commands run now.
+    state: Mutex<(tokio::time::Instant, usize)>,
+}
+
+/// Marks a command running for as long as it lives.
+#[derive(Debug)]
+pub struct Busy(Arc<Activity>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.1 -= 1;
+        // Idleness counts from the end of the last command.
+        state.0 = tokio::time::Instant::now();
+    }
+}
+
+impl Activity {
+    fn new() -> Arc<Activity> {
+        Arc::new(Activity {
+            state: Mutex::new((tokio::time::Instant::now(), 0)),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (tokio::time::Instant, usize)> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The client sent something.
+    pub fn touch(&self) {
+        self.lock().0 = tokio::time::Instant::now();
+    }
+
+    /// A command runs until the guard is dropped; the session is not idle meanwhile.
+    pub fn busy(self: &Arc<Self>) -> Busy {
+        self.lock().1 += 1;
+        Busy(self.clone())
+    }
+
+    /// How long the session has been idle; `None` while a command runs.
+    pub fn idle_for(&self) -> Option<Duration> {
+        let state = self.lock();
+        (state.1 == 0).then(|| state.0.elapsed())
+    }
 }
 
 impl Session {
@@ -192,6 +261,7 @@ impl Session {
             services,
             cancel,
             tasks: TaskTracker::new(),
+            activity: Activity::new(),
         })
     }
 

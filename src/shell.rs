@@ -14,6 +14,8 @@
 //! - `redirect`: the descriptor table of a command and `<`, `>`, `2>&1`, here-documents.
 //! - `arith`: arithmetic evaluation. `pattern`: glob patterns. `builtins/`: one file per builtin.
 //! - `launcher`: lets native commands (`env`, `xargs`) launch commands and nested shells.
+//! - `jobs`: background jobs, pids and signals as messages; `trap`: running handlers;
+//!   `procsubst`: `<(…)`/`>(…)` and `/dev/fd/N` for a command's descriptors.
 //!
 //! The path of one line: [`Shell::run_script`] parses it, `exec` walks the AST, each simple
 //! command expands its words, applies its redirections, and runs a function, a builtin or a
@@ -22,8 +24,8 @@
 //!
 //! # What is not supported (each gives `forkbox: <feature>: not supported`, status 2)
 //!
-//! `coproc`, `select`, process substitution `<(…)`, `<>`, `trap`, job control (`&` runs the
-//! command in the foreground, see [`exec`]), `alias`, extended globs.
+//! `coproc`, `select`, job control proper (stopping/resuming; `&` jobs and signals are in
+//! [`jobs`]), `alias`, extended globs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -41,10 +43,13 @@ mod builtins;
 mod cond;
 mod exec;
 mod expand;
+mod jobs;
 mod launcher;
 mod parse;
 mod pattern;
+mod procsubst;
 mod redirect;
+mod trap;
 
 pub use builtins::snapshot::{
     SnapshotControl, SnapshotError, SnapshotInfo, human_size, iso8601, json_str,
@@ -219,6 +224,10 @@ pub(crate) struct Options {
     pub emacs: bool,
     /// `set -h`: shown by `set -o`; there is no command hash either way.
     pub hashall: bool,
+    /// `set -E`: the ERR trap is inherited by functions, substitutions and subshells.
+    pub errtrace: bool,
+    /// `set -T`: the DEBUG and RETURN traps are inherited likewise.
+    pub functrace: bool,
 }
 
 /// A shell: all the state one session's interpreter keeps between commands.
@@ -272,7 +281,41 @@ pub struct Shell {
     /// What this shell's variables cost the session's memory budget; a copy of the shell
     /// (a subshell) counts again, as it holds its own copy of them.
     pub(crate) vars_mem: VarsCharge,
+    /// Every shell and job of this shell tree by pid, for `kill` (see [`jobs`]).
+    pub(crate) procs: Arc<jobs::Procs>,
+    /// This (sub)shell as `kill` sees it; `bashpid` is its pid (`$BASHPID`).
+    pub(crate) me: Arc<jobs::Proc>,
+    pub(crate) bashpid: u32,
+    /// The background jobs this shell started.
+    pub(crate) jobs: jobs::Jobs,
+    /// The root of every job's cancellation: cancelled when the top shell goes away, so
+    /// no job outlives it. Subshells share it; only the top shell holds `jobs_guard`.
+    pub(crate) jobs_root: Arc<jobs::JobsRoot>,
+    pub(crate) jobs_guard: Option<Arc<jobs::JobsGuard>>,
+    /// True in a background job (and its subshells): its jobs are children of its own
+    /// cancellation, so stopping it stops them.
+    pub(crate) in_job: bool,
+    /// Active traps; `shown_traps` are the parent's, which a subshell lists with
+    /// `trap -p` but does not run (bash's behaviour).
+    pub(crate) traps: jobs::TrapTable,
+    pub(crate) shown_traps: jobs::TrapTable,
+    /// Non-zero while a trap handler runs (traps do not nest).
+    pub(crate) in_trap: usize,
+    /// The descriptor table `exec` with only redirections made permanent; lists switch to
+    /// it between commands (its `generation` is newer than theirs).
+    pub(crate) exec_fds: Option<Fds>,
+    pub(crate) exec_gen: u64,
+    /// Files `exec` opened for writing, by the descriptors they are on: closed when those
+    /// are redirected again and when the shell ends.
+    pub(crate) exec_closers: ExecClosers,
+    /// Functions `export -f` marked: nested shells get them through the environment.
+    pub(crate) exported_functions: std::collections::BTreeSet<String>,
+    /// The functions being run, outermost first (`FUNCNAME` lists them innermost first).
+    pub(crate) funcnames: Vec<String>,
 }
+
+/// See [`Shell::exec_closers`]; shared by copies of a shell, not by subshells.
+pub(crate) type ExecClosers = Arc<std::sync::Mutex<Vec<(Vec<i32>, redirect::Closer)>>>;
 
 /// Memory one variable costs besides its name and value: its map entry and flags.
 const VAR_OVERHEAD: usize = 64;
@@ -314,6 +357,10 @@ impl std::fmt::Debug for Shell {
 impl Shell {
     pub fn new(cfg: ShellConfig) -> Shell {
         let pid = 1000 + (rand::random::<u32>() % 30000);
+        let procs = jobs::Procs::new(pid + 1);
+        let me = Arc::new(jobs::Proc::default());
+        procs.register_as(pid, &me);
+        let jobs_root = Arc::new(jobs::JobsRoot::default());
         let mut sh = Shell {
             fs: cfg.fs,
             registry: cfg.registry,
@@ -346,8 +393,30 @@ impl Shell {
             vars_mem: VarsCharge(cfg.budget.empty_charge()),
             budget: cfg.budget,
             slot: None,
+            procs,
+            me,
+            bashpid: pid,
+            jobs: jobs::Jobs::default(),
+            jobs_guard: Some(Arc::new(jobs::JobsGuard(jobs_root.clone()))),
+            jobs_root,
+            in_job: false,
+            traps: jobs::TrapTable::new(),
+            shown_traps: jobs::TrapTable::new(),
+            in_trap: 0,
+            exec_fds: None,
+            exec_gen: 0,
+            exec_closers: ExecClosers::default(),
+            exported_functions: std::collections::BTreeSet::new(),
+            funcnames: Vec::new(),
         };
         for (k, v) in cfg.env {
+            if let Some(name) = k
+                .strip_prefix("BASH_FUNC_")
+                .and_then(|n| n.strip_suffix("%%"))
+            {
+                sh.import_function(name, &v);
+                continue;
+            }
             sh.vars.insert(
                 k,
                 Var {
@@ -383,7 +452,22 @@ impl Shell {
                 return self.last_status;
             }
         };
-        self.run_program_cancellable(&program, &fds, cancel).await
+        let status = self.run_program_cancellable(&program, &fds, cancel).await;
+        self.finish_run(status, &fds).await
+    }
+
+    /// Runs the EXIT trap when the shell is done: at the end of a non-interactive script,
+    /// or once `exit` ran.
+    async fn finish_run(&mut self, status: i32, fds: &Fds) -> i32 {
+        if self.interactive && self.exit_requested.is_none() {
+            return status;
+        }
+        let status = self.run_exit_trap(status, fds).await;
+        if self.exit_requested.is_some() {
+            self.exit_requested = Some(status);
+        }
+        self.last_status = status;
+        status
     }
 
     /// Like [`Shell::run_script`], reading the script from `io.stdin` and running each
@@ -464,7 +548,8 @@ impl Shell {
                 }
             }
         }
-        self.exit_requested.unwrap_or(self.last_status)
+        let status = self.exit_requested.unwrap_or(self.last_status);
+        self.finish_run(status, &fds).await
     }
 
     /// Whether `text` is a complete command, needs more lines, or can never parse.
@@ -788,7 +873,36 @@ impl Shell {
         for (k, v) in extra {
             env.insert(k.clone(), v.clone());
         }
+        for name in &self.exported_functions {
+            if let Some(def) = self.functions.get(name) {
+                env.insert(format!("BASH_FUNC_{name}%%"), format!("() {}", def.body));
+            }
+        }
         env
+    }
+
+    /// Defines function `name` from an environment entry `() BODY` (see `export -f`).
+    fn import_function(&mut self, name: &str, value: &str) {
+        let Some(body) = value.strip_prefix("()") else {
+            return;
+        };
+        if !builtins::is_name(name) {
+            return;
+        }
+        let Ok(program) = parse_program(&format!("{name} () {body}")) else {
+            return;
+        };
+        let def = program
+            .complete_commands
+            .first()
+            .and_then(|l| l.0.first())
+            .map(|item| &item.0.first)
+            .and_then(|p| p.seq.first());
+        if let Some(ast::Command::Function(def)) = def {
+            self.functions
+                .insert(name.to_string(), Arc::new(def.clone()));
+            self.exported_functions.insert(name.to_string());
+        }
     }
 
     /// A copy for a subshell: state changes in it never reach `self`. It is one of the
@@ -806,6 +920,28 @@ impl Shell {
         s.slot = Some(Arc::new(slot));
         s.is_subshell = true;
         s.exit_requested = None;
+        s.me = Arc::new(jobs::Proc::default());
+        s.bashpid = self.procs.register(&s.me);
+        s.jobs = jobs::Jobs {
+            last_pid: self.jobs.last_pid,
+            inherited: self.jobs.visible(),
+            ..jobs::Jobs::default()
+        };
+        s.jobs_guard = None;
+        s.exec_closers = ExecClosers::default();
+        // Traps are reset in a subshell, except ignored signals (and the ERR, DEBUG and
+        // RETURN traps under `set -E`/`set -T`).
+        let traps = std::mem::take(&mut s.traps);
+        s.shown_traps = traps.clone();
+        for (n, action) in traps {
+            let keep = action.is_empty()
+                || (n == jobs::TRAP_ERR && s.opts.errtrace)
+                || ((n == jobs::TRAP_DEBUG || n == jobs::TRAP_RETURN) && s.opts.functrace);
+            if keep {
+                s.traps.insert(n, action);
+            }
+        }
+        s.sync_caught();
         Ok(s)
     }
 
@@ -986,12 +1122,7 @@ mod api_tests {
     #[tokio::test]
     async fn unsupported_features_say_so() {
         let mut sh = shell_on(MemFs::new());
-        for (script, word) in [
-            ("trap 'echo x' EXIT", "trap"),
-            ("coproc true", "coproc"),
-            ("alias ll=ls", "alias"),
-            ("true <(true)", "process substitution"),
-        ] {
+        for (script, word) in [("coproc true", "coproc"), ("alias ll=ls", "alias")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");
@@ -1007,8 +1138,59 @@ mod api_tests {
     }
 
     #[tokio::test]
+    async fn background_fork_bombs_are_stopped_at_the_task_limit() {
+        let budget = Budget::new(64 << 20, 64);
+        let mut sh = shell_with_budget(budget.clone());
+        // `:` returns at once (its job runs in the background); the bomb grows until the
+        // session's limit refuses a task, which stops every job of the shell. Reading
+        // stderr to its end waits for that, as every job holds it.
+        let (status, _, err) = run(&mut sh, ":(){ :|:& };:", Input::empty()).await;
+        assert_eq!(status, 0);
+        assert_eq!(
+            err,
+            "forkbox: fork: Resource temporarily unavailable (session limit of 64 tasks)\n"
+        );
+        for _ in 0..200 {
+            if budget.tasks() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(budget.tasks(), 0, "every task ended");
+        let (status, out, _) = run(&mut sh, "echo a | cat; echo $(echo b)", Input::empty()).await;
+        assert_eq!((status, out.as_str()), (0, "a\nb\n"));
+    }
+
+    #[tokio::test]
+    async fn jobs_stop_when_the_shell_goes_away() {
+        let budget = Budget::new(64 << 20, 64);
+        let mut sh = shell_with_budget(budget.clone());
+        let (ow, or) = pipe();
+        let io = Stdio {
+            stdin: Input::empty(),
+            stdout: ow,
+            stderr: Output::null(),
+            tty: None,
+        };
+        let status = sh
+            .run_script(
+                "while :; do sleep 1; done & echo started",
+                &io,
+                CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(status, 0);
+        drop(io);
+        drop(sh);
+        let out = tokio::time::timeout(Duration::from_secs(10), or.read_to_end(1 << 10))
+            .await
+            .expect("the job stopped and let go of stdout");
+        assert_eq!(out.unwrap_or_default(), b"started\n");
+    }
+
+    #[tokio::test]
     async fn fork_bombs_hit_the_task_limit_and_the_shell_goes_on() {
-        for bomb in [":(){ :|:& };:", "f(){ f|f; }; f"] {
+        for bomb in ["f(){ f|f; }; f"] {
             let budget = Budget::new(64 << 20, 64);
             let mut sh = shell_with_budget(budget.clone());
             let (status, _, err) = run(&mut sh, bomb, Input::empty()).await;

@@ -13,8 +13,8 @@ use russh::{Channel, ChannelId, MethodKind, MethodSet};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 
 use crate::config::AuthMode;
-use crate::session::Session;
 use crate::session::channel::{self, ForkState};
+use crate::session::{MAX_CLIENT_ENV_VALUE, Session};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
@@ -296,12 +296,17 @@ impl russh::server::Handler for Handler {
     async fn env_request(
         &mut self,
         channel: ChannelId,
-        _name: &str,
-        _value: &str,
+        name: &str,
+        value: &str,
         session: &mut SshSession,
     ) -> Result<(), Self::Error> {
-        // The session environment is forkbox's own; client variables are not taken.
-        session.channel_failure(channel)
+        // The session environment is forkbox's own; the channel task takes the few
+        // variables a client may set (locale, terminal, time zone) and drops the rest.
+        if crate::session::client_may_set(name) && value.len() <= MAX_CLIENT_ENV_VALUE {
+            session.channel_success(channel)
+        } else {
+            session.channel_failure(channel)
+        }
     }
 
     async fn subsystem_request(

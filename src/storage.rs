@@ -548,6 +548,23 @@ impl Store {
 
     /// Deletes one object (a missing one is not an error).
     pub async fn delete(&self, key: &str) -> Result<()> {
+        if let Some(root) = &self.local_root
+            && !key.ends_with('/')
+        {
+            // A host symlink is removed itself: the backend looks through it, and takes
+            // one whose target is gone for a missing file, which would leave it behind.
+            let path = root.join(key);
+            if tokio::fs::symlink_metadata(&path)
+                .await
+                .is_ok_and(|m| m.file_type().is_symlink())
+            {
+                return match tokio::fs::remove_file(&path).await {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(source) => Err(StorageError::Local { path, source }),
+                };
+            }
+        }
         match self.op.delete(key).await {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),

@@ -3,7 +3,9 @@
 //! The `Vfs` is the only filesystem API the shell, the commands (through the
 //! [`forkbox_commands::FileSystem`] port it implements) and, later, the WASI host and SFTP
 //! ever see. Paths are absolute inside the session root; every `.`/`..` and every symlink is
-//! resolved here, component by component, so no path can name anything outside the fork:
+//! resolved here, component by component, by the port's one resolver
+//! ([`forkbox_commands::fs::resolve`], which the in-memory test filesystem uses too), so
+//! no path can name anything outside the fork:
 //! `..` at `/` stays at `/`, and an absolute symlink target such as `/etc/passwd` means the
 //! fork's own `/etc/passwd`.
 //!
@@ -28,17 +30,19 @@
 //! - `held`: room reserved against the quota for one operation in flight.
 //! - `port`: the [`FileSystem`] port over [`Vfs`].
 //! - `writer`: a file being written (staged, charged as data comes, published on close).
+//! - `handle`: files open through [`FileSystem::open`]: one shared open file per inode,
+//!   staged once written, that follows its inode through renames and outlives unlinks.
 //! - [`mounts`]: the mount table (the fork at `/`, devices at `/dev`).
 //! - [`readahead`]: sequential read-ahead for remote stores.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use forkbox_commands::fs::Usage;
+use forkbox_commands::fs::resolve::{Follow, Lookup};
+use forkbox_commands::fs::{Usage, VfsPath};
 use forkbox_commands::{
     DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode,
 };
@@ -50,12 +54,6 @@ use crate::storage::{Attrs, ObjectKind, ObjectMeta, Staged, StorageError};
 pub mod mounts;
 pub mod readahead;
 
-/// Symlinks followed while resolving one path before giving up with ELOOP, as Linux does.
-const MAX_SYMLINK_HOPS: usize = 40;
-/// Longest name of one path component, as on Linux.
-const NAME_MAX: usize = 255;
-/// Longest path accepted, as on Linux.
-const PATH_MAX: usize = 4096;
 /// Largest single ranged read served at once; callers loop for more.
 const MAX_READ: usize = 4 * 1024 * 1024;
 /// Chunk size when the VFS itself copies data (copy-up, rename out of the base).
@@ -66,43 +64,12 @@ const LIST_STAT_CONCURRENCY: usize = 32;
 /// so it is bounded; a larger tree fails with "Operation not supported" and nothing moved.
 pub const MAX_RENAME_ENTRIES: usize = 10_000;
 
-/// Bytes a session's fork may hold unless configured otherwise: room for real work (a
-/// source checkout, build outputs, a data set) while no single session can fill the store.
-pub const DEFAULT_QUOTA_BYTES: u64 = 1 << 30;
-/// Objects (files, symlinks, directory markers, whiteouts) a fork may hold unless configured
-/// otherwise: bounds what listing, snapshotting and deleting the fork costs.
-pub const DEFAULT_QUOTA_OBJECTS: u64 = 100_000;
-
-/// What a session's fork may hold. `None` is no limit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Quota {
-    /// Bytes of files and symlink targets in the session's layer.
-    pub bytes: Option<u64>,
-    /// Files, symlinks, directory markers and whiteouts in the session's layer.
-    pub objects: Option<u64>,
-}
-
-impl Quota {
-    /// No limit at all (tests that need one).
-    pub const UNLIMITED: Quota = Quota {
-        bytes: None,
-        objects: None,
-    };
-}
-
-impl Default for Quota {
-    /// [`DEFAULT_QUOTA_BYTES`] and [`DEFAULT_QUOTA_OBJECTS`].
-    fn default() -> Self {
-        Quota {
-            bytes: Some(DEFAULT_QUOTA_BYTES),
-            objects: Some(DEFAULT_QUOTA_OBJECTS),
-        }
-    }
-}
+pub use forkbox_commands::fs::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_OBJECTS, Quota};
 
 const DEFAULT_FILE_MODE: u32 = 0o644;
 const DEFAULT_DIR_MODE: u32 = 0o755;
 
+mod handle;
 mod held;
 mod port;
 mod state;
@@ -131,6 +98,16 @@ fn storage_failure(op: &'static str, rel: &str, e: StorageError) -> FsError {
     }
     tracing::warn!(op, path = rel, error = ?e, "storage request failed");
     FsError::Io
+}
+
+/// A path of the `&str` calls as a [`VfsPath`]. Those calls have always taken a
+/// relative or empty path from the root, and keep doing so.
+fn port_path(path: &str) -> FsResult<VfsPath> {
+    if path.starts_with('/') {
+        VfsPath::new(path)
+    } else {
+        VfsPath::new(&format!("/{path}"))
+    }
 }
 
 fn parent_of(rel: &str) -> &str {
@@ -335,74 +312,14 @@ impl Vfs {
     }
 
     /// Resolves an absolute path to a root-relative one, following symlinks on the way
-    /// (and at the end when `follow`). Returns the path and what is there, if anything;
-    /// every ancestor is guaranteed to be an existing directory.
+    /// (and at the end when `follow`), with the port's one resolver. Returns the path and
+    /// what is there, if anything; every ancestor is guaranteed to be an existing
+    /// directory.
     async fn resolve(&self, path: &str, follow: bool) -> FsResult<(String, Option<Node>)> {
-        if path.len() > PATH_MAX {
-            return Err(FsError::NameTooLong);
-        }
-        let dir_required = path.ends_with('/') || path.ends_with("/.") || path.ends_with("/..");
-        let follow = follow || dir_required;
-        // Components still to walk, last first: borrowed from `path`, owned once a
-        // symlink's target is spliced in. `rel` is the walk so far (`a/b`), built in
-        // place rather than joined anew at each step.
-        let mut pending: Vec<Cow<'_, str>> = path.split('/').rev().map(Cow::Borrowed).collect();
-        let mut rel = String::with_capacity(path.len());
-        let mut hops = 0usize;
-        let mut last: Option<Node> = Some(self.root_node());
-        while let Some(comp) = pending.pop() {
-            match &*comp {
-                "" | "." => continue,
-                ".." => {
-                    rel.truncate(rel.rfind('/').unwrap_or(0));
-                    last = None;
-                    continue;
-                }
-                _ => {}
-            }
-            if comp.len() > NAME_MAX {
-                return Err(FsError::NameTooLong);
-            }
-            let parent_len = rel.len();
-            if !rel.is_empty() {
-                rel.push('/');
-            }
-            rel.push_str(&comp);
-            let is_last = pending.iter().all(|p| p.is_empty() || p == ".");
-            let node = self.lookup(&rel).await?;
-            match node {
-                Some(n) if n.kind == FileKind::Symlink && (follow || !is_last) => {
-                    hops += 1;
-                    if hops > MAX_SYMLINK_HOPS {
-                        return Err(FsError::Loop);
-                    }
-                    rel.truncate(parent_len);
-                    let target = n.target.unwrap_or_default();
-                    if target.starts_with('/') {
-                        rel.clear();
-                    }
-                    pending.extend(target.split('/').rev().map(|c| Cow::Owned(c.to_string())));
-                    last = None;
-                }
-                Some(n) if is_last => last = Some(n),
-                Some(n) if n.kind == FileKind::Dir => last = Some(n),
-                Some(_) => return Err(FsError::NotADirectory),
-                None if is_last => last = None,
-                None => return Err(FsError::NotFound),
-            }
-        }
-        // `..` or a symlink may have landed us on a node we haven't looked up yet.
-        let node = match last {
-            Some(n) => Some(n),
-            None => self.lookup(&rel).await?,
-        };
-        if dir_required
-            && let Some(n) = &node
-            && n.kind != FileKind::Dir
-        {
-            return Err(FsError::NotADirectory);
-        }
-        Ok((rel, node))
+        let path = port_path(path)?;
+        let follow = if follow { Follow::Yes } else { Follow::No };
+        let r = forkbox_commands::fs::resolve::resolve(&Tree(self), &path, follow).await?;
+        Ok((r.rel, r.node))
     }
 
     async fn existing(&self, path: &str, follow: bool) -> FsResult<(String, Node)> {
@@ -444,7 +361,7 @@ impl Vfs {
     }
 
     async fn list_dir(&self, rel: &str) -> FsResult<Vec<DirEntry>> {
-        let mut out: BTreeMap<String, Metadata> = BTreeMap::new();
+        let mut out: BTreeMap<String, Node> = BTreeMap::new();
         {
             let st = self.state();
             let prefix = if rel.is_empty() {
@@ -457,7 +374,7 @@ impl Vfs {
                     break;
                 };
                 if !rest.contains('/') && !rest.is_empty() {
-                    out.insert(rest.to_string(), node.meta());
+                    out.insert(rest.to_string(), node.clone());
                 }
             }
         }
@@ -480,7 +397,7 @@ impl Vfs {
                     }
                     match st.base_nodes.get(&child) {
                         Some(Some(n)) => {
-                            out.insert(name, n.meta());
+                            out.insert(name, n.clone());
                         }
                         Some(None) => {}
                         None => wanted.push(name),
@@ -497,13 +414,20 @@ impl Vfs {
                 .await;
             for (name, r) in metas {
                 if let Some(n) = r? {
-                    out.insert(name, n.meta());
+                    out.insert(name, n);
                 }
             }
         }
+        let mut st = self.state();
         Ok(out
             .into_iter()
-            .map(|(name, meta)| DirEntry { name, meta })
+            .map(|(name, node)| {
+                let ino = st.ino(&child_of(rel, &name));
+                DirEntry {
+                    name,
+                    meta: node.meta(ino),
+                }
+            })
             .collect())
     }
 
@@ -558,6 +482,7 @@ impl Vfs {
         if self.base_visible(rel).await? {
             self.put_whiteout(rel).await?;
         }
+        self.state().forget_ino(rel);
         Ok(())
     }
 
@@ -864,6 +789,8 @@ impl Vfs {
         if node.origin == Origin::Root {
             return Err(FsError::PermissionDenied);
         }
+        self.flush_open(&rel).await?;
+        let node = self.lookup(&rel).await?.ok_or(FsError::NotFound)?;
         let mut up = self.copy_up(&rel, &node).await?;
         f(&mut up);
         // Files and symlinks carry their attributes as object metadata, so a later reader
@@ -882,6 +809,20 @@ impl Vfs {
         }
         self.state().put_upper(rel, up);
         Ok(())
+    }
+}
+
+/// The fork's lookup, for the port's resolver.
+struct Tree<'a>(&'a Vfs);
+
+#[async_trait]
+impl Lookup for Tree<'_> {
+    type Node = Node;
+    fn root(&self) -> Node {
+        self.0.root_node()
+    }
+    async fn lookup(&self, rel: &str) -> FsResult<Option<Node>> {
+        self.0.lookup(rel).await
     }
 }
 

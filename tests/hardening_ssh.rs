@@ -409,3 +409,104 @@ fn channels_per_connection_are_bounded() {
     let _ = master.kill();
     let _ = master.wait();
 }
+
+/// `ssh` from `from` (a loopback address) running `script`.
+fn ssh_from(server: &Server, from: &str, script: &str) -> std::process::Output {
+    let mut cmd = server.ssh_raw();
+    cmd.args(["-o", &format!("BindAddress={from}")])
+        .args(["-o", "StrictHostKeyChecking=no"])
+        .args(["-o", "UserKnownHostsFile=/dev/null"])
+        .args(["-o", "IdentityFile=/nonexistent"])
+        .arg("anyone@127.0.0.1")
+        .arg(script);
+    run_guarded(cmd, b"", SSH_GUARD)
+}
+
+#[test]
+fn sessions_are_bounded_per_address_and_refused_clearly() {
+    let server = Server::start_with(&["--max-sessions-per-ip", "1"]);
+    let mut long = server.long_session();
+    let out = ssh_from(&server, "127.0.0.1", "echo in");
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("forkbox: too many sessions from your address (1 at once)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(255));
+    // Another address still gets in.
+    let out = ssh_from(&server, "127.0.0.2", "echo other");
+    assert_eq!(stdout(&out), "other\n", "{}", stderr(&out));
+    let _ = long.kill();
+    let _ = long.wait();
+    server.wait_no_forks();
+    let out = ssh_from(&server, "127.0.0.1", "echo again");
+    assert_eq!(stdout(&out), "again\n", "{}", stderr(&out));
+}
+
+#[test]
+fn connections_per_minute_are_bounded_per_address() {
+    let server = Server::start_with(&["--max-connections-per-minute-per-ip", "2"]);
+    for i in 0..2 {
+        let out = ssh_from(&server, "127.0.0.3", &format!("echo {i}"));
+        assert_eq!(stdout(&out), format!("{i}\n"), "{}", stderr(&out));
+    }
+    let out = ssh_from(&server, "127.0.0.3", "echo over");
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("forkbox: too many connections from your address (2 a minute)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(255));
+    let out = ssh_from(&server, "127.0.0.4", "echo elsewhere");
+    assert_eq!(stdout(&out), "elsewhere\n", "{}", stderr(&out));
+    server.wait_no_forks();
+}
+
+#[test]
+fn idle_sessions_are_disconnected_but_busy_ones_are_not() {
+    let server = Server::start_with(&["--idle-timeout", "2"]);
+    // A command that runs longer than the idle timeout is not idle.
+    let out = ssh_from(&server, "127.0.0.1", "sleep 4; echo done");
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0));
+    // A terminal session at its prompt, with nothing typed, is.
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-tt").stdin(Stdio::piped());
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < SSH_GUARD, "idle session never ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        all.contains("forkbox: idle for 2s; disconnected"),
+        "{}",
+        tail(&all)
+    );
+    assert_eq!(out.status.code(), Some(255));
+    server.wait_no_forks();
+}
+
+#[test]
+fn sessions_end_at_their_maximum_lifetime() {
+    let server = Server::start_with(&["--max-session-lifetime", "2"]);
+    let out = ssh_from(&server, "127.0.0.1", "echo started; sleep 60; echo never");
+    assert_eq!(stdout(&out), "started\n");
+    assert!(
+        stderr(&out).contains("forkbox: this session reached its maximum lifetime of 2s"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(255));
+    server.wait_no_forks();
+}

@@ -40,6 +40,25 @@ fn stdout_and_stderr_stay_apart() {
 }
 
 #[test]
+fn env_requests_set_locale_terminal_and_forkbox_variables_only() {
+    let server = Server::start();
+    let mut cmd = server.ssh_cmd("anyone");
+    // One SetEnv option carries them all (ssh takes the first value of an option).
+    cmd.args([
+        "-o",
+        "SetEnv=LC_ALL=C LANG=de_DE.UTF-8 TZ=UTC FORKBOX_TAG=agent-7 FORKBOX_SESSION=forged PATH=/evil EVIL=1",
+    ]);
+    cmd.arg(r#"echo "$LC_ALL $LANG $TZ $FORKBOX_TAG [$EVIL] $PATH"; [ "$FORKBOX_SESSION" != forged ] && echo own-id"#);
+    let out = run_with_stdin(cmd, b"");
+    assert_eq!(
+        stdout(&out),
+        "C de_DE.UTF-8 UTC agent-7 [] /usr/local/bin:/usr/bin:/bin\nown-id\n",
+        "stderr: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn exit_statuses_come_back() {
     let server = Server::start();
     for (script, status) in [

@@ -4,9 +4,12 @@ use std::sync::Arc;
 
 use crate::Command;
 
+mod awk;
 mod basename;
 mod cat;
 mod chmod;
+mod column;
+mod comm;
 mod cp;
 mod cut;
 mod date;
@@ -15,35 +18,46 @@ mod diff;
 mod du;
 pub mod echo;
 mod env;
+mod expand;
 mod find;
+mod fold;
 mod grep;
 mod gzip;
 mod head;
 mod help;
+mod join;
 mod ln;
 mod ls;
 mod mkdir;
 mod mv;
+mod nl;
+mod paste;
 mod patch;
 mod printf;
 mod readlink;
+mod rev;
 mod rm;
 mod rmdir;
 mod sed;
 mod seq;
+mod shuf;
 mod sleep;
 mod sort;
 mod stat;
+mod strings;
 mod sum;
 mod sync;
 mod sysinfo;
+mod tac;
 mod tail;
 mod tar;
 mod tee;
 mod test;
+pub(crate) mod textin;
 mod touch;
 mod tr;
 mod truefalse;
+mod tsort;
 mod uniq;
 pub(crate) mod util;
 mod wc;
@@ -114,6 +128,8 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(which::Which),
         Arc::new(xargs::Xargs),
         Arc::new(yes::Yes),
+        Arc::new(grep::EgrepCmd),
+        Arc::new(grep::FgrepCmd),
         Arc::new(find::Find),
         Arc::new(diff::Diff),
         Arc::new(patch::Patch),
@@ -121,6 +137,21 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(gzip::Gzip),
         Arc::new(gzip::Gunzip),
         Arc::new(gzip::Zcat),
+        Arc::new(tac::Tac),
+        Arc::new(rev::Rev),
+        Arc::new(paste::Paste),
+        Arc::new(comm::Comm),
+        Arc::new(join::Join),
+        Arc::new(nl::Nl),
+        Arc::new(fold::Fold),
+        Arc::new(expand::Expand),
+        Arc::new(expand::Unexpand),
+        Arc::new(column::Column),
+        Arc::new(tsort::Tsort),
+        Arc::new(strings::Strings),
+        Arc::new(shuf::Shuf),
+        Arc::new(awk::Awk),
+        Arc::new(awk::Gawk),
     ]
 }
 

@@ -4,11 +4,36 @@
 //! in memory for unit tests. Paths given to the port are absolute (commands join relative
 //! arguments to the working directory with [`crate::Context::path`]); the implementation
 //! normalizes `.` and `..`, follows symlinks and keeps every path inside the session root.
+//!
+//! Two ways in: the path calls (`read_at`, `open_write`, `stat`, … with `&str` paths)
+//! most commands use, and open files ([`FileSystem::open`] with a validated [`VfsPath`]
+//! and [`OpenOptions`], giving a [`FileHandle`]) for what needs a file rather than a name
+//! (the WASI host, SFTP).
+//!
+//! - [`path`]: [`VfsPath`], a validated absolute path.
+//! - [`resolve`]: the one path resolver every implementation drives with its own lookup.
+//! - [`open`]: open flags, the [`OpenFile`] an implementation gives, the [`FileHandle`].
 
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+
+pub mod open;
+pub mod path;
+pub mod resolve;
+
+pub use open::{FileHandle, OpenAction, OpenFile, OpenOptions};
+pub use path::{NAME_MAX, PATH_MAX, VfsPath};
+pub use resolve::{Follow, MAX_SYMLINK_HOPS, Resolved};
+pub use std::io::SeekFrom;
+
+/// The owner of everything in a session (`uid`, `gid`): a session is one user, and
+/// everything in its fork is theirs. 1000 is the first ordinary user on most Linux
+/// systems, which is what tools expect to see.
+pub const SESSION_UID: u32 = 1000;
+/// See [`SESSION_UID`].
+pub const SESSION_GID: u32 = 1000;
 
 /// What kind of thing a path names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,9 +54,48 @@ pub struct Metadata {
     /// Permission bits (`0o644`), without the file-type bits.
     pub mode: u32,
     pub mtime: SystemTime,
+    /// The file's identity within its filesystem (`st_ino`): the same for the same file
+    /// across stats, renames and open handles for as long as the filesystem lives; never
+    /// shared by two files that exist at once.
+    pub ino: u64,
+    /// Names the file has (`st_nlink`): 1 for a file or symlink (there are no hard
+    /// links), 2 for a directory, 0 for a file unlinked while open.
+    pub nlink: u64,
+    /// Owner and group: [`SESSION_UID`] and [`SESSION_GID`] for everything.
+    pub uid: u32,
+    pub gid: u32,
+    /// Last access; where it is not tracked, the modification time.
+    pub atime: SystemTime,
+    /// Last change of content or attributes; where it is not tracked, the modification
+    /// time.
+    pub ctime: SystemTime,
 }
 
 impl Metadata {
+    /// Metadata of a `kind` entry: owned by the session user, one name (two for a
+    /// directory), access and change times equal to `mtime`, inode 0 (the filesystem sets
+    /// it: [`Metadata::with_ino`]).
+    pub fn new(kind: FileKind, len: u64, mode: u32, mtime: SystemTime) -> Metadata {
+        Metadata {
+            kind,
+            len,
+            mode,
+            mtime,
+            ino: 0,
+            nlink: if kind == FileKind::Dir { 2 } else { 1 },
+            uid: SESSION_UID,
+            gid: SESSION_GID,
+            atime: mtime,
+            ctime: mtime,
+        }
+    }
+
+    /// The same with inode number `ino`.
+    pub fn with_ino(mut self, ino: u64) -> Metadata {
+        self.ino = ino;
+        self
+    }
+
     pub fn is_dir(&self) -> bool {
         self.kind == FileKind::Dir
     }
@@ -78,6 +142,42 @@ pub struct Usage {
     pub objects_limit: Option<u64>,
 }
 
+/// Bytes a session's fork may hold unless configured otherwise: room for real work (a
+/// source checkout, build outputs, a data set) while no single session can fill the store.
+pub const DEFAULT_QUOTA_BYTES: u64 = 1 << 30;
+/// Objects (files, symlinks, directory markers, whiteouts) a fork may hold unless configured
+/// otherwise: bounds what listing, snapshotting and deleting the fork costs.
+pub const DEFAULT_QUOTA_OBJECTS: u64 = 100_000;
+
+/// What a session's filesystem may hold. `None` is no limit. It lives with the port (not
+/// with the session filesystem that enforces it) so configuration can name it without
+/// depending on the filesystem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quota {
+    /// Bytes of files and symlink targets the session stored.
+    pub bytes: Option<u64>,
+    /// Files, symlinks, directories and deletion markers the session stored.
+    pub objects: Option<u64>,
+}
+
+impl Quota {
+    /// No limit at all (tests that need one).
+    pub const UNLIMITED: Quota = Quota {
+        bytes: None,
+        objects: None,
+    };
+}
+
+impl Default for Quota {
+    /// [`DEFAULT_QUOTA_BYTES`] and [`DEFAULT_QUOTA_OBJECTS`].
+    fn default() -> Self {
+        Quota {
+            bytes: Some(DEFAULT_QUOTA_BYTES),
+            objects: Some(DEFAULT_QUOTA_OBJECTS),
+        }
+    }
+}
+
 /// A filesystem error, as the C library's `strerror` would word it.
 ///
 /// It carries no path and never a storage detail (bucket, key, request id): the command
@@ -114,6 +214,34 @@ pub enum FsError {
     Unsupported,
     #[error("Input/output error")]
     Io,
+    /// A read on a handle not open for reading, or a write on one not open for writing.
+    #[error("Bad file descriptor")]
+    BadDescriptor,
+}
+
+impl FsError {
+    /// The Linux `errno` value of the error, for hosts that speak errno (WASI, SFTP map
+    /// from it).
+    pub fn errno(&self) -> i32 {
+        match self {
+            FsError::NotFound => 2,
+            FsError::Io => 5,
+            FsError::BadDescriptor => 9,
+            FsError::PermissionDenied => 13,
+            FsError::AlreadyExists => 17,
+            FsError::NotADirectory => 20,
+            FsError::IsADirectory => 21,
+            FsError::InvalidArgument => 22,
+            FsError::TooLarge => 27,
+            FsError::NoSpace => 28,
+            FsError::ReadOnly => 30,
+            FsError::NameTooLong => 36,
+            FsError::NotEmpty => 39,
+            FsError::Loop => 40,
+            FsError::Unsupported => 95,
+            FsError::QuotaExceeded => 122,
+        }
+    }
 }
 
 pub type FsResult<T> = Result<T, FsError>;
@@ -162,6 +290,15 @@ pub trait FileSystem: Send + Sync {
     /// Space and objects used against the quota (`df`). A filesystem that does not keep
     /// count says [`FsError::Unsupported`].
     async fn usage(&self) -> FsResult<Usage> {
+        Err(FsError::Unsupported)
+    }
+    /// Opens `path` as POSIX `open` does with `opts` (see [`OpenOptions`] for each flag's
+    /// errors). The handle is on the file, not the name: it keeps working after the path
+    /// is renamed or unlinked, and what is written through it is visible at once to other
+    /// handles and path reads of the same file in this filesystem. A filesystem without
+    /// open files says [`FsError::Unsupported`].
+    async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
+        let _ = (path, opts);
         Err(FsError::Unsupported)
     }
     /// Makes everything written so far durable (`sync`). A file is stored when it is

@@ -132,6 +132,18 @@ pub struct Input {
     state: Arc<Mutex<InputState>>,
 }
 
+/// Whether a read of an [`Input`] would return at once: what `poll(2)` and WASI's
+/// `poll_oneoff` ask of standard input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// Bytes are waiting: a read returns them at once.
+    Data,
+    /// End-of-file: a read returns at once, with nothing.
+    Eof,
+    /// A read would wait.
+    Pending,
+}
+
 /// A source of input read on demand (see [`Input::from_source`]).
 #[async_trait::async_trait]
 pub trait PullSource: Send {
@@ -207,6 +219,45 @@ impl Input {
                 src: Some(Source::Pull(source)),
                 buf: Bytes::new(),
             })),
+        }
+    }
+
+    /// Whether a read would return at once, without waiting and without consuming
+    /// anything. A pipe is looked into (a chunk that arrived is kept for the next read).
+    /// A pull source (a terminal) is only asked when a reader waits, so it is `Pending`
+    /// until [`Input::wait_ready`] asked it. While another reader holds the input (one
+    /// stage of `{ a; b; }` is reading), it is `Pending` too.
+    pub fn ready(&self) -> Readiness {
+        let Ok(mut st) = self.state.try_lock() else {
+            return Readiness::Pending;
+        };
+        loop {
+            if !st.buf.is_empty() {
+                return Readiness::Data;
+            }
+            let Some(src) = &mut st.src else {
+                return Readiness::Eof;
+            };
+            match src {
+                Source::Pull(_) => return Readiness::Pending,
+                Source::Pipe(rx) => match rx.try_recv() {
+                    Ok(chunk) => st.buf = chunk.data,
+                    Err(mpsc::error::TryRecvError::Empty) => return Readiness::Pending,
+                    Err(mpsc::error::TryRecvError::Disconnected) => st.src = None,
+                },
+            }
+        }
+    }
+
+    /// Waits until a read would return at once and says why (`Data` or `Eof`), without
+    /// consuming anything: what arrives is kept for the next read. For a pull source this
+    /// asks it for its next chunk. Cancel-safe: dropping the wait loses nothing.
+    pub async fn wait_ready(&self) -> Readiness {
+        let mut st = self.state.lock().await;
+        if st.fill().await {
+            Readiness::Data
+        } else {
+            Readiness::Eof
         }
     }
 
@@ -355,6 +406,49 @@ mod tests {
         assert_eq!(input.read_line(100).await.unwrap().unwrap(), b"line0\n");
         assert_eq!(pulls.load(std::sync::atomic::Ordering::SeqCst), 1);
         assert_eq!(input.read_to_end(100).await.unwrap(), b"line1\nline2\n");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn readiness_looks_without_consuming() {
+        let (out, input) = pipe();
+        assert_eq!(input.ready(), Readiness::Pending);
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_secs(1), input.wait_ready()).await;
+        assert!(waited.is_err(), "nothing written: the wait goes on");
+        out.write_all(b"ab").await.unwrap();
+        assert_eq!(input.ready(), Readiness::Data);
+        assert_eq!(input.ready(), Readiness::Data);
+        assert_eq!(input.wait_ready().await, Readiness::Data);
+        assert_eq!(input.read_up_to(1).await.unwrap().unwrap(), &b"a"[..]);
+        assert_eq!(input.ready(), Readiness::Data);
+        assert_eq!(input.read_up_to(9).await.unwrap().unwrap(), &b"b"[..]);
+        assert_eq!(input.ready(), Readiness::Pending);
+        drop(out);
+        assert_eq!(input.ready(), Readiness::Eof);
+        assert_eq!(input.wait_ready().await, Readiness::Eof);
+        assert!(input.read_chunk().await.unwrap().is_none());
+        assert_eq!(Input::empty().ready(), Readiness::Eof);
+        let bytes = Input::from_bytes(&b"x"[..]);
+        assert_eq!(bytes.ready(), Readiness::Data);
+        bytes.read_to_end(10).await.unwrap();
+        assert_eq!(bytes.ready(), Readiness::Eof);
+    }
+
+    #[tokio::test]
+    async fn readiness_of_a_pull_source_asks_it_only_when_waited_for() {
+        struct Once(Option<Bytes>);
+        #[async_trait::async_trait]
+        impl PullSource for Once {
+            async fn next(&mut self) -> Option<Bytes> {
+                self.0.take()
+            }
+        }
+        let input = Input::from_source(Box::new(Once(Some(Bytes::from("k")))));
+        assert_eq!(input.ready(), Readiness::Pending);
+        assert_eq!(input.wait_ready().await, Readiness::Data);
+        assert_eq!(input.ready(), Readiness::Data);
+        assert_eq!(input.read_to_end(10).await.unwrap(), b"k");
+        assert_eq!(input.ready(), Readiness::Eof);
     }
 
     #[tokio::test]

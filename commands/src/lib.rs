@@ -4,9 +4,13 @@
 //! # Layout
 //!
 //! - [`io`]: bounded in-process pipes ([`Output`], [`Input`]) that carry stdin/stdout/stderr.
-//! - [`fs`]: the [`FileSystem`] port, the only way a command touches files.
+//! - [`fs`]: the [`FileSystem`] port, the only way a command touches files: path calls,
+//!   open files ([`FileHandle`]), validated paths ([`VfsPath`]) and the one path resolver
+//!   every implementation uses.
 //! - this file: the [`Command`] trait, the [`Context`] an invocation runs in, and the one
 //!   place where a command's outcome becomes an exit status ([`exit_status`]).
+//! - [`gnu_regex`]: GNU's BRE/ERE dialect (parse, GNU's errors, POSIX longest matches,
+//!   back-references) for `grep`, `sed` and the tools to come.
 //! - [`cmd`]: one file per native command; [`all`] lists them for the registry.
 //! - [`testing`]: an in-memory [`FileSystem`] and a harness for unit tests.
 //!
@@ -23,12 +27,16 @@ use tokio_util::sync::CancellationToken;
 pub mod budget;
 pub mod cmd;
 pub mod fs;
+pub mod gnu_regex;
 pub mod io;
 pub mod testing;
 
 pub use budget::{Budget, Charge, OutOfMemory, TaskSlot, TooManyTasks};
-pub use fs::{DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode};
-pub use io::{Input, Output, PullSource, pipe, pipe_in};
+pub use fs::{
+    DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenOptions, VfsPath,
+    WriteHandle, WriteMode,
+};
+pub use io::{Input, Output, PullSource, Readiness, pipe, pipe_in};
 
 /// Exit status of a command (0–255, as the shell sees it).
 pub type Status = i32;

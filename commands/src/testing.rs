@@ -1,9 +1,12 @@
 //! In-memory filesystem and harness for unit tests.
 //!
-//! - [`MemFs`]: a complete [`FileSystem`] in memory: files, directories and symlinks,
-//!   resolved component by component inside the root (`..` never climbs above `/`,
-//!   at most [`MAX_SYMLINK_HOPS`] symlinks per lookup). Its clock is fake and advances one
-//!   second per change, so tests about mtimes are deterministic.
+//! - [`MemFs`]: a complete [`FileSystem`] in memory: inodes (files, directories and
+//!   symlinks) named by paths, resolved by the port's one resolver (`..` never climbs
+//!   above `/`, at most [`MAX_SYMLINK_HOPS`] symlinks per lookup), with open files. Its
+//!   clock is fake and advances one second per change, so tests about mtimes are
+//!   deterministic.
+//! - [`contract`]: the port's contract, one suite every [`FileSystem`] must pass; run
+//!   here over [`MemFs`] and in the main crate over the session filesystem.
 //! - [`QuotaFs`]: a [`MemFs`] whose writes stop at a quota, and which counts the files
 //!   created (commands that write scratch files).
 //! - [`run_cmd`] / [`Invocation`]: run one command with pipes for stdin/stdout/stderr and
@@ -17,656 +20,33 @@
     reason = "test support: a broken harness must fail the test loudly"
 )]
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
 use crate::fs::{
-    DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, Usage, WriteHandle, WriteMode,
+    DirEntry, FileHandle, FileSystem, FsError, FsResult, Metadata, OpenFile, OpenOptions, VfsPath,
+    WriteHandle, WriteMode,
 };
 use crate::io::{Input, pipe};
 use crate::{Command, CommandInfo, Context, Launcher, Status, TermSize, exit_status};
 
-/// Symlinks one lookup may follow before failing with [`FsError::Loop`], as Linux's
-/// `MAXSYMLINKS`: a cycle must end in an error, not a hang.
-pub const MAX_SYMLINK_HOPS: usize = 40;
+/// Symlinks one lookup may follow before failing with [`FsError::Loop`] (the port's
+/// one resolver's bound).
+pub use crate::fs::resolve::MAX_SYMLINK_HOPS;
 
 /// Bytes of stdout or stderr the harness collects; a runaway command fails the test
 /// instead of eating the machine's memory.
 pub const HARNESS_OUTPUT_LIMIT: usize = 64 * 1024 * 1024;
 
-/// The fake clock's start (2023-11-14T22:13:20Z).
-const CLOCK_START: u64 = 1_700_000_000;
+pub mod contract;
+mod memfs;
 
-#[derive(Clone, Debug)]
-enum Node {
-    File {
-        data: Vec<u8>,
-        mode: u32,
-        mtime: SystemTime,
-    },
-    Dir {
-        mode: u32,
-        mtime: SystemTime,
-    },
-    Symlink {
-        target: String,
-        mtime: SystemTime,
-    },
-}
-
-impl Node {
-    fn meta(&self) -> Metadata {
-        match self {
-            Node::File { data, mode, mtime } => Metadata {
-                kind: FileKind::File,
-                len: data.len() as u64,
-                mode: *mode,
-                mtime: *mtime,
-            },
-            Node::Dir { mode, mtime } => Metadata {
-                kind: FileKind::Dir,
-                len: 4096,
-                mode: *mode,
-                mtime: *mtime,
-            },
-            Node::Symlink { target, mtime } => Metadata {
-                kind: FileKind::Symlink,
-                len: target.len() as u64,
-                mode: 0o777,
-                mtime: *mtime,
-            },
-        }
-    }
-}
-
-#[derive(Debug)]
-struct State {
-    /// Every node by its resolved absolute path (no symlink in any parent component);
-    /// `/` is always a directory.
-    nodes: BTreeMap<String, Node>,
-    /// Seconds since the epoch of the fake clock.
-    clock: u64,
-    /// Paths whose next `close` fails with [`FsError::NoSpace`] (failure injection).
-    fail_close: HashSet<String>,
-    /// Paths whose every read fails with [`FsError::Io`] (failure injection).
-    fail_read: HashSet<String>,
-    /// Limits [`FileSystem::usage`] reports (bytes, objects); reported, not enforced.
-    limits: (Option<u64>, Option<u64>),
-}
-
-impl State {
-    fn tick(&mut self) -> SystemTime {
-        self.clock += 1;
-        UNIX_EPOCH + Duration::from_secs(self.clock)
-    }
-
-    fn children(&self, dir: &str) -> Vec<(String, &Node)> {
-        let prefix = if dir == "/" {
-            "/".to_string()
-        } else {
-            format!("{dir}/")
-        };
-        let mut out: Vec<(String, &Node)> = self
-            .nodes
-            .range(prefix.clone()..)
-            .take_while(|(k, _)| k.starts_with(&prefix))
-            .filter(|(k, _)| k.len() > prefix.len() && !k[prefix.len()..].contains('/'))
-            .map(|(k, v)| (k[prefix.len()..].to_string(), v))
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        out
-    }
-
-    /// Resolves `path` component by component. Every parent must be an existing directory;
-    /// the last component may be missing. Follows a symlink in the last component only
-    /// when `follow_last`. Returns the resolved path.
-    fn resolve(&self, path: &str, follow_last: bool) -> FsResult<String> {
-        let trailing_slash = path.len() > 1 && path.ends_with('/');
-        let follow_last = follow_last || trailing_slash;
-        let mut pending: VecDeque<String> = path
-            .split('/')
-            .filter(|c| !c.is_empty())
-            .map(str::to_string)
-            .collect();
-        let mut cur: Vec<String> = Vec::new();
-        let mut hops = 0;
-        while let Some(comp) = pending.pop_front() {
-            let here = to_path(&cur);
-            match self.nodes.get(&here) {
-                Some(Node::Dir { .. }) => {}
-                Some(_) => return Err(FsError::NotADirectory),
-                None => return Err(FsError::NotFound),
-            }
-            match comp.as_str() {
-                "." => continue,
-                ".." => {
-                    cur.pop();
-                    continue;
-                }
-                _ => {}
-            }
-            if comp.len() > 255 {
-                return Err(FsError::NameTooLong);
-            }
-            cur.push(comp);
-            let is_last = pending.is_empty();
-            if let Some(Node::Symlink { target, .. }) = self.nodes.get(&to_path(&cur))
-                && (!is_last || follow_last)
-            {
-                hops += 1;
-                if hops > MAX_SYMLINK_HOPS {
-                    return Err(FsError::Loop);
-                }
-                cur.pop();
-                if target.starts_with('/') {
-                    cur.clear();
-                }
-                for c in target.split('/').filter(|c| !c.is_empty()).rev() {
-                    pending.push_front(c.to_string());
-                }
-            }
-        }
-        let resolved = to_path(&cur);
-        if trailing_slash && matches!(self.nodes.get(&resolved), Some(Node::File { .. })) {
-            return Err(FsError::NotADirectory);
-        }
-        Ok(resolved)
-    }
-
-    fn existing(&self, path: &str, follow: bool) -> FsResult<(String, &Node)> {
-        let p = self.resolve(path, follow)?;
-        match self.nodes.get(&p) {
-            Some(n) => Ok((p, n)),
-            None => Err(FsError::NotFound),
-        }
-    }
-}
-
-fn to_path(parts: &[String]) -> String {
-    format!("/{}", parts.join("/"))
-}
-
-/// A complete in-memory [`FileSystem`] for tests.
-#[derive(Debug)]
-pub struct MemFs {
-    /// Shared with open writers, which apply their data on close.
-    state: Arc<Mutex<State>>,
-}
-
-impl MemFs {
-    /// An empty filesystem: just `/`.
-    pub fn new() -> Arc<MemFs> {
-        let mut nodes = BTreeMap::new();
-        let mtime = UNIX_EPOCH + Duration::from_secs(CLOCK_START);
-        nodes.insert("/".to_string(), Node::Dir { mode: 0o755, mtime });
-        Arc::new(MemFs {
-            state: Arc::new(Mutex::new(State {
-                nodes,
-                clock: CLOCK_START,
-                fail_close: HashSet::new(),
-                fail_read: HashSet::new(),
-                limits: (None, None),
-            })),
-        })
-    }
-
-    /// A filesystem holding `files` (path, content); parent directories are created.
-    /// A path ending in `/` creates a directory.
-    pub fn with_files(files: &[(&str, &str)]) -> Arc<MemFs> {
-        let fs = MemFs::new();
-        for (path, content) in files {
-            fs.put(path, content.as_bytes());
-        }
-        fs
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Creates or replaces a file (or a directory for a path ending in `/`), creating
-    /// parent directories. Relative paths are taken from `/`.
-    pub fn put(&self, path: &str, content: &[u8]) {
-        if path.ends_with('/') {
-            self.put_dir(path);
-            return;
-        }
-        let path = crate::fs::normalize(&format!("/{path}"));
-        let mut st = self.lock();
-        let mut cur = String::new();
-        let comps: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
-        for comp in comps.iter().take(comps.len().saturating_sub(1)) {
-            cur.push('/');
-            cur.push_str(comp);
-            let mtime = st.tick();
-            st.nodes
-                .entry(cur.clone())
-                .or_insert(Node::Dir { mode: 0o755, mtime });
-        }
-        let mtime = st.tick();
-        st.nodes.insert(
-            path,
-            Node::File {
-                data: content.to_vec(),
-                mode: 0o644,
-                mtime,
-            },
-        );
-    }
-
-    /// Creates a directory and its parents.
-    pub fn put_dir(&self, path: &str) {
-        let path = crate::fs::normalize(&format!("/{path}"));
-        let mut st = self.lock();
-        let mut cur = String::new();
-        for comp in path.split('/').filter(|c| !c.is_empty()) {
-            cur.push('/');
-            cur.push_str(comp);
-            let mtime = st.tick();
-            st.nodes
-                .entry(cur.clone())
-                .or_insert(Node::Dir { mode: 0o755, mtime });
-        }
-    }
-
-    /// Creates a symlink at `link` (absolute, parent must exist) pointing at `target`.
-    pub fn put_symlink(&self, target: &str, link: &str) {
-        let mut st = self.lock();
-        let mtime = st.tick();
-        st.nodes.insert(
-            link.to_string(),
-            Node::Symlink {
-                target: target.to_string(),
-                mtime,
-            },
-        );
-    }
-
-    /// Content of the file at `path` (symlinks followed), or `None` if it is not a file.
-    pub fn contents(&self, path: &str) -> Option<Vec<u8>> {
-        let st = self.lock();
-        match st.existing(path, true) {
-            Ok((_, Node::File { data, .. })) => Some(data.clone()),
-            _ => None,
-        }
-    }
-
-    /// Content of the file at `path` as text (lossy), for assertions.
-    pub fn text(&self, path: &str) -> Option<String> {
-        self.contents(path)
-            .map(|d| String::from_utf8_lossy(&d).into_owned())
-    }
-
-    /// True when something (file, directory or symlink itself) exists at `path`.
-    pub fn exists(&self, path: &str) -> bool {
-        let st = self.lock();
-        st.existing(path, false).is_ok()
-    }
-
-    /// Makes the next `close` of a file written at `path` (`*`: at any path) fail with
-    /// `NoSpace`.
-    pub fn fail_close_on(&self, path: &str) {
-        self.lock().fail_close.insert(path.to_string());
-    }
-
-    /// Makes every read of the file at `path` fail with `Io`.
-    pub fn fail_read_on(&self, path: &str) {
-        self.lock().fail_read.insert(path.to_string());
-    }
-
-    /// Sets the limits [`FileSystem::usage`] reports. MemFs does not enforce them; the
-    /// session filesystem's own tests cover enforcement.
-    pub fn set_usage_limits(&self, bytes: Option<u64>, objects: Option<u64>) {
-        self.lock().limits = (bytes, objects);
-    }
-
-    /// Sets a path's mtime to `secs` after the epoch.
-    pub fn set_mtime_secs(&self, path: &str, secs: u64) {
-        let mut st = self.lock();
-        if let Ok(p) = st.resolve(path, true)
-            && let Some(node) = st.nodes.get_mut(&p)
-        {
-            let t = UNIX_EPOCH + Duration::from_secs(secs);
-            match node {
-                Node::File { mtime, .. }
-                | Node::Dir { mtime, .. }
-                | Node::Symlink { mtime, .. } => *mtime = t,
-            }
-        }
-    }
-}
-
-struct MemWriter {
-    state: Arc<Mutex<State>>,
-    path: String,
-    /// Writes not applied yet: at an offset, or (`None`) at the end.
-    pending: Vec<(Option<u64>, Vec<u8>)>,
-    /// Where `write` goes: an offset (`<>`), or the end of the file.
-    pos: Option<u64>,
-}
-
-impl MemWriter {
-    fn apply(&mut self, st: &mut State) {
-        let now = st.tick();
-        if let Some(Node::File { data, mtime, .. }) = st.nodes.get_mut(&self.path) {
-            for (at, bytes) in self.pending.drain(..) {
-                match at {
-                    None => data.extend_from_slice(&bytes),
-                    Some(off) => {
-                        let (off, end) = (off as usize, off as usize + bytes.len());
-                        if data.len() < end {
-                            data.resize(end, 0);
-                        }
-                        data[off..end].copy_from_slice(&bytes);
-                    }
-                }
-            }
-            *mtime = now;
-        }
-    }
-}
-
-#[async_trait]
-impl WriteHandle for MemWriter {
-    async fn write(&mut self, data: &[u8]) -> FsResult<()> {
-        self.pending.push((self.pos, data.to_vec()));
-        if let Some(p) = &mut self.pos {
-            *p += data.len() as u64;
-        }
-        Ok(())
-    }
-
-    async fn write_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()> {
-        self.pending.push((Some(offset), data.to_vec()));
-        Ok(())
-    }
-
-    async fn sync(&mut self) -> FsResult<()> {
-        let state = self.state.clone();
-        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-        self.apply(&mut st);
-        Ok(())
-    }
-
-    async fn close(mut self: Box<Self>) -> FsResult<()> {
-        let state = self.state.clone();
-        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-        if st.fail_close.remove(&self.path) || st.fail_close.remove("*") {
-            return Err(FsError::NoSpace);
-        }
-        self.apply(&mut st);
-        Ok(())
-    }
-}
-
-impl MemFs {
-    /// Opens (creating or truncating) a file for writing; returns its resolved path.
-    fn open_for_write(&self, path: &str, mode: WriteMode) -> FsResult<String> {
-        let mut st = self.lock();
-        let p = st.resolve(path, true)?;
-        let now = st.tick();
-        match st.nodes.get_mut(&p) {
-            Some(Node::Dir { .. }) => Err(FsError::IsADirectory),
-            Some(Node::Symlink { .. }) => Err(FsError::NotFound),
-            Some(Node::File { data, mtime, .. }) => match mode {
-                WriteMode::CreateNew => Err(FsError::AlreadyExists),
-                WriteMode::Truncate => {
-                    data.clear();
-                    *mtime = now;
-                    Ok(p)
-                }
-                WriteMode::Append | WriteMode::Update => Ok(p),
-            },
-            None => {
-                if p == "/" {
-                    return Err(FsError::IsADirectory);
-                }
-                st.nodes.insert(
-                    p.clone(),
-                    Node::File {
-                        data: Vec::new(),
-                        mode: 0o644,
-                        mtime: now,
-                    },
-                );
-                Ok(p)
-            }
-        }
-    }
-
-    fn modify(
-        &self,
-        path: &str,
-        follow: bool,
-        f: impl FnOnce(&mut Node, SystemTime) -> FsResult<()>,
-    ) -> FsResult<()> {
-        let mut st = self.lock();
-        let (p, _) = st.existing(path, follow)?;
-        let now = st.tick();
-        match st.nodes.get_mut(&p) {
-            Some(node) => f(node, now),
-            None => Err(FsError::NotFound),
-        }
-    }
-}
-
-#[async_trait]
-impl FileSystem for MemFs {
-    async fn stat(&self, path: &str) -> FsResult<Metadata> {
-        let st = self.lock();
-        Ok(st.existing(path, true)?.1.meta())
-    }
-
-    async fn lstat(&self, path: &str) -> FsResult<Metadata> {
-        let st = self.lock();
-        Ok(st.existing(path, false)?.1.meta())
-    }
-
-    async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
-        let st = self.lock();
-        if st.fail_read.contains(path) {
-            return Err(FsError::Io);
-        }
-        match st.existing(path, true)?.1 {
-            Node::File { data, .. } => {
-                let start = usize::try_from(offset)
-                    .unwrap_or(usize::MAX)
-                    .min(data.len());
-                let end = start.saturating_add(len).min(data.len());
-                Ok(Bytes::copy_from_slice(&data[start..end]))
-            }
-            Node::Dir { .. } => Err(FsError::IsADirectory),
-            Node::Symlink { .. } => Err(FsError::Loop),
-        }
-    }
-
-    async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
-        let resolved = self.open_for_write(path, mode)?;
-        Ok(Box::new(MemWriter {
-            state: self.state.clone(),
-            path: resolved,
-            pending: Vec::new(),
-            pos: (mode == WriteMode::Update).then_some(0),
-        }))
-    }
-
-    async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
-        let st = self.lock();
-        let (p, node) = st.existing(path, true)?;
-        if !matches!(node, Node::Dir { .. }) {
-            return Err(FsError::NotADirectory);
-        }
-        Ok(st
-            .children(&p)
-            .into_iter()
-            .map(|(name, n)| DirEntry {
-                name,
-                meta: n.meta(),
-            })
-            .collect())
-    }
-
-    async fn mkdir(&self, path: &str) -> FsResult<()> {
-        let mut st = self.lock();
-        let p = st.resolve(path, false)?;
-        if st.nodes.contains_key(&p) {
-            return Err(FsError::AlreadyExists);
-        }
-        let mtime = st.tick();
-        st.nodes.insert(p, Node::Dir { mode: 0o755, mtime });
-        Ok(())
-    }
-
-    async fn rmdir(&self, path: &str) -> FsResult<()> {
-        let mut st = self.lock();
-        let (p, node) = st.existing(path, false)?;
-        if !matches!(node, Node::Dir { .. }) {
-            return Err(FsError::NotADirectory);
-        }
-        if p == "/" {
-            return Err(FsError::PermissionDenied);
-        }
-        if !st.children(&p).is_empty() {
-            return Err(FsError::NotEmpty);
-        }
-        st.nodes.remove(&p);
-        Ok(())
-    }
-
-    async fn unlink(&self, path: &str) -> FsResult<()> {
-        let mut st = self.lock();
-        let (p, node) = st.existing(path, false)?;
-        if matches!(node, Node::Dir { .. }) {
-            return Err(FsError::IsADirectory);
-        }
-        st.nodes.remove(&p);
-        Ok(())
-    }
-
-    async fn rename(&self, from: &str, to: &str) -> FsResult<()> {
-        let mut st = self.lock();
-        let (src, node) = st.existing(from, false)?;
-        let src_is_dir = matches!(node, Node::Dir { .. });
-        let dst = st.resolve(to, false)?;
-        if src == dst {
-            return Ok(());
-        }
-        if src == "/" || dst == "/" || dst.starts_with(&format!("{src}/")) {
-            return Err(FsError::InvalidArgument);
-        }
-        match st.nodes.get(&dst) {
-            Some(Node::Dir { .. }) if !src_is_dir => return Err(FsError::IsADirectory),
-            Some(Node::Dir { .. }) if !st.children(&dst).is_empty() => {
-                return Err(FsError::NotEmpty);
-            }
-            Some(_) if src_is_dir => return Err(FsError::NotADirectory),
-            _ => {}
-        }
-        let prefix = format!("{src}/");
-        let moved: Vec<String> = st
-            .nodes
-            .keys()
-            .filter(|k| **k == src || k.starts_with(&prefix))
-            .cloned()
-            .collect();
-        st.nodes.remove(&dst);
-        for key in moved {
-            if let Some(n) = st.nodes.remove(&key) {
-                let new_key = format!("{dst}{}", &key[src.len()..]);
-                st.nodes.insert(new_key, n);
-            }
-        }
-        Ok(())
-    }
-
-    async fn symlink(&self, target: &str, link: &str) -> FsResult<()> {
-        let mut st = self.lock();
-        let p = st.resolve(link, false)?;
-        if st.nodes.contains_key(&p) {
-            return Err(FsError::AlreadyExists);
-        }
-        let mtime = st.tick();
-        st.nodes.insert(
-            p,
-            Node::Symlink {
-                target: target.to_string(),
-                mtime,
-            },
-        );
-        Ok(())
-    }
-
-    async fn readlink(&self, path: &str) -> FsResult<String> {
-        let st = self.lock();
-        match st.existing(path, false)?.1 {
-            Node::Symlink { target, .. } => Ok(target.clone()),
-            _ => Err(FsError::InvalidArgument),
-        }
-    }
-
-    async fn chmod(&self, path: &str, new_mode: u32) -> FsResult<()> {
-        self.modify(path, true, |node, _| {
-            match node {
-                Node::File { mode, .. } | Node::Dir { mode, .. } => *mode = new_mode & 0o7777,
-                Node::Symlink { .. } => {}
-            }
-            Ok(())
-        })
-    }
-
-    async fn set_mtime(&self, path: &str, t: SystemTime) -> FsResult<()> {
-        self.modify(path, true, |node, _| {
-            match node {
-                Node::File { mtime, .. }
-                | Node::Dir { mtime, .. }
-                | Node::Symlink { mtime, .. } => *mtime = t,
-            }
-            Ok(())
-        })
-    }
-
-    async fn truncate(&self, path: &str, len: u64) -> FsResult<()> {
-        self.modify(path, true, |node, now| match node {
-            Node::File { data, mtime, .. } => {
-                data.resize(usize::try_from(len).map_err(|_| FsError::TooLarge)?, 0);
-                *mtime = now;
-                Ok(())
-            }
-            Node::Dir { .. } => Err(FsError::IsADirectory),
-            Node::Symlink { .. } => Err(FsError::InvalidArgument),
-        })
-    }
-
-    async fn canonicalize(&self, path: &str) -> FsResult<String> {
-        let st = self.lock();
-        Ok(st.existing(path, true)?.0)
-    }
-
-    /// Bytes are the sizes of files and symlink targets; objects every node but `/`.
-    async fn usage(&self) -> FsResult<Usage> {
-        let st = self.lock();
-        let bytes_used = st
-            .nodes
-            .values()
-            .map(|n| match n {
-                Node::File { data, .. } => data.len() as u64,
-                Node::Symlink { target, .. } => target.len() as u64,
-                Node::Dir { .. } => 0,
-            })
-            .sum();
-        Ok(Usage {
-            bytes_used,
-            bytes_limit: st.limits.0,
-            objects_used: st.nodes.len().saturating_sub(1) as u64,
-            objects_limit: st.limits.1,
-        })
-    }
-}
+pub use memfs::MemFs;
 
 /// A [`FileSystem`] over a [`MemFs`] that enforces a quota on bytes written, the way the
 /// session's `Vfs` does (a write past it fails with [`FsError::NoSpace`] as the data
@@ -733,8 +113,69 @@ impl WriteHandle for QuotaWriter {
     }
 }
 
+/// An open file of a [`QuotaFs`]: growth takes from the room left.
+struct QuotaFile {
+    inner: Box<dyn OpenFile>,
+    room: Arc<Mutex<u64>>,
+}
+
+impl QuotaFile {
+    async fn grow_to(&mut self, end: u64) -> FsResult<()> {
+        let len = self.inner.stat().await?.len;
+        let mut room = self.room.lock().unwrap_or_else(|e| e.into_inner());
+        let more = end.saturating_sub(len);
+        if more > *room {
+            return Err(FsError::NoSpace);
+        }
+        *room -= more;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl OpenFile for QuotaFile {
+    async fn read_at(&mut self, offset: u64, len: usize) -> FsResult<Bytes> {
+        self.inner.read_at(offset, len).await
+    }
+    async fn write_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()> {
+        self.grow_to(offset.saturating_add(data.len() as u64))
+            .await?;
+        self.inner.write_at(offset, data).await
+    }
+    async fn append(&mut self, data: &[u8]) -> FsResult<u64> {
+        let len = self.inner.stat().await?.len;
+        self.grow_to(len.saturating_add(data.len() as u64)).await?;
+        self.inner.append(data).await
+    }
+    async fn stat(&mut self) -> FsResult<Metadata> {
+        self.inner.stat().await
+    }
+    async fn set_len(&mut self, len: u64) -> FsResult<()> {
+        self.grow_to(len).await?;
+        self.inner.set_len(len).await
+    }
+    async fn sync(&mut self) -> FsResult<()> {
+        self.inner.sync().await
+    }
+    async fn close(self: Box<Self>) -> FsResult<()> {
+        self.inner.close().await
+    }
+}
+
 #[async_trait]
 impl FileSystem for QuotaFs {
+    async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
+        let existed = self.inner.exists(path.as_str());
+        let handle = self.inner.open(path, opts).await?;
+        if !existed {
+            self.created
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(path.as_str().to_string());
+        }
+        let room = self.room.clone();
+        Ok(handle.map_file(|inner| Box::new(QuotaFile { inner, room })))
+    }
     async fn stat(&self, path: &str) -> FsResult<Metadata> {
         self.inner.stat(path).await
     }
@@ -996,6 +437,16 @@ pub async fn run_cmd(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::Usage;
+
+    #[tokio::test]
+    async fn memfs_keeps_the_port_contract() {
+        contract::run_all(|quota| async move {
+            let fs: Arc<dyn FileSystem> = MemFs::with_quota(quota);
+            fs
+        })
+        .await;
+    }
 
     async fn write(fs: &Arc<MemFs>, path: &str, data: &[u8], mode: WriteMode) -> FsResult<()> {
         let mut h = fs.open_write(path, mode).await?;

@@ -10,7 +10,7 @@ use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
+use super::{Activity, MAX_CLIENT_ENV, MAX_CLIENT_ENV_VALUE, Session, client_may_set};
 use crate::shell::{
     Completeness, MAX_SCRIPT, PendingInput, Shell, ShellConfig, Stdio, command_too_long,
     line_too_long,
@@ -65,8 +65,22 @@ pub async fn run(
     let (mut rx, tx) = channel.split();
     let tx: Writer = Arc::new(tx);
     let mut pty: Option<Pty> = None;
+    let mut client_env: Vec<(String, String)> = Vec::new();
     let request = loop {
         match rx.wait().await {
+            Some(ChannelMsg::SetEnv {
+                variable_name,
+                variable_value,
+                ..
+            }) => {
+                if client_may_set(&variable_name)
+                    && variable_value.len() <= MAX_CLIENT_ENV_VALUE
+                    && client_env.len() < MAX_CLIENT_ENV
+                {
+                    client_env.retain(|(k, _)| *k != variable_name);
+                    client_env.push((variable_name, variable_value));
+                }
+            }
             Some(ChannelMsg::RequestPty {
                 term,
                 col_width,
@@ -102,7 +116,10 @@ pub async fn run(
     let mut shell = Shell::new(ShellConfig {
         fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs))),
         registry: session.services().registry.clone(),
-        env: session.environment(pty.as_ref().map(|p| p.term.as_str())),
+        env: with_client_env(
+            session.environment(pty.as_ref().map(|p| p.term.as_str())),
+            client_env,
+        ),
         cwd: "/".into(),
         interactive,
         budget: session.budget.clone(),
@@ -125,7 +142,14 @@ pub async fn run(
             let size = Arc::new(Mutex::new(pty.size));
             let (line_tx, line_rx) = mpsc::channel(TERM_EVENT_QUEUE);
             let (int_tx, int_rx) = mpsc::channel(INTERRUPT_QUEUE);
-            let keys = tokio::spawn(read_keys(rx, tx.clone(), line_tx, int_tx, size.clone()));
+            let keys = tokio::spawn(read_keys(
+                rx,
+                tx.clone(),
+                line_tx,
+                int_tx,
+                size.clone(),
+                session.activity.clone(),
+            ));
             let mut term = Terminal {
                 shell: &mut shell,
                 lines: Arc::new(tokio::sync::Mutex::new(line_rx)),
@@ -133,6 +157,7 @@ pub async fn run(
                 out: out_w.clone(),
                 size,
                 cancel: session.cancel.clone(),
+                activity: session.activity.clone(),
             };
             let status = match request {
                 Request::Exec(cmd) => match exec_script(&cmd) {
@@ -150,17 +175,26 @@ pub async fn run(
         None => {
             let cancel = session.cancel.child_token();
             let (in_w, in_r) = pipe();
-            let stdin_pump = tokio::spawn(read_stdin(rx, in_w, cancel.clone()));
+            let stdin_pump = tokio::spawn(read_stdin(
+                rx,
+                in_w,
+                cancel.clone(),
+                session.activity.clone(),
+            ));
             let stdio = Stdio {
                 stdin: in_r,
                 stdout: out_w.clone(),
                 stderr: err_w.clone(),
                 tty: None,
             };
+            // Without a terminal the channel counts as busy until it ends: a script
+            // piped in may wait long on a command or on its input.
+            let busy = session.activity.busy();
             let status = match request {
                 Request::Exec(cmd) => run_exec(&mut shell, &cmd, &stdio, cancel).await,
                 Request::Shell => shell.run_stream(&stdio, cancel).await,
             };
+            drop(busy);
             stdin_pump.abort();
             status
         }
@@ -174,6 +208,21 @@ pub async fn run(
     }
     tracing::info!(status, "channel finished");
     finish(&tx, status).await;
+}
+
+/// The session's environment with what the client set through `env` requests in place
+/// of forkbox's values (`LANG`, `TERM`) or after them.
+fn with_client_env(
+    mut env: Vec<(String, String)>,
+    client: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    for (name, value) in client {
+        match env.iter_mut().find(|(k, _)| *k == name) {
+            Some(slot) => slot.1 = value,
+            None => env.push((name, value)),
+        }
+    }
+    env
 }
 
 /// Runs an exec request without a terminal: the request's bytes as a script, or, when
@@ -245,9 +294,15 @@ async fn pump(input: Input, tx: Writer, stderr: bool, terminal: bool) {
 
 /// Feeds channel data to a command's stdin (no terminal): EOF ends it, a signal or the
 /// channel closing cancels the command.
-async fn read_stdin(mut rx: russh::ChannelReadHalf, stdin: Output, cancel: CancellationToken) {
+async fn read_stdin(
+    mut rx: russh::ChannelReadHalf,
+    stdin: Output,
+    cancel: CancellationToken,
+    activity: Arc<Activity>,
+) {
     let mut stdin = Some(stdin);
     while let Some(msg) = rx.wait().await {
+        activity.touch();
         match msg {
             ChannelMsg::Data { data } => {
                 if let Some(w) = &stdin
@@ -278,9 +333,11 @@ async fn read_keys(
     lines: mpsc::Sender<TermEvent>,
     interrupts: mpsc::Sender<()>,
     size: Arc<Mutex<TermSize>>,
+    activity: Arc<Activity>,
 ) {
     let mut ld = LineDiscipline::default();
     while let Some(msg) = rx.wait().await {
+        activity.touch();
         let evs = match msg {
             ChannelMsg::Data { data } => {
                 let (evs, echo) = ld.feed(&data);
@@ -336,6 +393,8 @@ struct Terminal<'a> {
     out: Output,
     size: Arc<Mutex<TermSize>>,
     cancel: CancellationToken,
+    /// A command running in the foreground keeps the session from being idle.
+    activity: Arc<Activity>,
 }
 
 impl Terminal<'_> {
@@ -409,6 +468,7 @@ impl Terminal<'_> {
     /// Runs one script with the terminal as its stdin: a line goes to it when it reads,
     /// Ctrl-D ends its input, Ctrl-C cancels it.
     async fn foreground(&mut self, script: &str) -> i32 {
+        let _busy = self.activity.busy();
         let cancel = self.cancel.child_token();
         let stdin = Input::from_source(Box::new(TermSource {
             lines: self.lines.clone(),

@@ -21,6 +21,8 @@ mod exec;
 mod exit;
 mod export;
 mod false_;
+mod jobs;
+mod kill;
 mod let_;
 mod local;
 mod pwd;
@@ -62,6 +64,16 @@ pub(crate) fn run<'a>(
         "exit" => Box::pin(exit::run(sh, args, io)),
         "export" => Box::pin(export::run(sh, args, io)),
         "hash" => Box::pin(colon::run(sh, args, io)),
+        "jobs" => Box::pin(jobs::jobs(sh, args, io)),
+        "disown" => Box::pin(jobs::disown(sh, args, io)),
+        "fg" | "bg" => {
+            let name = name.to_string();
+            Box::pin(async move { jobs::fg_bg(sh, &name, io).await })
+        }
+        "kill" => Box::pin(kill::run(sh, args, io)),
+        "ps" => Box::pin(jobs::ps(sh, args, io)),
+        "times" => Box::pin(jobs::times(sh, args, io)),
+        "suspend" => Box::pin(jobs::suspend(sh, args, io)),
         "let" => Box::pin(let_::run(sh, args, io)),
         "local" => Box::pin(local::run(sh, args, io)),
         "pwd" => Box::pin(pwd::run(sh, args, io)),

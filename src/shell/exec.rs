@@ -3,9 +3,7 @@
 //! Every method returns [`Exec`]: `Ok(status)`, or a [`Flow`] that unwinds to the construct
 //! that handles it (`break` to its loop, `return` to its function, `exit` to the shell).
 //!
-//! `&` (background) is not job control here: the command runs in the foreground and the
-//! list goes on when it is done, so `cmd & wait` gives the same output as in bash, only
-//! without the parallelism. `$!` stays unset.
+//! `&` runs the command as a background job (`background`, and [`super::jobs`]).
 //!
 //! # Layout
 //!
@@ -34,9 +32,11 @@ use super::{
     builtins, on_fresh_task,
 };
 
+mod background;
 mod compound;
 mod run;
 mod simple;
+mod timed;
 
 /// Non-local control flow unwinding through the interpreter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,16 +136,26 @@ impl Shell {
     ) -> BoxFut<'a, Exec<i32>> {
         Box::pin(async move {
             let mut status = 0;
+            let mut newer: Option<Fds> = None;
             for item in &list.0 {
-                // `&`: see the module doc — run in the foreground.
-                let _ = matches!(item.1, SeparatorOperator::Async);
-                status = self.exec_and_or(&item.0, fds).await?;
+                // A newer `exec` table replaces this list's descriptors from here on.
+                if let Some(x) = &self.exec_fds
+                    && x.generation > newer.as_ref().unwrap_or(fds).generation
+                {
+                    newer = Some(x.clone());
+                }
+                let fds = newer.as_ref().unwrap_or(fds);
+                status = if matches!(item.1, SeparatorOperator::Async) {
+                    self.spawn_job(&item.0, fds).await?
+                } else {
+                    self.exec_and_or(&item.0, fds).await?
+                };
             }
             Ok(status)
         })
     }
 
-    async fn exec_and_or(&mut self, list: &ast::AndOrList, fds: &Fds) -> Exec<i32> {
+    pub(crate) async fn exec_and_or(&mut self, list: &ast::AndOrList, fds: &Fds) -> Exec<i32> {
         let n = list.additional.len();
         let mut status;
         if n > 0 {
@@ -181,12 +191,14 @@ impl Shell {
             last_ran = None;
         }
         if status != 0
-            && self.opts.errexit
             && self.errexit_suppressed == 0
             && (n == 0 || last_ran.is_some())
             && !last_ran.unwrap_or(&list.first).bang
         {
-            return Err(Flow::Exit(status));
+            self.run_err_trap(fds).await?;
+            if self.opts.errexit {
+                return Err(Flow::Exit(status));
+            }
         }
         Ok(status)
     }
@@ -204,14 +216,12 @@ impl Shell {
         if p.bang {
             status = i32::from(status == 0);
         }
-        if p.timed.is_some() {
+        if let Some(t) = &p.timed {
             let secs = started.elapsed().as_secs_f64();
-            let line = format!(
-                "\nreal\t{}m{:.3}s\nuser\t0m0.000s\nsys\t0m0.000s\n",
-                (secs / 60.0).floor(),
-                secs % 60.0
-            );
-            let _ = fds.stderr().write_str(&line).await;
+            let format = self.get_str("TIMEFORMAT");
+            if let Some(line) = timed::report(format.as_deref(), t.is_posix_output(), secs) {
+                let _ = fds.stderr().write_str(&line).await;
+            }
         }
         self.last_status = status;
         Ok(status)
@@ -246,8 +256,10 @@ impl Shell {
             };
             futs.push(async move {
                 let r = sub.exec_command(cmd, &f).await;
+                let status = flow_status(r, sub.last_status);
+                let status = sub.run_exit_trap(status, &f).await;
                 drop(f);
-                flow_status(r, sub.last_status)
+                status
             });
         }
         let statuses = futures::future::join_all(futs).await;
@@ -317,6 +329,7 @@ impl Shell {
                 }
             };
             self.last_status = status;
+            self.check_signals(fds).await?;
             Ok(status)
         }))
     }

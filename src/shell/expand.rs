@@ -603,11 +603,14 @@ impl Shell {
     pub(crate) async fn command_substitution(&mut self, cmd: &str, fds: &Fds) -> R<String> {
         let program = parse_program(cmd)?;
         let mut sub = self.subshell()?;
+        // Without `inherit_errexit` a substitution runs with `set -e` off, as in bash.
+        sub.opts.errexit = false;
         let (out, input) = pipe();
         let sub_fds = fds.with_stdout(out);
         // Its own task: nested substitutions (`f() { echo $(f); }`) then cost heap, not stack.
         let run = super::on_fresh_task(&self.budget, async move {
             let status = sub.run_program(&program, &sub_fds).await;
+            let status = sub.run_exit_trap(status, &sub_fds).await;
             drop(sub_fds);
             status
         });
@@ -669,10 +672,25 @@ impl Shell {
                     SpecialParameter::LastExitStatus => PVal::Str(self.last_status.to_string()),
                     SpecialParameter::CurrentOptionFlags => PVal::Str(self.option_flags()),
                     SpecialParameter::ProcessId => PVal::Str(self.pid.to_string()),
-                    SpecialParameter::LastBackgroundProcessId => PVal::Unset,
+                    SpecialParameter::LastBackgroundProcessId => self
+                        .jobs
+                        .last_pid
+                        .map_or(PVal::Unset, |p| PVal::Str(p.to_string())),
                     SpecialParameter::ShellName => PVal::Str(self.arg0.clone()),
                 },
                 Parameter::Named(name) => self.named_value(name),
+                Parameter::NamedWithIndex { name, index } if name == "FUNCNAME" => {
+                    let i = self.eval_arith(index, &fds, true).await?;
+                    let n = self.funcnames.len() as i64;
+                    let i = if i < 0 { n + i } else { i };
+                    usize::try_from(n - 1 - i)
+                        .ok()
+                        .and_then(|k| self.funcnames.get(k))
+                        .map_or(PVal::Unset, |s| PVal::Str(s.clone()))
+                }
+                Parameter::NamedWithAllIndices { name, concatenate } if name == "FUNCNAME" => {
+                    PVal::List(self.funcnames.iter().rev().cloned().collect(), *concatenate)
+                }
                 Parameter::NamedWithIndex { name, index } => {
                     if name == "PIPESTATUS" {
                         let i = self.eval_arith(index, &fds, true).await?;
@@ -726,6 +744,16 @@ impl Shell {
                 );
             }
             "SHLVL" if !self.vars.contains_key("SHLVL") => return PVal::Str("1".into()),
+            "BASHPID" => return PVal::Str(self.bashpid.to_string()),
+            "BASH_ARGV0" if !self.vars.contains_key("BASH_ARGV0") => {
+                return PVal::Str(self.arg0.clone());
+            }
+            "FUNCNAME" => {
+                return self
+                    .funcnames
+                    .last()
+                    .map_or(PVal::Unset, |s| PVal::Str(s.clone()));
+            }
             _ => {}
         }
         match self.vars.get(name) {
@@ -754,6 +782,12 @@ impl Shell {
         f.push('B');
         if self.opts.noclobber {
             f.push('C');
+        }
+        if self.opts.errtrace {
+            f.push('E');
+        }
+        if self.opts.functrace {
+            f.push('T');
         }
         if !self.interactive {
             f.push('c');

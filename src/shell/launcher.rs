@@ -129,6 +129,8 @@ pub(crate) async fn run_nested(
     let mut i = 1;
     let mut command: Option<String> = None;
     let mut want_c = false;
+    // `-s`: the script is stdin, the operands are the positional parameters.
+    let mut want_s = false;
     while i < argv.len() {
         let a = &argv[i];
         if a == "--" || a == "-" {
@@ -159,7 +161,8 @@ pub(crate) async fn run_nested(
             for c in a[1..].chars() {
                 match c {
                     'c' => want_c = true,
-                    's' | 'i' | 'l' => {}
+                    's' => want_s = true,
+                    'i' | 'l' => {}
                     _ => {
                         if let Err(e) = sh.set_option_letter(c, on) {
                             let _ = stdio.stderr.write_str(&e.message()).await;
@@ -189,9 +192,12 @@ pub(crate) async fn run_nested(
         }
         sh.positional = rest.collect();
     }
+    if want_s && command.is_none() {
+        sh.positional = rest.clone();
+    }
     let status = if let Some(cmd) = command {
         sh.run_script(&cmd, &stdio, cancel).await
-    } else if let Some(file) = rest.first() {
+    } else if let Some(file) = rest.first().filter(|_| !want_s) {
         let path = fs::join(&sh.cwd, file);
         match fs::read_all(sh.fs.as_ref(), &path, MAX_SCRIPT).await {
             Ok(bytes) => {
@@ -211,5 +217,12 @@ pub(crate) async fn run_nested(
     } else {
         sh.run_stream(&stdio, cancel).await
     };
-    sh.exit_requested().unwrap_or(status)
+    let status = sh.exit_requested().unwrap_or(status);
+    // A shell a signal ended: its parent names the signal, as bash does.
+    let killed = *sh.me.killed.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(sig) = killed.filter(|s| *s != 2 && *s != 13) {
+        let msg = format!("{}\n", super::jobs::signal_description(sig));
+        let _ = stdio.stderr.write_str(&msg).await;
+    }
+    status
 }

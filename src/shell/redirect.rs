@@ -29,6 +29,9 @@ pub(crate) struct Fds {
     map: BTreeMap<i32, Fd>,
     /// `Some` while fd 1 is still the session's terminal.
     pub tty: Option<TermSize>,
+    /// Which `exec` redirection table this one derives from (0: the script's streams);
+    /// a list picks up a newer table between two commands (see `Shell::exec_fds`).
+    pub generation: u64,
 }
 
 impl Fds {
@@ -37,7 +40,11 @@ impl Fds {
         map.insert(0, Fd::Read(io.stdin.clone()));
         map.insert(1, Fd::Write(io.stdout.clone()));
         map.insert(2, Fd::Write(io.stderr.clone()));
-        Fds { map, tty: io.tty }
+        Fds {
+            map,
+            tty: io.tty,
+            generation: 0,
+        }
     }
 
     pub fn stdin(&self) -> Input {
@@ -84,6 +91,24 @@ impl Fds {
         f
     }
 
+    /// Descriptors above 2 (files a command may open as `/dev/fd/N`).
+    pub fn high_fds(&self) -> BTreeMap<i32, Fd> {
+        self.map.range(3..).map(|(k, v)| (*k, v.clone())).collect()
+    }
+
+    /// The highest free descriptor at or below `from` (for `<(…)` and `{var}>file`).
+    pub fn free_fd_below(&self, from: i32) -> i32 {
+        let mut n = from;
+        while self.map.contains_key(&n) && n > 3 {
+            n -= 1;
+        }
+        n
+    }
+
+    pub(crate) fn set_fd(&mut self, fd: i32, d: Fd) {
+        self.set(fd, d);
+    }
+
     fn set(&mut self, fd: i32, d: Fd) {
         if fd == 1 {
             self.tty = None;
@@ -107,6 +132,9 @@ impl Fds {
 pub(crate) struct Closer {
     pub path: String,
     pub task: JoinHandle<Result<(), FsError>>,
+    /// Tells the drain to write what is buffered and close the file even though writers
+    /// remain (an `exec` redirection being replaced or the shell ending).
+    pub stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// Waits for every redirection file to be written and closed; reports failures.
@@ -217,8 +245,20 @@ impl Shell {
                         let name = self.expand_redirect_target(word, fds).await?;
                         self.duplicate(fd, &name, kind, fds, closers).await?;
                     }
-                    IoFileRedirectTarget::ProcessSubstitution(..) => {
-                        return Err(ShellError::Unsupported("process substitution".into()));
+                    IoFileRedirectTarget::ProcessSubstitution(pkind, cmd) => {
+                        // `< <(cmd)`, `> >(cmd)`: the descriptor is the pipe itself.
+                        let (d, task) = self.start_procsubst(pkind, cmd, fds)?;
+                        if let Fd::Write(_) = d {
+                            closers.push(Closer {
+                                stop: None,
+                                path: String::new(),
+                                task: self.budget.spawn(async move {
+                                    let _ = task.await;
+                                    Ok(())
+                                }),
+                            });
+                        }
+                        fds.set(fd, d);
                     }
                 }
             }
@@ -399,10 +439,24 @@ impl Shell {
                 source: e,
             })?;
         let (out, input) = pipe();
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stopped = stop.clone();
         let task = self.budget.spawn(async move {
             let mut result = Ok(());
             loop {
-                match input.read_chunk().await {
+                let next = tokio::select! {
+                    biased;
+                    c = input.read_chunk() => c,
+                    _ = stopped.cancelled() => {
+                        // Writers remain: take what they already wrote, then close.
+                        use futures::FutureExt;
+                        match input.read_chunk().now_or_never() {
+                            Some(c @ Ok(Some(_))) => c,
+                            _ => Ok(None),
+                        }
+                    }
+                };
+                match next {
                     Ok(Some(chunk)) => {
                         if let Err(e) = handle.write(&chunk).await {
                             result = Err(e);
@@ -424,7 +478,80 @@ impl Shell {
         closers.push(Closer {
             path: name.to_string(),
             task,
+            stop: Some(stop),
         });
         Ok(out)
+    }
+}
+
+/// The descriptors a redirection sets.
+fn targets(r: &IoRedirect) -> Vec<i32> {
+    match r {
+        IoRedirect::File(fd, kind, _) => {
+            let default_fd = match kind {
+                IoFileRedirectKind::Read
+                | IoFileRedirectKind::DuplicateInput
+                | IoFileRedirectKind::ReadAndWrite => 0,
+                _ => 1,
+            };
+            vec![fd.unwrap_or(default_fd)]
+        }
+        IoRedirect::OutputAndError(..) => vec![1, 2],
+        IoRedirect::HereDocument(fd, _) | IoRedirect::HereString(fd, _) => vec![fd.unwrap_or(0)],
+    }
+}
+
+impl Shell {
+    /// `exec` with only redirections: they stay for the rest of the shell. Files it opened
+    /// for writing before on the same descriptors are closed (so `exec 3>&-; cat f` sees
+    /// what went to 3).
+    pub(crate) async fn exec_redirections(
+        &mut self,
+        redirs: &[&IoRedirect],
+        fds: &Fds,
+    ) -> super::exec::Exec<i32> {
+        let (mut f, closers) = match self.begin_redirects(redirs, fds).await {
+            Ok(x) => x,
+            Err(r) => return r,
+        };
+        let touched: Vec<i32> = redirs.iter().flat_map(|r| targets(r)).collect();
+        self.exec_gen += 1;
+        f.generation = self.exec_gen;
+        self.exec_fds = Some(f);
+        let retired: Vec<Closer> = {
+            let mut held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
+            let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *held)
+                .into_iter()
+                .partition(|(on, _)| on.iter().any(|n| touched.contains(n)));
+            *held = kept;
+            for c in closers {
+                held.push((touched.clone(), c));
+            }
+            gone.into_iter().map(|(_, c)| c).collect()
+        };
+        let ok = self.close_exec_files(retired, fds).await;
+        Ok(if ok { 0 } else { 1 })
+    }
+
+    /// Closes files `exec` opened, even though descriptors still name them.
+    pub(crate) async fn close_exec_files(&self, closers: Vec<Closer>, fds: &Fds) -> bool {
+        for c in &closers {
+            if let Some(stop) = &c.stop {
+                stop.cancel();
+            }
+        }
+        finish(closers, &fds.stderr(), self).await
+    }
+
+    /// Every file `exec` opened, closed as the (sub)shell ends.
+    pub(crate) async fn close_all_exec_files(&mut self, fds: &Fds) {
+        let all: Vec<Closer> =
+            std::mem::take(&mut *self.exec_closers.lock().unwrap_or_else(|p| p.into_inner()))
+                .into_iter()
+                .map(|(_, c)| c)
+                .collect();
+        if !all.is_empty() {
+            self.close_exec_files(all, fds).await;
+        }
     }
 }

@@ -303,6 +303,13 @@ impl Staged {
         self.len == 0
     }
 
+    /// Makes the staged content go to object `key` when published (the file it holds
+    /// was renamed meanwhile). On a local store the scratch file stays where it is and is
+    /// moved to the new place on close.
+    pub fn set_key(&mut self, key: &str) {
+        self.key = key.to_string();
+    }
+
     /// The attributes the object will be published with.
     pub fn attrs_mut(&mut self) -> &mut Attrs {
         &mut self.attrs

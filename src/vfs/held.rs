@@ -31,6 +31,13 @@ impl Held {
         Ok(())
     }
 
+    /// Reserves `bytes` more without checking the quota: for room the same operation
+    /// has just freed (an open file taking over what its unlinked entry counted).
+    pub(super) fn force(&mut self, bytes: u64) {
+        self.vfs.state().reserved_bytes += bytes;
+        self.bytes += bytes;
+    }
+
     /// Records the operation's result in the index and gives the reservation back, in one
     /// step, so usage never counts both or neither.
     pub(super) fn land(mut self, record: impl FnOnce(&mut State)) {

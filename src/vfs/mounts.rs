@@ -13,7 +13,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use forkbox_commands::fs::normalize;
+use forkbox_commands::fs::{FileHandle, OpenAction, OpenFile, OpenOptions, VfsPath, normalize};
 use forkbox_commands::{
     DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode,
 };
@@ -58,73 +58,108 @@ impl Mounts {
     fn is_mounted(&self, path: &str) -> bool {
         !std::ptr::addr_eq(self.route(path), self.root.as_ref())
     }
+
+    /// The filesystem for `path` and the path to give it. A mount gets the path
+    /// normalized; the fork gets it as it is, so that it resolves `..` after a symlink
+    /// from the symlink's target and checks a trailing `/`, as its resolver (and Linux)
+    /// do — unless a `..` climbs out of a mount point (`/dev/../x`), which only the
+    /// lexical form resolves.
+    fn route_path(&self, path: &str) -> (&dyn FileSystem, String) {
+        let p = normalize(path);
+        if self.is_mounted(&p) {
+            return (self.route(&p), p);
+        }
+        let mut cur: Vec<&str> = Vec::new();
+        for comp in path.split('/') {
+            match comp {
+                "" | "." => {}
+                ".." => {
+                    if self.is_mounted(&format!("/{}", cur.join("/"))) {
+                        return (self.root.as_ref(), p);
+                    }
+                    cur.pop();
+                }
+                c => cur.push(c),
+            }
+        }
+        (self.root.as_ref(), path.to_string())
+    }
 }
 
 #[async_trait]
 impl FileSystem for Mounts {
     async fn stat(&self, path: &str) -> FsResult<Metadata> {
-        let p = normalize(path);
-        self.route(&p).stat(&p).await
+        let (fs, p) = self.route_path(path);
+        fs.stat(&p).await
     }
     async fn lstat(&self, path: &str) -> FsResult<Metadata> {
-        let p = normalize(path);
-        self.route(&p).lstat(&p).await
+        let (fs, p) = self.route_path(path);
+        fs.lstat(&p).await
     }
     async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
-        let p = normalize(path);
-        self.route(&p).read_at(&p, offset, len).await
+        let (fs, p) = self.route_path(path);
+        fs.read_at(&p, offset, len).await
     }
     async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
-        let p = normalize(path);
-        self.route(&p).open_write(&p, mode).await
+        let (fs, p) = self.route_path(path);
+        fs.open_write(&p, mode).await
+    }
+    async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
+        let (fs, p) = self.route_path(path.as_str());
+        if p == path.as_str() {
+            // Unchanged: keep what the path says beyond its text (a trailing `/`).
+            return fs.open(path, opts).await;
+        }
+        fs.open(&VfsPath::new(&p)?, opts).await
     }
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
-        let p = normalize(path);
-        self.route(&p).read_dir(&p).await
+        let (fs, p) = self.route_path(path);
+        fs.read_dir(&p).await
     }
     async fn mkdir(&self, path: &str) -> FsResult<()> {
-        let p = normalize(path);
-        self.route(&p).mkdir(&p).await
+        let (fs, p) = self.route_path(path);
+        fs.mkdir(&p).await
     }
     async fn rmdir(&self, path: &str) -> FsResult<()> {
-        let p = normalize(path);
-        self.route(&p).rmdir(&p).await
+        let (fs, p) = self.route_path(path);
+        fs.rmdir(&p).await
     }
     async fn unlink(&self, path: &str) -> FsResult<()> {
-        let p = normalize(path);
-        self.route(&p).unlink(&p).await
+        let (fs, p) = self.route_path(path);
+        fs.unlink(&p).await
     }
     async fn rename(&self, from: &str, to: &str) -> FsResult<()> {
-        let (f, t) = (normalize(from), normalize(to));
-        if self.is_mounted(&f) || self.is_mounted(&t) {
+        let ((from_fs, f), (to_fs, t)) = (self.route_path(from), self.route_path(to));
+        let root = self.root.as_ref();
+        if !std::ptr::addr_eq(from_fs, root) || !std::ptr::addr_eq(to_fs, root) {
             // Nothing mounted can be renamed, or replaced by a file of the fork.
             return Err(FsError::PermissionDenied);
         }
         self.root.rename(&f, &t).await
     }
     async fn symlink(&self, target: &str, link: &str) -> FsResult<()> {
-        let p = normalize(link);
-        self.route(&p).symlink(target, &p).await
+        let (fs, p) = self.route_path(link);
+        fs.symlink(target, &p).await
     }
     async fn readlink(&self, path: &str) -> FsResult<String> {
-        let p = normalize(path);
-        self.route(&p).readlink(&p).await
+        let (fs, p) = self.route_path(path);
+        fs.readlink(&p).await
     }
     async fn chmod(&self, path: &str, mode: u32) -> FsResult<()> {
-        let p = normalize(path);
-        self.route(&p).chmod(&p, mode).await
+        let (fs, p) = self.route_path(path);
+        fs.chmod(&p, mode).await
     }
     async fn set_mtime(&self, path: &str, mtime: SystemTime) -> FsResult<()> {
-        let p = normalize(path);
-        self.route(&p).set_mtime(&p, mtime).await
+        let (fs, p) = self.route_path(path);
+        fs.set_mtime(&p, mtime).await
     }
     async fn truncate(&self, path: &str, len: u64) -> FsResult<()> {
-        let p = normalize(path);
-        self.route(&p).truncate(&p, len).await
+        let (fs, p) = self.route_path(path);
+        fs.truncate(&p, len).await
     }
     async fn canonicalize(&self, path: &str) -> FsResult<String> {
-        let p = normalize(path);
-        self.route(&p).canonicalize(&p).await
+        let (fs, p) = self.route_path(path);
+        fs.canonicalize(&p).await
     }
     async fn usage(&self) -> FsResult<forkbox_commands::fs::Usage> {
         self.root.usage().await
@@ -188,17 +223,63 @@ fn device(path: &str) -> FsResult<Option<Device>> {
         .ok_or(FsError::NotFound)
 }
 
+/// Inode numbers of the devices: far above any the fork gives out, so a device and a
+/// file of the fork never share one. `/dev` is the first, then each name of [`DEVICES`]
+/// in order; `/dev/fd/N` are all the `fd` entry.
+const DEV_INO_BASE: u64 = 1 << 62;
+
+fn ino_of(path: &str) -> u64 {
+    let name = path.strip_prefix("/dev/").unwrap_or("");
+    let name = if name.starts_with("fd/") { "fd" } else { name };
+    match DEVICES.iter().position(|(n, _)| *n == name) {
+        Some(i) => DEV_INO_BASE + 1 + i as u64,
+        None => DEV_INO_BASE,
+    }
+}
+
 fn meta_of(dev: Option<Device>, path: &str) -> Metadata {
     let dir = dev.is_none() || path == "/dev/fd";
-    Metadata {
-        kind: if dir {
-            FileKind::Dir
-        } else {
-            FileKind::CharDevice
-        },
-        len: 0,
-        mode: if dir { 0o755 } else { 0o666 },
-        mtime: epoch(),
+    let kind = if dir {
+        FileKind::Dir
+    } else {
+        FileKind::CharDevice
+    };
+    let mode = if dir { 0o755 } else { 0o666 };
+    Metadata::new(kind, 0, mode, epoch()).with_ino(ino_of(path))
+}
+
+/// A device (or `/dev` itself) open through [`FileSystem::open`].
+struct DevFile {
+    dev: Option<Device>,
+    path: String,
+}
+
+#[async_trait]
+impl OpenFile for DevFile {
+    async fn read_at(&mut self, offset: u64, len: usize) -> FsResult<Bytes> {
+        Devices.read_at(&self.path, offset, len).await
+    }
+    async fn write_at(&mut self, _offset: u64, data: &[u8]) -> FsResult<()> {
+        Sink {
+            full: self.dev == Some(Device::Full),
+        }
+        .write(data)
+        .await
+    }
+    async fn append(&mut self, data: &[u8]) -> FsResult<u64> {
+        self.write_at(0, data).await.map(|()| 0)
+    }
+    async fn stat(&mut self) -> FsResult<Metadata> {
+        Ok(meta_of(self.dev, &self.path))
+    }
+    async fn set_len(&mut self, _len: u64) -> FsResult<()> {
+        Ok(())
+    }
+    async fn sync(&mut self) -> FsResult<()> {
+        Ok(())
+    }
+    async fn close(self: Box<Self>) -> FsResult<()> {
+        Ok(())
     }
 }
 
@@ -257,6 +338,26 @@ impl FileSystem for Devices {
             Some(Device::Stream) => Err(FsError::Unsupported),
             Some(_) => Ok(Box::new(Sink { full: false })),
         }
+    }
+    async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
+        let p = normalize(path.as_str());
+        let dev = match device(&p) {
+            Ok(dev) => dev,
+            // Nothing can be created among the devices.
+            Err(FsError::NotFound) if opts.create => return Err(FsError::PermissionDenied),
+            Err(e) => return Err(e),
+        };
+        let meta = meta_of(dev, &p);
+        match opts.decide(path, Some(meta.kind))? {
+            OpenAction::Create => return Err(FsError::PermissionDenied),
+            _ if dev == Some(Device::Stream) && p != "/dev/fd" => {
+                // Only a command's own streams can serve these; the shell does.
+                return Err(FsError::Unsupported);
+            }
+            _ => {}
+        }
+        let file = DevFile { dev, path: p };
+        Ok(FileHandle::new(Box::new(file), opts, meta.kind))
     }
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
         match device(path)? {

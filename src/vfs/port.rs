@@ -1,16 +1,20 @@
 //! The filesystem port: [`FileSystem`] for [`Vfs`], what the shell, the commands and
 //! later the WASI host and SFTP see.
 
+use forkbox_commands::fs::{FileHandle, OpenOptions, VfsPath};
+
 use super::*;
 
 #[async_trait]
 impl FileSystem for Vfs {
     async fn stat(&self, path: &str) -> FsResult<Metadata> {
-        Ok(self.existing(path, true).await?.1.meta())
+        let (rel, node) = self.existing(path, true).await?;
+        Ok(self.meta_of(&rel, &node).await)
     }
 
     async fn lstat(&self, path: &str) -> FsResult<Metadata> {
-        Ok(self.existing(path, false).await?.1.meta())
+        let (rel, node) = self.existing(path, false).await?;
+        Ok(self.meta_of(&rel, &node).await)
     }
 
     async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
@@ -18,7 +22,14 @@ impl FileSystem for Vfs {
         if node.kind == FileKind::Dir {
             return Err(FsError::IsADirectory);
         }
+        if let Some(read) = self.read_open(&rel, offset, len).await {
+            return read;
+        }
         self.read_node(&rel, &node, offset, len).await
+    }
+
+    async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
+        self.open_file(path, opts).await
     }
 
     async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
@@ -26,6 +37,7 @@ impl FileSystem for Vfs {
         if rel.is_empty() {
             return Err(FsError::IsADirectory);
         }
+        self.flush_open(&rel).await?;
         if let Some(n) = &node {
             if n.kind == FileKind::Dir {
                 return Err(FsError::IsADirectory);
@@ -138,36 +150,25 @@ impl FileSystem for Vfs {
         if node.kind == FileKind::Dir {
             return Err(FsError::IsADirectory);
         }
+        self.detach_open(&rel).await?;
         self.remove_entry(&rel, &node).await
     }
 
     async fn rename(&self, from: &str, to: &str) -> FsResult<()> {
         let (src, node) = self.existing(from.trim_end_matches('/'), false).await?;
         let (dst, existing) = self.resolve(to.trim_end_matches('/'), false).await?;
-        if src == dst {
-            return Ok(());
+        if src == dst || src.is_empty() || dst.is_empty() || dst.starts_with(&format!("{src}/")) {
+            return self.rename_entry(&src, node, &dst, existing).await;
         }
-        if src.is_empty() || dst.is_empty() || dst.starts_with(&format!("{src}/")) {
-            return Err(FsError::InvalidArgument);
+        // The inode numbers (and open files) under `src` move with it.
+        let taken = self.state().take_inos(&src);
+        let moved = self.rename_entry(&src, node, &dst, existing).await;
+        let mut st = self.state();
+        match moved {
+            Ok(()) => st.put_inos(taken, &src, &dst),
+            Err(_) => st.put_inos(taken, &src, &src),
         }
-        if node.kind == FileKind::Dir {
-            if let Some(e) = &existing {
-                if e.kind != FileKind::Dir {
-                    return Err(FsError::NotADirectory);
-                }
-                if !self.list_dir(&dst).await?.is_empty() {
-                    return Err(FsError::NotEmpty);
-                }
-                self.remove_entry(&dst, e).await?;
-            }
-            let mut budget = MAX_RENAME_ENTRIES;
-            self.count_tree(&src, &mut budget).await?;
-            return self.move_tree(&src, &node, &dst).await;
-        }
-        if existing.as_ref().is_some_and(|e| e.kind == FileKind::Dir) {
-            return Err(FsError::IsADirectory);
-        }
-        self.move_entry(&src, &node, &dst).await
+        moved
     }
 
     async fn symlink(&self, target: &str, link: &str) -> FsResult<()> {
@@ -202,6 +203,8 @@ impl FileSystem for Vfs {
         if node.kind == FileKind::Dir {
             return Err(FsError::IsADirectory);
         }
+        self.flush_open(&rel).await?;
+        let node = self.lookup(&rel).await?.ok_or(FsError::NotFound)?;
         self.rewrite_file(
             &rel,
             &node,
@@ -219,6 +222,11 @@ impl FileSystem for Vfs {
         Ok(format!("/{rel}"))
     }
 
+    /// Stores what open files staged; files of the path API are stored on close.
+    async fn sync_all(&self) -> FsResult<()> {
+        self.sync_open().await
+    }
+
     /// What the layer holds plus what operations in flight reserved.
     async fn usage(&self) -> FsResult<Usage> {
         let st = self.state();
@@ -228,5 +236,57 @@ impl FileSystem for Vfs {
             objects_used: st.objects().saturating_add(st.reserved_objects),
             objects_limit: self.inner.quota.objects,
         })
+    }
+}
+
+impl Vfs {
+    /// What `stat` shows of `node` at `rel`: its inode number, and the size of an open
+    /// file's staged content.
+    async fn meta_of(&self, rel: &str, node: &Node) -> Metadata {
+        let ino = self.state().ino(rel);
+        let mut meta = node.meta(ino);
+        if node.kind == FileKind::File
+            && let Some(len) = self.open_len(rel).await
+        {
+            meta.len = len;
+        }
+        meta
+    }
+
+    /// Renames `src` (holding `node`) to `dst` (holding `existing`, if anything).
+    async fn rename_entry(
+        &self,
+        src: &str,
+        node: Node,
+        dst: &str,
+        existing: Option<Node>,
+    ) -> FsResult<()> {
+        if src == dst {
+            return Ok(());
+        }
+        if src.is_empty() || dst.is_empty() || dst.starts_with(&format!("{src}/")) {
+            return Err(FsError::InvalidArgument);
+        }
+        if node.kind == FileKind::Dir {
+            if let Some(e) = &existing {
+                if e.kind != FileKind::Dir {
+                    return Err(FsError::NotADirectory);
+                }
+                if !self.list_dir(dst).await?.is_empty() {
+                    return Err(FsError::NotEmpty);
+                }
+                self.remove_entry(dst, e).await?;
+            }
+            let mut budget = MAX_RENAME_ENTRIES;
+            self.count_tree(src, &mut budget).await?;
+            return self.move_tree(src, &node, dst).await;
+        }
+        if existing.as_ref().is_some_and(|e| e.kind == FileKind::Dir) {
+            return Err(FsError::IsADirectory);
+        }
+        if existing.is_some() {
+            self.detach_open(dst).await?;
+        }
+        self.move_entry(src, &node, dst).await
     }
 }

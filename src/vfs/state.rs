@@ -24,14 +24,20 @@ pub(super) struct Node {
     pub(super) stored: bool,
 }
 
+impl forkbox_commands::fs::resolve::Entry for Node {
+    fn kind(&self) -> FileKind {
+        self.kind
+    }
+    fn symlink_target(&self) -> Option<&str> {
+        self.target.as_deref()
+    }
+}
+
 impl Node {
-    pub(super) fn meta(&self) -> Metadata {
-        Metadata {
-            kind: self.kind,
-            len: self.len,
-            mode: self.mode,
-            mtime: self.mtime,
-        }
+    /// What `stat` shows of the node, whose inode number is `ino`. Access and change
+    /// times are not tracked: both are the modification time.
+    pub(super) fn meta(&self, ino: u64) -> Metadata {
+        Metadata::new(self.kind, self.len, self.mode, self.mtime).with_ino(ino)
     }
 
     pub(super) fn from_base(m: ObjectMeta) -> Node {
@@ -78,6 +84,14 @@ pub(super) struct State {
     /// change of a path in the index drops its streams, so nothing read ahead of a change
     /// is served after it: see [`State::changed`].
     pub(super) reads: readahead::Streams,
+    /// Inode numbers of the paths seen so far (root-relative; `""` is the root), given
+    /// out on first sight and moved with their entry by a rename, so a file keeps its
+    /// number for the whole session; dropped when the entry is removed. Never reused.
+    pub(super) inos: BTreeMap<String, u64>,
+    /// The last inode number given out.
+    pub(super) last_ino: u64,
+    /// Files open through [`FileSystem::open`], by inode number.
+    pub(super) open: HashMap<u64, handle::OpenEntry>,
 }
 
 /// The bytes a node of the upper layer costs: its content for files and symlinks
@@ -90,6 +104,54 @@ pub(super) fn charged(node: &Node) -> u64 {
 }
 
 impl State {
+    /// The inode number of the entry at `rel`, given out now if it has none yet.
+    pub(super) fn ino(&mut self, rel: &str) -> u64 {
+        if let Some(ino) = self.inos.get(rel) {
+            return *ino;
+        }
+        self.last_ino += 1;
+        let ino = self.last_ino;
+        self.inos.insert(rel.to_string(), ino);
+        ino
+    }
+
+    /// Takes the inode numbers of `rel` and everything under it out of the table (a
+    /// rename moves them: [`State::put_inos`]).
+    pub(super) fn take_inos(&mut self, rel: &str) -> Vec<(String, u64)> {
+        let under = format!("{rel}/");
+        let keys: Vec<String> = self
+            .inos
+            .range(rel.to_string()..)
+            .take_while(|(k, _)| k.starts_with(rel))
+            .filter(|(k, _)| *k == rel || k.starts_with(&under))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| self.inos.remove(&k).map(|ino| (k, ino)))
+            .collect()
+    }
+
+    /// Puts inode numbers taken from under `from` back under `to`, and moves the open
+    /// files among them there.
+    pub(super) fn put_inos(&mut self, taken: Vec<(String, u64)>, from: &str, to: &str) {
+        for (path, ino) in taken {
+            let moved = format!("{to}{}", &path[from.len()..]);
+            if let Some(open) = self.open.get_mut(&ino) {
+                open.rel = Some(moved.clone());
+            }
+            self.inos.insert(moved, ino);
+        }
+    }
+
+    /// Forgets the inode number of a removed entry; an open file of it has no path now.
+    pub(super) fn forget_ino(&mut self, rel: &str) {
+        if let Some(ino) = self.inos.remove(rel)
+            && let Some(open) = self.open.get_mut(&ino)
+        {
+            open.rel = None;
+        }
+    }
+
     /// Records `node` at `rel` in the upper layer (replacing what was there).
     pub(super) fn put_upper(&mut self, rel: String, node: Node) {
         self.changed(&rel);

@@ -630,3 +630,125 @@ async fn writes_at_offsets_update_in_place() {
     assert_eq!(&fs.read_at("/big", 0, 8).await.unwrap()[..], b"xxxabcxx");
     assert_eq!(fs.usage().await.unwrap().bytes_used, 8 * 256 * 1024 + 13);
 }
+
+/// A fresh, empty overlay fork over `base` with its layer in `forks`, as the port.
+async fn empty_fork(base: Store, forks: Store, quota: Quota) -> Arc<dyn FileSystem> {
+    let overlay = Overlay::new(base, forks);
+    let lease = crate::fork::Lease::new(
+        crate::fork::ServerId::new(),
+        std::time::Duration::from_secs(60),
+    );
+    let view = overlay.create(SessionId::new(), &lease).await.unwrap();
+    Arc::new(Vfs::with_quota(view, quota))
+}
+
+#[tokio::test]
+async fn the_memory_fork_keeps_the_port_contract() {
+    forkbox_commands::testing::contract::run_all(|quota| {
+        empty_fork(Store::memory(), Store::memory(), quota)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_local_fork_keeps_the_port_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    forkbox_commands::testing::contract::run_all(|quota| {
+        let i = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let base = dir.path().join(format!("base{i}"));
+        let forks = dir.path().join(format!("forks{i}"));
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::create_dir_all(&forks).unwrap();
+        empty_fork(
+            Store::local(&base).unwrap(),
+            Store::local(&forks).unwrap(),
+            quota,
+        )
+    })
+    .await;
+}
+
+/// The same contract through the session's mount table (the fork at `/`, devices at
+/// `/dev`), and what the devices do when opened.
+#[tokio::test]
+async fn the_mount_table_keeps_the_port_contract_and_opens_devices() {
+    forkbox_commands::testing::contract::run_all(|quota| async move {
+        let fork = empty_fork(Store::memory(), Store::memory(), quota).await;
+        let m: Arc<dyn FileSystem> = Arc::new(mounts::Mounts::with_devices(fork));
+        m
+    })
+    .await;
+    use forkbox_commands::fs::{OpenOptions, VfsPath};
+    let fork = empty_fork(Store::memory(), Store::memory(), Quota::UNLIMITED).await;
+    let m = mounts::Mounts::with_devices(fork);
+    let p = |s: &str| VfsPath::new(s).unwrap();
+    let mut null = m
+        .open(&p("/dev/null"), OpenOptions::read_write())
+        .await
+        .unwrap();
+    assert_eq!(null.write(b"gone").await, Ok(4));
+    assert!(null.read(10).await.unwrap().is_empty());
+    assert_eq!(null.stat().await.unwrap().kind, FileKind::CharDevice);
+    null.close().await.unwrap();
+    let mut zero = m
+        .open(&p("/dev/zero"), OpenOptions::read_only())
+        .await
+        .unwrap();
+    assert_eq!(&zero.read(3).await.unwrap()[..], &[0, 0, 0]);
+    let mut full = m
+        .open(&p("/dev/full"), OpenOptions::write_only())
+        .await
+        .unwrap();
+    assert_eq!(full.write(b"x").await, Err(FsError::NoSpace));
+    let create = OpenOptions::write_only().create(true);
+    assert_eq!(
+        m.open(&p("/dev/new"), create).await.err(),
+        Some(FsError::PermissionDenied)
+    );
+    assert_eq!(
+        m.open(&p("/dev/null"), create.exclusive(true)).await.err(),
+        Some(FsError::AlreadyExists)
+    );
+    assert_eq!(
+        m.open(&p("/dev"), OpenOptions::write_only()).await.err(),
+        Some(FsError::IsADirectory)
+    );
+    assert_eq!(
+        m.open(&p("/dev/null"), OpenOptions::read_only().directory(true))
+            .await
+            .err(),
+        Some(FsError::NotADirectory)
+    );
+    let fork_root = m.stat("/").await.unwrap().ino;
+    assert_ne!(m.stat("/dev/null").await.unwrap().ino, fork_root);
+    assert_ne!(
+        m.stat("/dev/null").await.unwrap().ino,
+        m.stat("/dev/zero").await.unwrap().ino
+    );
+}
+
+/// A host symlink whose target is gone is still removed (the local store's backend looks
+/// through symlinks), so renaming a directory that holds one works.
+#[tokio::test]
+async fn renaming_a_directory_with_a_symlink_on_the_local_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, forks) = (dir.path().join("base"), dir.path().join("forks"));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&forks).unwrap();
+    let fs = empty_fork(
+        Store::local(&base).unwrap(),
+        Store::local(&forks).unwrap(),
+        Quota::UNLIMITED,
+    )
+    .await;
+    fs.mkdir("/d").await.unwrap();
+    let mut w = fs.open_write("/d/a", WriteMode::Truncate).await.unwrap();
+    w.write(b"a").await.unwrap();
+    w.close().await.unwrap();
+    fs.symlink("a", "/d/l").await.unwrap();
+    fs.rename("/d", "/e").await.unwrap();
+    assert_eq!(fs.stat("/d").await, Err(FsError::NotFound));
+    assert_eq!(fs.readlink("/e/l").await.unwrap(), "a");
+    assert_eq!(read_all(fs.as_ref(), "/e/l", 10).await.unwrap(), b"a");
+}

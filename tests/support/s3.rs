@@ -2,7 +2,7 @@
 //! clients and credentials the tests use to talk to it.
 //!
 //! moto runs from a virtualenv at `$HOME/.cache/forkbox/moto-venv`, made on first use
-//! (`python3 -m venv`, then `pip install -r moto-requirements.txt`) under a file lock, so test binaries
+//! (`python3 -m venv`, then `pip install -r python-requirements.txt`) under a file lock, so test binaries
 //! and threads starting at once neither race nor install twice; `.ci/run` makes the same one
 //! up front so a missing Python shows up as a clear CI step. The server stops by itself when
 //! the test process that started it ends (see `moto_server.py`).
@@ -33,7 +33,7 @@ use forkbox::storage::S3Config;
 
 /// The moto release the tests run against, pinned so a new release cannot change results
 /// (`.ci/run` installs from the same file).
-const MOTO_REQUIREMENTS: &str = include_str!("moto-requirements.txt");
+const MOTO_REQUIREMENTS: &str = include_str!("python-requirements.txt");
 /// The region every client names (moto's default).
 pub const REGION: &str = "us-east-1";
 
@@ -75,8 +75,8 @@ pub fn apply_env(cmd: &mut Command) {
     cmd.envs(TEST_ENV);
 }
 
-/// The Python interpreter of the moto virtualenv, made first if needed.
-fn venv_python() -> PathBuf {
+/// The Python interpreter of the tests' virtualenv (moto, asyncssh), made first if needed.
+pub fn venv_python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
@@ -120,7 +120,7 @@ fn venv_python() -> PathBuf {
                         ])
                         .arg(
                             Path::new(env!("CARGO_MANIFEST_DIR"))
-                                .join("tests/support/moto-requirements.txt"),
+                                .join("tests/support/python-requirements.txt"),
                         ),
                 );
                 std::fs::write(&marker, MOTO_REQUIREMENTS.trim())

@@ -122,6 +122,11 @@ impl Server {
         if !extra.contains(&"--auth-timeout") {
             cmd.args(["--auth-timeout", TEST_AUTH_TIMEOUT]);
         }
+        // Tests run many short sessions from one address, some in retry loops; the rate
+        // bound has tests of its own.
+        if !extra.contains(&"--max-connections-per-minute-per-ip") {
+            cmd.args(["--max-connections-per-minute-per-ip", "100000"]);
+        }
         let mut child = cmd
             .args(&extra)
             .env("RUST_LOG", "forkbox=debug,info")

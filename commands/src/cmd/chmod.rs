@@ -210,12 +210,7 @@ impl Mode {
 
 /// `rwxr-xr-x` without the type letter.
 fn perm_string(mode: u32) -> String {
-    let meta = Metadata {
-        kind: FileKind::File,
-        len: 0,
-        mode,
-        mtime: std::time::UNIX_EPOCH,
-    };
+    let meta = Metadata::new(FileKind::File, 0, mode, std::time::UNIX_EPOCH);
     super::util::mode_string(&meta)[1..].to_string()
 }
 

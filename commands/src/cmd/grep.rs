@@ -1,26 +1,36 @@
-//! `grep`: print lines that match patterns. POSIX basic regular expressions (the default)
-//! and extended ones (-E) are translated to the `regex` crate's syntax; -F takes patterns
-//! literally. Matching works on bytes, so binary input is safe. `\<` and `\>` become `\b`,
-//! and -w wraps the pattern in `\b…\b`, which differs from GNU for patterns that begin
-//! or end with a non-word character. Back-references (`\1`) are not supported.
+//! `grep`, `egrep`, `fgrep`: print lines that match patterns, as GNU grep 3.8 does.
+//!
+//! - [`opts`]: the command line, read as GNU's getopt_long reads it.
+//! - this file: the settings, the search of one input, the walk of operands (`-r`), tests.
+//!
+//! Patterns are compiled by [`crate::gnu_regex`] (GNU's BRE/ERE, errors and warnings,
+//! back-references, leftmost-longest `-o`). Input is read in chunks and split into lines
+//! here, so a chunk holding a NUL byte makes the file binary from there on, as GNU's
+//! buffer-wise check does ("binary file matches" on stderr, no lines); a selected line
+//! that is not valid UTF-8 is left out and reported the same way at the end of its file.
+//! `-P` (Perl regexes) goes to the `fancy-regex` crate: one pattern, as GNU's; a line
+//! that is not UTF-8 is matched as its lossy UTF-8 reading, with no `-o` parts.
+
+mod opts;
 
 use std::collections::{HashMap, VecDeque};
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use clap::Parser;
 use futures::FutureExt;
-use regex::bytes::{Regex, RegexBuilder};
 use tokio_util::task::AbortOnDropHandle;
 
+use self::opts::Key;
 use super::util::{BufOut, MAX_DEPTH, MAX_LINE, Pacer, Reader};
+use crate::budget::Charge;
 use crate::fs::{FileKind, FsError, FsResult, READ_CHUNK};
-use crate::{CmdResult, Command, Context, Interrupt, parse_args};
+use crate::gnu_regex::{self, Dialect, Flags, Regex};
+use crate::{CmdResult, Command, Context, Interrupt};
 
-/// Largest compiled pattern: a hostile pattern must fail, not eat memory.
-const MAX_REGEX_SIZE: usize = 32 * 1024 * 1024;
+/// Largest pattern file (`-f`): what it holds is compiled whole.
+const MAX_PATTERNS: usize = 32 * 1024 * 1024;
 /// Bytes one `-B` context line's entry takes besides the line itself.
-const CONTEXT_ENTRY: usize = std::mem::size_of::<(u64, Vec<u8>)>();
+const CONTEXT_ENTRY: usize = std::mem::size_of::<(u64, u64, Bytes)>();
 
 /// Files of a directory whose first chunk is read ahead while the ones before them are
 /// searched (-r). Reading a small file can be mostly waiting (on a local store, for the
@@ -30,264 +40,567 @@ const CONTEXT_ENTRY: usize = std::mem::size_of::<(u64, Vec<u8>)>();
 /// bytes are held.
 const READ_AHEAD_FILES: usize = 16;
 
-/// Search for PATTERNS in each FILE. PATTERNS can contain multiple patterns separated by
-/// newlines. When FILE is '-', read standard input. With no FILE, read '.' if recursive,
-/// '-' otherwise. Exit status is 0 if any line is selected, 1 otherwise; if an error
-/// occurred the exit status is 2 (unless -q selected a line).
-#[derive(Parser, Debug)]
-#[command(name = "grep", disable_help_flag = true)]
-struct Args {
-    /// Print help.
-    #[arg(long, action = clap::ArgAction::Help)]
-    help: Option<bool>,
-    /// PATTERNS are extended regular expressions.
-    #[arg(short = 'E', long = "extended-regexp")]
-    extended: bool,
-    /// PATTERNS are strings.
-    #[arg(short = 'F', long = "fixed-strings")]
-    fixed: bool,
-    /// PATTERNS are basic regular expressions (the default).
-    #[arg(short = 'G', long = "basic-regexp")]
-    basic: bool,
-    /// Use PATTERNS for matching.
-    #[arg(
-        short = 'e',
-        long = "regexp",
-        value_name = "PATTERNS",
-        allow_hyphen_values = true
-    )]
+const USAGE: &str =
+    "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n";
+
+const HELP: &str = include_str!("grep/help.txt");
+
+/// GNU's default GREP_COLORS: matches, file names, line and byte numbers, separators.
+const COLOR_MATCH: &str = "01;31";
+const COLOR_FILE: &str = "35";
+const COLOR_NUMBER: &str = "32";
+const COLOR_SEP: &str = "36";
+
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum BinaryFiles {
+    #[default]
+    Binary,
+    Text,
+    WithoutMatch,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum Dirs {
+    #[default]
+    Read,
+    Skip,
+    Recurse,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum List {
+    Matching,
+    NonMatching,
+}
+
+/// The settings, once the command line is read.
+#[derive(Default)]
+struct Cfg {
+    matcher: Option<char>,
     patterns: Vec<String>,
-    /// Take PATTERNS from FILE.
-    #[arg(short = 'f', long = "file", value_name = "FILE")]
     pattern_files: Vec<String>,
-    /// Ignore case distinctions in patterns and data.
-    #[arg(short = 'i', long = "ignore-case", short_alias = 'y')]
-    ignore_case: bool,
-    /// Do not ignore case distinctions (the default).
-    #[arg(long = "no-ignore-case")]
-    no_ignore_case: bool,
-    /// Match only whole words.
-    #[arg(short = 'w', long = "word-regexp")]
+    /// Whether any `-e`/`-f` was given (then every operand is a file).
+    explicit: bool,
+    icase: bool,
     word: bool,
-    /// Match only whole lines.
-    #[arg(short = 'x', long = "line-regexp")]
     line: bool,
-    /// Suppress error messages about unreadable files.
-    #[arg(short = 's', long = "no-messages")]
-    no_messages: bool,
-    /// Select non-matching lines.
-    #[arg(short = 'v', long = "invert-match")]
-    invert: bool,
-    /// Stop after NUM selected lines.
-    #[arg(short = 'm', long = "max-count", value_name = "NUM")]
-    max_count: Option<u64>,
-    /// Print line number with output lines.
-    #[arg(short = 'n', long = "line-number")]
-    line_number: bool,
-    /// Print the file name for each match.
-    #[arg(short = 'H', long = "with-filename")]
-    with_filename: bool,
-    /// Suppress the file name prefix on output.
-    #[arg(short = 'h', long = "no-filename")]
-    no_filename: bool,
-    /// Use LABEL as the standard input file name prefix.
-    #[arg(long, value_name = "LABEL")]
-    label: Option<String>,
-    /// Show only nonempty parts of lines that match.
-    #[arg(short = 'o', long = "only-matching")]
-    only_matching: bool,
-    /// Suppress all normal output.
-    #[arg(short = 'q', long = "quiet", visible_alias = "silent")]
-    quiet: bool,
-    /// Process a binary file as if it were text.
-    #[arg(short = 'a', long = "text")]
-    text: bool,
-    /// Search directories recursively.
-    #[arg(short = 'r', long = "recursive")]
-    recursive: bool,
-    /// Likewise, following all symlinks.
-    #[arg(short = 'R', long = "dereference-recursive")]
-    dereference_recursive: bool,
-    /// Print only names of FILEs with no selected lines.
-    #[arg(short = 'L', long = "files-without-match")]
-    files_without_match: bool,
-    /// Print only names of FILEs with selected lines.
-    #[arg(short = 'l', long = "files-with-matches")]
-    files_with_matches: bool,
-    /// Print only a count of selected lines per FILE.
-    #[arg(short = 'c', long)]
-    count: bool,
-    /// Print NUM lines of trailing context.
-    #[arg(short = 'A', long = "after-context", value_name = "NUM")]
-    after: Option<usize>,
-    /// Print NUM lines of leading context.
-    #[arg(short = 'B', long = "before-context", value_name = "NUM")]
-    before: Option<usize>,
-    /// Print NUM lines of output context.
-    #[arg(short = 'C', long = "context", value_name = "NUM")]
-    context: Option<usize>,
-    /// A data line ends in 0 byte, not newline.
-    #[arg(short = 'z', long = "null-data")]
     null_data: bool,
-    /// PATTERNS (unless -e or -f is given), then FILEs.
-    #[arg(value_name = "PATTERNS/FILE", allow_hyphen_values = true)]
-    rest: Vec<String>,
+    no_messages: bool,
+    invert: bool,
+    max_count: Option<u64>,
+    byte_offset: bool,
+    line_number: bool,
+    /// `-H` (true) or `-h` (false), the last given.
+    with_filename: Option<bool>,
+    label: Option<String>,
+    only_matching: bool,
+    quiet: bool,
+    binary_files: BinaryFiles,
+    dirs: Dirs,
+    deref: bool,
+    include: Vec<glob::Pattern>,
+    exclude: Vec<glob::Pattern>,
+    exclude_dir: Vec<glob::Pattern>,
+    list: Option<List>,
+    count: bool,
+    null_after_name: bool,
+    before: Option<usize>,
+    after: Option<usize>,
+    context: Option<usize>,
+    group_separator: Option<String>,
+    color: bool,
+    initial_tab: bool,
+    /// The C locale (bytes are characters, no encoding errors), from the environment.
+    c_locale: bool,
 }
 
-/// Translates a POSIX basic regular expression into the `regex` crate's syntax.
-pub(crate) fn translate_bre(p: &str) -> String {
-    translate(p, false)
+/// How reading the command line ended, when it does not lead to a search.
+enum Early {
+    Status(i32),
+    Interrupted(Interrupt),
 }
 
-/// Translates a POSIX extended regular expression (bracket expressions and `\<`, `\>`).
-pub(crate) fn translate_ere(p: &str) -> String {
-    translate(p, true)
-}
-
-fn translate(p: &str, ere: bool) -> String {
-    let chars: Vec<char> = p.chars().collect();
-    let mut out = String::with_capacity(p.len() + 8);
-    let mut i = 0;
-    // True where a `*` would be literal in a BRE (start of the pattern or a group).
-    let mut at_start = true;
-    while i < chars.len() {
-        let c = chars[i];
-        let was_start = at_start;
-        at_start = false;
-        match c {
-            '\\' if i + 1 < chars.len() => {
-                let n = chars[i + 1];
-                i += 2;
-                match n {
-                    '(' | ')' | '{' | '}' | '|' | '+' | '?' if !ere => {
-                        out.push(n);
-                        at_start = n == '(' || n == '|';
-                    }
-                    '<' | '>' => out.push_str("\\b"),
-                    'w' | 'W' | 's' | 'S' | 'b' | 'B' => {
-                        out.push('\\');
-                        out.push(n);
-                    }
-                    'n' => out.push_str("\\n"),
-                    't' => out.push_str("\\t"),
-                    c if c.is_ascii_alphanumeric() => out.push_str(&regex::escape(&c.to_string())),
-                    c => out.push_str(&regex::escape(&c.to_string())),
-                }
-                continue;
-            }
-            '\\' => out.push_str("\\\\"),
-            '[' => {
-                // A bracket expression: copy it, making the crate read it literally.
-                let mut j = i + 1;
-                let mut class = String::from("[");
-                if j < chars.len() && chars[j] == '^' {
-                    class.push('^');
-                    j += 1;
-                }
-                if j < chars.len() && chars[j] == ']' {
-                    class.push_str("\\]");
-                    j += 1;
-                }
-                let mut closed = false;
-                while j < chars.len() {
-                    let d = chars[j];
-                    if d == ']' {
-                        closed = true;
-                        j += 1;
-                        break;
-                    }
-                    if d == '[' && j + 1 < chars.len() && matches!(chars[j + 1], ':' | '.' | '=') {
-                        let kind = chars[j + 1];
-                        let end = (j + 2..chars.len().saturating_sub(1))
-                            .find(|&k| chars[k] == kind && chars[k + 1] == ']');
-                        if let Some(end) = end {
-                            let inner: String = chars[j + 2..end].iter().collect();
-                            if kind == ':' {
-                                class.push_str(&format!("[:{inner}:]"));
-                            } else {
-                                class.push_str(&regex::escape(&inner));
-                            }
-                            j = end + 2;
-                            continue;
-                        }
-                    }
-                    match d {
-                        '\\' | '[' | '&' | '~' | '|' => {
-                            class.push('\\');
-                            class.push(d);
-                        }
-                        '-' if j + 1 < chars.len() && chars[j + 1] == ']' => class.push_str("\\-"),
-                        _ => class.push(d),
-                    }
-                    j += 1;
-                }
-                if closed {
-                    class.push(']');
-                    out.push_str(&class);
-                    i = j;
-                } else {
-                    // An unclosed bracket: let the crate report it.
-                    out.push('[');
-                    i += 1;
-                }
-                continue;
-            }
-            '*' if was_start && !ere => out.push_str("\\*"),
-            '+' | '?' | '(' | ')' | '{' | '}' | '|' if !ere => {
-                out.push('\\');
-                out.push(c);
-            }
-            '(' | '|' if ere => {
-                out.push(c);
-                at_start = true;
-            }
-            '^' if !was_start && !ere => out.push_str("\\^"),
-            '^' => {
-                out.push('^');
-                at_start = true;
-            }
-            '$' if !ere
-                && i + 1 < chars.len()
-                && !(chars[i + 1] == '\\' && matches!(chars.get(i + 2), Some(')' | '|'))) =>
-            {
-                out.push_str("\\$")
-            }
-            c => out.push(c),
-        }
-        i += 1;
+impl From<Interrupt> for Early {
+    fn from(e: Interrupt) -> Early {
+        Early::Interrupted(e)
     }
-    out
+}
+
+async fn usage_error(ctx: &Context, msg: &str) -> Early {
+    ctx.err(format!("grep: {msg}\n{USAGE}")).await;
+    Early::Status(2)
+}
+
+async fn fatal(ctx: &Context, msg: &str) -> Early {
+    ctx.warn("grep", msg).await;
+    Early::Status(2)
+}
+
+/// A context length: a non-negative number (huge ones are as good as unbounded).
+fn context_len(v: &str) -> Option<usize> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(v.parse::<usize>().unwrap_or(usize::MAX))
+}
+
+fn glob_of(v: &str) -> glob::Pattern {
+    glob::Pattern::new(v)
+        .unwrap_or_else(|_| glob::Pattern::new(&glob::Pattern::escape(v)).unwrap_or_default())
+}
+
+/// Reads the command line into settings; `default_matcher` is `E` for egrep, `F` for fgrep.
+async fn configure(
+    ctx: &Context,
+    args: &[String],
+    default_matcher: Option<char>,
+) -> Result<(Cfg, Vec<String>), Early> {
+    let line = match opts::parse(args) {
+        Ok(l) => l,
+        Err(msg) => return Err(usage_error(ctx, &msg).await),
+    };
+    let mut cfg = Cfg {
+        matcher: default_matcher,
+        c_locale: gnu_regex::c_locale(&ctx.env),
+        ..Cfg::default()
+    };
+    let (mut help, mut version, mut color_when) = (false, false, None::<String>);
+    for o in &line.opts {
+        let v = o.value.clone().unwrap_or_default();
+        match o.key {
+            Key::Short(m @ ('E' | 'F' | 'G' | 'P')) => {
+                if cfg.matcher.is_some_and(|old| old != m) {
+                    return Err(fatal(ctx, "conflicting matchers specified").await);
+                }
+                cfg.matcher = Some(m);
+            }
+            Key::Short('X') => {
+                let m = match v.as_str() {
+                    "grep" => 'G',
+                    "egrep" => 'E',
+                    "fgrep" => 'F',
+                    "perl" => 'P',
+                    _ => return Err(fatal(ctx, "invalid matcher").await),
+                };
+                if cfg.matcher.is_some_and(|old| old != m) {
+                    return Err(fatal(ctx, "conflicting matchers specified").await);
+                }
+                cfg.matcher = Some(m);
+            }
+            Key::Short('e') => {
+                cfg.patterns.extend(v.split('\n').map(str::to_string));
+                cfg.explicit = true;
+            }
+            Key::Short('f') => {
+                cfg.pattern_files.push(v);
+                cfg.explicit = true;
+            }
+            Key::Short('i' | 'y') => cfg.icase = true,
+            Key::NoIgnoreCase => cfg.icase = false,
+            Key::Short('w') => cfg.word = true,
+            Key::Short('x') => cfg.line = true,
+            Key::Short('z') => cfg.null_data = true,
+            Key::Short('s') => cfg.no_messages = true,
+            Key::Short('v') => cfg.invert = true,
+            Key::Short('V') => version = true,
+            Key::Help => help = true,
+            Key::Short('m') => {
+                cfg.max_count = match v.trim_start().parse::<i128>() {
+                    Ok(n) if n < 0 => None,
+                    Ok(n) => Some(u64::try_from(n).unwrap_or(u64::MAX)),
+                    Err(_) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => {
+                        Some(u64::MAX)
+                    }
+                    Err(_) => return Err(fatal(ctx, "invalid max count").await),
+                }
+            }
+            Key::Short('b') => cfg.byte_offset = true,
+            Key::Short('n') => cfg.line_number = true,
+            Key::LineBuffered | Key::Short('U') => {}
+            Key::Short('u') => {
+                ctx.warn("grep", "warning: --unix-byte-offsets (-u) is obsolete")
+                    .await;
+            }
+            Key::Short('H') => cfg.with_filename = Some(true),
+            Key::Short('h') => cfg.with_filename = Some(false),
+            Key::Label => cfg.label = Some(v),
+            Key::Short('o') => cfg.only_matching = true,
+            Key::Short('q') => cfg.quiet = true,
+            Key::BinaryFiles => {
+                cfg.binary_files = match v.as_str() {
+                    "binary" => BinaryFiles::Binary,
+                    "text" => BinaryFiles::Text,
+                    "without-match" => BinaryFiles::WithoutMatch,
+                    _ => return Err(fatal(ctx, "unknown binary-files type").await),
+                }
+            }
+            Key::Short('a') => cfg.binary_files = BinaryFiles::Text,
+            Key::Short('I') => cfg.binary_files = BinaryFiles::WithoutMatch,
+            Key::Short('d') => {
+                cfg.dirs = match v.as_str() {
+                    "read" => Dirs::Read,
+                    "skip" => Dirs::Skip,
+                    "recurse" => Dirs::Recurse,
+                    _ => {
+                        let msg = format!(
+                            "invalid argument ‘{v}’ for ‘--directories’\nValid arguments are:\n  - ‘read’\n  - ‘recurse’\n  - ‘skip’\n{USAGE}"
+                        );
+                        ctx.err(format!("grep: {msg}")).await;
+                        return Err(Early::Status(2));
+                    }
+                }
+            }
+            Key::Short('D') => {
+                if v != "read" && v != "skip" {
+                    return Err(fatal(ctx, "unknown devices method").await);
+                }
+            }
+            Key::Short('r') => {
+                cfg.dirs = Dirs::Recurse;
+                cfg.deref = false;
+            }
+            Key::Short('R') => {
+                cfg.dirs = Dirs::Recurse;
+                cfg.deref = true;
+            }
+            Key::Include => cfg.include.push(glob_of(&v)),
+            Key::Exclude => cfg.exclude.push(glob_of(&v)),
+            Key::ExcludeDir => cfg.exclude_dir.push(glob_of(&v)),
+            Key::ExcludeFrom => {
+                let mut charge = ctx.budget.empty_charge();
+                let data = read_whole(ctx, &v, &mut charge).await?;
+                match data {
+                    Ok(d) => {
+                        for l in String::from_utf8_lossy(&d).lines() {
+                            cfg.exclude.push(glob_of(l));
+                        }
+                    }
+                    Err(e) => return Err(fatal(ctx, &format!("{v}: {e}")).await),
+                }
+            }
+            Key::Short('L') => cfg.list = Some(List::NonMatching),
+            Key::Short('l') => cfg.list = Some(List::Matching),
+            Key::Short('c') => cfg.count = true,
+            Key::Short('Z') => cfg.null_after_name = true,
+            Key::Short('T') => cfg.initial_tab = true,
+            Key::Short(c @ ('A' | 'B' | 'C')) => {
+                let Some(n) = context_len(&v) else {
+                    return Err(fatal(ctx, &format!("{v}: invalid context length argument")).await);
+                };
+                match c {
+                    'A' => cfg.after = Some(n),
+                    'B' => cfg.before = Some(n),
+                    _ => cfg.context = Some(n),
+                }
+            }
+            Key::GroupSeparator => cfg.group_separator = Some(v),
+            Key::NoGroupSeparator => cfg.group_separator = None,
+            Key::Color => color_when = Some(o.value.clone().unwrap_or_else(|| "auto".into())),
+            Key::Short(_) => {}
+        }
+    }
+    // `--group-separator` defaults to `--` unless `--no-group-separator` came last.
+    let last_sep = line
+        .opts
+        .iter()
+        .rev()
+        .find(|o| matches!(o.key, Key::GroupSeparator | Key::NoGroupSeparator));
+    cfg.group_separator = match last_sep {
+        Some(o) if o.key == Key::NoGroupSeparator => None,
+        Some(o) => o.value.clone(),
+        None => Some("--".into()),
+    };
+    if version {
+        ctx.out("grep (GNU grep) 3.8\nforkbox native grep, GNU grep 3.8 compatible.\n")
+            .await?;
+        return Err(Early::Status(0));
+    }
+    if help {
+        ctx.out(HELP).await?;
+        return Err(Early::Status(0));
+    }
+    if let Some(when) = color_when {
+        cfg.color = match when.as_str() {
+            "always" | "yes" | "force" => true,
+            "never" | "no" | "none" => false,
+            "auto" | "tty" | "if-tty" => {
+                ctx.tty.is_some() && ctx.env.get("TERM").is_some_and(|t| t != "dumb")
+            }
+            _ => {
+                ctx.out(HELP).await?;
+                return Err(Early::Status(0));
+            }
+        };
+    }
+    let mut operands = line.operands;
+    if !cfg.explicit {
+        if operands.is_empty() {
+            ctx.err(USAGE).await;
+            return Err(Early::Status(2));
+        }
+        let p = operands.remove(0);
+        cfg.patterns.extend(p.split('\n').map(str::to_string));
+    }
+    Ok((cfg, operands))
+}
+
+/// Reads a whole (small) file: `-f` and `--exclude-from`.
+async fn read_whole(
+    ctx: &Context,
+    name: &str,
+    charge: &mut Charge,
+) -> Result<FsResult<Vec<u8>>, Interrupt> {
+    let mut reader = match Reader::open(ctx, name).await {
+        Ok(r) => r,
+        Err(e) => return Ok(Err(e)),
+    };
+    reader.read_to_end(MAX_PATTERNS, charge).await
+}
+
+/// Steps `-P`'s backtracking may take on one line before it gives up (as PCRE's limit).
+const PERL_BACKTRACK_LIMIT: usize = 10_000_000;
+
+/// A compiled pattern set: GNU's dialects, or Perl's (`-P`).
+enum Matcher {
+    Gnu(Regex),
+    Perl(Box<fancy_regex::Regex>),
+}
+
+/// Matching gave up; the message says why.
+struct MatchFail(String);
+
+impl From<gnu_regex::TooComplex> for MatchFail {
+    fn from(e: gnu_regex::TooComplex) -> MatchFail {
+        MatchFail(e.to_string())
+    }
+}
+
+impl From<fancy_regex::Error> for MatchFail {
+    fn from(_: fancy_regex::Error) -> MatchFail {
+        MatchFail("exceeded PCRE's backtracking limit".into())
+    }
+}
+
+impl Matcher {
+    fn is_match(&self, line: &[u8]) -> Result<bool, MatchFail> {
+        match self {
+            Matcher::Gnu(re) => Ok(re.is_match(line)?),
+            Matcher::Perl(re) => Ok(re.is_match(&String::from_utf8_lossy(line))?),
+        }
+    }
+
+    fn find_at(&self, line: &[u8], at: usize) -> Result<Option<(usize, usize)>, MatchFail> {
+        match self {
+            Matcher::Gnu(re) => Ok(re.find_at(line, at)?),
+            Matcher::Perl(re) => {
+                let Ok(text) = std::str::from_utf8(line) else {
+                    return Ok(None);
+                };
+                if !text.is_char_boundary(at) {
+                    return Ok(None);
+                }
+                Ok(re.find_from_pos(text, at)?.map(|m| (m.start(), m.end())))
+            }
+        }
+    }
+}
+
+/// `-P`: one pattern for the `fancy-regex` crate, with -i, -w, -x as GNU applies them.
+async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Matcher, Early> {
+    let [pattern] = patterns else {
+        return Err(fatal(ctx, "the -P option only supports a single pattern").await);
+    };
+    let body = if cfg.line {
+        format!("^(?:{pattern})$")
+    } else if cfg.word {
+        format!("(?<!\\w)(?:{pattern})(?!\\w)")
+    } else {
+        pattern.clone()
+    };
+    match fancy_regex::RegexBuilder::new(&body)
+        .case_insensitive(cfg.icase)
+        .backtrack_limit(PERL_BACKTRACK_LIMIT)
+        .build()
+    {
+        Ok(re) => Ok(Matcher::Perl(Box::new(re))),
+        Err(e) => Err(fatal(ctx, &e.to_string()).await),
+    }
+}
+
+/// What compiling the patterns gave.
+async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Matcher, Early> {
+    let dialect = match cfg.matcher {
+        Some('E') => Dialect::Extended,
+        Some('F') => Dialect::Literal,
+        Some('P') => return compile_perl(ctx, cfg, patterns).await,
+        _ => Dialect::Basic,
+    };
+    let flags = Flags {
+        icase: cfg.icase,
+        multiline: false,
+        strict: false,
+        whole_line: cfg.line,
+        whole_word: cfg.word && !cfg.line,
+        c_locale: cfg.c_locale,
+    };
+    let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+    match gnu_regex::compile_many(&refs, dialect, flags) {
+        Ok(re) => {
+            for w in re.warnings() {
+                ctx.warn("grep", format!("warning: {w}")).await;
+            }
+            Ok(Matcher::Gnu(re))
+        }
+        Err(e) => Err(fatal(ctx, &e.msg).await),
+    }
+}
+
+/// Lines of one input, split here (not by [`Reader`]) so that each chunk can be checked
+/// for NUL bytes as it arrives, the way GNU decides a file is binary.
+struct Lines {
+    pending: Bytes,
+    /// A line being gathered across chunks.
+    partial: Vec<u8>,
+    charge: Charge,
+    /// No more NUL checks needed: one was found, or NUL ends lines (-z).
+    nul: bool,
+    /// A chunk with a NUL byte was read (the data is binary from there on).
+    binary: bool,
+    /// Offset of the next line's first byte (`-b`).
+    offset: u64,
+}
+
+impl Lines {
+    /// `null_data`: lines end with NUL (-z), which then says nothing of binary data.
+    fn new(ctx: &Context, null_data: bool) -> Lines {
+        Lines {
+            pending: Bytes::new(),
+            partial: Vec::new(),
+            charge: ctx.budget.empty_charge(),
+            nul: null_data,
+            binary: false,
+            offset: 0,
+        }
+    }
+
+    /// The next line with its delimiter (the last may lack it), and its offset.
+    async fn next(
+        &mut self,
+        reader: &mut Reader,
+        delim: u8,
+    ) -> Result<FsResult<Option<(u64, Bytes)>>, Interrupt> {
+        // The caller is done with the line given out last (giving back never fails).
+        let _ = self.charge.resize(self.partial.capacity());
+        loop {
+            if self.pending.is_empty() {
+                match reader.chunk().await {
+                    Ok(Some(c)) => {
+                        if !self.nul && memchr0(&c) {
+                            self.nul = true;
+                            self.binary = true;
+                        }
+                        self.pending = c;
+                    }
+                    Ok(None) if self.partial.is_empty() => return Ok(Ok(None)),
+                    Ok(None) => return Ok(Ok(Some(self.give()))),
+                    Err(e) => return Ok(Err(e)),
+                }
+                continue;
+            }
+            let room = MAX_LINE.saturating_sub(self.partial.len()).max(1);
+            let window = self.pending.len().min(room);
+            if let Some(i) = self.pending[..window].iter().position(|&b| b == delim) {
+                let piece = self.pending.split_to(i + 1);
+                if self.partial.is_empty() {
+                    // The line is a slice of the chunk, held until the next read.
+                    self.charge.resize(piece.len())?;
+                    let at = self.offset;
+                    self.offset += piece.len() as u64;
+                    return Ok(Ok(Some((at, piece))));
+                }
+                self.gather(&piece)?;
+                return Ok(Ok(Some(self.give())));
+            }
+            let piece = self.pending.split_to(window);
+            self.gather(&piece)?;
+            if self.partial.len() >= MAX_LINE {
+                return Ok(Ok(Some(self.give())));
+            }
+        }
+    }
+
+    fn gather(&mut self, piece: &[u8]) -> Result<(), Interrupt> {
+        let need = self.partial.len() + piece.len();
+        if need > self.partial.capacity() {
+            let cap = need.max(self.partial.capacity() * 2);
+            self.charge.resize(cap)?;
+            self.partial.reserve_exact(cap - self.partial.len());
+        }
+        self.partial.extend_from_slice(piece);
+        Ok(())
+    }
+
+    /// Gives out the gathered line; it stays charged until the next read.
+    fn give(&mut self) -> (u64, Bytes) {
+        let line = Bytes::from(std::mem::take(&mut self.partial));
+        let _ = self.charge.resize(line.len());
+        let at = self.offset;
+        self.offset += line.len() as u64;
+        (at, line)
+    }
+}
+
+fn memchr0(b: &[u8]) -> bool {
+    b.contains(&0)
+}
+
+/// `\x1b[…m\x1b[K` around `text`, GNU's coloring.
+fn paint(buf: &mut Vec<u8>, color: &str, text: &[u8]) {
+    buf.extend_from_slice(b"\x1b[");
+    buf.extend_from_slice(color.as_bytes());
+    buf.extend_from_slice(b"m\x1b[K");
+    buf.extend_from_slice(text);
+    buf.extend_from_slice(b"\x1b[m\x1b[K");
 }
 
 struct Grep<'a> {
     ctx: &'a Context,
-    args: &'a Args,
-    re: Regex,
-    /// True when the only pattern is empty: every line matches.
+    cfg: &'a Cfg,
+    re: Matcher,
     show_names: bool,
     before: usize,
     after: usize,
     status_error: bool,
     any_match: bool,
+    /// Something was printed as a line or context group (for the group separator,
+    /// which goes between groups, across files too).
+    printed_group: bool,
 }
 
 /// How one file went.
 enum Outcome {
     Done,
-    /// -q found a match: stop everything.
+    /// -q found a match, or matching failed: stop everything.
     Quit,
 }
 
 impl Grep<'_> {
-    fn is_match(&self, line: &[u8]) -> bool {
-        self.re.is_match(line) != self.args.invert
+    fn is_match(&self, line: &[u8]) -> Result<bool, MatchFail> {
+        Ok(self.re.is_match(line)? != self.cfg.invert)
     }
 
     async fn error(&mut self, msg: String) {
         self.status_error = true;
-        if !self.args.no_messages {
+        if !self.cfg.no_messages {
             self.ctx.warn("grep", msg).await;
         }
+    }
+
+    /// Matching gave up (a backtracker's budget): say so, and stop.
+    async fn too_complex(&mut self, e: MatchFail) -> Outcome {
+        self.status_error = true;
+        self.ctx.warn("grep", e.0).await;
+        Outcome::Quit
     }
 
     async fn search(
@@ -296,24 +609,26 @@ impl Grep<'_> {
         name: &str,
         reader: &mut Reader,
     ) -> Result<Result<Outcome, FsError>, Interrupt> {
-        let delim = if self.args.null_data { 0u8 } else { b'\n' };
+        let cfg = self.cfg;
+        let delim = if cfg.null_data { 0u8 } else { b'\n' };
+        let mut lines = Lines::new(self.ctx, cfg.null_data);
         let mut lineno = 0u64;
         let mut count = 0u64;
-        let mut before: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
-        // What `before` holds (its lines and entries), charged to the session's budget.
+        let mut before: VecDeque<(u64, u64, Bytes)> = VecDeque::new();
         let mut before_bytes = 0usize;
         let mut before_charge = self.ctx.budget.empty_charge();
         let mut after_left = 0usize;
         let mut last_printed: Option<u64> = None;
         let mut pacer = Pacer::default();
-        let listing = self.args.files_with_matches || self.args.files_without_match;
-        let printing = !(self.args.quiet || self.args.count || listing);
-        let mut binary = false;
+        let printing = !(cfg.quiet || cfg.count || cfg.list.is_some());
+        let text = cfg.binary_files == BinaryFiles::Text;
+        let mut binary_match = false;
+        let mut encoding_error = false;
         loop {
-            if self.args.max_count.is_some_and(|m| count >= m) && after_left == 0 {
+            if cfg.max_count.is_some_and(|m| count >= m) && after_left == 0 {
                 break;
             }
-            let rec = match reader.record(delim, MAX_LINE).await? {
+            let (offset, rec) = match lines.next(reader, delim).await? {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(e) => {
@@ -324,61 +639,81 @@ impl Grep<'_> {
             pacer.tick(self.ctx).await?;
             lineno += 1;
             let line = rec.strip_suffix(&[delim]).unwrap_or(&rec);
-            let limit_hit = self.args.max_count.is_some_and(|m| count >= m);
-            let selected = !limit_hit && self.is_match(line);
+            if lines.binary && !text && cfg.binary_files == BinaryFiles::WithoutMatch {
+                return Ok(Ok(Outcome::Done));
+            }
+            let limit_hit = cfg.max_count.is_some_and(|m| count >= m);
+            let selected = !limit_hit
+                && match self.is_match(line) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        out.flush().await?;
+                        return Ok(Ok(self.too_complex(e).await));
+                    }
+                };
             if selected {
                 count += 1;
                 self.any_match = true;
-                if self.args.quiet {
+                if cfg.quiet {
                     return Ok(Ok(Outcome::Quit));
                 }
-                if listing {
+                if cfg.list.is_some() {
                     break;
                 }
                 if !printing {
                     continue;
                 }
-                if !self.args.text && !self.args.null_data && line.contains(&0) {
-                    binary = true;
+                if lines.binary && !text {
+                    binary_match = true;
                     break;
                 }
+                if !text && !cfg.c_locale && std::str::from_utf8(line).is_err() {
+                    encoding_error = true;
+                    continue;
+                }
                 let gap = match last_printed {
-                    Some(lp) => before.front().map(|(n, _)| *n).unwrap_or(lineno) > lp + 1,
-                    None => false,
+                    Some(lp) => before.front().map(|(n, ..)| *n).unwrap_or(lineno) > lp + 1,
+                    None => self.printed_group,
                 };
                 if (self.before > 0 || self.after > 0) && gap {
-                    out.write(b"--\n").await?;
+                    self.separator(out).await?;
                 }
-                while let Some((n, l)) = before.pop_front() {
-                    self.emit(out, name, n, &l, b'-').await?;
+                while let Some((n, off, l)) = before.pop_front() {
+                    let l = l.strip_suffix(&[delim]).unwrap_or(&l);
+                    self.emit_line(out, name, n, off, l, b'-').await?;
                 }
                 before_bytes = 0;
                 before_charge.resize(0)?;
-                if self.args.only_matching {
-                    if !self.args.invert {
-                        for m in self.re.find_iter(line) {
-                            if !m.as_bytes().is_empty() {
-                                self.emit(out, name, lineno, m.as_bytes(), b':').await?;
-                            }
-                        }
+                if cfg.only_matching {
+                    if !cfg.invert
+                        && let Err(e) = self.emit_matches(out, name, lineno, offset, line).await?
+                    {
+                        out.flush().await?;
+                        return Ok(Ok(self.too_complex(e).await));
                     }
-                } else {
-                    self.emit(out, name, lineno, line, b':').await?;
+                } else if let Err(e) = self.emit_selected(out, name, lineno, offset, line).await? {
+                    out.flush().await?;
+                    return Ok(Ok(self.too_complex(e).await));
                 }
                 last_printed = Some(lineno);
+                self.printed_group = true;
                 after_left = self.after;
             } else if printing {
                 if after_left > 0 {
                     after_left -= 1;
-                    self.emit(out, name, lineno, line, b'-').await?;
+                    if lines.binary && !text {
+                        continue;
+                    }
+                    self.emit_line(out, name, lineno, offset, line, b'-')
+                        .await?;
                     last_printed = Some(lineno);
                 } else if self.before > 0 {
-                    let entry = line.len() + CONTEXT_ENTRY;
+                    let entry = rec.len() + CONTEXT_ENTRY;
                     before_charge.resize(before_bytes + entry)?;
-                    before.push_back((lineno, line.to_vec()));
+                    before.push_back((lineno, offset, rec.clone()));
                     before_bytes += entry;
                     if before.len() > self.before
-                        && let Some((_, l)) = before.pop_front()
+                        && let Some((.., l)) = before.pop_front()
                     {
                         before_bytes -= l.len() + CONTEXT_ENTRY;
                         before_charge.resize(before_bytes)?;
@@ -386,53 +721,232 @@ impl Grep<'_> {
                 }
             }
         }
-        if binary {
-            out.write(format!("Binary file {name} matches\n").as_bytes())
-                .await?;
+        if binary_match || encoding_error {
+            out.flush().await?;
+            self.ctx
+                .warn("grep", format!("{name}: binary file matches"))
+                .await;
         }
-        if self.args.count {
-            let prefix = if self.show_names {
-                format!("{name}:")
+        if cfg.count {
+            let mut buf = Vec::new();
+            if self.show_names {
+                self.name_prefix(&mut buf, name, b':');
+            }
+            buf.extend_from_slice(format!("{count}\n").as_bytes());
+            out.write(&buf).await?;
+        }
+        let listed = match cfg.list {
+            Some(List::Matching) => count > 0,
+            Some(List::NonMatching) => count == 0,
+            None => false,
+        };
+        if listed && !cfg.quiet {
+            let mut buf = Vec::new();
+            if cfg.color {
+                paint(&mut buf, COLOR_FILE, name.as_bytes());
             } else {
-                String::new()
-            };
-            out.write(format!("{prefix}{count}\n").as_bytes()).await?;
-        }
-        if (self.args.files_with_matches && count > 0)
-            || (self.args.files_without_match && count == 0)
-        {
-            out.write(format!("{name}\n").as_bytes()).await?;
+                buf.extend_from_slice(name.as_bytes());
+            }
+            buf.push(if cfg.null_after_name { 0 } else { b'\n' });
+            out.write(&buf).await?;
         }
         Ok(Ok(Outcome::Done))
     }
 
-    async fn emit(
+    async fn separator(&self, out: &mut BufOut<'_>) -> Result<(), Interrupt> {
+        let Some(sep) = &self.cfg.group_separator else {
+            return Ok(());
+        };
+        let mut buf = Vec::new();
+        if self.cfg.color {
+            paint(&mut buf, COLOR_SEP, sep.as_bytes());
+        } else {
+            buf.extend_from_slice(sep.as_bytes());
+        }
+        buf.push(b'\n');
+        out.write(&buf).await
+    }
+
+    /// `name` and its separator (a NUL with `-Z`).
+    fn name_prefix(&self, buf: &mut Vec<u8>, name: &str, sep: u8) {
+        if self.cfg.color {
+            paint(buf, COLOR_FILE, name.as_bytes());
+        } else {
+            buf.extend_from_slice(name.as_bytes());
+        }
+        if self.cfg.null_after_name {
+            buf.push(0);
+        } else {
+            self.sep(buf, sep);
+        }
+    }
+
+    fn sep(&self, buf: &mut Vec<u8>, sep: u8) {
+        if self.cfg.color {
+            paint(buf, COLOR_SEP, &[sep]);
+        } else {
+            buf.push(sep);
+        }
+    }
+
+    /// The prefix of an output line: file name, line number, byte offset.
+    fn prefix(&self, buf: &mut Vec<u8>, name: &str, lineno: u64, offset: u64, sep: u8) {
+        if self.show_names {
+            self.name_prefix(buf, name, sep);
+        }
+        for (on, n) in [
+            (self.cfg.line_number, lineno),
+            (self.cfg.byte_offset, offset),
+        ] {
+            if !on {
+                continue;
+            }
+            let digits = n.to_string();
+            if self.cfg.color {
+                paint(buf, COLOR_NUMBER, digits.as_bytes());
+            } else {
+                buf.extend_from_slice(digits.as_bytes());
+            }
+            self.sep(buf, sep);
+        }
+        if self.cfg.initial_tab && (self.show_names || self.cfg.line_number || self.cfg.byte_offset)
+        {
+            buf.push(b'\t');
+        }
+    }
+
+    fn end(&self, buf: &mut Vec<u8>) {
+        buf.push(if self.cfg.null_data { 0 } else { b'\n' });
+    }
+
+    /// A context line (or a selected line without color).
+    async fn emit_line(
         &self,
         out: &mut BufOut<'_>,
         name: &str,
         lineno: u64,
+        offset: u64,
         line: &[u8],
         sep: u8,
     ) -> Result<(), Interrupt> {
         let mut buf = Vec::with_capacity(line.len() + name.len() + 12);
-        if self.show_names {
-            buf.extend_from_slice(name.as_bytes());
-            buf.push(sep);
-        }
-        if self.args.line_number {
-            buf.extend_from_slice(lineno.to_string().as_bytes());
-            buf.push(sep);
-        }
+        self.prefix(&mut buf, name, lineno, offset, sep);
         buf.extend_from_slice(line);
-        buf.push(if self.args.null_data { 0 } else { b'\n' });
+        self.end(&mut buf);
         out.write(&buf).await
+    }
+
+    /// A selected line, its matches colored with `--color`.
+    async fn emit_selected(
+        &self,
+        out: &mut BufOut<'_>,
+        name: &str,
+        lineno: u64,
+        offset: u64,
+        line: &[u8],
+    ) -> Result<Result<(), MatchFail>, Interrupt> {
+        if !self.cfg.color || self.cfg.invert {
+            self.emit_line(out, name, lineno, offset, line, b':')
+                .await?;
+            return Ok(Ok(()));
+        }
+        let mut buf = Vec::with_capacity(line.len() + name.len() + 32);
+        self.prefix(&mut buf, name, lineno, offset, b':');
+        let mut last = 0;
+        let mut at = 0;
+        while at <= line.len() {
+            let (s, e) = match self.re.find_at(line, at) {
+                Ok(Some(m)) => m,
+                Ok(None) => break,
+                Err(e) => return Ok(Err(e)),
+            };
+            if e == s {
+                at = s + self.char_len(line, s);
+                continue;
+            }
+            buf.extend_from_slice(&line[last..s]);
+            paint(&mut buf, COLOR_MATCH, &line[s..e]);
+            last = e;
+            at = e;
+        }
+        buf.extend_from_slice(&line[last..]);
+        self.end(&mut buf);
+        out.write(&buf).await?;
+        Ok(Ok(()))
+    }
+
+    /// `-o`: each non-empty match on a line of its own.
+    async fn emit_matches(
+        &self,
+        out: &mut BufOut<'_>,
+        name: &str,
+        lineno: u64,
+        offset: u64,
+        line: &[u8],
+    ) -> Result<Result<(), MatchFail>, Interrupt> {
+        let mut at = 0;
+        while at <= line.len() {
+            let (s, e) = match self.re.find_at(line, at) {
+                Ok(Some(m)) => m,
+                Ok(None) => break,
+                Err(e) => return Ok(Err(e)),
+            };
+            if e == s {
+                at = s + self.char_len(line, s);
+                continue;
+            }
+            let mut buf = Vec::with_capacity(e - s + name.len() + 12);
+            self.prefix(&mut buf, name, lineno, offset + s as u64, b':');
+            if self.cfg.color {
+                paint(&mut buf, COLOR_MATCH, &line[s..e]);
+            } else {
+                buf.extend_from_slice(&line[s..e]);
+            }
+            self.end(&mut buf);
+            out.write(&buf).await?;
+            at = e;
+        }
+        Ok(Ok(()))
+    }
+
+    /// How far `-o` steps past an empty match: one character.
+    fn char_len(&self, line: &[u8], at: usize) -> usize {
+        if self.cfg.c_locale {
+            1
+        } else {
+            char_len(line, at)
+        }
+    }
+
+    /// Whether `--include`/`--exclude` leave out the file `name` (its base name, or the
+    /// whole name as given on the command line).
+    fn file_excluded(&self, name: &str, top: bool) -> bool {
+        let base = name
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(name);
+        let hit = |pats: &[glob::Pattern]| {
+            pats.iter()
+                .any(|p| p.matches(base) || (top && p.matches(name)))
+        };
+        hit(&self.cfg.exclude) || (!self.cfg.include.is_empty() && !hit(&self.cfg.include))
+    }
+
+    fn dir_excluded(&self, name: &str) -> bool {
+        let trimmed = name.trim_end_matches('/');
+        let base = trimmed.rsplit('/').next().unwrap_or(trimmed);
+        self.cfg
+            .exclude_dir
+            .iter()
+            .any(|p| p.matches(base) || p.matches(trimmed))
     }
 
     /// Searches one operand; directories are walked with -r.
     async fn operand(&mut self, out: &mut BufOut<'_>, op: &str) -> Result<Outcome, Interrupt> {
         if op == "-" {
             let label = self
-                .args
+                .cfg
                 .label
                 .clone()
                 .unwrap_or_else(|| "(standard input)".into());
@@ -445,7 +959,7 @@ impl Grep<'_> {
                 }
             };
         }
-        let recursive = self.args.recursive || self.args.dereference_recursive;
+        let recursive = self.cfg.dirs == Dirs::Recurse;
         // (shown name, depth, an operand itself, a regular file in its directory's listing)
         let mut stack = vec![(op.to_string(), 0usize, true, false)];
         let mut ahead = ReadAhead::default();
@@ -457,7 +971,7 @@ impl Grep<'_> {
             // Taken now, so a file skipped below stops being read.
             let read_ahead = ahead.reads.remove(&shown);
             let path = self.ctx.path(&shown);
-            let meta = if top || self.args.dereference_recursive {
+            let meta = if top || self.cfg.deref {
                 self.ctx.fs.stat(&path).await
             } else {
                 self.ctx.fs.lstat(&path).await
@@ -473,8 +987,15 @@ impl Grep<'_> {
                 continue;
             }
             if meta.is_dir() {
-                if !recursive {
-                    self.error(format!("{shown}: Is a directory")).await;
+                match self.cfg.dirs {
+                    Dirs::Skip => continue,
+                    Dirs::Read => {
+                        self.error(format!("{shown}: Is a directory")).await;
+                        continue;
+                    }
+                    Dirs::Recurse => {}
+                }
+                if (!top || shown != ".") && self.dir_excluded(&shown) {
                     continue;
                 }
                 if depth >= MAX_DEPTH {
@@ -498,6 +1019,9 @@ impl Grep<'_> {
                 }
                 continue;
             }
+            if (recursive || top) && self.file_excluded(&shown, top) {
+                continue;
+            }
             let mut reader = match Reader::open(self.ctx, &shown).await {
                 Ok(r) => r,
                 Err(e) => {
@@ -515,6 +1039,22 @@ impl Grep<'_> {
             }
         }
         Ok(Outcome::Done)
+    }
+}
+
+fn char_len(line: &[u8], at: usize) -> usize {
+    let Some(&b) = line.get(at) else {
+        return 1;
+    };
+    let n = match b {
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => 1,
+    };
+    match line.get(at..at + n).map(std::str::from_utf8) {
+        Some(Ok(_)) => n,
+        _ => 1,
     }
 }
 
@@ -567,6 +1107,97 @@ impl ReadAhead {
     }
 }
 
+/// Runs grep; `matcher` is egrep's `E` or fgrep's `F`.
+async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult {
+    let (cfg, operands) = match configure(ctx, args, matcher).await {
+        Ok(c) => c,
+        Err(Early::Status(s)) => return Ok(s),
+        Err(Early::Interrupted(e)) => return Err(e),
+    };
+    let mut patterns = cfg.patterns.clone();
+    // The patterns read from files, charged while they are held.
+    let mut pattern_charges = Vec::new();
+    for f in &cfg.pattern_files {
+        let mut charge = ctx.budget.empty_charge();
+        match read_whole(ctx, f, &mut charge).await? {
+            Ok(d) => {
+                let text = String::from_utf8_lossy(&d);
+                let body = text.strip_suffix('\n').unwrap_or(&text);
+                if !d.is_empty() {
+                    patterns.extend(body.split('\n').map(str::to_string));
+                }
+                pattern_charges.push(charge);
+            }
+            Err(e) => {
+                ctx.warn("grep", format!("{f}: {e}")).await;
+                return Ok(2);
+            }
+        }
+    }
+    let re = match compile(ctx, &cfg, &patterns).await {
+        Ok(r) => r,
+        Err(Early::Status(s)) => return Ok(s),
+        Err(Early::Interrupted(e)) => return Err(e),
+    };
+    if cfg.max_count == Some(0) {
+        return Ok(1);
+    }
+    let recursive = cfg.dirs == Dirs::Recurse;
+    let implicit_dot = recursive && operands.is_empty();
+    let files = if operands.is_empty() {
+        vec![if recursive { "." } else { "-" }.to_string()]
+    } else {
+        operands
+    };
+    let show_names = cfg.with_filename.unwrap_or(files.len() > 1 || recursive);
+    let ctx_n = cfg.context.unwrap_or(0);
+    let mut grep = Grep {
+        ctx,
+        cfg: &cfg,
+        re,
+        show_names,
+        before: cfg.before.unwrap_or(ctx_n),
+        after: cfg.after.unwrap_or(ctx_n),
+        status_error: false,
+        any_match: false,
+        printed_group: false,
+    };
+    let mut out = BufOut::new(ctx);
+    for f in &files {
+        let outcome = if implicit_dot {
+            // `grep -r pat` searches '.' but names files without the "./".
+            let mut res = Outcome::Done;
+            if let Ok(entries) = ctx.fs.read_dir(&ctx.cwd).await {
+                for e in entries {
+                    let is_dir = e.meta.kind == FileKind::Dir;
+                    if is_dir && grep.dir_excluded(&e.name) {
+                        continue;
+                    }
+                    if let Outcome::Quit = grep.operand(&mut out, &e.name).await? {
+                        res = Outcome::Quit;
+                        break;
+                    }
+                }
+            }
+            res
+        } else {
+            grep.operand(&mut out, f).await?
+        };
+        if let Outcome::Quit = outcome {
+            break;
+        }
+    }
+    out.flush().await?;
+    drop(pattern_charges);
+    Ok(if grep.status_error && !(cfg.quiet && grep.any_match) {
+        2
+    } else if grep.any_match {
+        0
+    } else {
+        1
+    })
+}
+
 pub struct GrepCmd;
 
 #[async_trait]
@@ -578,350 +1209,41 @@ impl Command for GrepCmd {
         "print lines that match patterns"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        let args: Args = match parse_args(ctx, self.name(), &args).await {
-            Ok(a) => a,
-            Err(r) => return r,
-        };
-        let mut patterns: Vec<String> = Vec::new();
-        let mut rest = args.rest.clone();
-        for p in &args.patterns {
-            patterns.extend(p.split('\n').map(str::to_string));
-        }
-        // The patterns read from files, charged while they are held.
-        let mut pattern_charges = Vec::new();
-        for f in &args.pattern_files {
-            let mut reader = match Reader::open(ctx, f).await {
-                Ok(r) => r,
-                Err(e) => {
-                    ctx.warn("grep", format!("{f}: {e}")).await;
-                    return Ok(2);
-                }
-            };
-            let mut charge = ctx.budget.empty_charge();
-            match reader.read_to_end(MAX_REGEX_SIZE, &mut charge).await? {
-                Ok(d) => {
-                    let text = String::from_utf8_lossy(&d);
-                    patterns.extend(text.lines().map(str::to_string));
-                    pattern_charges.push(charge);
-                }
-                Err(e) => {
-                    ctx.warn("grep", format!("{f}: {e}")).await;
-                    return Ok(2);
-                }
-            }
-        }
-        if args.patterns.is_empty() && args.pattern_files.is_empty() {
-            if rest.is_empty() {
-                ctx.err("Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n").await;
-                return Ok(2);
-            }
-            let p = rest.remove(0);
-            patterns.extend(p.split('\n').map(str::to_string));
-        }
-        let parts: Vec<String> = patterns
-            .iter()
-            .map(|p| {
-                let body = if args.fixed {
-                    regex::escape(p)
-                } else if args.extended {
-                    translate_ere(p)
-                } else {
-                    translate_bre(p)
-                };
-                let body = if args.line {
-                    format!("^(?:{body})$")
-                } else if args.word {
-                    format!("\\b(?:{body})\\b")
-                } else {
-                    body
-                };
-                format!("(?:{body})")
-            })
-            .collect();
-        let joined = if parts.is_empty() {
-            "[^\\s\\S]".to_string()
-        } else {
-            parts.join("|")
-        };
-        let re = match RegexBuilder::new(&joined)
-            .case_insensitive(args.ignore_case && !args.no_ignore_case)
-            .multi_line(false)
-            .size_limit(MAX_REGEX_SIZE)
-            .build()
-        {
-            Ok(r) => r,
-            Err(e) => {
-                let msg = e.to_string();
-                let last = msg
-                    .lines()
-                    .rev()
-                    .find(|l| l.starts_with("error:"))
-                    .unwrap_or("invalid regular expression");
-                ctx.warn("grep", last.trim_start_matches("error: ")).await;
-                return Ok(2);
-            }
-        };
-        let recursive = args.recursive || args.dereference_recursive;
-        let files = if rest.is_empty() {
-            vec![if recursive {
-                ".".to_string()
-            } else {
-                "-".to_string()
-            }]
-        } else {
-            rest
-        };
-        let implicit_dot = recursive
-            && args.rest.len()
-                <= usize::from(args.patterns.is_empty() && args.pattern_files.is_empty());
-        let show_names = !args.no_filename && (args.with_filename || files.len() > 1 || recursive);
-        let ctx_n = args.context.unwrap_or(0);
-        let mut grep = Grep {
-            ctx,
-            args: &args,
-            re,
-            show_names,
-            before: args.before.unwrap_or(ctx_n),
-            after: args.after.unwrap_or(ctx_n),
-            status_error: false,
-            any_match: false,
-        };
-        let mut out = BufOut::new(ctx);
-        for f in &files {
-            let outcome = if implicit_dot {
-                // `grep -r pat` searches '.' but names files without the "./".
-                let mut res = Outcome::Done;
-                if let Ok(entries) = ctx.fs.read_dir(&ctx.cwd).await {
-                    for e in entries {
-                        if let Outcome::Quit = grep.operand(&mut out, &e.name).await? {
-                            res = Outcome::Quit;
-                            break;
-                        }
-                    }
-                }
-                res
-            } else {
-                grep.operand(&mut out, f).await?
-            };
-            if let Outcome::Quit = outcome {
-                break;
-            }
-        }
-        out.flush().await?;
-        Ok(if grep.status_error && !(args.quiet && grep.any_match) {
-            2
-        } else if grep.any_match {
-            0
-        } else {
-            1
-        })
+        run(ctx, &args, None).await
+    }
+}
+
+/// `egrep`: `grep -E`.
+pub struct EgrepCmd;
+
+#[async_trait]
+impl Command for EgrepCmd {
+    fn name(&self) -> &'static str {
+        "egrep"
+    }
+    fn summary(&self) -> &'static str {
+        "print lines that match extended regular expressions (grep -E)"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        run(ctx, &args, Some('E')).await
+    }
+}
+
+/// `fgrep`: `grep -F`.
+pub struct FgrepCmd;
+
+#[async_trait]
+impl Command for FgrepCmd {
+    fn name(&self) -> &'static str {
+        "fgrep"
+    }
+    fn summary(&self) -> &'static str {
+        "print lines that contain fixed strings (grep -F)"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        run(ctx, &args, Some('F')).await
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::{Invocation, MemFs, TINY_BUDGET};
-
-    fn inv(stdin: &str) -> Invocation {
-        let fs = MemFs::with_files(&[
-            ("/a", "apple\nbanana\ncherry\n"),
-            ("/b", "Apple pie\nplum\n"),
-            ("/d/x", "apple x\n"),
-            ("/d/s/y", "no\napple y\n"),
-            ("/bin", "apple\0binary\n"),
-        ]);
-        Invocation {
-            stdin: stdin.as_bytes().to_vec(),
-            fs,
-            ..Invocation::default()
-        }
-    }
-
-    async fn grep(stdin: &str, args: &[&str]) -> (i32, String, String) {
-        inv(stdin).run(&GrepCmd, args).await
-    }
-
-    #[test]
-    fn bre_translation() {
-        assert_eq!(translate_bre(r"a\(b\)\{2\}"), "a(b){2}");
-        assert_eq!(translate_bre("a+b?(c)|{d}"), r"a\+b\?\(c\)\|\{d\}");
-        assert_eq!(translate_bre(r"a\|b\+"), "a|b+");
-        assert_eq!(translate_bre("*a"), r"\*a");
-        assert_eq!(translate_bre("[[:digit:]]x"), "[[:digit:]]x");
-        assert_eq!(translate_bre(r"[\]"), r"[\\]");
-        assert_eq!(translate_bre("[]a]"), r"[\]a]");
-        assert_eq!(translate_bre("a^b$c$"), r"a\^b\$c$");
-        assert_eq!(translate_ere("(a|b)+"), "(a|b)+");
-    }
-
-    #[tokio::test]
-    async fn basic_matching() {
-        assert_eq!(
-            grep("", &["an", "a"]).await,
-            (0, "banana\n".into(), String::new())
-        );
-        assert_eq!(
-            grep("", &["-i", "apple", "a", "b"]).await.1,
-            "a:apple\nb:Apple pie\n"
-        );
-        assert_eq!(grep("", &["-v", "an", "a"]).await.1, "apple\ncherry\n");
-        assert_eq!(
-            grep("", &["-n", "-e", "apple", "-e", "cherry", "a"])
-                .await
-                .1,
-            "1:apple\n3:cherry\n"
-        );
-        assert_eq!(grep("", &["-c", "a", "a", "b"]).await.1, "a:2\nb:0\n");
-        assert_eq!(grep("", &["-l", "p", "a", "b"]).await.1, "a\nb\n");
-        assert_eq!(grep("", &["-L", "cherry", "a", "b"]).await.1, "b\n");
-        assert_eq!(grep("", &["-o", "an", "a"]).await.1, "an\nan\n");
-        assert_eq!(grep("", &["-x", "plum", "b"]).await.1, "plum\n");
-        assert_eq!(grep("", &["-w", "pie", "b"]).await.1, "Apple pie\n");
-        assert_eq!(grep("", &["-w", "pi", "b"]).await.0, 1);
-        assert_eq!(grep("", &["-h", "plum", "a", "b"]).await.1, "plum\n");
-        assert_eq!(grep("", &["-H", "plum", "b"]).await.1, "b:plum\n");
-        assert_eq!(grep("", &["-F", "a.", "a"]).await.0, 1);
-        assert_eq!(
-            grep("", &["-E", "^(ch|ba)", "a"]).await.1,
-            "banana\ncherry\n"
-        );
-        assert_eq!(grep("", &[r"^\(ch\|ba\)", "a"]).await.1, "banana\ncherry\n");
-        assert_eq!(grep("", &["n\\{2\\}", "a"]).await.0, 1);
-        assert_eq!(grep("", &["a+", "a"]).await.0, 1);
-        assert_eq!(grep("x+y\n", &["x+y"]).await.1, "x+y\n");
-        assert_eq!(grep("", &["-m", "1", "a", "a"]).await.1, "apple\n");
-    }
-
-    #[tokio::test]
-    async fn stdin_recursion_and_binary() {
-        assert_eq!(
-            grep("one\ntwo\n", &["-H", "two"]).await.1,
-            "(standard input):two\n"
-        );
-        let (st, out, _) = grep("", &["-r", "apple", "d"]).await;
-        assert_eq!((st, out.as_str()), (0, "d/s/y:apple y\nd/x:apple x\n"));
-        let mut i = inv("");
-        i.cwd = "/d".into();
-        assert_eq!(
-            i.run(&GrepCmd, &["-r", "apple"]).await.1,
-            "s/y:apple y\nx:apple x\n"
-        );
-        assert_eq!(
-            grep("", &["apple", "bin"]).await.1,
-            "Binary file bin matches\n"
-        );
-        assert_eq!(grep("", &["-a", "-c", "apple", "bin"]).await.1, "1\n");
-    }
-
-    /// -r reads the next files ahead; what is printed, and in what order, stays the walk's.
-    #[tokio::test]
-    async fn recursion_reads_ahead_in_order() {
-        let fs = MemFs::new();
-        let mut hits = Vec::new();
-        for i in 0..READ_AHEAD_FILES * 2 + 5 {
-            let name = format!("t/f{i:02}");
-            if i % 5 == 0 {
-                fs.put(&format!("/{name}"), b"hit\nmiss\n");
-                hits.push(name);
-            } else {
-                fs.put(&format!("/{name}"), b"miss\n");
-            }
-            if i == 7 {
-                fs.put("/t/f07.d/inner", b"hit inside\n");
-                hits.push("t/f07.d/inner".into());
-                fs.put_symlink("f00", "/t/f07link");
-            }
-        }
-        fs.fail_read_on("/t/f10");
-        hits.retain(|h| h != "t/f10");
-        let run = async |args: &[&str]| {
-            Invocation {
-                fs: fs.clone(),
-                ..Invocation::default()
-            }
-            .run(&GrepCmd, args)
-            .await
-        };
-        let (st, out, err) = run(&["-r", "-l", "hit", "t"]).await;
-        assert_eq!(st, 2);
-        assert_eq!(
-            out,
-            hits.iter().map(|h| format!("{h}\n")).collect::<String>()
-        );
-        assert_eq!(err, "grep: t/f10: Input/output error\n");
-        let (_, out, _) = run(&["-r", "-s", "hit", "t"]).await;
-        assert!(out.starts_with("t/f00:hit\nt/f05:hit\nt/f07.d/inner:hit inside\nt/f15:hit\n"));
-        assert_eq!(run(&["-r", "-q", "hit", "t"]).await.0, 0);
-    }
-
-    #[tokio::test]
-    async fn context() {
-        let data = "1\n2\nm\n3\n4\n5\n6\nm\n7\n";
-        assert_eq!(grep(data, &["-A", "1", "m"]).await.1, "m\n3\n--\nm\n7\n");
-        assert_eq!(
-            grep(data, &["-B", "1", "-n", "m"]).await.1,
-            "2-2\n3:m\n--\n7-6\n8:m\n"
-        );
-        assert_eq!(grep(data, &["-C", "3", "m"]).await.1, data);
-    }
-
-    #[tokio::test]
-    async fn statuses_and_errors() {
-        assert_eq!(grep("", &["zzz", "a"]).await.0, 1);
-        let (st, out, err) = grep("", &["apple", "nofile", "a"]).await;
-        assert_eq!((st, out.as_str()), (2, "a:apple\n"));
-        assert_eq!(err, "grep: nofile: No such file or directory\n");
-        assert_eq!(
-            grep("", &["-s", "apple", "nofile"]).await,
-            (2, String::new(), String::new())
-        );
-        assert_eq!(
-            grep("", &["-q", "apple", "nofile", "a"]).await,
-            (
-                0,
-                String::new(),
-                "grep: nofile: No such file or directory\n".into()
-            )
-        );
-        let (st, _, err) = grep("", &["apple", "d"]).await;
-        assert_eq!((st, err.as_str()), (2, "grep: d: Is a directory\n"));
-        let (st, _, err) = grep("", &["-E", "(", "a"]).await;
-        assert_eq!(st, 2);
-        assert!(err.starts_with("grep: "), "{err}");
-        assert_eq!(grep("", &[]).await.0, 2);
-        assert_eq!(grep("", &["--bogus", "x"]).await.0, 2);
-    }
-
-    #[tokio::test]
-    async fn what_grep_holds_is_charged() {
-        let long = format!("{}\n", "x".repeat(4 * TINY_BUDGET));
-        inv(&long)
-            .out_of_memory(&GrepCmd, &["x"], TINY_BUDGET)
-            .await;
-        // -B N holds up to N lines before a match.
-        let lines: String = (0..20)
-            .map(|i| format!("line {i}{}\n", "-".repeat(100)))
-            .collect();
-        inv(&lines)
-            .out_of_memory(&GrepCmd, &["-B", "15", "nomatch"], TINY_BUDGET)
-            .await;
-        // -f holds the patterns.
-        let fs = MemFs::with_files(&[("/p", &"x\n".repeat(TINY_BUDGET))]);
-        Invocation { fs, ..inv("x\n") }
-            .out_of_memory(&GrepCmd, &["-f", "p"], TINY_BUDGET)
-            .await;
-        assert_eq!(
-            grep("1\n2\nx\n3\n4\nx\n", &["-B", "2", "x"]).await.1,
-            "1\n2\nx\n3\n4\nx\n"
-        );
-        let fs = MemFs::with_files(&[("/p", "x\ny\n")]);
-        let (st, out, _) = Invocation {
-            fs,
-            ..inv("ax\nb\ncy\n")
-        }
-        .run(&GrepCmd, &["-f", "p"])
-        .await;
-        assert_eq!((st, out.as_str()), (0, "ax\ncy\n"));
-    }
-}
+mod tests;

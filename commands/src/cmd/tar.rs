@@ -1020,12 +1020,7 @@ impl Run<'_> {
         name: &str,
         link: &str,
     ) -> String {
-        let meta = crate::fs::Metadata {
-            kind,
-            len: size,
-            mode,
-            mtime,
-        };
+        let meta = crate::fs::Metadata::new(kind, size, mode, mtime);
         let ug = format!("{uname}/{gname}");
         let size_s = size.to_string();
         let need = ug.len() + 1 + size_s.len();

@@ -575,12 +575,7 @@ mod tests {
 
     #[test]
     fn modes() {
-        let meta = Metadata {
-            kind: FileKind::Dir,
-            len: 0,
-            mode: 0o1755,
-            mtime: UNIX_EPOCH,
-        };
+        let meta = Metadata::new(FileKind::Dir, 0, 0o1755, UNIX_EPOCH);
         assert_eq!(mode_string(&meta), "drwxr-xr-t");
     }
 }

@@ -32,12 +32,17 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Err(s) => return Ok(s),
     };
     if a.functions {
-        return sh
-            .fail(
-                crate::shell::ShellError::Unsupported("export -f".into()),
-                io,
-            )
-            .await;
+        // Exported functions reach nested shells as bash passes them: environment
+        // variables `BASH_FUNC_NAME%%` holding `() BODY`.
+        let mut status = 0;
+        for n in &a.names {
+            if sh.functions.contains_key(n) {
+                sh.exported_functions.insert(n.clone());
+            } else {
+                status = super::fail(sh, io, format!("export: {n}: not a function"), 1).await?;
+            }
+        }
+        return Ok(status);
     }
     if a.names.is_empty() {
         let mut names: Vec<(&String, &crate::shell::Var)> =

@@ -22,8 +22,8 @@ const OPTIONS: &[(&str, Option<char>, Kept)] = &[
     // The terminal's line editor has emacs-style keys whatever this says.
     ("emacs", None, Kept::Flag(|o| &mut o.emacs)),
     ("errexit", Some('e'), Kept::Flag(|o| &mut o.errexit)),
-    ("errtrace", Some('E'), Kept::Fixed(false)),
-    ("functrace", Some('T'), Kept::Fixed(false)),
+    ("errtrace", Some('E'), Kept::Flag(|o| &mut o.errtrace)),
+    ("functrace", Some('T'), Kept::Flag(|o| &mut o.functrace)),
     // Commands are never looked up in PATH, so there is nothing to hash either way.
     ("hashall", Some('h'), Kept::Flag(|o| &mut o.hashall)),
     ("histexpand", Some('H'), Kept::Fixed(false)),

@@ -11,7 +11,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return super::fail(sh, io, "source: filename argument required".into(), 2).await;
     };
     let path = fs::join(&sh.cwd, file);
-    let bytes = match fs::read_all(sh.fs.as_ref(), &path, MAX_SCRIPT).await {
+    let files = sh.fs_for(io);
+    let bytes = match fs::read_all(files.as_ref(), &path, MAX_SCRIPT).await {
         Ok(b) => b,
         Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
     };

@@ -1,9 +1,185 @@
-//! `wait`: jobs run in the foreground (see `exec`), so there is never anything to wait for.
+//! `wait [-fn] [-p VAR] [ID…]`: wait for background jobs (see [`crate::shell::jobs`]).
+//! Interrupted by a trapped signal (status 128+N, then the trap runs) and by Ctrl-C.
 
 use crate::shell::Shell;
-use crate::shell::exec::Exec;
+use crate::shell::exec::{Exec, Flow};
+use crate::shell::jobs::Job;
 use crate::shell::redirect::Fds;
 
-pub(crate) async fn run(_sh: &mut Shell, _args: Vec<String>, _io: &Fds) -> Exec<i32> {
-    Ok(0)
+/// What waiting gave.
+enum Waited<T> {
+    Status(T),
+    /// A trapped signal arrived first.
+    Signal(i32),
+}
+
+pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut any = false;
+    let mut var: Option<String> = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            "--" => {
+                i += 1;
+                break;
+            }
+            "-p" => {
+                var = args.get(i + 1).cloned();
+                i += 1;
+            }
+            s if s.starts_with('-')
+                && s.len() > 1
+                && !s[1..].starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                for c in s[1..].chars() {
+                    match c {
+                        'n' => any = true,
+                        'f' => {}
+                        'p' => var = args.get(i + 1).cloned().inspect(|_| i += 1),
+                        _ => {
+                            super::fail(sh, io, format!("wait: -{c}: invalid option"), 2).await?;
+                            let _ = io
+                                .stderr()
+                                .write_str("wait: usage: wait [-fn] [-p var] [id ...]\n")
+                                .await;
+                            return Ok(2);
+                        }
+                    }
+                }
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let ids = &args[i.min(args.len())..];
+    if any {
+        let pool: Vec<Job> = if ids.is_empty() {
+            sh.jobs.list.clone()
+        } else {
+            ids.iter().filter_map(|id| lookup(sh, id)).collect()
+        };
+        if pool.is_empty() {
+            return Ok(127);
+        }
+        let waits = pool.iter().map(|j| Box::pin(j.wait()));
+        let first = wait_for(sh, futures::future::select_all(waits)).await?;
+        return Ok(match first {
+            Waited::Signal(s) => 128 + s,
+            Waited::Status((status, idx, _)) => {
+                let pid = pool[idx].pid;
+                done(sh, pid, status, io).await;
+                if let Some(v) = &var {
+                    let _ = sh.set_var(v, &pid.to_string());
+                }
+                status
+            }
+        });
+    }
+    if ids.is_empty() {
+        for job in sh.jobs.list.clone() {
+            match wait_for(sh, job.wait()).await? {
+                Waited::Status(s) => done(sh, job.pid, s, io).await,
+                Waited::Signal(s) => return Ok(128 + s),
+            }
+        }
+        return Ok(0);
+    }
+    let mut status = 0;
+    for id in ids {
+        if let Some(job) = lookup(sh, id) {
+            status = match wait_for(sh, job.wait()).await? {
+                Waited::Status(s) => {
+                    done(sh, job.pid, s, io).await;
+                    s
+                }
+                Waited::Signal(s) => return Ok(128 + s),
+            };
+            continue;
+        }
+        if id.starts_with('%') {
+            status = super::fail(sh, io, format!("wait: {id}: no such job"), 127).await?;
+            continue;
+        }
+        match id.parse::<u32>() {
+            Ok(pid) => match sh.jobs.remembered(pid) {
+                Some(s) => status = s,
+                None => {
+                    status = super::fail(
+                        sh,
+                        io,
+                        format!("wait: pid {pid} is not a child of this shell"),
+                        127,
+                    )
+                    .await?;
+                }
+            },
+            Err(_) => {
+                status = super::fail(
+                    sh,
+                    io,
+                    format!("wait: `{id}': not a pid or valid job spec"),
+                    1,
+                )
+                .await?;
+            }
+        }
+    }
+    Ok(status)
+}
+
+/// The live job `id` names (`%N` or a pid).
+fn lookup(sh: &Shell, id: &str) -> Option<Job> {
+    if id.starts_with('%') {
+        return sh.jobs.find(id).cloned();
+    }
+    id.parse::<u32>()
+        .ok()
+        .and_then(|pid| sh.jobs.by_pid(pid).cloned())
+}
+
+/// A waited-for job leaves the table; its status is remembered for a later `wait PID`.
+/// A job a signal ended is reported as bash does (`PID Killed   CMD`), except for
+/// SIGINT, SIGTERM and SIGPIPE.
+async fn done(sh: &mut Shell, pid: u32, status: i32, io: &Fds) {
+    if let Some(job) = sh.jobs.by_pid(pid)
+        && let Some(sig) = job.killed().filter(|s| ![2, 13, 15].contains(s))
+    {
+        let text = job.text.strip_suffix(" &").unwrap_or(&job.text);
+        let msg = format!(
+            "{pid} {:<24}{text}",
+            crate::shell::jobs::signal_description(sig)
+        );
+        sh.report(&io.stderr(), &crate::shell::error::ShellError::Builtin(msg))
+            .await;
+    }
+    sh.jobs.remove(pid);
+    sh.jobs.finished.push_back((pid, status));
+    if sh.jobs.finished.len() > crate::shell::jobs::MAX_REMEMBERED {
+        sh.jobs.finished.pop_front();
+    }
+}
+
+/// Awaits `fut` unless a trapped signal or a cancellation comes first.
+async fn wait_for<T>(sh: &Shell, fut: impl std::future::Future<Output = T>) -> Exec<Waited<T>> {
+    tokio::pin!(fut);
+    loop {
+        if sh.me.has_pending.load(std::sync::atomic::Ordering::Acquire) {
+            let sig = sh
+                .me
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .front()
+                .copied();
+            if let Some(s) = sig {
+                return Ok(Waited::Signal(s));
+            }
+        }
+        let wake = sh.me.wake.notified();
+        tokio::select! {
+            v = &mut fut => return Ok(Waited::Status(v)),
+            _ = wake => {}
+            _ = sh.cancel.cancelled() => return Err(Flow::Abort(forkbox_commands::STATUS_INTERRUPTED)),
+        }
+    }
 }

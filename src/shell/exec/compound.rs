@@ -17,7 +17,10 @@ impl Shell {
                         Err(e) => return self.fail(e, fds).await,
                     };
                     let r = sub.exec_list(&s.list, fds).await;
-                    Ok(flow_status(r, sub.last_status))
+                    let status = flow_status(r, sub.last_status);
+                    let status = sub.run_exit_trap(status, fds).await;
+                    self.report_killed(&sub, fds).await;
+                    Ok(status)
                 }
                 CompoundCommand::ForClause(f) => self.exec_for(f, fds).await,
                 CompoundCommand::ArithmeticForClause(f) => self.exec_arith_for(f, fds).await,

@@ -71,13 +71,14 @@ impl Shell {
     }
 
     pub(crate) fn context(&self, fds: &Fds, env_extra: &[(String, String)]) -> Context {
+        let fs = self.fs_for(fds);
         Context {
             stdin: fds.stdin(),
             stdout: fds.stdout(),
             stderr: fds.stderr(),
             env: self.exported_env(env_extra),
             cwd: self.cwd.clone(),
-            fs: self.fs.clone(),
+            fs,
             cancel: self.cancel.clone(),
             tty: fds.tty,
             launcher: Arc::new(
@@ -144,9 +145,11 @@ impl Shell {
                 return self.fail(e, fds).await;
             }
             let saved = std::mem::replace(&mut self.positional, args);
+            self.funcnames.push(f.fname.value.clone());
             self.local_frames.push(Vec::new());
             self.call_depth += 1;
             let body = &f.body;
+            let return_trap = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
             let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
             let r = match self.begin_redirects(&rs, fds).await {
                 Ok((f, closers)) => {
@@ -155,7 +158,24 @@ impl Shell {
                 }
                 Err(r) => r,
             };
+            let now = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
+            let r = if now.is_some() && (self.opts.functrace || now != return_trap) {
+                let status = match &r {
+                    Ok(s) | Err(Flow::Return(s)) => Some(*s),
+                    _ => None,
+                };
+                match status {
+                    Some(s) => {
+                        self.last_status = s;
+                        self.run_return_trap(fds).await.map(|()| s)
+                    }
+                    None => r,
+                }
+            } else {
+                r
+            };
             self.call_depth -= 1;
+            self.funcnames.pop();
             self.pop_local_frame();
             self.positional = saved;
             match r {
@@ -173,7 +193,7 @@ impl Shell {
         fds: &Fds,
     ) -> i32 {
         let cfg = ShellConfig {
-            fs: self.fs.clone(),
+            fs: self.fs_for(fds),
             registry: self.registry.clone(),
             env: self.exported_env(env_extra).into_iter().collect(),
             cwd: self.cwd.clone(),
@@ -250,11 +270,12 @@ impl Shell {
                 Ok(status)
             }
             None => {
-                let e = ShellError::Exec {
-                    path: format!("{name}: {interp}"),
-                    source: FsError::NotFound,
-                };
-                self.fail(e, fds).await
+                // bash's words for a `#!` naming a program that is not there.
+                let e =
+                    ShellError::Builtin(format!("{name}: cannot execute: required file not found"));
+                self.report(&fds.stderr(), &e).await;
+                self.last_status = 127;
+                Ok(127)
             }
         }
     }

@@ -4,18 +4,21 @@ use super::*;
 
 impl Shell {
     pub(super) async fn exec_simple(&mut self, sc: &SimpleCommand, fds: &Fds) -> Exec<i32> {
+        if !self.traps.is_empty() {
+            self.run_debug_trap(fds).await?;
+        }
         let mut assigns: Vec<&Assignment> = Vec::new();
         let mut words: Vec<&ast::Word> = Vec::new();
         let mut redirs: Vec<&IoRedirect> = Vec::new();
+        // `<(…)`/`>(…)` arguments: their place among the words, and what they are.
+        let mut substs = Vec::new();
         for item in sc.prefix.iter().flat_map(|p| p.0.iter()) {
             match item {
                 CommandPrefixOrSuffixItem::AssignmentWord(a, _) => assigns.push(a),
                 CommandPrefixOrSuffixItem::IoRedirect(r) => redirs.push(r),
                 CommandPrefixOrSuffixItem::Word(w) => words.push(w),
-                CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
-                    return self
-                        .fail(ShellError::Unsupported("process substitution".into()), fds)
-                        .await;
+                CommandPrefixOrSuffixItem::ProcessSubstitution(k, c) => {
+                    substs.push((words.len(), k, c));
                 }
             }
         }
@@ -31,10 +34,8 @@ impl Shell {
                 }
                 CommandPrefixOrSuffixItem::Word(w) => words.push(w),
                 CommandPrefixOrSuffixItem::IoRedirect(r) => redirs.push(r),
-                CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
-                    return self
-                        .fail(ShellError::Unsupported("process substitution".into()), fds)
-                        .await;
+                CommandPrefixOrSuffixItem::ProcessSubstitution(k, c) => {
+                    substs.push((words.len(), k, c));
                 }
             }
         }
@@ -47,7 +48,24 @@ impl Shell {
             )
         });
         let mut argv = Vec::new();
-        for w in &words {
+        let mut subst_fds = Vec::new();
+        let mut writers = Vec::new();
+        let mut next_fd = crate::shell::procsubst::FIRST_FD;
+        for (i, w) in words.iter().enumerate() {
+            for (_, k, c) in substs.iter().filter(|(at, _, _)| *at == i) {
+                next_fd = fds.free_fd_below(next_fd);
+                match self.start_procsubst(k, c, fds) {
+                    Ok((d, task)) => {
+                        if matches!(d, crate::shell::redirect::Fd::Write(_)) {
+                            writers.push(task);
+                        }
+                        subst_fds.push((next_fd, d));
+                        argv.push(crate::shell::procsubst::fd_path(next_fd));
+                        next_fd -= 1;
+                    }
+                    Err(e) => return self.fail(e, fds).await,
+                }
+            }
             let r = if decl && assign_words.iter().any(|a| std::ptr::eq(*a, *w)) {
                 self.expand_str(&w.value, fds).await.map(|s| vec![s])
             } else {
@@ -55,6 +73,20 @@ impl Shell {
             };
             match r {
                 Ok(v) => argv.extend(v),
+                Err(e) => return self.fail(e, fds).await,
+            }
+        }
+        for (_, k, c) in substs.iter().filter(|(at, _, _)| *at >= words.len()) {
+            next_fd = fds.free_fd_below(next_fd);
+            match self.start_procsubst(k, c, fds) {
+                Ok((d, task)) => {
+                    if matches!(d, crate::shell::redirect::Fd::Write(_)) {
+                        writers.push(task);
+                    }
+                    subst_fds.push((next_fd, d));
+                    argv.push(crate::shell::procsubst::fd_path(next_fd));
+                    next_fd -= 1;
+                }
                 Err(e) => return self.fail(e, fds).await,
             }
         }
@@ -109,12 +141,22 @@ impl Shell {
             line.push('\n');
             let _ = fds.stderr().write_str(&line).await;
         }
-        let (f, closers) = match self.begin_redirects(&redirs, fds).await {
+        if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
+            return self.exec_redirections(&redirs, fds).await;
+        }
+        let (mut f, closers) = match self.begin_redirects(&redirs, fds).await {
             Ok(x) => x,
             Err(r) => return r,
         };
+        for (n, d) in subst_fds {
+            f.set_fd(n, d);
+        }
         let r = self.run_command(argv, env_extra, &f).await;
-        self.end_redirects(f, closers, r, fds).await
+        let r = self.end_redirects(f, closers, r, fds).await;
+        for w in writers {
+            let _ = w.await;
+        }
+        r
     }
 
     /// The `(name, value)` of a prefix assignment (`A=1 cmd`), scalar only.

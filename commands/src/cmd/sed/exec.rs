@@ -6,11 +6,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use regex::bytes::{Captures, Regex};
 
 use super::parse::{Addr, Addr2, Case, Op, Program, Repl, Rx, Subst};
 use crate::cmd::util::{MAX_LINE, OUT_BUF, Pacer, Reader};
 use crate::fs::{WriteHandle, WriteMode};
+use crate::gnu_regex::{Captures, Regex, TooComplex};
 use crate::io::Input;
 use crate::{Charge, Context, Interrupt, OutOfMemory};
 
@@ -48,6 +48,8 @@ pub(super) struct Settings {
     /// `-z`: lines end with NUL.
     pub delim: u8,
     pub wrap: usize,
+    /// The C locale: a character is a byte (how far an empty match steps).
+    pub c_locale: bool,
 }
 
 /// One input line and whether it ended with the delimiter.
@@ -407,6 +409,12 @@ impl<'a> Exec<'a> {
         r
     }
 
+    /// Matching gave up (the backtracker's step budget): say so and stop.
+    async fn too_complex(&mut self, e: TooComplex) -> Stop {
+        self.ctx.warn("sed", e).await;
+        Stop::Fail(4)
+    }
+
     async fn too_big(&mut self) -> Stop {
         self.ctx
             .warn(
@@ -506,7 +514,10 @@ impl<'a> Exec<'a> {
 
     async fn re_match(&mut self, rx: &Rx) -> Flow<bool> {
         match self.regex(rx) {
-            Some(re) => Ok(re.is_match(&self.ps)),
+            Some(re) => match re.is_match(&self.ps) {
+                Ok(m) => Ok(m),
+                Err(e) => Err(self.too_complex(e).await),
+            },
             None => {
                 self.ctx.warn("sed", "no previous regular expression").await;
                 Err(Stop::Fail(1))
@@ -729,22 +740,39 @@ impl<'a> Exec<'a> {
         let mut last = 0;
         let mut count = 0usize;
         let mut done = false;
-        for caps in re.captures_iter(&self.ps) {
-            let Some(m) = caps.get(0) else { continue };
-            count += 1;
-            if count < s.nth {
+        let mut pos = 0;
+        // End of the previous match: an empty match right there does not count.
+        let mut prev_end: Option<usize> = None;
+        while pos <= self.ps.len() {
+            let caps = match re.captures_at(&self.ps, pos) {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(e) => return Err(self.too_complex(e).await),
+            };
+            let Some((start, end)) = caps.get(0) else {
+                break;
+            };
+            let bytes = self.set.c_locale;
+            let step = |at: usize| at + if bytes { 1 } else { char_width(&self.ps, at) };
+            if start == end && prev_end == Some(start) {
+                pos = step(start);
                 continue;
             }
-            out.extend_from_slice(&self.ps[last..m.start()]);
-            expand(&caps, &s.repl, &mut out);
-            last = m.end();
-            done = true;
-            if out.len() > MAX_SPACE {
-                return Err(self.too_big().await);
+            count += 1;
+            if count >= s.nth {
+                out.extend_from_slice(&self.ps[last..start]);
+                expand(&self.ps, &caps, &s.repl, &mut out);
+                last = end;
+                done = true;
+                if out.len() > MAX_SPACE {
+                    return Err(self.too_big().await);
+                }
+                if !s.global {
+                    break;
+                }
             }
-            if !s.global {
-                break;
-            }
+            prev_end = Some(end);
+            pos = if start == end { step(start) } else { end };
         }
         if !done {
             return Ok(());
@@ -906,14 +934,28 @@ fn push_cased(out: &mut Vec<u8>, piece: &[u8], st: &mut CaseState) {
     }
 }
 
-fn expand(caps: &Captures<'_>, repl: &[Repl], out: &mut Vec<u8>) {
+/// Length of the character at `at` (1 for a byte that is not valid UTF-8, or the end).
+fn char_width(text: &[u8], at: usize) -> usize {
+    let n = match text.get(at) {
+        Some(0xc2..=0xdf) => 2,
+        Some(0xe0..=0xef) => 3,
+        Some(0xf0..=0xf4) => 4,
+        _ => 1,
+    };
+    match text.get(at..at + n).map(std::str::from_utf8) {
+        Some(Ok(_)) => n,
+        _ => 1,
+    }
+}
+
+fn expand(text: &[u8], caps: &Captures, repl: &[Repl], out: &mut Vec<u8>) {
     let mut st = CaseState::default();
     for r in repl {
         match r {
             Repl::Lit(l) => push_cased(out, l, &mut st),
             Repl::Group(g) => {
-                if let Some(m) = caps.get(*g) {
-                    push_cased(out, m.as_bytes(), &mut st);
+                if let Some((a, b)) = caps.get(*g) {
+                    push_cased(out, &text[a..b], &mut st);
                 }
             }
             Repl::Case(c) => match c {

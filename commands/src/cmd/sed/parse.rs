@@ -8,12 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use regex::bytes::{Regex, RegexBuilder};
-
-use crate::cmd::grep::{translate_bre, translate_ere};
-
-/// Largest compiled regex: a hostile pattern must fail, not eat memory.
-const MAX_REGEX_SIZE: usize = 32 * 1024 * 1024;
+use crate::gnu_regex::{self, Dialect, ErrorKind, Flags, Regex};
 
 /// Distinct files `w`/`W`/`s///w` may open: every one stays open for the whole run, so
 /// the count is bounded like any other open-file budget.
@@ -134,13 +129,21 @@ pub(super) struct Program {
     pub wfiles: Vec<String>,
 }
 
-/// A bad script; the message is what follows `sed: ` on stderr.
+/// A bad script; the message is what follows `sed: ` on stderr, and the exit status
+/// (1, or 4 for what GNU's DFA matcher refuses after glibc accepted it).
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct ParseError(pub String);
+pub(super) struct ParseError(pub String, pub i32);
 
 /// Parses the pieces of a script. `ere` selects extended regexes, `sandbox` rejects
 /// the commands that touch files.
-pub(super) fn parse(pieces: &[Piece], ere: bool, sandbox: bool) -> Result<Program, ParseError> {
+/// Parses the pieces of a script. `ere` selects extended regexes, `c_locale` reads them
+/// byte by byte (the C locale) rather than as UTF-8, `sandbox` rejects `r`/`w`/`e`.
+pub(super) fn parse(
+    pieces: &[Piece],
+    ere: bool,
+    c_locale: bool,
+    sandbox: bool,
+) -> Result<Program, ParseError> {
     let mut chars = Vec::new();
     let mut starts = Vec::new();
     for p in pieces {
@@ -154,6 +157,7 @@ pub(super) fn parse(pieces: &[Piece], ere: bool, sandbox: bool) -> Result<Progra
         pieces,
         starts,
         ere,
+        c_locale,
         sandbox,
         seen_regex: false,
         cmds: Vec::new(),
@@ -177,6 +181,7 @@ struct Parser<'a> {
     /// Where each piece starts in `s`.
     starts: Vec<usize>,
     ere: bool,
+    c_locale: bool,
     sandbox: bool,
     /// A non-empty regex was seen, so `//` has something to refer to.
     seen_regex: bool,
@@ -225,19 +230,19 @@ impl Parser<'_> {
             .rposition(|&s| s <= last)
             .unwrap_or_default();
         let Some(piece) = self.pieces.get(k) else {
-            return ParseError(msg.to_string());
+            return ParseError(msg.to_string(), 1);
         };
         let start = self.starts[k];
         match &piece.origin {
             Origin::Expr(n) => {
                 let len = piece.text.chars().count();
                 let at = pos.saturating_sub(start).min(len);
-                ParseError(format!("-e expression #{n}, char {at}: {msg}"))
+                ParseError(format!("-e expression #{n}, char {at}: {msg}"), 1)
             }
             Origin::File(name) => {
                 let end = last.clamp(start, self.s.len());
                 let line = 1 + self.s[start..end].iter().filter(|&&c| c == '\n').count();
-                ParseError(format!("file {name} line {line}: {msg}"))
+                ParseError(format!("file {name} line {line}: {msg}"), 1)
             }
         }
     }
@@ -260,9 +265,11 @@ impl Parser<'_> {
             let k = self.pieces.len().saturating_sub(1);
             let msg = "unmatched `{'";
             return Err(match self.pieces.get(k).map(|p| &p.origin) {
-                Some(Origin::Expr(n)) => ParseError(format!("-e expression #{n}, char 0: {msg}")),
-                Some(Origin::File(f)) => ParseError(format!("file {f} line 0: {msg}")),
-                None => ParseError(msg.into()),
+                Some(Origin::Expr(n)) => {
+                    ParseError(format!("-e expression #{n}, char 0: {msg}"), 1)
+                }
+                Some(Origin::File(f)) => ParseError(format!("file {f} line 0: {msg}"), 1),
+                None => ParseError(msg.into(), 1),
             });
         }
         for (idx, label) in std::mem::take(&mut self.jumps) {
@@ -272,9 +279,10 @@ impl Parser<'_> {
                 match self.labels.get(&label) {
                     Some(&t) => t,
                     None => {
-                        return Err(ParseError(format!(
-                            "can't find label for jump to `{label}'"
-                        )));
+                        return Err(ParseError(
+                            format!("can't find label for jump to `{label}'"),
+                            1,
+                        ));
                     }
                 }
             };
@@ -358,34 +366,23 @@ impl Parser<'_> {
             return Ok(None);
         }
         self.seen_regex = true;
-        if has_backref(pat) {
-            return Err(self.err("back-references in regular expressions are not supported"));
-        }
         let pre = unescape_regex(pat);
-        let translated = if self.ere {
-            translate_ere(&pre)
+        let dialect = if self.ere {
+            Dialect::Extended
         } else {
-            translate_bre(&pre)
+            Dialect::Basic
         };
-        match RegexBuilder::new(&translated)
-            .case_insensitive(icase)
-            .multi_line(multi)
-            .dot_matches_new_line(!multi)
-            .size_limit(MAX_REGEX_SIZE)
-            .build()
-        {
+        let flags = Flags {
+            icase,
+            multiline: multi,
+            strict: true,
+            c_locale: self.c_locale,
+            ..Flags::default()
+        };
+        match gnu_regex::compile(&pre, dialect, flags) {
             Ok(re) => Ok(Some(Arc::new(re))),
-            Err(e) => {
-                let msg = e.to_string();
-                let last = msg
-                    .lines()
-                    .rev()
-                    .find(|l| l.starts_with("error:"))
-                    .unwrap_or("invalid regular expression")
-                    .trim_start_matches("error: ")
-                    .to_string();
-                Err(self.err(last))
-            }
+            Err(e) if e.kind == ErrorKind::Dfa => Err(ParseError(e.msg, 4)),
+            Err(e) => Err(self.err(e.msg)),
         }
     }
 
@@ -771,7 +768,7 @@ impl Parser<'_> {
         let re = self.compile(&pat, icase, multi)?;
         let repl = parse_replacement(&rep);
         if let Some(re) = &re {
-            let groups = re.captures_len() - 1;
+            let groups = re.groups();
             for r in &repl {
                 if let Repl::Group(g) = r
                     && *g > groups
@@ -835,47 +832,6 @@ impl Parser<'_> {
     }
 }
 
-/// True when a regex uses a back-reference (`\1`–`\9`) outside a bracket expression;
-/// the `regex` crate cannot match those.
-fn has_backref(p: &str) -> bool {
-    let c: Vec<char> = p.chars().collect();
-    let mut i = 0;
-    while i < c.len() {
-        match c[i] {
-            '\\' if i + 1 < c.len() => {
-                if ('1'..='9').contains(&c[i + 1]) {
-                    return true;
-                }
-                i += 2;
-            }
-            '[' => {
-                // Skip the bracket expression: `]` right after `[` or `[^` is literal.
-                let mut j = i + 1;
-                if c.get(j) == Some(&'^') {
-                    j += 1;
-                }
-                if c.get(j) == Some(&']') {
-                    j += 1;
-                }
-                while j < c.len() && c[j] != ']' {
-                    if c[j] == '[' && matches!(c.get(j + 1), Some(':' | '.' | '=')) {
-                        let kind = c[j + 1];
-                        j += 2;
-                        while j + 1 < c.len() && !(c[j] == kind && c[j + 1] == ']') {
-                            j += 1;
-                        }
-                        j += 1;
-                    }
-                    j += 1;
-                }
-                i = j + 1;
-            }
-            _ => i += 1,
-        }
-    }
-    false
-}
-
 /// The value of `\dNNN`, `\oNNN`, `\xHH`, `\cX` at `c[i]` (the letter after the
 /// backslash): the byte and how many characters it used, letter included.
 fn numeric_escape(c: &[char], i: usize) -> Option<(u8, usize)> {
@@ -917,7 +873,7 @@ fn simple_escape(c: char) -> Option<u8> {
 }
 
 /// Turns sed's own escapes in a regex (`\t`, `\xHH`, …) into the characters, before the
-/// POSIX-to-`regex` translation; a character that is special in a regex is escaped.
+/// regex is parsed, raw (as GNU sed does: what they make may be special).
 fn unescape_regex(p: &str) -> String {
     let c: Vec<char> = p.chars().collect();
     let mut out = String::with_capacity(p.len());
@@ -931,11 +887,8 @@ fn unescape_regex(p: &str) -> String {
                 continue;
             }
             if let Some((b, used)) = numeric_escape(&c, i + 1) {
-                let ch = char::from(b);
-                if b.is_ascii_punctuation() {
-                    out.push('\\');
-                }
-                out.push(ch);
+                // GNU sed puts the character in raw: `\x2e` is a `.` that matches anything.
+                out.push(char::from(b));
                 i += 1 + used;
                 continue;
             }

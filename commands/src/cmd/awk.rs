@@ -1,0 +1,601 @@
+//! `awk` (and `gawk`): POSIX awk with the gawk extensions scripts commonly use.
+//!
+//! The program is lexed ([`lex`]), parsed to a tree whose names are resolved to slots
+//! ([`parse`]), and run by [`interp`] on a blocking thread: awk programs compute without
+//! awaiting, so the interpreter is synchronous and reaches the session's streams,
+//! filesystem and launcher (for `system()`, `print | "cmd"`, `"cmd" | getline`, which run
+//! through the session's `sh`) with `Handle::block_on`, a chunk at a time.
+//!
+//! Messages, number formatting and exit statuses follow gawk 5: syntax errors print the
+//! source line with a caret and give 1, fatal errors give 2.
+
+use async_trait::async_trait;
+use tokio::runtime::Handle;
+
+use crate::{CmdResult, Command, Context, Interrupt, Status, exit_status};
+
+mod builtins;
+mod interp;
+mod io;
+mod lex;
+mod parse;
+mod re;
+mod value;
+
+use interp::{Fail, Interp};
+
+/// Stack of the interpreter's thread: user function recursion (bounded by the
+/// interpreter's call depth limit) and the parser's nesting limit fit in it.
+const INTERP_STACK: usize = 256 * 1024 * 1024;
+
+/// Largest program file `-f` reads.
+const MAX_PROGRAM_BYTES: u64 = 16 * 1024 * 1024;
+
+const USAGE: &str = "Usage: awk [POSIX or GNU style options] -f progfile [--] file ...
+Usage: awk [POSIX or GNU style options] [--] 'program' file ...
+POSIX options:\t\tGNU long options: (standard)
+\t-f progfile\t\t--file=progfile
+\t-F fs\t\t\t--field-separator=fs
+\t-v var=val\t\t--assign=var=val
+Short options:\t\tGNU long options: (extensions)
+\t-e 'program-text'\t--source='program-text'
+\t-h\t\t\t--help
+\t-V\t\t\t--version
+
+gawk is a pattern scanning and processing language.
+By default it reads standard input and writes standard output.
+
+Examples:
+\tawk '{ sum += $1 }; END { print sum }' file
+\tawk -F: '{ print $1 }' /etc/passwd
+";
+
+/// `awk` under its POSIX name.
+pub struct Awk;
+/// `gawk`, the same command.
+pub struct Gawk;
+
+#[async_trait]
+impl Command for Awk {
+    fn name(&self) -> &'static str {
+        "awk"
+    }
+    fn summary(&self) -> &'static str {
+        "pattern scanning and processing language"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        run(ctx, args).await
+    }
+}
+
+#[async_trait]
+impl Command for Gawk {
+    fn name(&self) -> &'static str {
+        "gawk"
+    }
+    fn summary(&self) -> &'static str {
+        "pattern scanning and processing language (GNU awk)"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        run(ctx, args).await
+    }
+}
+
+/// Where program text came from.
+enum Source {
+    Text(String),
+    File(String),
+}
+
+/// The parsed command line.
+struct Cli {
+    sources: Vec<Source>,
+    fs: Option<String>,
+    assigns: Vec<(String, String)>,
+    operands: Vec<String>,
+}
+
+enum CliResult {
+    Run(Cli),
+    /// Print this to stdout, status 0.
+    Out(String),
+    /// Print this to stderr, with the status.
+    Err(String, Status),
+}
+
+fn parse_cli(args: &[String]) -> CliResult {
+    let mut sources = Vec::new();
+    let mut fs = None;
+    let mut assigns = Vec::new();
+    let mut i = 0;
+    let assign = |v: &str, assigns: &mut Vec<(String, String)>| -> Option<String> {
+        match v.split_once('=') {
+            Some((k, val))
+                if !k.is_empty()
+                    && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && !k.as_bytes()[0].is_ascii_digit() =>
+            {
+                assigns.push((k.to_string(), val.to_string()));
+                None
+            }
+            _ => Some(format!(
+                "awk: `{v}' argument to `-v' not in `var=value' form\n\n{USAGE}"
+            )),
+        }
+    };
+    while i < args.len() {
+        let a = &args[i];
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            break;
+        }
+        // The value of an option: the rest of this word, or the next word.
+        let (opt, inline): (&str, Option<&str>) = if let Some(long) = a.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (long, None),
+            }
+        } else {
+            let o = &a[1..2];
+            let rest = &a[2..];
+            (o, if rest.is_empty() { None } else { Some(rest) })
+        };
+        let takes_value = matches!(
+            opt,
+            "F" | "v" | "f" | "e" | "field-separator" | "assign" | "file" | "source"
+        );
+        let value = if takes_value {
+            match inline {
+                Some(v) => Some(v.to_string()),
+                None => {
+                    i += 1;
+                    match args.get(i) {
+                        Some(v) => Some(v.clone()),
+                        None => {
+                            return CliResult::Err(
+                                format!("awk: option requires an argument -- {opt}\n{USAGE}"),
+                                2,
+                            );
+                        }
+                    }
+                }
+            }
+        } else {
+            None
+        };
+        match (opt, value) {
+            ("F" | "field-separator", Some(v)) => fs = Some(v),
+            ("v" | "assign", Some(v)) => {
+                if let Some(e) = assign(&v, &mut assigns) {
+                    return CliResult::Err(e, 2);
+                }
+            }
+            ("f" | "file", Some(v)) => sources.push(Source::File(v)),
+            ("e" | "source", Some(v)) => sources.push(Source::Text(v)),
+            ("h" | "help" | "usage", _) => return CliResult::Out(USAGE.to_string()),
+            ("V" | "version", _) => {
+                return CliResult::Out("GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string());
+            }
+            // Accepted and ignored: options that change nothing here.
+            (
+                "b"
+                | "c"
+                | "P"
+                | "r"
+                | "s"
+                | "O"
+                | "N"
+                | "n"
+                | "posix"
+                | "traditional"
+                | "re-interval"
+                | "characters-as-bytes"
+                | "optimize"
+                | "no-optimize"
+                | "use-lc-numeric"
+                | "non-decimal-data"
+                | "sandbox"
+                | "S",
+                _,
+            ) => {
+                if !a.starts_with("--") && a.len() > 2 {
+                    // Clustered flags: treat the rest as more flags.
+                    let rest = format!("-{}", &a[2..]);
+                    let mut more = vec![rest];
+                    more.extend_from_slice(&args[i + 1..]);
+                    let mut head: Vec<String> = args[..i].to_vec();
+                    head.append(&mut more);
+                    return parse_cli_continue(head, i, sources, fs, assigns);
+                }
+            }
+            _ => {
+                let msg = if a.starts_with("--") {
+                    format!("awk: unrecognized option '{a}'\n{USAGE}")
+                } else {
+                    format!("awk: invalid option -- '{opt}'\n{USAGE}")
+                };
+                return CliResult::Err(msg, 2);
+            }
+        }
+        i += 1;
+    }
+    let mut operands: Vec<String> = args[i..].to_vec();
+    if sources.is_empty() {
+        if operands.is_empty() {
+            return CliResult::Err(USAGE.to_string(), 1);
+        }
+        sources.push(Source::Text(operands.remove(0)));
+    }
+    CliResult::Run(Cli {
+        sources,
+        fs,
+        assigns,
+        operands,
+    })
+}
+
+/// Re-parses after splitting a cluster of flags (`-bc`).
+fn parse_cli_continue(
+    args: Vec<String>,
+    from: usize,
+    sources: Vec<Source>,
+    fs: Option<String>,
+    assigns: Vec<(String, String)>,
+) -> CliResult {
+    match parse_cli(&args[from..]) {
+        CliResult::Run(mut cli) => {
+            let mut s = sources;
+            s.append(&mut cli.sources);
+            cli.sources = s;
+            if cli.fs.is_none() {
+                cli.fs = fs;
+            }
+            let mut a = assigns;
+            a.append(&mut cli.assigns);
+            cli.assigns = a;
+            CliResult::Run(cli)
+        }
+        other => other,
+    }
+}
+
+async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
+    let cli = match parse_cli(&args) {
+        CliResult::Run(c) => c,
+        CliResult::Out(s) => {
+            ctx.out(s).await?;
+            return Ok(0);
+        }
+        CliResult::Err(s, st) => {
+            ctx.err(s).await;
+            return Ok(st);
+        }
+    };
+    // Program text: -e pieces and -f files in order.
+    let mut text = Vec::new();
+    let mut table: Vec<(String, usize)> = Vec::new();
+    let mut line = 1;
+    for s in &cli.sources {
+        let (name, body) = match s {
+            Source::Text(t) => ("cmd. line".to_string(), t.as_bytes().to_vec()),
+            Source::File(f) => {
+                let path = if f == "-" || f == "/dev/stdin" {
+                    None
+                } else {
+                    Some(ctx.path(f))
+                };
+                let body = match path {
+                    None => match ctx.stdin.read_to_end(MAX_PROGRAM_BYTES as usize).await {
+                        Ok(b) => b,
+                        Err(e) => {
+                            ctx.err(format!(
+                                "awk: fatal: cannot open source file `{f}' for reading: {e}\n"
+                            ))
+                            .await;
+                            return Ok(2);
+                        }
+                    },
+                    Some(p) => {
+                        match crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES).await {
+                            Ok(b) => b,
+                            Err(e) => {
+                                ctx.err(format!(
+                                    "awk: fatal: cannot open source file `{f}' for reading: {e}\n"
+                                ))
+                                .await;
+                                return Ok(2);
+                            }
+                        }
+                    }
+                };
+                (f.clone(), body)
+            }
+        };
+        table.push((name, line));
+        line += body.iter().filter(|&&b| b == b'\n').count();
+        text.extend_from_slice(&body);
+        if !text.ends_with(b"\n") {
+            text.push(b'\n');
+            line += 1;
+        } else if body.is_empty() {
+            text.push(b'\n');
+            line += 1;
+        }
+    }
+    let single_text = matches!(cli.sources.as_slice(), [Source::Text(_)]);
+    if single_text && text.ends_with(b"\n") {
+        // A lone command-line program: its own last newline is not ours to add.
+        if let [Source::Text(t)] = cli.sources.as_slice()
+            && !t.ends_with('\n')
+        {
+            text.pop();
+        }
+    }
+    let ctx2 = ctx.clone();
+    let rt = Handle::current();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    // A thread of its own: awk recursion needs a deeper stack than the blocking pool's.
+    let spawned = std::thread::Builder::new()
+        .name("awk".into())
+        .stack_size(INTERP_STACK)
+        .spawn(move || {
+            let _runtime = rt.enter();
+            let r = run_blocking(ctx2, rt.clone(), cli, text, table);
+            let _ = done_tx.send(r);
+        });
+    if spawned.is_err() {
+        ctx.err("awk: fatal: cannot start the interpreter thread\n")
+            .await;
+        return Ok(2);
+    }
+    let result = done_rx.await.unwrap_or(Err(Interrupt::Cancelled));
+    Ok(exit_status("awk", result, &ctx.stderr).await)
+}
+
+/// Whether the environment's locale (LC_ALL, then LC_CTYPE, then LANG) is UTF-8.
+fn is_utf8_locale(env: &std::collections::BTreeMap<String, String>) -> bool {
+    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| env.get(*k).filter(|v| !v.is_empty()))
+        .map(|v| v.to_ascii_lowercase())
+        .unwrap_or_default();
+    locale.contains("utf-8") || locale.contains("utf8")
+}
+
+/// Maps a global line number to (source name, line in it).
+fn locate(table: &[(String, usize)], line: usize) -> (String, usize) {
+    let mut cur = ("cmd. line".to_string(), line);
+    for (name, start) in table {
+        if line >= *start {
+            cur = (name.clone(), line - start + 1);
+        }
+    }
+    cur
+}
+
+fn syntax_message(
+    text: &[u8],
+    table: &[(String, usize)],
+    line: usize,
+    pos: usize,
+    msg: &str,
+    is_eof: bool,
+) -> String {
+    let raw_pos = pos;
+    let pos = pos.min(text.len());
+    // The line holding the offending token.
+    let start = text[..pos.saturating_sub(if is_eof { 0 } else { 1 })]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let end = text[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |i| start + i);
+    let src_line = String::from_utf8_lossy(&text[start..end]);
+    let col = if is_eof {
+        pos - start
+    } else {
+        raw_pos.saturating_sub(1).saturating_sub(start)
+    };
+    let (name, l) = locate(table, line);
+    format!(
+        "awk: {name}:{l}: {src_line}\nawk: {name}:{l}: {}^ {msg}\n",
+        " ".repeat(col)
+    )
+}
+
+fn run_blocking(
+    ctx: Context,
+    rt: Handle,
+    cli: Cli,
+    text: Vec<u8>,
+    table: Vec<(String, usize)>,
+) -> CmdResult {
+    let err = |s: String| {
+        let _ = rt.block_on(ctx.stderr.write_str(&s));
+    };
+    value::set_utf8_mode(is_utf8_locale(&ctx.env));
+    let toks = match lex::tokenize(&text) {
+        Ok(t) => t,
+        Err(e) => {
+            err(syntax_message(
+                &text,
+                &table,
+                e.line,
+                e.pos + 1,
+                &e.msg,
+                false,
+            ));
+            return Ok(1);
+        }
+    };
+    let prog = match parse::parse(&toks) {
+        Ok(p) => p,
+        Err(e) => {
+            if e.line == 0 {
+                err(format!("awk: fatal: {}\n", e.msg));
+                return Ok(2);
+            }
+            if e.msg.starts_with("division by zero") {
+                let (name, l) = locate(&table, e.line);
+                err(format!("awk: {name}:{l}: error: {}\n", e.msg));
+                return Ok(1);
+            }
+            let line = if e.at_newline { e.line + 1 } else { e.line };
+            let mut m = syntax_message(&text, &table, e.line, e.pos, &e.msg, false);
+            if line != e.line {
+                // gawk names the line after the one it shows (it has read the newline).
+                let (name, l) = locate(&table, e.line);
+                let (_, l2) = locate(&table, line);
+                m = m.replace(&format!("{name}:{l}:"), &format!("{name}:{l2}:"));
+            }
+            err(m);
+            return Ok(1);
+        }
+    };
+    let mut argv = vec!["awk".to_string()];
+    argv.extend(cli.operands.iter().cloned());
+    let mut assigns = cli.assigns;
+    if let Some(fs) = &cli.fs {
+        assigns.insert(0, ("FS".to_string(), fs.clone()));
+    }
+    let mut me = match Interp::new(prog, ctx.clone(), rt.clone(), argv, assigns) {
+        Ok(m) => m,
+        Err(f) => return report(&ctx, &rt, None, &table, f),
+    };
+    match me.run() {
+        Ok(st) => Ok(st),
+        Err(f) => {
+            let st = me.exit_code;
+            let loc_line = me.cur_line;
+            let r = report(&ctx, &rt, Some(&mut me), &table, f);
+            let _ = (st, loc_line);
+            r
+        }
+    }
+}
+
+/// Prints a runtime failure the gawk way and gives the status.
+fn report(
+    ctx: &Context,
+    rt: &Handle,
+    me: Option<&mut Interp>,
+    table: &[(String, usize)],
+    f: Fail,
+) -> CmdResult {
+    let loc = match &me {
+        Some(m) if m.cur_line > 0 => {
+            let (name, l) = locate(table, m.cur_line);
+            format!("awk: {name}:{l}: ")
+        }
+        _ => "awk: ".to_string(),
+    };
+    let (msg, st) = match f {
+        Fail::Fatal(m) => (format!("{loc}fatal: {m}\n"), 2),
+        Fail::Stop(i) => {
+            if let Some(m) = me {
+                let _ = m.flush_stdout();
+            }
+            return Err(i);
+        }
+        Fail::Exit | Fail::Next | Fail::NextFile => (String::new(), 0),
+    };
+    if let Some(m) = me {
+        m.abort_cleanup();
+    }
+    if !msg.is_empty() {
+        let _ = rt.block_on(ctx.stderr.write_str(&msg));
+    }
+    Ok(st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Invocation;
+
+    async fn awk(args: &[&str], stdin: &str) -> (Status, String, String) {
+        let inv = Invocation {
+            stdin: stdin.as_bytes().to_vec(),
+            ..Invocation::default()
+        };
+        inv.run(&Awk, args).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sums_a_column() {
+        let (st, out, err) = awk(&["{ s += $2 } END { print s, NR }"], "a 1\nb 2\nc 3.5\n").await;
+        assert_eq!((st, out.as_str(), err.as_str()), (0, "6.5 3\n", ""));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn syntax_error_points_at_the_token() {
+        let (st, out, err) = awk(&["BEGIN { x = }"], "").await;
+        assert_eq!(st, 1);
+        assert_eq!(out, "");
+        assert_eq!(
+            err,
+            "awk: cmd. line:1: BEGIN { x = }\nawk: cmd. line:1:             ^ syntax error\n"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn fields_and_rebuild() {
+        let (st, out, _) = awk(
+            &["-F", ":", "-v", "OFS=-", "{ $2 = \"X\"; print; print NF }"],
+            "a:b:c\n",
+        )
+        .await;
+        assert_eq!((st, out.as_str()), (0, "a-X-c\n3\n"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn infinite_loop_is_cancellable() {
+        let inv = Invocation::default();
+        let (out_w, _out_r) = crate::pipe();
+        let (err_w, _err_r) = crate::pipe();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let ctx = Context {
+            stdin: crate::Input::empty(),
+            stdout: out_w,
+            stderr: err_w,
+            env: inv.env.clone(),
+            cwd: inv.cwd.clone(),
+            fs: inv.fs.clone(),
+            cancel: cancel.clone(),
+            tty: None,
+            launcher: inv.launcher.clone(),
+            budget: inv.budget.clone(),
+        };
+        let h = tokio::spawn(async move {
+            Awk.run(&ctx, vec!["BEGIN { while (1) ; }".to_string()])
+                .await
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        cancel.cancel();
+        let r = h.await.unwrap();
+        assert!(matches!(r, Err(Interrupt::Cancelled)));
+    }
+
+    #[test]
+    fn cli_forms() {
+        let args: Vec<String> = ["-F,", "-v", "x=1", "-e", "BEGIN{}", "--", "f"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let CliResult::Run(c) = parse_cli(&args) else {
+            panic!("not parsed")
+        };
+        assert_eq!(c.fs.as_deref(), Some(","));
+        assert_eq!(c.assigns, vec![("x".to_string(), "1".to_string())]);
+        assert_eq!(c.operands, vec!["f".to_string()]);
+        assert!(matches!(
+            parse_cli(&["-z".to_string()]),
+            CliResult::Err(_, 2)
+        ));
+    }
+}

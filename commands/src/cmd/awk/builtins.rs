@@ -1,0 +1,761 @@
+//! awk's builtin functions: string, math, I/O and gawk's common extensions.
+//!
+//! Lengths and positions count characters when the string is valid UTF-8 (as gawk does
+//! in a UTF-8 locale) and bytes otherwise.
+
+use std::rc::Rc;
+
+use regex::bytes::Regex;
+
+use super::interp::{Array, Fail, Interp, bool_num, key_num, split_str};
+use super::parse::{Expr, LValue};
+use super::value::{Str, Value, as_chars, str_to_num};
+
+type R<T> = Result<T, Fail>;
+
+fn char_count(s: &[u8]) -> usize {
+    match as_chars(s) {
+        Some(t) => t.chars().count(),
+        None => s.len(),
+    }
+}
+
+/// Byte offset of character `ci` (clamped to the end).
+fn byte_at(s: &[u8], ci: usize) -> usize {
+    match as_chars(s) {
+        Some(t) => t.char_indices().nth(ci).map_or(s.len(), |(i, _)| i),
+        None => ci.min(s.len()),
+    }
+}
+
+/// Character index of byte offset `bi`.
+fn char_index(s: &[u8], bi: usize) -> usize {
+    match as_chars(&s[..bi.min(s.len())]) {
+        Some(t) => t.chars().count(),
+        None => bi,
+    }
+}
+
+fn char_len_at(s: &[u8], bi: usize) -> usize {
+    match as_chars(s) {
+        Some(t) => t
+            .get(bi..)
+            .and_then(|r| r.chars().next())
+            .map_or(1, char::len_utf8),
+        None => 1,
+    }
+}
+
+/// Expands a sub/gsub replacement: `&` is the match, `\&` a literal `&`, `\\` a `\`.
+fn expand_sub(repl: &[u8], m: &[u8], out: &mut Vec<u8>) {
+    let mut i = 0;
+    while i < repl.len() {
+        match repl[i] {
+            b'\\' if i + 1 < repl.len() && repl[i + 1] == b'&' => {
+                out.push(b'&');
+                i += 2;
+            }
+            b'\\' if i + 1 < repl.len() && repl[i + 1] == b'\\' => {
+                out.push(b'\\');
+                i += 2;
+            }
+            b'&' => {
+                out.extend_from_slice(m);
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Expands a gensub replacement: `\0`/`&` the match, `\N` group N.
+fn expand_gensub(repl: &[u8], caps: &regex::bytes::Captures<'_>, out: &mut Vec<u8>) {
+    let mut i = 0;
+    while i < repl.len() {
+        match repl[i] {
+            b'\\' if i + 1 < repl.len() && repl[i + 1].is_ascii_digit() => {
+                let g = usize::from(repl[i + 1] - b'0');
+                if let Some(m) = caps.get(g) {
+                    out.extend_from_slice(m.as_bytes());
+                }
+                i += 2;
+            }
+            b'\\' if i + 1 < repl.len() && repl[i + 1] == b'&' => {
+                out.push(b'&');
+                i += 2;
+            }
+            b'\\' if i + 1 < repl.len() && repl[i + 1] == b'\\' => {
+                out.push(b'\\');
+                i += 2;
+            }
+            b'&' => {
+                if let Some(m) = caps.get(0) {
+                    out.extend_from_slice(m.as_bytes());
+                }
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Replaces matches of `re` in `s`: every one (`which == 0`) or only the `which`-th.
+/// `f` writes the replacement for a match. Returns the new text and the count.
+fn substitute(
+    re: &Regex,
+    s: &[u8],
+    which: usize,
+    f: &mut dyn FnMut(&regex::bytes::Captures<'_>, &mut Vec<u8>),
+) -> (Vec<u8>, usize) {
+    let mut out = Vec::with_capacity(s.len());
+    let mut pos = 0;
+    let mut last_end: Option<usize> = None;
+    let mut count = 0;
+    let mut seen = 0;
+    while pos <= s.len() {
+        let Some(caps) = re.captures_at(s, pos) else {
+            break;
+        };
+        let Some(m) = caps.get(0) else { break };
+        let (ms, me) = (m.start(), m.end());
+        if ms == me && last_end == Some(ms) {
+            // An empty match right after a match: move on one character.
+            if ms >= s.len() {
+                break;
+            }
+            let l = char_len_at(s, ms);
+            out.extend_from_slice(&s[pos..ms + l]);
+            pos = ms + l;
+            continue;
+        }
+        seen += 1;
+        out.extend_from_slice(&s[pos..ms]);
+        if which == 0 || seen == which {
+            f(&caps, &mut out);
+            count += 1;
+        } else {
+            out.extend_from_slice(&s[ms..me]);
+        }
+        last_end = Some(me);
+        if ms == me {
+            if ms >= s.len() {
+                pos = s.len() + 1;
+                break;
+            }
+            let l = char_len_at(s, ms);
+            out.extend_from_slice(&s[ms..ms + l]);
+            pos = ms + l;
+        } else {
+            pos = me;
+        }
+        if which != 0 && seen >= which {
+            break;
+        }
+    }
+    if pos <= s.len() {
+        out.extend_from_slice(&s[pos..]);
+    }
+    (out, count)
+}
+
+fn case_map(s: &[u8], upper: bool) -> Vec<u8> {
+    match as_chars(s) {
+        Some(t) => {
+            if upper {
+                t.to_uppercase().into_bytes()
+            } else {
+                t.to_lowercase().into_bytes()
+            }
+        }
+        None => {
+            if upper {
+                s.to_ascii_uppercase()
+            } else {
+                s.to_ascii_lowercase()
+            }
+        }
+    }
+}
+
+fn arity(name: &str, args: &[Expr], min: usize, max: usize) -> R<()> {
+    if args.len() < min || args.len() > max {
+        return Err(Fail::Fatal(format!(
+            "{name}: called with {} arguments",
+            args.len()
+        )));
+    }
+    Ok(())
+}
+
+fn to_int(x: f64) -> i64 {
+    if x.is_nan() { 0 } else { x.trunc() as i64 }
+}
+
+impl Interp {
+    pub(super) fn builtin(&mut self, name: &str, args: &[Expr]) -> R<Value> {
+        let num = |x: f64| Ok(Value::Num(x));
+        match name {
+            "length" => {
+                arity(name, args, 0, 1)?;
+                let Some(a) = args.first() else {
+                    let r = self.record_text();
+                    return num(char_count(&r) as f64);
+                };
+                if self.is_array_expr(a) {
+                    let arr = self.array_of(a, "length")?;
+                    return num(arr.borrow().len() as f64);
+                }
+                let s = self.eval_str(a)?;
+                num(char_count(&s) as f64)
+            }
+            "substr" => {
+                arity(name, args, 2, 3)?;
+                let s = self.eval_str(&args[0])?;
+                let m = self.eval_num(&args[1])?;
+                let len = char_count(&s) as f64;
+                // gawk truncates both, and a start before 1 keeps the length.
+                let first = if m.is_nan() { 1.0 } else { m.trunc().max(1.0) };
+                let end = match args.get(2) {
+                    Some(e) => {
+                        let n = self.eval_num(e)?;
+                        if n.is_nan() { first } else { first + n.trunc() }
+                    }
+                    None => f64::INFINITY,
+                };
+                let last = end.min(len + 1.0);
+                if last <= first {
+                    return Ok(Value::str(Vec::new()));
+                }
+                let a = byte_at(&s, (first - 1.0) as usize);
+                let b = byte_at(&s, (last - 1.0) as usize);
+                Ok(Value::str(s[a..b].to_vec()))
+            }
+            "index" => {
+                arity(name, args, 2, 2)?;
+                let s = self.eval_str(&args[0])?;
+                let t = match &args[1] {
+                    Expr::Regex(_) => {
+                        return Err(Fail::Fatal(
+                            "index: regexp constant as second argument is not allowed".into(),
+                        ));
+                    }
+                    e => self.eval_str(e)?,
+                };
+                let pos = if t.is_empty() {
+                    Some(0)
+                } else {
+                    memchr::memmem::find(&s, &t)
+                };
+                num(pos.map_or(0.0, |p| (char_index(&s, p) + 1) as f64))
+            }
+            "split" => {
+                arity(name, args, 2, 4)?;
+                let s = self.eval_str(&args[0])?;
+                let arr = self.array_of(&args[1], "split")?;
+                let seps_arr = match args.get(3) {
+                    Some(e) => Some(self.array_of(e, "split")?),
+                    None => None,
+                };
+                let pieces = split_str(self, &s, args.get(2))?;
+                let mut total = 0;
+                {
+                    let mut a = arr.borrow_mut();
+                    a.clear();
+                    for (i, &(x, y)) in pieces.iter().enumerate() {
+                        total += y - x + 64;
+                        a.insert(key_num((i + 1) as f64), Value::strnum(&s[x..y]));
+                    }
+                }
+                if let Some(sa) = seps_arr {
+                    let mut sa = sa.borrow_mut();
+                    sa.clear();
+                    for (i, w) in pieces.windows(2).enumerate() {
+                        sa.insert(key_num((i + 1) as f64), Value::strnum(&s[w[0].1..w[1].0]));
+                    }
+                }
+                self.charge_elems(total)?;
+                num(pieces.len() as f64)
+            }
+            "sub" | "gsub" => {
+                arity(name, args, 2, 3)?;
+                let re = self.regex_for(&args[0])?;
+                let repl = self.eval_str(&args[1])?;
+                let target_lv = match args.get(2) {
+                    None => None,
+                    Some(Expr::Lv(lv)) => Some(lv),
+                    Some(Expr::Group(g)) if matches!(**g, Expr::Lv(_)) => match &**g {
+                        Expr::Lv(lv) => Some(lv),
+                        _ => None,
+                    },
+                    Some(_) => {
+                        // A non-lvalue target: gawk computes and discards the result.
+                        let t = self.eval_str(&args[2])?;
+                        let which = usize::from(name == "sub");
+                        let (_, n) = substitute(&re, &t, which, &mut |c, o| {
+                            expand_sub(&repl, c.get(0).map_or(&b""[..], |m| m.as_bytes()), o)
+                        });
+                        return num(n as f64);
+                    }
+                };
+                let cur = match target_lv {
+                    Some(lv) => self.lv_value(lv)?,
+                    None => Value::strnum(&self.record_text()),
+                };
+                let t = cur.to_str_with(&self.convfmt());
+                let which = usize::from(name == "sub");
+                let (out, n) = substitute(&re, &t, which, &mut |c, o| {
+                    expand_sub(&repl, c.get(0).map_or(&b""[..], |m| m.as_bytes()), o)
+                });
+                if n > 0 {
+                    match target_lv {
+                        Some(lv) => self.lv_assign(lv, Value::str(out))?,
+                        None => self.lv_assign(
+                            &LValue::Field(Box::new(Expr::Const(Value::Num(0.0)))),
+                            Value::str(out),
+                        )?,
+                    }
+                }
+                num(n as f64)
+            }
+            "gensub" => {
+                arity(name, args, 3, 4)?;
+                let re = self.regex_for(&args[0])?;
+                let repl = self.eval_str(&args[1])?;
+                let how = self.eval(&args[2])?;
+                let hs = how.to_str_with(b"%.6g");
+                let which = if hs.first().is_some_and(|c| *c == b'g' || *c == b'G') {
+                    0
+                } else {
+                    let n = how.to_num();
+                    if n < 1.0 {
+                        self.warning("gensub: third argument 0 treated as 1");
+                        1
+                    } else {
+                        n as usize
+                    }
+                };
+                let t = match args.get(3) {
+                    Some(e) => self.eval_str(e)?,
+                    None => Rc::from(self.record_text()),
+                };
+                let (out, _) = substitute(&re, &t, which, &mut |c, o| expand_gensub(&repl, c, o));
+                Ok(Value::str(out))
+            }
+            "match" => {
+                arity(name, args, 2, 3)?;
+                let s = self.eval_str(&args[0])?;
+                let re = self.regex_for(&args[1])?;
+                let arr = match args.get(2) {
+                    Some(e) => Some(self.array_of(e, "match")?),
+                    None => None,
+                };
+                match re.captures(&s) {
+                    Some(caps) => {
+                        let m = caps.get(0).map_or((0, 0), |m| (m.start(), m.end()));
+                        let start = char_index(&s, m.0) + 1;
+                        let len = char_count(&s[m.0..m.1]);
+                        self.set_rstart(start as f64, len as f64);
+                        if let Some(arr) = arr {
+                            let mut a = arr.borrow_mut();
+                            a.clear();
+                            for (g, c) in caps.iter().enumerate() {
+                                if let Some(c) = c {
+                                    a.insert(key_num(g as f64), Value::strnum(c.as_bytes()));
+                                    let mut k = key_num(g as f64).to_vec();
+                                    k.push(0x1c);
+                                    let mut ks = k.clone();
+                                    ks.extend_from_slice(b"start");
+                                    a.insert(
+                                        Rc::from(ks),
+                                        Value::Num((char_index(&s, c.start()) + 1) as f64),
+                                    );
+                                    k.extend_from_slice(b"length");
+                                    a.insert(
+                                        Rc::from(k),
+                                        Value::Num(char_count(c.as_bytes()) as f64),
+                                    );
+                                }
+                            }
+                        }
+                        num(start as f64)
+                    }
+                    None => {
+                        self.set_rstart(0.0, -1.0);
+                        if let Some(arr) = arr {
+                            arr.borrow_mut().clear();
+                        }
+                        num(0.0)
+                    }
+                }
+            }
+            "sprintf" => {
+                if args.is_empty() {
+                    return Err(Fail::Fatal("sprintf: no arguments".into()));
+                }
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                let fmt = vals[0].to_str_with(&self.convfmt());
+                let out = self.format_pub(&fmt, &vals[1..])?;
+                Ok(Value::str(out))
+            }
+            "sin" | "cos" | "exp" | "log" | "sqrt" | "int" => {
+                arity(name, args, 1, 1)?;
+                let x = self.eval_num(&args[0])?;
+                num(match name {
+                    "sin" => x.sin(),
+                    "cos" => x.cos(),
+                    "exp" => x.exp(),
+                    "log" => {
+                        if x < 0.0 {
+                            self.warning(&format!(
+                                "log: received negative argument {}",
+                                fmt_arg(x)
+                            ));
+                        }
+                        x.ln()
+                    }
+                    "sqrt" => {
+                        if x < 0.0 {
+                            self.warning(&format!(
+                                "sqrt: called with negative argument {}",
+                                fmt_arg(x)
+                            ));
+                        }
+                        x.sqrt()
+                    }
+                    _ => x.trunc(),
+                })
+            }
+            "atan2" => {
+                arity(name, args, 2, 2)?;
+                let y = self.eval_num(&args[0])?;
+                let x = self.eval_num(&args[1])?;
+                num(y.atan2(x))
+            }
+            "rand" => {
+                arity(name, args, 0, 0)?;
+                num(self.rand_next())
+            }
+            "srand" => {
+                arity(name, args, 0, 1)?;
+                let seed = match args.first() {
+                    Some(e) => self.eval_num(e)?.trunc(),
+                    None => now_secs() as f64,
+                };
+                num(self.srand(seed))
+            }
+            "tolower" | "toupper" => {
+                arity(name, args, 1, 1)?;
+                let s = self.eval_str(&args[0])?;
+                Ok(Value::str(case_map(&s, name == "toupper")))
+            }
+            "system" => {
+                arity(name, args, 1, 1)?;
+                let cmd = self.eval_str(&args[0])?;
+                num(self.do_system(&cmd)?)
+            }
+            "close" => {
+                arity(name, args, 1, 2)?;
+                let n = self.eval_str(&args[0])?;
+                num(self.do_close(&n)?)
+            }
+            "fflush" => {
+                arity(name, args, 0, 1)?;
+                match args.first() {
+                    None => num(self.do_fflush(None)?),
+                    Some(e) => {
+                        let n = self.eval_str(e)?;
+                        num(self.do_fflush(Some(&n))?)
+                    }
+                }
+            }
+            "systime" => num(now_secs() as f64),
+            "strftime" => {
+                arity(name, args, 0, 3)?;
+                let fmt: Str = match args.first() {
+                    Some(e) => self.eval_str(e)?,
+                    None => Rc::from(&b"%a %b %e %H:%M:%S %Z %Y"[..]),
+                };
+                let ts = match args.get(1) {
+                    Some(e) => self.eval_num(e)? as i64,
+                    None => now_secs(),
+                };
+                let utc = match args.get(2) {
+                    Some(e) => self.eval(e)?.truthy(),
+                    None => false,
+                };
+                Ok(Value::str(strftime(&fmt, ts, utc)))
+            }
+            "mktime" => {
+                arity(name, args, 1, 2)?;
+                let s = self.eval_str(&args[0])?;
+                num(mktime(&s))
+            }
+            "asort" | "asorti" => {
+                arity(name, args, 1, 2)?;
+                let src = self.array_of(&args[0], name)?;
+                let entries: Vec<(Str, Value)> = src
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let conv = self.convfmt();
+                let mut vals: Vec<Value> = if name == "asort" {
+                    entries.into_iter().map(|(_, v)| v).collect()
+                } else {
+                    entries.into_iter().map(|(k, _)| Value::StrNum(k)).collect()
+                };
+                if name == "asort" {
+                    vals.sort_by(|a, b| {
+                        let an = matches!(a, Value::Num(_) | Value::Uninit)
+                            || (matches!(a, Value::StrNum(_)) && a.is_numeric());
+                        let bn = matches!(b, Value::Num(_) | Value::Uninit)
+                            || (matches!(b, Value::StrNum(_)) && b.is_numeric());
+                        match (an, bn) {
+                            (true, true) => a.to_num().total_cmp(&b.to_num()),
+                            (true, false) => std::cmp::Ordering::Less,
+                            (false, true) => std::cmp::Ordering::Greater,
+                            (false, false) => a.to_str_with(&conv).cmp(&b.to_str_with(&conv)),
+                        }
+                    });
+                } else {
+                    vals.sort_by(|a, b| a.to_str_with(&conv).cmp(&b.to_str_with(&conv)));
+                }
+                let dest = match args.get(1) {
+                    Some(e) => self.array_of(e, name)?,
+                    None => src,
+                };
+                let n = vals.len();
+                let mut out = Array::default();
+                for (i, v) in vals.into_iter().enumerate() {
+                    out.insert(key_num((i + 1) as f64), v);
+                }
+                *dest.borrow_mut() = out;
+                num(n as f64)
+            }
+            "and" | "or" | "xor" => {
+                if args.len() < 2 {
+                    return Err(Fail::Fatal(format!(
+                        "{name}: called with less than two arguments"
+                    )));
+                }
+                let mut acc = to_int(self.eval_num(&args[0])?) as u64;
+                for a in &args[1..] {
+                    let v = to_int(self.eval_num(a)?) as u64;
+                    acc = match name {
+                        "and" => acc & v,
+                        "or" => acc | v,
+                        _ => acc ^ v,
+                    };
+                }
+                num(acc as f64)
+            }
+            "lshift" | "rshift" => {
+                arity(name, args, 2, 2)?;
+                let v = to_int(self.eval_num(&args[0])?) as u64;
+                let s = to_int(self.eval_num(&args[1])?).clamp(0, 63) as u32;
+                num(if name == "lshift" { v << s } else { v >> s } as f64)
+            }
+            "compl" => {
+                arity(name, args, 1, 1)?;
+                let v = to_int(self.eval_num(&args[0])?) as u64;
+                // gawk works on 53-bit integers.
+                num((!v & ((1u64 << 53) - 1)) as f64)
+            }
+            "strtonum" => {
+                arity(name, args, 1, 1)?;
+                let v = self.eval(&args[0])?;
+                if let Value::Num(n) = v {
+                    return num(n);
+                }
+                let s = v.to_str_with(b"%.6g");
+                num(strtonum(&s))
+            }
+            "isarray" => {
+                arity(name, args, 1, 1)?;
+                let b = self.is_array_expr(&args[0]);
+                num(bool_num(b))
+            }
+            "typeof" => {
+                arity(name, args, 1, 1)?;
+                if self.is_array_expr(&args[0]) {
+                    return Ok(Value::str(&b"array"[..]));
+                }
+                let v = self.eval(&args[0])?;
+                let t: &[u8] = match v {
+                    Value::Uninit => b"untyped",
+                    Value::Num(_) => b"number",
+                    Value::Str(_) => b"string",
+                    Value::StrNum(s) => {
+                        if Interp::looks_num(&s) {
+                            b"strnum"
+                        } else {
+                            b"string"
+                        }
+                    }
+                };
+                Ok(Value::str(t))
+            }
+            other => Err(Fail::Fatal(format!("function `{other}' not defined"))),
+        }
+    }
+}
+
+fn fmt_arg(x: f64) -> String {
+    String::from_utf8_lossy(&super::value::num_to_str(x, b"%.6g")).into_owned()
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn strtonum(s: &[u8]) -> f64 {
+    let t: Vec<u8> = s
+        .iter()
+        .copied()
+        .skip_while(|b| b.is_ascii_whitespace())
+        .collect();
+    let (neg, t) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, &t[..]),
+    };
+    let v = if t.len() > 1 && t[0] == b'0' && matches!(t[1], b'x' | b'X') {
+        let h: Vec<u8> = t[2..]
+            .iter()
+            .copied()
+            .take_while(u8::is_ascii_hexdigit)
+            .collect();
+        u64::from_str_radix(std::str::from_utf8(&h).unwrap_or("0"), 16).unwrap_or(0) as f64
+    } else if t.len() > 1 && t[0] == b'0' && t[1].is_ascii_digit() {
+        let o: Vec<u8> = t
+            .iter()
+            .copied()
+            .take_while(|c| (b'0'..=b'7').contains(c))
+            .collect();
+        u64::from_str_radix(std::str::from_utf8(&o).unwrap_or("0"), 8).unwrap_or(0) as f64
+    } else {
+        str_to_num(t)
+    };
+    if neg { -v } else { v }
+}
+
+fn strftime(fmt: &[u8], ts: i64, utc: bool) -> Vec<u8> {
+    use chrono::format::{Item, StrftimeItems};
+    use chrono::{Local, TimeZone, Utc};
+    use std::fmt::Write;
+    let f = String::from_utf8_lossy(fmt);
+    let items: Vec<Item<'_>> = StrftimeItems::new(&f).collect();
+    if items.iter().any(|i| matches!(i, Item::Error)) {
+        return fmt.to_vec();
+    }
+    let mut out = String::new();
+    let ok = if utc {
+        match Utc.timestamp_opt(ts, 0).single() {
+            Some(t) => write!(out, "{}", t.format_with_items(items.iter())).is_ok(),
+            None => false,
+        }
+    } else {
+        match Local.timestamp_opt(ts, 0).single() {
+            Some(t) => write!(out, "{}", t.format_with_items(items.iter())).is_ok(),
+            None => false,
+        }
+    };
+    if ok { out.into_bytes() } else { Vec::new() }
+}
+
+fn mktime(s: &[u8]) -> f64 {
+    use chrono::{Local, NaiveDate, TimeZone};
+    let parts: Vec<i64> = String::from_utf8_lossy(s)
+        .split_whitespace()
+        .map(|p| p.parse::<i64>().unwrap_or(i64::MIN))
+        .collect();
+    if parts.len() < 6 || parts.iter().take(6).any(|&p| p == i64::MIN) {
+        return -1.0;
+    }
+    let (y, mo, d, h, mi, se) = (parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
+    // Out-of-range parts carry over, as mktime(3) normalizes them.
+    let Some(base) = i32::try_from(y)
+        .ok()
+        .and_then(|y| NaiveDate::from_ymd_opt(y, 1, 1))
+    else {
+        return -1.0;
+    };
+    let Some(date) = base
+        .checked_add_months(chrono::Months::new(0))
+        .and_then(|b| {
+            let months = mo - 1;
+            if months >= 0 {
+                b.checked_add_months(chrono::Months::new(u32::try_from(months).ok()?))
+            } else {
+                b.checked_sub_months(chrono::Months::new(u32::try_from(-months).ok()?))
+            }
+        })
+    else {
+        return -1.0;
+    };
+    let Some(dt) = date
+        .and_hms_opt(0, 0, 0)
+        .and_then(|t| t.checked_add_signed(chrono::Duration::try_days(d - 1)?))
+        .and_then(|t| {
+            t.checked_add_signed(chrono::Duration::try_seconds(h * 3600 + mi * 60 + se)?)
+        })
+    else {
+        return -1.0;
+    };
+    match Local.from_local_datetime(&dt).earliest() {
+        Some(t) => t.timestamp() as f64,
+        None => -1.0,
+    }
+}
+
+impl Interp {
+    pub(super) fn format_pub(&mut self, fmt: &[u8], vals: &[Value]) -> R<Vec<u8>> {
+        match super::value::sprintf(fmt, vals, &self.convfmt()) {
+            Ok(b) => Ok(b),
+            Err(e) => Err(Fail::Fatal(format!(
+                "not enough arguments to satisfy format string\n\t`{}'\n\t{}^ ran out for this one",
+                String::from_utf8_lossy(fmt),
+                " ".repeat(e.at + 1)
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gsub_empty_matches() {
+        let re = super::super::re::compile(b"x*", false).unwrap();
+        let (out, n) = substitute(&re, b"abc", 0, &mut |_, o| o.push(b'-'));
+        assert_eq!((out.as_slice(), n), (&b"-a-b-c-"[..], 4));
+        let (out, _) = substitute(&re, b"xxa", 0, &mut |_, o| o.push(b'-'));
+        assert_eq!(out, b"-a-");
+    }
+
+    #[test]
+    fn sub_replacement_escapes() {
+        let mut o = Vec::new();
+        expand_sub(b"[&] \\& \\\\", b"m", &mut o);
+        assert_eq!(o, b"[m] & \\");
+    }
+
+    #[test]
+    fn strtonum_bases() {
+        assert_eq!(strtonum(b"0x1F"), 31.0);
+        assert_eq!(strtonum(b"017"), 15.0);
+        assert_eq!(strtonum(b"12.5"), 12.5);
+    }
+}

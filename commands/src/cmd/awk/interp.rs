@@ -1,0 +1,1368 @@
+//! The awk interpreter: runs a resolved [`Program`] over its input.
+//!
+//! It runs on a blocking thread (awk programs compute without awaiting), reaching the
+//! session's async streams, filesystem and launcher through `Handle::block_on`. Fields
+//! are split lazily and kept as byte ranges of the record until one is assigned.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use indexmap::IndexMap;
+use regex::bytes::Regex;
+use tokio::runtime::Handle;
+
+use super::io::{Dest, OUT_BUF, OutStream, ReadError, RecordReader, RsMode};
+use super::parse::*;
+use super::re;
+use super::value::{Str, Value, looks_numeric, push_num, sprintf, str_to_num};
+use crate::budget::Charge;
+use crate::cmd::util::Reader;
+use crate::{Context, Interrupt, fs::WriteMode};
+
+mod fields;
+mod streams;
+
+pub use fields::split_str;
+
+/// Deepest chain of user function calls: a runaway recursion ends with a clear error
+/// instead of exhausting the thread's stack.
+const MAX_CALL_DEPTH: usize = 2000;
+/// Operations between checks for cancellation.
+const TICKS_PER_CHECK: u32 = 1 << 14;
+/// Dynamic regexes kept compiled at once.
+const DYN_REGEX_CACHE: usize = 256;
+/// Array memory is charged to the budget in steps of this size.
+const CHARGE_STEP: usize = 256 * 1024;
+/// Per-element overhead counted for array memory.
+const ELEM_OVERHEAD: usize = 64;
+/// Longest string a concatenation may build: a doubling loop stops here with a clear
+/// error instead of taking the session's (and the server's) memory.
+pub const MAX_STRING: usize = 64 * 1024 * 1024;
+/// Output streams and input streams open at once (files, pipes).
+const MAX_OPEN_STREAMS: usize = 1024;
+
+pub type Array = IndexMap<Str, Value, foldhash::fast::RandomState>;
+pub type ArrRef = Rc<RefCell<Array>>;
+
+#[derive(Clone, Debug, Default)]
+pub enum Cell {
+    #[default]
+    Uninit,
+    Val(Value),
+    Arr(ArrRef),
+}
+
+/// Why execution stopped abnormally.
+pub enum Fail {
+    /// `fatal:` message; status 2.
+    Fatal(String),
+    /// The stream layer stopped us.
+    Stop(Interrupt),
+    /// `exit` inside a function: unwinds to the rule loop.
+    Exit,
+    /// `next` inside a function.
+    Next,
+    /// `nextfile` inside a function.
+    NextFile,
+}
+
+impl From<Interrupt> for Fail {
+    fn from(i: Interrupt) -> Self {
+        Fail::Stop(i)
+    }
+}
+
+type R<T> = Result<T, Fail>;
+
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Next,
+    NextFile,
+    Exit,
+    Return(Value),
+}
+
+#[derive(Clone)]
+enum FsMode {
+    Space,
+    Byte(u8),
+    Regex(Rc<Regex>),
+    Chars,
+}
+
+/// The main input: ARGV's files in turn, or stdin.
+struct MainInput {
+    argi: usize,
+    cur: Option<RecordReader>,
+    used_file: bool,
+    done: bool,
+}
+
+enum InStream {
+    File(RecordReader),
+    Cmd(RecordReader, tokio::task::JoinHandle<i32>),
+}
+
+pub struct Interp {
+    prog: Rc<Program>,
+    ctx: Context,
+    rt: Handle,
+    /// Source name for messages (`cmd. line` or the -f file).
+    pub src_name: String,
+    globals: Vec<Cell>,
+    frames: Vec<Vec<Cell>>,
+    rec: Vec<u8>,
+    split_done: bool,
+    ranges: Vec<(usize, usize)>,
+    owned: Option<Vec<Value>>,
+    nf: usize,
+    rec_stale: bool,
+    nr: f64,
+    fnr: f64,
+    fs_mode: FsMode,
+    rs_mode: RsMode,
+    ofs: Vec<u8>,
+    ors: Vec<u8>,
+    subsep: Vec<u8>,
+    convfmt: Vec<u8>,
+    ofmt: Vec<u8>,
+    ignorecase: bool,
+    regexes: Vec<Rc<Regex>>,
+    regexes_ci: Vec<Option<Rc<Regex>>>,
+    dyn_cache: HashMap<(Vec<u8>, bool), Rc<Regex>>,
+    out: Vec<u8>,
+    outs: HashMap<Vec<u8>, OutStream>,
+    ins: HashMap<Vec<u8>, InStream>,
+    main: MainInput,
+    range_active: Vec<bool>,
+    pub exit_code: i32,
+    ticks: u32,
+    rng: u64,
+    seed: f64,
+    pub cur_line: usize,
+    mem: Charge,
+    mem_used: usize,
+    in_end: bool,
+}
+
+fn lossy(s: &[u8]) -> String {
+    String::from_utf8_lossy(s).into_owned()
+}
+
+impl Interp {
+    pub fn new(
+        prog: Program,
+        ctx: Context,
+        rt: Handle,
+        argv: Vec<String>,
+        assigns: Vec<(String, String)>,
+    ) -> R<Interp> {
+        let prog = Rc::new(prog);
+        let mut regexes = Vec::with_capacity(prog.regexes.len());
+        for r in &prog.regexes {
+            regexes.push(Rc::new(
+                re::compile(r.as_bytes(), false).map_err(Fail::Fatal)?,
+            ));
+        }
+        let n = prog.globals.len();
+        let mem = ctx.budget.empty_charge();
+        let mut me = Interp {
+            regexes_ci: vec![None; regexes.len()],
+            regexes,
+            range_active: vec![false; prog.rules.len()],
+            prog,
+            rt,
+            src_name: "cmd. line".into(),
+            globals: vec![Cell::Uninit; n],
+            frames: Vec::new(),
+            rec: Vec::new(),
+            split_done: true,
+            ranges: Vec::new(),
+            owned: None,
+            nf: 0,
+            rec_stale: false,
+            nr: 0.0,
+            fnr: 0.0,
+            fs_mode: FsMode::Space,
+            rs_mode: RsMode::Byte(b'\n'),
+            ofs: b" ".to_vec(),
+            ors: b"\n".to_vec(),
+            subsep: b"\x1c".to_vec(),
+            convfmt: b"%.6g".to_vec(),
+            ofmt: b"%.6g".to_vec(),
+            ignorecase: false,
+            dyn_cache: HashMap::new(),
+            out: Vec::new(),
+            outs: HashMap::new(),
+            ins: HashMap::new(),
+            main: MainInput {
+                argi: 1,
+                cur: None,
+                used_file: false,
+                done: false,
+            },
+            exit_code: 0,
+            ticks: 0,
+            rng: 0x2545_F491_4F6C_DD1D,
+            seed: 0.0,
+            cur_line: 0,
+            mem,
+            mem_used: 0,
+            in_end: false,
+            ctx,
+        };
+        me.globals[V_FS] = Cell::Val(Value::str(&b" "[..]));
+        me.globals[V_OFS] = Cell::Val(Value::str(&b" "[..]));
+        me.globals[V_ORS] = Cell::Val(Value::str(&b"\n"[..]));
+        me.globals[V_RS] = Cell::Val(Value::str(&b"\n"[..]));
+        me.globals[V_SUBSEP] = Cell::Val(Value::str(&b"\x1c"[..]));
+        me.globals[V_CONVFMT] = Cell::Val(Value::str(&b"%.6g"[..]));
+        me.globals[V_OFMT] = Cell::Val(Value::str(&b"%.6g"[..]));
+        me.globals[V_RSTART] = Cell::Val(Value::Num(0.0));
+        me.globals[V_RLENGTH] = Cell::Val(Value::Num(-1.0));
+        me.globals[V_IGNORECASE] = Cell::Val(Value::Num(0.0));
+        me.globals[V_FILENAME] = Cell::Val(Value::Uninit);
+        let mut env = Array::default();
+        for (k, v) in &me.ctx.env {
+            env.insert(Rc::from(k.as_bytes()), Value::strnum(v.as_bytes()));
+        }
+        me.globals[V_ENVIRON] = Cell::Arr(Rc::new(RefCell::new(env)));
+        let mut av = Array::default();
+        for (i, a) in argv.iter().enumerate() {
+            av.insert(key_num(i as f64), Value::strnum(a.as_bytes()));
+        }
+        me.globals[V_ARGC] = Cell::Val(Value::Num(argv.len() as f64));
+        me.globals[V_ARGV] = Cell::Arr(Rc::new(RefCell::new(av)));
+        let mut pi = Array::default();
+        pi.insert(Rc::from(&b"version"[..]), Value::str(&b"5.2.1"[..]));
+        pi.insert(
+            Rc::from(&b"strftime"[..]),
+            Value::str(&b"%a %b %e %H:%M:%S %Z %Y"[..]),
+        );
+        pi.insert(Rc::from(&b"FS"[..]), Value::str(&b"FS"[..]));
+        me.globals[V_PROCINFO] = Cell::Arr(Rc::new(RefCell::new(pi)));
+        for (name, val) in assigns {
+            me.assign_cmdline(&name, &val)?;
+        }
+        Ok(me)
+    }
+
+    /// `-v name=value` and `name=value` operands: escapes processed, value a strnum.
+    fn assign_cmdline(&mut self, name: &str, val: &str) -> R<()> {
+        let Some(idx) = self.prog.globals.iter().position(|g| g == name) else {
+            return Ok(());
+        };
+        let v = Value::strnum(&unescape(val.as_bytes()));
+        if matches!(self.globals[idx], Cell::Arr(_)) {
+            return Err(Fail::Fatal(format!(
+                "cannot use array `{name}' in scalar context"
+            )));
+        }
+        self.set_global(idx, v)
+    }
+
+    // ---- messages ----
+
+    pub fn location(&self) -> String {
+        if self.cur_line == 0 {
+            "awk: ".to_string()
+        } else {
+            format!("awk: {}:{}: ", self.src_name, self.cur_line)
+        }
+    }
+
+    fn warn(&mut self, msg: &str) {
+        let text = format!("{}warning: {msg}\n", self.location());
+        let _ = self.flush_stdout();
+        let _ = self.rt.block_on(self.ctx.stderr.write_str(&text));
+    }
+
+    // ---- running ----
+
+    fn tick(&mut self) -> R<()> {
+        self.ticks += 1;
+        if self.ticks >= TICKS_PER_CHECK {
+            self.ticks = 0;
+            if self.ctx.cancel.is_cancelled() {
+                return Err(Fail::Stop(Interrupt::Cancelled));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the whole program; the result is the exit status.
+    pub fn run(&mut self) -> R<i32> {
+        let prog = self.prog.clone();
+        let exiting = match self.exec_block(&prog.begin) {
+            Ok(Flow::Exit) | Err(Fail::Exit) => true,
+            Ok(_) => false,
+            Err(Fail::Next | Fail::NextFile) => {
+                return Err(Fail::Fatal("`next' used in BEGIN action".into()));
+            }
+            Err(e) => return Err(e),
+        };
+        if !exiting && prog.has_main {
+            self.main_loop(&prog)?;
+        }
+        self.in_end = true;
+        // END runs after exit, unless exit came from END itself.
+        match self.exec_block(&prog.end) {
+            Ok(_) | Err(Fail::Exit) => {}
+            Err(e) => return Err(e),
+        }
+        self.finish()?;
+        Ok(self.exit_code)
+    }
+
+    fn main_loop(&mut self, prog: &Program) -> R<bool> {
+        loop {
+            let Some(rec) = self.next_main_record()? else {
+                return Ok(false);
+            };
+            self.set_record(rec);
+            self.nr += 1.0;
+            self.fnr += 1.0;
+            let flow = match self.run_rules(prog) {
+                Ok(f) => f,
+                Err(Fail::Exit) => Flow::Exit,
+                Err(Fail::Next) => Flow::Normal,
+                Err(Fail::NextFile) => Flow::NextFile,
+                Err(e) => return Err(e),
+            };
+            match flow {
+                Flow::Exit => return Ok(true),
+                Flow::NextFile => {
+                    self.main.cur = None;
+                    if !prog.endfile.is_empty()
+                        && let Flow::Exit = self.exec_block(&prog.endfile)?
+                    {
+                        return Ok(true);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn run_rules(&mut self, prog: &Program) -> R<Flow> {
+        for (i, rule) in prog.rules.iter().enumerate() {
+            let hit = match &rule.pattern {
+                Pattern::All => true,
+                Pattern::Expr(e) => self.cond(e)?,
+                Pattern::Range(a, b) => {
+                    if self.range_active[i] {
+                        if self.cond(b)? {
+                            self.range_active[i] = false;
+                        }
+                        true
+                    } else if self.cond(a)? {
+                        if !self.cond(b)? {
+                            self.range_active[i] = true;
+                        }
+                        true
+                    } else {
+                        false
+                    }
+                }
+            };
+            if !hit {
+                continue;
+            }
+            match &rule.action {
+                None => {
+                    let rec = self.record_bytes();
+                    self.out.extend_from_slice(&rec);
+                    let ors = self.ors.clone();
+                    self.out.extend_from_slice(&ors);
+                    self.maybe_flush()?;
+                }
+                Some(body) => match self.exec_block(body)? {
+                    Flow::Next => return Ok(Flow::Normal),
+                    f @ (Flow::Exit | Flow::NextFile) => return Ok(f),
+                    _ => {}
+                },
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    // ---- variables ----
+
+    fn cell_value(&self, i: usize) -> Value {
+        match &self.globals[i] {
+            Cell::Val(v) => v.clone(),
+            _ => Value::Uninit,
+        }
+    }
+
+    fn global_str(&self, i: usize) -> Str {
+        self.cell_value(i).to_str_with(&self.convfmt)
+    }
+
+    fn get_global(&mut self, i: usize) -> R<Value> {
+        match i {
+            V_NF => {
+                self.ensure_split();
+                Ok(Value::Num(self.nf as f64))
+            }
+            V_NR => Ok(Value::Num(self.nr)),
+            V_FNR => Ok(Value::Num(self.fnr)),
+            _ => match &self.globals[i] {
+                Cell::Val(v) => Ok(v.clone()),
+                Cell::Uninit => Ok(Value::Uninit),
+                Cell::Arr(_) => Err(Fail::Fatal(format!(
+                    "attempt to use array `{}' in a scalar context",
+                    self.prog.globals[i]
+                ))),
+            },
+        }
+    }
+
+    fn set_global_raw(&mut self, i: usize, v: Value) {
+        self.globals[i] = Cell::Val(v);
+    }
+
+    fn set_global(&mut self, i: usize, v: Value) -> R<()> {
+        if let Cell::Arr(_) = self.globals[i] {
+            return Err(Fail::Fatal(format!(
+                "attempt to use array `{}' in a scalar context",
+                self.prog.globals[i]
+            )));
+        }
+        if i >= SPECIALS.len() {
+            self.globals[i] = Cell::Val(v);
+            return Ok(());
+        }
+        match i {
+            V_NF => return self.set_nf(v.to_num()),
+            V_NR => {
+                self.nr = v.to_num();
+                return Ok(());
+            }
+            V_FNR => {
+                self.fnr = v.to_num();
+                return Ok(());
+            }
+            _ => {}
+        }
+        let s = v.to_str_with(&self.convfmt).to_vec();
+        self.globals[i] = Cell::Val(v);
+        match i {
+            V_FS => {
+                // The current record keeps the separator it was read with.
+                self.ensure_split();
+                self.update_fs()?;
+            }
+            V_RS => self.update_rs(&s)?,
+            V_OFS => self.ofs = s,
+            V_ORS => self.ors = s,
+            V_SUBSEP => self.subsep = s,
+            V_CONVFMT => self.convfmt = s,
+            V_OFMT => self.ofmt = s,
+            V_IGNORECASE => {
+                self.ignorecase = self.cell_value(V_IGNORECASE).truthy();
+                self.ensure_split();
+                self.update_fs()?;
+                let rs = self.global_str(V_RS).to_vec();
+                self.update_rs(&rs)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn update_fs(&mut self) -> R<()> {
+        let fs = self.global_str(V_FS).to_vec();
+        let para = matches!(self.rs_mode, RsMode::Para);
+        self.fs_mode = self.fs_mode_for(&fs, para)?;
+        Ok(())
+    }
+
+    fn fs_mode_for(&mut self, fs: &[u8], para: bool) -> R<FsMode> {
+        Ok(match fs {
+            b" " => FsMode::Space,
+            b"" => FsMode::Chars,
+            [c] if *c != b'\\' && !(self.ignorecase && c.is_ascii_alphabetic()) && !para => {
+                FsMode::Byte(*c)
+            }
+            [b'\t'] => FsMode::Byte(b'\t'),
+            _ => {
+                let mut pat = if fs.len() == 1 {
+                    // A single character is literal.
+                    let mut p = b"[".to_vec();
+                    if fs[0] == b'\\' || fs[0] == b'^' {
+                        p.push(b'\\');
+                    }
+                    p.push(fs[0]);
+                    p.push(b']');
+                    p
+                } else {
+                    fs.to_vec()
+                };
+                if para {
+                    pat = [b"(".as_slice(), &pat, b")|\n"].concat();
+                }
+                FsMode::Regex(self.dyn_regex(&pat)?)
+            }
+        })
+    }
+
+    fn update_rs(&mut self, rs: &[u8]) -> R<()> {
+        self.rs_mode = match rs {
+            b"" => RsMode::Para,
+            [c] if !(self.ignorecase && c.is_ascii_alphabetic()) => RsMode::Byte(*c),
+            _ => RsMode::Regex(self.dyn_regex(rs)?),
+        };
+        self.update_fs()
+    }
+
+    fn local(&mut self, i: usize) -> &mut Cell {
+        let frame = self.frames.last_mut();
+        match frame {
+            Some(f) => &mut f[i],
+            None => unreachable_cell(),
+        }
+    }
+
+    fn var_cell(&mut self, v: Var) -> &mut Cell {
+        match v {
+            Var::Global(i) => &mut self.globals[i],
+            Var::Local(i) => self.local(i),
+        }
+    }
+
+    fn var_name(&self, v: Var) -> String {
+        match v {
+            Var::Global(i) => self.prog.globals[i].clone(),
+            Var::Local(i) => format!("parameter #{}", i + 1),
+        }
+    }
+
+    fn get_var(&mut self, v: Var) -> R<Value> {
+        match v {
+            Var::Global(i) => self.get_global(i),
+            Var::Local(_) => match self.var_cell(v) {
+                Cell::Val(x) => Ok(x.clone()),
+                Cell::Uninit => Ok(Value::Uninit),
+                Cell::Arr(_) => Err(Fail::Fatal(format!(
+                    "attempt to use array `{}' in a scalar context",
+                    self.var_name(v)
+                ))),
+            },
+        }
+    }
+
+    fn set_var(&mut self, v: Var, val: Value) -> R<()> {
+        match v {
+            Var::Global(i) => self.set_global(i, val),
+            Var::Local(_) => {
+                let name = self.var_name(v);
+                let c = self.var_cell(v);
+                if let Cell::Arr(_) = c {
+                    return Err(Fail::Fatal(format!(
+                        "attempt to use array `{name}' in a scalar context"
+                    )));
+                }
+                *c = Cell::Val(val);
+                Ok(())
+            }
+        }
+    }
+
+    /// The array a variable names, created if it was untyped.
+    fn array(&mut self, v: Var) -> R<ArrRef> {
+        let name = self.var_name(v);
+        let c = self.var_cell(v);
+        match c {
+            Cell::Arr(a) => Ok(a.clone()),
+            Cell::Uninit | Cell::Val(Value::Uninit) => {
+                let a = Rc::new(RefCell::new(Array::default()));
+                *c = Cell::Arr(a.clone());
+                Ok(a)
+            }
+            Cell::Val(_) => Err(Fail::Fatal(format!(
+                "attempt to use scalar `{name}' as an array"
+            ))),
+        }
+    }
+
+    fn charge(&mut self, bytes: usize) -> R<()> {
+        self.mem_used += bytes;
+        if self.mem_used > self.mem.bytes() {
+            self.mem
+                .resize(self.mem_used + CHARGE_STEP)
+                .map_err(|e| Fail::Stop(Interrupt::OutOfMemory(e)))?;
+        }
+        Ok(())
+    }
+
+    fn subscript(&mut self, subs: &[Expr]) -> R<Str> {
+        if subs.len() == 1 {
+            let v = self.eval(&subs[0])?;
+            return Ok(key_of(&v, &self.convfmt));
+        }
+        let mut k = Vec::new();
+        for (i, s) in subs.iter().enumerate() {
+            if i > 0 {
+                k.extend_from_slice(&self.subsep);
+            }
+            let v = self.eval(s)?;
+            match v {
+                Value::Num(n) if n == n.trunc() && n.abs() < 1e16 => push_num(&mut k, n, b"%d"),
+                other => other.append_to(&mut k, &self.convfmt),
+            }
+        }
+        Ok(Rc::from(k))
+    }
+
+    fn elem_get(&mut self, v: Var, subs: &[Expr]) -> R<Value> {
+        let key = self.subscript(subs)?;
+        let arr = self.array(v)?;
+        let mut a = arr.borrow_mut();
+        if let Some(x) = a.get(&key) {
+            return Ok(x.clone());
+        }
+        // Referencing an element creates it.
+        let n = key.len() + ELEM_OVERHEAD;
+        a.insert(key, Value::Uninit);
+        drop(a);
+        self.charge(n)?;
+        Ok(Value::Uninit)
+    }
+
+    fn elem_set(&mut self, v: Var, key: Str, val: Value) -> R<()> {
+        let arr = self.array(v)?;
+        let extra = match &val {
+            Value::Str(s) | Value::StrNum(s) => s.len(),
+            _ => 0,
+        };
+        let n = key.len() + ELEM_OVERHEAD + extra;
+        let fresh = arr.borrow_mut().insert(key, val).is_none();
+        if fresh {
+            self.charge(n)?;
+        } else if extra > 0 {
+            self.charge(extra)?;
+        }
+        Ok(())
+    }
+
+    // ---- lvalues ----
+
+    fn lv_get(&mut self, lv: &LValue) -> R<Value> {
+        match lv {
+            LValue::Var(v) => self.get_var(*v),
+            LValue::Field(e) => {
+                let i = self.field_index(e)?;
+                Ok(self.get_field(i))
+            }
+            LValue::Elem(v, subs) => self.elem_get(*v, subs),
+        }
+    }
+
+    fn field_index(&mut self, e: &Expr) -> R<usize> {
+        let n = self.eval(e)?.to_num();
+        if n < 0.0 {
+            return Err(Fail::Fatal(format!("attempt to access field {}", n as i64)));
+        }
+        Ok(n as usize)
+    }
+
+    /// Assigns through an lvalue, evaluating its parts first; returns the value.
+    fn assign_with(
+        &mut self,
+        lv: &LValue,
+        f: &mut dyn FnMut(&mut Interp, Value) -> R<Value>,
+    ) -> R<Value> {
+        match lv {
+            LValue::Var(v) => {
+                let old = self.get_var(*v)?;
+                let new = f(self, old)?;
+                self.set_var(*v, new.clone())?;
+                Ok(new)
+            }
+            LValue::Field(e) => {
+                let i = self.field_index(e)?;
+                let old = self.get_field(i);
+                let new = f(self, old)?;
+                self.set_field(i, new.clone())?;
+                Ok(new)
+            }
+            LValue::Elem(v, subs) => {
+                let key = self.subscript(subs)?;
+                let arr = self.array(*v)?;
+                let old = arr.borrow().get(&key).cloned().unwrap_or_default();
+                let new = f(self, old)?;
+                self.elem_set(*v, key, new.clone())?;
+                Ok(new)
+            }
+        }
+    }
+
+    fn assign(&mut self, lv: &LValue, val: Value) -> R<()> {
+        match lv {
+            LValue::Var(v) => self.set_var(*v, val),
+            LValue::Field(e) => {
+                let i = self.field_index(e)?;
+                self.set_field(i, val)
+            }
+            LValue::Elem(v, subs) => {
+                let key = self.subscript(subs)?;
+                self.elem_set(*v, key, val)
+            }
+        }
+    }
+
+    // ---- statements ----
+
+    fn exec_block(&mut self, body: &[Stmt]) -> R<Flow> {
+        for s in body {
+            match self.exec(s)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec(&mut self, s: &Stmt) -> R<Flow> {
+        match s {
+            Stmt::Line(n) => {
+                self.cur_line = *n;
+            }
+            Stmt::Expr(e) => {
+                self.eval(e)?;
+            }
+            Stmt::Print(args, dest) => {
+                let mut buf = Vec::new();
+                if args.is_empty() {
+                    buf = self.record_bytes();
+                } else {
+                    for (i, a) in args.iter().enumerate() {
+                        if i > 0 {
+                            buf.extend_from_slice(&self.ofs);
+                        }
+                        let v = self.eval(a)?;
+                        match v {
+                            Value::Num(n) => push_num(&mut buf, n, &self.ofmt),
+                            other => other.append_to(&mut buf, &self.convfmt),
+                        }
+                    }
+                }
+                buf.extend_from_slice(&self.ors);
+                let d = self.dest(dest)?;
+                self.emit(d, &buf)?;
+            }
+            Stmt::Printf(args, dest) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                let fmt = vals[0].to_str_with(&self.convfmt);
+                let buf = self.format(&fmt, &vals[1..])?;
+                let d = self.dest(dest)?;
+                self.emit(d, &buf)?;
+            }
+            Stmt::If(c, t, e) => {
+                if self.cond(c)? {
+                    return self.exec(t);
+                } else if let Some(e) = e {
+                    return self.exec(e);
+                }
+            }
+            Stmt::While(c, b) => {
+                while self.cond(c)? {
+                    self.tick()?;
+                    match self.exec(b)? {
+                        Flow::Break => break,
+                        Flow::Normal | Flow::Continue => {}
+                        other => return Ok(other),
+                    }
+                }
+            }
+            Stmt::Do(b, c) => loop {
+                self.tick()?;
+                match self.exec(b)? {
+                    Flow::Break => break,
+                    Flow::Normal | Flow::Continue => {}
+                    other => return Ok(other),
+                }
+                if !self.cond(c)? {
+                    break;
+                }
+            },
+            Stmt::For(init, c, step, b) => {
+                if let Some(i) = init {
+                    self.exec(i)?;
+                }
+                loop {
+                    if let Some(c) = c
+                        && !self.cond(c)?
+                    {
+                        break;
+                    }
+                    self.tick()?;
+                    match self.exec(b)? {
+                        Flow::Break => break,
+                        Flow::Normal | Flow::Continue => {}
+                        other => return Ok(other),
+                    }
+                    if let Some(s) = step {
+                        self.exec(s)?;
+                    }
+                }
+            }
+            Stmt::ForIn(k, a, b) => {
+                let arr = self.array(*a)?;
+                let keys = self.sorted_keys(&arr);
+                for key in keys {
+                    self.tick()?;
+                    self.set_var(*k, Value::StrNum(key))?;
+                    match self.exec(b)? {
+                        Flow::Break => break,
+                        Flow::Normal | Flow::Continue => {}
+                        other => return Ok(other),
+                    }
+                }
+            }
+            Stmt::Block(b) => return self.exec_block(b),
+            Stmt::Next => {
+                if self.in_end {
+                    return Err(Fail::Fatal("`next' used in END action".into()));
+                }
+                return Ok(Flow::Next);
+            }
+            Stmt::NextFile => return Ok(Flow::NextFile),
+            Stmt::Exit(e) => {
+                if let Some(e) = e {
+                    self.exit_code = self.eval(e)?.to_num() as i32;
+                }
+                return Ok(Flow::Exit);
+            }
+            Stmt::Return(e) => {
+                let v = match e {
+                    Some(e) => self.eval(e)?,
+                    None => Value::Uninit,
+                };
+                return Ok(Flow::Return(v));
+            }
+            Stmt::Break => return Ok(Flow::Break),
+            Stmt::Continue => return Ok(Flow::Continue),
+            Stmt::Delete(v, subs) => {
+                let arr = self.array(*v)?;
+                match subs {
+                    None => {
+                        arr.borrow_mut().clear();
+                    }
+                    Some(subs) => {
+                        let key = self.subscript(subs)?;
+                        arr.borrow_mut().shift_remove(&key);
+                    }
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn dest(&mut self, dest: &Option<(Redir, Expr)>) -> R<Option<(Redir, Vec<u8>)>> {
+        match dest {
+            None => Ok(None),
+            Some((k, e)) => {
+                let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                if name.is_empty() {
+                    return Err(Fail::Fatal(
+                        "expression for `>' redirection has null string value".into(),
+                    ));
+                }
+                Ok(Some((*k, name)))
+            }
+        }
+    }
+
+    fn format(&mut self, fmt: &[u8], vals: &[Value]) -> R<Vec<u8>> {
+        match sprintf(fmt, vals, &self.convfmt) {
+            Ok(b) => Ok(b),
+            Err(e) => Err(Fail::Fatal(format!(
+                "not enough arguments to satisfy format string\n\t`{}'\n\t{}^ ran out for this one",
+                lossy(fmt),
+                " ".repeat(e.at + 1)
+            ))),
+        }
+    }
+
+    /// Keys in the order for-in visits them (PROCINFO["sorted_in"] when set).
+    fn sorted_keys(&mut self, arr: &ArrRef) -> Vec<Str> {
+        let order = match &self.globals[V_PROCINFO] {
+            Cell::Arr(p) => p
+                .borrow()
+                .get(&b"sorted_in"[..])
+                .map(|v| v.to_str_with(b"%.6g").to_vec()),
+            _ => None,
+        };
+        let a = arr.borrow();
+        let mut entries: Vec<(Str, Value)> =
+            a.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        drop(a);
+        match order.as_deref() {
+            Some(b"@ind_str_asc") => entries.sort_by(|x, y| x.0.cmp(&y.0)),
+            Some(b"@ind_str_desc") => entries.sort_by(|x, y| y.0.cmp(&x.0)),
+            Some(b"@ind_num_asc") => entries.sort_by(|x, y| {
+                str_to_num(&x.0)
+                    .total_cmp(&str_to_num(&y.0))
+                    .then(x.0.cmp(&y.0))
+            }),
+            Some(b"@ind_num_desc") => entries.sort_by(|x, y| {
+                str_to_num(&y.0)
+                    .total_cmp(&str_to_num(&x.0))
+                    .then(y.0.cmp(&x.0))
+            }),
+            Some(b"@val_num_asc") => {
+                entries.sort_by(|x, y| x.1.to_num().total_cmp(&y.1.to_num()).then(x.0.cmp(&y.0)))
+            }
+            Some(b"@val_num_desc") => {
+                entries.sort_by(|x, y| y.1.to_num().total_cmp(&x.1.to_num()).then(y.0.cmp(&x.0)))
+            }
+            Some(b"@val_str_asc") => {
+                let c = self.convfmt.clone();
+                entries.sort_by(|x, y| {
+                    x.1.to_str_with(&c)
+                        .cmp(&y.1.to_str_with(&c))
+                        .then(x.0.cmp(&y.0))
+                })
+            }
+            Some(b"@val_str_desc") => {
+                let c = self.convfmt.clone();
+                entries.sort_by(|x, y| {
+                    y.1.to_str_with(&c)
+                        .cmp(&x.1.to_str_with(&c))
+                        .then(y.0.cmp(&x.0))
+                })
+            }
+            Some(b"@val_type_asc")
+            | Some(b"@val_type_desc")
+            | Some(b"@unsorted")
+            | None
+            | Some(_) => {
+                // Integer keys ascending first (as gawk's integer arrays go), then the
+                // others in insertion order.
+                let mut ints: Vec<(i64, Str)> = Vec::new();
+                let mut rest: Vec<Str> = Vec::new();
+                for (k, _) in entries {
+                    match int_key(&k) {
+                        Some(n) => ints.push((n, k)),
+                        None => rest.push(k),
+                    }
+                }
+                ints.sort_by_key(|x| x.0);
+                return ints.into_iter().map(|x| x.1).chain(rest).collect();
+            }
+        }
+        entries.into_iter().map(|x| x.0).collect()
+    }
+
+    // ---- expressions ----
+
+    fn cond(&mut self, e: &Expr) -> R<bool> {
+        Ok(self.eval(e)?.truthy())
+    }
+
+    pub fn regex_for(&mut self, e: &Expr) -> R<Rc<Regex>> {
+        if let Expr::Regex(i) = e {
+            return self.literal_regex(*i);
+        }
+        let v = self.eval(e)?;
+        let s = v.to_str_with(&self.convfmt);
+        self.dyn_regex(&s)
+    }
+
+    fn literal_regex(&mut self, i: usize) -> R<Rc<Regex>> {
+        if !self.ignorecase {
+            return Ok(self.regexes[i].clone());
+        }
+        if let Some(r) = &self.regexes_ci[i] {
+            return Ok(r.clone());
+        }
+        let r = Rc::new(re::compile(self.prog.regexes[i].as_bytes(), true).map_err(Fail::Fatal)?);
+        self.regexes_ci[i] = Some(r.clone());
+        Ok(r)
+    }
+
+    pub fn dyn_regex(&mut self, s: &[u8]) -> R<Rc<Regex>> {
+        let key = (s.to_vec(), self.ignorecase);
+        if let Some(r) = self.dyn_cache.get(&key) {
+            return Ok(r.clone());
+        }
+        let r = Rc::new(re::compile(s, self.ignorecase).map_err(Fail::Fatal)?);
+        if self.dyn_cache.len() >= DYN_REGEX_CACHE {
+            self.dyn_cache.clear();
+        }
+        self.dyn_cache.insert(key, r.clone());
+        Ok(r)
+    }
+
+    fn compare(&self, a: &Value, b: &Value) -> std::cmp::Ordering {
+        if a.is_numeric() && b.is_numeric() {
+            let (x, y) = (a.to_num(), b.to_num());
+            return x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+        }
+        let x = a.to_str_with(&self.convfmt);
+        let y = b.to_str_with(&self.convfmt);
+        x.cmp(&y)
+    }
+
+    pub fn eval(&mut self, e: &Expr) -> R<Value> {
+        Ok(match e {
+            Expr::Const(v) => v.clone(),
+            Expr::Regex(i) => {
+                let re = self.literal_regex(*i)?;
+                if self.rec_stale {
+                    self.rebuild_record();
+                }
+                Value::Num(bool_num(re.is_match(&self.rec)))
+            }
+            Expr::Lv(lv) => self.lv_get(lv)?,
+            Expr::Group(e) => self.eval(e)?,
+            Expr::Assign(lv, rhs) => {
+                // gawk evaluates the right side first for simple variables.
+                let v = self.eval(rhs)?;
+                let v = match v {
+                    Value::Uninit => Value::Uninit,
+                    other => other,
+                };
+                self.assign(lv, v.clone())?;
+                v
+            }
+            Expr::AugAssign(op, lv, rhs) => {
+                let r = self.eval(rhs)?.to_num();
+                let op = *op;
+                self.assign_with(lv, &mut |me, old| {
+                    Ok(Value::Num(me.arith(op, old.to_num(), r)?))
+                })?
+            }
+            Expr::IncDec { lv, delta, prefix } => {
+                let d = *delta;
+                let mut before = 0.0;
+                let new = self.assign_with(lv, &mut |_, old| {
+                    before = old.to_num();
+                    Ok(Value::Num(before + d))
+                })?;
+                if *prefix { new } else { Value::Num(before) }
+            }
+            Expr::Cond(c, a, b) => {
+                if self.cond(c)? {
+                    self.eval(a)?
+                } else {
+                    self.eval(b)?
+                }
+            }
+            Expr::And(a, b) => Value::Num(bool_num(self.cond(a)? && self.cond(b)?)),
+            Expr::Or(a, b) => Value::Num(bool_num(self.cond(a)? || self.cond(b)?)),
+            Expr::Not(a) => Value::Num(bool_num(!self.cond(a)?)),
+            Expr::Arith(op, a, b) => {
+                let x = self.eval(a)?.to_num();
+                let y = self.eval(b)?.to_num();
+                Value::Num(self.arith(*op, x, y)?)
+            }
+            Expr::Neg(a) => Value::Num(-self.eval(a)?.to_num()),
+            Expr::Plus(a) => Value::Num(self.eval(a)?.to_num()),
+            Expr::Cmp(op, a, b) => {
+                let x = self.eval(a)?;
+                let y = self.eval(b)?;
+                let o = self.compare(&x, &y);
+                use std::cmp::Ordering::*;
+                Value::Num(bool_num(match op {
+                    Cmp::Lt => o == Less,
+                    Cmp::Le => o != Greater,
+                    Cmp::Eq => o == Equal,
+                    Cmp::Ne => o != Equal,
+                    Cmp::Ge => o != Less,
+                    Cmp::Gt => o == Greater,
+                }))
+            }
+            Expr::Match(neg, a, b) => {
+                let s = self.eval(a)?.to_str_with(&self.convfmt);
+                let re = self.regex_for(b)?;
+                Value::Num(bool_num(re.is_match(&s) != *neg))
+            }
+            Expr::Concat(a, b) => {
+                let x = self.eval(a)?;
+                let y = self.eval(b)?;
+                let mut out = Vec::new();
+                x.append_to(&mut out, &self.convfmt);
+                y.append_to(&mut out, &self.convfmt);
+                if out.len() > MAX_STRING {
+                    return Err(Fail::Fatal(format!(
+                        "string of {} bytes is longer than the limit of {MAX_STRING}",
+                        out.len()
+                    )));
+                }
+                Value::str(out)
+            }
+            Expr::In(subs, v) => {
+                let key = self.subscript(subs)?;
+                let arr = self.array(*v)?;
+                let has = arr.borrow().contains_key(&key);
+                Value::Num(bool_num(has))
+            }
+            Expr::List(_) => return Err(Fail::Fatal("syntax error".into())),
+            Expr::Call(fi, args) => self.call(*fi, args)?,
+            Expr::Builtin(name, args) => self.builtin(name, args)?,
+            Expr::Getline(src, lv) => self.getline(src, lv.as_deref())?,
+        })
+    }
+
+    fn arith(&mut self, op: Arith, x: f64, y: f64) -> R<f64> {
+        Ok(match op {
+            Arith::Add => x + y,
+            Arith::Sub => x - y,
+            Arith::Mul => x * y,
+            Arith::Div => {
+                if y == 0.0 {
+                    return Err(Fail::Fatal("division by zero attempted".into()));
+                }
+                x / y
+            }
+            Arith::Mod => {
+                if y == 0.0 {
+                    return Err(Fail::Fatal("division by zero attempted in `%'".into()));
+                }
+                x % y
+            }
+            Arith::Pow => pow(x, y),
+        })
+    }
+
+    fn call(&mut self, fi: usize, args: &[Expr]) -> R<Value> {
+        let prog = self.prog.clone();
+        let f = &prog.funcs[fi];
+        if args.len() > f.nparams {
+            return Err(Fail::Fatal(format!(
+                "function `{}' called with more arguments than declared",
+                f.name
+            )));
+        }
+        if self.frames.len() >= MAX_CALL_DEPTH {
+            return Err(Fail::Fatal(format!(
+                "function `{}': call nesting too deep (limit {MAX_CALL_DEPTH})",
+                f.name
+            )));
+        }
+        self.tick()?;
+        let mut frame = vec![Cell::Uninit; f.nparams];
+        for (i, a) in args.iter().enumerate() {
+            if let Expr::Lv(LValue::Var(v)) = a {
+                let want_arr = f.array_params.get(i).copied().unwrap_or(false);
+                let cell = self.var_cell(*v).clone();
+                match cell {
+                    Cell::Arr(r) => {
+                        frame[i] = Cell::Arr(r);
+                        continue;
+                    }
+                    Cell::Uninit | Cell::Val(Value::Uninit) if want_arr => {
+                        let r = self.array(*v)?;
+                        frame[i] = Cell::Arr(r);
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            frame[i] = Cell::Val(self.eval(a)?);
+        }
+        let saved_line = self.cur_line;
+        self.frames.push(frame);
+        let r = self.exec_block(&f.body);
+        self.frames.pop();
+        self.cur_line = saved_line;
+        match r? {
+            Flow::Return(v) => Ok(v),
+            Flow::Exit => Err(Fail::Exit),
+            Flow::Next => Err(Fail::Next),
+            Flow::NextFile => Err(Fail::NextFile),
+            _ => Ok(Value::Uninit),
+        }
+    }
+}
+
+fn unreachable_cell() -> &'static mut Cell {
+    // Locals only exist inside a call; the parser resolves no local outside one. Give a
+    // fresh throwaway cell rather than panic.
+    Box::leak(Box::new(Cell::Uninit))
+}
+
+pub fn bool_num(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+fn pow(x: f64, y: f64) -> f64 {
+    if y == y.trunc() && y.abs() < 1024.0 {
+        x.powi(y as i32)
+    } else {
+        x.powf(y)
+    }
+}
+
+/// The array key for a value: integers in decimal, other numbers with CONVFMT.
+pub fn key_of(v: &Value, convfmt: &[u8]) -> Str {
+    match v {
+        Value::Num(n) => key_num_fmt(*n, convfmt),
+        Value::Uninit => Rc::from(&b""[..]),
+        Value::Str(s) | Value::StrNum(s) => s.clone(),
+    }
+}
+
+fn key_num_fmt(n: f64, convfmt: &[u8]) -> Str {
+    let mut k = Vec::new();
+    push_num(&mut k, n, convfmt);
+    Rc::from(k)
+}
+
+pub fn key_num(n: f64) -> Str {
+    key_num_fmt(n, b"%.6g")
+}
+
+fn int_key(k: &[u8]) -> Option<i64> {
+    if k.is_empty() || k.len() > 18 {
+        return None;
+    }
+    let s = std::str::from_utf8(k).ok()?;
+    let n: i64 = s.parse().ok()?;
+    (n.to_string() == s).then_some(n)
+}
+
+/// Processes escapes in a `-v` value the way string literals are.
+pub fn unescape(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] != b'\\' || i + 1 >= s.len() {
+            out.push(s[i]);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let e = s[i];
+        i += 1;
+        match e {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'\\' => out.push(b'\\'),
+            b'"' => out.push(b'"'),
+            b'/' => out.push(b'/'),
+            b'a' => out.push(7),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'v' => out.push(11),
+            b'0'..=b'7' => {
+                let mut v = u32::from(e - b'0');
+                for _ in 0..2 {
+                    if i < s.len() && (b'0'..=b'7').contains(&s[i]) {
+                        v = v * 8 + u32::from(s[i] - b'0');
+                        i += 1;
+                    }
+                }
+                out.push((v & 0xff) as u8);
+            }
+            other => {
+                out.push(b'\\');
+                out.push(other);
+            }
+        }
+    }
+    out
+}
+
+// Helpers the builtins module uses.
+impl Interp {
+    pub fn convfmt(&self) -> Vec<u8> {
+        self.convfmt.clone()
+    }
+    pub fn eval_str(&mut self, e: &Expr) -> R<Str> {
+        let v = self.eval(e)?;
+        Ok(v.to_str_with(&self.convfmt))
+    }
+    pub fn eval_num(&mut self, e: &Expr) -> R<f64> {
+        Ok(self.eval(e)?.to_num())
+    }
+    pub fn set_rstart(&mut self, start: f64, len: f64) {
+        self.globals[V_RSTART] = Cell::Val(Value::Num(start));
+        self.globals[V_RLENGTH] = Cell::Val(Value::Num(len));
+    }
+    pub fn array_of(&mut self, e: &Expr, what: &str) -> R<ArrRef> {
+        match e {
+            Expr::Lv(LValue::Var(v)) => self.array(*v),
+            _ => Err(Fail::Fatal(format!(
+                "{what}: second argument is not an array"
+            ))),
+        }
+    }
+    pub fn is_array_expr(&mut self, e: &Expr) -> bool {
+        match e {
+            Expr::Lv(LValue::Var(v)) => matches!(self.var_cell(*v), Cell::Arr(_)),
+            _ => false,
+        }
+    }
+    pub fn lv_assign(&mut self, lv: &LValue, v: Value) -> R<()> {
+        self.assign(lv, v)
+    }
+    pub fn lv_value(&mut self, lv: &LValue) -> R<Value> {
+        self.lv_get(lv)
+    }
+    pub fn charge_elems(&mut self, bytes: usize) -> R<()> {
+        self.charge(bytes)
+    }
+    pub fn do_system(&mut self, cmd: &[u8]) -> R<f64> {
+        self.system(cmd)
+    }
+    pub fn do_close(&mut self, name: &[u8]) -> R<f64> {
+        self.close_stream(name)
+    }
+    pub fn do_fflush(&mut self, name: Option<&[u8]>) -> R<f64> {
+        match name {
+            None => {
+                self.flush_all()?;
+                Ok(0.0)
+            }
+            Some(n) => {
+                if n == b"/dev/stdout" {
+                    self.flush_stdout()?;
+                    return Ok(0.0);
+                }
+                if self.outs.contains_key(n) {
+                    self.flush_stdout()?;
+                    self.flush_stream(n)?;
+                    Ok(0.0)
+                } else {
+                    Ok(-1.0)
+                }
+            }
+        }
+    }
+    pub fn rand_next(&mut self) -> f64 {
+        // xorshift64*: fast, and fine for awk's rand().
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        let v = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (v >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn srand(&mut self, seed: f64) -> f64 {
+        let prev = self.seed;
+        self.seed = seed;
+        self.rng = (seed.to_bits() ^ 0x9E37_79B9_7F4A_7C15) | 1;
+        prev
+    }
+    pub fn record_text(&mut self) -> Vec<u8> {
+        self.record_bytes()
+    }
+    pub fn looks_num(s: &[u8]) -> bool {
+        looks_numeric(s)
+    }
+    pub fn warning(&mut self, msg: &str) {
+        self.warn(msg)
+    }
+}

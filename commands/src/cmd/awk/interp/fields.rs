@@ -1,0 +1,210 @@
+//! Records and fields: lazy splitting into byte ranges, field assignment and the
+//! rebuilding of `$0` with OFS.
+
+use super::*;
+
+impl Interp {
+    // ---- records and fields ----
+
+    pub(super) fn set_record(&mut self, text: Vec<u8>) {
+        self.rec = text;
+        self.split_done = false;
+        self.owned = None;
+        self.rec_stale = false;
+    }
+
+    pub(super) fn ensure_split(&mut self) {
+        if self.split_done {
+            return;
+        }
+        self.split_done = true;
+        self.ranges.clear();
+        let mode = self.effective_fs();
+        split_into(&self.rec, &mode, &mut self.ranges);
+        self.nf = self.ranges.len();
+    }
+
+    pub(super) fn effective_fs(&self) -> FsMode {
+        self.fs_mode.clone()
+    }
+
+    pub(super) fn materialize(&mut self) {
+        self.ensure_split();
+        if self.owned.is_none() {
+            let v: Vec<Value> = self
+                .ranges
+                .iter()
+                .map(|&(a, b)| Value::strnum(&self.rec[a..b]))
+                .collect();
+            self.owned = Some(v);
+        }
+    }
+
+    pub(super) fn record_bytes(&mut self) -> Vec<u8> {
+        if self.rec_stale {
+            self.rebuild_record();
+        }
+        self.rec.clone()
+    }
+
+    pub(super) fn rebuild_record(&mut self) {
+        self.rec_stale = false;
+        let mut out = Vec::new();
+        if let Some(f) = &self.owned {
+            for (i, v) in f.iter().take(self.nf).enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(&self.ofs);
+                }
+                v.append_to(&mut out, &self.convfmt);
+            }
+        }
+        // Fields stay as they are (no re-split): gawk keeps them.
+        self.rec = out;
+    }
+
+    pub(super) fn get_field(&mut self, i: usize) -> Value {
+        if i == 0 {
+            if self.rec_stale {
+                self.rebuild_record();
+            }
+            return Value::strnum(&self.rec);
+        }
+        self.ensure_split();
+        if i > self.nf {
+            return Value::Uninit;
+        }
+        match &self.owned {
+            Some(f) => f.get(i - 1).cloned().unwrap_or_default(),
+            None => {
+                let (a, b) = self.ranges[i - 1];
+                Value::strnum(&self.rec[a..b])
+            }
+        }
+    }
+
+    pub(super) fn set_field(&mut self, i: usize, v: Value) -> R<()> {
+        if i == 0 {
+            let mut s = Vec::new();
+            v.append_to(&mut s, &self.convfmt);
+            self.set_record(s);
+            return Ok(());
+        }
+        if i > 10_000_000 {
+            return Err(Fail::Fatal(format!("field index {i} is too large")));
+        }
+        self.materialize();
+        let convfmt = self.convfmt.clone();
+        if let Some(f) = self.owned.as_mut() {
+            f.truncate(self.nf);
+            while f.len() < i {
+                f.push(Value::Uninit);
+            }
+            // Field values keep their string form.
+            f[i - 1] = match v {
+                Value::Num(n) => Value::Num(n),
+                Value::Uninit => Value::Uninit,
+                other => Value::Str(other.to_str_with(&convfmt)),
+            };
+            if i > self.nf {
+                self.nf = i;
+            }
+        }
+        self.rec_stale = true;
+        Ok(())
+    }
+
+    pub(super) fn set_nf(&mut self, n: f64) -> R<()> {
+        if n < 0.0 {
+            return Err(Fail::Fatal("NF set to negative value".into()));
+        }
+        let n = n as usize;
+        if n > 10_000_000 {
+            return Err(Fail::Fatal(format!("NF set to {n}: too large")));
+        }
+        self.materialize();
+        if let Some(f) = self.owned.as_mut() {
+            f.truncate(n.min(self.nf));
+            while f.len() < n {
+                f.push(Value::Uninit);
+            }
+        }
+        self.nf = n;
+        self.rec_stale = true;
+        Ok(())
+    }
+}
+
+/// Splits `s` into field ranges by `mode`.
+pub(super) fn split_into(s: &[u8], mode: &FsMode, out: &mut Vec<(usize, usize)>) {
+    match mode {
+        FsMode::Space => {
+            let mut i = 0;
+            let n = s.len();
+            loop {
+                while i < n && matches!(s[i], b' ' | b'\t' | b'\n') {
+                    i += 1;
+                }
+                if i >= n {
+                    break;
+                }
+                let st = i;
+                while i < n && !matches!(s[i], b' ' | b'\t' | b'\n') {
+                    i += 1;
+                }
+                out.push((st, i));
+            }
+        }
+        FsMode::Byte(c) => {
+            if s.is_empty() {
+                return;
+            }
+            let mut st = 0;
+            for i in memchr::memchr_iter(*c, s) {
+                out.push((st, i));
+                st = i + 1;
+            }
+            out.push((st, s.len()));
+        }
+        FsMode::Chars => match super::super::value::as_chars(s) {
+            Some(t) => {
+                for (i, ch) in t.char_indices() {
+                    out.push((i, i + ch.len_utf8()));
+                }
+            }
+            None => {
+                for i in 0..s.len() {
+                    out.push((i, i + 1));
+                }
+            }
+        },
+        FsMode::Regex(re) => {
+            if s.is_empty() {
+                return;
+            }
+            let mut st = 0;
+            for m in re.find_iter(s) {
+                if m.start() == m.end() {
+                    continue;
+                }
+                out.push((st, m.start()));
+                st = m.end();
+            }
+            out.push((st, s.len()));
+        }
+    }
+}
+
+/// `split()` and field splitting share this: the pieces of `s` for a separator string.
+pub fn split_str(me: &mut Interp, s: &[u8], fs: Option<&Expr>) -> R<Vec<(usize, usize)>> {
+    let mode = match fs {
+        None => me.fs_mode.clone(),
+        Some(Expr::Regex(i)) => FsMode::Regex(me.literal_regex(*i)?),
+        Some(e) => {
+            let v = me.eval(e)?.to_str_with(&me.convfmt).to_vec();
+            me.fs_mode_for(&v, false)?
+        }
+    };
+    let mut out = Vec::new();
+    split_into(s, &mode, &mut out);
+    Ok(out)
+}

@@ -1,0 +1,440 @@
+//! The interpreter's input and output: the main input through ARGV, `getline` in its
+//! forms, redirections to files and commands, `close`, `fflush` and `system`.
+
+use super::*;
+
+impl Interp {
+    /// The next record of the main input, moving through ARGV's operands.
+    pub(super) fn next_main_record(&mut self) -> R<Option<Vec<u8>>> {
+        loop {
+            if self.main.done {
+                return Ok(None);
+            }
+            if self.main.cur.is_none() && !self.open_next_main()? {
+                self.main.done = true;
+                return Ok(None);
+            }
+            let mode = self.rs_mode.clone();
+            let rt = self.rt.clone();
+            let Some(reader) = self.main.cur.as_mut() else {
+                continue;
+            };
+            match reader.next(&rt, &mode) {
+                Ok(Some(rec)) => {
+                    self.set_global_raw(V_RT, Value::str(rec.rt));
+                    return Ok(Some(rec.text));
+                }
+                Ok(None) => {
+                    self.main.cur = None;
+                    let prog = self.prog.clone();
+                    if !prog.endfile.is_empty() {
+                        match self.exec_block(&prog.endfile)? {
+                            Flow::Exit => {
+                                self.main.done = true;
+                                return Ok(None);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Err(e) => {
+                    let name = self.global_str(V_FILENAME);
+                    return Err(self.read_error(&lossy(&name), e));
+                }
+            }
+        }
+    }
+
+    pub(super) fn read_error(&self, name: &str, e: ReadError) -> Fail {
+        match e {
+            ReadError::Fs(e) => Fail::Fatal(format!("error reading input file `{name}': {e}")),
+            ReadError::Mem(m) => Fail::Stop(Interrupt::OutOfMemory(m)),
+        }
+    }
+
+    pub(super) fn argv_get(&self, i: usize) -> Option<Value> {
+        match &self.globals[V_ARGV] {
+            Cell::Arr(a) => a.borrow().get(&key_num(i as f64)[..]).cloned(),
+            _ => None,
+        }
+    }
+
+    /// Opens the next operand; false when none is left.
+    pub(super) fn open_next_main(&mut self) -> R<bool> {
+        loop {
+            let argc = self.cell_value(V_ARGC).to_num();
+            if (self.main.argi as f64) >= argc {
+                if self.main.used_file {
+                    return Ok(false);
+                }
+                self.main.used_file = true;
+                let reader = Reader::stdin(&self.ctx);
+                self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
+                self.fnr = 0.0;
+                return self.begin_file();
+            }
+            let i = self.main.argi;
+            self.main.argi += 1;
+            let Some(arg) = self.argv_get(i) else {
+                continue;
+            };
+            let name = arg.to_str_with(b"%.6g");
+            if name.is_empty() {
+                continue;
+            }
+            if let Some(eq) = name.iter().position(|&b| b == b'=')
+                && eq > 0
+                && (name[0].is_ascii_alphabetic() || name[0] == b'_')
+                && name[..eq]
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            {
+                let (k, v) = (lossy(&name[..eq]), lossy(&name[eq + 1..]));
+                self.assign_cmdline(&k, &v)?;
+                continue;
+            }
+            self.main.used_file = true;
+            let fname = lossy(&name);
+            let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
+                Ok(r) => r,
+                Err(e) => {
+                    return Err(Fail::Fatal(format!(
+                        "cannot open file `{fname}' for reading: {e}"
+                    )));
+                }
+            };
+            self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
+            self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
+            self.fnr = 0.0;
+            return self.begin_file();
+        }
+    }
+
+    pub(super) fn begin_file(&mut self) -> R<bool> {
+        let prog = self.prog.clone();
+        if !prog.beginfile.is_empty() {
+            match self.exec_block(&prog.beginfile)? {
+                Flow::Exit => {
+                    self.main.done = true;
+                    self.main.cur = None;
+                    return Ok(false);
+                }
+                Flow::NextFile => self.main.cur = None,
+                _ => {}
+            }
+        }
+        Ok(true)
+    }
+
+    // ---- output ----
+
+    pub(super) fn maybe_flush(&mut self) -> R<()> {
+        if self.out.len() >= OUT_BUF || self.ctx.tty.is_some() {
+            self.flush_stdout()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush_stdout(&mut self) -> R<()> {
+        if !self.out.is_empty() {
+            let data = bytes::Bytes::from(std::mem::take(&mut self.out));
+            self.rt
+                .block_on(self.ctx.stdout.write_bytes(data))
+                .map_err(|e| Fail::Stop(Interrupt::from(e)))?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn flush_stream(&mut self, name: &[u8]) -> R<()> {
+        let rt = self.rt.clone();
+        let ctx = self.ctx.clone();
+        let Some(s) = self.outs.get_mut(name) else {
+            return Ok(());
+        };
+        if s.buf.is_empty() {
+            return Ok(());
+        }
+        let data = std::mem::take(&mut s.buf);
+        let res = match &mut s.dest {
+            Dest::Stdout => rt
+                .block_on(ctx.stdout.write_all(&data))
+                .map_err(|e| Fail::Stop(Interrupt::from(e))),
+            Dest::Stderr => rt
+                .block_on(ctx.stderr.write_all(&data))
+                .map_err(|e| Fail::Stop(Interrupt::from(e))),
+            Dest::File(h) => rt
+                .block_on(h.write(&data))
+                .map_err(|e| Fail::Fatal(format!("write failure on `{}': {e}", lossy(name)))),
+            Dest::Pipe { tx: Some(tx), .. } => {
+                // A command that stopped reading is not awk's error.
+                let _ = rt.block_on(tx.write_all(&data));
+                Ok(())
+            }
+            Dest::Pipe { tx: None, .. } => Ok(()),
+        };
+        res
+    }
+
+    pub(super) fn flush_all(&mut self) -> R<()> {
+        self.flush_stdout()?;
+        let names: Vec<Vec<u8>> = self.outs.keys().cloned().collect();
+        for n in names {
+            self.flush_stream(&n)?;
+        }
+        Ok(())
+    }
+
+    /// Opens (or finds) the output stream for a redirection.
+    pub(super) fn out_stream(&mut self, kind: Redir, name: &[u8]) -> R<()> {
+        if self.outs.contains_key(name) {
+            return Ok(());
+        }
+        if self.outs.len() + self.ins.len() >= MAX_OPEN_STREAMS {
+            return Err(Fail::Fatal(format!(
+                "cannot open `{}': too many open files",
+                lossy(name)
+            )));
+        }
+        let sname = lossy(name);
+        let dest = match kind {
+            Redir::Pipe => {
+                self.flush_all()?;
+                let (tx, rx) = crate::pipe();
+                let mut child = self.ctx.clone();
+                child.stdin = rx;
+                let launcher = self.ctx.launcher.clone();
+                let argv = vec!["sh".to_string(), "-c".to_string(), sname];
+                let job = self
+                    .ctx
+                    .budget
+                    .spawn(async move { launcher.launch(child, argv).await });
+                Dest::Pipe {
+                    tx: Some(tx),
+                    job: Some(job),
+                }
+            }
+            _ if name == b"/dev/stdout" || name == b"-" => Dest::Stdout,
+            _ if name == b"/dev/stderr" => Dest::Stderr,
+            _ => {
+                let mode = if kind == Redir::Append {
+                    WriteMode::Append
+                } else {
+                    WriteMode::Truncate
+                };
+                let path = self.ctx.path(&sname);
+                match self.rt.block_on(self.ctx.fs.open_write(&path, mode)) {
+                    Ok(h) => Dest::File(h),
+                    Err(e) => {
+                        return Err(Fail::Fatal(format!("cannot redirect to `{sname}': {e}")));
+                    }
+                }
+            }
+        };
+        self.outs.insert(
+            name.to_vec(),
+            OutStream {
+                dest,
+                buf: Vec::new(),
+            },
+        );
+        Ok(())
+    }
+
+    pub(super) fn emit(&mut self, dest: Option<(Redir, Vec<u8>)>, data: &[u8]) -> R<()> {
+        match dest {
+            None => {
+                self.out.extend_from_slice(data);
+                self.maybe_flush()
+            }
+            Some((kind, name)) => {
+                self.out_stream(kind, &name)?;
+                let mut flush = false;
+                if let Some(s) = self.outs.get_mut(&name) {
+                    s.buf.extend_from_slice(data);
+                    flush = s.buf.len() >= OUT_BUF
+                        || matches!(s.dest, Dest::Stderr)
+                        || (matches!(s.dest, Dest::Stdout) && self.ctx.tty.is_some());
+                }
+                if matches!(self.outs.get(&name).map(|s| &s.dest), Some(Dest::Stdout)) {
+                    // Keep order with plain prints.
+                    self.flush_stdout()?;
+                    flush = true;
+                }
+                if flush {
+                    self.flush_stream(&name)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Closes a stream by name; the status close() returns (-1 if none was open).
+    pub(super) fn close_stream(&mut self, name: &[u8]) -> R<f64> {
+        let mut result = None;
+        if self.outs.contains_key(name) {
+            self.flush_stream(name)?;
+            if let Some(s) = self.outs.remove(name) {
+                result = Some(match s.dest {
+                    Dest::Stdout | Dest::Stderr => 0.0,
+                    Dest::File(h) => match self.rt.block_on(h.close()) {
+                        Ok(()) => 0.0,
+                        Err(_) => -1.0,
+                    },
+                    Dest::Pipe { tx, job } => {
+                        drop(tx);
+                        match job {
+                            Some(j) => match self.rt.block_on(j) {
+                                Ok(st) => f64::from(st),
+                                Err(_) => -1.0,
+                            },
+                            None => 0.0,
+                        }
+                    }
+                });
+            }
+        }
+        if let Some(s) = self.ins.remove(name) {
+            result = Some(match s {
+                InStream::File(_) => 0.0,
+                InStream::Cmd(r, job) => {
+                    drop(r);
+                    match self.rt.block_on(job) {
+                        Ok(st) => f64::from(st),
+                        Err(_) => -1.0,
+                    }
+                }
+            });
+        }
+        Ok(result.unwrap_or(-1.0))
+    }
+
+    /// At exit: flush stdout, then close every redirection (waiting for commands).
+    pub(super) fn finish(&mut self) -> R<()> {
+        self.flush_stdout()?;
+        let names: Vec<Vec<u8>> = self.outs.keys().cloned().collect();
+        for n in names {
+            self.close_stream(&n)?;
+        }
+        let names: Vec<Vec<u8>> = self.ins.keys().cloned().collect();
+        for n in names {
+            self.close_stream(&n)?;
+        }
+        Ok(())
+    }
+
+    /// Cleanup on an abnormal end: pending output is still written.
+    pub fn abort_cleanup(&mut self) {
+        let _ = self.finish();
+    }
+
+    // ---- getline ----
+
+    pub(super) fn getline(&mut self, src: &GetSrc, lv: Option<&LValue>) -> R<Value> {
+        match src {
+            GetSrc::Main => {
+                let Some(rec) = self.next_main_record()? else {
+                    return Ok(Value::Num(0.0));
+                };
+                self.nr += 1.0;
+                self.fnr += 1.0;
+                match lv {
+                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
+                    None => self.set_record(rec),
+                }
+                Ok(Value::Num(1.0))
+            }
+            GetSrc::File(e) => {
+                let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                if !self.ins.contains_key(&name) {
+                    if self.outs.contains_key(&name) {
+                        self.flush_stream(&name)?;
+                    }
+                    let fname = lossy(&name);
+                    let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
+                        Ok(r) => r,
+                        Err(_) => return Ok(Value::Num(-1.0)),
+                    };
+                    self.ins.insert(
+                        name.clone(),
+                        InStream::File(RecordReader::new(reader, self.ctx.budget.empty_charge())),
+                    );
+                }
+                let rec = self.read_stream(&name)?;
+                let Some(rec) = rec else {
+                    return Ok(Value::Num(0.0));
+                };
+                match lv {
+                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
+                    None => {
+                        self.set_record(rec);
+                    }
+                }
+                Ok(Value::Num(1.0))
+            }
+            GetSrc::Cmd(e) => {
+                let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                if !self.ins.contains_key(&name) {
+                    self.flush_all()?;
+                    let (tx, rx) = crate::pipe();
+                    let mut child = self.ctx.clone();
+                    child.stdout = tx;
+                    let launcher = self.ctx.launcher.clone();
+                    let argv = vec!["sh".to_string(), "-c".to_string(), lossy(&name)];
+                    let job = self
+                        .ctx
+                        .budget
+                        .spawn(async move { launcher.launch(child, argv).await });
+                    let mut rctx = self.ctx.clone();
+                    rctx.stdin = rx;
+                    let reader = Reader::stdin(&rctx);
+                    self.ins.insert(
+                        name.clone(),
+                        InStream::Cmd(
+                            RecordReader::new(reader, self.ctx.budget.empty_charge()),
+                            job,
+                        ),
+                    );
+                }
+                let Some(rec) = self.read_stream(&name)? else {
+                    return Ok(Value::Num(0.0));
+                };
+                match lv {
+                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
+                    None => self.set_record(rec),
+                }
+                Ok(Value::Num(1.0))
+            }
+        }
+    }
+
+    pub(super) fn read_stream(&mut self, name: &[u8]) -> R<Option<Vec<u8>>> {
+        let mode = self.rs_mode.clone();
+        let rt = self.rt.clone();
+        let r = match self.ins.get_mut(name) {
+            Some(InStream::File(r)) | Some(InStream::Cmd(r, _)) => r.next(&rt, &mode),
+            None => return Ok(None),
+        };
+        match r {
+            Ok(Some(rec)) => {
+                self.set_global_raw(V_RT, Value::str(rec.rt));
+                Ok(Some(rec.text))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.read_error(&lossy(name), e)),
+        }
+    }
+
+    /// `system(cmd)`: output flushed first, the command run through the shell.
+    pub(super) fn system(&mut self, cmd: &[u8]) -> R<f64> {
+        self.flush_all()?;
+        let mut child = self.ctx.clone();
+        child.stdin = self.ctx.stdin.clone();
+        let argv = vec!["sh".to_string(), "-c".to_string(), lossy(cmd)];
+        let launcher = self.ctx.launcher.clone();
+        let st = self.rt.block_on(launcher.launch(child, argv));
+        if self.ctx.cancel.is_cancelled() {
+            return Err(Fail::Stop(Interrupt::Cancelled));
+        }
+        Ok(f64::from(st))
+    }
+}

@@ -1,0 +1,453 @@
+//! The awk lexer: program text to tokens, with the line each starts on.
+//!
+//! Whether `/` starts a regular expression or divides depends on the token before it
+//! (after an operand it divides), which the lexer tracks itself. Newlines are tokens:
+//! they end statements, and the parser skips them where awk allows a line break.
+
+/// One token.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tok {
+    Num(f64),
+    Str(Vec<u8>),
+    Regex(String),
+    /// A name not followed by `(`.
+    Name(String),
+    /// A name directly followed by `(` (a user function call).
+    FuncName(String),
+    /// A builtin function name (`length`, `substr`, …).
+    Builtin(String),
+    /// A keyword (`if`, `print`, `getline`, …).
+    Kw(&'static str),
+    /// An operator or punctuation (`+=`, `{`, `$`, …).
+    Op(&'static str),
+    Newline,
+    Eof,
+}
+
+/// A token and where it starts.
+#[derive(Clone, Debug)]
+pub struct Token {
+    pub tok: Tok,
+    pub line: usize,
+    /// Byte offset in the source just past the token (where gawk's caret points).
+    pub end: usize,
+}
+
+const KEYWORDS: &[&str] = &[
+    "BEGIN",
+    "END",
+    "BEGINFILE",
+    "ENDFILE",
+    "function",
+    "func",
+    "if",
+    "else",
+    "while",
+    "for",
+    "do",
+    "break",
+    "continue",
+    "next",
+    "nextfile",
+    "exit",
+    "return",
+    "delete",
+    "in",
+    "getline",
+    "print",
+    "printf",
+];
+
+pub const BUILTINS: &[&str] = &[
+    "length", "substr", "index", "split", "sub", "gsub", "gensub", "match", "sprintf", "sin",
+    "cos", "atan2", "exp", "log", "sqrt", "int", "rand", "srand", "tolower", "toupper", "system",
+    "close", "fflush", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor",
+    "lshift", "rshift", "compl", "strtonum", "isarray", "typeof",
+];
+
+/// Operators, longest first so a prefix never wins over the whole.
+const OPS: &[&str] = &[
+    "**=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "**", "==", "<=", ">=",
+    "!=", "!~", ">>", "{", "}", "(", ")", "[", "]", ";", ",", "+", "-", "*", "/", "%", "^", "!",
+    ">", "<", "|", "?", ":", "~", "$", "=",
+];
+
+/// A lexing error: the message and the offset it points at.
+#[derive(Debug)]
+pub struct LexError {
+    pub msg: String,
+    pub line: usize,
+    pub pos: usize,
+}
+
+pub fn tokenize(src: &[u8]) -> Result<Vec<Token>, LexError> {
+    let mut toks: Vec<Token> = Vec::new();
+    let mut i = 0;
+    let mut line = 1;
+    while i < src.len() {
+        let c = src[i];
+        match c {
+            b' ' | b'\t' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'\\' if src.get(i + 1) == Some(&b'\n') => {
+                i += 2;
+                line += 1;
+                continue;
+            }
+            b'\\' if src.get(i + 1) == Some(&b'\r') && src.get(i + 2) == Some(&b'\n') => {
+                i += 3;
+                line += 1;
+                continue;
+            }
+            b'\n' => {
+                i += 1;
+                toks.push(Token {
+                    tok: Tok::Newline,
+                    line,
+                    end: i,
+                });
+                line += 1;
+                continue;
+            }
+            b'#' => {
+                while i < src.len() && src[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let start_line = line;
+        let tok = if c == b'"' {
+            let (s, ni, nl) = string(src, i + 1, line)?;
+            i = ni;
+            line = nl;
+            Tok::Str(s)
+        } else if c == b'/' && regex_allowed(toks.last().map(|t| &t.tok)) {
+            let (r, ni) = regex(src, i + 1, line)?;
+            i = ni;
+            Tok::Regex(r)
+        } else if c.is_ascii_digit()
+            || (c == b'.' && src.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
+            let (n, ni) = number(src, i);
+            i = ni;
+            Tok::Num(n)
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let s = i;
+            while i < src.len() && (src[i].is_ascii_alphanumeric() || src[i] == b'_') {
+                i += 1;
+            }
+            let word = String::from_utf8_lossy(&src[s..i]).into_owned();
+            if let Some(k) = KEYWORDS.iter().find(|k| **k == word) {
+                let k = if *k == "func" { "function" } else { k };
+                Tok::Kw(k)
+            } else if BUILTINS.contains(&word.as_str()) {
+                Tok::Builtin(word)
+            } else if src.get(i) == Some(&b'(') {
+                Tok::FuncName(word)
+            } else {
+                Tok::Name(word)
+            }
+        } else if let Some(op) = OPS.iter().find(|op| src[i..].starts_with(op.as_bytes())) {
+            i += op.len();
+            match *op {
+                "**" => Tok::Op("^"),
+                "**=" => Tok::Op("^="),
+                o => Tok::Op(o),
+            }
+        } else {
+            return Err(LexError {
+                msg: format!("invalid char '{}' in expression", c as char),
+                line,
+                pos: i + 1,
+            });
+        };
+        toks.push(Token {
+            tok,
+            line: start_line,
+            end: i,
+        });
+    }
+    toks.push(Token {
+        tok: Tok::Eof,
+        line,
+        end: src.len(),
+    });
+    Ok(toks)
+}
+
+/// After an operand, `/` divides; elsewhere it opens a regular expression.
+fn regex_allowed(prev: Option<&Tok>) -> bool {
+    match prev {
+        None => true,
+        Some(Tok::Num(_) | Tok::Str(_) | Tok::Regex(_) | Tok::Name(_) | Tok::Builtin(_)) => false,
+        Some(Tok::Op(o)) => !matches!(*o, ")" | "]" | "$" | "++" | "--"),
+        Some(_) => true,
+    }
+}
+
+fn number(src: &[u8], start: usize) -> (f64, usize) {
+    let mut i = start;
+    // Hex constants, as gawk accepts in program text.
+    if src[i] == b'0'
+        && matches!(src.get(i + 1), Some(b'x' | b'X'))
+        && src.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+    {
+        i += 2;
+        let s = i;
+        while i < src.len() && src[i].is_ascii_hexdigit() {
+            i += 1;
+        }
+        let v = std::str::from_utf8(&src[s..i])
+            .ok()
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .map_or(f64::INFINITY, |v| v as f64);
+        return (v, i);
+    }
+    while i < src.len() && src[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i < src.len() && src[i] == b'.' {
+        i += 1;
+        while i < src.len() && src[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i < src.len() && matches!(src[i], b'e' | b'E') {
+        let mut j = i + 1;
+        if j < src.len() && matches!(src[j], b'+' | b'-') {
+            j += 1;
+        }
+        if j < src.len() && src[j].is_ascii_digit() {
+            while j < src.len() && src[j].is_ascii_digit() {
+                j += 1;
+            }
+            i = j;
+        }
+    }
+    let text = std::str::from_utf8(&src[start..i]).unwrap_or("0");
+    // gawk reads a leading 0 as octal in program text when every digit allows it.
+    if text.len() > 1 && text.starts_with('0') && text.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        let v = text
+            .bytes()
+            .fold(0.0, |acc, d| acc * 8.0 + f64::from(d - b'0'));
+        return (v, i);
+    }
+    (text.parse().unwrap_or(0.0), i)
+}
+
+/// A string literal's body from `i` (after the quote): its bytes, the offset past the
+/// closing quote and the line it ends on.
+fn string(src: &[u8], mut i: usize, mut line: usize) -> Result<(Vec<u8>, usize, usize), LexError> {
+    let mut out = Vec::new();
+    loop {
+        let Some(&c) = src.get(i) else {
+            return Err(LexError {
+                msg: "unterminated string".into(),
+                line,
+                pos: i,
+            });
+        };
+        i += 1;
+        match c {
+            b'"' => return Ok((out, i, line)),
+            b'\n' => {
+                return Err(LexError {
+                    msg: "unterminated string".into(),
+                    line,
+                    pos: i - 1,
+                });
+            }
+            b'\\' => {
+                let Some(&e) = src.get(i) else { continue };
+                i += 1;
+                match e {
+                    b'n' => out.push(b'\n'),
+                    b't' => out.push(b'\t'),
+                    b'r' => out.push(b'\r'),
+                    b'\\' => out.push(b'\\'),
+                    b'"' => out.push(b'"'),
+                    b'/' => out.push(b'/'),
+                    b'a' => out.push(7),
+                    b'b' => out.push(8),
+                    b'f' => out.push(12),
+                    b'v' => out.push(11),
+                    b'\n' => line += 1,
+                    b'0'..=b'7' => {
+                        let mut v = u32::from(e - b'0');
+                        for _ in 0..2 {
+                            match src.get(i) {
+                                Some(d @ b'0'..=b'7') => {
+                                    v = v * 8 + u32::from(d - b'0');
+                                    i += 1;
+                                }
+                                _ => break,
+                            }
+                        }
+                        out.push((v & 0xff) as u8);
+                    }
+                    // Any other escape keeps its backslash, as gawk does (with a warning).
+                    other => {
+                        out.push(b'\\');
+                        out.push(other);
+                    }
+                }
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// A regex literal's body from `i` (after the slash), kept as written except `\/`.
+fn regex(src: &[u8], mut i: usize, line: usize) -> Result<(String, usize), LexError> {
+    let mut out = Vec::new();
+    let mut in_bracket = false;
+    loop {
+        let Some(&c) = src.get(i) else {
+            return Err(LexError {
+                msg: "unterminated regexp".into(),
+                line,
+                pos: i,
+            });
+        };
+        i += 1;
+        match c {
+            b'\n' => {
+                return Err(LexError {
+                    msg: "unterminated regexp".into(),
+                    line,
+                    pos: i - 1,
+                });
+            }
+            b'/' if !in_bracket => return Ok((String::from_utf8_lossy(&out).into_owned(), i)),
+            b'\\' => {
+                if src.get(i) == Some(&b'/') {
+                    out.push(b'/');
+                    i += 1;
+                } else if let Some(&n) = src.get(i) {
+                    out.push(b'\\');
+                    out.push(n);
+                    i += 1;
+                }
+            }
+            b'[' if !in_bracket => {
+                in_bracket = true;
+                out.push(c);
+                // `]` right after `[` or `[^` is literal.
+                if src.get(i) == Some(&b'^') {
+                    out.push(b'^');
+                    i += 1;
+                }
+                if src.get(i) == Some(&b']') {
+                    out.push(b']');
+                    i += 1;
+                }
+            }
+            b'[' if in_bracket && matches!(src.get(i), Some(b':' | b'.' | b'=')) => {
+                // A class such as [:alpha:] inside a bracket: copy through its close.
+                let delim = src[i];
+                out.push(c);
+                out.push(delim);
+                i += 1;
+                while i < src.len() && !(src[i] == delim && src.get(i + 1) == Some(&b']')) {
+                    if src[i] == b'\n' {
+                        break;
+                    }
+                    out.push(src[i]);
+                    i += 1;
+                }
+                if i < src.len() && src[i] == delim {
+                    out.push(delim);
+                    out.push(b']');
+                    i += 2;
+                }
+            }
+            b']' if in_bracket => {
+                in_bracket = false;
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<Tok> {
+        tokenize(s.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(|t| t.tok)
+            .collect()
+    }
+
+    #[test]
+    fn slash_divides_after_operands() {
+        assert_eq!(
+            toks("a / 2 / 3"),
+            vec![
+                Tok::Name("a".into()),
+                Tok::Op("/"),
+                Tok::Num(2.0),
+                Tok::Op("/"),
+                Tok::Num(3.0),
+                Tok::Eof
+            ]
+        );
+        assert_eq!(
+            toks("$0 ~ /a\\/b[/]/"),
+            vec![
+                Tok::Op("$"),
+                Tok::Num(0.0),
+                Tok::Op("~"),
+                Tok::Regex("a/b[/]".into()),
+                Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn strings_escapes_and_numbers() {
+        assert_eq!(
+            toks(r#""a\tb\101" 1e3 .5 0x1F"#),
+            vec![
+                Tok::Str(b"a\tbA".to_vec()),
+                Tok::Num(1000.0),
+                Tok::Num(0.5),
+                Tok::Num(31.0),
+                Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn names_calls_and_keywords() {
+        assert_eq!(
+            toks("f(x) g (y) length print"),
+            vec![
+                Tok::FuncName("f".into()),
+                Tok::Op("("),
+                Tok::Name("x".into()),
+                Tok::Op(")"),
+                Tok::Name("g".into()),
+                Tok::Op("("),
+                Tok::Name("y".into()),
+                Tok::Op(")"),
+                Tok::Builtin("length".into()),
+                Tok::Kw("print"),
+                Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn unterminated_string_is_an_error() {
+        assert!(tokenize(b"\"abc").is_err());
+        assert!(tokenize(b"/abc").is_err());
+    }
+}

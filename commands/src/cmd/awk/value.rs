@@ -1,0 +1,670 @@
+//! awk values: numbers, strings and "strnums" (strings from input that compare as
+//! numbers when they look like one), with gawk's conversions both ways and `printf`.
+
+use std::rc::Rc;
+
+thread_local! {
+    /// Whether the locale is UTF-8 (characters) or not (bytes), as gawk decides from
+    /// LC_ALL / LC_CTYPE / LANG. Per thread: each awk runs on a thread of its own.
+    static UTF8: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Sets the character mode for this thread's awk.
+pub fn set_utf8_mode(on: bool) {
+    UTF8.with(|u| u.set(on));
+}
+
+/// True when strings are handled as UTF-8 characters.
+pub fn utf8_mode() -> bool {
+    UTF8.with(std::cell::Cell::get)
+}
+
+/// The text as characters when the locale and the bytes allow it.
+pub fn as_chars(s: &[u8]) -> Option<&str> {
+    if utf8_mode() {
+        std::str::from_utf8(s).ok()
+    } else {
+        None
+    }
+}
+
+/// Bytes of a string value, shared cheaply.
+pub type Str = Rc<[u8]>;
+
+#[derive(Clone, Debug, Default)]
+pub enum Value {
+    /// Never assigned: "" and 0 at once.
+    #[default]
+    Uninit,
+    Num(f64),
+    Str(Str),
+    /// A string from input (fields, `getline`, `ARGV`, `-v`): numeric if it looks so.
+    StrNum(Str),
+}
+
+impl Value {
+    pub fn str(s: impl Into<Vec<u8>>) -> Value {
+        Value::Str(Rc::from(s.into()))
+    }
+    pub fn strnum(s: &[u8]) -> Value {
+        Value::StrNum(Rc::from(s))
+    }
+
+    pub fn to_num(&self) -> f64 {
+        match self {
+            Value::Uninit => 0.0,
+            Value::Num(n) => *n,
+            Value::Str(s) | Value::StrNum(s) => str_to_num(s),
+        }
+    }
+
+    /// Whether it compares as a number.
+    pub fn is_numeric(&self) -> bool {
+        match self {
+            Value::Uninit | Value::Num(_) => true,
+            Value::Str(_) => false,
+            Value::StrNum(s) => looks_numeric(s),
+        }
+    }
+
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Uninit => false,
+            Value::Num(n) => *n != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::StrNum(s) => {
+                if looks_numeric(s) {
+                    str_to_num(s) != 0.0
+                } else {
+                    !s.is_empty()
+                }
+            }
+        }
+    }
+
+    /// The string value, numbers converted with `convfmt` (CONVFMT).
+    pub fn to_str_with(&self, convfmt: &[u8]) -> Str {
+        match self {
+            Value::Uninit => Rc::from(&b""[..]),
+            Value::Num(n) => Rc::from(num_to_str(*n, convfmt)),
+            Value::Str(s) | Value::StrNum(s) => s.clone(),
+        }
+    }
+
+    /// Appends the string value to `out`.
+    pub fn append_to(&self, out: &mut Vec<u8>, convfmt: &[u8]) {
+        match self {
+            Value::Uninit => {}
+            Value::Num(n) => push_num(out, *n, convfmt),
+            Value::Str(s) | Value::StrNum(s) => out.extend_from_slice(s),
+        }
+    }
+}
+
+/// Appends a number as awk shows it: integers as integers, others with `fmt`.
+pub fn push_num(out: &mut Vec<u8>, n: f64, fmt: &[u8]) {
+    if n == n.trunc() && n.abs() < 1e16 {
+        // i64 holds it exactly.
+        let i = n as i64;
+        out.extend_from_slice(i.to_string().as_bytes());
+    } else if n.is_nan() {
+        out.extend_from_slice(if n.is_sign_negative() {
+            b"-nan"
+        } else {
+            b"+nan"
+        });
+    } else if n.is_infinite() {
+        out.extend_from_slice(if n < 0.0 { b"-inf" } else { b"+inf" });
+    } else if n == n.trunc() {
+        out.extend_from_slice(format!("{n:.0}").as_bytes());
+    } else if fmt == b"%.6g" {
+        fmt_g(out, n, 6, false, false);
+    } else {
+        out.extend_from_slice(&sprintf(fmt, &[Value::Num(n)], fmt).unwrap_or_default());
+    }
+}
+
+pub fn num_to_str(n: f64, fmt: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    push_num(&mut v, n, fmt);
+    v
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+/// Length of the numeric prefix of `s` (after `start`), as strtod reads it (decimal only).
+fn num_prefix(s: &[u8]) -> usize {
+    let mut i = 0;
+    if i < s.len() && matches!(s[i], b'+' | b'-') {
+        i += 1;
+    }
+    let digits_start = i;
+    while i < s.len() && s[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut nd = i - digits_start;
+    if i < s.len() && s[i] == b'.' {
+        let j = i + 1;
+        let mut k = j;
+        while k < s.len() && s[k].is_ascii_digit() {
+            k += 1;
+        }
+        nd += k - j;
+        if nd > 0 {
+            i = k;
+        }
+    }
+    if nd == 0 {
+        return 0;
+    }
+    if i < s.len() && matches!(s[i], b'e' | b'E') {
+        let mut j = i + 1;
+        if j < s.len() && matches!(s[j], b'+' | b'-') {
+            j += 1;
+        }
+        if j < s.len() && s[j].is_ascii_digit() {
+            while j < s.len() && s[j].is_ascii_digit() {
+                j += 1;
+            }
+            i = j;
+        }
+    }
+    i
+}
+
+/// `+inf`, `-nan` and the like (gawk accepts them only with a sign).
+fn special(s: &[u8]) -> Option<(f64, usize)> {
+    if s.len() < 4 || !matches!(s[0], b'+' | b'-') {
+        return None;
+    }
+    let word = s[1..4].to_ascii_lowercase();
+    let neg = s[0] == b'-';
+    match word.as_slice() {
+        b"inf" => Some((
+            if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            },
+            4,
+        )),
+        b"nan" => Some((if neg { -f64::NAN } else { f64::NAN }, 4)),
+        _ => None,
+    }
+}
+
+/// The number at the start of `s` (leading blanks skipped), 0 if none.
+pub fn str_to_num(s: &[u8]) -> f64 {
+    let mut i = 0;
+    while i < s.len() && is_blank(s[i]) {
+        i += 1;
+    }
+    let rest = &s[i..];
+    if let Some((v, _)) = special(rest) {
+        return v;
+    }
+    let n = num_prefix(rest);
+    if n == 0 {
+        return 0.0;
+    }
+    std::str::from_utf8(&rest[..n])
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Whether the whole of `s` (blanks around allowed) is a number.
+pub fn looks_numeric(s: &[u8]) -> bool {
+    let mut a = 0;
+    let mut b = s.len();
+    while a < b && is_blank(s[a]) {
+        a += 1;
+    }
+    while b > a && is_blank(s[b - 1]) {
+        b -= 1;
+    }
+    let t = &s[a..b];
+    if t.is_empty() {
+        return false;
+    }
+    if let Some((_, n)) = special(t) {
+        return n == t.len();
+    }
+    num_prefix(t) == t.len()
+}
+
+/// `%e` with `prec` digits, C style (`1.5e+00`).
+fn fmt_e(out: &mut Vec<u8>, x: f64, prec: usize, upper: bool, alt: bool) {
+    let s = format!("{:.*e}", prec, x);
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    out.extend_from_slice(mant.as_bytes());
+    if alt && prec == 0 {
+        out.push(b'.');
+    }
+    out.push(if upper { b'E' } else { b'e' });
+    let e: i32 = exp.parse().unwrap_or(0);
+    out.push(if e < 0 { b'-' } else { b'+' });
+    let ea = e.unsigned_abs();
+    if ea < 10 {
+        out.push(b'0');
+    }
+    out.extend_from_slice(ea.to_string().as_bytes());
+}
+
+/// `%g`: the shorter of `%e` and `%f` for `prec` significant digits, trailing zeros
+/// dropped unless `alt`.
+fn fmt_g(out: &mut Vec<u8>, x: f64, prec: usize, upper: bool, alt: bool) {
+    let p = if prec == 0 { 1 } else { prec };
+    if x == 0.0 {
+        if x.is_sign_negative() {
+            out.push(b'-');
+        }
+        out.push(b'0');
+        if alt && p > 1 {
+            out.push(b'.');
+            out.extend(std::iter::repeat_n(b'0', p - 1));
+        }
+        return;
+    }
+    // The exponent after rounding to p digits.
+    let s = format!("{:.*e}", p - 1, x);
+    let exp: i32 = s
+        .split_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    let start = out.len();
+    if exp < -4 || exp >= p as i32 {
+        fmt_e(out, x, p - 1, upper, alt);
+        if !alt {
+            // Strip zeros in the mantissa.
+            let body = out[start..].to_vec();
+            let epos = body
+                .iter()
+                .position(|&c| c == b'e' || c == b'E')
+                .unwrap_or(body.len());
+            let (m, e) = body.split_at(epos);
+            let m = strip_zeros(m);
+            out.truncate(start);
+            out.extend_from_slice(m);
+            out.extend_from_slice(e);
+        }
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        let s = format!("{:.*}", decimals, x);
+        if alt {
+            out.extend_from_slice(s.as_bytes());
+            if decimals == 0 {
+                out.push(b'.');
+            }
+        } else {
+            out.extend_from_slice(strip_zeros(s.as_bytes()));
+        }
+    }
+}
+
+fn strip_zeros(m: &[u8]) -> &[u8] {
+    if !m.contains(&b'.') {
+        return m;
+    }
+    let mut end = m.len();
+    while end > 0 && m[end - 1] == b'0' {
+        end -= 1;
+    }
+    if end > 0 && m[end - 1] == b'.' {
+        end -= 1;
+    }
+    &m[..end]
+}
+
+/// Why a format could not be applied.
+#[derive(Debug)]
+pub struct FormatError {
+    /// Offset of the conversion that had no argument.
+    pub at: usize,
+}
+
+/// The characters of a string value (UTF-8 when valid, else bytes).
+fn chars_prefix(s: &[u8], n: usize) -> &[u8] {
+    match as_chars(s) {
+        Some(t) => match t.char_indices().nth(n) {
+            Some((i, _)) => &s[..i],
+            None => s,
+        },
+        None => &s[..n.min(s.len())],
+    }
+}
+
+fn char_width(s: &[u8]) -> usize {
+    match as_chars(s) {
+        Some(t) => t.chars().count(),
+        None => s.len(),
+    }
+}
+
+/// `sprintf(fmt, args…)`.
+pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, FormatError> {
+    let mut out = Vec::with_capacity(fmt.len() + 16);
+    let mut ai = 0;
+    let mut i = 0;
+    while i < fmt.len() {
+        let c = fmt[i];
+        if c != b'%' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        let (mut left, mut plus, mut space, mut alt, mut zero) =
+            (false, false, false, false, false);
+        while i < fmt.len() {
+            match fmt[i] {
+                b'-' => left = true,
+                b'+' => plus = true,
+                b' ' => space = true,
+                b'#' => alt = true,
+                b'0' => zero = true,
+                b'\'' => {}
+                _ => break,
+            }
+            i += 1;
+        }
+        let mut width: usize = 0;
+        if i < fmt.len() && fmt[i] == b'*' {
+            i += 1;
+            let w = args.get(ai).ok_or(FormatError { at: start })?.to_num();
+            ai += 1;
+            if w < 0.0 {
+                left = true;
+            }
+            width = w.abs().min(1e6) as usize;
+        } else {
+            while i < fmt.len() && fmt[i].is_ascii_digit() {
+                width = (width * 10 + usize::from(fmt[i] - b'0')).min(1_000_000);
+                i += 1;
+            }
+        }
+        let mut prec: Option<usize> = None;
+        if i < fmt.len() && fmt[i] == b'.' {
+            i += 1;
+            if i < fmt.len() && fmt[i] == b'*' {
+                i += 1;
+                let p = args.get(ai).ok_or(FormatError { at: start })?.to_num();
+                ai += 1;
+                prec = if p < 0.0 {
+                    None
+                } else {
+                    Some(p.min(1e6) as usize)
+                };
+            } else {
+                let mut p = 0usize;
+                while i < fmt.len() && fmt[i].is_ascii_digit() {
+                    p = (p * 10 + usize::from(fmt[i] - b'0')).min(1_000_000);
+                    i += 1;
+                }
+                prec = Some(p);
+            }
+        }
+        // Length modifiers are accepted and ignored.
+        while i < fmt.len() && matches!(fmt[i], b'h' | b'l' | b'L' | b'q' | b'j' | b'z' | b't') {
+            i += 1;
+        }
+        let Some(&conv) = fmt.get(i) else {
+            out.extend_from_slice(&fmt[start..]);
+            break;
+        };
+        i += 1;
+        if conv == b'%' {
+            out.push(b'%');
+            continue;
+        }
+        if !b"cdiouxXeEfFgGsaA".contains(&conv) {
+            // Not a conversion: printed as written.
+            out.extend_from_slice(&fmt[start..i]);
+            continue;
+        }
+        let arg = args.get(ai).ok_or(FormatError { at: start })?;
+        ai += 1;
+        let mut body: Vec<u8> = Vec::new();
+        let mut sign: &[u8] = b"";
+        let mut numeric = true;
+        match conv {
+            b'c' => {
+                numeric = false;
+                match arg {
+                    Value::Num(n) => {
+                        let code = *n as u32;
+                        if code < 128 || !utf8_mode() {
+                            body.push(code as u8);
+                        } else if let Some(ch) = char::from_u32(code) {
+                            let mut b = [0u8; 4];
+                            body.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+                        } else {
+                            body.push(code as u8);
+                        }
+                    }
+                    other => {
+                        let s = other.to_str_with(convfmt);
+                        body.extend_from_slice(chars_prefix(&s, 1));
+                    }
+                }
+            }
+            b's' => {
+                numeric = false;
+                let s = match arg {
+                    Value::Num(n) => Rc::from(num_to_str(*n, convfmt)),
+                    other => other.to_str_with(convfmt),
+                };
+                match prec {
+                    Some(p) => body.extend_from_slice(chars_prefix(&s, p)),
+                    None => body.extend_from_slice(&s),
+                }
+            }
+            b'd' | b'i' => {
+                let n = arg.to_num();
+                if n.is_nan() || n.is_infinite() {
+                    let mut tmp = Vec::new();
+                    push_num(&mut tmp, n, b"%.6g");
+                    body = tmp;
+                    if body[0] == b'+' && !plus {
+                        body.remove(0);
+                    }
+                } else {
+                    let t = n.trunc();
+                    if t < 0.0 {
+                        sign = b"-";
+                    } else if plus {
+                        sign = b"+";
+                    } else if space {
+                        sign = b" ";
+                    }
+                    let digits = if t.abs() < 1e18 {
+                        (t.abs() as u64).to_string()
+                    } else {
+                        format!("{:.0}", t.abs())
+                    };
+                    if let Some(p) = prec {
+                        if p == 0 && digits == "0" {
+                        } else {
+                            for _ in digits.len()..p {
+                                body.push(b'0');
+                            }
+                            body.extend_from_slice(digits.as_bytes());
+                        }
+                        zero = false;
+                    } else {
+                        body.extend_from_slice(digits.as_bytes());
+                    }
+                }
+            }
+            b'o' | b'u' | b'x' | b'X' => {
+                let n = arg.to_num().trunc();
+                let v: u64 = if n < 0.0 {
+                    (n as i64) as u64
+                } else if n >= 1.8e19 {
+                    u64::MAX
+                } else {
+                    n as u64
+                };
+                let digits = match conv {
+                    b'o' => format!("{v:o}"),
+                    b'u' => v.to_string(),
+                    b'x' => format!("{v:x}"),
+                    _ => format!("{v:X}"),
+                };
+                if alt && v != 0 {
+                    match conv {
+                        b'x' => sign = b"0x",
+                        b'X' => sign = b"0X",
+                        _ => {}
+                    }
+                }
+                let mut d = digits.into_bytes();
+                if alt && conv == b'o' && d[0] != b'0' {
+                    d.insert(0, b'0');
+                }
+                if let Some(p) = prec {
+                    for _ in d.len()..p {
+                        body.push(b'0');
+                    }
+                    zero = false;
+                }
+                body.extend_from_slice(&d);
+            }
+            _ => {
+                let n = arg.to_num();
+                if n.is_sign_negative() && !n.is_nan() {
+                    sign = b"-";
+                } else if plus {
+                    sign = b"+";
+                } else if space {
+                    sign = b" ";
+                }
+                let a = n.abs();
+                if a.is_nan() || a.is_infinite() {
+                    let word: &[u8] = if a.is_nan() { b"nan" } else { b"inf" };
+                    if conv.is_ascii_uppercase() {
+                        body.extend_from_slice(&word.to_ascii_uppercase());
+                    } else {
+                        body.extend_from_slice(word);
+                    }
+                    if n.is_nan() && n.is_sign_negative() {
+                        sign = b"-";
+                    }
+                    zero = false;
+                } else {
+                    let p = prec.unwrap_or(6);
+                    match conv {
+                        b'e' | b'E' => fmt_e(&mut body, a, p, conv == b'E', alt),
+                        b'f' | b'F' => {
+                            body.extend_from_slice(format!("{:.*}", p, a).as_bytes());
+                            if alt && p == 0 {
+                                body.push(b'.');
+                            }
+                        }
+                        b'a' | b'A' => fmt_e(&mut body, a, p, conv == b'A', alt),
+                        _ => fmt_g(&mut body, a, p, conv == b'G', alt),
+                    }
+                }
+            }
+        }
+        let len = if numeric {
+            sign.len() + body.len()
+        } else {
+            char_width(&body)
+        };
+        let pad = width.saturating_sub(len);
+        if left {
+            out.extend_from_slice(sign);
+            out.extend_from_slice(&body);
+            out.extend(std::iter::repeat_n(b' ', pad));
+        } else if zero && numeric {
+            out.extend_from_slice(sign);
+            out.extend(std::iter::repeat_n(b'0', pad));
+            out.extend_from_slice(&body);
+        } else {
+            out.extend(std::iter::repeat_n(b' ', pad));
+            out.extend_from_slice(sign);
+            out.extend_from_slice(&body);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(fmt: &str, args: &[Value]) -> String {
+        String::from_utf8(sprintf(fmt.as_bytes(), args, b"%.6g").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn numbers_print_like_gawk() {
+        assert_eq!(num_to_str(3.0, b"%.6g"), b"3");
+        assert_eq!(num_to_str(0.1 + 0.2, b"%.6g"), b"0.3");
+        assert_eq!(
+            num_to_str(1e30, b"%.6g"),
+            b"1000000000000000019884624838656"
+        );
+        assert_eq!(num_to_str(123456.789, b"%.6g"), b"123457");
+        assert_eq!(num_to_str(1234567.5, b"%.6g"), b"1.23457e+06");
+        assert_eq!(num_to_str(0.0001, b"%.6g"), b"0.0001");
+        assert_eq!(num_to_str(0.00001, b"%.6g"), b"1e-05");
+        assert_eq!(num_to_str(f64::INFINITY, b"%.6g"), b"+inf");
+        assert_eq!(num_to_str(3.14159, b"%.2f"), b"3.14");
+    }
+
+    #[test]
+    fn strnum_rules() {
+        assert!(looks_numeric(b" 12 "));
+        assert!(looks_numeric(b"1e3"));
+        assert!(looks_numeric(b".5"));
+        assert!(looks_numeric(b"+inf"));
+        assert!(!looks_numeric(b"inf"));
+        assert!(!looks_numeric(b"0x1A"));
+        assert!(!looks_numeric(b"12abc"));
+        assert!(!looks_numeric(b""));
+        assert_eq!(str_to_num(b"12abc"), 12.0);
+        assert_eq!(str_to_num(b"  -3.5e1x"), -35.0);
+        assert_eq!(str_to_num(b"abc"), 0.0);
+        assert_eq!(str_to_num(b"."), 0.0);
+        assert!(Value::strnum(b"0.0").is_numeric() && !Value::strnum(b"0.0").truthy());
+        assert!(Value::str(&b"0"[..]).truthy());
+    }
+
+    #[test]
+    fn printf_conversions() {
+        let n = Value::Num;
+        assert_eq!(
+            f("%d|%5.2f|%c|%x", &[n(12.9), n(3.14159), n(65.0), n(255.0)]),
+            "12| 3.14|A|ff"
+        );
+        assert_eq!(
+            f(
+                "%-5d|%+d|%05.1f|%#o|%#x",
+                &[n(42.0), n(5.0), n(3.14159), n(8.0), n(255.0)]
+            ),
+            "42   |+5|003.1|010|0xff"
+        );
+        assert_eq!(
+            f("%e|%G|%.3d", &[n(12345.678), n(1e-10), n(5.0)]),
+            "1.234568e+04|1E-10|005"
+        );
+        assert_eq!(
+            f(
+                "%5.3s|%c|%%",
+                &[Value::str(&b"abcdef"[..]), Value::str(&b"hello"[..])]
+            ),
+            "  abc|h|%"
+        );
+        assert_eq!(
+            f("%*d|%-*d|", &[n(4.0), n(7.0), n(3.0), n(1.0)]),
+            "   7|1  |"
+        );
+        assert_eq!(f("%x", &[n(-1.0)]), "ffffffffffffffff");
+        assert!(sprintf(b"%s %s", &[n(1.0)], b"%.6g").is_err());
+    }
+}

@@ -1,0 +1,62 @@
+//! Input helpers shared by the text tools that must see all of their input before they
+//! can write (`tac`, `tsort`, `shuf`, `column`, `fmt` paragraphs…): read an operand whole,
+//! charged to the session's budget, and report a failure the GNU way.
+
+use super::util::{Reader, quotef};
+use crate::{Charge, Context, Interrupt};
+
+/// Reads `operand` (`-` is stdin) whole, charging what it holds to `charge`. A file that
+/// cannot be read is reported as `name: FILE: reason` and gives `None`.
+pub(crate) async fn slurp(
+    ctx: &Context,
+    name: &str,
+    operand: &str,
+    charge: &mut Charge,
+) -> Result<Option<Vec<u8>>, Interrupt> {
+    let mut reader = match Reader::open(ctx, operand).await {
+        Ok(r) => r,
+        Err(e) => {
+            ctx.warn(name, format!("{}: {e}", quotef(operand))).await;
+            return Ok(None);
+        }
+    };
+    match reader.read_to_end(usize::MAX, charge).await? {
+        Ok(data) => Ok(Some(data)),
+        Err(e) => {
+            ctx.warn(name, format!("{}: {e}", quotef(operand))).await;
+            Ok(None)
+        }
+    }
+}
+
+/// Splits `data` into records ended by `delim`, without it; a last record without its
+/// delimiter is kept, an empty tail is not.
+pub(crate) fn records(data: &[u8], delim: u8) -> Vec<&[u8]> {
+    let mut out: Vec<&[u8]> = data.split(|b| *b == delim).collect();
+    if data.is_empty() || data.last() == Some(&delim) {
+        out.pop();
+    }
+    out
+}
+
+/// The operands, or `-` (stdin) when there are none.
+pub(crate) fn operands_or_stdin(files: &[String]) -> Vec<String> {
+    if files.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        files.to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_records() {
+        assert_eq!(records(b"a\nb\n", b'\n'), vec![&b"a"[..], b"b"]);
+        assert_eq!(records(b"a\n\nb", b'\n'), vec![&b"a"[..], b"", b"b"]);
+        assert!(records(b"", b'\n').is_empty());
+        assert_eq!(records(b"\n", b'\n'), vec![&b""[..]]);
+    }
+}

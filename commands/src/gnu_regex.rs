@@ -1,0 +1,319 @@
+//! GNU's regular expressions: the one dialect layer for `grep`, `sed` (and `awk`,
+//! `find -regex` as they come).
+//!
+//! - [`parse`](self::parse): BRE/ERE text → an AST, with GNU's errors and literal readings
+//!   (a leading `*`, grep's unmatched `)` in an ERE, malformed intervals).
+//! - [`fast`](self::fast): the AST in the `regex` crate's syntax, for patterns without
+//!   back-references: its automata keep big searches fast.
+//! - [`backtrack`](self::backtrack): a bounded backtracker for back-references, for
+//!   POSIX leftmost-longest match ends where leftmost-first would end earlier, and for
+//!   subexpression positions.
+//!
+//! How a search goes: the `regex` crate finds whether and where (the leftmost start) a
+//! match is; when the pattern could end a match earlier than POSIX says (an alternation,
+//! a repetition followed by more), the backtracker extends it to the longest end from
+//! that start, and fills in groups for a span it is told. Patterns with back-references
+//! use the backtracker alone. Text is bytes; characters are decoded as UTF-8 (the
+//! session's locale is C.UTF-8), and a byte that is not valid UTF-8 matches no `.` or
+//! bracket expression, as in GNU.
+
+mod ast;
+mod backtrack;
+mod fast;
+mod parse;
+
+use self::ast::{Item, Look, Node, Set};
+pub use self::backtrack::TooComplex;
+use self::backtrack::{Mode, Prog, Slots, UNSET};
+
+/// Largest compiled automaton of the `regex` crate: a hostile pattern fails, not eats memory.
+const MAX_REGEX_SIZE: usize = 32 * 1024 * 1024;
+
+/// Which syntax a pattern is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// POSIX basic (`grep`, `sed`): `\(`, `\{`, `\|`, `\+`, `\?` are operators.
+    Basic,
+    /// POSIX extended (`grep -E`, `sed -E`, `awk`).
+    Extended,
+    /// Every character stands for itself (`grep -F`).
+    Literal,
+}
+
+/// How a pattern is read and matched.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Flags {
+    /// Ignore case (`-i`, sed's `I`).
+    pub icase: bool,
+    /// `^`/`$` also match at newlines inside the text, and `.` does not match a newline
+    /// (sed's `M`).
+    pub multiline: bool,
+    /// glibc's strict reading, as `sed` has it: what `grep` reads literally or warns
+    /// about (an unmatched `)` in an ERE, a leading `*` in an ERE, a malformed interval,
+    /// `a**` in a BRE) is an error.
+    pub strict: bool,
+    /// Match only whole texts (`grep -x`).
+    pub whole_line: bool,
+    /// Match only whole words (`grep -w`): no word character just before or after.
+    pub whole_word: bool,
+    /// The C locale: every byte is one character, and classes and case are ASCII's.
+    /// Otherwise (the session's C.UTF-8) text is decoded as UTF-8.
+    pub c_locale: bool,
+}
+
+/// Whether the locale an environment names is the C locale (not UTF-8): the first set of
+/// `LC_ALL`, `LC_CTYPE`, `LANG` decides; none set is C.
+pub fn c_locale(env: &std::collections::BTreeMap<String, String>) -> bool {
+    let name = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| env.get(*k).filter(|v| !v.is_empty()));
+    !name.is_some_and(|v| {
+        let v = v.to_ascii_lowercase();
+        v.contains("utf-8") || v.contains("utf8")
+    })
+}
+
+/// Where GNU's message comes from: a compile error of glibc's regex (`sed` prefixes it
+/// with the expression's position), or of the DFA matcher (a message of its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Syntax,
+    Dfa,
+}
+
+/// A pattern GNU refuses, with GNU's wording (`Unmatched ( or \(`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{msg}")]
+pub struct Error {
+    pub msg: String,
+    pub kind: ErrorKind,
+}
+
+impl Error {
+    pub(crate) fn new(msg: &str) -> Error {
+        Error {
+            msg: msg.to_string(),
+            kind: ErrorKind::Syntax,
+        }
+    }
+}
+
+/// A match's groups: group 0 is the whole match; a group that took no part is `None`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Captures {
+    spans: Vec<Option<(usize, usize)>>,
+}
+
+impl Captures {
+    fn from_slots(slots: &Slots, groups: usize) -> Captures {
+        let spans = (0..=groups)
+            .map(|i| match (slots.get(2 * i), slots.get(2 * i + 1)) {
+                (Some(&s), Some(&e)) if s != UNSET && e != UNSET && s <= e => Some((s, e)),
+                _ => None,
+            })
+            .collect();
+        Captures { spans }
+    }
+
+    /// The span of group `i`.
+    pub fn get(&self, i: usize) -> Option<(usize, usize)> {
+        self.spans.get(i).copied().flatten()
+    }
+
+    /// Groups, the whole match included.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+}
+
+/// A compiled pattern.
+#[derive(Debug)]
+pub struct Regex {
+    /// The `regex` crate's form; `None` with back-references.
+    fast: Option<regex::bytes::Regex>,
+    /// The backtracker's form; `None` if too big (then the fast form serves, leftmost-first).
+    prog: Option<Prog>,
+    /// Leftmost-first could end a match before the longest one.
+    longest: bool,
+    groups: usize,
+    warnings: Vec<String>,
+}
+
+/// Compiles one pattern.
+pub fn compile(pattern: &str, dialect: Dialect, flags: Flags) -> Result<Regex, Error> {
+    compile_many(&[pattern], dialect, flags)
+}
+
+/// Compiles patterns that any may match (`grep -e A -e B`): each keeps its own group
+/// numbers for its back-references; [`Captures`] number them in order across patterns.
+pub fn compile_many(patterns: &[&str], dialect: Dialect, flags: Flags) -> Result<Regex, Error> {
+    let mut branches = Vec::with_capacity(patterns.len());
+    let mut groups = 0;
+    let mut warnings = Vec::new();
+    for p in patterns {
+        // The C locale reads the pattern byte by byte too.
+        let latin: String;
+        let p: &str = if flags.c_locale {
+            latin = p.bytes().map(ast::from_byte).collect();
+            &latin
+        } else {
+            p
+        };
+        let mut node = match dialect {
+            Dialect::Literal => Node::Concat(p.chars().map(Node::Char).collect()),
+            Dialect::Basic | Dialect::Extended => {
+                let parsed = parse::parse(p, dialect == Dialect::Extended, flags.strict)?;
+                warnings.extend(parsed.warnings);
+                let mut node = parsed.node;
+                node.shift_groups(groups);
+                groups += parsed.groups;
+                node
+            }
+        };
+        if flags.whole_line {
+            node = Node::Concat(vec![
+                Node::Look(Look::TextStart),
+                node,
+                Node::Look(Look::TextEnd),
+            ]);
+        } else if flags.whole_word {
+            node = Node::Concat(vec![
+                Node::Look(Look::NoWordBefore),
+                node,
+                Node::Look(Look::NoWordAfter),
+            ]);
+        }
+        branches.push(node);
+    }
+    let node = match branches.len() {
+        0 => Node::Set(Box::new(Set {
+            negated: false,
+            items: Vec::<Item>::new(),
+        })),
+        1 => branches.pop().unwrap_or(Node::Empty),
+        _ => Node::Alt(branches),
+    };
+    let prog = Prog::new(&node, groups, flags.icase, flags.multiline, flags.c_locale);
+    let fast = match fast::translate(&node, flags.c_locale) {
+        Some(text) => Some(
+            regex::bytes::RegexBuilder::new(&text)
+                .unicode(!flags.c_locale)
+                .case_insensitive(flags.icase)
+                .multi_line(flags.multiline)
+                .dot_matches_new_line(!flags.multiline)
+                .size_limit(MAX_REGEX_SIZE)
+                .build()
+                .map_err(|_| Error::new("Regular expression too big"))?,
+        ),
+        None => None,
+    };
+    if fast.is_none() && prog.is_none() {
+        return Err(Error::new("Regular expression too big"));
+    }
+    Ok(Regex {
+        fast,
+        longest: node.may_be_shorter(),
+        prog,
+        groups,
+        warnings,
+    })
+}
+
+impl Regex {
+    /// Warnings GNU grep prints for this pattern (`* at start of expression`).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Number of groups, not counting the whole match.
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// Whether the pattern matches anywhere in `hay`.
+    pub fn is_match(&self, hay: &[u8]) -> Result<bool, TooComplex> {
+        if let Some(f) = &self.fast {
+            return Ok(f.is_match(hay));
+        }
+        match &self.prog {
+            Some(p) => Ok(p.search(hay, 0, Mode::First)?.is_some()),
+            None => Ok(false),
+        }
+    }
+
+    /// The leftmost-longest match starting at or after `start` (the text before `start`
+    /// still counts for `^`, `\b` and the like).
+    pub fn find_at(&self, hay: &[u8], start: usize) -> Result<Option<(usize, usize)>, TooComplex> {
+        if start > hay.len() {
+            return Ok(None);
+        }
+        if let Some(f) = &self.fast {
+            let Some(m) = f.find_at(hay, start) else {
+                return Ok(None);
+            };
+            if self.longest
+                && let Some(p) = &self.prog
+                && let Some(s) = p.at(hay, m.start(), Mode::Longest)?
+            {
+                return Ok(Some((m.start(), s[1].max(m.end()))));
+            }
+            return Ok(Some((m.start(), m.end())));
+        }
+        match &self.prog {
+            Some(p) => Ok(p.search(hay, start, Mode::Longest)?.map(|s| (s[0], s[1]))),
+            None => Ok(None),
+        }
+    }
+
+    /// Like [`Regex::find_at`], with the groups' spans.
+    pub fn captures_at(&self, hay: &[u8], start: usize) -> Result<Option<Captures>, TooComplex> {
+        if start > hay.len() {
+            return Ok(None);
+        }
+        if self.fast.is_some() {
+            let Some((s, e)) = self.find_at(hay, start)? else {
+                return Ok(None);
+            };
+            if self.groups == 0 {
+                return Ok(Some(Captures {
+                    spans: vec![Some((s, e))],
+                }));
+            }
+            if let Some(p) = &self.prog
+                && let Some(slots) = p.at(hay, s, Mode::EndAt(e))?
+            {
+                return Ok(Some(Captures::from_slots(&slots, self.groups)));
+            }
+            if let Some(f) = &self.fast
+                && let Some(c) = f.captures_at(hay, start)
+            {
+                let spans = (0..=self.groups)
+                    .map(|i| c.get(i).map(|m| (m.start(), m.end())))
+                    .collect();
+                return Ok(Some(Captures { spans }));
+            }
+            return Ok(None);
+        }
+        match &self.prog {
+            Some(p) => Ok(p
+                .search(hay, start, Mode::Longest)?
+                .map(|s| Captures::from_slots(&s, self.groups))),
+            None => Ok(None),
+        }
+    }
+}
+
+impl std::fmt::Display for TooComplex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("regular expression too complex to match (backtracking limit reached)")
+    }
+}
+
+impl std::error::Error for TooComplex {}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,442 @@
+//! GNU BRE and ERE → [`Node`], with GNU's errors and literal readings.
+//!
+//! Two flavours, because GNU's tools disagree at the edges: `grep` (its DFA matcher's
+//! lenient reading: in an ERE an unmatched `)` and a malformed `{` are literal, a leading
+//! `*` is a warning) and the strict glibc reading `sed` uses (those are errors).
+
+use super::ast::{Item, Look, Named, Node, Set};
+use super::{Error, ErrorKind};
+
+/// glibc's RE_DUP_MAX: the largest count of an interval.
+const DUP_MAX: u32 = 0x7fff;
+/// Deepest nesting of groups: deeper patterns are refused rather than overflow the stack.
+const MAX_NESTING: usize = 500;
+
+pub(crate) struct Parsed {
+    pub node: Node,
+    pub groups: usize,
+    pub warnings: Vec<String>,
+}
+
+pub(crate) fn parse(pattern: &str, ere: bool, strict: bool) -> Result<Parsed, Error> {
+    let mut p = Parser {
+        c: pattern.chars().collect(),
+        pos: 0,
+        ere,
+        strict,
+        groups: 0,
+        closed: 0,
+        warnings: Vec::new(),
+    };
+    let node = p.alt(0)?;
+    if p.pos < p.c.len() {
+        // Only a stray close can stop the top level early.
+        return Err(Error::new("Unmatched ) or \\)"));
+    }
+    Ok(Parsed {
+        node,
+        groups: p.groups,
+        warnings: p.warnings,
+    })
+}
+
+struct Parser {
+    c: Vec<char>,
+    pos: usize,
+    ere: bool,
+    strict: bool,
+    /// Groups opened so far.
+    groups: usize,
+    /// Groups closed so far: a back-reference may only name one of these.
+    closed: usize,
+    warnings: Vec<String>,
+}
+
+/// What the last thing parsed in a branch was, for the context rules of `*` and `^`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prev {
+    /// Nothing yet (start of the pattern, of a group, of an alternative), or only `^`.
+    Start,
+    Atom,
+    /// A repetition operator.
+    Repeat,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<char> {
+        self.c.get(self.pos).copied()
+    }
+
+    fn peek2(&self) -> Option<char> {
+        self.c.get(self.pos + 1).copied()
+    }
+
+    fn at_bar(&self) -> bool {
+        if self.ere {
+            self.peek() == Some('|')
+        } else {
+            self.peek() == Some('\\') && self.peek2() == Some('|')
+        }
+    }
+
+    fn at_close(&self) -> bool {
+        if self.ere {
+            self.peek() == Some(')')
+        } else {
+            self.peek() == Some('\\') && self.peek2() == Some(')')
+        }
+    }
+
+    fn alt(&mut self, depth: usize) -> Result<Node, Error> {
+        let mut branches = vec![self.concat(depth)?];
+        while self.at_bar() {
+            self.pos += if self.ere { 1 } else { 2 };
+            branches.push(self.concat(depth)?);
+        }
+        Ok(if branches.len() == 1 {
+            branches.pop().unwrap_or(Node::Empty)
+        } else {
+            Node::Alt(branches)
+        })
+    }
+
+    fn concat(&mut self, depth: usize) -> Result<Node, Error> {
+        let mut items: Vec<Node> = Vec::new();
+        let mut prev = Prev::Start;
+        loop {
+            if self.pos >= self.c.len() || self.at_bar() {
+                break;
+            }
+            if self.at_close() {
+                if depth > 0 {
+                    break;
+                }
+                if self.ere && !self.strict {
+                    self.pos += 1;
+                    items.push(Node::Char(')'));
+                    prev = Prev::Atom;
+                    continue;
+                }
+                return Err(Error::new("Unmatched ) or \\)"));
+            }
+            if let Some(rep) = self.repetition(prev)? {
+                let Some(last) = items.pop() else {
+                    continue;
+                };
+                let (min, max) = rep;
+                items.push(Node::Repeat(Box::new(last), min, max));
+                prev = Prev::Repeat;
+                continue;
+            }
+            let (node, anchor) = self.atom(prev, depth)?;
+            items.push(node);
+            prev = if anchor && prev == Prev::Start {
+                Prev::Start
+            } else {
+                Prev::Atom
+            };
+        }
+        Ok(match items.len() {
+            0 => Node::Empty,
+            1 => items.pop().unwrap_or(Node::Empty),
+            _ => Node::Concat(items),
+        })
+    }
+
+    /// A repetition operator at the cursor, consumed: `Some((min, max))`. At the start of
+    /// a branch, `Some` with nothing to repeat means "skip it" (grep's ERE warning).
+    fn repetition(&mut self, prev: Prev) -> Result<Option<(u32, Option<u32>)>, Error> {
+        let Some(c) = self.peek() else {
+            return Ok(None);
+        };
+        let (op, len) = match (c, self.ere) {
+            ('*', _) => ('*', 1),
+            ('+' | '?' | '{', true) => (c, 1),
+            ('\\', false) => match self.peek2() {
+                Some(n @ ('+' | '?' | '{')) => (n, 2),
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        if prev == Prev::Start {
+            if !self.ere {
+                // A leading `*`, `\+`, `\?` is literal; a leading `\{` too in grep.
+                if op == '{' && self.strict {
+                    return Err(Error::new("Invalid preceding regular expression"));
+                }
+                return Ok(None);
+            }
+            if self.strict {
+                return Err(Error::new("Invalid preceding regular expression"));
+            }
+            if op == '{' {
+                let save = self.pos;
+                self.pos += len;
+                let valid = self.interval().is_ok_and(|i| i.is_some());
+                self.pos = save + len;
+                if !valid {
+                    self.pos = save;
+                    return Ok(None);
+                }
+                self.warnings
+                    .push("{...} at start of expression".to_string());
+                return Ok(Some((1, Some(1))));
+            }
+            self.pos += len;
+            self.warnings.push(format!("{op} at start of expression"));
+            return Ok(Some((1, Some(1))));
+        }
+        if prev == Prev::Repeat && self.strict && !self.ere && matches!(op, '*' | '{') {
+            return Err(Error::new("Invalid preceding regular expression"));
+        }
+        let save = self.pos;
+        self.pos += len;
+        Ok(Some(match op {
+            '*' => (0, None),
+            '+' => (1, None),
+            '?' => (0, Some(1)),
+            _ => match self.interval()? {
+                Some(r) => r,
+                None => {
+                    // grep reads a malformed ERE interval as a literal `{`.
+                    self.pos = save;
+                    return Ok(None);
+                }
+            },
+        }))
+    }
+
+    /// The rest of an interval after `{` or `\{`. `None`: malformed, and this flavour
+    /// reads it literally (grep's ERE).
+    fn interval(&mut self) -> Result<Option<(u32, Option<u32>)>, Error> {
+        let lenient = self.ere && !self.strict;
+        let min = self.number();
+        let mut max = min;
+        let comma = self.peek() == Some(',');
+        if comma {
+            self.pos += 1;
+            max = self.number();
+        }
+        let closed = if self.ere {
+            self.peek() == Some('}')
+        } else {
+            self.peek() == Some('\\') && self.peek2() == Some('}')
+        };
+        if !closed {
+            if lenient {
+                return Ok(None);
+            }
+            return Err(
+                if self.pos >= self.c.len()
+                    || (!self.ere && self.peek() == Some('\\') && self.peek2().is_none())
+                {
+                    Error::new("Unmatched \\{")
+                } else if self.ere
+                    && self.c[self.pos..]
+                        .iter()
+                        .all(|c| c.is_ascii_digit() || *c == ',')
+                {
+                    Error::new("Unmatched \\{")
+                } else {
+                    Error::new("Invalid content of \\{\\}")
+                },
+            );
+        }
+        self.pos += if self.ere { 1 } else { 2 };
+        let too_big = |n: &Option<u64>| n.is_some_and(|n| n > u64::from(DUP_MAX));
+        if min.is_none() && !comma {
+            return Err(Error::new("Invalid content of \\{\\}"));
+        }
+        if too_big(&min) || too_big(&max) {
+            return Err(Error::new("Regular expression too big"));
+        }
+        let lo = u32::try_from(min.unwrap_or(0)).unwrap_or(DUP_MAX);
+        let hi = match (comma, max) {
+            (true, None) => None,
+            (_, m) => Some(u32::try_from(m.unwrap_or(0)).unwrap_or(DUP_MAX)),
+        };
+        if hi.is_some_and(|h| h < lo) {
+            return Err(Error::new("Invalid content of \\{\\}"));
+        }
+        Ok(Some((lo, hi)))
+    }
+
+    fn number(&mut self) -> Option<u64> {
+        let start = self.pos;
+        let mut n: u64 = 0;
+        while let Some(d) = self.peek().and_then(|c| c.to_digit(10)) {
+            n = n.saturating_mul(10).saturating_add(u64::from(d));
+            self.pos += 1;
+        }
+        (self.pos > start).then_some(n)
+    }
+
+    /// One atom; the flag says it was an anchor (`^`), after which a BRE's `*` is still
+    /// literal.
+    fn atom(&mut self, prev: Prev, depth: usize) -> Result<(Node, bool), Error> {
+        let Some(c) = self.peek() else {
+            return Ok((Node::Empty, false));
+        };
+        self.pos += 1;
+        let open_group = if self.ere {
+            c == '('
+        } else {
+            c == '\\' && self.peek() == Some('(')
+        };
+        if open_group {
+            if !self.ere {
+                self.pos += 1;
+            }
+            if depth >= MAX_NESTING {
+                return Err(Error::new("Regular expression too big"));
+            }
+            self.groups += 1;
+            let idx = self.groups;
+            let inner = self.alt(depth + 1)?;
+            if !self.at_close() {
+                return Err(Error::new("Unmatched ( or \\("));
+            }
+            self.pos += if self.ere { 1 } else { 2 };
+            self.closed += 1;
+            return Ok((Node::Group(Box::new(inner), idx), false));
+        }
+        Ok(match c {
+            '[' => (self.bracket()?, false),
+            '.' => (Node::Any, false),
+            '^' if self.ere || prev == Prev::Start => (Node::Look(Look::LineStart), true),
+            '$' if self.ere || self.pos >= self.c.len() || self.at_close() || self.at_bar() => {
+                (Node::Look(Look::LineEnd), false)
+            }
+            '\\' => (self.escape()?, false),
+            c => (Node::Char(c), false),
+        })
+    }
+
+    fn escape(&mut self) -> Result<Node, Error> {
+        let Some(n) = self.peek() else {
+            return Err(Error::new("Trailing backslash"));
+        };
+        self.pos += 1;
+        let set = |negated, class| {
+            Node::Set(Box::new(Set {
+                negated,
+                items: vec![Item::Class(class)],
+            }))
+        };
+        Ok(match n {
+            '1'..='9' => {
+                let i = n as usize - '0' as usize;
+                if i > self.closed {
+                    return Err(Error::new("Invalid back reference"));
+                }
+                Node::Backref(i)
+            }
+            'w' => set(false, Named::Word),
+            'W' => set(true, Named::Word),
+            's' => set(false, Named::Space),
+            'S' => set(true, Named::Space),
+            'b' => Node::Look(Look::WordBoundary),
+            'B' => Node::Look(Look::NotWordBoundary),
+            '<' => Node::Look(Look::WordStart),
+            '>' => Node::Look(Look::WordEnd),
+            '`' => Node::Look(Look::TextStart),
+            '\'' => Node::Look(Look::TextEnd),
+            c => Node::Char(c),
+        })
+    }
+
+    /// A bracket expression, after its `[`.
+    fn bracket(&mut self) -> Result<Node, Error> {
+        let unmatched = || Error::new("Unmatched [, [^, [:, [., or [=");
+        let open = self.pos;
+        let mut set = Set {
+            negated: false,
+            items: Vec::new(),
+        };
+        if self.peek() == Some('^') {
+            set.negated = true;
+            self.pos += 1;
+        }
+        let body_start = self.pos;
+        let mut first = true;
+        loop {
+            let Some(c) = self.peek() else {
+                return Err(unmatched());
+            };
+            self.pos += 1;
+            if c == ']' && !first {
+                break;
+            }
+            first = false;
+            let start = if c == '[' && matches!(self.peek(), Some(':' | '.' | '=')) {
+                let kind = self.peek().unwrap_or(':');
+                self.pos += 1;
+                let from = self.pos;
+                let end = (from..self.c.len().saturating_sub(1))
+                    .find(|&k| self.c[k] == kind && self.c[k + 1] == ']')
+                    .ok_or_else(unmatched)?;
+                let inner: String = self.c[from..end].iter().collect();
+                self.pos = end + 2;
+                match kind {
+                    ':' => {
+                        let class = Named::from_name(&inner)
+                            .ok_or_else(|| Error::new("Invalid character class name"))?;
+                        set.items.push(Item::Class(class));
+                        continue;
+                    }
+                    _ => {
+                        let mut chars = inner.chars();
+                        match (chars.next(), chars.next()) {
+                            (Some(ch), None) => ch,
+                            _ => return Err(Error::new("Invalid collation character")),
+                        }
+                    }
+                }
+            } else {
+                c
+            };
+            if self.peek() == Some('-') && self.peek2().is_some_and(|n| n != ']') {
+                self.pos += 1;
+                let Some(e) = self.peek() else {
+                    return Err(unmatched());
+                };
+                self.pos += 1;
+                let end = if e == '[' && self.peek() == Some('.') {
+                    self.pos += 1;
+                    let from = self.pos;
+                    let close = (from..self.c.len().saturating_sub(1))
+                        .find(|&k| self.c[k] == '.' && self.c[k + 1] == ']')
+                        .ok_or_else(unmatched)?;
+                    let inner: Vec<char> = self.c[from..close].to_vec();
+                    self.pos = close + 2;
+                    match inner.as_slice() {
+                        [ch] => *ch,
+                        _ => return Err(Error::new("Invalid collation character")),
+                    }
+                } else {
+                    e
+                };
+                if end < start {
+                    return Err(Error::new("Invalid range end"));
+                }
+                set.items.push(Item::Range(start, end));
+            } else {
+                set.items.push(Item::Char(start));
+            }
+        }
+        // `[:alpha:]` where `[[:alpha:]]` was meant: GNU's DFA refuses it.
+        let body = &self.c[body_start..self.pos - 1];
+        if !set.negated
+            && body.len() >= 3
+            && body.first() == Some(&':')
+            && body.last() == Some(&':')
+            && open == body_start
+        {
+            return Err(Error {
+                msg: "character class syntax is [[:space:]], not [:space:]".into(),
+                kind: ErrorKind::Dfa,
+            });
+        }
+        Ok(Node::Set(Box::new(set)))
+    }
+}

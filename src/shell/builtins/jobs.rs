@@ -1,0 +1,159 @@
+//! `jobs`, `disown`, `fg`, `bg`: the job table (see [`crate::shell::jobs`]). A session has
+//! no job control (no terminal process groups), so `fg` and `bg` say so, as bash does in a
+//! script.
+
+use crate::shell::Shell;
+use crate::shell::exec::Exec;
+use crate::shell::jobs::Job;
+use crate::shell::redirect::Fds;
+
+/// `jobs [-lnprs] [JOBSPEC…]`.
+pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let (mut long, mut pids, mut stopped) = (false, false, false);
+    let mut specs = Vec::new();
+    for a in &args {
+        if let Some(flags) = a
+            .strip_prefix('-')
+            .filter(|f| !f.is_empty() && specs.is_empty())
+        {
+            for c in flags.chars() {
+                match c {
+                    'l' => long = true,
+                    'p' => pids = true,
+                    's' => stopped = true,
+                    'r' | 'n' => {}
+                    _ => {
+                        super::fail(sh, io, format!("jobs: -{c}: invalid option"), 2).await?;
+                        let _ = io
+                            .stderr()
+                            .write_str("jobs: usage: jobs [-lnprs] [jobspec ...] or jobs -x command [args]\n")
+                            .await;
+                        return Ok(2);
+                    }
+                }
+            }
+        } else {
+            specs.push(a.clone());
+        }
+    }
+    sh.jobs.reap();
+    let mut status = 0;
+    let mut shown: Vec<Job> = Vec::new();
+    if specs.is_empty() {
+        shown = sh.jobs.visible();
+    } else {
+        for s in &specs {
+            match sh.jobs.find(s) {
+                Some(j) => shown.push(j.clone()),
+                None => {
+                    status = super::fail(sh, io, format!("jobs: {s}: no such job"), 1).await?;
+                }
+            }
+        }
+    }
+    if stopped {
+        // Nothing is ever stopped.
+        shown.clear();
+    }
+    let (cur, prev) = sh.jobs.marks();
+    let mut out = String::new();
+    for j in shown {
+        if pids {
+            out.push_str(&format!("{}\n", j.pid));
+            continue;
+        }
+        let mark = if Some(j.id) == cur {
+            '+'
+        } else if Some(j.id) == prev {
+            '-'
+        } else {
+            ' '
+        };
+        if long {
+            out.push_str(&format!(
+                "[{}]{mark} {} {:<24}{}\n",
+                j.id, j.pid, "Running", j.text
+            ));
+        } else {
+            out.push_str(&format!("[{}]{mark}  {:<24}{}\n", j.id, "Running", j.text));
+        }
+    }
+    let _ = io.stdout().write_str(&out).await;
+    Ok(status)
+}
+
+/// `disown [-ahr] [JOBSPEC…]`: forgets jobs (they go on running).
+pub(crate) async fn disown(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut all = false;
+    let mut specs = Vec::new();
+    for a in &args {
+        match a.as_str() {
+            "-a" => all = true,
+            "-h" | "-r" => {}
+            _ => specs.push(a.clone()),
+        }
+    }
+    if all {
+        sh.jobs.list.clear();
+        return Ok(0);
+    }
+    if specs.is_empty() {
+        specs.push("%+".into());
+    }
+    let mut status = 0;
+    for s in &specs {
+        let job = if s.starts_with('%') {
+            sh.jobs.find(s).cloned()
+        } else {
+            s.parse::<u32>()
+                .ok()
+                .and_then(|p| sh.jobs.by_pid(p).cloned())
+        };
+        match job {
+            Some(j) => sh.jobs.remove(j.pid),
+            None if s == "%+" => {
+                status = super::fail(sh, io, "disown: current: no such job".into(), 1).await?;
+            }
+            None => status = super::fail(sh, io, format!("disown: {s}: no such job"), 1).await?,
+        }
+    }
+    Ok(status)
+}
+
+/// `fg`/`bg`: no job control in a session.
+pub(crate) async fn fg_bg(sh: &mut Shell, name: &str, io: &Fds) -> Exec<i32> {
+    super::fail(sh, io, format!("{name}: no job control"), 1).await
+}
+
+/// `ps`: the session's processes as GNU `ps` shows them without options: the shell, its
+/// running jobs and `ps` itself. Options are not supported.
+pub(crate) async fn ps(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    if let Some(a) = args.first() {
+        return super::fail(sh, io, format!("ps: {a}: options are not supported"), 1).await;
+    }
+    let row = |pid: u32, cmd: &str| format!("{pid:>5} {:<8} {:>8} {cmd}\n", "?", "00:00:00");
+    let mut out = format!("{:>5} {:<8} {:>8} CMD\n", "PID", "TTY", "TIME");
+    out.push_str(&row(sh.pid, "bash"));
+    for j in sh.jobs.visible() {
+        let cmd = j.text.split_whitespace().next().unwrap_or("bash");
+        out.push_str(&row(j.pid, cmd));
+    }
+    out.push_str(&row(sh.procs.allocate(), "ps"));
+    let _ = io.stdout().write_str(&out).await;
+    Ok(0)
+}
+
+/// `times`: user and system times of the shell and its children; a session runs no
+/// processes, so they are all 0.
+pub(crate) async fn times(_sh: &mut Shell, _args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let _ = io
+        .stdout()
+        .write_str("0m0.000s 0m0.000s\n0m0.000s 0m0.000s\n")
+        .await;
+    Ok(0)
+}
+
+/// `suspend`: nothing could resume the shell.
+pub(crate) async fn suspend(sh: &mut Shell, _args: Vec<String>, io: &Fds) -> Exec<i32> {
+    super::fail(sh, io, "suspend: cannot suspend: no job control".into(), 1).await
+}

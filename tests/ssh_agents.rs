@@ -1,0 +1,83 @@
+//! forkbox driven by a second SSH client library, the way agent frameworks drive it:
+//! asyncssh (from the tests' Python virtualenv) runs `tests/support/agents.py` against a
+//! `forkbox serve` on a loopback port. Covers what OpenSSH's command line cannot send on
+//! cue: the `signal` channel request, `window-change`, and many exec channels at once on
+//! one connection.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and benchmarks fail loudly on a broken assumption"
+)]
+
+#[path = "support/server.rs"]
+mod support;
+
+#[path = "support/s3.rs"]
+mod python;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{Server, run_guarded, stderr, stdout};
+
+/// Runs one scenario of `agents.py` against `server` and returns what it printed.
+fn scenario(server: &Server, name: &str) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/agents.py");
+    let mut cmd = Command::new(python::venv_python());
+    cmd.arg(script).arg(server.port.to_string()).arg(name);
+    // The scenarios bound their own waits (30 s each); this only guards against a hang.
+    let out = run_guarded(cmd, b"", Duration::from_secs(120));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{name}: stdout {}\nstderr {}",
+        stdout(&out),
+        stderr(&out)
+    );
+    serde_json::from_str(stdout(&out).trim()).expect("scenario prints JSON")
+}
+
+#[test]
+fn signal_request_interrupts_the_running_command() {
+    let server = Server::start();
+    let v = scenario(&server, "signal");
+    // The command had started (its first line came back) and was stopped before the rest.
+    assert_eq!(v["first"], "started\n");
+    assert_eq!(v["rest"], "");
+    assert_eq!(v["status"], 130, "status of a command ended by SIGINT: {v}");
+}
+
+#[test]
+fn window_change_reaches_the_next_command() {
+    let server = Server::start();
+    let v = scenario(&server, "window_change");
+    let listing = |text: &str| -> Vec<String> {
+        text.split("\r\n")
+            .filter(|l| l.starts_with("file"))
+            .map(str::to_string)
+            .collect()
+    };
+    let wide = listing(v["wide"].as_str().unwrap());
+    let narrow = listing(v["narrow"].as_str().unwrap());
+    // 30 names of 6 characters: 10 columns fit in 80, 5 in 40.
+    assert_eq!(wide.len(), 3, "ls at 80 columns: {wide:?}");
+    assert_eq!(narrow.len(), 6, "ls at 40 columns: {narrow:?}");
+    assert!(narrow.iter().all(|l| l.len() <= 40), "{narrow:?}");
+    assert_eq!(v["status"], 3, "`exit 3` ends the PTY session with 3");
+}
+
+#[test]
+fn many_exec_channels_on_one_connection_share_the_fork() {
+    let server = Server::start();
+    let v = scenario(&server, "many_channels");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 16);
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run[0], format!("{i}\n"), "channel {i}");
+        assert_eq!(run[1], 0, "channel {i}");
+    }
+    // Each channel wrote its own file into the one fork of the connection.
+    assert_eq!(v["shared"], "16\n");
+}
