@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::Command;
 
 mod awk;
+mod base64;
 mod basename;
 mod cat;
 mod chmod;
@@ -137,6 +138,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(gzip::Gzip),
         Arc::new(gzip::Gunzip),
         Arc::new(gzip::Zcat),
+        Arc::new(base64::Base64),
         Arc::new(tac::Tac),
         Arc::new(rev::Rev),
         Arc::new(paste::Paste),
