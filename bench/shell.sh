@@ -11,6 +11,7 @@
 #   startup   `true`                       (process start, runtime, fork creation)
 #   ls -l     `ls -l dir >/dev/null`       (a directory of 1,000 files)
 #   grep -r   `grep -r needle . >/dev/null` (10,000 small files in 100 directories)
+#   find      `find . -name '*.txt' | wc -l` (the same 10,000 files)
 #   ${x//a*z/b}  pattern substitution over a 100,000-character value (no match: the worst
 #                case for a matcher that tries every start)
 #   nesting   a script of 200 nested `if`s (parsing within its bounds)
@@ -144,6 +145,7 @@ row() {
 row 'startup (`true`)' 0 "$work/ls" 'true' cat
 row '`ls -l dir`' 1000 "$work/ls" 'ls -l dir' ls_columns
 row '`grep -r needle .`' 10000 "$work/grep" 'grep -r needle .' cat
+row '`find . -name "*.txt" | wc -l`' 10000 "$work/grep" 'find . -name "*.txt" | wc -l' cat
 row '`${x//a*z/b}`, 100,000 chars' 0 "$work/ls" \
     'x=$(printf "%100000s" "" | tr " " a); y=${x//a*z/b}; echo ${#y}' cat
 row '200 nested `if`s' 0 "$work/ls" \

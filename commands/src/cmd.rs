@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::Command;
 
 mod awk;
+mod base64;
 mod basename;
 mod cat;
 mod chmod;
@@ -142,6 +143,12 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(grep::FgrepCmd),
         Arc::new(find::Find),
         Arc::new(diff::Diff),
+        Arc::new(patch::Patch),
+        Arc::new(tar::Tar),
+        Arc::new(gzip::Gzip),
+        Arc::new(gzip::Gunzip),
+        Arc::new(gzip::Zcat),
+        Arc::new(base64::Base64),
         Arc::new(tac::Tac),
         Arc::new(rev::Rev),
         Arc::new(paste::Paste),
@@ -170,11 +177,6 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(factor::Factor),
         Arc::new(expr::Expr),
         Arc::new(commands::Commands),
-        Arc::new(patch::Patch),
-        Arc::new(tar::Tar),
-        Arc::new(gzip::Gzip),
-        Arc::new(gzip::Gunzip),
-        Arc::new(gzip::Zcat),
     ]
 }
 

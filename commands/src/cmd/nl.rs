@@ -1,9 +1,9 @@
 //! `nl`: number lines of files, streaming, with GNU's logical pages (header, body and
 //! footer sections marked by `\:\:\:`, `\:\:` and `\:` lines).
 
+use crate::gnu_regex::{self, Dialect, Flags, Regex};
 use async_trait::async_trait;
 use clap::Parser;
-use crate::gnu_regex::{self, Dialect, Flags, Regex};
 
 use super::textin::operands_or_stdin;
 use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote, quotef};
