@@ -1299,10 +1299,7 @@ mod api_tests {
     #[tokio::test]
     async fn unsupported_features_say_so() {
         let mut sh = shell_on(MemFs::new());
-        for (script, word) in [
-            ("coproc true", "coproc"),
-            ("enable -n echo", "enable -n"),
-        ] {
+        for (script, word) in [("coproc true", "coproc"), ("enable -n echo", "enable -n")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");

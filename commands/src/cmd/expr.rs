@@ -2,8 +2,8 @@
 //! (GNU uses arbitrary precision; a result past that is reported as too large).
 //! Regular expressions (`:` and `match`) are POSIX basic ones, anchored at the start.
 
-use async_trait::async_trait;
 use crate::gnu_regex::{self, Dialect, Flags};
+use async_trait::async_trait;
 
 use super::util::quote;
 use crate::{CmdResult, Command, Context};
