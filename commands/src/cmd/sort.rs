@@ -75,6 +75,13 @@ struct Args {
     /// Check for sorted input; do not sort.
     #[arg(short = 'c', long)]
     check: bool,
+    /// Like -c, but do not report the first bad line (only the status says).
+    #[arg(short = 'C')]
+    check_quiet: bool,
+    /// Merge already sorted files (they are sorted together: the same output for sorted
+    /// inputs).
+    #[arg(short = 'm', long)]
+    merge: bool,
     /// Sort via a key; KEYDEF gives location and type.
     #[arg(short = 'k', long = "key", value_name = "KEYDEF")]
     keys: Vec<String>,
@@ -531,7 +538,9 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
     } else {
         args.files.clone()
     };
-    if args.check && files_in.len() > 1 {
+    let _ = args.merge;
+    let check = args.check || args.check_quiet;
+    if check && files_in.len() > 1 {
         ctx.warn(
             "sort",
             format!("extra operand {} not allowed with -c", quote(&files_in[1])),
@@ -554,8 +563,8 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
             fan_in: tuning.fan_in.max(2),
         },
     };
-    let result = if args.check {
-        job.check(ctx, &files_in[0]).await
+    let result = if check {
+        job.check(ctx, &files_in[0], !args.check_quiet).await
     } else {
         let sorted = job
             .sort(ctx, &files_in, args.output.as_deref(), files)
@@ -585,7 +594,7 @@ struct Job {
 
 impl Job {
     /// `-c`: reports the first line out of order (status 1), reading line by line.
-    async fn check(&self, ctx: &Context, name: &str) -> Result<Status, SortError> {
+    async fn check(&self, ctx: &Context, name: &str, report: bool) -> Result<Status, SortError> {
         let src = Reader::open(ctx, name)
             .await
             .map_err(|err| SortError::Open {
@@ -602,6 +611,9 @@ impl Job {
             if let Some(p) = prev.get() {
                 let bad = self.sorter.cmp(p, line) == Ordering::Greater
                     || (self.unique && self.sorter.keys_cmp(p, line) == Ordering::Equal);
+                if bad && !report {
+                    return Ok(1);
+                }
                 if bad {
                     ctx.warn(
                         "sort",
