@@ -4,9 +4,9 @@
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::textin::operands_or_stdin;
-use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote, quotef};
-use crate::{CmdResult, Command, Context, Interrupt, parse_args};
+use super::textin::each_line;
+use super::util::quote;
+use crate::{CmdResult, Command, Context, parse_args};
 
 /// Tab stops: explicit positions, then a repeat (every `every` columns, or every
 /// `every` after the last position).
@@ -234,54 +234,6 @@ fn unexpand_line(line: &[u8], tabs: &TabStops, all: bool, out: &mut Vec<u8>) {
         out.push(b' ');
     }
     out.resize(out.len() + pending, b' ');
-}
-
-/// Runs `f` over every line of the operands.
-async fn each_line(
-    ctx: &Context,
-    name: &str,
-    files: &[String],
-    mut f: impl FnMut(&[u8], &mut Vec<u8>) + Send,
-) -> CmdResult {
-    let mut status = 0;
-    let mut out = BufOut::new(ctx);
-    let mut pacer = Pacer::default();
-    for file in operands_or_stdin(files) {
-        let mut reader = match Reader::open(ctx, &file).await {
-            Ok(r) => r,
-            Err(e) => {
-                out.flush().await?;
-                ctx.warn(name, format!("{}: {e}", quotef(&file))).await;
-                status = 1;
-                continue;
-            }
-        };
-        loop {
-            let line = match reader.line(MAX_LINE).await? {
-                Ok(Some(l)) => l,
-                Ok(None) => break,
-                Err(e) => {
-                    out.flush().await?;
-                    ctx.warn(name, format!("{}: {e}", quotef(&file))).await;
-                    status = 1;
-                    break;
-                }
-            };
-            let (body, nl) = match line.strip_suffix(b"\n") {
-                Some(b) => (b, true),
-                None => (&line[..], false),
-            };
-            let mut buf = Vec::with_capacity(line.len() + 16);
-            f(body, &mut buf);
-            if nl {
-                buf.push(b'\n');
-            }
-            out.write(&buf).await?;
-            pacer.tick(ctx).await?;
-        }
-    }
-    out.flush().await?;
-    Ok::<_, Interrupt>(status)
 }
 
 pub struct Expand;

@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::textin::operands_or_stdin;
-use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote, quotef};
+use super::textin::each_line;
+use super::util::quote;
 use crate::{CmdResult, Command, Context, parse_args};
 
 /// Wrap input lines in each FILE, writing to standard output. With no FILE, or when
@@ -116,45 +116,10 @@ impl Command for Fold {
                 return Ok(1);
             }
         };
-        let mut status = 0;
-        let mut out = BufOut::new(ctx);
-        let mut pacer = Pacer::default();
-        for f in operands_or_stdin(&args.files) {
-            let mut reader = match Reader::open(ctx, &f).await {
-                Ok(r) => r,
-                Err(e) => {
-                    out.flush().await?;
-                    ctx.warn("fold", format!("{}: {e}", quotef(&f))).await;
-                    status = 1;
-                    continue;
-                }
-            };
-            loop {
-                let line = match reader.line(MAX_LINE).await? {
-                    Ok(Some(l)) => l,
-                    Ok(None) => break,
-                    Err(e) => {
-                        out.flush().await?;
-                        ctx.warn("fold", format!("{}: {e}", quotef(&f))).await;
-                        status = 1;
-                        break;
-                    }
-                };
-                let (body, nl) = match line.strip_suffix(b"\n") {
-                    Some(b) => (b, true),
-                    None => (&line[..], false),
-                };
-                let mut buf = Vec::with_capacity(line.len() + line.len() / width + 1);
-                fold_line(body, width, args.bytes, args.spaces, &mut buf);
-                if nl {
-                    buf.push(b'\n');
-                }
-                out.write(&buf).await?;
-                pacer.tick(ctx).await?;
-            }
-        }
-        out.flush().await?;
-        Ok(status)
+        each_line(ctx, "fold", &args.files, |body, buf| {
+            fold_line(body, width, args.bytes, args.spaces, buf)
+        })
+        .await
     }
 }
 

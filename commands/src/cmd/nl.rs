@@ -5,8 +5,8 @@ use crate::gnu_regex::{self, Dialect, Flags, Regex};
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::textin::operands_or_stdin;
-use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote, quotef};
+use super::textin::each_raw_line;
+use super::util::quote;
 use crate::{CmdResult, Command, Context, parse_args};
 
 /// Write each FILE to standard output, with line numbers added. With no FILE, or when
@@ -159,83 +159,55 @@ impl Command for Nl {
         let mut section = 1usize;
         let mut n = start;
         let mut blanks = 0u64;
-        let mut status = 0;
-        let mut out = BufOut::new(ctx);
-        let mut pacer = Pacer::default();
-        for f in operands_or_stdin(&args.files) {
-            let mut reader = match Reader::open(ctx, &f).await {
-                Ok(r) => r,
-                Err(e) => {
-                    out.flush().await?;
-                    ctx.warn("nl", format!("{}: {e}", quotef(&f))).await;
-                    status = 1;
-                    continue;
+        each_raw_line(ctx, "nl", &args.files, |line, buf| {
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            if let Some(i) = marks.iter().position(|m| m.as_bytes() == body) {
+                section = i;
+                if !args.no_renumber {
+                    n = start;
                 }
-            };
-            loop {
-                let line = match reader.line(MAX_LINE).await? {
-                    Ok(Some(l)) => l,
-                    Ok(None) => break,
-                    Err(e) => {
-                        out.flush().await?;
-                        ctx.warn("nl", format!("{}: {e}", quotef(&f))).await;
-                        status = 1;
-                        break;
-                    }
-                };
-                pacer.tick(ctx).await?;
-                let body = line.strip_suffix(b"\n").unwrap_or(&line);
-                if let Some(i) = marks.iter().position(|m| m.as_bytes() == body) {
-                    section = i;
-                    if !args.no_renumber {
-                        n = start;
-                    }
-                    out.write(b"\n").await?;
-                    continue;
-                }
-                let numbered = match &styles[section] {
-                    Style::All => {
-                        if body.is_empty() {
-                            blanks += 1;
-                            if blanks >= join_blank {
-                                blanks = 0;
-                                true
-                            } else {
-                                false
-                            }
-                        } else {
+                buf.push(b'\n');
+                return;
+            }
+            let numbered = match &styles[section] {
+                Style::All => {
+                    if body.is_empty() {
+                        blanks += 1;
+                        if blanks >= join_blank {
                             blanks = 0;
                             true
+                        } else {
+                            false
                         }
+                    } else {
+                        blanks = 0;
+                        true
                     }
-                    Style::NonEmpty => !body.is_empty(),
-                    Style::None => false,
-                    // A pattern too complex to finish counts as not matching.
-                    Style::Regex(re) => re.is_match(body).unwrap_or(false),
+                }
+                Style::NonEmpty => !body.is_empty(),
+                Style::None => false,
+                // A pattern too complex to finish counts as not matching.
+                Style::Regex(re) => re.is_match(body).unwrap_or(false),
+            };
+            if numbered {
+                let s = match format {
+                    "ln" => format!("{n:<width$}"),
+                    "rz" if n < 0 => format!("-{:0>w$}", n.unsigned_abs(), w = width - 1),
+                    "rz" => format!("{n:0>width$}"),
+                    _ => format!("{n:>width$}"),
                 };
-                let mut buf = Vec::with_capacity(line.len() + width + sep.len());
-                if numbered {
-                    let s = match format {
-                        "ln" => format!("{n:<width$}"),
-                        "rz" if n < 0 => format!("-{:0>w$}", n.unsigned_abs(), w = width - 1),
-                        "rz" => format!("{n:0>width$}"),
-                        _ => format!("{n:>width$}"),
-                    };
-                    buf.extend_from_slice(s.as_bytes());
-                    buf.extend_from_slice(sep.as_bytes());
-                    n = n.wrapping_add(incr);
-                } else {
-                    buf.resize(width + sep.len(), b' ');
-                }
-                buf.extend_from_slice(&line);
-                if !line.ends_with(b"\n") {
-                    buf.push(b'\n');
-                }
-                out.write(&buf).await?;
+                buf.extend_from_slice(s.as_bytes());
+                buf.extend_from_slice(sep.as_bytes());
+                n = n.wrapping_add(incr);
+            } else {
+                buf.resize(width + sep.len(), b' ');
             }
-        }
-        out.flush().await?;
-        Ok(status)
+            buf.extend_from_slice(line);
+            if !line.ends_with(b"\n") {
+                buf.push(b'\n');
+            }
+        })
+        .await
     }
 }
 

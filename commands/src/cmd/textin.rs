@@ -2,8 +2,8 @@
 //! can write (`tac`, `tsort`, `shuf`, `column`, `fmt` paragraphs…): read an operand whole,
 //! charged to the session's budget, and report a failure the GNU way.
 
-use super::util::{Reader, quotef};
-use crate::{Charge, Context, Interrupt};
+use super::util::{BufOut, MAX_LINE, Pacer, Reader, quotef};
+use crate::{Charge, CmdResult, Context, Interrupt};
 
 /// Reads `operand` (`-` is stdin) whole, charging what it holds to `charge`. A file that
 /// cannot be read is reported as `name: FILE: reason` and gives `None`.
@@ -37,6 +37,70 @@ pub(crate) fn records(data: &[u8], delim: u8) -> Vec<&[u8]> {
         out.pop();
     }
     out
+}
+
+/// Runs `f` on each line of the operands (stdin when there are none), the line with its
+/// newline if it had one, and writes out what `f` puts in the buffer. A file that cannot
+/// be opened or read is reported as `name: FILE: reason` (after what came before it is
+/// written) and makes the status 1; the next operand is read.
+pub(crate) async fn each_raw_line(
+    ctx: &Context,
+    name: &str,
+    files: &[String],
+    mut f: impl FnMut(&[u8], &mut Vec<u8>) + Send,
+) -> CmdResult {
+    let mut status = 0;
+    let mut out = BufOut::new(ctx);
+    let mut pacer = Pacer::default();
+    for file in operands_or_stdin(files) {
+        let mut reader = match Reader::open(ctx, &file).await {
+            Ok(r) => r,
+            Err(e) => {
+                out.flush().await?;
+                ctx.warn(name, format!("{}: {e}", quotef(&file))).await;
+                status = 1;
+                continue;
+            }
+        };
+        loop {
+            let line = match reader.line(MAX_LINE).await? {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(e) => {
+                    out.flush().await?;
+                    ctx.warn(name, format!("{}: {e}", quotef(&file))).await;
+                    status = 1;
+                    break;
+                }
+            };
+            let mut buf = Vec::with_capacity(line.len() + 16);
+            f(&line, &mut buf);
+            out.write(&buf).await?;
+            pacer.tick(ctx).await?;
+        }
+    }
+    out.flush().await?;
+    Ok::<_, Interrupt>(status)
+}
+
+/// [`each_raw_line`] with the newline taken off before `f` and put back after it.
+pub(crate) async fn each_line(
+    ctx: &Context,
+    name: &str,
+    files: &[String],
+    mut f: impl FnMut(&[u8], &mut Vec<u8>) + Send,
+) -> CmdResult {
+    each_raw_line(ctx, name, files, |line, buf| {
+        let (body, nl) = match line.strip_suffix(b"\n") {
+            Some(b) => (b, true),
+            None => (line, false),
+        };
+        f(body, buf);
+        if nl {
+            buf.push(b'\n');
+        }
+    })
+    .await
 }
 
 /// The operands, or `-` (stdin) when there are none.
