@@ -1,0 +1,407 @@
+//! Variable storage of the shell: what variables cost the session's memory budget,
+//! reading and writing them (through name references and attributes, or raw), local
+//! frames, unsetting, and the environment exported to commands and nested shells.
+
+use super::*;
+
+/// Memory one variable costs besides its name and value: its map entry and flags.
+pub(crate) const VAR_OVERHEAD: usize = 64;
+
+/// Memory one array element costs besides its value.
+pub(crate) const ELEM_OVERHEAD: usize = 48;
+
+/// Bytes variable `name` holding `v` costs.
+pub(crate) fn var_size(name: &str, v: &Var) -> usize {
+    name.len() + VAR_OVERHEAD + value_size(&v.value)
+}
+
+pub(crate) fn value_size(v: &Value) -> usize {
+    match v {
+        Value::Str(s) => s.len(),
+        Value::Array(a) => a.values().map(|e| e.len() + ELEM_OVERHEAD).sum(),
+        Value::Assoc(a) => a
+            .iter()
+            .map(|(k, e)| k.len() + e.len() + ELEM_OVERHEAD)
+            .sum(),
+    }
+}
+
+/// The charge of a shell's variables; cloning it charges the copy.
+#[derive(Debug)]
+pub(crate) struct VarsCharge(pub(crate) forkbox_commands::Charge);
+
+impl Clone for VarsCharge {
+    fn clone(&self) -> Self {
+        VarsCharge(self.0.duplicate())
+    }
+}
+
+impl Shell {
+    /// The scalar value of a variable, including the dynamic ones (`RANDOM`, ...).
+    /// Follows a name reference (`declare -n`); an element target (`a[1]`) is read as one.
+    pub(crate) fn get_str(&self, name: &str) -> Option<String> {
+        let target = self.resolve_ref(name);
+        if let Some((base, sub)) = vars::split_subscript(&target) {
+            return self.get_subscript(base, sub);
+        }
+        self.vars
+            .get(target.as_ref())
+            .filter(|v| !v.attrs.unset)
+            .and_then(|v| v.value.as_str().map(str::to_string))
+    }
+
+    pub(crate) fn next_random(&mut self) -> u32 {
+        // xorshift64*: enough for $RANDOM, which bash documents as not cryptographic.
+        let mut x = self.random_state;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.random_state = x;
+        ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % 32768) as u32
+    }
+
+    /// Counts every variable's cost afresh (after changes made without accounting).
+    pub(crate) fn recount_vars(&mut self) {
+        let total = self.vars.iter().map(|(k, v)| var_size(k, v)).sum();
+        self.vars_mem.0.force(total);
+    }
+
+    /// Accounts variable `name` going from `old` to `new` bytes; fails, changing nothing,
+    /// when it would grow past the session's memory budget.
+    pub(crate) fn charge_var(
+        &mut self,
+        name: &str,
+        old: usize,
+        new: usize,
+    ) -> Result<(), ShellError> {
+        let total = self.vars_mem.0.bytes().saturating_sub(old) + new;
+        if new > old {
+            self.vars_mem
+                .0
+                .resize(total)
+                .map_err(|source| ShellError::OutOfMemory {
+                    what: name.to_string(),
+                    source,
+                })
+        } else {
+            self.vars_mem.0.force(total);
+            Ok(())
+        }
+    }
+
+    /// What variable `name` costs now (0 when unset).
+    pub(crate) fn var_cost(&self, name: &str) -> usize {
+        self.vars.get(name).map_or(0, |v| var_size(name, v))
+    }
+
+    /// Puts back a saved variable (or removes it), accounting the change.
+    pub(crate) fn restore_var(&mut self, name: String, saved: Option<Var>) {
+        let old = self.var_cost(&name);
+        let new = saved.as_ref().map_or(0, |v| var_size(&name, v));
+        match saved {
+            Some(v) => {
+                self.vars.insert(name, v);
+            }
+            None => {
+                self.vars.remove(&name);
+            }
+        }
+        let total = self.vars_mem.0.bytes().saturating_sub(old) + new;
+        self.vars_mem.0.force(total);
+    }
+
+    /// Assigns a scalar, keeping the export flag; fails on a readonly variable. Follows
+    /// name references and applies the variable's attributes (`-i`, `-l`, `-u`); an array
+    /// gets the value as its element 0.
+    pub(crate) fn set_var(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
+        self.assign_str(name, value, false)
+    }
+
+    /// Stores a scalar as it is (after attributes and references were applied).
+    pub(crate) fn store_str(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
+        if value.len() > MAX_VALUE {
+            return Err(too_large(name));
+        }
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        let old = self.var_cost(name);
+        self.charge_var(name, old, name.len() + VAR_OVERHEAD + value.len())?;
+        match self.vars.get_mut(name) {
+            Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
+            Some(v) => {
+                v.value = Value::Str(value.to_string());
+                v.attrs.unset = false;
+                Ok(())
+            }
+            None => {
+                self.vars.insert(
+                    name.to_string(),
+                    Var {
+                        value: Value::Str(value.to_string()),
+                        exported: self.opts_allexport(),
+                        readonly: false,
+                        attrs: Attrs::default(),
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn opts_allexport(&self) -> bool {
+        self.opts.allexport
+    }
+
+    /// Replaces a variable's whole value (`a=(…)`), following name references and
+    /// applying its attributes to each element.
+    pub(crate) fn set_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
+        let name = self.resolve_ref(name).into_owned();
+        let value = self.apply_attrs_value(&name, value)?;
+        self.store_value(&name, value)
+    }
+
+    /// Stores a whole value as it is.
+    pub(crate) fn store_value(&mut self, name: &str, value: Value) -> Result<(), ShellError> {
+        check_value_size(name, &value)?;
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        let old = self.var_cost(name);
+        self.charge_var(name, old, name.len() + VAR_OVERHEAD + value_size(&value))?;
+        match self.vars.get_mut(name) {
+            Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
+            Some(v) => {
+                v.value = value;
+                v.attrs.unset = false;
+                Ok(())
+            }
+            None => {
+                self.vars.insert(
+                    name.to_string(),
+                    Var {
+                        value,
+                        exported: self.opts.allexport,
+                        readonly: false,
+                        attrs: Attrs::default(),
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// Sets element `index` of an indexed array (a negative index counts from the end),
+    /// following name references and applying the variable's attributes.
+    pub(crate) fn set_elem(
+        &mut self,
+        name: &str,
+        index: i64,
+        value: &str,
+    ) -> Result<(), ShellError> {
+        self.assign_index(name, index, value, false)
+    }
+
+    /// Stores element `index` as it is; `index` is already made non-negative.
+    pub(crate) fn store_elem(
+        &mut self,
+        name: &str,
+        index: i64,
+        value: &str,
+    ) -> Result<(), ShellError> {
+        if value.len() > MAX_VALUE {
+            return Err(too_large(name));
+        }
+        if self.vars.get(name).is_some_and(|v| matches!(&v.value, Value::Array(a) if a.len() >= MAX_ARRAY_LEN && !a.contains_key(&index))) {
+            return Err(ShellError::Limit(format!("{name}: more than {MAX_ARRAY_LEN} array elements")));
+        }
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        // Over-counted when an element is replaced; subshells recount exactly.
+        let old = self.var_cost(name);
+        let grown = old.max(name.len() + VAR_OVERHEAD) + value.len() + ELEM_OVERHEAD;
+        self.charge_var(name, old, grown)?;
+        let allexport = self.opts.allexport;
+        let var = self.vars.entry(name.to_string()).or_insert(Var {
+            value: Value::Array(BTreeMap::new()),
+            exported: allexport,
+            readonly: false,
+            attrs: Attrs::default(),
+        });
+        var.attrs.unset = false;
+        if let Value::Str(s) = &var.value {
+            let mut m = BTreeMap::new();
+            m.insert(0, s.clone());
+            var.value = Value::Array(m);
+        }
+        match &mut var.value {
+            Value::Array(m) => {
+                m.insert(index, value.to_string());
+            }
+            Value::Assoc(m) => m.insert(index.to_string(), value.to_string()),
+            Value::Str(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Stores key `key` of an associative array as it is.
+    pub(crate) fn store_key(
+        &mut self,
+        name: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<(), ShellError> {
+        if value.len() > MAX_VALUE || key.len() > MAX_VALUE {
+            return Err(too_large(name));
+        }
+        if self.vars.get(name).is_some_and(|v| matches!(&v.value, Value::Assoc(a) if a.len() >= MAX_ARRAY_LEN && !a.contains_key(key))) {
+            return Err(ShellError::Limit(format!("{name}: more than {MAX_ARRAY_LEN} array elements")));
+        }
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        let old = self.var_cost(name);
+        let grown = old.max(name.len() + VAR_OVERHEAD) + key.len() + value.len() + ELEM_OVERHEAD;
+        self.charge_var(name, old, grown)?;
+        let allexport = self.opts.allexport;
+        let var = self.vars.entry(name.to_string()).or_insert(Var {
+            value: Value::Assoc(AssocArray::new()),
+            exported: allexport,
+            readonly: false,
+            attrs: Attrs::default(),
+        });
+        var.attrs.unset = false;
+        match &mut var.value {
+            Value::Assoc(m) => m.insert(key.to_string(), value.to_string()),
+            other => {
+                let mut m = AssocArray::new();
+                if let Some(s) = other.as_str() {
+                    m.insert("0".to_string(), s.to_string());
+                }
+                m.insert(key.to_string(), value.to_string());
+                *other = Value::Assoc(m);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn set_plain(&mut self, name: &str, value: &str) {
+        let _ = self.set_var(name, value);
+    }
+
+    pub(crate) fn set_exported(&mut self, name: &str, value: &str) {
+        if self.set_var(name, value).is_ok()
+            && let Some(v) = self.vars.get_mut(name)
+        {
+            v.exported = true;
+        }
+    }
+
+    /// Unsets a variable (what a name reference names, not the reference itself).
+    pub(crate) fn unset_var(&mut self, name: &str) -> Result<(), ShellError> {
+        let target = self.resolve_ref(name).into_owned();
+        if let Some((base, sub)) = vars::split_subscript(&target) {
+            let (base, sub) = (base.to_string(), sub.to_string());
+            return self.unset_subscript(&base, &sub);
+        }
+        self.unset_plain(&target)
+    }
+
+    /// Unsets exactly `name`, even a name reference. A variable local to a function that
+    /// called the running one is taken back to its value outside that function, as bash's
+    /// dynamic scoping does; one local to the running function just loses its value.
+    pub(crate) fn unset_plain(&mut self, name: &str) -> Result<(), ShellError> {
+        if self.vars.get(name).is_some_and(|v| v.readonly) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        let n = self.local_frames.len();
+        if let Some(i) = self
+            .local_frames
+            .iter()
+            .rposition(|f| f.iter().any(|(v, _)| v == name))
+            && i + 1 < n
+        {
+            let frame = &mut self.local_frames[i];
+            if let Some(pos) = frame.iter().position(|(v, _)| v == name) {
+                let (_, saved) = frame.remove(pos);
+                self.restore_var(name.to_string(), saved);
+                return Ok(());
+            }
+        }
+        self.restore_var(name.to_string(), None);
+        Ok(())
+    }
+
+    /// Makes `name` local to the running function (saving its outer value).
+    pub(crate) fn make_local(&mut self, name: &str) {
+        let old = self.vars.get(name).cloned();
+        if let Some(frame) = self.local_frames.last_mut() {
+            if frame.iter().any(|(n, _)| n == name) {
+                return;
+            }
+            frame.push((name.to_string(), old));
+        }
+    }
+
+    /// Whether `name` is already local to the running function.
+    pub(crate) fn is_local_here(&self, name: &str) -> bool {
+        self.local_frames
+            .last()
+            .is_some_and(|f| f.iter().any(|(n, _)| n == name))
+    }
+
+    pub(crate) fn pop_local_frame(&mut self) {
+        if let Some(frame) = self.local_frames.pop() {
+            for (name, old) in frame.into_iter().rev() {
+                self.restore_var(name, old);
+            }
+        }
+    }
+
+    /// The environment a command gets: exported variables plus `extra` assignments.
+    pub(crate) fn exported_env(&self, extra: &[(String, String)]) -> BTreeMap<String, String> {
+        let mut env: BTreeMap<String, String> = self
+            .vars
+            .iter()
+            .filter(|(_, v)| v.exported && !v.attrs.unset)
+            .filter_map(|(k, v)| match &v.value {
+                Value::Str(s) => Some((k.clone(), s.clone())),
+                _ => None,
+            })
+            .collect();
+        for (k, v) in extra {
+            env.insert(k.clone(), v.clone());
+        }
+        for name in &self.exported_functions {
+            if let Some(def) = self.functions.get(name) {
+                env.insert(format!("BASH_FUNC_{name}%%"), format!("() {}", def.body));
+            }
+        }
+        env
+    }
+
+    /// Defines function `name` from an environment entry `() BODY` (see `export -f`).
+    pub(crate) fn import_function(&mut self, name: &str, value: &str) {
+        let Some(body) = value.strip_prefix("()") else {
+            return;
+        };
+        if !builtins::is_name(name) {
+            return;
+        }
+        let Ok(program) = parse_program(&format!("{name} () {body}")) else {
+            return;
+        };
+        let def = program
+            .complete_commands
+            .first()
+            .and_then(|l| l.0.first())
+            .map(|item| &item.0.first)
+            .and_then(|p| p.seq.first());
+        if let Some(ast::Command::Function(def)) = def {
+            self.functions
+                .insert(name.to_string(), Arc::new(def.clone()));
+            self.exported_functions.insert(name.to_string());
+        }
+    }
+}
