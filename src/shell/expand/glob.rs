@@ -1,0 +1,164 @@
+//! Pathname expansion over the session's filesystem: patterns as the shell options say,
+//! `dotglob`, `nocaseglob`, `globstar` (`**`) and `GLOBIGNORE`.
+
+use super::*;
+
+impl Shell {
+    /// A pattern as the shell options say (`extglob`), matching either case if `nocase`.
+    pub(crate) fn pattern(&self, text: &str, nocase: bool) -> Pattern {
+        Pattern::with(text, self.shopts.on("extglob"), nocase)
+    }
+
+    /// Pathname expansion of a pattern over the filesystem; sorted; empty if nothing
+    /// matches. `dotglob`, `nocaseglob`, `globstar` and `GLOBIGNORE` apply.
+    pub(crate) async fn glob(&self, pat: &str) -> Vec<String> {
+        let mut out = self.glob_paths(pat).await;
+        let ignore = self.get_str("GLOBIGNORE").filter(|g| !g.is_empty());
+        if let Some(ignore) = ignore {
+            let pats: Vec<Pattern> = ignore.split(':').map(|p| self.pattern(p, false)).collect();
+            out.retain(|path| {
+                let base = path.rsplit('/').next().unwrap_or(path);
+                base != "." && base != ".." && !pats.iter().any(|p| p.matches(path))
+            });
+        }
+        out
+    }
+
+    pub(crate) async fn glob_paths(&self, pat: &str) -> Vec<String> {
+        let dotglob =
+            self.shopts.on("dotglob") || self.get_str("GLOBIGNORE").is_some_and(|g| !g.is_empty());
+        let nocase = self.shopts.on("nocaseglob");
+        let globstar = self.shopts.on("globstar");
+        let absolute = pat.starts_with('/');
+        let comps: Vec<&str> = pat.split('/').collect();
+        // (shown path, filesystem path)
+        let mut cands: Vec<(String, String)> = if absolute {
+            vec![("/".to_string(), "/".to_string())]
+        } else {
+            vec![(String::new(), self.cwd.clone())]
+        };
+        let comps: Vec<&str> = if absolute { comps[1..].to_vec() } else { comps };
+        let n = comps.len();
+        for (i, comp) in comps.iter().enumerate() {
+            let last = i + 1 == n;
+            let mut next = Vec::new();
+            if comp.is_empty() {
+                for (shown, path) in cands {
+                    if !shown.is_empty() && !shown.ends_with('/') {
+                        next.push((format!("{shown}/"), path));
+                    } else {
+                        next.push((shown, path));
+                    }
+                }
+                cands = next;
+                continue;
+            }
+            if !pattern::has_glob_chars(comp) {
+                let lit = pattern::unescape(comp);
+                for (shown, path) in cands {
+                    let shown = join_shown(&shown, &lit);
+                    let path = forkbox_commands::fs::join(&path, &lit);
+                    if last {
+                        if self.fs.lstat(&path).await.is_ok() {
+                            next.push((shown, path));
+                        }
+                    } else {
+                        next.push((shown, path));
+                    }
+                }
+            } else if globstar && *comp == "**" {
+                // Every directory below (and, last, every file), the start included.
+                for (shown, path) in cands {
+                    self.walk(&shown, &path, last, &mut next, dotglob, true)
+                        .await;
+                }
+            } else {
+                let p = self.pattern(comp, nocase);
+                for (shown, path) in cands {
+                    let Ok(entries) = self.fs.read_dir(&path).await else {
+                        continue;
+                    };
+                    for e in entries {
+                        if e.name.starts_with('.') && !p.starts_with_dot() && !dotglob {
+                            continue;
+                        }
+                        if !p.matches(&e.name) {
+                            continue;
+                        }
+                        let child = forkbox_commands::fs::join(&path, &e.name);
+                        if !last {
+                            match self.fs.stat(&child).await {
+                                Ok(m) if m.is_dir() => {}
+                                _ => continue,
+                            }
+                        }
+                        next.push((join_shown(&shown, &e.name), child));
+                    }
+                }
+            }
+            cands = next;
+            if cands.is_empty() {
+                return Vec::new();
+            }
+        }
+        // `**/` also yields the start of a relative pattern, which is no name.
+        let mut out: Vec<String> = cands
+            .into_iter()
+            .map(|(s, _)| s)
+            .filter(|s| !s.is_empty())
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+impl Shell {
+    /// `**` of `globstar`: `shown` itself (unless it is the start of a relative pattern
+    /// that ends here) and every directory below it, or with `files` every entry below it.
+    pub(crate) fn walk<'a>(
+        &'a self,
+        shown: &'a str,
+        path: &'a str,
+        files: bool,
+        out: &'a mut Vec<(String, String)>,
+        dotglob: bool,
+        top: bool,
+    ) -> crate::shell::BoxFut<'a, ()> {
+        Box::pin(async move {
+            if top && !files {
+                out.push((shown.to_string(), path.to_string()));
+            } else if top && !shown.is_empty() {
+                out.push((join_shown(shown, ""), path.to_string()));
+            }
+            let Ok(mut entries) = self.fs.read_dir(path).await else {
+                return;
+            };
+            entries.sort_by(|a, b| a.name.cmp(&b.name));
+            for e in entries {
+                if e.name.starts_with('.') && !dotglob {
+                    continue;
+                }
+                let child = forkbox_commands::fs::join(path, &e.name);
+                let child_shown = join_shown(shown, &e.name);
+                let is_dir = matches!(self.fs.lstat(&child).await, Ok(m) if m.is_dir());
+                if is_dir {
+                    out.push((child_shown.clone(), child.clone()));
+                    self.walk(&child_shown, &child, files, out, dotglob, false)
+                        .await;
+                } else if files {
+                    out.push((child_shown, child));
+                }
+            }
+        })
+    }
+}
+
+pub(crate) fn join_shown(shown: &str, name: &str) -> String {
+    if shown.is_empty() {
+        name.to_string()
+    } else if shown.ends_with('/') {
+        format!("{shown}{name}")
+    } else {
+        format!("{shown}/{name}")
+    }
+}

@@ -1,0 +1,236 @@
+//! The value of a parameter: positional and special parameters, variables (through
+//! name references), indirection, and `set -u`'s check.
+
+use super::*;
+
+impl Shell {
+    pub(super) fn param_value(&mut self, p: &Parameter, fds: &Fds) -> BoxFut<'_, R<PVal>> {
+        let p = p.clone();
+        let fds = fds.clone();
+        Box::pin(async move {
+            Ok(match &p {
+                Parameter::Positional(n) => {
+                    let n = *n as usize;
+                    if n == 0 {
+                        PVal::Str(self.arg0.clone())
+                    } else {
+                        self.positional
+                            .get(n - 1)
+                            .cloned()
+                            .map_or(PVal::Unset, PVal::Str)
+                    }
+                }
+                Parameter::Special(s) => match s {
+                    SpecialParameter::AllPositionalParameters { concatenate } => {
+                        PVal::List(self.positional.clone(), *concatenate)
+                    }
+                    SpecialParameter::PositionalParameterCount => {
+                        PVal::Str(self.positional.len().to_string())
+                    }
+                    SpecialParameter::LastExitStatus => PVal::Str(self.last_status.to_string()),
+                    SpecialParameter::CurrentOptionFlags => PVal::Str(self.option_flags()),
+                    SpecialParameter::ProcessId => PVal::Str(self.pid.to_string()),
+                    SpecialParameter::LastBackgroundProcessId => self
+                        .jobs
+                        .last_pid
+                        .map_or(PVal::Unset, |p| PVal::Str(p.to_string())),
+                    SpecialParameter::ShellName => PVal::Str(self.arg0.clone()),
+                },
+                Parameter::Named(name) => {
+                    if self.is_circular_ref(name) {
+                        let msg = format!(
+                            "{}: warning: {name}: circular name reference\n",
+                            crate::shell::error::PROGRAM
+                        );
+                        let _ = fds.stderr().write_str(&msg).await;
+                    }
+                    self.named_value(name)
+                }
+                Parameter::NamedWithIndex { name, index } if name == "FUNCNAME" => {
+                    let i = self.eval_arith(index, &fds, true).await?;
+                    let n = self.funcnames.len() as i64;
+                    let i = if i < 0 { n + i } else { i };
+                    usize::try_from(n - 1 - i)
+                        .ok()
+                        .and_then(|k| self.funcnames.get(k))
+                        .map_or(PVal::Unset, |s| PVal::Str(s.clone()))
+                }
+                Parameter::NamedWithAllIndices { name, concatenate } if name == "FUNCNAME" => {
+                    PVal::List(self.funcnames.iter().rev().cloned().collect(), *concatenate)
+                }
+                Parameter::NamedWithIndex { name, index } => {
+                    if name == "PIPESTATUS" {
+                        let i = self.eval_arith(index, &fds, true).await?;
+                        return Ok(usize::try_from(i)
+                            .ok()
+                            .and_then(|i| self.pipestatus.get(i))
+                            .map_or(PVal::Unset, |s| PVal::Str(s.to_string())));
+                    }
+                    let target = self.resolve_ref(name).into_owned();
+                    if self.is_assoc(&target) {
+                        let key = self.expand_str(index, &fds).await?;
+                        return Ok(match self.vars.get(&target).map(|v| &v.value) {
+                            Some(Value::Assoc(a)) => {
+                                a.get(&key).cloned().map_or(PVal::Unset, PVal::Str)
+                            }
+                            _ => PVal::Unset,
+                        });
+                    }
+                    let i = self.eval_arith(index, &fds, true).await?;
+                    let var = self.vars.get(&target).filter(|v| !v.attrs.unset);
+                    match var.map(|v| &v.value) {
+                        Some(Value::Array(a)) => {
+                            let idx = if i < 0 {
+                                crate::shell::next_index(a).wrapping_add(i)
+                            } else {
+                                i
+                            };
+                            if idx < 0 {
+                                let msg = ShellError::BadSubscript(target.clone()).message();
+                                let _ = fds.stderr().write_str(&msg).await;
+                            }
+                            a.get(&idx).cloned().map_or(PVal::Unset, PVal::Str)
+                        }
+                        Some(Value::Str(s)) if i == 0 || i == -1 => PVal::Str(s.clone()),
+                        _ => PVal::Unset,
+                    }
+                }
+                Parameter::NamedWithAllIndices { name, concatenate } => {
+                    if name == "PIPESTATUS" {
+                        return Ok(PVal::List(
+                            self.pipestatus.iter().map(|s| s.to_string()).collect(),
+                            *concatenate,
+                        ));
+                    }
+                    let target = self.resolve_ref(name);
+                    let var = self.vars.get(target.as_ref()).filter(|v| !v.attrs.unset);
+                    match var.map(|v| &v.value) {
+                        Some(Value::Array(a)) => {
+                            PVal::List(a.values().cloned().collect(), *concatenate)
+                        }
+                        Some(Value::Assoc(a)) => {
+                            PVal::List(a.values().cloned().collect(), *concatenate)
+                        }
+                        Some(Value::Str(s)) => PVal::List(vec![s.clone()], *concatenate),
+                        None => PVal::List(Vec::new(), *concatenate),
+                    }
+                }
+            })
+        })
+    }
+
+    pub(super) fn named_value(&mut self, name: &str) -> PVal {
+        if let Some(v) = self.dynamic_var(name) {
+            return PVal::Str(v);
+        }
+        match name {
+            "PIPESTATUS" => {
+                return PVal::Str(
+                    self.pipestatus
+                        .first()
+                        .map(|s| s.to_string())
+                        .unwrap_or_default(),
+                );
+            }
+            "SHLVL" if !self.vars.contains_key("SHLVL") => return PVal::Str("1".into()),
+            "BASHPID" => return PVal::Str(self.bashpid.to_string()),
+            "BASH_ARGV0" if !self.vars.contains_key("BASH_ARGV0") => {
+                return PVal::Str(self.arg0.clone());
+            }
+            "FUNCNAME" => {
+                return self
+                    .funcnames
+                    .last()
+                    .map_or(PVal::Unset, |s| PVal::Str(s.clone()));
+            }
+            _ => {}
+        }
+        self.get_str(name).map_or(PVal::Unset, PVal::Str)
+    }
+
+    pub(crate) fn option_flags(&self) -> String {
+        let mut f = String::new();
+        if self.opts.errexit {
+            f.push('e');
+        }
+        if self.opts.noglob {
+            f.push('f');
+        }
+        f.push('h');
+        if self.opts.nounset {
+            f.push('u');
+        }
+        if self.opts.xtrace {
+            f.push('x');
+        }
+        f.push('B');
+        if self.opts.noclobber {
+            f.push('C');
+        }
+        if self.opts.errtrace {
+            f.push('E');
+        }
+        if self.opts.functrace {
+            f.push('T');
+        }
+        if !self.interactive {
+            f.push('c');
+        }
+        f
+    }
+
+    /// Resolves `${!x}`: the parameter named by x's value (or, for a name reference, the
+    /// name it holds).
+    pub(super) async fn resolve(&mut self, p: &Parameter, indirect: bool, fds: &Fds) -> R<PVal> {
+        if indirect
+            && let Parameter::Named(n) = p
+            && let Some(v) = self
+                .vars
+                .get(n)
+                .filter(|v| v.attrs.nameref && !v.attrs.unset)
+        {
+            return Ok(v
+                .value
+                .as_str()
+                .map_or(PVal::Unset, |s| PVal::Str(s.to_string())));
+        }
+        let v = self.param_value(p, fds).await?;
+        if !indirect {
+            return Ok(v);
+        }
+        match v {
+            PVal::Str(name) => {
+                let target = crate::shell::parse::guarded(&name, word::parse_parameter)?
+                    .filter(|t| {
+                        param_name(t) == name || matches!(t, Parameter::NamedWithIndex { .. })
+                    })
+                    .ok_or_else(|| {
+                        ShellError::Expansion(format!("{name}: invalid variable name"))
+                    })?;
+                self.param_value(&target, fds).await
+            }
+            PVal::Unset => Err(ShellError::Expansion(format!(
+                "{}: invalid indirect expansion",
+                param_name(p)
+            ))),
+            PVal::List(..) | PVal::Pieces(_) => Err(ShellError::BadSubstitution(param_name(p))),
+        }
+    }
+
+    pub(super) fn check_unset(&self, p: &Parameter, v: &PVal) -> R<()> {
+        if self.opts.nounset
+            && matches!(v, PVal::Unset)
+            && !matches!(
+                p,
+                Parameter::Special(SpecialParameter::AllPositionalParameters { .. })
+            )
+        {
+            let name = match p {
+                Parameter::Positional(n) => format!("${n}"),
+                other => param_name(other),
+            };
+            return Err(ShellError::Unbound(name));
+        }
+        Ok(())
+    }
+}
