@@ -51,6 +51,8 @@ mod pattern;
 mod printer;
 mod procsubst;
 mod redirect;
+#[cfg(test)]
+pub(crate) mod testing;
 mod trap;
 mod vars;
 mod varstore;
@@ -796,47 +798,10 @@ mod tests {
 #[cfg(test)]
 mod api_tests {
     use super::*;
+    use crate::shell::testing::{run_with_stdin as run, shell_on};
     use forkbox_commands::pipe;
     use forkbox_commands::testing::MemFs;
     use std::time::Duration;
-
-    fn shell_on(fs: Arc<MemFs>) -> Shell {
-        Shell::new(ShellConfig {
-            fs,
-            registry: Arc::new(Registry::with_native()),
-            env: vec![
-                ("HOME".into(), "/home/u".into()),
-                ("USER".into(), "u".into()),
-            ],
-            cwd: "/".into(),
-            interactive: false,
-            budget: Budget::default(),
-        })
-    }
-
-    /// Runs `script` with `stdin`; gives (status, stdout, stderr).
-    async fn run(sh: &mut Shell, script: &str, stdin: Input) -> (i32, String, String) {
-        let (ow, or) = pipe();
-        let (ew, er) = pipe();
-        let io = Stdio {
-            stdin,
-            stdout: ow,
-            stderr: ew,
-            tty: None,
-        };
-        let out = tokio::spawn(async move { or.read_to_end(1 << 26).await.unwrap_or_default() });
-        let err = tokio::spawn(async move { er.read_to_end(1 << 26).await.unwrap_or_default() });
-        let status = tokio::time::timeout(
-            Duration::from_secs(20),
-            sh.run_script(script, &io, CancellationToken::new()),
-        )
-        .await
-        .expect("script must finish");
-        drop(io);
-        let out = String::from_utf8_lossy(&out.await.unwrap_or_default()).into_owned();
-        let err = String::from_utf8_lossy(&err.await.unwrap_or_default()).into_owned();
-        (status, out, err)
-    }
 
     #[tokio::test]
     async fn state_persists_across_calls() {

@@ -410,3 +410,262 @@ impl Shell {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::{run, run_on, shell, var};
+
+    #[tokio::test]
+    async fn and_or_lists() {
+        let script = "true && echo a || echo b; false && echo c || echo d; false || false && echo e; echo $?";
+        let expected = (0, "a\nd\n1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn semicolon_list_status_is_last() {
+        let script = "false; true; echo $?; true; false; echo $?";
+        let expected = (0, "0\n1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pipeline_status_is_last_stage() {
+        let script = "false | true; echo $?; true | false; echo $?";
+        let expected = (0, "0\n1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pipestatus_collects_every_stage() {
+        let script = "true | false | (exit 3); echo ${PIPESTATUS[@]}";
+        let expected = (0, "0 1 3\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pipestatus_of_a_simple_command() {
+        let script = "(exit 2); echo ${PIPESTATUS[@]}";
+        let expected = (0, "2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pipefail_takes_last_failure() {
+        let script = "set -o pipefail; (exit 2) | (exit 3) | true; echo $?; true | true; echo $?";
+        let expected = (0, "3\n0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn bang_negates() {
+        let script = "! true; echo $?; ! false; echo $?; ! false | true; echo $?";
+        let expected = (0, "1\n0\n1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pipeline_passes_data() {
+        let script = "printf 'b\\na\\n' | sort | head -1";
+        let expected = (0, "a\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pipeline_stages_are_subshells() {
+        let script = "x=1; echo 2 | read x; echo $x";
+        let expected = (0, "1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn if_elif_else() {
+        let script = "for v in 1 2 3; do if [ $v = 1 ]; then echo one; elif [ $v = 2 ]; then echo two; else echo other; fi; done";
+        let expected = (0, "one\ntwo\nother\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn if_status_without_branch_is_zero() {
+        let script = "if false; then :; fi; echo $?";
+        let expected = (0, "0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn while_and_until() {
+        let script = "i=0; while [ $i -lt 2 ]; do echo w$i; i=$((i+1)); done; until [ $i = 0 ]; do echo u$i; i=$((i-1)); done";
+        let expected = (0, "w0\nw1\nu2\nu1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn for_over_words_and_positionals() {
+        let script = "set -- p q; for a in x y; do echo $a; done; for b; do echo $b; done";
+        let expected = (0, "x\ny\np\nq\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn arith_for() {
+        let script = "for ((i=0; i<3; i++)); do echo $i; done";
+        let expected = (0, "0\n1\n2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn brace_group_runs_in_current_shell() {
+        let script = "{ x=1; echo in; }; echo $x";
+        let expected = (0, "in\n1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn subshell_is_isolated() {
+        let script = "x=1; (x=2; cd /tmp 2>/dev/null; echo $x); echo $x; pwd";
+        let expected = (0, "2\n1\n/\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn subshell_exit_status() {
+        let script = "(false); echo $?; (exit 9); echo $?";
+        let expected = (0, "1\n9\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn function_args_and_return() {
+        let script = "f() { echo $# $1; return 5; }; f a b; echo $?";
+        let expected = (0, "2 a\n5\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn function_locals_restored() {
+        let script = "x=g; f() { local x=l; g; }; g() { echo $x; }; f; echo $x";
+        let expected = (0, "l\ng\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn function_recursion() {
+        let script = "fact() { if [ $1 -le 1 ]; then echo 1; else echo $(( $1 * $(fact $(( $1 - 1 ))) )); fi; }; fact 5";
+        let expected = (0, "120\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn function_positional_restored() {
+        let script = "set -- a; f() { echo $1; }; f b; echo $1";
+        let expected = (0, "b\na\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn errexit_stops_on_failure() {
+        let script = "set -e; echo a; false; echo b";
+        let expected = (1, "a\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn errexit_ignores_conditions() {
+        let script = "set -e; if false; then :; fi; false || true; ! false; while false; do :; done; false && true; echo survived";
+        let expected = (0, "survived\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn errexit_in_pipeline_last_stage() {
+        let script = "set -e; false | true; echo a; true | false; echo b";
+        let expected = (1, "a\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn errexit_in_function_with_or() {
+        let script = "set -e; f() { false; echo inside; }; f || echo caught; echo end";
+        let expected = (0, "inside\nend\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn errexit_subshell() {
+        let script = "set -e; (false; echo no); echo after";
+        let expected = (1, "".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn command_not_found_127() {
+        let script = "nope_cmd; echo $?";
+        let expected = (
+            0,
+            "127\n".to_string(),
+            "forkbox: nope_cmd: command not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn assignment_only_command_status() {
+        let script = "x=$(exit 3); echo $?";
+        let expected = (0, "3\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn prefix_assignment_is_temporary() {
+        let script = "x=1; x=2 env | grep '^x='; echo $x";
+        let expected = (0, "x=2\n1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn arith_command_status() {
+        let script = "(( 0 )); echo $?; (( 2 )); echo $?";
+        let expected = (0, "1\n0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn cond_command() {
+        let script = "[[ abc == a* ]]; echo $?; [[ -z x ]]; echo $?";
+        let expected = (0, "0\n1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn nested_function_definition() {
+        let script = "outer() { inner() { echo inner; }; }; outer; inner";
+        let expected = (0, "inner\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn loop_body_status() {
+        let script = "for i in 1; do false; done; echo $?; for i in; do false; done; echo $?";
+        let expected = (0, "1\n0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn subshell_changes_do_not_reach_the_parent() {
+        let mut sh = shell();
+        run_on(&mut sh, "x=1; (x=2; y=3; f() { :; }); echo | z=4").await;
+        assert_eq!(var(&sh, "x").as_deref(), Some("1"));
+        assert_eq!(var(&sh, "y"), None);
+        assert_eq!(var(&sh, "z"), None);
+        assert!(!sh.functions.contains_key("f"));
+    }
+
+    #[tokio::test]
+    async fn function_locals_are_gone_after_return() {
+        let mut sh = shell();
+        run_on(&mut sh, "f() { local a=1; b=2; }; f").await;
+        assert_eq!(var(&sh, "a"), None);
+        assert_eq!(var(&sh, "b").as_deref(), Some("2"));
+        assert!(sh.local_frames.is_empty());
+    }
+}

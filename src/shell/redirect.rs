@@ -563,3 +563,197 @@ impl Shell {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn redirect_out_truncates() {
+        let script = "echo one > /f; echo two > /f; cat /f";
+        let expected = (0, "two\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_append() {
+        let script = "echo one > /f; echo two >> /f; cat /f";
+        let expected = (0, "one\ntwo\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_in() {
+        let script = "echo data > /f; cat < /f; read x < /f; echo $x";
+        let expected = (0, "data\ndata\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_stderr_to_stdout() {
+        let script = "{ echo out; echo err >&2; } 2>&1 | cat > /f; cat /f";
+        let expected = (0, "out\nerr\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_order_matters() {
+        let script = "{ echo err >&2; } 2>&1 >/dev/null | cat; { echo e2 >&2; } >/dev/null 2>&1 | cat; echo end";
+        let expected = (0, "err\nend\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_and_greater_both() {
+        let script = "{ echo out; echo err >&2; } &> /f; cat /f; { echo more >&2; } &>> /f; cat /f";
+        let expected = (0, "out\nerr\nout\nerr\nmore\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_read_write_creates() {
+        let script = "echo x 1<> /new; cat /new";
+        let expected = (0, "x\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn heredoc_expands() {
+        let script = "v=1; cat <<EOF\nv=$v $(echo s)\nEOF";
+        let expected = (0, "v=1 s\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn heredoc_quoted_is_literal() {
+        let script = "v=1; cat <<'EOF'\nv=$v\nEOF";
+        let expected = (0, "v=$v\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn heredoc_strips_tabs() {
+        let script = "cat <<-EOF\n\tindented\n\tEOF";
+        let expected = (0, "indented\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn herestring() {
+        let script = "v='a b'; cat <<< $v; read x y <<< 'p q'; echo $y";
+        let expected = (0, "a b\nq\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn bad_fd_duplication() {
+        let script = "echo x >&7; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: 7: Bad file descriptor\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn close_stdout() {
+        let script = "echo x >&-; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: echo: write error: Bad file descriptor\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn noclobber_allows_new_and_devnull() {
+        let script = "set -C; echo a > /n; echo b > /dev/null; cat /n";
+        let expected = (0, "a\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn missing_dir_target_fails() {
+        let script = "echo x > /nodir/f; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: /nodir/f: No such file or directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn missing_input_file() {
+        let script = "cat < /nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: /nope: No such file or directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn failed_redirect_skips_command() {
+        let script = "echo ran > /nodir/f && echo no; echo st=$?";
+        let expected = (
+            0,
+            "st=1\n".to_string(),
+            "forkbox: /nodir/f: No such file or directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_to_directory() {
+        let script = "mkdir /d; echo x > /d; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: /d: Is a directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn ambiguous_redirect() {
+        let script = "v='a b'; echo x > $v; echo $?; echo y > $nope; echo $?";
+        let expected = (
+            0,
+            "1\n1\n".to_string(),
+            "forkbox: $v: ambiguous redirect\nforkbox: $nope: ambiguous redirect\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_on_compound() {
+        let script = "for i in 1 2; do echo $i; done > /f; cat /f; { echo g; } > /g; cat /g";
+        let expected = (0, "1\n2\ng\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_on_function_call() {
+        let script = "f() { echo in f; }; f > /f; cat /f";
+        let expected = (0, "in f\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn redirect_on_function_definition() {
+        let script = "f() { echo body; } > /f; f; f; cat /f";
+        let expected = (0, "body\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn dev_null_and_stdin_devices() {
+        let script = "echo gone > /dev/null; echo x | cat /dev/stdin; echo e > /dev/stderr";
+        let expected = (0, "x\n".to_string(), "e\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -163,3 +163,96 @@ impl Shell {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn alias_defines_and_lists() {
+        let script = "alias ll='ls -l' a=b\nalias\nalias ll";
+        let expected = (
+            0,
+            "alias a='b'\nalias ll='ls -l'\nalias ll='ls -l'\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn alias_unknown_name_fails() {
+        let script = "alias nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: alias: nope: not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn alias_bad_option() {
+        let script = "alias -x; echo $?";
+        let expected = (
+            0,
+            "2\n".to_string(),
+            "forkbox: alias: -x: invalid option\nalias: usage: alias [-p] [name[=value] ... ]\n"
+                .to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn alias_p_prints_all() {
+        let script = "alias x=y; alias -p";
+        let expected = (0, "alias x='y'\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unalias_removes() {
+        let script = "alias x=y; unalias x; alias x; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: alias: x: not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unalias_a_removes_all() {
+        let script = "alias x=y z=w; unalias -a; alias; echo end";
+        let expected = (0, "end\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unalias_missing_name() {
+        let script = "unalias nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: unalias: nope: not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unalias_no_operand() {
+        let script = "unalias; echo $?";
+        let expected = (
+            0,
+            "2\n".to_string(),
+            "unalias: usage: unalias [-a] name [name ...]\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn alias_expands_when_enabled() {
+        let script = "shopt -s expand_aliases\nalias say='echo said'\nsay it";
+        let expected = (0, "said it\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

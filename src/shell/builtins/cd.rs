@@ -102,3 +102,84 @@ pub(crate) async fn chdir(sh: &mut Shell, dir: &str, physical: bool) -> Result<(
     sh.set_exported("PWD", &target);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn cd_changes_pwd_and_oldpwd() {
+        let script = "mkdir d; cd /d; echo $PWD $OLDPWD; cd -; echo $PWD";
+        let expected = (0, "/d /\n/\n/\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn cd_missing_dir() {
+        let script = "cd /nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: cd: /nope: No such file or directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn cd_to_file() {
+        let script = "echo x > /f; cd /f; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: cd: /f: Not a directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn cd_too_many_args() {
+        let script = "mkdir /a /b; cd /a /b; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: cd: too many arguments\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn cd_without_home() {
+        let script = "unset HOME; cd; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: cd: HOME not set\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn cd_home() {
+        let script = "mkdir -p /home/u; cd; pwd";
+        let expected = (0, "/home/u\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn cd_dash_without_oldpwd() {
+        let script = "unset OLDPWD; cd -; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: cd: OLDPWD not set\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn cd_dotdot_and_logical_symlink() {
+        let script = "mkdir -p /r/s; ln -s /r/s /l; cd /l; pwd; cd -P /l; pwd; cd ..; pwd";
+        let expected = (0, "/l\n/r/s\n/r\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -59,3 +59,44 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     // Functions are bypassed; builtins and commands resolve as anywhere else.
     sh.run_external(name, rest[1..].to_vec(), &[], io).await
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn command_bypasses_function() {
+        let script = "echo() { printf 'fn\\n'; }; echo x; command echo y";
+        let expected = (0, "fn\ny\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn command_big_v_describes() {
+        let script = "f() { :; }; command -V echo; command -V nope; echo $?";
+        let expected = (
+            0,
+            "echo is a shell builtin\n1\n".to_string(),
+            "forkbox: command: nope: not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn command_not_found() {
+        let script = "command nope; echo $?";
+        let expected = (
+            0,
+            "127\n".to_string(),
+            "forkbox: nope: command not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn command_without_args() {
+        let script = "command; echo $?";
+        let expected = (0, "0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -264,3 +264,62 @@ async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
     names.retain(|n| n.starts_with(word));
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn compgen_words() {
+        let script = "compgen -W 'alpha beta alps' al";
+        let expected = (0, "alpha\nalps\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn compgen_variables() {
+        let script = "abc1=1 abc2=2; compgen -v abc";
+        let expected = (0, "abc1\nabc2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn compgen_functions() {
+        let script = "fa() { :; }; fb() { :; }; compgen -A function f";
+        let expected = (0, "fa\nfb\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn compgen_no_match_fails() {
+        let script = "compgen -W 'a b' z; echo $?";
+        let expected = (0, "1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn compgen_bad_option() {
+        let script = "compgen -Z; echo $?";
+        let expected = (0, "2\n".to_string(), "forkbox: compgen: -Z: invalid option\ncompgen: usage: compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [word]\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn complete_stores_and_prints() {
+        let script =
+            "complete -W 'x y' cmd; complete -p cmd; complete -r cmd; complete -p cmd; echo $?";
+        let expected = (
+            0,
+            "complete -W 'x y' cmd\n1\n".to_string(),
+            "forkbox: complete: cmd: no completion specification\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn complete_f_option() {
+        let script = "complete -f foo; complete -p";
+        let expected = (0, "complete -f foo\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

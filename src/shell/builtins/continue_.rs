@@ -36,3 +36,42 @@ pub(crate) async fn loop_count(
     }
     Ok((status as usize).min(sh.loop_depth))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn continue_skips_rest() {
+        let script = "for i in 1 2 3; do [ $i = 2 ] && continue; echo $i; done";
+        let expected = (0, "1\n3\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn continue_n_resumes_outer() {
+        let script =
+            "for i in 1 2; do for j in a b; do continue 2; echo no; done; echo no2; done; echo $i";
+        let expected = (0, "2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn continue_outside_loop() {
+        let script = "continue; echo st=$?";
+        let expected = (
+            0,
+            "st=0\n".to_string(),
+            "forkbox: continue: only meaningful in a `for', `while', or `until' loop\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn continue_in_while() {
+        let script =
+            "n=0; while [ $n -lt 3 ]; do n=$((n+1)); [ $n = 2 ] && continue; echo $n; done";
+        let expected = (0, "1\n3\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -436,3 +436,297 @@ fn first_assignment(p: &brush_parser::ast::Program) -> Option<brush_parser::ast:
         _ => None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::{raw_var, run, run_on, shell, var};
+
+    #[tokio::test]
+    async fn declare_p_scalar() {
+        let script = "x=1; declare -p x";
+        let expected = (0, "declare -- x=\"1\"\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_p_quotes_value() {
+        let script = "x='a b\"c'; declare -p x";
+        let expected = (0, "declare -- x=\"a b\\\"c\"\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_p_indexed_array() {
+        let script = "a=(x 'y z'); declare -p a";
+        let expected = (
+            0,
+            "declare -a a=([0]=\"x\" [1]=\"y z\")\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_p_assoc_array() {
+        let script = "declare -A m=([k]=v); declare -p m";
+        let expected = (0, "declare -A m=([k]=\"v\" )\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_p_integer_export_readonly() {
+        let script = "declare -ixr n=5; declare -p n";
+        let expected = (0, "declare -irx n=\"5\"\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_p_declared_unset() {
+        let script = "declare x; declare -p x";
+        let expected = (0, "declare -- x\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_p_missing() {
+        let script = "declare -p nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: declare: nope: not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_p_lower_upper() {
+        let script = "declare -l lo=AbC; declare -u up=aBc; declare -p lo up";
+        let expected = (
+            0,
+            "declare -l lo=\"abc\"\ndeclare -u up=\"ABC\"\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_i_evaluates_arithmetic() {
+        let script = "declare -i n; n=2+3; echo $n; n+=4; echo $n";
+        let expected = (0, "5\n9\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_l_lowercases() {
+        let script = "declare -l v; v=HeLLo; echo $v";
+        let expected = (0, "hello\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_u_uppercases() {
+        let script = "declare -u v; v=HeLLo; echo $v";
+        let expected = (0, "HELLO\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_r_blocks_assignment() {
+        let script = "declare -r c=1; c=2; echo $? $c";
+        let expected = (
+            1,
+            "".to_string(),
+            "forkbox: c: readonly variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_r_blocks_unset() {
+        let script = "declare -r c=1; unset c; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: unset: c: cannot unset: readonly variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_plus_r_on_readonly_fails() {
+        let script = "declare -r c=1; declare +r c; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: declare: c: readonly variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_n_is_a_reference() {
+        let script = "t=1; declare -n r=t; r=2; echo $t; echo $r";
+        let expected = (0, "2\n2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_n_p() {
+        let script = "declare -n r=t; declare -p r";
+        let expected = (0, "declare -n r=\"t\"\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_a_array_append() {
+        let script = "declare -a a=(1 2); a+=(3); echo ${a[@]} ${#a[@]}";
+        let expected = (0, "1 2 3 3\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_upper_a_keys() {
+        let script = "declare -A m; m[x]=1; m[y]=2; echo ${m[x]} ${m[y]} ${#m[@]}";
+        let expected = (0, "1 2 2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_in_function_is_local() {
+        let script = "f() { declare x=in; echo $x; }; x=out; f; echo $x";
+        let expected = (0, "in\nout\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_g_in_function_is_global() {
+        let script = "f() { declare -g x=in; }; x=out; f; echo $x";
+        let expected = (0, "in\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_plus_x_unexports() {
+        let script = "export e=1; declare +x e; declare -p e";
+        let expected = (0, "declare -- e=\"1\"\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_x_exports_to_children() {
+        let script = "declare -x e=1; env | grep '^e='";
+        let expected = (0, "e=1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_f_prints_function() {
+        let script = "f() { echo hi; }; declare -f f";
+        let expected = (0, "f () \n{ \n    echo hi\n}\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_upper_f_lists_names() {
+        let script = "f() { :; }; g() { :; }; declare -F";
+        let expected = (
+            0,
+            "declare -f f\ndeclare -f g\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_f_missing_fails() {
+        let script = "declare -f nope; echo $?";
+        let expected = (0, "1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_bad_option() {
+        let script = "declare -z x; echo $?";
+        let expected = (0, "2\n".to_string(), "forkbox: declare: -z: invalid option\ndeclare: usage: declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_invalid_identifier() {
+        let script = "declare 1x=2; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: declare: `1x=2': not a valid identifier\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_array_to_assoc_fails() {
+        let script = "declare -a a=(1); declare -A a; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: declare: a: cannot convert indexed to associative array\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_typeset_alias() {
+        let script = "typeset -i n=3*3; echo $n";
+        let expected = (0, "9\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_p_lists_by_attribute() {
+        let script = "declare -ri q=1; declare -r | grep ' q='";
+        let expected = (0, "declare -ir q=\"1\"\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_plus_i_stops_arithmetic() {
+        let script = "declare -i n=1; declare +i n; n=1+1; echo $n";
+        let expected = (0, "1+1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_i_bad_expression() {
+        let script = "declare -i n; n='1+'; echo $? $n";
+        let expected = (
+            1,
+            "".to_string(),
+            "forkbox: 1+: syntax error: operand expected (error token is \"+\")\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_leaves_attributes_in_the_shell() {
+        let mut sh = shell();
+        let script = "declare -i n=2*3; declare -r r=x; declare -ax a=(1); f() { declare -g G=1; declare L=2; }; f";
+        assert_eq!(
+            run_on(&mut sh, script).await,
+            (0, String::new(), String::new())
+        );
+        assert_eq!(var(&sh, "n").as_deref(), Some("6"));
+        assert!(raw_var(&sh, "n").is_some_and(|v| v.attrs.integer && !v.readonly));
+        assert!(raw_var(&sh, "r").is_some_and(|v| v.readonly));
+        assert!(raw_var(&sh, "a").is_some_and(|v| v.exported));
+        assert_eq!(var(&sh, "G").as_deref(), Some("1"));
+        assert_eq!(var(&sh, "L"), None);
+    }
+
+    #[tokio::test]
+    async fn declare_nameref_resolves_through_var() {
+        let mut sh = shell();
+        run_on(&mut sh, "t=1; declare -n r=t; r=5").await;
+        assert_eq!(var(&sh, "t").as_deref(), Some("5"));
+        assert_eq!(var(&sh, "r").as_deref(), Some("5"));
+        assert!(raw_var(&sh, "r").is_some_and(|v| v.attrs.nameref));
+    }
+}

@@ -249,3 +249,73 @@ pub(crate) async fn dirs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
     let _ = io.stdout().write_str(&out).await;
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn pushd_popd_dirs() {
+        let script = "mkdir /a /b; cd /; pushd /a; pushd /b; dirs; popd; dirs; popd; pwd";
+        let expected = (
+            0,
+            "/a /\n/b /a /\n/b /a /\n/a /\n/a /\n/\n/\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn popd_empty_stack() {
+        let script = "popd; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: popd: directory stack empty\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pushd_no_other_dir() {
+        let script = "pushd; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: pushd: no other directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pushd_missing_dir() {
+        let script = "pushd /nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: pushd: /nope: No such file or directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn dirs_v_and_clear() {
+        let script = "mkdir /a; cd /; pushd -n /a >/dev/null; dirs -v; dirs -c; dirs";
+        let expected = (0, " 0  /\n 1  /a\n/\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pushd_rotates() {
+        let script = "mkdir /a /b; cd /; pushd /a >/dev/null; pushd /b >/dev/null; pushd +1; pwd";
+        let expected = (0, "/a / /b\n/a\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn dirstack_array() {
+        let script = "mkdir /a; cd /; pushd /a >/dev/null; echo ${DIRSTACK[@]}";
+        let expected = (0, "/a /\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -25,3 +25,57 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Err(_) => Ok(1),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn echo_joins_args() {
+        let script = "echo a  b 'c  d'";
+        let expected = (0, "a b c  d\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn echo_n_no_newline() {
+        let script = "echo -n x; echo y";
+        let expected = (0, "xy\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn echo_e_escapes() {
+        let script = "echo -e 'a\\tb\\nc'; echo -E 'a\\tb'";
+        let expected = (0, "a\tb\nc\na\\tb\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn echo_c_stops_output() {
+        let script = "echo -e 'a\\cb'; echo z";
+        let expected = (0, "az\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn echo_unknown_option_is_text() {
+        let script = "echo -x --help -";
+        let expected = (0, "-x --help -\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn echo_combined_flags() {
+        let script = "echo -ne 'q\\n'";
+        let expected = (0, "q\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn echo_no_args() {
+        let script = "echo; echo $?";
+        let expected = (0, "\n0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

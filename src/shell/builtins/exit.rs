@@ -20,3 +20,61 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     Err(Flow::Exit(status))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn exit_with_status() {
+        let script = "exit 7; echo no";
+        let expected = (7, "".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn exit_default_is_last_status() {
+        let script = "false; exit";
+        let expected = (1, "".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn exit_wraps_modulo_256() {
+        let script = "exit 258";
+        let expected = (2, "".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn exit_negative() {
+        let script = "exit -1";
+        let expected = (255, "".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn exit_non_numeric() {
+        let script = "exit abc";
+        let expected = (
+            2,
+            "".to_string(),
+            "forkbox: exit: abc: numeric argument required\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn exit_in_subshell_only_leaves_it() {
+        let script = "(exit 4); echo $?";
+        let expected = (0, "4\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn exit_runs_exit_trap() {
+        let script = "trap 'echo bye' EXIT; exit 2";
+        let expected = (2, "bye\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -59,3 +59,47 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     super::declare::declare(sh, "export", argv, io, false).await
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn export_p_lists() {
+        let script = "export Q=1; export -p | grep ' Q='";
+        let expected = (0, "declare -x Q=\"1\"\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn export_n_removes() {
+        let script = "export Q=1; export -n Q; env | grep '^Q='; echo $? $Q";
+        let expected = (0, "1 1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn export_invalid_name() {
+        let script = "export 1a=b; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: export: `1a=b': not a valid identifier\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn export_bad_option() {
+        let script = "export -z; echo $?";
+        let expected = (0, "2\n".to_string(), "forkbox: export: -z: invalid option\nexport: usage: export [-fn] [name[=value] ...] or export -p\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn export_f_function() {
+        let script = "f() { echo fx; }; export -f f; bash -c f";
+        let expected = (0, "fx\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -148,3 +148,84 @@ fn finish(sh: &mut Shell, name: &str, optind: i64) -> Exec<i32> {
     let _ = set(sh, name, "?", None, optind, 0);
     Ok(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn getopts_parses_flags_and_args() {
+        let script =
+            "set -- -a -b val rest; while getopts ab: o; do echo $o ${OPTARG-}; done; echo $OPTIND";
+        let expected = (0, "a\nb val\n4\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn getopts_cluster() {
+        let script = "set -- -ab -c x; while getopts abc: o; do echo $o ${OPTARG-}; done";
+        let expected = (0, "a\nb\nc x\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn getopts_illegal_option() {
+        let script = "set -- -z; getopts a o; echo $? $o";
+        let expected = (
+            0,
+            "0 ?\n".to_string(),
+            "forkbox: illegal option -- z\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn getopts_silent_mode() {
+        let script = "set -- -z -a; getopts :a: o; echo $o $OPTARG; getopts :a: o; echo $o $OPTARG";
+        let expected = (0, "? z\n: a\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn getopts_missing_argument() {
+        let script = "set -- -a; getopts a: o; echo $? $o";
+        let expected = (
+            0,
+            "0 ?\n".to_string(),
+            "forkbox: option requires an argument -- a\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn getopts_explicit_args() {
+        let script = "getopts x o -x; echo $o $OPTIND";
+        let expected = (0, "x 2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn getopts_stops_at_double_dash() {
+        let script = "set -- -- -a; getopts a o; echo $? $OPTIND";
+        let expected = (0, "1 2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn getopts_usage() {
+        let script = "getopts; echo $?";
+        let expected = (
+            0,
+            "2\n".to_string(),
+            "getopts: usage: getopts optstring name [arg ...]\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn getopts_opterr_zero() {
+        let script = "OPTERR=0; set -- -z; getopts a o; echo $? $o";
+        let expected = (0, "0 ?\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

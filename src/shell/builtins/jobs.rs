@@ -147,3 +147,48 @@ pub(crate) async fn ps(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32>
 pub(crate) async fn suspend(sh: &mut Shell, _args: Vec<String>, io: &Fds) -> Exec<i32> {
     super::fail(sh, io, "suspend: cannot suspend: no job control".into(), 1).await
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn fg_without_job_control() {
+        let script = "fg; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: fg: no job control\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn bg_without_job_control() {
+        let script = "bg; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: bg: no job control\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn disown_no_such_job() {
+        let script = "disown %3; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: disown: %3: no such job\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn jobs_bad_option() {
+        let script = "jobs -z; echo $?";
+        let expected = (0, "2\n".to_string(), "forkbox: jobs: -z: invalid option\njobs: usage: jobs [-lnprs] [jobspec ...] or jobs -x command [args]\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -137,3 +137,62 @@ async fn list(sh: &mut Shell, specs: &[String], io: &Fds) -> Exec<i32> {
     let _ = io.stdout().write_str(&out).await;
     Ok(status)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn kill_l_lists() {
+        let script = "kill -l 9 15; kill -l TERM";
+        let expected = (0, "KILL\nTERM\n15\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn kill_usage() {
+        let script = "kill; echo $?";
+        let expected = (0, "2\n".to_string(), "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn kill_bad_signal() {
+        let script = "kill -s FOO 1; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: kill: FOO: invalid signal specification\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn kill_no_such_job() {
+        let script = "kill %4; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: kill: %4: no such job\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn kill_trapped_signal_on_self() {
+        let script = "trap 'echo got' USR1; kill -USR1 $$; echo after";
+        let expected = (0, "got\nafter\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn kill_bad_pid() {
+        let script = "kill abc; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: kill: abc: arguments must be process or job IDs\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -23,3 +23,55 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     Ok(i32::from(last == 0))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn let_assigns() {
+        let script = "let a=2*3 b=a+1; echo $a $b";
+        let expected = (0, "6 7\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn let_status_from_last() {
+        let script = "let 0; echo $?; let 1 0; echo $?; let 0 2; echo $?";
+        let expected = (0, "1\n1\n0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn let_no_args() {
+        let script = "let; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: let: expression expected\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn let_syntax_error() {
+        let script = "let '1+'; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: let: 1+: syntax error: operand expected (error token is \"+\")\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn let_division_by_zero() {
+        let script = "let 'x=1/0'; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: let: x=1/0: division by 0 (error token is \"0\")\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+}

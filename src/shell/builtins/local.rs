@@ -11,3 +11,47 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     super::declare::declare(sh, "local", args, io, true).await
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn local_hides_global() {
+        let script = "x=g; f() { local x=l; echo $x; }; f; echo $x";
+        let expected = (0, "l\ng\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn local_outside_function() {
+        let script = "local x=1; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: local: can only be used in a function\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn local_seen_by_callee() {
+        let script = "g() { echo $v; }; f() { local v=fv; g; }; f; echo \"[$v]\"";
+        let expected = (0, "fv\n[]\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn local_without_value_is_unset() {
+        let script = "x=g; f() { local x; echo \"[${x-unset}]\"; }; f";
+        let expected = (0, "[unset]\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn local_array() {
+        let script = "f() { local -a a=(1 2); echo ${#a[@]}; }; f; echo \"[${a-}]\"";
+        let expected = (0, "2\n[]\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

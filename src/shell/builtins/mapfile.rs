@@ -219,3 +219,103 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn mapfile_reads_lines() {
+        let script = "printf 'a\\nb\\n' > /f; mapfile arr < /f; declare -p arr";
+        let expected = (
+            0,
+            "declare -a arr=([0]=$'a\\n' [1]=$'b\\n')\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn mapfile_t_strips() {
+        let script = "printf 'a\\nb\\n' | { mapfile -t arr; declare -p arr; }";
+        let expected = (
+            0,
+            "declare -a arr=([0]=\"a\" [1]=\"b\")\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn mapfile_n_count_and_s_skip() {
+        let script = "printf '1\\n2\\n3\\n4\\n' > /f; mapfile -t -s 1 -n 2 a < /f; echo ${a[@]}";
+        let expected = (0, "2 3\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn mapfile_upper_o_origin() {
+        let script = "a=(x y z); printf 'p\\nq\\n' > /f; mapfile -t -O 1 a < /f; declare -p a";
+        let expected = (
+            0,
+            "declare -a a=([0]=\"x\" [1]=\"p\" [2]=\"q\")\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn mapfile_d_delimiter() {
+        let script = "printf 'a:b:' > /f; mapfile -t -d : a < /f; declare -p a";
+        let expected = (
+            0,
+            "declare -a a=([0]=\"a\" [1]=\"b\")\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn mapfile_default_name() {
+        let script = "printf 'z\\n' > /f; mapfile < /f; declare -p MAPFILE";
+        let expected = (
+            0,
+            "declare -a MAPFILE=([0]=$'z\\n')\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn readarray_alias() {
+        let script = "printf 'r\\n' > /f; readarray -t r < /f; echo $r";
+        let expected = (0, "r\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn mapfile_bad_option() {
+        let script = "mapfile -q; echo $?";
+        let expected = (0, "2\n".to_string(), "forkbox: mapfile: -q: invalid option\nmapfile: usage: mapfile [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn mapfile_bad_count() {
+        let script = "mapfile -n x a < /dev/null; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: mapfile: x: invalid line count\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn mapfile_callback() {
+        let script =
+            "printf '1\\n2\\n3\\n' > /f; mapfile -t -C 'echo cb' -c 2 a < /f; echo ${a[@]}";
+        let expected = (0, "cb 1 2\n1 2 3\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -88,3 +88,58 @@ pub(crate) async fn logout(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
     }
     super::fail(sh, io, "logout: not login shell: use `exit'".into(), 1).await
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn builtin_runs_builtin() {
+        let script = "echo() { printf 'fn\\n'; }; builtin echo real";
+        let expected = (0, "real\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn builtin_not_a_builtin() {
+        let script = "builtin ls; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: builtin: ls: not a shell builtin\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn builtin_no_args() {
+        let script = "builtin; echo $?";
+        let expected = (0, "0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn enable_lists() {
+        let script = "enable | grep -E '^enable (cd|echo)$'";
+        let expected = (0, "enable cd\nenable echo\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn logout_not_login_shell() {
+        let script = "logout; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: logout: not login shell: use `exit'\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn times_prints_two_lines() {
+        let script = "times | wc -l";
+        let expected = (0, "2\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

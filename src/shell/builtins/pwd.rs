@@ -33,3 +33,22 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let _ = io.stdout().write_str(&format!("{dir}\n")).await;
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn pwd_prints_cwd() {
+        let script = "mkdir -p /a/b; cd /a/b; pwd";
+        let expected = (0, "/a/b\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn pwd_logical_vs_physical() {
+        let script = "mkdir /r; ln -s /r /l; cd /l; pwd; pwd -L; pwd -P";
+        let expected = (0, "/l\n/l\n/r\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

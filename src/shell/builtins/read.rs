@@ -295,3 +295,83 @@ mod tests {
         assert_eq!(split_all(" a  b ", " "), ["a", "b"]);
     }
 }
+
+#[cfg(test)]
+mod script_tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn read_splits_fields() {
+        let script = "echo 'a b c' | { read x y; echo \"$x|$y\"; }";
+        let expected = (0, "a|b c\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn read_r_keeps_backslash() {
+        let script = "printf 'a\\\\b\\n' | { read -r x; echo \"$x\"; read y; }; printf 'a\\\\b\\n' | { read x; echo \"$x\"; }";
+        let expected = (0, "a\\b\nab\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn read_a_array() {
+        let script = "echo '1 2 3' | { read -a arr; declare -p arr; }";
+        let expected = (
+            0,
+            "declare -a arr=([0]=\"1\" [1]=\"2\" [2]=\"3\")\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn read_eof_fails() {
+        let script = "read x < /dev/null; echo $? \"[$x]\"";
+        let expected = (0, "1 []\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn read_d_and_n() {
+        let script = "printf 'ab:cd' | { read -d : x; read -n 1 y; echo $x $y; }";
+        let expected = (0, "ab c\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn read_default_reply() {
+        let script = "echo hi | { read; echo $REPLY; }";
+        let expected = (0, "hi\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn read_invalid_name() {
+        let script = "echo a | read 1x; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: read: `1x': not a valid identifier\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn read_readonly() {
+        let script = "readonly ro=1; echo a | { read ro; echo $?; }";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: ro: readonly variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn read_ifs() {
+        let script = "echo 'a:b' | { IFS=: read x y; echo $x $y; }";
+        let expected = (0, "a b\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -52,3 +52,77 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     super::declare::declare(sh, "readonly", argv, io, false).await
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn readonly_sets_and_blocks() {
+        let script = "readonly a=1; a=2; echo $? $a";
+        let expected = (
+            1,
+            "".to_string(),
+            "forkbox: a: readonly variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn readonly_p_lists() {
+        let script = "readonly zz=1; readonly -p | grep ' zz='";
+        let expected = (0, "declare -r zz=\"1\"\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn readonly_array() {
+        let script = "readonly -a ra=(1 2); ra[0]=5; echo $? ${ra[@]}";
+        let expected = (
+            1,
+            "".to_string(),
+            "forkbox: ra: readonly variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn readonly_function() {
+        let script = "f() { :; }; readonly -f f; f() { echo x; }; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: f: readonly function\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn readonly_bad_option() {
+        let script = "readonly -z; echo $?";
+        let expected = (0, "2\n".to_string(), "forkbox: readonly: -z: invalid option\nreadonly: usage: readonly [-aAf] [name[=value] ...] or readonly -p\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn readonly_invalid_name() {
+        let script = "readonly 1a=1; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: readonly: `1a=1': not a valid identifier\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn readonly_in_function_is_global() {
+        let script = "f() { readonly fr=1; }; f; echo $fr; fr=2; echo $?";
+        let expected = (
+            1,
+            "1\n".to_string(),
+            "forkbox: fr: readonly variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -26,3 +26,47 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     };
     Err(Flow::Return(status))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn return_sets_status() {
+        let script = "f() { return 3; echo no; }; f; echo $?";
+        let expected = (0, "3\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn return_default_last_status() {
+        let script = "f() { false; return; }; f; echo $?";
+        let expected = (0, "1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn return_outside_function() {
+        let script = "return 1; echo $?";
+        let expected = (
+            0,
+            "2\n".to_string(),
+            "forkbox: return: can only `return' from a function or sourced script\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn return_wraps() {
+        let script = "f() { return 257; }; f; echo $?";
+        let expected = (0, "1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn return_from_sourced_file() {
+        let script = "printf 'echo in\\nreturn 4\\necho no\\n' > /s; . /s; echo $?";
+        let expected = (0, "in\n4\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -171,3 +171,90 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn set_positional() {
+        let script = "set -- a 'b c'; echo $# $2; set --; echo $#";
+        let expected = (0, "2 b c\n0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_o_lists_options() {
+        let script = "set -o | grep -E '^(errexit|pipefail|noclobber) '";
+        let expected = (
+            0,
+            "errexit        \toff\nnoclobber      \toff\npipefail       \toff\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_plus_o_prints_commands() {
+        let script = "set -e; set +o | grep -E 'errexit|nounset'";
+        let expected = (
+            0,
+            "set -o errexit\nset +o nounset\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_flags_variable() {
+        let script = "set -eu; echo $-; set +eu; echo $-";
+        let expected = (0, "ehuBc\nhBc\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_u_unbound() {
+        let script = "set -u; echo $nope; echo no";
+        let expected = (
+            127,
+            "".to_string(),
+            "forkbox: nope: unbound variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_x_traces() {
+        let script = "set -x; echo hi; set +x";
+        let expected = (0, "hi\n".to_string(), "+ echo hi\n+ set +x\n".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_f_disables_glob() {
+        let script = "touch /g1; cd /; set -f; echo g*; set +f; echo g*";
+        let expected = (0, "g*\ng1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_lists_variables() {
+        let script = "zzz=1; set | grep '^zzz='";
+        let expected = (0, "zzz=1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_o_pipefail() {
+        let script = "set -o pipefail; false | true; echo $?";
+        let expected = (0, "1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn set_n_reads_only() {
+        let script = "set -n; echo no";
+        let expected = (0, "".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -25,3 +25,51 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     sh.positional.drain(..n);
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn shift_drops() {
+        let script = "set -- a b c; shift; echo $@; shift 2; echo $#";
+        let expected = (0, "b c\n0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn shift_too_far() {
+        let script = "set -- a; shift 2; echo $? $#";
+        let expected = (0, "1 1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn shift_non_numeric() {
+        let script = "set -- a; shift x; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: shift: x: numeric argument required\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn shift_negative() {
+        let script = "set -- a; shift -1; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: shift: -1: shift count out of range\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn shift_in_function_is_local_to_args() {
+        let script = "f() { shift; echo $@; }; set -- x y; f 1 2 3; echo $@";
+        let expected = (0, "2 3\nx y\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

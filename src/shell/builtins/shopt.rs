@@ -242,3 +242,44 @@ mod tests {
         assert!(SHOPTS.len() < 64);
     }
 }
+
+#[cfg(test)]
+mod script_tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn shopt_set_query_unset() {
+        let script = "shopt -s nullglob; shopt nullglob; shopt -q nullglob; echo $?; shopt -u nullglob; shopt -q nullglob; echo $?";
+        let expected = (0, "nullglob       \ton\n0\n1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn shopt_p() {
+        let script = "shopt -p extglob dotglob";
+        let expected = (
+            1,
+            "shopt -u extglob\nshopt -u dotglob\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn shopt_invalid() {
+        let script = "shopt -s nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: shopt: nope: invalid shell option name\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn shopt_o_set_options() {
+        let script = "shopt -so pipefail; set -o | grep pipefail";
+        let expected = (0, "pipefail       \ton\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

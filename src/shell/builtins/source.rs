@@ -37,3 +37,40 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn source_runs_in_current_shell() {
+        let script = "echo 'v=1' > /s; . /s; echo $v";
+        let expected = (0, "1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn source_with_args() {
+        let script = "echo 'echo $# $1' > /s; set -- q; source /s a b; echo $1";
+        let expected = (0, "2 a\nq\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn source_missing_file() {
+        let script = "source /nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: /nope: No such file or directory\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn source_status_is_last() {
+        let script = "echo false > /s; . /s; echo $?";
+        let expected = (0, "1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -158,3 +158,62 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
     }
     Ok(run_prefixed(sh, "printf", args, io, false).await.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn test_v_variable_set() {
+        let script = "x=1; test -v x; echo $?; test -v y; echo $?; a=(1); [ -v 'a[0]' ]; echo $?";
+        let expected = (0, "0\n1\n0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn test_o_option() {
+        let script = "set -e; [ -o errexit ]; echo $?; [ -o nounset ]; echo $?; set +e";
+        let expected = (1, "0\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn test_integer_error_has_shell_prefix() {
+        let script = "[ x -eq 1 ]; echo $?";
+        let expected = (
+            0,
+            "2\n".to_string(),
+            "forkbox: [: x: integer expression expected\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn test_missing_bracket() {
+        let script = "[ 1 = 1; echo $?";
+        let expected = (
+            0,
+            "2\n".to_string(),
+            "forkbox: [: missing `]'\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn test_string_and_files() {
+        let script = "touch /f; [ -f /f ] && [ a != b ] && [ -z '' ] && echo ok";
+        let expected = (0, "ok\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn test_too_many_args() {
+        let script = "test a b c; echo $?";
+        let expected = (
+            0,
+            "2\n".to_string(),
+            "forkbox: test: b: binary operator expected\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -110,3 +110,88 @@ async fn show(sh: &mut Shell, conds: &[String], io: &Fds) -> Exec<i32> {
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn trap_exit_runs_at_end() {
+        let script = "trap 'echo end' EXIT; echo body";
+        let expected = (0, "body\nend\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn trap_p_lists() {
+        let script = "trap 'echo x' USR1 INT; trap -p";
+        let expected = (
+            0,
+            "trap -- 'echo x' SIGINT\ntrap -- 'echo x' SIGUSR1\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn trap_reset() {
+        let script = "trap 'echo x' USR1; trap - USR1; trap -p; echo done";
+        let expected = (0, "done\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn trap_ignore() {
+        let script = "trap '' USR1; kill -USR1 $$; echo alive";
+        let expected = (0, "alive\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn trap_l() {
+        let script = "trap -l | head -1";
+        let expected = (
+            0,
+            " 1) SIGHUP\t 2) SIGINT\t 3) SIGQUIT\t 4) SIGILL\t 5) SIGTRAP\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn trap_bad_signal() {
+        let script = "trap 'x' NOPE; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: trap: NOPE: invalid signal specification\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn trap_err() {
+        let script = "trap 'echo err $?' ERR; false; true";
+        let expected = (0, "err 1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn trap_bad_option() {
+        let script = "trap -z; echo $?";
+        let expected = (
+            0,
+            "2\n".to_string(),
+            "forkbox: trap: -z: invalid option\ntrap: usage: trap [-lp] [[arg] signal_spec ...]\n"
+                .to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn trap_numeric_signal() {
+        let script = "trap 'echo t' 10; trap -p USR1";
+        let expected = (0, "trap -- 'echo t' SIGUSR1\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

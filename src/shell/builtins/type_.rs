@@ -84,3 +84,37 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     Ok(status)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn type_kinds() {
+        let script = "f() { :; }; alias al=x; type -t f echo ls if al nope; echo $?";
+        let expected = (
+            0,
+            "function\nbuiltin\nfile\nkeyword\n1\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn type_describes() {
+        let script = "f() { echo; }; type echo if; type f";
+        let expected = (0, "echo is a shell builtin\nif is a shell keyword\nf is a function\nf () \n{ \n    echo\n}\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn type_not_found() {
+        let script = "type nope; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: type: nope: not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -151,3 +151,37 @@ mod tests {
         assert_eq!(apply_symbolic(0o022, "u+z"), Err("z".into()));
     }
 }
+
+#[cfg(test)]
+mod script_tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn umask_set_and_show() {
+        let script = "umask 027; umask; umask -S; umask -p";
+        let expected = (
+            0,
+            "0027\nu=rwx,g=rx,o=\numask 0027\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn umask_symbolic() {
+        let script = "umask 022; umask g-r,o=; umask";
+        let expected = (0, "0067\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn umask_bad_octal() {
+        let script = "umask 9; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: umask: 9: octal number out of range\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -95,3 +95,83 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     Ok(status)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn unset_variable() {
+        let script = "x=1; unset x; echo \"[${x-u}]\"";
+        let expected = (0, "[u]\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unset_function() {
+        let script = "f() { :; }; unset -f f; f; echo $?";
+        let expected = (
+            0,
+            "127\n".to_string(),
+            "forkbox: f: command not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unset_prefers_variable() {
+        let script = "f=1; f() { echo fn; }; unset f; f; echo \"[${f-u}]\"";
+        let expected = (0, "fn\n[u]\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unset_v_only_variables() {
+        let script = "f() { echo fn; }; unset -v f; f";
+        let expected = (0, "fn\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unset_readonly() {
+        let script = "readonly r=1; unset r; echo $? $r";
+        let expected = (
+            0,
+            "1 1\n".to_string(),
+            "forkbox: unset: r: cannot unset: readonly variable\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unset_array_element() {
+        let script = "a=(1 2 3); unset 'a[1]'; declare -p a";
+        let expected = (
+            0,
+            "declare -a a=([0]=\"1\" [2]=\"3\")\n".to_string(),
+            "".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unset_assoc_element() {
+        let script = "declare -A m=([k]=v [j]=w); unset 'm[k]'; declare -p m";
+        let expected = (0, "declare -A m=([j]=\"w\" )\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unset_through_reference() {
+        let script = "t=1; declare -n r=t; unset r; echo \"[${t-u}]\"";
+        let expected = (0, "[u]\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn unset_local_reveals_global() {
+        let script = "x=g; f() { local x=l; unset x; echo \"[${x-u}]\"; }; f";
+        let expected = (0, "[u]\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}

@@ -183,3 +183,37 @@ async fn wait_for<T>(sh: &Shell, fut: impl std::future::Future<Output = T>) -> E
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::shell::testing::run;
+
+    #[tokio::test]
+    async fn wait_unknown_pid() {
+        let script = "wait 99999; echo $?";
+        let expected = (
+            0,
+            "127\n".to_string(),
+            "forkbox: wait: pid 99999 is not a child of this shell\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn wait_bad_id() {
+        let script = "wait abc; echo $?";
+        let expected = (
+            0,
+            "1\n".to_string(),
+            "forkbox: wait: `abc': not a pid or valid job spec\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn wait_no_jobs() {
+        let script = "wait; echo $?; wait -n; echo $?";
+        let expected = (0, "0\n127\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+}
