@@ -37,6 +37,7 @@ mod mkdir;
 mod mv;
 mod nl;
 mod nproc;
+mod od;
 mod numfmt;
 mod paste;
 mod patch;
@@ -177,6 +178,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(factor::Factor),
         Arc::new(expr::Expr),
         Arc::new(commands::Commands),
+        Arc::new(od::Od),
     ]
 }
 
