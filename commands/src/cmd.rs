@@ -75,6 +75,7 @@ pub(crate) mod util;
 mod wc;
 mod which;
 mod xargs;
+mod xxd;
 mod yes;
 
 /// Every native command.
@@ -179,6 +180,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(expr::Expr),
         Arc::new(commands::Commands),
         Arc::new(od::Od),
+        Arc::new(xxd::Xxd),
     ]
 }
 
