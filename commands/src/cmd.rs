@@ -34,6 +34,7 @@ mod join;
 mod ln;
 mod ls;
 mod mkdir;
+mod mktemp;
 mod mv;
 mod nl;
 mod nproc;
@@ -181,6 +182,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(commands::Commands),
         Arc::new(od::Od),
         Arc::new(xxd::Xxd),
+        Arc::new(mktemp::Mktemp),
     ]
 }
 
