@@ -68,6 +68,7 @@ pub(crate) mod textin;
 mod timeout;
 mod touch;
 mod tr;
+mod truncate;
 mod truefalse;
 mod tsort;
 mod tty;
@@ -183,6 +184,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(od::Od),
         Arc::new(xxd::Xxd),
         Arc::new(mktemp::Mktemp),
+        Arc::new(truncate::Truncate),
     ]
 }
 
