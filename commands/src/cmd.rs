@@ -15,6 +15,7 @@ mod commands;
 mod cp;
 mod cut;
 mod date;
+mod dd;
 mod df;
 mod diff;
 mod du;
@@ -38,8 +39,8 @@ mod mktemp;
 mod mv;
 mod nl;
 mod nproc;
-mod od;
 mod numfmt;
+mod od;
 mod paste;
 mod patch;
 mod printenv;
@@ -68,8 +69,8 @@ pub(crate) mod textin;
 mod timeout;
 mod touch;
 mod tr;
-mod truncate;
 mod truefalse;
+mod truncate;
 mod tsort;
 mod tty;
 mod uniq;
@@ -185,6 +186,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(xxd::Xxd),
         Arc::new(mktemp::Mktemp),
         Arc::new(truncate::Truncate),
+        Arc::new(dd::Dd),
     ]
 }
 
