@@ -166,7 +166,9 @@ impl Command for Dd {
                 "bs" | "ibs" | "obs" | "count" | "skip" | "seek" => {
                     let n = match number(val) {
                         Some(n) if !(n == 0 && matches!(key, "bs" | "ibs" | "obs")) => n,
-                        _ => return bad(ctx, format!("invalid number: {}", quote(val)), false).await,
+                        _ => {
+                            return bad(ctx, format!("invalid number: {}", quote(val)), false).await;
+                        }
                     };
                     if matches!(key, "bs" | "ibs" | "obs") && n > MAX_BS {
                         return bad(ctx, format!("invalid number: {}", quote(val)), false).await;

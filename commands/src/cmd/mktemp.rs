@@ -130,8 +130,7 @@ impl Command for Mktemp {
                                 o.suffix = Some(v.clone());
                             }
                             None => {
-                                return usage(ctx, "option '--suffix' requires an argument")
-                                    .await;
+                                return usage(ctx, "option '--suffix' requires an argument").await;
                             }
                         },
                     },

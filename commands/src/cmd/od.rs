@@ -534,7 +534,8 @@ async fn dump(ctx: &Context, o: Opts) -> CmdResult {
     }
     if to_skip > 0 {
         out.flush().await?;
-        ctx.warn("od", "cannot skip past end of combined input").await;
+        ctx.warn("od", "cannot skip past end of combined input")
+            .await;
         return Ok(1);
     }
     let mut offset = o.skip;

@@ -250,7 +250,11 @@ impl Command for Truncate {
             return usage(ctx, "you must specify either '--size' or '--reference'").await;
         }
         if reference.is_some() && parsed.is_some_and(|(rel, _)| rel == Rel::Set) {
-            return usage(ctx, "you must specify a relative '--size' with '--reference'").await;
+            return usage(
+                ctx,
+                "you must specify a relative '--size' with '--reference'",
+            )
+            .await;
         }
         if files.is_empty() {
             return usage(ctx, "missing file operand").await;

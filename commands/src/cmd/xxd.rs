@@ -80,7 +80,9 @@ fn strtol(s: &str) -> i64 {
     let mut n: i64 = 0;
     for c in digits.chars() {
         let Some(d) = c.to_digit(radix) else { break };
-        n = n.saturating_mul(i64::from(radix)).saturating_add(i64::from(d));
+        n = n
+            .saturating_mul(i64::from(radix))
+            .saturating_add(i64::from(d));
     }
     if neg { -n } else { n }
 }
@@ -186,7 +188,8 @@ impl Command for Xxd {
             && !(c == 0 && o.mode == Mode::Plain)
             && !(1..=MAX_COLS).contains(&c)
         {
-            ctx.err("xxd: invalid number of columns (max. 256).\n").await;
+            ctx.err("xxd: invalid number of columns (max. 256).\n")
+                .await;
             return Ok(1);
         }
         let input = operands.first().cloned().unwrap_or_else(|| "-".into());
@@ -260,7 +263,11 @@ fn var_name(file: &str, capitalize: bool) -> String {
     }
     for c in file.chars() {
         let c = if c.is_ascii_alphanumeric() { c } else { '_' };
-        s.push(if capitalize { c.to_ascii_uppercase() } else { c });
+        s.push(if capitalize {
+            c.to_ascii_uppercase()
+        } else {
+            c
+        });
     }
     s
 }
@@ -324,10 +331,7 @@ async fn dump(ctx: &Context, o: &Opts, input: &str, output: Option<&str>) -> Cmd
     let mut total: u64 = 0;
     let mut pacer = Pacer::default();
     let name = var_name(input, o.capitalize);
-    let name = o
-        .name
-        .clone()
-        .unwrap_or(name);
+    let name = o.name.clone().unwrap_or(name);
     if o.mode == Mode::Include && input != "-" {
         let head = format!("unsigned char {name}[] = {{\n");
         if !sink.write(ctx, head.as_bytes()).await? {
@@ -617,6 +621,9 @@ mod tests {
         assert_eq!(inv.run(&Xxd, &["-r"]).await.1, "hello world 12345678");
         assert_eq!(xxd(b"68 69\n0a", &["-r", "-p"]).await.1, "hi\n");
         let (st, _, err) = xxd(b"a", &["-c", "300"]).await;
-        assert_eq!((st, err.as_str()), (1, "xxd: invalid number of columns (max. 256).\n"));
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "xxd: invalid number of columns (max. 256).\n")
+        );
     }
 }
