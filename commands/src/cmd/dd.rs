@@ -437,10 +437,19 @@ async fn copy(ctx: &Context, o: Opts) -> CmdResult {
             Err(e) => {
                 ctx.warn("dd", read_err(e)).await;
                 status = 1;
-                if o.noerror {
-                    continue;
+                // With noerror a file's bad block is stepped over; a failing pipe or a
+                // failure that does not move on ends the copy.
+                match &mut source {
+                    Source::File { path, off } if o.noerror => {
+                        let len = ctx.fs.stat(path).await.map(|m| m.len).unwrap_or(0);
+                        *off = off.saturating_add(want as u64);
+                        if *off >= len {
+                            break;
+                        }
+                        continue;
+                    }
+                    _ => break,
                 }
-                break;
             }
         };
         if block.is_empty() {

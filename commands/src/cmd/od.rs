@@ -520,6 +520,8 @@ async fn dump(ctx: &Context, o: Opts) -> CmdResult {
     // Skip.
     let mut to_skip = o.skip;
     let mut pending: Vec<u8> = Vec::new();
+    // Bytes at the front of `pending` already dumped.
+    let mut used = 0usize;
     while to_skip > 0 {
         let Some(c) = stream.chunk(ctx).await else {
             break;
@@ -544,20 +546,24 @@ async fn dump(ctx: &Context, o: Opts) -> CmdResult {
     let mut star = false;
     let mut eof = false;
     loop {
-        while !eof && pending.len() < per_line {
+        while !eof && pending.len() - used < per_line {
+            // Drop what was dumped before growing, so the buffer stays about a chunk.
+            pending.drain(..used);
+            used = 0;
             match stream.chunk(ctx).await {
                 Some(c) => pending.extend_from_slice(&c),
                 None => eof = true,
             }
         }
-        let mut n = pending.len().min(per_line);
+        let mut n = (pending.len() - used).min(per_line);
         if let Some(l) = left {
             n = n.min(usize::try_from(l).unwrap_or(usize::MAX));
         }
         if n == 0 {
             break;
         }
-        let block: Vec<u8> = pending.drain(..n).collect();
+        let block: Vec<u8> = pending[used..used + n].to_vec();
+        used += n;
         if let Some(l) = left.as_mut() {
             *l -= n as u64;
         }

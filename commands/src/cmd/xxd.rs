@@ -185,8 +185,7 @@ impl Command for Xxd {
             return usage(ctx).await;
         }
         if let Some(c) = o.cols
-            && !(c == 0 && o.mode == Mode::Plain)
-            && !(1..=MAX_COLS).contains(&c)
+            && !(0..=MAX_COLS).contains(&c)
         {
             ctx.err("xxd: invalid number of columns (max. 256).\n")
                 .await;
@@ -282,12 +281,16 @@ async fn dump(ctx: &Context, o: &Opts, input: &str, output: Option<&str>) -> Cmd
     };
     let (cols, group) = match o.mode {
         Mode::Hex => (
-            o.cols.unwrap_or(16) as usize,
+            o.cols.filter(|&c| c > 0).unwrap_or(16) as usize,
             o.group.unwrap_or(if o.little { 4 } else { 2 }),
         ),
-        Mode::Bits => (o.cols.unwrap_or(6) as usize, o.group.unwrap_or(1)),
+        Mode::Bits => (
+            o.cols.filter(|&c| c > 0).unwrap_or(6) as usize,
+            o.group.unwrap_or(1),
+        ),
+        // `-p -c 0`: everything on one line.
         Mode::Plain => (o.cols.unwrap_or(30) as usize, 0),
-        Mode::Include => (o.cols.unwrap_or(12) as usize, 0),
+        Mode::Include => (o.cols.filter(|&c| c > 0).unwrap_or(12) as usize, 0),
     };
     let group = if group < 1 || group as usize > cols {
         cols
@@ -362,6 +365,23 @@ async fn dump(ctx: &Context, o: &Opts, input: &str, output: Option<&str>) -> Cmd
             *l -= k as u64;
             done = *l == 0;
         }
+        if cols == 0 {
+            let text: String = data
+                .iter()
+                .map(|&b| {
+                    if o.upper {
+                        format!("{b:02X}")
+                    } else {
+                        format!("{b:02x}")
+                    }
+                })
+                .collect();
+            total += data.len() as u64;
+            if !sink.write(ctx, text.as_bytes()).await? {
+                return Ok(3);
+            }
+            continue;
+        }
         for &byte in data {
             line.push(byte);
             if line.len() == cols {
@@ -384,6 +404,7 @@ async fn dump(ctx: &Context, o: &Opts, input: &str, output: Option<&str>) -> Cmd
         }
     }
     let tail = match o.mode {
+        Mode::Plain if cols == 0 && total > 0 => "\n".to_string(),
         Mode::Include => {
             let mut t = String::new();
             if !first_include {
