@@ -167,7 +167,8 @@ impl Command for Dd {
                     let n = match number(val) {
                         Some(n) if !(n == 0 && matches!(key, "bs" | "ibs" | "obs")) => n,
                         _ => {
-                            return bad(ctx, format!("invalid number: {}", quote(val)), false).await;
+                            return bad(ctx, format!("invalid number: {}", quote(val)), false)
+                                .await;
                         }
                     };
                     if matches!(key, "bs" | "ibs" | "obs") && n > MAX_BS {
