@@ -436,12 +436,13 @@ async fn copy(ctx: &Context, o: Opts) -> CmdResult {
         let block = match got {
             Ok(b) => b,
             Err(e) => {
+                let e_kind = e.clone();
                 ctx.warn("dd", read_err(e)).await;
                 status = 1;
                 // With noerror a file's bad block is stepped over; a failing pipe or a
                 // failure that does not move on ends the copy.
                 match &mut source {
-                    Source::File { path, off } if o.noerror => {
+                    Source::File { path, off } if o.noerror && e_kind != FsError::IsADirectory => {
                         let len = ctx.fs.stat(path).await.map(|m| m.len).unwrap_or(0);
                         *off = off.saturating_add(want as u64);
                         if *off >= len {
