@@ -15,6 +15,7 @@ mod commands;
 mod cp;
 mod cut;
 mod date;
+mod dd;
 mod df;
 mod diff;
 mod du;
@@ -34,10 +35,12 @@ mod join;
 mod ln;
 mod ls;
 mod mkdir;
+mod mktemp;
 mod mv;
 mod nl;
 mod nproc;
 mod numfmt;
+mod od;
 mod paste;
 mod patch;
 mod printenv;
@@ -67,6 +70,7 @@ mod timeout;
 mod touch;
 mod tr;
 mod truefalse;
+mod truncate;
 mod tsort;
 mod tty;
 mod uniq;
@@ -74,6 +78,7 @@ pub(crate) mod util;
 mod wc;
 mod which;
 mod xargs;
+mod xxd;
 mod yes;
 
 /// Every native command.
@@ -177,6 +182,11 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(factor::Factor),
         Arc::new(expr::Expr),
         Arc::new(commands::Commands),
+        Arc::new(od::Od),
+        Arc::new(xxd::Xxd),
+        Arc::new(mktemp::Mktemp),
+        Arc::new(truncate::Truncate),
+        Arc::new(dd::Dd),
     ]
 }
 
