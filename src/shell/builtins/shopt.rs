@@ -283,3 +283,35 @@ mod script_tests {
         assert_eq!(run(script).await, expected);
     }
 }
+
+#[cfg(test)]
+mod behaviour_tests {
+    use crate::shell::testing::run;
+
+    fn ok(stdout: &str) -> (i32, String, String) {
+        (0, stdout.to_string(), String::new())
+    }
+
+    #[tokio::test]
+    async fn an_option_changes_behaviour() {
+        // nullglob: a pattern that matches nothing expands to nothing.
+        assert_eq!(
+            run("echo x*.none y; shopt -s nullglob; echo x*.none y").await,
+            ok("x*.none y\ny\n")
+        );
+    }
+
+    #[tokio::test]
+    async fn unknown_names_and_conflicting_flags_are_errors() {
+        assert_eq!(
+            run("shopt -s nope; echo $?; shopt -u -s x; echo $?").await,
+            (
+                0,
+                "1\n1\n".to_string(),
+                "forkbox: shopt: nope: invalid shell option name\n\
+                 forkbox: shopt: cannot set and unset shell options simultaneously\n"
+                    .to_string()
+            )
+        );
+    }
+}
