@@ -51,11 +51,7 @@ struct Opts {
 }
 
 async fn usage(ctx: &Context, msg: &str) -> CmdResult {
-    ctx.err(format!(
-        "mktemp: {msg}\nTry 'mktemp --help' for more information.\n"
-    ))
-    .await;
-    Ok(1)
+    Ok(super::util::usage_error(ctx, "mktemp", msg).await)
 }
 
 #[async_trait]

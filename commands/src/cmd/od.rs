@@ -229,11 +229,7 @@ struct Opts {
 }
 
 async fn usage(ctx: &Context, msg: String) -> CmdResult {
-    ctx.err(format!(
-        "od: {msg}\nTry 'od --help' for more information.\n"
-    ))
-    .await;
-    Ok(1)
+    Ok(super::util::usage_error(ctx, "od", &msg).await)
 }
 
 #[async_trait]

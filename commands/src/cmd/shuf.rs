@@ -74,11 +74,7 @@ pub struct Shuf;
 
 /// A usage error worded as GNU's, with its hint (status 1).
 async fn usage(ctx: &Context, msg: String) -> i32 {
-    ctx.err(format!(
-        "shuf: {msg}\nTry 'shuf --help' for more information.\n"
-    ))
-    .await;
-    1
+    super::util::usage_error(ctx, "shuf", &msg).await
 }
 
 #[async_trait]

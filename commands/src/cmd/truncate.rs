@@ -108,11 +108,7 @@ fn parse_size(arg: &str) -> Result<(Rel, i64), String> {
 pub struct Truncate;
 
 async fn usage(ctx: &Context, msg: &str) -> CmdResult {
-    ctx.err(format!(
-        "truncate: {msg}\nTry 'truncate --help' for more information.\n"
-    ))
-    .await;
-    Ok(1)
+    Ok(super::util::usage_error(ctx, "truncate", msg).await)
 }
 
 #[async_trait]

@@ -52,13 +52,19 @@ pub(crate) fn utc(t: std::time::SystemTime) -> chrono::DateTime<chrono::Utc> {
     })
 }
 
-/// Reports a missing operand the GNU way; GNU gives status 1 for it.
-pub(crate) async fn missing_operand(ctx: &Context, name: &str) -> crate::Status {
+/// Reports a usage error the GNU way: `name: msg` and the `--help` hint, on stderr; status 1,
+/// which most GNU tools give for it (callers with another status return their own).
+pub(crate) async fn usage_error(ctx: &Context, name: &str, msg: &str) -> crate::Status {
     ctx.err(format!(
-        "{name}: missing operand\nTry '{name} --help' for more information.\n"
+        "{name}: {msg}\nTry '{name} --help' for more information.\n"
     ))
     .await;
     1
+}
+
+/// Reports a missing operand the GNU way; GNU gives status 1 for it.
+pub(crate) async fn missing_operand(ctx: &Context, name: &str) -> crate::Status {
+    usage_error(ctx, name, "missing operand").await
 }
 
 /// `'name'`, as GNU tools quote a file name in a message (`"name"` if it holds a `'`).
