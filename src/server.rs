@@ -33,6 +33,7 @@ use crate::ssh::{AuthPolicy, Handler};
 
 pub mod admission;
 pub mod per_source;
+pub mod quickack;
 
 use admission::{Bounds, Pending, Ticket};
 use per_source::{PerSource, SourceBounds, SourceRefusal, SourceSlot};
@@ -165,6 +166,7 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
                 let cancel = stop.child_token();
                 tasks.spawn(async move {
                     let _ = stream.set_nodelay(true);
+                    let stream = quickack::QuickAck::new(stream);
                     serve_connection(stream, Some(peer), shared, cancel, ticket, over_rate)
                         .await;
                 });
