@@ -16,6 +16,8 @@ use crate::config::AuthMode;
 use crate::session::channel::{self, ForkState};
 use crate::session::{MAX_CLIENT_ENV_VALUE, Session};
 
+pub mod sftp;
+
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
     #[error("cannot read host key {path}: {reason}")]
@@ -315,8 +317,13 @@ impl russh::server::Handler for Handler {
         name: &str,
         session: &mut SshSession,
     ) -> Result<(), Self::Error> {
-        tracing::info!(subsystem = name, "subsystem refused");
-        session.channel_failure(channel)
+        // The channel task serves it (or closes the channel for any other name).
+        if name == "sftp" {
+            session.channel_success(channel)
+        } else {
+            tracing::info!(subsystem = name, "subsystem refused");
+            session.channel_failure(channel)
+        }
     }
 
     async fn x11_request(

@@ -47,6 +47,8 @@ struct Pty {
 enum Request {
     Exec(Vec<u8>),
     Shell,
+    /// The `sftp` subsystem.
+    Sftp,
 }
 
 fn clamp_size(cols: u32, rows: u32) -> TermSize {
@@ -94,6 +96,9 @@ pub async fn run(
             }
             Some(ChannelMsg::Exec { command, .. }) => break Request::Exec(command),
             Some(ChannelMsg::RequestShell { .. }) => break Request::Shell,
+            Some(ChannelMsg::RequestSubsystem { name, .. }) if name == "sftp" => {
+                break Request::Sftp;
+            }
             Some(ChannelMsg::RequestSubsystem { .. }) => {
                 let _ = tx.close().await;
                 return;
@@ -112,9 +117,20 @@ pub async fn run(
     let Some(vfs) = session.vfs().filter(|_| made) else {
         return;
     };
+    let fs: Arc<dyn forkbox_commands::fs::FileSystem> =
+        Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs)));
+    if matches!(request, Request::Sftp) {
+        tracing::info!("sftp subsystem started");
+        // Each request counts as activity: an SFTP client left idle times out like a shell.
+        let cancel = session.cancel.clone();
+        crate::ssh::sftp::serve(fs, rx, &tx, cancel, session.activity.clone()).await;
+        tracing::info!("sftp subsystem finished");
+        finish(&tx, 0).await;
+        return;
+    }
     let interactive = matches!(request, Request::Shell) && pty.is_some();
     let mut shell = Shell::new(ShellConfig {
-        fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs))),
+        fs,
         registry: session.services().registry.clone(),
         env: with_client_env(
             session.environment(pty.as_ref().map(|p| p.term.as_str())),
@@ -168,6 +184,7 @@ pub async fn run(
                     }
                 },
                 Request::Shell => term.interactive(&motd(&session)).await,
+                Request::Sftp => 0, // served above
             };
             keys.abort();
             status
@@ -193,6 +210,7 @@ pub async fn run(
             let status = match request {
                 Request::Exec(cmd) => run_exec(&mut shell, &cmd, &stdio, cancel).await,
                 Request::Shell => shell.run_stream(&stdio, cancel).await,
+                Request::Sftp => 0, // served above
             };
             drop(busy);
             stdin_pump.abort();
