@@ -263,15 +263,33 @@ pub async fn run_exec(
 }
 
 /// The script an exec request's bytes ask for, or the message (ending in a newline) that
-/// refuses them: over [`MAX_EXEC_LEN`] bytes, or not UTF-8.
+/// refuses them: over [`MAX_EXEC_LEN`] bytes, not UTF-8, or the legacy scp protocol.
 fn exec_script(command: &[u8]) -> Result<String, String> {
     if command.len() > MAX_EXEC_LEN {
         return Err(format!(
             "forkbox: command longer than {MAX_EXEC_LEN} bytes\n"
         ));
     }
-    String::from_utf8(command.to_vec())
-        .map_err(|_| "forkbox: the command is not valid UTF-8\n".to_string())
+    let script = String::from_utf8(command.to_vec())
+        .map_err(|_| "forkbox: the command is not valid UTF-8\n".to_string())?;
+    if legacy_scp(&script) {
+        return Err(LEGACY_SCP.to_string());
+    }
+    Ok(script)
+}
+
+/// What `scp -O` (the legacy protocol, which runs `scp -t`/`scp -f` on the server) is told.
+pub const LEGACY_SCP: &str = "forkbox: the legacy scp protocol (scp -O) is not supported; \
+                              use scp without -O (SFTP) or sftp\n";
+
+/// True for the command OpenSSH's `scp -O` runs on the server: `scp` with `-t` (sink) or
+/// `-f` (source) among its options, such as `scp -r -d -t -- dir`.
+fn legacy_scp(script: &str) -> bool {
+    let mut words = script.split_ascii_whitespace();
+    words.next() == Some("scp")
+        && words
+            .take_while(|w| *w != "--")
+            .any(|w| w == "-t" || w == "-f")
 }
 
 fn motd(session: &Session) -> String {

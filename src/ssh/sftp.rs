@@ -23,6 +23,7 @@ mod wire;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -31,18 +32,24 @@ use forkbox_commands::fs::{
 };
 use russh::server::Msg;
 use russh::{ChannelMsg, ChannelReadHalf, ChannelWriteHalf};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::session::Activity;
 use wire::{Attrs, Code, Malformed, Reader, Writer};
 
 /// Longest request accepted (the length field's value), as OpenSSH's own server: room for
-/// a write of [`MAX_IO`] bytes and its header. A longer length cannot be a request, and
-/// the stream cannot be resynchronised after it, so the subsystem ends.
+/// a write of 255 KiB and its header, what clients that do not ask for limits may send.
+/// A longer length cannot be a request, and the stream cannot be resynchronised after
+/// it, so the subsystem ends.
 pub const MAX_PACKET: usize = 256 * 1024;
-/// Most bytes one read returns or one write carries (`limits@openssh.com` says so; longer
-/// reads are cut to it, which SFTP allows).
-pub const MAX_IO: usize = MAX_PACKET - 1024;
+/// Most bytes one read returns (longer reads are cut to it, which SFTP allows), and the
+/// read and write size `limits@openssh.com` offers: with OpenSSH's 64 requests in flight,
+/// 4 MiB queued at most per transfer.
+pub const MAX_IO: usize = 64 * 1024;
+/// Bytes of requests read but not answered yet that a channel may hold: OpenSSH's 64
+/// writes in flight of the largest size a client may send unasked, and then some.
+pub const MAX_QUEUED: usize = 20 * 1024 * 1024;
 /// Files and directories one SFTP channel may hold open: enough for any client's
 /// recursive transfer, bounded so a client cannot grow the table without end.
 pub const MAX_HANDLES: usize = 256;
@@ -581,51 +588,113 @@ fn name_reply(id: u32, name: &str) -> Vec<u8> {
 /// Serves SFTP on a channel until the client closes it or the session ends: frames the
 /// channel's data into requests, answers each in order, and closes every handle the client
 /// left open (storing what was written) when it leaves.
+///
+/// Reading the channel and answering run side by side. russh's connection loop waits
+/// while a channel's queue of incoming messages is full, and it is that loop which
+/// takes in the client's window adjustments: were the requests read only between
+/// answers, an answer waiting for window (a client with more reads in flight than its
+/// window holds, as OpenSSH's `sftp` has with large reads) would wait for ever. So
+/// requests are taken off the channel as they come and queued, up to [`MAX_QUEUED`]
+/// bytes; a client that sends more without reading its answers loses the subsystem.
 pub async fn serve(
     fs: Arc<dyn FileSystem>,
-    mut rx: ChannelReadHalf,
+    rx: ChannelReadHalf,
     tx: &ChannelWriteHalf<Msg>,
     cancel: CancellationToken,
     activity: Arc<Activity>,
 ) {
+    let (queue_tx, queue_rx) = mpsc::unbounded_channel();
+    let queued = Arc::new(AtomicUsize::new(0));
+    let stop = cancel.child_token();
+    let reader = read_requests(rx, queue_tx, queued.clone(), stop.clone(), activity);
     let mut sftp = Sftp::new(fs);
+    let answer = answer_requests(&mut sftp, queue_rx, queued, tx, stop.clone());
+    let ((), clean) = tokio::join!(reader, answer);
+    // A session that is ending deletes its fork: nothing left to store.
+    if !cancel.is_cancelled() {
+        if !clean {
+            tracing::info!("sftp: subsystem ended early");
+        }
+        sftp.close_all().await;
+    }
+}
+
+/// Takes requests off the channel into the queue until the client's EOF, or until `stop`.
+async fn read_requests(
+    mut rx: ChannelReadHalf,
+    queue: mpsc::UnboundedSender<Bytes>,
+    queued: Arc<AtomicUsize>,
+    stop: CancellationToken,
+    activity: Arc<Activity>,
+) {
     let mut buf = BytesMut::new();
-    let ended = loop {
+    loop {
         let msg = tokio::select! {
             msg = rx.wait() => msg,
-            _ = cancel.cancelled() => break true,
+            _ = stop.cancelled() => return,
         };
         match msg {
             Some(ChannelMsg::Data { data }) => {
                 activity.touch();
                 buf.extend_from_slice(&data);
             }
-            Some(ChannelMsg::Eof | ChannelMsg::Close) | None => break false,
+            Some(ChannelMsg::Eof | ChannelMsg::Close) | None => return,
             Some(_) => continue,
         }
         loop {
-            let packet = match next_packet(&mut buf) {
-                Ok(Some(p)) => p,
+            match next_packet(&mut buf) {
+                Ok(Some(p)) => {
+                    let total = queued.fetch_add(p.len(), Ordering::SeqCst) + p.len();
+                    if total > MAX_QUEUED {
+                        tracing::info!(total, "sftp: too many requests unanswered; closing");
+                        stop.cancel();
+                        return;
+                    }
+                    if queue.send(p).is_err() {
+                        return;
+                    }
+                }
                 Ok(None) => break,
                 Err(len) => {
                     tracing::info!(len, "sftp: request length out of bounds; closing");
-                    sftp.close_all().await;
+                    stop.cancel();
                     return;
                 }
-            };
-            let reply = tokio::select! {
-                reply = sftp.request(&packet) => reply,
-                _ = cancel.cancelled() => return,
-            };
-            if tx.data_bytes(Bytes::from(reply)).await.is_err() {
-                sftp.close_all().await;
-                return;
             }
         }
-    };
-    // A session that is ending deletes its fork: nothing left to store.
-    if !ended {
-        sftp.close_all().await;
+    }
+}
+
+/// Answers queued requests in order until the queue ends (the client's EOF) or `stop`;
+/// false when it stopped early.
+async fn answer_requests(
+    sftp: &mut Sftp,
+    mut queue: mpsc::UnboundedReceiver<Bytes>,
+    queued: Arc<AtomicUsize>,
+    tx: &ChannelWriteHalf<Msg>,
+    stop: CancellationToken,
+) -> bool {
+    loop {
+        let packet = tokio::select! {
+            p = queue.recv() => p,
+            _ = stop.cancelled() => return false,
+        };
+        let Some(packet) = packet else {
+            return true;
+        };
+        let answered = async {
+            let reply = sftp.request(&packet).await;
+            tx.data_bytes(Bytes::from(reply)).await.is_ok()
+        };
+        let sent = tokio::select! {
+            sent = answered => sent,
+            _ = stop.cancelled() => return false,
+        };
+        queued.fetch_sub(packet.len(), Ordering::SeqCst);
+        if !sent {
+            stop.cancel();
+            return false;
+        }
     }
 }
 
