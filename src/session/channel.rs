@@ -123,7 +123,15 @@ pub async fn run(
         tracing::info!("sftp subsystem started");
         // Each request counts as activity: an SFTP client left idle times out like a shell.
         let cancel = session.cancel.clone();
-        crate::ssh::sftp::serve(fs, rx, &tx, cancel, session.activity.clone()).await;
+        crate::ssh::sftp::serve(
+            fs,
+            session.budget.clone(),
+            rx,
+            &tx,
+            cancel,
+            session.activity.clone(),
+        )
+        .await;
         tracing::info!("sftp subsystem finished");
         finish(&tx, 0).await;
         return;

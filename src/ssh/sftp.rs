@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use bytes::{Buf, Bytes, BytesMut};
+use forkbox_commands::budget::{Budget, Charge};
 use forkbox_commands::fs::{
     FileHandle, FileSystem, FsError, Metadata, OpenOptions, SESSION_GID, SESSION_UID, VfsPath,
 };
@@ -53,6 +54,9 @@ pub const MAX_QUEUED: usize = 20 * 1024 * 1024;
 /// Files and directories one SFTP channel may hold open: enough for any client's
 /// recursive transfer, bounded so a client cannot grow the table without end.
 pub const MAX_HANDLES: usize = 256;
+/// Memory one held directory entry takes besides its name (its metadata and bookkeeping),
+/// as charged to the session's budget.
+const ENTRY_COST: usize = std::mem::size_of::<(String, Metadata)>();
 /// Directory entries sent in one `SSH_FXP_NAME` reply.
 const READDIR_BATCH: usize = 128;
 /// Permission bits a new file or directory never gets from the client's request, as
@@ -93,20 +97,25 @@ enum Open {
     Dir {
         /// Entries not sent yet, in reverse order (the next one last).
         pending: Vec<(String, Metadata)>,
+        /// What the listing takes of the session's memory budget, while it is held.
+        _charge: Charge,
     },
 }
 
 /// The SFTP server of one channel: the filesystem and the channel's open handles.
 pub struct Sftp {
     fs: Arc<dyn FileSystem>,
+    /// The session's memory budget: directory listings held open are charged to it.
+    budget: Budget,
     handles: HashMap<u32, Open>,
     next_handle: u32,
 }
 
 impl Sftp {
-    pub fn new(fs: Arc<dyn FileSystem>) -> Sftp {
+    pub fn new(fs: Arc<dyn FileSystem>, budget: Budget) -> Sftp {
         Sftp {
             fs,
+            budget,
             handles: HashMap::new(),
             next_handle: 0,
         }
@@ -319,17 +328,29 @@ impl Sftp {
             .stat(&format!("{}/..", path.trim_end_matches('/')))
             .await
             .unwrap_or_else(|_| meta.clone());
+        let cost: usize = listing
+            .iter()
+            .map(|e| e.name.len() + ENTRY_COST)
+            .sum::<usize>()
+            + 2 * ENTRY_COST;
+        let charge = self
+            .budget
+            .charge(cost)
+            .map_err(|e| Fail(Code::Failure, e.to_string()))?;
         let mut pending = Vec::with_capacity(listing.len() + 2);
         pending.push((".".to_string(), meta));
         pending.push(("..".to_string(), parent));
         pending.extend(listing.into_iter().map(|e| (e.name, e.meta)));
         pending.reverse();
-        let h = self.insert(Open::Dir { pending });
+        let h = self.insert(Open::Dir {
+            pending,
+            _charge: charge,
+        });
         Ok(handle_reply(id, h))
     }
 
     fn readdir(&mut self, id: u32, h: u32) -> Reply {
-        let Some(Open::Dir { pending }) = self.handles.get_mut(&h) else {
+        let Some(Open::Dir { pending, .. }) = self.handles.get_mut(&h) else {
             return Err(bad_handle());
         };
         if pending.is_empty() {
@@ -598,6 +619,7 @@ fn name_reply(id: u32, name: &str) -> Vec<u8> {
 /// bytes; a client that sends more without reading its answers loses the subsystem.
 pub async fn serve(
     fs: Arc<dyn FileSystem>,
+    budget: Budget,
     rx: ChannelReadHalf,
     tx: &ChannelWriteHalf<Msg>,
     cancel: CancellationToken,
@@ -607,7 +629,7 @@ pub async fn serve(
     let queued = Arc::new(AtomicUsize::new(0));
     let stop = cancel.child_token();
     let reader = read_requests(rx, queue_tx, queued.clone(), stop.clone(), activity);
-    let mut sftp = Sftp::new(fs);
+    let mut sftp = Sftp::new(fs, budget);
     let answer = answer_requests(&mut sftp, queue_rx, queued, tx, stop.clone());
     let ((), clean) = tokio::join!(reader, answer);
     // A session that is ending deletes its fork: nothing left to store.

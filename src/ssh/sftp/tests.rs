@@ -6,6 +6,7 @@
     reason = "tests fail loudly on a broken assumption"
 )]
 
+use forkbox_commands::budget::Budget;
 use forkbox_commands::testing::MemFs;
 
 use super::wire::*;
@@ -45,7 +46,7 @@ impl Client {
     fn new() -> Client {
         let fs = MemFs::new();
         Client {
-            sftp: Sftp::new(fs.clone()),
+            sftp: Sftp::new(fs.clone(), Budget::default()),
             fs,
             id: 0,
         }
@@ -359,6 +360,34 @@ async fn the_handle_table_is_bounded() {
     assert_ne!(again, handles[0]);
     c.sftp.close_all().await;
     assert_eq!(c.sftp.open_handles(), 0);
+}
+
+#[tokio::test]
+async fn listings_held_open_are_charged_to_the_session_budget() {
+    let mut c = Client::new();
+    c.fs.mkdir("/d").await.unwrap();
+    for i in 0..100 {
+        c.fs.open_write(&format!("/d/{i:0>100}"), WriteModeAlias::Truncate)
+            .await
+            .unwrap()
+            .close()
+            .await
+            .unwrap();
+    }
+    let budget = Budget::new(16 * 1024, 8);
+    c.sftp = Sftp::new(c.fs.clone(), budget.clone());
+    let Got::Handle(h) = c.path(FXP_OPENDIR, "/").await else {
+        panic!()
+    };
+    let held = budget.mem_used();
+    assert!(held > 0);
+    let Got::Status(Code::Failure, msg) = c.path(FXP_OPENDIR, "/d").await else {
+        panic!()
+    };
+    assert!(msg.starts_with("out of memory (session limit"), "{msg}");
+    assert_eq!(budget.mem_used(), held);
+    c.close(&h).await;
+    assert_eq!(budget.mem_used(), 0);
 }
 
 #[tokio::test]
