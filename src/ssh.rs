@@ -241,7 +241,7 @@ impl russh::server::Handler for Handler {
         &mut self,
         channel: Channel<Msg>,
         reply: ChannelOpenHandle,
-        _session: &mut SshSession,
+        ssh: &mut SshSession,
     ) -> Result<(), Self::Error> {
         if !self.logged_in || self.session.cancel.is_cancelled() {
             return Ok(()); // dropping the handle refuses the channel
@@ -256,8 +256,9 @@ impl russh::server::Handler for Handler {
         reply.accept().await;
         let session = self.session.clone();
         let fork = self.fork.clone();
+        let handle = ssh.handle();
         self.session.spawn(async move {
-            channel::run(session, channel, fork).await;
+            channel::run(session, channel, fork, handle).await;
             drop(slot);
         });
         Ok(())

@@ -58,12 +58,15 @@ fn clamp_size(cols: u32, rows: u32) -> TermSize {
     }
 }
 
-/// Serves one channel until it closes, once the session's fork exists (`fork`).
+/// Serves one channel until it closes, once the session's fork exists (`fork`); `handle`
+/// sends what the channel's own half cannot (`exit-signal`).
 pub async fn run(
     session: Arc<Session>,
     channel: Channel<Msg>,
     mut fork: watch::Receiver<ForkState>,
+    handle: russh::server::Handle,
 ) {
+    let id = channel.id();
     let (mut rx, tx) = channel.split();
     let tx: Writer = Arc::new(tx);
     let mut pty: Option<Pty> = None;
@@ -161,6 +164,8 @@ pub async fn run(
         (w, Some(tokio::spawn(pump(r, tx.clone(), true, false))))
     };
 
+    // The signal a `signal` request delivered, if one stopped the command (no terminal).
+    let signalled: Arc<Mutex<Option<Sig>>> = Arc::new(Mutex::new(None));
     let status = match pty {
         Some(pty) => {
             let size = Arc::new(Mutex::new(pty.size));
@@ -205,6 +210,7 @@ pub async fn run(
                 in_w,
                 cancel.clone(),
                 session.activity.clone(),
+                signalled.clone(),
             ));
             let stdio = Stdio {
                 stdin: in_r,
@@ -232,8 +238,27 @@ pub async fn run(
     if let Some(p) = err_pump {
         let _ = p.await;
     }
-    tracing::info!(status, "channel finished");
-    finish(&tx, status).await;
+    let signal = signalled
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .filter(|_| status >= 128);
+    match signal {
+        // As sshd reports a command that a signal killed: `exit-signal` in place of a
+        // status (asyncssh shows it as `exit_signal`; OpenSSH's client exits 255).
+        Some(sig) => {
+            tracing::info!(status, signal = ?sig, "channel finished by a signal");
+            let _ = handle
+                .exit_signal_request(id, sig, false, String::new(), "en".into())
+                .await;
+            let _ = tx.eof().await;
+            let _ = tx.close().await;
+        }
+        None => {
+            tracing::info!(status, "channel finished");
+            finish(&tx, status).await;
+        }
+    }
 }
 
 /// The session's environment with what the client set through `env` requests in place
@@ -343,6 +368,7 @@ async fn read_stdin(
     stdin: Output,
     cancel: CancellationToken,
     activity: Arc<Activity>,
+    signalled: Arc<Mutex<Option<Sig>>>,
 ) {
     let mut stdin = Some(stdin);
     while let Some(msg) = rx.wait().await {
@@ -356,7 +382,13 @@ async fn read_stdin(
                 }
             }
             ChannelMsg::Eof => stdin = None,
-            ChannelMsg::Signal { signal } if interrupts_on(&signal) => cancel.cancel(),
+            ChannelMsg::Signal { signal } if interrupts_on(&signal) => {
+                signalled
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(signal);
+                cancel.cancel();
+            }
             ChannelMsg::Close => break,
             _ => {}
         }
