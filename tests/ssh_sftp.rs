@@ -219,6 +219,8 @@ fn put_and_get_round_trip_a_multi_mib_file() {
         std::fs::read_to_string(local.path().join("README.md")).unwrap(),
         "welcome\n"
     );
+    // The session ended with the client, and its fork with it.
+    server.wait_no_forks();
 }
 
 #[test]

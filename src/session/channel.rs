@@ -572,3 +572,24 @@ impl Terminal<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_scp_sink_and_source_are_legacy_scp() {
+        for cmd in [
+            "scp -t -- /x",
+            "scp -r -d -t -- dir",
+            "scp -f -- a b",
+            "scp -v -p -f x",
+        ] {
+            assert!(legacy_scp(cmd), "{cmd}");
+            assert_eq!(exec_script(cmd.as_bytes()), Err(LEGACY_SCP.to_string()));
+        }
+        for cmd in ["scp", "scp a b", "scp -- -t", "echo scp -t", "scpx -t"] {
+            assert!(!legacy_scp(cmd), "{cmd}");
+        }
+    }
+}
