@@ -5,7 +5,8 @@
 //! - [`config`]: command-line configuration (`forkbox serve`, `forkbox exec`).
 //! - [`server`]: accepts TCP connections, bounds those still logging in (in total, per
 //!   address, in time) apart from sessions, and drains them on shutdown.
-//! - [`ssh`]: the russh handler: authentication, channels, exec/shell/pty requests.
+//! - [`ssh`]: the russh handler: authentication, channels, exec/shell/pty requests;
+//!   [`ssh::sftp`], the SFTP subsystem over the session's filesystem.
 //! - [`session`]: one task per connection that owns its fork, runs its shells and deletes
 //!   the fork on every exit path.
 //! - [`fork`]: fork strategies (overlay on any store, Tigris bucket forks), the

@@ -16,6 +16,8 @@ use crate::config::AuthMode;
 use crate::session::channel::{self, ForkState};
 use crate::session::{MAX_CLIENT_ENV_VALUE, Session};
 
+pub mod sftp;
+
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
     #[error("cannot read host key {path}: {reason}")]
@@ -239,7 +241,7 @@ impl russh::server::Handler for Handler {
         &mut self,
         channel: Channel<Msg>,
         reply: ChannelOpenHandle,
-        _session: &mut SshSession,
+        ssh: &mut SshSession,
     ) -> Result<(), Self::Error> {
         if !self.logged_in || self.session.cancel.is_cancelled() {
             return Ok(()); // dropping the handle refuses the channel
@@ -254,8 +256,9 @@ impl russh::server::Handler for Handler {
         reply.accept().await;
         let session = self.session.clone();
         let fork = self.fork.clone();
+        let handle = ssh.handle();
         self.session.spawn(async move {
-            channel::run(session, channel, fork).await;
+            channel::run(session, channel, fork, handle).await;
             drop(slot);
         });
         Ok(())
@@ -315,8 +318,13 @@ impl russh::server::Handler for Handler {
         name: &str,
         session: &mut SshSession,
     ) -> Result<(), Self::Error> {
-        tracing::info!(subsystem = name, "subsystem refused");
-        session.channel_failure(channel)
+        // The channel task serves it (or closes the channel for any other name).
+        if name == "sftp" {
+            session.channel_success(channel)
+        } else {
+            tracing::info!(subsystem = name, "subsystem refused");
+            session.channel_failure(channel)
+        }
     }
 
     async fn x11_request(

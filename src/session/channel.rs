@@ -47,6 +47,8 @@ struct Pty {
 enum Request {
     Exec(Vec<u8>),
     Shell,
+    /// The `sftp` subsystem.
+    Sftp,
 }
 
 fn clamp_size(cols: u32, rows: u32) -> TermSize {
@@ -56,12 +58,15 @@ fn clamp_size(cols: u32, rows: u32) -> TermSize {
     }
 }
 
-/// Serves one channel until it closes, once the session's fork exists (`fork`).
+/// Serves one channel until it closes, once the session's fork exists (`fork`); `handle`
+/// sends what the channel's own half cannot (`exit-signal`).
 pub async fn run(
     session: Arc<Session>,
     channel: Channel<Msg>,
     mut fork: watch::Receiver<ForkState>,
+    handle: russh::server::Handle,
 ) {
+    let id = channel.id();
     let (mut rx, tx) = channel.split();
     let tx: Writer = Arc::new(tx);
     let mut pty: Option<Pty> = None;
@@ -94,6 +99,9 @@ pub async fn run(
             }
             Some(ChannelMsg::Exec { command, .. }) => break Request::Exec(command),
             Some(ChannelMsg::RequestShell { .. }) => break Request::Shell,
+            Some(ChannelMsg::RequestSubsystem { name, .. }) if name == "sftp" => {
+                break Request::Sftp;
+            }
             Some(ChannelMsg::RequestSubsystem { .. }) => {
                 let _ = tx.close().await;
                 return;
@@ -112,9 +120,28 @@ pub async fn run(
     let Some(vfs) = session.vfs().filter(|_| made) else {
         return;
     };
+    let fs: Arc<dyn forkbox_commands::fs::FileSystem> =
+        Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs)));
+    if matches!(request, Request::Sftp) {
+        tracing::info!("sftp subsystem started");
+        // Each request counts as activity: an SFTP client left idle times out like a shell.
+        let cancel = session.cancel.clone();
+        crate::ssh::sftp::serve(
+            fs,
+            session.budget.clone(),
+            rx,
+            &tx,
+            cancel,
+            session.activity.clone(),
+        )
+        .await;
+        tracing::info!("sftp subsystem finished");
+        finish(&tx, 0).await;
+        return;
+    }
     let interactive = matches!(request, Request::Shell) && pty.is_some();
     let mut shell = Shell::new(ShellConfig {
-        fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs))),
+        fs,
         registry: session.services().registry.clone(),
         env: with_client_env(
             session.environment(pty.as_ref().map(|p| p.term.as_str())),
@@ -137,6 +164,8 @@ pub async fn run(
         (w, Some(tokio::spawn(pump(r, tx.clone(), true, false))))
     };
 
+    // The signal a `signal` request delivered, if one stopped the command (no terminal).
+    let signalled: Arc<Mutex<Option<Sig>>> = Arc::new(Mutex::new(None));
     let status = match pty {
         Some(pty) => {
             let size = Arc::new(Mutex::new(pty.size));
@@ -168,6 +197,7 @@ pub async fn run(
                     }
                 },
                 Request::Shell => term.interactive(&motd(&session)).await,
+                Request::Sftp => 0, // served above
             };
             keys.abort();
             status
@@ -180,6 +210,7 @@ pub async fn run(
                 in_w,
                 cancel.clone(),
                 session.activity.clone(),
+                signalled.clone(),
             ));
             let stdio = Stdio {
                 stdin: in_r,
@@ -193,6 +224,7 @@ pub async fn run(
             let status = match request {
                 Request::Exec(cmd) => run_exec(&mut shell, &cmd, &stdio, cancel).await,
                 Request::Shell => shell.run_stream(&stdio, cancel).await,
+                Request::Sftp => 0, // served above
             };
             drop(busy);
             stdin_pump.abort();
@@ -206,8 +238,27 @@ pub async fn run(
     if let Some(p) = err_pump {
         let _ = p.await;
     }
-    tracing::info!(status, "channel finished");
-    finish(&tx, status).await;
+    let signal = signalled
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .filter(|_| status >= 128);
+    match signal {
+        // As sshd reports a command that a signal killed: `exit-signal` in place of a
+        // status (asyncssh shows it as `exit_signal`; OpenSSH's client exits 255).
+        Some(sig) => {
+            tracing::info!(status, signal = ?sig, "channel finished by a signal");
+            let _ = handle
+                .exit_signal_request(id, sig, false, String::new(), "en".into())
+                .await;
+            let _ = tx.eof().await;
+            let _ = tx.close().await;
+        }
+        None => {
+            tracing::info!(status, "channel finished");
+            finish(&tx, status).await;
+        }
+    }
 }
 
 /// The session's environment with what the client set through `env` requests in place
@@ -245,15 +296,33 @@ pub async fn run_exec(
 }
 
 /// The script an exec request's bytes ask for, or the message (ending in a newline) that
-/// refuses them: over [`MAX_EXEC_LEN`] bytes, or not UTF-8.
+/// refuses them: over [`MAX_EXEC_LEN`] bytes, not UTF-8, or the legacy scp protocol.
 fn exec_script(command: &[u8]) -> Result<String, String> {
     if command.len() > MAX_EXEC_LEN {
         return Err(format!(
             "forkbox: command longer than {MAX_EXEC_LEN} bytes\n"
         ));
     }
-    String::from_utf8(command.to_vec())
-        .map_err(|_| "forkbox: the command is not valid UTF-8\n".to_string())
+    let script = String::from_utf8(command.to_vec())
+        .map_err(|_| "forkbox: the command is not valid UTF-8\n".to_string())?;
+    if legacy_scp(&script) {
+        return Err(LEGACY_SCP.to_string());
+    }
+    Ok(script)
+}
+
+/// What `scp -O` (the legacy protocol, which runs `scp -t`/`scp -f` on the server) is told.
+pub const LEGACY_SCP: &str = "forkbox: the legacy scp protocol (scp -O) is not supported; \
+                              use scp without -O (SFTP) or sftp\n";
+
+/// True for the command OpenSSH's `scp -O` runs on the server: `scp` with `-t` (sink) or
+/// `-f` (source) among its options, such as `scp -r -d -t -- dir`.
+fn legacy_scp(script: &str) -> bool {
+    let mut words = script.split_ascii_whitespace();
+    words.next() == Some("scp")
+        && words
+            .take_while(|w| *w != "--")
+            .any(|w| w == "-t" || w == "-f")
 }
 
 fn motd(session: &Session) -> String {
@@ -299,6 +368,7 @@ async fn read_stdin(
     stdin: Output,
     cancel: CancellationToken,
     activity: Arc<Activity>,
+    signalled: Arc<Mutex<Option<Sig>>>,
 ) {
     let mut stdin = Some(stdin);
     while let Some(msg) = rx.wait().await {
@@ -312,7 +382,13 @@ async fn read_stdin(
                 }
             }
             ChannelMsg::Eof => stdin = None,
-            ChannelMsg::Signal { signal } if interrupts_on(&signal) => cancel.cancel(),
+            ChannelMsg::Signal { signal } if interrupts_on(&signal) => {
+                signalled
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(signal);
+                cancel.cancel();
+            }
             ChannelMsg::Close => break,
             _ => {}
         }
@@ -493,6 +569,27 @@ impl Terminal<'_> {
                     cancel.cancel();
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_scp_sink_and_source_are_legacy_scp() {
+        for cmd in [
+            "scp -t -- /x",
+            "scp -r -d -t -- dir",
+            "scp -f -- a b",
+            "scp -v -p -f x",
+        ] {
+            assert!(legacy_scp(cmd), "{cmd}");
+            assert_eq!(exec_script(cmd.as_bytes()), Err(LEGACY_SCP.to_string()));
+        }
+        for cmd in ["scp", "scp a b", "scp -- -t", "echo scp -t", "scpx -t"] {
+            assert!(!legacy_scp(cmd), "{cmd}");
         }
     }
 }

@@ -28,7 +28,8 @@ async def signal():
         first = await asyncio.wait_for(proc.stdout.readline(), 30)
         proc.send_signal("INT")
         res = await asyncio.wait_for(proc.wait(), 30)
-        return {"first": first, "rest": res.stdout, "status": res.exit_status}
+        return {"first": first, "rest": res.stdout, "status": res.exit_status,
+                "signal": list(res.exit_signal) if res.exit_signal else None}
 
 
 async def window_change():

@@ -30,6 +30,15 @@ pub struct Server {
     _tmp: tempfile::TempDir,
 }
 
+/// The `forkbox` binary the tests start: cargo's build of it, or `$FORKBOX_TEST_BIN` when
+/// set (a copy of that build, so a test run is immune to another build replacing the
+/// file in a shared target directory meanwhile).
+pub fn server_binary() -> PathBuf {
+    std::env::var_os("FORKBOX_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_forkbox")))
+}
+
 /// A directory tree used as the base in tests.
 pub fn seed_base(dir: &Path) {
     std::fs::create_dir_all(dir.join("docs/deep")).unwrap();
@@ -113,7 +122,7 @@ impl Server {
             stderr = Stdio::from(file);
             extra.drain(i..i + 2);
         }
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forkbox"));
+        let mut cmd = Command::new(server_binary());
         cmd.arg("serve")
             .args(["--listen", "127.0.0.1:0", "--delete-deadline", "20"])
             .arg("--data-dir")
