@@ -46,6 +46,7 @@ mod exec;
 mod expand;
 mod jobs;
 mod launcher;
+mod lines;
 mod parse;
 mod pattern;
 mod printer;
@@ -54,6 +55,7 @@ mod redirect;
 #[cfg(test)]
 pub(crate) mod testing;
 mod trap;
+mod umask_fs;
 mod vars;
 mod varstore;
 
@@ -350,6 +352,10 @@ pub struct Shell {
     pub(crate) exported_functions: std::collections::BTreeSet<String>,
     /// The functions being run, outermost first (`FUNCNAME` lists them innermost first).
     pub(crate) funcnames: Vec<String>,
+    /// `LINENO`, the stack behind `BASH_LINENO`/`BASH_SOURCE`, and read order (aliases).
+    pub(crate) lines: lines::Lines,
+    /// `ulimit`'s limits: recorded and reported, not enforced (see `builtins::ulimit`).
+    pub(crate) ulimits: builtins::ulimit::Limits,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
     /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
@@ -430,6 +436,8 @@ impl Shell {
             exec_closers: ExecClosers::default(),
             exported_functions: std::collections::BTreeSet::new(),
             funcnames: Vec::new(),
+            lines: lines::Lines::default(),
+            ulimits: builtins::ulimit::Limits::default(),
             subshell_level: 0,
             seconds_base: std::time::Instant::now(),
         };
@@ -746,7 +754,13 @@ impl Shell {
             return self.fail(e, fds).await;
         }
         self.input_depth += 1;
+        let saved = (self.lines.line_base, self.lines.unit);
+        if what != "source" {
+            // An `eval` string or alias expansion starts on the line of its command.
+            self.lines.line_base = self.lines.lineno.saturating_sub(1);
+        }
         let r = self.exec_program(program, fds).await;
+        (self.lines.line_base, self.lines.unit) = saved;
         self.input_depth -= 1;
         r
     }
@@ -1075,7 +1089,10 @@ mod api_tests {
         let (status, _, err) = run(&mut sh, "set -y", Input::empty()).await;
         assert_eq!(
             (status, err.as_str()),
-            (1, "forkbox: set: -y: invalid option\n")
+            (
+                2,
+                "forkbox: set: -y: invalid option\nset: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n"
+            )
         );
     }
 

@@ -42,6 +42,19 @@ pub(crate) fn sentence(name: &str, kind: &str, path: &str) -> String {
     }
 }
 
+/// What `type NAME` and `command -V NAME` say: the sentence, and for a function its
+/// definition as bash prints it.
+pub(crate) fn verbose(sh: &Shell, name: &str, kind: &str, path: &str) -> String {
+    match (kind == "function", sh.functions.get(name)) {
+        (true, Some(f)) => format!(
+            "{}\n{}",
+            sentence(name, kind, path),
+            crate::shell::printer::function(name, f)
+        ),
+        _ => sentence(name, kind, path),
+    }
+}
+
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut kind_only = false;
     let mut names = Vec::new();
@@ -62,15 +75,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             Some((kind, path)) => {
                 let line = if kind_only {
                     kind.to_string()
-                } else if let (true, Some(f)) = (kind == "function", sh.functions.get(n)) {
-                    // bash shows the definition after the sentence.
-                    format!(
-                        "{}\n{}",
-                        sentence(n, kind, &path),
-                        crate::shell::printer::function(n, f)
-                    )
                 } else {
-                    sentence(n, kind, &path)
+                    verbose(sh, n, kind, &path)
                 };
                 let _ = io.stdout().write_str(&format!("{line}\n")).await;
             }

@@ -59,6 +59,9 @@ impl Shell {
     }
 
     pub(super) async fn exec_for(&mut self, f: &ast::ForClauseCommand, fds: &Fds) -> Exec<i32> {
+        if let Some(name) = f.variable_name.strip_prefix(super::SELECT_MARK) {
+            return self.exec_select(f, name, fds).await;
+        }
         let values = match &f.values {
             None => self.positional.clone(),
             Some(words) => {
