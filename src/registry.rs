@@ -92,7 +92,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("true", "return a successful result"),
     ("type", "display information about command type"),
     ("typeset", "set variable values and attributes"),
-    ("ulimit", "show and set resource limits (recorded, not enforced)"),
+    (
+        "ulimit",
+        "show and set resource limits (recorded, not enforced)",
+    ),
     ("umask", "display the file mode creation mask"),
     ("unalias", "remove alias definitions"),
     (

@@ -305,7 +305,10 @@ pub(crate) fn bad_option(args: &[String], letters: &str) -> Option<String> {
 /// Writes bash's usage line of builtin `name` on stderr (no program prefix); status 2.
 pub(crate) async fn usage(io: &Fds, name: &str) -> Exec<i32> {
     if let Some(u) = usage_of(name) {
-        let _ = io.stderr().write_str(&format!("{name}: usage: {u}\n")).await;
+        let _ = io
+            .stderr()
+            .write_str(&format!("{name}: usage: {u}\n"))
+            .await;
     }
     Ok(2)
 }

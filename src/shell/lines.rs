@@ -111,7 +111,13 @@ impl crate::shell::Shell {
                 .rev()
                 .map(|f| f.call_line.to_string())
                 .collect(),
-            "BASH_SOURCE" => self.lines.frames.iter().rev().map(|f| f.source.clone()).collect(),
+            "BASH_SOURCE" => self
+                .lines
+                .frames
+                .iter()
+                .rev()
+                .map(|f| f.source.clone())
+                .collect(),
             _ => Vec::new(),
         }
     }

@@ -118,7 +118,8 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
         Some(Err(e)) => {
             // brush-parser has no `select`: read it as a marked `for` when that parses.
             if let Some(rewritten) = select_as_for(text)
-                && let Some(Ok(p)) = with_stack(n.depth, || guard_parser(|| raw_program(&rewritten)))
+                && let Some(Ok(p)) =
+                    with_stack(n.depth, || guard_parser(|| raw_program(&rewritten)))
             {
                 return Ok(p);
             }
@@ -175,7 +176,10 @@ pub(crate) fn select_as_for(text: &str) -> Option<String> {
             }
             _ => {}
         }
-        if b[i..].starts_with(b"select") && (i == 0 || !word_char(b[i - 1])) && command_start(&b[..i]) {
+        if b[i..].starts_with(b"select")
+            && (i == 0 || !word_char(b[i - 1]))
+            && command_start(&b[..i])
+        {
             let mut j = i + 6;
             let blanks = j;
             while j < b.len() && matches!(b[j], b' ' | b'\t') {
@@ -185,7 +189,11 @@ pub(crate) fn select_as_for(text: &str) -> Option<String> {
             while j < b.len() && word_char(b[j]) {
                 j += 1;
             }
-            if j > blanks && name_at < j && !b[name_at].is_ascii_digit() && (j == b.len() || !word_char(b[j])) {
+            if j > blanks
+                && name_at < j
+                && !b[name_at].is_ascii_digit()
+                && (j == b.len() || !word_char(b[j]))
+            {
                 out.push_str(&text[last..i]);
                 out.push_str("for");
                 out.push_str(&text[i + 6..name_at]);

@@ -144,7 +144,8 @@ impl Printer {
             }
             Command::Function(f) => {
                 // A function defined inside another is shown with `function`, indented.
-                self.out.push_str(&format!("function {} () \n", f.fname.value));
+                self.out
+                    .push_str(&format!("function {} () \n", f.fname.value));
                 self.pad();
                 self.function_body(f);
             }
@@ -192,7 +193,7 @@ impl Printer {
             CompoundCommand::ArithmeticForClause(f) => {
                 let part = |e: &Option<brush_parser::ast::UnexpandedArithmeticExpr>| {
                     e.as_ref()
-                        .map(|e| e.value.trim().to_string())
+                        .map(|e| e.value.trim_start().to_string())
                         .unwrap_or_default()
                 };
                 self.out.push_str(&format!(
@@ -209,7 +210,10 @@ impl Printer {
                 self.newline("done");
             }
             CompoundCommand::ForClause(f) => {
-                match f.variable_name.strip_prefix(crate::shell::exec::SELECT_MARK) {
+                match f
+                    .variable_name
+                    .strip_prefix(crate::shell::exec::SELECT_MARK)
+                {
                     Some(name) => self.out.push_str(&format!("select {name}")),
                     None => self.out.push_str(&format!("for {}", f.variable_name)),
                 }
@@ -402,7 +406,10 @@ fn redirect(r: &IoRedirect) -> String {
             let fd = fd.map(|n| n.to_string()).unwrap_or_default();
             let dash = if h.remove_tabs { "-" } else { "" };
             let end = &h.here_end.value;
-            let bare: String = end.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+            let bare: String = end
+                .chars()
+                .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                .collect();
             // A quoted delimiter in any form is shown in single quotes.
             let open = if bare.len() == end.len() {
                 bare.clone()

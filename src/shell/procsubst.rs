@@ -45,7 +45,10 @@ impl Shell {
         if high.is_empty() {
             return fs;
         }
-        Arc::new(FdFs { inner: fs, fds: high })
+        Arc::new(FdFs {
+            inner: fs,
+            fds: high,
+        })
     }
 
     /// Starts one process substitution: the descriptor the command gets, and the task

@@ -64,13 +64,20 @@ mod tests {
 
     #[tokio::test]
     async fn caller_outside_a_function_fails_quietly() {
-        assert_eq!(run("caller; echo $?").await, (0, "1\n".into(), String::new()));
+        assert_eq!(
+            run("caller; echo $?").await,
+            (0, "1\n".into(), String::new())
+        );
     }
 
     #[tokio::test]
     async fn caller_names_the_calling_line_and_frame() {
         let script = "f() {\n  g\n}\ng() {\n  caller\n  caller 0\n}\nf";
-        let expected = (0, "2 environment\n2 f environment\n".to_string(), String::new());
+        let expected = (
+            0,
+            "2 environment\n2 f environment\n".to_string(),
+            String::new(),
+        );
         assert_eq!(run(script).await, expected);
     }
 }

@@ -52,7 +52,9 @@ pub(crate) async fn loop_count(
         sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
         return Ok(Ok(usize::MAX));
     }
-    Ok(Ok(usize::try_from(n).unwrap_or(usize::MAX).min(sh.loop_depth)))
+    Ok(Ok(usize::try_from(n)
+        .unwrap_or(usize::MAX)
+        .min(sh.loop_depth)))
 }
 
 #[cfg(test)]

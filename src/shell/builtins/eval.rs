@@ -18,7 +18,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             let mut msg = format!("eval: line {line}: {m}");
             if m.contains("near unexpected token") {
                 let shown = text.lines().last().unwrap_or("");
-                msg.push_str(&format!("\n{}: eval: line {line}: `{shown}'", crate::shell::error::PROGRAM));
+                msg.push_str(&format!(
+                    "\n{}: eval: line {line}: `{shown}'",
+                    crate::shell::error::PROGRAM
+                ));
             }
             super::fail(sh, io, msg, 2).await
         }

@@ -23,17 +23,35 @@ struct Resource {
 
 /// bash's limits on Linux in `ulimit -a` order, with a typical system's defaults.
 const RESOURCES: &[Resource] = &[
-    res('R', "real-time non-blocking time", Some("microseconds"), None, None),
+    res(
+        'R',
+        "real-time non-blocking time",
+        Some("microseconds"),
+        None,
+        None,
+    ),
     res('c', "core file size", Some("blocks"), Some(0), None),
     res('d', "data seg size", Some("kbytes"), None, None),
     res('e', "scheduling priority", None, Some(0), Some(0)),
     res('f', "file size", Some("blocks"), None, None),
     res('i', "pending signals", None, Some(63_704), Some(63_704)),
-    res('l', "max locked memory", Some("kbytes"), Some(8192), Some(8192)),
+    res(
+        'l',
+        "max locked memory",
+        Some("kbytes"),
+        Some(8192),
+        Some(8192),
+    ),
     res('m', "max memory size", Some("kbytes"), None, None),
     res('n', "open files", None, Some(1024), Some(1_048_576)),
     res('p', "pipe size", Some("512 bytes"), Some(8), Some(8)),
-    res('q', "POSIX message queues", Some("bytes"), Some(819_200), Some(819_200)),
+    res(
+        'q',
+        "POSIX message queues",
+        Some("bytes"),
+        Some(819_200),
+        Some(819_200),
+    ),
     res('r', "real-time priority", None, Some(0), Some(0)),
     res('s', "stack size", Some("kbytes"), Some(8192), None),
     res('t', "cpu time", Some("seconds"), None, None),
@@ -151,7 +169,11 @@ fn set_limit(sh: &mut Shell, i: usize, value: &str, soft: bool, hard: bool) -> R
             Err(_) => return Err(format!("{v}: invalid number")),
         },
     };
-    let (set_soft, set_hard) = if soft || hard { (soft, hard) } else { (true, true) };
+    let (set_soft, set_hard) = if soft || hard {
+        (soft, hard)
+    } else {
+        (true, true)
+    };
     let above = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (_, None) => false,
         (None, Some(_)) => true,

@@ -42,10 +42,7 @@ impl Shell {
                         Err(e) => self.fail(e, fds).await,
                     }
                 }
-                CompoundCommand::Coprocess(_) => {
-                    self.fail(ShellError::Unsupported("coproc".into()), fds)
-                        .await
-                }
+                CompoundCommand::Coprocess(c) => self.exec_coproc(c, fds).await,
             }
         })
     }

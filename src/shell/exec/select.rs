@@ -53,12 +53,10 @@ pub(crate) fn menu(words: &[String], columns: usize) -> String {
     let width = longest + index_len + RP_SPACE + 2;
     let cols = (columns / width).max(1);
     let mut rows = n.div_ceil(cols);
-    let mut cols = n.div_ceil(rows);
     if rows == 1 {
-        rows = cols;
-        cols = 1;
+        // Everything fits on one line: bash then lists it in one column instead.
+        rows = n.div_ceil(rows);
     }
-    let _ = cols;
     let first_len = digits(rows);
     for row in 0..rows {
         let mut i = row;
@@ -194,8 +192,8 @@ mod tests {
     #[test]
     fn a_long_menu_is_laid_out_in_columns_like_bash() {
         let w = words(&[
-            "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
-            "kappa", "lambda", "mu",
+            "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+            "lambda", "mu",
         ]);
         assert_eq!(
             menu(&w, 80),

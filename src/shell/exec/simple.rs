@@ -217,19 +217,36 @@ impl Shell {
             let ast::IoRedirect::File(None, kind, target) = r else {
                 continue;
             };
-            let Some(name) = w
-                .value
-                .strip_prefix('{')
-                .and_then(|v| v.strip_suffix('}'))
-                .filter(|n| crate::shell::builtins::is_name(n))
-            else {
+            let Some(inner) = w.value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) else {
                 continue;
             };
-            let closing = matches!(target, ast::IoFileRedirectTarget::Duplicate(t) if t.value == "-");
+            // `{name}`, or `{name[N]}` to close a descriptor an array holds (`COPROC[1]`).
+            let (name, index) = match inner.split_once('[') {
+                Some((n, rest)) => match rest.strip_suffix(']').map(|i| i.parse::<i64>()) {
+                    Some(Ok(i)) => (n, Some(i)),
+                    _ => continue,
+                },
+                None => (inner, None),
+            };
+            if !crate::shell::builtins::is_name(name) {
+                continue;
+            }
+            let closing =
+                matches!(target, ast::IoFileRedirectTarget::Duplicate(t) if t.value == "-");
+            if index.is_some() && !closing {
+                continue;
+            }
             let n = if closing {
-                match self.get_str(name).and_then(|v| v.trim().parse::<i32>().ok()) {
+                let held = match index {
+                    None => self.get_str(name),
+                    Some(i) => match self.vars.get(name).map(|v| &v.value) {
+                        Some(crate::shell::Value::Array(a)) => a.get(&i).cloned(),
+                        _ => None,
+                    },
+                };
+                match held.and_then(|v| v.trim().parse::<i32>().ok()) {
                     Some(n) => n,
-                    None => return Err(ShellError::BadFd(format!("{{{name}}}"))),
+                    None => return Err(ShellError::BadFd(format!("{{{inner}}}"))),
                 }
             } else {
                 let mut n = 10;
@@ -239,7 +256,10 @@ impl Shell {
                 self.assign_str(name, &n.to_string(), false)?;
                 n
             };
-            out.push((at, ast::IoRedirect::File(Some(n), kind.clone(), target.clone())));
+            out.push((
+                at,
+                ast::IoRedirect::File(Some(n), kind.clone(), target.clone()),
+            ));
         }
         Ok(out)
     }
