@@ -144,19 +144,16 @@ pub(crate) fn select_as_for(text: &str) -> Option<String> {
     let word_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     while i < b.len() {
         let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == b'\\' && q == b'"' {
-                    i += 2;
-                    continue;
-                }
-                if c == q {
-                    quote = None;
-                }
-                i += 1;
+        if let Some(q) = quote {
+            if c == b'\\' && q == b'"' {
+                i += 2;
                 continue;
             }
-            None => {}
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
         }
         match c {
             b'\\' => {

@@ -16,6 +16,8 @@ impl Shell {
                         Ok(sub) => sub,
                         Err(e) => return self.fail(e, fds).await,
                     };
+                    // `( … )` starts outside any loop: `break` there is only a warning.
+                    sub.loop_depth = 0;
                     let r = sub.exec_list(&s.list, fds).await;
                     let status = flow_status(r, sub.last_status);
                     let status = sub.run_exit_trap(status, fds).await;
