@@ -355,6 +355,9 @@ fn param_name(p: &Parameter) -> String {
 
 impl ArithEnv for Shell {
     fn get_var(&self, name: &str) -> Option<String> {
+        if name == "LINENO" {
+            return Some(self.lines.lineno.to_string());
+        }
         self.get_str(name)
     }
     fn set_var(&mut self, name: &str, value: i64) -> Result<(), String> {

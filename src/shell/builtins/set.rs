@@ -147,6 +147,15 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
             let on = a.starts_with('-');
+            // bash checks every letter before it changes any (`set -eZ` leaves -e off).
+            if let Some(c) = a[1..]
+                .chars()
+                .find(|c| *c != 'o' && !OPTIONS.iter().any(|(_, l, _)| *l == Some(*c)))
+            {
+                let sign = if on { '-' } else { '+' };
+                let e = ShellError::Builtin(format!("set: {sign}{c}: invalid option"));
+                return set_error(sh, io, e).await;
+            }
             for c in a[1..].chars() {
                 if c == 'o' {
                     // `-euo pipefail`: the option name is the next argument.

@@ -10,9 +10,17 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
 ];
 
-/// What `name` resolves to: its kind (`keyword`, `function`, `builtin`, `file`) and what
+/// What `name` resolves to: its kind (`alias`, `keyword`, `function`, `builtin`, `file`) and what
 /// `command -v` prints for it.
 pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)> {
+    if (sh.interactive || sh.shopts.on("expand_aliases"))
+        && let Some(value) = sh.aliases.get(name)
+    {
+        return Some((
+            "alias",
+            format!("alias {name}='{}'", value.replace('\'', "'\\''")),
+        ));
+    }
     if KEYWORDS.contains(&name) {
         return Some(("keyword", name.to_string()));
     }
@@ -45,6 +53,9 @@ pub(crate) fn sentence(name: &str, kind: &str, path: &str) -> String {
 /// What `type NAME` and `command -V NAME` say: the sentence, and for a function its
 /// definition as bash prints it.
 pub(crate) fn verbose(sh: &Shell, name: &str, kind: &str, path: &str) -> String {
+    if let (true, Some(value)) = (kind == "alias", sh.aliases.get(name)) {
+        return format!("{name} is aliased to `{value}'");
+    }
     match (kind == "function", sh.functions.get(name)) {
         (true, Some(f)) => format!(
             "{}\n{}",
