@@ -513,6 +513,9 @@ impl Shell {
     pub async fn run_stream(&mut self, io: &Stdio, cancel: CancellationToken) -> i32 {
         let fds = Fds::from_stdio(io);
         let mut buf = PendingInput::default();
+        // Lines read before the command being parsed: each command is parsed on its own,
+        // and `LINENO` counts from the start of the input, as bash's does.
+        let mut lines_before = 0usize;
         loop {
             if self.exit_requested.is_some() || cancel.is_cancelled() {
                 break;
@@ -568,13 +571,15 @@ impl Shell {
                         let _ = io.stderr.write_str(&e.message()).await;
                     }
                     self.last_status = 2;
-                    buf.take();
+                    lines_before += buf.take().matches('\n').count();
                     if !self.interactive {
                         break;
                     }
                 }
                 Completeness::Complete => {
                     let text = buf.take();
+                    self.lines.line_base = lines_before;
+                    lines_before += text.matches('\n').count();
                     if let Ok(program) = parse_program(&text) {
                         self.run_program_cancellable(&program, &fds, cancel.clone())
                             .await;
@@ -1198,6 +1203,24 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
         drop(io);
         assert_eq!(status, 0);
         assert_eq!(out.await.unwrap_or_default(), b"1\nhello\nmulti\n");
+    }
+
+    #[tokio::test]
+    async fn stream_counts_lines_from_the_start_of_the_input() {
+        let mut sh = shell_on(MemFs::new());
+        let (ow, or) = pipe();
+        let (ew, _er) = pipe();
+        let stdin = Input::from_bytes(&b"echo $LINENO\n\nif true\nthen echo $LINENO\nfi\n"[..]);
+        let io = Stdio {
+            stdin,
+            stdout: ow,
+            stderr: ew,
+            tty: None,
+        };
+        let out = tokio::spawn(async move { or.read_to_end(1 << 20).await.unwrap_or_default() });
+        sh.run_stream(&io, CancellationToken::new()).await;
+        drop(io);
+        assert_eq!(out.await.unwrap_or_default(), b"1\n4\n");
     }
 
     #[tokio::test]
