@@ -26,6 +26,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("bg", "no job control: say so"),
     ("break", "exit for, while, or until loops"),
     ("builtin", "execute a shell builtin, bypassing functions"),
+    ("caller", "return the context of the current function call"),
     ("cd", "change the shell working directory"),
     (
         "command",
@@ -91,6 +92,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ("true", "return a successful result"),
     ("type", "display information about command type"),
     ("typeset", "set variable values and attributes"),
+    (
+        "ulimit",
+        "show and set resource limits (recorded, not enforced)",
+    ),
     ("umask", "display the file mode creation mask"),
     ("unalias", "remove alias definitions"),
     (

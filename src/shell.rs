@@ -24,8 +24,8 @@
 //!
 //! # What is not supported (each gives `forkbox: <feature>: not supported`, status 2)
 //!
-//! `coproc`, `select`, job control proper (stopping/resuming; `&` jobs and signals are in
-//! [`jobs`]), `enable -n`.
+//! Job control proper (stopping/resuming; `&` jobs, `coproc` and signals are in [`jobs`]),
+//! `enable -n`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -46,6 +46,7 @@ mod exec;
 mod expand;
 mod jobs;
 mod launcher;
+mod lines;
 mod parse;
 mod pattern;
 mod printer;
@@ -54,6 +55,7 @@ mod redirect;
 #[cfg(test)]
 pub(crate) mod testing;
 mod trap;
+mod umask_fs;
 mod vars;
 mod varstore;
 
@@ -350,6 +352,10 @@ pub struct Shell {
     pub(crate) exported_functions: std::collections::BTreeSet<String>,
     /// The functions being run, outermost first (`FUNCNAME` lists them innermost first).
     pub(crate) funcnames: Vec<String>,
+    /// `LINENO`, the stack behind `BASH_LINENO`/`BASH_SOURCE`, and read order (aliases).
+    pub(crate) lines: lines::Lines,
+    /// `ulimit`'s limits: recorded and reported, not enforced (see `builtins::ulimit`).
+    pub(crate) ulimits: builtins::ulimit::Limits,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
     /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
@@ -430,6 +436,8 @@ impl Shell {
             exec_closers: ExecClosers::default(),
             exported_functions: std::collections::BTreeSet::new(),
             funcnames: Vec::new(),
+            lines: lines::Lines::default(),
+            ulimits: builtins::ulimit::Limits::default(),
             subshell_level: 0,
             seconds_base: std::time::Instant::now(),
         };
@@ -505,6 +513,9 @@ impl Shell {
     pub async fn run_stream(&mut self, io: &Stdio, cancel: CancellationToken) -> i32 {
         let fds = Fds::from_stdio(io);
         let mut buf = PendingInput::default();
+        // Lines read before the command being parsed: each command is parsed on its own,
+        // and `LINENO` counts from the start of the input, as bash's does.
+        let mut lines_before = 0usize;
         loop {
             if self.exit_requested.is_some() || cancel.is_cancelled() {
                 break;
@@ -560,13 +571,15 @@ impl Shell {
                         let _ = io.stderr.write_str(&e.message()).await;
                     }
                     self.last_status = 2;
-                    buf.take();
+                    lines_before += buf.take().matches('\n').count();
                     if !self.interactive {
                         break;
                     }
                 }
                 Completeness::Complete => {
                     let text = buf.take();
+                    self.lines.line_base = lines_before;
+                    lines_before += text.matches('\n').count();
                     if let Ok(program) = parse_program(&text) {
                         self.run_program_cancellable(&program, &fds, cancel.clone())
                             .await;
@@ -746,7 +759,13 @@ impl Shell {
             return self.fail(e, fds).await;
         }
         self.input_depth += 1;
+        let saved = (self.lines.line_base, self.lines.unit);
+        if what != "source" {
+            // An `eval` string or alias expansion starts on the line of its command.
+            self.lines.line_base = self.lines.lineno.saturating_sub(1);
+        }
         let r = self.exec_program(program, fds).await;
+        (self.lines.line_base, self.lines.unit) = saved;
         self.input_depth -= 1;
         r
     }
@@ -870,7 +889,7 @@ mod api_tests {
     #[tokio::test]
     async fn unsupported_features_say_so() {
         let mut sh = shell_on(MemFs::new());
-        for (script, word) in [("coproc true", "coproc"), ("enable -n echo", "enable -n")] {
+        for (script, word) in [("enable -n echo", "enable -n")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");
@@ -1075,7 +1094,10 @@ mod api_tests {
         let (status, _, err) = run(&mut sh, "set -y", Input::empty()).await;
         assert_eq!(
             (status, err.as_str()),
-            (1, "forkbox: set: -y: invalid option\n")
+            (
+                2,
+                "forkbox: set: -y: invalid option\nset: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n"
+            )
         );
     }
 
@@ -1181,6 +1203,24 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
         drop(io);
         assert_eq!(status, 0);
         assert_eq!(out.await.unwrap_or_default(), b"1\nhello\nmulti\n");
+    }
+
+    #[tokio::test]
+    async fn stream_counts_lines_from_the_start_of_the_input() {
+        let mut sh = shell_on(MemFs::new());
+        let (ow, or) = pipe();
+        let (ew, _er) = pipe();
+        let stdin = Input::from_bytes(&b"echo $LINENO\n\nif true\nthen echo $LINENO\nfi\n"[..]);
+        let io = Stdio {
+            stdin,
+            stdout: ow,
+            stderr: ew,
+            tty: None,
+        };
+        let out = tokio::spawn(async move { or.read_to_end(1 << 20).await.unwrap_or_default() });
+        sh.run_stream(&io, CancellationToken::new()).await;
+        drop(io);
+        assert_eq!(out.await.unwrap_or_default(), b"1\n4\n");
     }
 
     #[tokio::test]

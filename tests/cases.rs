@@ -313,6 +313,8 @@ fn normalise_stderr(s: &str) -> String {
             "/bin/bash: ",
             "bash: -c: ",
             "bash: ",
+            // bash -c names the input of functions defined in it so.
+            "environment: ",
             "forkbox: ",
         ] {
             if let Some(rest) = l.strip_prefix(prefix) {

@@ -11,6 +11,7 @@ use super::redirect::Fds;
 
 pub(crate) mod alias;
 mod break_;
+mod caller;
 pub(crate) mod cd;
 mod colon;
 mod command;
@@ -43,6 +44,7 @@ mod source;
 mod test_;
 mod trap;
 pub(crate) mod type_;
+pub(crate) mod ulimit;
 pub(crate) mod umask;
 mod unset;
 mod unsupported;
@@ -58,11 +60,19 @@ pub(crate) fn run<'a>(
     args: Vec<String>,
     io: &'a Fds,
 ) -> BoxFut<'a, Exec<i32>> {
+    if let Some(letters) = option_letters(name)
+        && !(name == "local" && sh.local_frames.is_empty())
+        && let Some(what) = bad_option(&args, letters)
+    {
+        let name = name.to_string();
+        return Box::pin(async move { option_error(sh, io, &name, &what).await });
+    }
     match name {
         "." | "source" => Box::pin(source::run(sh, args, io)),
         ":" | "true" => Box::pin(colon::run(sh, args, io)),
         "false" => Box::pin(false_::run(sh, args, io)),
         "break" => Box::pin(break_::run(sh, args, io)),
+        "caller" => Box::pin(caller::run(sh, args, io)),
         "cd" => Box::pin(cd::run(sh, args, io)),
         "command" => Box::pin(command::run(sh, args, io)),
         "continue" => Box::pin(continue_::run(sh, args, io)),
@@ -85,7 +95,7 @@ pub(crate) fn run<'a>(
         "logout" => Box::pin(misc::logout(sh, args, io)),
         "compgen" => Box::pin(complete::compgen(sh, args, io)),
         "complete" => Box::pin(complete::complete(sh, args, io)),
-        "hash" => Box::pin(colon::run(sh, args, io)),
+        "hash" => Box::pin(misc::hash(sh, args, io)),
         "jobs" => Box::pin(jobs::jobs(sh, args, io)),
         "disown" => Box::pin(jobs::disown(sh, args, io)),
         "fg" | "bg" => {
@@ -107,6 +117,7 @@ pub(crate) fn run<'a>(
         "snapshot" => Box::pin(snapshot::run(sh, args, io)),
         "trap" => Box::pin(trap::run(sh, args, io)),
         "type" => Box::pin(type_::run(sh, args, io)),
+        "ulimit" => Box::pin(ulimit::run(sh, args, io)),
         "umask" => Box::pin(umask::run(sh, args, io)),
         "unset" => Box::pin(unset::run(sh, args, io)),
         "wait" => Box::pin(wait::run(sh, args, io)),
@@ -164,6 +175,158 @@ pub(crate) async fn parse<T: clap::Parser>(
             Err(2)
         }
     }
+}
+
+/// The option letters of builtins whose options are checked before they run (see
+/// [`bad_option`]); the others check their own (`declare +Z`, `kill -9`, `pushd -1`).
+fn option_letters(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "alias" => "p",
+        "builtin" | "eval" | "getopts" | "source" | "." | "times" => "",
+        "cd" => "LPe@",
+        "command" => "pVv",
+        "declare" | "typeset" | "local" => "aAfFgiIlnrtuxp",
+        "disown" => "har",
+        "enable" => "adnpsf:",
+        "exec" => "cla:",
+        "export" => "fnp",
+        "hash" => "lrp:dt",
+        "jobs" => "lnprsx",
+        "mapfile" | "readarray" => "d:n:O:s:tu:C:c:",
+        "printf" => "v:",
+        "pwd" => "LP",
+        "read" => "ersa:d:i:n:N:p:t:u:",
+        "readonly" => "aAfp",
+        "shopt" => "pqsuo",
+        "suspend" => "f",
+        "trap" => "lp",
+        "type" => "afptP",
+        "umask" => "pS",
+        "unalias" => "a",
+        "unset" => "fvn",
+        "wait" => "fnp:",
+        _ => return None,
+    })
+}
+
+/// bash's usage synopsis of builtin `name` (the text after `NAME: usage: `).
+pub(crate) fn usage_of(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "alias" => "alias [-p] [name[=value] ... ]",
+        "builtin" => "builtin [shell-builtin [arg ...]]",
+        "caller" => "caller [expr]",
+        "cd" => "cd [-L|[-P [-e]] [-@]] [dir]",
+        "command" => "command [-pVv] command [arg ...]",
+        "compgen" => {
+            "compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [word]"
+        }
+        "complete" => {
+            "complete [-abcdefgjksuv] [-pr] [-DEI] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [name ...]"
+        }
+        "declare" => {
+            "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
+        }
+        "typeset" => {
+            "typeset [-aAfFgiIlnrtux] name[=value] ... or typeset -p [-aAfFilnrtux] [name ...]"
+        }
+        "local" => "local [option] name[=value] ...",
+        "dirs" => "dirs [-clpv] [+N] [-N]",
+        "disown" => "disown [-h] [-ar] [jobspec ... | pid ...]",
+        "enable" => "enable [-a] [-dnps] [-f filename] [name ...]",
+        "eval" => "eval [arg ...]",
+        "exec" => "exec [-cl] [-a name] [command [argument ...]] [redirection ...]",
+        "export" => "export [-fn] [name[=value] ...] or export -p",
+        "getopts" => "getopts optstring name [arg ...]",
+        "hash" => "hash [-lr] [-p pathname] [-dt] [name ...]",
+        "jobs" => "jobs [-lnprs] [jobspec ...] or jobs -x command [args]",
+        "kill" => "kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]",
+        "mapfile" => {
+            "mapfile [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]"
+        }
+        "readarray" => {
+            "readarray [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]"
+        }
+        "popd" => "popd [-n] [+N | -N]",
+        "printf" => "printf [-v var] format [arguments]",
+        "pushd" => "pushd [-n] [+N | -N | dir]",
+        "pwd" => "pwd [-LP]",
+        "read" => {
+            "read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]"
+        }
+        "readonly" => "readonly [-aAf] [name[=value] ...] or readonly -p",
+        "set" => "set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]",
+        "shopt" => "shopt [-pqsu] [-o] [optname ...]",
+        "source" => "source filename [arguments]",
+        "." => ". filename [arguments]",
+        "suspend" => "suspend [-f]",
+        "times" => "times",
+        "trap" => "trap [-lp] [[arg] signal_spec ...]",
+        "type" => "type [-afptP] name [name ...]",
+        "ulimit" => "ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]",
+        "umask" => "umask [-p] [-S] [mode]",
+        "unalias" => "unalias [-a] name [name ...]",
+        "unset" => "unset [-f] [-v] [-n] [name ...]",
+        "wait" => "wait [-fn] [-p var] [id ...]",
+        _ => return None,
+    })
+}
+
+/// What is wrong with the options of `args` given the option `letters` (a letter followed
+/// by `:` takes an argument, in the same word or the next), as bash's option parser
+/// words it: `-Z: invalid option`, `-d: option requires an argument`. Options end at
+/// `--`, at `-` alone, and at the first word not starting with `-`; `--word` is left to
+/// the builtin (`--help`).
+pub(crate) fn bad_option(args: &[String], letters: &str) -> Option<String> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" || a == "-" || !a.starts_with('-') || a.starts_with("--") {
+            return None;
+        }
+        let mut chars = a[1..].chars();
+        while let Some(c) = chars.next() {
+            let Some(at) = letters.find(c).filter(|_| c != ':') else {
+                return Some(format!("-{c}: invalid option"));
+            };
+            if letters[at + c.len_utf8()..].starts_with(':') {
+                if chars.as_str().is_empty() {
+                    if args.get(i + 1).is_none() {
+                        return Some(format!("-{c}: option requires an argument"));
+                    }
+                    i += 1;
+                }
+                break;
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Writes bash's usage line of builtin `name` on stderr (no program prefix); status 2.
+pub(crate) async fn usage(io: &Fds, name: &str) -> Exec<i32> {
+    if let Some(u) = usage_of(name) {
+        let _ = io
+            .stderr()
+            .write_str(&format!("{name}: usage: {u}\n"))
+            .await;
+    }
+    Ok(2)
+}
+
+/// The one report of a bad option to a builtin: `NAME: -Z: invalid option` and bash's
+/// usage line, status 2 (`opt` as the user wrote it, `-Z`).
+pub(crate) async fn invalid_option(sh: &Shell, io: &Fds, name: &str, opt: &str) -> Exec<i32> {
+    option_error(sh, io, name, &format!("{opt}: invalid option")).await
+}
+
+/// Reports `NAME: WHAT` (a [`bad_option`] finding) and bash's usage line; status 2.
+pub(crate) async fn option_error(sh: &Shell, io: &Fds, name: &str, what: &str) -> Exec<i32> {
+    sh.report(
+        &io.stderr(),
+        &ShellError::Builtin(format!("{name}: {what}")),
+    )
+    .await;
+    usage(io, name).await
 }
 
 /// Reports a builtin's own failure (`cd: x: No such file or directory`) and gives `status`.

@@ -34,8 +34,11 @@ use super::{
 mod background;
 mod compound;
 mod run;
+mod select;
 mod simple;
 mod timed;
+
+pub(crate) use select::SELECT_MARK;
 
 /// Non-local control flow unwinding through the interpreter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +126,7 @@ impl Shell {
     pub(crate) async fn exec_program(&mut self, program: &ast::Program, fds: &Fds) -> Exec<i32> {
         let mut status = 0;
         for cc in &program.complete_commands {
+            self.lines.next_unit();
             status = self.exec_list(cc, fds).await?;
         }
         Ok(status)
@@ -334,6 +338,8 @@ impl Shell {
                     }
                     self.functions
                         .insert(def.fname.value.clone(), Arc::new(def.clone()));
+                    let origin = self.lines.origin_here();
+                    self.lines.functions.insert(def.fname.value.clone(), origin);
                     0
                 }
                 Command::ExtendedTest(test, redirs) => {

@@ -355,6 +355,9 @@ fn param_name(p: &Parameter) -> String {
 
 impl ArithEnv for Shell {
     fn get_var(&self, name: &str) -> Option<String> {
+        if name == "LINENO" {
+            return Some(self.lines.lineno.to_string());
+        }
         self.get_str(name)
     }
     fn set_var(&mut self, name: &str, value: i64) -> Result<(), String> {
@@ -669,6 +672,14 @@ impl Shell {
     pub(crate) async fn command_substitution(&mut self, cmd: &str, fds: &Fds) -> R<String> {
         let program = parse_program(cmd)?;
         let mut sub = self.subshell()?;
+        // Its first command is on the line of the command it is in; bash does not count
+        // the blank lines before it.
+        let blank = cmd
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .filter(|c| *c == '\n')
+            .count();
+        sub.lines.line_base = self.lines.lineno.saturating_sub(1 + blank);
         // Without `inherit_errexit` a substitution runs with `set -e` off, as in bash.
         sub.opts.errexit = false;
         let (out, input) = pipe();

@@ -114,10 +114,118 @@ pub fn options() -> brush_parser::ParserOptions {
 pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let n = check(text)?;
     match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
-        Some(parsed) => parsed.map_err(|e| syntax_error(text, &e)),
+        Some(Ok(p)) => Ok(p),
+        Some(Err(e)) => {
+            // brush-parser has no `select`: read it as a marked `for` when that parses.
+            if let Some(rewritten) = select_as_for(text)
+                && let Some(Ok(p)) =
+                    with_stack(n.depth, || guard_parser(|| raw_program(&rewritten)))
+            {
+                return Ok(p);
+            }
+            Err(syntax_error(text, &e))
+        }
         None => Err(ShellError::Syntax(
             "syntax error: number out of range".to_string(),
         )),
+    }
+}
+
+/// `text` with each `select NAME` at the start of a command written as
+/// `for MARKNAME` (see `exec::select`), or `None` when there is none. Quotes and
+/// comments are skipped; lines are kept as they are, so `LINENO` stays right.
+pub(crate) fn select_as_for(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut i = 0;
+    let mut last = 0;
+    let mut found = false;
+    let mut quote: Option<u8> = None;
+    let word_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == b'\\' && q == b'"' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'\'' | b'"' | b'`' => {
+                quote = Some(c);
+                i += 1;
+                continue;
+            }
+            b'#' if i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if b[i..].starts_with(b"select")
+            && (i == 0 || !word_char(b[i - 1]))
+            && command_start(&b[..i])
+        {
+            let mut j = i + 6;
+            let blanks = j;
+            while j < b.len() && matches!(b[j], b' ' | b'\t') {
+                j += 1;
+            }
+            let name_at = j;
+            while j < b.len() && word_char(b[j]) {
+                j += 1;
+            }
+            if j > blanks
+                && name_at < j
+                && !b[name_at].is_ascii_digit()
+                && (j == b.len() || !word_char(b[j]))
+            {
+                out.push_str(&text[last..i]);
+                out.push_str("for");
+                out.push_str(&text[i + 6..name_at]);
+                out.push_str(crate::shell::exec::SELECT_MARK);
+                last = name_at;
+                found = true;
+                i = j;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    if !found {
+        return None;
+    }
+    out.push_str(&text[last..]);
+    Some(out)
+}
+
+/// Whether a command starts after `before`: at the start of a line or after `;`, `&`,
+/// `|`, `(`, `{`, or a reserved word after which a command comes.
+fn command_start(before: &[u8]) -> bool {
+    let trimmed = before
+        .iter()
+        .rposition(|c| !matches!(c, b' ' | b'\t'))
+        .map_or(&before[..0], |k| &before[..=k]);
+    match trimmed.last() {
+        None | Some(b'\n' | b';' | b'&' | b'|' | b'(' | b'{' | b')') => true,
+        Some(_) => ["do", "then", "else", "!"].iter().any(|w| {
+            trimmed.ends_with(w.as_bytes())
+                && trimmed
+                    .len()
+                    .checked_sub(w.len() + 1)
+                    .is_none_or(|k| matches!(trimmed[k], b' ' | b'\t' | b'\n' | b';'))
+        }),
     }
 }
 

@@ -33,7 +33,10 @@ impl Printer {
         self.out.push_str("{ \n");
         match &def.body.0 {
             CompoundCommand::BraceGroup(g) => self.list(&g.list),
-            other => self.compound(other),
+            other => {
+                self.pad();
+                self.compound(other);
+            }
         }
         self.indent = old;
         self.newline("}");
@@ -80,12 +83,19 @@ impl Printer {
                 SeparatorOperator::Async => {
                     self.out.push_str(" &");
                     if !last {
-                        self.out.push('\n');
+                        // bash keeps the next command on the same line: `a & b`.
+                        self.out.push(' ');
+                        self.skip_indent += 1;
                     }
                 }
                 SeparatorOperator::Sequence => {
                     if !last {
-                        self.out.push_str(";\n");
+                        // A here-document's body already ended the line.
+                        if self.out.ends_with('\n') {
+                            self.out.push('\n');
+                        } else {
+                            self.out.push_str(";\n");
+                        }
                     }
                 }
             }
@@ -133,8 +143,11 @@ impl Printer {
                 }
             }
             Command::Function(f) => {
-                let inner = function(&f.fname.value, f);
-                self.out.push_str(inner.trim_end_matches('\n'));
+                // A function defined inside another is shown with `function`, indented.
+                self.out
+                    .push_str(&format!("function {} () \n", f.fname.value));
+                self.pad();
+                self.function_body(f);
             }
             Command::ExtendedTest(t, redirs) => {
                 self.out.push_str(&format!("[[ {} ]]", cond(&t.expr)));
@@ -169,12 +182,18 @@ impl Printer {
                 self.out.push_str(" )");
             }
             CompoundCommand::Arithmetic(a) => {
-                self.out.push_str(&format!("(({}))", a.expr.value));
+                // The parser drops the blanks inside `(( ))`; bash shows them as written.
+                let span = a.loc.end.index.saturating_sub(a.loc.start.index);
+                if span >= a.expr.value.chars().count() + 6 {
+                    self.out.push_str(&format!("(( {} ))", a.expr.value));
+                } else {
+                    self.out.push_str(&format!("(({}))", a.expr.value));
+                }
             }
             CompoundCommand::ArithmeticForClause(f) => {
                 let part = |e: &Option<brush_parser::ast::UnexpandedArithmeticExpr>| {
                     e.as_ref()
-                        .map(|e| e.value.trim().to_string())
+                        .map(|e| e.value.trim_start().to_string())
                         .unwrap_or_default()
                 };
                 self.out.push_str(&format!(
@@ -191,13 +210,23 @@ impl Printer {
                 self.newline("done");
             }
             CompoundCommand::ForClause(f) => {
-                self.out.push_str(&format!("for {}", f.variable_name));
-                if let Some(words) = &f.values {
-                    self.out.push_str(" in");
-                    for w in words {
-                        self.out.push(' ');
-                        self.out.push_str(&w.value);
+                match f
+                    .variable_name
+                    .strip_prefix(crate::shell::exec::SELECT_MARK)
+                {
+                    Some(name) => self.out.push_str(&format!("select {name}")),
+                    None => self.out.push_str(&format!("for {}", f.variable_name)),
+                }
+                match &f.values {
+                    Some(words) => {
+                        self.out.push_str(" in");
+                        for w in words {
+                            self.out.push(' ');
+                            self.out.push_str(&w.value);
+                        }
                     }
+                    // bash writes out what a `for` without `in` goes over.
+                    None => self.out.push_str(" in \"$@\""),
                 }
                 self.out.push(';');
                 self.newline("do\n");
@@ -228,30 +257,8 @@ impl Printer {
                 self.newline("esac");
             }
             CompoundCommand::IfClause(i) => {
-                self.out.push_str("if ");
-                self.inline_list(&i.condition);
-                self.semicolon();
-                self.out.push_str(" then\n");
-                self.indent += INDENT;
-                self.list(&i.then);
-                self.indent -= INDENT;
-                for e in i.elses.iter().flatten() {
-                    self.semicolon();
-                    match &e.condition {
-                        Some(c) => {
-                            self.newline("elif ");
-                            self.inline_list(c);
-                            self.semicolon();
-                            self.out.push_str(" then\n");
-                        }
-                        None => self.newline("else\n"),
-                    }
-                    self.indent += INDENT;
-                    self.list(&e.body);
-                    self.indent -= INDENT;
-                }
-                self.semicolon();
-                self.newline("fi");
+                let elses: Vec<&brush_parser::ast::ElseClause> = i.elses.iter().flatten().collect();
+                self.if_chain(&i.condition, &i.then, &elses);
             }
             CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
                 let word = if matches!(c, CompoundCommand::WhileClause(_)) {
@@ -278,6 +285,37 @@ impl Printer {
                 self.command(&c.body);
             }
         }
+    }
+
+    /// `if … fi`; bash shows each `elif` as an `if` nested in the `else`.
+    fn if_chain(
+        &mut self,
+        condition: &CompoundList,
+        then: &CompoundList,
+        elses: &[&brush_parser::ast::ElseClause],
+    ) {
+        self.out.push_str("if ");
+        self.inline_list(condition);
+        self.semicolon();
+        self.out.push_str(" then\n");
+        self.indent += INDENT;
+        self.list(then);
+        self.indent -= INDENT;
+        if let Some((first, rest)) = elses.split_first() {
+            self.semicolon();
+            self.newline("else\n");
+            self.indent += INDENT;
+            match &first.condition {
+                Some(c) => {
+                    self.pad();
+                    self.if_chain(c, &first.body, rest);
+                }
+                None => self.list(&first.body),
+            }
+            self.indent -= INDENT;
+        }
+        self.semicolon();
+        self.newline("fi");
     }
 
     fn simple(&mut self, s: &SimpleCommand) {
@@ -340,8 +378,19 @@ fn redirect(r: &IoRedirect) -> String {
                 IoFileRedirectTarget::ProcessSubstitution(_, s) => format!("({})", s.list),
             };
             match kind {
+                // bash names the descriptor of a duplication, and closes with `>&-`.
                 IoFileRedirectKind::DuplicateInput | IoFileRedirectKind::DuplicateOutput => {
-                    format!("{fd}{kind}{target}")
+                    let input = matches!(kind, IoFileRedirectKind::DuplicateInput);
+                    let fd = if fd.is_empty() {
+                        if input { "0" } else { "1" }.to_string()
+                    } else {
+                        fd
+                    };
+                    if target == "-" {
+                        format!("{fd}>&-")
+                    } else {
+                        format!("{fd}{kind}{target}")
+                    }
                 }
                 _ => format!("{fd}{kind} {target}"),
             }
@@ -356,10 +405,27 @@ fn redirect(r: &IoRedirect) -> String {
         IoRedirect::HereDocument(fd, h) => {
             let fd = fd.map(|n| n.to_string()).unwrap_or_default();
             let dash = if h.remove_tabs { "-" } else { "" };
-            format!(
-                "{fd}<<{dash}{}\n{}{}",
-                h.here_end.value, h.doc.value, h.here_end.value
-            )
+            let end = &h.here_end.value;
+            let bare: String = end
+                .chars()
+                .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                .collect();
+            // A quoted delimiter in any form is shown in single quotes.
+            let open = if bare.len() == end.len() {
+                bare.clone()
+            } else {
+                format!("'{bare}'")
+            };
+            let body = if h.remove_tabs {
+                h.doc
+                    .value
+                    .split_inclusive('\n')
+                    .map(|l| l.trim_start_matches('\t'))
+                    .collect()
+            } else {
+                h.doc.value.clone()
+            };
+            format!("{fd}<<{dash}{open}\n{body}{bare}\n")
         }
     }
 }

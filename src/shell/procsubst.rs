@@ -41,11 +41,12 @@ impl Shell {
     /// its descriptors above 2.
     pub(crate) fn fs_for(&self, fds: &Fds) -> Arc<dyn FileSystem> {
         let high = fds.high_fds();
+        let fs = super::umask_fs::with_umask(self.fs.clone(), self.umask);
         if high.is_empty() {
-            return self.fs.clone();
+            return fs;
         }
         Arc::new(FdFs {
-            inner: self.fs.clone(),
+            inner: fs,
             fds: high,
         })
     }

@@ -230,7 +230,17 @@ impl Shell {
                                 } else {
                                     WriteMode::Truncate
                                 };
-                                let o = self.open_write(&name, mode, fds, closers).await?;
+                                let o = match self.open_write(&name, mode, fds, closers).await {
+                                    Err(ShellError::File {
+                                        path,
+                                        source: forkbox_commands::FsError::AlreadyExists,
+                                    }) if mode == WriteMode::CreateNew => {
+                                        return Err(ShellError::Builtin(format!(
+                                            "{path}: cannot overwrite existing file"
+                                        )));
+                                    }
+                                    other => other?,
+                                };
                                 fds.set(fd, Fd::Write(o));
                             }
                             IoFileRedirectKind::Append => {
@@ -251,7 +261,15 @@ impl Shell {
                     }
                     IoFileRedirectTarget::Duplicate(word) => {
                         let name = self.expand_redirect_target(word, fds).await?;
-                        self.duplicate(fd, &name, kind, fds, closers).await?;
+                        // bash names a bad descriptor as it was written (`$fd`).
+                        self.duplicate(fd, &name, kind, fds, closers)
+                            .await
+                            .map_err(|e| match e {
+                                ShellError::BadFd(_) if word.value != name => {
+                                    ShellError::BadFd(word.value.clone())
+                                }
+                                other => other,
+                            })?;
                     }
                     IoFileRedirectTarget::ProcessSubstitution(pkind, cmd) => {
                         // `< <(cmd)`, `> >(cmd)`: the descriptor is the pipe itself.
@@ -327,6 +345,11 @@ impl Shell {
             Some(n) => (n, true),
             None => (target, false),
         };
+        if !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit()) && num.parse::<i32>().is_err()
+        {
+            // A descriptor number too large for any table: bash names the redirected one.
+            return Err(ShellError::BadFd(fd.to_string()));
+        }
         if let Ok(src) = num.parse::<i32>() {
             match fds.get(src) {
                 Some(d) => {
@@ -438,8 +461,7 @@ impl Shell {
             });
         }
         let path = forkbox_commands::fs::join(&self.cwd, name);
-        let mut handle = self
-            .fs
+        let mut handle = super::umask_fs::with_umask(self.fs.clone(), self.umask)
             .open_write(&path, mode)
             .await
             .map_err(|e| ShellError::File {

@@ -37,7 +37,12 @@ impl Shell {
         };
         let saved = self.last_status;
         self.in_trap += 1;
+        // A handler is read when it runs, from its own line 1; the interrupted command
+        // keeps its line and read unit (`shell::lines`).
+        let saved_lines = (self.lines.unit, self.lines.lineno, self.lines.line_base);
+        self.lines.line_base = 0;
         let r = Box::pin(self.exec_program(&program, fds)).await;
+        (self.lines.unit, self.lines.lineno, self.lines.line_base) = saved_lines;
         self.in_trap -= 1;
         match r {
             Ok(_) => {

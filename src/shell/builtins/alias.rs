@@ -4,9 +4,9 @@
 //! it replaces them when the command runs: the command's text with its first word
 //! replaced by the alias's value is parsed and run in its place (and, if the value ends
 //! in a blank, the next word is looked up too). An alias is not replaced again inside its
-//! own expansion. Differences: an alias defined on the same line as its use is used
-//! (bash reads the line before it runs the definition), and one defined after a function
-//! is also used in that function's body.
+//! own expansion. To see the aliases bash would have seen while reading, an alias is in
+//! effect only for commands read after the complete command that defined it, and a
+//! function body only sees the aliases defined before the function (`shell::lines`).
 
 use std::collections::BTreeMap;
 
@@ -68,6 +68,7 @@ pub(crate) async fn alias(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i
                     continue;
                 }
                 sh.aliases.insert(name.to_string(), value.to_string());
+                sh.lines.aliases.insert(name.to_string(), sh.lines.unit);
             }
             None => match sh.aliases.get(a.as_str()) {
                 Some(v) => out.push_str(&shown(a, v)),
@@ -122,7 +123,7 @@ impl Shell {
         }
         let first = sc.word_or_name.as_ref()?.value.as_str();
         let value = self.aliases.get(first)?;
-        if self.alias_active.iter().any(|a| a == first) {
+        if self.alias_active.iter().any(|a| a == first) || !self.lines.alias_visible(first) {
             return None;
         }
         let mut used = vec![first.to_string()];
@@ -133,6 +134,7 @@ impl Shell {
             && let Some(CommandPrefixOrSuffixItem::Word(w)) = words.peek()
             && let Some(v) = self.aliases.get(w.value.as_str())
             && !used.contains(&w.value)
+            && self.lines.alias_visible(&w.value)
         {
             used.push(w.value.clone());
             text.push_str(v);

@@ -5,8 +5,8 @@ use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
-    match super::continue_::loop_count(sh, "break", &args, io).await {
-        Ok(n) => Err(Flow::Break(n)),
+    match super::continue_::loop_count(sh, "break", &args, io).await? {
+        Ok(n) => Err(Flow::Break(n.min(sh.loop_depth))),
         Err(status) => Ok(status),
     }
 }

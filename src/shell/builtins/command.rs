@@ -25,7 +25,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 return Ok(0);
             }
             other => {
-                return super::fail(sh, io, format!("command: {other}: invalid option"), 2).await;
+                let opt = other.get(..2).unwrap_or(other);
+                return super::invalid_option(sh, io, "command", opt).await;
             }
         }
         i += 1;
@@ -35,22 +36,23 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return Ok(0);
     };
     if let Some(verbose) = describe {
-        let mut status = 0;
+        // Success when any name was found, as bash's `command -v a b`.
+        let mut status = 1;
         for n in rest {
             match super::type_::describe(sh, n) {
                 Some((kind, path)) => {
                     let line = if verbose {
-                        super::type_::sentence(n, kind, &path)
+                        super::type_::verbose(sh, n, kind, &path)
                     } else {
                         path
                     };
                     let _ = io.stdout().write_str(&format!("{line}\n")).await;
+                    status = 0;
                 }
                 None => {
                     if verbose {
                         super::fail(sh, io, format!("command: {n}: not found"), 1).await?;
                     }
-                    status = 1;
                 }
             }
         }

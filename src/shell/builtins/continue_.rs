@@ -6,35 +6,55 @@ use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
-    match loop_count(sh, "continue", &args, io).await {
+    match loop_count(sh, "continue", &args, io).await? {
+        // `continue 0` leaves every loop, as bash does.
+        Ok(usize::MAX) => Err(Flow::Break(sh.loop_depth)),
         Ok(n) => Err(Flow::Continue(n)),
         Err(status) => Ok(status),
     }
 }
 
 /// The loop count of `break`/`continue`, or the status after reporting why there is none.
+///
+/// As in bash: outside a loop it is a warning and status 0, whatever the arguments; a
+/// count that is not a number, or more than one argument, ends the (sub)shell (status 128
+/// and 1); a count below 1 leaves every enclosing loop.
 pub(crate) async fn loop_count(
     sh: &Shell,
     name: &str,
     args: &[String],
     io: &Fds,
-) -> Result<usize, i32> {
-    let (msg, status) = match args.first().map(|a| (a, a.parse::<i64>())) {
-        None => (None, 1),
-        Some((_, Ok(n))) if n >= 1 => (None, n as usize as i32),
-        Some((a, Ok(_))) => (Some(format!("{name}: {a}: loop count out of range")), 1),
-        Some((a, Err(_))) => (Some(format!("{name}: {a}: numeric argument required")), 128),
-    };
-    if let Some(m) = msg {
-        sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
-        return Err(status);
-    }
+) -> Exec<Result<usize, i32>> {
     if sh.loop_depth == 0 {
         let m = format!("{name}: only meaningful in a `for', `while', or `until' loop");
         sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
-        return Err(0);
+        return Ok(Err(0));
     }
-    Ok((status as usize).min(sh.loop_depth))
+    let n = match args.first() {
+        None => 1,
+        Some(a) => match a.trim().parse::<i64>() {
+            Ok(n) => n,
+            Err(_) => {
+                let m = format!("{name}: {a}: numeric argument required");
+                sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
+                return Err(Flow::Exit(128));
+            }
+        },
+    };
+    if args.len() > 1 {
+        let m = format!("{name}: too many arguments");
+        sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
+        return Err(Flow::Exit(1));
+    }
+    if n < 1 {
+        let a = args.first().map_or("", String::as_str);
+        let m = format!("{name}: {a}: loop count out of range");
+        sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
+        return Ok(Ok(usize::MAX));
+    }
+    Ok(Ok(usize::try_from(n)
+        .unwrap_or(usize::MAX)
+        .min(sh.loop_depth)))
 }
 
 #[cfg(test)]

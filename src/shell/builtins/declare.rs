@@ -257,6 +257,10 @@ async fn declare_one(
             ));
         }
     }
+    if local && !sh.is_local_here(name) && sh.vars.get(name).is_some_and(|v| v.readonly) {
+        // A readonly variable cannot be shadowed by a local one.
+        return Err(format!("{cmd}: {name}: readonly variable"));
+    }
     if local && !sh.is_local_here(name) {
         let outer = sh.vars.get(name).cloned();
         sh.make_local(name);
@@ -285,6 +289,10 @@ async fn declare_one(
     };
     let readonly_now = sh.vars.get(&target).is_some_and(|v| v.readonly);
     if readonly_now && (value.is_some() || flags.off.readonly) {
+        // `export`/`readonly` word it as an assignment does, without their name.
+        if matches!(cmd, "export" | "readonly") {
+            return Err(format!("{target}: readonly variable"));
+        }
         return Err(format!("{cmd}: {target}: readonly variable"));
     }
     // The kind of value.

@@ -5,10 +5,32 @@ use crate::shell::Shell;
 use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
 
-pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec<i32> {
+    // `-c` (empty environment), `-l` (login dash) and `-a NAME` (argv[0]) change nothing a
+    // native command sees; they are accepted and dropped (the dispatcher checked them).
+    let mut skip = 0;
+    while let Some(a) = args.get(skip) {
+        if a == "--" {
+            skip += 1;
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            break;
+        }
+        skip += if a.ends_with('a') { 2 } else { 1 };
+    }
+    args.drain(..skip.min(args.len()));
     if args.is_empty() {
         // Only redirections: handled where they are known (`exec_redirections`).
         return Ok(0);
+    }
+    if !args[0].contains('/') && super::type_::describe(sh, &args[0]).is_none() {
+        // bash's wording, and a non-interactive shell ends with 127.
+        super::fail(sh, io, format!("exec: {}: not found", args[0]), 127).await?;
+        if sh.interactive {
+            return Ok(127);
+        }
+        return Err(Flow::Exit(127));
     }
     let status = sh.run_command(args, Vec::new(), io).await?;
     Err(Flow::Exit(status))

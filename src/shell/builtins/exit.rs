@@ -16,7 +16,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         },
     };
     if args.len() > 1 && status != 2 {
-        return super::fail(sh, io, "exit: too many arguments".into(), 1).await;
+        // bash reports it and still ends the shell, with status 1.
+        super::fail(sh, io, "exit: too many arguments".into(), 1).await?;
+        return Err(Flow::Exit(1));
     }
     Err(Flow::Exit(status))
 }

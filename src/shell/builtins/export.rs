@@ -23,10 +23,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 'f' => funcs = true,
                 'p' => {}
                 _ => {
-                    let msg = format!(
-                        "export: -{c}: invalid option\nexport: usage: export [-fn] [name[=value] ...] or export -p"
-                    );
-                    return super::fail(sh, io, msg, 2).await;
+                    return super::invalid_option(sh, io, "export", &format!("-{c}")).await;
                 }
             }
         }

@@ -9,6 +9,21 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if sh.local_frames.is_empty() {
         return super::fail(sh, io, "local: can only be used in a function".into(), 1).await;
     }
+    // `local -`: the function's changes to the `set` options end with it.
+    let (dash, args): (Vec<String>, Vec<String>) = args.into_iter().partition(|a| a == "-");
+    if !dash.is_empty()
+        && sh
+            .lines
+            .local_opts
+            .last()
+            .is_none_or(|(d, _)| *d != sh.call_depth)
+    {
+        let saved = (sh.call_depth, sh.opts.clone());
+        sh.lines.local_opts.push(saved);
+    }
+    if args.is_empty() && !dash.is_empty() {
+        return Ok(0);
+    }
     super::declare::declare(sh, "local", args, io, true).await
 }
 

@@ -1,4 +1,4 @@
-//! Small builtins: `builtin`, `enable`, `times`, `logout`.
+//! Small builtins: `builtin`, `enable`, `times`, `logout`, `hash`.
 
 use forkbox_commands::CommandKind;
 
@@ -20,6 +20,40 @@ pub(crate) async fn builtin(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
         return super::fail(sh, io, format!("builtin: {name}: not a shell builtin"), 1).await;
     }
     super::run(sh, &name, args[1..].to_vec(), io).await
+}
+
+/// `hash [-lrt] [name ...]`: bash's table of command paths. Commands are never looked up
+/// in `PATH` (the registry resolves them), so the table stays empty: a name that resolves
+/// is fine, one that does not is `not found`, and the listing says the table is empty.
+pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut rest: &[String] = &args;
+    let (mut list, mut show) = (false, false);
+    while let Some(a) = rest.first().filter(|a| a.starts_with('-') && a.len() > 1) {
+        if a == "--" {
+            rest = &rest[1..];
+            break;
+        }
+        list |= a.contains('l');
+        show |= a.contains('t');
+        if a.contains('r') && rest.len() == 1 {
+            return Ok(0);
+        }
+        rest = &rest[1..];
+    }
+    if rest.is_empty() {
+        if !list {
+            let _ = io.stdout().write_str("hash: hash table empty\n").await;
+        }
+        return Ok(0);
+    }
+    let mut status = 0;
+    for n in rest {
+        if show || super::type_::describe(sh, n).is_none() {
+            super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
+            status = 1;
+        }
+    }
+    Ok(status)
 }
 
 /// `enable [-n] [name ...]`: list builtins, or check that `name` is one. Disabling one

@@ -23,10 +23,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 'f' => funcs = true,
                 'p' => {}
                 _ => {
-                    let msg = format!(
-                        "readonly: -{c}: invalid option\nreadonly: usage: readonly [-aAf] [name[=value] ...] or readonly -p"
-                    );
-                    return super::fail(sh, io, msg, 2).await;
+                    return super::invalid_option(sh, io, "readonly", &format!("-{c}")).await;
                 }
             }
         }

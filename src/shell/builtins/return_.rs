@@ -24,6 +24,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
         },
     };
+    if args.len() > 1 && status != 2 {
+        // Like `exit 1 2`: reported, and the shell ends with status 1.
+        super::fail(sh, io, "return: too many arguments".into(), 1).await?;
+        return Err(Flow::Exit(1));
+    }
     Err(Flow::Return(status))
 }
 

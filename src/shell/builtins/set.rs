@@ -69,7 +69,10 @@ impl Shell {
     pub(crate) fn set_option_letter(&mut self, c: char, on: bool) -> Result<(), ShellError> {
         match OPTIONS.iter().find(|(_, l, _)| *l == Some(c)) {
             Some((name, _, _)) => self.set_option(name, &format!("-{c}"), on),
-            None => Err(ShellError::Builtin(format!("set: -{c}: invalid option"))),
+            None => Err(ShellError::Builtin(format!(
+                "set: {}{c}: invalid option",
+                if on { '-' } else { '+' }
+            ))),
         }
     }
 
@@ -107,6 +110,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             return Ok(0);
         }
         if a == "-" {
+            // `set -` also turns off -x and -v, as bash does.
+            sh.opts.xtrace = false;
+            sh.opts.verbose = false;
             sh.positional = args[i + 1..].to_vec();
             return Ok(0);
         }
@@ -115,7 +121,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             match args.get(i + 1) {
                 Some(name) => {
                     if let Err(e) = sh.set_option_name(name, on) {
-                        return sh.fail(e, io).await;
+                        return set_error(sh, io, e).await;
                     }
                     i += 2;
                     continue;
@@ -141,6 +147,15 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
             let on = a.starts_with('-');
+            // bash checks every letter before it changes any (`set -eZ` leaves -e off).
+            if let Some(c) = a[1..]
+                .chars()
+                .find(|c| *c != 'o' && !OPTIONS.iter().any(|(_, l, _)| *l == Some(*c)))
+            {
+                let sign = if on { '-' } else { '+' };
+                let e = ShellError::Builtin(format!("set: {sign}{c}: invalid option"));
+                return set_error(sh, io, e).await;
+            }
             for c in a[1..].chars() {
                 if c == 'o' {
                     // `-euo pipefail`: the option name is the next argument.
@@ -155,12 +170,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                         .await;
                     };
                     if let Err(e) = sh.set_option_name(name, on) {
-                        return sh.fail(e, io).await;
+                        return set_error(sh, io, e).await;
                     }
                     continue;
                 }
                 if let Err(e) = sh.set_option_letter(c, on) {
-                    return sh.fail(e, io).await;
+                    return set_error(sh, io, e).await;
                 }
             }
             i += 1;
@@ -170,6 +185,21 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return Ok(0);
     }
     Ok(0)
+}
+
+/// Reports a bad option to `set` as bash does: status 2, and the usage line after an
+/// unknown letter (not after an unknown `-o` name).
+async fn set_error(sh: &mut Shell, io: &Fds, e: ShellError) -> Exec<i32> {
+    match &e {
+        ShellError::Builtin(m) => {
+            sh.report(&io.stderr(), &e).await;
+            if m.ends_with("invalid option") {
+                return super::usage(io, "set").await;
+            }
+            Ok(2)
+        }
+        _ => sh.fail(e, io).await,
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,21 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         None
     };
     sh.source_depth += 1;
+    // A sourced file is a frame of its own (`FUNCNAME` shows `source`), read from its line 1.
+    sh.funcnames.push("source".to_string());
+    sh.lines.frames.push(crate::shell::lines::Frame {
+        call_line: sh.lines.lineno,
+        source: file.clone(),
+    });
+    let saved_lines = (
+        std::mem::replace(&mut sh.lines.line_base, 0),
+        std::mem::replace(&mut sh.lines.source, file.clone()),
+        sh.lines.lineno,
+    );
     let r = sh.exec_nested_input("source", &program, io).await;
+    (sh.lines.line_base, sh.lines.source, sh.lines.lineno) = saved_lines;
+    sh.lines.frames.pop();
+    sh.funcnames.pop();
     sh.source_depth -= 1;
     if let Some(p) = saved {
         sh.positional = p;

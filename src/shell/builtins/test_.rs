@@ -46,8 +46,11 @@ fn shell_unary(sh: &Shell, op: &str, arg: &str) -> Option<bool> {
     match op {
         "-v" => Some(is_set(sh, arg)),
         "-o" => Some(super::set::OPTIONS.iter().any(|(n, _, _)| *n == arg) && sh.option_value(arg)),
-        // Namerefs are not supported, so no variable is one.
-        "-R" => Some(false),
+        "-R" => Some(
+            sh.vars
+                .get(arg)
+                .is_some_and(|v| v.attrs.nameref && !v.attrs.unset),
+        ),
         _ => None,
     }
 }
@@ -127,10 +130,14 @@ async fn run_prefixed(
 /// `printf [-v var] format [arguments]`: the native printf, with `-v` assigning its
 /// output to a variable and its messages worded as the builtin's.
 pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    if let Some(what) = super::bad_option(&args, "v:") {
+        return super::option_error(sh, io, "printf", &what).await;
+    }
     if args.first().is_some_and(|a| a == "-v") {
         let Some(var) = args.get(1).cloned() else {
-            let msg = "printf: -v: option requires an argument\nprintf: usage: printf [-v var] format [arguments]";
-            return super::fail(sh, io, msg.into(), 2).await;
+            let msg = "printf: -v: option requires an argument";
+            super::fail(sh, io, msg.into(), 2).await?;
+            return super::usage(io, "printf").await;
         };
         if !super::is_name(var.split('[').next().unwrap_or("")) {
             return super::fail(

@@ -10,9 +10,17 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
 ];
 
-/// What `name` resolves to: its kind (`keyword`, `function`, `builtin`, `file`) and what
+/// What `name` resolves to: its kind (`alias`, `keyword`, `function`, `builtin`, `file`) and what
 /// `command -v` prints for it.
 pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)> {
+    if (sh.interactive || sh.shopts.on("expand_aliases"))
+        && let Some(value) = sh.aliases.get(name)
+    {
+        return Some((
+            "alias",
+            format!("alias {name}='{}'", value.replace('\'', "'\\''")),
+        ));
+    }
     if KEYWORDS.contains(&name) {
         return Some(("keyword", name.to_string()));
     }
@@ -42,6 +50,22 @@ pub(crate) fn sentence(name: &str, kind: &str, path: &str) -> String {
     }
 }
 
+/// What `type NAME` and `command -V NAME` say: the sentence, and for a function its
+/// definition as bash prints it.
+pub(crate) fn verbose(sh: &Shell, name: &str, kind: &str, path: &str) -> String {
+    if let (true, Some(value)) = (kind == "alias", sh.aliases.get(name)) {
+        return format!("{name} is aliased to `{value}'");
+    }
+    match (kind == "function", sh.functions.get(name)) {
+        (true, Some(f)) => format!(
+            "{}\n{}",
+            sentence(name, kind, path),
+            crate::shell::printer::function(name, f)
+        ),
+        _ => sentence(name, kind, path),
+    }
+}
+
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut kind_only = false;
     let mut names = Vec::new();
@@ -62,15 +86,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             Some((kind, path)) => {
                 let line = if kind_only {
                     kind.to_string()
-                } else if let (true, Some(f)) = (kind == "function", sh.functions.get(n)) {
-                    // bash shows the definition after the sentence.
-                    format!(
-                        "{}\n{}",
-                        sentence(n, kind, &path),
-                        crate::shell::printer::function(n, f)
-                    )
                 } else {
-                    sentence(n, kind, &path)
+                    verbose(sh, n, kind, &path)
                 };
                 let _ = io.stdout().write_str(&format!("{line}\n")).await;
             }

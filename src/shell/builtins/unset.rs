@@ -67,6 +67,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
             continue;
         }
+        if !super::is_name(n) && !a.variables && !a.nameref {
+            // Not a variable name: bash then tries it as a function name, silently.
+            if !sh.readonly_functions.contains(n) {
+                sh.functions.remove(n);
+            }
+            continue;
+        }
         if !super::is_name(n) {
             super::fail(sh, io, format!("unset: `{n}': not a valid identifier"), 1).await?;
             status = 1;

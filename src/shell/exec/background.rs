@@ -8,6 +8,61 @@ use crate::shell::jobs::Job;
 impl Shell {
     /// Starts `list` as a background job and gives 0 at once (bash's status for `&`).
     pub(super) async fn spawn_job(&mut self, list: &ast::AndOrList, fds: &Fds) -> Exec<i32> {
+        self.spawn_job_with(list, fds, false).await
+    }
+
+    /// `coproc [NAME] COMMAND`: COMMAND as a background job reading a pipe the shell
+    /// writes through `NAME[1]` and writing one it reads through `NAME[0]` (descriptors
+    /// of the shell's `exec` table, from 63 down); `NAME_PID` is its process id.
+    pub(super) async fn exec_coproc(&mut self, c: &ast::CoprocessCommand, fds: &Fds) -> Exec<i32> {
+        let name = c
+            .name
+            .as_ref()
+            .map_or("COPROC", |w| w.value.as_str())
+            .to_string();
+        let (to_w, to_r) = forkbox_commands::pipe();
+        let (from_w, from_r) = forkbox_commands::pipe();
+        let list = ast::AndOrList {
+            first: ast::Pipeline {
+                timed: None,
+                bang: false,
+                seq: vec![(*c.body).clone()],
+            },
+            additional: Vec::new(),
+        };
+        let job_fds = fds.with_stdin(to_r).with_stdout(from_w);
+        self.spawn_job_with(&list, &job_fds, true).await?;
+        drop(job_fds);
+        let mut table = self.exec_fds.clone().unwrap_or_else(|| fds.clone());
+        let read_fd = table.free_fd_below(crate::shell::procsubst::FIRST_FD);
+        table.set_fd(read_fd, crate::shell::redirect::Fd::Read(from_r));
+        let write_fd = table.free_fd_below(read_fd - 1);
+        table.set_fd(write_fd, crate::shell::redirect::Fd::Write(to_w));
+        self.exec_gen += 1;
+        table.generation = self.exec_gen;
+        self.exec_fds = Some(table);
+        let set = self
+            .unset_var(&name)
+            .and_then(|()| self.assign_index(&name, 0, &read_fd.to_string(), false))
+            .and_then(|()| self.assign_index(&name, 1, &write_fd.to_string(), false))
+            .and_then(|()| {
+                let pid = self.jobs.last_pid.unwrap_or_default().to_string();
+                self.set_var(&format!("{name}_PID"), &pid)
+            });
+        match set {
+            Ok(()) => Ok(0),
+            Err(e) => self.fail(e, fds).await,
+        }
+    }
+
+    /// [`Shell::spawn_job`], keeping `fds`' stdin when `keep_stdin` (a coprocess reads
+    /// its pipe; other jobs of a script read nothing).
+    async fn spawn_job_with(
+        &mut self,
+        list: &ast::AndOrList,
+        fds: &Fds,
+        keep_stdin: bool,
+    ) -> Exec<i32> {
         let mut sub = match self.subshell() {
             Ok(sub) => sub,
             Err(e) => {
@@ -38,7 +93,7 @@ impl Shell {
         }
         let proc = sub.me.clone();
         // Without job control a background command's stdin is /dev/null.
-        let job_fds = if self.interactive || self.is_subshell {
+        let job_fds = if keep_stdin || self.interactive || self.is_subshell {
             fds.clone()
         } else {
             fds.with_stdin(forkbox_commands::Input::empty())

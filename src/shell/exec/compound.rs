@@ -16,6 +16,8 @@ impl Shell {
                         Ok(sub) => sub,
                         Err(e) => return self.fail(e, fds).await,
                     };
+                    // `( … )` starts outside any loop: `break` there is only a warning.
+                    sub.loop_depth = 0;
                     let r = sub.exec_list(&s.list, fds).await;
                     let status = flow_status(r, sub.last_status);
                     let status = sub.run_exit_trap(status, fds).await;
@@ -42,10 +44,7 @@ impl Shell {
                         Err(e) => self.fail(e, fds).await,
                     }
                 }
-                CompoundCommand::Coprocess(_) => {
-                    self.fail(ShellError::Unsupported("coproc".into()), fds)
-                        .await
-                }
+                CompoundCommand::Coprocess(c) => self.exec_coproc(c, fds).await,
             }
         })
     }
@@ -59,6 +58,9 @@ impl Shell {
     }
 
     pub(super) async fn exec_for(&mut self, f: &ast::ForClauseCommand, fds: &Fds) -> Exec<i32> {
+        if let Some(name) = f.variable_name.strip_prefix(super::SELECT_MARK) {
+            return self.exec_select(f, name, fds).await;
+        }
         let values = match &f.values {
             None => self.positional.clone(),
             Some(words) => {

@@ -156,8 +156,28 @@ impl Shell {
             }
             let saved = std::mem::replace(&mut self.positional, args);
             self.funcnames.push(f.fname.value.clone());
+            let origin = self
+                .lines
+                .functions
+                .get(&f.fname.value)
+                .cloned()
+                .unwrap_or_default();
+            self.lines.frames.push(crate::shell::lines::Frame {
+                call_line: self.lines.lineno,
+                source: origin.source.clone(),
+            });
+            let saved_lines = (
+                self.lines.line_base,
+                self.lines.unit,
+                std::mem::replace(&mut self.lines.source, origin.source),
+                self.lines.lineno,
+            );
+            self.lines.line_base = origin.line_base;
+            self.lines.unit = origin.unit;
             self.local_frames.push(Vec::new());
             self.call_depth += 1;
+            // Loops do not reach into a function: `break` there is outside any loop.
+            let saved_loops = std::mem::replace(&mut self.loop_depth, 0);
             let body = &f.body;
             let return_trap = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
             let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
@@ -184,8 +204,25 @@ impl Shell {
             } else {
                 r
             };
+            if self
+                .lines
+                .local_opts
+                .last()
+                .is_some_and(|(d, _)| *d == self.call_depth)
+                && let Some((_, opts)) = self.lines.local_opts.pop()
+            {
+                self.opts = opts;
+            }
             self.call_depth -= 1;
+            self.loop_depth = saved_loops;
             self.funcnames.pop();
+            self.lines.frames.pop();
+            (
+                self.lines.line_base,
+                self.lines.unit,
+                self.lines.source,
+                self.lines.lineno,
+            ) = saved_lines;
             self.pop_local_frame();
             self.positional = saved;
             match r {

@@ -4,6 +4,7 @@ use super::*;
 
 impl Shell {
     pub(super) async fn exec_simple(&mut self, sc: &SimpleCommand, fds: &Fds) -> Exec<i32> {
+        self.lines.lineno = self.lines.line_base + crate::shell::lines::simple_line(sc);
         if let Some((text, used)) = self.alias_text(sc) {
             return self.run_alias(text, used, fds).await;
         }
@@ -28,10 +29,23 @@ impl Shell {
         if let Some(w) = &sc.word_or_name {
             words.push(w);
         }
+        // `{name}>file`: the word and the redirection after it become one redirection to a
+        // descriptor the shell picks (10 and up) and stores in `name`.
+        let named = match self.named_fd_redirects(sc, fds) {
+            Ok(n) => n,
+            Err(e) => return self.fail(e, fds).await,
+        };
         let mut assign_words: Vec<&ast::Word> = Vec::new();
         // `declare a=(…)`: compound values reach the builtin as written, to be assigned there.
         let mut compound_words: Vec<&ast::Word> = Vec::new();
-        for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
+        for (at, item) in sc.suffix.iter().flat_map(|p| p.0.iter()).enumerate() {
+            if let Some((_, r)) = named.iter().find(|(i, _)| *i + 1 == at) {
+                redirs.push(r);
+                continue;
+            }
+            if named.iter().any(|(i, _)| *i == at) {
+                continue;
+            }
             match item {
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if matches!(a.value, AssignmentValue::Array(_)) {
@@ -179,6 +193,75 @@ impl Shell {
             let _ = w.await;
         }
         r
+    }
+
+    /// The `{name}>file` pairs of `sc`'s suffix: the index of the `{name}` word and the
+    /// redirection to the descriptor it names. A new descriptor (the lowest free from 10)
+    /// is stored in `name` now; `{name}>&-` closes the one `name` holds.
+    fn named_fd_redirects(
+        &mut self,
+        sc: &SimpleCommand,
+        fds: &Fds,
+    ) -> Result<Vec<(usize, IoRedirect)>, ShellError> {
+        let Some(suffix) = &sc.suffix else {
+            return Ok(Vec::new());
+        };
+        let mut out: Vec<(usize, IoRedirect)> = Vec::new();
+        let taken = fds.high_fds();
+        for (at, pair) in suffix.0.windows(2).enumerate() {
+            let (CommandPrefixOrSuffixItem::Word(w), CommandPrefixOrSuffixItem::IoRedirect(r)) =
+                (&pair[0], &pair[1])
+            else {
+                continue;
+            };
+            let ast::IoRedirect::File(None, kind, target) = r else {
+                continue;
+            };
+            let Some(inner) = w.value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) else {
+                continue;
+            };
+            // `{name}`, or `{name[N]}` to close a descriptor an array holds (`COPROC[1]`).
+            let (name, index) = match inner.split_once('[') {
+                Some((n, rest)) => match rest.strip_suffix(']').map(|i| i.parse::<i64>()) {
+                    Some(Ok(i)) => (n, Some(i)),
+                    _ => continue,
+                },
+                None => (inner, None),
+            };
+            if !crate::shell::builtins::is_name(name) {
+                continue;
+            }
+            let closing =
+                matches!(target, ast::IoFileRedirectTarget::Duplicate(t) if t.value == "-");
+            if index.is_some() && !closing {
+                continue;
+            }
+            let n = if closing {
+                let held = match index {
+                    None => self.get_str(name),
+                    Some(i) => match self.vars.get(name).map(|v| &v.value) {
+                        Some(crate::shell::Value::Array(a)) => a.get(&i).cloned(),
+                        _ => None,
+                    },
+                };
+                match held.and_then(|v| v.trim().parse::<i32>().ok()) {
+                    Some(n) => n,
+                    None => return Err(ShellError::BadFd(format!("{{{inner}}}"))),
+                }
+            } else {
+                let mut n = 10;
+                while taken.contains_key(&n) || out.iter().any(|(_, r)| redirect_fd(r) == Some(n)) {
+                    n += 1;
+                }
+                self.assign_str(name, &n.to_string(), false)?;
+                n
+            };
+            out.push((
+                at,
+                ast::IoRedirect::File(Some(n), kind.clone(), target.clone()),
+            ));
+        }
+        Ok(out)
     }
 
     /// The `(name, value)` of a prefix assignment (`A=1 cmd`), scalar only.
@@ -362,5 +445,13 @@ fn trace_word(w: &str) -> String {
         w.to_string()
     } else {
         shell_quote(w)
+    }
+}
+
+/// The descriptor a file redirection sets, when written out.
+fn redirect_fd(r: &IoRedirect) -> Option<i32> {
+    match r {
+        IoRedirect::File(n, _, _) => *n,
+        _ => None,
     }
 }

@@ -46,17 +46,20 @@ impl Shell {
                     }
                     self.named_value(name)
                 }
-                Parameter::NamedWithIndex { name, index } if name == "FUNCNAME" => {
+                Parameter::NamedWithIndex { name, index } if Self::is_stack_array(name) => {
                     let i = self.eval_arith(index, &fds, true).await?;
-                    let n = self.funcnames.len() as i64;
+                    let list = self.stack_array(name);
+                    let n = list.len() as i64;
                     let i = if i < 0 { n + i } else { i };
-                    usize::try_from(n - 1 - i)
+                    usize::try_from(i)
                         .ok()
-                        .and_then(|k| self.funcnames.get(k))
+                        .and_then(|k| list.get(k))
                         .map_or(PVal::Unset, |s| PVal::Str(s.clone()))
                 }
-                Parameter::NamedWithAllIndices { name, concatenate } if name == "FUNCNAME" => {
-                    PVal::List(self.funcnames.iter().rev().cloned().collect(), *concatenate)
+                Parameter::NamedWithAllIndices { name, concatenate }
+                    if Self::is_stack_array(name) =>
+                {
+                    PVal::List(self.stack_array(name), *concatenate)
                 }
                 Parameter::NamedWithIndex { name, index } => {
                     if name == "PIPESTATUS" {
@@ -137,11 +140,12 @@ impl Shell {
             "BASH_ARGV0" if !self.vars.contains_key("BASH_ARGV0") => {
                 return PVal::Str(self.arg0.clone());
             }
-            "FUNCNAME" => {
+            "FUNCNAME" | "BASH_LINENO" | "BASH_SOURCE" => {
                 return self
-                    .funcnames
-                    .last()
-                    .map_or(PVal::Unset, |s| PVal::Str(s.clone()));
+                    .stack_array(name)
+                    .into_iter()
+                    .next()
+                    .map_or(PVal::Unset, PVal::Str);
             }
             _ => {}
         }

@@ -1,0 +1,197 @@
+//! Where the running command came from: `LINENO`, the call stack behind `FUNCNAME`,
+//! `BASH_LINENO`, `BASH_SOURCE` and `caller`, and the read-time order that decides which
+//! aliases a command sees.
+//!
+//! bash numbers lines while it reads; forkbox parses first, so each parse's line numbers
+//! are shifted by a base: 0 for the script and a sourced file (their own lines), the line
+//! of the command for an `eval` string, an alias expansion or a command substitution
+//! (whose first line is that line). A simple command's line is the line at which bash's
+//! parser made it, one token after its first word: the end of its second word, or of its
+//! first when that is all there is.
+//!
+//! bash also reads a script one complete command (a line, or a compound command that
+//! spans lines) at a time, and replaces aliases while it reads. forkbox replaces them
+//! when a command runs, so each complete command gets a read number ("unit"), a
+//! function body keeps the unit it was defined in, and an alias is in effect for a
+//! command only if it was defined in an earlier unit.
+
+use std::collections::HashMap;
+
+use brush_parser::ast::{CommandPrefixOrSuffixItem, SimpleCommand};
+
+/// What bash shows as the source of code read from the `-c` string or the session's
+/// input when a function defined there is on the stack.
+pub(crate) const TOP_SOURCE: &str = "environment";
+
+/// Where a function was defined: what its commands' lines and aliases are relative to.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Origin {
+    pub line_base: usize,
+    /// The file it was read from (`BASH_SOURCE`), [`TOP_SOURCE`] for the script.
+    pub source: String,
+    /// The read unit of its definition (aliases defined later are not seen in it).
+    pub unit: u64,
+}
+
+/// One frame of the call stack (a function or a sourced file), innermost last.
+#[derive(Clone, Debug)]
+pub(crate) struct Frame {
+    /// The line it was called from (`BASH_LINENO`).
+    pub call_line: usize,
+    /// The file it was defined in (`BASH_SOURCE`).
+    pub source: String,
+}
+
+/// The shell's record of lines, sources and read order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Lines {
+    /// `LINENO`: the line of the simple command running.
+    pub lineno: usize,
+    /// Added to the parser's line numbers of the input running now.
+    pub line_base: usize,
+    /// The file being read now, "" for the script itself.
+    pub source: String,
+    /// The read unit of the command running now.
+    pub unit: u64,
+    /// The last unit handed out.
+    pub units: u64,
+    /// Per function name: where it was defined.
+    pub functions: HashMap<String, Origin>,
+    /// The frames behind `FUNCNAME`, outermost first (parallel to `Shell::funcnames`).
+    pub frames: Vec<Frame>,
+    /// Per alias name: the unit that defined it.
+    pub aliases: HashMap<String, u64>,
+    /// `local -`: the `set` options to restore when the function at that call depth
+    /// returns.
+    pub local_opts: Vec<(usize, crate::shell::Options)>,
+}
+
+impl Lines {
+    /// Starts the next complete command read from the input.
+    pub(crate) fn next_unit(&mut self) {
+        self.units += 1;
+        self.unit = self.units;
+    }
+
+    /// Where a function defined now comes from.
+    pub(crate) fn origin_here(&self) -> Origin {
+        Origin {
+            line_base: self.line_base,
+            source: if self.source.is_empty() {
+                TOP_SOURCE.to_string()
+            } else {
+                self.source.clone()
+            },
+            unit: self.unit,
+        }
+    }
+
+    /// Whether alias `name`, if defined, is one the command running now was read after.
+    pub(crate) fn alias_visible(&self, name: &str) -> bool {
+        self.aliases.get(name).is_none_or(|u| *u < self.unit)
+    }
+}
+
+impl crate::shell::Shell {
+    /// Whether `name` is one of the arrays made from the call stack.
+    pub(crate) fn is_stack_array(name: &str) -> bool {
+        matches!(name, "FUNCNAME" | "BASH_LINENO" | "BASH_SOURCE")
+    }
+
+    /// `FUNCNAME`, `BASH_LINENO` or `BASH_SOURCE`, innermost frame first.
+    pub(crate) fn stack_array(&self, name: &str) -> Vec<String> {
+        match name {
+            // Only while a function runs (a sourced file's frame shows inside one).
+            "FUNCNAME" if self.call_depth == 0 => Vec::new(),
+            "FUNCNAME" => self.funcnames.iter().rev().cloned().collect(),
+            "BASH_LINENO" => self
+                .lines
+                .frames
+                .iter()
+                .rev()
+                .map(|f| f.call_line.to_string())
+                .collect(),
+            "BASH_SOURCE" => self
+                .lines
+                .frames
+                .iter()
+                .rev()
+                .map(|f| f.source.clone())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The line of `sc` in its parse (see the module header), 0 when unknown.
+pub(crate) fn simple_line(sc: &SimpleCommand) -> usize {
+    let items = sc
+        .prefix
+        .iter()
+        .flat_map(|p| p.0.iter())
+        .map(Some)
+        .chain(std::iter::once(None))
+        .chain(sc.suffix.iter().flat_map(|s| s.0.iter()).map(Some));
+    let end_line = |w: &brush_parser::ast::Word| w.loc.as_ref().map(|l| l.end.line);
+    let mut first: Option<usize> = None;
+    let mut seen = 0;
+    for item in items {
+        let line = match item {
+            None => match &sc.word_or_name {
+                Some(w) => end_line(w),
+                None => continue,
+            },
+            Some(CommandPrefixOrSuffixItem::Word(w))
+            | Some(CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => end_line(w),
+            // Redirections carry no position: the line so far stands.
+            Some(_) => return first.unwrap_or(0),
+        };
+        seen += 1;
+        match (seen, line) {
+            (1, l) => first = l,
+            (_, Some(l)) => return l,
+            (_, None) => return first.unwrap_or(0),
+        }
+    }
+    first.unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line_of(text: &str, n: usize) -> usize {
+        let p = crate::shell::parse_program(text).expect("parses");
+        let mut lines = Vec::new();
+        for cc in &p.complete_commands {
+            for item in &cc.0 {
+                for c in &item.0.first.seq {
+                    if let brush_parser::ast::Command::Simple(sc) = c {
+                        lines.push(simple_line(sc));
+                    }
+                }
+            }
+        }
+        lines[n]
+    }
+
+    #[test]
+    fn a_command_is_on_the_line_of_its_second_word() {
+        assert_eq!(line_of("echo a\necho b", 1), 2);
+        assert_eq!(line_of("echo \"a\nb\" c", 0), 2);
+        assert_eq!(line_of("echo x \"a\nb\"", 0), 1);
+        assert_eq!(line_of("\n\nls", 0), 3);
+        assert_eq!(line_of("x=1\ny=2 z=3", 1), 2);
+    }
+
+    #[test]
+    fn aliases_are_seen_from_the_next_unit() {
+        let mut l = Lines::default();
+        l.next_unit();
+        l.aliases.insert("a".into(), l.unit);
+        assert!(!l.alias_visible("a"));
+        l.next_unit();
+        assert!(l.alias_visible("a"));
+        assert!(l.alias_visible("never-defined"));
+    }
+}
