@@ -35,6 +35,10 @@ fn main() -> ExitCode {
             }
         }
     });
+    // Whatever is still running is abandoned, not awaited: `exec`'s reader of this
+    // process's stdin sits in a blocking read that ends only when the writer closes it, and
+    // a script that is done must not wait for that (`sleep 9 | forkbox exec -c 'echo hi'`).
+    runtime.shutdown_background();
     match result {
         Ok(status) => ExitCode::from((status & 0xff) as u8),
         Err(e) => {

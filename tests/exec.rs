@@ -8,7 +8,8 @@
 #[path = "support/server.rs"]
 mod support;
 
-use std::process::Command;
+use std::io::Read;
+use std::process::{Command, Stdio};
 
 use support::{run_with_stdin, seed_base, stderr, stdout, tree};
 
@@ -75,4 +76,43 @@ fn exec_reports_syntax_errors_and_bad_bases() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such"));
+}
+
+/// A script that is done ends the process even while its stdin stays open: the reader of
+/// stdin is abandoned, not awaited (bash does not wait for its stdin's writer either).
+#[test]
+fn exec_exits_when_the_script_is_done_though_stdin_stays_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_forkbox"))
+        .args(["exec", "--base"])
+        .arg(dir.path())
+        .args(["-c", "echo done"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Hold the write end open for the whole wait.
+    let stdin = child.stdin.take().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(stdin);
+    let status = status.expect("forkbox exec still running a minute after its script ended");
+    assert!(status.success());
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(out, "done\n");
 }

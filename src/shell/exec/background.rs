@@ -83,7 +83,7 @@ impl Shell {
         let token = parent.child_token();
         sub.in_job = true;
         sub.cancel = token.clone();
-        *sub.me.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(token);
+        *sub.me.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
         let pid = sub.bashpid;
         if !self.interactive {
             // A script's background commands ignore SIGINT and SIGQUIT, as in bash.
@@ -102,13 +102,40 @@ impl Shell {
         let text = format!("{list} &");
         let list = list.clone();
         self.budget.spawn(async move {
-            // `( … ) &`: the job is that subshell (as bash runs it), so its traps and
-            // `$BASHPID` are the job's.
-            let r = match lone_subshell(&list) {
-                Some(inner) => sub.exec_list(inner, &job_fds).await,
-                None => sub.exec_and_or(&list, &job_fds).await,
+            // A signal the job does not catch cancels it: its commands see that at their
+            // next checkpoint and the job winds down as it would on its own (its EXIT trap
+            // runs). One that waits where no checkpoint comes (a read from a pipe nobody
+            // writes) is dropped after a short grace.
+            let forced = async {
+                token.cancelled().await;
+                tokio::time::sleep(KILL_GRACE).await;
             };
-            let status = flow_status(r, sub.last_status);
+            let ran = tokio::select! {
+                () = forced => None,
+                r = async {
+                    // `( … ) &`: the job is that subshell (as bash runs it), so its traps
+                    // and `$BASHPID` are the job's.
+                    match lone_subshell(&list) {
+                        Some(inner) => sub.exec_list(inner, &job_fds).await,
+                        None => sub.exec_and_or(&list, &job_fds).await,
+                    }
+                } => Some(r),
+            };
+            let status = match ran {
+                Some(r) => flow_status(r, sub.last_status),
+                None => {
+                    let sig = sub.me.killed.lock().unwrap_or_else(|p| p.into_inner());
+                    128 + sig.unwrap_or(15)
+                }
+            };
+            if token.is_cancelled() {
+                // Killed: bash runs the EXIT trap of a shell a fatal signal ends. Its
+                // commands run under a token of their own (the job's is cancelled), which
+                // a second signal can still cancel.
+                let fresh = parent.child_token();
+                sub.cancel = fresh.clone();
+                *sub.me.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh);
+            }
             let mut status = sub.run_exit_trap(status, &job_fds).await;
             drop(job_fds);
             if let Some(sig) = *sub.me.killed.lock().unwrap_or_else(|p| p.into_inner()) {
@@ -132,6 +159,9 @@ impl Shell {
         Ok(0)
     }
 }
+
+/// How long a cancelled job has to wind down on its own before it is dropped.
+const KILL_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The list of `( LIST )` when that is the whole job, without redirections.
 fn lone_subshell(list: &ast::AndOrList) -> Option<&CompoundList> {
