@@ -187,9 +187,12 @@ impl Lines {
         if !self.stop.is_cancelled() {
             tokio::select! {
                 line = self.rx.recv() => return line,
-                _ = self.stop.cancelled() => self.rx.close(),
+                _ = self.stop.cancelled() => {}
             }
         }
+        // Stopping: no more lines are taken (closing again does nothing); what was
+        // queued still comes, then the end.
+        self.rx.close();
         self.rx.recv().await
     }
 }
@@ -309,10 +312,11 @@ mod tests {
         audit.record(&record("two")).await;
         writer.finish().await;
         drop(audit);
-        let dir = format!("{AUDIT_PREFIX}{server}/");
+        let dir = format!("{AUDIT_PREFIX}{server}");
         let listed = store.list(&dir).await.unwrap();
         assert_eq!(listed.len(), 1, "{listed:?}");
-        let key = format!("{dir}{}", listed[0].0.trim_start_matches(&dir));
+        assert!(listed[0].0.ends_with(".jsonl"), "{listed:?}");
+        let key = format!("{dir}/{}", listed[0].0);
         let data = store.read(&key, 0, 1 << 20).await.unwrap();
         let text = String::from_utf8(data.to_vec()).unwrap();
         let commands: Vec<String> = text

@@ -424,11 +424,13 @@ fn json_logs_parse_and_carry_the_session_id() {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let in_session = v["spans"].as_array().is_some_and(|spans| {
-            spans
-                .iter()
-                .any(|s| s["name"] == "session" && s["id"] == id.as_str())
-        });
+        // The session span is the line's own `span`, or one of its `spans` (an event
+        // logged with the span as its explicit parent has only the former).
+        let ours = |s: &serde_json::Value| s["name"] == "session" && s["id"] == id.as_str();
+        let in_session = ours(&v["span"])
+            || v["spans"]
+                .as_array()
+                .is_some_and(|spans| spans.iter().any(ours));
         if [
             "connected",
             "authenticated",

@@ -114,7 +114,11 @@ impl Server {
             stderr = Stdio::from(file);
             extra.drain(i..i + 2);
         }
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_forkbox"));
+        // FORKBOX_TEST_BIN: the binary to run instead of the one cargo built at the shared
+        // target path (which another build sharing the target directory may replace).
+        let bin = std::env::var_os("FORKBOX_TEST_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_forkbox").into());
+        let mut cmd = Command::new(bin);
         cmd.arg("serve")
             .args(["--listen", "127.0.0.1:0", "--delete-deadline", "20"])
             .arg("--data-dir")
