@@ -11,6 +11,7 @@ use forkbox_commands::{Input, pipe};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::audit::Audit;
 use crate::config::{
     AuthMode, Backend, ExecArgs, ServeArgs, SnapshotStoreArgs, SnapshotsCommand, StoreArgs,
     Strategy,
@@ -23,6 +24,7 @@ use crate::session::{Services, SnapshotPolicy, SnapshotQuotas};
 use crate::shell::{Shell, ShellConfig, Stdio};
 use crate::ssh::{self, AuthPolicy};
 use crate::storage::{S3Config, Store};
+use crate::telemetry::http::{Endpoints, Health};
 use crate::vfs::Vfs;
 
 /// Lease of `forkbox exec`'s in-memory fork; nothing else ever sees it.
@@ -40,6 +42,14 @@ Try: ls -l; echo hi > note.txt; cat note.txt | wc -c; help
 
 /// Runs `forkbox serve` until SIGINT or SIGTERM.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // First, so the start-up janitor pass is counted too.
+    let metrics = match crate::telemetry::metrics::install() {
+        Ok(handle) => Some(handle),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot install the metrics recorder; /metrics is off");
+            None
+        }
+    };
     std::fs::create_dir_all(&args.data_dir).with_context(|| {
         format!(
             "cannot create the data directory {}",
@@ -56,7 +66,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (AuthMode::Keys, Some(path)) => AuthPolicy::from_authorized_keys(path)?,
         (AuthMode::Keys, None) => bail!("--auth keys needs --authorized-keys FILE"),
     };
-    let (strategy, base_name) = fork_strategy(&args).await?;
+    let (strategy, base_name, forks_store) = fork_strategy(&args).await?;
     let base_snapshot = checked_base_snapshot(&args, strategy.as_ref()).await?;
     let snaps = &args.snapshots;
     let max_count = usize::try_from(snaps.snapshot_max_count).unwrap_or(usize::MAX);
@@ -92,6 +102,26 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let addr = listener
         .local_addr()
         .context("cannot read the listening address")?;
+    let http = match args.ops.http_listen {
+        Some(at) => {
+            let l = tokio::net::TcpListener::bind(at)
+                .await
+                .with_context(|| format!("cannot listen on {at} (--http-listen)"))?;
+            let bound = l.local_addr().context("cannot read the HTTP address")?;
+            Some((l, bound))
+        }
+        None => None,
+    };
+    let (audit, audit_writer) = match &args.ops.audit {
+        Some(target) => {
+            let (audit, writer) = Audit::start(target, forks_store, owner)
+                .await
+                .context("cannot start the audit trail (--audit)")?;
+            (Some(audit), Some(writer))
+        }
+        None => (None, None),
+    };
+    let health = Health::new();
     let services = Arc::new(Services {
         fork: strategy,
         registry: Arc::new(Registry::with_native()),
@@ -103,6 +133,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         limits: args.quota.session_limits(),
         base_snapshot,
         snapshots: Arc::new(SnapshotQuotas::new(policy)),
+        auth: args.auth,
+        command_timeout: args.command_timeout(),
+        motd: args.motd.clone(),
+        drain: CancellationToken::new(),
+        drain_grace: args.ops.drain_grace(),
+        audit,
     });
     let deps = Deps {
         ssh: Arc::new(server::ssh_config(host_key, &auth)),
@@ -118,16 +154,39 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             idle_timeout: args.idle_timeout(),
             max_session_lifetime: args.max_session_lifetime(),
         },
+        health: health.clone(),
     };
     tracing::info!(%addr, base = %base_name, "forkbox listening");
     // A line on stdout tells scripts and tests where the server listens.
     println!("forkbox listening on {addr}");
+    let stop_http = CancellationToken::new();
+    let http_task = http.map(|(l, bound)| {
+        tracing::info!(addr = %bound, "http side port listening (/healthz, /readyz, /metrics)");
+        // The second line: where probes and scrapers connect.
+        println!("forkbox http listening on {bound}");
+        let endpoints = Endpoints {
+            health: health.clone(),
+            metrics,
+        };
+        tokio::spawn(crate::telemetry::http::serve(
+            l,
+            endpoints,
+            stop_http.clone(),
+        ))
+    });
     let _ = std::io::stdout().flush();
     let stop_janitor = CancellationToken::new();
     let janitor_task = tokio::spawn(janitor.run(args.janitor_interval(), stop_janitor.clone()));
     server::run(listener, deps, shutdown_signal()).await;
     stop_janitor.cancel();
     let _ = janitor_task.await;
+    stop_http.cancel();
+    if let Some(task) = http_task {
+        let _ = task.await;
+    }
+    if let Some(writer) = audit_writer {
+        writer.finish().await;
+    }
     Ok(())
 }
 
@@ -150,8 +209,11 @@ fn count(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// The fork strategy the storage options ask for, and a name of the base for the logs.
-async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy>, String)> {
+/// The fork strategy the storage options ask for, a name of the base for the logs, and
+/// the store that holds the forks' leases (where `--audit store` writes).
+async fn fork_strategy(
+    args: &ServeArgs,
+) -> anyhow::Result<(Arc<dyn ForkStrategy>, String, Option<Store>)> {
     let st = &args.storage.store;
     let spill = args
         .storage
@@ -171,7 +233,11 @@ async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy
             let base = Store::local(&base_dir).context("cannot open the base directory")?;
             let forks = Store::local(&args.data_dir).context("cannot open the data directory")?;
             let name = base_dir.display().to_string();
-            Ok((Arc::new(Overlay::new(base, forks)), name))
+            Ok((
+                Arc::new(Overlay::new(base, forks.clone())),
+                name,
+                Some(forks),
+            ))
         }
         (Backend::S3, Strategy::Overlay) => {
             let b = s3_buckets(st)?;
@@ -186,8 +252,9 @@ async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy
                     bucket: b.forks.clone(),
                 }));
             Ok((
-                Arc::new(Overlay::new(base, forks)),
+                Arc::new(Overlay::new(base, forks.clone())),
                 format!("s3://{}", b.base),
+                Some(forks),
             ))
         }
         (Backend::Fs, Strategy::Tigris) => {
@@ -204,10 +271,14 @@ async fn fork_strategy(args: &ServeArgs) -> anyhow::Result<(Arc<dyn ForkStrategy
                 spill_dir: spill,
             };
             let leases = Store::s3(&b.cfg, &b.forks).context("cannot open the forks bucket")?;
-            let tigris = crate::fork::Tigris::new(client.clone(), tigris_config, leases)
+            let tigris = crate::fork::Tigris::new(client.clone(), tigris_config, leases.clone())
                 .context("--fork-strategy tigris cannot use this configuration")?;
             check_buckets(&client, &b).await?;
-            Ok((Arc::new(tigris), format!("tigris://{}", b.base)))
+            Ok((
+                Arc::new(tigris),
+                format!("tigris://{}", b.base),
+                Some(leases),
+            ))
         }
     }
 }

@@ -124,6 +124,22 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub janitor_interval: u64,
 
+    /// Seconds a command may run (an exec request, or one command line typed at a
+    /// terminal; a script piped to a shell without a terminal counts as one command); then
+    /// it is stopped with `forkbox: command timed out after …`, status 124. 0 for no limit.
+    #[arg(long, value_name = "SECS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=31_536_000))]
+    pub command_timeout: u64,
+
+    /// The first line an interactive session shows (before the session's own id and the
+    /// hint to type `help`); empty for none.
+    #[arg(long, value_name = "TEXT", default_value = DEFAULT_MOTD)]
+    pub motd: String,
+
+    /// Sets every option of a named profile that is not given on the command line
+    /// (README: "Public demo profile" lists the values).
+    #[arg(long, value_enum, value_name = "PROFILE")]
+    pub profile: Option<Profile>,
+
     #[command(flatten)]
     pub quota: QuotaArgs,
 
@@ -132,6 +148,222 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub storage: StorageArgs,
+
+    #[command(flatten)]
+    pub ops: OpsArgs,
+}
+
+/// What an interactive session shows first unless `--motd` says otherwise.
+pub const DEFAULT_MOTD: &str = "Welcome to forkbox.";
+
+/// Options for operating the server: the HTTP side port, drain, audit trail, log format.
+#[derive(Debug, Args)]
+pub struct OpsArgs {
+    /// Address of the HTTP side port serving /healthz, /readyz and /metrics (Prometheus);
+    /// off unless given (port 0 picks a free one; the chosen address is printed on the
+    /// second line of stdout).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    pub http_listen: Option<SocketAddr>,
+
+    /// Seconds a drain (SIGTERM or SIGINT) may take: new connections are refused and
+    /// /readyz fails at once, running commands may finish, then what remains is cancelled
+    /// and its forks deleted, all within this time; then the process exits 0.
+    #[arg(long, value_name = "SECS", default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub drain_grace: u64,
+
+    /// Where the audit trail goes (every command line a session runs, as JSON lines):
+    /// `stdout`, `file:PATH` (appended), or `store` (objects under `audit/` in the data
+    /// directory or forks bucket, written in batches). Off unless given.
+    #[arg(long, value_name = "TARGET", value_parser = parse_audit)]
+    pub audit: Option<AuditTarget>,
+
+    /// How log lines on stderr are written.
+    #[arg(long, value_enum, default_value_t = crate::telemetry::LogFormat::Text)]
+    pub log_format: crate::telemetry::LogFormat,
+}
+
+impl OpsArgs {
+    pub fn drain_grace(&self) -> Duration {
+        Duration::from_secs(self.drain_grace)
+    }
+}
+
+/// Where the audit trail goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuditTarget {
+    /// The server's stdout, after the lines that say where it listens.
+    Stdout,
+    /// A file, appended to.
+    File(PathBuf),
+    /// Objects under `audit/` in the store that holds the forks.
+    Store,
+}
+
+fn parse_audit(s: &str) -> Result<AuditTarget, String> {
+    match s {
+        "stdout" => Ok(AuditTarget::Stdout),
+        "store" => Ok(AuditTarget::Store),
+        _ => match s.strip_prefix("file:") {
+            Some(path) if !path.is_empty() => Ok(AuditTarget::File(PathBuf::from(path))),
+            _ => Err(format!("{s:?} is not stdout, file:PATH or store")),
+        },
+    }
+}
+
+/// A named set of option values (`--profile`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Profile {
+    /// Anonymous logins with the limits of an open-internet demo on a small machine.
+    PublicDemo,
+}
+
+/// One option a profile sets: the flag and its value as typed on a command line, and why.
+#[derive(Clone, Copy, Debug)]
+pub struct Setting {
+    pub flag: &'static str,
+    pub value: &'static str,
+    pub why: &'static str,
+}
+
+/// `--profile public-demo`: anyone may log in, on a machine of about 2 CPUs and 2 GiB.
+/// The README's table of these values is checked against this one by a test.
+pub const PUBLIC_DEMO: &[Setting] = &[
+    Setting {
+        flag: "--auth",
+        value: "anonymous",
+        why: "anyone may log in, as any user",
+    },
+    Setting {
+        flag: "--max-sessions",
+        value: "32",
+        why: "32 sessions of 32M memory stay within 1 GiB",
+    },
+    Setting {
+        flag: "--max-sessions-per-ip",
+        value: "2",
+        why: "one address cannot take the demo for itself",
+    },
+    Setting {
+        flag: "--max-connections-per-minute-per-ip",
+        value: "6",
+        why: "a reconnect loop is slowed down",
+    },
+    Setting {
+        flag: "--max-unauthenticated",
+        value: "32",
+        why: "half-open logins in total",
+    },
+    Setting {
+        flag: "--max-unauthenticated-per-ip",
+        value: "4",
+        why: "half-open logins from one address",
+    },
+    Setting {
+        flag: "--auth-timeout",
+        value: "10",
+        why: "time to log in",
+    },
+    Setting {
+        flag: "--idle-timeout",
+        value: "300",
+        why: "an idle session goes after 5 minutes",
+    },
+    Setting {
+        flag: "--max-session-lifetime",
+        value: "1800",
+        why: "any session goes after 30 minutes",
+    },
+    Setting {
+        flag: "--command-timeout",
+        value: "60",
+        why: "one command runs at most a minute",
+    },
+    Setting {
+        flag: "--quota-bytes",
+        value: "64M",
+        why: "what one fork may store",
+    },
+    Setting {
+        flag: "--quota-objects",
+        value: "5000",
+        why: "files and directories one fork may hold",
+    },
+    Setting {
+        flag: "--session-memory",
+        value: "32M",
+        why: "memory one session may hold",
+    },
+    Setting {
+        flag: "--session-tasks",
+        value: "128",
+        why: "tasks one session may run at once",
+    },
+    Setting {
+        flag: "--snapshots",
+        value: "off",
+        why: "nothing outlives a demo session",
+    },
+    Setting {
+        flag: "--motd",
+        value: PUBLIC_DEMO_MOTD,
+        why: "says what the demo is",
+    },
+];
+
+/// What an interactive session of the public demo shows first.
+pub const PUBLIC_DEMO_MOTD: &str = "Welcome to the forkbox public demo: a bash-like shell over your own disposable copy-on-write fork of a shared filesystem. Anyone can log in; do not store anything private. Sessions end after 5 idle minutes or 30 minutes in all.";
+
+impl Profile {
+    /// The options this profile sets.
+    pub fn settings(self) -> &'static [Setting] {
+        match self {
+            Profile::PublicDemo => PUBLIC_DEMO,
+        }
+    }
+}
+
+/// The clap id of a long flag: `--max-sessions` → `max_sessions`.
+fn arg_id(flag: &str) -> String {
+    flag.trim_start_matches("--").replace('-', "_")
+}
+
+/// The profile's settings as the README's markdown table.
+pub fn profile_table(profile: Profile) -> String {
+    let mut out = String::from("| option | value | why |\n|---|---|---|\n");
+    for s in profile.settings() {
+        out.push_str(&format!("| `{}` | `{}` | {} |\n", s.flag, s.value, s.why));
+    }
+    out
+}
+
+impl Cli {
+    /// Parses the command line; with `serve --profile P`, every option of `P` not given on
+    /// the command line takes the profile's value (parsed and checked as if typed).
+    pub fn parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+        let mut argv: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let matches = Cli::command().try_get_matches_from(argv.clone())?;
+        let profile = match matches.subcommand() {
+            Some(("serve", serve)) => serve
+                .get_one::<Profile>("profile")
+                .copied()
+                .map(|p| (p, serve)),
+            _ => None,
+        };
+        let Some((profile, serve)) = profile else {
+            return Cli::from_arg_matches(&matches);
+        };
+        for s in profile.settings() {
+            if serve.value_source(&arg_id(s.flag)) != Some(ValueSource::CommandLine) {
+                argv.push(format!("{}={}", s.flag, s.value).into());
+            }
+        }
+        Cli::try_parse_from(argv)
+    }
 }
 
 /// Where `serve` keeps its data unless told otherwise.
@@ -287,6 +519,10 @@ impl ServeArgs {
     /// `--idle-timeout`, `None` for no limit.
     pub fn idle_timeout(&self) -> Option<Duration> {
         (self.idle_timeout > 0).then(|| Duration::from_secs(self.idle_timeout))
+    }
+    /// `--command-timeout`, `None` for no limit.
+    pub fn command_timeout(&self) -> Option<Duration> {
+        (self.command_timeout > 0).then(|| Duration::from_secs(self.command_timeout))
     }
     /// `--max-session-lifetime`, `None` for no limit.
     pub fn max_session_lifetime(&self) -> Option<Duration> {
@@ -637,6 +873,128 @@ mod tests {
         assert!(
             Cli::try_parse_from(["forkbox", "snapshots", "list", "--base-snapshot", "v"]).is_err()
         );
+    }
+
+    fn serve_args(argv: &[&str]) -> ServeArgs {
+        let cli = Cli::parse_args(["forkbox", "serve"].iter().chain(argv)).unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("expected serve")
+        };
+        *args
+    }
+
+    #[test]
+    fn the_public_demo_profile_sets_its_values_unless_overridden() {
+        let plain = serve_args(&[]);
+        let demo = serve_args(&["--profile", "public-demo"]);
+        assert_eq!(demo.auth, AuthMode::Anonymous);
+        assert_eq!(
+            (
+                demo.max_sessions,
+                demo.max_sessions_per_ip,
+                demo.max_connections_per_minute_per_ip,
+                demo.max_unauthenticated,
+                demo.max_unauthenticated_per_ip,
+                demo.auth_timeout,
+            ),
+            (32, 2, 6, 32, 4, 10)
+        );
+        assert_eq!(
+            (
+                demo.idle_timeout,
+                demo.max_session_lifetime,
+                demo.command_timeout
+            ),
+            (300, 1800, 60)
+        );
+        assert_eq!(
+            demo.quota.quota(),
+            Quota {
+                bytes: Some(64 << 20),
+                objects: Some(5000)
+            }
+        );
+        assert_eq!(
+            (demo.quota.session_memory, demo.quota.session_tasks),
+            (32 << 20, 128)
+        );
+        assert!(!demo.snapshots.enabled(demo.auth));
+        assert_eq!(demo.motd, PUBLIC_DEMO_MOTD);
+        assert_eq!(plain.motd, DEFAULT_MOTD);
+        assert_eq!((plain.idle_timeout, plain.command_timeout), (1800, 0));
+        // Each value can still be set on its own, before or after --profile.
+        let own = serve_args(&[
+            "--idle-timeout",
+            "60",
+            "--profile",
+            "public-demo",
+            "--quota-bytes=1G",
+            "--motd",
+            "",
+            "--auth",
+            "keys",
+        ]);
+        assert_eq!(own.idle_timeout, 60);
+        assert_eq!(own.quota.quota_bytes, 1 << 30);
+        assert_eq!(own.motd, "");
+        assert_eq!(own.auth, AuthMode::Keys);
+        assert_eq!(own.max_sessions, 32);
+        // Every profile flag is a serve option, set once.
+        let mut flags: Vec<&str> = PUBLIC_DEMO.iter().map(|s| s.flag).collect();
+        flags.sort_unstable();
+        flags.dedup();
+        assert_eq!(flags.len(), PUBLIC_DEMO.len());
+    }
+
+    #[test]
+    fn the_readme_shows_the_public_demo_values() {
+        let readme = include_str!("../README.md");
+        let table = profile_table(Profile::PublicDemo);
+        assert!(
+            readme.contains(&table),
+            "README.md must hold the public-demo table exactly as the code has it:\n{table}"
+        );
+    }
+
+    #[test]
+    fn ops_options_parse() {
+        let args = serve_args(&[]);
+        assert_eq!(args.ops.http_listen, None);
+        assert_eq!(args.ops.drain_grace, 25);
+        assert_eq!(args.ops.audit, None);
+        assert_eq!(args.ops.log_format, crate::telemetry::LogFormat::Text);
+        let args = serve_args(&[
+            "--http-listen",
+            "127.0.0.1:0",
+            "--audit",
+            "file:/tmp/a.jsonl",
+            "--log-format",
+            "json",
+            "--drain-grace",
+            "3",
+        ]);
+        assert_eq!(args.ops.http_listen.map(|a| a.port()), Some(0));
+        assert_eq!(
+            args.ops.audit,
+            Some(AuditTarget::File(PathBuf::from("/tmp/a.jsonl")))
+        );
+        assert_eq!(args.ops.log_format, crate::telemetry::LogFormat::Json);
+        assert_eq!(args.ops.drain_grace(), Duration::from_secs(3));
+        assert_eq!(
+            serve_args(&["--audit", "stdout"]).ops.audit,
+            Some(AuditTarget::Stdout)
+        );
+        assert_eq!(
+            serve_args(&["--audit", "store"]).ops.audit,
+            Some(AuditTarget::Store)
+        );
+        for bad in ["file:", "syslog", ""] {
+            assert!(
+                Cli::parse_args(["forkbox", "serve", "--audit", bad]).is_err(),
+                "{bad:?} accepted"
+            );
+        }
+        assert!(Cli::parse_args(["forkbox", "serve", "--drain-grace", "0"]).is_err());
     }
 
     #[test]

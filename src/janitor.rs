@@ -171,6 +171,7 @@ impl Janitor {
             failed = sweep.failed,
             "janitor pass"
         );
+        crate::telemetry::metrics::janitor_swept(sweep.deleted);
         sweep
     }
 

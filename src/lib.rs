@@ -19,7 +19,10 @@
 //! - [`registry`]: the one command resolver: builtins, native commands, (later) WASI tools.
 //! - [`terminal`]: the line discipline of a PTY channel over its byte stream (echo,
 //!   editing, Ctrl-C), below both [`ssh`] and [`session`].
-//! - [`telemetry`]: logging set-up.
+//! - [`telemetry`]: logs (text or JSON lines), Prometheus metrics and the HTTP side port
+//!   (`/healthz`, `/readyz`, `/metrics`).
+//! - [`audit`]: the audit trail of every command line sessions run (stdout, a file, or
+//!   the store).
 //! - [`app`]: wiring of `forkbox serve`, `forkbox exec` and `forkbox snapshots`.
 //!
 //! # The path of one request
@@ -30,6 +33,7 @@
 //! `exit-status`, EOF and close → on disconnect the session deletes the fork.
 
 pub mod app;
+pub mod audit;
 pub mod config;
 pub mod fork;
 pub mod janitor;

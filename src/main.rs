@@ -3,11 +3,13 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use forkbox::config::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::parse_args(std::env::args_os()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -21,7 +23,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => {
-                forkbox::telemetry::init("info");
+                forkbox::telemetry::init_with("info", args.ops.log_format);
                 forkbox::app::serve(*args).await.map(|()| 0)
             }
             Command::Exec(args) => {

@@ -30,6 +30,7 @@ use crate::fork::ForkError;
 use crate::session::channel::ForkState;
 use crate::session::{Services, Session, StartError};
 use crate::ssh::{AuthPolicy, Handler};
+use crate::telemetry::metrics::{Limit, Outcome};
 
 pub mod admission;
 pub mod per_source;
@@ -38,8 +39,9 @@ pub mod quickack;
 use admission::{Bounds, Pending, Ticket};
 use per_source::{PerSource, SourceBounds, SourceRefusal, SourceSlot};
 
-/// Extra time over the fork-deletion deadline that shutdown waits for sessions to drain.
-const DRAIN_SLACK: Duration = Duration::from_secs(10);
+/// The part of `--drain-grace` kept, at most, for cancelling what still runs and deleting
+/// its forks once commands had their time (at most half the grace).
+const DRAIN_TEARDOWN: Duration = Duration::from_secs(10);
 
 /// Time a connection gets to take a disconnect message and close before its stream is cut:
 /// a client that stops reading must not hold its connection (and its task) open.
@@ -88,6 +90,8 @@ pub struct Deps {
     pub services: Arc<Services>,
     pub auth: Arc<AuthPolicy>,
     pub limits: Limits,
+    /// What `/readyz` answers; a drain turns it off first.
+    pub health: Arc<crate::telemetry::http::Health>,
 }
 
 /// Builds the russh configuration for a host key and auth policy.
@@ -150,11 +154,13 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
                     Ok(admitted) => {
                         if let Some(source) = admitted.evicted {
                             tracing::info!(%peer, %source, "pending connections at their bound; the oldest of the busiest source makes room");
+                            crate::telemetry::metrics::limit_hit(Limit::Unauthenticated);
                         }
                         admitted.ticket
                     }
                     Err(refusal) => {
                         tracing::info!(%peer, reason = %refusal, "connection closed at once");
+                        crate::telemetry::metrics::limit_hit(Limit::Unauthenticated);
                         drop(stream);
                         continue;
                     }
@@ -173,15 +179,47 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
             }
         }
     }
-    tracing::info!("shutting down: draining sessions");
-    drop(listener);
-    stop.cancel();
-    tasks.close();
-    let deadline = shared.deps.services.delete_deadline + DRAIN_SLACK;
-    if tokio::time::timeout(deadline, tasks.wait()).await.is_err() {
-        tracing::error!("sessions did not drain in time; their forks are left to the janitor");
-    }
+    drain(listener, &shared.deps, &stop, &tasks).await;
     tracing::info!("stopped");
+}
+
+/// Drains the server within `--drain-grace`: readiness fails and the listener closes at
+/// once, connections still logging in are closed, interactive sessions are told; running
+/// commands may finish until the grace period less the time kept for teardown
+/// ([`DRAIN_TEARDOWN`], at most half of it); then every session left is cancelled and its
+/// fork deleted. Whatever has not ended by the end of the grace period is left behind
+/// (its forks to the janitor): the process exits on time.
+async fn drain(listener: TcpListener, deps: &Deps, stop: &CancellationToken, tasks: &TaskTracker) {
+    let grace = deps.services.drain_grace;
+    let deadline = Instant::now() + grace;
+    let cancel_at = deadline - DRAIN_TEARDOWN.min(grace / 2);
+    deps.health.set_draining();
+    drop(listener);
+    deps.services.drain.cancel();
+    tasks.close();
+    tracing::info!(
+        ?grace,
+        sessions = tasks.len(),
+        "draining: no new connections; running commands may finish"
+    );
+    let finished = tokio::select! {
+        _ = tasks.wait() => true,
+        _ = tokio::time::sleep_until(cancel_at) => false,
+    };
+    if finished {
+        return;
+    }
+    tracing::info!(sessions = tasks.len(), "drain: cancelling what still runs");
+    stop.cancel();
+    if tokio::time::timeout_at(deadline, tasks.wait())
+        .await
+        .is_err()
+    {
+        tracing::error!(
+            sessions = tasks.len(),
+            "sessions did not drain in time; their forks are left to the janitor"
+        );
+    }
 }
 
 /// Serves one connection and tears its session down on every exit path.
@@ -199,8 +237,13 @@ async fn serve_connection<S>(
     let span = session.span.clone();
     async {
         tracing::info!("connected");
-        let permit = connection(stream, &session, &shared, ticket, over_rate).await;
+        let mut ended = None;
+        let permit = connection(stream, &session, &shared, ticket, over_rate, &mut ended).await;
         session.teardown().await;
+        if let Some(outcome) = ended {
+            let auth = crate::telemetry::metrics::auth_label(shared.deps.services.auth);
+            crate::telemetry::metrics::session_ended(auth, outcome);
+        }
         // The slot is free only once the fork is gone, so the cap bounds forks too.
         drop(permit);
         tracing::info!("disconnected");
@@ -213,8 +256,8 @@ async fn serve_connection<S>(
 enum End {
     /// The client went away, or russh ended the connection itself.
     Closed,
-    /// forkbox ends it, telling the client why.
-    Disconnect(russh::Disconnect, String),
+    /// forkbox ends it, telling the client why; how the session ended, if it had begun.
+    Disconnect(russh::Disconnect, String, Outcome),
 }
 
 /// What a logged-in connection holds until its fork is gone: a place under
@@ -228,11 +271,13 @@ async fn connection<S>(
     shared: &Shared,
     ticket: Ticket,
     over_rate: Option<SourceRefusal>,
+    ended: &mut Option<Outcome>,
 ) -> Option<Slots>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let deps = &shared.deps;
+    let auth = crate::telemetry::metrics::auth_label(deps.services.auth);
     let login_deadline = Instant::now() + deps.limits.auth_timeout;
     let evicted = ticket.evicted().clone();
     let mut ticket = Some(ticket);
@@ -260,6 +305,7 @@ where
             return None;
         }
         _ = session.cancel.cancelled() => return None,
+        _ = deps.services.drain.cancelled() => return None,
     };
     let running = match started {
         Ok(Ok(running)) => running,
@@ -299,6 +345,10 @@ where
                 }
                 break End::Closed;
             }
+            // A drain closes connections still logging in; sessions go on.
+            _ = deps.services.drain.cancelled(), if permit.is_none() => {
+                break End::Disconnect(russh::Disconnect::ByApplication, SHUTTING_DOWN.into(), Outcome::Shutdown);
+            }
             slot = &mut admitted_rx, if awaiting_login => {
                 awaiting_login = false;
                 // An error: the handler is gone (the connection is ending); `running`
@@ -313,12 +363,19 @@ where
                         Ok(source) => source,
                         Err(refusal) => {
                             tracing::warn!(user = %session.user(), reason = %refusal, "per-address bound reached; login refused");
+                            let limit = match refusal {
+                                SourceRefusal::Sessions(_) => Limit::PerIpSessions,
+                                SourceRefusal::Rate(_) => Limit::ConnectionRate,
+                            };
+                            crate::telemetry::metrics::session_refused(auth, limit);
                             break End::Disconnect(
                                 russh::Disconnect::TooManyConnections,
                                 refusal.to_string(),
+                                Outcome::Refused,
                             );
                         }
                     };
+                    crate::telemetry::metrics::session_started(auth);
                     permit = Some((slot, source));
                     let now = Instant::now();
                     if let Some(lifetime) = deps.limits.max_session_lifetime {
@@ -341,24 +398,27 @@ where
                     }
                     Err(e) => {
                         let _ = fork_tx.send(ForkState::Failed);
-                        break End::Disconnect(russh::Disconnect::ByApplication, start_failure(&e));
+                        break End::Disconnect(russh::Disconnect::ByApplication, start_failure(&e), Outcome::ForkFailed);
                     }
                 }
             }
             _ = tokio::time::sleep_until(login_deadline), if permit.is_none() => {
                 tracing::info!("authentication timed out");
-                break End::Disconnect(russh::Disconnect::ByApplication, AUTH_TIMED_OUT.into());
+                crate::telemetry::metrics::limit_hit(Limit::AuthTimeout);
+                break End::Disconnect(russh::Disconnect::ByApplication, AUTH_TIMED_OUT.into(), Outcome::Closed);
             }
             _ = evicted.cancelled(), if permit.is_none() => {
                 tracing::info!("closed while logging in: a newcomer took its place");
-                break End::Disconnect(russh::Disconnect::TooManyConnections, EVICTED.into());
+                break End::Disconnect(russh::Disconnect::TooManyConnections, EVICTED.into(), Outcome::Closed);
             }
             _ = tokio::time::sleep_until(lifetime_end), if permit.is_some() => {
                 let lifetime = deps.limits.max_session_lifetime.unwrap_or_default();
                 tracing::info!(?lifetime, "session lifetime reached");
+                crate::telemetry::metrics::limit_hit(Limit::Lifetime);
                 break End::Disconnect(
                     russh::Disconnect::ByApplication,
                     format!("forkbox: this session reached its maximum lifetime of {}; disconnected", human(lifetime)),
+                    Outcome::Lifetime,
                 );
             }
             _ = tokio::time::sleep_until(idle_check), if permit.is_some() => {
@@ -368,19 +428,29 @@ where
                 };
                 if session.activity.idle_for().is_some_and(|idle| idle >= timeout) {
                     tracing::info!(?timeout, "idle timeout");
+                    crate::telemetry::metrics::limit_hit(Limit::Idle);
                     break End::Disconnect(
                         russh::Disconnect::ByApplication,
                         format!("forkbox: idle for {}; disconnected", human(timeout)),
+                        Outcome::IdleTimeout,
                     );
                 }
                 idle_check = Instant::now() + every;
             }
             _ = session.cancel.cancelled() => {
-                break End::Disconnect(russh::Disconnect::ByApplication, SHUTTING_DOWN.into());
+                break End::Disconnect(russh::Disconnect::ByApplication, SHUTTING_DOWN.into(), Outcome::Shutdown);
             }
         }
     };
     drop(ticket);
+    if permit.is_some() {
+        let outcome = match &end {
+            End::Closed => Outcome::Closed,
+            End::Disconnect(_, _, outcome) => *outcome,
+        };
+        // Counted when the fork is gone (its deletion is timed on its own).
+        *ended = Some(outcome);
+    }
 
     // A fork being made is let finish, so teardown deletes it rather than leaving a
     // half-made one behind; it is bounded like its deletion. Channels run nothing on it:
@@ -399,7 +469,7 @@ where
     drop(creating);
     let _ = fork_tx.send(ForkState::Failed);
 
-    if let End::Disconnect(reason, message) = end
+    if let End::Disconnect(reason, message, _) = end
         && !running_done
     {
         let told = tokio::time::timeout(
@@ -523,7 +593,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Severable<S> {
 }
 
 /// A duration as a person says it: `90s`, `15m`, `2h`, `1h30m`.
-fn human(d: Duration) -> String {
+pub(crate) fn human(d: Duration) -> String {
     let secs = d.as_secs();
     match (secs / 3600, secs % 3600 / 60, secs % 60) {
         (0, 0, s) => format!("{s}s"),

@@ -99,6 +99,19 @@ pub struct Services {
     pub base_snapshot: Option<String>,
     /// Who may take snapshots and what each identity may keep.
     pub snapshots: Arc<SnapshotQuotas>,
+    /// How clients log in (the `auth` label of the session metrics).
+    pub auth: crate::config::AuthMode,
+    /// How long one command may run (`--command-timeout`); `None`: no limit.
+    pub command_timeout: Option<Duration>,
+    /// The first line an interactive session shows (`--motd`); empty for none.
+    pub motd: String,
+    /// Fired when the server begins to drain: pending logins end, new channels are
+    /// refused, interactive sessions are told; running commands go on.
+    pub drain: CancellationToken,
+    /// How long a drain lasts in all (`--drain-grace`), as interactive sessions are told.
+    pub drain_grace: Duration,
+    /// Where every command line a session runs is recorded (`--audit`), if anywhere.
+    pub audit: Option<crate::audit::Audit>,
 }
 
 /// The documented session environment (README, "What a session sees"), shared by SSH
@@ -330,13 +343,16 @@ impl Session {
         let from = self
             .login_snapshot()
             .or_else(|| self.services.base_snapshot.clone());
-        let vfs = match &from {
-            None => {
-                let view = self.services.fork.create(self.id, &lease).await?;
-                Vfs::with_quota(view, self.services.quota)
-            }
-            Some(version) => self.create_from_snapshot(&lease, version).await?,
+        let started = std::time::Instant::now();
+        let made = match &from {
+            None => match self.services.fork.create(self.id, &lease).await {
+                Ok(view) => Ok(Vfs::with_quota(view, self.services.quota)),
+                Err(e) => Err(e.into()),
+            },
+            Some(version) => self.create_from_snapshot(&lease, version).await,
         };
+        crate::telemetry::metrics::fork_created(started.elapsed(), made.is_ok());
+        let vfs = made?;
         *self.snapshots.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs.clone());
         *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs);
         match &from {
@@ -458,12 +474,45 @@ impl Session {
         )
         .await
         {
-            Ok(attempts) => tracing::info!(
-                attempts,
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "fork deleted"
-            ),
-            Err(e) => tracing::error!(error = %e, "fork not deleted; leaving it to the janitor"),
+            Ok(attempts) => {
+                crate::telemetry::metrics::fork_deleted(started.elapsed(), true);
+                tracing::info!(
+                    attempts,
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "fork deleted"
+                )
+            }
+            Err(e) => {
+                crate::telemetry::metrics::fork_deleted(started.elapsed(), false);
+                tracing::error!(error = %e, "fork not deleted; leaving it to the janitor")
+            }
         }
+    }
+
+    /// Records a command line the session ran in the audit trail, if there is one.
+    pub async fn audit(
+        &self,
+        origin: crate::audit::Origin,
+        command: &str,
+        started: std::time::SystemTime,
+        duration: Duration,
+        status: i32,
+    ) {
+        let Some(audit) = &self.services.audit else {
+            return;
+        };
+        let user = self.user();
+        audit
+            .record(&crate::audit::Record {
+                session: self.id,
+                user: &user,
+                peer: self.peer,
+                origin,
+                command: command.strip_suffix('\n').unwrap_or(command),
+                started,
+                duration,
+                status,
+            })
+            .await;
     }
 }

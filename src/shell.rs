@@ -254,6 +254,21 @@ pub(crate) struct Options {
     pub functrace: bool,
 }
 
+/// Told of each complete command a shell reads from a stream and runs: the session's
+/// audit trail of a script piped to a shell without a terminal.
+#[async_trait::async_trait]
+pub trait CommandLog: Send + Sync {
+    /// `command` (its text as read) started at `started`, ran for `duration` and left
+    /// `status`.
+    async fn ran(
+        &self,
+        command: &str,
+        started: std::time::SystemTime,
+        duration: std::time::Duration,
+        status: i32,
+    );
+}
+
 /// A shell: all the state one session's interpreter keeps between commands.
 ///
 /// Subshells (`( … )`, pipeline stages, command substitution) are clones: changes in
@@ -313,6 +328,9 @@ pub struct Shell {
     pub(crate) subst_runs: u64,
     /// The session's fork, for the `snapshot` builtin; `None` where there is no session.
     pub(crate) snapshots: Option<Arc<dyn SnapshotControl>>,
+    /// Told of every complete command [`Shell::run_stream`] reads and runs (the
+    /// session's audit trail); `None` where nobody listens.
+    pub(crate) command_log: Option<Arc<dyn CommandLog>>,
     /// The session's memory and task bounds.
     pub(crate) budget: Budget,
     /// The task slot this (sub)shell holds; copies made to continue on a fresh task
@@ -418,6 +436,7 @@ impl Shell {
             is_subshell: false,
             subst_runs: 0,
             snapshots: None,
+            command_log: None,
             vars_mem: VarsCharge(cfg.budget.empty_charge()),
             budget: cfg.budget,
             slot: None,
@@ -467,6 +486,11 @@ impl Shell {
             sh.set_plain("IFS", " \t\n");
         }
         sh
+    }
+
+    /// Tells `log` of every complete command [`Shell::run_stream`] runs.
+    pub fn set_command_log(&mut self, log: Arc<dyn CommandLog>) {
+        self.command_log = Some(log);
     }
 
     /// Lets the `snapshot` builtin act on the session's fork through `ctl`.
@@ -581,8 +605,14 @@ impl Shell {
                     self.lines.line_base = lines_before;
                     lines_before += text.matches('\n').count();
                     if let Ok(program) = parse_program(&text) {
+                        let (started, clock) =
+                            (std::time::SystemTime::now(), std::time::Instant::now());
                         self.run_program_cancellable(&program, &fds, cancel.clone())
                             .await;
+                        if let Some(log) = self.command_log.clone() {
+                            log.ran(&text, started, clock.elapsed(), self.last_status)
+                                .await;
+                        }
                     }
                 }
             }

@@ -217,6 +217,10 @@ impl russh::server::Handler for Handler {
         let span = &self.session.span;
         let Ok(permit) = self.slots.clone().try_acquire_owned() else {
             tracing::warn!(parent: span, user = %self.session.user(), "session cap reached; login refused");
+            crate::telemetry::metrics::session_refused(
+                crate::telemetry::metrics::auth_label(self.auth.mode),
+                crate::telemetry::metrics::Limit::MaxSessions,
+            );
             // The client shows the reason of a disconnect on its stderr (OpenSSH:
             // "Received disconnect from …: forkbox: too many sessions; try again later").
             ssh.disconnect(
@@ -243,11 +247,13 @@ impl russh::server::Handler for Handler {
         reply: ChannelOpenHandle,
         ssh: &mut SshSession,
     ) -> Result<(), Self::Error> {
-        if !self.logged_in || self.session.cancel.is_cancelled() {
+        let draining = self.session.services().drain.is_cancelled();
+        if !self.logged_in || self.session.cancel.is_cancelled() || draining {
             return Ok(()); // dropping the handle refuses the channel
         }
         let Ok(slot) = self.session.channel_slots.clone().try_acquire_owned() else {
             tracing::info!(
+                parent: &self.session.span,
                 max = crate::session::MAX_CHANNELS,
                 "channel refused: too many open channels"
             );

@@ -141,6 +141,9 @@ pub enum StorageError {
 
 impl StorageError {
     fn request(key: &str, source: opendal::Error) -> Self {
+        if source.kind() != ErrorKind::NotFound {
+            crate::telemetry::metrics::store_error(crate::telemetry::metrics::Plane::Data);
+        }
         StorageError::Request {
             key: key.to_string(),
             source,

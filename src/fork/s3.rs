@@ -34,6 +34,9 @@ where
         code.as_str(),
         "NoSuchKey" | "NoSuchBucket" | "NotFound" | "404"
     ) || e.raw_response().is_some_and(|r| r.status().as_u16() == 404);
+    if !not_found {
+        crate::telemetry::metrics::store_error(crate::telemetry::metrics::Plane::Control);
+    }
     StorageError::Remote {
         key: key.to_string(),
         message: format!("{}", DisplayErrorContext(&e)),

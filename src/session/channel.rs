@@ -2,6 +2,7 @@
 //! runs the shell, streams stdout and stderr back, then sends `exit-status`, EOF and close.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use forkbox_commands::{Input, Output, PullSource, TermSize, pipe};
@@ -11,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::{Activity, MAX_CLIENT_ENV, MAX_CLIENT_ENV_VALUE, Session, client_may_set};
+use crate::audit::Origin;
 use crate::shell::{
     Completeness, MAX_SCRIPT, PendingInput, Shell, ShellConfig, Stdio, command_too_long,
     line_too_long,
@@ -152,6 +154,7 @@ pub async fn run(
         budget: session.budget.clone(),
     });
     shell.set_snapshots(session.snapshot_control());
+    shell.set_command_log(Arc::new(ScriptLog(session.clone())));
 
     // stdout (and stderr on a terminal, which merges them) go through a pump that
     // respects the channel's flow control; stderr goes out as extended data otherwise.
@@ -171,6 +174,7 @@ pub async fn run(
             let size = Arc::new(Mutex::new(pty.size));
             let (line_tx, line_rx) = mpsc::channel(TERM_EVENT_QUEUE);
             let (int_tx, int_rx) = mpsc::channel(INTERRUPT_QUEUE);
+            let notice = tokio::spawn(drain_notice(session.clone(), out_w.clone()));
             let keys = tokio::spawn(read_keys(
                 rx,
                 tx.clone(),
@@ -187,10 +191,11 @@ pub async fn run(
                 size,
                 cancel: session.cancel.clone(),
                 activity: session.activity.clone(),
+                session: session.clone(),
             };
             let status = match request {
                 Request::Exec(cmd) => match exec_script(&cmd) {
-                    Ok(script) => term.foreground(&script).await,
+                    Ok(script) => term.foreground(&script, Origin::Exec).await,
                     Err(msg) => {
                         let _ = out_w.write_str(&msg).await;
                         2
@@ -200,6 +205,8 @@ pub async fn run(
                 Request::Sftp => 0, // served above
             };
             keys.abort();
+            notice.abort();
+            let _ = notice.await;
             status
         }
         None => {
@@ -221,9 +228,22 @@ pub async fn run(
             // Without a terminal the channel counts as busy until it ends: a script
             // piped in may wait long on a command or on its input.
             let busy = session.activity.busy();
+            let limit = session.services().command_timeout;
             let status = match request {
-                Request::Exec(cmd) => run_exec(&mut shell, &cmd, &stdio, cancel).await,
-                Request::Shell => shell.run_stream(&stdio, cancel).await,
+                Request::Exec(cmd) => {
+                    let (started, clock) = (SystemTime::now(), Instant::now());
+                    let run = run_exec(&mut shell, &cmd, &stdio, cancel.clone());
+                    let status = limited(run, limit, &cancel, &stdio.stderr).await;
+                    let text = String::from_utf8_lossy(&cmd);
+                    session
+                        .audit(Origin::Exec, &text, started, clock.elapsed(), status)
+                        .await;
+                    status
+                }
+                Request::Shell => {
+                    let run = shell.run_stream(&stdio, cancel.clone());
+                    limited(run, limit, &cancel, &stdio.stderr).await
+                }
                 Request::Sftp => 0, // served above
             };
             drop(busy);
@@ -326,12 +346,82 @@ fn legacy_scp(script: &str) -> bool {
 }
 
 fn motd(session: &Session) -> String {
+    let first = &session.services().motd;
+    let first = if first.is_empty() {
+        String::new()
+    } else {
+        format!("{first}\n")
+    };
     format!(
-        "Welcome to forkbox.\n\
+        "{first}\
          This session ({id}) has its own copy-on-write filesystem; it is deleted when you log out.\n\
          Type 'help' for the commands.\n\n",
         id = session.id
     )
+}
+
+/// Status of a command stopped by `--command-timeout`, as timeout(1) gives.
+const STATUS_TIMED_OUT: i32 = 124;
+
+/// Runs `run` for at most `limit`: past it `cancel` fires, the command is let stop, and
+/// the status is [`STATUS_TIMED_OUT`] with a line on `stderr` that says why.
+async fn limited(
+    run: impl std::future::Future<Output = i32>,
+    limit: Option<Duration>,
+    cancel: &CancellationToken,
+    stderr: &Output,
+) -> i32 {
+    let Some(limit) = limit else {
+        return run.await;
+    };
+    tokio::pin!(run);
+    tokio::select! {
+        status = &mut run => status,
+        _ = tokio::time::sleep(limit) => {
+            cancel.cancel();
+            let _ = run.await;
+            timed_out(limit, stderr).await
+        }
+    }
+}
+
+/// Says that a command ran past `--command-timeout`; its status.
+async fn timed_out(limit: Duration, out: &Output) -> i32 {
+    crate::telemetry::metrics::limit_hit(crate::telemetry::metrics::Limit::CommandTimeout);
+    tracing::info!(?limit, "command timed out");
+    let _ = out
+        .write_str(&format!(
+            "forkbox: command timed out after {}\n",
+            crate::server::human(limit)
+        ))
+        .await;
+    STATUS_TIMED_OUT
+}
+
+/// Tells an interactive session, in one line, that the server is going away, once it
+/// begins to drain.
+async fn drain_notice(session: Arc<Session>, out: Output) {
+    let services = session.services();
+    services.drain.cancelled().await;
+    let _ = out
+        .write_str(&format!(
+            "\nforkbox: this server is shutting down; this session will be closed within {}\n",
+            crate::server::human(services.drain_grace)
+        ))
+        .await;
+}
+
+/// The audit trail of a script piped to a shell without a terminal: one record per
+/// complete command.
+struct ScriptLog(Arc<Session>);
+
+#[async_trait::async_trait]
+impl crate::shell::CommandLog for ScriptLog {
+    async fn ran(&self, command: &str, started: SystemTime, duration: Duration, status: i32) {
+        self.0
+            .audit(Origin::Script, command, started, duration, status)
+            .await;
+    }
 }
 
 async fn finish(tx: &Writer, status: i32) {
@@ -343,6 +433,7 @@ async fn finish(tx: &Writer, status: i32) {
 /// Copies a pipe to the channel until every writer is gone.
 async fn pump(input: Input, tx: Writer, stderr: bool, terminal: bool) {
     while let Ok(Some(chunk)) = input.read_chunk().await {
+        crate::telemetry::metrics::bytes_sent(chunk.len());
         let chunk = if terminal {
             Bytes::from(onlcr(&chunk))
         } else {
@@ -375,6 +466,7 @@ async fn read_stdin(
         activity.touch();
         match msg {
             ChannelMsg::Data { data } => {
+                crate::telemetry::metrics::bytes_received(data.len());
                 if let Some(w) = &stdin
                     && w.write_bytes(data).await.is_err()
                 {
@@ -416,6 +508,7 @@ async fn read_keys(
         activity.touch();
         let evs = match msg {
             ChannelMsg::Data { data } => {
+                crate::telemetry::metrics::bytes_received(data.len());
                 let (evs, echo) = ld.feed(&data);
                 if !echo.is_empty() {
                     let _ = tx.data_bytes(Bytes::from(echo)).await;
@@ -471,6 +564,8 @@ struct Terminal<'a> {
     cancel: CancellationToken,
     /// A command running in the foreground keeps the session from being idle.
     activity: Arc<Activity>,
+    /// The audit trail and the per-command time limit are the session's.
+    session: Arc<Session>,
 }
 
 impl Terminal<'_> {
@@ -528,7 +623,7 @@ impl Terminal<'_> {
                     }
                     let text = script.take();
                     if !text.trim().is_empty() {
-                        self.foreground(&text).await;
+                        self.foreground(&text, Origin::Terminal).await;
                     }
                 }
             }
@@ -542,8 +637,24 @@ impl Terminal<'_> {
     }
 
     /// Runs one script with the terminal as its stdin: a line goes to it when it reads,
-    /// Ctrl-D ends its input, Ctrl-C cancels it.
-    async fn foreground(&mut self, script: &str) -> i32 {
+    /// Ctrl-D ends its input, Ctrl-C cancels it, `--command-timeout` stops it; the audit
+    /// trail records it as coming from `origin`.
+    async fn foreground(&mut self, script: &str, origin: Origin) -> i32 {
+        let (started, clock) = (SystemTime::now(), Instant::now());
+        let limit = self.session.services().command_timeout;
+        let (status, late) = self.run_foreground(script, limit).await;
+        let status = match (late, limit) {
+            (true, Some(limit)) => timed_out(limit, &self.out).await,
+            _ => status,
+        };
+        self.session
+            .audit(origin, script, started, clock.elapsed(), status)
+            .await;
+        status
+    }
+
+    /// Runs `script` in the foreground; its status, and whether `limit` stopped it.
+    async fn run_foreground(&mut self, script: &str, limit: Option<Duration>) -> (i32, bool) {
         let _busy = self.activity.busy();
         let cancel = self.cancel.child_token();
         let stdin = Input::from_source(Box::new(TermSource {
@@ -559,13 +670,20 @@ impl Terminal<'_> {
         let mut keys_open = true;
         let run = self.shell.run_script(script, &stdio, cancel.clone());
         tokio::pin!(run);
+        let deadline = tokio::time::sleep(limit.unwrap_or(Duration::from_secs(365 * 24 * 3600)));
+        tokio::pin!(deadline);
+        let mut late = false;
         loop {
             tokio::select! {
-                status = &mut run => return status,
+                status = &mut run => return (status, late),
                 pressed = self.interrupts.recv(), if keys_open => {
                     if pressed.is_none() {
                         keys_open = false;
                     }
+                    cancel.cancel();
+                }
+                _ = &mut deadline, if limit.is_some() && !late => {
+                    late = true;
                     cancel.cancel();
                 }
             }

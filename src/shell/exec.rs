@@ -403,6 +403,7 @@ impl Shell {
             self.last_status = e.status();
             return Err(Flow::Abort(e.status()));
         }
+        crate::telemetry::metrics::shell_error(&e);
         let mut status = self.report(&fds.stderr(), &e).await;
         if self.is_subshell && matches!(e, ShellError::Unbound(_) | ShellError::ParamError { .. }) {
             // bash exits a subshell with 1 where the shell itself would give 127.

@@ -82,6 +82,7 @@ impl Launcher for ShellLauncher {
             return Box::pin(run_nested(cfg, snapshots, argv, stdio, ctx.cancel.clone())).await;
         }
         if let Some(cmd) = entry.command.clone() {
+            let _ran = crate::telemetry::metrics::command(entry.kind);
             let r = cmd.run(&ctx, argv[1..].to_vec()).await;
             return forkbox_commands::exit_status(&base, r, &ctx.stderr).await;
         }

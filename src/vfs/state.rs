@@ -201,6 +201,7 @@ impl State {
                 quota.objects,
             )
         {
+            crate::telemetry::metrics::limit_hit(crate::telemetry::metrics::Limit::Quota);
             return Err(FsError::NoSpace);
         }
         self.reserved_bytes += bytes;

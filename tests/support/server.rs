@@ -23,7 +23,8 @@ pub const TEST_AUTH_TIMEOUT: &str = "120";
 
 pub struct Server {
     child: Child,
-    _stdout: BufReader<ChildStdout>,
+    /// The rest of the server's stdout; `None` once a test took it.
+    _stdout: Option<BufReader<ChildStdout>>,
     pub port: u16,
     pub data_dir: PathBuf,
     pub base: PathBuf,
@@ -154,7 +155,7 @@ impl Server {
             .unwrap_or_else(|| panic!("unexpected first line from forkbox: {line:?}"));
         Server {
             child,
-            _stdout: stdout,
+            _stdout: Some(stdout),
             port,
             data_dir,
             base,
@@ -168,6 +169,32 @@ impl Server {
         let _ = self.child.wait();
         let tmp = std::mem::replace(&mut self._tmp, tempfile::tempdir().unwrap());
         (tmp, self.base.clone(), self.data_dir.clone())
+    }
+
+    /// The server's next line on stdout after the first (which gave the SSH port): with
+    /// `--http-listen`, where the side port listens; with `--audit stdout`, audit lines.
+    /// Blocks until one comes.
+    pub fn stdout_line(&mut self) -> String {
+        let mut line = String::new();
+        let stdout = self._stdout.as_mut().expect("stdout was taken");
+        stdout.read_line(&mut line).unwrap();
+        line
+    }
+
+    /// The address of the HTTP side port, read from the second line of stdout (the
+    /// server must run with `--http-listen`).
+    pub fn http_addr(&mut self) -> SocketAddr {
+        let line = self.stdout_line();
+        line.trim()
+            .strip_prefix("forkbox http listening on ")
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected second line from forkbox: {line:?}"))
+    }
+
+    /// Hands over the server's stdout past the lines read so far (to read it on another
+    /// thread).
+    pub fn take_stdout(&mut self) -> BufReader<ChildStdout> {
+        self._stdout.take().expect("stdout was taken")
     }
 
     pub fn pid(&self) -> u32 {

@@ -21,6 +21,7 @@ impl Shell {
             return r;
         }
         if matches!(name.as_str(), "test" | "[" | "printf") {
+            let _ran = crate::telemetry::metrics::command(forkbox_commands::CommandKind::Builtin);
             let saved = self.push_temp_env(&env_extra);
             let r = if name == "printf" {
                 builtins::printf(self, args, fds).await
@@ -36,6 +37,7 @@ impl Shell {
             .is_some_and(|e| e.kind == forkbox_commands::CommandKind::Builtin)
             && !name.contains('/');
         if builtin {
+            let _ran = crate::telemetry::metrics::command(forkbox_commands::CommandKind::Builtin);
             let saved = self.push_temp_env(&env_extra);
             let r = builtins::run(self, &name, args, fds).await;
             self.pop_temp_env(saved);
@@ -57,6 +59,7 @@ impl Shell {
             Some(entry) if entry.kind == forkbox_commands::CommandKind::Builtin => {
                 // A builtin reached by its file's path (`/bin/echo`, `/bin/sh`) or from
                 // `command`/`exec`.
+                let _ran = crate::telemetry::metrics::command(entry.kind);
                 let saved = self.push_temp_env(env_extra);
                 let r = builtins::run(self, &entry.name, args, fds).await;
                 self.pop_temp_env(saved);
@@ -64,6 +67,7 @@ impl Shell {
             }
             Some(entry) => {
                 if let Some(cmd) = entry.command.clone() {
+                    let _ran = crate::telemetry::metrics::command(entry.kind);
                     let ctx = self.context(fds, env_extra);
                     let r = cmd.run(&ctx, args).await;
                     let status = forkbox_commands::exit_status(&entry.name, r, &ctx.stderr).await;
