@@ -120,6 +120,7 @@ pub fn environment(
         ("LANG".into(), "C.UTF-8".into()),
         ("HOSTNAME".into(), hostname.into()),
         ("FORKBOX_SESSION".into(), id.to_string()),
+        ("TMPDIR".into(), "/tmp".into()),
     ]
 }
 
@@ -337,6 +338,8 @@ impl Session {
             }
             Some(version) => self.create_from_snapshot(&lease, version).await?,
         };
+        // Every session has a writable /tmp ($TMPDIR), at no store request.
+        let vfs = vfs.with_tmp();
         *self.snapshots.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs.clone());
         *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs);
         match &from {
