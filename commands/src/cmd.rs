@@ -30,7 +30,9 @@ mod grep;
 mod gzip;
 mod head;
 mod help;
+mod getopt;
 mod id;
+mod install;
 mod join;
 mod ln;
 mod ls;
@@ -187,6 +189,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(mktemp::Mktemp),
         Arc::new(truncate::Truncate),
         Arc::new(dd::Dd),
+        Arc::new(install::Install),
     ]
 }
 
