@@ -24,6 +24,7 @@ mod env;
 mod expand;
 mod expr;
 mod factor;
+mod file;
 mod find;
 mod fold;
 mod grep;
@@ -31,6 +32,7 @@ mod gzip;
 mod head;
 mod help;
 mod getopt;
+mod iconv;
 mod id;
 mod install;
 mod join;
@@ -43,6 +45,7 @@ mod nl;
 mod nproc;
 mod numfmt;
 mod od;
+mod pager;
 mod paste;
 mod patch;
 mod printenv;
@@ -72,10 +75,12 @@ mod timeout;
 mod touch;
 mod tr;
 mod truefalse;
+mod tree;
 mod truncate;
 mod tsort;
 mod tty;
 mod uniq;
+mod uptime;
 pub(crate) mod util;
 mod wc;
 mod which;
@@ -190,6 +195,12 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(truncate::Truncate),
         Arc::new(dd::Dd),
         Arc::new(install::Install),
+        Arc::new(tree::Tree),
+        Arc::new(iconv::Iconv),
+        Arc::new(file::File),
+        Arc::new(uptime::Uptime),
+        Arc::new(pager::Less),
+        Arc::new(pager::More),
     ]
 }
 
