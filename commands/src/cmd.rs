@@ -7,6 +7,7 @@ use crate::Command;
 mod awk;
 mod base64;
 mod basename;
+mod bc;
 mod cat;
 mod chmod;
 mod column;
@@ -196,6 +197,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(dd::Dd),
         Arc::new(install::Install),
         Arc::new(tree::Tree),
+        Arc::new(bc::Bc),
         Arc::new(iconv::Iconv),
         Arc::new(file::File),
         Arc::new(uptime::Uptime),
