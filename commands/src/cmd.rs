@@ -14,6 +14,7 @@ mod column;
 mod comm;
 mod commands;
 mod cp;
+mod csplit;
 mod cut;
 mod date;
 mod dd;
@@ -197,6 +198,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(dd::Dd),
         Arc::new(install::Install),
         Arc::new(tree::Tree),
+        Arc::new(csplit::Csplit),
         Arc::new(bc::Bc),
         Arc::new(iconv::Iconv),
         Arc::new(file::File),
