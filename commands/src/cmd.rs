@@ -84,6 +84,7 @@ mod tty;
 mod uniq;
 mod uptime;
 pub(crate) mod util;
+mod watch;
 mod wc;
 mod which;
 mod xargs;
@@ -198,6 +199,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(dd::Dd),
         Arc::new(install::Install),
         Arc::new(tree::Tree),
+        Arc::new(watch::Watch),
         Arc::new(csplit::Csplit),
         Arc::new(bc::Bc),
         Arc::new(iconv::Iconv),
