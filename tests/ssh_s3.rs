@@ -215,7 +215,10 @@ fn sessions_read_the_base_bucket_and_write_their_fork() {
         lines[2].starts_with("-rwxr-x--x ") && lines[2].ends_with(" n.txt"),
         "{text}"
     );
-    assert_eq!(lines[3..], ["3", "README.md", "docs", "g.txt", "n.txt", "tmp"]);
+    assert_eq!(
+        lines[3..],
+        ["3", "README.md", "docs", "g.txt", "n.txt", "tmp"]
+    );
     // The fork goes with the session; the base bucket never changed.
     world.wait_no_forks();
     assert_eq!(world.objects(&world.base_bucket), base_before);

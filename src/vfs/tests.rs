@@ -763,7 +763,11 @@ async fn tmp_exists_free_until_used_and_can_be_removed() {
         let mut dirs = vec![String::new()];
         while let Some(d) = dirs.pop() {
             for e in forks.list_entries(&d).await.unwrap() {
-                let key = if d.is_empty() { e.name.clone() } else { format!("{d}/{}", e.name) };
+                let key = if d.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{d}/{}", e.name)
+                };
                 dirs.push(key.clone());
                 all.push(key);
             }

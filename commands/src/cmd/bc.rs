@@ -323,9 +323,7 @@ impl<'a> Machine<'a> {
             return Err(Flow::Error(format!("Function {name} not defined.")));
         };
         if args.len() != f.params.len() {
-            return Err(Flow::Error(format!(
-                "Parameter number mismatch"
-            )));
+            return Err(Flow::Error("Parameter number mismatch".to_string()));
         }
         if self.depth >= MAX_CALL_DEPTH {
             return Err(Flow::Error("Function call nesting too deep".into()));

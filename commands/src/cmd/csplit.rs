@@ -109,7 +109,10 @@ fn parse_pattern(arg: &str) -> Result<Pat, String> {
     if let Some(rest) = arg.strip_prefix('/').or_else(|| arg.strip_prefix('%')) {
         let delim = arg.as_bytes()[0] as char;
         let Some(end) = rest.rfind(delim) else {
-            return Err(format!("{}: closing delimiter '{delim}' missing", quote(arg)));
+            return Err(format!(
+                "{}: closing delimiter '{delim}' missing",
+                quote(arg)
+            ));
         };
         let (text, off) = (&rest[..end], &rest[end + 1..]);
         let offset = if off.is_empty() {
@@ -279,7 +282,10 @@ async fn split(
                     // The piece up to (not including) line `target`.
                     let end = (target - 1).min(lines.len());
                     if target - 1 < start {
-                        return Ok(Err(format!("{}: line number out of range", quote(&n.to_string()))));
+                        return Ok(Err(format!(
+                            "{}: line number out of range",
+                            quote(&n.to_string())
+                        )));
                     }
                     if let Err(e) = out.piece(&lines[start..end]).await? {
                         return Ok(Err(e));
@@ -330,5 +336,5 @@ async fn split(
             }
         }
     }
-    Ok(out.piece(&lines[start..]).await?)
+    out.piece(&lines[start..]).await
 }

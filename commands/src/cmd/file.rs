@@ -97,7 +97,13 @@ impl Command for File {
         let sep = p.last('F').unwrap_or(":").to_string();
         let pad = !p.has('N');
         let strict = p.has('E');
-        let shown = |f: &str| if f == "-" { "/dev/stdin".to_string() } else { f.to_string() };
+        let shown = |f: &str| {
+            if f == "-" {
+                "/dev/stdin".to_string()
+            } else {
+                f.to_string()
+            }
+        };
         let width = p
             .operands
             .iter()
@@ -259,7 +265,10 @@ fn classify(d: &[u8]) -> (String, String, String) {
         return bin("empty".into(), "inode/x-empty");
     }
     if d.len() == 1 {
-        return bin("very short file (no magic)".into(), "application/octet-stream");
+        return bin(
+            "very short file (no magic)".into(),
+            "application/octet-stream",
+        );
     }
     if d.starts_with(b"\x7fELF") && d.len() >= 20 {
         return bin(elf(d), elf_mime(d));
@@ -291,7 +300,11 @@ fn classify(d: &[u8]) -> (String, String, String) {
     if (d.starts_with(b"GIF87a") || d.starts_with(b"GIF89a")) && d.len() >= 10 {
         let v = String::from_utf8_lossy(&d[3..6]).into_owned();
         return bin(
-            format!("GIF image data, version {v}, {} x {}", le16(d, 6), le16(d, 8)),
+            format!(
+                "GIF image data, version {v}, {} x {}",
+                le16(d, 6),
+                le16(d, 8)
+            ),
             "image/gif",
         );
     }
@@ -364,9 +377,17 @@ fn classify(d: &[u8]) -> (String, String, String) {
         &body[start..]
     };
     if (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && json_ok(trimmed) {
-        return ("JSON text data".into(), "application/json".into(), enc.into());
+        return (
+            "JSON text data".into(),
+            "application/json".into(),
+            enc.into(),
+        );
     }
-    let lower: Vec<u8> = trimmed.iter().take(64).map(u8::to_ascii_lowercase).collect();
+    let lower: Vec<u8> = trimmed
+        .iter()
+        .take(64)
+        .map(u8::to_ascii_lowercase)
+        .collect();
     if lower.starts_with(b"<!doctype html") || lower.starts_with(b"<html") {
         return (
             format!("HTML document, {charset}{extras}"),
@@ -386,7 +407,11 @@ fn classify(d: &[u8]) -> (String, String, String) {
             enc.into(),
         );
     }
-    (format!("{charset}{extras}"), "text/plain".into(), enc.into())
+    (
+        format!("{charset}{extras}"),
+        "text/plain".into(),
+        enc.into(),
+    )
 }
 
 /// The MIME charset of `d` when it is text: `us-ascii`, `utf-8`, `iso-8859-1`,
@@ -573,7 +598,10 @@ impl Json<'_> {
             Some(b'-' | b'0'..=b'9') => {
                 let start = self.i;
                 while self.i < self.d.len()
-                    && matches!(self.d[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                    && matches!(
+                        self.d[self.i],
+                        b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+                    )
                 {
                     self.i += 1;
                 }
@@ -725,7 +753,7 @@ fn jpeg(d: &[u8]) -> String {
         }
         let marker = d[i + 1];
         let len = be16(d, i + 2) as usize;
-        if matches!(marker, 0xc0 | 0xc1 | 0xc2) {
+        if matches!(marker, 0xc0..=0xc2) {
             let kind = if marker == 0xc2 {
                 "progressive"
             } else {

@@ -185,8 +185,18 @@ mod tests {
 
     #[test]
     fn shorts_longs_values_and_permutation() {
-        let r = p(&["a", "-dvm755", "b", "--mode", "600", "--dir", "--suffix=x", "--", "-v"])
-            .unwrap();
+        let r = p(&[
+            "a",
+            "-dvm755",
+            "b",
+            "--mode",
+            "600",
+            "--dir",
+            "--suffix=x",
+            "--",
+            "-v",
+        ])
+        .unwrap();
         assert_eq!(r.operands, vec!["a", "b", "-v"]);
         assert!(r.has('d') && r.has('v'));
         assert_eq!(r.last('m'), Some("600"));
@@ -199,9 +209,18 @@ mod tests {
     #[test]
     fn gnu_wording_of_mistakes() {
         assert_eq!(p(&["-z"]).unwrap_err(), "invalid option -- 'z'");
-        assert_eq!(p(&["--bogus"]).unwrap_err(), "unrecognized option '--bogus'");
-        assert_eq!(p(&["-m"]).unwrap_err(), "option requires an argument -- 'm'");
-        assert_eq!(p(&["--mode"]).unwrap_err(), "option '--mode' requires an argument");
+        assert_eq!(
+            p(&["--bogus"]).unwrap_err(),
+            "unrecognized option '--bogus'"
+        );
+        assert_eq!(
+            p(&["-m"]).unwrap_err(),
+            "option requires an argument -- 'm'"
+        );
+        assert_eq!(
+            p(&["--mode"]).unwrap_err(),
+            "option '--mode' requires an argument"
+        );
         assert_eq!(
             p(&["--dir=x"]).unwrap_err(),
             "option '--directory' doesn't allow an argument"

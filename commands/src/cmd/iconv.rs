@@ -89,9 +89,9 @@ fn encoding(name: &str) -> Option<(Enc, bool, bool)> {
 
 /// Windows-1252's 0x80..0x9f (0 where undefined).
 const CP1252_HIGH: [u32; 32] = [
-    0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160,
-    0x2039, 0x0152, 0, 0x017d, 0, 0, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014,
-    0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
+    0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039,
+    0x0152, 0, 0x017d, 0, 0, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc,
+    0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
 ];
 
 /// What decoding found at one place of the input.
@@ -285,7 +285,8 @@ impl Command for Iconv {
             return Ok(0);
         }
         if p.has('V') {
-            ctx.out("iconv (Debian GLIBC 2.36-9+deb12u13) 2.36\n").await?;
+            ctx.out("iconv (Debian GLIBC 2.36-9+deb12u13) 2.36\n")
+                .await?;
             return Ok(0);
         }
         if p.has('l') {
@@ -308,7 +309,8 @@ impl Command for Iconv {
         let (Some((src, _, _)), Some((dst, translit_on, ignore))) =
             (encoding(&from), encoding(&to))
         else {
-            ctx.err("iconv: failed to start conversion processing\n").await;
+            ctx.err("iconv: failed to start conversion processing\n")
+                .await;
             return Ok(1);
         };
         let skip = ignore || p.has('c');
@@ -378,7 +380,9 @@ impl Command for Iconv {
                         if !encode(dst, c, &mut converted) {
                             if translit_on {
                                 match translit(c) {
-                                    Some(t) if t.chars().all(|t| encode(dst, t, &mut Vec::new())) => {
+                                    Some(t)
+                                        if t.chars().all(|t| encode(dst, t, &mut Vec::new())) =>
+                                    {
                                         for t in t.chars() {
                                             encode(dst, t, &mut converted);
                                         }
@@ -416,13 +420,17 @@ impl Command for Iconv {
         if let Some(path) = p.last('o') {
             let abs = ctx.path(path);
             let r = async {
-                let mut h = ctx.fs.open_write(&abs, crate::fs::WriteMode::Truncate).await?;
+                let mut h = ctx
+                    .fs
+                    .open_write(&abs, crate::fs::WriteMode::Truncate)
+                    .await?;
                 h.write(&converted).await?;
                 h.close().await
             }
             .await;
             if let Err(e) = r {
-                ctx.err(format!("iconv: cannot open output file: {e}\n")).await;
+                ctx.err(format!("iconv: cannot open output file: {e}\n"))
+                    .await;
                 return Ok(1);
             }
         } else {

@@ -170,8 +170,11 @@ impl Command for Install {
             match ctx.fs.stat(&ctx.path(dir)).await {
                 Ok(m) if m.is_dir() => {}
                 Ok(_) => {
-                    ctx.warn("install", format!("target {} is not a directory", quote(dir)))
-                        .await;
+                    ctx.warn(
+                        "install",
+                        format!("target {} is not a directory", quote(dir)),
+                    )
+                    .await;
                     return Ok(1);
                 }
                 Err(e) => {
@@ -196,19 +199,12 @@ impl Command for Install {
                 .await);
             }
             if no_target && srcs.len() > 1 {
-                return Ok(usage_error(
-                    ctx,
-                    "install",
-                    &format!("extra operand {}", quote(dest)),
-                )
-                .await);
+                return Ok(
+                    usage_error(ctx, "install", &format!("extra operand {}", quote(dest))).await,
+                );
             }
-            let dest_dir = !no_target
-                && ctx
-                    .fs
-                    .stat(&ctx.path(dest))
-                    .await
-                    .is_ok_and(|m| m.is_dir());
+            let dest_dir =
+                !no_target && ctx.fs.stat(&ctx.path(dest)).await.is_ok_and(|m| m.is_dir());
             if srcs.len() > 1 && !dest_dir {
                 if o.parents && !make_dirs(ctx, dest, None, o.verbose).await? {
                     return Ok(1);
@@ -216,8 +212,11 @@ impl Command for Install {
                 match ctx.fs.stat(&ctx.path(dest)).await {
                     Ok(m) if m.is_dir() => {}
                     Ok(_) => {
-                        ctx.warn("install", format!("target {} is not a directory", quote(dest)))
-                            .await;
+                        ctx.warn(
+                            "install",
+                            format!("target {} is not a directory", quote(dest)),
+                        )
+                        .await;
                         return Ok(1);
                     }
                     Err(e) => {
@@ -298,26 +297,39 @@ async fn make_dirs(
             }
             Err(FsError::NotFound) => {}
             Err(e) => {
-                ctx.warn("install", format!("cannot create directory {}: {e}", quote(&shown)))
-                    .await;
+                ctx.warn(
+                    "install",
+                    format!("cannot create directory {}: {e}", quote(&shown)),
+                )
+                .await;
                 return Ok(false);
             }
         }
         if let Err(e) = ctx.fs.mkdir(&path).await {
-            ctx.warn("install", format!("cannot create directory {}: {e}", quote(&shown)))
-                .await;
+            ctx.warn(
+                "install",
+                format!("cannot create directory {}: {e}", quote(&shown)),
+            )
+            .await;
             return Ok(false);
         }
         if verbose {
             ctx.out(format!("install: creating directory {}\n", quote(&shown)))
                 .await?;
         }
-        let m = if last { mode.unwrap_or(DEFAULT_MODE) } else { DEFAULT_MODE };
+        let m = if last {
+            mode.unwrap_or(DEFAULT_MODE)
+        } else {
+            DEFAULT_MODE
+        };
         if m != DEFAULT_MODE
             && let Err(e) = ctx.fs.chmod(&path, m).await
         {
-            ctx.warn("install", format!("cannot change permissions of {}: {e}", quote(&shown)))
-                .await;
+            ctx.warn(
+                "install",
+                format!("cannot change permissions of {}: {e}", quote(&shown)),
+            )
+            .await;
             return Ok(false);
         }
     }
@@ -353,7 +365,10 @@ async fn install_file(ctx: &Context, o: &Opts, src: &str, dest: &str) -> Result<
             .await;
             return Ok(false);
         }
-        let (a, b) = (ctx.fs.canonicalize(&from).await, ctx.fs.canonicalize(&to).await);
+        let (a, b) = (
+            ctx.fs.canonicalize(&from).await,
+            ctx.fs.canonicalize(&to).await,
+        );
         if let (Ok(a), Ok(b)) = (a, b)
             && a == b
         {
@@ -383,8 +398,11 @@ async fn install_file(ctx: &Context, o: &Opts, src: &str, dest: &str) -> Result<
     match copy_file(ctx, &from, &to, WriteMode::Truncate).await? {
         Ok(()) => {}
         Err(CopyError::Read(e)) => {
-            ctx.warn("install", format!("cannot open {} for reading: {e}", quote(src)))
-                .await;
+            ctx.warn(
+                "install",
+                format!("cannot open {} for reading: {e}", quote(src)),
+            )
+            .await;
             return Ok(false);
         }
         Err(CopyError::Write(e)) => {
@@ -397,19 +415,26 @@ async fn install_file(ctx: &Context, o: &Opts, src: &str, dest: &str) -> Result<
         }
     }
     if let Err(e) = ctx.fs.chmod(&to, o.mode).await {
-        ctx.warn("install", format!("cannot change permissions of {}: {e}", quote(dest)))
-            .await;
+        ctx.warn(
+            "install",
+            format!("cannot change permissions of {}: {e}", quote(dest)),
+        )
+        .await;
         return Ok(false);
     }
     if o.preserve
         && let Err(e) = ctx.fs.set_mtime(&to, meta.mtime).await
     {
-        ctx.warn("install", format!("cannot set timestamps for {}: {e}", quote(dest)))
-            .await;
+        ctx.warn(
+            "install",
+            format!("cannot set timestamps for {}: {e}", quote(dest)),
+        )
+        .await;
         return Ok(false);
     }
     if o.verbose {
-        ctx.out(format!("{} -> {}\n", quote(src), quote(dest))).await?;
+        ctx.out(format!("{} -> {}\n", quote(src), quote(dest)))
+            .await?;
     }
     Ok(true)
 }
@@ -439,8 +464,8 @@ async fn same_content(ctx: &Context, a: &str, b: &str) -> Result<bool, Interrupt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Invocation, MemFs};
     use crate::fs::FileSystem;
+    use crate::testing::{Invocation, MemFs};
 
     #[tokio::test]
     async fn installs_with_mode_and_parents() {

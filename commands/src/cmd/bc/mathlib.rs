@@ -18,7 +18,10 @@ struct Fx {
 
 impl Fx {
     fn from(n: &Num, p: usize) -> Fx {
-        Fx { v: n.rescale(p).n, p }
+        Fx {
+            v: n.rescale(p).n,
+            p,
+        }
     }
     fn one(p: usize) -> Fx {
         Fx { v: pow10(p), p }
@@ -75,10 +78,7 @@ impl Fx {
 fn exp(x: &Fx) -> Fx {
     let p = x.p;
     if x.v.is_negative() {
-        let pos = Fx {
-            v: -&x.v,
-            p,
-        };
+        let pos = Fx { v: -&x.v, p };
         return Fx::one(p).div(&exp(&pos));
     }
     // Halve until below 1, then square back.
@@ -199,10 +199,7 @@ fn pi(p: usize) -> Fx {
 /// sin(x).
 fn sin(x: &Fx) -> Fx {
     let p = x.p;
-    let two_pi = Fx {
-        v: pi(p).v * 2,
-        p,
-    };
+    let two_pi = Fx { v: pi(p).v * 2, p };
     // Reduce to (-2pi, 2pi).
     let q = &x.v / &two_pi.v;
     let y = Fx {
@@ -219,10 +216,7 @@ fn sin(x: &Fx) -> Fx {
         if term.small() {
             break;
         }
-        term = Fx {
-            v: -term.v,
-            p,
-        };
+        term = Fx { v: -term.v, p };
         sum = sum.add(&term);
     }
     sum
@@ -261,7 +255,7 @@ pub(crate) fn call(name: &str, args: &[Num], scale: usize) -> Option<Result<Num,
     let arg = |i: usize| args.get(i).map(|a| Fx::from(a, p));
     let want = |n: usize| {
         if args.len() != n {
-            Err(format!("Parameter number mismatch"))
+            Err("Parameter number mismatch".to_string())
         } else {
             Ok(())
         }

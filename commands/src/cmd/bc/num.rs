@@ -160,7 +160,10 @@ impl Num {
             scale: self.scale,
         };
         let int = abs.trunc();
-        let frac = abs.sub(&Num { n: int.clone(), scale: 0 });
+        let frac = abs.sub(&Num {
+            n: int.clone(),
+            scale: 0,
+        });
         let wide = base > 16;
         let width = (base - 1).to_string().len();
         let digit = |d: u64, s: &mut String| {
@@ -247,6 +250,9 @@ mod tests {
         assert_eq!(n("5.75").to_base(2), "101.1100000");
         assert_eq!(n("12345").to_base(100), " 01 23 45");
         assert_eq!(n("-255").to_base(16), "-FF");
-        assert_eq!(n("2").pow(&BigInt::from(-2), 3).unwrap().to_base(10), ".250");
+        assert_eq!(
+            n("2").pow(&BigInt::from(-2), 3).unwrap().to_base(10),
+            ".250"
+        );
     }
 }

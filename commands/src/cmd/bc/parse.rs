@@ -358,7 +358,10 @@ impl Parser {
                 }
                 "return" => {
                     self.next();
-                    if matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Op(";") | Tok::Op("}")) {
+                    if matches!(
+                        self.peek(),
+                        Tok::Newline | Tok::Eof | Tok::Op(";") | Tok::Op("}")
+                    ) {
                         return Ok(Stmt::Return(None));
                     }
                     Ok(Stmt::Return(Some(self.expr()?)))
@@ -415,11 +418,23 @@ impl Parser {
                 "for" => {
                     self.next();
                     self.expect("(")?;
-                    let a = if self.is_op(";") { None } else { Some(self.expr()?) };
+                    let a = if self.is_op(";") {
+                        None
+                    } else {
+                        Some(self.expr()?)
+                    };
                     self.expect(";")?;
-                    let b = if self.is_op(";") { None } else { Some(self.expr()?) };
+                    let b = if self.is_op(";") {
+                        None
+                    } else {
+                        Some(self.expr()?)
+                    };
                     self.expect(";")?;
-                    let c = if self.is_op(")") { None } else { Some(self.expr()?) };
+                    let c = if self.is_op(")") {
+                        None
+                    } else {
+                        Some(self.expr()?)
+                    };
                     self.expect(")")?;
                     self.skip_newlines();
                     let body = self.stmt()?;
@@ -688,8 +703,14 @@ impl Parser {
                             loop {
                                 // `name[]` passes a whole array.
                                 if let Tok::Name(a) = self.peek().clone()
-                                    && matches!(self.toks.get(self.pos + 1), Some((Tok::Op("["), _)))
-                                    && matches!(self.toks.get(self.pos + 2), Some((Tok::Op("]"), _)))
+                                    && matches!(
+                                        self.toks.get(self.pos + 1),
+                                        Some((Tok::Op("["), _))
+                                    )
+                                    && matches!(
+                                        self.toks.get(self.pos + 2),
+                                        Some((Tok::Op("]"), _))
+                                    )
                                 {
                                     self.pos += 3;
                                     args.push(Arg::Array(a));

@@ -3,7 +3,6 @@
 
 use std::time::SystemTime;
 
-
 use super::pattern::{PathRegex, REGEX_TYPES, RegexType, compile_regex};
 use crate::fs::FileKind;
 

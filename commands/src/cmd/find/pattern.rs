@@ -2,7 +2,6 @@
 //! (`*` matches `/` and a leading `.`), and GNU regular expressions on the GNU regex
 //! engine ([`compile_regex`], the one place that knows the `-regextype` dialects).
 
-
 /// The regular expression dialects `-regextype` accepts, grouped by what they mean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RegexType {
@@ -72,15 +71,13 @@ pub(crate) fn compile_regex(pat: &str, kind: RegexType, icase: bool) -> Result<P
         RegexType::Basic => (pat.to_string(), Dialect::Basic),
         RegexType::Emacs => (emacs_to_basic(pat), Dialect::Basic),
     };
-    compile(&text, dialect, flags)
-        .map(PathRegex)
-        .map_err(|e| {
-            format!(
-                "failed to compile regular expression {}: {}",
-                crate::cmd::util::quote(pat),
-                e.msg
-            )
-        })
+    compile(&text, dialect, flags).map(PathRegex).map_err(|e| {
+        format!(
+            "failed to compile regular expression {}: {}",
+            crate::cmd::util::quote(pat),
+            e.msg
+        )
+    })
 }
 
 /// Rewrites an emacs-syntax regex as a GNU basic one: unescaped `+`/`?` (operators in
