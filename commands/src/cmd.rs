@@ -50,6 +50,7 @@ mod od;
 mod pager;
 mod paste;
 mod patch;
+mod pr;
 mod printenv;
 mod printf;
 mod readlink;
@@ -199,6 +200,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(dd::Dd),
         Arc::new(install::Install),
         Arc::new(tree::Tree),
+        Arc::new(pr::Pr),
         Arc::new(watch::Watch),
         Arc::new(csplit::Csplit),
         Arc::new(bc::Bc),
