@@ -45,10 +45,18 @@ const HELP: &str = "usage: bc [options] [file ...]
   -v  --version      print version information and exit
 ";
 
-/// Calls nested deeper than this stop the statement (bc's own stack would overflow).
+/// Calls nested deeper than this stop the statement: each level of the interpreter's
+/// recursion is polled on its thread's stack ([`BC_STACK`]), which must not overflow.
 const MAX_CALL_DEPTH: usize = 1000;
+/// Stack of the thread a bc program runs on (reserved, not committed): deep enough for
+/// [`MAX_CALL_DEPTH`] calls and the parser's and evaluator's nesting limits.
+const BC_STACK: usize = 256 * 1024 * 1024;
+/// bc programs running at once on their own threads (others wait their turn).
+static BC_THREADS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(8);
 /// Elements an array may hold (bc's BC_DIM_MAX).
 const MAX_DIM: usize = 16_777_215;
+/// Largest power computed (in digits, about): bounds the memory and time of `a ^ b`.
+const MAX_POW_DIGITS: u64 = 2_000_000;
 /// bc's output line length: a number longer than this is split with `\`.
 const LINE_LEN: usize = 70;
 
@@ -214,7 +222,10 @@ impl<'a> Machine<'a> {
                 .ok_or_else(|| Flow::Error("Modulo by zero".into())),
             _ => {
                 let e: BigInt = b.trunc();
-                if e.bits() > 32 {
+                // The result's digits, roughly: more than this is refused, not computed.
+                let digits =
+                    (a.n.bits() / 3 + 1).saturating_mul(e.magnitude().to_u64().unwrap_or(u64::MAX));
+                if e.bits() > 32 || digits > MAX_POW_DIGITS {
                     return Err(Flow::Error("exponent too large in raise".into()));
                 }
                 if a.is_zero() && e < BigInt::zero() {
@@ -507,6 +518,34 @@ impl Command for Bc {
         "an arbitrary precision calculator language"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let turn = tokio::select! {
+            turn = BC_THREADS.acquire() => turn.map_err(|_| Interrupt::Cancelled)?,
+            _ = ctx.cancel.cancelled() => return Err(Interrupt::Cancelled),
+        };
+        let ctx2 = ctx.clone();
+        let rt = tokio::runtime::Handle::current();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        // A thread of its own: the interpreter's recursion needs a deeper stack than a
+        // runtime worker's; the program's future is polled there.
+        let spawned = std::thread::Builder::new()
+            .name("bc".into())
+            .stack_size(BC_STACK)
+            .spawn(move || {
+                let r = rt.block_on(run_bc(&ctx2, args));
+                drop(turn);
+                let _ = done_tx.send(r);
+            });
+        if spawned.is_err() {
+            ctx.err("bc: cannot start the interpreter thread\n").await;
+            return Ok(1);
+        }
+        done_rx.await.unwrap_or(Err(Interrupt::Cancelled))
+    }
+}
+
+/// Runs bc with `args` (on the thread [`Bc::run`] made).
+async fn run_bc(ctx: &Context, args: Vec<String>) -> CmdResult {
+    {
         let p = match parse(SPECS, &args, true) {
             Ok(p) => p,
             Err(msg) => {
@@ -614,6 +653,40 @@ async fn run_text(m: &mut Machine<'_>, text: &str, label: &str) -> Result<bool, 
                 m.ctx.err(format!("{label} {line}: syntax error\n")).await;
                 parser.recover();
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Invocation;
+
+    #[tokio::test]
+    async fn hostile_programs_end_with_a_message() {
+        for prog in [
+            "2^4000000000\n",
+            "2^99999999999999999999\n",
+            "obase=1\n5\n",
+            "scale=-1; 1/3\n",
+            "x[99999999999]=1\n",
+            "define f(n) { return f(n+1); }\nf(1)\n",
+            &"(".repeat(5000),
+            &format!("{}1{}\n", "(".repeat(140), ")".repeat(140)),
+            &format!("{}1{}\n", "{".repeat(140), "}".repeat(140)),
+            "define f(n) { if (n == 0) return 0; return 1 + f(n-1); }\nf(99)\nf(5000)\n",
+            "\"unterminated\n",
+            "/* open comment\n",
+            "l(0)\n",
+            "0^-1\n",
+            "ibase=99; obase=99999; 12345\n",
+        ] {
+            let inv = Invocation {
+                stdin: prog.as_bytes().to_vec(),
+                ..Invocation::default()
+            };
+            let (st, _, _) = inv.run(&Bc, &["-l"]).await;
+            assert!(st == 0 || st == 1, "{prog}: {st}");
         }
     }
 }

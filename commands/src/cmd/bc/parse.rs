@@ -216,7 +216,7 @@ pub(crate) struct Parser {
 }
 
 /// Deepest nesting of expressions and statements the parser follows.
-const MAX_NEST: usize = 500;
+const MAX_NEST: usize = 150;
 
 impl Parser {
     pub(crate) fn new(toks: Vec<(Tok, usize)>) -> Parser {
