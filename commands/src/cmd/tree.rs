@@ -407,6 +407,25 @@ async fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::FileSystem;
+    use crate::testing::{Invocation, MemFs};
+
+    #[tokio::test]
+    async fn a_very_deep_tree_is_cut_not_overflowed() {
+        let fs = MemFs::new();
+        let mut path = String::new();
+        for _ in 0..300 {
+            path.push_str("/d");
+            fs.mkdir(&path).await.unwrap();
+        }
+        let inv = Invocation {
+            fs: fs.clone(),
+            ..Invocation::default()
+        };
+        let (st, out, err) = inv.run(&Tree, &["--noreport", "/d"]).await;
+        assert_eq!((st, err.as_str()), (0, ""));
+        assert_eq!(out.lines().count(), MAX_DEPTH + 1);
+    }
 
     #[test]
     fn patterns() {
