@@ -562,7 +562,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
     let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
     let mut shell = Shell::new(ShellConfig {
         fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(
-            Vfs::with_quota(view, args.quota.quota()),
+            Vfs::with_quota(view, args.quota.quota()).with_tmp(),
         ))),
         registry: Arc::new(Registry::with_native()),
         env: crate::session::environment(&user, "forkbox", id, None),

@@ -133,6 +133,7 @@ pub fn environment(
         ("LANG".into(), "C.UTF-8".into()),
         ("HOSTNAME".into(), hostname.into()),
         ("FORKBOX_SESSION".into(), id.to_string()),
+        ("TMPDIR".into(), "/tmp".into()),
     ]
 }
 
@@ -352,7 +353,8 @@ impl Session {
             Some(version) => self.create_from_snapshot(&lease, version).await,
         };
         crate::telemetry::metrics::fork_created(started.elapsed(), made.is_ok());
-        let vfs = made?;
+        // Every session has a writable /tmp ($TMPDIR), at no store request.
+        let vfs = made?.with_tmp();
         *self.snapshots.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs.clone());
         *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs);
         match &from {

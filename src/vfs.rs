@@ -68,6 +68,10 @@ pub use forkbox_commands::fs::{DEFAULT_QUOTA_BYTES, DEFAULT_QUOTA_OBJECTS, Quota
 
 const DEFAULT_FILE_MODE: u32 = 0o644;
 const DEFAULT_DIR_MODE: u32 = 0o755;
+/// Root-relative path of the session's temporary directory ([`Vfs::with_tmp`]).
+const TMP_DIR: &str = "tmp";
+/// `/tmp`'s mode: everyone may write, only an entry's owner may remove it (sticky).
+const TMP_MODE: u32 = 0o1777;
 
 mod handle;
 mod held;
@@ -215,6 +219,35 @@ impl Vfs {
             }
         }
         Ok(vfs)
+    }
+
+    /// Gives the fork its `/tmp` (the session's temporary directory, mode 1777) unless the
+    /// fork already shows an entry there in its own layer. It costs no store request: the
+    /// directory lives in the index only, like a directory implied by the files under it,
+    /// until the session writes there (the files' keys imply it) or removes it. It is not
+    /// counted against the object quota (see [`State::objects`]). A base that holds its
+    /// own `tmp` keeps its contents visible; the session sees this directory's mode.
+    pub fn with_tmp(self) -> Vfs {
+        {
+            let mut st = self.state();
+            if !st.upper.contains_key(TMP_DIR) {
+                st.put_upper(TMP_DIR.to_string(), self.tmp_node());
+            }
+        }
+        self
+    }
+
+    fn tmp_node(&self) -> Node {
+        Node {
+            kind: FileKind::Dir,
+            len: 0,
+            mode: TMP_MODE,
+            mtime: self.inner.created,
+            target: None,
+            origin: Origin::Upper,
+            // No marker object holds it: see `State::objects`.
+            stored: false,
+        }
     }
 
     /// Reserves room for an operation that will store `bytes` and `objects` more.

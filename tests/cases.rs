@@ -234,10 +234,8 @@ async fn run_forkbox(script: &str) -> Outcome {
         .create(SessionId::new(), &lease)
         .await
         .expect("fork");
-    let vfs: Arc<dyn forkbox_commands::FileSystem> = Arc::new(forkbox::vfs::Vfs::with_quota(
-        view,
-        forkbox::vfs::Quota::default(),
-    ));
+    let vfs: Arc<dyn forkbox_commands::FileSystem> =
+        Arc::new(forkbox::vfs::Vfs::with_quota(view, forkbox::vfs::Quota::default()).with_tmp());
     let mut shell = Shell::new(ShellConfig {
         fs: Arc::new(forkbox::vfs::mounts::Mounts::with_devices(vfs.clone())),
         registry: Arc::new(registry()),

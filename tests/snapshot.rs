@@ -63,7 +63,7 @@ fn check_session_from(server: &Server, version: &str) {
         stdout(&out),
         format!(
             "one\ndeep\nchanged\none\n\
-             README.md\ndocs\nempty\nf.txt\nlink\nmade\n\
+             README.md\ndocs\nempty\nf.txt\nlink\nmade\ntmp\n\
              guide.txt\n\
              -rw-------\n\
              user {version}\n"

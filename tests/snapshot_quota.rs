@@ -121,7 +121,10 @@ fn the_quota_of_anonymous_users_refuses_the_next_snapshot() {
     assert_eq!(snapshots_on_disk(&server.data_dir), kept);
     // What was kept still works.
     let out = server.ssh_as(&format!("snap-{first}"), "wc -c < a; ls");
-    assert_eq!(stdout(&out), "307200\nREADME.md\na\ndocs\nshared.txt\n");
+    assert_eq!(
+        stdout(&out),
+        "307200\nREADME.md\na\ndocs\nshared.txt\ntmp\n"
+    );
     let out = server.ssh_as(&format!("snap-{second}"), "wc -c < c");
     assert_eq!(stdout(&out), "307200\n", "stderr: {}", stderr(&out));
     // Each snapshot records its owner and what it holds.

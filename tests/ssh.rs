@@ -20,7 +20,7 @@ fn exec_runs_a_script_in_a_fresh_fork() {
     let out = server.ssh("echo hi > f && cat f && ls");
     assert_eq!(
         stdout(&out),
-        "hi\nREADME.md\ndocs\nf\nshared.txt\n",
+        "hi\nREADME.md\ndocs\nf\nshared.txt\ntmp\n",
         "stderr: {}",
         stderr(&out)
     );
@@ -159,7 +159,7 @@ fn the_base_is_never_modified() {
     let out = server.ssh(script);
     assert_eq!(
         stdout(&out),
-        "changed\nline one\nline two\nline three\nnew\nchanged\nREADME.md\ndocs\nlink\nmoved.txt\n",
+        "changed\nline one\nline two\nline three\nnew\nchanged\nREADME.md\ndocs\nlink\nmoved.txt\ntmp\n",
         "stderr: {}",
         stderr(&out)
     );
@@ -269,7 +269,7 @@ fn escapes_never_reach_the_host() {
         "cat: ../../../etc/passwd: No such file or directory\n"
     );
     let out = server.ssh("cd /..; pwd; ls");
-    assert_eq!(stdout(&out), "/\nREADME.md\ndocs\nshared.txt\n");
+    assert_eq!(stdout(&out), "/\nREADME.md\ndocs\nshared.txt\ntmp\n");
     let out = server.ssh("ln -s /etc/passwd p; cat p");
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stderr(&out), "cat: p: No such file or directory\n");

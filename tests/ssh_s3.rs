@@ -215,7 +215,10 @@ fn sessions_read_the_base_bucket_and_write_their_fork() {
         lines[2].starts_with("-rwxr-x--x ") && lines[2].ends_with(" n.txt"),
         "{text}"
     );
-    assert_eq!(lines[3..], ["3", "README.md", "docs", "g.txt", "n.txt"]);
+    assert_eq!(
+        lines[3..],
+        ["3", "README.md", "docs", "g.txt", "n.txt", "tmp"]
+    );
     // The fork goes with the session; the base bucket never changed.
     world.wait_no_forks();
     assert_eq!(world.objects(&world.base_bucket), base_before);
@@ -460,7 +463,7 @@ fn failed_uploads_are_errors_and_the_session_goes_on() {
     assert_eq!(
         text,
         "status 1\nstatus 1\nstatus 1\nfine\nDENYME.big\nFAILME.txt\nFAILME2\nREADME.md\n\
-         docs\nok.txt\nshared.txt\n0\n",
+         docs\nok.txt\nshared.txt\ntmp\n0\n",
         "stderr: {err}"
     );
     let lines: Vec<&str> = err.lines().collect();

@@ -1042,7 +1042,7 @@ fn an_ssh_session_works_in_its_own_fork_which_is_force_deleted_at_logout() {
         stderr(&out)
     );
     let (listing, id) = text.trim_end().rsplit_once('\n').unwrap();
-    assert_eq!(listing, "welcome\nmine\nREADME.md\ndocs\ng");
+    assert_eq!(listing, "welcome\nmine\nREADME.md\ndocs\ng\ntmp");
     let id: SessionId = id.parse().unwrap();
     let fork = format!("base-{id}");
 
@@ -1218,7 +1218,7 @@ fn ssh_snapshots_outlive_their_session_and_start_new_ones() {
     assert_eq!(
         shown,
         format!(
-            "hi\ndeep\nd\nnote.txt\nuser {version}\n\
+            "hi\ndeep\nd\nnote.txt\ntmp\nuser {version}\n\
              [{{\"version\":\"{version}\",\"name\":\"x\",\"created\":\"{}\"}}]",
             printed_time(&version)
         )

@@ -7,12 +7,14 @@ use crate::Command;
 mod awk;
 mod base64;
 mod basename;
+mod bc;
 mod cat;
 mod chmod;
 mod column;
 mod comm;
 mod commands;
 mod cp;
+mod csplit;
 mod cut;
 mod date;
 mod dd;
@@ -24,13 +26,17 @@ mod env;
 mod expand;
 mod expr;
 mod factor;
+mod file;
 mod find;
 mod fold;
+mod getopt;
 mod grep;
 mod gzip;
 mod head;
 mod help;
+mod iconv;
 mod id;
+mod install;
 mod join;
 mod ln;
 mod ls;
@@ -41,8 +47,10 @@ mod nl;
 mod nproc;
 mod numfmt;
 mod od;
+mod pager;
 mod paste;
 mod patch;
+mod pr;
 mod printenv;
 mod printf;
 mod readlink;
@@ -69,12 +77,15 @@ pub(crate) mod textin;
 mod timeout;
 mod touch;
 mod tr;
+mod tree;
 mod truefalse;
 mod truncate;
 mod tsort;
 mod tty;
 mod uniq;
+mod uptime;
 pub(crate) mod util;
+mod watch;
 mod wc;
 mod which;
 mod xargs;
@@ -187,6 +198,17 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(mktemp::Mktemp),
         Arc::new(truncate::Truncate),
         Arc::new(dd::Dd),
+        Arc::new(install::Install),
+        Arc::new(tree::Tree),
+        Arc::new(pr::Pr),
+        Arc::new(watch::Watch),
+        Arc::new(csplit::Csplit),
+        Arc::new(bc::Bc),
+        Arc::new(iconv::Iconv),
+        Arc::new(file::File),
+        Arc::new(uptime::Uptime),
+        Arc::new(pager::Less),
+        Arc::new(pager::More),
     ]
 }
 

@@ -181,9 +181,15 @@ impl State {
         self.upper.get(rel).map(charged).unwrap_or(0)
     }
 
-    /// Objects the layer holds: upper entries and whiteouts.
+    /// Objects the layer holds: upper entries and whiteouts. The session's `/tmp` made by
+    /// [`Vfs::with_tmp`] is not one: no marker object holds it (it is an unstored
+    /// directory, which nothing else makes).
     pub(super) fn objects(&self) -> u64 {
-        (self.upper.len() + self.whiteouts.len()) as u64
+        let synthetic = self
+            .upper
+            .get(TMP_DIR)
+            .is_some_and(|n| n.kind == FileKind::Dir && !n.stored);
+        (self.upper.len() + self.whiteouts.len() - usize::from(synthetic)) as u64
     }
 
     /// Reserves `bytes` and `objects` more, or fails with `NoSpace` when that would take

@@ -752,3 +752,49 @@ async fn renaming_a_directory_with_a_symlink_on_the_local_store() {
     assert_eq!(fs.readlink("/e/l").await.unwrap(), "a");
     assert_eq!(read_all(fs.as_ref(), "/e/l", 10).await.unwrap(), b"a");
 }
+
+#[tokio::test]
+async fn tmp_exists_free_until_used_and_can_be_removed() {
+    let base = seeded_base().await;
+    let forks = Store::memory();
+    let fs = limited_on(&base, forks.clone(), 1 << 20, 2).await;
+    let objects = |forks: Store| async move {
+        let mut all = Vec::new();
+        let mut dirs = vec![String::new()];
+        while let Some(d) = dirs.pop() {
+            for e in forks.list_entries(&d).await.unwrap() {
+                let key = if d.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{d}/{}", e.name)
+                };
+                dirs.push(key.clone());
+                all.push(key);
+            }
+        }
+        all
+    };
+    let before = objects(forks.clone()).await;
+    let fs = fs.with_tmp();
+    let st = fs.stat("/tmp").await.unwrap();
+    assert_eq!(st.kind, FileKind::Dir);
+    assert_eq!(st.mode, 0o1777);
+    assert!(names(&fs.read_dir("/").await.unwrap()).contains(&"tmp"));
+    // It holds no object and costs nothing.
+    assert_eq!(used(&fs).await, (0, 0));
+    assert_eq!(objects(forks.clone()).await, before, "no store request");
+    // Files under it are stored as any other, and count.
+    write(&fs, "/tmp/x", "data", WriteMode::Truncate).await;
+    assert_eq!(read(&fs, "/tmp/x").await.unwrap(), "data");
+    assert_eq!(names(&fs.read_dir("/tmp").await.unwrap()), vec!["x"]);
+    assert_eq!(used(&fs).await, (4, 1));
+    // It is a directory like any other: not empty, then removable.
+    assert_eq!(fs.rmdir("/tmp").await, Err(FsError::NotEmpty));
+    fs.unlink("/tmp/x").await.unwrap();
+    fs.rmdir("/tmp").await.unwrap();
+    assert_eq!(fs.stat("/tmp").await.err(), Some(FsError::NotFound));
+    assert!(!names(&fs.read_dir("/").await.unwrap()).contains(&"tmp"));
+    assert_eq!(used(&fs).await, (0, 0));
+    fs.mkdir("/tmp").await.unwrap();
+    assert_eq!(used(&fs).await, (0, 1));
+}

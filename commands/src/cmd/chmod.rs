@@ -14,7 +14,7 @@ use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 
 /// The umask a symbolic mode without `ugoa` honours, matching the modes forkbox
 /// creates files (0644) and directories (0755) with.
-const UMASK: u32 = 0o022;
+pub(crate) const UMASK: u32 = 0o022;
 
 /// Every bit chmod may set: permissions plus setuid, setgid and sticky.
 const MODE_BITS: u32 = 0o7777;
@@ -58,7 +58,7 @@ const WHO_O: u32 = 0o1007;
 
 /// What a symbolic action adds, removes or sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Perms {
+pub(crate) enum Perms {
     /// Plain bits (`rwst`), plus whether `X` was given.
     Bits { bits: u32, cond_x: bool },
     /// Copy the current permissions of u, g or o (`g=u`): the shift of that triple.
@@ -66,7 +66,7 @@ enum Perms {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Action {
+pub(crate) struct Action {
     /// `ugoa` bits; 0 when none was given (the umask then applies).
     who: u32,
     op: u8,
@@ -75,7 +75,7 @@ struct Action {
 
 /// A parsed MODE.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     /// An octal mode and the number of digits it was written with (fewer than 5 keep a
     /// directory's setuid/setgid bits, as GNU does).
     Octal {
@@ -86,7 +86,7 @@ enum Mode {
 }
 
 impl Mode {
-    fn parse(s: &str) -> Option<Mode> {
+    pub(crate) fn parse(s: &str) -> Option<Mode> {
         if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
             if !s.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
                 return None;
@@ -163,7 +163,7 @@ impl Mode {
 
     /// The new mode of a file whose mode is `old`, with `umask` applied to clauses
     /// without `ugoa`.
-    fn apply(&self, old: u32, is_dir: bool, umask: u32) -> u32 {
+    pub(crate) fn apply(&self, old: u32, is_dir: bool, umask: u32) -> u32 {
         match self {
             Mode::Octal { bits, digits } => {
                 if is_dir && *digits < 5 {

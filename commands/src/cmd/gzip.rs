@@ -354,7 +354,8 @@ impl Run<'_> {
         let mut coder = if decompress {
             Coder::Dec(MultiGzDecoder::new(Vec::new()))
         } else {
-            let mut b = GzBuilder::new();
+            // OS 3 (Unix), as GNU gzip writes it (flate2's default is 255, unknown).
+            let mut b = GzBuilder::new().operating_system(3);
             if !self.o.no_name
                 && let Some(m) = &in_meta
             {

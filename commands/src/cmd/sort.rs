@@ -72,6 +72,12 @@ struct Args {
     /// Natural sort of (version) numbers within text.
     #[arg(short = 'V', long = "version-sort")]
     version: bool,
+    /// Shuffle, but group identical keys (a random hash of each key is compared).
+    #[arg(short = 'R', long = "random-sort")]
+    random: bool,
+    /// Accepted for compatibility; the order is random either way.
+    #[arg(long = "random-source", value_name = "FILE")]
+    random_source: Option<String>,
     /// Check for sorted input; do not sort.
     #[arg(short = 'c', long)]
     check: bool,
@@ -115,6 +121,9 @@ struct Opts {
     numeric: bool,
     reverse: bool,
     version: bool,
+    random: bool,
+    /// The key of `random`'s hash: one per invocation, so equal keys hash alike.
+    salt: u64,
 }
 
 impl Opts {
@@ -128,6 +137,7 @@ impl Opts {
             || self.numeric
             || self.reverse
             || self.version
+            || self.random
     }
 
     fn apply(&mut self, letters: &str) -> Result<(), char> {
@@ -143,6 +153,7 @@ impl Opts {
                 'n' => self.numeric = true,
                 'r' => self.reverse = true,
                 'V' => self.version = true,
+                'R' => self.random = true,
                 other => return Err(other),
             }
         }
@@ -410,6 +421,15 @@ fn text_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {
     norm(a).cmp(&norm(b))
 }
 
+/// `-R`'s order: a hash of the key under the invocation's salt.
+fn random_hash(key: &[u8], salt: u64) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    h.write_u64(salt);
+    h.write(key);
+    h.finish()
+}
+
 fn key_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {
     let (a, b) = if o.blanks {
         (skip_blanks(a), skip_blanks(b))
@@ -432,6 +452,18 @@ fn key_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {
         month_value(a).cmp(&month_value(b))
     } else if o.version {
         version_cmp(a, b)
+    } else if o.random {
+        let norm: Vec<u8> = if o.fold {
+            a.to_ascii_uppercase()
+        } else {
+            a.to_vec()
+        };
+        let normb: Vec<u8> = if o.fold {
+            b.to_ascii_uppercase()
+        } else {
+            b.to_vec()
+        };
+        random_hash(&norm, o.salt).cmp(&random_hash(&normb, o.salt))
     } else {
         text_cmp(a, b, o)
     };
@@ -512,7 +544,10 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
         numeric: args.numeric,
         reverse: args.reverse,
         version: args.version,
+        random: args.random,
+        salt: rand::random(),
     };
+    let _ = &args.random_source;
     let sep = match args.separator.as_deref() {
         None => None,
         Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
@@ -526,7 +561,10 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
     let mut keys = Vec::new();
     for k in &args.keys {
         match parse_key(k, global) {
-            Ok(k) => keys.push(k),
+            Ok(mut k) => {
+                k.opts.salt = global.salt;
+                keys.push(k)
+            }
             Err(msg) => {
                 ctx.warn("sort", msg).await;
                 return Ok(2);

@@ -3,9 +3,7 @@
 
 use std::time::SystemTime;
 
-use regex::Regex;
-
-use super::pattern::{REGEX_TYPES, RegexType, compile_regex};
+use super::pattern::{PathRegex, REGEX_TYPES, RegexType, compile_regex};
 use crate::fs::FileKind;
 
 /// How a comparison operand was written: `+N`, `-N` or `N`.
@@ -76,7 +74,7 @@ pub(crate) enum Test {
         pat: String,
         icase: bool,
     },
-    Regex(Regex),
+    Regex(PathRegex),
     Type(Vec<FileKind>),
     XType(Vec<FileKind>),
     Size {

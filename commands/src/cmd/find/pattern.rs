@@ -1,9 +1,6 @@
 //! The patterns `find` matches names with: shell globs as `fnmatch(3)` without flags
-//! (`*` matches `/` and a leading `.`), and GNU regular expressions translated to the
-//! `regex` crate's syntax by [`translate_regex`], the one place that knows the dialects
-//! (a GNU regex engine will replace it).
-
-use regex::{Regex, RegexBuilder};
+//! (`*` matches `/` and a leading `.`), and GNU regular expressions on the GNU regex
+//! engine ([`compile_regex`], the one place that knows the `-regextype` dialects).
 
 /// The regular expression dialects `-regextype` accepts, grouped by what they mean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,209 +45,119 @@ impl RegexType {
     }
 }
 
-/// Compiles a GNU regular expression that must match a whole path.
-pub(crate) fn compile_regex(pat: &str, kind: RegexType, icase: bool) -> Result<Regex, String> {
-    let body = translate_regex(pat, kind)?;
-    RegexBuilder::new(&format!(r"\A(?s:{body})\z"))
-        .case_insensitive(icase)
-        .build()
-        .map_err(|_| "Invalid regular expression".to_string())
+/// A compiled `-regex`: GNU's regex engine, matching the whole path.
+#[derive(Debug)]
+pub(crate) struct PathRegex(crate::gnu_regex::Regex);
+
+impl PathRegex {
+    pub(crate) fn is_match(&self, path: &str) -> bool {
+        self.0.is_match(path.as_bytes()).unwrap_or(false)
+    }
 }
 
-/// Translates `pat` from a GNU dialect to the `regex` crate's syntax.
-pub(crate) fn translate_regex(pat: &str, kind: RegexType) -> Result<String, String> {
+/// Compiles a GNU regular expression that must match a whole path, on the GNU regex
+/// engine (`gnu_regex`): `posix-basic` and `posix-extended` as they are, and the emacs
+/// syntax of find's default rewritten into a basic one (where `+`, `?` are operators and
+/// `\(`, `\)`, `\|` group, and back-references work).
+pub(crate) fn compile_regex(pat: &str, kind: RegexType, icase: bool) -> Result<PathRegex, String> {
+    use crate::gnu_regex::{Dialect, Flags, compile};
+    let flags = Flags {
+        icase,
+        whole_line: true,
+        ..Flags::default()
+    };
+    let (text, dialect) = match kind {
+        RegexType::Extended => (pat.to_string(), Dialect::Extended),
+        RegexType::Basic => (pat.to_string(), Dialect::Basic),
+        RegexType::Emacs => (emacs_to_basic(pat), Dialect::Basic),
+    };
+    compile(&text, dialect, flags).map(PathRegex).map_err(|e| {
+        format!(
+            "failed to compile regular expression {}: {}",
+            crate::cmd::util::quote(pat),
+            e.msg
+        )
+    })
+}
+
+/// Rewrites an emacs-syntax regex as a GNU basic one: unescaped `+`/`?` (operators in
+/// emacs) become `\+`/`\?` (literal at the start of a group or the pattern, as in
+/// emacs), `\{`/`\}` are literal braces (emacs has no intervals), bracket expressions
+/// are copied as they are.
+fn emacs_to_basic(pat: &str) -> String {
     let chars: Vec<char> = pat.chars().collect();
-    let mut out = String::new();
+    let mut out = String::with_capacity(pat.len() + 8);
     let mut i = 0;
-    // Whether an operator here would have nothing to apply to (start of the pattern or
-    // of a group or alternative): then `*` is literal, and `^` is an anchor.
     let mut at_start = true;
-    let mut depth = 0usize;
     while i < chars.len() {
         let c = chars[i];
         let start = at_start;
         at_start = false;
         match c {
-            '\\' => {
-                let Some(&n) = chars.get(i + 1) else {
-                    return Err("Trailing backslash".into());
-                };
-                i += 2;
-                let grouping = kind != RegexType::Extended;
-                match n {
-                    '(' if grouping => {
-                        out.push('(');
-                        depth += 1;
-                        at_start = true;
-                    }
-                    ')' if grouping => {
-                        if depth == 0 {
-                            return Err("Unmatched ) or \\)".into());
-                        }
-                        depth -= 1;
-                        out.push(')');
-                    }
-                    '|' if grouping => {
-                        out.push('|');
-                        at_start = true;
-                    }
-                    '{' if kind == RegexType::Basic => {
-                        let (interval, used) = interval(&chars[i..], true)?;
-                        out.push_str(&interval);
-                        i += used;
-                    }
-                    '+' | '?' if kind == RegexType::Basic => {
-                        if start {
-                            out.push_str(&regex::escape(&n.to_string()));
-                        } else {
-                            out.push(n);
-                        }
-                    }
-                    'w' | 'W' | 's' | 'S' | 'b' | 'B' => {
-                        out.push('\\');
-                        out.push(n);
-                    }
-                    '<' | '>' => out.push_str(r"\b"),
-                    '`' => out.push_str(r"\A"),
-                    '\'' => out.push_str(r"\z"),
-                    '1'..='9' => return Err("Back-references are not supported".into()),
-                    other => out.push_str(&regex::escape(&other.to_string())),
+            '\\' => match chars.get(i + 1) {
+                Some('(') | Some('|') => {
+                    out.push('\\');
+                    out.push(chars[i + 1]);
+                    at_start = true;
+                    i += 2;
                 }
-                continue;
+                Some('{') | Some('}') => {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                }
+                Some('+') | Some('?') => {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                }
+                Some(&n) => {
+                    out.push('\\');
+                    out.push(n);
+                    i += 2;
+                }
+                None => {
+                    out.push('\\');
+                    i += 1;
+                }
+            },
+            '+' | '?' => {
+                if !start {
+                    out.push('\\');
+                }
+                out.push(c);
+                i += 1;
             }
             '[' => {
-                let (class, used) = bracket(&chars[i..])?;
-                out.push_str(&class);
-                i += used;
-                continue;
-            }
-            '.' => out.push('.'),
-            '^' if start || kind == RegexType::Extended => out.push('^'),
-            '$' => {
-                let next = chars.get(i + 1..i + 3);
-                let at_end = i + 1 == chars.len()
-                    || kind == RegexType::Extended
-                    || matches!(next, Some(['\\', ')' | '|']));
-                out.push_str(if at_end { "$" } else { r"\$" });
-            }
-            '*' if !start => out.push('*'),
-            '+' | '?' if !start && kind != RegexType::Basic => out.push(c),
-            '(' if kind == RegexType::Extended => {
-                out.push('(');
-                depth += 1;
-                at_start = true;
-            }
-            ')' if kind == RegexType::Extended && depth > 0 => {
-                depth -= 1;
-                out.push(')');
-            }
-            '|' if kind == RegexType::Extended => {
-                out.push('|');
-                at_start = true;
-            }
-            '{' if kind == RegexType::Extended && !start => {
-                match interval(&chars[i + 1..], false) {
-                    Ok((interval, used)) => {
-                        out.push_str(&interval);
-                        i += used;
-                    }
-                    Err(_) => out.push_str(r"\{"),
+                // Copy the bracket expression through its closing `]`.
+                let mut j = i + 1;
+                if chars.get(j) == Some(&'^') {
+                    j += 1;
                 }
+                if chars.get(j) == Some(&']') {
+                    j += 1;
+                }
+                while j < chars.len() && chars[j] != ']' {
+                    if chars[j] == '[' && matches!(chars.get(j + 1), Some(':' | '.' | '=')) {
+                        let close = chars[j + 1];
+                        j += 2;
+                        while j + 1 < chars.len() && !(chars[j] == close && chars[j + 1] == ']') {
+                            j += 1;
+                        }
+                        j += 2;
+                    } else {
+                        j += 1;
+                    }
+                }
+                let end = (j + 1).min(chars.len());
+                out.extend(&chars[i..end]);
+                i = end;
             }
-            other => out.push_str(&regex::escape(&other.to_string())),
-        }
-        i += 1;
-    }
-    if depth > 0 {
-        return Err("Unmatched ( or \\(".into());
-    }
-    Ok(out)
-}
-
-/// An interval `m,n}` (after its `{`; with `\}` when `escaped`): the `regex` crate's text
-/// and how many characters it used.
-fn interval(chars: &[char], escaped: bool) -> Result<(String, usize), String> {
-    let mut body = String::new();
-    let mut i = 0;
-    loop {
-        match chars.get(i) {
-            Some('\\') if escaped && chars.get(i + 1) == Some(&'}') => {
-                i += 2;
-                break;
-            }
-            Some('}') if !escaped => {
+            _ => {
+                out.push(c);
                 i += 1;
-                break;
-            }
-            Some(c) if c.is_ascii_digit() || *c == ',' => body.push(*c),
-            _ => return Err("Unmatched \\{".into()),
-        }
-        i += 1;
-    }
-    let valid = match body.split_once(',') {
-        None => !body.is_empty(),
-        Some((a, b)) => !(b.contains(',') || a.is_empty() && b.is_empty()),
-    };
-    if !valid {
-        return Err("Invalid content of \\{\\}".into());
-    }
-    let body = if body.starts_with(',') {
-        format!("0{body}")
-    } else {
-        body
-    };
-    Ok((format!("{{{body}}}"), i))
-}
-
-/// A POSIX bracket expression starting at `[`: the `regex` crate's class and the
-/// characters used. Backslash is literal inside; `]` first is literal.
-fn bracket(chars: &[char]) -> Result<(String, usize), String> {
-    let mut out = String::from("[");
-    let mut i = 1;
-    if chars.get(i) == Some(&'^') {
-        out.push('^');
-        i += 1;
-    }
-    let mut first = true;
-    loop {
-        let Some(&c) = chars.get(i) else {
-            return Err("Unmatched [, [^, [:, [., or [=".into());
-        };
-        if c == ']' && !first {
-            out.push(']');
-            return Ok((out, i + 1));
-        }
-        first = false;
-        if c == '[' && matches!(chars.get(i + 1), Some(':' | '.' | '=')) {
-            let kind = chars[i + 1];
-            let rest = &chars[i + 2..];
-            let Some(end) = rest.windows(2).position(|w| w[0] == kind && w[1] == ']') else {
-                return Err("Unmatched [, [^, [:, [., or [=".into());
-            };
-            let name: String = rest[..end].iter().collect();
-            if kind == ':' {
-                out.push_str(&format!("[:{name}:]"));
-            } else {
-                out.push_str(&regex::escape(&name));
-            }
-            i += 2 + end + 2;
-            continue;
-        }
-        if c == '-' {
-            let is_range = out.len() > 1
-                && !out.ends_with('[')
-                && !out.ends_with('^')
-                && chars.get(i + 1).is_some_and(|n| *n != ']');
-            out.push_str(if is_range { "-" } else { r"\-" });
-        } else {
-            out.push_str(&regex::escape(&c.to_string()));
-            if matches!(c, '&' | '~') {
-                // `&&` and `~~` are set operations in the regex crate.
-                out.insert(out.len() - 1, '\\');
             }
         }
-        i += 1;
     }
+    out
 }
 
 /// Whether `name` matches the glob `pat` (`fnmatch` without flags; `icase` for

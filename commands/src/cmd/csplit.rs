@@ -1,0 +1,340 @@
+//! `csplit`: split a file into pieces at line numbers (`N`) and at lines matching basic
+//! regular expressions (`/RE/[+-OFFSET]` starts a piece, `%RE%[OFFSET]` skips to a line),
+//! a pattern repeated with `{N}` or `{*}`, as GNU coreutils does it: pieces are
+//! `xx00`, `xx01`… (`-f PREFIX`, `-n DIGITS`), each piece's size is printed (not with
+//! `-s`), empty pieces are dropped with `-z`, and on an error the pieces made are removed
+//! (kept with `-k`). The input is read whole (charged to the session's budget).
+
+use async_trait::async_trait;
+
+use super::getopt::{Arg, Spec, opt, parse};
+use super::textin::slurp;
+use super::util::{quote, usage_error};
+use crate::fs::WriteMode;
+use crate::gnu_regex::{self, Dialect, Flags, Regex};
+use crate::{CmdResult, Command, Context, Interrupt};
+
+const SPECS: &[Spec] = &[
+    opt('f', Some('f'), Some("prefix"), Arg::Required),
+    opt('n', Some('n'), Some("digits"), Arg::Required),
+    opt('s', Some('s'), Some("quiet"), Arg::No),
+    opt('s', None, Some("silent"), Arg::No),
+    opt('z', Some('z'), Some("elide-empty-files"), Arg::No),
+    opt('k', Some('k'), Some("keep-files"), Arg::No),
+    opt('h', None, Some("help"), Arg::No),
+    opt('V', None, Some("version"), Arg::No),
+];
+
+const HELP: &str = "Usage: csplit [OPTION]... FILE PATTERN...
+Output pieces of FILE separated by PATTERN(s) to files 'xx00', 'xx01', ...,
+and output byte counts of each piece to standard output.
+
+Read standard input if FILE is -
+
+  -f, --prefix=PREFIX        use PREFIX instead of 'xx'
+  -k, --keep-files           do not remove output files on errors
+  -n, --digits=DIGITS        use specified number of digits instead of 2
+  -s, --quiet, --silent      do not print counts of output file sizes
+  -z, --elide-empty-files    suppress empty output files
+      --help        display this help and exit
+
+Each PATTERN may be:
+  INTEGER            copy up to but not including specified line number
+  /REGEXP/[OFFSET]   copy up to but not including a matching line
+  %REGEXP%[OFFSET]   skip to, but not including a matching line
+  {INTEGER}          repeat the previous pattern specified number of times
+  {*}                repeat the previous pattern as many times as possible
+
+A line OFFSET is an integer optionally preceded by '+' or '-'
+";
+
+enum Pat {
+    Line(usize),
+    Re {
+        text: String,
+        re: Box<Regex>,
+        offset: i64,
+        skip: bool,
+    },
+}
+
+/// How often a pattern applies: once plus `extra` more times (`None`: `{*}`).
+struct Step {
+    pat: Pat,
+    extra: Option<usize>,
+}
+
+pub struct Csplit;
+
+struct Out<'c> {
+    ctx: &'c Context,
+    prefix: String,
+    digits: usize,
+    quiet: bool,
+    elide: bool,
+    next: usize,
+    made: Vec<String>,
+}
+
+impl Out<'_> {
+    /// Writes `lines` as the next piece.
+    async fn piece(&mut self, lines: &[&[u8]]) -> Result<Result<(), String>, Interrupt> {
+        let size: usize = lines.iter().map(|l| l.len()).sum();
+        if self.elide && size == 0 {
+            return Ok(Ok(()));
+        }
+        let name = format!("{}{:0w$}", self.prefix, self.next, w = self.digits);
+        self.next += 1;
+        let path = self.ctx.path(&name);
+        let r = async {
+            let mut h = self.ctx.fs.open_write(&path, WriteMode::Truncate).await?;
+            for l in lines {
+                h.write(l).await?;
+            }
+            h.close().await
+        }
+        .await;
+        if let Err(e) = r {
+            return Ok(Err(format!("{}: {e}", quote(&name))));
+        }
+        self.made.push(path);
+        if !self.quiet {
+            self.ctx.out(format!("{size}\n")).await?;
+        }
+        Ok(Ok(()))
+    }
+}
+
+fn parse_pattern(arg: &str) -> Result<Pat, String> {
+    if let Some(rest) = arg.strip_prefix('/').or_else(|| arg.strip_prefix('%')) {
+        let delim = arg.as_bytes()[0] as char;
+        let Some(end) = rest.rfind(delim) else {
+            return Err(format!(
+                "{}: closing delimiter '{delim}' missing",
+                quote(arg)
+            ));
+        };
+        let (text, off) = (&rest[..end], &rest[end + 1..]);
+        let offset = if off.is_empty() {
+            0
+        } else {
+            off.trim_start_matches('+')
+                .parse::<i64>()
+                .ok()
+                .filter(|_| !off.starts_with("+-") && !off.starts_with("++"))
+                .ok_or_else(|| format!("{}: integer expected after delimiter", quote(arg)))?
+        };
+        let re = gnu_regex::compile(text, Dialect::Basic, Flags::default())
+            .map_err(|e| format!("{}: {}", quote(arg), e.msg))?;
+        return Ok(Pat::Re {
+            text: arg.to_string(),
+            re: Box::new(re),
+            offset,
+            skip: delim == '%',
+        });
+    }
+    match arg.parse::<usize>() {
+        Ok(0) => Err(format!("{arg}: line number must be greater than zero")),
+        Ok(n) => Ok(Pat::Line(n)),
+        Err(_) => Err(format!("{}: invalid pattern", quote(arg))),
+    }
+}
+
+#[async_trait]
+impl Command for Csplit {
+    fn name(&self) -> &'static str {
+        "csplit"
+    }
+    fn summary(&self) -> &'static str {
+        "split a file into sections determined by context lines"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        // Patterns such as `-5` offsets are operands; GNU stops option parsing at them too
+        // only after FILE, so permute as getopt does.
+        let p = match parse(SPECS, &args, true) {
+            Ok(p) => p,
+            Err(msg) => return Ok(usage_error(ctx, "csplit", &msg).await),
+        };
+        if p.has('h') {
+            ctx.out(HELP).await?;
+            return Ok(0);
+        }
+        if p.has('V') {
+            ctx.out("csplit (GNU coreutils) 9.1\n").await?;
+            return Ok(0);
+        }
+        let digits = match p.last('n') {
+            None => 2,
+            Some(d) => match d.parse::<usize>() {
+                Ok(n) if n <= 64 => n,
+                _ => {
+                    ctx.warn("csplit", format!("invalid number: {}", quote(d)))
+                        .await;
+                    return Ok(1);
+                }
+            },
+        };
+        let [file, pats @ ..] = p.operands.as_slice() else {
+            return Ok(usage_error(ctx, "csplit", "missing operand").await);
+        };
+        if pats.is_empty() {
+            return Ok(usage_error(
+                ctx,
+                "csplit",
+                &format!("missing operand after {}", quote(file)),
+            )
+            .await);
+        }
+        let mut steps: Vec<Step> = Vec::new();
+        for a in pats {
+            if let Some(inner) = a.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+                let Some(last) = steps.last_mut() else {
+                    ctx.warn("csplit", format!("{}: invalid pattern", quote(a)))
+                        .await;
+                    return Ok(1);
+                };
+                if inner == "*" {
+                    last.extra = None;
+                } else {
+                    match inner.parse::<usize>() {
+                        Ok(n) => last.extra = Some(n),
+                        Err(_) => {
+                            ctx.warn(
+                                "csplit",
+                                format!("{}: integer required between '{{' and '}}'", quote(a)),
+                            )
+                            .await;
+                            return Ok(1);
+                        }
+                    }
+                }
+                continue;
+            }
+            match parse_pattern(a) {
+                Ok(pat) => steps.push(Step {
+                    pat,
+                    extra: Some(0),
+                }),
+                Err(msg) => {
+                    ctx.warn("csplit", msg).await;
+                    return Ok(1);
+                }
+            }
+        }
+        let mut charge = ctx.budget.empty_charge();
+        let Some(data) = slurp(ctx, "csplit", file, &mut charge).await? else {
+            return Ok(1);
+        };
+        let lines: Vec<&[u8]> = data.split_inclusive(|b| *b == b'\n').collect();
+        let mut out = Out {
+            ctx,
+            prefix: p.last('f').unwrap_or("xx").to_string(),
+            digits,
+            quiet: p.has('s'),
+            elide: p.has('z'),
+            next: 0,
+            made: Vec::new(),
+        };
+        let keep = p.has('k');
+        match split(ctx, &lines, &steps, &mut out).await? {
+            Ok(()) => Ok(0),
+            Err(msg) => {
+                ctx.warn("csplit", msg).await;
+                if !keep {
+                    for f in &out.made {
+                        let _ = ctx.fs.unlink(f).await;
+                    }
+                }
+                Ok(1)
+            }
+        }
+    }
+}
+
+/// Applies the patterns; the error message of the first that fails.
+async fn split(
+    ctx: &Context,
+    lines: &[&[u8]],
+    steps: &[Step],
+    out: &mut Out<'_>,
+) -> Result<Result<(), String>, Interrupt> {
+    // `start`: index of the first line not yet written or skipped; `current`: GNU's
+    // current line (1-based; a search starts after it).
+    let mut start = 0usize;
+    let mut current = 0usize;
+    for step in steps {
+        let mut round = 0usize;
+        loop {
+            if let Some(extra) = step.extra
+                && round > extra
+            {
+                break;
+            }
+            let forever = step.extra.is_none();
+            round += 1;
+            ctx.checkpoint().await?;
+            match &step.pat {
+                Pat::Line(n) => {
+                    let target = n * round;
+                    if forever && target > lines.len() {
+                        break;
+                    }
+                    // The piece up to (not including) line `target`.
+                    let end = (target - 1).min(lines.len());
+                    if target - 1 < start {
+                        return Ok(Err(format!(
+                            "{}: line number out of range",
+                            quote(&n.to_string())
+                        )));
+                    }
+                    if let Err(e) = out.piece(&lines[start..end]).await? {
+                        return Ok(Err(e));
+                    }
+                    if target - 1 > lines.len() {
+                        return Ok(Err(format!(
+                            "{}: line number out of range",
+                            quote(&target.to_string())
+                        )));
+                    }
+                    start = end;
+                    current = end;
+                }
+                Pat::Re {
+                    text,
+                    re,
+                    offset,
+                    skip,
+                } => {
+                    let mut found = None;
+                    for (i, l) in lines.iter().enumerate().skip(current) {
+                        let body = l.strip_suffix(b"\n").unwrap_or(l);
+                        if re.is_match(body).unwrap_or(false) {
+                            found = Some(i);
+                            break;
+                        }
+                    }
+                    let Some(i) = found else {
+                        if forever {
+                            break;
+                        }
+                        if !skip && let Err(e) = out.piece(&lines[start..]).await? {
+                            return Ok(Err(e));
+                        }
+                        return Ok(Err(format!("{}: match not found", quote(text))));
+                    };
+                    let target = i as i64 + offset;
+                    if target < start as i64 || target > lines.len() as i64 {
+                        return Ok(Err(format!("{}: line number out of range", quote(text))));
+                    }
+                    let target = target as usize;
+                    if !skip && let Err(e) = out.piece(&lines[start..target]).await? {
+                        return Ok(Err(e));
+                    }
+                    start = target;
+                    current = target + 1;
+                }
+            }
+        }
+    }
+    out.piece(&lines[start..]).await
+}
