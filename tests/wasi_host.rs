@@ -247,6 +247,37 @@ async fn files_over_a_session_vfs() {
     file_operations(session_vfs().await).await;
 }
 
+/// A listing bigger than any one `fd_readdir` buffer is served across calls by cookie,
+/// and stays stable while the guest removes what it listed.
+async fn big_directory(fs: Arc<dyn FileSystem>) {
+    fs.mkdir("/big").await.unwrap();
+    let mut want = Vec::new();
+    for i in 0..600 {
+        let name = format!("{i:04}-{}", "n".repeat(200));
+        put(&fs, &format!("/big/{name}"), "").await;
+        want.push(name);
+    }
+    want.sort();
+    let s = Setup::on(fs.clone());
+    let got = ok(&s, &["ls", "/big"]).await;
+    assert_eq!(
+        got,
+        want.iter().map(|n| format!("{n}\n")).collect::<String>()
+    );
+    ok(&s, &["rm-r", "/big"]).await;
+    assert!(fs.stat("/big").await.is_err());
+}
+
+#[tokio::test]
+async fn big_directory_over_memfs() {
+    big_directory(MemFs::new()).await;
+}
+
+#[tokio::test]
+async fn big_directory_over_a_session_vfs() {
+    big_directory(session_vfs().await).await;
+}
+
 #[tokio::test]
 async fn cwd_args_and_environment() {
     let fs: Arc<dyn FileSystem> = MemFs::new();
