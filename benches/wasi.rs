@@ -3,7 +3,7 @@
 //! - `wasi/start`: a trivial WASI command (a module whose `_start` writes one line) run
 //!   as a [`WasiTool`] through a command [`Context`], warm (the module loaded and its
 //!   imports resolved; what every start after the first costs). Baseline: the native
-//!   `echo` command through the same kind of context, in the same run.
+//!   `printf` command through the same kind of context, in the same run.
 //! - `wasi/first-load`: the first start of a module on an engine with an empty
 //!   compiled-module cache (compile included), then the first start on a second engine
 //!   with that cache filled (a server restart: no compile).
@@ -100,14 +100,14 @@ fn main() {
             cached.as_secs_f64() * 1e3
         );
 
-        let echo = forkbox_commands::all()
+        let printf = forkbox_commands::all()
             .into_iter()
-            .find(|c| c.name() == "echo")
+            .find(|c| c.name() == "printf")
             .unwrap();
         let wasm = time_runs(&tool, &[]).await;
-        let native = time_runs(echo.as_ref(), &["hi"]).await;
+        let native = time_runs(printf.as_ref(), &["hi\n"]).await;
         println!(
-            "wasi/start        wasi {:>10.1} µs   native echo {:>10.1} µs   ratio {:.1}×",
+            "wasi/start        wasi {:>10.1} µs   native printf {:>10.1} µs   ratio {:.1}×",
             wasm.as_secs_f64() * 1e6,
             native.as_secs_f64() * 1e6,
             wasm.as_secs_f64() / native.as_secs_f64()
