@@ -352,6 +352,9 @@ pub struct Shell {
     pub(crate) funcnames: Vec<String>,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
+    /// How many command substitutions, `eval`s and `source`s deep the running command is:
+    /// `set -x` repeats the first character of `PS4` once more per level (`++ cmd`).
+    pub(crate) trace_depth: usize,
     /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
     pub(crate) seconds_base: std::time::Instant,
 }
@@ -431,6 +434,7 @@ impl Shell {
             exported_functions: std::collections::BTreeSet::new(),
             funcnames: Vec::new(),
             subshell_level: 0,
+            trace_depth: 0,
             seconds_base: std::time::Instant::now(),
         };
         for (k, v) in cfg.env {
@@ -472,14 +476,45 @@ impl Shell {
         let fds = Fds::from_stdio(io);
         let program = match parse::program_async(script).await {
             Ok(p) => p,
-            Err(e) => {
-                let _ = io.stderr.write_str(&e.message()).await;
-                self.last_status = e.status();
-                return self.last_status;
-            }
+            Err(e) => return self.run_up_to_error(script, e, &fds, cancel).await,
         };
         let status = self.run_program_cancellable(&program, &fds, cancel).await;
         self.finish_run(status, &fds).await
+    }
+
+    /// A script with a syntax error: as bash reads one command at a time, the commands
+    /// before the error run, then the error ends the script with status 2.
+    async fn run_up_to_error(
+        &mut self,
+        script: &str,
+        whole: ShellError,
+        fds: &Fds,
+        cancel: CancellationToken,
+    ) -> i32 {
+        let owned = script.to_string();
+        let (programs, e) =
+            tokio::task::spawn_blocking(move || parse::leading_commands(&owned, whole))
+                .await
+                .unwrap_or_else(|_| {
+                    let e = ShellError::Syntax(
+                        "syntax error: the script could not be parsed".to_string(),
+                    );
+                    (Vec::new(), e)
+                });
+        for program in &programs {
+            let status = self
+                .run_program_cancellable(program, fds, cancel.clone())
+                .await;
+            if self.exit_requested.is_some() || cancel.is_cancelled() {
+                return self.finish_run(status, fds).await;
+            }
+        }
+        let _ = fds.stderr().write_str(&e.message()).await;
+        self.last_status = e.status();
+        if !self.interactive {
+            self.exit_requested = Some(e.status());
+        }
+        self.finish_run(e.status(), fds).await
     }
 
     /// Runs the EXIT trap when the shell is done: at the end of a non-interactive script,
@@ -746,9 +781,57 @@ impl Shell {
             return self.fail(e, fds).await;
         }
         self.input_depth += 1;
+        self.trace_depth += 1;
         let r = self.exec_program(program, fds).await;
+        self.trace_depth -= 1;
         self.input_depth -= 1;
         r
+    }
+
+    /// Parses and runs `text` as input read by `what` (`eval`, `source`). Text with a
+    /// syntax error runs the commands before it, then fails with it, as bash does.
+    pub(crate) async fn exec_nested_text(
+        &mut self,
+        what: &str,
+        text: &str,
+        fds: &Fds,
+    ) -> exec::Exec<i32> {
+        match parse_program(text) {
+            Ok(program) => self.exec_nested_input(what, &program, fds).await,
+            Err(whole) => {
+                let (programs, e) = parse::leading_commands(text, whole);
+                for program in &programs {
+                    self.exec_nested_input(what, program, fds).await?;
+                }
+                self.fail(e, fds).await
+            }
+        }
+    }
+
+    /// Writes one `set -x` line: `PS4` expanded, its first character repeated once per
+    /// [`Shell::trace_depth`] level, then `body`.
+    pub(crate) async fn trace_line(&mut self, body: &str, fds: &Fds) {
+        let ps4 = match self.get_str("PS4") {
+            Some(p) => {
+                let saved = self.opts.xtrace;
+                // Expanding PS4 is not itself traced.
+                self.opts.xtrace = false;
+                let r = self.expand_str(&p, fds).await.unwrap_or(p);
+                self.opts.xtrace = saved;
+                r
+            }
+            None => "+ ".to_string(),
+        };
+        let mut line = String::new();
+        if let Some(first) = ps4.chars().next() {
+            for _ in 0..self.trace_depth {
+                line.push(first);
+            }
+        }
+        line.push_str(&ps4);
+        line.push_str(body);
+        line.push('\n');
+        let _ = fds.stderr().write_str(&line).await;
     }
 
     pub(crate) async fn report(&self, stderr: &Output, err: &ShellError) -> i32 {

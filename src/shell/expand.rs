@@ -107,6 +107,84 @@ fn parse_word(text: &str) -> R<Vec<WordPieceWithSource>> {
         .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))
 }
 
+/// How long the `NAME=`, `NAME+=` or `NAME[...]=` that opens `text` is, if it opens with one.
+pub(crate) fn assignment_prefix(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    if !b.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') {
+        return None;
+    }
+    let mut i = 1;
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+        i += 1;
+    }
+    if b.get(i) == Some(&b'[') {
+        let close = text[i..].find(']')?;
+        i += close + 1;
+    }
+    if b.get(i) == Some(&b'+') {
+        i += 1;
+    }
+    (b.get(i) == Some(&b'=')).then_some(i + 1)
+}
+
+/// The pieces of a word that looks like an assignment (`a=~/x:~/y`): as bash does, a
+/// tilde right after the `=` or after any `:` of the value is expanded too.
+fn parse_assignment_word(text: &str) -> R<Vec<WordPieceWithSource>> {
+    let Some(at) = assignment_prefix(text).filter(|_| text.contains('~')) else {
+        return parse_word(text);
+    };
+    let value = &text[at..];
+    let mut pieces = vec![WordPieceWithSource {
+        piece: WordPiece::Text(text[..at].to_string()),
+        start_index: 0,
+        end_index: at,
+    }];
+    let parsed = super::parse::guarded(value, |t, o| {
+        let o = brush_parser::ParserOptions {
+            tilde_expansion_after_colon: true,
+            ..o.clone()
+        };
+        word::parse(t, &o)
+    })?
+    .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))?;
+    pieces.extend(parsed);
+    Ok(pieces)
+}
+
+/// The command inside backquotes as bash runs it: a backslash before `$`, `` ` `` or `\\`
+/// (and `"` inside double quotes) only quoted that character for the outer word.
+fn backquoted_text(cmd: &str, in_double_quotes: bool) -> String {
+    let mut out = String::with_capacity(cmd.len());
+    let mut chars = cmd.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&n) = chars.peek()
+            && (matches!(n, '$' | '`' | '\\') || (in_double_quotes && n == '"'))
+        {
+            out.push(n);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A `${…}` the word parser could not read (`${x!}`, `${a;b}`) comes out as the text `$`
+/// followed by text opening with `{`: bash calls that a bad substitution. Its text up to
+/// the `}`.
+fn unparsed_substitution(piece: &WordPiece, next: Option<&WordPieceWithSource>) -> Option<String> {
+    let (WordPiece::Text(dollar), Some(WordPiece::Text(rest))) = (piece, next.map(|n| &n.piece))
+    else {
+        return None;
+    };
+    if dollar != "$" || !rest.starts_with('{') {
+        return None;
+    }
+    let end = rest.find('}').map_or(rest.len(), |i| i + 1);
+    Some(format!("${}", &rest[..end]))
+}
+
 /// Decodes the escapes of a `$'…'` string.
 pub(crate) fn ansi_c_decode(s: &str) -> String {
     let mut out = String::new();
@@ -137,7 +215,15 @@ pub(crate) fn ansi_c_decode(s: &str) -> String {
             'c' => {
                 if let Some(&n) = chars.get(i) {
                     i += 1;
-                    out.push(char::from((n as u8) & 0x1f));
+                    if n == '\\' && chars.get(i) == Some(&'\\') {
+                        // `\c\\` is control-backslash.
+                        i += 1;
+                    }
+                    out.push(if n == '?' {
+                        '\x7f'
+                    } else {
+                        char::from((n as u8) & 0x1f)
+                    });
                 }
             }
             '0'..='7' => {
@@ -413,7 +499,9 @@ impl Shell {
 
     /// Expands one word string into fields (no brace expansion).
     pub(crate) async fn expand_fields(&mut self, text: &str, fds: &Fds) -> R<Vec<String>> {
-        let out = self.expand_text(text, fds).await?;
+        let pieces = parse_assignment_word(text)?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
         let ifs = self.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
         let fields = split_fields(out, &ifs);
         let mut result = Vec::new();
@@ -437,6 +525,34 @@ impl Shell {
     /// Expansion without splitting or globbing (assignment values, here-strings, `case`).
     pub(crate) async fn expand_no_split(&mut self, w: &Word, fds: &Fds) -> R<String> {
         self.expand_str(&w.value, fds).await
+    }
+
+    /// An assignment word given to a declaration builtin (`export p=~/x:~/y`): unsplit,
+    /// with tildes after `=` and `:` expanded.
+    pub(crate) async fn expand_assignment_word(&mut self, text: &str, fds: &Fds) -> R<String> {
+        let pieces = parse_assignment_word(text)?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        Ok(join_pieces(&out))
+    }
+
+    /// The value of a scalar assignment (`PATH=~/bin:~/x`): unsplit, a tilde after a `:`
+    /// expanded as well as one at the start.
+    pub(crate) async fn expand_assignment_value(&mut self, w: &Word, fds: &Fds) -> R<String> {
+        if !w.value.contains(":~") {
+            return self.expand_str(&w.value, fds).await;
+        }
+        let pieces = super::parse::guarded(&w.value, |t, o| {
+            let o = brush_parser::ParserOptions {
+                tilde_expansion_after_colon: true,
+                ..o.clone()
+            };
+            word::parse(t, &o)
+        })?
+        .ok_or_else(|| ShellError::BadSubstitution(w.value.clone()))?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        Ok(join_pieces(&out))
     }
 
     pub(crate) async fn expand_str(&mut self, text: &str, fds: &Fds) -> R<String> {
@@ -508,7 +624,10 @@ impl Shell {
         out: &'a mut Vec<Piece>,
     ) -> BoxFut<'a, R<()>> {
         super::grow(Box::pin(async move {
-            for p in pieces {
+            for (i, p) in pieces.iter().enumerate() {
+                if let Some(bad) = unparsed_substitution(&p.piece, pieces.get(i + 1)) {
+                    return Err(ShellError::BadSubstitution(bad));
+                }
                 self.expand_piece(&p.piece, quoted, fds, out).await?;
                 check_expansion_size(out)?;
             }
@@ -535,7 +654,12 @@ impl Shell {
                 split: false,
             }),
             WordPiece::AnsiCQuotedText(s) => out.push(Piece::Text {
-                s: ansi_c_decode(s),
+                // A NUL ends the string, as bash's C strings do.
+                s: ansi_c_decode(s)
+                    .split('\0')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
                 quoted: true,
                 split: false,
             }),
@@ -576,8 +700,17 @@ impl Shell {
                 let v = self.eval_param_expr(expr, quoted, fds).await?;
                 self.emit_value(v, quoted, out);
             }
-            WordPiece::CommandSubstitution(cmd) | WordPiece::BackquotedCommandSubstitution(cmd) => {
+            WordPiece::CommandSubstitution(cmd) => {
                 let s = self.command_substitution(cmd, fds).await?;
+                out.push(Piece::Text {
+                    s,
+                    quoted,
+                    split: !quoted,
+                });
+            }
+            WordPiece::BackquotedCommandSubstitution(cmd) => {
+                let cmd = backquoted_text(cmd, quoted);
+                let s = self.command_substitution(&cmd, fds).await?;
                 out.push(Piece::Text {
                     s,
                     quoted,
@@ -670,7 +803,10 @@ impl Shell {
         let program = parse_program(cmd)?;
         let mut sub = self.subshell()?;
         // Without `inherit_errexit` a substitution runs with `set -e` off, as in bash.
-        sub.opts.errexit = false;
+        if !self.shopts.on("inherit_errexit") {
+            sub.opts.errexit = false;
+        }
+        sub.trace_depth += 1;
         let (out, input) = pipe();
         let sub_fds = fds.with_stdout(out);
         // Its own task: nested substitutions (`f() { echo $(f); }`) then cost heap, not stack.

@@ -121,6 +121,31 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     }
 }
 
+/// For a script that does not parse as a whole: the whole commands it opens with, each
+/// parsed, and the error that stops it. bash reads a script one command at a time, so the
+/// commands before a syntax error run before the error is reported.
+pub fn leading_commands(text: &str, whole: ShellError) -> (Vec<ast::Program>, ShellError) {
+    let mut done = Vec::new();
+    let mut buf = PendingInput::default();
+    for line in text.split_inclusive('\n') {
+        buf.push(line);
+        match buf.completeness() {
+            Completeness::Incomplete => {}
+            Completeness::Complete => match program(&buf.take()) {
+                Ok(p) => done.push(p),
+                Err(e) => return (done, e),
+            },
+            Completeness::Invalid => {
+                let e = program(buf.text()).err().unwrap_or(whole);
+                return (done, e);
+            }
+        }
+    }
+    // Input ended inside a command (`if` with no `fi`): the error of the rest.
+    let e = program(buf.text()).err().unwrap_or(whole);
+    (done, e)
+}
+
 /// Parses a script on the blocking pool when it is large, so a big script does not hold
 /// up the runtime thread other sessions share.
 pub async fn program_async(text: &str) -> Result<ast::Program, ShellError> {

@@ -283,7 +283,8 @@ impl Shell {
             }
             IoRedirect::HereDocument(fd, doc) => {
                 let body = if doc.requires_expansion {
-                    self.expand_heredoc(&doc.doc.value, fds).await?
+                    let joined = join_continued_lines(&doc.doc.value);
+                    self.expand_heredoc(&joined, fds).await?
                 } else {
                     doc.doc.value.clone()
                 };
@@ -564,6 +565,35 @@ impl Shell {
     }
 }
 
+/// An unquoted here-document body with its backslash-newline pairs taken out, as bash
+/// joins continued lines there (`\\` before a newline is an escaped backslash instead).
+fn join_continued_lines(body: &str) -> std::borrow::Cow<'_, str> {
+    if !body.contains("\\\n") {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                    continue;
+                }
+                Some('\\') => {
+                    out.push(c);
+                    out.push('\\');
+                    chars.next();
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::shell::testing::run;
@@ -757,3 +787,4 @@ mod tests {
         assert_eq!(run(script).await, expected);
     }
 }
+

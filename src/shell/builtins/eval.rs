@@ -2,14 +2,11 @@
 
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
-use crate::shell::{Shell, parse_program};
+use crate::shell::Shell;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let text = args.join(" ");
-    match parse_program(&text) {
-        Ok(program) => sh.exec_nested_input("eval", &program, io).await,
-        Err(e) => sh.fail(e, io).await,
-    }
+    sh.exec_nested_text("eval", &text, io).await
 }
 
 #[cfg(test)]

@@ -37,6 +37,14 @@ impl Shell {
                     } else {
                         a.expr.value.clone()
                     };
+                    if self.opts.xtrace {
+                        let inner = if span >= a.expr.value.chars().count() + 6 {
+                            format!(" {} ", a.expr.value)
+                        } else {
+                            a.expr.value.clone()
+                        };
+                        self.trace_line(&format!("(( {inner} ))"), fds).await;
+                    }
                     match self.eval_arith(&text, fds, false).await {
                         Ok(v) => Ok(i32::from(v == 0)),
                         Err(e) => self.fail(e, fds).await,
@@ -90,6 +98,18 @@ impl Shell {
             if let Err(e) = r {
                 self.loop_depth -= 1;
                 return self.fail(e, fds).await;
+            }
+            if self.opts.xtrace {
+                let list = match &f.values {
+                    Some(words) => words
+                        .iter()
+                        .map(|w| w.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    None => "\"$@\"".to_string(),
+                };
+                let line = format!("for {} in {list}", f.variable_name);
+                self.trace_line(&line, fds).await;
             }
             let r = self.exec_list(&f.body.list, fds).await;
             match loop_ctl(r, &mut status) {
@@ -227,6 +247,10 @@ impl Shell {
             Ok(w) => w,
             Err(e) => return self.fail(e, fds).await,
         };
+        if self.opts.xtrace {
+            let line = format!("case {} in", c.value.value);
+            self.trace_line(&line, fds).await;
+        }
         let mut status = 0;
         let mut fall_through = false;
         for item in &c.cases {
