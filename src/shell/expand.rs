@@ -407,23 +407,37 @@ fn join_pattern(pieces: &[Piece]) -> String {
 }
 
 fn is_at_list(p: &WordPiece) -> bool {
-    if let WordPiece::ParameterExpansion(ParameterExpr::MemberKeys {
-        concatenate: false, ..
-    }) = p
-    {
-        return true;
-    }
+    let WordPiece::ParameterExpansion(e) = p else {
+        return false;
+    };
+    let parameter = match e {
+        ParameterExpr::MemberKeys {
+            concatenate: false, ..
+        } => return true,
+        // `"${@:2}"`, `"${a[@]%.c}"`, `"${a[@]/x/y}"`…: still one word per element, so
+        // none at all for an empty list.
+        ParameterExpr::Parameter { parameter, .. }
+        | ParameterExpr::Substring { parameter, .. }
+        | ParameterExpr::RemoveSmallestSuffixPattern { parameter, .. }
+        | ParameterExpr::RemoveLargestSuffixPattern { parameter, .. }
+        | ParameterExpr::RemoveSmallestPrefixPattern { parameter, .. }
+        | ParameterExpr::RemoveLargestPrefixPattern { parameter, .. }
+        | ParameterExpr::Transform { parameter, .. }
+        | ParameterExpr::UppercaseFirstChar { parameter, .. }
+        | ParameterExpr::UppercasePattern { parameter, .. }
+        | ParameterExpr::LowercaseFirstChar { parameter, .. }
+        | ParameterExpr::LowercasePattern { parameter, .. }
+        | ParameterExpr::ReplaceSubstring { parameter, .. } => parameter,
+        _ => return false,
+    };
     matches!(
-        p,
-        WordPiece::ParameterExpansion(ParameterExpr::Parameter {
-            parameter: Parameter::Special(SpecialParameter::AllPositionalParameters {
-                concatenate: false
-            }) | Parameter::NamedWithAllIndices {
-                concatenate: false,
-                ..
-            },
+        parameter,
+        Parameter::Special(SpecialParameter::AllPositionalParameters {
+            concatenate: false
+        }) | Parameter::NamedWithAllIndices {
+            concatenate: false,
             ..
-        })
+        }
     )
 }
 
@@ -840,7 +854,13 @@ impl Shell {
         let status = status.unwrap_or(1);
         self.last_status = status;
         self.subst_runs += 1;
-        let data = data?;
+        let mut data = data?;
+        if data.contains(&0) {
+            // bash's strings cannot hold NUL: it drops them, and says so.
+            data.retain(|b| *b != 0);
+            let msg = format!("{}: warning: command substitution: ignored null byte in input\n", super::error::PROGRAM);
+            let _ = fds.stderr().write_str(&msg).await;
+        }
         let mut s = String::from_utf8_lossy(&data).into_owned();
         while s.ends_with('\n') {
             s.pop();

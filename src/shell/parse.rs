@@ -121,6 +121,32 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     }
 }
 
+/// A script whose last here-document runs to the end of the input (`cat <<E` and no `E`
+/// line): the script with its delimiter line added, and bash's warning, when that parses.
+pub fn close_open_heredoc(text: &str) -> Option<(String, String)> {
+    let at = text.rfind("<<")?;
+    let rest = text[at + 2..].trim_start_matches('-').trim_start_matches([' ', '\t']);
+    if rest.starts_with('<') {
+        return None;
+    }
+    let word: String = rest
+        .chars()
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')'))
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    if word.is_empty() {
+        return None;
+    }
+    let sep = if text.ends_with('\n') { "" } else { "\n" };
+    let fixed = format!("{text}{sep}{word}\n");
+    program(&fixed).ok()?;
+    let line = text[..at].matches('\n').count() + 1;
+    let warning = format!(
+        "warning: here-document at line {line} delimited by end-of-file (wanted `{word}')"
+    );
+    Some((fixed, warning))
+}
+
 /// For a script that does not parse as a whole: the whole commands it opens with, each
 /// parsed, and the error that stops it. bash reads a script one command at a time, so the
 /// commands before a syntax error run before the error is reported.

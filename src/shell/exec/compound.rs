@@ -143,7 +143,8 @@ impl Shell {
                 out = Err(fl);
                 break;
             }
-            if let Some(cond) = &f.condition {
+            // An empty condition is true (`for (( i=0; ; i++ ))`).
+            if let Some(cond) = f.condition.as_ref().filter(|c| !c.value.trim().is_empty()) {
                 match self.eval_arith(&cond.value, fds, false).await {
                     Ok(0) => break,
                     Ok(_) => {}

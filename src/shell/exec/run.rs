@@ -158,6 +158,8 @@ impl Shell {
             self.funcnames.push(f.fname.value.clone());
             self.local_frames.push(Vec::new());
             self.call_depth += 1;
+            // A loop around the call is not the function's: `break` in it is an error.
+            let loops = std::mem::take(&mut self.loop_depth);
             let body = &f.body;
             let return_trap = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
             let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
@@ -185,6 +187,7 @@ impl Shell {
                 r
             };
             self.call_depth -= 1;
+            self.loop_depth = loops;
             self.funcnames.pop();
             self.pop_local_frame();
             self.positional = saved;

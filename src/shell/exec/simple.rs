@@ -134,6 +134,10 @@ impl Shell {
         }
         let mut env_extra = Vec::new();
         for a in &assigns {
+            if matches!(a.value, AssignmentValue::Array(_)) {
+                // `a=(1 2) cmd`: bash runs cmd and lets the array go.
+                continue;
+            }
             match self.assignment_value(a, fds).await {
                 Ok((name, _)) if self.vars.get(&name).is_some_and(|v| v.readonly) => {
                     // bash reports it and runs the command without that variable.
@@ -259,8 +263,8 @@ impl Shell {
                         if key.is_empty() {
                             return Err(ShellError::BadSubscript(format!("{target}[{k}]")));
                         }
+                        // `h+=([k]=v)` replaces k's value: only `[k]+=v` appends to it.
                         let v = self.expand_no_split(value, fds).await?;
-                        let v = self.assoc_elem_value(&map, &key, v, append)?;
                         map.insert(key, v);
                     }
                     None => {
