@@ -250,6 +250,9 @@ pub(crate) struct Options {
     pub errtrace: bool,
     /// `set -T`: the DEBUG and RETURN traps are inherited likewise.
     pub functrace: bool,
+    /// `set -o posix`: command substitutions inherit `set -e`, and an expansion error ends
+    /// a non-interactive shell instead of only the current command.
+    pub posix: bool,
 }
 
 /// A shell: all the state one session's interpreter keeps between commands.

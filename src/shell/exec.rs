@@ -413,7 +413,17 @@ impl Shell {
             status = 1;
         }
         self.last_status = status;
-        if e.discards_command() {
+        if self.opts.posix
+            && !self.interactive
+            && matches!(
+                e,
+                ShellError::BadSubstitution(_) | ShellError::Arithmetic { .. }
+            )
+        {
+            // POSIX mode: an expansion error ends a non-interactive shell (bash: 127).
+            self.last_status = 127;
+            Err(Flow::Abort(127))
+        } else if e.discards_command() {
             Err(Flow::Discard(status))
         } else if e.is_fatal() {
             Err(Flow::Abort(status))

@@ -817,7 +817,7 @@ impl Shell {
         let program = parse_program(cmd)?;
         let mut sub = self.subshell()?;
         // Without `inherit_errexit` a substitution runs with `set -e` off, as in bash.
-        if !self.shopts.on("inherit_errexit") {
+        if !self.shopts.on("inherit_errexit") && !self.opts.posix {
             sub.opts.errexit = false;
         }
         sub.trace_depth += 1;
