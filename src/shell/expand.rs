@@ -185,6 +185,41 @@ fn unparsed_substitution(piece: &WordPiece, next: Option<&WordPieceWithSource>) 
     Some(format!("${}", &rest[..end]))
 }
 
+/// The file of a substitution that is only an input redirection (`$(< file)`), which bash
+/// reads instead of running a command.
+fn lone_input_redirect(program: &brush_parser::ast::Program) -> Option<&Word> {
+    use brush_parser::ast::{
+        Command, CommandPrefixOrSuffixItem, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect,
+    };
+    let [list] = program.complete_commands.as_slice() else {
+        return None;
+    };
+    let [item] = list.0.as_slice() else {
+        return None;
+    };
+    let and_or = &item.0;
+    if !and_or.additional.is_empty() || and_or.first.bang || and_or.first.timed.is_some() {
+        return None;
+    }
+    let [Command::Simple(cmd)] = and_or.first.seq.as_slice() else {
+        return None;
+    };
+    if cmd.word_or_name.is_some() || cmd.suffix.as_ref().is_some_and(|s| !s.0.is_empty()) {
+        return None;
+    }
+    let [CommandPrefixOrSuffixItem::IoRedirect(r)] = cmd.prefix.as_ref()?.0.as_slice() else {
+        return None;
+    };
+    match r {
+        IoRedirect::File(
+            None | Some(0),
+            IoFileRedirectKind::Read,
+            IoFileRedirectTarget::Filename(w),
+        ) => Some(w),
+        _ => None,
+    }
+}
+
 /// Decodes the escapes of a `$'…'` string.
 pub(crate) fn ansi_c_decode(s: &str) -> String {
     let mut out = String::new();
@@ -815,6 +850,9 @@ impl Shell {
     /// Runs `cmd` in a subshell and captures its stdout (trailing newlines removed).
     pub(crate) async fn command_substitution(&mut self, cmd: &str, fds: &Fds) -> R<String> {
         let program = parse_program(cmd)?;
+        if let Some(file) = lone_input_redirect(&program) {
+            return self.read_file_substitution(file, fds).await;
+        }
         let mut sub = self.subshell()?;
         // Without `inherit_errexit` a substitution runs with `set -e` off, as in bash.
         if !self.shopts.on("inherit_errexit") && !self.opts.posix {
@@ -862,6 +900,39 @@ impl Shell {
             let _ = fds.stderr().write_str(&msg).await;
         }
         let mut s = String::from_utf8_lossy(&data).into_owned();
+        while s.ends_with('\n') {
+            s.pop();
+        }
+        Ok(s)
+    }
+
+    /// `$(< file)`: the file's content, without running a command (trailing newlines
+    /// removed). A file that cannot be read is reported and gives an empty result, status 1.
+    async fn read_file_substitution(&mut self, file: &Word, fds: &Fds) -> R<String> {
+        let name = self.expand_redirect_target(file, fds).await?;
+        let input = match self.open_read(&name, fds).await {
+            Ok(i) => i,
+            Err(e) => {
+                let _ = fds.stderr().write_str(&e.message()).await;
+                self.last_status = 1;
+                self.subst_runs += 1;
+                return Ok(String::new());
+            }
+        };
+        let data = input
+            .read_to_end(MAX_SUBSTITUTION_OUTPUT)
+            .await
+            .map_err(|_| ShellError::SubstitutionTooLarge(MAX_SUBSTITUTION_OUTPUT))?;
+        let mut charge = self.budget.empty_charge();
+        charge
+            .grow(data.len())
+            .map_err(|source| ShellError::OutOfMemory {
+                what: "command substitution".to_string(),
+                source,
+            })?;
+        self.last_status = 0;
+        self.subst_runs += 1;
+        let mut s = String::from_utf8_lossy(&data).replace('\0', "");
         while s.ends_with('\n') {
             s.pop();
         }

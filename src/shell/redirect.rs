@@ -355,7 +355,7 @@ impl Shell {
     }
 
     /// A readable stream for `< name`: a device or a file streamed by a task.
-    async fn open_read(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
+    pub(crate) async fn open_read(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
         match name {
             "/dev/null" => return Ok(Input::empty()),
             "/dev/stdin" | "/dev/fd/0" => return Ok(fds.stdin()),

@@ -425,6 +425,7 @@ impl Shell {
                 }
             },
             ParameterTransformOp::PossiblyQuoteWithArraysExpanded { separate_words } => {
+                let is_assoc = matches!(&var, Some((_, v)) if matches!(v.value, crate::shell::Value::Assoc(_)));
                 let pairs: Option<Vec<(String, String)>> = match (&var, whole) {
                     (Some((_, var)), true) => match &var.value {
                         crate::shell::Value::Array(m) => {
@@ -447,7 +448,12 @@ impl Shell {
                             .into_iter()
                             .map(|(k, v)| format!("{k} {}", decl_quote(&v)))
                             .collect();
-                        PVal::Str(items.join(" "))
+                        let mut s = items.join(" ");
+                        if is_assoc && !s.is_empty() {
+                            // bash ends an associative array's pairs with a blank.
+                            s.push(' ');
+                        }
+                        PVal::Str(s)
                     }
                     (None, _) => match v {
                         PVal::Unset => PVal::Unset,
