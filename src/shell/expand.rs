@@ -613,6 +613,31 @@ impl Shell {
         Ok(join_pattern(&self.expand_text(text, fds).await?))
     }
 
+    /// Like [`Shell::expand_pattern`], with the pattern as `set -x` shows it: every quoted
+    /// character after a backslash (`"a b"` is `\a\ \b`).
+    pub(crate) async fn expand_pattern_traced(
+        &mut self,
+        text: &str,
+        fds: &Fds,
+    ) -> R<(String, String)> {
+        let pieces = self.expand_text(text, fds).await?;
+        let mut shown = String::new();
+        for p in &pieces {
+            match p {
+                Piece::Text { s, quoted: true, .. } => {
+                    for c in s.chars() {
+                        shown.push('\\');
+                        shown.push(c);
+                    }
+                }
+                Piece::Text { s, .. } | Piece::StarBreak(s) => shown.push_str(s),
+                Piece::FieldBreak => shown.push(' '),
+                Piece::ForceField => {}
+            }
+        }
+        Ok((join_pattern(&pieces), shown))
+    }
+
     /// Parses a word and expands its pieces, without splitting or globbing.
     async fn expand_text(&mut self, text: &str, fds: &Fds) -> R<Vec<Piece>> {
         let pieces = parse_word(text)?;
