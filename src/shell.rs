@@ -496,7 +496,10 @@ impl Shell {
     ) -> i32 {
         if let Some((fixed, warning)) = parse::close_open_heredoc(script) {
             // bash ends a here-document at the end of input, with a warning.
-            let _ = fds.stderr().write_str(&format!("{}: {warning}\n", error::PROGRAM)).await;
+            let _ = fds
+                .stderr()
+                .write_str(&format!("{}: {warning}\n", error::PROGRAM))
+                .await;
             if let Ok(program) = parse::program_async(&fixed).await {
                 let status = self.run_program_cancellable(&program, fds, cancel).await;
                 return self.finish_run(status, fds).await;

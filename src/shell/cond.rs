@@ -44,7 +44,8 @@ impl Shell {
                 ExtendedTestExpr::UnaryTest(pred, w) => {
                     let s = self.expand_no_split(w, fds).await?;
                     if self.opts.xtrace {
-                        self.trace_line(&format!("[[ {not}{pred} {s} ]]"), fds).await;
+                        self.trace_line(&format!("[[ {not}{pred} {s} ]]"), fds)
+                            .await;
                     }
                     self.unary_test(pred, &s, fds).await
                 }

@@ -110,7 +110,10 @@ fn parse_word(text: &str) -> R<Vec<WordPieceWithSource>> {
 /// How long the `NAME=`, `NAME+=` or `NAME[...]=` that opens `text` is, if it opens with one.
 pub(crate) fn assignment_prefix(text: &str) -> Option<usize> {
     let b = text.as_bytes();
-    if !b.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') {
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
         return None;
     }
     let mut i = 1;
@@ -467,12 +470,11 @@ fn is_at_list(p: &WordPiece) -> bool {
     };
     matches!(
         parameter,
-        Parameter::Special(SpecialParameter::AllPositionalParameters {
-            concatenate: false
-        }) | Parameter::NamedWithAllIndices {
-            concatenate: false,
-            ..
-        }
+        Parameter::Special(SpecialParameter::AllPositionalParameters { concatenate: false })
+            | Parameter::NamedWithAllIndices {
+                concatenate: false,
+                ..
+            }
     )
 }
 
@@ -624,7 +626,9 @@ impl Shell {
         let mut shown = String::new();
         for p in &pieces {
             match p {
-                Piece::Text { s, quoted: true, .. } => {
+                Piece::Text {
+                    s, quoted: true, ..
+                } => {
                     for c in s.chars() {
                         shown.push('\\');
                         shown.push(c);
@@ -921,7 +925,10 @@ impl Shell {
         if data.contains(&0) {
             // bash's strings cannot hold NUL: it drops them, and says so.
             data.retain(|b| *b != 0);
-            let msg = format!("{}: warning: command substitution: ignored null byte in input\n", super::error::PROGRAM);
+            let msg = format!(
+                "{}: warning: command substitution: ignored null byte in input\n",
+                super::error::PROGRAM
+            );
             let _ = fds.stderr().write_str(&msg).await;
         }
         let mut s = String::from_utf8_lossy(&data).into_owned();

@@ -125,7 +125,9 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
 /// line): the script with its delimiter line added, and bash's warning, when that parses.
 pub fn close_open_heredoc(text: &str) -> Option<(String, String)> {
     let at = text.rfind("<<")?;
-    let rest = text[at + 2..].trim_start_matches('-').trim_start_matches([' ', '\t']);
+    let rest = text[at + 2..]
+        .trim_start_matches('-')
+        .trim_start_matches([' ', '\t']);
     if rest.starts_with('<') {
         return None;
     }
@@ -141,9 +143,8 @@ pub fn close_open_heredoc(text: &str) -> Option<(String, String)> {
     let fixed = format!("{text}{sep}{word}\n");
     program(&fixed).ok()?;
     let line = text[..at].matches('\n').count() + 1;
-    let warning = format!(
-        "warning: here-document at line {line} delimited by end-of-file (wanted `{word}')"
-    );
+    let warning =
+        format!("warning: here-document at line {line} delimited by end-of-file (wanted `{word}')");
     Some((fixed, warning))
 }
 

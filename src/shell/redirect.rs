@@ -439,20 +439,16 @@ impl Shell {
             });
         }
         let path = forkbox_commands::fs::join(&self.cwd, name);
-        let mut handle = self
-            .fs
-            .open_write(&path, mode)
-            .await
-            .map_err(|e| match e {
-                // `set -C`: bash's own wording.
-                FsError::AlreadyExists if matches!(mode, WriteMode::CreateNew) => {
-                    ShellError::Builtin(format!("{name}: cannot overwrite existing file"))
-                }
-                e => ShellError::File {
-                    path: name.to_string(),
-                    source: e,
-                },
-            })?;
+        let mut handle = self.fs.open_write(&path, mode).await.map_err(|e| match e {
+            // `set -C`: bash's own wording.
+            FsError::AlreadyExists if matches!(mode, WriteMode::CreateNew) => {
+                ShellError::Builtin(format!("{name}: cannot overwrite existing file"))
+            }
+            e => ShellError::File {
+                path: name.to_string(),
+                source: e,
+            },
+        })?;
         let (out, input) = pipe();
         let stop = tokio_util::sync::CancellationToken::new();
         let stopped = stop.clone();
@@ -820,4 +816,3 @@ mod tests {
         assert_eq!(run(script).await, expected);
     }
 }
-

@@ -1,8 +1,8 @@
 //! `eval [arg ...]`: run the arguments, joined by spaces, as shell input.
 
+use crate::shell::Shell;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
-use crate::shell::Shell;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let text = args.join(" ");

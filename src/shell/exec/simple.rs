@@ -77,7 +77,9 @@ impl Shell {
             let r = if decl && compound_words.iter().any(|a| std::ptr::eq(*a, *w)) {
                 Ok(vec![w.value.clone()])
             } else if decl && assign_words.iter().any(|a| std::ptr::eq(*a, *w)) {
-                self.expand_assignment_word(&w.value, fds).await.map(|s| vec![s])
+                self.expand_assignment_word(&w.value, fds)
+                    .await
+                    .map(|s| vec![s])
             } else {
                 self.expand_words(&[w], fds).await
             };
@@ -153,7 +155,8 @@ impl Shell {
         if self.opts.xtrace {
             // bash shows each prefix assignment on a line of its own, then the command.
             for (k, v) in &env_extra {
-                self.trace_line(&format!("{k}={}", trace_word(v)), fds).await;
+                self.trace_line(&format!("{k}={}", trace_word(v)), fds)
+                    .await;
             }
             let line = argv
                 .iter()
