@@ -176,7 +176,11 @@ fn backquoted_text(cmd: &str, in_double_quotes: bool) -> String {
 /// A `${…}` the word parser could not read (`${x!}`, `${a;b}`) comes out as the text `$`
 /// followed by text opening with `{`: bash calls that a bad substitution. Its text up to
 /// the `}`.
-fn unparsed_substitution(piece: &WordPiece, next: Option<&WordPieceWithSource>) -> Option<String> {
+/// Also gives how much of the second text it took.
+fn unparsed_substitution(
+    piece: &WordPiece,
+    next: Option<&WordPieceWithSource>,
+) -> Option<(String, usize)> {
     let (WordPiece::Text(dollar), Some(WordPiece::Text(rest))) = (piece, next.map(|n| &n.piece))
     else {
         return None;
@@ -185,7 +189,39 @@ fn unparsed_substitution(piece: &WordPiece, next: Option<&WordPieceWithSource>) 
         return None;
     }
     let end = rest.find('}').map_or(rest.len(), |i| i + 1);
-    Some(format!("${}", &rest[..end]))
+    Some((format!("${}", &rest[..end]), end))
+}
+
+/// `${name~}` and `${name~~}` (which the word parser does not read): the name, and
+/// whether every character's case is toggled rather than the first one's.
+fn case_toggle(text: &str) -> Option<(&str, bool)> {
+    let inner = text.strip_prefix("${")?.strip_suffix('}')?;
+    let (name, all) = match inner.strip_suffix("~~") {
+        Some(n) => (n, true),
+        None => (inner.strip_suffix('~')?, false),
+    };
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some((name, all))
+}
+
+/// Swaps the case of the first character of `s`, or of all of them.
+fn toggle_case(s: &str, all: bool) -> String {
+    let swap = |c: char| -> String {
+        if c.is_uppercase() {
+            c.to_lowercase().collect()
+        } else {
+            c.to_uppercase().collect()
+        }
+    };
+    let mut chars = s.chars();
+    match chars.next() {
+        None => String::new(),
+        Some(first) if !all => swap(first) + chars.as_str(),
+        Some(first) => std::iter::once(first).chain(chars).map(swap).collect(),
+    }
 }
 
 /// The file of a substitution that is only an input redirection (`$(< file)`), which bash
@@ -702,12 +738,37 @@ impl Shell {
         out: &'a mut Vec<Piece>,
     ) -> BoxFut<'a, R<()>> {
         super::grow(Box::pin(async move {
-            for (i, p) in pieces.iter().enumerate() {
-                if let Some(bad) = unparsed_substitution(&p.piece, pieces.get(i + 1)) {
-                    return Err(ShellError::BadSubstitution(bad));
+            let mut i = 0;
+            while i < pieces.len() {
+                let p = &pieces[i];
+                if let Some((bad, took)) = unparsed_substitution(&p.piece, pieces.get(i + 1)) {
+                    let Some((name, all)) = case_toggle(&bad) else {
+                        return Err(ShellError::BadSubstitution(bad));
+                    };
+                    let v = self.get_str(name);
+                    if v.is_none() && self.opts.nounset {
+                        return Err(ShellError::Unbound(name.to_string()));
+                    }
+                    out.push(Piece::Text {
+                        s: toggle_case(&v.unwrap_or_default(), all),
+                        quoted,
+                        split: !quoted,
+                    });
+                    if let Some(WordPiece::Text(rest)) = pieces.get(i + 1).map(|n| &n.piece)
+                        && let Some(tail) = rest.get(took..).filter(|t| !t.is_empty())
+                    {
+                        out.push(Piece::Text {
+                            s: tail.to_string(),
+                            quoted,
+                            split: false,
+                        });
+                    }
+                    i += 2;
+                    continue;
                 }
                 self.expand_piece(&p.piece, quoted, fds, out).await?;
                 check_expansion_size(out)?;
+                i += 1;
             }
             Ok(())
         }))
