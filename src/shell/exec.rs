@@ -128,7 +128,8 @@ impl Shell {
         let mut status = 0;
         for cc in &program.complete_commands {
             status = match self.exec_list(cc, fds).await {
-                Err(Flow::Discard(s)) => {
+                // In a subshell the error ends the subshell, even inside its `eval`.
+                Err(Flow::Discard(s)) if !self.is_subshell => {
                     self.last_status = s;
                     s
                 }
