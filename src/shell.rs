@@ -253,6 +253,8 @@ pub(crate) struct Options {
     /// `set -o posix`: command substitutions inherit `set -e`, and an expansion error ends
     /// a non-interactive shell instead of only the current command.
     pub posix: bool,
+    /// `set -B` (on by default): brace expansion.
+    pub braceexpand: bool,
 }
 
 /// A shell: all the state one session's interpreter keeps between commands.
@@ -401,6 +403,7 @@ impl Shell {
             alias_active: Vec::new(),
             opts: Options {
                 hashall: true,
+                braceexpand: true,
                 ..Options::default()
             },
             local_frames: Vec::new(),

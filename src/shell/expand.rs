@@ -576,6 +576,10 @@ impl Shell {
     pub(crate) async fn expand_words(&mut self, words: &[&Word], fds: &Fds) -> R<Vec<String>> {
         let mut out = Vec::new();
         for w in words {
+            if !self.opts.braceexpand {
+                out.extend(self.expand_fields(&w.value, fds).await?);
+                continue;
+            }
             for braced in brace_expand(&w.value)? {
                 let fields = self.expand_fields(&braced, fds).await?;
                 out.extend(fields);
@@ -688,6 +692,9 @@ impl Shell {
 
     /// A redirection target: must expand to exactly one word.
     pub(crate) async fn expand_redirect_target(&mut self, w: &Word, fds: &Fds) -> R<String> {
+        if self.opts.braceexpand && brace_expand(&w.value)?.len() > 1 {
+            return Err(ShellError::AmbiguousRedirect(w.value.clone()));
+        }
         let mut fields = self.expand_fields(&w.value, fds).await?;
         if fields.len() != 1 {
             return Err(ShellError::AmbiguousRedirect(w.value.clone()));

@@ -18,7 +18,7 @@ pub(crate) enum Kept {
 /// Every option of `set -o`, in bash's (alphabetical) order, with its letter.
 pub(crate) const OPTIONS: &[(&str, Option<char>, Kept)] = &[
     ("allexport", Some('a'), Kept::Flag(|o| &mut o.allexport)),
-    ("braceexpand", Some('B'), Kept::Fixed(true)),
+    ("braceexpand", Some('B'), Kept::Flag(|o| &mut o.braceexpand)),
     // The terminal's line editor has emacs-style keys whatever this says.
     ("emacs", None, Kept::Flag(|o| &mut o.emacs)),
     ("errexit", Some('e'), Kept::Flag(|o| &mut o.errexit)),
