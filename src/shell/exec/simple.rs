@@ -164,6 +164,17 @@ impl Shell {
                 .collect::<Vec<_>>()
                 .join(" ");
             self.trace_line(&line, fds).await;
+            if matches!(argv[0].as_str(), "export" | "readonly")
+                && !self.functions.contains_key(&argv[0])
+            {
+                // bash traces the assignments these two make as assignments too.
+                for a in &argv[1..] {
+                    if let Some(at) = crate::shell::expand::assignment_prefix(a) {
+                        let line = format!("{}{}", &a[..at], trace_word(&a[at..]));
+                        self.trace_line(&line, fds).await;
+                    }
+                }
+            }
         }
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
             return self.exec_redirections(&redirs, fds).await;
