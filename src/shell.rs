@@ -1166,7 +1166,6 @@ mod api_tests {
             ("set -m", "set -o monitor"),
             ("set -o vi", "set -o vi"),
             ("set -H", "set -o histexpand"),
-            ("set +B", "set +o braceexpand"),
         ] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
