@@ -497,27 +497,36 @@ impl Shell {
         fds: &Fds,
         cancel: CancellationToken,
     ) -> i32 {
-        if let Some((fixed, warning)) = parse::close_open_heredoc(script) {
-            // bash ends a here-document at the end of input, with a warning.
-            let _ = fds
-                .stderr()
-                .write_str(&format!("{}: {warning}\n", error::PROGRAM))
-                .await;
-            if let Ok(program) = parse::program_async(&fixed).await {
+        /// What a script with a syntax error turns out to be.
+        enum Broken {
+            /// Only its last here-document is open: bash closes it at the end of input.
+            OpenHeredoc(ast::Program, String),
+            /// The whole commands before the error, and the error.
+            Leading(Vec<ast::Program>, ShellError),
+        }
+        let owned = script.to_string();
+        // Parsing again costs time in proportion to the script: not on a runtime thread.
+        let broken = tokio::task::spawn_blocking(move || match parse::close_open_heredoc(&owned) {
+            Some((program, warning)) => Broken::OpenHeredoc(program, warning),
+            None => {
+                let (programs, e) = parse::leading_commands(&owned, whole);
+                Broken::Leading(programs, e)
+            }
+        })
+        .await
+        .unwrap_or_else(|_| {
+            let e = ShellError::Syntax("syntax error: the script could not be parsed".to_string());
+            Broken::Leading(Vec::new(), e)
+        });
+        let (programs, e) = match broken {
+            Broken::OpenHeredoc(program, warning) => {
+                let msg = format!("{}: {warning}\n", error::PROGRAM);
+                let _ = fds.stderr().write_str(&msg).await;
                 let status = self.run_program_cancellable(&program, fds, cancel).await;
                 return self.finish_run(status, fds).await;
             }
-        }
-        let owned = script.to_string();
-        let (programs, e) =
-            tokio::task::spawn_blocking(move || parse::leading_commands(&owned, whole))
-                .await
-                .unwrap_or_else(|_| {
-                    let e = ShellError::Syntax(
-                        "syntax error: the script could not be parsed".to_string(),
-                    );
-                    (Vec::new(), e)
-                });
+            Broken::Leading(programs, e) => (programs, e),
+        };
         for program in &programs {
             let status = self
                 .run_program_cancellable(program, fds, cancel.clone())

@@ -122,8 +122,9 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
 }
 
 /// A script whose last here-document runs to the end of the input (`cat <<E` and no `E`
-/// line): the script with its delimiter line added, and bash's warning, when that parses.
-pub fn close_open_heredoc(text: &str) -> Option<(String, String)> {
+/// line): the script parsed with its delimiter line added, and bash's warning, when that
+/// parses.
+pub fn close_open_heredoc(text: &str) -> Option<(ast::Program, String)> {
     let at = text.rfind("<<")?;
     let rest = text[at + 2..]
         .trim_start_matches('-')
@@ -141,11 +142,11 @@ pub fn close_open_heredoc(text: &str) -> Option<(String, String)> {
     }
     let sep = if text.ends_with('\n') { "" } else { "\n" };
     let fixed = format!("{text}{sep}{word}\n");
-    program(&fixed).ok()?;
+    let parsed = program(&fixed).ok()?;
     let line = text[..at].matches('\n').count() + 1;
     let warning =
         format!("warning: here-document at line {line} delimited by end-of-file (wanted `{word}')");
-    Some((fixed, warning))
+    Some((parsed, warning))
 }
 
 /// For a script that does not parse as a whole: the whole commands it opens with, each
