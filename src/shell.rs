@@ -778,7 +778,13 @@ impl Shell {
         // Traps are reset in a subshell, except ignored signals (and the ERR, DEBUG and
         // RETURN traps under `set -E`/`set -T`).
         let traps = std::mem::take(&mut s.traps);
-        s.shown_traps = traps.clone();
+        // `trap -p` in a subshell lists the traps of the shell it came from; in a subshell
+        // of a subshell that has not set its own, those its parent listed.
+        s.shown_traps = if traps.is_empty() && self.is_subshell {
+            self.shown_traps.clone()
+        } else {
+            traps.clone()
+        };
         for (n, action) in traps {
             let keep = action.is_empty()
                 || (n == jobs::TRAP_ERR && s.opts.errtrace)
