@@ -512,24 +512,6 @@ fn targets(r: &IoRedirect) -> Vec<i32> {
     }
 }
 
-/// A descriptor move `N>&M-` or `N<&M-`: `(M, N)`.
-fn moved_fd(r: &IoRedirect) -> Option<(i32, i32)> {
-    let IoRedirect::File(fd, kind, target) = r else {
-        return None;
-    };
-    let to = match kind {
-        IoFileRedirectKind::DuplicateInput => fd.unwrap_or(0),
-        IoFileRedirectKind::DuplicateOutput => fd.unwrap_or(1),
-        _ => return None,
-    };
-    let word = match target {
-        IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w) => w,
-        _ => return None,
-    };
-    let from = word.value.strip_suffix('-')?.parse().ok()?;
-    Some((from, to))
-}
-
 impl Shell {
     /// `exec` with only redirections: they stay for the rest of the shell. Files it opened
     /// for writing before on the same descriptors are closed (so `exec 3>&-; cat f` sees
@@ -547,17 +529,8 @@ impl Shell {
         self.exec_gen += 1;
         f.generation = self.exec_gen;
         self.exec_fds = Some(f);
-        let moves: Vec<(i32, i32)> = redirs.iter().filter_map(|r| moved_fd(r)).collect();
         let retired: Vec<Closer> = {
             let mut held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
-            // `exec 4>&3-`: the file `exec` opened on 3 now lives on 4.
-            for (on, _) in held.iter_mut() {
-                for n in on.iter_mut() {
-                    if let Some((_, to)) = moves.iter().find(|(from, _)| from == n) {
-                        *n = *to;
-                    }
-                }
-            }
             let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *held)
                 .into_iter()
                 .partition(|(on, _)| on.iter().any(|n| touched.contains(n)));
