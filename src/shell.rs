@@ -252,6 +252,11 @@ pub(crate) struct Options {
     pub errtrace: bool,
     /// `set -T`: the DEBUG and RETURN traps are inherited likewise.
     pub functrace: bool,
+    /// `set -o posix`: command substitutions inherit `set -e`, and an expansion error ends
+    /// a non-interactive shell instead of only the current command.
+    pub posix: bool,
+    /// `set -B` (on by default): brace expansion.
+    pub braceexpand: bool,
 }
 
 /// Told of each complete command a shell reads from a stream and runs: the session's
@@ -376,6 +381,9 @@ pub struct Shell {
     pub(crate) ulimits: builtins::ulimit::Limits,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
+    /// How many command substitutions, `eval`s and `source`s deep the running command is:
+    /// `set -x` repeats the first character of `PS4` once more per level (`++ cmd`).
+    pub(crate) trace_depth: usize,
     /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
     pub(crate) seconds_base: std::time::Instant,
 }
@@ -419,6 +427,7 @@ impl Shell {
             alias_active: Vec::new(),
             opts: Options {
                 hashall: true,
+                braceexpand: true,
                 ..Options::default()
             },
             local_frames: Vec::new(),
@@ -458,6 +467,7 @@ impl Shell {
             lines: lines::Lines::default(),
             ulimits: builtins::ulimit::Limits::default(),
             subshell_level: 0,
+            trace_depth: 0,
             seconds_base: std::time::Instant::now(),
         };
         for (k, v) in cfg.env {
@@ -504,14 +514,65 @@ impl Shell {
         let fds = Fds::from_stdio(io);
         let program = match parse::program_async(script).await {
             Ok(p) => p,
-            Err(e) => {
-                let _ = io.stderr.write_str(&e.message()).await;
-                self.last_status = e.status();
-                return self.last_status;
-            }
+            Err(e) => return self.run_up_to_error(script, e, &fds, cancel).await,
         };
         let status = self.run_program_cancellable(&program, &fds, cancel).await;
         self.finish_run(status, &fds).await
+    }
+
+    /// A script with a syntax error: as bash reads one command at a time, the commands
+    /// before the error run, then the error ends the script with status 2.
+    async fn run_up_to_error(
+        &mut self,
+        script: &str,
+        whole: ShellError,
+        fds: &Fds,
+        cancel: CancellationToken,
+    ) -> i32 {
+        /// What a script with a syntax error turns out to be.
+        enum Broken {
+            /// Only its last here-document is open: bash closes it at the end of input.
+            OpenHeredoc(ast::Program, String),
+            /// The whole commands before the error, and the error.
+            Leading(Vec<ast::Program>, ShellError),
+        }
+        let owned = script.to_string();
+        // Parsing again costs time in proportion to the script: not on a runtime thread.
+        let broken = tokio::task::spawn_blocking(move || match parse::close_open_heredoc(&owned) {
+            Some((program, warning)) => Broken::OpenHeredoc(program, warning),
+            None => {
+                let (programs, e) = parse::leading_commands(&owned, whole);
+                Broken::Leading(programs, e)
+            }
+        })
+        .await
+        .unwrap_or_else(|_| {
+            let e = ShellError::Syntax("syntax error: the script could not be parsed".to_string());
+            Broken::Leading(Vec::new(), e)
+        });
+        let (programs, e) = match broken {
+            Broken::OpenHeredoc(program, warning) => {
+                let msg = format!("{}: {warning}\n", error::PROGRAM);
+                let _ = fds.stderr().write_str(&msg).await;
+                let status = self.run_program_cancellable(&program, fds, cancel).await;
+                return self.finish_run(status, fds).await;
+            }
+            Broken::Leading(programs, e) => (programs, e),
+        };
+        for program in &programs {
+            let status = self
+                .run_program_cancellable(program, fds, cancel.clone())
+                .await;
+            if self.exit_requested.is_some() || cancel.is_cancelled() {
+                return self.finish_run(status, fds).await;
+            }
+        }
+        let _ = fds.stderr().write_str(&e.message()).await;
+        self.last_status = e.status();
+        if !self.interactive {
+            self.exit_requested = Some(e.status());
+        }
+        self.finish_run(e.status(), fds).await
     }
 
     /// Runs the EXIT trap when the shell is done: at the end of a non-interactive script,
@@ -760,7 +821,13 @@ impl Shell {
         // Traps are reset in a subshell, except ignored signals (and the ERR, DEBUG and
         // RETURN traps under `set -E`/`set -T`).
         let traps = std::mem::take(&mut s.traps);
-        s.shown_traps = traps.clone();
+        // `trap -p` in a subshell lists the traps of the shell it came from; in a subshell
+        // of a subshell that has not set its own, those its parent listed.
+        s.shown_traps = if traps.is_empty() && self.is_subshell {
+            self.shown_traps.clone()
+        } else {
+            traps.clone()
+        };
         for (n, action) in traps {
             let keep = action.is_empty()
                 || (n == jobs::TRAP_ERR && s.opts.errtrace)
@@ -794,10 +861,58 @@ impl Shell {
             // An `eval` string or alias expansion starts on the line of its command.
             self.lines.line_base = self.lines.lineno.saturating_sub(1);
         }
+        self.trace_depth += 1;
         let r = self.exec_program(program, fds).await;
+        self.trace_depth -= 1;
         (self.lines.line_base, self.lines.unit) = saved;
         self.input_depth -= 1;
         r
+    }
+
+    /// Parses and runs `text` as input read by `what` (`eval`, `source`). Text with a
+    /// syntax error runs the commands before it, then fails with it, as bash does.
+    pub(crate) async fn exec_nested_text(
+        &mut self,
+        what: &str,
+        text: &str,
+        fds: &Fds,
+    ) -> exec::Exec<i32> {
+        match parse_program(text) {
+            Ok(program) => self.exec_nested_input(what, &program, fds).await,
+            Err(whole) => {
+                let (programs, e) = parse::leading_commands(text, whole);
+                for program in &programs {
+                    self.exec_nested_input(what, program, fds).await?;
+                }
+                self.fail(e, fds).await
+            }
+        }
+    }
+
+    /// Writes one `set -x` line: `PS4` expanded, its first character repeated once per
+    /// [`Shell::trace_depth`] level, then `body`.
+    pub(crate) async fn trace_line(&mut self, body: &str, fds: &Fds) {
+        let ps4 = match self.get_str("PS4") {
+            Some(p) => {
+                let saved = self.opts.xtrace;
+                // Expanding PS4 is not itself traced.
+                self.opts.xtrace = false;
+                let r = self.expand_str(&p, fds).await.unwrap_or(p);
+                self.opts.xtrace = saved;
+                r
+            }
+            None => "+ ".to_string(),
+        };
+        let mut line = String::new();
+        if let Some(first) = ps4.chars().next() {
+            for _ in 0..self.trace_depth {
+                line.push(first);
+            }
+        }
+        line.push_str(&ps4);
+        line.push_str(body);
+        line.push('\n');
+        let _ = fds.stderr().write_str(&line).await;
     }
 
     pub(crate) async fn report(&self, stderr: &Output, err: &ShellError) -> i32 {
@@ -1115,7 +1230,6 @@ mod api_tests {
             ("set -m", "set -o monitor"),
             ("set -o vi", "set -o vi"),
             ("set -H", "set -o histexpand"),
-            ("set +B", "set +o braceexpand"),
         ] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");

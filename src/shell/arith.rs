@@ -71,7 +71,10 @@ fn eval_str_depth(
     if depth > MAX_ARITH_DEPTH {
         return Err(ArithError {
             expr: expr.to_string(),
-            message: "expression recursion level exceeded".to_string(),
+            message: format!(
+                "expression recursion level exceeded (error token is \"{}\")",
+                expr.trim_end()
+            ),
         });
     }
     let trimmed = text.trim();

@@ -20,6 +20,17 @@ impl Shell {
         e: &'a ExtendedTestExpr,
         fds: &'a Fds,
     ) -> BoxFut<'a, Result<bool, ShellError>> {
+        self.eval_ext_test_in(e, "", fds)
+    }
+
+    /// One step of `[[ … ]]`; `not` is `"! "` for a test right under a `!`, which
+    /// `set -x` shows with it (`+ [[ ! -z x ]]`).
+    fn eval_ext_test_in<'a>(
+        &'a mut self,
+        e: &'a ExtendedTestExpr,
+        not: &'static str,
+        fds: &'a Fds,
+    ) -> BoxFut<'a, Result<bool, ShellError>> {
         super::grow(Box::pin(async move {
             match e {
                 ExtendedTestExpr::And(a, b) => {
@@ -28,10 +39,14 @@ impl Shell {
                 ExtendedTestExpr::Or(a, b) => {
                     Ok(self.eval_ext_test(a, fds).await? || self.eval_ext_test(b, fds).await?)
                 }
-                ExtendedTestExpr::Not(a) => Ok(!self.eval_ext_test(a, fds).await?),
+                ExtendedTestExpr::Not(a) => Ok(!self.eval_ext_test_in(a, "! ", fds).await?),
                 ExtendedTestExpr::Parenthesized(a) => self.eval_ext_test(a, fds).await,
                 ExtendedTestExpr::UnaryTest(pred, w) => {
                     let s = self.expand_no_split(w, fds).await?;
+                    if self.opts.xtrace {
+                        self.trace_line(&format!("[[ {not}{pred} {s} ]]"), fds)
+                            .await;
+                    }
                     self.unary_test(pred, &s, fds).await
                 }
                 ExtendedTestExpr::BinaryTest(pred, l, r) => {
@@ -39,17 +54,33 @@ impl Shell {
                     match pred {
                         BinaryPredicate::StringExactlyMatchesPattern
                         | BinaryPredicate::StringDoesNotExactlyMatchPattern => {
-                            let pat = self.expand_pattern(&r.value, fds).await?;
+                            let pat = if self.opts.xtrace {
+                                let (pat, shown) =
+                                    self.expand_pattern_traced(&r.value, fds).await?;
+                                let line = format!("[[ {not}{left} {pred} {shown} ]]");
+                                self.trace_line(&line, fds).await;
+                                pat
+                            } else {
+                                self.expand_pattern(&r.value, fds).await?
+                            };
                             let m = Pattern::with(&pat, true, self.shopts.on("nocasematch"))
                                 .matches(&left);
                             Ok(m == matches!(pred, BinaryPredicate::StringExactlyMatchesPattern))
                         }
                         BinaryPredicate::StringMatchesRegex => {
                             let re = self.expand_pattern(&r.value, fds).await?;
+                            if self.opts.xtrace {
+                                let line = format!("[[ {not}{left} {pred} {re} ]]");
+                                self.trace_line(&line, fds).await;
+                            }
                             self.regex_test(&left, &re)
                         }
                         _ => {
                             let right = self.expand_no_split(r, fds).await?;
+                            if self.opts.xtrace {
+                                let line = format!("[[ {not}{left} {pred} {right} ]]");
+                                self.trace_line(&line, fds).await;
+                            }
                             self.binary_test(pred, &left, &right, fds).await
                         }
                     }

@@ -126,6 +126,20 @@ impl ShellError {
         )
     }
 
+    /// Whether bash answers this error by abandoning only the current top-level command
+    /// (the script goes on with its next line; `eval` and `source` with their next
+    /// command; a subshell ends), rather than the whole script.
+    pub fn discards_command(&self) -> bool {
+        matches!(
+            self,
+            ShellError::BadSubstitution(_)
+                | ShellError::Arithmetic { .. }
+                | ShellError::Readonly(_)
+                | ShellError::BadSubscript(_)
+                | ShellError::Expansion(_)
+        )
+    }
+
     /// The full line printed on stderr.
     pub fn message(&self) -> String {
         format!("{PROGRAM}: {self}\n")

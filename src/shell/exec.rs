@@ -51,6 +51,10 @@ pub(crate) enum Flow {
     Exit(i32),
     /// A fatal error or cancellation: stops the current script (already reported).
     Abort(i32),
+    /// An expansion error bash answers by discarding the rest of the current top-level
+    /// command (`echo $((1/0)); echo skipped`): unwinds to the script, `eval` or `source`
+    /// being read, which goes on with its next command; a subshell ends with it.
+    Discard(i32),
 }
 
 pub(crate) type Exec<T> = Result<T, Flow>;
@@ -92,7 +96,7 @@ fn loop_ctl(r: Exec<i32>, status: &mut i32) -> LoopCtl {
 pub(crate) fn flow_status(r: Exec<i32>, last: i32) -> i32 {
     match r {
         Ok(s) => s,
-        Err(Flow::Exit(s) | Flow::Abort(s) | Flow::Return(s)) => s,
+        Err(Flow::Exit(s) | Flow::Abort(s) | Flow::Return(s) | Flow::Discard(s)) => s,
         Err(Flow::Break(_) | Flow::Continue(_)) => last,
     }
 }
@@ -115,7 +119,7 @@ impl Shell {
                 }
                 s
             }
-            Err(Flow::Return(s)) => s,
+            Err(Flow::Return(s) | Flow::Discard(s)) => s,
             Err(Flow::Break(_) | Flow::Continue(_)) => self.last_status,
         };
         self.last_status = status;
@@ -127,7 +131,14 @@ impl Shell {
         let mut status = 0;
         for cc in &program.complete_commands {
             self.lines.next_unit();
-            status = self.exec_list(cc, fds).await?;
+            status = match self.exec_list(cc, fds).await {
+                // In a subshell the error ends the subshell, even inside its `eval`.
+                Err(Flow::Discard(s)) if !self.is_subshell => {
+                    self.last_status = s;
+                    s
+                }
+                r => r?,
+            };
         }
         Ok(status)
     }
@@ -410,7 +421,19 @@ impl Shell {
             status = 1;
         }
         self.last_status = status;
-        if e.is_fatal() {
+        if self.opts.posix
+            && !self.interactive
+            && matches!(
+                e,
+                ShellError::BadSubstitution(_) | ShellError::Arithmetic { .. }
+            )
+        {
+            // POSIX mode: an expansion error ends a non-interactive shell (bash: 127).
+            self.last_status = 127;
+            Err(Flow::Abort(127))
+        } else if e.discards_command() {
+            Err(Flow::Discard(status))
+        } else if e.is_fatal() {
             Err(Flow::Abort(status))
         } else {
             Ok(status)

@@ -107,6 +107,158 @@ fn parse_word(text: &str) -> R<Vec<WordPieceWithSource>> {
         .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))
 }
 
+/// How long the `NAME=`, `NAME+=` or `NAME[...]=` that opens `text` is, if it opens with one.
+pub(crate) fn assignment_prefix(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return None;
+    }
+    let mut i = 1;
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+        i += 1;
+    }
+    if b.get(i) == Some(&b'[') {
+        let close = text[i..].find(']')?;
+        i += close + 1;
+    }
+    if b.get(i) == Some(&b'+') {
+        i += 1;
+    }
+    (b.get(i) == Some(&b'=')).then_some(i + 1)
+}
+
+/// The pieces of a word that looks like an assignment (`a=~/x:~/y`): as bash does, a
+/// tilde right after the `=` or after any `:` of the value is expanded too.
+fn parse_assignment_word(text: &str) -> R<Vec<WordPieceWithSource>> {
+    let Some(at) = assignment_prefix(text).filter(|_| text.contains('~')) else {
+        return parse_word(text);
+    };
+    let value = &text[at..];
+    let mut pieces = vec![WordPieceWithSource {
+        piece: WordPiece::Text(text[..at].to_string()),
+        start_index: 0,
+        end_index: at,
+    }];
+    let parsed = super::parse::guarded(value, |t, o| {
+        let o = brush_parser::ParserOptions {
+            tilde_expansion_after_colon: true,
+            ..o.clone()
+        };
+        word::parse(t, &o)
+    })?
+    .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))?;
+    pieces.extend(parsed);
+    Ok(pieces)
+}
+
+/// The command inside backquotes as bash runs it: a backslash before `$`, `` ` `` or `\\`
+/// (and `"` inside double quotes) only quoted that character for the outer word.
+fn backquoted_text(cmd: &str, in_double_quotes: bool) -> String {
+    let mut out = String::with_capacity(cmd.len());
+    let mut chars = cmd.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&n) = chars.peek()
+            && (matches!(n, '$' | '`' | '\\') || (in_double_quotes && n == '"'))
+        {
+            out.push(n);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A `${…}` the word parser could not read (`${x!}`, `${a;b}`) comes out as the text `$`
+/// followed by text opening with `{`: bash calls that a bad substitution. Its text up to
+/// the `}`.
+/// Also gives how much of the second text it took.
+fn unparsed_substitution(
+    piece: &WordPiece,
+    next: Option<&WordPieceWithSource>,
+) -> Option<(String, usize)> {
+    let (WordPiece::Text(dollar), Some(WordPiece::Text(rest))) = (piece, next.map(|n| &n.piece))
+    else {
+        return None;
+    };
+    if dollar != "$" || !rest.starts_with('{') {
+        return None;
+    }
+    let end = rest.find('}').map_or(rest.len(), |i| i + 1);
+    Some((format!("${}", &rest[..end]), end))
+}
+
+/// `${name~}` and `${name~~}` (which the word parser does not read): the name, and
+/// whether every character's case is toggled rather than the first one's.
+fn case_toggle(text: &str) -> Option<(&str, bool)> {
+    let inner = text.strip_prefix("${")?.strip_suffix('}')?;
+    let (name, all) = match inner.strip_suffix("~~") {
+        Some(n) => (n, true),
+        None => (inner.strip_suffix('~')?, false),
+    };
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some((name, all))
+}
+
+/// Swaps the case of the first character of `s`, or of all of them.
+fn toggle_case(s: &str, all: bool) -> String {
+    let swap = |c: char| -> String {
+        if c.is_uppercase() {
+            c.to_lowercase().collect()
+        } else {
+            c.to_uppercase().collect()
+        }
+    };
+    let mut chars = s.chars();
+    match chars.next() {
+        None => String::new(),
+        Some(first) if !all => swap(first) + chars.as_str(),
+        Some(first) => std::iter::once(first).chain(chars).map(swap).collect(),
+    }
+}
+
+/// The file of a substitution that is only an input redirection (`$(< file)`), which bash
+/// reads instead of running a command.
+fn lone_input_redirect(program: &brush_parser::ast::Program) -> Option<&Word> {
+    use brush_parser::ast::{
+        Command, CommandPrefixOrSuffixItem, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect,
+    };
+    let [list] = program.complete_commands.as_slice() else {
+        return None;
+    };
+    let [item] = list.0.as_slice() else {
+        return None;
+    };
+    let and_or = &item.0;
+    if !and_or.additional.is_empty() || and_or.first.bang || and_or.first.timed.is_some() {
+        return None;
+    }
+    let [Command::Simple(cmd)] = and_or.first.seq.as_slice() else {
+        return None;
+    };
+    if cmd.word_or_name.is_some() || cmd.suffix.as_ref().is_some_and(|s| !s.0.is_empty()) {
+        return None;
+    }
+    let [CommandPrefixOrSuffixItem::IoRedirect(r)] = cmd.prefix.as_ref()?.0.as_slice() else {
+        return None;
+    };
+    match r {
+        IoRedirect::File(
+            None | Some(0),
+            IoFileRedirectKind::Read,
+            IoFileRedirectTarget::Filename(w),
+        ) => Some(w),
+        _ => None,
+    }
+}
+
 /// Decodes the escapes of a `$'…'` string.
 pub(crate) fn ansi_c_decode(s: &str) -> String {
     let mut out = String::new();
@@ -137,7 +289,15 @@ pub(crate) fn ansi_c_decode(s: &str) -> String {
             'c' => {
                 if let Some(&n) = chars.get(i) {
                     i += 1;
-                    out.push(char::from((n as u8) & 0x1f));
+                    if n == '\\' && chars.get(i) == Some(&'\\') {
+                        // `\c\\` is control-backslash.
+                        i += 1;
+                    }
+                    out.push(if n == '?' {
+                        '\x7f'
+                    } else {
+                        char::from((n as u8) & 0x1f)
+                    });
                 }
             }
             '0'..='7' => {
@@ -321,23 +481,36 @@ fn join_pattern(pieces: &[Piece]) -> String {
 }
 
 fn is_at_list(p: &WordPiece) -> bool {
-    if let WordPiece::ParameterExpansion(ParameterExpr::MemberKeys {
-        concatenate: false, ..
-    }) = p
-    {
-        return true;
-    }
+    let WordPiece::ParameterExpansion(e) = p else {
+        return false;
+    };
+    let parameter = match e {
+        ParameterExpr::MemberKeys {
+            concatenate: false, ..
+        } => return true,
+        // `"${@:2}"`, `"${a[@]%.c}"`, `"${a[@]/x/y}"`…: still one word per element, so
+        // none at all for an empty list.
+        ParameterExpr::Parameter { parameter, .. }
+        | ParameterExpr::Substring { parameter, .. }
+        | ParameterExpr::RemoveSmallestSuffixPattern { parameter, .. }
+        | ParameterExpr::RemoveLargestSuffixPattern { parameter, .. }
+        | ParameterExpr::RemoveSmallestPrefixPattern { parameter, .. }
+        | ParameterExpr::RemoveLargestPrefixPattern { parameter, .. }
+        | ParameterExpr::Transform { parameter, .. }
+        | ParameterExpr::UppercaseFirstChar { parameter, .. }
+        | ParameterExpr::UppercasePattern { parameter, .. }
+        | ParameterExpr::LowercaseFirstChar { parameter, .. }
+        | ParameterExpr::LowercasePattern { parameter, .. }
+        | ParameterExpr::ReplaceSubstring { parameter, .. } => parameter,
+        _ => return false,
+    };
     matches!(
-        p,
-        WordPiece::ParameterExpansion(ParameterExpr::Parameter {
-            parameter: Parameter::Special(SpecialParameter::AllPositionalParameters {
-                concatenate: false
-            }) | Parameter::NamedWithAllIndices {
+        parameter,
+        Parameter::Special(SpecialParameter::AllPositionalParameters { concatenate: false })
+            | Parameter::NamedWithAllIndices {
                 concatenate: false,
                 ..
-            },
-            ..
-        })
+            }
     )
 }
 
@@ -406,6 +579,10 @@ impl Shell {
     pub(crate) async fn expand_words(&mut self, words: &[&Word], fds: &Fds) -> R<Vec<String>> {
         let mut out = Vec::new();
         for w in words {
+            if !self.opts.braceexpand {
+                out.extend(self.expand_fields(&w.value, fds).await?);
+                continue;
+            }
             for braced in brace_expand(&w.value)? {
                 let fields = self.expand_fields(&braced, fds).await?;
                 out.extend(fields);
@@ -416,7 +593,9 @@ impl Shell {
 
     /// Expands one word string into fields (no brace expansion).
     pub(crate) async fn expand_fields(&mut self, text: &str, fds: &Fds) -> R<Vec<String>> {
-        let out = self.expand_text(text, fds).await?;
+        let pieces = parse_assignment_word(text)?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
         let ifs = self.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
         let fields = split_fields(out, &ifs);
         let mut result = Vec::new();
@@ -442,6 +621,34 @@ impl Shell {
         self.expand_str(&w.value, fds).await
     }
 
+    /// An assignment word given to a declaration builtin (`export p=~/x:~/y`): unsplit,
+    /// with tildes after `=` and `:` expanded.
+    pub(crate) async fn expand_assignment_word(&mut self, text: &str, fds: &Fds) -> R<String> {
+        let pieces = parse_assignment_word(text)?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        Ok(join_pieces(&out))
+    }
+
+    /// The value of a scalar assignment (`PATH=~/bin:~/x`): unsplit, a tilde after a `:`
+    /// expanded as well as one at the start.
+    pub(crate) async fn expand_assignment_value(&mut self, w: &Word, fds: &Fds) -> R<String> {
+        if !w.value.contains(":~") {
+            return self.expand_str(&w.value, fds).await;
+        }
+        let pieces = super::parse::guarded(&w.value, |t, o| {
+            let o = brush_parser::ParserOptions {
+                tilde_expansion_after_colon: true,
+                ..o.clone()
+            };
+            word::parse(t, &o)
+        })?
+        .ok_or_else(|| ShellError::BadSubstitution(w.value.clone()))?;
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        Ok(join_pieces(&out))
+    }
+
     pub(crate) async fn expand_str(&mut self, text: &str, fds: &Fds) -> R<String> {
         Ok(join_pieces(&self.expand_text(text, fds).await?))
     }
@@ -449,6 +656,33 @@ impl Shell {
     /// Expansion into a glob pattern: quoted parts match literally.
     pub(crate) async fn expand_pattern(&mut self, text: &str, fds: &Fds) -> R<String> {
         Ok(join_pattern(&self.expand_text(text, fds).await?))
+    }
+
+    /// Like [`Shell::expand_pattern`], with the pattern as `set -x` shows it: every quoted
+    /// character after a backslash (`"a b"` is `\a\ \b`).
+    pub(crate) async fn expand_pattern_traced(
+        &mut self,
+        text: &str,
+        fds: &Fds,
+    ) -> R<(String, String)> {
+        let pieces = self.expand_text(text, fds).await?;
+        let mut shown = String::new();
+        for p in &pieces {
+            match p {
+                Piece::Text {
+                    s, quoted: true, ..
+                } => {
+                    for c in s.chars() {
+                        shown.push('\\');
+                        shown.push(c);
+                    }
+                }
+                Piece::Text { s, .. } | Piece::StarBreak(s) => shown.push_str(s),
+                Piece::FieldBreak => shown.push(' '),
+                Piece::ForceField => {}
+            }
+        }
+        Ok((join_pattern(&pieces), shown))
     }
 
     /// Parses a word and expands its pieces, without splitting or globbing.
@@ -461,6 +695,9 @@ impl Shell {
 
     /// A redirection target: must expand to exactly one word.
     pub(crate) async fn expand_redirect_target(&mut self, w: &Word, fds: &Fds) -> R<String> {
+        if self.opts.braceexpand && brace_expand(&w.value)?.len() > 1 {
+            return Err(ShellError::AmbiguousRedirect(w.value.clone()));
+        }
         let mut fields = self.expand_fields(&w.value, fds).await?;
         if fields.len() != 1 {
             return Err(ShellError::AmbiguousRedirect(w.value.clone()));
@@ -511,9 +748,37 @@ impl Shell {
         out: &'a mut Vec<Piece>,
     ) -> BoxFut<'a, R<()>> {
         super::grow(Box::pin(async move {
-            for p in pieces {
+            let mut i = 0;
+            while i < pieces.len() {
+                let p = &pieces[i];
+                if let Some((bad, took)) = unparsed_substitution(&p.piece, pieces.get(i + 1)) {
+                    let Some((name, all)) = case_toggle(&bad) else {
+                        return Err(ShellError::BadSubstitution(bad));
+                    };
+                    let v = self.get_str(name);
+                    if v.is_none() && self.opts.nounset {
+                        return Err(ShellError::Unbound(name.to_string()));
+                    }
+                    out.push(Piece::Text {
+                        s: toggle_case(&v.unwrap_or_default(), all),
+                        quoted,
+                        split: !quoted,
+                    });
+                    if let Some(WordPiece::Text(rest)) = pieces.get(i + 1).map(|n| &n.piece)
+                        && let Some(tail) = rest.get(took..).filter(|t| !t.is_empty())
+                    {
+                        out.push(Piece::Text {
+                            s: tail.to_string(),
+                            quoted,
+                            split: false,
+                        });
+                    }
+                    i += 2;
+                    continue;
+                }
                 self.expand_piece(&p.piece, quoted, fds, out).await?;
                 check_expansion_size(out)?;
+                i += 1;
             }
             Ok(())
         }))
@@ -538,7 +803,12 @@ impl Shell {
                 split: false,
             }),
             WordPiece::AnsiCQuotedText(s) => out.push(Piece::Text {
-                s: ansi_c_decode(s),
+                // A NUL ends the string, as bash's C strings do.
+                s: ansi_c_decode(s)
+                    .split('\0')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
                 quoted: true,
                 split: false,
             }),
@@ -579,8 +849,17 @@ impl Shell {
                 let v = self.eval_param_expr(expr, quoted, fds).await?;
                 self.emit_value(v, quoted, out);
             }
-            WordPiece::CommandSubstitution(cmd) | WordPiece::BackquotedCommandSubstitution(cmd) => {
+            WordPiece::CommandSubstitution(cmd) => {
                 let s = self.command_substitution(cmd, fds).await?;
+                out.push(Piece::Text {
+                    s,
+                    quoted,
+                    split: !quoted,
+                });
+            }
+            WordPiece::BackquotedCommandSubstitution(cmd) => {
+                let cmd = backquoted_text(cmd, quoted);
+                let s = self.command_substitution(&cmd, fds).await?;
                 out.push(Piece::Text {
                     s,
                     quoted,
@@ -671,6 +950,9 @@ impl Shell {
     /// Runs `cmd` in a subshell and captures its stdout (trailing newlines removed).
     pub(crate) async fn command_substitution(&mut self, cmd: &str, fds: &Fds) -> R<String> {
         let program = parse_program(cmd)?;
+        if let Some(file) = lone_input_redirect(&program) {
+            return self.read_file_substitution(file, fds).await;
+        }
         let mut sub = self.subshell()?;
         // Its first command is on the line of the command it is in; bash does not count
         // the blank lines before it.
@@ -681,7 +963,10 @@ impl Shell {
             .count();
         sub.lines.line_base = self.lines.lineno.saturating_sub(1 + blank);
         // Without `inherit_errexit` a substitution runs with `set -e` off, as in bash.
-        sub.opts.errexit = false;
+        if !self.shopts.on("inherit_errexit") && !self.opts.posix {
+            sub.opts.errexit = false;
+        }
+        sub.trace_depth += 1;
         let (out, input) = pipe();
         let sub_fds = fds.with_stdout(out);
         // Its own task: nested substitutions (`f() { echo $(f); }`) then cost heap, not stack.
@@ -715,8 +1000,50 @@ impl Shell {
         let status = status.unwrap_or(1);
         self.last_status = status;
         self.subst_runs += 1;
-        let data = data?;
+        let mut data = data?;
+        if data.contains(&0) {
+            // bash's strings cannot hold NUL: it drops them, and says so.
+            data.retain(|b| *b != 0);
+            let msg = format!(
+                "{}: warning: command substitution: ignored null byte in input\n",
+                super::error::PROGRAM
+            );
+            let _ = fds.stderr().write_str(&msg).await;
+        }
         let mut s = String::from_utf8_lossy(&data).into_owned();
+        while s.ends_with('\n') {
+            s.pop();
+        }
+        Ok(s)
+    }
+
+    /// `$(< file)`: the file's content, without running a command (trailing newlines
+    /// removed). A file that cannot be read is reported and gives an empty result, status 1.
+    async fn read_file_substitution(&mut self, file: &Word, fds: &Fds) -> R<String> {
+        let name = self.expand_redirect_target(file, fds).await?;
+        let input = match self.open_read(&name, fds).await {
+            Ok(i) => i,
+            Err(e) => {
+                let _ = fds.stderr().write_str(&e.message()).await;
+                self.last_status = 1;
+                self.subst_runs += 1;
+                return Ok(String::new());
+            }
+        };
+        let data = input
+            .read_to_end(MAX_SUBSTITUTION_OUTPUT)
+            .await
+            .map_err(|_| ShellError::SubstitutionTooLarge(MAX_SUBSTITUTION_OUTPUT))?;
+        let mut charge = self.budget.empty_charge();
+        charge
+            .grow(data.len())
+            .map_err(|source| ShellError::OutOfMemory {
+                what: "command substitution".to_string(),
+                source,
+            })?;
+        self.last_status = 0;
+        self.subst_runs += 1;
+        let mut s = String::from_utf8_lossy(&data).replace('\0', "");
         while s.ends_with('\n') {
             s.pop();
         }

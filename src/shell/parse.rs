@@ -229,6 +229,59 @@ fn command_start(before: &[u8]) -> bool {
     }
 }
 
+/// A script whose last here-document runs to the end of the input (`cat <<E` and no `E`
+/// line): the script parsed with its delimiter line added, and bash's warning, when that
+/// parses.
+pub fn close_open_heredoc(text: &str) -> Option<(ast::Program, String)> {
+    let at = text.rfind("<<")?;
+    let rest = text[at + 2..]
+        .trim_start_matches('-')
+        .trim_start_matches([' ', '\t']);
+    if rest.starts_with('<') {
+        return None;
+    }
+    let word: String = rest
+        .chars()
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')'))
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    if word.is_empty() {
+        return None;
+    }
+    let sep = if text.ends_with('\n') { "" } else { "\n" };
+    let fixed = format!("{text}{sep}{word}\n");
+    let parsed = program(&fixed).ok()?;
+    let line = text[..at].matches('\n').count() + 1;
+    let warning =
+        format!("warning: here-document at line {line} delimited by end-of-file (wanted `{word}')");
+    Some((parsed, warning))
+}
+
+/// For a script that does not parse as a whole: the whole commands it opens with, each
+/// parsed, and the error that stops it. bash reads a script one command at a time, so the
+/// commands before a syntax error run before the error is reported.
+pub fn leading_commands(text: &str, whole: ShellError) -> (Vec<ast::Program>, ShellError) {
+    let mut done = Vec::new();
+    let mut buf = PendingInput::default();
+    for line in text.split_inclusive('\n') {
+        buf.push(line);
+        match buf.completeness() {
+            Completeness::Incomplete => {}
+            Completeness::Complete => match program(&buf.take()) {
+                Ok(p) => done.push(p),
+                Err(e) => return (done, e),
+            },
+            Completeness::Invalid => {
+                let e = program(buf.text()).err().unwrap_or(whole);
+                return (done, e);
+            }
+        }
+    }
+    // Input ended inside a command (`if` with no `fi`): the error of the rest.
+    let e = program(buf.text()).err().unwrap_or(whole);
+    (done, e)
+}
+
 /// Parses a script on the blocking pool when it is large, so a big script does not hold
 /// up the runtime thread other sessions share.
 pub async fn program_async(text: &str) -> Result<ast::Program, ShellError> {

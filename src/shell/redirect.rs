@@ -301,7 +301,8 @@ impl Shell {
             }
             IoRedirect::HereDocument(fd, doc) => {
                 let body = if doc.requires_expansion {
-                    self.expand_heredoc(&doc.doc.value, fds).await?
+                    let joined = join_continued_lines(&doc.doc.value);
+                    self.expand_heredoc(&joined, fds).await?
                 } else {
                     doc.doc.value.clone()
                 };
@@ -377,7 +378,7 @@ impl Shell {
     }
 
     /// A readable stream for `< name`: a device or a file streamed by a task.
-    async fn open_read(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
+    pub(crate) async fn open_read(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
         match name {
             "/dev/null" => return Ok(Input::empty()),
             "/dev/stdin" | "/dev/fd/0" => return Ok(fds.stdin()),
@@ -464,9 +465,15 @@ impl Shell {
         let mut handle = super::umask_fs::with_umask(self.fs.clone(), self.umask)
             .open_write(&path, mode)
             .await
-            .map_err(|e| ShellError::File {
-                path: name.to_string(),
-                source: e,
+            .map_err(|e| match e {
+                // `set -C`: bash's own wording.
+                FsError::AlreadyExists if matches!(mode, WriteMode::CreateNew) => {
+                    ShellError::Builtin(format!("{name}: cannot overwrite existing file"))
+                }
+                e => ShellError::File {
+                    path: name.to_string(),
+                    source: e,
+                },
             })?;
         let (out, input) = pipe();
         let stop = tokio_util::sync::CancellationToken::new();
@@ -584,6 +591,35 @@ impl Shell {
             self.close_exec_files(all, fds).await;
         }
     }
+}
+
+/// An unquoted here-document body with its backslash-newline pairs taken out, as bash
+/// joins continued lines there (`\\` before a newline is an escaped backslash instead).
+fn join_continued_lines(body: &str) -> std::borrow::Cow<'_, str> {
+    if !body.contains("\\\n") {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                    continue;
+                }
+                Some('\\') => {
+                    out.push(c);
+                    out.push('\\');
+                    chars.next();
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(test)]

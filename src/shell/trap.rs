@@ -91,7 +91,7 @@ impl Shell {
         let r = self.run_trap(0, fds).await;
         self.traps.remove(&0);
         match r {
-            Err(Flow::Exit(s) | Flow::Abort(s)) => s,
+            Err(Flow::Exit(s) | Flow::Abort(s) | Flow::Discard(s)) => s,
             _ => status,
         }
     }

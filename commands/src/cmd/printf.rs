@@ -629,7 +629,8 @@ impl Command for Printf {
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
         let mut args = args.as_slice();
-        if args.first().map(String::as_str) == Some("--") {
+        let ended = args.first().map(String::as_str) == Some("--");
+        if ended {
             args = &args[1..];
         }
         let Some(fmt) = args.first() else {
@@ -646,7 +647,8 @@ impl Command for Printf {
                 .await;
             return Ok(STATUS_USAGE);
         }
-        if fmt.starts_with('-') && fmt.len() > 1 {
+        // After `--` a format may start with `-` (`printf -- '-%s' x`).
+        if !ended && fmt.starts_with('-') && fmt.len() > 1 {
             ctx.err(format!(
                 "printf: {fmt}: invalid option\nprintf: usage: printf [-v var] format [arguments]\n"
             ))
@@ -789,6 +791,7 @@ mod tests {
         );
         assert_eq!(pf(&["-v", "x", "y"]).await.0, 2);
         assert_eq!(pf(&["--", "%s", "-v"]).await.1, "-v");
+        assert_eq!(pf(&["--", "-%s", "x"]).await.1, "-x");
     }
 
     #[tokio::test]

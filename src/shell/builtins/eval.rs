@@ -9,23 +9,32 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let text = args.join(" ");
     match parse_program(&text) {
         Ok(program) => sh.exec_nested_input("eval", &program, io).await,
-        Err(ShellError::Syntax(m)) if !m.contains("levels deep") => {
-            // bash names the input and its line: `eval: line 1: syntax error ...`, and
-            // after a misplaced token the line itself.
-            let lines = text.lines().count().max(1);
-            let at_end = m.contains("unexpected end of file");
-            let line = if at_end { lines + 1 } else { lines };
-            let mut msg = format!("eval: line {line}: {m}");
-            if m.contains("near unexpected token") {
-                let shown = text.lines().last().unwrap_or("");
-                msg.push_str(&format!(
-                    "\n{}: eval: line {line}: `{shown}'",
-                    crate::shell::error::PROGRAM
-                ));
+        Err(whole) => {
+            // The complete commands before a syntax error run first, as in bash.
+            let (programs, e) = crate::shell::parse::leading_commands(&text, whole);
+            for program in &programs {
+                sh.exec_nested_input("eval", program, io).await?;
             }
-            super::fail(sh, io, msg, 2).await
+            match e {
+                ShellError::Syntax(m) if !m.contains("levels deep") => {
+                    // bash names the input and its line: `eval: line 1: syntax error
+                    // ...`, and after a misplaced token the line itself.
+                    let lines = text.lines().count().max(1);
+                    let at_end = m.contains("unexpected end of file");
+                    let line = if at_end { lines + 1 } else { lines };
+                    let mut msg = format!("eval: line {line}: {m}");
+                    if m.contains("near unexpected token") {
+                        let shown = text.lines().last().unwrap_or("");
+                        msg.push_str(&format!(
+                            "\n{}: eval: line {line}: `{shown}'",
+                            crate::shell::error::PROGRAM
+                        ));
+                    }
+                    super::fail(sh, io, msg, 2).await
+                }
+                e => sh.fail(e, io).await,
+            }
         }
-        Err(e) => sh.fail(e, io).await,
     }
 }
 

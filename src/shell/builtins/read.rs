@@ -148,7 +148,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         _ => reading.await,
     };
-    let text = String::from_utf8_lossy(&line).into_owned();
+    // bash's variables cannot hold NUL: read drops them.
+    let text = String::from_utf8_lossy(&line).replace('\0', "");
     let status = if eof { 1 } else { 0 };
     if eof && line.is_empty() {
         for n in &a.names {
@@ -276,6 +277,17 @@ fn split_n(s: &str, ifs: &str, n: usize, raw: bool) -> Vec<String> {
     while rest.chars().last().is_some_and(|c| is_ws(c, ifs)) && !rest.ends_with("\\ ") {
         rest.pop();
     }
+    // A last field followed by one delimiter (`IFS=: read a b <<< x:y:`) loses that
+    // delimiter; with more fields in the rest, the rest stays as it is.
+    if let Some(last) = rest.chars().last()
+        && ifs.contains(last)
+        && !is_ws(last, ifs)
+    {
+        let body = &rest[..rest.len() - last.len_utf8()];
+        if !body.is_empty() && !body.ends_with('\\') && !body.chars().any(|c| ifs.contains(c)) {
+            rest.truncate(body.len());
+        }
+    }
     out.push(unescape(&rest, raw));
     while out.len() < n {
         out.push(String::new());
@@ -292,6 +304,8 @@ mod tests {
         assert_eq!(split_n("  a  b c  ", " \t\n", 2, true), ["a", "b c"]);
         assert_eq!(split_n("a:b:c", ":", 2, true), ["a", "b:c"]);
         assert_eq!(split_n("a", " ", 3, true), ["a", "", ""]);
+        assert_eq!(split_n("x:y:", ":", 2, true), ["x", "y"]);
+        assert_eq!(split_n("x:y:z:", ":", 2, true), ["x", "y:z:"]);
         assert_eq!(split_all(" a  b ", " "), ["a", "b"]);
     }
 }

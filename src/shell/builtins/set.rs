@@ -18,7 +18,7 @@ pub(crate) enum Kept {
 /// Every option of `set -o`, in bash's (alphabetical) order, with its letter.
 pub(crate) const OPTIONS: &[(&str, Option<char>, Kept)] = &[
     ("allexport", Some('a'), Kept::Flag(|o| &mut o.allexport)),
-    ("braceexpand", Some('B'), Kept::Fixed(true)),
+    ("braceexpand", Some('B'), Kept::Flag(|o| &mut o.braceexpand)),
     // The terminal's line editor has emacs-style keys whatever this says.
     ("emacs", None, Kept::Flag(|o| &mut o.emacs)),
     ("errexit", Some('e'), Kept::Flag(|o| &mut o.errexit)),
@@ -41,7 +41,7 @@ pub(crate) const OPTIONS: &[(&str, Option<char>, Kept)] = &[
     ("onecmd", Some('t'), Kept::Fixed(false)),
     ("physical", Some('P'), Kept::Fixed(false)),
     ("pipefail", None, Kept::Flag(|o| &mut o.pipefail)),
-    ("posix", None, Kept::Fixed(false)),
+    ("posix", None, Kept::Flag(|o| &mut o.posix)),
     ("privileged", Some('p'), Kept::Fixed(false)),
     ("verbose", Some('v'), Kept::Flag(|o| &mut o.verbose)),
     ("vi", None, Kept::Fixed(false)),
@@ -78,6 +78,16 @@ impl Shell {
 
     pub(crate) fn set_option_name(&mut self, name: &str, on: bool) -> Result<(), ShellError> {
         self.set_option(name, name, on)
+    }
+
+    /// `$SHELLOPTS`: the names of the `set -o` options that are on, `:`-separated.
+    pub(crate) fn shellopts(&self) -> String {
+        OPTIONS
+            .iter()
+            .filter(|(name, _, _)| self.option_value(name))
+            .map(|(name, _, _)| *name)
+            .collect::<Vec<_>>()
+            .join(":")
     }
 
     pub(crate) fn option_value(&self, name: &str) -> bool {

@@ -4,7 +4,7 @@ use forkbox_commands::fs;
 
 use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
-use crate::shell::{MAX_SCRIPT, Shell, parse_program};
+use crate::shell::{MAX_SCRIPT, Shell};
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let Some(file) = args.first() else {
@@ -17,10 +17,6 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
-    let program = match parse_program(&text) {
-        Ok(p) => p,
-        Err(e) => return sh.fail(e, io).await,
-    };
     let saved = if args.len() > 1 {
         Some(std::mem::replace(&mut sh.positional, args[1..].to_vec()))
     } else {
@@ -38,7 +34,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         std::mem::replace(&mut sh.lines.source, file.clone()),
         sh.lines.lineno,
     );
-    let r = sh.exec_nested_input("source", &program, io).await;
+    let r = sh.exec_nested_text("source", &text, io).await;
     (sh.lines.line_base, sh.lines.source, sh.lines.lineno) = saved_lines;
     sh.lines.frames.pop();
     sh.funcnames.pop();

@@ -39,6 +39,14 @@ impl Shell {
                     } else {
                         a.expr.value.clone()
                     };
+                    if self.opts.xtrace {
+                        let inner = if span >= a.expr.value.chars().count() + 6 {
+                            format!(" {} ", a.expr.value)
+                        } else {
+                            a.expr.value.clone()
+                        };
+                        self.trace_line(&format!("(( {inner} ))"), fds).await;
+                    }
                     match self.eval_arith(&text, fds, false).await {
                         Ok(v) => Ok(i32::from(v == 0)),
                         Err(e) => self.fail(e, fds).await,
@@ -93,6 +101,18 @@ impl Shell {
                 self.loop_depth -= 1;
                 return self.fail(e, fds).await;
             }
+            if self.opts.xtrace {
+                let list = match &f.values {
+                    Some(words) => words
+                        .iter()
+                        .map(|w| w.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    None => "\"$@\"".to_string(),
+                };
+                let line = format!("for {} in {list}", f.variable_name);
+                self.trace_line(&line, fds).await;
+            }
             let r = self.exec_list(&f.body.list, fds).await;
             match loop_ctl(r, &mut status) {
                 LoopCtl::Next => {}
@@ -125,7 +145,8 @@ impl Shell {
                 out = Err(fl);
                 break;
             }
-            if let Some(cond) = &f.condition {
+            // An empty condition is true (`for (( i=0; ; i++ ))`).
+            if let Some(cond) = f.condition.as_ref().filter(|c| !c.value.trim().is_empty()) {
                 match self.eval_arith(&cond.value, fds, false).await {
                     Ok(0) => break,
                     Ok(_) => {}
@@ -229,6 +250,10 @@ impl Shell {
             Ok(w) => w,
             Err(e) => return self.fail(e, fds).await,
         };
+        if self.opts.xtrace {
+            let line = format!("case {} in", c.value.value);
+            self.trace_line(&line, fds).await;
+        }
         let mut status = 0;
         let mut fall_through = false;
         for item in &c.cases {

@@ -91,7 +91,9 @@ impl Shell {
             let r = if decl && compound_words.iter().any(|a| std::ptr::eq(*a, *w)) {
                 Ok(vec![w.value.clone()])
             } else if decl && assign_words.iter().any(|a| std::ptr::eq(*a, *w)) {
-                self.expand_str(&w.value, fds).await.map(|s| vec![s])
+                self.expand_assignment_word(&w.value, fds)
+                    .await
+                    .map(|s| vec![s])
             } else {
                 self.expand_words(&[w], fds).await
             };
@@ -122,10 +124,8 @@ impl Shell {
                     return self.fail(e, fds).await;
                 }
                 if self.opts.xtrace {
-                    let _ = fds
-                        .stderr()
-                        .write_str(&format!("+ {}\n", self.trace_assignment(a)))
-                        .await;
+                    let body = self.trace_assignment(a);
+                    self.trace_line(&body, fds).await;
                 }
             }
             let status = if self.subst_runs != subst_before {
@@ -150,6 +150,10 @@ impl Shell {
         }
         let mut env_extra = Vec::new();
         for a in &assigns {
+            if matches!(a.value, AssignmentValue::Array(_)) {
+                // `a=(1 2) cmd`: bash runs cmd and lets the array go.
+                continue;
+            }
             match self.assignment_value(a, fds).await {
                 Ok((name, _)) if self.vars.get(&name).is_some_and(|v| v.readonly) => {
                     // bash reports it and runs the command without that variable.
@@ -163,19 +167,28 @@ impl Shell {
             }
         }
         if self.opts.xtrace {
-            let mut line = String::from("+ ");
+            // bash shows each prefix assignment on a line of its own, then the command.
             for (k, v) in &env_extra {
-                line.push_str(&format!("{k}={} ", trace_word(v)));
+                self.trace_line(&format!("{k}={}", trace_word(v)), fds)
+                    .await;
             }
-            line.push_str(
-                &argv
-                    .iter()
-                    .map(|a| trace_word(a))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
-            line.push('\n');
-            let _ = fds.stderr().write_str(&line).await;
+            let line = argv
+                .iter()
+                .map(|a| trace_word(a))
+                .collect::<Vec<_>>()
+                .join(" ");
+            self.trace_line(&line, fds).await;
+            if matches!(argv[0].as_str(), "export" | "readonly")
+                && !self.functions.contains_key(&argv[0])
+            {
+                // bash traces the assignments these two make as assignments too.
+                for a in &argv[1..] {
+                    if let Some(at) = crate::shell::expand::assignment_prefix(a) {
+                        let line = format!("{}{}", &a[..at], trace_word(&a[at..]));
+                        self.trace_line(&line, fds).await;
+                    }
+                }
+            }
         }
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
             return self.exec_redirections(&redirs, fds).await;
@@ -275,7 +288,7 @@ impl Shell {
             AssignmentName::ArrayElementName(n, _) => n.clone(),
         };
         let value = match &a.value {
-            AssignmentValue::Scalar(w) => self.expand_no_split(w, fds).await?,
+            AssignmentValue::Scalar(w) => self.expand_assignment_value(w, fds).await?,
             AssignmentValue::Array(_) => {
                 return Err(ShellError::Unsupported(
                     "array assignment before a command".into(),
@@ -289,7 +302,7 @@ impl Shell {
     pub(crate) async fn assign(&mut self, a: &Assignment, fds: &Fds) -> Result<(), ShellError> {
         match (&a.name, &a.value) {
             (AssignmentName::VariableName(name), AssignmentValue::Scalar(w)) => {
-                let v = self.expand_no_split(w, fds).await?;
+                let v = self.expand_assignment_value(w, fds).await?;
                 self.assign_str(name, &v, a.append)
             }
             (AssignmentName::ArrayElementName(name, index), AssignmentValue::Scalar(w)) => {
@@ -300,6 +313,9 @@ impl Shell {
                     }
                     let v = self.expand_no_split(w, fds).await?;
                     return self.assign_key(name, &key, &v, a.append);
+                }
+                if matches!(index.as_str(), "*" | "@") {
+                    return Err(ShellError::BadSubscript(format!("{name}[{index}]")));
                 }
                 let idx = self.eval_arith(index, fds, true).await?;
                 let v = self.expand_no_split(w, fds).await?;
@@ -344,8 +360,8 @@ impl Shell {
                         if key.is_empty() {
                             return Err(ShellError::BadSubscript(format!("{target}[{k}]")));
                         }
+                        // `h+=([k]=v)` replaces k's value: only `[k]+=v` appends to it.
                         let v = self.expand_no_split(value, fds).await?;
-                        let v = self.assoc_elem_value(&map, &key, v, append)?;
                         map.insert(key, v);
                     }
                     None => {
@@ -437,11 +453,16 @@ impl Shell {
     }
 }
 
-fn trace_word(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
+/// A word as `set -x` shows it: quoted when it holds a character the shell would treat
+/// specially (a `#` or `~` only where it would start a comment or a tilde expansion).
+pub(crate) fn trace_word(w: &str) -> String {
+    let special = |(i, c): (usize, char)| {
+        " \t\n'\"\\|&;()<>!{}*[]?^$`".contains(c)
+            || !(c.is_ascii() || c.is_alphanumeric())
+            || (c == '#' && i == 0)
+            || (c == '~' && (i == 0 || matches!(w.as_bytes().get(i - 1), Some(b'=' | b':'))))
+    };
+    if !w.is_empty() && !w.char_indices().any(special) {
         w.to_string()
     } else {
         shell_quote(w)

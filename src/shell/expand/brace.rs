@@ -50,16 +50,91 @@ pub(crate) fn brace_expand(word: &str) -> R<Vec<String>> {
     match crate::shell::parse::guarded(word, word::parse_brace_expansions) {
         Ok(Some(Some(pieces))) => {
             let mut out = vec![String::new()];
-            expand_brace_pieces(&pieces, &mut out)?;
+            let mut widths = sequence_widths(word).into_iter();
+            expand_brace_pieces(&pieces, &mut out, &mut widths)?;
             Ok(out)
         }
         _ => Ok(vec![word.to_string()]),
     }
 }
 
+/// The zero-padded width of each numeric sequence `{A..B[..C]}` of `word`, in order (0 for
+/// none): bash pads every term to the longer bound when either bound has a leading zero
+/// (`{01..10}`, `{-05..3}`). Brace expansion's parse keeps only the numbers, and visits its
+/// sequences in the order they appear in the text, which is the order given here.
+fn sequence_widths(word: &str) -> Vec<usize> {
+    let b = word.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' => {
+                while i + 1 < b.len() && b[i + 1] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'{' => {
+                if let Some((w, len)) = numeric_sequence(&word[i + 1..]) {
+                    out.push(w);
+                    i += len;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// For text just after a `{`: if it is `A..B[..C]}` with integers, the padded width of the
+/// terms (0 for none) and the length of the text up to the `}`.
+fn numeric_sequence(text: &str) -> Option<(usize, usize)> {
+    let end = text.find('}')?;
+    let inner = &text[..end];
+    let mut parts = inner.split("..");
+    let (a, b) = (parts.next()?, parts.next()?);
+    let c = parts.next();
+    if parts.next().is_some() {
+        return None;
+    }
+    let is_int = |s: &str| {
+        let d = s.strip_prefix(['-', '+']).unwrap_or(s);
+        !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit())
+    };
+    if !is_int(a) || !is_int(b) || !c.is_none_or(is_int) {
+        return None;
+    }
+    let padded = |s: &str| {
+        let d = s.strip_prefix(['-', '+']).unwrap_or(s);
+        d.len() > 1 && d.starts_with('0')
+    };
+    let width = if padded(a) || padded(b) {
+        a.len().max(b.len())
+    } else {
+        0
+    };
+    Some((width, end + 1))
+}
+
+/// A character from a `{a..z}` sequence as word text: characters that mean something in
+/// a word (`` ` ``, `$`, quotes) are escaped, so they stay themselves.
+fn literal_char(c: char) -> String {
+    if c.is_ascii_alphanumeric() {
+        c.to_string()
+    } else if c == '\\' {
+        // bash's quote removal takes a lone backslash away, leaving an empty word.
+        "''".to_string()
+    } else {
+        format!("\\{c}")
+    }
+}
+
 pub(super) fn expand_brace_pieces(
     pieces: &[BraceExpressionOrText],
     acc: &mut Vec<String>,
+    widths: &mut std::vec::IntoIter<usize>,
 ) -> R<()> {
     for p in pieces {
         match p {
@@ -79,7 +154,8 @@ pub(super) fn expand_brace_pieces(
                         } => {
                             let terms = sequence(*start, *end, *increment, MAX_BRACE_WORDS)
                                 .ok_or_else(brace_limit)?;
-                            alts.extend(terms.into_iter().map(|v| v.to_string()));
+                            let width = widths.next().unwrap_or(0);
+                            alts.extend(terms.into_iter().map(|v| format!("{v:0width$}")));
                             if alts.len() > MAX_BRACE_WORDS {
                                 return Err(brace_limit());
                             }
@@ -96,7 +172,7 @@ pub(super) fn expand_brace_pieces(
                                 terms
                                     .into_iter()
                                     .filter_map(|v| u32::try_from(v).ok().and_then(char::from_u32))
-                                    .map(String::from),
+                                    .map(literal_char),
                             );
                             if alts.len() > MAX_BRACE_WORDS {
                                 return Err(brace_limit());
@@ -104,7 +180,7 @@ pub(super) fn expand_brace_pieces(
                         }
                         BraceExpressionMember::Child(children) => {
                             let mut sub = vec![String::new()];
-                            expand_brace_pieces(children, &mut sub)?;
+                            expand_brace_pieces(children, &mut sub, widths)?;
                             alts.extend(sub);
                         }
                     }

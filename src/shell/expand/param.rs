@@ -306,6 +306,7 @@ impl Shell {
                     self.check_unset(parameter, &v)?;
                     let text = self.expand_pattern(pattern, fds).await?;
                     let pat = self.pattern(&text, false);
+                    let amp = self.shopts.on("patsub_replacement");
                     let rep = match replacement {
                         Some(r) => {
                             let mut parts = Vec::new();
@@ -314,6 +315,7 @@ impl Shell {
                                     Piece::Text {
                                         s, quoted: true, ..
                                     } => parts.push(RepPart::Lit(s)),
+                                    Piece::Text { s, .. } if !amp => parts.push(RepPart::Lit(s)),
                                     Piece::Text { s, .. } => {
                                         for (i, chunk) in s.split('&').enumerate() {
                                             if i > 0 {
@@ -423,6 +425,7 @@ impl Shell {
                 }
             },
             ParameterTransformOp::PossiblyQuoteWithArraysExpanded { separate_words } => {
+                let is_assoc = matches!(&var, Some((_, v)) if matches!(v.value, crate::shell::Value::Assoc(_)));
                 let pairs: Option<Vec<(String, String)>> = match (&var, whole) {
                     (Some((_, var)), true) => match &var.value {
                         crate::shell::Value::Array(m) => {
@@ -445,7 +448,12 @@ impl Shell {
                             .into_iter()
                             .map(|(k, v)| format!("{k} {}", decl_quote(&v)))
                             .collect();
-                        PVal::Str(items.join(" "))
+                        let mut s = items.join(" ");
+                        if is_assoc && !s.is_empty() {
+                            // bash ends an associative array's pairs with a blank.
+                            s.push(' ');
+                        }
+                        PVal::Str(s)
                     }
                     (None, _) => match v {
                         PVal::Unset => PVal::Unset,
@@ -460,8 +468,25 @@ impl Shell {
 impl Shell {
     /// The word of `${x:-word}` or `${x:+word}`, expanded where it stands: unquoted, its
     /// literal text is split like the rest of the expansion; its quoted parts are not.
+    /// Inside double quotes, single quotes and a leading `~` in the word are literal.
     async fn expand_word_in_place(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
-        let mut pieces = self.expand_sub_pieces(text, quoted, fds).await?;
+        let mut pieces = if quoted && (text.contains('\'') || text.starts_with('~')) {
+            let mut parsed = parse_word(text)?;
+            for p in &mut parsed {
+                if matches!(
+                    p.piece,
+                    WordPiece::SingleQuotedText(_) | WordPiece::TildeExpansion(_)
+                ) && let Some(raw) = text.get(p.start_index..p.end_index)
+                {
+                    p.piece = WordPiece::Text(raw.to_string());
+                }
+            }
+            let mut out = Vec::new();
+            self.expand_pieces(&parsed, quoted, fds, &mut out).await?;
+            out
+        } else {
+            self.expand_sub_pieces(text, quoted, fds).await?
+        };
         if !quoted {
             for p in &mut pieces {
                 if let Piece::Text {

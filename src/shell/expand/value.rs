@@ -167,7 +167,9 @@ impl Shell {
         if self.opts.xtrace {
             f.push('x');
         }
-        f.push('B');
+        if self.opts.braceexpand {
+            f.push('B');
+        }
         if self.opts.noclobber {
             f.push('C');
         }
