@@ -41,3 +41,4 @@ pub mod storage;
 pub mod telemetry;
 pub mod terminal;
 pub mod vfs;
+pub mod wasi;
