@@ -16,6 +16,8 @@
 //! - [`vfs`]: the session filesystem over a fork; the only filesystem API above storage.
 //! - [`shell`]: the bash-compatible interpreter over brush-parser's AST.
 //! - [`registry`]: the one command resolver: builtins, native commands, (later) WASI tools.
+//! - [`wasi`]: WebAssembly tools: the wasmtime engine, `wasi_snapshot_preview1` over the
+//!   session filesystem, and the command that runs a module.
 //! - [`terminal`]: the line discipline of a PTY channel over its byte stream (echo,
 //!   editing, Ctrl-C), below both [`ssh`] and [`session`].
 //! - [`telemetry`]: logging set-up.
