@@ -33,6 +33,10 @@ fn main() -> ExitCode {
                 forkbox::telemetry::init("forkbox=warn,error");
                 forkbox::app::snapshots(command).await
             }
+            Command::Wasm(command) => {
+                forkbox::telemetry::init("forkbox=warn,error");
+                forkbox::app::wasm(command).await
+            }
         }
     });
     match result {

@@ -114,7 +114,10 @@ pub async fn run(
     };
     let interactive = matches!(request, Request::Shell) && pty.is_some();
     let mut shell = Shell::new(ShellConfig {
-        fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs))),
+        fs: Arc::new(crate::vfs::mounts::Mounts::with_system(
+            Arc::new(vfs),
+            &session.services().system_mounts,
+        )),
         registry: session.services().registry.clone(),
         env: with_client_env(
             session.environment(pty.as_ref().map(|p| p.term.as_str())),

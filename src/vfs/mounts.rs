@@ -631,4 +631,94 @@ mod tests {
         assert!(fs.stat("/devices").await.unwrap().is_dir());
         assert_eq!(fs.stat("/dev").await, Err(FsError::NotFound));
     }
+
+    #[tokio::test]
+    async fn system_files_are_read_only_beside_the_fork() {
+        let host = tempfile::tempdir().unwrap();
+        let zip = host.path().join("stdlib.zip");
+        std::fs::write(&zip, b"PK-content").unwrap();
+        let system = SystemMounts::open([("/usr/local/lib/python315.zip", zip.as_path())]).unwrap();
+        let fs = MemFs::new();
+        fs.put_dir("/d");
+        let m = Mounts::with_system(fs.clone(), &system);
+
+        let meta = m.stat("/usr/local/lib/python315.zip").await.unwrap();
+        assert_eq!(
+            (meta.kind, meta.len, meta.mode),
+            (FileKind::File, 10, 0o444)
+        );
+        assert_eq!(
+            &m.read_at("/usr/local/lib/python315.zip", 3, 4)
+                .await
+                .unwrap()[..],
+            b"cont"
+        );
+        let mut h = m
+            .open(
+                &VfsPath::new("/usr/local/lib/python315.zip").unwrap(),
+                OpenOptions::read_only(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(&h.read(100).await.unwrap()[..], b"PK-content");
+        // The directories above it, where the fork has none, hold it and nothing else.
+        for dir in ["/usr", "/usr/local", "/usr/local/lib", "/d/../usr/local"] {
+            assert!(m.stat(dir).await.unwrap().is_dir(), "{dir}");
+        }
+        let names = |v: Vec<DirEntry>| v.into_iter().map(|e| e.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(m.read_dir("/usr/local/lib").await.unwrap()),
+            ["python315.zip"]
+        );
+        assert_eq!(names(m.read_dir("/usr").await.unwrap()), ["local"]);
+        // `/` lists the fork only.
+        assert_eq!(names(m.read_dir("/").await.unwrap()), ["d"]);
+
+        // Writes fail, read-only; nothing reaches the fork or the host file.
+        let zip_path = "/usr/local/lib/python315.zip";
+        assert_eq!(
+            m.open_write(zip_path, WriteMode::Truncate).await.err(),
+            Some(FsError::ReadOnly)
+        );
+        assert_eq!(m.unlink(zip_path).await, Err(FsError::ReadOnly));
+        assert_eq!(m.truncate(zip_path, 0).await, Err(FsError::ReadOnly));
+        assert_eq!(m.chmod(zip_path, 0o777).await, Err(FsError::ReadOnly));
+        assert_eq!(m.rename(zip_path, "/d/z").await, Err(FsError::ReadOnly));
+        assert_eq!(m.rename("/d", zip_path).await, Err(FsError::ReadOnly));
+        assert_eq!(
+            m.open(&VfsPath::new(zip_path).unwrap(), OpenOptions::read_write())
+                .await
+                .err(),
+            Some(FsError::ReadOnly)
+        );
+        assert_eq!(m.rmdir("/usr/local").await, Err(FsError::ReadOnly));
+        assert_eq!(m.mkdir("/usr").await, Err(FsError::AlreadyExists));
+        assert_eq!(std::fs::read(&zip).unwrap(), b"PK-content");
+        assert_eq!(m.usage().await.unwrap(), fs.usage().await.unwrap());
+
+        // Beside it the fork is writable: the directories it lacks are made on the way.
+        m.mkdir("/usr/local/lib/mine").await.unwrap();
+        assert!(fs.stat("/usr/local/lib/mine").await.unwrap().is_dir());
+        assert_eq!(
+            names(m.read_dir("/usr/local/lib").await.unwrap()),
+            ["mine", "python315.zip"]
+        );
+        assert_eq!(
+            fs.stat("/usr/local/lib/python315.zip").await,
+            Err(FsError::NotFound)
+        );
+    }
+
+    #[test]
+    fn system_mount_points_are_checked() {
+        let host = tempfile::tempdir().unwrap();
+        let f = host.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        for at in ["relative", "/", "/dev/x"] {
+            assert!(SystemMounts::open([(at, f.as_path())]).is_err(), "{at}");
+        }
+        assert!(SystemMounts::open([("/a/b", f.as_path()), ("/a/b", f.as_path())]).is_err());
+        assert!(SystemMounts::open([("/a/b", f.as_path()), ("/a", f.as_path())]).is_err());
+        assert!(SystemMounts::open([("/a", host.path().join("missing").as_path())]).is_err());
+    }
 }

@@ -253,8 +253,7 @@ impl SystemMounts {
         let mut out = SystemMounts::default();
         for (i, (at, host)) in files.into_iter().enumerate() {
             let norm = normalize(at);
-            if !at.starts_with('/') || norm == "/" || norm == "/dev" || norm.starts_with("/dev/")
-            {
+            if !at.starts_with('/') || norm == "/" || norm == "/dev" || norm.starts_with("/dev/") {
                 return Err(SystemMountError::BadPoint { at: at.to_string() });
             }
             if out.files.iter().any(|f| f.at == norm) || out.dirs.contains_key(&norm) {

@@ -119,6 +119,9 @@ pub struct Tool {
     pub memory_limit: Option<u64>,
     /// The module imports `host::call`, answered with -1.
     pub host_call_stub: bool,
+    /// Arguments put before the command's own (python's prelude that enters the shell's
+    /// working directory, which wasi-libc does not learn by itself).
+    pub args_prefix: Vec<String>,
     /// The utilities a multicall module serves (by argv[0]); empty for a plain tool.
     pub multicall: Vec<String>,
     pub source: Source,
@@ -193,7 +196,10 @@ impl Manifest {
             let tool = validate(t)?;
             for name in tool.names() {
                 if !taken.insert(name.to_string()) {
-                    return Err(invalid(&tool.name, format!("the name `{name}` is taken twice")));
+                    return Err(invalid(
+                        &tool.name,
+                        format!("the name `{name}` is taken twice"),
+                    ));
                 }
             }
             for m in &tool.mounts {
@@ -344,6 +350,8 @@ struct RawTool {
     #[serde(default)]
     host_call_stub: bool,
     #[serde(default)]
+    args_prefix: Vec<String>,
+    #[serde(default)]
     multicall: Vec<String>,
     source: RawSource,
     module: RawFile,
@@ -455,9 +463,9 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
     };
     let memory_limit = match &t.memory_limit {
         None => None,
-        Some(s) => Some(
-            parse_size(s).ok_or_else(|| bad(format!("memory_limit `{s}` is not a size")))?,
-        ),
+        Some(s) => {
+            Some(parse_size(s).ok_or_else(|| bad(format!("memory_limit `{s}` is not a size")))?)
+        }
     };
     let s = t.source;
     if !valid_sha256(&s.sha256) {
@@ -468,7 +476,10 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
     }
     let package = match (s.pypi, s.krate) {
         (Some(pypi), None) => {
-            if s.bin.is_some() || s.features.is_some() || s.no_default_features || s.target.is_some()
+            if s.bin.is_some()
+                || s.features.is_some()
+                || s.no_default_features
+                || s.target.is_some()
             {
                 return Err(bad("a wheel source has no bin, features or target".into()));
             }
@@ -476,7 +487,9 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
         }
         (None, Some(krate)) => Package::Crate {
             name: krate,
-            bin: s.bin.ok_or_else(|| bad("a crate source needs `bin`".into()))?,
+            bin: s
+                .bin
+                .ok_or_else(|| bad("a crate source needs `bin`".into()))?,
             features: s.features,
             no_default_features: s.no_default_features,
             target: s.target.unwrap_or_else(|| "wasm32-wasip1".into()),
@@ -506,7 +519,9 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
         let clean = at.starts_with('/')
             && at.len() > 1
             && !at.ends_with('/')
-            && at[1..].split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+            && at[1..]
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..")
             && at != "/dev"
             && !at.starts_with("/dev/")
             && at != "/tmp"
@@ -530,6 +545,7 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
         env: t.env.into_iter().collect(),
         memory_limit,
         host_call_stub: t.host_call_stub,
+        args_prefix: t.args_prefix,
         multicall: t.multicall,
         source: Source {
             package,
@@ -575,22 +591,54 @@ module = {{ file = "bin/t.wasm", sha256 = "{SHA}" }}
         assert_eq!(python.mounts[0].at, "/usr/local/lib/python315.zip");
         assert_eq!(python.memory_limit, Some(1 << 30));
         for t in &m.tools {
-            assert!(t.files().iter().all(|f| valid_sha256(&f.sha256)), "{}", t.name);
+            assert!(
+                t.files().iter().all(|f| valid_sha256(&f.sha256)),
+                "{}",
+                t.name
+            );
         }
     }
 
     #[test]
     fn bad_manifests_name_the_tool_and_the_fault() {
         let cases = [
-            (tool("").replace("kind = \"command\"", "kind = \"lib\""), "not `command`"),
-            (tool("").replace("bin/t.wasm", "../t.wasm"), "not a relative path"),
-            (tool("").replace("name = \"t\"", "name = \"a b\""), "not a command name"),
+            (
+                tool("").replace("kind = \"command\"", "kind = \"lib\""),
+                "not `command`",
+            ),
+            (
+                tool("").replace("bin/t.wasm", "../t.wasm"),
+                "not a relative path",
+            ),
+            (
+                tool("").replace("name = \"t\"", "name = \"a b\""),
+                "not a command name",
+            ),
             (tool("memory_limit = \"lots\""), "not a size"),
-            (tool("mounts = [{ file = \"z\", sha256 = \"".to_string() + SHA + "\", at = \"/dev/z\" }]"), "outside /dev"),
+            (
+                tool(
+                    "mounts = [{ file = \"z\", sha256 = \"".to_string()
+                        + SHA
+                        + "\", at = \"/dev/z\" }]",
+                ),
+                "outside /dev",
+            ),
             (tool("") + &tool(""), "taken twice"),
-            (tool("").replace("kind = \"command\"", "kind = \"reactor\""), "needs `run`"),
-            (tool("").replace("pypi = \"pkg\"", "crate = \"pkg\""), "needs `bin`"),
-            (tool("").replace(&format!("file = \"bin/t.wasm\", sha256 = \"{SHA}\""), "file = \"bin/t.wasm\", sha256 = \"\""), "run wasm/provision"),
+            (
+                tool("").replace("kind = \"command\"", "kind = \"reactor\""),
+                "needs `run`",
+            ),
+            (
+                tool("").replace("pypi = \"pkg\"", "crate = \"pkg\""),
+                "needs `bin`",
+            ),
+            (
+                tool("").replace(
+                    &format!("file = \"bin/t.wasm\", sha256 = \"{SHA}\""),
+                    "file = \"bin/t.wasm\", sha256 = \"\"",
+                ),
+                "run wasm/provision",
+            ),
             (tool("colour = 1"), "unknown field"),
         ];
         for (text, want) in cases {
@@ -613,13 +661,24 @@ module = {{ file = "bin/t.wasm", sha256 = "{SHA}" }}
         let dir = tempfile::tempdir().unwrap();
         let content = b"\0asm\x01\0\0\0";
         let sha = hex(&Sha256::digest(content));
-        let text = tool("").replace(&format!("sha256 = \"{SHA}\" }}\n\n"), &format!("sha256 = \"{sha}\" }}\n\n"));
-        let text = text.replacen(&format!("file = \"bin/t.wasm\", sha256 = \"{SHA}\""), &format!("file = \"bin/t.wasm\", sha256 = \"{sha}\""), 1);
+        let text = tool("").replace(
+            &format!("sha256 = \"{SHA}\" }}\n\n"),
+            &format!("sha256 = \"{sha}\" }}\n\n"),
+        );
+        let text = text.replacen(
+            &format!("file = \"bin/t.wasm\", sha256 = \"{SHA}\""),
+            &format!("file = \"bin/t.wasm\", sha256 = \"{sha}\""),
+            1,
+        );
         let m = Manifest::parse(&text).unwrap();
         let t = &m.tools[0];
         let p = m.check(dir.path());
         assert!(p.ready.is_empty());
-        assert!(p.missing[0].reason.contains("run wasm/provision"), "{}", p.missing[0].reason);
+        assert!(
+            p.missing[0].reason.contains("run wasm/provision"),
+            "{}",
+            p.missing[0].reason
+        );
         assert!(p.missing[0].reason.contains("not provisioned"));
 
         let install = t.source.install_dir(dir.path());
@@ -632,7 +691,11 @@ module = {{ file = "bin/t.wasm", sha256 = "{SHA}" }}
 
         std::fs::write(install.join("bin/t.wasm"), b"\0asm\x01\0\0\x01").unwrap();
         let p = m.check(dir.path());
-        assert!(p.missing[0].reason.contains("corrupt"), "{}", p.missing[0].reason);
+        assert!(
+            p.missing[0].reason.contains("corrupt"),
+            "{}",
+            p.missing[0].reason
+        );
 
         // A stamp that does not match the file as it is now is not trusted.
         let meta = std::fs::metadata(install.join("bin/t.wasm")).unwrap();

@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use forkbox_commands::{CmdResult, Command, CommandKind, Context};
@@ -66,7 +67,15 @@ pub fn setup(config: &WasiConfig) -> Result<Setup, SetupError> {
         for spec in module_specs(&p.tool, &p.module, config.memory_limit) {
             let name = spec.name.clone();
             let summary = summary_of(&p.tool, &name);
-            let command: Arc<dyn Command> = Arc::new(WasiTool::new(engine.clone(), spec));
+            let tool = WasiTool::new(engine.clone(), spec);
+            let command: Arc<dyn Command> = if p.tool.args_prefix.is_empty() {
+                Arc::new(tool)
+            } else {
+                Arc::new(Prefixed {
+                    tool,
+                    prefix: p.tool.args_prefix.clone(),
+                })
+            };
             register(&mut registry, &name, summary, command);
         }
     }
@@ -79,12 +88,11 @@ pub fn setup(config: &WasiConfig) -> Result<Setup, SetupError> {
             register(&mut registry, name, summary_of(&m.tool, name), command);
         }
     }
-    let mounts = SystemMounts::open(
-        found
-            .ready
+    let mounts = SystemMounts::open(found.ready.iter().flat_map(|p| {
+        p.mounts
             .iter()
-            .flat_map(|p| p.mounts.iter().map(|(at, host)| (at.as_str(), host.as_path()))),
-    )?;
+            .map(|(at, host)| (at.as_str(), host.as_path()))
+    }))?;
     Ok(Setup {
         registry,
         mounts,
@@ -144,18 +152,41 @@ pub fn module_specs(tool: &Tool, module: &Path, server_limit: u64) -> Vec<Module
 
 /// Compiles every provisioned module into the engine's on-disk cache, so a server's
 /// first run of a tool does no compiling (`forkbox wasm precompile`). Gives each tool's
-/// name with how it went.
-pub async fn precompile(setup: &Setup) -> Vec<(String, Result<(), EngineError>)> {
+/// name with how long it took (a cached module only loads) or why it failed.
+pub async fn precompile(setup: &Setup) -> Vec<(String, Result<Duration, EngineError>)> {
     let mut out = Vec::new();
     for p in &setup.ready {
+        let started = Instant::now();
         let r = setup
             .engine
             .load(&p.module, p.tool.host_call_stub)
             .await
-            .map(|_| ());
+            .map(|_| started.elapsed());
         out.push((p.tool.name.clone(), r));
     }
     out
+}
+
+/// A tool run with arguments of the manifest's before the command's own.
+#[derive(Debug)]
+struct Prefixed {
+    tool: WasiTool,
+    prefix: Vec<String>,
+}
+
+#[async_trait]
+impl Command for Prefixed {
+    fn name(&self) -> &'static str {
+        self.tool.name()
+    }
+    fn summary(&self) -> &'static str {
+        self.tool.summary()
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let mut all = self.prefix.clone();
+        all.extend(args);
+        self.tool.run(ctx, all).await
+    }
 }
 
 /// A tool the manifest names whose module is missing or corrupt on this server.
@@ -192,7 +223,10 @@ mod tests {
         let specs = module_specs(python, Path::new("/x/p.wasm"), 4 << 30);
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["python3", "python"]);
-        assert_eq!(specs[0].argv0.as_deref(), Some("/usr/local/bin/python.wasm"));
+        assert_eq!(
+            specs[0].argv0.as_deref(),
+            Some("/usr/local/bin/python.wasm")
+        );
         assert!(specs[0].host_call_stub);
         assert!(matches!(&specs[0].entry, Entry::Reactor { run, .. } if run == "run"));
         // The tool's own limit, unless the server's is lower.
@@ -231,7 +265,10 @@ mod tests {
             .run(py.as_ref(), &["-c", "print(1)"])
             .await;
         assert_eq!((status, out.as_str()), (127, ""));
-        assert!(err.starts_with("forkbox: python3: not provisioned"), "{err}");
+        assert!(
+            err.starts_with("forkbox: python3: not provisioned"),
+            "{err}"
+        );
         assert!(err.contains("run wasm/provision"), "{err}");
     }
 }
