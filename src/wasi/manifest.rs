@@ -59,6 +59,13 @@ pub enum Package {
     },
 }
 
+/// A translation of a tool's command line before the module sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgsAdapter {
+    /// GNU jq's flags over jaq's ([`super::jq_args`]).
+    Jq,
+}
+
 /// A tool's source package: what `wasm/provision` downloads and checks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
@@ -122,6 +129,8 @@ pub struct Tool {
     /// Arguments put before the command's own (python's prelude that enters the shell's
     /// working directory, which wasi-libc does not learn by itself).
     pub args_prefix: Vec<String>,
+    /// How the command line is translated for the module ([`ArgsAdapter`]).
+    pub args_adapter: Option<ArgsAdapter>,
     /// The utilities a multicall module serves (by argv[0]); empty for a plain tool.
     pub multicall: Vec<String>,
     pub source: Source,
@@ -351,6 +360,7 @@ struct RawTool {
     host_call_stub: bool,
     #[serde(default)]
     args_prefix: Vec<String>,
+    args_adapter: Option<String>,
     #[serde(default)]
     multicall: Vec<String>,
     source: RawSource,
@@ -461,6 +471,11 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
             )));
         }
     };
+    let args_adapter = match t.args_adapter.as_deref() {
+        None => None,
+        Some("jq") => Some(ArgsAdapter::Jq),
+        Some(other) => return Err(bad(format!("args_adapter `{other}` is not `jq`"))),
+    };
     let memory_limit = match &t.memory_limit {
         None => None,
         Some(s) => {
@@ -546,6 +561,7 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
         memory_limit,
         host_call_stub: t.host_call_stub,
         args_prefix: t.args_prefix,
+        args_adapter,
         multicall: t.multicall,
         source: Source {
             package,

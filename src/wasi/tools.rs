@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use forkbox_commands::{CmdResult, Command, CommandKind, Context};
 
-use super::manifest::{Manifest, ManifestError, Provisioned, Tool, ToolKind, Unprovisioned};
+use super::manifest::{
+    ArgsAdapter, Manifest, ManifestError, Provisioned, Tool, ToolKind, Unprovisioned,
+};
 use super::tool::STATUS_NOT_PROVISIONED;
 use super::{EngineConfig, EngineError, Entry, ModuleSpec, WasiEngine, WasiTool};
 use crate::registry::{self, Registry};
@@ -68,14 +70,16 @@ pub fn setup(config: &WasiConfig) -> Result<Setup, SetupError> {
             let name = spec.name.clone();
             let summary = summary_of(&p.tool, &name);
             let tool = WasiTool::new(engine.clone(), spec);
-            let command: Arc<dyn Command> = if p.tool.args_prefix.is_empty() {
-                Arc::new(tool)
-            } else {
-                Arc::new(Prefixed {
-                    tool,
-                    prefix: p.tool.args_prefix.clone(),
-                })
-            };
+            let command: Arc<dyn Command> =
+                if p.tool.args_prefix.is_empty() && p.tool.args_adapter.is_none() {
+                    Arc::new(tool)
+                } else {
+                    Arc::new(Wrapped {
+                        tool,
+                        prefix: p.tool.args_prefix.clone(),
+                        adapter: p.tool.args_adapter,
+                    })
+                };
             register(&mut registry, &name, summary, command);
         }
     }
@@ -167,15 +171,17 @@ pub async fn precompile(setup: &Setup) -> Vec<(String, Result<Duration, EngineEr
     out
 }
 
-/// A tool run with arguments of the manifest's before the command's own.
+/// A tool whose command line the manifest changes: arguments put before the command's
+/// own, and a translation of them.
 #[derive(Debug)]
-struct Prefixed {
+struct Wrapped {
     tool: WasiTool,
     prefix: Vec<String>,
+    adapter: Option<ArgsAdapter>,
 }
 
 #[async_trait]
-impl Command for Prefixed {
+impl Command for Wrapped {
     fn name(&self) -> &'static str {
         self.tool.name()
     }
@@ -183,6 +189,10 @@ impl Command for Prefixed {
         self.tool.summary()
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let args = match self.adapter {
+            Some(ArgsAdapter::Jq) => super::jq_args::adapt(&args).unwrap_or(args),
+            None => args,
+        };
         let mut all = self.prefix.clone();
         all.extend(args);
         self.tool.run(ctx, all).await
