@@ -381,9 +381,13 @@ async fn jq_takes_gnu_jq_flags() {
     s.ok("echo '{\"b\": 2, \"a\": [1, \"x\"]}' > d.json").await;
     assert_eq!(s.ok("jq -c . d.json").await, "{\"b\":2,\"a\":[1,\"x\"]}\n");
     assert_eq!(s.ok("jq -r '.a[1]' d.json").await, "x\n");
-    assert_eq!(s.ok("jq -S -c . d.json").await, "{\"a\":[1,\"x\"],\"b\":2}\n");
     assert_eq!(
-        s.ok("echo '{\"z\": {\"y\": 1, \"x\": 2}, \"a\": 0}' | jq -cS .").await,
+        s.ok("jq -S -c . d.json").await,
+        "{\"a\":[1,\"x\"],\"b\":2}\n"
+    );
+    assert_eq!(
+        s.ok("echo '{\"z\": {\"y\": 1, \"x\": 2}, \"a\": 0}' | jq -cS .")
+            .await,
         "{\"a\":0,\"z\":{\"x\":2,\"y\":1}}\n"
     );
     assert_eq!(s.ok("jq -n '1 + 2'").await, "3\n");

@@ -632,11 +632,9 @@ module = {{ file = "bin/t.wasm", sha256 = "{SHA}" }}
             ),
             (tool("memory_limit = \"lots\""), "not a size"),
             (
-                tool(
-                    "mounts = [{ file = \"z\", sha256 = \"".to_string()
-                        + SHA
-                        + "\", at = \"/dev/z\" }]",
-                ),
+                tool(&format!(
+                    "mounts = [{{ file = \"z\", sha256 = \"{SHA}\", at = \"/dev/z\" }}]"
+                )),
                 "outside /dev",
             ),
             (tool("") + &tool(""), "taken twice"),
@@ -678,13 +676,8 @@ module = {{ file = "bin/t.wasm", sha256 = "{SHA}" }}
         let content = b"\0asm\x01\0\0\0";
         let sha = hex(&Sha256::digest(content));
         let text = tool("").replace(
-            &format!("sha256 = \"{SHA}\" }}\n\n"),
-            &format!("sha256 = \"{sha}\" }}\n\n"),
-        );
-        let text = text.replacen(
-            &format!("file = \"bin/t.wasm\", sha256 = \"{SHA}\""),
-            &format!("file = \"bin/t.wasm\", sha256 = \"{sha}\""),
-            1,
+            &format!("\"bin/t.wasm\", sha256 = \"{SHA}\""),
+            &format!("\"bin/t.wasm\", sha256 = \"{sha}\""),
         );
         let m = Manifest::parse(&text).unwrap();
         let t = &m.tools[0];
