@@ -19,7 +19,8 @@ use forkbox::vfs::{Quota, Vfs};
 use forkbox::wasi::{EngineConfig, Entry, ModuleSpec, WasiEngine, WasiTool};
 use forkbox_commands::testing::{MemFs, NullLauncher};
 use forkbox_commands::{
-    Budget, Command, Context, FileSystem, Input, Status, WriteMode, exit_status, pipe,
+    Budget, Command, Context, FileSystem, Input, PullSource, Status, TermSize, WriteMode,
+    exit_status, pipe,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -97,6 +98,7 @@ struct Setup {
     stdin: Input,
     env: BTreeMap<String, String>,
     cancel: CancellationToken,
+    tty: Option<TermSize>,
 }
 
 impl Setup {
@@ -107,6 +109,7 @@ impl Setup {
             stdin: Input::empty(),
             env: BTreeMap::new(),
             cancel: CancellationToken::new(),
+            tty: None,
         }
     }
 
@@ -131,7 +134,7 @@ impl Setup {
             cwd: self.cwd.clone(),
             fs: self.fs.clone(),
             cancel: self.cancel.clone(),
-            tty: None,
+            tty: self.tty,
             launcher: NullLauncher::new(&[]),
             budget: Budget::default(),
         };
@@ -247,6 +250,37 @@ async fn files_over_a_session_vfs() {
     file_operations(session_vfs().await).await;
 }
 
+/// A listing bigger than any one `fd_readdir` buffer is served across calls by cookie,
+/// and stays stable while the guest removes what it listed.
+async fn big_directory(fs: Arc<dyn FileSystem>) {
+    fs.mkdir("/big").await.unwrap();
+    let mut want = Vec::new();
+    for i in 0..600 {
+        let name = format!("{i:04}-{}", "n".repeat(200));
+        put(&fs, &format!("/big/{name}"), "").await;
+        want.push(name);
+    }
+    want.sort();
+    let s = Setup::on(fs.clone());
+    let got = ok(&s, &["ls", "/big"]).await;
+    assert_eq!(
+        got,
+        want.iter().map(|n| format!("{n}\n")).collect::<String>()
+    );
+    ok(&s, &["rm-r", "/big"]).await;
+    assert!(fs.stat("/big").await.is_err());
+}
+
+#[tokio::test]
+async fn big_directory_over_memfs() {
+    big_directory(MemFs::new()).await;
+}
+
+#[tokio::test]
+async fn big_directory_over_a_session_vfs() {
+    big_directory(session_vfs().await).await;
+}
+
 #[tokio::test]
 async fn cwd_args_and_environment() {
     let fs: Arc<dyn FileSystem> = MemFs::new();
@@ -318,6 +352,33 @@ async fn poll_waits_on_stdin_and_timers() {
     let (out, ()) = tokio::join!(ok(&s, &["poll-stdin", "60000"]), feed);
     assert_eq!(out, "ready\nlate\n");
     drop(w);
+}
+
+/// What a terminal's input is: bytes read on demand.
+struct Keyboard(Option<bytes::Bytes>);
+
+#[async_trait::async_trait]
+impl PullSource for Keyboard {
+    async fn next(&mut self) -> Option<bytes::Bytes> {
+        self.0.take()
+    }
+}
+
+#[tokio::test]
+async fn the_terminal_is_a_character_device_and_pipes_are_not() {
+    let s = Setup::on(MemFs::new());
+    assert_eq!(ok(&s, &["raw", "fdstat", "0"]).await, "type 0 seek false\n");
+    assert_eq!(ok(&s, &["raw", "fdstat", "1"]).await, "type 0 seek false\n");
+    assert_eq!(ok(&s, &["raw", "fdstat", "3"]).await, "type 3 seek true\n");
+    assert_eq!(ok(&s, &["raw", "fdstat", "9"]).await, "errno 8\n");
+    let mut s = Setup::on(MemFs::new()).stdin(Input::from_source(Box::new(Keyboard(Some(
+        bytes::Bytes::from_static(b"typed\n"),
+    )))));
+    s.tty = Some(TermSize { cols: 80, rows: 24 });
+    // Both a terminal, as `isatty` asks: a character device that cannot seek.
+    assert_eq!(ok(&s, &["raw", "fdstat", "0"]).await, "type 2 seek false\n");
+    assert_eq!(ok(&s, &["raw", "fdstat", "1"]).await, "type 2 seek false\n");
+    assert_eq!(ok(&s, &["stdin"]).await, "typed\n");
 }
 
 #[tokio::test]
@@ -588,6 +649,32 @@ async fn wat_modules_command_reactor_and_host_stub() {
     let r = s.run(&trap, &[]).await;
     assert_eq!(r.status, 134);
     assert!(r.err.starts_with("trap: wasm trap: "), "{r:?}");
+
+    // Unbounded recursion exhausts the guest's stack: a trap, the host goes on.
+    let deep = wat_tool(
+        dir.path(),
+        "deep",
+        r#"(module (func $f (call $f)) (func (export "_start") (call $f)))"#,
+        Entry::Command,
+        false,
+    );
+    let r = s.run(&deep, &[]).await;
+    assert_eq!(r.status, 134);
+    assert!(r.err.starts_with("deep: wasm trap: "), "{r:?}");
+
+    // Initial memory past the limit: out of memory before the guest runs.
+    let mut spec = ModuleSpec::command("huge", dir.path().join("huge.wasm"));
+    std::fs::write(
+        &spec.path,
+        r#"(module (memory (export "memory") 2000) (func (export "_start")))"#,
+    )
+    .unwrap();
+    spec.memory_limit = Some(64 << 20);
+    let r = s.run(&WasiTool::new(engine(), spec), &[]).await;
+    assert_eq!(
+        (r.status, r.err.as_str()),
+        (137, "huge: out of memory (limit 64 MiB)\n")
+    );
 
     // A pointer outside memory is EFAULT (21), not a host crash.
     let fault = wat_tool(

@@ -222,6 +222,16 @@ impl Input {
         }
     }
 
+    /// True while the input is read on demand from a [`PullSource`] (what the session's
+    /// terminal is: see [`Input::from_source`]) and has not reached end-of-file. A host
+    /// that must tell a guest whether its stdin is a terminal (`isatty(0)`) asks this.
+    /// False while another reader holds the input.
+    pub fn is_pull_source(&self) -> bool {
+        self.state
+            .try_lock()
+            .is_ok_and(|st| matches!(st.src, Some(Source::Pull(_))))
+    }
+
     /// Whether a read would return at once, without waiting and without consuming
     /// anything. A pipe is looked into (a chunk that arrived is kept for the next read).
     /// A pull source (a terminal) is only asked when a reader waits, so it is `Pending`
@@ -322,6 +332,28 @@ impl Input {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn only_a_pull_source_says_it_is_one() {
+        struct Once(Option<Bytes>);
+        #[async_trait::async_trait]
+        impl PullSource for Once {
+            async fn next(&mut self) -> Option<Bytes> {
+                self.0.take()
+            }
+        }
+        let term = Input::from_source(Box::new(Once(Some(Bytes::from_static(b"x")))));
+        assert!(term.is_pull_source());
+        assert_eq!(term.read_chunk().await.unwrap().as_deref(), Some(&b"x"[..]));
+        assert_eq!(term.read_chunk().await.unwrap(), None);
+        assert!(
+            !term.is_pull_source(),
+            "at end-of-file it is no terminal any more"
+        );
+        let (_w, r) = pipe();
+        assert!(!r.is_pull_source());
+        assert!(!Input::from_bytes("y").is_pull_source());
+    }
 
     #[tokio::test]
     async fn eof_when_all_writers_drop() {

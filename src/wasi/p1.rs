@@ -11,7 +11,7 @@
 //! - [`basics`]: args, environment, clocks, random, exit, yield, sockets (refused).
 //! - [`fd`]: `fd_*` calls.
 //! - [`path`]: `path_*` calls, relative to directory descriptors.
-//! - [`poll`]: `poll_oneoff`.
+//! - [`poll`]: the `poll_oneoff` call.
 //!
 //! The guest sees one preopened directory, fd 3 named `/`: the session root. Absolute
 //! paths in the guest (`/etc/passwd`) are the session's own; `..` stops at its root and

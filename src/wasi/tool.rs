@@ -213,9 +213,9 @@ impl Command for WasiTool {
             stdin: ctx.stdin.clone(),
             stdout: ctx.stdout.clone(),
             stderr: ctx.stderr.clone(),
-            // The context knows only whether stdout is the terminal; stdin is taken to
-            // be the terminal with it (an interactive `python3` on a PTY).
-            stdin_tty: ctx.tty.is_some(),
+            // Standard input is the terminal when it is read from it on demand (a PTY
+            // session's foreground command; `echo x | python3` there reads a pipe).
+            stdin_tty: ctx.stdin.is_pull_source(),
             stdout_tty: ctx.tty.is_some(),
         };
         let host = Host::new(

@@ -163,9 +163,10 @@ async fn write_from(
             if data.is_empty() {
                 return Ok(0);
             }
-            if *append {
-                // `O_APPEND` writes at the end, `pwrite` included (as on Linux). The
-                // session is the file's only writer, so end-then-write is one step.
+            if *append && !handle.options().append {
+                // `O_APPEND` set after the open (`fd_fdstat_set_flags`): the handle does
+                // not append by itself, so find the end and write there, `pwrite`
+                // included (as on Linux).
                 let end = handle.stat().await?.len;
                 let n = handle.write_at(end, data).await?;
                 if at.is_none() {
@@ -173,6 +174,7 @@ async fn write_from(
                 }
                 return Ok(n);
             }
+            // A handle opened with `O_APPEND` appends as one step, `pwrite` included.
             Ok(match at {
                 Some(at) => handle.write_at(at, data).await?,
                 None => handle.write(data).await?,

@@ -137,6 +137,7 @@ async fn open(
         _ => OpenOptions::read_only(),
     };
     opts = opts
+        .append(fdflags & fdflags::APPEND != 0)
         .create(oflags & oflags::CREAT != 0)
         .exclusive(oflags & oflags::EXCL != 0)
         .truncate(oflags & oflags::TRUNC != 0)

@@ -369,6 +369,14 @@ fn raw(args: &[String], out: &mut impl Write) {
             }
             Err(e) => format!("errno {}", e.raw()),
         },
+        "fdstat" => match unsafe { wasi::fd_fdstat_get(a(1).parse().unwrap_or(0)) } {
+            Ok(st) => format!(
+                "type {} seek {}",
+                st.fs_filetype.raw(),
+                st.fs_rights_base & wasi::RIGHTS_FD_SEEK != 0
+            ),
+            Err(e) => format!("errno {}", e.raw()),
+        },
         "prestat-4" => errno_of(unsafe { wasi::fd_prestat_get(4).map(|_| ()) }),
         "dir-read" => {
             let fd = unsafe {
