@@ -14,11 +14,10 @@ use tokio_util::sync::CancellationToken;
 use crate::audit::Audit;
 use crate::config::{
     AuthMode, Backend, ExecArgs, ServeArgs, SnapshotStoreArgs, SnapshotsCommand, StoreArgs,
-    Strategy,
+    Strategy, WasmArgs, WasmCommand,
 };
 use crate::fork::{ForkStrategy, Lease, Overlay, ServerId, SessionId, Snapshot};
 use crate::janitor::{Janitor, Retention};
-use crate::registry::Registry;
 use crate::server::{self, Deps, Limits};
 use crate::session::{Services, SnapshotPolicy, SnapshotQuotas};
 use crate::shell::{Shell, ShellConfig, Stdio};
@@ -122,9 +121,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         None => (None, None),
     };
     let health = Health::new();
+    let wasi = wasi_setup(&args.wasm).await?;
     let services = Arc::new(Services {
         fork: strategy,
-        registry: Arc::new(Registry::with_native()),
+        registry: Arc::new(wasi.registry),
+        system_mounts: wasi.mounts,
         delete_deadline: args.delete_deadline(),
         hostname: "forkbox".into(),
         owner,
@@ -357,6 +358,57 @@ fn s3_config(st: &StoreArgs) -> S3Config {
 
 /// Runs `forkbox snapshots list|delete`; the exit status (1 when a version to delete was
 /// not found or could not be deleted).
+/// The server's commands with its WASI tools, found (and checked against the manifest)
+/// in the `--wasm-dir` on the blocking pool. A tool missing there is logged and, when run,
+/// says it is not provisioned and names `wasm/provision`.
+async fn wasi_setup(args: &WasmArgs) -> anyhow::Result<crate::wasi::tools::Setup> {
+    let config = args.config();
+    let setup = tokio::task::spawn_blocking(move || crate::wasi::tools::setup(&config))
+        .await
+        .context("the WASI set-up task failed")?
+        .context("cannot set up the WASI tools")?;
+    if !setup.ready.is_empty() {
+        let names: Vec<&str> = setup.ready.iter().map(|p| p.tool.name.as_str()).collect();
+        tracing::info!(tools = %names.join(" "), "WASI tools ready");
+    }
+    Ok(setup)
+}
+
+/// Runs `forkbox wasm precompile` and `forkbox wasm check`.
+pub async fn wasm(command: WasmCommand) -> anyhow::Result<i32> {
+    let (args, compile) = match command {
+        WasmCommand::Precompile(args) => (args, true),
+        WasmCommand::Check(args) => (args, false),
+    };
+    let dir = args.config().wasm_dir;
+    let setup = wasi_setup(&args).await?;
+    let mut status = 0;
+    for m in &setup.missing {
+        eprintln!("forkbox: {}", m.reason);
+        status = 1;
+    }
+    if !compile {
+        for p in &setup.ready {
+            println!("{}\t{}", p.tool.name, p.module.display());
+        }
+        return Ok(status);
+    }
+    for (name, result) in crate::wasi::tools::precompile(&setup).await {
+        match result {
+            Ok(took) => println!("{name}: in the module cache ({:.1}s)", took.as_secs_f64()),
+            Err(e) => {
+                eprintln!("forkbox: {name}: {e}");
+                status = 1;
+            }
+        }
+    }
+    if setup.ready.is_empty() && setup.missing.is_empty() {
+        eprintln!("forkbox: no WASI tools in the manifest");
+    }
+    tracing::debug!(dir = %dir.display(), "precompiled");
+    Ok(status)
+}
+
 pub async fn snapshots(command: SnapshotsCommand) -> anyhow::Result<i32> {
     match command {
         SnapshotsCommand::List(args) => {
@@ -560,11 +612,13 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
         .await
         .context("cannot create the fork")?;
     let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+    let wasi = wasi_setup(&args.wasm).await?;
     let mut shell = Shell::new(ShellConfig {
-        fs: Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(
-            Vfs::with_quota(view, args.quota.quota()).with_tmp(),
-        ))),
-        registry: Arc::new(Registry::with_native()),
+        fs: Arc::new(crate::vfs::mounts::Mounts::with_system(
+            Arc::new(Vfs::with_quota(view, args.quota.quota()).with_tmp()),
+            &wasi.mounts,
+        )),
+        registry: Arc::new(wasi.registry),
         env: crate::session::environment(&user, "forkbox", id, None),
         cwd: "/".into(),
         interactive: false,

@@ -29,6 +29,63 @@ pub enum Command {
     /// List or delete the snapshots kept in a store (the same storage options as serve).
     #[command(subcommand)]
     Snapshots(SnapshotsCommand),
+    /// The WASI tools (python3, jq, rg, …) that `wasm/provision` installs.
+    #[command(subcommand)]
+    Wasm(WasmCommand),
+}
+
+/// `forkbox wasm`: what the server finds of its WASI tools.
+#[derive(Debug, Subcommand)]
+pub enum WasmCommand {
+    /// Check every tool of the manifest against the --wasm-dir, then compile each module
+    /// into the on-disk module cache with the server's engine settings, so a server's
+    /// first run of a tool does not compile (the python module takes tens of seconds).
+    Precompile(WasmArgs),
+    /// Check every tool of the manifest against the --wasm-dir and list them; status 1 if
+    /// any is missing or corrupt.
+    Check(WasmArgs),
+}
+
+/// Where the WASI tools are and what a guest may use.
+#[derive(Clone, Debug, Args)]
+pub struct WasmArgs {
+    /// Directory `wasm/provision` installed the WASI tools in. Default:
+    /// $FORKBOX_WASM_DIR, else $HOME/.cache/forkbox/wasm (where `wasm/provision` puts
+    /// them by default). Tools not found there say so, naming wasm/provision, when run.
+    #[arg(long, value_name = "DIR")]
+    pub wasm_dir: Option<PathBuf>,
+
+    /// Memory one WASI guest may use (`512M`, `2G`: powers of 1024); a tool's own limit
+    /// in the manifest applies where it is lower. Past it the guest ends with an
+    /// out-of-memory message and a non-zero status, and the session goes on.
+    #[arg(long, value_name = "SIZE", default_value_t = DEFAULT_WASM_MEMORY, value_parser = parse_size)]
+    pub wasm_memory: u64,
+}
+
+/// Memory of one WASI guest unless `--wasm-memory` says otherwise: enough for
+/// `import numpy, pandas` with room for real data.
+pub const DEFAULT_WASM_MEMORY: u64 = 1 << 30;
+
+impl WasmArgs {
+    /// The WASI configuration these options give.
+    pub fn config(&self) -> crate::wasi::tools::WasiConfig {
+        crate::wasi::tools::WasiConfig {
+            wasm_dir: self.wasm_dir.clone().unwrap_or_else(default_wasm_dir),
+            memory_limit: self.wasm_memory,
+        }
+    }
+}
+
+/// `$FORKBOX_WASM_DIR`, else `$HOME/.cache/forkbox/wasm` (what `wasm/provision` uses),
+/// else `./forkbox-data/wasm`.
+pub fn default_wasm_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("FORKBOX_WASM_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".cache/forkbox/wasm"),
+        None => PathBuf::from(DEFAULT_DATA_DIR).join("wasm"),
+    }
 }
 
 /// How clients authenticate.
@@ -151,6 +208,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub ops: OpsArgs,
+
+    #[command(flatten)]
+    pub wasm: WasmArgs,
 }
 
 /// What an interactive session shows first unless `--motd` says otherwise.
@@ -687,6 +747,9 @@ pub struct ExecArgs {
 
     #[command(flatten)]
     pub quota: QuotaArgs,
+
+    #[command(flatten)]
+    pub wasm: WasmArgs,
 
     /// Positional parameters for the script ($0, $1, ...).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -35,6 +35,10 @@ fn main() -> ExitCode {
                 forkbox::telemetry::init("forkbox=warn,error");
                 forkbox::app::snapshots(command).await
             }
+            Command::Wasm(command) => {
+                forkbox::telemetry::init("forkbox=warn,error");
+                forkbox::app::wasm(command).await
+            }
         }
     });
     // Whatever is still running is abandoned, not awaited: `exec`'s reader of this

@@ -82,6 +82,8 @@ impl StartError {
 pub struct Services {
     pub fork: Arc<dyn ForkStrategy>,
     pub registry: Arc<Registry>,
+    /// Read-only files every session sees beside its fork (WASI tools' stdlibs).
+    pub system_mounts: crate::vfs::system::SystemMounts,
     /// Deadline for deleting a fork, retries included.
     pub delete_deadline: Duration,
     /// `$HOSTNAME` in sessions, and the name in the prompt.

@@ -32,7 +32,8 @@
 //! - `writer`: a file being written (staged, charged as data comes, published on close).
 //! - `handle`: files open through [`FileSystem::open`]: one shared open file per inode,
 //!   staged once written, that follows its inode through renames and outlives unlinks.
-//! - [`mounts`]: the mount table (the fork at `/`, devices at `/dev`).
+//! - [`mounts`]: the mount table (the fork at `/`, devices at `/dev`, system files).
+//! - [`system`]: read-only system files (a WASI tool's stdlib) mounted in every session.
 //! - [`readahead`]: sequential read-ahead for remote stores.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -53,6 +54,7 @@ use crate::storage::{Attrs, ObjectKind, ObjectMeta, Staged, StorageError};
 
 pub mod mounts;
 pub mod readahead;
+pub mod system;
 
 /// Largest single ranged read served at once; callers loop for more.
 const MAX_READ: usize = 4 * 1024 * 1024;

@@ -5,6 +5,11 @@
 //!   compiled-module cache and the in-memory table of loaded modules.
 //! - [`p1`]: `wasi_snapshot_preview1` written over the filesystem port and the
 //!   command's streams (never a host directory).
+//! - [`manifest`]: `wasm/manifest.toml` (embedded in the binary), validated, and what a
+//!   `--wasm-dir` holds of it (checked against the manifest's sha256).
+//! - [`jq_args`]: GNU jq's `--argjson` and `-S` over jaq's command line.
+//! - [`tools`]: the provisioned tools registered after builtins and native commands, and
+//!   their read-only system files for the sessions' mount tables.
 //! - [`tool`]: [`ModuleSpec`] (what the manifest says of a module) and [`WasiTool`], the
 //!   [`forkbox_commands::Command`] that runs one, with the one table of exit statuses.
 //!
@@ -20,8 +25,11 @@
 //! cannot do it for the guest: an absolute and a relative name reach it alike.
 
 pub mod engine;
+pub mod jq_args;
+pub mod manifest;
 pub mod p1;
 pub mod tool;
+pub mod tools;
 
 pub use engine::{DEFAULT_MEMORY_LIMIT, EngineConfig, EngineError, WasiEngine};
 pub use tool::{Entry, ModuleSpec, WasiTool};

@@ -122,8 +122,9 @@ pub async fn run(
     let Some(vfs) = session.vfs().filter(|_| made) else {
         return;
     };
-    let fs: Arc<dyn forkbox_commands::fs::FileSystem> =
-        Arc::new(crate::vfs::mounts::Mounts::with_devices(Arc::new(vfs)));
+    let fs: Arc<dyn forkbox_commands::fs::FileSystem> = Arc::new(
+        crate::vfs::mounts::Mounts::with_system(Arc::new(vfs), &session.services().system_mounts),
+    );
     if matches!(request, Request::Sftp) {
         tracing::info!("sftp subsystem started");
         // Each request counts as activity: an SFTP client left idle times out like a shell.

@@ -1,7 +1,7 @@
 //! The namespace a session sees: its fork at `/`, and beside it a mount table of
-//! filesystems that are not part of the fork (the devices under `/dev` today; read-only
-//! tool mounts later). Nothing mounted is ever stored in the fork or counted against its
-//! quota.
+//! filesystems that are not part of the fork: the devices under `/dev` and read-only
+//! system files ([`SystemMounts`], a WASI tool's stdlib). Nothing mounted is ever stored
+//! in the fork or counted against its quota.
 //!
 //! [`Mounts`] is the [`FileSystem`] the shell and the commands get: each path is
 //! normalized and goes to the filesystem mounted at its longest matching prefix, else to
@@ -18,11 +18,18 @@ use forkbox_commands::{
     DirEntry, FileKind, FileSystem, FsError, FsResult, Metadata, WriteHandle, WriteMode,
 };
 
+use super::system::SystemMounts;
+
 /// A fork with filesystems mounted beside it.
 pub struct Mounts {
     root: Arc<dyn FileSystem>,
     /// Mount points (normalized, without a trailing `/`) and what is mounted there.
     table: Vec<(String, Arc<dyn FileSystem>)>,
+    /// The system files of the table, for the directories above them: where the fork
+    /// has no such directory (`/usr/local/lib`), one is shown, read-only, holding the
+    /// mounts; where it has one, the mounts are listed among its entries. `/` itself
+    /// lists only the fork's entries.
+    system: SystemMounts,
 }
 
 impl std::fmt::Debug for Mounts {
@@ -35,10 +42,57 @@ impl std::fmt::Debug for Mounts {
 impl Mounts {
     /// `root` at `/` with the session's devices at `/dev`.
     pub fn with_devices(root: Arc<dyn FileSystem>) -> Mounts {
+        Mounts::with_system(root, &SystemMounts::none())
+    }
+
+    /// `root` at `/` with the session's devices at `/dev` and the server's read-only
+    /// system files.
+    pub fn with_system(root: Arc<dyn FileSystem>, system: &SystemMounts) -> Mounts {
+        let mut table: Vec<(String, Arc<dyn FileSystem>)> =
+            vec![("/dev".to_string(), Arc::new(Devices))];
+        table.extend(system.entries());
         Mounts {
             root,
-            table: vec![("/dev".to_string(), Arc::new(Devices))],
+            table,
+            system: system.clone(),
         }
+    }
+
+    /// Whether `path` names a directory above a system mount (lexically).
+    fn system_dir(&self, path: &str) -> Option<String> {
+        let p = normalize(path);
+        self.system.children(&p).is_some().then_some(p)
+    }
+
+    /// `result` of the fork for `path`, or the directory above a system mount that the
+    /// fork lacks.
+    fn or_system_dir(&self, path: &str, result: FsResult<Metadata>) -> FsResult<Metadata> {
+        match (result, self.system_dir(path)) {
+            (Err(FsError::NotFound), Some(dir)) => Ok(self.system.dir_meta(&dir)),
+            (r, _) => r,
+        }
+    }
+
+    /// Creates in the fork the directories above `path` that only system mounts show,
+    /// so that `mkdir /usr/local/lib/x` works where the fork has no `/usr`.
+    async fn materialize_parents(&self, path: &str) -> FsResult<()> {
+        let p = normalize(path);
+        let Some((parent, _)) = p.rsplit_once('/') else {
+            return Ok(());
+        };
+        if parent.is_empty() || self.system.children(parent).is_none() {
+            return Ok(());
+        }
+        let mut cur = String::new();
+        for comp in parent.split('/').filter(|c| !c.is_empty()) {
+            cur.push('/');
+            cur.push_str(comp);
+            match self.root.mkdir(&cur).await {
+                Ok(()) | Err(FsError::AlreadyExists) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// The filesystem that serves `path` (normalized).
@@ -90,11 +144,13 @@ impl Mounts {
 impl FileSystem for Mounts {
     async fn stat(&self, path: &str) -> FsResult<Metadata> {
         let (fs, p) = self.route_path(path);
-        fs.stat(&p).await
+        let r = fs.stat(&p).await;
+        self.or_system_dir(path, r)
     }
     async fn lstat(&self, path: &str) -> FsResult<Metadata> {
         let (fs, p) = self.route_path(path);
-        fs.lstat(&p).await
+        let r = fs.lstat(&p).await;
+        self.or_system_dir(path, r)
     }
     async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
         let (fs, p) = self.route_path(path);
@@ -106,23 +162,77 @@ impl FileSystem for Mounts {
     }
     async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
         let (fs, p) = self.route_path(path.as_str());
-        if p == path.as_str() {
+        let r = if p == path.as_str() {
             // Unchanged: keep what the path says beyond its text (a trailing `/`).
-            return fs.open(path, opts).await;
+            fs.open(path, opts).await
+        } else {
+            fs.open(&VfsPath::new(&p)?, opts).await
+        };
+        match (r, self.system_dir(path.as_str())) {
+            (Err(FsError::NotFound), Some(dir)) => {
+                let meta = self.system.dir_meta(&dir);
+                match opts.decide(path, Some(FileKind::Dir))? {
+                    OpenAction::Directory => Ok(FileHandle::new(
+                        Box::new(SystemDir { meta }),
+                        opts,
+                        FileKind::Dir,
+                    )),
+                    _ => Err(FsError::IsADirectory),
+                }
+            }
+            (Err(FsError::NotFound), None) if opts.create => {
+                // Creating a file in a directory only system mounts show.
+                self.materialize_parents(path.as_str()).await?;
+                fs.open(path, opts).await
+            }
+            (r, _) => r,
         }
-        fs.open(&VfsPath::new(&p)?, opts).await
     }
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
         let (fs, p) = self.route_path(path);
-        fs.read_dir(&p).await
+        let r = fs.read_dir(&p).await;
+        let Some(dir) = self.system_dir(path) else {
+            return r;
+        };
+        let mut entries = match r {
+            Err(FsError::NotFound) => Vec::new(),
+            r => r?,
+        };
+        if let Some(names) = self.system.children(&dir) {
+            for name in names {
+                if entries.iter().any(|e| &e.name == name) {
+                    continue;
+                }
+                let meta = self.lstat(&format!("{dir}/{name}")).await?;
+                entries.push(DirEntry {
+                    name: name.clone(),
+                    meta,
+                });
+            }
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(entries)
     }
     async fn mkdir(&self, path: &str) -> FsResult<()> {
+        if self.system_dir(path).is_some() {
+            // There already, in the fork or above a system mount.
+            return Err(FsError::AlreadyExists);
+        }
         let (fs, p) = self.route_path(path);
-        fs.mkdir(&p).await
+        match fs.mkdir(&p).await {
+            Err(FsError::NotFound) => {
+                self.materialize_parents(path).await?;
+                fs.mkdir(&p).await
+            }
+            r => r,
+        }
     }
     async fn rmdir(&self, path: &str) -> FsResult<()> {
         let (fs, p) = self.route_path(path);
-        fs.rmdir(&p).await
+        match fs.rmdir(&p).await {
+            Err(FsError::NotFound) if self.system_dir(path).is_some() => Err(FsError::ReadOnly),
+            r => r,
+        }
     }
     async fn unlink(&self, path: &str) -> FsResult<()> {
         let (fs, p) = self.route_path(path);
@@ -133,6 +243,10 @@ impl FileSystem for Mounts {
         let root = self.root.as_ref();
         if !std::ptr::addr_eq(from_fs, root) || !std::ptr::addr_eq(to_fs, root) {
             // Nothing mounted can be renamed, or replaced by a file of the fork.
+            let system = |p: &str| self.table.iter().skip(1).any(|(point, _)| *point == p);
+            if system(&normalize(from)) || system(&normalize(to)) {
+                return Err(FsError::ReadOnly);
+            }
             return Err(FsError::PermissionDenied);
         }
         self.root.rename(&f, &t).await
@@ -159,13 +273,46 @@ impl FileSystem for Mounts {
     }
     async fn canonicalize(&self, path: &str) -> FsResult<String> {
         let (fs, p) = self.route_path(path);
-        fs.canonicalize(&p).await
+        match (fs.canonicalize(&p).await, self.system_dir(path)) {
+            (Err(FsError::NotFound), Some(dir)) => Ok(dir),
+            (r, _) => r,
+        }
     }
     async fn usage(&self) -> FsResult<forkbox_commands::fs::Usage> {
         self.root.usage().await
     }
     async fn sync_all(&self) -> FsResult<()> {
         self.root.sync_all().await
+    }
+}
+
+/// A directory above a system mount that the fork lacks, open (for `stat`).
+struct SystemDir {
+    meta: Metadata,
+}
+
+#[async_trait]
+impl OpenFile for SystemDir {
+    async fn read_at(&mut self, _offset: u64, _len: usize) -> FsResult<Bytes> {
+        Err(FsError::IsADirectory)
+    }
+    async fn write_at(&mut self, _offset: u64, _data: &[u8]) -> FsResult<()> {
+        Err(FsError::IsADirectory)
+    }
+    async fn append(&mut self, _data: &[u8]) -> FsResult<u64> {
+        Err(FsError::IsADirectory)
+    }
+    async fn stat(&mut self) -> FsResult<Metadata> {
+        Ok(self.meta.clone())
+    }
+    async fn set_len(&mut self, _len: u64) -> FsResult<()> {
+        Err(FsError::IsADirectory)
+    }
+    async fn sync(&mut self) -> FsResult<()> {
+        Ok(())
+    }
+    async fn close(self: Box<Self>) -> FsResult<()> {
+        Ok(())
     }
 }
 
@@ -483,5 +630,95 @@ mod tests {
         m.mkdir("/devices").await.unwrap();
         assert!(fs.stat("/devices").await.unwrap().is_dir());
         assert_eq!(fs.stat("/dev").await, Err(FsError::NotFound));
+    }
+
+    #[tokio::test]
+    async fn system_files_are_read_only_beside_the_fork() {
+        let host = tempfile::tempdir().unwrap();
+        let zip = host.path().join("stdlib.zip");
+        std::fs::write(&zip, b"PK-content").unwrap();
+        let system = SystemMounts::open([("/usr/local/lib/python315.zip", zip.as_path())]).unwrap();
+        let fs = MemFs::new();
+        fs.put_dir("/d");
+        let m = Mounts::with_system(fs.clone(), &system);
+
+        let meta = m.stat("/usr/local/lib/python315.zip").await.unwrap();
+        assert_eq!(
+            (meta.kind, meta.len, meta.mode),
+            (FileKind::File, 10, 0o444)
+        );
+        assert_eq!(
+            &m.read_at("/usr/local/lib/python315.zip", 3, 4)
+                .await
+                .unwrap()[..],
+            b"cont"
+        );
+        let mut h = m
+            .open(
+                &VfsPath::new("/usr/local/lib/python315.zip").unwrap(),
+                OpenOptions::read_only(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(&h.read(100).await.unwrap()[..], b"PK-content");
+        // The directories above it, where the fork has none, hold it and nothing else.
+        for dir in ["/usr", "/usr/local", "/usr/local/lib", "/d/../usr/local"] {
+            assert!(m.stat(dir).await.unwrap().is_dir(), "{dir}");
+        }
+        let names = |v: Vec<DirEntry>| v.into_iter().map(|e| e.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(m.read_dir("/usr/local/lib").await.unwrap()),
+            ["python315.zip"]
+        );
+        assert_eq!(names(m.read_dir("/usr").await.unwrap()), ["local"]);
+        // `/` lists the fork only.
+        assert_eq!(names(m.read_dir("/").await.unwrap()), ["d"]);
+
+        // Writes fail, read-only; nothing reaches the fork or the host file.
+        let zip_path = "/usr/local/lib/python315.zip";
+        assert_eq!(
+            m.open_write(zip_path, WriteMode::Truncate).await.err(),
+            Some(FsError::ReadOnly)
+        );
+        assert_eq!(m.unlink(zip_path).await, Err(FsError::ReadOnly));
+        assert_eq!(m.truncate(zip_path, 0).await, Err(FsError::ReadOnly));
+        assert_eq!(m.chmod(zip_path, 0o777).await, Err(FsError::ReadOnly));
+        assert_eq!(m.rename(zip_path, "/d/z").await, Err(FsError::ReadOnly));
+        assert_eq!(m.rename("/d", zip_path).await, Err(FsError::ReadOnly));
+        assert_eq!(
+            m.open(&VfsPath::new(zip_path).unwrap(), OpenOptions::read_write())
+                .await
+                .err(),
+            Some(FsError::ReadOnly)
+        );
+        assert_eq!(m.rmdir("/usr/local").await, Err(FsError::ReadOnly));
+        assert_eq!(m.mkdir("/usr").await, Err(FsError::AlreadyExists));
+        assert_eq!(std::fs::read(&zip).unwrap(), b"PK-content");
+        assert_eq!(m.usage().await.unwrap(), fs.usage().await.unwrap());
+
+        // Beside it the fork is writable: the directories it lacks are made on the way.
+        m.mkdir("/usr/local/lib/mine").await.unwrap();
+        assert!(fs.stat("/usr/local/lib/mine").await.unwrap().is_dir());
+        assert_eq!(
+            names(m.read_dir("/usr/local/lib").await.unwrap()),
+            ["mine", "python315.zip"]
+        );
+        assert_eq!(
+            fs.stat("/usr/local/lib/python315.zip").await,
+            Err(FsError::NotFound)
+        );
+    }
+
+    #[test]
+    fn system_mount_points_are_checked() {
+        let host = tempfile::tempdir().unwrap();
+        let f = host.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        for at in ["relative", "/", "/dev/x"] {
+            assert!(SystemMounts::open([(at, f.as_path())]).is_err(), "{at}");
+        }
+        assert!(SystemMounts::open([("/a/b", f.as_path()), ("/a/b", f.as_path())]).is_err());
+        assert!(SystemMounts::open([("/a/b", f.as_path()), ("/a", f.as_path())]).is_err());
+        assert!(SystemMounts::open([("/a", host.path().join("missing").as_path())]).is_err());
     }
 }

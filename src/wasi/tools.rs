@@ -1,0 +1,284 @@
+//! The WASI tools a server offers: the manifest's tools found provisioned in its
+//! `--wasm-dir`, registered after the builtins and the native commands, and their
+//! read-only system files for the sessions' mount tables.
+//!
+//! Resolution stays the registry's: builtin → native → WASI, the first registration of a
+//! name wins, so a WASI tool never shadows a native command (of uutils' multicall module
+//! only the utilities the native set lacks are registered). A tool whose files are missing
+//! or differ from the manifest is registered anyway, as a command that says so and names
+//! `wasm/provision` (status 127), so `python3` on a server that was never provisioned
+//! explains itself instead of being `command not found`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use forkbox_commands::{CmdResult, Command, CommandKind, Context};
+
+use super::manifest::{
+    ArgsAdapter, Manifest, ManifestError, Provisioned, Tool, ToolKind, Unprovisioned,
+};
+use super::tool::STATUS_NOT_PROVISIONED;
+use super::{EngineConfig, EngineError, Entry, ModuleSpec, WasiEngine, WasiTool};
+use crate::registry::{self, Registry};
+use crate::vfs::system::{SystemMountError, SystemMounts};
+
+/// Where a server's WASI tools live and how much memory a guest gets.
+#[derive(Clone, Debug)]
+pub struct WasiConfig {
+    /// The provisioned tools (`wasm/provision` installs there).
+    pub wasm_dir: PathBuf,
+    /// Memory one guest may use; a tool's own manifest limit applies when it is lower.
+    pub memory_limit: u64,
+}
+
+/// What setting up the WASI tools could not do.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("system mount: {0}")]
+    Mount(#[from] SystemMountError),
+}
+
+/// A server's commands and system files, WASI tools included.
+#[derive(Debug)]
+pub struct Setup {
+    pub registry: Registry,
+    pub mounts: SystemMounts,
+    /// The tools found provisioned, and those that are not (with why).
+    pub ready: Vec<Provisioned>,
+    pub missing: Vec<Unprovisioned>,
+    pub engine: Arc<WasiEngine>,
+}
+
+/// Finds the manifest's tools in `config.wasm_dir` (checking them against the manifest,
+/// which reads files: run it on the blocking pool) and builds the server's registry.
+pub fn setup(config: &WasiConfig) -> Result<Setup, SetupError> {
+    let manifest = Manifest::embedded()?;
+    let found = manifest.check(&config.wasm_dir);
+    let engine = WasiEngine::new(EngineConfig {
+        memory_limit: config.memory_limit,
+        ..EngineConfig::default()
+    })?;
+    let mut registry = Registry::with_native();
+    for p in &found.ready {
+        for spec in module_specs(&p.tool, &p.module, config.memory_limit) {
+            let name = spec.name.clone();
+            let summary = summary_of(&p.tool, &name);
+            let tool = WasiTool::new(engine.clone(), spec);
+            let command: Arc<dyn Command> =
+                if p.tool.args_prefix.is_empty() && p.tool.args_adapter.is_none() {
+                    Arc::new(tool)
+                } else {
+                    Arc::new(Wrapped {
+                        tool,
+                        prefix: p.tool.args_prefix.clone(),
+                        adapter: p.tool.args_adapter,
+                    })
+                };
+            register(&mut registry, &name, summary, command);
+        }
+    }
+    for m in &found.missing {
+        tracing::warn!(tool = %m.tool.name, "{}", m.reason);
+        for name in m.tool.names() {
+            let command: Arc<dyn Command> = Arc::new(NotProvisioned {
+                reason: m.reason.clone(),
+            });
+            register(&mut registry, name, summary_of(&m.tool, name), command);
+        }
+    }
+    let mounts = SystemMounts::open(found.ready.iter().flat_map(|p| {
+        p.mounts
+            .iter()
+            .map(|(at, host)| (at.as_str(), host.as_path()))
+    }))?;
+    Ok(Setup {
+        registry,
+        mounts,
+        ready: found.ready,
+        missing: found.missing,
+        engine,
+    })
+}
+
+/// Registers `name` unless a builtin or native command has it.
+fn register(registry: &mut Registry, name: &str, summary: String, command: Arc<dyn Command>) {
+    registry.register(registry::Entry {
+        name: name.to_string(),
+        kind: CommandKind::Wasi,
+        summary,
+        command: Some(command),
+    });
+}
+
+fn summary_of(tool: &Tool, name: &str) -> String {
+    if tool.multicall.is_empty() {
+        tool.summary.clone()
+    } else {
+        format!("{} ({name})", tool.summary)
+    }
+}
+
+/// The module specs of one provisioned tool: one per command name it gets.
+pub fn module_specs(tool: &Tool, module: &Path, server_limit: u64) -> Vec<ModuleSpec> {
+    let entry = match &tool.kind {
+        ToolKind::Command => Entry::Command,
+        ToolKind::Reactor { init, run } => Entry::Reactor {
+            // The engine skips an init the module does not export.
+            init: init.clone().unwrap_or_else(|| "_initialize".into()),
+            run: run.clone(),
+        },
+    };
+    let memory_limit = Some(tool.memory_limit.unwrap_or(server_limit).min(server_limit));
+    tool.names()
+        .into_iter()
+        .map(|name| ModuleSpec {
+            name: name.to_string(),
+            path: module.to_path_buf(),
+            // A multicall module picks the utility by argv[0].
+            argv0: if tool.multicall.is_empty() {
+                tool.argv0.clone()
+            } else {
+                Some(name.to_string())
+            },
+            entry: entry.clone(),
+            env: tool.env.clone(),
+            memory_limit,
+            host_call_stub: tool.host_call_stub,
+        })
+        .collect()
+}
+
+/// Compiles every provisioned module into the engine's on-disk cache, so a server's
+/// first run of a tool does no compiling (`forkbox wasm precompile`). Gives each tool's
+/// name with how long it took (a cached module only loads) or why it failed.
+pub async fn precompile(setup: &Setup) -> Vec<(String, Result<Duration, EngineError>)> {
+    let mut out = Vec::new();
+    for p in &setup.ready {
+        let started = Instant::now();
+        let r = setup
+            .engine
+            .load(&p.module, p.tool.host_call_stub)
+            .await
+            .map(|_| started.elapsed());
+        out.push((p.tool.name.clone(), r));
+    }
+    out
+}
+
+/// A tool whose command line the manifest changes: arguments put before the command's
+/// own, and a translation of them.
+#[derive(Debug)]
+struct Wrapped {
+    tool: WasiTool,
+    prefix: Vec<String>,
+    adapter: Option<ArgsAdapter>,
+}
+
+#[async_trait]
+impl Command for Wrapped {
+    fn name(&self) -> &'static str {
+        self.tool.name()
+    }
+    fn summary(&self) -> &'static str {
+        self.tool.summary()
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let args = match self.adapter {
+            Some(ArgsAdapter::Jq) => super::jq_args::adapt(&args).unwrap_or(args),
+            None => args,
+        };
+        let mut all = self.prefix.clone();
+        all.extend(args);
+        self.tool.run(ctx, all).await
+    }
+}
+
+/// A tool the manifest names whose module is missing or corrupt on this server.
+#[derive(Debug)]
+struct NotProvisioned {
+    /// Names the tool and the command that fixes it.
+    reason: String,
+}
+
+#[async_trait]
+impl Command for NotProvisioned {
+    fn name(&self) -> &'static str {
+        "wasm"
+    }
+    fn summary(&self) -> &'static str {
+        "a WASI tool not provisioned on this server"
+    }
+    async fn run(&self, ctx: &Context, _args: Vec<String>) -> CmdResult {
+        ctx.stderr
+            .write_str(&format!("forkbox: {}\n", self.reason))
+            .await?;
+        Ok(STATUS_NOT_PROVISIONED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_follow_the_manifest() {
+        let m = Manifest::embedded().unwrap();
+        let python = m.tools.iter().find(|t| t.name == "python3").unwrap();
+        let specs = module_specs(python, Path::new("/x/p.wasm"), 4 << 30);
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["python3", "python"]);
+        assert_eq!(
+            specs[0].argv0.as_deref(),
+            Some("/usr/local/bin/python.wasm")
+        );
+        assert!(specs[0].host_call_stub);
+        assert!(matches!(&specs[0].entry, Entry::Reactor { run, .. } if run == "run"));
+        // The tool's own limit, unless the server's is lower.
+        assert_eq!(specs[0].memory_limit, Some(1 << 30));
+        let specs = module_specs(python, Path::new("/x/p.wasm"), 256 << 20);
+        assert_eq!(specs[0].memory_limit, Some(256 << 20));
+
+        let uu = m.tools.iter().find(|t| t.name == "coreutils").unwrap();
+        let specs = module_specs(uu, Path::new("/x/c.wasm"), 1 << 30);
+        let fmt = specs.iter().find(|s| s.name == "fmt").unwrap();
+        assert_eq!(fmt.argv0.as_deref(), Some("fmt"));
+        assert_eq!(fmt.entry, Entry::Command);
+    }
+
+    #[tokio::test]
+    async fn native_commands_win_and_missing_tools_say_how_to_fix_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let setup = setup(&WasiConfig {
+            wasm_dir: dir.path().to_path_buf(),
+            memory_limit: 1 << 30,
+        })
+        .unwrap();
+        assert!(setup.ready.is_empty());
+        assert!(setup.mounts.is_empty());
+        // uutils never shadows a native command.
+        let cat = setup.registry.resolve("cat").unwrap();
+        assert_eq!(cat.kind, CommandKind::Native);
+        let echo = setup.registry.resolve("echo").unwrap();
+        assert_eq!(echo.kind, CommandKind::Builtin);
+        for name in ["python3", "python", "qjs", "rg", "jq", "fmt"] {
+            let e = setup.registry.resolve(name).unwrap();
+            assert_eq!(e.kind, CommandKind::Wasi, "{name}");
+        }
+        let py = setup.registry.command("python").unwrap();
+        let (status, out, err) = forkbox_commands::testing::Invocation::default()
+            .run(py.as_ref(), &["-c", "print(1)"])
+            .await;
+        assert_eq!((status, out.as_str()), (127, ""));
+        assert!(
+            err.starts_with("forkbox: python3: not provisioned"),
+            "{err}"
+        );
+        assert!(err.contains("run wasm/provision"), "{err}");
+    }
+}
