@@ -864,6 +864,30 @@ mod tests {
     }
 
     #[test]
+    fn literal_replacement_agrees_with_matching() {
+        // `[a]a` is the pattern `aa` without being a literal: the general matcher.
+        for (s, lit_pat, general) in [
+            ("aaa", "aa", "[a]a"),
+            ("abcabc", "bc", "[b]c"),
+            ("", "a", "[a]"),
+            ("xyz", "q", "[q]"),
+            ("héhé", "é", "[é]"),
+        ] {
+            for kind in [
+                SubstringMatchKind::Anywhere,
+                SubstringMatchKind::FirstOccurrence,
+            ] {
+                let rep = lit("-");
+                assert_eq!(
+                    replace(s, &Pattern::new(lit_pat), &rep, &kind),
+                    replace(s, &Pattern::new(general), &rep, &kind),
+                    "{s} {lit_pat}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn replacing() {
         let p = Pattern::new("o");
         assert_eq!(
