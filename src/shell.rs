@@ -145,6 +145,11 @@ pub const YIELD_EVERY: u64 = 64;
 /// poll stack, so deep recursion costs heap instead of overflowing the worker's stack.
 pub const CALLS_PER_TASK: usize = 8;
 
+/// The maps looked up on every command (variables, functions): keyed by short names the
+/// script chooses, so a fast hasher (foldhash, randomly seeded per process) instead of
+/// SipHash, which costs more than the rest of a variable read.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 pub(crate) type BoxFut<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// Stack the interpreter wants left before it polls one more nested step (a command inside
@@ -282,8 +287,8 @@ pub trait CommandLog: Send + Sync {
 pub struct Shell {
     pub(crate) fs: Arc<dyn FileSystem>,
     pub(crate) registry: Arc<Registry>,
-    pub(crate) vars: HashMap<String, Var>,
-    pub(crate) functions: HashMap<String, Arc<ast::FunctionDefinition>>,
+    pub(crate) vars: FastMap<String, Var>,
+    pub(crate) functions: FastMap<String, Arc<ast::FunctionDefinition>>,
     /// Functions made readonly (`readonly -f`): redefining or unsetting them fails.
     pub(crate) readonly_functions: std::collections::HashSet<String>,
     /// Logical working directory (`$PWD`), absolute and normalized.
@@ -386,6 +391,8 @@ pub struct Shell {
     pub(crate) trace_depth: usize,
     /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
     pub(crate) seconds_base: std::time::Instant,
+    /// Words already parsed, by their text (shared with subshells).
+    pub(crate) word_cache: expand::WordCache,
 }
 
 /// See [`Shell::exec_closers`]; shared by copies of a shell, not by subshells.
@@ -410,8 +417,8 @@ impl Shell {
         let mut sh = Shell {
             fs: cfg.fs,
             registry: cfg.registry,
-            vars: HashMap::new(),
-            functions: HashMap::new(),
+            vars: FastMap::default(),
+            functions: FastMap::default(),
             readonly_functions: Default::default(),
             cwd: forkbox_commands::fs::normalize(&cfg.cwd),
             arg0: "forkbox".to_string(),
@@ -469,6 +476,7 @@ impl Shell {
             subshell_level: 0,
             trace_depth: 0,
             seconds_base: std::time::Instant::now(),
+            word_cache: Default::default(),
         };
         for (k, v) in cfg.env {
             if let Some(name) = k

@@ -213,7 +213,7 @@ impl Parser<'_, '_> {
             {
                 self.pos += 1;
             }
-            let name = String::from_utf8_lossy(&self.src[start..self.pos]).into_owned();
+            let name_end = self.pos;
             let mut sub = None;
             if self.src.get(self.pos) == Some(&b'[') {
                 let open = self.pos + 1;
@@ -238,7 +238,22 @@ impl Parser<'_, '_> {
                 sub = Some(String::from_utf8_lossy(&self.src[open..i]).into_owned());
                 self.pos = i + 1;
             }
-            self.lval = Some(LValue { name, sub });
+            // Letters, digits and `_` only: always UTF-8.
+            let name = std::str::from_utf8(&self.src[start..name_end]).unwrap_or_default();
+            match &mut self.lval {
+                // Reuses the last name's buffer: one allocation less per identifier.
+                Some(l) => {
+                    l.name.clear();
+                    l.name.push_str(name);
+                    l.sub = sub;
+                }
+                None => {
+                    self.lval = Some(LValue {
+                        name: name.to_string(),
+                        sub,
+                    })
+                }
+            }
             self.tok = Tok::Ident;
             return Ok(());
         }
@@ -513,12 +528,15 @@ impl Parser<'_, '_> {
                 Ok(v)
             }
             Tok::Ident => {
-                let target = self.lval.clone();
                 // An assignment does not read the variable (no `set -u` error for it).
                 let assigning = self.assignment_follows();
                 let v = if assigning { 0 } else { self.primary_value()? };
                 self.next()?;
-                if let (Tok::Op(op @ ("++" | "--")), Some(t)) = (self.tok, target) {
+                // An operator token leaves `lval` alone: after `x++` it still names `x`.
+                let postfix = matches!(self.tok, Tok::Op("++" | "--"));
+                if let (Tok::Op(op @ ("++" | "--")), Some(t)) =
+                    (self.tok, if postfix { self.lval.clone() } else { None })
+                {
                     let nv = if op == "++" {
                         v.wrapping_add(1)
                     } else {
@@ -549,9 +567,17 @@ impl Parser<'_, '_> {
         if self.noeval > 0 {
             return Ok(0);
         }
-        let Some(t) = self.lval.clone() else {
+        let Some(t) = self.lval.take() else {
             return Ok(0);
         };
+        let r = self.read_value(&t);
+        // Put back for a following `++`, `--` or assignment.
+        self.lval = Some(t);
+        r
+    }
+
+    /// The value of variable (or element) `t`, evaluated.
+    fn read_value(&mut self, t: &LValue) -> Res<i64> {
         let raw = match &t.sub {
             None => self.env.get_var(&t.name),
             Some(sub) if self.env.is_assoc(&t.name) => self.env.get_key(&t.name, sub.trim()),

@@ -218,7 +218,8 @@ impl Shell {
     }
 
     async fn exec_pipeline(&mut self, p: &Pipeline, fds: &Fds) -> Exec<i32> {
-        let started = std::time::Instant::now();
+        // Only a timed pipeline reads the clock.
+        let started = p.timed.as_ref().map(|_| std::time::Instant::now());
         if p.bang {
             self.errexit_suppressed += 1;
         }
@@ -230,7 +231,7 @@ impl Shell {
         if p.bang {
             status = i32::from(status == 0);
         }
-        if let Some(t) = &p.timed {
+        if let (Some(t), Some(started)) = (&p.timed, started) {
             let secs = started.elapsed().as_secs_f64();
             let format = self.get_str("TIMEFORMAT");
             if let Some(line) = timed::report(format.as_deref(), t.is_posix_output(), secs) {
@@ -244,7 +245,8 @@ impl Shell {
     async fn exec_pipeline_inner(&mut self, p: &Pipeline, fds: &Fds) -> Exec<i32> {
         if p.seq.len() == 1 {
             let status = self.exec_command(&p.seq[0], fds).await?;
-            self.pipestatus = vec![status];
+            self.pipestatus.clear();
+            self.pipestatus.push(status);
             return Ok(status);
         }
         let n = p.seq.len();
@@ -333,6 +335,9 @@ impl Shell {
             }
             let status = match cmd {
                 Command::Simple(sc) => self.exec_simple(sc, fds).await?,
+                // Without redirections the compound runs on these descriptors as they are
+                // (no copy of the table per loop or group).
+                Command::Compound(cc, None) => self.exec_compound(cc, fds).await?,
                 Command::Compound(cc, redirs) => {
                     let rs: Vec<&IoRedirect> = redirs.iter().flat_map(|r| r.0.iter()).collect();
                     let (f, closers) = match self.begin_redirects(&rs, fds).await {

@@ -30,6 +30,7 @@ use super::redirect::Fds;
 use super::{MAX_SUBSTITUTION_OUTPUT, Shell, Value, parse_program};
 
 mod brace;
+mod cache;
 mod glob;
 mod param;
 mod value;
@@ -37,6 +38,7 @@ mod value;
 pub(crate) use brace::brace_expand;
 #[cfg(test)]
 use brace::{sequence, unclosed_braces};
+pub(crate) use cache::WordCache;
 pub(crate) use param::shell_quote;
 #[cfg(test)]
 use param::{lit, replace, slice};
@@ -257,6 +259,19 @@ fn lone_input_redirect(program: &brush_parser::ast::Program) -> Option<&Word> {
         ) => Some(w),
         _ => None,
     }
+}
+
+/// Whether arithmetic text expands to itself, so [`Shell::eval_arith`] may skip expanding
+/// it: nothing for expansion to change (no `$`, backquote or backslash) and nothing the
+/// nesting check of a parse could refuse (short, no brackets, braces or quotes). Loop
+/// conditions and counters (`i < n`, `i++`, `x+i`) are such text.
+fn plain_arith(text: &str) -> bool {
+    /// Short enough that no run of its words nests past the parser's bounds.
+    const MAX_PLAIN: usize = 64;
+    text.len() <= MAX_PLAIN
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b" _+-*/%<>=!&|^~?:,".contains(&b))
 }
 
 /// Decodes the escapes of a `$'…'` string.
@@ -579,7 +594,8 @@ impl Shell {
     pub(crate) async fn expand_words(&mut self, words: &[&Word], fds: &Fds) -> R<Vec<String>> {
         let mut out = Vec::new();
         for w in words {
-            if !self.opts.braceexpand {
+            if !self.opts.braceexpand || !w.value.contains('{') {
+                // Nothing for brace expansion to do: no copy of the word for it.
                 out.extend(self.expand_fields(&w.value, fds).await?);
                 continue;
             }
@@ -593,7 +609,14 @@ impl Shell {
 
     /// Expands one word string into fields (no brace expansion).
     pub(crate) async fn expand_fields(&mut self, text: &str, fds: &Fds) -> R<Vec<String>> {
-        let pieces = parse_assignment_word(text)?;
+        // Only a word that looks like an assignment with a `~` parses differently from
+        // any other word; every other parse is cached.
+        let pieces = if text.contains('~') && assignment_prefix(text).is_some() {
+            std::sync::Arc::new(parse_assignment_word(text)?)
+        } else {
+            self.word_cache
+                .get_or_parse(cache::Mode::Word, text, parse_word)?
+        };
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
         let ifs = self.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
@@ -650,7 +673,23 @@ impl Shell {
     }
 
     pub(crate) async fn expand_str(&mut self, text: &str, fds: &Fds) -> R<String> {
-        Ok(join_pieces(&self.expand_text(text, fds).await?))
+        let pieces = self
+            .word_cache
+            .get_or_parse(cache::Mode::Word, text, parse_word)?;
+        // A word of one literal or one `$((…))` (`x=$((x+1))`) is its value as it is:
+        // no list of pieces to build and join.
+        if let [p] = pieces.as_slice() {
+            match &p.piece {
+                WordPiece::Text(s) | WordPiece::SingleQuotedText(s) => return Ok(s.clone()),
+                WordPiece::ArithmeticExpression(e) => {
+                    return Ok(self.eval_arith(&e.value, fds, true).await?.to_string());
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        Ok(join_pieces(&out))
     }
 
     /// Expansion into a glob pattern: quoted parts match literally.
@@ -687,7 +726,9 @@ impl Shell {
 
     /// Parses a word and expands its pieces, without splitting or globbing.
     async fn expand_text(&mut self, text: &str, fds: &Fds) -> R<Vec<Piece>> {
-        let pieces = parse_word(text)?;
+        let pieces = self
+            .word_cache
+            .get_or_parse(cache::Mode::Word, text, parse_word)?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
         Ok(out)
@@ -707,8 +748,12 @@ impl Shell {
 
     /// A here-document body: parameters, substitutions and arithmetic; quotes are literal.
     pub(crate) async fn expand_heredoc(&mut self, body: &str, fds: &Fds) -> R<String> {
-        let pieces = super::parse::guarded(body, word::parse_heredoc)?
-            .ok_or_else(|| ShellError::BadSubstitution(body.to_string()))?;
+        let pieces = self
+            .word_cache
+            .get_or_parse(cache::Mode::Heredoc, body, |body| {
+                super::parse::guarded(body, word::parse_heredoc)?
+                    .ok_or_else(|| ShellError::BadSubstitution(body.to_string()))
+            })?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, true, fds, &mut out).await?;
         Ok(join_pieces(&out))
@@ -718,8 +763,14 @@ impl Shell {
     /// `fatal` selects the expansion wording (`$((…))` aborts the script) over the
     /// command wording (`((…))` only fails).
     pub(crate) async fn eval_arith(&mut self, text: &str, fds: &Fds, fatal: bool) -> R<i64> {
-        let expanded = self.expand_heredoc(text, fds).await?;
-        arith::eval_str(self, &expanded).map_err(|e| {
+        let expanded;
+        let text = if plain_arith(text) {
+            text
+        } else {
+            expanded = self.expand_heredoc(text, fds).await?;
+            &expanded
+        };
+        arith::eval_str(self, text).map_err(|e| {
             if let Some(name) = e.unbound() {
                 return ShellError::Unbound(name.to_string());
             }
@@ -1051,7 +1102,9 @@ impl Shell {
     }
 
     async fn expand_sub_pieces(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
-        let pieces = parse_word(text)?;
+        let pieces = self
+            .word_cache
+            .get_or_parse(cache::Mode::Word, text, parse_word)?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, quoted, fds, &mut out).await?;
         Ok(out)
@@ -1149,6 +1202,30 @@ mod tests {
         assert_eq!(brace_expand("{1..10..-3}").unwrap(), ["1", "4", "7", "10"]);
         assert_eq!(sequence(0, 10, 0, 100), Some((0..=10).collect()));
         assert_eq!(sequence(0, 10, 1, 5), None);
+    }
+
+    #[test]
+    fn literal_replacement_agrees_with_matching() {
+        // `[a]a` is the pattern `aa` without being a literal: the general matcher.
+        for (s, lit_pat, general) in [
+            ("aaa", "aa", "[a]a"),
+            ("abcabc", "bc", "[b]c"),
+            ("", "a", "[a]"),
+            ("xyz", "q", "[q]"),
+            ("héhé", "é", "[é]"),
+        ] {
+            for kind in [
+                SubstringMatchKind::Anywhere,
+                SubstringMatchKind::FirstOccurrence,
+            ] {
+                let rep = lit("-");
+                assert_eq!(
+                    replace(s, &Pattern::new(lit_pat), &rep, &kind),
+                    replace(s, &Pattern::new(general), &rep, &kind),
+                    "{s} {lit_pat}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -290,7 +290,7 @@ fn push_regex(re: &mut String, toks: &[Tok]) {
 
 impl Pattern {
     /// The text of a pattern made only of literal characters (matched case-sensitively).
-    fn literal(&self) -> Option<String> {
+    pub(crate) fn literal(&self) -> Option<String> {
         if self.nocase {
             return None;
         }

@@ -170,6 +170,20 @@ impl Shell {
 
     /// Assigns (or with `append`, appends) a scalar through references and attributes.
     pub(crate) fn assign_str(&mut self, name: &str, value: &str, append: bool) -> R<()> {
+        // The common case in loops: a plain scalar (or a new variable) without attributes,
+        // not a reference, an element or a special variable, is stored as it is.
+        let plain = !append
+            && !name.is_empty()
+            && !name.contains('[')
+            && !matches!(name, "RANDOM" | "SECONDS")
+            && self.vars.get(name).is_none_or(|v| {
+                matches!(v.value, Value::Str(_))
+                    && !v.readonly
+                    && !(v.attrs.nameref || v.attrs.integer || v.attrs.lower || v.attrs.upper)
+            });
+        if plain {
+            return self.store_str(name, value);
+        }
         let target = self.resolve_ref(name).into_owned();
         if target.is_empty() {
             return Err(circular(name));

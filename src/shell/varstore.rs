@@ -122,15 +122,24 @@ impl Shell {
         if value.len() > MAX_VALUE {
             return Err(too_large(name));
         }
-        if self.vars.get(name).is_some_and(|v| v.readonly) {
-            return Err(ShellError::Readonly(name.to_string()));
-        }
-        let old = self.var_cost(name);
+        let old = match self.vars.get(name) {
+            Some(v) if v.readonly => return Err(ShellError::Readonly(name.to_string())),
+            Some(v) => var_size(name, v),
+            None => 0,
+        };
         self.charge_var(name, old, name.len() + VAR_OVERHEAD + value.len())?;
         match self.vars.get_mut(name) {
             Some(v) if v.readonly => Err(ShellError::Readonly(name.to_string())),
             Some(v) => {
-                v.value = Value::Str(value.to_string());
+                match &mut v.value {
+                    // Reuses the old value's buffer (a counter rewritten in a loop), unless
+                    // it is much larger than the budget counts for the new value.
+                    Value::Str(s) if s.capacity() <= 2 * value.len().max(32) => {
+                        s.clear();
+                        s.push_str(value);
+                    }
+                    other => *other = Value::Str(value.to_string()),
+                }
                 v.attrs.unset = false;
                 Ok(())
             }

@@ -53,10 +53,44 @@ struct Args {
     names: Vec<String>,
 }
 
+/// The arguments of the common forms (`read -r line`, `read a b`) without clap, whose
+/// parser costs more than the rest of a `read` in a `while read` loop: `None` when any
+/// argument is an option other than one `-r`, which then goes through clap.
+fn simple_args(args: &[String]) -> Option<Args> {
+    let mut raw = false;
+    let mut names = Vec::with_capacity(args.len());
+    for a in args {
+        if a == "-r" && !raw {
+            raw = true;
+        } else if a.starts_with('-') {
+            return None;
+        } else {
+            names.push(a.clone());
+        }
+    }
+    Some(Args {
+        raw,
+        prompt: None,
+        array: None,
+        delim: None,
+        nchars: None,
+        exact: None,
+        fd: None,
+        editor: false,
+        initial: None,
+        silent: false,
+        timeout: None,
+        names,
+    })
+}
+
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
-    let a: Args = match super::parse(sh, io, "read", &args).await {
-        Ok(a) => a,
-        Err(s) => return Ok(s),
+    let a: Args = match simple_args(&args) {
+        Some(a) => a,
+        None => match super::parse(sh, io, "read", &args).await {
+            Ok(a) => a,
+            Err(s) => return Ok(s),
+        },
     };
     let _ = a.silent;
     for n in a.names.iter().chain(a.array.iter()) {
@@ -298,6 +332,39 @@ fn split_n(s: &str, ifs: &str, n: usize, raw: bool) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn simple_args_agree_with_clap() {
+        let lists: [&[&str]; 6] = [
+            &[],
+            &["-r"],
+            &["-r", "line"],
+            &["a", "b", "c"],
+            &["a", "-r", "b"],
+            &["", "x"],
+        ];
+        for list in lists {
+            let args: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            let fast = simple_args(&args);
+            let slow = match forkbox_commands::parse_usage::<Args>("read", &args) {
+                forkbox_commands::Usage::Args(a) => Some(a),
+                _ => None,
+            };
+            let view = |a: &Option<Args>| a.as_ref().map(|a| (a.raw, a.names.clone()));
+            assert!(fast.is_some(), "{list:?} takes the fast path");
+            assert_eq!(view(&fast), view(&slow), "{list:?}");
+        }
+        for list in [
+            &["-r", "-r"][..],
+            &["-d", ":"],
+            &["-ra", "x"],
+            &["--", "x"],
+            &["-"],
+        ] {
+            let args: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            assert!(simple_args(&args).is_none(), "{list:?} goes through clap");
+        }
+    }
 
     #[test]
     fn splitting() {

@@ -12,8 +12,11 @@ impl Shell {
         env_extra: Vec<(String, String)>,
         fds: &Fds,
     ) -> Exec<i32> {
-        let name = argv[0].clone();
-        let args: Vec<String> = argv[1..].to_vec();
+        let mut args = argv;
+        if args.is_empty() {
+            return Ok(0);
+        }
+        let name = args.remove(0);
         if let Some(f) = self.functions.get(&name).cloned() {
             let saved = self.push_temp_env(&env_extra);
             let r = self.call_function(f, args, fds).await;
@@ -185,12 +188,17 @@ impl Shell {
             let body = &f.body;
             let return_trap = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
             let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
-            let r = match self.begin_redirects(&rs, fds).await {
-                Ok((f, closers)) => {
-                    let r = self.exec_compound(&body.0, &f).await;
-                    self.end_redirects(f, closers, r, fds).await
+            let r = if rs.is_empty() {
+                // The common body without redirections runs on the caller's descriptors.
+                self.exec_compound(&body.0, fds).await
+            } else {
+                match self.begin_redirects(&rs, fds).await {
+                    Ok((f, closers)) => {
+                        let r = self.exec_compound(&body.0, &f).await;
+                        self.end_redirects(f, closers, r, fds).await
+                    }
+                    Err(r) => r,
                 }
-                Err(r) => r,
             };
             let now = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
             let r = if now.is_some() && (self.opts.functrace || now != return_trap) {

@@ -145,8 +145,7 @@ impl Shell {
         }
         if let Some(last) = argv.last() {
             // `$_`: the last argument of the previous command.
-            let last = last.clone();
-            let _ = self.store_str("_", &last);
+            let _ = self.store_str("_", last);
         }
         let mut env_extra = Vec::new();
         for a in &assigns {
@@ -192,6 +191,10 @@ impl Shell {
         }
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
             return self.exec_redirections(&redirs, fds).await;
+        }
+        if redirs.is_empty() && subst_fds.is_empty() {
+            // Nothing to change in the descriptor table: no copy of it per command.
+            return self.run_command(argv, env_extra, fds).await;
         }
         let (mut f, closers) = match self.begin_redirects(&redirs, fds).await {
             Ok(x) => x,

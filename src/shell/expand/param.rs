@@ -561,13 +561,18 @@ pub(super) fn lit(s: &str) -> Vec<RepPart> {
 /// The replacement text for one match.
 fn fill(rep: &[RepPart], matched: &str) -> String {
     let mut out = String::new();
+    fill_into(rep, matched, &mut out);
+    out
+}
+
+/// Appends the replacement for `matched` to `out`.
+fn fill_into(rep: &[RepPart], matched: &str, out: &mut String) {
     for p in rep {
         match p {
             RepPart::Lit(s) => out.push_str(s),
             RepPart::Match => out.push_str(matched),
         }
     }
-    out
 }
 
 pub(super) fn replace(
@@ -576,10 +581,10 @@ pub(super) fn replace(
     rep: &[RepPart],
     kind: &SubstringMatchKind,
 ) -> String {
-    let chars: Vec<char> = s.chars().collect();
     match kind {
         SubstringMatchKind::Prefix => match pat.match_prefix(s, true) {
             Some(n) => {
+                let chars: Vec<char> = s.chars().collect();
                 let matched: String = chars[..n].iter().collect();
                 format!(
                     "{}{}",
@@ -591,6 +596,7 @@ pub(super) fn replace(
         },
         SubstringMatchKind::Suffix => match pat.match_suffix(s, true) {
             Some(n) => {
+                let chars: Vec<char> = s.chars().collect();
                 let matched: String = chars[chars.len() - n..].iter().collect();
                 format!(
                     "{}{}",
@@ -602,13 +608,31 @@ pub(super) fn replace(
         },
         SubstringMatchKind::FirstOccurrence | SubstringMatchKind::Anywhere => {
             let all = matches!(kind, SubstringMatchKind::Anywhere);
+            if let Some(lit) = pat.literal() {
+                // A literal pattern (`${s//a/b}`): one search over the whole value, the
+                // same leftmost matches that `find_in` gives one at a time.
+                let mut out = String::with_capacity(s.len());
+                let mut i = 0;
+                if !lit.is_empty() {
+                    for (start, m) in s.match_indices(lit.as_str()) {
+                        out.push_str(&s[i..start]);
+                        fill_into(rep, m, &mut out);
+                        i = start + m.len();
+                        if !all {
+                            break;
+                        }
+                    }
+                }
+                out.push_str(&s[i..]);
+                return out;
+            }
             let mut out = String::new();
             let mut i = 0;
             while i <= s.len() {
                 match pat.find_in(s, i) {
                     Some((start, end)) if end > start => {
                         out.push_str(&s[i..start]);
-                        out.push_str(&fill(rep, &s[start..end]));
+                        fill_into(rep, &s[start..end], &mut out);
                         i = end;
                         if !all {
                             break;
