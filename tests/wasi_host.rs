@@ -290,10 +290,32 @@ async fn cwd_args_and_environment() {
     assert_eq!(ok(&s, &["cwd"]).await, "/home\n");
     ok(&s, &["write", "rel", "1"]).await;
     assert_eq!(get(&fs, "/home/rel").await, "1");
-    // Without chdir($PWD) a wasi-libc program is in `/`, as the module docs say.
+    // Without chdir($PWD) a wasi-libc program thinks it is in `/` and hands the host `x`
+    // for both `x` and `/x`; the host looks in the shell's directory first (cwd_first).
     assert_eq!(ok(&s, &["--no-chdir", "cwd"]).await, "/\n");
     ok(&s, &["--no-chdir", "write", "rel2", "2"]).await;
-    assert_eq!(get(&fs, "/rel2").await, "2");
+    assert_eq!(get(&fs, "/home/rel2").await, "2");
+    assert!(
+        fs.stat("/rel2").await.is_err(),
+        "a new name goes to the shell's directory"
+    );
+    // A name only the root has is the root's; one both have is the shell directory's.
+    put(&fs, "/top", "root").await;
+    assert_eq!(ok(&s, &["--no-chdir", "cat", "/top"]).await, "root");
+    put(&fs, "/home/top", "home").await;
+    assert_eq!(ok(&s, &["--no-chdir", "cat", "top"]).await, "home");
+    // A new name whose directory exists only from the root is made there.
+    fs.mkdir("/only").await.unwrap();
+    ok(&s, &["--no-chdir", "write", "/only/n", "3"]).await;
+    assert_eq!(get(&fs, "/only/n").await, "3");
+    // Without cwd_first the root is the only place names are looked for.
+    let mut spec = ModuleSpec::command("probe", probe_wasm());
+    spec.cwd_first = false;
+    let rooted = WasiTool::new(engine(), spec);
+    assert_eq!(
+        s.run(&rooted, &["--no-chdir", "cat", "top"]).await.out,
+        "root"
+    );
 
     assert_eq!(
         ok(&s, &["args", "a b", "", "c"]).await,

@@ -366,7 +366,6 @@ async fn rg_searches_session_files() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "wasihost: a Rust guest resolves relative names from / (wasi-libc's cwd), not the shell's"]
 async fn rg_in_a_subdirectory_searches_it() {
     let mut s = session().await;
     s.ok("mkdir d && echo needle > d/f").await;

@@ -129,6 +129,10 @@ pub struct Tool {
     /// Arguments put before the command's own (python's prelude that enters the shell's
     /// working directory, which wasi-libc does not learn by itself).
     pub args_prefix: Vec<String>,
+    /// The guest enters `$PWD` itself (python's prelude), so its paths are already
+    /// resolved against the shell's directory; other guests get the host's cwd-first
+    /// resolution ([`crate::wasi::ModuleSpec::cwd_first`]).
+    pub enters_pwd: bool,
     /// How the command line is translated for the module ([`ArgsAdapter`]).
     pub args_adapter: Option<ArgsAdapter>,
     /// The utilities a multicall module serves (by argv[0]); empty for a plain tool.
@@ -360,6 +364,8 @@ struct RawTool {
     host_call_stub: bool,
     #[serde(default)]
     args_prefix: Vec<String>,
+    #[serde(default)]
+    enters_pwd: bool,
     args_adapter: Option<String>,
     #[serde(default)]
     multicall: Vec<String>,
@@ -561,6 +567,7 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
         memory_limit,
         host_call_stub: t.host_call_stub,
         args_prefix: t.args_prefix,
+        enters_pwd: t.enters_pwd,
         args_adapter,
         multicall: t.multicall,
         source: Source {

@@ -108,6 +108,9 @@ pub struct Host {
     /// When the guest started: its monotonic clock and CPU-time clocks count from here.
     pub start: Instant,
     pub cancel: CancellationToken,
+    /// The shell's directory, when names under the root preopen are looked for there
+    /// first ([`crate::wasi::ModuleSpec::cwd_first`]).
+    pub cwd_first: Option<String>,
 }
 
 /// Standard streams and whether each is the session's terminal.
@@ -175,6 +178,7 @@ impl Host {
             limits: Limits::new(memory_limit),
             start: Instant::now(),
             cancel,
+            cwd_first: None,
         }
     }
 }

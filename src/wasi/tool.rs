@@ -65,6 +65,13 @@ pub struct ModuleSpec {
     /// Provide the import `host::call(i32, i32, i32, i32) -> i32`, answering -1
     /// ("no host"), for modules built to ask their embedder for services.
     pub host_call_stub: bool,
+    /// Resolve the guest's paths against the shell's directory first. wasi-libc starts
+    /// every program in `/` and hands the host `x` and `/x` alike (both relative to the
+    /// root preopen), so a guest that does not enter `$PWD` itself could not otherwise
+    /// see the directory it was run in: with this, a name under the root preopen is the
+    /// one in the shell's directory when that exists (or, when neither exists, when its
+    /// parent directory does there), else the one from the root. See docs/SEMANTICS.md.
+    pub cwd_first: bool,
 }
 
 impl ModuleSpec {
@@ -78,6 +85,7 @@ impl ModuleSpec {
             env: Vec::new(),
             memory_limit: None,
             host_call_stub: false,
+            cwd_first: true,
         }
     }
 }
@@ -218,7 +226,7 @@ impl Command for WasiTool {
             stdin_tty: ctx.stdin.is_pull_source(),
             stdout_tty: ctx.tty.is_some(),
         };
-        let host = Host::new(
+        let mut host = Host::new(
             argv,
             env.into_iter().collect(),
             ctx.fs.clone(),
@@ -226,6 +234,9 @@ impl Command for WasiTool {
             limit,
             ctx.cancel.clone(),
         );
+        if self.spec.cwd_first && ctx.cwd != "/" {
+            host.cwd_first = Some(ctx.cwd.clone());
+        }
         let mut store = Store::new(self.engine.engine(), host);
         store.limiter(|h| &mut h.limits);
         store.set_epoch_deadline(1);

@@ -150,6 +150,7 @@ pub fn module_specs(tool: &Tool, module: &Path, server_limit: u64) -> Vec<Module
             env: tool.env.clone(),
             memory_limit,
             host_call_stub: tool.host_call_stub,
+            cwd_first: !tool.enters_pwd,
         })
         .collect()
 }

@@ -10,7 +10,7 @@ use wasmtime::{Caller, Linker};
 
 use super::abi::{self, Errno, LOOKUP_SYMLINK_FOLLOW, fdflags, oflags, rights};
 use super::fd::{mtime_of, wrap_async};
-use super::table::Fd;
+use super::table::{Fd, ROOT_FD};
 use super::{Host, HostResult, MODULE, ptr, split};
 
 /// The absolute path `name` names relative to directory descriptor `fd`.
@@ -30,22 +30,49 @@ fn at(c: &mut Caller<'_, Host>, fd: u32, name: u32, len: u32) -> Result<String, 
     Ok(forkbox_commands::fs::join(base, &name))
 }
 
-async fn create_directory(c: &mut Caller<'_, Host>, fd: u32, name: u32, len: u32) -> HostResult {
+/// [`at`], for a guest whose names are looked for in the shell's directory first
+/// ([`crate::wasi::ModuleSpec::cwd_first`]): under the root preopen a name is the one in
+/// the shell's directory when that exists, else the one from the root when that exists,
+/// else (a name about to be made) the one whose directory exists, the shell's first.
+async fn resolve(c: &mut Caller<'_, Host>, fd: u32, name: u32, len: u32) -> Result<String, Errno> {
     let path = at(c, fd, name, len)?;
+    let Some(cwd) = c.data().cwd_first.clone().filter(|_| fd == ROOT_FD) else {
+        return Ok(path);
+    };
+    let in_cwd = forkbox_commands::fs::join(&cwd, path.trim_start_matches('/'));
+    let fs = c.data().fs.clone();
+    if in_cwd == path || fs.lstat(&in_cwd).await.is_ok() {
+        return Ok(in_cwd);
+    }
+    if fs.lstat(&path).await.is_ok() {
+        return Ok(path);
+    }
+    let dir = |p: &str| match p.rsplit_once('/') {
+        Some(("", _)) | None => "/".to_string(),
+        Some((d, _)) => d.to_string(),
+    };
+    if fs.lstat(&dir(&in_cwd)).await.is_ok() || fs.lstat(&dir(&path)).await.is_err() {
+        return Ok(in_cwd);
+    }
+    Ok(path)
+}
+
+async fn create_directory(c: &mut Caller<'_, Host>, fd: u32, name: u32, len: u32) -> HostResult {
+    let path = resolve(c, fd, name, len).await?;
     let fs = c.data().fs.clone();
     fs.mkdir(&path).await?;
     Ok(())
 }
 
 async fn remove_directory(c: &mut Caller<'_, Host>, fd: u32, name: u32, len: u32) -> HostResult {
-    let path = at(c, fd, name, len)?;
+    let path = resolve(c, fd, name, len).await?;
     let fs = c.data().fs.clone();
     fs.rmdir(&path).await?;
     Ok(())
 }
 
 async fn unlink_file(c: &mut Caller<'_, Host>, fd: u32, name: u32, len: u32) -> HostResult {
-    let path = at(c, fd, name, len)?;
+    let path = resolve(c, fd, name, len).await?;
     let fs = c.data().fs.clone();
     // `unlink("dir/")` names a directory: Linux says EISDIR before looking further.
     if path.ends_with('/') {
@@ -67,7 +94,7 @@ async fn filestat_get(
     len: u32,
     out: u32,
 ) -> HostResult {
-    let path = at(c, fd, name, len)?;
+    let path = resolve(c, fd, name, len).await?;
     let fs = c.data().fs.clone();
     let meta = if flags & LOOKUP_SYMLINK_FOLLOW != 0 {
         fs.stat(&path).await?
@@ -92,7 +119,7 @@ async fn filestat_set_times(
     mtim: i64,
     fst: u16,
 ) -> HostResult {
-    let path = at(c, fd, name, len)?;
+    let path = resolve(c, fd, name, len).await?;
     let mtime = mtime_of(atim as u64, mtim as u64, fst)?;
     let fs = c.data().fs.clone();
     let meta = if flags & LOOKUP_SYMLINK_FOLLOW != 0 {
@@ -125,7 +152,7 @@ async fn open(
     fdflags: u16,
     out: u32,
 ) -> HostResult {
-    let path = at(c, fd, name, len)?;
+    let path = resolve(c, fd, name, len).await?;
     let vpath = VfsPath::new(&path)?;
     // Rights are not enforced, but they are how preview 1 says read or write (as in
     // wasmtime): wasi-libc and Rust's std ask for exactly what `open`'s mode allows.
@@ -185,7 +212,7 @@ async fn readlink(
     buf_len: u32,
     used: u32,
 ) -> HostResult {
-    let path = at(c, fd, name, len)?;
+    let path = resolve(c, fd, name, len).await?;
     let fs = c.data().fs.clone();
     let target = fs.readlink(&path).await?;
     let bytes = target.as_bytes();
@@ -206,8 +233,8 @@ async fn rename(
     new: u32,
     new_len: u32,
 ) -> HostResult {
-    let from = at(c, fd, old, old_len)?;
-    let to = at(c, new_fd, new, new_len)?;
+    let from = resolve(c, fd, old, old_len).await?;
+    let to = resolve(c, new_fd, new, new_len).await?;
     let fs = c.data().fs.clone();
     fs.rename(&from, &to).await?;
     Ok(())
@@ -225,7 +252,7 @@ async fn symlink(
     if target.is_empty() {
         return Err(Errno::NOENT.into());
     }
-    let path = at(c, fd, name, len)?;
+    let path = resolve(c, fd, name, len).await?;
     let fs = c.data().fs.clone();
     fs.symlink(&target, &path).await?;
     Ok(())
