@@ -272,7 +272,10 @@ fn sftp_commands_work_on_the_fork() {
     );
     let out = conn.sftp("rm d/link\nrm d/b.txt\nrmdir d\nls\n", local.path());
     assert_ok(&out, "sftp cleanup");
-    assert_eq!(stdout(&conn.ssh("ls")), "README.md\ndocs\nshared.txt\ntmp\n");
+    assert_eq!(
+        stdout(&conn.ssh("ls")),
+        "README.md\ndocs\nshared.txt\ntmp\n"
+    );
 }
 
 #[test]
