@@ -47,11 +47,12 @@ async fn resolve(c: &mut Caller<'_, Host>, fd: u32, name: u32, len: u32) -> Resu
     if fs.lstat(&path).await.is_ok() {
         return Ok(path);
     }
-    let dir = |p: &str| match p.rsplit_once('/') {
-        Some(("", _)) | None => "/".to_string(),
-        Some((d, _)) => d.to_string(),
-    };
-    if fs.lstat(&dir(&in_cwd)).await.is_ok() || fs.lstat(&dir(&path)).await.is_err() {
+    let dir = |p: &str| VfsPath::new(p).map(|v| v.parent().as_str().to_string());
+    let (cwd_dir, root_dir) = (
+        dir(&in_cwd).map_err(Errno::from)?,
+        dir(&path).map_err(Errno::from)?,
+    );
+    if fs.lstat(&cwd_dir).await.is_ok() || fs.lstat(&root_dir).await.is_err() {
         return Ok(in_cwd);
     }
     Ok(path)
