@@ -1393,6 +1393,7 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
             fs,
             cancel: CancellationToken::new(),
             tty: None,
+            terminal: None,
             launcher: launcher.clone(),
             budget: Budget::default(),
         };

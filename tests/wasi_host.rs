@@ -135,6 +135,7 @@ impl Setup {
             fs: self.fs.clone(),
             cancel: self.cancel.clone(),
             tty: self.tty,
+            terminal: None,
             launcher: NullLauncher::new(&[]),
             budget: Budget::default(),
         };
@@ -571,6 +572,7 @@ async fn a_closed_stdout_stops_the_guest_like_sigpipe() {
         fs: MemFs::new(),
         cancel: CancellationToken::new(),
         tty: None,
+        terminal: None,
         launcher: NullLauncher::new(&[]),
         budget: Budget::default(),
     };

@@ -112,6 +112,18 @@ pub struct TermSize {
     pub rows: u16,
 }
 
+/// The session's terminal, for full-screen programs (`nano`, `vi`, `less`). A command
+/// gets one only on a PTY, with stdin and stdout both on the terminal.
+pub trait Terminal: Send + Sync {
+    /// The window's size now (it follows the client's window-change requests).
+    fn size(&self) -> TermSize;
+    /// Switches the terminal's input to raw keystrokes: while the returned guard lives,
+    /// the command's stdin delivers bytes exactly as typed (no echo, no line editing;
+    /// Ctrl-C arrives as byte 0x03 instead of interrupting). Dropping the guard, or the
+    /// command ending, restores cooked lines.
+    fn raw(&self) -> Box<dyn Send + Sync>;
+}
+
 /// What implements a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommandKind {
@@ -173,6 +185,8 @@ pub struct Context {
     pub cancel: CancellationToken,
     /// `Some` when stdout is the session's terminal (`ls` then prints columns).
     pub tty: Option<TermSize>,
+    /// The terminal itself, for full-screen programs; see [`Terminal`].
+    pub terminal: Option<Arc<dyn Terminal>>,
     pub launcher: Arc<dyn Launcher>,
     /// The session's memory and task bounds: a command that buffers data (`sort`)
     /// charges it here, and fails with [`Interrupt::OutOfMemory`] past the limit.

@@ -358,6 +358,7 @@ impl Invocation {
             fs: self.fs.clone(),
             cancel: CancellationToken::new(),
             tty: self.tty,
+            terminal: None,
             launcher: self.launcher.clone(),
             budget: self.budget.clone(),
         };

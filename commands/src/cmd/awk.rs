@@ -608,6 +608,7 @@ mod tests {
             fs: inv.fs.clone(),
             cancel: cancel.clone(),
             tty: None,
+            terminal: None,
             launcher: inv.launcher.clone(),
             budget: inv.budget.clone(),
         };

@@ -930,6 +930,7 @@ mod tests {
             fs: MemFs::new(),
             cancel: tokio_util::sync::CancellationToken::new(),
             tty: None,
+            terminal: None,
             launcher: crate::testing::TestLauncher::new(),
             budget: crate::Budget::default(),
         };

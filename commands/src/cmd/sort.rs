@@ -1160,6 +1160,7 @@ mod tests {
             fs,
             cancel,
             tty: None,
+            terminal: None,
             launcher: TestLauncher::new(),
             budget: Budget::default(),
         }

@@ -66,6 +66,7 @@ mod tests {
             fs: MemFs::new(),
             cancel: CancellationToken::new(),
             tty: None,
+            terminal: None,
             launcher: NullLauncher::new(&[]),
             budget: crate::Budget::default(),
         }

@@ -98,6 +98,7 @@ impl Shell {
             fs,
             cancel: self.cancel.clone(),
             tty: fds.tty,
+            terminal: None,
             launcher: Arc::new(
                 crate::shell::ShellLauncher::new(self.registry.clone())
                     .with_snapshots(self.snapshots.clone()),
