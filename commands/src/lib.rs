@@ -113,15 +113,23 @@ pub struct TermSize {
 }
 
 /// The session's terminal, for full-screen programs (`nano`, `vi`, `less`). A command
-/// gets one only on a PTY, with stdin and stdout both on the terminal.
+/// gets one only on a PTY with its stdout on the terminal (stdin may be a pipe: a pager
+/// reads its text there and its keys from [`Terminal::raw`]).
 pub trait Terminal: Send + Sync {
     /// The window's size now (it follows the client's window-change requests).
     fn size(&self) -> TermSize;
-    /// Switches the terminal's input to raw keystrokes: while the returned guard lives,
-    /// the command's stdin delivers bytes exactly as typed (no echo, no line editing;
-    /// Ctrl-C arrives as byte 0x03 instead of interrupting). Dropping the guard, or the
-    /// command ending, restores cooked lines.
-    fn raw(&self) -> Box<dyn Send + Sync>;
+    /// Switches the terminal to raw keystrokes for as long as the returned reader lives:
+    /// keys reach it exactly as typed (no echo, no line editing; Ctrl-C arrives as byte
+    /// 0x03 instead of interrupting). Dropping it, or the command ending, restores the
+    /// cooked line discipline.
+    fn raw(&self) -> Box<dyn RawKeys>;
+}
+
+/// Keystrokes from a terminal in raw mode; see [`Terminal::raw`].
+#[async_trait]
+pub trait RawKeys: Send + Sync {
+    /// The next burst of keystrokes, as typed; `None` once the client has gone.
+    async fn read(&mut self) -> Option<bytes::Bytes>;
 }
 
 /// What implements a command.
