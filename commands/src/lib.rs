@@ -174,6 +174,12 @@ pub trait Launcher: Send + Sync {
     async fn launch(&self, ctx: Context, argv: Vec<String>) -> Status;
     /// Every command, builtin and tool by name, sorted.
     fn commands(&self) -> Vec<CommandInfo>;
+    /// Whether [`Launcher::launch`] would find `name` (a command, or a path to a file): the
+    /// tools that run another command (`env`, `xargs`, `find -exec`, `timeout`) word a
+    /// missing one themselves, as GNU's do.
+    fn resolves(&self, name: &str) -> bool {
+        name.contains('/') || self.commands().iter().any(|c| c.name == name)
+    }
 }
 
 /// Everything one invocation of a command runs with. Cheap to clone: the streams and the
@@ -262,8 +268,19 @@ pub async fn parse_args<T: clap::Parser>(
         Usage::Help(text) => Err(ctx.out(text).await.map(|_| 0)),
         Usage::Error(msg) => {
             ctx.err(msg).await;
-            Err(Ok(STATUS_USAGE))
+            Err(Ok(usage_status(name)))
         }
+    }
+}
+
+/// The status a GNU tool exits with on a usage error: most give 1 (`EXIT_FAILURE`); `ls`
+/// and `sort` keep 2 for trouble, `printenv` and `tty` too; the tools that run another
+/// command keep 125 for their own mistakes.
+pub fn usage_status(name: &str) -> Status {
+    match name {
+        "ls" | "dir" | "vdir" | "sort" | "printenv" | "tty" | "which" => 2,
+        "timeout" | "env" | "nice" | "nohup" | "stdbuf" | "chroot" => 125,
+        _ => 1,
     }
 }
 
@@ -287,18 +304,62 @@ pub fn parse_usage<T: clap::Parser>(name: &str, args: &[String]) -> Usage<T> {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                 Usage::Help(e.render().to_string())
             }
-            _ => {
-                let rendered = e.render().to_string();
-                let first = rendered
-                    .lines()
-                    .next()
-                    .unwrap_or("invalid usage")
-                    .trim_start_matches("error: ");
-                Usage::Error(format!(
-                    "{name}: {first}\nTry '{name} --help' for more information.\n"
-                ))
-            }
+            _ => Usage::Error(format!(
+                "{name}: {}\nTry '{name} --help' for more information.\n",
+                gnu_usage_message(&e, args)
+            )),
         },
+    }
+}
+
+/// Words a clap error as GNU's `getopt_long` and coreutils word the same mistake.
+fn gnu_usage_message(e: &clap::Error, args: &[String]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let invalid_arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    match (e.kind(), invalid_arg) {
+        (ErrorKind::UnknownArgument, Some(arg)) => {
+            if arg.starts_with("--") {
+                // GNU names the whole word, `=VALUE` included.
+                let word = args
+                    .iter()
+                    .find(|a| a.split('=').next() == Some(arg))
+                    .map_or(arg, String::as_str);
+                format!("unrecognized option '{word}'")
+            } else if let Some(letter) = arg.strip_prefix('-').filter(|l| l.chars().count() == 1) {
+                format!("invalid option -- '{letter}'")
+            } else {
+                format!("extra operand '{arg}'")
+            }
+        }
+        (ErrorKind::MissingRequiredArgument, _) => "missing operand".to_string(),
+        (ErrorKind::InvalidValue, _)
+            if args
+                .last()
+                .is_some_and(|a| a.starts_with('-') && a.len() > 1)
+                && e.to_string().contains("a value is required") =>
+        {
+            // The option that wants a value is the last word.
+            let last = args.last().map_or("", String::as_str);
+            match last.strip_prefix("--") {
+                Some(long) => format!("option '--{long}' requires an argument"),
+                None => format!(
+                    "option requires an argument -- '{}'",
+                    last.chars().last().unwrap_or('?')
+                ),
+            }
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            rendered
+                .lines()
+                .next()
+                .unwrap_or("invalid usage")
+                .trim_start_matches("error: ")
+                .to_string()
+        }
     }
 }
 

@@ -100,6 +100,10 @@ impl Launcher for ShellLauncher {
     fn commands(&self) -> Vec<CommandInfo> {
         self.registry.infos()
     }
+
+    fn resolves(&self, name: &str) -> bool {
+        self.registry.resolve(name).is_some()
+    }
 }
 
 /// Runs `sh`/`bash` with `argv` (`argv[0]` is the shell's name): `-c STRING [ARG0 ARGS…]`,

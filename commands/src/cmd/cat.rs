@@ -211,7 +211,7 @@ mod tests {
             "cat: nofile: No such file or directory\ncat: d: Is a directory\n"
         );
         let (st, _, err) = inv("").run(&Cat, &["--bogus"]).await;
-        assert_eq!(st, 2);
+        assert_eq!(st, 1);
         assert!(err.contains("Try 'cat --help'"), "{err}");
     }
 

@@ -490,6 +490,6 @@ mod tests {
             (st, err.as_str()),
             (1, "cp: error writing 'full': No space left on device\n")
         );
-        assert_eq!(inv.run(&Cp, &["--bogus", "a", "b"]).await.0, 2);
+        assert_eq!(inv.run(&Cp, &["--bogus", "a", "b"]).await.0, 1);
     }
 }

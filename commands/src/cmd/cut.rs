@@ -478,7 +478,7 @@ mod tests {
                 "cut {args:?}"
             );
         }
-        assert_eq!(inv("").run(&Cut, &["--bogus"]).await.0, 2);
+        assert_eq!(inv("").run(&Cut, &["--bogus"]).await.0, 1);
     }
 
     #[test]

@@ -52,7 +52,7 @@ impl Command for Date {
             Err(r) => return r,
         };
         let time: SystemTime = if let Some(d) = &args.date {
-            match parse_date(d) {
+            match parse_date(d).or_else(|| relative_date(d)) {
                 Some(t) => t,
                 None => {
                     ctx.warn("date", format!("invalid date {}", quote(d))).await;
@@ -102,6 +102,26 @@ impl Command for Date {
         }
         ctx.out(format!("{text}\n")).await?;
         Ok(0)
+    }
+}
+
+/// GNU's free-form dates that `touch -d`'s parser leaves: relative items (`+1 day`,
+/// `2 weeks ago`, `yesterday`, `next monday`), month names and the like, read in UTC (the
+/// session's time zone) relative to now.
+fn relative_date(text: &str) -> Option<SystemTime> {
+    let now = jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC);
+    let when = parse_datetime::parse_datetime_at_date(now, text)
+        .ok()?
+        .into_zoned()?;
+    let t = when.timestamp();
+    let secs = t.as_second();
+    let nanos = u32::try_from(t.subsec_nanosecond()).unwrap_or(0);
+    if secs >= 0 {
+        SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(secs.unsigned_abs(), nanos))
+    } else {
+        SystemTime::UNIX_EPOCH
+            .checked_sub(std::time::Duration::new(secs.unsigned_abs(), 0))?
+            .checked_add(std::time::Duration::new(0, nanos))
     }
 }
 

@@ -563,7 +563,7 @@ mod tests {
                 ),
             );
         }
-        assert_eq!(inv().run(&Df, &["--bogus"]).await.0, 2);
+        assert_eq!(inv().run(&Df, &["--bogus"]).await.0, 1);
     }
 
     #[test]

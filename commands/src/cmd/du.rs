@@ -390,7 +390,7 @@ mod tests {
                 "du {args:?}"
             );
         }
-        assert_eq!(inv().run(&Du, &["--bogus"]).await.0, 2);
+        assert_eq!(inv().run(&Du, &["--bogus"]).await.0, 1);
         let (st, out, _) = inv().run(&Du, &["--help"]).await;
         assert_eq!(st, 0);
         assert!(out.contains("1024 bytes"), "{out}");

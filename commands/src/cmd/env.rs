@@ -111,6 +111,12 @@ impl Command for Env {
         if nul {
             return Ok(usage(ctx, "cannot specify --null (-0) with command").await);
         }
+        if !ctx.launcher.resolves(&args[i]) {
+            let name = super::util::quote(&args[i]);
+            ctx.warn("env", format!("{name}: No such file or directory"))
+                .await;
+            return Ok(127);
+        }
         let mut child = ctx.clone();
         child.env = env;
         Ok(ctx.launcher.launch(child, args[i..].to_vec()).await)
@@ -146,7 +152,7 @@ mod tests {
         let (st, _, err) = inv().run(&Env, &["nosuchcmd"]).await;
         assert_eq!(
             (st, err.as_str()),
-            (127, "forkbox: nosuchcmd: command not found\n")
+            (127, "env: 'nosuchcmd': No such file or directory\n")
         );
         assert_eq!(inv().run(&Env, &["false"]).await.0, 1);
     }

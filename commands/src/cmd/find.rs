@@ -676,6 +676,12 @@ impl<'a> Walker<'a> {
     async fn launch(&mut self, argv: Vec<String>, dir: String) -> Result<Status, Interrupt> {
         self.out.flush().await?;
         self.ctx.checkpoint().await?;
+        let name = argv.first().map_or("", String::as_str);
+        if !self.ctx.launcher.resolves(name) {
+            let msg = format!("{}: No such file or directory", quote(name));
+            self.ctx.warn("find", msg).await;
+            return Ok(127);
+        }
         let mut child = self.ctx.clone();
         child.cwd = dir;
         let st = self.ctx.launcher.launch(child, argv).await;

@@ -331,7 +331,7 @@ mod tests {
             (st, err.as_str()),
             (1, "head: invalid number of lines: 'abc'\n")
         );
-        assert_eq!(inv("").run(&Head, &["--nope"]).await.0, 2);
+        assert_eq!(inv("").run(&Head, &["--nope"]).await.0, 1);
     }
 
     #[tokio::test]

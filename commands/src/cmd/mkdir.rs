@@ -171,6 +171,6 @@ mod tests {
                 "mkdir: missing operand\nTry 'mkdir --help' for more information.\n"
             )
         );
-        assert_eq!(inv.run(&Mkdir, &["-m", "99", "q"]).await.0, 2);
+        assert_eq!(inv.run(&Mkdir, &["-m", "99", "q"]).await.0, 1);
     }
 }

@@ -232,6 +232,6 @@ mod tests {
                 "mv: missing destination file operand after 'a'\nTry 'mv --help' for more information.\n"
             )
         );
-        assert_eq!(inv.run(&Mv, &["-Z", "a", "b"]).await.0, 2);
+        assert_eq!(inv.run(&Mv, &["-Z", "a", "b"]).await.0, 1);
     }
 }

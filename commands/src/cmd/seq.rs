@@ -207,6 +207,6 @@ mod tests {
                 "seq: invalid Zero increment value: '0'\nTry 'seq --help' for more information.\n"
             )
         );
-        assert_eq!(seq(&[]).await.0, 2);
+        assert_eq!(seq(&[]).await.0, 1);
     }
 }

@@ -105,7 +105,7 @@ mod tests {
                 "sleep: invalid time interval 'x'\nTry 'sleep --help' for more information.\n"
             )
         );
-        assert_eq!(Invocation::default().run(&Sleep, &["-1"]).await.0, 2);
+        assert_eq!(Invocation::default().run(&Sleep, &["-1"]).await.0, 1);
         assert_eq!(Invocation::default().run(&Sleep, &[]).await.0, 1);
         assert_eq!(parse_interval("2h"), Some(7200.0));
         assert_eq!(parse_interval("1e3"), Some(1000.0));

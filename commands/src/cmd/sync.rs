@@ -122,6 +122,6 @@ mod tests {
                 "sync: cannot specify both --data and --file-system\n".into()
             )
         );
-        assert_eq!(run(&["-x"]).await.0, 2);
+        assert_eq!(run(&["-x"]).await.0, 1);
     }
 }

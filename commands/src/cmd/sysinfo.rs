@@ -162,7 +162,7 @@ mod tests {
                 .1
                 .starts_with("forkbox box1 ")
         );
-        assert_eq!(inv.run(&Uname, &["-x"]).await.0, 2);
-        assert_eq!(inv.run(&Whoami, &["extra"]).await.0, 2);
+        assert_eq!(inv.run(&Uname, &["-x"]).await.0, 1);
+        assert_eq!(inv.run(&Whoami, &["extra"]).await.0, 1);
     }
 }

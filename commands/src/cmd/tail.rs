@@ -380,7 +380,7 @@ mod tests {
             (st, err.as_str()),
             (1, "tail: invalid number of lines: 'x'\n")
         );
-        assert_eq!(inv("").run(&Tail, &["-f"]).await.0, 2);
+        assert_eq!(inv("").run(&Tail, &["-f"]).await.0, 1);
     }
 
     #[tokio::test]

@@ -146,7 +146,7 @@ impl Command for Timeout {
         let Some(name) = argv.first() else {
             return Ok(usage(ctx, "").await);
         };
-        if !name.contains('/') && !ctx.launcher.commands().iter().any(|c| &c.name == name) {
+        if !ctx.launcher.resolves(name) {
             ctx.warn(
                 "timeout",
                 format!(

@@ -583,7 +583,7 @@ mod tests {
             )
         );
         assert_eq!(tr("", &["-ds", "a"]).await.0, 1);
-        assert_eq!(tr("", &["-x", "a"]).await.0, 2);
+        assert_eq!(tr("", &["-x", "a"]).await.0, 1);
     }
 
     #[tokio::test]

@@ -87,6 +87,16 @@ struct Args {
     /// Compare no more than N characters in lines.
     #[arg(short = 'w', long = "check-chars", value_name = "N")]
     check_chars: Option<usize>,
+    /// Print all duplicate lines; METHOD delimits groups with an empty line: none,
+    /// prepend (before each group) or separate (between groups).
+    #[arg(short = 'D', long = "all-repeated", value_name = "METHOD", num_args = 0..=1,
+          require_equals = true, default_missing_value = "none")]
+    all_repeated: Option<String>,
+    /// Show all lines, with an empty line delimiting groups; METHOD: separate, prepend,
+    /// append or both.
+    #[arg(long = "group", value_name = "METHOD", num_args = 0..=1, require_equals = true,
+          default_missing_value = "separate")]
+    group: Option<String>,
     /// Line delimiter is NUL, not newline.
     #[arg(short = 'z', long = "zero-terminated")]
     zero: bool,
@@ -122,6 +132,122 @@ impl Args {
 
 pub struct Uniq;
 
+/// How groups of equal lines are shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// One line per group (the default, `-c`, `-d`, `-u`).
+    Plain,
+    /// `-D`: every line of each repeated group; `prepend`/`separate` delimiters.
+    AllRepeated { prepend: bool, separate: bool },
+    /// `-D -u`: GNU's reading of the two together: each repeated group's lines but its
+    /// first.
+    RepeatsOnly,
+    /// `--group`: every line, groups delimited before and/or after.
+    Group { before: bool, after: bool },
+}
+
+impl Mode {
+    fn of(args: &Args) -> Result<Mode, String> {
+        let bad = |method: &str, opt: &str, valid: &[&str]| {
+            let list: Vec<String> = valid.iter().map(|v| format!("  - '{v}'")).collect();
+            format!(
+                "invalid argument '{method}' for '--{opt}'\nValid arguments are:\n{}",
+                list.join("\n")
+            )
+        };
+        if let Some(method) = &args.group {
+            if args.count || args.repeated || args.unique || args.all_repeated.is_some() {
+                return Err("--group is mutually exclusive with -c/-d/-D/-u".into());
+            }
+            let (before, after) = match method.as_str() {
+                "separate" => (false, false),
+                "prepend" => (true, false),
+                "append" => (false, true),
+                "both" => (true, true),
+                m => return Err(bad(m, "group", &["prepend", "append", "separate", "both"])),
+            };
+            return Ok(Mode::Group { before, after });
+        }
+        let Some(method) = &args.all_repeated else {
+            return Ok(Mode::Plain);
+        };
+        if args.count {
+            return Err("printing all duplicated lines and repeat counts is meaningless".into());
+        }
+        let (prepend, separate) = match method.as_str() {
+            "none" => (false, false),
+            "prepend" => (true, false),
+            "separate" => (false, true),
+            m => return Err(bad(m, "all-repeated", &["none", "prepend", "separate"])),
+        };
+        if args.unique {
+            return Ok(Mode::RepeatsOnly);
+        }
+        Ok(Mode::AllRepeated { prepend, separate })
+    }
+
+    /// Takes one record (`None` at the end of input) and gives the bytes to write. The
+    /// group's first line stays in `current` with the group's size; `shown` says whether
+    /// a group was written already (for delimiters between groups).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the loop's state, passed through"
+    )]
+    fn step(
+        self,
+        current: &mut Option<(Vec<u8>, Vec<u8>, u64)>,
+        shown: &mut bool,
+        rec: Option<Vec<u8>>,
+        key: Option<Vec<u8>>,
+        same: bool,
+        delim: u8,
+        charge: &mut crate::budget::Charge,
+    ) -> Result<Vec<u8>, Interrupt> {
+        let mut out = Vec::new();
+        match (self, &rec) {
+            (Mode::Group { after: true, .. }, None) if *shown => out.push(delim),
+            (Mode::Group { before, .. }, Some(l)) => {
+                if !same && (*shown || before) {
+                    out.push(delim);
+                }
+                *shown = true;
+                out.extend_from_slice(l);
+                out.push(delim);
+            }
+            (Mode::AllRepeated { prepend, separate }, Some(l)) if same => {
+                if let Some(c) = current.as_mut() {
+                    c.2 += 1;
+                    if c.2 == 2 {
+                        if prepend || (separate && *shown) {
+                            out.push(delim);
+                        }
+                        *shown = true;
+                        out.extend_from_slice(&c.0);
+                        out.push(delim);
+                    }
+                }
+                out.extend_from_slice(l);
+                out.push(delim);
+            }
+            (Mode::RepeatsOnly, Some(l)) if same => {
+                out.extend_from_slice(l);
+                out.push(delim);
+            }
+            _ => {}
+        }
+        match (rec, key) {
+            (Some(l), Some(k)) => {
+                if !same {
+                    charge.resize(l.capacity() + k.capacity())?;
+                    *current = Some((l, k, 1));
+                }
+            }
+            _ => *current = None,
+        }
+        Ok(out)
+    }
+}
+
 #[async_trait]
 impl Command for Uniq {
     fn name(&self) -> &'static str {
@@ -134,6 +260,10 @@ impl Command for Uniq {
         let args: Args = match parse_args(ctx, self.name(), &args).await {
             Ok(a) => a,
             Err(r) => return r,
+        };
+        let mode = match Mode::of(&args) {
+            Ok(m) => m,
+            Err(msg) => return Ok(super::util::usage_error(ctx, "uniq", &msg).await),
         };
         let input = args.files.first().cloned().unwrap_or_else(|| "-".into());
         let mut reader = match Reader::open(ctx, &input).await {
@@ -165,6 +295,7 @@ impl Command for Uniq {
         let mut charge = ctx.budget.empty_charge();
         let mut pacer = Pacer::default();
         let mut status = 0;
+        let mut shown = false;
         // The output is finished (a file closed) on every way out of the loop.
         let looped: Result<(), Interrupt> = async {
             loop {
@@ -184,6 +315,19 @@ impl Command for Uniq {
                 });
                 let key = rec.as_ref().map(|l| args.key(l));
                 let same = matches!((&current, &key), (Some((_, k, _)), Some(nk)) if k == nk);
+                if mode != Mode::Plain {
+                    let bytes =
+                        mode.step(&mut current, &mut shown, rec, key, same, delim, &mut charge)?;
+                    if let Err(e) = out.write(&bytes).await? {
+                        write_error = Some(e);
+                        break;
+                    }
+                    if current.is_none() {
+                        break;
+                    }
+                    pacer.tick(ctx).await?;
+                    continue;
+                }
                 if same {
                     if let Some(c) = current.as_mut() {
                         c.2 += 1;
@@ -280,7 +424,7 @@ mod tests {
             (st, err.as_str()),
             (1, "uniq: nofile: No such file or directory\n")
         );
-        assert_eq!(inv.run(&Uniq, &["a", "b", "c"]).await.0, 2);
+        assert_eq!(inv.run(&Uniq, &["a", "b", "c"]).await.0, 1);
     }
 
     #[tokio::test]

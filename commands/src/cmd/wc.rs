@@ -242,6 +242,6 @@ mod tests {
             (st, out.as_str(), err.as_str()),
             (1, "      0       0       0 d\n", "wc: d: Is a directory\n")
         );
-        assert_eq!(inv("").run(&Wc, &["-z"]).await.0, 2);
+        assert_eq!(inv("").run(&Wc, &["-z"]).await.0, 1);
     }
 }

@@ -353,7 +353,13 @@ impl Runner<'_> {
         let mut child = self.ctx.clone();
         child.stdin = Input::empty();
         let name = argv.first().cloned().unwrap_or_default();
-        let st = self.ctx.launcher.launch(child, argv).await;
+        let st = if self.ctx.launcher.resolves(&name) {
+            self.ctx.launcher.launch(child, argv).await
+        } else {
+            let msg = format!("{name}: No such file or directory");
+            self.ctx.warn("xargs", msg).await;
+            127
+        };
         if self.ctx.cancel.is_cancelled() {
             return Err(Interrupt::Cancelled);
         }
@@ -684,7 +690,7 @@ mod tests {
         let (st, so, err) = xargs("a\nb\n", &["-n1", "nosuch"]).await;
         assert_eq!(
             (st, so.as_str(), err.as_str()),
-            (127, "", "forkbox: nosuch: command not found\n")
+            (127, "", "xargs: nosuch: No such file or directory\n")
         );
         // A command's own output goes to xargs's stdout; its stdin is empty.
         assert_eq!(
@@ -737,7 +743,7 @@ mod tests {
                 format!("xargs: value -1 for -L option should be >= 1\n{try_help}")
             )
         );
-        assert_eq!(xargs("", &["--bogus"]).await.0, 2);
+        assert_eq!(xargs("", &["--bogus"]).await.0, 1);
         let (st, _, err) = xargs("", &["-d", "ab"]).await;
         assert_eq!(st, 1);
         assert!(
@@ -764,6 +770,9 @@ mod tests {
         }
         fn commands(&self) -> Vec<crate::CommandInfo> {
             Vec::new()
+        }
+        fn resolves(&self, _name: &str) -> bool {
+            true
         }
     }
 

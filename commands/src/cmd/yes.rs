@@ -97,9 +97,9 @@ mod tests {
     #[tokio::test]
     async fn bad_flag_is_usage_error() {
         let (st, out, err) = Invocation::default().run(&Yes, &["--bogus"]).await;
-        assert_eq!((st, out.as_str()), (2, ""));
+        assert_eq!((st, out.as_str()), (1, ""));
         assert!(
-            err.starts_with("yes: unexpected argument '--bogus'"),
+            err.starts_with("yes: unrecognized option '--bogus'"),
             "{err}"
         );
     }
