@@ -148,6 +148,17 @@ impl Store {
     }
 }
 
+/// HAProxy from `PATH`, or where Debian installs it (`/usr/sbin`, which a user's `PATH`
+/// may lack).
+fn haproxy_binary() -> PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join("haproxy"))
+        .find(|p| p.is_file());
+    on_path.unwrap_or_else(|| PathBuf::from("/usr/sbin/haproxy"))
+}
+
 /// A real HAProxy in TCP mode before the replicas, its admin socket in its directory.
 struct HaProxy {
     child: Child,
@@ -205,7 +216,7 @@ impl HaProxy {
             let cfg = dir.join("haproxy.cfg");
             std::fs::write(&cfg, config).unwrap();
             let log = dir.join("haproxy.log");
-            let child = Command::new("haproxy")
+            let child = Command::new(haproxy_binary())
                 .arg("-f")
                 .arg(&cfg)
                 .arg("-db")
@@ -249,7 +260,9 @@ impl HaProxy {
     /// The state HAProxy holds of backend server `r<i>`: its status (`UP`, `DOWN`, …) and
     /// the result of its last health check (`L7OK`, `L7STS`, …).
     fn server_state(&self, i: usize) -> (String, String) {
-        let csv = self.try_command("show stat").expect("haproxy's admin socket");
+        let csv = self
+            .try_command("show stat")
+            .expect("haproxy's admin socket");
         let mut lines = csv.lines();
         let header: Vec<&str> = lines
             .next()
@@ -345,7 +358,16 @@ impl Cluster {
         let dir = tempfile::tempdir().unwrap();
         let key = dir.path().join("host_ed25519");
         let st = Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-C", "forkbox-replicas", "-f"])
+            .args([
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-C",
+                "forkbox-replicas",
+                "-f",
+            ])
             .arg(&key)
             .status()
             .unwrap();
@@ -389,10 +411,8 @@ impl Cluster {
                 }
             })
             .collect();
-        let backends: Vec<(u16, SocketAddr)> = replicas
-            .iter()
-            .map(|r| (r.server().port, r.http))
-            .collect();
+        let backends: Vec<(u16, SocketAddr)> =
+            replicas.iter().map(|r| (r.server().port, r.http)).collect();
         let lb = HaProxy::start(dir.path(), &backends);
         for i in 0..REPLICAS {
             lb.wait_status(i, "UP");
@@ -645,11 +665,9 @@ fn sessions_spread_across_replicas_and_forks_live_and_die_with_their_connections
         cluster.store.wait_gone(&id);
     }
     // The one-shot sessions' forks went too: nothing is left.
-    poll(
-        "forks left in the store",
-        CLUSTER_WAIT,
-        || cluster.store.forks().is_empty().then_some(()),
-    );
+    poll("forks left in the store", CLUSTER_WAIT, || {
+        cluster.store.forks().is_empty().then_some(())
+    });
 }
 
 #[test]
@@ -686,17 +704,14 @@ fn a_killed_replicas_forks_are_swept_by_the_survivors_who_keep_their_own() {
 
     // Once its lease lapses, a survivor's janitor deletes the fork.
     cluster.store.wait_gone(&doomed_id);
-    let sweeper = poll(
-        "no survivor logged sweeping the fork",
-        CLUSTER_WAIT,
-        || {
+    let sweeper =
+        poll("no survivor logged sweeping the fork", CLUSTER_WAIT, || {
             survivors.iter().copied().find(|&i| {
                 cluster.replica(i).log_text().lines().any(|l| {
                     l.contains("janitor deleted an abandoned fork") && l.contains(&doomed_id)
                 })
             })
-        },
-    );
+        });
     assert_ne!(sweeper, victim);
     // The survivors' janitors go on passing over the store (several passes each, with the
     // survivors' leases seen live every time) ...
@@ -789,11 +804,9 @@ fn a_replica_told_to_stop_drains_while_the_others_serve() {
         assert_eq!(status.code(), Some(0));
         assert_eq!(rest, [format!("finished{} later", k + 1)]);
     }
-    poll(
-        "forks left in the store",
-        CLUSTER_WAIT,
-        || cluster.store.forks().is_empty().then_some(()),
-    );
+    poll("forks left in the store", CLUSTER_WAIT, || {
+        cluster.store.forks().is_empty().then_some(())
+    });
 }
 
 #[test]
