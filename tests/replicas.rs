@@ -13,7 +13,9 @@
 //!   janitors once its lease lapses, while the survivors' sessions go on with their files;
 //! - a replica sent SIGTERM drains: `/readyz` 503, HAProxy takes it out of rotation, its
 //!   running command finishes and it exits 0, while the others serve the new sessions;
-//! - a snapshot taken through one replica starts a session on another.
+//! - a snapshot taken through one replica starts a session on another;
+//! - a drain ends within its grace even when the store stops answering mid-drain (one
+//!   server, its store behind a relay that stalls): the fork is left to a janitor.
 //!
 //! One cluster runs at a time (each is four processes on a small machine, and leases must
 //! be renewed on time). Every process is killed when the test drops its handle, even when
@@ -35,6 +37,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -865,4 +868,142 @@ fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
         .and_then(|c| c.parse().ok())
         .unwrap_or_else(|| panic!("bad status line in {head:?}"));
     (status, body.to_string())
+}
+
+/// A TCP relay to the store that can be made to stall: from then on it forwards nothing,
+/// in either direction, on old and new connections alike, as a store that stops answering
+/// (its connections stay open). Its threads end when it is dropped.
+struct StallingRelay {
+    port: u16,
+    stalled: Arc<AtomicBool>,
+    closed: Arc<AtomicBool>,
+}
+
+impl StallingRelay {
+    fn start(upstream: u16) -> StallingRelay {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stalled = Arc::new(AtomicBool::new(false));
+        let closed = Arc::new(AtomicBool::new(false));
+        let (st, cl) = (stalled.clone(), closed.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if cl.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(client) = conn else { continue };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                for (from, to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let (st, cl) = (st.clone(), cl.clone());
+                    std::thread::spawn(move || relay(from, to, &st, &cl));
+                }
+            }
+        });
+        StallingRelay {
+            port,
+            stalled,
+            closed,
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn stall(&self) {
+        self.stalled.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Copies `from` to `to` until either closes, holding everything once `stalled` is set and
+/// dropping both once `closed` is.
+fn relay(mut from: TcpStream, mut to: TcpStream, stalled: &AtomicBool, closed: &AtomicBool) {
+    from.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        if closed.load(Ordering::SeqCst) {
+            return;
+        }
+        if stalled.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        match from.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                // Read before the stall, held after it: nothing gets through once stalled.
+                while stalled.load(Ordering::SeqCst) && !closed.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                if to.write_all(&buf[..n]).is_err() {
+                    return;
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+impl Drop for StallingRelay {
+    fn drop(&mut self) {
+        self.closed.store(true, Ordering::SeqCst);
+        // Wakes the accept loop so it sees `closed`.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+#[test]
+fn a_drain_ends_within_its_grace_even_when_the_store_stops_answering() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let store = Store::new();
+    let relay = StallingRelay::start(s3::shared().port);
+    let endpoint = relay.endpoint();
+    // Deleting a fork may take ten minutes, the drain only a few seconds: the drain wins.
+    let mut server = Server::start_configured(
+        &[
+            "--backend",
+            "s3",
+            "--s3-endpoint",
+            &endpoint,
+            "--s3-path-style",
+            "--s3-region",
+            s3::REGION,
+            "--base-bucket",
+            &store.base_bucket,
+            "--delete-deadline",
+            "600",
+            "--janitor-interval",
+            "1",
+            "--drain-grace",
+            "6",
+        ],
+        s3::apply_env,
+    );
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("echo $FORKBOX_SESSION; echo x > f; echo ready; sleep 3600");
+    let session = Live::spawn(cmd);
+    let id = session.id.clone();
+    assert_eq!(session.line(), "ready");
+    assert!(store.has_fork(&id));
+    relay.stall();
+    server.signal("TERM");
+    // The command is cancelled at the end of its share of the grace; its fork cannot be
+    // deleted, nor can the janitor's pass end: the process exits anyway, with status 0,
+    // long before the fork deletion's own deadline (`wait_exit` gives up after 30 s).
+    assert_eq!(server.wait_exit().code(), Some(0));
+    let (status, _) = session.finish();
+    assert_ne!(status.code(), Some(0));
+    // The fork is left behind for a janitor, lease and all.
+    assert!(store.has_fork(&id));
 }
