@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use forkbox_commands::{Input, pipe};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::audit::Audit;
@@ -178,15 +179,36 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let _ = std::io::stdout().flush();
     let stop_janitor = CancellationToken::new();
     let janitor_task = tokio::spawn(janitor.run(args.janitor_interval(), stop_janitor.clone()));
-    server::run(listener, deps, shutdown_signal()).await;
+    let signals = stop_signals();
+    let deadline = server::run(
+        listener,
+        deps,
+        nth_signal(signals.clone(), 1),
+        nth_signal(signals, 2),
+    )
+    .await;
+    // What is left to do fits in the drain's grace period too: a janitor pass or an audit
+    // upload still going at its end is abandoned (the next janitor pass, here or on
+    // another server, picks up where this one stopped).
     stop_janitor.cancel();
-    let _ = janitor_task.await;
-    stop_http.cancel();
-    if let Some(task) = http_task {
-        let _ = task.await;
+    if tokio::time::timeout_at(deadline, janitor_task)
+        .await
+        .is_err()
+    {
+        tracing::warn!("the janitor's pass did not end within the drain's grace; abandoned");
     }
-    if let Some(writer) = audit_writer {
-        writer.finish().await;
+    stop_http.cancel();
+    if let Some(task) = http_task
+        && tokio::time::timeout_at(deadline, task).await.is_err()
+    {
+        tracing::warn!("the http side port did not stop within the drain's grace");
+    }
+    if let Some(writer) = audit_writer
+        && tokio::time::timeout_at(deadline, writer.finish())
+            .await
+            .is_err()
+    {
+        tracing::error!("the audit trail was not written out within the drain's grace");
     }
     Ok(())
 }
@@ -581,19 +603,44 @@ fn default_base(data_dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
+/// Counts the SIGINTs and SIGTERMs the process receives, for as long as it runs: the
+/// first begins a drain, the second ends it at once (see [`server::run`]).
+fn stop_signals() -> watch::Receiver<u32> {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let listen = |kind: SignalKind, name: &str| match signal(kind) {
+        Ok(s) => Some(s),
         Err(e) => {
-            tracing::error!(error = %e, "cannot watch SIGTERM");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+            tracing::error!(error = %e, "cannot watch {name}");
+            None
         }
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
-        _ = term.recv() => tracing::info!("SIGTERM received"),
+    async fn next(signal: &mut Option<Signal>) -> Option<()> {
+        match signal {
+            Some(s) => s.recv().await,
+            None => std::future::pending().await,
+        }
+    }
+    let mut term = listen(SignalKind::terminate(), "SIGTERM");
+    let mut int = listen(SignalKind::interrupt(), "SIGINT");
+    let (count, signals) = watch::channel(0u32);
+    tokio::spawn(async move {
+        loop {
+            let name = tokio::select! {
+                Some(()) = next(&mut term) => "SIGTERM",
+                Some(()) = next(&mut int) => "SIGINT",
+                else => return,
+            };
+            tracing::info!("{name} received");
+            count.send_modify(|n| *n = n.saturating_add(1));
+        }
+    });
+    signals
+}
+
+/// Completes once `n` stop signals have come; never if they can no longer come.
+async fn nth_signal(mut signals: watch::Receiver<u32>, n: u32) {
+    if signals.wait_for(|&count| count >= n).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -227,7 +227,8 @@ pub struct OpsArgs {
 
     /// Seconds a drain (SIGTERM or SIGINT) may take: new connections are refused and
     /// /readyz fails at once, running commands may finish, then what remains is cancelled
-    /// and its forks deleted, all within this time; then the process exits 0.
+    /// and its forks deleted, all within this time; then the process exits 0. A second
+    /// signal during the drain cancels what still runs at once.
     #[arg(long, value_name = "SECS", default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub drain_grace: u64,
 

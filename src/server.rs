@@ -121,8 +121,17 @@ struct Shared {
     per_source: Arc<PerSource>,
 }
 
-/// Serves connections from `listener` until `shutdown` completes, then drains.
-pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output = ()>) {
+/// Serves connections from `listener` until `shutdown` completes, then drains (see
+/// [`drain`]); `hurry` completing during the drain ends it at once: whatever still runs is
+/// cancelled and its fork deleted without waiting for commands to finish (an operator's
+/// second Ctrl-C or SIGTERM). Returns when the drain is over, with the end of its grace
+/// period: whatever the caller still does before the process exits must fit before it.
+pub async fn run(
+    listener: TcpListener,
+    deps: Deps,
+    shutdown: impl Future<Output = ()>,
+    hurry: impl Future<Output = ()>,
+) -> Instant {
     let pending = Pending::new(Bounds {
         total: deps.limits.max_unauthenticated,
         per_source: deps.limits.max_unauthenticated_per_ip,
@@ -179,17 +188,25 @@ pub async fn run(listener: TcpListener, deps: Deps, shutdown: impl Future<Output
             }
         }
     }
-    drain(listener, &shared.deps, &stop, &tasks).await;
+    let deadline = drain(listener, &shared.deps, &stop, &tasks, hurry).await;
     tracing::info!("stopped");
+    deadline
 }
 
 /// Drains the server within `--drain-grace`: readiness fails and the listener closes at
 /// once, connections still logging in are closed, interactive sessions are told; running
 /// commands may finish until the grace period less the time kept for teardown
-/// ([`DRAIN_TEARDOWN`], at most half of it); then every session left is cancelled and its
-/// fork deleted. Whatever has not ended by the end of the grace period is left behind
-/// (its forks to the janitor): the process exits on time.
-async fn drain(listener: TcpListener, deps: &Deps, stop: &CancellationToken, tasks: &TaskTracker) {
+/// ([`DRAIN_TEARDOWN`], at most half of it), or until `hurry` completes; then every
+/// session left is cancelled and its fork deleted. Whatever has not ended by the end of the
+/// grace period is left behind (its forks to the janitor): the process exits on time.
+/// Returns the end of the grace period.
+async fn drain(
+    listener: TcpListener,
+    deps: &Deps,
+    stop: &CancellationToken,
+    tasks: &TaskTracker,
+    hurry: impl Future<Output = ()>,
+) -> Instant {
     let grace = deps.services.drain_grace;
     let deadline = Instant::now() + grace;
     let cancel_at = deadline - DRAIN_TEARDOWN.min(grace / 2);
@@ -205,9 +222,13 @@ async fn drain(listener: TcpListener, deps: &Deps, stop: &CancellationToken, tas
     let finished = tokio::select! {
         _ = tasks.wait() => true,
         _ = tokio::time::sleep_until(cancel_at) => false,
+        _ = hurry => {
+            tracing::info!("asked again to stop: the drain ends now");
+            false
+        }
     };
     if finished {
-        return;
+        return deadline;
     }
     tracing::info!(sessions = tasks.len(), "drain: cancelling what still runs");
     stop.cancel();
@@ -220,6 +241,7 @@ async fn drain(listener: TcpListener, deps: &Deps, stop: &CancellationToken, tas
             "sessions did not drain in time; their forks are left to the janitor"
         );
     }
+    deadline
 }
 
 /// Serves one connection and tears its session down on every exit path.

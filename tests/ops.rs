@@ -286,6 +286,42 @@ fn drain_tells_terminals_and_cancels_what_outlives_the_grace() {
     let _ = pty.wait();
 }
 
+#[test]
+fn a_second_signal_ends_the_drain_at_once_and_still_deletes_the_forks() {
+    // A grace far beyond the test's patience: only the second signal ends the drain in time.
+    let mut server = Server::start_with(&["--http-listen", "127.0.0.1:0", "--drain-grace", "3600"]);
+    let http = server.http_addr();
+    let mut endless = spawn_ssh(&server, &[], Some("echo up; echo x > f; sleep 3600"));
+    let mut endless_out = std::io::BufReader::new(endless.stdout.take().unwrap());
+    let mut first = String::new();
+    endless_out.read_line(&mut first).unwrap();
+    assert_eq!(first, "up\n");
+    server.wait_forks(1);
+    server.signal("TERM");
+    let start = Instant::now();
+    while http_get(http, "/readyz").0 != 503 {
+        assert!(start.elapsed() < CLEANUP_WAIT, "/readyz never failed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Draining: the server lives on, and so does the running command with its fork.
+    assert_eq!(http_get(http, "/healthz").0, 200);
+    assert_eq!(server.forks_on_disk().len(), 1);
+    // Asked again (Ctrl-C this time): what runs is cancelled, its fork deleted, exit 0.
+    server.signal("INT");
+    let exit = server.wait_exit();
+    assert_eq!(exit.code(), Some(0));
+    assert!(
+        server.forks_on_disk().is_empty(),
+        "{:?}",
+        server.forks_on_disk()
+    );
+    let mut rest = String::new();
+    endless_out.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "");
+    let out = finish(endless);
+    assert_ne!(out.status.code(), Some(0));
+}
+
 /// The audit file's records once it has `n` lines; fails the test if it never does.
 fn audit_records(path: &Path, n: usize) -> Vec<serde_json::Value> {
     let start = Instant::now();

@@ -125,10 +125,13 @@ impl Server {
         }
         let mut cmd = Command::new(server_binary());
         cmd.arg("serve")
-            .args(["--listen", "127.0.0.1:0", "--delete-deadline", "20"])
+            .args(["--listen", "127.0.0.1:0"])
             .arg("--data-dir")
             .arg(&data_dir);
         configure(&mut cmd);
+        if !extra.contains(&"--delete-deadline") {
+            cmd.args(["--delete-deadline", "20"]);
+        }
         if !extra.contains(&"--auth-timeout") {
             cmd.args(["--auth-timeout", TEST_AUTH_TIMEOUT]);
         }
