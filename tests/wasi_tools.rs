@@ -354,7 +354,6 @@ async fn rg_searches_session_files() {
         "src/a.txt:1:alpha\nsrc/deep/b.txt:2:alphabet\n"
     );
     assert_eq!(s.ok("rg -c '^b' src/a.txt").await, "1\n");
-    // ripgrep does not know a pipe on wasip1 as readable stdin: `-` names it.
     assert_eq!(s.ok("printf 'x\\ny\\n' | rg y -").await, "y\n");
     let r = s.run("rg nomatch src").await;
     assert_eq!((r.status, r.out.as_str()), (1, ""), "{r:?}");
@@ -369,7 +368,37 @@ async fn rg_searches_session_files() {
 async fn rg_in_a_subdirectory_searches_it() {
     let mut s = session().await;
     s.ok("mkdir d && echo needle > d/f").await;
+    // The script's stdin is /dev/null, which rg does not search: the directory it is.
     assert_eq!(s.ok("cd d && rg -l needle").await, "f\n");
+    assert_eq!(s.ok("rg -l needle < /dev/null").await, "f\n");
+}
+
+/// As on a host, rg given no path searches a piped or redirected stdin (its WASI build
+/// cannot tell by itself: see src/wasi/rg_args.rs), and only when it would search.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rg_searches_piped_stdin_without_a_dash() {
+    let mut s = session().await;
+    s.ok("echo needle-in-file > f").await;
+    assert_eq!(s.ok("printf 'x\\nneedle\\n' | rg needle").await, "needle\n");
+    assert_eq!(s.ok("printf 'a\\nb\\na\\n' | rg -c a").await, "2\n");
+    assert_eq!(
+        s.ok("printf 'one\\ntwo\\n' | rg -n -e two").await,
+        "2:two\n"
+    );
+    assert_eq!(
+        s.ok("rg needle <<'EOF'\nfrom heredoc needle\nEOF").await,
+        "from heredoc needle\n"
+    );
+    assert_eq!(s.ok("rg needle < f").await, "needle-in-file\n");
+    // A path given: stdin is not read.
+    assert_eq!(s.ok("echo needle | rg needle f").await, "needle-in-file\n");
+    // Nothing on the pipe matches: status 1, the directory is not searched.
+    let r = s.run("echo hay | rg needle").await;
+    assert_eq!((r.status, r.out.as_str()), (1, ""), "{r:?}");
+    // `--files` lists the directory whatever stdin is.
+    assert_eq!(s.ok("echo x | rg --files").await, "f\n");
+    // Patterns from stdin: the directory is searched.
+    assert_eq!(s.ok("echo needle | rg -f -").await, "f:needle-in-file\n");
 }
 
 // --- jq

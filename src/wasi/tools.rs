@@ -192,6 +192,11 @@ impl Command for Wrapped {
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
         let args = match self.adapter {
             Some(ArgsAdapter::Jq) => super::jq_args::adapt(&args).unwrap_or(args),
+            Some(ArgsAdapter::Rg) => {
+                // `/dev/null` is a character device to rg on a host: not "readable".
+                let readable = !ctx.stdin.is_pull_source() && !ctx.stdin.is_null();
+                super::rg_args::adapt(&args, readable).unwrap_or(args)
+            }
             None => args,
         };
         let mut all = self.prefix.clone();
