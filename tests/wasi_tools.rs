@@ -301,6 +301,43 @@ async fn python3_memory_blow_up_fails_cleanly() {
     assert_eq!(s.ok("python3 -c 'print(\"after\")'").await, "after\n");
 }
 
+/// A guest's linear memory is charged to the session's memory budget (256M here, the
+/// default) while it runs and given back when it ends: the session's guests together
+/// cannot hold more than the session may.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python3_memory_is_charged_to_the_session() {
+    let mut s = session().await;
+    // Under the guest's own 1 GiB limit, over the session's 256M.
+    let r = s
+        .run("python3 -c 'x = bytearray(400 << 20)'; echo status $?")
+        .await;
+    assert_eq!(r.out, "status 137\n", "{r:?}");
+    assert_eq!(r.err, "python3: out of memory (session limit 256M)\n");
+    // Given back at each exit: one after another, each fits.
+    assert_eq!(
+        s.ok("for i in 1 2 3; do python3 -c 'print(len(bytearray(150 << 20)) >> 20)'; done")
+            .await,
+        "150\n150\n150\n"
+    );
+    // Two at once do not: the second is refused while the first holds its share.
+    let script = r#"
+python3 -c '
+import os, time
+x = bytearray(150 << 20)
+open("ready", "w").close()
+while not os.path.exists("done"):
+    time.sleep(0.02)
+' &
+while [ ! -e ready ]; do sleep 0.02; done
+python3 -c 'x = bytearray(150 << 20)'; echo second $?
+touch done; wait $!; echo first $?
+python3 -c 'x = bytearray(150 << 20)'; echo third $?
+"#;
+    let r = s.run(script).await;
+    assert_eq!(r.out, "second 137\nfirst 0\nthird 0\n", "{r:?}");
+    assert_eq!(r.err, "python3: out of memory (session limit 256M)\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python3_two_sessions_see_only_their_own_files() {
     let (mut a, mut b) = (session().await, session().await);
