@@ -172,6 +172,36 @@ pub async fn precompile(setup: &Setup) -> Vec<(String, Result<Duration, EngineEr
     out
 }
 
+/// Loads every provisioned module into the engine in the background (`forkbox serve` at
+/// start), so the first session to run a tool after a server start finds it loaded:
+/// reading a module back from the compiled cache costs a new process most of a second
+/// for python (reading and hashing the 100 MB module, decompressing and mapping its
+/// ~290 MB of machine code: see docs/BENCHMARKS.md), which a running server pays once.
+/// A session that runs a tool before its turn comes waits on the same load, never a
+/// second one. Loads run one after another on the blocking pool, python first (the
+/// manifest's order).
+pub fn preload(setup: &Setup) -> tokio::task::JoinHandle<()> {
+    let engine = setup.engine.clone();
+    let modules: Vec<(String, PathBuf, bool)> = setup
+        .ready
+        .iter()
+        .map(|p| (p.tool.name.clone(), p.module.clone(), p.tool.host_call_stub))
+        .collect();
+    tokio::spawn(async move {
+        for (name, module, stub) in modules {
+            let started = Instant::now();
+            match engine.load(&module, stub).await {
+                Ok(_) => tracing::info!(
+                    tool = %name,
+                    ms = started.elapsed().as_millis() as u64,
+                    "WASI module loaded"
+                ),
+                Err(e) => tracing::warn!(tool = %name, "WASI module not loaded: {e}"),
+            }
+        }
+    })
+}
+
 /// A tool whose command line the manifest changes: arguments put before the command's
 /// own, and a translation of them.
 #[derive(Debug)]
