@@ -469,6 +469,51 @@ async fn jq_takes_gnu_jq_flags() {
     assert_ne!(r.status, 0, "{r:?}");
 }
 
+/// jaq's reports worded as GNU jq 1.6 words them, where that is known exactly (the
+/// expected texts are jq 1.6's, captured from Debian's jq).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jq_errors_read_as_gnu_jq_writes_them() {
+    let mut s = session().await;
+    let r = s.run("jq . nofile.json").await;
+    assert_eq!(
+        (r.status, r.err.as_str()),
+        (
+            2,
+            "jq: error: Could not open file nofile.json: No such file or directory\n"
+        )
+    );
+    let r = s.run("echo 1 | jq foo").await;
+    assert_eq!(
+        (r.status, r.err.as_str()),
+        (
+            3,
+            "jq: error: foo/0 is not defined at <top-level>, line 1:\nfoo\njq: 1 compile error\n"
+        )
+    );
+    let r = s.run("echo 1 | jq 'foo | bar'").await;
+    assert_eq!(
+        r.err,
+        "jq: error: foo/0 is not defined at <top-level>, line 1:\nfoo | bar\n\
+         jq: error: bar/0 is not defined at <top-level>, line 1:\nfoo | bar      \n\
+         jq: 2 compile errors\n"
+    );
+    let r = s.run("echo 1 | jq -c '[.] | foo(1)'").await;
+    assert_eq!(
+        r.err,
+        "jq: error: foo/1 is not defined at <top-level>, line 1:\n[.] | foo(1)      \njq: 1 compile error\n"
+    );
+    let r = s.run("echo 1 | jq '$x'").await;
+    assert_eq!(
+        r.err,
+        "jq: error: $x is not defined at <top-level>, line 1:\n$x\njq: 1 compile error\n"
+    );
+    // What jaq writes before a report is passed on as it was (jaq's `debug` format, not
+    // jq's `["DEBUG:",1]`: a known difference), and stdout is untouched.
+    let r = s.run("printf '1 2' | jq -c 'debug | .+1'").await;
+    assert_eq!(r.out, "2\n3\n", "{r:?}");
+    assert_eq!(r.err, "[DEBUG] 1\n[DEBUG] 2\n", "{r:?}");
+}
+
 // --- coreutils (uutils, for what the native set lacks)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
