@@ -75,7 +75,9 @@ time_ms() {
     done | median
 }
 
-fb() { "$bin" exec --base "$work/base" -c "$1"; }
+# Guest memory is charged to the session's memory budget: jaq holds a 50 MB array in far
+# more than the default 256M, so the session gets room for it.
+fb() { "$bin" exec --session-memory 2G --base "$work/base" -c "$1"; }
 
 row() { # name, forkbox ms, native ms (or -)
     local ratio=-

@@ -8,6 +8,12 @@
 //!   compiled-module cache (compile included), then the first start on a second engine
 //!   with that cache filled (a server restart: no compile).
 //!
+//! - `wasi/python-*` (when `wasm/provision` installed the tools in the default wasm dir):
+//!   the python module loaded by a new engine from a filled compiled-module cache (what a
+//!   new process or a server start pays once), with the plain read of its file beside it;
+//!   then, module loaded (a running server), `python3 -c 'print(1)'` and
+//!   `python3 -c 'import numpy, pandas'` through the server's registry and system mounts.
+//!
 //! Times are medians; nothing here asserts a time (docs/BENCHMARKS.md records them).
 #![allow(
     clippy::unwrap_used,
@@ -112,5 +118,70 @@ fn main() {
             native.as_secs_f64() * 1e6,
             wasm.as_secs_f64() / native.as_secs_f64()
         );
+
+        python().await;
     });
+}
+
+/// Python's load and warm runs, with the server's own set-up of the provisioned tools.
+async fn python() {
+    let config = forkbox::wasi::tools::WasiConfig {
+        wasm_dir: forkbox::config::default_wasm_dir(),
+        memory_limit: forkbox::config::DEFAULT_WASM_MEMORY,
+    };
+    let setup = forkbox::wasi::tools::setup(&config).unwrap();
+    let Some(py) = setup.ready.iter().find(|p| p.tool.name == "python3") else {
+        println!("wasi/python       not provisioned (run wasm/provision): skipped");
+        return;
+    };
+    // A first load from the filled cache, as a new process does it (the set-up above
+    // made a fresh engine); the file's plain read beside it.
+    let t = Instant::now();
+    let bytes = tokio::fs::read(&py.module).await.unwrap();
+    let read = t.elapsed();
+    drop(bytes);
+    let t = Instant::now();
+    setup
+        .engine
+        .load(&py.module, py.tool.host_call_stub)
+        .await
+        .unwrap();
+    let load = t.elapsed();
+    println!(
+        "wasi/python-load  first load {:>10.1} ms   (of it, reading the file alone {:.1} ms)",
+        load.as_secs_f64() * 1e3,
+        read.as_secs_f64() * 1e3
+    );
+    let cmd = setup.registry.command("python3").unwrap();
+    let fs: Arc<dyn forkbox_commands::FileSystem> = Arc::new(
+        forkbox::vfs::mounts::Mounts::with_system(MemFs::new(), &setup.mounts),
+    );
+    let inv = Invocation {
+        fs,
+        ..Invocation::default()
+    };
+    let time = |args: &'static [&'static str], runs: usize| {
+        let inv = &inv;
+        let cmd = cmd.clone();
+        async move {
+            let mut times = Vec::with_capacity(runs);
+            for i in 0..runs + 1 {
+                let t = Instant::now();
+                let (status, _, err) = inv.run(cmd.as_ref(), args).await;
+                assert_eq!((status, err.as_str()), (0, ""));
+                // The first run is untimed.
+                if i > 0 {
+                    times.push(t.elapsed());
+                }
+            }
+            median(times)
+        }
+    };
+    let print = time(&["-c", "print(1)"], 30).await;
+    let pandas = time(&["-c", "import numpy, pandas"], 5).await;
+    println!(
+        "wasi/python-warm  print(1) {:>10.1} ms   import numpy, pandas {:>10.1} ms",
+        print.as_secs_f64() * 1e3,
+        pandas.as_secs_f64() * 1e3
+    );
 }

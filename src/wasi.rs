@@ -8,6 +8,8 @@
 //! - [`manifest`]: `wasm/manifest.toml` (embedded in the binary), validated, and what a
 //!   `--wasm-dir` holds of it (checked against the manifest's sha256).
 //! - [`jq_args`]: GNU jq's `--argjson` and `-S` over jaq's command line.
+//! - [`jq_errors`]: jaq's error reports in GNU jq's words, where those are known exactly.
+//! - [`rg_args`]: ripgrep's implicit standard input, which its WASI build cannot detect.
 //! - [`tools`]: the provisioned tools registered after builtins and native commands, and
 //!   their read-only system files for the sessions' mount tables.
 //! - [`tool`]: [`ModuleSpec`] (what the manifest says of a module) and [`WasiTool`], the
@@ -26,8 +28,10 @@
 
 pub mod engine;
 pub mod jq_args;
+pub mod jq_errors;
 pub mod manifest;
 pub mod p1;
+pub mod rg_args;
 pub mod tool;
 pub mod tools;
 

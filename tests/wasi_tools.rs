@@ -301,6 +301,43 @@ async fn python3_memory_blow_up_fails_cleanly() {
     assert_eq!(s.ok("python3 -c 'print(\"after\")'").await, "after\n");
 }
 
+/// A guest's linear memory is charged to the session's memory budget (256M here, the
+/// default) while it runs and given back when it ends: the session's guests together
+/// cannot hold more than the session may.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python3_memory_is_charged_to_the_session() {
+    let mut s = session().await;
+    // Under the guest's own 1 GiB limit, over the session's 256M.
+    let r = s
+        .run("python3 -c 'x = bytearray(400 << 20)'; echo status $?")
+        .await;
+    assert_eq!(r.out, "status 137\n", "{r:?}");
+    assert_eq!(r.err, "python3: out of memory (session limit 256M)\n");
+    // Given back at each exit: one after another, each fits.
+    assert_eq!(
+        s.ok("for i in 1 2 3; do python3 -c 'print(len(bytearray(150 << 20)) >> 20)'; done")
+            .await,
+        "150\n150\n150\n"
+    );
+    // Two at once do not: the second is refused while the first holds its share.
+    let script = r#"
+python3 -c '
+import os, time
+x = bytearray(150 << 20)
+open("ready", "w").close()
+while not os.path.exists("done"):
+    time.sleep(0.02)
+' &
+while [ ! -e ready ]; do sleep 0.02; done
+python3 -c 'x = bytearray(150 << 20)'; echo second $?
+touch done; wait $!; echo first $?
+python3 -c 'x = bytearray(150 << 20)'; echo third $?
+"#;
+    let r = s.run(script).await;
+    assert_eq!(r.out, "second 137\nfirst 0\nthird 0\n", "{r:?}");
+    assert_eq!(r.err, "python3: out of memory (session limit 256M)\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python3_two_sessions_see_only_their_own_files() {
     let (mut a, mut b) = (session().await, session().await);
@@ -354,7 +391,6 @@ async fn rg_searches_session_files() {
         "src/a.txt:1:alpha\nsrc/deep/b.txt:2:alphabet\n"
     );
     assert_eq!(s.ok("rg -c '^b' src/a.txt").await, "1\n");
-    // ripgrep does not know a pipe on wasip1 as readable stdin: `-` names it.
     assert_eq!(s.ok("printf 'x\\ny\\n' | rg y -").await, "y\n");
     let r = s.run("rg nomatch src").await;
     assert_eq!((r.status, r.out.as_str()), (1, ""), "{r:?}");
@@ -369,7 +405,37 @@ async fn rg_searches_session_files() {
 async fn rg_in_a_subdirectory_searches_it() {
     let mut s = session().await;
     s.ok("mkdir d && echo needle > d/f").await;
+    // The script's stdin is /dev/null, which rg does not search: the directory it is.
     assert_eq!(s.ok("cd d && rg -l needle").await, "f\n");
+    assert_eq!(s.ok("rg -l needle < /dev/null").await, "f\n");
+}
+
+/// As on a host, rg given no path searches a piped or redirected stdin (its WASI build
+/// cannot tell by itself: see src/wasi/rg_args.rs), and only when it would search.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rg_searches_piped_stdin_without_a_dash() {
+    let mut s = session().await;
+    s.ok("echo needle-in-file > f").await;
+    assert_eq!(s.ok("printf 'x\\nneedle\\n' | rg needle").await, "needle\n");
+    assert_eq!(s.ok("printf 'a\\nb\\na\\n' | rg -c a").await, "2\n");
+    assert_eq!(
+        s.ok("printf 'one\\ntwo\\n' | rg -n -e two").await,
+        "2:two\n"
+    );
+    assert_eq!(
+        s.ok("rg needle <<'EOF'\nfrom heredoc needle\nEOF").await,
+        "from heredoc needle\n"
+    );
+    assert_eq!(s.ok("rg needle < f").await, "needle-in-file\n");
+    // A path given: stdin is not read.
+    assert_eq!(s.ok("echo needle | rg needle f").await, "needle-in-file\n");
+    // Nothing on the pipe matches: status 1, the directory is not searched.
+    let r = s.run("echo hay | rg needle").await;
+    assert_eq!((r.status, r.out.as_str()), (1, ""), "{r:?}");
+    // `--files` lists the directory whatever stdin is.
+    assert_eq!(s.ok("echo x | rg --files").await, "f\n");
+    // Patterns from stdin: the directory is searched.
+    assert_eq!(s.ok("echo needle | rg -f -").await, "f:needle-in-file\n");
 }
 
 // --- jq
@@ -401,6 +467,51 @@ async fn jq_takes_gnu_jq_flags() {
     assert_eq!((r.status, r.out.as_str()), (1, "null\n"), "{r:?}");
     let r = s.run("echo '{' | jq .").await;
     assert_ne!(r.status, 0, "{r:?}");
+}
+
+/// jaq's reports worded as GNU jq 1.6 words them, where that is known exactly (the
+/// expected texts are jq 1.6's, captured from Debian's jq).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jq_errors_read_as_gnu_jq_writes_them() {
+    let mut s = session().await;
+    let r = s.run("jq . nofile.json").await;
+    assert_eq!(
+        (r.status, r.err.as_str()),
+        (
+            2,
+            "jq: error: Could not open file nofile.json: No such file or directory\n"
+        )
+    );
+    let r = s.run("echo 1 | jq foo").await;
+    assert_eq!(
+        (r.status, r.err.as_str()),
+        (
+            3,
+            "jq: error: foo/0 is not defined at <top-level>, line 1:\nfoo\njq: 1 compile error\n"
+        )
+    );
+    let r = s.run("echo 1 | jq 'foo | bar'").await;
+    assert_eq!(
+        r.err,
+        "jq: error: foo/0 is not defined at <top-level>, line 1:\nfoo | bar\n\
+         jq: error: bar/0 is not defined at <top-level>, line 1:\nfoo | bar      \n\
+         jq: 2 compile errors\n"
+    );
+    let r = s.run("echo 1 | jq -c '[.] | foo(1)'").await;
+    assert_eq!(
+        r.err,
+        "jq: error: foo/1 is not defined at <top-level>, line 1:\n[.] | foo(1)      \njq: 1 compile error\n"
+    );
+    let r = s.run("echo 1 | jq '$x'").await;
+    assert_eq!(
+        r.err,
+        "jq: error: $x is not defined at <top-level>, line 1:\n$x\njq: 1 compile error\n"
+    );
+    // What jaq writes before a report is passed on as it was (jaq's `debug` format, not
+    // jq's `["DEBUG:",1]`: a known difference), and stdout is untouched.
+    let r = s.run("printf '1 2' | jq -c 'debug | .+1'").await;
+    assert_eq!(r.out, "2\n3\n", "{r:?}");
+    assert_eq!(r.err, "[DEBUG] 1\n[DEBUG] 2\n", "{r:?}");
 }
 
 // --- coreutils (uutils, for what the native set lacks)

@@ -45,6 +45,7 @@ fn pipe_with(budget: Option<Budget>) -> (Output, Input) {
                 src: Some(Source::Pipe(rx)),
                 buf: Bytes::new(),
             })),
+            null: false,
         },
     )
 }
@@ -130,6 +131,9 @@ impl Output {
 #[derive(Clone, Debug)]
 pub struct Input {
     state: Arc<Mutex<InputState>>,
+    /// Made by [`Input::empty`]: `/dev/null`, a character device, rather than an empty
+    /// pipe or file (what a program that `fstat`s its stdin tells apart).
+    null: bool,
 }
 
 /// Whether a read of an [`Input`] would return at once: what `poll(2)` and WASI's
@@ -197,7 +201,16 @@ impl InputState {
 impl Input {
     /// An input that is at end-of-file at once (`< /dev/null`).
     pub fn empty() -> Input {
-        Input::from_bytes(Bytes::new())
+        Input {
+            null: true,
+            ..Input::from_bytes(Bytes::new())
+        }
+    }
+
+    /// True for [`Input::empty`] (`/dev/null`), false for a pipe, a terminal or bytes
+    /// (an empty here-document is a pipe in bash, not `/dev/null`).
+    pub fn is_null(&self) -> bool {
+        self.null
     }
 
     /// An input that yields `data` and then end-of-file (here-documents, here-strings).
@@ -207,6 +220,7 @@ impl Input {
                 src: None,
                 buf: data.into(),
             })),
+            null: false,
         }
     }
 
@@ -219,6 +233,7 @@ impl Input {
                 src: Some(Source::Pull(source)),
                 buf: Bytes::new(),
             })),
+            null: false,
         }
     }
 

@@ -117,12 +117,62 @@ pub fn adapt(args: &[String]) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// The filter and the input files of a GNU jq command line: the first operand is the
+/// filter (unless `-f` gave it), the rest are files (none after `--args`/`--jsonargs`,
+/// whose operands are values).
+pub fn filter_and_files(args: &[String]) -> (Option<String>, Vec<String>) {
+    let mut filter = None;
+    let mut files = Vec::new();
+    let mut from_file = false;
+    let mut operands_are_values = false;
+    let mut options_done = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if options_done || !a.starts_with('-') || a == "-" {
+            if filter.is_none() && !from_file {
+                filter = Some(a.clone());
+            } else if !operands_are_values {
+                files.push(a.clone());
+            }
+            continue;
+        }
+        match a.as_str() {
+            "--" => options_done = true,
+            "--args" | "--jsonargs" => operands_are_values = true,
+            "-f" | "--from-file" => from_file = true,
+            _ => {}
+        }
+        if let Some((_, n)) = WITH_VALUES.iter().find(|(o, _)| o == a) {
+            i += n;
+        }
+    }
+    (filter, files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn v(args: &[&str]) -> Vec<String> {
         args.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_filter_and_the_files_are_found() {
+        assert_eq!(
+            filter_and_files(&v(&["-r", "--arg", "a", "b", ".x", "f1", "f2"])),
+            (Some(".x".to_string()), v(&["f1", "f2"]))
+        );
+        assert_eq!(
+            filter_and_files(&v(&["-f", "prog.jq", "in.json"])),
+            (None, v(&["in.json"]))
+        );
+        assert_eq!(
+            filter_and_files(&v(&["-n", "$ARGS", "--args", "a"])),
+            (Some("$ARGS".to_string()), v(&[]))
+        );
     }
 
     #[test]

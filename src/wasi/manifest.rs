@@ -64,6 +64,8 @@ pub enum Package {
 pub enum ArgsAdapter {
     /// GNU jq's flags over jaq's ([`super::jq_args`]).
     Jq,
+    /// ripgrep's implicit standard input, decided as on a host ([`super::rg_args`]).
+    Rg,
 }
 
 /// A tool's source package: what `wasm/provision` downloads and checks.
@@ -480,7 +482,10 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
     let args_adapter = match t.args_adapter.as_deref() {
         None => None,
         Some("jq") => Some(ArgsAdapter::Jq),
-        Some(other) => return Err(bad(format!("args_adapter `{other}` is not `jq`"))),
+        Some("rg") => Some(ArgsAdapter::Rg),
+        Some(other) => {
+            return Err(bad(format!("args_adapter `{other}` is not `jq` or `rg`")));
+        }
     };
     let memory_limit = match &t.memory_limit {
         None => None,

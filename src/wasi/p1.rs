@@ -21,7 +21,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use forkbox_commands::{FileSystem, Input, Output};
+use forkbox_commands::{Budget, Charge, FileSystem, Input, OutOfMemory, Output};
 use tokio_util::sync::CancellationToken;
 use wasmtime::{Caller, Linker, Memory};
 
@@ -126,13 +126,15 @@ pub struct Stdio {
 
 impl Host {
     /// A guest with `args`, `env` (`KEY`, `value`), the filesystem, stdio as fds 0–2 and
-    /// the session root preopened as fd 3.
+    /// the session root preopened as fd 3; its memory bounded by `memory_limit` and
+    /// charged to the session's `budget`.
     pub fn new(
         args: Vec<String>,
         env: Vec<(String, String)>,
         fs: Arc<dyn FileSystem>,
         stdio: Stdio,
         memory_limit: u64,
+        budget: &Budget,
         cancel: CancellationToken,
     ) -> Host {
         let mut fds = FdTable::new();
@@ -175,7 +177,7 @@ impl Host {
             fs,
             fds,
             memory: None,
-            limits: Limits::new(memory_limit),
+            limits: Limits::new(memory_limit, budget),
             start: Instant::now(),
             cancel,
             cwd_first: None,
@@ -183,19 +185,42 @@ impl Host {
     }
 }
 
-/// The per-instance memory bound, as wasmtime asks it before every growth. Going past it
-/// ends the guest with [`GuestExit::OutOfMemory`] rather than failing the growth: a
-/// guest that is refused memory usually dies confusingly (an abort, a `MemoryError`
-/// traceback), and the user should be told plainly which limit was hit.
+/// The per-instance memory bound, as wasmtime asks it before every growth (and when the
+/// memory is first created), and the session's share of it. Going past either ends the
+/// guest with [`GuestExit::OutOfMemory`] rather than failing the growth: a guest that is
+/// refused memory usually dies confusingly (an abort, a `MemoryError` traceback), and the
+/// user should be told plainly which limit was hit.
+///
+/// The guest's linear memory is charged to the session's [`Budget`] as it grows and given
+/// back when the store (and with it this charge) is dropped at the guest's end, so a
+/// session's guests together stay under the session's memory limit, as its buffers and
+/// variables do: two sessions cannot each hold a guest of the full per-instance limit past
+/// their own.
 pub struct Limits {
     pub limit: u64,
-    /// Set when a growth was refused, so the tool can say so.
-    pub hit: bool,
+    /// The session's memory taken for the guest's linear memory.
+    pub charge: Charge,
+    /// Set when a growth was refused, with which limit refused it.
+    pub hit: Option<LimitHit>,
+}
+
+/// Which bound refused a guest's memory growth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitHit {
+    /// The instance's own limit ([`Limits::limit`]).
+    Instance,
+    /// The session's memory budget, with its limit.
+    Session(OutOfMemory),
 }
 
 impl Limits {
-    pub fn new(limit: u64) -> Limits {
-        Limits { limit, hit: false }
+    /// `limit` bytes for the instance, charged to `budget` as it grows.
+    pub fn new(limit: u64, budget: &Budget) -> Limits {
+        Limits {
+            limit,
+            charge: budget.empty_charge(),
+            hit: None,
+        }
     }
 }
 
@@ -212,7 +237,12 @@ impl wasmtime::ResourceLimiter for Limits {
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         if desired as u64 > self.limit {
-            self.hit = true;
+            self.hit = Some(LimitHit::Instance);
+            return Err(wasmtime::Error::new(GuestExit::OutOfMemory));
+        }
+        // Linear memory never shrinks: the charge follows its size.
+        if let Err(e) = self.charge.resize(desired.max(self.charge.bytes())) {
+            self.hit = Some(LimitHit::Session(e));
             return Err(wasmtime::Error::new(GuestExit::OutOfMemory));
         }
         Ok(true)

@@ -11,6 +11,7 @@
 //! | module file missing or unreadable | 127 | `NAME: module not provisioned: PATH (run wasm/provision)` |
 //! | module invalid, or no slot to run it in | 126 | `NAME: …` |
 //! | memory past the limit | 137 (as the kernel's OOM kill leaves) | `NAME: out of memory (limit 1 GiB)` |
+//! | memory past what the session has left ([`forkbox_commands::Budget`]) | 137 | `NAME: out of memory (session limit 256M)` |
 //! | a trap (`unreachable`, a bad access, stack overflow) | 134 (as an aborted process) | `NAME: wasm trap: …` |
 //! | Ctrl-C, `timeout`, session end | 130 ([`Interrupt::Cancelled`]) | — |
 //! | stdout's reader gone | 141 ([`Interrupt::BrokenPipe`]) | — |
@@ -24,7 +25,7 @@ use forkbox_commands::{CmdResult, Command, Context, Interrupt, Status};
 use wasmtime::{Store, UpdateDeadline};
 
 use super::engine::{EngineError, Loaded, WasiEngine};
-use super::p1::{GuestExit, Host, Stdio, table};
+use super::p1::{GuestExit, Host, LimitHit, Stdio, table};
 
 /// Status of a tool whose module is not there (as a command that is not found).
 pub const STATUS_NOT_PROVISIONED: Status = 127;
@@ -232,6 +233,7 @@ impl Command for WasiTool {
             ctx.fs.clone(),
             stdio,
             limit,
+            &ctx.budget,
             ctx.cancel.clone(),
         );
         if self.spec.cwd_first && ctx.cwd != "/" {
@@ -263,6 +265,10 @@ impl Command for WasiTool {
         }
         let oom = store.data().limits.hit;
         drop(store);
+        let oom_message = |hit: Option<LimitHit>| match hit {
+            Some(LimitHit::Session(e)) => format!("{name}: {e}\n"),
+            _ => format!("{name}: out of memory (limit {})\n", human_size(limit)),
+        };
         let status = match outcome {
             Ok(status) => status & 0xff,
             Err(e) => match guest_exit(&e) {
@@ -270,19 +276,11 @@ impl Command for WasiTool {
                 Some(GuestExit::BrokenPipe) => return Err(Interrupt::BrokenPipe),
                 Some(GuestExit::Cancelled) => return Err(Interrupt::Cancelled),
                 Some(GuestExit::OutOfMemory) => {
-                    ctx.err(format!(
-                        "{name}: out of memory (limit {})\n",
-                        human_size(limit)
-                    ))
-                    .await;
+                    ctx.err(oom_message(oom)).await;
                     return Ok(STATUS_OUT_OF_MEMORY);
                 }
-                None if oom => {
-                    ctx.err(format!(
-                        "{name}: out of memory (limit {})\n",
-                        human_size(limit)
-                    ))
-                    .await;
+                None if oom.is_some() => {
+                    ctx.err(oom_message(oom)).await;
                     return Ok(STATUS_OUT_OF_MEMORY);
                 }
                 None if ctx.cancel.is_cancelled() => return Err(Interrupt::Cancelled),

@@ -172,6 +172,40 @@ pub async fn precompile(setup: &Setup) -> Vec<(String, Result<Duration, EngineEr
     out
 }
 
+/// Loads every provisioned module into the engine in the background (`forkbox serve` at
+/// start), so the first session to run a tool after a server start finds it loaded:
+/// reading a module back from the compiled cache costs a new process most of a second
+/// for python (reading and hashing the 100 MB module, decompressing and mapping its
+/// ~290 MB of machine code: see docs/BENCHMARKS.md), which a running server pays once.
+/// A session that runs a tool before its turn comes waits on the same load, never a
+/// second one. Loads run one after another on the blocking pool, python first (the
+/// manifest's order).
+pub fn preload(setup: &Setup) -> tokio::task::JoinHandle<()> {
+    let engine = setup.engine.clone();
+    let modules: Vec<(String, PathBuf, bool)> = setup
+        .ready
+        .iter()
+        .map(|p| (p.tool.name.clone(), p.module.clone(), p.tool.host_call_stub))
+        .collect();
+    tokio::spawn(async move {
+        for (name, module, stub) in modules {
+            let started = Instant::now();
+            match engine.load(&module, stub).await {
+                Ok(_) => tracing::info!(
+                    tool = %name,
+                    ms = started.elapsed().as_millis() as u64,
+                    "WASI module loaded"
+                ),
+                Err(e) => tracing::warn!(tool = %name, "WASI module not loaded: {e}"),
+            }
+        }
+    })
+}
+
+/// The most of jaq's final error report kept to reword (its drawing of a long filter
+/// included); past it the rest is dropped.
+const MAX_JQ_REPORT: usize = 64 << 10;
+
 /// A tool whose command line the manifest changes: arguments put before the command's
 /// own, and a translation of them.
 #[derive(Debug)]
@@ -190,13 +224,67 @@ impl Command for Wrapped {
         self.tool.summary()
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let mut jq_report = None;
         let args = match self.adapter {
-            Some(ArgsAdapter::Jq) => super::jq_args::adapt(&args).unwrap_or(args),
+            Some(ArgsAdapter::Jq) => match super::jq_args::adapt(&args) {
+                Some(adapted) => adapted,
+                None => {
+                    // jaq draws the filter it was given: its reports can be reworded
+                    // when that is the user's own.
+                    jq_report = Some(super::jq_args::filter_and_files(&args));
+                    args
+                }
+            },
+            Some(ArgsAdapter::Rg) => {
+                // `/dev/null` is a character device to rg on a host: not "readable".
+                let readable = !ctx.stdin.is_pull_source() && !ctx.stdin.is_null();
+                super::rg_args::adapt(&args, readable).unwrap_or(args)
+            }
             None => args,
         };
         let mut all = self.prefix.clone();
         all.extend(args);
-        self.tool.run(ctx, all).await
+        let Some((filter, files)) = jq_report else {
+            return self.tool.run(ctx, all).await;
+        };
+        // The guest's stderr goes through a pipe: passed on line by line until jaq's
+        // final report (`Error: …`, the last thing it writes), which is kept and given
+        // in jq's words once the guest has ended (see [`super::jq_errors`]).
+        let (err_w, err_r) = forkbox_commands::pipe();
+        let guest_ctx = Context {
+            stderr: err_w,
+            ..ctx.clone()
+        };
+        let run = async move {
+            let r = self.tool.run(&guest_ctx, all).await;
+            drop(guest_ctx);
+            r
+        };
+        let forward = async {
+            let mut report: Option<String> = None;
+            while let Ok(Some(line)) = err_r.read_line(MAX_JQ_REPORT).await {
+                if report.is_none() && line.starts_with(b"Error: ") {
+                    report = Some(String::new());
+                }
+                match &mut report {
+                    Some(r) if r.len() < MAX_JQ_REPORT => {
+                        r.push_str(&String::from_utf8_lossy(&line));
+                    }
+                    Some(_) => {}
+                    None => {
+                        let _ = ctx.stderr.write_all(&line).await;
+                    }
+                }
+            }
+            report
+        };
+        let (status, report) = tokio::join!(run, forward);
+        if let Some(report) = report {
+            let text =
+                super::jq_errors::rewrite(&report, filter.as_deref(), &files).unwrap_or(report);
+            let _ = ctx.stderr.write_str(&text).await;
+        }
+        status
     }
 }
 
