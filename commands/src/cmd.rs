@@ -22,7 +22,7 @@ mod df;
 mod diff;
 mod du;
 pub mod echo;
-mod editor;
+pub(crate) mod editor;
 mod env;
 mod expand;
 mod expr;

@@ -26,7 +26,7 @@ pub(crate) mod keys;
 mod nano;
 pub(crate) mod screen;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod vi;
 
 use buffer::Buffer;
@@ -258,7 +258,7 @@ async fn drive(
                 ctx.checkpoint().await?;
             }
             let is_text = matches!(key, Key::Text(_) | Key::Enter);
-            if !carry.is_empty() && !(is_text && mode.inserting()) {
+            if !(carry.is_empty() || is_text && mode.inserting()) {
                 mode.paste(&std::mem::take(&mut carry));
             }
             if is_text && mode.inserting() {

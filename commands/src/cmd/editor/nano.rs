@@ -85,6 +85,22 @@ impl Nano {
         nano
     }
 
+    /// One unit left, or to the end of the line above.
+    fn left(&mut self) {
+        if !self.buf.left() && self.buf.row > 0 {
+            self.buf.row -= 1;
+            self.buf.col = self.buf.cur().len();
+        }
+    }
+
+    /// One unit right, or to the start of the line below.
+    fn right(&mut self) {
+        if !self.buf.right() && self.buf.row + 1 < self.buf.len() {
+            self.buf.row += 1;
+            self.buf.col = 0;
+        }
+    }
+
     fn vertical(&mut self, row: usize) {
         let x = *self.want_x.get_or_insert_with(|| self.buf.cursor_x());
         self.buf.goto_x(row, x);
@@ -113,18 +129,8 @@ impl Nano {
             Key::Delete | Key::Ctrl(b'd') => {
                 self.buf.delete();
             }
-            Key::Left | Key::Ctrl(b'b') => {
-                if !self.buf.left() && self.buf.row > 0 {
-                    self.buf.row -= 1;
-                    self.buf.col = self.buf.cur().len();
-                }
-            }
-            Key::Right | Key::Ctrl(b'f') => {
-                if !self.buf.right() && self.buf.row + 1 < self.buf.len() {
-                    self.buf.row += 1;
-                    self.buf.col = 0;
-                }
-            }
+            Key::Left | Key::Ctrl(b'b') => self.left(),
+            Key::Right | Key::Ctrl(b'f') => self.right(),
             Key::Up | Key::Ctrl(b'p') => self.vertical(self.buf.row.saturating_sub(1)),
             Key::Down | Key::Ctrl(b'n') => self.vertical(self.buf.row + 1),
             Key::PageUp | Key::Ctrl(b'y') => {
@@ -219,7 +225,7 @@ impl Nano {
             total += n;
         }
         let ch = before + col - 1;
-        let pct = |a: usize, t: usize| if t == 0 { 0 } else { a * 100 / t };
+        let pct = |a: usize, t: usize| (a * 100).checked_div(t).unwrap_or(0);
         format!(
             "[ line {}/{lines} ({}%), col {col}/{cols} ({}%), char {ch}/{total} ({}%) ]",
             b.row + 1,
@@ -295,7 +301,7 @@ impl Nano {
         }
     }
 
-    fn draw_help_row(frame: &mut Frame, items: &[(&str, &str)]) {
+    fn draw_help_row(frame: &mut Frame, items: &[HelpItem]) {
         let per = (frame.cols / 6).max(1);
         let mut used_total = 0;
         for (keys, label) in items {
@@ -327,6 +333,9 @@ Pico text editor. Type text to insert it; the cursor keys, Home, End, PgUp and P
 ^C   Report the cursor position    ^D   Delete the character under the cursor\n\n\
 Press any key to return to the text.";
 }
+
+/// One item of the help lines: the keys and what they do.
+type HelpItem = (&'static str, &'static str);
 
 /// The status line's message when the session's memory is spent.
 fn out_of_memory() -> String {
@@ -474,7 +483,7 @@ impl Mode for Nano {
             }
             f.end_row();
             if chrome {
-                let (one, two): (&[(&str, &str)], &[(&str, &str)]) = match &self.ask {
+                let (one, two): (&[HelpItem], &[HelpItem]) = match &self.ask {
                     Some((Ask::SaveModified, _)) => {
                         (&[(" Y", "Yes")], &[(" N", "No"), ("^C", "Cancel")])
                     }

@@ -118,6 +118,11 @@ impl Frame {
     }
 }
 
+/// Display columns `line` takes.
+pub(crate) fn x_width(line: &[u8]) -> usize {
+    super::buffer::x_of(line, line.len())
+}
+
 /// The first display column to show so that column `x` is visible in `width`
 /// columns, moving the view as little as possible from `left`.
 pub(crate) fn scroll_x(left: usize, x: usize, width: usize) -> usize {

@@ -423,14 +423,7 @@ impl Vi {
                 self.yank = Some(Yank::Chars(cut));
                 self.clamp();
             }
-            b'D' => {
-                if self.checkpoint() {
-                    let cut = self.buf.cur()[self.buf.col..].to_vec();
-                    self.buf.delete_range(self.buf.col, self.buf.cur().len());
-                    self.yank = Some(Yank::Chars(cut));
-                    self.clamp();
-                }
-            }
+            b'D' => return self.second_key(b'd', b'$', b"$"),
             b'p' => self.put(true, n),
             b'P' => self.put(false, n),
             b'i' => self.enter_insert(),
@@ -542,20 +535,24 @@ impl Vi {
             }
             (b'Z', b'Z') => return self.ex(b"x"),
             (b'Z', b'Q') => return Effect::Quit,
-            (b'r', _) => {
-                if !self.buf.cur().is_empty() && self.checkpoint() {
-                    let end = unit_at(self.buf.cur(), self.buf.col).0;
-                    let col = self.buf.col;
-                    self.buf.delete_range(col, end);
-                    if self.buf.insert(unit).is_err() {
-                        self.error("E342: Out of memory!");
-                    }
-                    self.buf.col = col;
-                }
-            }
+            (b'r', _) => self.replace_char(unit),
             _ => {}
         }
         Effect::None
+    }
+
+    /// `r`: the character under the cursor becomes `unit`.
+    fn replace_char(&mut self, unit: &[u8]) {
+        if self.buf.cur().is_empty() || !self.checkpoint() {
+            return;
+        }
+        let end = unit_at(self.buf.cur(), self.buf.col).0;
+        let col = self.buf.col;
+        self.buf.delete_range(col, end);
+        if self.buf.insert(unit).is_err() {
+            self.error("E342: Out of memory!");
+        }
+        self.buf.col = col;
     }
 
     fn undo_change(&mut self) {
