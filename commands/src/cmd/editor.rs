@@ -219,7 +219,8 @@ async fn drive(
     let mut gone = false;
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        ctx.out(mode.render(term.size())).await?;
+        let size = term.size();
+        ctx.out(mode.render(size)).await?;
         if gone {
             // The client went away: nothing more will come.
             return Ok(1);
@@ -227,6 +228,8 @@ async fn drive(
         let burst = tokio::select! {
             _ = ctx.cancel.cancelled() => return Err(Interrupt::Cancelled),
             b = raw.read() => b,
+            // A window change redraws at once, keys or not.
+            _ = resized(term, size) => continue,
         };
         let Some(burst) = burst else { return Ok(1) };
         keys.clear();
@@ -295,6 +298,23 @@ async fn drive(
         }
         if !more_coming && !carry.is_empty() {
             mode.paste(&std::mem::take(&mut carry));
+        }
+    }
+}
+
+/// How often a full-screen program looks at the window's size while it waits for a
+/// key: the terminal has no resize event to wait on, and a quarter second is quick to
+/// the eye and nothing to the CPU.
+pub(crate) const RESIZE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Returns once the window is no longer `size` (never, if it keeps it). Used beside a
+/// key read in `select!`: `RawKeys::read` is a channel receive, which loses nothing
+/// when dropped.
+pub(crate) async fn resized(term: &dyn Terminal, size: TermSize) {
+    loop {
+        tokio::time::sleep(RESIZE_POLL).await;
+        if term.size() != size {
+            return;
         }
     }
 }

@@ -25,6 +25,8 @@ use crate::{Command, Context, RawKeys, Status, TermSize, Terminal, exit_status};
 pub(crate) struct FakeTerm {
     pub(crate) size: Mutex<TermSize>,
     bursts: Mutex<VecDeque<Bytes>>,
+    /// When set, a spent script waits for this before the client goes.
+    hold: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl FakeTerm {
@@ -32,6 +34,7 @@ impl FakeTerm {
         Arc::new(FakeTerm {
             size: Mutex::new(TermSize { cols, rows }),
             bursts: Mutex::new(bursts.into_iter().map(Bytes::from).collect()),
+            hold: None,
         })
     }
 }
@@ -41,7 +44,13 @@ struct FakeKeys(Arc<FakeTerm>);
 #[async_trait]
 impl RawKeys for FakeKeys {
     async fn read(&mut self) -> Option<Bytes> {
-        self.0.bursts.lock().unwrap().pop_front()
+        let next = self.0.bursts.lock().unwrap().pop_front();
+        if next.is_none()
+            && let Some(hold) = &self.0.hold
+        {
+            hold.notified().await;
+        }
+        next
     }
 }
 
@@ -646,4 +655,49 @@ async fn vi_write_errors_and_new_files() {
     )
     .await;
     assert_eq!((st, fs.text("/out").unwrap().as_str()), (0, "x\n"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_window_change_redraws_without_a_key() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let term = Arc::new(FakeTerm {
+        size: Mutex::new(TermSize { cols: 60, rows: 12 }),
+        bursts: Mutex::new(VecDeque::from([Bytes::from_static(b"abc")])),
+        hold: Some(release.clone()),
+    });
+    let (out_w, out_r) = pipe();
+    let ctx = Context {
+        stdin: Input::empty(),
+        stdout: out_w,
+        stderr: pipe().0,
+        env: BTreeMap::new(),
+        cwd: "/".into(),
+        fs: MemFs::new(),
+        cancel: CancellationToken::new(),
+        tty: None,
+        terminal: Some(Arc::new(term.clone())),
+        launcher: TestLauncher::new(),
+        budget: crate::Budget::default(),
+    };
+    let run = tokio::spawn(async move { super::Nano.run(&ctx, vec!["f".into()]).await });
+    let collect = tokio::spawn(async move { out_r.read_to_end(HARNESS_OUTPUT_LIMIT).await });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    *term.size.lock().unwrap() = TermSize { cols: 30, rows: 6 };
+    tokio::time::sleep(super::RESIZE_POLL * 3).await;
+    release.notify_one();
+    assert_eq!(run.await.unwrap().unwrap(), 1);
+    let out = collect.await.unwrap().unwrap();
+    // The last frame was drawn for 6 rows of 30 columns.
+    let start = b"\x1b[?25l\x1b[0m";
+    let at = out.windows(start.len()).rposition(|w| w == start).unwrap();
+    let end = out
+        .windows(super::screen::LEAVE.len())
+        .rposition(|w| w == super::screen::LEAVE)
+        .unwrap();
+    let mut p = vt_parser(6, 30);
+    p.process(&out[at..end]);
+    let r = rows(&p);
+    assert_eq!(r[1], "abc");
+    assert!(r[5].starts_with("^X"), "{r:?}");
+    assert!(!out[at..end].windows(6).any(|w| w == b"\x1b[7;1H"));
 }

@@ -80,14 +80,23 @@ fn rows_of(line: &[u8], cols: usize) -> usize {
 }
 
 /// Reads keys in bursts; `None` when the client has gone.
+/// With `term`, a window change ends the wait with no keys (to redraw).
 async fn next_keys(
     ctx: &Context,
     raw: &mut dyn crate::RawKeys,
     decoder: &mut Decoder,
+    term: Option<&dyn Terminal>,
 ) -> Result<Option<Vec<Key>>, Interrupt> {
+    let resize = async {
+        match term {
+            Some(t) => super::super::editor::resized(t, t.size()).await,
+            None => std::future::pending().await,
+        }
+    };
     let burst = tokio::select! {
         _ = ctx.cancel.cancelled() => return Err(Interrupt::Cancelled),
         b = raw.read() => b,
+        _ = resize => return Ok(Some(Vec::new())),
     };
     let Some(burst) = burst else { return Ok(None) };
     let mut keys = Vec::new();
@@ -196,7 +205,7 @@ async fn less_loop(
         ctx.out(f.finish(rows - 1, cursor.unwrap_or(0))).await?;
         message = None;
 
-        let Some(keys) = next_keys(ctx, raw, &mut decoder).await? else {
+        let Some(keys) = next_keys(ctx, raw, &mut decoder, Some(term)).await? else {
             return Ok(0);
         };
         for key in keys {
@@ -425,7 +434,7 @@ pub(crate) async fn more(
             ctx.out(format!("\x1b[7m{prompt}\x1b[0m")).await?;
             // One key per prompt, as typed: keys that came together wait their turn.
             if queue.is_empty() {
-                let Some(keys) = next_keys(ctx, raw.as_mut(), &mut decoder).await? else {
+                let Some(keys) = next_keys(ctx, raw.as_mut(), &mut decoder, None).await? else {
                     return Ok(0);
                 };
                 for key in keys {
