@@ -36,8 +36,9 @@ use keys::{Decoder, Key};
 /// is inserted in steps of this size, each one insertion, with a frame between steps.
 const PASTE_STEP: usize = 1024 * 1024;
 
-/// Largest file an editor opens; beyond it (or beyond the session's memory) it refuses
-/// with a message rather than paging a huge file through memory.
+/// Largest file an editor opens: the whole text is held in memory (charged to the
+/// session), and past this editing is no longer interactive; a bigger file is refused
+/// with `File too large`.
 const MAX_FILE: u64 = 64 * 1024 * 1024;
 
 /// What a key asks the loop to do.
@@ -86,7 +87,7 @@ pub(crate) async fn open(
     name: Option<&str>,
     drop_final_newline: bool,
 ) -> Result<Opened, OutOfMemory> {
-    let empty = || Buffer::from_bytes(b"", ctx.budget.empty_charge(), drop_final_newline);
+    let empty = || Buffer::from_bytes(b"", &ctx.budget, drop_final_newline);
     let Some(name) = name else {
         return Ok(Opened::New(empty()?));
     };
@@ -112,14 +113,12 @@ pub(crate) async fn open(
         }
         off += chunk.len() as u64;
         if off > MAX_FILE {
-            return Err(OutOfMemory {
-                limit: ctx.budget.mem_limit(),
-            });
+            return Ok(Opened::Unreadable(empty()?, FsError::TooLarge));
         }
         charge.grow(chunk.len())?;
         data.extend_from_slice(&chunk);
     }
-    let buf = Buffer::from_bytes(&data, ctx.budget.empty_charge(), drop_final_newline)?;
+    let buf = Buffer::from_bytes(&data, &ctx.budget, drop_final_newline)?;
     Ok(Opened::Text(buf))
 }
 
@@ -334,6 +333,25 @@ fn file_operand(args: &[String]) -> Option<String> {
     None
 }
 
+/// Reads the file for editing, or says why not: a file too big to edit is refused
+/// before the screen is taken (an empty buffer could be saved over it).
+async fn open_or_refuse(
+    ctx: &Context,
+    tool: &str,
+    name: Option<&str>,
+    drop_final_newline: bool,
+) -> Result<Option<Opened>, Interrupt> {
+    match open(ctx, name, drop_final_newline).await? {
+        Opened::Unreadable(_, FsError::TooLarge) => {
+            let shown = name.unwrap_or_default();
+            ctx.warn(tool, format!("{shown}: {}", FsError::TooLarge))
+                .await;
+            Ok(None)
+        }
+        opened => Ok(Some(opened)),
+    }
+}
+
 pub struct Nano;
 pub struct Vi;
 pub struct Vim;
@@ -357,9 +375,8 @@ impl Command for Nano {
             return Ok(1);
         };
         let name = file_operand(&args);
-        let opened = match open(ctx, name.as_deref(), false).await {
-            Ok(o) => o,
-            Err(e) => return Err(Interrupt::OutOfMemory(e)),
+        let Some(opened) = open_or_refuse(ctx, "nano", name.as_deref(), false).await? else {
+            return Ok(1);
         };
         let mut mode = nano::Nano::new(opened, name);
         run_screen(ctx, &term, &mut mode).await
@@ -393,9 +410,8 @@ async fn run_vi(ctx: &Context, args: Vec<String>) -> CmdResult {
         return Ok(1);
     };
     let name = file_operand(&args);
-    let opened = match open(ctx, name.as_deref(), true).await {
-        Ok(o) => o,
-        Err(e) => return Err(Interrupt::OutOfMemory(e)),
+    let Some(opened) = open_or_refuse(ctx, "vi", name.as_deref(), true).await? else {
+        return Ok(1);
     };
     let mut mode = vi::Vi::new(opened, name);
     run_screen(ctx, &term, &mut mode).await

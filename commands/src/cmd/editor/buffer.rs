@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use unicode_width::UnicodeWidthChar;
 
-use crate::{Charge, OutOfMemory};
+use crate::{Budget, Charge, OutOfMemory};
 
 /// One line of text, without its newline.
 pub(crate) type Line = Arc<Vec<u8>>;
@@ -131,6 +131,8 @@ pub(crate) struct Buffer {
     bytes: usize,
     /// What `lines` costs, taken from the session's budget before it grows.
     charge: Charge,
+    /// The session's budget, for what snapshots cost.
+    budget: Budget,
     /// Changed since it was read or last written.
     pub(crate) modified: bool,
 }
@@ -141,7 +143,8 @@ pub(crate) struct Snapshot {
     row: usize,
     col: usize,
     modified: bool,
-    /// The pointer array the snapshot holds.
+    /// What the snapshot holds on its own: the pointer array, and the line a change
+    /// copies.
     _charge: Charge,
 }
 
@@ -152,9 +155,10 @@ impl Buffer {
     /// fit the budget behind `charge`.
     pub(crate) fn from_bytes(
         data: &[u8],
-        mut charge: Charge,
+        budget: &Budget,
         drop_final_newline: bool,
     ) -> Result<Buffer, OutOfMemory> {
+        let mut charge = budget.empty_charge();
         let mut body = data;
         if drop_final_newline && body.last() == Some(&b'\n') {
             body = &body[..body.len() - 1];
@@ -171,6 +175,7 @@ impl Buffer {
             row: 0,
             col: 0,
             charge,
+            budget: budget.clone(),
             modified: false,
         })
     }
@@ -348,8 +353,11 @@ impl Buffer {
 
     /// The whole text and cursor, cheaply (lines are shared, not copied).
     pub(crate) fn snapshot(&self) -> Result<Snapshot, OutOfMemory> {
-        let mut charge = self.charge.duplicate();
-        charge.resize(self.lines.len() * std::mem::size_of::<Line>())?;
+        // The pointer array, and the current line: the one a change copies first
+        // (a changed line is copied, the snapshot keeps the old one).
+        let charge = self
+            .budget
+            .charge(self.lines.len() * std::mem::size_of::<Line>() + self.cur().len())?;
         Ok(Snapshot {
             lines: self.lines.clone(),
             row: self.row,
@@ -472,10 +480,9 @@ fn unit_at_or_end(line: &[u8], col: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Budget;
 
     fn buf(text: &str) -> Buffer {
-        Buffer::from_bytes(text.as_bytes(), Budget::default().empty_charge(), false).unwrap()
+        Buffer::from_bytes(text.as_bytes(), &Budget::default(), false).unwrap()
     }
 
     fn text(b: &Buffer) -> String {
@@ -537,7 +544,7 @@ mod tests {
     #[test]
     fn budget_refuses_growth() {
         let budget = Budget::new(200, 4);
-        let mut b = Buffer::from_bytes(b"ab", budget.empty_charge(), false).unwrap();
+        let mut b = Buffer::from_bytes(b"ab", &budget, false).unwrap();
         assert!(b.insert(&[b'x'; 500]).is_err());
         assert_eq!(text(&b), "ab");
         b.insert(b"cd").unwrap();

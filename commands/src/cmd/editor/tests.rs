@@ -155,12 +155,12 @@ fn draw(mode: &mut dyn Mode, rows: u16, cols: u16) -> vt100::Parser {
 }
 
 fn text_of(s: &str) -> super::Buffer {
-    super::Buffer::from_bytes(s.as_bytes(), crate::Budget::default().empty_charge(), false).unwrap()
+    super::Buffer::from_bytes(s.as_bytes(), &crate::Budget::default(), false).unwrap()
 }
 
 /// A buffer as vi reads a file (a final newline ends the last line).
 fn vi_text(s: &str) -> super::Buffer {
-    super::Buffer::from_bytes(s.as_bytes(), crate::Budget::default().empty_charge(), true).unwrap()
+    super::Buffer::from_bytes(s.as_bytes(), &crate::Budget::default(), true).unwrap()
 }
 
 async fn put(fs: &Arc<MemFs>, path: &str, data: &[u8]) {
@@ -700,4 +700,25 @@ async fn a_window_change_redraws_without_a_key() {
     assert_eq!(r[1], "abc");
     assert!(r[5].starts_with("^X"), "{r:?}");
     assert!(!out[at..end].windows(6).any(|w| w == b"\x1b[7;1H"));
+}
+
+#[test]
+fn undo_history_is_charged_to_the_session() {
+    // One 1 MB line under a 4 MB budget: each `x` keeps the line as it was for `u`, so
+    // after a few the budget refuses, and the change is not made.
+    let budget = crate::Budget::new(4 << 20, 16);
+    let line = vec![b'a'; 1 << 20];
+    let buf = super::Buffer::from_bytes(&line, &budget, true).unwrap();
+    let mut ed = vi::Vi::new(Opened::Text(buf), Some("f".into()));
+    feed(&mut ed, &[b'x'; 20]);
+    assert!(budget.mem_used() <= 4 << 20);
+    let removed = (1 << 20) - ed.buffer().line(0).len();
+    assert!((1..20).contains(&removed), "{removed}");
+    let r = rows(&draw(&mut ed, 4, 40));
+    assert!(r[3].starts_with("E342: Out of memory!"), "{r:?}");
+    // What was done can still be taken back.
+    feed(&mut ed, b"u");
+    assert_eq!(ed.buffer().line(0).len(), (1 << 20) - removed + 1);
+    drop(ed);
+    assert_eq!(budget.mem_used(), 0);
 }
