@@ -427,6 +427,9 @@ impl Mode for Nano {
             f.end_row();
         }
 
+        self.top = scroll_y(self.top, self.buf.row, height);
+        let cx = x_of(self.buf.cur(), self.buf.col);
+        self.left = scroll_x(self.left, cx, cols);
         if self.help {
             for (i, line) in Self::HELP
                 .lines()
@@ -439,9 +442,6 @@ impl Mode for Nano {
                 f.end_row();
             }
         } else {
-            self.top = scroll_y(self.top, self.buf.row, height);
-            let cx = x_of(self.buf.cur(), self.buf.col);
-            self.left = scroll_x(self.left, cx, cols);
             for i in 0..height {
                 f.goto_row(text_top + i);
                 let row = self.top + i;
@@ -517,8 +517,7 @@ impl Mode for Nano {
             }
         }
         let cy = text_top + self.buf.row - self.top;
-        let cx = x_of(self.buf.cur(), self.buf.col) - self.left;
-        f.finish(cy, cx)
+        f.finish(cy, cx - self.left)
     }
 
     fn buffer(&self) -> &Buffer {

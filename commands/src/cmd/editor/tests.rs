@@ -722,3 +722,107 @@ fn undo_history_is_charged_to_the_session() {
     drop(ed);
     assert_eq!(budget.mem_used(), 0);
 }
+
+/// A small deterministic generator for the fuzz test below.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+#[test]
+fn random_keys_never_panic_either_editor() {
+    // Keys that matter most, mixed with arbitrary bytes and broken sequences.
+    const PIECES: &[&[u8]] = &[
+        b"\x1b",
+        b"\x1b[",
+        b"\x1b[A",
+        b"\x1b[B",
+        b"\x1b[C",
+        b"\x1b[D",
+        b"\x1b[5~",
+        b"\x1b[6~",
+        b"\x1b[3~",
+        b"\x1b[H",
+        b"\x1b[F",
+        b"\x1bO",
+        b"\r",
+        b"\x7f",
+        b"\x0b",
+        b"\x15",
+        b"\x17",
+        b"\x0f",
+        b"\x18",
+        b"\x03",
+        b"\x07",
+        b"i",
+        b"a",
+        b"o",
+        b"O",
+        b"x",
+        b"dd",
+        b"dw",
+        b"yy",
+        b"p",
+        b"P",
+        b"u",
+        b"\x12",
+        b"G",
+        b"gg",
+        b"w",
+        b"b",
+        b"$",
+        b"0",
+        b"/",
+        b"?",
+        b"n",
+        b"N",
+        b":",
+        b"q",
+        b"9",
+        b"r",
+        b"\xff",
+        "é日".as_bytes(),
+        b"\t",
+        b"Z",
+        b"y",
+        b"n",
+        b" ",
+    ];
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    for round in 0..200 {
+        let text: Vec<u8> = (0..rng.below(200)).map(|_| rng.below(256) as u8).collect();
+        let budget = crate::Budget::default();
+        let nano_buf = super::Buffer::from_bytes(&text, &budget, false).unwrap();
+        let vi_buf = super::Buffer::from_bytes(&text, &budget, true).unwrap();
+        let mut modes: Vec<Box<dyn Mode>> = vec![
+            Box::new(nano::Nano::new(Opened::Text(nano_buf), Some("f".into()))),
+            Box::new(vi::Vi::new(Opened::Text(vi_buf), None)),
+        ];
+        for mode in modes.iter_mut() {
+            for _ in 0..60 {
+                let mut burst = Vec::new();
+                for _ in 0..rng.below(6) + 1 {
+                    if rng.below(4) == 0 {
+                        burst.push(rng.below(256) as u8);
+                    } else {
+                        burst.extend_from_slice(PIECES[rng.below(PIECES.len() as u64) as usize]);
+                    }
+                }
+                let _ = feed(mode.as_mut(), &burst);
+                let rows = rng.below(30) as u16;
+                let cols = rng.below(100) as u16;
+                let frame = mode.render(TermSize { cols, rows });
+                assert!(!frame.is_empty(), "round {round}");
+            }
+        }
+    }
+}

@@ -188,3 +188,32 @@ async fn more_with_several_files_heads_each() {
         ]
     );
 }
+
+#[tokio::test]
+async fn random_keys_never_panic_the_pagers() {
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n.max(1)
+    };
+    const PIECES: &[&[u8]] = &[
+        b" ", b"b", b"j", b"k", b"g", b"G", b"d", b"u", b"/", b"n", b"N", b":", b"\r", b"\x1b[A",
+        b"\x1b[B", b"\x1b[5~", b"\x1b[6~", b"\x1b", b"\x7f", b"x", b"\xff",
+    ];
+    for _ in 0..60 {
+        let text: Vec<u8> = (0..next(3000))
+            .map(|_| if next(8) == 0 { b'\n' } else { next(256) as u8 })
+            .collect();
+        let mut keys = Vec::new();
+        for _ in 0..next(40) {
+            keys.push(PIECES[next(PIECES.len() as u64) as usize].to_vec());
+        }
+        let size = (next(30) as u16, next(90) as u16);
+        let (st, _, _) = on_term(&super::Less, &[], MemFs::new(), &text, size, keys.clone()).await;
+        assert_eq!(st, 0);
+        let (st, _, _) = on_term(&super::More, &[], MemFs::new(), &text, size, keys).await;
+        assert_eq!(st, 0);
+    }
+}
