@@ -826,3 +826,33 @@ fn random_keys_never_panic_either_editor() {
         }
     }
 }
+
+#[tokio::test]
+async fn vi_keeps_invalid_bytes_and_ends_the_last_line() {
+    let fs = MemFs::new();
+    put(&fs, "/b", b"a\xffb\n\xc3(\tz").await;
+    let (st, screen, _) = on_term(
+        &super::Vi,
+        &["b"],
+        fs.clone(),
+        b"",
+        (5, 60),
+        vec![b"jA!\x1b".to_vec()],
+    )
+    .await;
+    assert_eq!(st, 1);
+    let r = rows(&screen);
+    assert_eq!(r[0], "a\\xFFb");
+    assert_eq!(r[1], "\\xC3(   z!");
+    let (st, _, _) = on_term(
+        &super::Vi,
+        &["b"],
+        fs.clone(),
+        b"",
+        (5, 60),
+        vec![b"jA!\x1b".to_vec(), b":wq\r".to_vec()],
+    )
+    .await;
+    assert_eq!(st, 0);
+    assert_eq!(fs.contents("/b").unwrap(), b"a\xffb\n\xc3(\tz!\n");
+}
