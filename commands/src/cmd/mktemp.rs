@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 
+use super::getopt::{Arg, Spec, opt, parse};
 use super::util::quote;
 use crate::fs::{FsError, WriteMode};
 use crate::{CmdResult, Command, Context};
@@ -63,100 +64,40 @@ impl Command for Mktemp {
         "create a temporary file or directory"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        let mut o = Opts::default();
-        let mut i = 0;
-        let mut only_operands = false;
-        while i < args.len() {
-            let a = args[i].clone();
-            i += 1;
-            if only_operands || a == "-" || !a.starts_with('-') {
-                o.templates.push(a);
-                continue;
-            }
-            if a == "--" {
-                only_operands = true;
-                continue;
-            }
-            if let Some(long) = a.strip_prefix("--") {
-                let (name, val) = match long.split_once('=') {
-                    Some((n, v)) => (n, Some(v.to_string())),
-                    None => (long, None),
-                };
-                const LONGS: [&str; 7] = [
-                    "directory",
-                    "dry-run",
-                    "quiet",
-                    "suffix",
-                    "tmpdir",
-                    "help",
-                    "version",
-                ];
-                let hits: Vec<&str> = LONGS
-                    .iter()
-                    .copied()
-                    .filter(|l| !name.is_empty() && l.starts_with(name))
-                    .collect();
-                let full = match hits.as_slice() {
-                    [one] => *one,
-                    [] => return usage(ctx, &format!("unrecognized option '{a}'")).await,
-                    _ => return usage(ctx, &format!("option '{a}' is ambiguous")).await,
-                };
-                if val.is_some() && !matches!(full, "suffix" | "tmpdir") {
-                    return usage(ctx, &format!("option '--{full}' doesn't allow an argument"))
-                        .await;
+        const SPECS: [Spec; 9] = [
+            opt('d', Some('d'), Some("directory"), Arg::No),
+            opt('u', Some('u'), Some("dry-run"), Arg::No),
+            opt('q', Some('q'), Some("quiet"), Arg::No),
+            opt('S', None, Some("suffix"), Arg::Required),
+            opt('p', Some('p'), None, Arg::Required),
+            opt('P', None, Some("tmpdir"), Arg::Optional),
+            opt('t', Some('t'), None, Arg::No),
+            opt('h', None, Some("help"), Arg::No),
+            opt('V', None, Some("version"), Arg::No),
+        ];
+        let parsed = match parse(&SPECS, &args, true) {
+            Ok(p) => p,
+            Err(msg) => return usage(ctx, &msg).await,
+        };
+        let mut o = Opts {
+            templates: parsed.operands,
+            ..Opts::default()
+        };
+        for (key, val) in parsed.opts {
+            match key {
+                'd' => o.dir = true,
+                'u' => o.dry = true,
+                'q' => o.quiet = true,
+                't' => o.t = true,
+                'S' => o.suffix = val,
+                'p' | 'P' => o.tmpdir = Some(val),
+                'h' => {
+                    ctx.out(HELP).await?;
+                    return Ok(0);
                 }
-                match full {
-                    "directory" => o.dir = true,
-                    "dry-run" => o.dry = true,
-                    "quiet" => o.quiet = true,
-                    "help" => {
-                        ctx.out(HELP).await?;
-                        return Ok(0);
-                    }
-                    "version" => {
-                        ctx.out("mktemp (GNU coreutils) 9.1\n").await?;
-                        return Ok(0);
-                    }
-                    "tmpdir" => o.tmpdir = Some(val),
-                    _ => match val {
-                        Some(v) => o.suffix = Some(v),
-                        None => match args.get(i) {
-                            Some(v) => {
-                                i += 1;
-                                o.suffix = Some(v.clone());
-                            }
-                            None => {
-                                return usage(ctx, "option '--suffix' requires an argument").await;
-                            }
-                        },
-                    },
-                }
-                continue;
-            }
-            let chars: Vec<char> = a[1..].chars().collect();
-            let mut k = 0;
-            while k < chars.len() {
-                let c = chars[k];
-                k += 1;
-                match c {
-                    'd' => o.dir = true,
-                    'u' => o.dry = true,
-                    'q' => o.quiet = true,
-                    't' => o.t = true,
-                    'p' => {
-                        let rest: String = chars[k..].iter().collect();
-                        k = chars.len();
-                        let v = if !rest.is_empty() {
-                            rest
-                        } else if let Some(v) = args.get(i) {
-                            i += 1;
-                            v.clone()
-                        } else {
-                            return usage(ctx, "option requires an argument -- 'p'").await;
-                        };
-                        o.tmpdir = Some(Some(v));
-                    }
-                    _ => return usage(ctx, &format!("invalid option -- '{c}'")).await,
+                _ => {
+                    ctx.out("mktemp (GNU coreutils) 9.1\n").await?;
+                    return Ok(0);
                 }
             }
         }

@@ -4,6 +4,8 @@
 
 use async_trait::async_trait;
 
+use super::getopt::{self, Arg, opt, parse};
+
 use super::util::{Pacer, Reader, quote, quotef};
 use crate::{CmdResult, Command, Context};
 
@@ -250,132 +252,65 @@ impl Command for Od {
             width: None,
             files: Vec::new(),
         };
-        let mut i = 0;
-        let mut only_operands = false;
-        while i < args.len() {
-            let a = args[i].clone();
-            i += 1;
-            if only_operands || a == "-" || !a.starts_with('-') {
-                o.files.push(a);
-                continue;
-            }
-            if a == "--" {
-                only_operands = true;
-                continue;
-            }
-            if let Some(long) = a.strip_prefix("--") {
-                let (name, val) = match long.split_once('=') {
-                    Some((n, v)) => (n, Some(v.to_string())),
-                    None => (long, None),
-                };
-                const LONGS: [&str; 8] = [
-                    "address-radix",
-                    "skip-bytes",
-                    "read-bytes",
-                    "format",
-                    "output-duplicates",
-                    "width",
-                    "help",
-                    "traditional",
-                ];
-                let hits: Vec<&str> = LONGS
-                    .iter()
-                    .copied()
-                    .filter(|l| l.starts_with(name) && !name.is_empty())
-                    .collect();
-                let full = match hits.as_slice() {
-                    [one] => *one,
-                    _ if LONGS.contains(&name) => name,
-                    [] => return usage(ctx, format!("unrecognized option '{a}'")).await,
-                    _ => return usage(ctx, format!("option '{a}' is ambiguous")).await,
-                };
-                let letter = match full {
-                    "help" => {
-                        ctx.out(HELP).await?;
-                        return Ok(0);
-                    }
-                    "output-duplicates" | "traditional" => {
-                        if val.is_some() {
-                            return usage(
-                                ctx,
-                                format!("option '--{full}' doesn't allow an argument"),
-                            )
-                            .await;
-                        }
-                        o.verbose |= full == "output-duplicates";
-                        continue;
-                    }
-                    "width" => 'w',
-                    "address-radix" => 'A',
-                    "skip-bytes" => 'j',
-                    "read-bytes" => 'N',
-                    _ => 't',
-                };
-                let val = match val {
-                    Some(v) => Some(v),
-                    None if letter == 'w' => None,
-                    None => match args.get(i) {
-                        Some(v) => {
-                            i += 1;
-                            Some(v.clone())
-                        }
-                        None => {
-                            return usage(ctx, format!("option '--{full}' requires an argument"))
-                                .await;
-                        }
-                    },
-                };
-                if let Some(st) = apply(ctx, &mut o, letter, val).await {
-                    return Ok(st);
+        const SPECS: [getopt::Spec; 19] = [
+            opt('a', Some('a'), None, Arg::No),
+            opt('b', Some('b'), None, Arg::No),
+            opt('c', Some('c'), None, Arg::No),
+            opt('d', Some('d'), None, Arg::No),
+            opt('f', Some('f'), None, Arg::No),
+            opt('i', Some('i'), None, Arg::No),
+            opt('l', Some('l'), None, Arg::No),
+            opt('o', Some('o'), None, Arg::No),
+            opt('s', Some('s'), None, Arg::No),
+            opt('x', Some('x'), None, Arg::No),
+            opt('v', Some('v'), Some("output-duplicates"), Arg::No),
+            opt('A', Some('A'), Some("address-radix"), Arg::Required),
+            opt('j', Some('j'), Some("skip-bytes"), Arg::Required),
+            opt('N', Some('N'), Some("read-bytes"), Arg::Required),
+            opt('t', Some('t'), Some("format"), Arg::Required),
+            opt('w', Some('w'), Some("width"), Arg::Optional),
+            opt('T', None, Some("traditional"), Arg::No),
+            opt('h', None, Some("help"), Arg::No),
+            opt('V', None, Some("version"), Arg::No),
+        ];
+        let parsed = match parse(&SPECS, &args, true) {
+            Ok(p) => p,
+            Err(msg) => return usage(ctx, msg).await,
+        };
+        o.files = parsed.operands;
+        for (c, val) in parsed.opts {
+            let implied = match c {
+                'a' => "a",
+                'b' => "o1",
+                'c' => "c",
+                'd' => "u2",
+                'f' => "fF",
+                'i' => "dI",
+                'l' => "dL",
+                'o' => "o2",
+                's' => "d2",
+                'x' => "x2",
+                'v' => {
+                    o.verbose = true;
+                    continue;
                 }
-                continue;
-            }
-            let chars: Vec<char> = a[1..].chars().collect();
-            let mut k = 0;
-            while k < chars.len() {
-                let c = chars[k];
-                k += 1;
-                let short = |t: &str| parse_type(t, &mut Vec::new()).map(|_| t.to_string());
-                let implied = match c {
-                    'a' => short("a"),
-                    'b' => short("o1"),
-                    'c' => short("c"),
-                    'd' => short("u2"),
-                    'f' => short("fF"),
-                    'i' => short("dI"),
-                    'l' => short("dL"),
-                    'o' => short("o2"),
-                    's' => short("d2"),
-                    'x' => short("x2"),
-                    'v' => {
-                        o.verbose = true;
-                        continue;
-                    }
-                    'A' | 'j' | 'N' | 't' | 'w' => {
-                        let rest: String = chars[k..].iter().collect();
-                        k = chars.len();
-                        let val = if !rest.is_empty() {
-                            Some(rest)
-                        } else if c == 'w' {
-                            None
-                        } else if let Some(v) = args.get(i) {
-                            i += 1;
-                            Some(v.clone())
-                        } else {
-                            return usage(ctx, format!("option requires an argument -- '{c}'"))
-                                .await;
-                        };
-                        if let Some(st) = apply(ctx, &mut o, c, val).await {
-                            return Ok(st);
-                        }
-                        continue;
-                    }
-                    _ => return usage(ctx, format!("invalid option -- '{c}'")).await,
-                };
-                if let Ok(t) = implied {
-                    let _ = parse_type(&t, &mut o.specs);
+                'T' => continue,
+                'h' => {
+                    ctx.out(HELP).await?;
+                    return Ok(0);
                 }
-            }
+                'V' => {
+                    ctx.out("od (GNU coreutils) 9.1\n").await?;
+                    return Ok(0);
+                }
+                _ => {
+                    if let Some(st) = apply(ctx, &mut o, c, val).await {
+                        return Ok(st);
+                    }
+                    continue;
+                }
+            };
+            let _ = parse_type(implied, &mut o.specs);
         }
         if o.specs.is_empty() {
             o.specs.push(spec(Kind::Octal, 2));

@@ -784,7 +784,6 @@ mod tests {
                 &["p x"],
                 "-e expression #1, char 3: extra characters after command",
             ),
-            (&["bfoo"], "can't find label for jump to `foo'"),
             (
                 &["y/ab/c/"],
                 "-e expression #1, char 7: strings for `y' command are different lengths",
@@ -853,6 +852,12 @@ mod tests {
             let (st, err) = fails("a\n", args).await;
             assert_eq!((st, err), (1, format!("sed: {msg}\n")), "sed {args:?}");
         }
+        // A missing label is found after parsing, where GNU sed's errors exit 4.
+        let (st, err) = fails("a\n", &["bfoo"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (4, "sed: can't find label for jump to `foo'\n")
+        );
         let (st, err) = fails("", &["-f", "nofile"]).await;
         assert_eq!(
             (st, err.as_str()),

@@ -56,8 +56,10 @@ struct Parser {
 /// What the last thing parsed in a branch was, for the context rules of `*` and `^`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Prev {
-    /// Nothing yet (start of the pattern, of a group, of an alternative), or only `^`.
+    /// Nothing yet (start of the pattern, of a group, of an alternative).
     Start,
+    /// Only the anchor `^`: a BRE's `*` is still literal here, and so is another `^`.
+    Anchor,
     Atom,
     /// A repetition operator.
     Repeat,
@@ -136,8 +138,8 @@ impl Parser {
             }
             let (node, anchor) = self.atom(prev, depth)?;
             items.push(node);
-            prev = if anchor && prev == Prev::Start {
-                Prev::Start
+            prev = if anchor && matches!(prev, Prev::Start | Prev::Anchor) {
+                Prev::Anchor
             } else {
                 Prev::Atom
             };
@@ -164,7 +166,7 @@ impl Parser {
             },
             _ => return Ok(None),
         };
-        if prev == Prev::Start {
+        if matches!(prev, Prev::Start | Prev::Anchor) {
             if !self.ere {
                 // A leading `*`, `\+`, `\?` is literal; a leading `\{` too in grep.
                 if op == '{' && self.strict {

@@ -279,9 +279,10 @@ impl Parser<'_> {
                 match self.labels.get(&label) {
                     Some(&t) => t,
                     None => {
+                        // GNU sed finds this after parsing, where its errors exit 4.
                         return Err(ParseError(
                             format!("can't find label for jump to `{label}'"),
-                            1,
+                            4,
                         ));
                     }
                 }
@@ -393,7 +394,10 @@ impl Parser<'_> {
                 if self.peek() == Some('~') {
                     self.pos += 1;
                     let step = self.number().unwrap_or(0);
-                    return Ok(Some(Addr::Step(n, step)));
+                    // A step of 0 is the line `first` alone, as GNU sed reads it.
+                    if step > 0 {
+                        return Ok(Some(Addr::Step(n, step)));
+                    }
                 }
                 Ok(Some(if n == 0 { Addr::Zero } else { Addr::Line(n) }))
             }
