@@ -22,6 +22,7 @@ mod df;
 mod diff;
 mod du;
 pub mod echo;
+pub(crate) mod editor;
 mod env;
 mod expand;
 mod expr;
@@ -209,6 +210,9 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(uptime::Uptime),
         Arc::new(pager::Less),
         Arc::new(pager::More),
+        Arc::new(editor::Nano),
+        Arc::new(editor::Vi),
+        Arc::new(editor::Vim),
     ]
 }
 

@@ -1,10 +1,17 @@
-//! `less` and `more`. A session's commands have no terminal to page on (its output is a
-//! channel stream, and the SSH/PTY side does not hand commands a key stream), so both
-//! behave as they do when their output is not a terminal: `less` copies its files (or
-//! stdin) through like `cat`; `more` does too, preceding each file with util-linux's
-//! `::::::::::::::` / name / `::::::::::::::` header, and notes directories and files it
-//! cannot open. Options are accepted and ignored (they only change interactive paging),
-//! except those that take a value, whose value is skipped.
+//! `less` and `more`.
+//!
+//! On a terminal (the command has [`Context::terminal`]) they page ([`page`]): `less`
+//! full-screen, both ways, with `/` searches; `more` a page at a time under
+//! `--More--(NN%)`. Otherwise (an exec channel, a pipe) they behave as they do when
+//! their output is not a terminal: `less` copies its files (or stdin) through like
+//! `cat`; `more` does too, preceding each file with util-linux's `::::::::::::::` / name
+//! / `::::::::::::::` header, and notes directories and files it cannot open. Options
+//! are accepted and ignored (they only change interactive paging), except those that
+//! take a value, whose value is skipped.
+
+mod page;
+#[cfg(test)]
+mod tests;
 
 use async_trait::async_trait;
 
@@ -49,6 +56,55 @@ fn operands(args: &[String], valued: &str) -> Vec<String> {
     files
 }
 
+/// Opens each operand for paging; a directory or a file that cannot be opened is
+/// reported (as `more` words it, or as `less` does) and left out.
+async fn open_texts(ctx: &Context, files: &[String], more: bool) -> Vec<page::Text> {
+    let mut texts = Vec::new();
+    for f in files {
+        if f == "-" {
+            texts.push(page::Text::new(
+                ctx,
+                String::new(),
+                Reader::stdin(ctx),
+                None,
+            ));
+            continue;
+        }
+        let meta = match ctx.fs.stat(&ctx.path(f)).await {
+            Ok(m) if m.is_dir() => {
+                if more {
+                    ctx.out(format!("\n*** {f}: directory ***\n\n")).await.ok();
+                } else {
+                    ctx.err(format!("{f} is a directory\n")).await;
+                }
+                continue;
+            }
+            Ok(m) => m,
+            Err(e) => {
+                if more {
+                    ctx.err(format!("more: cannot open {}: {e}\n", quotef(f)))
+                        .await;
+                } else {
+                    ctx.err(format!("{f}: {e}\n")).await;
+                }
+                continue;
+            }
+        };
+        match Reader::open(ctx, f).await {
+            Ok(r) => texts.push(page::Text::new(ctx, f.clone(), r, Some(meta.len))),
+            Err(e) => {
+                if more {
+                    ctx.err(format!("more: cannot open {}: {e}\n", quotef(f)))
+                        .await;
+                } else {
+                    ctx.err(format!("{f}: {e}\n")).await;
+                }
+            }
+        }
+    }
+    texts
+}
+
 #[async_trait]
 impl Command for Less {
     fn name(&self) -> &'static str {
@@ -65,6 +121,13 @@ impl Command for Less {
         let mut files = operands(&args, LESS_VALUED);
         if files.is_empty() {
             files.push("-".into());
+        }
+        if let Some(term) = ctx.terminal.clone() {
+            let texts = open_texts(ctx, &files, false).await;
+            if texts.is_empty() {
+                return Ok(1);
+            }
+            return page::less(ctx, term, texts).await;
         }
         for f in files {
             let mut reader = match Reader::open(ctx, &f).await {
@@ -99,6 +162,18 @@ impl Command for More {
             return Ok(0);
         }
         let files = operands(&args, "n");
+        if let Some(term) = ctx.terminal.clone() {
+            let operands = if files.is_empty() {
+                vec!["-".to_string()]
+            } else {
+                files
+            };
+            let texts = open_texts(ctx, &operands, true).await;
+            if texts.is_empty() {
+                return Ok(1);
+            }
+            return page::more(ctx, term, texts).await;
+        }
         if files.is_empty() {
             let mut reader = Reader::stdin(ctx);
             let _ = copy_to_out(ctx, &mut reader).await?;
