@@ -19,9 +19,11 @@ const MAX_FIELD: usize = 1024 * 1024;
 pub(crate) enum Escapes {
     /// A printf format: `\nnn` octal with 1–3 digits, `\"`, `\'`, `\?`.
     Format,
-    /// `echo -e` and `%b`: octal is `\0nnn` (the leading 0 plus up to 3 digits); `\c`
-    /// stops all output.
+    /// `echo -e`: octal is `\0nnn` (the leading 0 plus up to 3 digits); `\c` stops all
+    /// output.
     Echo,
+    /// `%b`: as `echo -e`, and `\nnn` without the leading 0 is octal too.
+    Percent,
 }
 
 /// Appends `s` with backslash escapes expanded. Returns true when `\c` asked to stop.
@@ -46,18 +48,18 @@ pub(crate) fn unescape(s: &[u8], out: &mut Vec<u8>, mode: Escapes) -> bool {
             b't' => out.push(b'\t'),
             b'v' => out.push(0x0b),
             b'\\' => out.push(b'\\'),
-            b'c' if mode == Escapes::Echo => return true,
+            b'c' if mode != Escapes::Format => return true,
             b'"' | b'\'' | b'?' if mode == Escapes::Format => out.push(e),
             b'0'..=b'7' => {
                 let (start, max) = match (mode, e) {
-                    (Escapes::Echo, b'0') => (i, 3),
+                    (Escapes::Echo | Escapes::Percent, b'0') => (i, 3),
                     (Escapes::Echo, _) => {
                         // echo -e has no `\1`-style octal: keep it literally.
                         out.push(b'\\');
                         out.push(e);
                         continue;
                     }
-                    (Escapes::Format, _) => (i - 1, 3),
+                    (Escapes::Format | Escapes::Percent, _) => (i - 1, 3),
                 };
                 let mut v: u32 = 0;
                 let mut j = start;
@@ -550,7 +552,7 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                         .unwrap_or_default(),
                     _ => {
                         let mut v = Vec::new();
-                        let stop = unescape(arg.as_bytes(), &mut v, Escapes::Echo);
+                        let stop = unescape(arg.as_bytes(), &mut v, Escapes::Percent);
                         if stop {
                             let mut s2 = spec.clone();
                             s2.zero = false;
