@@ -101,6 +101,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             return super::fail(sh, io, format!("read: `{n}': not a valid identifier"), 1).await;
         }
     }
+    if let Some(arr) = &a.array
+        && sh.is_assoc(arr)
+    {
+        return super::fail(sh, io, format!("read: {arr}: not an indexed array"), 1).await;
+    }
     let _ = (a.editor, &a.initial);
     let input = match a.fd {
         None => io.stdin(),
