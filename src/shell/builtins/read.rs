@@ -108,7 +108,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     let _ = (a.editor, &a.initial);
     let input = match a.fd {
-        None => io.stdin(),
+        None => match io.input(0) {
+            Some(i) => i,
+            None => {
+                let msg = "read: read error: 0: Bad file descriptor".to_string();
+                return super::fail(sh, io, msg, 1).await;
+            }
+        },
         Some(fd) => match io.input(fd) {
             Some(i) => i,
             None => {
