@@ -369,6 +369,10 @@ pub struct Shell {
     pub(crate) shown_traps: jobs::TrapTable,
     /// Non-zero while a trap handler runs (traps do not nest).
     pub(crate) in_trap: usize,
+    /// `$BASH_COMMAND`: the command running (as bash prints it), kept up to date only
+    /// while a trap is set or the command itself reads it; a trap handler sees the
+    /// command it interrupted.
+    pub(crate) bash_command: String,
     /// The descriptor table `exec` with only redirections made permanent; lists switch to
     /// it between commands (its `generation` is newer than theirs).
     pub(crate) exec_fds: Option<Fds>,
@@ -466,6 +470,7 @@ impl Shell {
             traps: jobs::TrapTable::new(),
             shown_traps: jobs::TrapTable::new(),
             in_trap: 0,
+            bash_command: String::new(),
             exec_fds: None,
             exec_gen: 0,
             exec_closers: ExecClosers::default(),

@@ -314,7 +314,11 @@ impl Parser<'_, '_> {
                 self.tok = Tok::Op(op);
                 Ok(())
             }
-            None => Err(self.err("syntax error: invalid arithmetic operator")),
+            // Where an operand should start, bash says that instead.
+            None if matches!(self.last, Tok::Num | Tok::Ident | Tok::RParen) => {
+                Err(self.err("syntax error: invalid arithmetic operator"))
+            }
+            None => Err(self.err("syntax error: operand expected")),
         }
     }
 

@@ -68,7 +68,10 @@ pub(crate) fn run<'a>(
         return Box::pin(async move { option_error(sh, io, &name, &what).await });
     }
     match name {
-        "." | "source" => Box::pin(source::run(sh, args, io)),
+        "." | "source" => {
+            let name = name.to_string();
+            Box::pin(source::run(sh, name, args, io))
+        }
         ":" | "true" => Box::pin(colon::run(sh, args, io)),
         "false" => Box::pin(false_::run(sh, args, io)),
         "break" => Box::pin(break_::run(sh, args, io)),

@@ -243,6 +243,7 @@ impl Shell {
     fn regex_test(&mut self, text: &str, re: &str) -> Result<bool, ShellError> {
         let compiled = regex::RegexBuilder::new(re)
             .size_limit(REGEX_SIZE_LIMIT)
+            .case_insensitive(self.shopts.on("nocasematch"))
             .build()
             .map_err(|_| ShellError::BadRegex(re.to_string()))?;
         match compiled.captures(text) {

@@ -137,6 +137,7 @@ impl ShellError {
                 | ShellError::Readonly(_)
                 | ShellError::BadSubscript(_)
                 | ShellError::Expansion(_)
+                | ShellError::NoMatch(_)
         )
     }
 

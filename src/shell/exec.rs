@@ -273,6 +273,16 @@ impl Shell {
         };
         let mut futs = Vec::with_capacity(n);
         for (cmd, f) in p.seq.iter().zip(stage_fds) {
+            // bash runs the DEBUG trap for each simple command of a pipeline in the shell
+            // itself, before the stage starts (the stage's subshell has no DEBUG trap).
+            if let Command::Simple(sc) = cmd
+                && self.in_trap == 0
+                && !self.opts.functrace
+                && self.traps.contains_key(&super::jobs::TRAP_DEBUG)
+            {
+                self.bash_command = super::printer::simple_command(sc);
+                self.run_debug_trap(fds).await?;
+            }
             let mut sub = match self.subshell() {
                 Ok(sub) => sub,
                 Err(e) => return self.fail(e, fds).await,
@@ -332,6 +342,24 @@ impl Shell {
             if self.opts.noexec && !self.interactive {
                 // `set -n`: read, not run (an interactive shell ignores it, like bash).
                 return Ok(0);
+            }
+            if self.in_trap == 0
+                && !self.traps.is_empty()
+                && matches!(
+                    cmd,
+                    Command::ExtendedTest(..)
+                        | Command::Compound(
+                            CompoundCommand::Subshell(_) | CompoundCommand::Arithmetic(_),
+                            _
+                        )
+                )
+            {
+                self.bash_command = super::printer::command_line(cmd);
+                if !matches!(cmd, Command::Compound(CompoundCommand::Subshell(_), _)) {
+                    // bash runs the DEBUG trap before `[[ ]]` and `(( ))` as before a
+                    // simple command.
+                    self.run_debug_trap(fds).await?;
+                }
             }
             let status = match cmd {
                 Command::Simple(sc) => self.exec_simple(sc, fds).await?,

@@ -274,6 +274,76 @@ fn plain_arith(text: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b" _+-*/%<>=!&|^~?:,".contains(&b))
 }
 
+/// An arithmetic expression with its double quotes removed, as bash reads `$(( "1" + x ))`:
+/// the expression is a double-quoted word, so its own quotes go; those inside a `$( )`,
+/// `${ }` or backquoted command stay for that command.
+fn arith_unquote(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('"') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(&n) = chars.get(i + 1) {
+                    out.push(n);
+                }
+                i += 2;
+                continue;
+            }
+            '"' => {}
+            '`' => {
+                out.push(c);
+                i += 1;
+                while i < chars.len() && chars[i] != '`' {
+                    if chars[i] == '\\' && i + 1 < chars.len() {
+                        out.push(chars[i]);
+                        i += 1;
+                    }
+                    out.push(chars[i]);
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push('`');
+                }
+            }
+            '$' if matches!(chars.get(i + 1), Some('(' | '{')) => {
+                // Copied through its matching close bracket.
+                let (open, close) = if chars[i + 1] == '(' {
+                    ('(', ')')
+                } else {
+                    ('{', '}')
+                };
+                out.push('$');
+                out.push(open);
+                i += 2;
+                let mut depth = 1;
+                while i < chars.len() && depth > 0 {
+                    let d = chars[i];
+                    if d == '\\' && i + 1 < chars.len() {
+                        out.push(d);
+                        i += 1;
+                    } else if d == open {
+                        depth += 1;
+                    } else if d == close {
+                        depth -= 1;
+                    }
+                    out.push(chars[i]);
+                    i += 1;
+                }
+                continue;
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Decodes the escapes of a `$'…'` string.
 pub(crate) fn ansi_c_decode(s: &str) -> String {
     let mut out = String::new();
@@ -767,7 +837,7 @@ impl Shell {
         let text = if plain_arith(text) {
             text
         } else {
-            expanded = self.expand_heredoc(text, fds).await?;
+            expanded = self.expand_heredoc(&arith_unquote(text), fds).await?;
             &expanded
         };
         arith::eval_str(self, text).map_err(|e| {

@@ -19,6 +19,21 @@ pub(crate) fn function(name: &str, def: &FunctionDefinition) -> String {
     p.out
 }
 
+/// A command as `$BASH_COMMAND` shows it: a simple command, a subshell, `[[ ]]` or
+/// `(( ))` on one line.
+pub(crate) fn command_line(c: &Command) -> String {
+    let mut p = Printer::default();
+    p.command(c);
+    p.out
+}
+
+/// A simple command as `$BASH_COMMAND` shows it.
+pub(crate) fn simple_command(s: &SimpleCommand) -> String {
+    let mut p = Printer::default();
+    p.simple(s);
+    p.out
+}
+
 #[derive(Default)]
 struct Printer {
     out: String,
@@ -277,11 +292,11 @@ impl Printer {
                 self.newline("done");
             }
             CompoundCommand::Coprocess(c) => {
+                // bash names an unnamed coprocess as it is named: COPROC.
                 self.out.push_str("coproc ");
-                if let Some(n) = &c.name {
-                    self.out.push_str(&n.value);
-                    self.out.push(' ');
-                }
+                self.out
+                    .push_str(c.name.as_ref().map_or("COPROC", |n| n.value.as_str()));
+                self.out.push(' ');
                 self.command(&c.body);
             }
         }
@@ -332,12 +347,12 @@ impl Printer {
             match item {
                 None => {
                     if let Some(w) = &s.word_or_name {
-                        words.push(w.value.clone());
+                        words.push(ansi_c_as_single(&w.value));
                     }
                 }
-                Some(CommandPrefixOrSuffixItem::Word(w)) => words.push(w.value.clone()),
+                Some(CommandPrefixOrSuffixItem::Word(w)) => words.push(ansi_c_as_single(&w.value)),
                 Some(CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => {
-                    words.push(w.value.clone());
+                    words.push(ansi_c_as_single(&w.value));
                 }
                 Some(CommandPrefixOrSuffixItem::IoRedirect(r)) => redirs.push(r),
                 Some(CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub)) => {
@@ -363,6 +378,59 @@ impl Printer {
         let texts: Vec<String> = rs.iter().map(redirect).collect();
         self.out.push_str(&texts.join(" "));
     }
+}
+
+/// A word with each `$'…'` outside double quotes as bash keeps it once read: its text,
+/// decoded, in single quotes (`$'a\tb'` is shown as `'a<TAB>b'`).
+fn ansi_c_as_single(word: &str) -> String {
+    if !word.contains("$'") {
+        return word.to_string();
+    }
+    let chars: Vec<char> = word.chars().collect();
+    let mut out = String::with_capacity(word.len());
+    let mut in_double = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(&n) = chars.get(i + 1) {
+                    out.push(n);
+                }
+                i += 2;
+                continue;
+            }
+            '"' => in_double = !in_double,
+            '\'' if !in_double => {
+                // A single-quoted string is copied as it is.
+                let end = chars[i + 1..]
+                    .iter()
+                    .position(|&q| q == '\'')
+                    .map_or(chars.len(), |p| i + 1 + p);
+                out.extend(&chars[i..(end + 1).min(chars.len())]);
+                i = end + 1;
+                continue;
+            }
+            '$' if !in_double && chars.get(i + 1) == Some(&'\'') => {
+                let mut j = i + 2;
+                while j < chars.len() && chars[j] != '\'' {
+                    j += if chars[j] == '\\' { 2 } else { 1 };
+                }
+                let body: String = chars[i + 2..j.min(chars.len())].iter().collect();
+                let text = crate::shell::expand::ansi_c_decode(&body);
+                out.push('\'');
+                out.push_str(&text.replace('\'', "'\\''"));
+                out.push('\'');
+                i = j + 1;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 /// One redirection as bash prints it: `> file`, `2>&1`, `<<< word`.

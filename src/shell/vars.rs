@@ -466,6 +466,7 @@ impl Shell {
             "BASHPID" => self.bashpid.to_string(),
             "BASH_SUBSHELL" => self.subshell_level.to_string(),
             "LINENO" => self.lines.lineno.to_string(),
+            "BASH_COMMAND" => self.bash_command.clone(),
             "SHELLOPTS" => self.shellopts(),
             _ => return None,
         })

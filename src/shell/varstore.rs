@@ -342,6 +342,36 @@ impl Shell {
         Ok(())
     }
 
+    /// While a local hides global `name`, puts the global in its place so that it can be
+    /// set; [`Shell::leave_global`] puts both back. `None` when no local hides it.
+    pub(crate) fn enter_global(&mut self, name: &str) -> Option<(usize, Option<Var>)> {
+        let frame = self
+            .local_frames
+            .iter()
+            .position(|f| f.iter().any(|(n, _)| n == name))?;
+        let slot = self.local_frames[frame]
+            .iter()
+            .position(|(n, _)| n == name)?;
+        let global = self.local_frames[frame][slot].1.take();
+        let live = self.vars.get(name).cloned();
+        self.restore_var(name.to_string(), global);
+        Some((frame, live))
+    }
+
+    /// Ends [`Shell::enter_global`]: the global's new value is saved again under the
+    /// local, which comes back.
+    pub(crate) fn leave_global(&mut self, name: &str, (frame, live): (usize, Option<Var>)) {
+        let global = self.vars.get(name).cloned();
+        if let Some(slot) = self
+            .local_frames
+            .get_mut(frame)
+            .and_then(|f| f.iter_mut().find(|(n, _)| n == name))
+        {
+            slot.1 = global;
+        }
+        self.restore_var(name.to_string(), live);
+    }
+
     /// Makes `name` local to the running function (saving its outer value).
     pub(crate) fn make_local(&mut self, name: &str) {
         let old = self.vars.get(name).cloned();

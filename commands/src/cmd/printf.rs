@@ -19,9 +19,11 @@ const MAX_FIELD: usize = 1024 * 1024;
 pub(crate) enum Escapes {
     /// A printf format: `\nnn` octal with 1–3 digits, `\"`, `\'`, `\?`.
     Format,
-    /// `echo -e` and `%b`: octal is `\0nnn` (the leading 0 plus up to 3 digits); `\c`
-    /// stops all output.
+    /// `echo -e`: octal is `\0nnn` (the leading 0 plus up to 3 digits); `\c` stops all
+    /// output.
     Echo,
+    /// `%b`: as `echo -e`, and `\nnn` without the leading 0 is octal too.
+    Percent,
 }
 
 /// Appends `s` with backslash escapes expanded. Returns true when `\c` asked to stop.
@@ -46,18 +48,18 @@ pub(crate) fn unescape(s: &[u8], out: &mut Vec<u8>, mode: Escapes) -> bool {
             b't' => out.push(b'\t'),
             b'v' => out.push(0x0b),
             b'\\' => out.push(b'\\'),
-            b'c' if mode == Escapes::Echo => return true,
+            b'c' if mode != Escapes::Format => return true,
             b'"' | b'\'' | b'?' if mode == Escapes::Format => out.push(e),
             b'0'..=b'7' => {
                 let (start, max) = match (mode, e) {
-                    (Escapes::Echo, b'0') => (i, 3),
+                    (Escapes::Echo | Escapes::Percent, b'0') => (i, 3),
                     (Escapes::Echo, _) => {
                         // echo -e has no `\1`-style octal: keep it literally.
                         out.push(b'\\');
                         out.push(e);
                         continue;
                     }
-                    (Escapes::Format, _) => (i - 1, 3),
+                    (Escapes::Format | Escapes::Percent, _) => (i - 1, 3),
                 };
                 let mut v: u32 = 0;
                 let mut j = start;
@@ -497,6 +499,34 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                 spec.prec = Some(p);
             }
         }
+        // `%(FORMAT)T`: the argument (seconds since the epoch; -1 or none: now) as strftime
+        // formats it, padded like a string.
+        if fmt.get(i) == Some(&b'(')
+            && let Some(close) = fmt[i..].iter().position(|&b| b == b')').map(|p| i + p)
+        {
+            let conv = fmt.get(close + 1).copied();
+            if conv != Some(b'T') {
+                let c = conv.map(|c| c as char).unwrap_or_default();
+                run.warnings.push(format!(
+                    "printf: warning: `{c}': invalid time format specification\n"
+                ));
+                run.status = 1;
+                return true;
+            }
+            let arg = run.take().map(str::to_string);
+            let secs = match arg.as_deref() {
+                None => -1,
+                Some(a) => run.int(Some(a)),
+            };
+            let datefmt = String::from_utf8_lossy(&fmt[i + 1..close]);
+            let mut body = strftime(&datefmt, secs).into_bytes();
+            if let Some(p) = spec.prec {
+                body.truncate(p);
+            }
+            spec.pad(&body, false, out);
+            i = close + 2;
+            continue;
+        }
         while i < fmt.len() && b"hlLjzt".contains(&fmt[i]) {
             i += 1;
         }
@@ -522,7 +552,7 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                         .unwrap_or_default(),
                     _ => {
                         let mut v = Vec::new();
-                        let stop = unescape(arg.as_bytes(), &mut v, Escapes::Echo);
+                        let stop = unescape(arg.as_bytes(), &mut v, Escapes::Percent);
                         if stop {
                             let mut s2 = spec.clone();
                             s2.zero = false;
@@ -567,6 +597,58 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
         }
     }
     false
+}
+
+/// The time `secs` seconds after the epoch (-1 and -2: now), in UTC (the session's only
+/// time zone), formatted by `fmt` as strftime does (empty: `%X`). A conversion strftime
+/// does not know is printed as it is, as glibc does.
+fn strftime(fmt: &str, secs: i128) -> String {
+    use chrono::format::{Item, StrftimeItems};
+    let when = if secs == -1 || secs == -2 {
+        Some(chrono::Utc::now())
+    } else {
+        i64::try_from(secs)
+            .ok()
+            .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+    };
+    let Some(when) = when else {
+        return String::new();
+    };
+    let fmt = if fmt.is_empty() { "%X" } else { fmt };
+    // Each `%` conversion (flags, width, modifier, letter) that chrono cannot do is made
+    // literal text.
+    let mut safe = String::with_capacity(fmt.len());
+    let mut rest = fmt;
+    while let Some(at) = rest.find('%') {
+        safe.push_str(&rest[..at]);
+        let tail = &rest[at + 1..];
+        let len = tail
+            .char_indices()
+            .find(|&(_, c)| !matches!(c, '-' | '_' | '0'..='9' | '^' | '#' | ':' | '.' | 'E' | 'O'))
+            .map(|(k, c)| k + c.len_utf8())
+            .unwrap_or(tail.len());
+        let conv = &rest[at..at + 1 + len];
+        let known = len > 0 && !StrftimeItems::new(conv).any(|item| matches!(item, Item::Error));
+        if known {
+            safe.push_str(conv);
+        } else {
+            safe.push_str(&conv.replace('%', "%%"));
+        }
+        rest = &rest[at + 1 + len..];
+    }
+    safe.push_str(rest);
+    let mut text = String::new();
+    use std::fmt::Write as _;
+    if write!(
+        text,
+        "{}",
+        when.format_with_items(StrftimeItems::new(&safe))
+    )
+    .is_err()
+    {
+        return String::new();
+    }
+    text
 }
 
 /// End of the escape sequence starting at `fmt[i] == '\\'`.
@@ -693,6 +775,21 @@ mod tests {
 
     async fn pf(args: &[&str]) -> (i32, String, String) {
         Invocation::default().run(&Printf, args).await
+    }
+
+    #[tokio::test]
+    async fn time_conversion_formats_seconds_in_utc() {
+        assert_eq!(
+            pf(&["%(%F %T)T|%()T", "86400", "0"]).await.1,
+            "1970-01-02 00:00:00|00:00:00"
+        );
+        // Conversions strftime does not know stay as written; width and precision apply.
+        assert_eq!(
+            pf(&["[%(%Y %Q %%)T][%6.2(%Y)T]", "0", "0"]).await.1,
+            "[1970 %Q %][    19]"
+        );
+        let (status, _, err) = pf(&["%(%Y)T", "x"]).await;
+        assert_eq!((status, err.as_str()), (1, "printf: x: invalid number\n"));
     }
 
     #[tokio::test]

@@ -123,7 +123,21 @@ pub(crate) async fn declare(
     }
     let mut status = 0;
     for arg in names {
-        if let Err(msg) = declare_one(sh, cmd, arg, &flags, make_local && !flags.global, io).await {
+        // `declare -g` in a function acts on the global variable even where a local of
+        // the same name hides it (the local stays as it is).
+        let hidden = if flags.global {
+            let lhs = arg.split_once('=').map_or(arg.as_str(), |(l, _)| l);
+            let lhs = lhs.strip_suffix('+').unwrap_or(lhs);
+            let name = split_subscript(lhs).map_or(lhs, |(n, _)| n);
+            sh.enter_global(name).map(|h| (name.to_string(), h))
+        } else {
+            None
+        };
+        let r = declare_one(sh, cmd, arg, &flags, make_local && !flags.global, io).await;
+        if let Some((name, h)) = hidden {
+            sh.leave_global(&name, h);
+        }
+        if let Err(msg) = r {
             super::fail(sh, io, msg, 1).await?;
             status = 1;
         }
@@ -610,6 +624,14 @@ mod tests {
     async fn declare_g_in_function_is_global() {
         let script = "f() { declare -g x=in; }; x=out; f; echo $x";
         let expected = (0, "in\n".to_string(), "".to_string());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn declare_g_under_a_local_sets_the_global_and_keeps_the_local() {
+        let script =
+            "f() { local x=l; g; echo \"f:$x\"; }; g() { declare -g x=G; }; x=o; f; echo $x";
+        let expected = (0, "f:l\nG\n".to_string(), "".to_string());
         assert_eq!(run(script).await, expected);
     }
 

@@ -93,17 +93,28 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         },
     };
     let _ = a.silent;
-    for n in a.names.iter().chain(a.array.iter()) {
+    // A NAME may be an element (`read 'a[1]'`); the array of `-a` may not.
+    let element =
+        |n: &str| crate::shell::vars::split_subscript(n).is_some_and(|(b, _)| super::is_name(b));
+    for n in a.names.iter().filter(|n| !element(n)).chain(a.array.iter()) {
         if !super::is_name(n) {
             return super::fail(sh, io, format!("read: `{n}': not a valid identifier"), 1).await;
         }
     }
-    if let Some(p) = &a.prompt {
-        let _ = io.stderr().write_str(p).await;
+    if let Some(arr) = &a.array
+        && sh.is_assoc(arr)
+    {
+        return super::fail(sh, io, format!("read: {arr}: not an indexed array"), 1).await;
     }
     let _ = (a.editor, &a.initial);
     let input = match a.fd {
-        None => io.stdin(),
+        None => match io.input(0) {
+            Some(i) => i,
+            None => {
+                let msg = "read: read error: 0: Bad file descriptor".to_string();
+                return super::fail(sh, io, msg, 1).await;
+            }
+        },
         Some(fd) => match io.input(fd) {
             Some(i) => i,
             None => {
@@ -112,6 +123,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
         },
     };
+    // bash shows the prompt only when the input is a terminal.
+    if let Some(p) = &a.prompt
+        && input.is_pull_source()
+    {
+        let _ = io.stderr().write_str(p).await;
+    }
     // `-N`: a count of characters and no delimiter at all.
     let exact = a.exact.is_some();
     let nchars = a.exact.or(a.nchars);
@@ -318,7 +335,7 @@ fn split_n(s: &str, ifs: &str, n: usize, raw: bool) -> Vec<String> {
         && !is_ws(last, ifs)
     {
         let body = &rest[..rest.len() - last.len_utf8()];
-        if !body.is_empty() && !body.ends_with('\\') && !body.chars().any(|c| ifs.contains(c)) {
+        if !body.ends_with('\\') && !body.chars().any(|c| ifs.contains(c)) {
             rest.truncate(body.len());
         }
     }

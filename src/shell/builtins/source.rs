@@ -6,12 +6,37 @@ use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
 use crate::shell::{MAX_SCRIPT, Shell};
 
-pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+pub(crate) async fn run(
+    sh: &mut Shell,
+    name: String,
+    mut args: Vec<String>,
+    io: &Fds,
+) -> Exec<i32> {
+    if args.first().is_some_and(|a| a == "--") {
+        args.remove(0);
+    }
     let Some(file) = args.first() else {
-        return super::fail(sh, io, "source: filename argument required".into(), 2).await;
+        return super::fail(
+            sh,
+            io,
+            format!(
+                "{name}: filename argument required\n{name}: usage: {name} filename [arguments]"
+            ),
+            2,
+        )
+        .await;
     };
-    let path = fs::join(&sh.cwd, file);
     let files = sh.fs_for(io);
+    let path = match find(sh, files.as_ref(), file).await {
+        Some(p) => p,
+        None => {
+            let msg = format!("{file}: {}", forkbox_commands::FsError::NotFound);
+            return super::fail(sh, io, msg, 1).await;
+        }
+    };
+    if files.stat(&path).await.is_ok_and(|m| m.is_dir()) {
+        return super::fail(sh, io, format!("{name}: {file}: is a directory"), 1).await;
+    }
     let bytes = match fs::read_all(files.as_ref(), &path, MAX_SCRIPT).await {
         Ok(b) => b,
         Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
@@ -46,6 +71,30 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Err(Flow::Return(s)) => Ok(s),
         other => other,
     }
+}
+
+/// The file `source NAME` reads: a name with a slash as it is; otherwise the first regular
+/// file of that name in `PATH` (with `sourcepath` on, as by default), then, outside POSIX
+/// mode, the working directory. `None` when there is none.
+async fn find(sh: &Shell, files: &dyn fs::FileSystem, name: &str) -> Option<String> {
+    let here = fs::join(&sh.cwd, name);
+    if name.contains('/') {
+        return Some(here);
+    }
+    if sh.shopts.on("sourcepath") {
+        let path = sh.get_str("PATH").unwrap_or_default();
+        for dir in path.split(':') {
+            let dir = if dir.is_empty() { "." } else { dir };
+            let candidate = fs::join(&fs::join(&sh.cwd, dir), name);
+            if files.stat(&candidate).await.is_ok_and(|m| m.is_file()) {
+                return Some(candidate);
+            }
+        }
+    }
+    if sh.opts.posix {
+        return None;
+    }
+    files.stat(&here).await.is_ok().then_some(here)
 }
 
 #[cfg(test)]

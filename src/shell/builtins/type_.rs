@@ -68,31 +68,83 @@ pub(crate) fn verbose(sh: &Shell, name: &str, kind: &str, path: &str) -> String 
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut kind_only = false;
+    // `-p`: only a file's path; `-P`: only a path, whatever else the name is.
+    let mut path_only = false;
+    let mut path_search = false;
+    let mut no_functions = false;
     let mut names = Vec::new();
+    let mut options = true;
     for a in &args {
-        match a.as_str() {
-            "-t" => kind_only = true,
-            "-a" | "-p" | "-P" | "-f" => {}
-            "--help" => {
-                let _ = io.stdout().write_str("type: type [-afptP] name [name ...]\n    Display information about command type.\n").await;
-                return Ok(0);
+        if options && a == "--" {
+            options = false;
+            continue;
+        }
+        if options && a == "--help" {
+            let _ = io.stdout().write_str("type: type [-afptP] name [name ...]\n    Display information about command type.\n").await;
+            return Ok(0);
+        }
+        match a.strip_prefix('-') {
+            Some(letters) if options && !letters.is_empty() => {
+                for c in letters.chars() {
+                    match c {
+                        't' => kind_only = true,
+                        'p' => path_only = true,
+                        'P' => path_search = true,
+                        'f' => no_functions = true,
+                        'a' => {}
+                        _ => {
+                            let msg = format!(
+                                "type: -{c}: invalid option\ntype: usage: type [-afptP] name [name ...]"
+                            );
+                            return super::fail(sh, io, msg, 2).await;
+                        }
+                    }
+                }
             }
-            _ => names.push(a.clone()),
+            _ => {
+                options = false;
+                names.push(a.clone());
+            }
         }
     }
     let mut status = 0;
     for n in &names {
-        match describe(sh, n) {
+        let found = if no_functions && sh.functions.contains_key(n) {
+            let saved = sh.functions.remove(n);
+            let d = describe(sh, n);
+            if let Some(f) = saved {
+                sh.functions.insert(n.clone(), f);
+            }
+            d
+        } else {
+            describe(sh, n)
+        };
+        if path_search {
+            // Only a file of the command table has a path here.
+            match found.filter(|(kind, _)| *kind == "file") {
+                Some((_, path)) => {
+                    let _ = io.stdout().write_str(&format!("{path}\n")).await;
+                }
+                None => status = 1,
+            }
+            continue;
+        }
+        match found {
             Some((kind, path)) => {
                 let line = if kind_only {
                     kind.to_string()
+                } else if path_only {
+                    if kind != "file" {
+                        continue;
+                    }
+                    path
                 } else {
                     verbose(sh, n, kind, &path)
                 };
                 let _ = io.stdout().write_str(&format!("{line}\n")).await;
             }
             None => {
-                if !kind_only {
+                if !kind_only && !path_only {
                     super::fail(sh, io, format!("type: {n}: not found"), 1).await?;
                 }
                 status = 1;

@@ -42,8 +42,13 @@ impl Shell {
         if builtin {
             let _ran = crate::telemetry::metrics::command(forkbox_commands::CommandKind::Builtin);
             let saved = self.push_temp_env(&env_extra);
+            // POSIX mode: assignments before a special builtin stay (exported, as bash
+            // leaves them).
+            let keep = self.opts.posix && is_special_builtin(&name);
             let r = builtins::run(self, &name, args, fds).await;
-            self.pop_temp_env(saved);
+            if !keep {
+                self.pop_temp_env(saved);
+            }
             return r;
         }
         self.run_external(&name, args, &env_extra, fds).await
@@ -339,4 +344,28 @@ impl Shell {
             }
         }
     }
+}
+
+/// The POSIX special builtins: a syntax error in one ends a POSIX shell, and assignments
+/// before one outlive it in POSIX mode.
+fn is_special_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "break"
+            | ":"
+            | "."
+            | "continue"
+            | "eval"
+            | "exec"
+            | "exit"
+            | "export"
+            | "readonly"
+            | "return"
+            | "set"
+            | "shift"
+            | "source"
+            | "times"
+            | "trap"
+            | "unset"
+    )
 }

@@ -8,6 +8,9 @@ impl Shell {
         if let Some((text, used)) = self.alias_text(sc) {
             return self.run_alias(text, used, fds).await;
         }
+        if self.in_trap == 0 && (!self.traps.is_empty() || mentions_bash_command(sc)) {
+            self.bash_command = crate::shell::printer::simple_command(sc);
+        }
         if !self.traps.is_empty() {
             self.run_debug_trap(fds).await?;
         }
@@ -478,4 +481,21 @@ fn redirect_fd(r: &IoRedirect) -> Option<i32> {
         IoRedirect::File(n, _, _) => *n,
         _ => None,
     }
+}
+
+/// Whether a word of `sc` reads `$BASH_COMMAND` (so it must be kept even without traps).
+fn mentions_bash_command(sc: &SimpleCommand) -> bool {
+    let items = (sc.prefix.iter().flat_map(|p| p.0.iter()))
+        .chain(sc.suffix.iter().flat_map(|p| p.0.iter()));
+    let mut words = items.filter_map(|item| match item {
+        CommandPrefixOrSuffixItem::Word(w) | CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+            Some(w)
+        }
+        _ => None,
+    });
+    words.any(|w| w.value.contains("BASH_COMMAND"))
+        || sc
+            .word_or_name
+            .as_ref()
+            .is_some_and(|w| w.value.contains("BASH_COMMAND"))
 }

@@ -471,15 +471,32 @@ impl Shell {
     /// Inside double quotes, single quotes and a leading `~` in the word are literal.
     async fn expand_word_in_place(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
         let mut pieces = if quoted && (text.contains('\'') || text.starts_with('~')) {
-            let mut parsed = parse_word(text)?;
-            for p in &mut parsed {
-                if matches!(
-                    p.piece,
-                    WordPiece::SingleQuotedText(_) | WordPiece::TildeExpansion(_)
-                ) && let Some(raw) = text.get(p.start_index..p.end_index)
-                {
-                    p.piece = WordPiece::Text(raw.to_string());
+            let mut parsed = Vec::new();
+            for mut p in parse_word(text)? {
+                match &p.piece {
+                    // In double quotes `'` is an ordinary character: what is between two
+                    // of them is expanded as the rest is (`"${x:+'$x'}"` gives `'y'`).
+                    WordPiece::SingleQuotedText(inner) if inner.contains(['$', '`']) => {
+                        let quote = |at: usize| WordPieceWithSource {
+                            piece: WordPiece::Text("'".to_string()),
+                            start_index: at,
+                            end_index: at,
+                        };
+                        parsed.push(quote(p.start_index));
+                        let body = super::super::parse::guarded(inner, word::parse_heredoc)?
+                            .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))?;
+                        parsed.extend(body);
+                        parsed.push(quote(p.end_index));
+                        continue;
+                    }
+                    WordPiece::SingleQuotedText(_) | WordPiece::TildeExpansion(_) => {
+                        if let Some(raw) = text.get(p.start_index..p.end_index) {
+                            p.piece = WordPiece::Text(raw.to_string());
+                        }
+                    }
+                    _ => {}
                 }
+                parsed.push(p);
             }
             let mut out = Vec::new();
             self.expand_pieces(&parsed, quoted, fds, &mut out).await?;
