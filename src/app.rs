@@ -645,6 +645,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
                 stdout: out_w.clone(),
                 stderr: err_w.clone(),
                 tty: None,
+                terminal: None,
             };
             shell.run_script(script, &stdio, cancel).await
         }
@@ -654,6 +655,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
                 stdout: out_w.clone(),
                 stderr: err_w.clone(),
                 tty: None,
+                terminal: None,
             };
             shell.run_stream(&stdio, cancel).await
         }

@@ -203,6 +203,18 @@ pub struct Stdio {
     pub stdout: Output,
     pub stderr: Output,
     pub tty: Option<TermSize>,
+    /// The session's terminal for full-screen programs; `Some` exactly when `tty` is.
+    pub terminal: Option<TerminalHandle>,
+}
+
+/// The session's terminal as the shell carries it (a command gets it in its `Context`).
+#[derive(Clone)]
+pub struct TerminalHandle(pub Arc<dyn forkbox_commands::Terminal>);
+
+impl std::fmt::Debug for TerminalHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TerminalHandle")
+    }
 }
 
 /// The value of a shell variable.
@@ -1010,6 +1022,7 @@ mod api_tests {
             stdout: Output::null(),
             stderr: ow,
             tty: None,
+            terminal: None,
         };
         let cancel = CancellationToken::new();
         let c2 = cancel.clone();
@@ -1091,6 +1104,7 @@ mod api_tests {
             stdout: ow,
             stderr: Output::null(),
             tty: None,
+            terminal: None,
         };
         let status = sh
             .run_script(
@@ -1263,6 +1277,7 @@ mod api_tests {
             stdout: ow,
             stderr: ew,
             tty: None,
+            terminal: None,
         };
         let status = sh.run_stream(&io, CancellationToken::new()).await;
         drop(io);
@@ -1349,6 +1364,7 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
             stdout: ow,
             stderr: ew,
             tty: None,
+            terminal: None,
         };
         let out = tokio::spawn(async move { or.read_to_end(1 << 20).await.unwrap_or_default() });
         let status = sh.run_stream(&io, CancellationToken::new()).await;
@@ -1368,6 +1384,7 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
             stdout: ow,
             stderr: ew,
             tty: None,
+            terminal: None,
         };
         let out = tokio::spawn(async move { or.read_to_end(1 << 20).await.unwrap_or_default() });
         sh.run_stream(&io, CancellationToken::new()).await;

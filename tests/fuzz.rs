@@ -344,6 +344,7 @@ async fn run_shell_case(target: &str, case: &ShellCase) -> Result<Outcome, Strin
             stdout: out_w,
             stderr: err_w,
             tty: None,
+            terminal: None,
         };
         let status = match &run {
             Run::Script(s) => shell.run_script(s, &io, token).await,

@@ -29,6 +29,8 @@ pub(crate) struct Fds {
     map: BTreeMap<i32, Fd>,
     /// `Some` while fd 1 is still the session's terminal.
     pub tty: Option<TermSize>,
+    /// The terminal itself, for full-screen programs; cleared with `tty`.
+    pub terminal: Option<crate::shell::TerminalHandle>,
     /// Which `exec` redirection table this one derives from (0: the script's streams);
     /// a list picks up a newer table between two commands (see `Shell::exec_fds`).
     pub generation: u64,
@@ -43,6 +45,7 @@ impl Fds {
         Fds {
             map,
             tty: io.tty,
+            terminal: io.terminal.clone(),
             generation: 0,
         }
     }
@@ -96,6 +99,7 @@ impl Fds {
         let mut f = self.clone();
         f.map.insert(1, Fd::Write(output));
         f.tty = None;
+        f.terminal = None;
         f
     }
 
@@ -120,6 +124,7 @@ impl Fds {
     fn set(&mut self, fd: i32, d: Fd) {
         if fd == 1 {
             self.tty = None;
+            self.terminal = None;
         }
         self.map.insert(fd, d);
     }
@@ -127,6 +132,7 @@ impl Fds {
     fn close(&mut self, fd: i32) {
         if fd == 1 {
             self.tty = None;
+            self.terminal = None;
         }
         self.map.remove(&fd);
     }
