@@ -199,6 +199,7 @@ impl Editor {
             }
             Key::Tab => {
                 self.tabbed = tabbed;
+                self.draw(out);
                 let req = complete::request(&self.line[..self.cursor]);
                 self.asked = Some(req.clone());
                 return Some(Event::Complete(req));
@@ -292,7 +293,8 @@ impl Editor {
         if !add.is_empty() {
             self.insert_str(&add, out);
             self.dirty = true;
-            self.tabbed = false;
+            // Still ambiguous: the next Tab lists (readline's behaviour).
+            self.tabbed = found.len() > 1;
             self.draw(out);
             return;
         }
