@@ -9,7 +9,7 @@ use super::MAX_LINE;
 use super::complete::{self, Candidate, Kind, Request};
 use super::history::History;
 use super::keys::{Decoder, Key};
-use super::render::{Screen, columns};
+use super::render::{Screen, columns, place};
 
 /// What a key did that the caller must act on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,6 +69,9 @@ pub struct Editor {
     overflowed: bool,
     /// The line changed since it was last drawn.
     dirty: bool,
+    /// The line as the screen shows it, with the cursor at its end, when that is known:
+    /// typing at the end of the line then only writes the new characters.
+    shown: Option<String>,
 }
 
 impl Editor {
@@ -88,6 +91,7 @@ impl Editor {
             asked: None,
             overflowed: false,
             dirty: false,
+            shown: None,
         }
     }
 
@@ -110,6 +114,7 @@ impl Editor {
         self.overflowed = false;
         self.dirty = false;
         self.screen.row = 0;
+        self.shown = Some(String::new());
     }
 
     /// The line typed so far.
@@ -147,14 +152,14 @@ impl Editor {
         self.screen.cols = (cols as usize).max(1);
         self.screen.row = 0;
         self.dirty = true;
+        self.shown = None;
         self.draw(out);
     }
 
     /// Ctrl-C from outside the byte stream (the session's interrupt): drops the line.
     pub fn interrupt(&mut self, out: &mut Vec<u8>) -> Event {
         self.search = None;
-        let (prompt, line) = (self.prompt.clone(), self.line.clone());
-        self.screen.finish(out, &prompt, &line, "^C");
+        self.finish_line(out, "^C");
         self.line.clear();
         self.cursor = 0;
         Event::Interrupt
@@ -164,6 +169,11 @@ impl Editor {
         if !std::mem::take(&mut self.dirty) {
             return;
         }
+        if self.append_only(out) {
+            return;
+        }
+        self.shown = (self.search.is_none() && self.cursor == self.line.len())
+            .then(|| self.line.clone());
         match &self.search {
             Some(s) => {
                 let prompt = search_prompt(s);
@@ -174,6 +184,29 @@ impl Editor {
                 .screen
                 .redraw(out, &self.prompt, &self.line, self.cursor),
         }
+    }
+
+    /// Draws text typed at the end of the line by writing just that text, when it stays
+    /// on the cursor's row; false when a full redraw is needed.
+    fn append_only(&mut self, out: &mut Vec<u8>) -> bool {
+        let Some(shown) = &self.shown else {
+            return false;
+        };
+        if self.search.is_some()
+            || self.cursor != self.line.len()
+            || !self.line.starts_with(shown.as_str())
+        {
+            return false;
+        }
+        let cols = self.screen.cols;
+        let start = place((0, 0), &self.prompt, cols);
+        let end = place(start, &self.line, cols);
+        if end.0 != self.screen.row || end.1 >= cols {
+            return false;
+        }
+        out.extend_from_slice(self.line[shown.len()..].as_bytes());
+        self.shown = Some(self.line.clone());
+        true
     }
 
     /// Applies one key; `Some` when it ends the read or needs the caller.
@@ -242,6 +275,7 @@ impl Editor {
             Key::Ctrl('l') => {
                 out.extend_from_slice(b"\x1b[H\x1b[2J");
                 self.screen.row = 0;
+                self.shown = None;
             }
             Key::Up | Key::Ctrl('p') => self.history_move(true),
             Key::Down | Key::Ctrl('n') => self.history_move(false),
@@ -309,17 +343,19 @@ impl Editor {
                 _ => complete::shown(&req, c),
             })
             .collect();
-        let (prompt, line) = (self.prompt.clone(), self.line.clone());
-        self.screen.finish(out, &prompt, &line, "");
+        let cursor = self.cursor;
+        self.finish_line(out, "");
+        self.cursor = cursor;
         out.extend_from_slice(columns(&shown, self.screen.cols).as_bytes());
+        self.shown = None;
         self.dirty = true;
         self.draw(out);
     }
 
     fn accept(&mut self, out: &mut Vec<u8>) -> Event {
         self.search = None;
-        let (prompt, line) = (self.prompt.clone(), std::mem::take(&mut self.line));
-        self.screen.finish(out, &prompt, &line, "");
+        self.finish_line(out, "");
+        let line = std::mem::take(&mut self.line);
         self.cursor = 0;
         self.history.add(&line);
         if std::mem::take(&mut self.overflowed) {
@@ -327,6 +363,22 @@ impl Editor {
         } else {
             Event::Line(line)
         }
+    }
+
+    /// Shows the whole line with the cursor at its end, writes `mark`, and moves to the
+    /// start of the next row (after Enter, Ctrl-C, or before a listing).
+    fn finish_line(&mut self, out: &mut Vec<u8>, mark: &str) {
+        self.cursor = self.line.len();
+        self.dirty = true;
+        self.screen.wrapped = false;
+        self.draw(out);
+        if !(self.screen.wrapped && mark.is_empty()) {
+            out.extend_from_slice(mark.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        self.screen.row = 0;
+        self.screen.wrapped = false;
+        self.shown = None;
     }
 
     fn insert_char(&mut self, c: char, out: &mut Vec<u8>) {

@@ -37,7 +37,19 @@ fn typing_and_enter_give_the_line_and_redraw() {
     assert_eq!(out, b"$ ");
     let (ev, out) = run(&mut ed, b"ls\r");
     assert_eq!(ev, Some(Event::Line("ls".into())));
-    assert!(out.ends_with(b"$ ls\r\n"), "{:?}", String::from_utf8_lossy(&out));
+    // Typing at the end of the line writes just what was typed, as a terminal echoes.
+    assert_eq!(out, b"ls\r\n");
+}
+
+#[test]
+fn a_line_that_fills_the_row_exactly_leaves_no_blank_row() {
+    let mut ed = Editor::new(10);
+    let mut out = Vec::new();
+    ed.begin("$ ", &mut out);
+    let (ev, out) = run(&mut ed, b"12345678\r");
+    assert_eq!(ev, Some(Event::Line("12345678".into())));
+    assert!(out.ends_with(b"$ 12345678\r\n"), "{:?}", String::from_utf8_lossy(&out));
+    assert!(!out.ends_with(b"\r\n\r\n"));
 }
 
 #[test]
@@ -184,7 +196,7 @@ fn tab_completes_a_single_candidate() {
     let mut out = Vec::new();
     ed.begin("$ ", &mut out);
     let (ev, drawn) = run(&mut ed, b"ec\t");
-    assert!(drawn.ends_with(b"$ ec"), "typed text is drawn before completing");
+    assert_eq!(drawn, b"ec", "typed text is drawn before completing");
     assert_eq!(
         ev,
         Some(Event::Complete(Request {
@@ -282,8 +294,8 @@ fn a_prompt_over_several_lines_redraws_its_last() {
     let mut out = Vec::new();
     ed.begin("info\n$ ", &mut out);
     assert_eq!(out, b"info\r\n$ ");
-    let (_, out) = run(&mut ed, b"x");
-    assert_eq!(out, b"\r\x1b[J$ x");
+    let (_, out) = run(&mut ed, b"x\x01");
+    assert_eq!(out, b"\r\x1b[J$ x\r\x1b[2C");
 }
 
 #[test]

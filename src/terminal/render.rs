@@ -77,6 +77,8 @@ pub struct Screen {
     pub cols: usize,
     /// Rows the cursor is below the first row of the prompt's last line.
     pub row: usize,
+    /// The last redraw filled its last row exactly and moved to the start of the next.
+    pub wrapped: bool,
 }
 
 impl Screen {
@@ -84,6 +86,7 @@ impl Screen {
         Screen {
             cols: cols.max(1),
             row: 0,
+            wrapped: false,
         }
     }
 
@@ -97,7 +100,8 @@ impl Screen {
         let start = place((0, 0), prompt, self.cols);
         let mut end = place(start, line, self.cols);
         let mut at = place(start, &line[..cursor.min(line.len())], self.cols);
-        if end.1 >= self.cols {
+        self.wrapped = end.1 >= self.cols;
+        if self.wrapped {
             // Past the last cell: make the terminal wrap now, so its cursor is where ours is.
             out.extend_from_slice(b"\r\n");
             end = (end.0 + 1, 0);
@@ -122,15 +126,6 @@ impl Screen {
         if self.row > 0 {
             out.extend_from_slice(format!("\x1b[{}A", self.row).as_bytes());
         }
-        self.row = 0;
-    }
-
-    /// Draws the line with the cursor at its end and moves to a fresh row below it
-    /// (after Enter, Ctrl-C, or before a listing); `mark` is written at the end first.
-    pub fn finish(&mut self, out: &mut Vec<u8>, prompt: &str, line: &str, mark: &str) {
-        self.redraw(out, prompt, line, line.len());
-        out.extend_from_slice(mark.as_bytes());
-        out.extend_from_slice(b"\r\n");
         self.row = 0;
     }
 }
