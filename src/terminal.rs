@@ -25,14 +25,17 @@ pub use input::{INPUT_QUEUE, SessionTerminal, TermSource, Tty};
 /// one rings the bell), so a client cannot grow the line buffer without bound.
 pub const MAX_LINE: usize = 64 * 1024;
 
-/// Translates `\n` into `\r\n` for a terminal (what a tty's ONLCR does).
+/// Translates `\n` into `\r\n` for a terminal (what a tty's ONLCR does), leaving a
+/// `\r\n` that is already there alone (the editor's and the echo's own line ends).
 pub fn onlcr(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len() + data.len() / 16);
+    let mut prev = 0u8;
     for &b in data {
-        if b == b'\n' {
+        if b == b'\n' && prev != b'\r' {
             out.push(b'\r');
         }
         out.push(b);
+        prev = b;
     }
     out
 }
@@ -44,5 +47,6 @@ mod tests {
     #[test]
     fn onlcr_translates() {
         assert_eq!(onlcr(b"a\nb\n"), b"a\r\nb\r\n");
+        assert_eq!(onlcr(b"a\r\nb\r\r\n"), b"a\r\nb\r\r\n");
     }
 }

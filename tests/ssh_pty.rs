@@ -244,7 +244,9 @@ trait LastNonBlank<'a> {
 
 impl<'a, I: DoubleEndedIterator<Item = &'a str>> LastNonBlank<'a> for I {
     fn last_non_blank(mut self) -> &'a str {
-        self.rfind(|l| !l.trim().is_empty()).unwrap_or("").trim_end()
+        self.rfind(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim_end()
     }
 }
 
@@ -260,7 +262,10 @@ fn multi_line_input_continues_with_the_secondary_prompt() {
     pane.type_text("done");
     pane.keys(&["Enter"]);
     let s = pane.wait_line("2");
-    assert!(has_line(&s, "> echo $i") && has_line(&s, "> done") && has_line(&s, "1"), "{s}");
+    assert!(
+        has_line(&s, "> echo $i") && has_line(&s, "> done") && has_line(&s, "1"),
+        "{s}"
+    );
     // An unclosed quote continues too.
     pane.type_text("echo 'a");
     pane.keys(&["Enter"]);

@@ -18,8 +18,8 @@ use crate::shell::{
     command_too_long, line_too_long,
 };
 use crate::terminal::{
-    self, Candidate, CompletionKind, CompletionRequest, Editor, Event, SessionTerminal,
-    TermSource, Tty, onlcr,
+    self, Candidate, CompletionKind, CompletionRequest, Editor, Event, SessionTerminal, TermSource,
+    Tty, onlcr,
 };
 /// Longest exec request accepted.
 pub const MAX_EXEC_LEN: usize = 1024 * 1024;
@@ -50,10 +50,19 @@ enum Request {
     Sftp,
 }
 
+/// The window size a client asked for; 0 (what `ssh -tt` sends when its own stdin is no
+/// terminal) means unknown, taken as 80×24 as programs on a real tty do.
 fn clamp_size(cols: u32, rows: u32) -> TermSize {
+    let or = |v: u32, unknown: u32| {
+        if v == 0 {
+            unknown
+        } else {
+            v.min(u16::MAX as u32)
+        }
+    };
     TermSize {
-        cols: cols.clamp(1, u16::MAX as u32) as u16,
-        rows: rows.clamp(1, u16::MAX as u32) as u16,
+        cols: or(cols, 80) as u16,
+        rows: or(rows, 24) as u16,
     }
 }
 

@@ -41,8 +41,26 @@ fn needs_escape(c: char) -> bool {
     c.is_whitespace()
         || matches!(
             c,
-            '\\' | '\'' | '"' | '`' | '$' | '&' | '|' | ';' | '(' | ')' | '<' | '>' | '*' | '?'
-                | '[' | ']' | '#' | '!' | '{' | '}' | '~'
+            '\\' | '\''
+                | '"'
+                | '`'
+                | '$'
+                | '&'
+                | '|'
+                | ';'
+                | '('
+                | ')'
+                | '<'
+                | '>'
+                | '*'
+                | '?'
+                | '['
+                | ']'
+                | '#'
+                | '!'
+                | '{'
+                | '}'
+                | '~'
         )
 }
 
@@ -81,7 +99,11 @@ pub fn request(before: &str) -> Request {
             head.rsplit(|c: char| separates(c)).next(),
             Some("then" | "do" | "else" | "elif" | "if" | "while" | "until" | "!" | "time")
         );
-    if quote != Some('\'') && word.starts_with('$') && !word.starts_with("$(") && !word.starts_with("${") {
+    if quote != Some('\'')
+        && word.starts_with('$')
+        && !word.starts_with("$(")
+        && !word.starts_with("${")
+    {
         return Request {
             kind: Kind::Variable,
             word: word[1..].to_string(),

@@ -172,13 +172,14 @@ impl Editor {
         if self.append_only(out) {
             return;
         }
-        self.shown = (self.search.is_none() && self.cursor == self.line.len())
-            .then(|| self.line.clone());
+        self.shown =
+            (self.search.is_none() && self.cursor == self.line.len()).then(|| self.line.clone());
         match &self.search {
             Some(s) => {
                 let prompt = search_prompt(s);
                 let at = s.found.map_or(self.cursor, |(_, at)| at);
-                self.screen.redraw(out, &prompt, &self.line, at.min(self.line.len()));
+                self.screen
+                    .redraw(out, &prompt, &self.line, at.min(self.line.len()));
             }
             None => self
                 .screen
@@ -220,7 +221,12 @@ impl Editor {
         }
         let tabbed = std::mem::take(&mut self.tabbed);
         match key {
-            Key::Char(c) => self.insert_char(c, out),
+            Key::Char(c) => {
+                // Marks the line changed only when something went in (past the bound,
+                // a paste costs no redraws).
+                self.insert_char(c, out);
+                return None;
+            }
             Key::Enter => return Some(self.accept(out)),
             Key::Ctrl('c') => return Some(self.interrupt(out)),
             Key::Ctrl('d') => {
@@ -252,9 +258,9 @@ impl Editor {
             Key::Ctrl('w') => {
                 let before = &self.line[..self.cursor];
                 let end = before.trim_end_matches(char::is_whitespace).len();
-                let start = before[..end]
-                    .rfind(char::is_whitespace)
-                    .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+                let start = before[..end].rfind(char::is_whitespace).map_or(0, |i| {
+                    i + before[i..].chars().next().map_or(1, char::len_utf8)
+                });
                 self.kill_range(start, self.cursor);
             }
             Key::AltBackspace | Key::Alt('\x08') => {
@@ -401,6 +407,9 @@ impl Editor {
             self.overflowed = true;
             out.push(0x07);
         }
+        if take == 0 {
+            return;
+        }
         self.line.insert_str(self.cursor, &s[..take]);
         self.cursor += take;
         // A combining mark joins the character before it: keep the cursor on a boundary.
@@ -461,7 +470,9 @@ impl Editor {
     /// The start of the word at or before `at` (words are letters and digits).
     fn word_back(&self, at: usize) -> usize {
         let before = &self.line[..at];
-        let end = before.trim_end_matches(|c: char| !c.is_alphanumeric()).len();
+        let end = before
+            .trim_end_matches(|c: char| !c.is_alphanumeric())
+            .len();
         before[..end]
             .char_indices()
             .rev()
@@ -473,7 +484,10 @@ impl Editor {
     /// The end of the word at or after `at`.
     fn word_forward(&self, at: usize) -> usize {
         let after = &self.line[at..];
-        let skip = after.len() - after.trim_start_matches(|c: char| !c.is_alphanumeric()).len();
+        let skip = after.len()
+            - after
+                .trim_start_matches(|c: char| !c.is_alphanumeric())
+                .len();
         let rest = &after[skip..];
         let word = rest.len() - rest.trim_start_matches(char::is_alphanumeric).len();
         at + skip + word

@@ -48,7 +48,11 @@ fn a_line_that_fills_the_row_exactly_leaves_no_blank_row() {
     ed.begin("$ ", &mut out);
     let (ev, out) = run(&mut ed, b"12345678\r");
     assert_eq!(ev, Some(Event::Line("12345678".into())));
-    assert!(out.ends_with(b"$ 12345678\r\n"), "{:?}", String::from_utf8_lossy(&out));
+    assert!(
+        out.ends_with(b"$ 12345678\r\n"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
     assert!(!out.ends_with(b"\r\n\r\n"));
 }
 
@@ -78,7 +82,10 @@ fn kill_and_yank() {
     assert_eq!(typed(b"echo hello\x15\r"), "");
     assert_eq!(typed(b"echo hello\x15x \x19\r"), "x echo hello");
     assert_eq!(typed(b"echo hello\x01\x06\x06\x06\x06\x0b\r"), "echo");
-    assert_eq!(typed(b"echo hello\x01\x0b\x19\x19\r"), "echo helloecho hello");
+    assert_eq!(
+        typed(b"echo hello\x01\x0b\x19\x19\r"),
+        "echo helloecho hello"
+    );
 }
 
 #[test]
@@ -101,13 +108,20 @@ fn transpose() {
 fn wide_and_combining_characters_move_as_one() {
     assert_eq!(typed("中文\x1b[Dx\r".as_bytes()), "中x文");
     assert_eq!(typed("e\u{301}\x7f\r".as_bytes()), "");
-    assert_eq!(typed("ae\u{301}b\x1b[D\x1b[D\x7f\r".as_bytes()), "e\u{301}b");
+    assert_eq!(
+        typed("ae\u{301}b\x1b[D\x1b[D\x7f\r".as_bytes()),
+        "e\u{301}b"
+    );
     // The cursor sits after the wide characters: 2 + 4 columns.
     let mut ed = Editor::new(80);
     let mut out = Vec::new();
     ed.begin("$ ", &mut out);
     let (_, out) = run(&mut ed, "中文x\x1b[D".as_bytes());
-    assert!(out.ends_with(b"\r\x1b[6C"), "{:?}", String::from_utf8_lossy(&out));
+    assert!(
+        out.ends_with(b"\r\x1b[6C"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
 }
 
 #[test]
@@ -161,7 +175,10 @@ fn reverse_search() {
     let (_, out) = run(&mut ed, b"\x12ech");
     assert_eq!(ed.line(), "echo beta");
     let shown = String::from_utf8_lossy(&out).to_string();
-    assert!(shown.contains("(reverse-i-search)`ech': echo beta"), "{shown:?}");
+    assert!(
+        shown.contains("(reverse-i-search)`ech': echo beta"),
+        "{shown:?}"
+    );
     run(&mut ed, b"\x12");
     assert_eq!(ed.line(), "echo alpha");
     let (_, out) = run(&mut ed, b"zz");
@@ -224,7 +241,10 @@ fn tab_inserts_the_common_prefix_then_lists_on_the_second_tab() {
     run(&mut ed, b"\t");
     ed.complete(cands(&[("docs", true), ("dock", false)]), &mut out);
     let shown = String::from_utf8_lossy(&out).to_string();
-    assert!(shown.contains("\r\ndocs/  dock\r\n\r\x1b[J$ cat doc"), "{shown:?}");
+    assert!(
+        shown.contains("\r\ndocs/  dock\r\n\r\x1b[J$ cat doc"),
+        "{shown:?}"
+    );
     assert_eq!(ed.line(), "cat doc");
     // A first Tab that can add nothing rings the bell; the second lists.
     let mut ed = Editor::new(80);
@@ -241,7 +261,13 @@ fn tab_completes_variables() {
     let mut out = Vec::new();
     ed.begin("$ ", &mut out);
     let (ev, _) = run(&mut ed, b"echo $HO\t");
-    assert!(matches!(ev, Some(Event::Complete(Request { kind: Kind::Variable, .. }))));
+    assert!(matches!(
+        ev,
+        Some(Event::Complete(Request {
+            kind: Kind::Variable,
+            ..
+        }))
+    ));
     ed.complete(cands(&[("HOME", false)]), &mut out);
     assert_eq!(ed.line(), "echo $HOME ");
 }
@@ -272,11 +298,19 @@ fn a_long_line_wraps_and_redraws_from_its_first_row() {
     run(&mut ed, b"0123456789abc");
     let (_, out) = run(&mut ed, b"\x01");
     // From the second row back up to the prompt's row, then to column 2.
-    assert!(out.starts_with(b"\x1b[1A\r\x1b[J$ 0123456789abc"), "{:?}", String::from_utf8_lossy(&out));
+    assert!(
+        out.starts_with(b"\x1b[1A\r\x1b[J$ 0123456789abc"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
     assert!(out.ends_with(b"\x1b[1A\r\x1b[2C"));
     let mut out = Vec::new();
     ed.resize(20, &mut out);
-    assert!(out.starts_with(b"\r\x1b[J$ 0123456789abc"), "{:?}", String::from_utf8_lossy(&out));
+    assert!(
+        out.starts_with(b"\r\x1b[J$ 0123456789abc"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
 }
 
 #[test]
@@ -285,7 +319,11 @@ fn ctrl_l_clears_the_screen_and_redraws() {
     let mut out = Vec::new();
     ed.begin("$ ", &mut out);
     let (_, out) = run(&mut ed, b"ls\x0c");
-    assert!(out.ends_with(b"\x1b[H\x1b[2J\r\x1b[J$ ls"), "{:?}", String::from_utf8_lossy(&out));
+    assert!(
+        out.ends_with(b"\x1b[H\x1b[2J\r\x1b[J$ ls"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
 }
 
 #[test]
@@ -312,7 +350,9 @@ fn random_bytes_never_panic() {
         out.clear();
         let step = ed.feed(&b, &mut out);
         match step.event {
-            Some(Event::Complete(_)) => ed.complete(cands(&[("a b", false), ("a c", true)]), &mut out),
+            Some(Event::Complete(_)) => {
+                ed.complete(cands(&[("a b", false), ("a c", true)]), &mut out)
+            }
             Some(_) => ed.begin("p> ", &mut out),
             None => {}
         }

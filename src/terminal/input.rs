@@ -401,7 +401,10 @@ mod tests {
         tty.typed(b"\x03");
         assert_eq!(tty.interrupts(), 2, "cooked again after the command ended");
         assert_eq!(term.size(), SIZE);
-        tty.resized(TermSize { cols: 100, rows: 30 });
+        tty.resized(TermSize {
+            cols: 100,
+            rows: 30,
+        });
         assert_eq!(term.size().cols, 100);
     }
 

@@ -232,10 +232,7 @@ mod tests {
         assert_eq!(got, vec![Key::Char('é'), Key::Char('中')]);
         assert_eq!(
             keys(b"\xff\xc3x\xe4\xb8"),
-            vec![
-                Key::Char(char::REPLACEMENT_CHARACTER),
-                Key::Char('x'),
-            ]
+            vec![Key::Char(char::REPLACEMENT_CHARACTER), Key::Char('x'),]
         );
     }
 

@@ -206,7 +206,10 @@ mod tests {
 
     #[test]
     fn columns_go_down_then_across() {
-        let names: Vec<String> = ["a", "bb", "c", "d", "e"].iter().map(|s| s.to_string()).collect();
+        let names: Vec<String> = ["a", "bb", "c", "d", "e"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(columns(&names, 12), "a   c   e\r\nbb  d\r\n");
         assert_eq!(columns(&names, 3), "a\r\nbb\r\nc\r\nd\r\ne\r\n");
     }

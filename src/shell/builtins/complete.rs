@@ -303,7 +303,9 @@ impl Shell {
         let Ok(mut entries) = self.fs.read_dir(&path).await else {
             return Vec::new();
         };
-        entries.retain(|e| e.name.starts_with(base) && (base.starts_with('.') || !e.name.starts_with('.')));
+        entries.retain(|e| {
+            e.name.starts_with(base) && (base.starts_with('.') || !e.name.starts_with('.'))
+        });
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         entries.truncate(MAX_PATH_CANDIDATES);
         let mut out = Vec::with_capacity(entries.len());
