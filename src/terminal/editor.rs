@@ -205,7 +205,7 @@ impl Editor {
         if end.0 != self.screen.row || end.1 >= cols {
             return false;
         }
-        out.extend_from_slice(self.line[shown.len()..].as_bytes());
+        out.extend_from_slice(&self.line.as_bytes()[shown.len()..]);
         self.shown = Some(self.line.clone());
         true
     }

@@ -93,7 +93,7 @@ impl Screen {
     /// Redraws `prompt` and `line` from the prompt's first row, clearing what was below,
     /// and leaves the cursor before byte `cursor` of `line`.
     pub fn redraw(&mut self, out: &mut Vec<u8>, prompt: &str, line: &str, cursor: usize) {
-        self.to_start(out);
+        self.climb_to_start(out);
         out.extend_from_slice(b"\r\x1b[J");
         out.extend_from_slice(prompt.as_bytes());
         out.extend_from_slice(line.as_bytes());
@@ -122,7 +122,7 @@ impl Screen {
     }
 
     /// Moves the cursor to the first row of the drawing, column unchanged.
-    fn to_start(&mut self, out: &mut Vec<u8>) {
+    fn climb_to_start(&mut self, out: &mut Vec<u8>) {
         if self.row > 0 {
             out.extend_from_slice(format!("\x1b[{}A", self.row).as_bytes());
         }
