@@ -632,6 +632,59 @@ fn join_continued_lines(body: &str) -> std::borrow::Cow<'_, str> {
 mod tests {
     use crate::shell::testing::run;
 
+    struct FakeTerminal;
+
+    struct NoKeys;
+
+    #[async_trait::async_trait]
+    impl forkbox_commands::RawKeys for NoKeys {
+        async fn read(&mut self) -> Option<bytes::Bytes> {
+            None
+        }
+    }
+
+    impl forkbox_commands::Terminal for FakeTerminal {
+        fn size(&self) -> forkbox_commands::TermSize {
+            forkbox_commands::TermSize { cols: 80, rows: 24 }
+        }
+        fn raw(&self) -> Box<dyn forkbox_commands::RawKeys> {
+            Box::new(NoKeys)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_command_gets_the_terminal_only_while_stdout_is_the_terminal() {
+        use forkbox_commands::{Input, Output, TermSize, pipe};
+        let sh = crate::shell::testing::shell();
+        let stdio = crate::shell::Stdio {
+            stdin: Input::empty(),
+            stdout: Output::null(),
+            stderr: Output::null(),
+            tty: Some(TermSize { cols: 80, rows: 24 }),
+            terminal: Some(crate::shell::TerminalHandle(std::sync::Arc::new(
+                FakeTerminal,
+            ))),
+        };
+        let fds = super::Fds::from_stdio(&stdio);
+        let ctx = sh.context(&fds, &[]);
+        assert_eq!(ctx.terminal.map(|t| t.size().cols), Some(80));
+        let (to_pipe, _reader) = pipe();
+        assert!(
+            sh.context(&fds.with_stdout(to_pipe), &[])
+                .terminal
+                .is_none()
+        );
+        let mut closed = fds.clone();
+        closed.close(1);
+        assert!(sh.context(&closed, &[]).terminal.is_none());
+        // Redirecting stdin or stderr leaves it.
+        assert!(
+            sh.context(&fds.with_stdin(Input::empty()), &[])
+                .terminal
+                .is_some()
+        );
+    }
+
     #[tokio::test]
     async fn redirect_out_truncates() {
         let script = "echo one > /f; echo two > /f; cat /f";
