@@ -22,6 +22,8 @@ const DEADLINE: Duration = Duration::from_secs(60);
 /// One tmux server (its own socket) running `ssh -tt` to `server` in a 100×30 window.
 struct Pane {
     socket: String,
+    /// The server's socket file, removed at the end (`kill-server` leaves it).
+    socket_path: Option<String>,
 }
 
 impl Pane {
@@ -40,7 +42,10 @@ impl Pane {
             line.push_str(&quote(&a.to_string_lossy()));
         }
         line.push_str("; echo SSH-EXIT=$?; sleep 600");
-        let pane = Pane { socket };
+        let mut pane = Pane {
+            socket,
+            socket_path: None,
+        };
         let ok = pane
             .tmux()
             .args(["new-session", "-d", "-x", "100", "-y", "30", &line])
@@ -48,6 +53,12 @@ impl Pane {
             .unwrap();
         assert!(ok.success(), "tmux new-session failed");
         pane.wait_for("the prompt", |s| s.contains("tester@forkbox:/$"));
+        let path = pane
+            .tmux()
+            .args(["display-message", "-p", "#{socket_path}"])
+            .output()
+            .unwrap();
+        pane.socket_path = Some(String::from_utf8_lossy(&path.stdout).trim().to_string());
         pane
     }
 
@@ -119,6 +130,9 @@ impl Pane {
 impl Drop for Pane {
     fn drop(&mut self) {
         let _ = self.tmux().arg("kill-server").status();
+        if let Some(path) = self.socket_path.take().filter(|p| !p.is_empty()) {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
