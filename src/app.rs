@@ -694,6 +694,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
                 stdout: out_w.clone(),
                 stderr: err_w.clone(),
                 tty: None,
+                terminal: None,
             };
             shell.run_script(script, &stdio, cancel).await
         }
@@ -703,6 +704,7 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
                 stdout: out_w.clone(),
                 stderr: err_w.clone(),
                 tty: None,
+                terminal: None,
             };
             shell.run_stream(&stdio, cancel).await
         }

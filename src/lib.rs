@@ -19,8 +19,10 @@
 //! - [`registry`]: the one command resolver: builtins, native commands, (later) WASI tools.
 //! - [`wasi`]: WebAssembly tools: the wasmtime engine, `wasi_snapshot_preview1` over the
 //!   session filesystem, and the command that runs a module.
-//! - [`terminal`]: the line discipline of a PTY channel over its byte stream (echo,
-//!   editing, Ctrl-C), below both [`ssh`] and [`session`].
+//! - [`terminal`]: a PTY channel's terminal over its byte stream, below both [`ssh`] and
+//!   [`session`]: the typed-input queue (cooked and raw modes, Ctrl-C), the prompt's line
+//!   editor (keys, history, completion, wrap-aware redraw) and the `Terminal` seam commands
+//!   get.
 //! - [`telemetry`]: logs (text or JSON lines), Prometheus metrics and the HTTP side port
 //!   (`/healthz`, `/readyz`, `/metrics`).
 //! - [`audit`]: the audit trail of every command line sessions run (stdout, a file, or

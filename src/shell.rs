@@ -203,6 +203,18 @@ pub struct Stdio {
     pub stdout: Output,
     pub stderr: Output,
     pub tty: Option<TermSize>,
+    /// The session's terminal for full-screen programs; `Some` exactly when `tty` is.
+    pub terminal: Option<TerminalHandle>,
+}
+
+/// The session's terminal as the shell carries it (a command gets it in its `Context`).
+#[derive(Clone)]
+pub struct TerminalHandle(pub Arc<dyn forkbox_commands::Terminal>);
+
+impl std::fmt::Debug for TerminalHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TerminalHandle")
+    }
 }
 
 /// The value of a shell variable.
@@ -1015,6 +1027,7 @@ mod api_tests {
             stdout: Output::null(),
             stderr: ow,
             tty: None,
+            terminal: None,
         };
         let cancel = CancellationToken::new();
         let c2 = cancel.clone();
@@ -1096,6 +1109,7 @@ mod api_tests {
             stdout: ow,
             stderr: Output::null(),
             tty: None,
+            terminal: None,
         };
         let status = sh
             .run_script(
@@ -1268,6 +1282,7 @@ mod api_tests {
             stdout: ow,
             stderr: ew,
             tty: None,
+            terminal: None,
         };
         let status = sh.run_stream(&io, CancellationToken::new()).await;
         drop(io);
@@ -1354,6 +1369,7 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
             stdout: ow,
             stderr: ew,
             tty: None,
+            terminal: None,
         };
         let out = tokio::spawn(async move { or.read_to_end(1 << 20).await.unwrap_or_default() });
         let status = sh.run_stream(&io, CancellationToken::new()).await;
@@ -1373,6 +1389,7 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
             stdout: ow,
             stderr: ew,
             tty: None,
+            terminal: None,
         };
         let out = tokio::spawn(async move { or.read_to_end(1 << 20).await.unwrap_or_default() });
         sh.run_stream(&io, CancellationToken::new()).await;

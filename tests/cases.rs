@@ -255,6 +255,7 @@ async fn run_forkbox(script: &str) -> Outcome {
         stdout: out_w,
         stderr: err_w,
         tty: None,
+        terminal: None,
     };
     let read_out =
         tokio::spawn(async move { out_r.read_to_end(64 << 20).await.unwrap_or_default() });

@@ -44,7 +44,7 @@ use std::time::Duration;
 use forkbox::registry::Registry;
 use forkbox::session::channel::{MAX_EXEC_LEN, run_exec};
 use forkbox::shell::{Shell, ShellConfig, Stdio};
-use forkbox::terminal::{LineDiscipline, MAX_LINE, TermEvent};
+use forkbox::terminal::{Candidate, Editor, Event, LineDiscipline, MAX_LINE, TermEvent};
 use forkbox_commands::testing::MemFs;
 use forkbox_commands::{Budget, Input, pipe};
 use tokio_util::sync::CancellationToken;
@@ -60,6 +60,9 @@ const SCRIPT_CASES: usize = 1000;
 const MUTATED_CASES: usize = 1000;
 const EXEC_CASES: usize = 500;
 const PTY_CASES: usize = 4000;
+/// Fewer for the line editor: each case also replays whole, and a pasted line is laid out
+/// again per chunk (≈ 0.1 s a case in a debug build).
+const EDITOR_CASES: usize = 200;
 
 /// How long a generated case runs before it is cancelled, so infinite loops end.
 const CASE_BUDGET: Duration = Duration::from_millis(150);
@@ -344,6 +347,7 @@ async fn run_shell_case(target: &str, case: &ShellCase) -> Result<Outcome, Strin
             stdout: out_w,
             stderr: err_w,
             tty: None,
+            terminal: None,
         };
         let status = match &run {
             Run::Script(s) => shell.run_script(s, &io, token).await,
@@ -742,6 +746,95 @@ fn pty_line_discipline() {
         let keys = key_stream(&mut rng);
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_keys(&mut rng, &keys)));
+        let why = match outcome {
+            Ok(Ok(())) => continue,
+            Ok(Err(why)) => why,
+            Err(_) => "panic".to_string(),
+        };
+        failures.push(format!("[case {i}] {why}\n  keys: b\"{}\"", clip(&keys)));
+        if failures.len() >= MAX_FAILURES {
+            break;
+        }
+    }
+    println!("{target}: {n} cases");
+    assert!(
+        failures.is_empty(),
+        "{target}: {} failure(s) with FORKBOX_FUZZ_SEED={:#x}\n\n{}",
+        failures.len(),
+        seed(),
+        failures.join("\n\n")
+    );
+}
+
+/// Feeds `keys` to a line editor in chunks cut by `rng` (or whole when `rng` is `None`),
+/// answering every Tab with the same candidates; the events, and a complaint if a bound
+/// broke.
+fn edit_chunked(mut rng: Option<&mut Rng>, keys: &[u8]) -> Result<Vec<Event>, String> {
+    let mut ed = Editor::new(13);
+    let mut out = Vec::new();
+    ed.begin("user@forkbox:/$ ", &mut out);
+    let mut events = Vec::new();
+    let mut rest = keys;
+    while !rest.is_empty() {
+        let cut = match rng.as_mut() {
+            Some(r) => r.range(1, rest.len().min(4096)),
+            None => rest.len(),
+        };
+        let (mut chunk, tail) = rest.split_at(cut);
+        rest = tail;
+        while !chunk.is_empty() {
+            out.clear();
+            let step = ed.feed(chunk, &mut out);
+            if step.consumed == 0 {
+                return Err("a feed used no bytes".into());
+            }
+            chunk = &chunk[step.consumed..];
+            if ed.line().len() > MAX_LINE {
+                return Err(format!("a line of {} bytes", ed.line().len()));
+            }
+            match step.event {
+                Some(Event::Complete(req)) => {
+                    let names = [format!("{}x y", req.word), format!("{}x/z", req.word)];
+                    let found = names
+                        .into_iter()
+                        .map(|name| Candidate { name, dir: false })
+                        .collect();
+                    ed.complete(found, &mut out);
+                    events.push(Event::Complete(req));
+                }
+                Some(e) => {
+                    if let Event::Line(l) | Event::TooLong(l) = &e
+                        && l.len() > MAX_LINE
+                    {
+                        return Err(format!("a line of {} bytes (bound {MAX_LINE})", l.len()));
+                    }
+                    events.push(e);
+                    ed.begin("user@forkbox:/$ ", &mut out);
+                }
+                None => {}
+            }
+        }
+    }
+    Ok(events)
+}
+
+#[test]
+fn pty_line_editor() {
+    let target = "editor";
+    let n = cases(EDITOR_CASES);
+    install_panic_hook();
+    let mut failures = Vec::new();
+    for i in (0..n).filter(|i| only().is_none_or(|o| o == *i)) {
+        let mut rng = case_rng(target, i);
+        let keys = key_stream(&mut rng);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let chunked = edit_chunked(Some(&mut rng), &keys)?;
+            // How the bytes were cut into chunks changes nothing.
+            if edit_chunked(None, &keys)? != chunked {
+                return Err("feeding in chunks differs from feeding at once".to_string());
+            }
+            Ok(())
+        }));
         let why = match outcome {
             Ok(Ok(())) => continue,
             Ok(Err(why)) => why,

@@ -132,6 +132,7 @@ impl Session {
             stdout: out_w,
             stderr: err_w,
             tty: None,
+            terminal: None,
         };
         let read_out =
             tokio::spawn(async move { out_r.read_to_end(64 << 20).await.unwrap_or_default() });
@@ -585,6 +586,7 @@ fn a_missing_module_names_wasm_provision() {
             stdout: out_w,
             stderr: err_w,
             tty: None,
+            terminal: None,
         };
         let status = shell
             .run_script("python3 -c 'print(1)'", &stdio, CancellationToken::new())

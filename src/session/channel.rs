@@ -5,25 +5,22 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
-use forkbox_commands::{Input, Output, PullSource, TermSize, pipe};
+use forkbox_commands::{Input, Output, TermSize, pipe};
 use russh::server::Msg;
 use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{Activity, MAX_CLIENT_ENV, MAX_CLIENT_ENV_VALUE, Session, client_may_set};
 use crate::audit::Origin;
 use crate::shell::{
-    Completeness, MAX_SCRIPT, PendingInput, Shell, ShellConfig, Stdio, command_too_long,
-    line_too_long,
+    Completeness, MAX_SCRIPT, PendingInput, Shell, ShellConfig, Stdio, TerminalHandle,
+    command_too_long, line_too_long,
 };
-use crate::terminal::{self, LineDiscipline, TermEvent, onlcr};
-
-/// Terminal events queued between the key reader and the shell; a client that types
-/// (or pastes) faster than that waits, like a full terminal buffer.
-const TERM_EVENT_QUEUE: usize = 256;
-/// Ctrl-C presses not yet acted on; more in a burst are one interrupt anyway.
-const INTERRUPT_QUEUE: usize = 4;
+use crate::terminal::{
+    self, Candidate, CompletionKind, CompletionRequest, Editor, Event, SessionTerminal, TermSource,
+    Tty, onlcr,
+};
 /// Longest exec request accepted.
 pub const MAX_EXEC_LEN: usize = 1024 * 1024;
 
@@ -53,10 +50,19 @@ enum Request {
     Sftp,
 }
 
+/// The window size a client asked for; 0 (what `ssh -tt` sends when its own stdin is no
+/// terminal) means unknown, taken as 80×24 as programs on a real tty do.
 fn clamp_size(cols: u32, rows: u32) -> TermSize {
+    let or = |v: u32, unknown: u32| {
+        if v == 0 {
+            unknown
+        } else {
+            v.min(u16::MAX as u32)
+        }
+    };
     TermSize {
-        cols: cols.clamp(1, u16::MAX as u32) as u16,
-        rows: rows.clamp(1, u16::MAX as u32) as u16,
+        cols: or(cols, 80) as u16,
+        rows: or(rows, 24) as u16,
     }
 }
 
@@ -172,24 +178,16 @@ pub async fn run(
     let signalled: Arc<Mutex<Option<Sig>>> = Arc::new(Mutex::new(None));
     let status = match pty {
         Some(pty) => {
-            let size = Arc::new(Mutex::new(pty.size));
-            let (line_tx, line_rx) = mpsc::channel(TERM_EVENT_QUEUE);
-            let (int_tx, int_rx) = mpsc::channel(INTERRUPT_QUEUE);
+            let tty = Tty::new(pty.size);
             let notice = tokio::spawn(drain_notice(session.clone(), out_w.clone()));
-            let keys = tokio::spawn(read_keys(
-                rx,
-                tx.clone(),
-                line_tx,
-                int_tx,
-                size.clone(),
-                session.activity.clone(),
-            ));
+            let keys = tokio::spawn(read_keys(rx, tty.clone(), session.activity.clone()));
             let mut term = Terminal {
                 shell: &mut shell,
-                lines: Arc::new(tokio::sync::Mutex::new(line_rx)),
-                interrupts: int_rx,
+                editor: Editor::new(pty.size.cols),
+                tty,
+                seen: 0,
+                resizes: 0,
                 out: out_w.clone(),
-                size,
                 cancel: session.cancel.clone(),
                 activity: session.activity.clone(),
                 session: session.clone(),
@@ -225,6 +223,7 @@ pub async fn run(
                 stdout: out_w.clone(),
                 stderr: err_w.clone(),
                 tty: None,
+                terminal: None,
             };
             // Without a terminal the channel counts as busy until it ends: a script
             // piped in may wait long on a command or on its input.
@@ -493,75 +492,43 @@ fn interrupts_on(sig: &Sig) -> bool {
     matches!(sig, Sig::INT | Sig::TERM | Sig::KILL | Sig::HUP | Sig::QUIT)
 }
 
-/// Reads keystrokes, echoes them and turns them into lines (and end-of-input) on one
-/// queue and Ctrl-C presses on another, so an interrupt is seen even while typed-ahead
-/// lines wait for a reader.
-async fn read_keys(
-    mut rx: russh::ChannelReadHalf,
-    tx: Writer,
-    lines: mpsc::Sender<TermEvent>,
-    interrupts: mpsc::Sender<()>,
-    size: Arc<Mutex<TermSize>>,
-    activity: Arc<Activity>,
-) {
-    let mut ld = LineDiscipline::default();
+/// Reads the channel of a PTY session: keystrokes into the terminal's input queue
+/// (waiting while it is full), window changes, interrupts and end of input.
+async fn read_keys(mut rx: russh::ChannelReadHalf, tty: Arc<Tty>, activity: Arc<Activity>) {
     while let Some(msg) = rx.wait().await {
         activity.touch();
-        let evs = match msg {
+        match msg {
             ChannelMsg::Data { data } => {
                 crate::telemetry::metrics::bytes_received(data.len());
-                let (evs, echo) = ld.feed(&data);
-                if !echo.is_empty() {
-                    let _ = tx.data_bytes(Bytes::from(echo)).await;
-                }
-                evs
+                tty.typed(&data);
+                tty.room().await;
             }
             ChannelMsg::WindowChange {
                 col_width,
                 row_height,
                 ..
-            } => {
-                *size.lock().unwrap_or_else(|p| p.into_inner()) = clamp_size(col_width, row_height);
-                continue;
-            }
-            ChannelMsg::Signal { signal } if interrupts_on(&signal) => vec![TermEvent::Interrupt],
-            ChannelMsg::Eof => vec![TermEvent::Eof],
+            } => tty.resized(clamp_size(col_width, row_height)),
+            ChannelMsg::Signal { signal } if interrupts_on(&signal) => tty.interrupt(),
+            ChannelMsg::Eof => tty.end_of_input(),
             ChannelMsg::Close => break,
-            _ => continue,
-        };
-        for ev in evs {
-            if ev == TermEvent::Interrupt {
-                let _ = interrupts.try_send(());
-            } else if lines.send(ev).await.is_err() {
-                return;
-            }
+            _ => {}
         }
     }
-}
-
-/// A foreground command's stdin on a terminal: takes a typed line only when the command
-/// reads, so lines typed ahead stay for the shell.
-struct TermSource {
-    lines: Arc<tokio::sync::Mutex<mpsc::Receiver<TermEvent>>>,
-}
-
-#[async_trait::async_trait]
-impl PullSource for TermSource {
-    async fn next(&mut self) -> Option<Bytes> {
-        match self.lines.lock().await.recv().await {
-            Some(TermEvent::Line(line) | TermEvent::TooLong(line)) => Some(Bytes::from(line)),
-            Some(TermEvent::Eof | TermEvent::Interrupt) | None => None,
-        }
-    }
+    tty.close();
 }
 
 /// The interactive side of a PTY channel.
 struct Terminal<'a> {
     shell: &'a mut Shell,
-    lines: Arc<tokio::sync::Mutex<mpsc::Receiver<TermEvent>>>,
-    interrupts: mpsc::Receiver<()>,
+    /// The typed input, shared with the channel's reader.
+    tty: Arc<Tty>,
+    /// The prompt's line editor (and the session's history).
+    editor: Editor,
+    /// Interrupts already acted on.
+    seen: u64,
+    /// Window changes already acted on.
+    resizes: u64,
     out: Output,
-    size: Arc<Mutex<TermSize>>,
     cancel: CancellationToken,
     /// A command running in the foreground keeps the session from being idle.
     activity: Arc<Activity>,
@@ -574,6 +541,13 @@ impl Terminal<'_> {
         let _ = self.out.write_str(s).await;
     }
 
+    /// Writes (and empties) what the editor drew.
+    async fn draw(&self, buf: &mut Vec<u8>) {
+        if !buf.is_empty() {
+            let _ = self.out.write_bytes(Bytes::from(std::mem::take(buf))).await;
+        }
+    }
+
     /// Prompt, read a command (over several lines if incomplete), run it; until `exit`,
     /// Ctrl-D or the client leaving.
     async fn interactive(&mut self, motd: &str) -> i32 {
@@ -583,40 +557,35 @@ impl Terminal<'_> {
             if let Some(status) = self.shell.exit_requested() {
                 return status;
             }
+            self.shell.set_terminal_size(self.tty.size());
             let prompt = if script.is_empty() {
                 self.shell.prompt()
             } else {
                 "> ".to_string()
             };
-            self.say(&prompt).await;
-            let lines = self.lines.clone();
-            let event = tokio::select! {
-                ev = async move { lines.lock().await.recv().await } => ev,
-                Some(()) = self.interrupts.recv() => Some(TermEvent::Interrupt),
-            };
-            match event {
-                None => return self.shell.last_status(),
-                Some(TermEvent::Eof) => {
+            match self.read_line(&prompt).await {
+                Event::Eof => {
                     if script.is_empty() {
                         self.say("logout\n").await;
                         return self.shell.last_status();
                     }
                     script.take();
                 }
-                Some(TermEvent::Interrupt) => {
+                Event::Interrupt | Event::Complete(_) => {
                     script.take();
                 }
-                Some(TermEvent::TooLong(_)) => {
+                Event::TooLong(_) => {
                     script.take();
                     self.refuse(line_too_long(terminal::MAX_LINE)).await;
                 }
-                Some(TermEvent::Line(line)) => {
-                    if (script.len() + line.len()) as u64 > MAX_SCRIPT {
+                Event::Line(line) => {
+                    if (script.len() + line.len() + 1) as u64 > MAX_SCRIPT {
                         script.take();
                         self.refuse(command_too_long()).await;
                         continue;
                     }
-                    script.push(&String::from_utf8_lossy(&line));
+                    script.push(&line);
+                    script.push("\n");
                     let state;
                     (script, state) = script.completeness_async().await;
                     if state == Completeness::Incomplete {
@@ -628,6 +597,76 @@ impl Terminal<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// Reads one line with the editor after `prompt`: typed bytes it does not use stay
+    /// queued for whoever reads next; Tab asks the shell for completions.
+    async fn read_line(&mut self, prompt: &str) -> Event {
+        let mut changed = self.tty.subscribe();
+        let mut buf = Vec::new();
+        self.editor.begin(prompt, &mut buf);
+        self.draw(&mut buf).await;
+        loop {
+            changed.borrow_and_update();
+            let taken = self.tty.take();
+            if let Some(size) = taken.size
+                && taken.resizes != self.resizes
+            {
+                self.resizes = taken.resizes;
+                self.shell.set_terminal_size(size);
+                self.editor.resize(size.cols, &mut buf);
+            }
+            if taken.interrupts != self.seen {
+                self.seen = taken.interrupts;
+                let event = self.editor.interrupt(&mut buf);
+                self.tty.unread(&taken.bytes);
+                self.draw(&mut buf).await;
+                return event;
+            }
+            let mut rest = &taken.bytes[..];
+            while !rest.is_empty() {
+                let step = self.editor.feed(rest, &mut buf);
+                rest = &rest[step.consumed..];
+                match step.event {
+                    None => {}
+                    Some(Event::Complete(request)) => {
+                        self.draw(&mut buf).await;
+                        let found = self.candidates(&request).await;
+                        self.editor.complete(found, &mut buf);
+                    }
+                    Some(event) => {
+                        self.tty.unread(rest);
+                        self.draw(&mut buf).await;
+                        return event;
+                    }
+                }
+            }
+            self.draw(&mut buf).await;
+            if taken.end || changed.changed().await.is_err() {
+                return Event::Eof;
+            }
+        }
+    }
+
+    /// What Tab offers for `request`: command names, variables, or paths in the VFS.
+    async fn candidates(&self, request: &CompletionRequest) -> Vec<Candidate> {
+        let plain = |names: Vec<String>| {
+            names
+                .into_iter()
+                .map(|name| Candidate { name, dir: false })
+                .collect()
+        };
+        match request.kind {
+            CompletionKind::Command => plain(self.shell.command_candidates(&request.word).await),
+            CompletionKind::Variable => plain(self.shell.variable_candidates(&request.word).await),
+            CompletionKind::Path => self
+                .shell
+                .path_candidates(&request.word)
+                .await
+                .into_iter()
+                .map(|(name, dir)| Candidate { name, dir })
+                .collect(),
         }
     }
 
@@ -658,37 +697,52 @@ impl Terminal<'_> {
     async fn run_foreground(&mut self, script: &str, limit: Option<Duration>) -> (i32, bool) {
         let _busy = self.activity.busy();
         let cancel = self.cancel.child_token();
-        let stdin = Input::from_source(Box::new(TermSource {
-            lines: self.lines.clone(),
-        }));
-        let size = *self.size.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = self.seen;
+        let stdin = Input::from_source(Box::new(TermSource::new(
+            self.tty.clone(),
+            self.out.clone(),
+            seen,
+        )));
         let stdio = Stdio {
             stdin,
             stdout: self.out.clone(),
             stderr: self.out.clone(),
-            tty: Some(size),
+            tty: Some(self.tty.size()),
+            terminal: Some(TerminalHandle(Arc::new(SessionTerminal(self.tty.clone())))),
         };
+        let mut changed = self.tty.subscribe();
         let mut keys_open = true;
+        let mut interrupted = false;
+        let tty = self.tty.clone();
+        let out = self.out.clone();
         let run = self.shell.run_script(script, &stdio, cancel.clone());
         tokio::pin!(run);
         let deadline = tokio::time::sleep(limit.unwrap_or(Duration::from_secs(365 * 24 * 3600)));
         tokio::pin!(deadline);
         let mut late = false;
-        loop {
+        let result = loop {
             tokio::select! {
-                status = &mut run => return (status, late),
-                pressed = self.interrupts.recv(), if keys_open => {
-                    if pressed.is_none() {
+                status = &mut run => break (status, late),
+                gone = changed.changed(), if keys_open => {
+                    if gone.is_err() {
                         keys_open = false;
                     }
-                    cancel.cancel();
+                    if !interrupted && tty.interrupts() != seen {
+                        interrupted = true;
+                        // What a terminal echoes for Ctrl-C, and the newline bash adds.
+                        let _ = out.write_str("^C\n").await;
+                        cancel.cancel();
+                    }
                 }
                 _ = &mut deadline, if limit.is_some() && !late => {
                     late = true;
                     cancel.cancel();
                 }
             }
-        }
+        };
+        self.tty.end_foreground();
+        self.seen = self.tty.interrupts();
+        result
     }
 }
 

@@ -54,6 +54,7 @@ impl ShellLauncher {
             stdout: ctx.stdout.clone(),
             stderr: ctx.stderr.clone(),
             tty: ctx.tty,
+            terminal: ctx.terminal.clone().map(crate::shell::TerminalHandle),
         };
         (cfg, stdio)
     }

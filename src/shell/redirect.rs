@@ -29,6 +29,8 @@ pub(crate) struct Fds {
     map: BTreeMap<i32, Fd>,
     /// `Some` while fd 1 is still the session's terminal.
     pub tty: Option<TermSize>,
+    /// The terminal itself, for full-screen programs; cleared with `tty`.
+    pub terminal: Option<crate::shell::TerminalHandle>,
     /// Which `exec` redirection table this one derives from (0: the script's streams);
     /// a list picks up a newer table between two commands (see `Shell::exec_fds`).
     pub generation: u64,
@@ -43,6 +45,7 @@ impl Fds {
         Fds {
             map,
             tty: io.tty,
+            terminal: io.terminal.clone(),
             generation: 0,
         }
     }
@@ -96,6 +99,7 @@ impl Fds {
         let mut f = self.clone();
         f.map.insert(1, Fd::Write(output));
         f.tty = None;
+        f.terminal = None;
         f
     }
 
@@ -120,6 +124,7 @@ impl Fds {
     fn set(&mut self, fd: i32, d: Fd) {
         if fd == 1 {
             self.tty = None;
+            self.terminal = None;
         }
         self.map.insert(fd, d);
     }
@@ -127,6 +132,7 @@ impl Fds {
     fn close(&mut self, fd: i32) {
         if fd == 1 {
             self.tty = None;
+            self.terminal = None;
         }
         self.map.remove(&fd);
     }
@@ -625,6 +631,59 @@ fn join_continued_lines(body: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use crate::shell::testing::run;
+
+    struct FakeTerminal;
+
+    struct NoKeys;
+
+    #[async_trait::async_trait]
+    impl forkbox_commands::RawKeys for NoKeys {
+        async fn read(&mut self) -> Option<bytes::Bytes> {
+            None
+        }
+    }
+
+    impl forkbox_commands::Terminal for FakeTerminal {
+        fn size(&self) -> forkbox_commands::TermSize {
+            forkbox_commands::TermSize { cols: 80, rows: 24 }
+        }
+        fn raw(&self) -> Box<dyn forkbox_commands::RawKeys> {
+            Box::new(NoKeys)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_command_gets_the_terminal_only_while_stdout_is_the_terminal() {
+        use forkbox_commands::{Input, Output, TermSize, pipe};
+        let sh = crate::shell::testing::shell();
+        let stdio = crate::shell::Stdio {
+            stdin: Input::empty(),
+            stdout: Output::null(),
+            stderr: Output::null(),
+            tty: Some(TermSize { cols: 80, rows: 24 }),
+            terminal: Some(crate::shell::TerminalHandle(std::sync::Arc::new(
+                FakeTerminal,
+            ))),
+        };
+        let fds = super::Fds::from_stdio(&stdio);
+        let ctx = sh.context(&fds, &[]);
+        assert_eq!(ctx.terminal.map(|t| t.size().cols), Some(80));
+        let (to_pipe, _reader) = pipe();
+        assert!(
+            sh.context(&fds.with_stdout(to_pipe), &[])
+                .terminal
+                .is_none()
+        );
+        let mut closed = fds.clone();
+        closed.close(1);
+        assert!(sh.context(&closed, &[]).terminal.is_none());
+        // Redirecting stdin or stderr leaves it.
+        assert!(
+            sh.context(&fds.with_stdin(Input::empty()), &[])
+                .terminal
+                .is_some()
+        );
+    }
 
     #[tokio::test]
     async fn redirect_out_truncates() {

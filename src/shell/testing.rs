@@ -50,6 +50,7 @@ pub(crate) async fn run_with_stdin(
         stdout: ow,
         stderr: ew,
         tty: None,
+        terminal: None,
     };
     let out = tokio::spawn(async move { or.read_to_end(1 << 24).await.unwrap_or_default() });
     let err = tokio::spawn(async move { er.read_to_end(1 << 24).await.unwrap_or_default() });

@@ -265,6 +265,69 @@ async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
     names
 }
 
+/// Most names one Tab lists from a directory: a huge directory costs one bounded listing.
+const MAX_PATH_CANDIDATES: usize = 10_000;
+
+/// What the interactive terminal's Tab asks of the shell.
+impl Shell {
+    /// Command names (aliases, builtins, functions, keywords, native and WASI commands)
+    /// starting with `prefix`, sorted, each once: what `compgen -c` gives.
+    pub async fn command_candidates(&self, prefix: &str) -> Vec<String> {
+        let mut names = generate(self, "command", prefix).await;
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Shell variable names starting with `prefix`, sorted.
+    pub async fn variable_candidates(&self, prefix: &str) -> Vec<String> {
+        generate(self, "variable", prefix).await
+    }
+
+    /// Paths completing `word` as typed (relative to the working directory; a leading
+    /// `~` stands for `$HOME` but stays in the names), each with whether it is a
+    /// directory; dot files only when the typed name starts with a dot.
+    pub async fn path_candidates(&self, word: &str) -> Vec<(String, bool)> {
+        let (dir, base) = match word.rfind('/') {
+            Some(i) => (&word[..=i], &word[i + 1..]),
+            None => ("", word),
+        };
+        let lookup = match dir.strip_prefix('~') {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                format!("{}{rest}", self.get_str("HOME").unwrap_or_default())
+            }
+            _ if dir.is_empty() => ".".to_string(),
+            _ => dir.to_string(),
+        };
+        let path = forkbox_commands::fs::join(&self.cwd, &lookup);
+        let Ok(mut entries) = self.fs.read_dir(&path).await else {
+            return Vec::new();
+        };
+        entries.retain(|e| {
+            e.name.starts_with(base) && (base.starts_with('.') || !e.name.starts_with('.'))
+        });
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        entries.truncate(MAX_PATH_CANDIDATES);
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries {
+            let is_dir = e.meta.is_dir()
+                || (e.meta.is_symlink()
+                    && matches!(
+                        self.fs.stat(&forkbox_commands::fs::join(&path, &e.name)).await,
+                        Ok(m) if m.is_dir()
+                    ));
+            out.push((format!("{dir}{}", e.name), is_dir));
+        }
+        out
+    }
+
+    /// Sets `$COLUMNS` and `$LINES` to the terminal's size (bash's `checkwinsize`).
+    pub fn set_terminal_size(&mut self, size: forkbox_commands::TermSize) {
+        self.set_plain("COLUMNS", &size.cols.to_string());
+        self.set_plain("LINES", &size.rows.to_string());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::shell::testing::run;

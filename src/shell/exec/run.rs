@@ -103,7 +103,7 @@ impl Shell {
             fs,
             cancel: self.cancel.clone(),
             tty: fds.tty,
-            terminal: None,
+            terminal: fds.terminal.as_ref().map(|t| t.0.clone()),
             launcher: Arc::new(
                 crate::shell::ShellLauncher::new(self.registry.clone())
                     .with_snapshots(self.snapshots.clone()),
@@ -270,6 +270,7 @@ impl Shell {
             stdout: fds.stdout(),
             stderr: fds.stderr(),
             tty: fds.tty,
+            terminal: fds.terminal.clone(),
         };
         let cancel = self.cancel.child_token();
         let snapshots = self.snapshots.clone();

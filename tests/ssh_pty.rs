@@ -1,0 +1,372 @@
+//! People at a terminal: a real `ssh -tt` inside tmux, typing with `send-keys` and reading
+//! the screen with `capture-pane`. Every check polls the pane until the text appears
+//! (under a generous deadline, never a timed assertion).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail loudly on a broken assumption"
+)]
+
+#[path = "support/server.rs"]
+mod support;
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use support::Server;
+
+/// How long the screen may take to show what a test waits for.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// One tmux server (its own socket) running `ssh -tt` to `server` in a 100×30 window.
+struct Pane {
+    socket: String,
+    /// The server's socket file, removed at the end (`kill-server` leaves it).
+    socket_path: Option<String>,
+}
+
+impl Pane {
+    fn open(server: &Server) -> Pane {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let socket = format!(
+            "forkbox-pty-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut ssh = server.ssh_cmd("tester");
+        ssh.arg("-tt");
+        let mut line = String::from("ssh");
+        for a in ssh.get_args() {
+            line.push(' ');
+            line.push_str(&quote(&a.to_string_lossy()));
+        }
+        line.push_str("; echo SSH-EXIT=$?; sleep 600");
+        let mut pane = Pane {
+            socket,
+            socket_path: None,
+        };
+        let ok = pane
+            .tmux()
+            .args(["new-session", "-d", "-x", "100", "-y", "30", &line])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "tmux new-session failed");
+        pane.wait_for("the prompt", |s| s.contains("tester@forkbox:/$"));
+        let path = pane
+            .tmux()
+            .args(["display-message", "-p", "#{socket_path}"])
+            .output()
+            .unwrap();
+        pane.socket_path = Some(String::from_utf8_lossy(&path.stdout).trim().to_string());
+        pane
+    }
+
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    /// `tmux send-keys` with these key names and strings.
+    fn keys(&self, keys: &[&str]) {
+        let ok = self.tmux().arg("send-keys").args(keys).status().unwrap();
+        assert!(ok.success());
+    }
+
+    /// Types `text` literally.
+    fn type_text(&self, text: &str) {
+        let ok = self
+            .tmux()
+            .args(["send-keys", "-l", text])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    fn screen(&self) -> String {
+        let out = self.tmux().args(["capture-pane", "-p"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// Polls the screen until `ok` holds; panics with the screen past the deadline.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "never saw {what}; the screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits for a screen line equal to `line` (trailing blanks aside).
+    fn wait_line(&self, line: &str) -> String {
+        self.wait_for(&format!("the line {line:?}"), |s| has_line(s, line))
+    }
+
+    /// Waits for `n` prompts on the screen (the command before has finished).
+    fn wait_prompts(&self, n: usize) {
+        self.wait_for(&format!("{n} prompts"), |s| {
+            s.matches("tester@forkbox:").count() >= n
+        });
+    }
+
+    /// Clears the screen (Ctrl-L) so later checks see only what follows.
+    fn clear(&self) {
+        self.keys(&["C-l"]);
+        self.wait_for("a cleared screen", |s| {
+            s.lines().filter(|l| !l.trim().is_empty()).count() == 1
+                && s.starts_with("tester@forkbox:")
+        });
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = self.tmux().arg("kill-server").status();
+        if let Some(path) = self.socket_path.take().filter(|p| !p.is_empty()) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn has_line(screen: &str, line: &str) -> bool {
+    screen.lines().any(|l| l.trim_end() == line)
+}
+
+#[test]
+fn editing_keys_move_insert_and_kill() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    // Move left and insert; Ctrl-A and Ctrl-E.
+    pane.type_text("cho wrld");
+    pane.keys(&["Left", "Left", "Left", "o", "C-a", "e", "C-e"]);
+    pane.type_text(" again");
+    pane.keys(&["Enter"]);
+    pane.wait_line("world again");
+    // Ctrl-W takes the word before the cursor.
+    pane.type_text("echo one two");
+    pane.keys(&["C-w"]);
+    pane.type_text("three");
+    pane.keys(&["Enter"]);
+    pane.wait_line("one three");
+    // Ctrl-U kills the line, Ctrl-Y brings it back elsewhere.
+    pane.type_text("echo kept");
+    pane.keys(&["C-u"]);
+    pane.type_text("echo first; ");
+    pane.keys(&["C-y", "Enter"]);
+    pane.wait_line("kept");
+    pane.wait_line("first");
+    // Home/End keys, Delete, Ctrl-K.
+    pane.type_text("Xecho start");
+    pane.keys(&["Home", "DC", "End"]);
+    pane.type_text(" tail junk");
+    pane.keys(&["M-b", "C-k", "Enter"]);
+    pane.wait_line("start tail");
+}
+
+#[test]
+fn wide_and_combining_characters_edit_as_one() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("echo 中文e\u{301}x");
+    pane.keys(&["Left", "Left", "Left"]);
+    pane.type_text("Z");
+    pane.keys(&["Enter"]);
+    pane.wait_line("中Z文e\u{301}x");
+    pane.type_text("echo 中文e\u{301}x");
+    pane.keys(&["Left", "BSpace", "BSpace", "Enter"]);
+    pane.wait_line("中x");
+}
+
+#[test]
+fn history_with_up_and_reverse_search() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("echo first-entry");
+    pane.keys(&["Enter"]);
+    pane.wait_line("first-entry");
+    pane.type_text("echo second-entry");
+    pane.keys(&["Enter"]);
+    pane.wait_line("second-entry");
+    pane.clear();
+    pane.keys(&["Up", "Up", "Enter"]);
+    pane.wait_line("first-entry");
+    pane.clear();
+    pane.keys(&["C-r"]);
+    pane.type_text("cond");
+    pane.wait_for("the search prompt", |s| {
+        s.contains("(reverse-i-search)`cond': echo second-entry")
+    });
+    pane.keys(&["Enter"]);
+    pane.wait_line("second-entry");
+}
+
+#[test]
+fn tab_completes_commands_paths_and_lists_on_double_tab() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text(
+        "mkdir -p project/src 'my dir' && echo content > project/src/notes.txt && touch report-a report-b",
+    );
+    pane.keys(&["Enter"]);
+    pane.wait_prompts(2);
+    pane.clear();
+    // A command name.
+    pane.type_text("ech");
+    pane.keys(&["Tab"]);
+    pane.type_text("completed-command");
+    pane.keys(&["Enter"]);
+    pane.wait_line("completed-command");
+    // A path, one directory level at a time.
+    pane.type_text("cat proj");
+    pane.keys(&["Tab"]);
+    pane.type_text("sr");
+    pane.keys(&["Tab"]);
+    pane.type_text("no");
+    pane.keys(&["Tab", "Enter"]);
+    pane.wait_line("content");
+    // A name with a space is escaped; directories get a slash.
+    pane.type_text("echo my");
+    pane.keys(&["Tab"]);
+    pane.wait_for("the escaped name", |s| s.contains("$ echo my\\ dir/"));
+    pane.keys(&["Enter"]);
+    pane.wait_line("my dir/");
+    pane.clear();
+    // Two candidates: the common part, then a listing in columns.
+    pane.type_text("ls rep");
+    pane.keys(&["Tab", "Tab"]);
+    pane.wait_line("report-a  report-b");
+    pane.wait_for("the line kept after the listing", |s| {
+        s.lines().last_non_blank().ends_with("$ ls report-")
+    });
+}
+
+trait LastNonBlank<'a> {
+    fn last_non_blank(self) -> &'a str;
+}
+
+impl<'a, I: DoubleEndedIterator<Item = &'a str>> LastNonBlank<'a> for I {
+    fn last_non_blank(mut self) -> &'a str {
+        self.rfind(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim_end()
+    }
+}
+
+#[test]
+fn multi_line_input_continues_with_the_secondary_prompt() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("for i in 1 2; do");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the continuation prompt", |s| has_line(s, ">"));
+    pane.type_text("echo $i");
+    pane.keys(&["Enter"]);
+    pane.type_text("done");
+    pane.keys(&["Enter"]);
+    let s = pane.wait_line("2");
+    assert!(
+        has_line(&s, "> echo $i") && has_line(&s, "> done") && has_line(&s, "1"),
+        "{s}"
+    );
+    // An unclosed quote continues too.
+    pane.type_text("echo 'a");
+    pane.keys(&["Enter"]);
+    pane.type_text("b'");
+    pane.keys(&["Enter"]);
+    pane.wait_line("b");
+}
+
+#[test]
+fn ctrl_c_interrupts_sleep_and_a_shell_loop() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("sleep 100");
+    pane.keys(&["Enter"]);
+    // The command has started once the keys no longer reach the editor.
+    std::thread::sleep(Duration::from_millis(300));
+    pane.keys(&["C-c"]);
+    pane.wait_prompts(2);
+    pane.type_text("echo after-sleep $?");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-sleep 130");
+    pane.type_text("while :; do :; done");
+    pane.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(300));
+    pane.keys(&["C-c"]);
+    pane.wait_prompts(4);
+    pane.type_text("echo after-loop");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-loop");
+}
+
+#[test]
+fn window_resize_sets_columns_and_ls_lays_out_for_it() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    let ok = pane
+        .tmux()
+        .args(["resize-window", "-x", "60", "-y", "20"])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    pane.type_text("echo $COLUMNS x $LINES");
+    pane.keys(&["Enter"]);
+    pane.wait_line("60 x 20");
+    pane.type_text(
+        "mkdir t && cd t && touch aaaaaaaaaa bbbbbbbbbb cccccccccc dddddddddd eeeeeeeeee ffffffffff && ls",
+    );
+    pane.keys(&["Enter"]);
+    // Six names of 10 in 60 columns: two rows, down then across, as GNU ls lays them out.
+    pane.wait_line("aaaaaaaaaa  cccccccccc  eeeeeeeeee");
+    pane.wait_line("bbbbbbbbbb  dddddddddd  ffffffffff");
+}
+
+#[test]
+fn a_command_reads_typed_lines_and_ctrl_d_ends_its_input() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("cat > f; wc -l < f");
+    pane.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(300));
+    pane.type_text("one");
+    pane.keys(&["Enter"]);
+    pane.type_text("twX");
+    pane.keys(&["BSpace"]);
+    pane.type_text("o");
+    pane.keys(&["Enter", "C-d"]);
+    pane.wait_line("2");
+    pane.type_text("cat f");
+    pane.keys(&["Enter"]);
+    pane.wait_line("two");
+}
+
+#[test]
+fn ctrl_d_on_an_empty_line_logs_out() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.keys(&["C-d"]);
+    let s = pane.wait_line("SSH-EXIT=0");
+    // As bash says it: after the prompt, where the line would have been.
+    assert!(has_line(&s, "tester@forkbox:/$ logout"), "{s}");
+}
+
+#[test]
+fn exit_gives_ssh_its_status() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("exit 3");
+    pane.keys(&["Enter"]);
+    pane.wait_line("SSH-EXIT=3");
+}
