@@ -503,7 +503,28 @@ fn run_blocking(
     if let Some(fs) = &cli.fs {
         assigns.insert(0, ("FS".to_string(), fs.clone()));
     }
-    let mut me = match Interp::new(prog, ctx.clone(), rt.clone(), argv, assigns) {
+    // Regex literals are compiled with the program: gawk reports a bad one (and warns)
+    // before it runs anything.
+    let mut regexes = Vec::with_capacity(prog.regexes.len());
+    let mut warned = std::collections::HashSet::new();
+    for (r, &line) in prog.regexes.iter().zip(&prog.regex_lines) {
+        let (name, l) = locate(&table, line);
+        match re::compile(r.as_bytes(), false) {
+            Ok(c) => {
+                for w in c.warnings() {
+                    if warned.insert(w.clone()) {
+                        err(format!("awk: {name}:{l}: warning: {w}\n"));
+                    }
+                }
+                regexes.push(std::rc::Rc::new(c));
+            }
+            Err(m) => {
+                err(format!("awk: {name}:{l}: error: {m}\n"));
+                return Ok(1);
+            }
+        }
+    }
+    let mut me = match Interp::new(prog, ctx.clone(), rt.clone(), argv, assigns, regexes) {
         Ok(m) => m,
         Err(f) => return report(&ctx, &rt, None, &table, f),
     };
@@ -530,7 +551,7 @@ fn report(
     let loc = match &me {
         Some(m) if m.cur_line > 0 => {
             let (name, l) = locate(table, m.cur_line);
-            format!("awk: {name}:{l}: ")
+            format!("awk: {name}:{l}: {}", m.record_location())
         }
         _ => "awk: ".to_string(),
     };
