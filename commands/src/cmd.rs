@@ -29,6 +29,7 @@ mod expr;
 mod factor;
 mod file;
 mod find;
+mod fmt;
 mod fold;
 mod getopt;
 mod grep;
@@ -173,6 +174,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(join::Join),
         Arc::new(nl::Nl),
         Arc::new(fold::Fold),
+        Arc::new(fmt::Fmt),
         Arc::new(expand::Expand),
         Arc::new(expand::Unexpand),
         Arc::new(column::Column),

@@ -197,6 +197,29 @@ pub fn compile_many(patterns: &[&str], dialect: Dialect, flags: Flags) -> Result
         1 => branches.pop().unwrap_or(Node::Empty),
         _ => Node::Alt(branches),
     };
+    build(node, groups, warnings, flags)
+}
+
+/// Compiles an awk regular expression as gawk reads it (an ERE with gawk's escapes, see
+/// [`parse::parse_awk`]); the pattern is bytes, as awk's strings are. A byte that is not
+/// part of valid UTF-8 (or any upper-half byte in the C locale) stands for itself.
+pub fn compile_awk(pattern: &[u8], flags: Flags) -> Result<Regex, Error> {
+    let chars: Vec<char> = if flags.c_locale {
+        pattern.iter().map(|&b| ast::from_byte(b)).collect()
+    } else {
+        let mut out = Vec::with_capacity(pattern.len());
+        for chunk in pattern.utf8_chunks() {
+            out.extend(chunk.valid().chars());
+            out.extend(chunk.invalid().iter().map(|&b| ast::from_byte(b)));
+        }
+        out
+    };
+    let parsed = parse::parse_awk(chars)?;
+    build(parsed.node, parsed.groups, parsed.warnings, flags)
+}
+
+/// The compiled forms of a parsed pattern.
+fn build(node: Node, groups: usize, warnings: Vec<String>, flags: Flags) -> Result<Regex, Error> {
     let prog = Prog::new(&node, groups, flags.icase, flags.multiline, flags.c_locale);
     let fast = match fast::translate(&node, flags.c_locale) {
         Some(text) => Some(

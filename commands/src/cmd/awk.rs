@@ -147,7 +147,8 @@ fn parse_cli(args: &[String]) -> CliResult {
     let mut fs = None;
     let mut assigns = Vec::new();
     let mut i = 0;
-    let assign = |v: &str, assigns: &mut Vec<(String, String)>| -> Option<String> {
+    // A bad `-v`: (message, status) as gawk gives them.
+    let assign = |v: &str, assigns: &mut Vec<(String, String)>| -> Option<(String, i32)> {
         match v.split_once('=') {
             Some((k, val))
                 if !k.is_empty()
@@ -157,8 +158,13 @@ fn parse_cli(args: &[String]) -> CliResult {
                 assigns.push((k.to_string(), val.to_string()));
                 None
             }
-            _ => Some(format!(
-                "awk: `{v}' argument to `-v' not in `var=value' form\n\n{USAGE}"
+            Some((k, _)) if !k.is_empty() => Some((
+                format!("awk: fatal: `{k}' is not a legal variable name\n"),
+                2,
+            )),
+            _ => Some((
+                format!("awk: `{v}' argument to `-v' not in `var=value' form\n\n{USAGE}"),
+                1,
             )),
         }
     };
@@ -197,7 +203,7 @@ fn parse_cli(args: &[String]) -> CliResult {
                         None => {
                             return CliResult::Err(
                                 format!("awk: option requires an argument -- {opt}\n{USAGE}"),
-                                2,
+                                1,
                             );
                         }
                     }
@@ -209,8 +215,8 @@ fn parse_cli(args: &[String]) -> CliResult {
         match (opt, value) {
             ("F" | "field-separator", Some(v)) => fs = Some(v),
             ("v" | "assign", Some(v)) => {
-                if let Some(e) = assign(&v, &mut assigns) {
-                    return CliResult::Err(e, 1);
+                if let Some((e, st)) = assign(&v, &mut assigns) {
+                    return CliResult::Err(e, st);
                 }
             }
             ("f" | "file", Some(v)) => sources.push(Source::File(v)),
@@ -503,7 +509,28 @@ fn run_blocking(
     if let Some(fs) = &cli.fs {
         assigns.insert(0, ("FS".to_string(), fs.clone()));
     }
-    let mut me = match Interp::new(prog, ctx.clone(), rt.clone(), argv, assigns) {
+    // Regex literals are compiled with the program: gawk reports a bad one (and warns)
+    // before it runs anything.
+    let mut regexes = Vec::with_capacity(prog.regexes.len());
+    let mut warned = std::collections::HashSet::new();
+    for (r, &line) in prog.regexes.iter().zip(&prog.regex_lines) {
+        let (name, l) = locate(&table, line);
+        match re::compile(r.as_bytes(), false) {
+            Ok(c) => {
+                for w in c.warnings() {
+                    if warned.insert(w.clone()) {
+                        err(format!("awk: {name}:{l}: warning: {w}\n"));
+                    }
+                }
+                regexes.push(std::rc::Rc::new(c));
+            }
+            Err(m) => {
+                err(format!("awk: {name}:{l}: error: {m}\n"));
+                return Ok(1);
+            }
+        }
+    }
+    let mut me = match Interp::new(prog, ctx.clone(), rt.clone(), argv, assigns, regexes) {
         Ok(m) => m,
         Err(f) => return report(&ctx, &rt, None, &table, f),
     };
@@ -530,7 +557,7 @@ fn report(
     let loc = match &me {
         Some(m) if m.cur_line > 0 => {
             let (name, l) = locate(table, m.cur_line);
-            format!("awk: {name}:{l}: ")
+            format!("awk: {name}:{l}: {}", m.record_location())
         }
         _ => "awk: ".to_string(),
     };

@@ -445,7 +445,8 @@ async fn edit_in_place(
     ex.run().await?;
     let content = ex.out.take();
     if !suffix.is_empty() {
-        let backup = backup_name(&path, suffix);
+        // A suffix with a `/` names a path of its own, from the working directory.
+        let backup = ctx.path(&backup_name(&path, suffix));
         if let Err(e) = write_file(ctx, &backup, &data).await {
             ctx.warn(
                 "sed",

@@ -5,6 +5,8 @@
 //! charset is UTF-8 (`├── `), as tree decides from `LC_ALL`/`LC_CTYPE`/`LANG`. Like tree
 //! 2.1, a listed root counts as a directory only when it shows at least one entry, and an
 //! operand that is not a directory is shown as `NAME  [error opening dir]`.
+//! `-J` prints the same walk as tree's JSON, `-s`/`-h` add sizes (bytes, or tree's
+//! human units), `-i` drops the indentation lines, `-r` reverses the order.
 
 use async_trait::async_trait;
 
@@ -29,6 +31,11 @@ const HELP: &str = "usage: tree [-adfFL] [-L level] [-P pattern] [-I pattern] [-
   -d            List directories only.
   -f            Print the full path prefix for each file.
   -L level      Descend only level directories deep.
+  -i            Don't print indentation lines.
+  -r            Reverse the order of the sort.
+  -s            Print the size in bytes of each file.
+  -h            Print the size in a more human readable way.
+  -J            Prints out a JSON representation of the tree.
   -P pattern    List only those files that match the pattern given.
   -I pattern    Do not list files that match the given pattern.
   --noreport    Turn off file/directory count at end of tree listing.
@@ -52,6 +59,11 @@ struct Opts {
     dirsfirst: bool,
     filesfirst: bool,
     unicode: bool,
+    json: bool,
+    no_indent: bool,
+    size: bool,
+    human: bool,
+    reverse: bool,
 }
 
 #[derive(Default)]
@@ -109,6 +121,11 @@ impl Command for Tree {
                     'd' => o.dirs_only = true,
                     'f' => o.full_path = true,
                     'F' => o.classify = true,
+                    'J' => o.json = true,
+                    'i' => o.no_indent = true,
+                    's' => o.size = true,
+                    'h' => o.human = true,
+                    'r' => o.reverse = true,
                     'L' | 'P' | 'I' => {
                         let Some(v) = args.get(i).cloned() else {
                             let what = match c {
@@ -149,11 +166,70 @@ impl Command for Tree {
         let mut out = BufOut::new(ctx);
         let mut counts = Counts::default();
         let mut status = 0;
+        if o.json {
+            let mut text = String::from("[\n");
+            let mut first = true;
+            for root in &roots {
+                let path = ctx.path(root);
+                match ctx.fs.stat(&path).await {
+                    Ok(m) if m.is_dir() => {
+                        if !first {
+                            text.push_str(",\n");
+                        }
+                        first = false;
+                        let mut contents = Vec::new();
+                        walk_json(ctx, &o, &path, root, 1, &mut counts, &mut contents).await?;
+                        if !contents.is_empty() {
+                            counts.dirs += 1;
+                        }
+                        text.push_str("  ");
+                        json_entry(&o, "directory", root, None, &m, &contents, 1, &mut text);
+                    }
+                    Ok(m) => {
+                        if !first {
+                            text.push_str(",\n");
+                        }
+                        first = false;
+                        counts.files += 1;
+                        text.push_str("  ");
+                        json_entry(&o, "file", root, None, &m, &[], 1, &mut text);
+                    }
+                    Err(_) => {
+                        // tree 2.1 writes this broken fragment for a missing operand.
+                        text.push_str(&format!(
+                            ",\"name\":\"{}\",\"contents\":[{{\"error\": \"error opening dir\"}}\n\n  ]}}",
+                            json_escape(root)
+                        ));
+                        first = false;
+                        status = 2;
+                    }
+                }
+            }
+            text.push('\n');
+            if o.noreport {
+                text.push('\n');
+            } else if o.dirs_only {
+                text.push_str(&format!(
+                    ",\n  {{\"type\":\"report\",\"directories\":{}}}\n",
+                    counts.dirs
+                ));
+            } else {
+                text.push_str(&format!(
+                    ",\n  {{\"type\":\"report\",\"directories\":{},\"files\":{}}}\n",
+                    counts.dirs, counts.files
+                ));
+            }
+            text.push_str("]\n");
+            out.write(text.as_bytes()).await?;
+            out.flush().await?;
+            return Ok(status);
+        }
         for root in &roots {
             let path = ctx.path(root);
             match ctx.fs.stat(&path).await {
                 Ok(m) if m.is_dir() => {
-                    let mut line = root.clone();
+                    let mut line = info(&o, &m);
+                    line.push_str(root);
                     if o.classify && !line.ends_with('/') {
                         line.push('/');
                     }
@@ -188,6 +264,213 @@ impl Command for Tree {
         out.flush().await?;
         Ok(status)
     }
+}
+
+/// The `[size]  ` column of `-s`/`-h`, or nothing.
+fn info(o: &Opts, m: &Metadata) -> String {
+    if o.human {
+        format!("[{:>4}]  ", human(shown_size(m)))
+    } else if o.size {
+        format!("[{:>11}]  ", shown_size(m))
+    } else {
+        String::new()
+    }
+}
+
+/// The size tree shows: a directory's is its block, 4096 (as `ls -l` shows it here).
+fn shown_size(m: &Metadata) -> u64 {
+    if m.kind == FileKind::Dir { 4096 } else { m.len }
+}
+
+/// tree's `-h` size: bytes below 1024, else one decimal below 10 of a unit (`4.0K`),
+/// none above (`12K`).
+fn human(size: u64) -> String {
+    if size < 1024 {
+        return size.to_string();
+    }
+    let units = ['K', 'M', 'G', 'T', 'P', 'E'];
+    let mut v = size as f64 / 1024.0;
+    let mut idx = 0;
+    while v >= 1024.0 && idx + 1 < units.len() {
+        v /= 1024.0;
+        idx += 1;
+    }
+    if v < 9.95 {
+        format!("{v:.1}{}", units[idx])
+    } else {
+        format!("{v:.0}{}", units[idx])
+    }
+}
+
+fn json_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One JSON entry at nesting `depth` (its contents one level deeper), without the
+/// leading indentation.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the fields of one entry as tree prints them"
+)]
+fn json_entry(
+    o: &Opts,
+    kind: &str,
+    name: &str,
+    target: Option<&str>,
+    meta: &Metadata,
+    contents: &[String],
+    depth: usize,
+    out: &mut String,
+) {
+    out.push_str(&format!(
+        "{{\"type\":\"{kind}\",\"name\":\"{}\"",
+        json_escape(name)
+    ));
+    if let Some(t) = target {
+        out.push_str(&format!(",\"target\":\"{}\"", json_escape(t)));
+    }
+    if o.human {
+        out.push_str(&format!(",\"size\":\"{}\"", human(shown_size(meta))));
+    } else if o.size {
+        out.push_str(&format!(",\"size\":{}", shown_size(meta)));
+    }
+    if contents.is_empty() {
+        out.push('}');
+        return;
+    }
+    out.push_str(",\"contents\":[\n");
+    out.push_str(&contents.join(",\n"));
+    out.push('\n');
+    out.push_str(&"  ".repeat(depth));
+    out.push_str("]}");
+}
+
+/// The sorted, filtered entries of a directory: (name, own metadata, is or leads to a
+/// directory).
+async fn entries(
+    ctx: &Context,
+    o: &Opts,
+    path: &str,
+) -> Result<Vec<(String, Metadata, bool)>, Interrupt> {
+    let Ok(entries) = ctx.fs.read_dir(path).await else {
+        return Ok(Vec::new());
+    };
+    let mut list: Vec<(String, Metadata, bool)> = Vec::new();
+    for e in entries {
+        if !o.all && e.name.starts_with('.') {
+            continue;
+        }
+        let child = format!("{}/{}", path.trim_end_matches('/'), e.name);
+        let is_dir = match e.meta.kind {
+            FileKind::Dir => true,
+            FileKind::Symlink => ctx.fs.stat(&child).await.is_ok_and(|m| m.is_dir()),
+            _ => false,
+        };
+        if o.dirs_only && !is_dir {
+            continue;
+        }
+        if let Some(ig) = &o.ignore
+            && matches(ig, &e.name)
+        {
+            continue;
+        }
+        if let Some(only) = &o.only
+            && !is_dir
+            && !matches(only, &e.name)
+        {
+            continue;
+        }
+        list.push((e.name, e.meta, is_dir));
+    }
+    list.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    if o.reverse {
+        list.reverse();
+    }
+    if o.dirsfirst {
+        list.sort_by_key(|e| !e.2);
+    } else if o.filesfirst {
+        list.sort_by_key(|e| e.2);
+    }
+    Ok(list)
+}
+
+/// `-J`: the entries of the directory at `path` as JSON texts (indented for `depth`).
+fn walk_json<'a>(
+    ctx: &'a Context,
+    o: &'a Opts,
+    path: &'a str,
+    shown: &'a str,
+    depth: usize,
+    counts: &'a mut Counts,
+    out: &'a mut Vec<String>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Interrupt>> + Send + 'a>> {
+    Box::pin(async move {
+        if o.level.is_some_and(|l| depth > l) || depth > MAX_DEPTH {
+            return Ok(());
+        }
+        ctx.checkpoint().await?;
+        for (name, meta, is_dir) in entries(ctx, o, path).await? {
+            let child = format!("{}/{}", path.trim_end_matches('/'), name);
+            let child_shown = format!("{}/{}", shown.trim_end_matches('/'), name);
+            let label = if o.full_path { &child_shown } else { &name };
+            let mut text = "  ".repeat(depth + 1);
+            if meta.kind == FileKind::Symlink {
+                let target = ctx.fs.readlink(&child).await.unwrap_or_default();
+                json_entry(
+                    o,
+                    "link",
+                    label,
+                    Some(&target),
+                    &meta,
+                    &[],
+                    depth + 1,
+                    &mut text,
+                );
+                if is_dir {
+                    counts.dirs += 1;
+                } else {
+                    counts.files += 1;
+                }
+            } else if is_dir {
+                counts.dirs += 1;
+                let mut contents = Vec::new();
+                walk_json(
+                    ctx,
+                    o,
+                    &child,
+                    &child_shown,
+                    depth + 1,
+                    counts,
+                    &mut contents,
+                )
+                .await?;
+                json_entry(
+                    o,
+                    "directory",
+                    label,
+                    None,
+                    &meta,
+                    &contents,
+                    depth + 1,
+                    &mut text,
+                );
+            } else {
+                counts.files += 1;
+                json_entry(o, "file", label, None, &meta, &[], depth + 1, &mut text);
+            }
+            out.push(text);
+        }
+        Ok(())
+    })
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {
@@ -315,43 +598,7 @@ async fn walk(
         return Ok(0);
     }
     ctx.checkpoint().await?;
-    let Ok(entries) = ctx.fs.read_dir(path).await else {
-        return Ok(0);
-    };
-    // (name, metadata of the entry itself, whether it is or leads to a directory)
-    let mut list: Vec<(String, Metadata, bool)> = Vec::new();
-    for e in entries {
-        if !o.all && e.name.starts_with('.') {
-            continue;
-        }
-        let child = format!("{}/{}", path.trim_end_matches('/'), e.name);
-        let is_dir = match e.meta.kind {
-            FileKind::Dir => true,
-            FileKind::Symlink => ctx.fs.stat(&child).await.is_ok_and(|m| m.is_dir()),
-            _ => false,
-        };
-        if o.dirs_only && !is_dir {
-            continue;
-        }
-        if let Some(ig) = &o.ignore
-            && matches(ig, &e.name)
-        {
-            continue;
-        }
-        if let Some(only) = &o.only
-            && !is_dir
-            && !matches(only, &e.name)
-        {
-            continue;
-        }
-        list.push((e.name, e.meta, is_dir));
-    }
-    list.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    if o.dirsfirst {
-        list.sort_by_key(|e| !e.2);
-    } else if o.filesfirst {
-        list.sort_by_key(|e| e.2);
-    }
+    let list = entries(ctx, o, path).await?;
     let (tee, elbow, pipe, blank) = if o.unicode {
         ("├── ", "└── ", "│   ", "    ")
     } else {
@@ -362,8 +609,12 @@ async fn walk(
         let last = idx + 1 == n;
         let child = format!("{}/{}", path.trim_end_matches('/'), name);
         let child_shown = format!("{}/{}", shown.trim_end_matches('/'), name);
-        let mut line = String::from(prefix);
-        line.push_str(if last { elbow } else { tee });
+        let mut line = String::new();
+        if !o.no_indent {
+            line.push_str(prefix);
+            line.push_str(if last { elbow } else { tee });
+        }
+        line.push_str(&info(o, &meta));
         line.push_str(if o.full_path { &child_shown } else { &name });
         if meta.kind == FileKind::Symlink {
             let target = ctx.fs.readlink(&child).await.unwrap_or_default();

@@ -147,6 +147,9 @@ enum Src {
 /// What it holds for lines is charged to the session's budget: the line being gathered
 /// and the last line it gave out (until the next read, as a caller holds about one line
 /// at a time; a caller that keeps lines charges them itself).
+/// Largest ranged read of a streaming [`Reader`]: bounds the bytes one read holds.
+const MAX_STREAM_CHUNK: usize = 1024 * 1024;
+
 pub(crate) struct Reader {
     src: Src,
     /// The file's first chunk, read ahead of time ([`Reader::with_first_chunk`]).
@@ -156,6 +159,10 @@ pub(crate) struct Reader {
     /// A line being gathered across chunks (empty between calls).
     partial: Vec<u8>,
     eof: bool,
+    /// Size of the next ranged read: [`READ_CHUNK`] at first, doubled by each read up to
+    /// [`MAX_STREAM_CHUNK`], so a small file costs one small read and a big one is
+    /// streamed in few reads (each read is a round trip through the VFS).
+    chunk_len: usize,
     /// Covers `partial` while a line is gathered, then the line given out, until the
     /// next read.
     charge: Charge,
@@ -200,6 +207,7 @@ impl Reader {
             pending: Bytes::new(),
             partial: Vec::new(),
             eof: false,
+            chunk_len: READ_CHUNK,
             charge: ctx.budget.empty_charge(),
         }
     }
@@ -214,7 +222,11 @@ impl Reader {
             Src::File { fs, path, off, .. } => {
                 let chunk = match self.first.take() {
                     Some(first) if *off == 0 => first?,
-                    _ => fs.read_at(path, *off, READ_CHUNK).await?,
+                    _ => {
+                        let len = self.chunk_len;
+                        self.chunk_len = (len * 2).min(MAX_STREAM_CHUNK);
+                        fs.read_at(path, *off, len).await?
+                    }
                 };
                 *off += chunk.len() as u64;
                 if chunk.is_empty() { None } else { Some(chunk) }

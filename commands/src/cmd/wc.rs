@@ -45,11 +45,18 @@ struct Counter {
     c: Counts,
     in_word: bool,
     line_len: u64,
+    /// Only lines and bytes are asked for: newlines are counted with `memchr`, not byte
+    /// by byte (`wc -l` over a big file).
+    lines_only: bool,
 }
 
 impl Counter {
     fn feed(&mut self, data: &[u8]) {
         self.c.bytes += data.len() as u64;
+        if self.lines_only {
+            self.c.lines += memchr::memchr_iter(b'\n', data).count() as u64;
+            return;
+        }
         for &b in data {
             // UTF-8 continuation bytes do not start a character.
             if b & 0xC0 != 0x80 {
@@ -165,7 +172,10 @@ impl Command for Wc {
                     continue;
                 }
             };
-            let mut counter = Counter::default();
+            let mut counter = Counter {
+                lines_only: !(args.words || args.chars || args.max_line),
+                ..Counter::default()
+            };
             loop {
                 match reader.chunk().await {
                     Ok(Some(chunk)) => counter.feed(&chunk),

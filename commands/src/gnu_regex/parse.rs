@@ -19,11 +19,22 @@ pub(crate) struct Parsed {
 }
 
 pub(crate) fn parse(pattern: &str, ere: bool, strict: bool) -> Result<Parsed, Error> {
+    parse_chars(pattern.chars().collect(), ere, strict, false)
+}
+
+/// gawk's reading of an ERE: its escapes (`\n`, `\y`, octal, hex) also inside brackets, a
+/// leading repetition operator is literal, an unmatched `)` is literal.
+pub(crate) fn parse_awk(pattern: Vec<char>) -> Result<Parsed, Error> {
+    parse_chars(pattern, true, false, true)
+}
+
+fn parse_chars(c: Vec<char>, ere: bool, strict: bool, awk: bool) -> Result<Parsed, Error> {
     let mut p = Parser {
-        c: pattern.chars().collect(),
+        c,
         pos: 0,
         ere,
         strict,
+        awk,
         groups: 0,
         usable: Vec::new(),
         warnings: Vec::new(),
@@ -45,6 +56,8 @@ struct Parser {
     pos: usize,
     ere: bool,
     strict: bool,
+    /// gawk's dialect (see [`parse_awk`]).
+    awk: bool,
     /// Groups opened so far.
     groups: usize,
     /// Groups a back-reference here may name: closed, and not in an earlier
@@ -167,6 +180,10 @@ impl Parser {
             _ => return Ok(None),
         };
         if matches!(prev, Prev::Start | Prev::Anchor) {
+            if self.awk {
+                // gawk reads a leading `*`, `+`, `?`, `{` as itself.
+                return Ok(None);
+            }
             if !self.ere {
                 // A leading `*`, `\+`, `\?` is literal; a leading `\{` too in grep.
                 if op == '{' && self.strict {
@@ -324,6 +341,13 @@ impl Parser {
                 items: vec![Item::Class(class)],
             }))
         };
+        if self.awk {
+            return Ok(match self.awk_escape(n) {
+                AwkEscape::Char(c) => Node::Char(c),
+                AwkEscape::Look(l) => Node::Look(l),
+                AwkEscape::Class(negated, class) => set(negated, class),
+            });
+        }
         Ok(match n {
             '1'..='9' => {
                 let i = n as usize - '0' as usize;
@@ -346,8 +370,74 @@ impl Parser {
         })
     }
 
+    /// gawk's escape after `\\` (the `n` of `\\n` already consumed): the string escapes
+    /// (`\\n`, `\\t`, octal `\\NNN`, hex `\\xHH`, `\\b` a backspace) and its regexp
+    /// operators (`\\y`, `\\B`, `\\<`, `\\>`, `` \\` ``, `\\'`, `\\s`, `\\w` and their
+    /// negations). Any other character stands for itself, with gawk's warning unless it is
+    /// one that may be escaped.
+    fn awk_escape(&mut self, n: char) -> AwkEscape {
+        let simple = |c: char| AwkEscape::Char(c);
+        match n {
+            'n' => simple('\n'),
+            't' => simple('\t'),
+            'r' => simple('\r'),
+            'f' => simple('\x0c'),
+            'v' => simple('\x0b'),
+            'a' => simple('\x07'),
+            'b' => simple('\x08'),
+            '0'..='7' => {
+                let mut v = n.to_digit(8).unwrap_or(0);
+                let mut digits = 1;
+                while digits < 3
+                    && let Some(d) = self.peek().and_then(|c| c.to_digit(8))
+                {
+                    v = v * 8 + d;
+                    self.pos += 1;
+                    digits += 1;
+                }
+                simple(byte_char((v & 0xff) as u8))
+            }
+            'x' if self.peek().is_some_and(|c| c.is_ascii_hexdigit()) => {
+                let mut v = 0;
+                let mut digits = 0;
+                while digits < 2
+                    && let Some(d) = self.peek().and_then(|c| c.to_digit(16))
+                {
+                    v = v * 16 + d;
+                    self.pos += 1;
+                    digits += 1;
+                }
+                simple(byte_char((v & 0xff) as u8))
+            }
+            'y' => AwkEscape::Look(Look::WordBoundary),
+            'B' => AwkEscape::Look(Look::NotWordBoundary),
+            '<' => AwkEscape::Look(Look::WordStart),
+            '>' => AwkEscape::Look(Look::WordEnd),
+            '`' => AwkEscape::Look(Look::TextStart),
+            '\'' => AwkEscape::Look(Look::TextEnd),
+            'w' => AwkEscape::Class(false, Named::Word),
+            'W' => AwkEscape::Class(true, Named::Word),
+            's' => AwkEscape::Class(false, Named::Space),
+            'S' => AwkEscape::Class(true, Named::Space),
+            c => {
+                if !"{}()|*+?.^$\\[]/-\"".contains(c) {
+                    self.warnings.push(format!(
+                        "regexp escape sequence `\\{c}' is not a known regexp operator"
+                    ));
+                }
+                simple(c)
+            }
+        }
+    }
+
     /// A bracket expression, after its `[`.
     fn bracket(&mut self) -> Result<Node, Error> {
+        if self.awk
+            && (self.pos >= self.c.len() || (self.peek() == Some('^') && self.peek2().is_none()))
+        {
+            // glibc's word for a pattern that ends at its `[`.
+            return Err(Error::new("Invalid regular expression"));
+        }
         let unmatched = || Error::new("Unmatched [, [^, [:, [., or [=");
         let open = self.pos;
         let mut set = Set {
@@ -369,7 +459,21 @@ impl Parser {
                 break;
             }
             first = false;
-            let start = if c == '[' && matches!(self.peek(), Some(':' | '.' | '=')) {
+            let start = if c == '\\' && self.awk {
+                let Some(n) = self.peek() else {
+                    return Err(unmatched());
+                };
+                self.pos += 1;
+                match self.awk_escape(n) {
+                    AwkEscape::Char(ch) => ch,
+                    AwkEscape::Class(false, class) => {
+                        set.items.push(Item::Class(class));
+                        continue;
+                    }
+                    // `\y` and the like mean their letter inside brackets.
+                    _ => n,
+                }
+            } else if c == '[' && matches!(self.peek(), Some(':' | '.' | '=')) {
                 let kind = self.peek().unwrap_or(':');
                 self.pos += 1;
                 let from = self.pos;
@@ -402,7 +506,14 @@ impl Parser {
                     return Err(unmatched());
                 };
                 self.pos += 1;
-                let end = if e == '[' && self.peek() == Some('.') {
+                let end = if e == '\\' && self.awk && self.peek().is_some() {
+                    let n = self.peek().unwrap_or('\\');
+                    self.pos += 1;
+                    match self.awk_escape(n) {
+                        AwkEscape::Char(ch) => ch,
+                        _ => n,
+                    }
+                } else if e == '[' && self.peek() == Some('.') {
                     self.pos += 1;
                     let from = self.pos;
                     let close = (from..self.c.len().saturating_sub(1))
@@ -428,6 +539,7 @@ impl Parser {
         // `[:alpha:]` where `[[:alpha:]]` was meant: GNU's DFA refuses it.
         let body = &self.c[body_start..self.pos - 1];
         if !set.negated
+            && !self.awk
             && body.len() >= 3
             && body.first() == Some(&':')
             && body.last() == Some(&':')
@@ -440,4 +552,17 @@ impl Parser {
         }
         Ok(Node::Set(Box::new(set)))
     }
+}
+
+/// What a gawk escape stands for.
+enum AwkEscape {
+    Char(char),
+    Look(Look),
+    Class(bool, Named),
+}
+
+/// The pattern character for byte `b` (an octal or hex escape): itself below 0x80, the C
+/// locale's stand-in above.
+fn byte_char(b: u8) -> char {
+    super::ast::from_byte(b)
 }

@@ -5,7 +5,8 @@
 
 use std::rc::Rc;
 
-use regex::bytes::Regex;
+use super::re::Regex;
+use crate::gnu_regex::Captures;
 
 use super::interp::{Array, Fail, Interp, bool_num, key_num, split_str};
 use super::parse::{Expr, LValue};
@@ -72,14 +73,14 @@ fn expand_sub(repl: &[u8], m: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Expands a gensub replacement: `\0`/`&` the match, `\N` group N.
-fn expand_gensub(repl: &[u8], caps: &regex::bytes::Captures<'_>, out: &mut Vec<u8>) {
+fn expand_gensub(repl: &[u8], s: &[u8], caps: &Captures, out: &mut Vec<u8>) {
     let mut i = 0;
     while i < repl.len() {
         match repl[i] {
             b'\\' if i + 1 < repl.len() && repl[i + 1].is_ascii_digit() => {
                 let g = usize::from(repl[i + 1] - b'0');
-                if let Some(m) = caps.get(g) {
-                    out.extend_from_slice(m.as_bytes());
+                if let Some((a, b)) = caps.get(g) {
+                    out.extend_from_slice(&s[a..b]);
                 }
                 i += 2;
             }
@@ -92,8 +93,8 @@ fn expand_gensub(repl: &[u8], caps: &regex::bytes::Captures<'_>, out: &mut Vec<u
                 i += 2;
             }
             b'&' => {
-                if let Some(m) = caps.get(0) {
-                    out.extend_from_slice(m.as_bytes());
+                if let Some((a, b)) = caps.get(0) {
+                    out.extend_from_slice(&s[a..b]);
                 }
                 i += 1;
             }
@@ -111,19 +112,18 @@ fn substitute(
     re: &Regex,
     s: &[u8],
     which: usize,
-    f: &mut dyn FnMut(&regex::bytes::Captures<'_>, &mut Vec<u8>),
-) -> (Vec<u8>, usize) {
+    f: &mut dyn FnMut(&Captures, &mut Vec<u8>),
+) -> Result<(Vec<u8>, usize), String> {
     let mut out = Vec::with_capacity(s.len());
     let mut pos = 0;
     let mut last_end: Option<usize> = None;
     let mut count = 0;
     let mut seen = 0;
     while pos <= s.len() {
-        let Some(caps) = re.captures_at(s, pos) else {
+        let Some(caps) = re.captures_at(s, pos)? else {
             break;
         };
-        let Some(m) = caps.get(0) else { break };
-        let (ms, me) = (m.start(), m.end());
+        let Some((ms, me)) = caps.get(0) else { break };
         if ms == me && last_end == Some(ms) {
             // An empty match right after a match: move on one character.
             if ms >= s.len() {
@@ -161,7 +161,7 @@ fn substitute(
     if pos <= s.len() {
         out.extend_from_slice(&s[pos..]);
     }
-    (out, count)
+    Ok((out, count))
 }
 
 fn case_map(s: &[u8], upper: bool) -> Vec<u8> {
@@ -298,8 +298,9 @@ impl Interp {
                         let t = self.eval_str(&args[2])?;
                         let which = usize::from(name == "sub");
                         let (_, n) = substitute(&re, &t, which, &mut |c, o| {
-                            expand_sub(&repl, c.get(0).map_or(&b""[..], |m| m.as_bytes()), o)
-                        });
+                            expand_sub(&repl, c.get(0).map_or(&b""[..], |(a, b)| &t[a..b]), o)
+                        })
+                        .map_err(Fail::Fatal)?;
                         return num(n as f64);
                     }
                 };
@@ -310,8 +311,9 @@ impl Interp {
                 let t = cur.to_str_with(&self.convfmt());
                 let which = usize::from(name == "sub");
                 let (out, n) = substitute(&re, &t, which, &mut |c, o| {
-                    expand_sub(&repl, c.get(0).map_or(&b""[..], |m| m.as_bytes()), o)
-                });
+                    expand_sub(&repl, c.get(0).map_or(&b""[..], |(a, b)| &t[a..b]), o)
+                })
+                .map_err(Fail::Fatal)?;
                 if n > 0 {
                     match target_lv {
                         Some(lv) => self.lv_assign(lv, Value::str(out))?,
@@ -344,7 +346,9 @@ impl Interp {
                     Some(e) => self.eval_str(e)?,
                     None => Rc::from(self.record_text()),
                 };
-                let (out, _) = substitute(&re, &t, which, &mut |c, o| expand_gensub(&repl, c, o));
+                let (out, _) =
+                    substitute(&re, &t, which, &mut |c, o| expand_gensub(&repl, &t, c, o))
+                        .map_err(Fail::Fatal)?;
                 Ok(Value::str(out))
             }
             "match" => {
@@ -355,30 +359,30 @@ impl Interp {
                     Some(e) => Some(self.array_of(e, "match")?),
                     None => None,
                 };
-                match re.captures(&s) {
+                match re.captures_at(&s, 0).map_err(Fail::Fatal)? {
                     Some(caps) => {
-                        let m = caps.get(0).map_or((0, 0), |m| (m.start(), m.end()));
+                        let m = caps.get(0).unwrap_or((0, 0));
                         let start = char_index(&s, m.0) + 1;
                         let len = char_count(&s[m.0..m.1]);
                         self.set_rstart(start as f64, len as f64);
                         if let Some(arr) = arr {
                             let mut a = arr.borrow_mut();
                             a.clear();
-                            for (g, c) in caps.iter().enumerate() {
-                                if let Some(c) = c {
-                                    a.insert(key_num(g as f64), Value::strnum(c.as_bytes()));
+                            for g in 0..caps.len() {
+                                if let Some((cs, ce)) = caps.get(g) {
+                                    a.insert(key_num(g as f64), Value::strnum(&s[cs..ce]));
                                     let mut k = key_num(g as f64).to_vec();
                                     k.push(0x1c);
                                     let mut ks = k.clone();
                                     ks.extend_from_slice(b"start");
                                     a.insert(
                                         Rc::from(ks),
-                                        Value::Num((char_index(&s, c.start()) + 1) as f64),
+                                        Value::Num((char_index(&s, cs) + 1) as f64),
                                     );
                                     k.extend_from_slice(b"length");
                                     a.insert(
                                         Rc::from(k),
-                                        Value::Num(char_count(c.as_bytes()) as f64),
+                                        Value::Num(char_count(&s[cs..ce]) as f64),
                                     );
                                 }
                             }
@@ -739,9 +743,9 @@ mod tests {
     #[test]
     fn gsub_empty_matches() {
         let re = super::super::re::compile(b"x*", false).unwrap();
-        let (out, n) = substitute(&re, b"abc", 0, &mut |_, o| o.push(b'-'));
+        let (out, n) = substitute(&re, b"abc", 0, &mut |_, o| o.push(b'-')).unwrap();
         assert_eq!((out.as_slice(), n), (&b"-a-b-c-"[..], 4));
-        let (out, _) = substitute(&re, b"xxa", 0, &mut |_, o| o.push(b'-'));
+        let (out, _) = substitute(&re, b"xxa", 0, &mut |_, o| o.push(b'-')).unwrap();
         assert_eq!(out, b"-a-");
     }
 

@@ -8,8 +8,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::re::Regex;
 use indexmap::IndexMap;
-use regex::bytes::Regex;
 use tokio::runtime::Handle;
 
 use super::io::{Dest, OUT_BUF, OutStream, ReadError, RecordReader, RsMode};
@@ -133,6 +133,8 @@ pub struct Interp {
     regexes: Vec<Rc<Regex>>,
     regexes_ci: Vec<Option<Rc<Regex>>>,
     dyn_cache: HashMap<(Vec<u8>, bool), Rc<Regex>>,
+    /// Regex warnings already given (gawk gives each once).
+    warned: std::collections::HashSet<String>,
     out: Vec<u8>,
     outs: HashMap<Vec<u8>, OutStream>,
     ins: HashMap<Vec<u8>, InStream>,
@@ -159,14 +161,9 @@ impl Interp {
         rt: Handle,
         argv: Vec<String>,
         assigns: Vec<(String, String)>,
+        regexes: Vec<Rc<Regex>>,
     ) -> R<Interp> {
         let prog = Rc::new(prog);
-        let mut regexes = Vec::with_capacity(prog.regexes.len());
-        for r in &prog.regexes {
-            regexes.push(Rc::new(
-                re::compile(r.as_bytes(), false).map_err(Fail::Fatal)?,
-            ));
-        }
         let n = prog.globals.len();
         let mem = ctx.budget.empty_charge();
         let mut me = Interp {
@@ -195,6 +192,7 @@ impl Interp {
             ofmt: b"%.6g".to_vec(),
             ignorecase: false,
             dyn_cache: HashMap::new(),
+            warned: std::collections::HashSet::new(),
             out: Vec::new(),
             outs: HashMap::new(),
             ins: HashMap::new(),
@@ -266,12 +264,33 @@ impl Interp {
 
     // ---- messages ----
 
+    /// gawk's prefix for a message: the source line, and once a record has been read
+    /// (`FNR` > 0) the input file and record (`(FILENAME=f FNR=n) `).
     pub fn location(&self) -> String {
-        if self.cur_line == 0 {
+        let mut out = if self.cur_line == 0 {
             "awk: ".to_string()
         } else {
             format!("awk: {}:{}: ", self.src_name, self.cur_line)
+        };
+        out.push_str(&self.record_location());
+        out
+    }
+
+    /// `(FILENAME=f FNR=n) ` once a record has been read, else nothing.
+    pub fn record_location(&self) -> String {
+        let mut out = String::new();
+        if self.fnr > 0.0 {
+            let name = match &self.globals[V_FILENAME] {
+                Cell::Val(v) => v.to_str_with(b"%.6g").to_vec(),
+                _ => Vec::new(),
+            };
+            out.push_str(&format!(
+                "(FILENAME={} FNR={}) ",
+                String::from_utf8_lossy(&name),
+                String::from_utf8_lossy(&super::value::num_to_str(self.fnr, b"%.6g"))
+            ));
         }
+        out
     }
 
     fn warn(&mut self, msg: &str) {
@@ -1019,7 +1038,10 @@ impl Interp {
         if let Some(r) = &self.regexes_ci[i] {
             return Ok(r.clone());
         }
-        let r = Rc::new(re::compile(self.prog.regexes[i].as_bytes(), true).map_err(Fail::Fatal)?);
+        let r = Rc::new(
+            re::compile(self.prog.regexes[i].as_bytes(), true)
+                .map_err(|m| Fail::Fatal(format!("invalid regexp: {m}")))?,
+        );
         self.regexes_ci[i] = Some(r.clone());
         Ok(r)
     }
@@ -1029,7 +1051,11 @@ impl Interp {
         if let Some(r) = self.dyn_cache.get(&key) {
             return Ok(r.clone());
         }
-        let r = Rc::new(re::compile(s, self.ignorecase).map_err(Fail::Fatal)?);
+        let r = Rc::new(
+            re::compile(s, self.ignorecase)
+                .map_err(|m| Fail::Fatal(format!("invalid regexp: {m}")))?,
+        );
+        self.regex_warnings(&r);
         if self.dyn_cache.len() >= DYN_REGEX_CACHE {
             self.dyn_cache.clear();
         }
@@ -1055,7 +1081,7 @@ impl Interp {
                 if self.rec_stale {
                     self.rebuild_record();
                 }
-                Value::Num(bool_num(re.is_match(&self.rec)))
+                Value::Num(bool_num(re.is_match(&self.rec).map_err(Fail::Fatal)?))
             }
             Expr::Lv(lv) => self.lv_get(lv)?,
             Expr::Group(e) => self.eval(e)?,
@@ -1121,7 +1147,7 @@ impl Interp {
             Expr::Match(neg, a, b) => {
                 let s = self.eval(a)?.to_str_with(&self.convfmt);
                 let re = self.regex_for(b)?;
-                Value::Num(bool_num(re.is_match(&s) != *neg))
+                Value::Num(bool_num(re.is_match(&s).map_err(Fail::Fatal)? != *neg))
             }
             Expr::Concat(a, b) => {
                 let x = self.eval(a)?;
@@ -1401,5 +1427,13 @@ impl Interp {
     }
     pub fn warning(&mut self, msg: &str) {
         self.warn(msg)
+    }
+    /// gawk's warnings for a freshly compiled dynamic regex, each text once per run.
+    fn regex_warnings(&mut self, r: &Regex) {
+        for w in r.warnings() {
+            if self.warned.insert(w.clone()) {
+                self.warn(w);
+            }
+        }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use regex::bytes::Regex;
+use super::re::Regex;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
@@ -46,6 +46,8 @@ pub struct RecordReader {
 pub enum ReadError {
     Fs(FsError),
     Mem(OutOfMemory),
+    /// An `RS` regex search gave up.
+    Regex(String),
 }
 
 impl RecordReader {
@@ -169,10 +171,7 @@ impl RecordReader {
     fn next_regex(&mut self, rt: &Handle, re: &Regex) -> Result<Option<Record>, ReadError> {
         loop {
             let hay = &self.buf[self.pos..];
-            let found = re
-                .find_iter(hay)
-                .find(|m| m.end() > m.start())
-                .map(|m| (m.start(), m.end()));
+            let found = re.find_nonempty_at(hay, 0).map_err(ReadError::Regex)?;
             if let Some((s, e)) = found
                 && (e < hay.len() || self.eof)
             {
@@ -182,8 +181,8 @@ impl RecordReader {
             if !self.fill(rt)? {
                 if self.pos < self.buf.len() {
                     let hay = &self.buf[self.pos..];
-                    if let Some(m) = re.find_iter(hay).find(|m| m.end() > m.start()) {
-                        let (s, e) = (self.pos + m.start(), self.pos + m.end());
+                    if let Some((ms, me)) = re.find_nonempty_at(hay, 0).map_err(ReadError::Regex)? {
+                        let (s, e) = (self.pos + ms, self.pos + me);
                         return Ok(Some(self.take(s, e)));
                     }
                     let end = self.buf.len();

@@ -195,6 +195,8 @@ pub struct Program {
     pub funcs: Vec<Func>,
     pub globals: Vec<String>,
     pub regexes: Vec<String>,
+    /// The source line of each regex literal (for its compile error).
+    pub regex_lines: Vec<usize>,
     /// Whether any rule reads input (else, with only BEGIN, input is not read).
     pub has_main: bool,
 }
@@ -390,7 +392,9 @@ impl Parser<'_> {
         }
     }
     fn regex(&mut self, r: String) -> usize {
+        let line = self.toks[self.i.saturating_sub(1)].line;
         self.prog.regexes.push(r);
+        self.prog.regex_lines.push(line);
         self.prog.regexes.len() - 1
     }
 

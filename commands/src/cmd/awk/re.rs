@@ -1,282 +1,74 @@
-//! awk's regular expressions (POSIX ERE with gawk's extensions) translated to the
-//! `regex` crate. [`compile`] is the one entry point, so another engine can replace it.
+//! awk's regular expressions: gawk's dialect of POSIX ERE (its escapes, literal leading
+//! operators, intervals) on the shared GNU engine ([`crate::gnu_regex`]), with POSIX
+//! leftmost-longest matches for `match`, `sub`/`gsub`, `split` and the separators.
+//! [`compile`] is the one entry point.
 
-use regex::bytes::{Regex, RegexBuilder};
+use crate::gnu_regex::{self, Captures, Flags};
 
-/// Compiled size a single regex may reach: bounds what a hostile pattern can allocate.
-const REGEX_SIZE_LIMIT: usize = 16 * 1024 * 1024;
-
-/// Compiles an awk ERE (`ignore_case` for IGNORECASE); `Err` is a message.
-pub fn compile(ere: &[u8], ignore_case: bool) -> Result<Regex, String> {
-    let pat = translate(ere);
-    RegexBuilder::new(&pat)
-        .case_insensitive(ignore_case)
-        .unicode(super::value::utf8_mode())
-        .dot_matches_new_line(true)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| {
-            let first = e.to_string();
-            let last = first.lines().last().unwrap_or("").trim().to_string();
-            format!(
-                "{}: /{}/",
-                last.trim_start_matches("error: "),
-                String::from_utf8_lossy(ere)
-            )
-        })
+/// A compiled awk regular expression.
+#[derive(Debug)]
+pub struct Regex {
+    inner: gnu_regex::Regex,
 }
 
-fn push_lit(out: &mut String, c: char) {
-    if matches!(
-        c,
-        '\\' | '.'
-            | '+'
-            | '*'
-            | '?'
-            | '('
-            | ')'
-            | '|'
-            | '['
-            | ']'
-            | '{'
-            | '}'
-            | '^'
-            | '$'
-            | '#'
-            | '&'
-            | '-'
-            | '~'
-    ) {
-        out.push('\\');
-    }
-    out.push(c);
+/// Why a regular expression failed: its compile message (`Unmatched ( or \(: /(/`).
+pub type CompileError = String;
+
+/// A search that gave up (the backtracker's budget): gawk's wording is not known, this one
+/// says what happened.
+fn too_complex(_: gnu_regex::TooComplex) -> String {
+    "regular expression too complex to match (backtracking limit reached)".to_string()
 }
 
-/// Turns an ERE into the `regex` crate's syntax.
-pub fn translate(ere: &[u8]) -> String {
-    let s = String::from_utf8_lossy(ere);
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(chars.len() + 8);
-    let mut i = 0;
-    // Whether what precedes can take a quantifier.
-    let mut operand = false;
-    let mut after_quant = false;
-    while i < chars.len() {
-        let c = chars[i];
-        i += 1;
-        match c {
-            '\\' => {
-                let Some(&e) = chars.get(i) else {
-                    out.push_str("\\\\");
-                    operand = true;
-                    after_quant = false;
-                    continue;
-                };
-                i += 1;
-                match e {
-                    'n' => out.push_str("\\n"),
-                    't' => out.push_str("\\t"),
-                    'r' => out.push_str("\\r"),
-                    'f' => out.push_str("\\x0C"),
-                    'v' => out.push_str("\\x0B"),
-                    'a' => out.push_str("\\x07"),
-                    'b' => out.push_str("\\x08"),
-                    'y' => out.push_str("\\b"),
-                    'B' => out.push_str("\\B"),
-                    '<' => out.push_str("\\b{start}"),
-                    '>' => out.push_str("\\b{end}"),
-                    '`' => out.push_str("\\A"),
-                    '\'' => out.push_str("\\z"),
-                    'w' | 'W' | 's' | 'S' => {
-                        out.push('\\');
-                        out.push(e);
-                    }
-                    '0'..='7' => {
-                        let mut v = e as u32 - '0' as u32;
-                        let mut n = 1;
-                        while n < 3 && i < chars.len() && ('0'..='7').contains(&chars[i]) {
-                            v = v * 8 + (chars[i] as u32 - '0' as u32);
-                            i += 1;
-                            n += 1;
-                        }
-                        out.push_str(&format!("\\x{{{:X}}}", v & 0xff));
-                    }
-                    other => push_lit(&mut out, other),
-                }
-                operand = !matches!(e, 'y' | 'B' | '<' | '>' | '`' | '\'');
-                after_quant = false;
-            }
-            '[' => {
-                i = bracket(&chars, i, &mut out);
-                operand = true;
-                after_quant = false;
-            }
-            '*' | '+' | '?' => {
-                if after_quant {
-                    // `a**` is `a*`; the regex crate would read `*?` as lazy.
-                    continue;
-                }
-                if !operand {
-                    push_lit(&mut out, c);
-                    operand = true;
-                    continue;
-                }
-                out.push(c);
-                after_quant = true;
-            }
-            '{' => {
-                // An interval if well formed after an operand, else a literal brace.
-                let mut j = i;
-                let mut body = String::new();
-                while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == ',') {
-                    body.push(chars[j]);
-                    j += 1;
-                }
-                let valid = operand
-                    && !after_quant
-                    && j < chars.len()
-                    && chars[j] == '}'
-                    && !body.is_empty()
-                    && body.chars().next().is_some_and(|c| c.is_ascii_digit())
-                    && body.matches(',').count() <= 1;
-                if valid {
-                    out.push('{');
-                    out.push_str(&body);
-                    out.push('}');
-                    i = j + 1;
-                    after_quant = true;
-                } else {
-                    out.push_str("\\{");
-                    operand = true;
-                    after_quant = false;
-                }
-            }
-            '(' => {
-                if chars.get(i) == Some(&')') {
-                    // `()` matches the empty string.
-                    out.push_str("(?:)");
-                    i += 1;
-                    operand = true;
-                } else {
-                    out.push('(');
-                    operand = false;
-                }
-                after_quant = false;
-            }
-            ')' => {
-                out.push(')');
-                operand = true;
-                after_quant = false;
-            }
-            '|' => {
-                out.push('|');
-                operand = false;
-                after_quant = false;
-            }
-            '^' | '$' => {
-                out.push(c);
-                operand = false;
-                after_quant = false;
-            }
-            '.' => {
-                out.push('.');
-                operand = true;
-                after_quant = false;
-            }
-            '}' => {
-                out.push_str("\\}");
-                operand = true;
-                after_quant = false;
-            }
-            other => {
-                push_lit(&mut out, other);
-                operand = true;
-                after_quant = false;
+impl Regex {
+    /// Warnings gawk gives for the pattern (an escape that is no operator).
+    pub fn warnings(&self) -> &[String] {
+        self.inner.warnings()
+    }
+
+    /// Whether it matches anywhere in `hay`.
+    pub fn is_match(&self, hay: &[u8]) -> Result<bool, String> {
+        self.inner.is_match(hay).map_err(too_complex)
+    }
+
+    /// The leftmost-longest match at or after `start`.
+    pub fn find_at(&self, hay: &[u8], start: usize) -> Result<Option<(usize, usize)>, String> {
+        self.inner.find_at(hay, start).map_err(too_complex)
+    }
+
+    /// The leftmost-longest non-empty match at or after `start` (separators).
+    pub fn find_nonempty_at(
+        &self,
+        hay: &[u8],
+        mut start: usize,
+    ) -> Result<Option<(usize, usize)>, String> {
+        while start <= hay.len() {
+            match self.find_at(hay, start)? {
+                None => return Ok(None),
+                Some((s, e)) if e > s => return Ok(Some((s, e))),
+                Some((s, _)) => start = s + 1,
             }
         }
+        Ok(None)
     }
-    out
+
+    /// Like [`Regex::find_at`], with the groups.
+    pub fn captures_at(&self, hay: &[u8], start: usize) -> Result<Option<Captures>, String> {
+        self.inner.captures_at(hay, start).map_err(too_complex)
+    }
 }
 
-/// Copies a bracket expression starting after `[`; returns the index after its `]`.
-/// An unterminated bracket becomes a literal `[`.
-fn bracket(chars: &[char], start: usize, out: &mut String) -> usize {
-    let mut i = start;
-    let mut body = String::from("[");
-    if chars.get(i) == Some(&'^') {
-        body.push('^');
-        i += 1;
-    }
-    let mut first = true;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == ']' && !first {
-            body.push(']');
-            out.push_str(&body);
-            return i + 1;
-        }
-        first = false;
-        i += 1;
-        match c {
-            '[' if matches!(chars.get(i), Some(':' | '.' | '=')) => {
-                let delim = chars[i];
-                let mut j = i + 1;
-                let mut name = String::new();
-                while j + 1 < chars.len() && !(chars[j] == delim && chars[j + 1] == ']') {
-                    name.push(chars[j]);
-                    j += 1;
-                }
-                if j + 1 < chars.len() {
-                    if delim == ':' {
-                        body.push_str(&format!("[:{name}:]"));
-                    } else {
-                        for ch in name.chars() {
-                            body.push('\\');
-                            body.push(ch);
-                        }
-                    }
-                    i = j + 2;
-                } else {
-                    body.push_str("\\[");
-                }
-            }
-            '\\' => {
-                if let Some(&e) = chars.get(i) {
-                    i += 1;
-                    match e {
-                        'n' => body.push_str("\\n"),
-                        't' => body.push_str("\\t"),
-                        'r' => body.push_str("\\r"),
-                        'f' => body.push_str("\\x0C"),
-                        'v' => body.push_str("\\x0B"),
-                        'a' => body.push_str("\\x07"),
-                        'b' => body.push_str("\\x08"),
-                        'w' | 's' | 'd' | 'W' | 'S' | 'D' => {
-                            body.push('\\');
-                            body.push(e);
-                        }
-                        other => {
-                            body.push('\\');
-                            body.push(other);
-                        }
-                    }
-                } else {
-                    body.push_str("\\\\");
-                }
-            }
-            '[' | '&' | '~' | '^' => {
-                body.push('\\');
-                body.push(c);
-            }
-            '-' if chars.get(i) == Some(&'-') => {
-                body.push_str("\\-");
-            }
-            c => body.push(c),
-        }
-    }
-    // No closing bracket: a literal `[` and the rest as ordinary text.
-    out.push_str("\\[");
-    start
+/// Compiles an awk ERE (`ignore_case` for IGNORECASE); `Err` is gawk's message, with the
+/// pattern (`Unmatched ( or \(: /(/`).
+pub fn compile(ere: &[u8], ignore_case: bool) -> Result<Regex, CompileError> {
+    let flags = Flags {
+        icase: ignore_case,
+        c_locale: !super::value::utf8_mode(),
+        ..Flags::default()
+    };
+    gnu_regex::compile_awk(ere, flags)
+        .map(|inner| Regex { inner })
+        .map_err(|e| format!("{}: /{}/", e.msg, String::from_utf8_lossy(ere)))
 }
 
 #[cfg(test)]
@@ -287,6 +79,18 @@ mod tests {
         compile(re.as_bytes(), false)
             .unwrap()
             .is_match(s.as_bytes())
+            .unwrap()
+    }
+
+    fn find(re: &str, s: &str) -> Option<(usize, usize)> {
+        compile(re.as_bytes(), false)
+            .unwrap()
+            .find_at(s.as_bytes(), 0)
+            .unwrap()
+    }
+
+    fn err(re: &str) -> String {
+        compile(re.as_bytes(), false).unwrap_err()
     }
 
     #[test]
@@ -303,7 +107,6 @@ mod tests {
         assert!(m("\\.", "."));
         assert!(!m("\\.", "a"));
         assert!(m("[a-c&]", "&"));
-        assert!(m("*a", "*a"));
         assert!(m("a.b", "a\nb"));
         assert!(m("\\/", "/"));
         assert!(m("[\\/]", "/"));
@@ -311,7 +114,60 @@ mod tests {
     }
 
     #[test]
+    fn gawk_literal_readings() {
+        // A leading repetition operator is itself; an unmatched `)` too.
+        assert!(m("*a", "*a"));
+        assert!(!m("*a", "a"));
+        assert!(m("^+", "+x"));
+        assert!(m("x|*a", "*a"));
+        assert!(m("(*a)", "*a"));
+        assert!(m("a)", "a)"));
+        assert!(!m("a)", "a"));
+        assert!(m("{2}", "{2}"));
+    }
+
+    #[test]
+    fn gawk_escapes() {
+        assert!(m("a\\bb", "a\u{8}b"));
+        assert!(m("\\1", "\u{1}"));
+        assert!(m("\\x41", "A"));
+        assert!(m("a\\sb", "a b"));
+        assert!(m("[a\\-z]", "-"));
+        assert!(!m("[a\\-z]", "m"));
+        assert!(m("[\\]]", "]"));
+        assert!(m("[\\n]", "\n"));
+        let re = compile(b"\\q", false).unwrap();
+        assert!(re.is_match(b"q").unwrap());
+        assert_eq!(
+            re.warnings(),
+            ["regexp escape sequence `\\q' is not a known regexp operator"]
+        );
+        assert!(compile(b"\\.", false).unwrap().warnings().is_empty());
+    }
+
+    #[test]
+    fn leftmost_longest() {
+        assert_eq!(find("o+|fo+", "foo bar"), Some((0, 3)));
+        assert_eq!(find("(abc|abcabc)", "xabcabcy"), Some((1, 7)));
+        assert_eq!(find("x*", "abc"), Some((0, 0)));
+    }
+
+    #[test]
+    fn gawk_errors() {
+        assert_eq!(err("("), "Unmatched ( or \\(: /(/");
+        assert_eq!(err("[a"), "Unmatched [, [^, [:, [., or [=: /[a/");
+        assert_eq!(err("a["), "Invalid regular expression: /a[/");
+        assert_eq!(err("a\\"), "Trailing backslash: /a\\/");
+        assert_eq!(err("a{3,1}"), "Invalid content of \\{\\}: /a{3,1}/");
+        assert_eq!(
+            err("[[:foo:]]"),
+            "Invalid character class name: /[[:foo:]]/"
+        );
+        assert_eq!(err("[z-a]"), "Invalid range end: /[z-a]/");
+    }
+
+    #[test]
     fn case_folding() {
-        assert!(compile(b"abc", true).unwrap().is_match(b"ABC"));
+        assert!(compile(b"abc", true).unwrap().is_match(b"ABC").unwrap());
     }
 }

@@ -447,7 +447,12 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                     }
                     other => {
                         let s = other.to_str_with(convfmt);
-                        body.extend_from_slice(chars_prefix(&s, 1));
+                        if s.is_empty() {
+                            // gawk writes the string's terminating NUL.
+                            body.push(0);
+                        } else {
+                            body.extend_from_slice(chars_prefix(&s, 1));
+                        }
                     }
                 }
             }

@@ -315,11 +315,17 @@ impl Parser<'_> {
 
     /// Reads `…DELIM` (the opening delimiter already consumed). In a regex `\n` becomes a
     /// newline; `\DELIM` becomes DELIM; a backslash-newline becomes a newline; other escapes
-    /// stay for the regex or replacement parser. `None` when unterminated.
+    /// stay for the regex or replacement parser. `None` when unterminated. In a regex a
+    /// bracket expression is copied whole, as GNU sed reads it: the delimiter inside it
+    /// (`s/[/]/X/`) does not end the regex, and backslashes in it are literal (but `\n`).
     fn delimited(&mut self, delim: char, regex: bool) -> Option<String> {
         let mut out = String::new();
         loop {
             let c = self.next()?;
+            if regex && c == '[' {
+                self.bracket_into(&mut out)?;
+                continue;
+            }
             if c == delim {
                 return Some(out);
             }
@@ -336,6 +342,53 @@ impl Parser<'_> {
                         out.push('\\');
                         out.push(n);
                     }
+                }
+                c => out.push(c),
+            }
+        }
+    }
+
+    /// Copies a bracket expression after its `[` (pushed here) up to its `]`; `None` when
+    /// the line or the script ends first.
+    fn bracket_into(&mut self, out: &mut String) -> Option<()> {
+        out.push('[');
+        if self.peek() == Some('^') {
+            self.pos += 1;
+            out.push('^');
+        }
+        if self.peek() == Some(']') {
+            self.pos += 1;
+            out.push(']');
+        }
+        loop {
+            let c = self.next()?;
+            match c {
+                '\n' => return None,
+                ']' => {
+                    out.push(']');
+                    return Some(());
+                }
+                '[' if matches!(self.peek(), Some(':' | '.' | '=')) => {
+                    let kind = self.next()?;
+                    out.push('[');
+                    out.push(kind);
+                    // Up to the matching `:]` (or `.]`, `=]`).
+                    loop {
+                        let d = self.next()?;
+                        if d == '\n' {
+                            return None;
+                        }
+                        out.push(d);
+                        if d == kind && self.peek() == Some(']') {
+                            self.pos += 1;
+                            out.push(']');
+                            break;
+                        }
+                    }
+                }
+                '\\' if self.peek() == Some('n') => {
+                    self.pos += 1;
+                    out.push('\n');
                 }
                 c => out.push(c),
             }

@@ -182,12 +182,10 @@ pub(super) fn split_into(s: &[u8], mode: &FsMode, out: &mut Vec<(usize, usize)>)
                 return;
             }
             let mut st = 0;
-            for m in re.find_iter(s) {
-                if m.start() == m.end() {
-                    continue;
-                }
-                out.push((st, m.start()));
-                st = m.end();
+            // A search that gives up (the backtracking budget) leaves the rest as one field.
+            while let Ok(Some((ms, me))) = re.find_nonempty_at(s, st) {
+                out.push((st, ms));
+                st = me;
             }
             out.push((st, s.len()));
         }

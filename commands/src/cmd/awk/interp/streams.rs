@@ -46,6 +46,7 @@ impl Interp {
         match e {
             ReadError::Fs(e) => Fail::Fatal(format!("error reading input file `{name}': {e}")),
             ReadError::Mem(m) => Fail::Stop(Interrupt::OutOfMemory(m)),
+            ReadError::Regex(m) => Fail::Fatal(m),
         }
     }
 
@@ -66,6 +67,8 @@ impl Interp {
                 }
                 self.main.used_file = true;
                 let reader = Reader::stdin(&self.ctx);
+                // gawk names standard input `-`.
+                self.set_global_raw(V_FILENAME, Value::str(b"-".to_vec()));
                 self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
                 self.fnr = 0.0;
                 return self.begin_file();
@@ -91,6 +94,8 @@ impl Interp {
                 continue;
             }
             self.main.used_file = true;
+            // The previous file is done: messages about this one name no record.
+            self.fnr = 0.0;
             let fname = lossy(&name);
             if let Ok(meta) = self.rt.block_on(self.ctx.fs.stat(&self.ctx.path(&fname)))
                 && meta.is_dir()
