@@ -259,6 +259,12 @@ pub async fn run(
         }
     };
     let (status, timed_out) = status;
+    if let Some(end) = session.ending() {
+        // A limit of the whole session stopped the channel: its line goes to the client's
+        // stderr (or terminal) too, as OpenSSH's client shows no exit-signal message and
+        // may leave on the channel's close before the disconnect's message arrives.
+        let _ = err_w.write_str(&format!("{}\n", end.message)).await;
+    }
     // A line typed at a terminal that a limit abandoned ends only that line.
     let limit_abort = shell
         .limit_abort()
