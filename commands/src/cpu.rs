@@ -48,6 +48,11 @@ pub const MAX_SLICE: Duration = Duration::from_millis(20);
 /// at its next yield point, at most this much later.
 pub const MAX_PAUSE: Duration = Duration::from_millis(50);
 
+/// How much of a session's demand is gathered before it is added to the server's window,
+/// and how long a session goes by the window's last verdict: the server-wide lock is
+/// taken about once a millisecond per busy session, not at every yield.
+pub const REPORT_EVERY: Duration = Duration::from_millis(1);
+
 /// Share of the server's threads that busy sessions must demand together for the server
 /// to count as contended.
 pub const CONTENDED_LOAD: f64 = 0.5;
@@ -188,6 +193,11 @@ struct Account {
     last: Option<Instant>,
     /// The window (numbered from 1) the session was last counted busy in.
     seen: u64,
+    /// Demand (busy time and pauses) not yet added to the server's window.
+    unreported: Duration,
+    /// When the session last reported, and the server's verdict then.
+    reported_at: Option<Instant>,
+    contended: bool,
     pauses: u64,
     paused: Duration,
 }
@@ -219,10 +229,18 @@ impl SessionCpu {
         }
         a.last = Some(now);
         a.credit -= busy.as_secs_f64();
-        let mut seen = a.seen;
-        let contended = g.observe(now, busy, &mut seen);
-        a.seen = seen;
-        if !contended {
+        a.unreported += busy;
+        let due = a.unreported >= REPORT_EVERY
+            || a.reported_at
+                .is_none_or(|t| now.saturating_duration_since(t) >= REPORT_EVERY);
+        if due {
+            let (demand, mut seen) = (a.unreported, a.seen);
+            a.contended = g.observe(now, demand, &mut seen);
+            a.seen = seen;
+            a.unreported = Duration::ZERO;
+            a.reported_at = Some(now);
+        }
+        if !a.contended {
             // Nobody competes: nothing is owed.
             a.credit = a.credit.max(0.0);
             return None;
@@ -233,10 +251,10 @@ impl SessionCpu {
         let pause = Duration::from_secs_f64(-a.credit / rate).min(MAX_PAUSE);
         a.pauses += 1;
         a.paused += pause;
-        drop(a);
         // A session made to wait still wants the CPU: its pause counts as demand, so
         // the contention it causes does not vanish because it was slowed.
-        g.observe(now, pause, &mut seen);
+        a.unreported += pause;
+        drop(a);
         g.paused(pause);
         Some(pause)
     }
@@ -363,6 +381,17 @@ mod tests {
         }
         let first = first.unwrap_or(usize::MAX);
         assert!(first < 300, "paused after {first} steps");
+    }
+
+    #[test]
+    fn short_slices_are_gathered_and_still_counted() {
+        // Yields every 50 µs, as a shell loop does: the demand reaches the window once a
+        // millisecond per session, and two such spinners are still held to their share.
+        let gov = Arc::new(CpuGovernor::new(25, 2));
+        let (stats, wall) = spin(&gov, 2, 40_000, Duration::from_micros(50));
+        assert!(stats.iter().all(|s| s.pauses > 0), "{stats:?}");
+        let used = 2.0 / wall.as_secs_f64();
+        assert!(used < 0.6, "share used {used}, {stats:?}");
     }
 
     #[test]
