@@ -135,6 +135,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         lease_ttl: args.lease_ttl(),
         quota: args.quota.quota(),
         limits: args.quota.session_limits(),
+        cpu: cpu_governor(args.session_cpu_share),
         base_snapshot,
         snapshots: Arc::new(SnapshotQuotas::new(policy)),
         auth: args.auth,
@@ -748,4 +749,17 @@ async fn copy_out(input: Input, stderr: bool) {
         }
         let _ = out.flush().await;
     }
+}
+
+/// The CPU governor of `--session-cpu-share PERCENT` over this runtime's worker threads;
+/// `None` for 100 (a session may take the whole server).
+fn cpu_governor(percent: u32) -> Option<Arc<forkbox_commands::cpu::CpuGovernor>> {
+    if percent >= 100 {
+        return None;
+    }
+    let cores = tokio::runtime::Handle::current().metrics().num_workers();
+    let governor = forkbox_commands::cpu::CpuGovernor::new(percent, cores)
+        .with_observer(Arc::new(crate::telemetry::metrics::cpu_paused));
+    tracing::info!(percent, cores, "sessions share the CPU");
+    Some(Arc::new(governor))
 }

@@ -181,6 +181,14 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub janitor_interval: u64,
 
+    /// Percent of the server's CPU one session may use while other sessions compete for
+    /// it (1–100): a session over it is paused at its yield points until it is back
+    /// within its share; a session alone, or on a quiet server, is never slowed. 100 for
+    /// no limit.
+    #[arg(long, value_name = "PERCENT", default_value_t = forkbox_commands::cpu::DEFAULT_SHARE_PERCENT,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub session_cpu_share: u32,
+
     /// Seconds a command may run (an exec request, or one command line typed at a
     /// terminal; a script piped to a shell without a terminal counts as one command); then
     /// it is stopped with `forkbox: command timed out after …`, status 124. 0 for no limit.
@@ -561,6 +569,17 @@ impl SessionLimits {
     /// A fresh budget with these bounds, for one session.
     pub fn budget(&self) -> forkbox_commands::Budget {
         forkbox_commands::Budget::new(self.memory, self.tasks)
+    }
+
+    /// A fresh budget with these bounds whose session `cpu` paces, if given.
+    pub fn paced_budget(
+        &self,
+        cpu: Option<&std::sync::Arc<forkbox_commands::cpu::CpuGovernor>>,
+    ) -> forkbox_commands::Budget {
+        match cpu {
+            Some(g) => forkbox_commands::Budget::with_cpu(self.memory, self.tasks, g.clone()),
+            None => self.budget(),
+        }
     }
 }
 

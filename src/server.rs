@@ -437,11 +437,9 @@ where
                 let lifetime = deps.limits.max_session_lifetime.unwrap_or_default();
                 tracing::info!(?lifetime, "session lifetime reached");
                 crate::telemetry::metrics::limit_hit(Limit::Lifetime);
-                break End::Disconnect(
-                    russh::Disconnect::ByApplication,
-                    format!("forkbox: this session reached its maximum lifetime of {}; disconnected", human(lifetime)),
-                    Outcome::Lifetime,
-                );
+                let message = format!("forkbox: this session reached its maximum lifetime of {}; disconnected", human(lifetime));
+                stop_channels(session, &message).await;
+                break End::Disconnect(russh::Disconnect::ByApplication, message, Outcome::Lifetime);
             }
             _ = tokio::time::sleep_until(idle_check), if permit.is_some() => {
                 let (Some(timeout), Some(every)) = (idle_timeout, idle_every) else {
@@ -451,11 +449,9 @@ where
                 if session.activity.idle_for().is_some_and(|idle| idle >= timeout) {
                     tracing::info!(?timeout, "idle timeout");
                     crate::telemetry::metrics::limit_hit(Limit::Idle);
-                    break End::Disconnect(
-                        russh::Disconnect::ByApplication,
-                        format!("forkbox: idle for {}; disconnected", human(timeout)),
-                        Outcome::IdleTimeout,
-                    );
+                    let message = format!("forkbox: idle for {}; disconnected", human(timeout));
+                    stop_channels(session, &message).await;
+                    break End::Disconnect(russh::Disconnect::ByApplication, message, Outcome::IdleTimeout);
                 }
                 idle_check = Instant::now() + every;
             }
@@ -517,6 +513,18 @@ where
         }
     }
     permit
+}
+
+/// Time a session's channels get, once a limit of the whole session stopped their
+/// commands, to end with an `exit-signal` before the disconnect.
+const CHANNEL_END_GRACE: Duration = Duration::from_secs(2);
+
+/// Stops what a session runs for a limit of the whole session (idle time, lifetime): each
+/// channel ends with `exit-signal` TERM and `message` (asyncssh shows them as
+/// `exit_signal`), within [`CHANNEL_END_GRACE`]; then the caller disconnects.
+async fn stop_channels(session: &Session, message: &str) {
+    session.end_commands(russh::Sig::TERM, message.to_string());
+    session.channels_ended(CHANNEL_END_GRACE).await;
 }
 
 /// Logs why a session's fork could not be made; the line for the client.

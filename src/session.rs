@@ -96,6 +96,9 @@ pub struct Services {
     pub quota: Quota,
     /// What each session may hold in memory and tasks at once.
     pub limits: crate::config::SessionLimits,
+    /// Each session's share of the server's CPU (`--session-cpu-share`); `None`: sessions
+    /// are never slowed.
+    pub cpu: Option<Arc<forkbox_commands::cpu::CpuGovernor>>,
     /// The snapshot every session starts from unless its login names another
     /// (`--base-snapshot`, checked at start-up); `None`: the base as it is.
     pub base_snapshot: Option<String>,
@@ -194,12 +197,27 @@ pub struct Session {
     pub channel_slots: Arc<tokio::sync::Semaphore>,
     /// Fired on disconnect and server shutdown: everything running stops.
     pub cancel: CancellationToken,
+    /// Fired (with `cancel`, or before it by [`Session::end_commands`]) to stop every
+    /// command of the session while its channels can still say why; the root of every
+    /// channel's cancellation.
+    pub commands: CancellationToken,
+    /// Why a limit of the whole session stopped its commands, once one did: what each
+    /// channel's `exit-signal` says.
+    ending: Mutex<Option<Ending>>,
     /// Channel tasks, awaited before the fork is deleted.
     tasks: TaskTracker,
     /// The tracing span every event of this session is logged in (id and peer).
     pub span: tracing::Span,
     /// When the session last showed life, for `--idle-timeout`.
     pub activity: Arc<Activity>,
+}
+
+/// Why a limit of the whole session stopped its commands: the signal and the one line its
+/// channels' `exit-signal` carries.
+#[derive(Clone, Debug)]
+pub struct Ending {
+    pub signal: russh::Sig,
+    pub message: String,
 }
 
 /// When a session last showed life: the client's last input, or a command running.
@@ -272,10 +290,12 @@ impl Session {
             login_snapshot: Mutex::new(None),
             started_from: Mutex::new(None),
             snapshots,
-            budget: services.limits.budget(),
+            budget: services.limits.paced_budget(services.cpu.as_ref()),
             channel_slots: Arc::new(tokio::sync::Semaphore::new(MAX_CHANNELS)),
             services,
+            commands: cancel.child_token(),
             cancel,
+            ending: Mutex::new(None),
             tasks: TaskTracker::new(),
             activity: Activity::new(),
         })
@@ -283,6 +303,31 @@ impl Session {
 
     pub fn services(&self) -> &Arc<Services> {
         &self.services
+    }
+
+    /// Stops every command of the session because a limit of the whole session was
+    /// reached (idle time, lifetime): each channel then ends with `exit-signal` `signal`
+    /// and `message`. The connection goes on until the caller disconnects it.
+    pub fn end_commands(&self, signal: russh::Sig, message: String) {
+        self.ending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(Ending { signal, message });
+        self.commands.cancel();
+    }
+
+    /// Why [`Session::end_commands`] stopped the session's commands, if it did.
+    pub fn ending(&self) -> Option<Ending> {
+        self.ending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Waits (at most `grace`) until every channel of the session has ended.
+    pub async fn channels_ended(&self, grace: Duration) {
+        let all = u32::try_from(MAX_CHANNELS).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(grace, self.channel_slots.acquire_many(all)).await;
     }
 
     /// Records the user name the client logged in as (sanitized). `snap-<version>` asks

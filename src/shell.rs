@@ -409,6 +409,9 @@ pub struct Shell {
     pub(crate) seconds_base: std::time::Instant,
     /// Words already parsed, by their text (shared with subshells).
     pub(crate) word_cache: expand::WordCache,
+    /// Set when a session limit (memory, tasks) abandoned this top-level shell's script:
+    /// the line that said so, for the channel's `exit-signal`. Never set in a subshell.
+    pub(crate) limit_abort: Option<String>,
 }
 
 /// See [`Shell::exec_closers`]; shared by copies of a shell, not by subshells.
@@ -494,6 +497,7 @@ impl Shell {
             trace_depth: 0,
             seconds_base: std::time::Instant::now(),
             word_cache: Default::default(),
+            limit_abort: None,
         };
         for (k, v) in cfg.env {
             if let Some(name) = k
@@ -536,6 +540,7 @@ impl Shell {
     /// Parses and runs a whole script. State persists across calls. A syntax error prints
     /// `forkbox: syntax error ...` and gives 2; `cancel` stops the running command (130).
     pub async fn run_script(&mut self, script: &str, io: &Stdio, cancel: CancellationToken) -> i32 {
+        self.limit_abort = None;
         let fds = Fds::from_stdio(io);
         let program = match parse::program_async(script).await {
             Ok(p) => p,
@@ -693,6 +698,8 @@ impl Shell {
                     if let Ok(program) = parse_program(&text) {
                         let (started, clock) =
                             (std::time::SystemTime::now(), std::time::Instant::now());
+                        // Only the command that ends the input counts for `exit-signal`.
+                        self.limit_abort = None;
                         self.run_program_cancellable(&program, &fds, cancel.clone())
                             .await;
                         if let Some(log) = self.command_log.clone() {
@@ -766,6 +773,12 @@ impl Shell {
 
     pub fn last_status(&self) -> i32 {
         self.last_status
+    }
+
+    /// Why a session limit (memory, tasks) abandoned the last script this shell ran, in
+    /// one line without its newline; `None` if none did.
+    pub fn limit_abort(&self) -> Option<&str> {
+        self.limit_abort.as_deref()
     }
 
     /// The logical working directory.

@@ -541,6 +541,37 @@ impl Store {
         w.close().await
     }
 
+    /// Writes a small object at once without making it durable: on a local store one
+    /// step on the blocking pool (scratch file, rename into place) and no `fsync`; on any
+    /// other store the same as [`Store::put`]. For records that are worthless after a
+    /// crash of the host and rewritten while they matter, such as fork leases: a lease
+    /// lost with the host only lets the janitor delete forks whose server died with it.
+    pub async fn put_volatile(&self, key: &str, data: Bytes) -> Result<()> {
+        let Some(root) = &self.local_root else {
+            return self.put(key, data, &Attrs::default()).await;
+        };
+        let target = root.join(key);
+        let scratch = root.join(scratch_key(key));
+        blocking(&target.clone(), move || {
+            let local = |path: &Path| {
+                let path = path.to_path_buf();
+                move |source| StorageError::Local { path, source }
+            };
+            if let Some(parent) = scratch.parent() {
+                std::fs::create_dir_all(parent).map_err(local(parent))?;
+            }
+            std::fs::write(&scratch, &data).map_err(local(&scratch))?;
+            std::fs::rename(&scratch, &target).map_err(|source| {
+                let _ = std::fs::remove_file(&scratch);
+                StorageError::Local {
+                    path: target.clone(),
+                    source,
+                }
+            })
+        })
+        .await
+    }
+
     /// Creates the directory marker `key/`.
     pub async fn create_dir(&self, key: &str) -> Result<()> {
         self.op

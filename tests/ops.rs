@@ -515,7 +515,8 @@ fn the_public_demo_profile_limits_sessions_and_says_what_it_is() {
     let out = server.ssh("echo before; sleep 30; echo never");
     assert_eq!(stdout(&out), "before\n");
     assert_eq!(stderr(&out), "forkbox: command timed out after 2s\n");
-    assert_eq!(out.status.code(), Some(124));
+    // `exit-signal` TERM, on which OpenSSH's client exits 255.
+    assert_eq!(out.status.code(), Some(255));
     // Snapshots are off; the fork holds 64M and 5000 objects.
     let out = server.ssh(
         "snapshot; df -i / | tail -n 1 | awk '{print $2}'; df -k / | tail -n 1 | awk '{print $2}'",
@@ -542,6 +543,53 @@ fn the_public_demo_profile_limits_sessions_and_says_what_it_is() {
     );
     for mut child in held {
         let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+#[test]
+fn spinning_sessions_are_slowed_and_another_session_still_answers() {
+    // A small share, so that two spinners on any machine exceed it; the command timeout
+    // ends them if the test fails half-way.
+    let mut server = Server::start_with(&[
+        "--http-listen",
+        "127.0.0.1:0",
+        "--session-cpu-share",
+        "10",
+        "--command-timeout",
+        "120",
+    ]);
+    let http = server.http_addr();
+    let spinners: Vec<Child> = (0..2)
+        .map(|_| spawn_ssh(&server, &[], Some("echo spinning; while :; do :; done")))
+        .collect();
+    let mut spinners: Vec<(Child, std::io::BufReader<std::process::ChildStdout>)> = spinners
+        .into_iter()
+        .map(|mut c| {
+            let out = std::io::BufReader::new(c.stdout.take().unwrap());
+            (c, out)
+        })
+        .collect();
+    for (_, out) in &mut spinners {
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        assert_eq!(first, "spinning\n");
+    }
+    // The governor pauses the spinners: its metric counts the pauses.
+    let before = scrape_until(http, |s| {
+        observations(s, "forkbox_cpu_pause_seconds", &[]) > 0.0
+    });
+    // A third session still gets its answer while they spin.
+    let out = server.ssh("echo hi");
+    assert_eq!(stdout(&out), "hi\n", "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0));
+    // And the spinners go on being slowed.
+    let seen = observations(&before, "forkbox_cpu_pause_seconds", &[]);
+    scrape_until(http, |s| {
+        observations(s, "forkbox_cpu_pause_seconds", &[]) > seen
+    });
+    for (mut child, _) in spinners {
+        child.kill().unwrap();
         let _ = child.wait();
     }
 }

@@ -24,9 +24,17 @@ use support::{Server, run_guarded, stderr, stdout};
 
 /// Runs one scenario of `agents.py` against `server` and returns what it printed.
 fn scenario(server: &Server, name: &str) -> Value {
+    scenario_with(server, name, &[])
+}
+
+/// Runs one scenario of `agents.py` with arguments of its own.
+fn scenario_with(server: &Server, name: &str, args: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/agents.py");
     let mut cmd = Command::new(python::venv_python());
-    cmd.arg(script).arg(server.port.to_string()).arg(name);
+    cmd.arg(script)
+        .arg(server.port.to_string())
+        .arg(name)
+        .args(args);
     // The scenarios bound their own waits (30 s each); this only guards against a hang.
     let out = run_guarded(cmd, b"", Duration::from_secs(120));
     assert_eq!(
@@ -87,4 +95,62 @@ fn many_exec_channels_on_one_connection_share_the_fork() {
     }
     // Each channel wrote its own file into the one fork of the connection.
     assert_eq!(v["shared"], "16\n");
+}
+
+/// How a channel whose command a limit stopped ends: `exit-signal` with the signal and the
+/// one line that says which limit, in place of `exit-status` (asyncssh: status -1).
+fn assert_killed(v: &Value, signal: &str, message: &str) {
+    assert_eq!(
+        v["signal"],
+        serde_json::json!([signal, false, message, "en"]),
+        "how the channel ended: {v}"
+    );
+    assert_eq!(v["status"], -1, "{v}");
+}
+
+#[test]
+fn command_timeout_ends_the_channel_with_exit_signal_term() {
+    let server = Server::start_with(&["--command-timeout", "1"]);
+    let v = scenario_with(&server, "killed", &["echo started; sleep 100; echo never"]);
+    assert_eq!(v["stdout"], "started\n", "{v}");
+    // The line on stderr stays, for clients that show no exit-signal message.
+    assert_eq!(v["stderr"], "forkbox: command timed out after 1s\n", "{v}");
+    assert_killed(&v, "TERM", "forkbox: command timed out after 1s");
+}
+
+#[test]
+fn session_memory_limit_ends_the_channel_with_exit_signal_kill() {
+    let server = Server::start_with(&["--session-memory", "1M"]);
+    let v = scenario_with(
+        &server,
+        "killed",
+        &["s=x; while :; do s=$s$s; done; echo never"],
+    );
+    assert_eq!(v["stdout"], "", "{v}");
+    let why = v["signal"][2].as_str().unwrap_or_default().to_string();
+    assert!(
+        why.starts_with("forkbox: ") && why.ends_with("out of memory (session limit 1M)"),
+        "{v}"
+    );
+    assert_killed(&v, "KILL", &why);
+    // A script that stays within the limit still ends with its status.
+    let v = scenario_with(&server, "killed", &["s=x; s=$s$s; echo ${#s}; exit 3"]);
+    assert_eq!(
+        (v["stdout"].as_str(), v["status"].as_i64()),
+        (Some("2\n"), Some(3)),
+        "{v}"
+    );
+    assert_eq!(v["signal"], Value::Null, "{v}");
+}
+
+#[test]
+fn session_lifetime_ends_running_channels_with_exit_signal_term() {
+    let server = Server::start_with(&["--max-session-lifetime", "2"]);
+    let v = scenario_with(&server, "killed", &["echo started; sleep 100; echo never"]);
+    assert_eq!(v["stdout"], "started\n", "{v}");
+    assert_killed(
+        &v,
+        "TERM",
+        "forkbox: this session reached its maximum lifetime of 2s; disconnected",
+    );
 }

@@ -110,9 +110,15 @@ impl Conn {
 
     /// `sftp -b -` with `batch` as its commands, in local directory `cwd`.
     fn sftp(&self, batch: &str, cwd: &Path) -> Output {
+        self.sftp_with(&[], batch, cwd)
+    }
+
+    /// [`Conn::sftp`] with more of sftp's options.
+    fn sftp_with(&self, extra: &[&str], batch: &str, cwd: &Path) -> Output {
         let mut cmd = Command::new("sftp");
         cmd.current_dir(cwd)
             .args(self.opts("-P"))
+            .args(extra)
             .args(["-b", "-", "anyone@127.0.0.1"]);
         run_guarded(cmd, batch.as_bytes(), GUARD)
     }
@@ -221,6 +227,43 @@ fn put_and_get_round_trip_a_multi_mib_file() {
     );
     // The session ended with the client, and its fork with it.
     server.wait_no_forks();
+}
+
+#[test]
+fn pipelined_transfers_with_64_requests_in_flight_round_trip() {
+    // The server answers up to 64 requests at once, replies in the order they are ready:
+    // files of several sizes (not multiples of the request size) go up and down intact.
+    let server = Server::start();
+    let local = tempfile::tempdir().unwrap();
+    let src = local.path().join("many");
+    std::fs::create_dir_all(&src).unwrap();
+    let sizes = [0, 1, 32 * 1024 - 1, 700 * 1024 + 5, 3 * 1024 * 1024 + 17];
+    for (i, len) in sizes.iter().enumerate() {
+        write_noise(&src.join(format!("f{i}.bin")), *len, 100 + i as u64);
+    }
+    let conn = Conn::shared(&server);
+    let out = conn.sftp_with(
+        &["-R", "64", "-B", "32768"],
+        "put -r many up\nget -r up down\n",
+        local.path(),
+    );
+    assert_ok(&out, "sftp -R 64");
+    for i in 0..sizes.len() {
+        let name = format!("f{i}.bin");
+        assert_eq!(
+            sha256(&local.path().join("down").join(&name)),
+            sha256(&src.join(&name)),
+            "{name}"
+        );
+    }
+    let sums = conn.ssh("cd up && sha256sum f*.bin");
+    let expected: String = (0..sizes.len())
+        .map(|i| {
+            let name = format!("f{i}.bin");
+            format!("{}  {name}\n", sha256(&src.join(&name)))
+        })
+        .collect();
+    assert_eq!(stdout(&sums), expected, "{}", stderr(&sums));
 }
 
 #[test]

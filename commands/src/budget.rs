@@ -45,6 +45,8 @@ struct Inner {
     /// stacks, snapshots): the session waits for all of them before its fork is deleted,
     /// so nothing writes to a fork that is gone.
     spawned: TaskTracker,
+    /// The session's account with its server's CPU governor; `None`: never slowed.
+    cpu: Option<crate::cpu::SessionCpu>,
 }
 
 impl fmt::Debug for Budget {
@@ -100,8 +102,53 @@ impl Budget {
                 tripped: AtomicBool::new(false),
                 reported: AtomicBool::new(false),
                 spawned: TaskTracker::new(),
+                cpu: None,
             }),
         }
+    }
+
+    /// A budget whose session is paced by `governor` at its yield points
+    /// ([`Budget::pace`]).
+    pub fn with_cpu(
+        mem_limit: usize,
+        task_limit: usize,
+        governor: Arc<crate::cpu::CpuGovernor>,
+    ) -> Budget {
+        let mut b = Budget::new(mem_limit, task_limit);
+        if let Some(inner) = Arc::get_mut(&mut b.inner) {
+            inner.cpu = Some(crate::cpu::SessionCpu::new(governor));
+        }
+        b
+    }
+
+    /// A yield point of the session's computation: charges the time the current task ran
+    /// since its last yield point to the session's CPU account and yields to the runtime,
+    /// or, when the server is contended and the session is over its share, sleeps for as
+    /// long as the governor says (see [`crate::cpu`]).
+    pub async fn pace(&self) {
+        match self.pause() {
+            Some(pause) => tokio::time::sleep(pause).await,
+            None => tokio::task::yield_now().await,
+        }
+        crate::cpu::resumed();
+    }
+
+    /// The synchronous half of [`Budget::pace`], for yield points that build their own
+    /// future (WASI's epoch callback): how long to sleep, if at all; call
+    /// [`crate::cpu::resumed`] once the task goes on.
+    pub fn pause(&self) -> Option<std::time::Duration> {
+        let cpu = self.inner.cpu.as_ref()?;
+        let now = std::time::Instant::now();
+        cpu.record(now, crate::cpu::slice(now))
+    }
+
+    /// The pauses the CPU governor imposed on this session so far.
+    pub fn cpu_pauses(&self) -> crate::cpu::PauseStats {
+        self.inner
+            .cpu
+            .as_ref()
+            .map(crate::cpu::SessionCpu::stats)
+            .unwrap_or_default()
     }
 
     /// Spawns a task of the session, tracked so [`Budget::close_and_wait`] waits for it.

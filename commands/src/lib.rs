@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 pub mod budget;
 pub mod cmd;
+pub mod cpu;
 pub mod fs;
 pub mod gnu_regex;
 pub mod io;
@@ -231,12 +232,13 @@ impl Context {
 
     /// Fails with [`Interrupt::Cancelled`] once the invocation was cancelled; for loops
     /// that compute without awaiting I/O. Also yields to the runtime, so one busy command
-    /// cannot starve other sessions.
+    /// cannot starve other sessions, and paces a session over its CPU share
+    /// ([`Budget::pace`]).
     pub async fn checkpoint(&self) -> Result<(), Interrupt> {
         if self.cancel.is_cancelled() {
             return Err(Interrupt::Cancelled);
         }
-        tokio::task::yield_now().await;
+        self.budget.pace().await;
         Ok(())
     }
 }

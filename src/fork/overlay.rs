@@ -144,13 +144,17 @@ impl CopyError {
 impl ForkStrategy for Overlay {
     async fn create(&self, id: SessionId, lease: &Lease) -> Result<ForkView, ForkError> {
         let prefix = Overlay::fork_prefix(id);
-        // The lease first: from its first object on, the fork is visible to `list` (and
-        // so to the janitor) and already says who serves it.
-        self.renew(id, lease).await?;
-        self.forks
-            .create_dir(&format!("{prefix}/root"))
-            .await
-            .map_err(Overlay::storage_err(id))?;
+        // The lease and the layer's root at once (on a store across a network, one round
+        // trip instead of two): a fork the janitor sees before its lease is written is
+        // left alone for a lease period from its birth, which its id carries.
+        let root = format!("{prefix}/root");
+        let make_root = async {
+            self.forks
+                .create_dir(&root)
+                .await
+                .map_err(Overlay::storage_err(id))
+        };
+        tokio::try_join!(self.renew(id, lease), make_root)?;
         Ok(ForkView {
             base: Some(Layer {
                 store: self.base.clone(),
@@ -169,8 +173,10 @@ impl ForkStrategy for Overlay {
 
     async fn renew(&self, id: SessionId, lease: &Lease) -> Result<(), ForkError> {
         let key = format!("{}/lease", Overlay::fork_prefix(id));
+        // Not made durable: a lease only matters while its server lives (see
+        // `Store::put_volatile`), and a session waits for its first one.
         self.forks
-            .put(&key, bytes::Bytes::from(lease.encode()), &Attrs::default())
+            .put_volatile(&key, bytes::Bytes::from(lease.encode()))
             .await
             .map_err(Overlay::storage_err(id))
     }

@@ -134,7 +134,7 @@ pub async fn run(
     if matches!(request, Request::Sftp) {
         tracing::info!("sftp subsystem started");
         // Each request counts as activity: an SFTP client left idle times out like a shell.
-        let cancel = session.cancel.clone();
+        let cancel = session.commands.clone();
         crate::ssh::sftp::serve(
             fs,
             session.budget.clone(),
@@ -145,7 +145,10 @@ pub async fn run(
         )
         .await;
         tracing::info!("sftp subsystem finished");
-        finish(&tx, 0).await;
+        match session.ending() {
+            Some(end) => killed(&tx, &handle, id, end.signal, &end.message).await,
+            None => finish(&tx, 0).await,
+        }
         return;
     }
     let interactive = matches!(request, Request::Shell) && pty.is_some();
@@ -188,10 +191,12 @@ pub async fn run(
                 seen: 0,
                 resizes: 0,
                 out: out_w.clone(),
-                cancel: session.cancel.clone(),
+                cancel: session.commands.clone(),
                 activity: session.activity.clone(),
                 session: session.clone(),
+                timed_out: false,
             };
+            let exec = matches!(request, Request::Exec(_));
             let status = match request {
                 Request::Exec(cmd) => match exec_script(&cmd) {
                     Ok(script) => term.foreground(&script, Origin::Exec).await,
@@ -206,10 +211,11 @@ pub async fn run(
             keys.abort();
             notice.abort();
             let _ = notice.await;
-            status
+            // A line typed at a terminal that timed out ends only that line.
+            (status, exec && term.timed_out)
         }
         None => {
-            let cancel = session.cancel.child_token();
+            let cancel = session.commands.child_token();
             let (in_w, in_r) = pipe();
             let stdin_pump = tokio::spawn(read_stdin(
                 rx,
@@ -233,24 +239,36 @@ pub async fn run(
                 Request::Exec(cmd) => {
                     let (started, clock) = (SystemTime::now(), Instant::now());
                     let run = run_exec(&mut shell, &cmd, &stdio, cancel.clone());
-                    let status = limited(run, limit, &cancel, &stdio.stderr).await;
+                    let ended = limited(run, limit, &cancel, &stdio.stderr).await;
                     let text = String::from_utf8_lossy(&cmd);
                     session
-                        .audit(Origin::Exec, &text, started, clock.elapsed(), status)
+                        .audit(Origin::Exec, &text, started, clock.elapsed(), ended.0)
                         .await;
-                    status
+                    ended
                 }
                 Request::Shell => {
                     let run = shell.run_stream(&stdio, cancel.clone());
                     limited(run, limit, &cancel, &stdio.stderr).await
                 }
-                Request::Sftp => 0, // served above
+                Request::Sftp => (0, false), // served above
             };
             drop(busy);
             stdin_pump.abort();
             status
         }
     };
+    let (status, timed_out) = status;
+    if let Some(end) = session.ending() {
+        // A limit of the whole session stopped the channel: its line goes to the client's
+        // stderr (or terminal) too, as OpenSSH's client shows no exit-signal message and
+        // may leave on the channel's close before the disconnect's message arrives.
+        let _ = err_w.write_str(&format!("{}\n", end.message)).await;
+    }
+    // A line typed at a terminal that a limit abandoned ends only that line.
+    let limit_abort = shell
+        .limit_abort()
+        .filter(|_| !interactive)
+        .map(str::to_string);
     drop(shell);
     drop(out_w);
     drop(err_w);
@@ -263,22 +281,46 @@ pub async fn run(
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .filter(|_| status >= 128);
-    match signal {
-        // As sshd reports a command that a signal killed: `exit-signal` in place of a
-        // status (asyncssh shows it as `exit_signal`; OpenSSH's client exits 255).
-        Some(sig) => {
-            tracing::info!(status, signal = ?sig, "channel finished by a signal");
-            let _ = handle
-                .exit_signal_request(id, sig, false, String::new(), "en".into())
-                .await;
-            let _ = tx.eof().await;
-            let _ = tx.close().await;
+    // As sshd reports a command that a signal killed: `exit-signal` in place of a
+    // status (asyncssh shows it as `exit_signal`; OpenSSH's client exits 255). A limit
+    // that stopped the command is reported the same way, with the line that says which.
+    let stopped = match (signal, session.ending()) {
+        (Some(sig), _) => Some((sig, String::new())),
+        (None, Some(end)) => Some((end.signal, end.message)),
+        (None, None) if timed_out => Some((Sig::TERM, timed_out_message(limit_of(&session)))),
+        (None, None) => limit_abort.map(|why| (Sig::KILL, format!("forkbox: {why}"))),
+    };
+    match stopped {
+        Some((sig, message)) => {
+            tracing::info!(status, signal = ?sig, %message, "channel finished by a signal");
+            killed(&tx, &handle, id, sig, &message).await;
         }
         None => {
             tracing::info!(status, "channel finished");
             finish(&tx, status).await;
         }
     }
+}
+
+/// The `--command-timeout` of the session's server (zero if there is none).
+fn limit_of(session: &Session) -> Duration {
+    session.services().command_timeout.unwrap_or_default()
+}
+
+/// Ends a channel whose command a signal or a limit stopped: `exit-signal` (with
+/// `message`, one line without its newline) in place of `exit-status`, then EOF and close.
+async fn killed(
+    tx: &Writer,
+    handle: &russh::server::Handle,
+    id: russh::ChannelId,
+    sig: Sig,
+    message: &str,
+) {
+    let _ = handle
+        .exit_signal_request(id, sig, false, message.to_string(), "en".into())
+        .await;
+    let _ = tx.eof().await;
+    let _ = tx.close().await;
 }
 
 /// The session's environment with what the client set through `env` requests in place
@@ -364,25 +406,34 @@ fn motd(session: &Session) -> String {
 const STATUS_TIMED_OUT: i32 = 124;
 
 /// Runs `run` for at most `limit`: past it `cancel` fires, the command is let stop, and
-/// the status is [`STATUS_TIMED_OUT`] with a line on `stderr` that says why.
+/// the status is [`STATUS_TIMED_OUT`] with a line on `stderr` that says why. The status,
+/// and whether the limit stopped the command.
 async fn limited(
     run: impl std::future::Future<Output = i32>,
     limit: Option<Duration>,
     cancel: &CancellationToken,
     stderr: &Output,
-) -> i32 {
+) -> (i32, bool) {
     let Some(limit) = limit else {
-        return run.await;
+        return (run.await, false);
     };
     tokio::pin!(run);
     tokio::select! {
-        status = &mut run => status,
+        status = &mut run => (status, false),
         _ = tokio::time::sleep(limit) => {
             cancel.cancel();
             let _ = run.await;
-            timed_out(limit, stderr).await
+            (timed_out(limit, stderr).await, true)
         }
     }
+}
+
+/// The line that says a command ran past `--command-timeout` of `limit`.
+fn timed_out_message(limit: Duration) -> String {
+    format!(
+        "forkbox: command timed out after {}",
+        crate::server::human(limit)
+    )
 }
 
 /// Says that a command ran past `--command-timeout`; its status.
@@ -390,10 +441,7 @@ async fn timed_out(limit: Duration, out: &Output) -> i32 {
     crate::telemetry::metrics::limit_hit(crate::telemetry::metrics::Limit::CommandTimeout);
     tracing::info!(?limit, "command timed out");
     let _ = out
-        .write_str(&format!(
-            "forkbox: command timed out after {}\n",
-            crate::server::human(limit)
-        ))
+        .write_str(&format!("{}\n", timed_out_message(limit)))
         .await;
     STATUS_TIMED_OUT
 }
@@ -534,6 +582,8 @@ struct Terminal<'a> {
     activity: Arc<Activity>,
     /// The audit trail and the per-command time limit are the session's.
     session: Arc<Session>,
+    /// Whether `--command-timeout` stopped the last command run in the foreground.
+    timed_out: bool,
 }
 
 impl Terminal<'_> {
@@ -563,7 +613,13 @@ impl Terminal<'_> {
             } else {
                 "> ".to_string()
             };
-            match self.read_line(&prompt).await {
+            // A limit of the whole session (idle time, lifetime) ends the shell.
+            let cancel = self.cancel.clone();
+            let event = tokio::select! {
+                ev = self.read_line(&prompt) => ev,
+                _ = cancel.cancelled() => return self.shell.last_status(),
+            };
+            match event {
                 Event::Eof => {
                     if script.is_empty() {
                         self.say("logout\n").await;
@@ -683,6 +739,7 @@ impl Terminal<'_> {
         let (started, clock) = (SystemTime::now(), Instant::now());
         let limit = self.session.services().command_timeout;
         let (status, late) = self.run_foreground(script, limit).await;
+        self.timed_out = late;
         let status = match (late, limit) {
             (true, Some(limit)) => timed_out(limit, &self.out).await,
             _ => status,

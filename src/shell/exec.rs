@@ -105,6 +105,7 @@ impl Shell {
     /// Runs a parsed program, catching every flow: the status it ends with.
     pub(crate) async fn run_program(&mut self, program: &ast::Program, fds: &Fds) -> i32 {
         let r = self.exec_program(program, fds).await;
+        let aborted = matches!(r, Err(Flow::Abort(_)));
         let status = match r {
             Ok(s) => s,
             Err(Flow::Exit(s)) => {
@@ -122,6 +123,10 @@ impl Shell {
             Err(Flow::Return(s) | Flow::Discard(s)) => s,
             Err(Flow::Break(_) | Flow::Continue(_)) => self.last_status,
         };
+        if !aborted {
+            // The program ended otherwise than abandoned: no limit ended it.
+            self.limit_abort = None;
+        }
         self.last_status = status;
         status
     }
@@ -334,7 +339,7 @@ impl Shell {
         super::grow(Box::pin(async move {
             self.steps += 1;
             if self.steps.is_multiple_of(YIELD_EVERY) {
-                tokio::task::yield_now().await;
+                self.budget.pace().await;
             }
             if self.cancel.is_cancelled() {
                 return Err(Flow::Abort(forkbox_commands::STATUS_INTERRUPTED));
@@ -442,6 +447,16 @@ impl Shell {
 
     /// Reports an interpreter error: its status, or an abort if it is fatal.
     pub(crate) async fn fail(&mut self, e: ShellError, fds: &Fds) -> Exec<i32> {
+        if !self.is_subshell {
+            // A session limit abandons the script, unless something catches the abort
+            // ([`Shell::run_program`] keeps only an abort that ended the program): its
+            // channel then reports it as killed.
+            self.limit_abort = matches!(
+                e,
+                ShellError::TooManyTasks(_) | ShellError::OutOfMemory { .. }
+            )
+            .then(|| e.to_string());
+        }
         if matches!(e, ShellError::TooManyTasks(_)) && !self.budget.first_refusal() {
             // Every branch of a fork bomb is refused; one message says it.
             self.last_status = e.status();

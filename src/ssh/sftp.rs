@@ -2,11 +2,15 @@
 //! session's own filesystem, the same [`FileSystem`] its shells see, so what one writes
 //! the other reads at once.
 //!
-//! [`Sftp`] answers one request packet at a time with one reply packet and knows nothing
-//! of SSH; [`serve`] frames a channel's byte stream into packets for it. Requests are
-//! served in order, one at a time: a client that pipelines (OpenSSH keeps 64 reads or
-//! writes in flight) waits on the channel's flow control, and the server holds at most one
-//! request and one reply (each at most [`MAX_PACKET`]) whatever the file sizes. Files are
+//! [`Sftp`] answers a request packet with one reply packet and knows nothing of SSH;
+//! [`serve`] frames a channel's byte stream into packets for it and answers up to
+//! [`MAX_IN_FLIGHT`] requests at once (OpenSSH keeps 64 reads or writes in flight), each
+//! reply sent as soon as it is ready, in any order, as the protocol allows. Requests on one
+//! handle are served in the order they came (its reads and writes, then its close);
+//! requests that name paths are served in order among themselves and after every close
+//! sent before them. So transfers of several files overlap, and a slow read never holds up
+//! a `stat`. The server holds at most [`MAX_IN_FLIGHT`] requests and their replies (each at
+//! most [`MAX_PACKET`]) whatever the file sizes. Files are
 //! read and written at the offsets the client names, through open handles
 //! ([`FileSystem::open`]), never whole.
 //!
@@ -31,9 +35,11 @@ use forkbox_commands::budget::{Budget, Charge};
 use forkbox_commands::fs::{
     FileHandle, FileSystem, FsError, Metadata, OpenOptions, SESSION_GID, SESSION_UID, VfsPath,
 };
+use futures::FutureExt;
+use futures::stream::{FuturesUnordered, StreamExt};
 use russh::server::Msg;
 use russh::{ChannelMsg, ChannelReadHalf, ChannelWriteHalf};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::session::Activity;
@@ -51,6 +57,9 @@ pub const MAX_IO: usize = 64 * 1024;
 /// Bytes of requests read but not answered yet that a channel may hold: OpenSSH's 64
 /// writes in flight of the largest size a client may send unasked, and then some.
 pub const MAX_QUEUED: usize = 20 * 1024 * 1024;
+/// Requests one SFTP channel answers at once: OpenSSH's `sftp` and `scp` keep 64 in
+/// flight by default (`-R`), and each one answered holds a request and a reply.
+pub const MAX_IN_FLIGHT: usize = 64;
 /// Files and directories one SFTP channel may hold open: enough for any client's
 /// recursive transfer, bounded so a client cannot grow the table without end.
 pub const MAX_HANDLES: usize = 256;
@@ -87,10 +96,14 @@ impl From<Malformed> for Fail {
 
 type Reply = Result<Vec<u8>, Fail>;
 
+/// An open file, shared by the requests on its handle (which [`serve`] runs one after
+/// the other); `None` once closed.
+type SharedFile = Arc<tokio::sync::Mutex<Option<FileHandle>>>;
+
 /// What a handle is open on.
 enum Open {
     File {
-        file: FileHandle,
+        file: SharedFile,
         /// The path it was opened by, for `fsetstat` of mode and times.
         path: String,
     },
@@ -102,11 +115,19 @@ enum Open {
     },
 }
 
-/// The SFTP server of one channel: the filesystem and the channel's open handles.
+/// The SFTP server of one channel: the filesystem and the channel's open handles. Several
+/// requests may be answered at once (see [`serve`]): the table is locked only between
+/// awaits, and each open file has a lock of its own.
 pub struct Sftp {
     fs: Arc<dyn FileSystem>,
     /// The session's memory budget: directory listings held open are charged to it.
     budget: Budget,
+    table: std::sync::Mutex<Table>,
+}
+
+/// The open handles of a channel.
+#[derive(Default)]
+struct Table {
     handles: HashMap<u32, Open>,
     next_handle: u32,
 }
@@ -116,18 +137,21 @@ impl Sftp {
         Sftp {
             fs,
             budget,
-            handles: HashMap::new(),
-            next_handle: 0,
+            table: std::sync::Mutex::new(Table::default()),
         }
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Handles open now.
     pub fn open_handles(&self) -> usize {
-        self.handles.len()
+        self.table().handles.len()
     }
 
     /// Answers one request (the packet without its length field) with its reply packet.
-    pub async fn request(&mut self, body: &[u8]) -> Vec<u8> {
+    pub async fn request(&self, body: &[u8]) -> Vec<u8> {
         let mut r = Reader::new(body);
         let Ok(kind) = r.u8() else {
             return wire::status(0, Code::BadMessage, "Bad message");
@@ -146,9 +170,11 @@ impl Sftp {
 
     /// Closes every handle still open, storing what was written through them; the
     /// first failure is logged (the client that would see it is gone).
-    pub async fn close_all(&mut self) {
-        for (_, open) in self.handles.drain() {
+    pub async fn close_all(&self) {
+        let left: Vec<Open> = self.table().handles.drain().map(|(_, o)| o).collect();
+        for open in left {
             if let Open::File { file, path } = open
+                && let Some(file) = file.lock().await.take()
                 && let Err(e) = file.close().await
             {
                 tracing::warn!(path, error = %e, "sftp: closing a handle left open failed");
@@ -156,7 +182,7 @@ impl Sftp {
         }
     }
 
-    async fn dispatch(&mut self, kind: u8, id: u32, r: &mut Reader<'_>) -> Reply {
+    async fn dispatch(&self, kind: u8, id: u32, r: &mut Reader<'_>) -> Reply {
         use wire::*;
         match kind {
             FXP_OPEN => {
@@ -167,8 +193,13 @@ impl Sftp {
             }
             FXP_CLOSE => {
                 let h = handle_id(r)?;
-                match self.handles.remove(&h) {
-                    Some(Open::File { file, .. }) => file.close().await?,
+                let open = self.table().handles.remove(&h);
+                match open {
+                    Some(Open::File { file, .. }) => {
+                        if let Some(file) = file.lock().await.take() {
+                            file.close().await?;
+                        }
+                    }
                     Some(Open::Dir { .. }) => {}
                     None => return Err(bad_handle()),
                 }
@@ -179,7 +210,8 @@ impl Sftp {
                 let offset = r.u64()?;
                 let len = (r.u32()? as usize).min(MAX_IO);
                 let file = self.file(h)?;
-                let data = file.read_at(offset, len).await?;
+                let mut file = file.lock().await;
+                let data = open_file(&mut file)?.read_at(offset, len).await?;
                 if data.is_empty() && len > 0 {
                     return Err(Fail(Code::Eof, "End of file".into()));
                 }
@@ -191,7 +223,9 @@ impl Sftp {
                 let h = handle_id(r)?;
                 let offset = r.u64()?;
                 let data = r.bytes()?;
-                self.file(h)?.write_at(offset, data).await?;
+                let file = self.file(h)?;
+                let mut file = file.lock().await;
+                open_file(&mut file)?.write_at(offset, data).await?;
                 ok(id)
             }
             FXP_LSTAT | FXP_STAT => {
@@ -205,7 +239,9 @@ impl Sftp {
             }
             FXP_FSTAT => {
                 let h = handle_id(r)?;
-                let meta = self.file(h)?.stat().await?;
+                let file = self.file(h)?;
+                let mut file = file.lock().await;
+                let meta = open_file(&mut file)?.stat().await?;
                 Ok(attrs_reply(id, &meta))
             }
             FXP_SETSTAT => {
@@ -285,7 +321,7 @@ impl Sftp {
         }
     }
 
-    async fn open(&mut self, id: u32, path: &str, flags: u32, attrs: Attrs) -> Reply {
+    async fn open(&self, id: u32, path: &str, flags: u32, attrs: Attrs) -> Reply {
         use wire::*;
         self.room()?;
         let mut opts = match (flags & FXF_READ != 0, flags & FXF_WRITE != 0) {
@@ -309,14 +345,24 @@ impl Sftp {
             let _ = file.close().await;
             return Err(e.into());
         }
-        let h = self.insert(Open::File {
-            file,
+        let inserted = self.insert(Open::File {
+            file: Arc::new(tokio::sync::Mutex::new(Some(file))),
             path: path.to_string(),
         });
-        Ok(handle_reply(id, h))
+        match inserted {
+            Ok(h) => Ok(handle_reply(id, h)),
+            Err((Open::File { file, .. }, full)) => {
+                // Other opens answered meanwhile took the last places.
+                if let Some(file) = file.lock().await.take() {
+                    let _ = file.close().await;
+                }
+                Err(full)
+            }
+            Err((Open::Dir { .. }, full)) => Err(full),
+        }
     }
 
-    async fn opendir(&mut self, id: u32, path: &str) -> Reply {
+    async fn opendir(&self, id: u32, path: &str) -> Reply {
         self.room()?;
         let meta = self.fs.stat(path).await?;
         if !meta.is_dir() {
@@ -342,15 +388,18 @@ impl Sftp {
         pending.push(("..".to_string(), parent));
         pending.extend(listing.into_iter().map(|e| (e.name, e.meta)));
         pending.reverse();
-        let h = self.insert(Open::Dir {
-            pending,
-            _charge: charge,
-        });
+        let h = self
+            .insert(Open::Dir {
+                pending,
+                _charge: charge,
+            })
+            .map_err(|(_, full)| full)?;
         Ok(handle_reply(id, h))
     }
 
-    fn readdir(&mut self, id: u32, h: u32) -> Reply {
-        let Some(Open::Dir { pending, .. }) = self.handles.get_mut(&h) else {
+    fn readdir(&self, id: u32, h: u32) -> Reply {
+        let mut table = self.table();
+        let Some(Open::Dir { pending, .. }) = table.handles.get_mut(&h) else {
             return Err(bad_handle());
         };
         if pending.is_empty() {
@@ -375,12 +424,14 @@ impl Sftp {
         Ok(pkt)
     }
 
-    async fn fsetstat(&mut self, h: u32, attrs: Attrs) -> Result<(), Fail> {
-        let (file, path) = match self.handles.get_mut(&h) {
-            Some(Open::File { file, path }) => (file, path.clone()),
+    async fn fsetstat(&self, h: u32, attrs: Attrs) -> Result<(), Fail> {
+        let (file, path) = match self.table().handles.get(&h) {
+            Some(Open::File { file, path }) => (file.clone(), path.clone()),
             Some(Open::Dir { .. }) => return Err(FsError::Unsupported.into()),
             None => return Err(bad_handle()),
         };
+        let mut file = file.lock().await;
+        let file = open_file(&mut file)?;
         if let Some(size) = attrs.size {
             if file.options().write {
                 file.set_len(size).await?;
@@ -437,7 +488,7 @@ impl Sftp {
         }
     }
 
-    async fn extended(&mut self, id: u32, name: &str, r: &mut Reader<'_>) -> Reply {
+    async fn extended(&self, id: u32, name: &str, r: &mut Reader<'_>) -> Reply {
         match name {
             "posix-rename@openssh.com" => {
                 let from = absolute(r.string()?);
@@ -452,14 +503,16 @@ impl Sftp {
             }
             "fstatvfs@openssh.com" => {
                 let h = handle_id(r)?;
-                if !self.handles.contains_key(&h) {
+                if !self.table().handles.contains_key(&h) {
                     return Err(bad_handle());
                 }
                 self.statvfs(id).await
             }
             "fsync@openssh.com" => {
                 let h = handle_id(r)?;
-                self.file(h)?.sync().await?;
+                let file = self.file(h)?;
+                let mut file = file.lock().await;
+                open_file(&mut file)?.sync().await?;
                 ok(id)
             }
             "hardlink@openssh.com" => Err(Fail(
@@ -521,33 +574,48 @@ impl Sftp {
 
     /// Fails with "too many open handles" when the table is full.
     fn room(&self) -> Result<(), Fail> {
-        if self.handles.len() >= MAX_HANDLES {
-            return Err(Fail(
-                Code::Failure,
-                format!("Too many open files (at most {MAX_HANDLES} handles per SFTP session)"),
-            ));
+        if self.table().handles.len() >= MAX_HANDLES {
+            return Err(table_full());
         }
         Ok(())
     }
 
-    fn insert(&mut self, open: Open) -> u32 {
-        // Ids are never reused while open: the table holds far fewer than 2^32.
-        while self.handles.contains_key(&self.next_handle) {
-            self.next_handle = self.next_handle.wrapping_add(1);
+    /// Puts `open` in the table under a new handle; gives it back if the table filled up
+    /// since [`Sftp::room`] said there was room.
+    fn insert(&self, open: Open) -> Result<u32, (Open, Fail)> {
+        let mut t = self.table();
+        if t.handles.len() >= MAX_HANDLES {
+            return Err((open, table_full()));
         }
-        let h = self.next_handle;
-        self.next_handle = self.next_handle.wrapping_add(1);
-        self.handles.insert(h, open);
-        h
+        // Ids are never reused while open: the table holds far fewer than 2^32.
+        while t.handles.contains_key(&t.next_handle) {
+            t.next_handle = t.next_handle.wrapping_add(1);
+        }
+        let h = t.next_handle;
+        t.next_handle = t.next_handle.wrapping_add(1);
+        t.handles.insert(h, open);
+        Ok(h)
     }
 
-    fn file(&mut self, h: u32) -> Result<&mut FileHandle, Fail> {
-        match self.handles.get_mut(&h) {
-            Some(Open::File { file, .. }) => Ok(file),
+    fn file(&self, h: u32) -> Result<SharedFile, Fail> {
+        match self.table().handles.get(&h) {
+            Some(Open::File { file, .. }) => Ok(file.clone()),
             Some(Open::Dir { .. }) => Err(FsError::IsADirectory.into()),
             None => Err(bad_handle()),
         }
     }
+}
+
+/// The file behind a locked handle, unless a close took it meanwhile.
+fn open_file(slot: &mut Option<FileHandle>) -> Result<&mut FileHandle, Fail> {
+    slot.as_mut().ok_or_else(bad_handle)
+}
+
+fn table_full() -> Fail {
+    Fail(
+        Code::Failure,
+        format!("Too many open files (at most {MAX_HANDLES} handles per SFTP session)"),
+    )
 }
 
 /// The server's `SSH_FXP_VERSION`: version 3 and the extensions it answers.
@@ -629,8 +697,8 @@ pub async fn serve(
     let queued = Arc::new(AtomicUsize::new(0));
     let stop = cancel.child_token();
     let reader = read_requests(rx, queue_tx, queued.clone(), stop.clone(), activity);
-    let mut sftp = Sftp::new(fs, budget);
-    let answer = answer_requests(&mut sftp, queue_rx, queued, tx, stop.clone());
+    let sftp = Sftp::new(fs, budget);
+    let answer = answer_requests(&sftp, queue_rx, queued, tx, stop.clone());
     let ((), clean) = tokio::join!(reader, answer);
     // A session that is ending deletes its fork: nothing left to store.
     if !cancel.is_cancelled() {
@@ -687,36 +755,119 @@ async fn read_requests(
     }
 }
 
-/// Answers queued requests in order until the queue ends (the client's EOF) or `stop`;
-/// false when it stopped early.
+/// Answers queued requests until the queue ends (the client's EOF) or `stop`, up to
+/// [`MAX_IN_FLIGHT`] at once, each reply sent as soon as it is ready; false when it
+/// stopped early. Requests wait for those before them in their lanes ([`lanes_of`]).
 async fn answer_requests(
-    sftp: &mut Sftp,
-    mut queue: mpsc::UnboundedReceiver<Bytes>,
+    sftp: &Sftp,
+    queue: mpsc::UnboundedReceiver<Bytes>,
     queued: Arc<AtomicUsize>,
     tx: &ChannelWriteHalf<Msg>,
     stop: CancellationToken,
 ) -> bool {
+    let send = |reply: Bytes| tx.data_bytes(reply).map(|sent| sent.is_ok());
+    answer_with(sftp, queue, queued, stop, send).await
+}
+
+/// [`answer_requests`] with the replies going to `send` (false: the client is gone).
+async fn answer_with<F, S>(
+    sftp: &Sftp,
+    mut queue: mpsc::UnboundedReceiver<Bytes>,
+    queued: Arc<AtomicUsize>,
+    stop: CancellationToken,
+    mut send: S,
+) -> bool
+where
+    S: FnMut(Bytes) -> F,
+    F: std::future::Future<Output = bool>,
+{
+    let mut running = FuturesUnordered::new();
+    // The last request taken in each lane: the next one in that lane waits for it.
+    let mut tails: HashMap<Lane, Done> = HashMap::new();
+    let mut ended = false;
     loop {
-        let packet = tokio::select! {
-            p = queue.recv() => p,
-            _ = stop.cancelled() => return false,
-        };
-        let Some(packet) = packet else {
+        if ended && running.is_empty() {
             return true;
-        };
-        let answered = async {
-            let reply = sftp.request(&packet).await;
-            tx.data_bytes(Bytes::from(reply)).await.is_ok()
-        };
-        let sent = tokio::select! {
-            sent = answered => sent,
-            _ = stop.cancelled() => return false,
-        };
-        queued.fetch_sub(packet.len(), Ordering::SeqCst);
-        if !sent {
-            stop.cancel();
-            return false;
         }
+        tokio::select! {
+            _ = stop.cancelled() => return false,
+            packet = queue.recv(), if !ended && running.len() < MAX_IN_FLIGHT => {
+                let Some(packet) = packet else {
+                    ended = true;
+                    continue;
+                };
+                let lanes = lanes_of(&packet);
+                let before: Vec<Done> = lanes.iter().filter_map(|l| tails.get(l).cloned()).collect();
+                let (done_tx, done_rx) = oneshot::channel::<()>();
+                let done: Done = done_rx.map(|_| ()).boxed().shared();
+                for lane in lanes {
+                    tails.insert(lane, done.clone());
+                }
+                // Lanes whose last request has been answered need no entry.
+                if tails.len() > 2 * MAX_IN_FLIGHT {
+                    tails.retain(|_, d| d.peek().is_none());
+                }
+                running.push(async move {
+                    for d in before {
+                        d.await;
+                    }
+                    let reply = sftp.request(&packet).await;
+                    drop(done_tx);
+                    (packet.len(), reply)
+                });
+            }
+            Some((len, reply)) = running.next(), if !running.is_empty() => {
+                queued.fetch_sub(len, Ordering::SeqCst);
+                if !send(Bytes::from(reply)).await {
+                    stop.cancel();
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+/// Resolves once a request has been answered.
+type Done = futures::future::Shared<futures::future::BoxFuture<'static, ()>>;
+
+/// What a request must wait for: the requests before it on the same handle, or, for one
+/// that names paths, those before it that name paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Lane {
+    Paths,
+    Handle(u32),
+}
+
+/// The lanes of a request (the packet without its length field): a handle's reads,
+/// writes, `fstat`s and listings go in its lane; its close, `fsetstat` and `fsync` in its
+/// lane and the paths' (a rename after a close sees the file closed); everything else in
+/// the paths' lane, in order, as before there were lanes. A packet too short to say goes
+/// in the paths' lane, where it is answered "Bad message".
+fn lanes_of(packet: &[u8]) -> Vec<Lane> {
+    use wire::*;
+    let mut r = Reader::new(packet);
+    let (Ok(kind), Ok(_id)) = (r.u8(), r.u32()) else {
+        return vec![Lane::Paths];
+    };
+    let (handle_first, barrier) = match kind {
+        FXP_READ | FXP_WRITE | FXP_FSTAT | FXP_READDIR => (true, false),
+        FXP_CLOSE | FXP_FSETSTAT => (true, true),
+        FXP_EXTENDED => match r.string() {
+            Ok("fstatvfs@openssh.com") => (true, false),
+            Ok("fsync@openssh.com") => (true, true),
+            _ => (false, true),
+        },
+        _ => (false, true),
+    };
+    let handle = if handle_first {
+        handle_id(&mut r).ok()
+    } else {
+        None
+    };
+    match (handle, barrier) {
+        (Some(h), false) => vec![Lane::Handle(h)],
+        (Some(h), true) => vec![Lane::Handle(h), Lane::Paths],
+        (None, _) => vec![Lane::Paths],
     }
 }
 

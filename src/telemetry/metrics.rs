@@ -45,6 +45,9 @@ pub const BYTES_SENT_TOTAL: &str = "forkbox_bytes_sent_total";
 pub const COMMAND_SECONDS: &str = "forkbox_command_duration_seconds";
 /// Limits reached, by kind.
 pub const LIMIT_HITS_TOTAL: &str = "forkbox_limit_hits_total";
+/// Pauses imposed on sessions over their CPU share (`--session-cpu-share`), with their
+/// lengths.
+pub const CPU_PAUSE_SECONDS: &str = "forkbox_cpu_pause_seconds";
 /// Failed object-store requests (not-found answers excluded), by plane.
 pub const STORE_ERRORS_TOTAL: &str = "forkbox_store_errors_total";
 
@@ -99,6 +102,11 @@ fn describe() {
         "Commands run, by kind (builtin, native, wasi), and how long they took."
     );
     describe_counter!(LIMIT_HITS_TOTAL, "Limits reached, by kind.");
+    describe_histogram!(
+        CPU_PAUSE_SECONDS,
+        ::metrics::Unit::Seconds,
+        "Pauses imposed on sessions over their CPU share while the server was contended."
+    );
     describe_counter!(
         STORE_ERRORS_TOTAL,
         "Failed object-store requests (not-found answers excluded), by plane (data: opendal, control: S3 bucket API)."
@@ -237,6 +245,11 @@ pub fn bytes_received(n: usize) {
 /// Channel data to a client.
 pub fn bytes_sent(n: usize) {
     counter!(BYTES_SENT_TOTAL).increment(n as u64);
+}
+
+/// A session over its CPU share on a contended server was paused for `pause`.
+pub fn cpu_paused(pause: Duration) {
+    histogram!(CPU_PAUSE_SECONDS).record(pause.as_secs_f64());
 }
 
 /// A bound was reached.

@@ -243,13 +243,23 @@ impl Command for WasiTool {
         store.limiter(|h| &mut h.limits);
         store.set_epoch_deadline(1);
         let cancel = ctx.cancel.clone();
+        let budget = ctx.budget.clone();
         store.epoch_deadline_callback(move |_| {
             if cancel.is_cancelled() {
                 return Err(wasmtime::Error::new(GuestExit::Cancelled));
             }
+            // Every tick the guest yields, and pauses when its session is over its CPU
+            // share on a contended server (forkbox_commands::cpu).
+            let pause = budget.pause();
             Ok(UpdateDeadline::YieldCustom(
                 1,
-                Box::pin(tokio::task::yield_now()),
+                Box::pin(async move {
+                    match pause {
+                        Some(pause) => tokio::time::sleep(pause).await,
+                        None => tokio::task::yield_now().await,
+                    }
+                    forkbox_commands::cpu::resumed();
+                }),
             ))
         });
         let outcome = tokio::select! {

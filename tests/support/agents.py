@@ -32,6 +32,14 @@ async def signal():
                 "signal": list(res.exit_signal) if res.exit_signal else None}
 
 
+async def killed():
+    """Runs the command in argv[3] and reports how its channel ended."""
+    async with await connect() as conn:
+        res = await asyncio.wait_for(conn.run(sys.argv[3], check=False), 60)
+        return {"stdout": res.stdout, "stderr": res.stderr, "status": res.exit_status,
+                "signal": list(res.exit_signal) if res.exit_signal else None}
+
+
 async def window_change():
     async with await connect() as conn:
         proc = await conn.create_process(term_type="xterm", term_size=(80, 24))

@@ -179,7 +179,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             l
         };
         if read % 64 == 63 {
-            tokio::task::yield_now().await;
+            sh.budget.pace().await;
         }
         if sh.cancel.is_cancelled() {
             return Err(Flow::Abort(forkbox_commands::STATUS_INTERRUPTED));

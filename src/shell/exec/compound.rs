@@ -61,7 +61,8 @@ impl Shell {
         if self.cancel.is_cancelled() {
             return Err(Flow::Abort(forkbox_commands::STATUS_INTERRUPTED));
         }
-        tokio::task::yield_now().await;
+        // The session's share of the server's CPU is kept here, too (a spinning loop).
+        self.budget.pace().await;
         Ok(())
     }
 

@@ -159,7 +159,7 @@ fn status(code: Code, msg: &str) -> Got {
 
 #[tokio::test]
 async fn init_answers_version_3_with_the_extensions() {
-    let mut c = Client::new();
+    let c = Client::new();
     let reply = c.sftp.request(&[FXP_INIT, 0, 0, 0, 3]).await;
     let mut r = Reader::new(&reply[4..]);
     assert_eq!(r.u8(), Ok(FXP_VERSION));
@@ -519,4 +519,234 @@ fn framing_takes_whole_packets_and_refuses_bad_lengths() {
     assert_eq!(next_packet(&mut huge), Err(0x1000_0000));
     let mut zero = BytesMut::from(&[0u8, 0, 0, 0][..]);
     assert_eq!(next_packet(&mut zero), Err(0));
+}
+
+mod concurrent {
+    //! Several requests answered at once: lanes, and a slow read that holds up nothing
+    //! but its own handle.
+
+    use std::time::{Duration, SystemTime};
+
+    use forkbox_commands::fs::{DirEntry, FsResult, OpenFile, Usage, WriteHandle};
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    fn packet(kind: u8, id: u32, build: impl FnOnce(&mut Writer)) -> Bytes {
+        let mut w = Writer::new(kind, Some(id));
+        build(&mut w);
+        Bytes::from(w.finish()[4..].to_vec())
+    }
+
+    #[test]
+    fn lanes_keep_a_handles_requests_and_closes_in_order() {
+        let h = 7u32.to_be_bytes();
+        let read = packet(FXP_READ, 1, |w| {
+            w.bytes(&h).u64(0).u32(10);
+        });
+        let close = packet(FXP_CLOSE, 2, |w| {
+            w.bytes(&h);
+        });
+        let stat = packet(FXP_STAT, 3, |w| {
+            w.string("/x");
+        });
+        let fsync = packet(FXP_EXTENDED, 4, |w| {
+            w.string("fsync@openssh.com").bytes(&h);
+        });
+        let limits = packet(FXP_EXTENDED, 5, |w| {
+            w.string("limits@openssh.com");
+        });
+        assert_eq!(lanes_of(&read), vec![Lane::Handle(7)]);
+        assert_eq!(lanes_of(&close), vec![Lane::Handle(7), Lane::Paths]);
+        assert_eq!(lanes_of(&stat), vec![Lane::Paths]);
+        assert_eq!(lanes_of(&fsync), vec![Lane::Handle(7), Lane::Paths]);
+        assert_eq!(lanes_of(&limits), vec![Lane::Paths]);
+        assert_eq!(lanes_of(&[FXP_READ]), vec![Lane::Paths]);
+    }
+
+    /// A filesystem whose open files' reads wait for a permit of `gate`.
+    struct GatedFs {
+        inner: Arc<MemFs>,
+        gate: Arc<Semaphore>,
+    }
+
+    struct GatedFile {
+        inner: Box<dyn OpenFile>,
+        gate: Arc<Semaphore>,
+    }
+
+    #[async_trait::async_trait]
+    impl OpenFile for GatedFile {
+        async fn read_at(&mut self, offset: u64, len: usize) -> FsResult<Bytes> {
+            let _permit = self.gate.acquire().await.unwrap();
+            self.inner.read_at(offset, len).await
+        }
+        async fn write_at(&mut self, offset: u64, data: &[u8]) -> FsResult<()> {
+            self.inner.write_at(offset, data).await
+        }
+        async fn append(&mut self, data: &[u8]) -> FsResult<u64> {
+            self.inner.append(data).await
+        }
+        async fn stat(&mut self) -> FsResult<Metadata> {
+            self.inner.stat().await
+        }
+        async fn set_len(&mut self, len: u64) -> FsResult<()> {
+            self.inner.set_len(len).await
+        }
+        async fn sync(&mut self) -> FsResult<()> {
+            self.inner.sync().await
+        }
+        async fn close(self: Box<Self>) -> FsResult<()> {
+            self.inner.close().await
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl FileSystem for GatedFs {
+        async fn stat(&self, path: &str) -> FsResult<Metadata> {
+            self.inner.stat(path).await
+        }
+        async fn lstat(&self, path: &str) -> FsResult<Metadata> {
+            self.inner.lstat(path).await
+        }
+        async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
+            self.inner.read_at(path, offset, len).await
+        }
+        async fn open_write(
+            &self,
+            path: &str,
+            mode: forkbox_commands::fs::WriteMode,
+        ) -> FsResult<Box<dyn WriteHandle>> {
+            self.inner.open_write(path, mode).await
+        }
+        async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
+            self.inner.read_dir(path).await
+        }
+        async fn mkdir(&self, path: &str) -> FsResult<()> {
+            self.inner.mkdir(path).await
+        }
+        async fn rmdir(&self, path: &str) -> FsResult<()> {
+            self.inner.rmdir(path).await
+        }
+        async fn unlink(&self, path: &str) -> FsResult<()> {
+            self.inner.unlink(path).await
+        }
+        async fn rename(&self, from: &str, to: &str) -> FsResult<()> {
+            self.inner.rename(from, to).await
+        }
+        async fn symlink(&self, target: &str, link: &str) -> FsResult<()> {
+            self.inner.symlink(target, link).await
+        }
+        async fn readlink(&self, path: &str) -> FsResult<String> {
+            self.inner.readlink(path).await
+        }
+        async fn chmod(&self, path: &str, mode: u32) -> FsResult<()> {
+            self.inner.chmod(path, mode).await
+        }
+        async fn set_mtime(&self, path: &str, mtime: SystemTime) -> FsResult<()> {
+            self.inner.set_mtime(path, mtime).await
+        }
+        async fn truncate(&self, path: &str, len: u64) -> FsResult<()> {
+            self.inner.truncate(path, len).await
+        }
+        async fn canonicalize(&self, path: &str) -> FsResult<String> {
+            self.inner.canonicalize(path).await
+        }
+        async fn usage(&self) -> FsResult<Usage> {
+            self.inner.usage().await
+        }
+        async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
+            let gate = self.gate.clone();
+            let handle = self.inner.open(path, opts).await?;
+            Ok(handle.map_file(|inner| Box::new(GatedFile { inner, gate })))
+        }
+    }
+
+    /// The id of a reply packet (with its length field).
+    fn reply_id(reply: &[u8]) -> u32 {
+        let mut r = Reader::new(&reply[4..]);
+        r.u8().unwrap();
+        r.u32().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_slow_read_holds_up_neither_a_stat_nor_another_handle() {
+        let mem = MemFs::new();
+        mem.put("/a", b"aaaa");
+        mem.put("/b", b"bbbb");
+        let gate = Arc::new(Semaphore::new(0));
+        let fs = Arc::new(GatedFs {
+            inner: mem.clone(),
+            gate: gate.clone(),
+        });
+        let sftp = Sftp::new(fs, Budget::default());
+        // Open both files first, as a client does before reading.
+        let mut handles = Vec::new();
+        for (i, path) in ["/a", "/b"].into_iter().enumerate() {
+            let reply = sftp
+                .request(&packet(FXP_OPEN, i as u32, |w| {
+                    w.string(path).u32(FXF_READ).u32(0);
+                }))
+                .await;
+            let mut r = Reader::new(&reply[4..]);
+            assert_eq!(r.u8(), Ok(FXP_HANDLE), "{reply:?}");
+            r.u32().unwrap();
+            handles.push(r.bytes().unwrap().to_vec());
+        }
+        let (queue_tx, queue_rx) = mpsc::unbounded_channel();
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Bytes>();
+        let queued = Arc::new(AtomicUsize::new(0));
+        // Read a (10), stat (11), read b (12), close a (13): only the reads wait at the
+        // gate, and the close waits for the read before it on its handle.
+        let h0 = handles[0].clone();
+        let h1 = handles[1].clone();
+        let requests = [
+            packet(FXP_READ, 10, |w| {
+                w.bytes(&h0).u64(0).u32(4);
+            }),
+            packet(FXP_STAT, 11, |w| {
+                w.string("/b");
+            }),
+            packet(FXP_READ, 12, |w| {
+                w.bytes(&h1).u64(0).u32(4);
+            }),
+            packet(FXP_CLOSE, 13, |w| {
+                w.bytes(&h0);
+            }),
+        ];
+        for p in requests {
+            queued.fetch_add(p.len(), Ordering::SeqCst);
+            queue_tx.send(p).unwrap();
+        }
+        drop(queue_tx);
+        let stop = CancellationToken::new();
+        let answering = answer_with(&sftp, queue_rx, queued.clone(), stop, |reply| {
+            let _ = out_tx.send(reply);
+            std::future::ready(true)
+        });
+        tokio::pin!(answering);
+        let mut order = Vec::new();
+        // The stat is answered while both reads wait; the close waits for its read.
+        tokio::select! {
+            _ = &mut answering => panic!("ended with reads pending"),
+            reply = out_rx.recv() => order.push(reply_id(&reply.unwrap())),
+        }
+        assert_eq!(order, vec![11]);
+        tokio::select! {
+            _ = &mut answering => panic!("ended with reads pending"),
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+        assert!(out_rx.try_recv().is_err(), "nothing else passes the gate");
+        // Let the reads through: each is answered, and the close only after its read.
+        gate.add_permits(2);
+        assert!(answering.await, "the queue ended cleanly");
+        while let Ok(reply) = out_rx.try_recv() {
+            order.push(reply_id(&reply));
+        }
+        assert_eq!(order.len(), 4, "{order:?}");
+        let pos = |id| order.iter().position(|x| *x == id).unwrap();
+        assert!(pos(10) < pos(13), "{order:?}");
+        assert_eq!(queued.load(Ordering::SeqCst), 0);
+        assert_eq!(sftp.open_handles(), 1);
+    }
 }
