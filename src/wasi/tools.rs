@@ -355,7 +355,7 @@ mod tests {
         assert_eq!(cat.kind, CommandKind::Native);
         let echo = setup.registry.resolve("echo").unwrap();
         assert_eq!(echo.kind, CommandKind::Builtin);
-        for name in ["python3", "python", "qjs", "rg", "jq", "fmt"] {
+        for name in ["python3", "python", "qjs", "rg", "jq", "ptx"] {
             let e = setup.registry.resolve(name).unwrap();
             assert_eq!(e.kind, CommandKind::Wasi, "{name}");
         }
