@@ -22,6 +22,9 @@ use brush_parser::ast;
 
 use super::error::ShellError;
 
+mod fixup;
+pub(crate) mod rewrite;
+
 /// Deepest nesting of compound commands, groups, substitutions and expansions a text may
 /// have. bash has no fixed bound (it crashes instead); real scripts stay below 20.
 pub const MAX_NESTING: usize = 256;
@@ -113,14 +116,21 @@ pub fn options() -> brush_parser::ParserOptions {
 /// Parses a whole script.
 pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let n = check(text)?;
+    let src =
+        with_stack(n.depth, || rewrite::for_parser(text)).map_err(|e| ShellError::Syntax(e.0))?;
+    let text: &str = &src;
     match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
-        Some(Ok(p)) => Ok(p),
+        Some(Ok(mut p)) => {
+            fix(&mut p, text, n.depth);
+            Ok(p)
+        }
         Some(Err(e)) => {
             // brush-parser has no `select`: read it as a marked `for` when that parses.
             if let Some(rewritten) = select_as_for(text)
-                && let Some(Ok(p)) =
+                && let Some(Ok(mut p)) =
                     with_stack(n.depth, || guard_parser(|| raw_program(&rewritten)))
             {
+                fix(&mut p, &rewritten, n.depth);
                 return Ok(p);
             }
             Err(syntax_error(text, &e))
@@ -128,6 +138,14 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
         None => Err(ShellError::Syntax(
             "syntax error: number out of range".to_string(),
         )),
+    }
+}
+
+/// Puts into `p` what the parser lost of `src`, the text it was parsed from.
+fn fix(p: &mut ast::Program, src: &str, depth: usize) {
+    let mut f = fixup::Fixup::new(src);
+    if f.needed() {
+        with_stack(depth, || f.program(p));
     }
 }
 
@@ -394,6 +412,11 @@ pub fn completeness(text: &str) -> Completeness {
     let Ok(n) = check(text) else {
         return Completeness::Invalid;
     };
+    // A subscript not closed yet (`a[` …) waits for its `]`, as in bash.
+    let text: &str = &match with_stack(n.depth, || rewrite::for_parser(text)) {
+        Ok(src) => src,
+        Err(_) => return Completeness::Incomplete,
+    };
     let Some(parsed) = with_stack(n.depth, || guard_parser(|| raw_program(text))) else {
         return Completeness::Invalid;
     };
@@ -538,6 +561,47 @@ pub fn guarded<T, E>(
     let n = check(text)?;
     let options = options();
     Ok(with_stack(n.depth, || guard_parser(|| parse(text, &options))).and_then(Result::ok))
+}
+
+/// Runs one of brush-parser's word parsers (words, here-document bodies: `heredoc`) like
+/// [`guarded`], with the body of each command substitution read by [`rewrite`] and carried
+/// through the parser encoded (its word parser finds the end of `$( )` by a shallow scan
+/// that a `)` in a case pattern, comment or here-document ends early). The pieces'
+/// positions are those of `text`.
+pub fn word_pieces<E>(
+    text: &str,
+    heredoc: bool,
+    parse: impl FnOnce(
+        &str,
+        &brush_parser::ParserOptions,
+    ) -> Result<Vec<brush_parser::word::WordPieceWithSource>, E>,
+) -> Result<Option<Vec<brush_parser::word::WordPieceWithSource>>, ShellError> {
+    let n = check(text)?;
+    let Some((encoded, shifts)) =
+        with_stack(n.depth, || rewrite::encode_substitutions(text, heredoc))
+    else {
+        return guarded(text, parse);
+    };
+    let Some(mut pieces) = guarded(&encoded, parse)? else {
+        return Ok(None);
+    };
+    fn reposition(
+        pieces: &mut [brush_parser::word::WordPieceWithSource],
+        shifts: &[rewrite::Shift],
+    ) {
+        use brush_parser::word::WordPiece;
+        for p in pieces {
+            p.start_index = rewrite::original_index(shifts, p.start_index);
+            p.end_index = rewrite::original_index(shifts, p.end_index);
+            if let WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) = &mut p.piece
+            {
+                reposition(inner, shifts);
+            }
+        }
+    }
+    reposition(&mut pieces, &shifts);
+    Ok(Some(pieces))
 }
 
 /// The state of one scan: the open levels, innermost last. A scan can be resumed as more
