@@ -117,7 +117,11 @@ pub fn options() -> brush_parser::ParserOptions {
 pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let n = check(text)?;
     let src =
-        with_stack(n.depth, || rewrite::for_parser(text)).map_err(|e| ShellError::Syntax(e.0))?;
+        with_stack(n.depth, || rewrite::for_parser(text)).map_err(|e| ShellError::Unclosed {
+            message: e.message,
+            line: e.line,
+            status: e.status,
+        })?;
     let text: &str = &src;
     match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
         Some(Ok(mut p)) => {

@@ -36,14 +36,22 @@ pub const SUBSCRIPT_TAB: char = '\u{F0101}';
 /// Private-use characters: no script writes them.
 pub const SUBST_MARK: &str = "\u{F0102}fbx\u{F0102}";
 
-/// What the scan found wrong with a text that bash refuses while reading it.
+/// What the scan found wrong with a text that bash refuses while reading it: a construct
+/// the text ends inside of.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReadError(pub String);
+pub struct ReadError {
+    /// bash's wording (`unexpected EOF while looking for matching `)'`).
+    pub message: String,
+    /// The line bash names (1-based).
+    pub line: usize,
+    /// The status bash gives: 1 for a compound assignment, 2 otherwise.
+    pub status: i32,
+}
 
 /// `text` rewritten for brush-parser, or `Borrowed` when nothing needed it. An error is
 /// bash's message for a text it cannot read (an unclosed subscript).
 pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
-    if !text.contains([';', '(', '[']) {
+    if !text.contains([';', '(', '[', '"', '\'', '`', '{']) {
         return Ok(Cow::Borrowed(text));
     }
     let mut r = Rewriter::new(text);
@@ -51,7 +59,7 @@ pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
     let end = r.commands(0, End::Eof);
     debug_assert!(end <= text.len());
     if let Some(e) = r.error {
-        return Err(ReadError(e));
+        return Err(e);
     }
     Ok(r.finish())
 }
@@ -80,7 +88,7 @@ struct Rewriter<'a> {
     in_subst: usize,
     /// Whether subscript blanks may be marked (the text holds no marker of its own).
     markers_ok: bool,
-    error: Option<String>,
+    error: Option<ReadError>,
     /// Command substitutions found (start of body, end of body), outermost only, when
     /// scanning a word for [`encode_substitutions`].
     substs: Vec<(usize, usize)>,
@@ -144,9 +152,31 @@ impl<'a> Rewriter<'a> {
         self.edited = true;
     }
 
-    fn fail(&mut self, msg: &str) {
-        if self.error.is_none() {
-            self.error = Some(msg.to_string());
+    /// Records that the text ends inside what opened at `at` (`what` closes it); `at` is
+    /// `None` when bash names the line the text ends on.
+    fn unclosed(&mut self, what: &str, at: Option<usize>, status: i32) {
+        if self.error.is_some() || self.collect {
+            return;
+        }
+        let line = match at {
+            Some(at) => self.text[..at.min(self.text.len())].matches('\n').count() + 1,
+            None => self.text.matches('\n').count() + 2,
+        };
+        self.error = Some(ReadError {
+            message: format!("unexpected EOF while looking for matching `{what}'"),
+            line,
+            status,
+        });
+    }
+
+    /// After the opening `'` at `open`: to after the closing one.
+    fn single_quoted(&mut self, open: usize) -> usize {
+        match find(self.s, open + 1, b'\'') {
+            Some(j) => j + 1,
+            None => {
+                self.unclosed("'", Some(open), 2);
+                self.s.len()
+            }
         }
     }
 
@@ -502,7 +532,7 @@ impl<'a> Rewriter<'a> {
             let c = s[i];
             match c {
                 b'\\' => i += 2,
-                b'\'' => i = find(s, i + 1, b'\'').map_or(s.len(), |j| j + 1),
+                b'\'' => i = self.single_quoted(i),
                 b'"' => i = self.double_quoted(i + 1),
                 b'`' => i = self.backquoted(i + 1),
                 b'$' => i = self.dollar(i),
@@ -520,12 +550,13 @@ impl<'a> Rewriter<'a> {
     /// with its blanks marked. Past the end of the text when there is no `]` (an error).
     fn subscript(&mut self, mut i: usize) -> usize {
         let s = self.s;
+        let open = i - 1;
         let mut depth = 1;
         let mut blanks = Vec::new();
         while i < s.len() {
             match s[i] {
                 b'\\' => i += 2,
-                b'\'' => i = find(s, i + 1, b'\'').map_or(s.len(), |j| j + 1),
+                b'\'' => i = self.single_quoted(i),
                 b'"' => i = self.double_quoted(i + 1),
                 b'`' => i = self.backquoted(i + 1),
                 b'$' => i = self.dollar(i),
@@ -557,13 +588,14 @@ impl<'a> Rewriter<'a> {
                 _ => i += 1,
             }
         }
-        self.fail("unexpected EOF while looking for matching `]'");
+        self.unclosed("]", Some(open), 2);
         s.len() + 1
     }
 
     /// After `name=(`: the elements of a compound value up to `)`.
     fn compound_value(&mut self, mut i: usize) -> usize {
         let s = self.s;
+        let open = i - 1;
         while i < s.len() {
             i = self.skip_blanks(i, true);
             match s.get(i) {
@@ -584,7 +616,8 @@ impl<'a> Rewriter<'a> {
                 }
             }
         }
-        i.min(s.len())
+        self.unclosed(")", Some(open), 1);
+        s.len()
     }
 
     /// After the `(` of an extended glob: to after its matching `)`.
@@ -594,7 +627,7 @@ impl<'a> Rewriter<'a> {
         while i < s.len() {
             match s[i] {
                 b'\\' => i += 2,
-                b'\'' => i = find(s, i + 1, b'\'').map_or(s.len(), |j| j + 1),
+                b'\'' => i = self.single_quoted(i),
                 b'"' => i = self.double_quoted(i + 1),
                 b'`' => i = self.backquoted(i + 1),
                 b'$' => i = self.dollar(i),
@@ -618,6 +651,7 @@ impl<'a> Rewriter<'a> {
     /// After an opening `"`: to after the closing one.
     fn double_quoted(&mut self, mut i: usize) -> usize {
         let s = self.s;
+        let open = i - 1;
         while i < s.len() {
             match s[i] {
                 b'\\' => i += 2,
@@ -627,12 +661,14 @@ impl<'a> Rewriter<'a> {
                 _ => i += 1,
             }
         }
-        i.min(s.len())
+        self.unclosed("\"", Some(open), 2);
+        s.len()
     }
 
     /// After an opening backquote: to after the closing one.
     fn backquoted(&mut self, mut i: usize) -> usize {
         let s = self.s;
+        let open = i - 1;
         while i < s.len() {
             match s[i] {
                 b'\\' => i += 2,
@@ -640,14 +676,21 @@ impl<'a> Rewriter<'a> {
                 _ => i += 1,
             }
         }
-        i.min(s.len())
+        self.unclosed("`", Some(open), 2);
+        s.len()
     }
 
     /// At a `$`: the expansion it opens; returns where the scan goes on.
     fn dollar(&mut self, i: usize) -> usize {
         let s = self.s;
         match s.get(i + 1) {
-            Some(b'(') if s.get(i + 2) == Some(&b'(') => self.arithmetic(i + 3, false),
+            Some(b'(') if s.get(i + 2) == Some(&b'(') => {
+                let end = self.arithmetic(i + 3, false);
+                if end >= s.len() && !s.ends_with(b"))") {
+                    self.unclosed(")", Some(i), 2);
+                }
+                end
+            }
             Some(b'(') => {
                 let body = i + 2;
                 let was = self.collect;
@@ -658,6 +701,9 @@ impl<'a> Rewriter<'a> {
                 self.in_subst += 1;
                 let end = self.commands(body, End::Paren);
                 self.in_subst -= 1;
+                if end >= s.len() && !(end > body && s.get(end - 1) == Some(&b')')) {
+                    self.unclosed(")", None, 2);
+                }
                 self.collect = was;
                 if self.collect && end <= s.len() && end > body && s[end - 1] == b')' {
                     self.substs.push((body, end - 1));
@@ -706,11 +752,12 @@ impl<'a> Rewriter<'a> {
     /// After `${`: to after its matching `}`.
     fn parameter(&mut self, mut i: usize) -> usize {
         let s = self.s;
+        let open = i - 2;
         let mut depth = 1;
         while i < s.len() {
             match s[i] {
                 b'\\' => i += 2,
-                b'\'' => i = find(s, i + 1, b'\'').map_or(s.len(), |j| j + 1),
+                b'\'' => i = self.single_quoted(i),
                 b'"' => i = self.double_quoted(i + 1),
                 b'`' => i = self.backquoted(i + 1),
                 b'$' => i = self.dollar(i),
@@ -728,7 +775,8 @@ impl<'a> Rewriter<'a> {
                 _ => i += 1,
             }
         }
-        i.min(s.len())
+        self.unclosed("}", Some(open), 2);
+        s.len()
     }
 
     /// After `((` (or `$((`): to after the matching `))`. In the header of an arithmetic
@@ -739,7 +787,7 @@ impl<'a> Rewriter<'a> {
         while i < s.len() {
             match s[i] {
                 b'\\' => i += 2,
-                b'\'' => i = find(s, i + 1, b'\'').map_or(s.len(), |j| j + 1),
+                b'\'' => i = self.single_quoted(i),
                 b'"' => i = self.double_quoted(i + 1),
                 b'`' => i = self.backquoted(i + 1),
                 b'$' => i = self.dollar(i),
@@ -933,12 +981,34 @@ mod tests {
         assert_eq!(rw("echo h[a b]=1"), "echo h[a b]=1");
         assert_eq!(rw("h=([a b]=1)"), format!("h=([a{SUBSCRIPT_SPACE}b]=1)"));
         assert_eq!(rw("h[\"a b\"]=1"), "h[\"a b\"]=1");
+        let e = for_parser("x[=1\necho").unwrap_err();
+        assert_eq!(e.message, "unexpected EOF while looking for matching `]'");
+        assert_eq!((e.line, e.status), (1, 2));
+    }
+
+    #[test]
+    fn unclosed_constructs_are_named() {
+        let e = |t: &str| for_parser(t).map(|_| ()).unwrap_err();
+        let m = |t: &str| e(t).message;
         assert_eq!(
-            for_parser("x[=1\necho"),
-            Err(ReadError(
-                "unexpected EOF while looking for matching `]'".into()
-            ))
+            m("echo \"abc"),
+            "unexpected EOF while looking for matching `\"'"
         );
+        assert_eq!(
+            m("echo 'abc"),
+            "unexpected EOF while looking for matching `''"
+        );
+        assert_eq!(
+            m("echo `ls"),
+            "unexpected EOF while looking for matching ``'"
+        );
+        assert_eq!(
+            m("echo ${a"),
+            "unexpected EOF while looking for matching `}'"
+        );
+        assert_eq!(e("a=(1 2").status, 1);
+        assert_eq!(e("echo $(echo\nx").line, 3);
+        assert!(for_parser("cat <<E\n'\nE\necho # it's\n").is_ok());
     }
 
     #[test]
