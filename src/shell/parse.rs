@@ -575,7 +575,7 @@ pub fn guarded<T, E>(
 pub fn word_pieces<E>(
     text: &str,
     heredoc: bool,
-    parse: impl FnOnce(
+    parse: impl Fn(
         &str,
         &brush_parser::ParserOptions,
     ) -> Result<Vec<brush_parser::word::WordPieceWithSource>, E>,
@@ -584,6 +584,9 @@ pub fn word_pieces<E>(
     let Some((encoded, shifts)) =
         with_stack(n.depth, || rewrite::encode_substitutions(text, heredoc))
     else {
+        if let Some(p) = all_indices_indirect(text, &parse)? {
+            return Ok(Some(p));
+        }
         return guarded(text, parse);
     };
     let Some(mut pieces) = guarded(&encoded, parse)? else {
@@ -605,6 +608,80 @@ pub fn word_pieces<E>(
         }
     }
     reposition(&mut pieces, &shifts);
+    Ok(Some(pieces))
+}
+
+/// A word that holds `${!NAME[@]@OP}` (the value of each element names the variable to
+/// transform; brush-parser reads `${!NAME[@]` as the list of keys and then the whole
+/// expansion as literal text): parsed with the subscript marked, then put back. `None`
+/// when the word holds none.
+fn all_indices_indirect<E>(
+    text: &str,
+    parse: impl Fn(
+        &str,
+        &brush_parser::ParserOptions,
+    ) -> Result<Vec<brush_parser::word::WordPieceWithSource>, E>,
+) -> Result<Option<Vec<brush_parser::word::WordPieceWithSource>>, ShellError> {
+    use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
+    const MARK: char = '\u{F0103}';
+    if !text.contains("${!") || text.contains(MARK) {
+        return Ok(None);
+    }
+    let mut marked = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(at) = rest.find("${!") {
+        marked.push_str(&rest[..at + 3]);
+        rest = &rest[at + 3..];
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let after = &rest[name_len..];
+        if name_len > 0 && (after.starts_with("[@]@") || after.starts_with("[*]@")) {
+            marked.push_str(&rest[..name_len]);
+            marked.push('[');
+            marked.push(MARK);
+            marked.push_str(&after[1..2]);
+            marked.push(']');
+            rest = &after[3..];
+        }
+    }
+    marked.push_str(rest);
+    if marked.len() == text.len() {
+        return Ok(None);
+    }
+    let Some(mut pieces) = guarded(&marked, parse)? else {
+        return Ok(None);
+    };
+    fn unmark(pieces: &mut [WordPieceWithSource]) {
+        for p in pieces {
+            match &mut p.piece {
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => unmark(inner),
+                WordPiece::ParameterExpansion(ParameterExpr::Transform { parameter, .. }) => {
+                    if let Parameter::NamedWithIndex { name, index } = parameter
+                        && let Some(kind) = index.strip_prefix(MARK)
+                    {
+                        *parameter = Parameter::NamedWithAllIndices {
+                            name: std::mem::take(name),
+                            concatenate: kind == "*",
+                        };
+                    }
+                }
+                // Quoted or literal text keeps what was written.
+                WordPiece::Text(t)
+                | WordPiece::SingleQuotedText(t)
+                | WordPiece::AnsiCQuotedText(t)
+                    if t.contains(MARK) =>
+                {
+                    *t = t
+                        .replace(&format!("[{MARK}@]"), "[@]")
+                        .replace(&format!("[{MARK}*]"), "[*]");
+                }
+                _ => {}
+            }
+        }
+    }
+    unmark(&mut pieces);
     Ok(Some(pieces))
 }
 
@@ -1112,5 +1189,19 @@ mod tests {
         let e = program("echo a; fi").unwrap_err();
         assert_eq!(e.to_string(), "syntax error near unexpected token `fi'");
         assert_eq!(e.status(), 2);
+    }
+}
+
+#[cfg(test)]
+mod word_tests {
+    use super::*;
+
+    #[test]
+    fn indirect_transform_of_all_elements_parses() {
+        let p = word_pieces("${!m[@]@Q}", false, brush_parser::word::parse);
+        let p = p.unwrap();
+        assert!(p.is_some(), "{p:?}");
+        let dbg = format!("{:?}", p.unwrap());
+        assert!(dbg.contains("NamedWithAllIndices"), "{dbg}");
     }
 }

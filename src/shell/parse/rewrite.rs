@@ -897,7 +897,7 @@ pub fn encode_substitutions(text: &str, heredoc: bool) -> Option<(String, Vec<Sh
 }
 
 fn is_hex(s: &str) -> bool {
-    s.len() % 2 == 0 && s.bytes().all(|b| b.is_ascii_hexdigit())
+    s.len().is_multiple_of(2) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The body of a command substitution as written: decoded when [`encode_substitutions`]
