@@ -15,6 +15,15 @@ pub enum ShellError {
     /// The full wording (`syntax error near unexpected token `fi'`).
     #[error("{0}")]
     Syntax(String),
+    /// Input that ends inside a construct (`"abc`, `$(echo`, `a=(1`), worded as bash
+    /// words it, with the line bash names and the status it gives (1 for a compound
+    /// assignment, 2 otherwise).
+    #[error("{message}")]
+    Unclosed {
+        message: String,
+        line: usize,
+        status: i32,
+    },
     #[error("{0}: command not found")]
     CommandNotFound(String),
     /// A shell feature forkbox does not implement (STYLE habit 12: never a silent no-op).
@@ -95,6 +104,7 @@ impl ShellError {
     pub fn status(&self) -> i32 {
         match self {
             ShellError::Syntax(_) | ShellError::Unsupported(_) => 2,
+            ShellError::Unclosed { status, .. } => *status,
             ShellError::CommandNotFound(_) => 127,
             // bash 5.2 exits a non-interactive shell with 127 for these.
             ShellError::ParamError { .. } | ShellError::Unbound(_) => 127,

@@ -43,8 +43,9 @@ pub(crate) use select::SELECT_MARK;
 /// Non-local control flow unwinding through the interpreter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Flow {
-    /// `break N`: N loops still to leave.
-    Break(usize),
+    /// `break N`: N loops still to leave, and the status the last one ends with (1 after
+    /// a count out of range, which leaves every loop).
+    Break(usize, i32),
     Continue(usize),
     Return(i32),
     /// `exit N` or `set -e`: ends the (sub)shell.
@@ -72,11 +73,11 @@ fn loop_ctl(r: Exec<i32>, status: &mut i32) -> LoopCtl {
             *status = s;
             LoopCtl::Next
         }
-        Err(Flow::Break(n)) => {
+        Err(Flow::Break(n, s)) => {
             if n > 1 {
-                LoopCtl::Out(Flow::Break(n - 1))
+                LoopCtl::Out(Flow::Break(n - 1, s))
             } else {
-                *status = 0;
+                *status = s;
                 LoopCtl::Stop
             }
         }
@@ -97,7 +98,7 @@ pub(crate) fn flow_status(r: Exec<i32>, last: i32) -> i32 {
     match r {
         Ok(s) => s,
         Err(Flow::Exit(s) | Flow::Abort(s) | Flow::Return(s) | Flow::Discard(s)) => s,
-        Err(Flow::Break(_) | Flow::Continue(_)) => last,
+        Err(Flow::Break(..) | Flow::Continue(_)) => last,
     }
 }
 
@@ -121,7 +122,7 @@ impl Shell {
                 s
             }
             Err(Flow::Return(s) | Flow::Discard(s)) => s,
-            Err(Flow::Break(_) | Flow::Continue(_)) => self.last_status,
+            Err(Flow::Break(..) | Flow::Continue(_)) => self.last_status,
         };
         if !aborted {
             // The program ended otherwise than abandoned: no limit ended it.

@@ -105,7 +105,7 @@ impl PVal {
 /// The pieces of a word; a word that cannot be parsed (or nests too deep) is a bad
 /// substitution.
 fn parse_word(text: &str) -> R<Vec<WordPieceWithSource>> {
-    super::parse::guarded(text, word::parse)?
+    super::parse::word_pieces(text, false, word::parse)?
         .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))
 }
 
@@ -144,7 +144,7 @@ fn parse_assignment_word(text: &str) -> R<Vec<WordPieceWithSource>> {
         start_index: 0,
         end_index: at,
     }];
-    let parsed = super::parse::guarded(value, |t, o| {
+    let parsed = super::parse::word_pieces(value, false, |t, o| {
         let o = brush_parser::ParserOptions {
             tilde_expansion_after_colon: true,
             ..o.clone()
@@ -729,7 +729,7 @@ impl Shell {
         if !w.value.contains(":~") {
             return self.expand_str(&w.value, fds).await;
         }
-        let pieces = super::parse::guarded(&w.value, |t, o| {
+        let pieces = super::parse::word_pieces(&w.value, false, |t, o| {
             let o = brush_parser::ParserOptions {
                 tilde_expansion_after_colon: true,
                 ..o.clone()
@@ -821,7 +821,7 @@ impl Shell {
         let pieces = self
             .word_cache
             .get_or_parse(cache::Mode::Heredoc, body, |body| {
-                super::parse::guarded(body, word::parse_heredoc)?
+                super::parse::word_pieces(body, true, word::parse_heredoc)?
                     .ok_or_else(|| ShellError::BadSubstitution(body.to_string()))
             })?;
         let mut out = Vec::new();
@@ -1070,6 +1070,7 @@ impl Shell {
 
     /// Runs `cmd` in a subshell and captures its stdout (trailing newlines removed).
     pub(crate) async fn command_substitution(&mut self, cmd: &str, fds: &Fds) -> R<String> {
+        let cmd: &str = &super::parse::rewrite::decode_substitution(cmd);
         let program = parse_program(cmd)?;
         if let Some(file) = lone_input_redirect(&program) {
             return self.read_file_substitution(file, fds).await;

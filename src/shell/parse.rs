@@ -22,6 +22,9 @@ use brush_parser::ast;
 
 use super::error::ShellError;
 
+mod fixup;
+pub(crate) mod rewrite;
+
 /// Deepest nesting of compound commands, groups, substitutions and expansions a text may
 /// have. bash has no fixed bound (it crashes instead); real scripts stay below 20.
 pub const MAX_NESTING: usize = 256;
@@ -113,14 +116,25 @@ pub fn options() -> brush_parser::ParserOptions {
 /// Parses a whole script.
 pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let n = check(text)?;
+    let src =
+        with_stack(n.depth, || rewrite::for_parser(text)).map_err(|e| ShellError::Unclosed {
+            message: e.message,
+            line: e.line,
+            status: e.status,
+        })?;
+    let text: &str = &src;
     match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
-        Some(Ok(p)) => Ok(p),
+        Some(Ok(mut p)) => {
+            fix(&mut p, text, n.depth);
+            Ok(p)
+        }
         Some(Err(e)) => {
             // brush-parser has no `select`: read it as a marked `for` when that parses.
             if let Some(rewritten) = select_as_for(text)
-                && let Some(Ok(p)) =
+                && let Some(Ok(mut p)) =
                     with_stack(n.depth, || guard_parser(|| raw_program(&rewritten)))
             {
+                fix(&mut p, &rewritten, n.depth);
                 return Ok(p);
             }
             Err(syntax_error(text, &e))
@@ -128,6 +142,14 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
         None => Err(ShellError::Syntax(
             "syntax error: number out of range".to_string(),
         )),
+    }
+}
+
+/// Puts into `p` what the parser lost of `src`, the text it was parsed from.
+fn fix(p: &mut ast::Program, src: &str, depth: usize) {
+    let mut f = fixup::Fixup::new(src);
+    if f.needed() {
+        with_stack(depth, || f.program(p));
     }
 }
 
@@ -394,6 +416,11 @@ pub fn completeness(text: &str) -> Completeness {
     let Ok(n) = check(text) else {
         return Completeness::Invalid;
     };
+    // A subscript not closed yet (`a[` …) waits for its `]`, as in bash.
+    let text: &str = &match with_stack(n.depth, || rewrite::for_parser(text)) {
+        Ok(src) => src,
+        Err(_) => return Completeness::Incomplete,
+    };
     let Some(parsed) = with_stack(n.depth, || guard_parser(|| raw_program(text))) else {
         return Completeness::Invalid;
     };
@@ -538,6 +565,124 @@ pub fn guarded<T, E>(
     let n = check(text)?;
     let options = options();
     Ok(with_stack(n.depth, || guard_parser(|| parse(text, &options))).and_then(Result::ok))
+}
+
+/// Runs one of brush-parser's word parsers (words, here-document bodies: `heredoc`) like
+/// [`guarded`], with the body of each command substitution read by [`rewrite`] and carried
+/// through the parser encoded (its word parser finds the end of `$( )` by a shallow scan
+/// that a `)` in a case pattern, comment or here-document ends early). The pieces'
+/// positions are those of `text`.
+pub fn word_pieces<E>(
+    text: &str,
+    heredoc: bool,
+    parse: impl Fn(
+        &str,
+        &brush_parser::ParserOptions,
+    ) -> Result<Vec<brush_parser::word::WordPieceWithSource>, E>,
+) -> Result<Option<Vec<brush_parser::word::WordPieceWithSource>>, ShellError> {
+    let n = check(text)?;
+    let Some((encoded, shifts)) =
+        with_stack(n.depth, || rewrite::encode_substitutions(text, heredoc))
+    else {
+        if let Some(p) = all_indices_indirect(text, &parse)? {
+            return Ok(Some(p));
+        }
+        return guarded(text, parse);
+    };
+    let Some(mut pieces) = guarded(&encoded, parse)? else {
+        return Ok(None);
+    };
+    fn reposition(
+        pieces: &mut [brush_parser::word::WordPieceWithSource],
+        shifts: &[rewrite::Shift],
+    ) {
+        use brush_parser::word::WordPiece;
+        for p in pieces {
+            p.start_index = rewrite::original_index(shifts, p.start_index);
+            p.end_index = rewrite::original_index(shifts, p.end_index);
+            if let WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) = &mut p.piece
+            {
+                reposition(inner, shifts);
+            }
+        }
+    }
+    reposition(&mut pieces, &shifts);
+    Ok(Some(pieces))
+}
+
+/// A word that holds `${!NAME[@]@OP}` (the value of each element names the variable to
+/// transform; brush-parser reads `${!NAME[@]` as the list of keys and then the whole
+/// expansion as literal text): parsed with the subscript marked, then put back. `None`
+/// when the word holds none.
+fn all_indices_indirect<E>(
+    text: &str,
+    parse: impl Fn(
+        &str,
+        &brush_parser::ParserOptions,
+    ) -> Result<Vec<brush_parser::word::WordPieceWithSource>, E>,
+) -> Result<Option<Vec<brush_parser::word::WordPieceWithSource>>, ShellError> {
+    use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
+    const MARK: char = '\u{F0103}';
+    if !text.contains("${!") || text.contains(MARK) {
+        return Ok(None);
+    }
+    let mut marked = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(at) = rest.find("${!") {
+        marked.push_str(&rest[..at + 3]);
+        rest = &rest[at + 3..];
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let after = &rest[name_len..];
+        if name_len > 0 && (after.starts_with("[@]@") || after.starts_with("[*]@")) {
+            marked.push_str(&rest[..name_len]);
+            marked.push('[');
+            marked.push(MARK);
+            marked.push_str(&after[1..2]);
+            marked.push(']');
+            rest = &after[3..];
+        }
+    }
+    marked.push_str(rest);
+    if marked.len() == text.len() {
+        return Ok(None);
+    }
+    let Some(mut pieces) = guarded(&marked, parse)? else {
+        return Ok(None);
+    };
+    fn unmark(pieces: &mut [WordPieceWithSource]) {
+        for p in pieces {
+            match &mut p.piece {
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => unmark(inner),
+                WordPiece::ParameterExpansion(ParameterExpr::Transform { parameter, .. }) => {
+                    if let Parameter::NamedWithIndex { name, index } = parameter
+                        && let Some(kind) = index.strip_prefix(MARK)
+                    {
+                        *parameter = Parameter::NamedWithAllIndices {
+                            name: std::mem::take(name),
+                            concatenate: kind == "*",
+                        };
+                    }
+                }
+                // Quoted or literal text keeps what was written.
+                WordPiece::Text(t)
+                | WordPiece::SingleQuotedText(t)
+                | WordPiece::AnsiCQuotedText(t)
+                    if t.contains(MARK) =>
+                {
+                    *t = t
+                        .replace(&format!("[{MARK}@]"), "[@]")
+                        .replace(&format!("[{MARK}*]"), "[*]");
+                }
+                _ => {}
+            }
+        }
+    }
+    unmark(&mut pieces);
+    Ok(Some(pieces))
 }
 
 /// The state of one scan: the open levels, innermost last. A scan can be resumed as more
@@ -1044,5 +1189,19 @@ mod tests {
         let e = program("echo a; fi").unwrap_err();
         assert_eq!(e.to_string(), "syntax error near unexpected token `fi'");
         assert_eq!(e.status(), 2);
+    }
+}
+
+#[cfg(test)]
+mod word_tests {
+    use super::*;
+
+    #[test]
+    fn indirect_transform_of_all_elements_parses() {
+        let p = word_pieces("${!m[@]@Q}", false, brush_parser::word::parse);
+        let p = p.unwrap();
+        assert!(p.is_some(), "{p:?}");
+        let dbg = format!("{:?}", p.unwrap());
+        assert!(dbg.contains("NamedWithAllIndices"), "{dbg}");
     }
 }

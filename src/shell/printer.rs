@@ -209,7 +209,9 @@ impl Printer {
                 let part = |e: &Option<brush_parser::ast::UnexpandedArithmeticExpr>| {
                     e.as_ref()
                         .map(|e| e.value.trim_start().to_string())
-                        .unwrap_or_default()
+                        .filter(|v| !v.is_empty())
+                        // bash shows an absent part as the `1` it stands for.
+                        .unwrap_or_else(|| "1".to_string())
                 };
                 self.out.push_str(&format!(
                     "for (({}; {}; {}))",

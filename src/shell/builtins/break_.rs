@@ -6,7 +6,9 @@ use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     match super::continue_::loop_count(sh, "break", &args, io).await? {
-        Ok(n) => Err(Flow::Break(n.min(sh.loop_depth))),
+        // A count out of range leaves every loop, with the status of the failed `break`.
+        Ok(usize::MAX) => Err(Flow::Break(sh.loop_depth, 1)),
+        Ok(n) => Err(Flow::Break(n.min(sh.loop_depth), 0)),
         Err(status) => Ok(status),
     }
 }

@@ -7,8 +7,8 @@ use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     match loop_count(sh, "continue", &args, io).await? {
-        // `continue 0` leaves every loop, as bash does.
-        Ok(usize::MAX) => Err(Flow::Break(sh.loop_depth)),
+        // `continue 0` leaves every loop with status 1, as bash does.
+        Ok(usize::MAX) => Err(Flow::Break(sh.loop_depth, 1)),
         Ok(n) => Err(Flow::Continue(n)),
         Err(status) => Ok(status),
     }

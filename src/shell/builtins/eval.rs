@@ -32,6 +32,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                     }
                     super::fail(sh, io, msg, 2).await
                 }
+                ShellError::Unclosed {
+                    message,
+                    line,
+                    status,
+                } => super::fail(sh, io, format!("eval: line {line}: {message}"), status).await,
                 e => sh.fail(e, io).await,
             }
         }

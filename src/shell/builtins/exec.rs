@@ -32,6 +32,29 @@ pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec
         }
         return Err(Flow::Exit(127));
     }
+    if args[0].contains('/') {
+        let name = &args[0];
+        let path = forkbox_commands::fs::join(&sh.cwd, name);
+        if sh.fs.stat(&path).await.is_ok_and(|m| m.is_dir()) {
+            // bash names the directory by the full path it tried (`./` dropped, `..`
+            // kept), first as the failed execution, then as `exec`'s own failure.
+            let full = if name.starts_with('/') {
+                name.clone()
+            } else {
+                let rel = name.trim_start_matches("./");
+                forkbox_commands::fs::join(&sh.cwd, rel)
+            };
+            let program = crate::shell::error::PROGRAM;
+            let msg = format!(
+                "{full}: Is a directory\n{program}: exec: {full}: cannot execute: Is a directory"
+            );
+            super::fail(sh, io, msg, 126).await?;
+            if sh.interactive {
+                return Ok(126);
+            }
+            return Err(Flow::Exit(126));
+        }
+    }
     let status = sh.run_command(args, Vec::new(), io).await?;
     Err(Flow::Exit(status))
 }

@@ -123,6 +123,20 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
         },
     };
+    // `-t 0`: no read at all; whether input is there (data, or end-of-file) right now.
+    // The task that feeds a redirected file gets a moment to start first: a file always
+    // has its data or its end there, where a pipe's writer may still be working.
+    if a.timeout == Some(0.0) {
+        /// How long `read -t 0` lets a just-started feeder deliver its first chunk.
+        const SETTLE: std::time::Duration = std::time::Duration::from_millis(10);
+        let ready = match input.ready() {
+            forkbox_commands::Readiness::Pending => {
+                tokio::time::timeout(SETTLE, input.wait_ready()).await.ok()
+            }
+            r => Some(r),
+        };
+        return Ok(i32::from(ready.is_none()));
+    }
     // bash shows the prompt only when the input is a terminal.
     if let Some(p) = &a.prompt
         && input.is_pull_source()

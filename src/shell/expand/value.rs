@@ -204,6 +204,12 @@ impl Shell {
         if !indirect {
             return Ok(v);
         }
+        // `${!a[@]@Q}`: the elements, joined, name the parameter.
+        let v = match v {
+            PVal::List(l, _) if !l.is_empty() => PVal::Str(l.join(" ")),
+            PVal::List(..) => return Ok(PVal::Unset),
+            v => v,
+        };
         match v {
             PVal::Str(name) => {
                 let target = crate::shell::parse::guarded(&name, word::parse_parameter)?

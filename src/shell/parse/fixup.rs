@@ -1,0 +1,288 @@
+//! Puts into a parsed program what brush-parser loses of the text it read:
+//!
+//! - the blanks of subscripts that [`super::rewrite`] carried through the tokenizer as
+//!   private-use characters (`h[three word]=3`);
+//! - the parts of an arithmetic `for` header as written: brush-parser rebuilds each part
+//!   from its tokens and drops the blanks around them, which `declare -f` shows (bash keeps
+//!   a part as written after its leading blanks).
+
+use brush_parser::ast::{
+    self, AndOrList, ArithmeticForClauseCommand, Assignment, AssignmentName, AssignmentValue,
+    Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoRedirect, Program,
+    SimpleCommand,
+};
+
+use super::rewrite;
+
+/// What a parsed program needs put back, read from the text it was parsed from.
+pub struct Fixup<'a> {
+    /// The text the parser read (after [`rewrite::for_parser`]).
+    src: &'a str,
+    /// Whether subscript markers may be in the program.
+    markers: bool,
+    /// Byte offset of each character of `src`, when it is not all ASCII (the parser's
+    /// positions count characters).
+    char_offsets: Option<Vec<usize>>,
+}
+
+impl<'a> Fixup<'a> {
+    pub fn new(src: &'a str) -> Self {
+        Fixup {
+            src,
+            markers: src.contains([rewrite::SUBSCRIPT_SPACE, rewrite::SUBSCRIPT_TAB]),
+            char_offsets: None,
+        }
+    }
+
+    /// Whether anything in a program parsed from `src` may need fixing.
+    pub fn needed(&self) -> bool {
+        self.markers || self.src.contains("for")
+    }
+
+    pub fn program(&mut self, p: &mut Program) {
+        for c in &mut p.complete_commands {
+            self.list(c);
+        }
+    }
+
+    fn list(&mut self, l: &mut CompoundList) {
+        for item in &mut l.0 {
+            self.and_or(&mut item.0);
+        }
+    }
+
+    fn and_or(&mut self, a: &mut AndOrList) {
+        for c in &mut a.first.seq {
+            self.command(c);
+        }
+        for more in &mut a.additional {
+            let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = more;
+            for c in &mut p.seq {
+                self.command(c);
+            }
+        }
+    }
+
+    fn command(&mut self, c: &mut Command) {
+        match c {
+            Command::Simple(s) => self.simple(s),
+            Command::Compound(c, r) => {
+                self.compound(c);
+                if let Some(r) = r {
+                    self.redirects(&mut r.0);
+                }
+            }
+            Command::Function(f) => {
+                self.compound(&mut f.body.0);
+                if let Some(r) = &mut f.body.1 {
+                    self.redirects(&mut r.0);
+                }
+            }
+            Command::ExtendedTest(_, r) => {
+                if let Some(r) = r {
+                    self.redirects(&mut r.0);
+                }
+            }
+        }
+    }
+
+    fn compound(&mut self, c: &mut CompoundCommand) {
+        match c {
+            CompoundCommand::Arithmetic(_) => {}
+            CompoundCommand::ArithmeticForClause(f) => {
+                self.arith_for(f);
+                self.list(&mut f.body.list);
+            }
+            CompoundCommand::BraceGroup(b) => self.list(&mut b.list),
+            CompoundCommand::Subshell(s) => self.list(&mut s.list),
+            CompoundCommand::ForClause(f) => self.list(&mut f.body.list),
+            CompoundCommand::CaseClause(c) => {
+                for item in &mut c.cases {
+                    if let Some(l) = &mut item.cmd {
+                        self.list(l);
+                    }
+                }
+            }
+            CompoundCommand::IfClause(i) => {
+                self.list(&mut i.condition);
+                self.list(&mut i.then);
+                for e in i.elses.iter_mut().flatten() {
+                    if let Some(c) = &mut e.condition {
+                        self.list(c);
+                    }
+                    self.list(&mut e.body);
+                }
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                self.list(&mut w.0);
+                self.list(&mut w.1.list);
+            }
+            CompoundCommand::Coprocess(c) => self.command(&mut c.body),
+        }
+    }
+
+    fn redirects(&mut self, r: &mut [IoRedirect]) {
+        for r in r {
+            if let IoRedirect::File(_, _, ast::IoFileRedirectTarget::ProcessSubstitution(_, s)) = r
+            {
+                self.list(&mut s.list);
+            }
+        }
+    }
+
+    fn simple(&mut self, s: &mut SimpleCommand) {
+        let items = s
+            .prefix
+            .iter_mut()
+            .flat_map(|p| p.0.iter_mut())
+            .chain(s.suffix.iter_mut().flat_map(|p| p.0.iter_mut()));
+        for item in items {
+            match item {
+                CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    if self.markers {
+                        restore_assignment(a);
+                        rewrite::restore_subscripts(&mut w.value);
+                    }
+                }
+                CommandPrefixOrSuffixItem::Word(w) => {
+                    if self.markers {
+                        rewrite::restore_subscripts(&mut w.value);
+                    }
+                }
+                CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                    self.list(&mut sub.list);
+                }
+                CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    self.redirects(std::slice::from_mut(r));
+                }
+            }
+        }
+        if self.markers
+            && let Some(w) = &mut s.word_or_name
+        {
+            rewrite::restore_subscripts(&mut w.value);
+        }
+    }
+
+    /// Byte offset in `src` of the parser's character position `index`.
+    fn byte_at(&mut self, index: usize) -> Option<usize> {
+        if self.src.is_ascii() {
+            return (index <= self.src.len()).then_some(index);
+        }
+        let offsets = self
+            .char_offsets
+            .get_or_insert_with(|| self.src.char_indices().map(|(b, _)| b).collect::<Vec<_>>());
+        offsets.get(index).copied()
+    }
+
+    /// The header parts of an arithmetic `for` as written.
+    fn arith_for(&mut self, f: &mut ArithmeticForClauseCommand) {
+        let Some(start) = self.byte_at(f.loc.start.index) else {
+            return;
+        };
+        let Some(parts) = header_parts(&self.src[start..]) else {
+            return;
+        };
+        let slots = [&mut f.initializer, &mut f.condition, &mut f.updater];
+        for (slot, part) in slots.into_iter().zip(parts) {
+            let part = part.trim_start_matches([' ', '\t', '\n']);
+            // A part that is only blanks is as absent as an empty one.
+            if part.trim().is_empty() {
+                *slot = None;
+            } else {
+                *slot = Some(ast::UnexpandedArithmeticExpr {
+                    value: part.to_string(),
+                });
+            }
+        }
+    }
+}
+
+fn restore_assignment(a: &mut Assignment) {
+    if let AssignmentName::ArrayElementName(_, index) = &mut a.name {
+        rewrite::restore_subscripts(index);
+    }
+    match &mut a.value {
+        AssignmentValue::Scalar(w) => rewrite::restore_subscripts(&mut w.value),
+        AssignmentValue::Array(items) => {
+            for (k, v) in items {
+                if let Some(k) = k {
+                    rewrite::restore_subscripts(&mut k.value);
+                }
+                rewrite::restore_subscripts(&mut v.value);
+            }
+        }
+    }
+}
+
+/// The three parts of the header of the arithmetic `for` that `text` starts with
+/// (`for ((a; b; c))`), as written; `None` when it is not one.
+fn header_parts(text: &str) -> Option<[&str; 3]> {
+    let rest = text.strip_prefix("for")?;
+    let rest = rest.trim_start_matches([' ', '\t']);
+    let rest = rest.strip_prefix("((")?;
+    let base = text.len() - rest.len();
+    let b = text.as_bytes();
+    let mut i = base;
+    let mut depth = 0usize;
+    let mut cuts = Vec::with_capacity(2);
+    let mut quote: Option<u8> = None;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == b'\\' && q == b'"' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'\'' | b'"' | b'`' => quote = Some(c),
+            b'(' => depth += 1,
+            b')' if depth > 0 => depth -= 1,
+            b')' => {
+                if cuts.len() != 2 || b.get(i + 1) != Some(&b')') {
+                    return None;
+                }
+                let (a, c2) = (cuts[0], cuts[1]);
+                return Some([&text[base..a], &text[a + 1..c2], &text[c2 + 1..i]]);
+            }
+            b';' if depth == 0 => {
+                if cuts.len() == 2 {
+                    return None;
+                }
+                cuts.push(i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_for_headers_split_as_written() {
+        assert_eq!(
+            header_parts("for (( i = 0 ; i < 3 ; i++ )); do :; done"),
+            Some([" i = 0 ", " i < 3 ", " i++ "])
+        );
+        assert_eq!(header_parts("for ((; ;)); do"), Some(["", " ", ""]));
+        assert_eq!(
+            header_parts("for ((i=$((1+1)); i<(3); i++))"),
+            Some(["i=$((1+1))", " i<(3)", " i++"])
+        );
+        assert_eq!(header_parts("for x in a"), None);
+    }
+}

@@ -1,0 +1,1036 @@
+//! A reading of bash source ahead of brush-parser, for the constructs brush-parser reads
+//! differently from bash. Where brush-parser misreads a construct, the text is rewritten
+//! into an equivalent one it reads right (or the misread piece is carried past it), so the
+//! AST the interpreter gets is bash's:
+//!
+//! - `for ((;;))`: brush's tokenizer reads the `;;` of an arithmetic `for` header as a case
+//!   terminator; a blank between the two `;` is inserted (the header means the same).
+//! - `$( case x in a) … esac )`: brush's tokenizer ends a command substitution at the `)`
+//!   of a case pattern; inside a substitution each pattern is given its optional opening
+//!   `(`, which bash reads the same.
+//! - `h[three word]=3`: bash reads the subscript of a word that starts with a name and `[`
+//!   in assignment position as one piece, blanks included, up to its matching `]` (and
+//!   fails on a script that ends before it). The blanks of such a subscript are carried
+//!   through brush's tokenizer as private-use characters ([`SUBSCRIPT_SPACE`],
+//!   [`SUBSCRIPT_TAB`]) and put back in the AST by [`restore_subscripts`].
+//! - Command substitutions inside words (`"$(cat <<E … ) … E)"`, a comment or case
+//!   pattern with a `)`): brush's word parser looks for the closing `)` with a shallow
+//!   scan. [`encode_substitutions`] finds each one's end with this reading and hands the
+//!   body to the word parser hex-encoded ([`SUBST_MARK`]); [`decode_substitution`] gives it
+//!   back when the substitution runs.
+//!
+//! The scan follows bash's quoting (`'…'`, `"…"`, `$'…'`, backslashes, backquotes),
+//! nesting (`$( )`, `$(( ))`, `${ }`, `( )`, `(( ))`, `[[ ]]`, extended globs), comments,
+//! here-documents (their bodies are skipped) and case clauses. Line breaks are never added
+//! or removed, so line numbers stay right. Texts it cannot make sense of are left as they
+//! are: brush-parser then reports them as it would have.
+
+use std::borrow::Cow;
+
+/// Stands for a blank inside a subscript read by the scan (see the module header).
+pub const SUBSCRIPT_SPACE: char = '\u{F0100}';
+/// Stands for a tab inside a subscript read by the scan.
+pub const SUBSCRIPT_TAB: char = '\u{F0101}';
+
+/// Opens the body of a command substitution that [`encode_substitutions`] hex-encoded.
+/// Private-use characters: no script writes them.
+pub const SUBST_MARK: &str = "\u{F0102}fbx\u{F0102}";
+
+/// What the scan found wrong with a text that bash refuses while reading it: a construct
+/// the text ends inside of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    /// bash's wording (`unexpected EOF while looking for matching `)'`).
+    pub message: String,
+    /// The line bash names (1-based).
+    pub line: usize,
+    /// The status bash gives: 1 for a compound assignment, 2 otherwise.
+    pub status: i32,
+}
+
+/// `text` rewritten for brush-parser, or `Borrowed` when nothing needed it. An error is
+/// bash's message for a text it cannot read (an unclosed subscript).
+pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
+    if !text.contains([';', '(', '[', '"', '\'', '`', '{']) {
+        return Ok(Cow::Borrowed(text));
+    }
+    let mut r = Rewriter::new(text);
+    r.markers_ok = !text.contains([SUBSCRIPT_SPACE, SUBSCRIPT_TAB]);
+    let end = r.commands(0, End::Eof);
+    debug_assert!(end <= text.len());
+    if let Some(e) = r.error {
+        return Err(e);
+    }
+    Ok(r.finish())
+}
+
+/// How a level of commands ends.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum End {
+    /// The end of the text.
+    Eof,
+    /// A `)` (a subshell, `$( )`, `<( )`): consumed.
+    Paren,
+    /// `;;`, `;&` or `;;&` (consumed) or `esac` or a `)` (not consumed): a case item.
+    CaseItem,
+}
+
+struct Rewriter<'a> {
+    text: &'a str,
+    s: &'a [u8],
+    out: String,
+    /// How much of `text` is in `out` (edits are made in order).
+    copied: usize,
+    edited: bool,
+    /// Here-documents whose bodies start at the next line: (delimiter, strip tabs).
+    heredocs: Vec<(Vec<u8>, bool)>,
+    /// How many `$( )` the scan is inside.
+    in_subst: usize,
+    /// Whether subscript blanks may be marked (the text holds no marker of its own).
+    markers_ok: bool,
+    error: Option<ReadError>,
+    /// Command substitutions found (start of body, end of body), outermost only, when
+    /// scanning a word for [`encode_substitutions`].
+    substs: Vec<(usize, usize)>,
+    /// Whether `substs` is being collected.
+    collect: bool,
+}
+
+fn is_blank(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
+/// Characters that end an unquoted word.
+fn is_meta(c: u8) -> bool {
+    matches!(
+        c,
+        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+    )
+}
+
+fn is_name_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+fn is_name_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+impl<'a> Rewriter<'a> {
+    fn new(text: &'a str) -> Self {
+        Rewriter {
+            text,
+            s: text.as_bytes(),
+            out: String::new(),
+            copied: 0,
+            edited: false,
+            heredocs: Vec::new(),
+            in_subst: 0,
+            markers_ok: false,
+            error: None,
+            substs: Vec::new(),
+            collect: false,
+        }
+    }
+
+    fn finish(mut self) -> Cow<'a, str> {
+        if !self.edited {
+            return Cow::Borrowed(self.text);
+        }
+        self.out.push_str(&self.text[self.copied..]);
+        Cow::Owned(self.out)
+    }
+
+    /// Replaces `text[from..to]` with `with` (edits come in order of position).
+    fn replace(&mut self, from: usize, to: usize, with: &str) {
+        if from < self.copied || self.collect {
+            return;
+        }
+        self.out.push_str(&self.text[self.copied..from]);
+        self.out.push_str(with);
+        self.copied = to;
+        self.edited = true;
+    }
+
+    /// Records that the text ends inside what opened at `at` (`what` closes it); `at` is
+    /// `None` when bash names the line the text ends on.
+    fn unclosed(&mut self, what: &str, at: Option<usize>, status: i32) {
+        if self.error.is_some() || self.collect {
+            return;
+        }
+        let line = match at {
+            Some(at) => self.text[..at.min(self.text.len())].matches('\n').count() + 1,
+            None => self.text.matches('\n').count() + 2,
+        };
+        self.error = Some(ReadError {
+            message: format!("unexpected EOF while looking for matching `{what}'"),
+            line,
+            status,
+        });
+    }
+
+    /// After the opening `'` at `open`: to after the closing one.
+    fn single_quoted(&mut self, open: usize) -> usize {
+        match find(self.s, open + 1, b'\'') {
+            Some(j) => j + 1,
+            None => {
+                self.unclosed("'", Some(open), 2);
+                self.s.len()
+            }
+        }
+    }
+
+    /// The reserved word (or any plain word) at `i`: its text when it is made only of
+    /// word characters and ends at a delimiter.
+    fn plain_word(&self, i: usize) -> &'a str {
+        let mut j = i;
+        while j < self.s.len()
+            && !is_meta(self.s[j])
+            && !matches!(self.s[j], b'\'' | b'"' | b'\\' | b'$' | b'`')
+        {
+            j += 1;
+        }
+        if j < self.s.len() && !is_meta(self.s[j]) {
+            return "";
+        }
+        &self.text[i..j]
+    }
+
+    /// Commands from `i` until `end`; returns where the scan goes on.
+    fn commands(&mut self, mut i: usize, end: End) -> usize {
+        let s = self.s;
+        // Whether a command may start here (reserved words and assignments count).
+        let mut cmd_start = true;
+        while i < s.len() {
+            let c = s[i];
+            match c {
+                b' ' | b'\t' => i += 1,
+                b'\n' => {
+                    i += 1;
+                    if !self.heredocs.is_empty() {
+                        i = self.skip_heredoc_bodies(i);
+                    }
+                    cmd_start = true;
+                }
+                b'#' => {
+                    while i < s.len() && s[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                b';' => {
+                    if end == End::CaseItem {
+                        if s.get(i + 1) == Some(&b';') {
+                            return if s.get(i + 2) == Some(&b'&') {
+                                i + 3
+                            } else {
+                                i + 2
+                            };
+                        }
+                        if s.get(i + 1) == Some(&b'&') {
+                            return i + 2;
+                        }
+                    }
+                    i += 1;
+                    cmd_start = true;
+                }
+                b'&' | b'|' => {
+                    i += 1;
+                    cmd_start = true;
+                }
+                b')' => {
+                    match end {
+                        End::Paren => return i + 1,
+                        End::CaseItem => return i,
+                        End::Eof => i += 1,
+                    }
+                    cmd_start = false;
+                }
+                b'(' => {
+                    if cmd_start && s.get(i + 1) == Some(&b'(') {
+                        i = self.arithmetic(i + 2, false);
+                    } else {
+                        // A function's `()`, a subshell, or a misplaced `(`.
+                        let mut j = i + 1;
+                        while j < s.len() && is_blank(s[j]) {
+                            j += 1;
+                        }
+                        if s.get(j) == Some(&b')') {
+                            i = j + 1;
+                            cmd_start = true;
+                            continue;
+                        }
+                        i = self.commands(i + 1, End::Paren);
+                    }
+                    cmd_start = false;
+                }
+                b'<' | b'>' => {
+                    i = self.redirection(i);
+                }
+                _ => {
+                    let word = if cmd_start { self.plain_word(i) } else { "" };
+                    match word {
+                        "case" => {
+                            i = self.case_clause(i + 4);
+                            cmd_start = false;
+                            continue;
+                        }
+                        "esac" if end == End::CaseItem => return i,
+                        "for" => {
+                            let mut j = i + 3;
+                            while j < s.len() && is_blank(s[j]) {
+                                j += 1;
+                            }
+                            if s.get(j) == Some(&b'(') && s.get(j + 1) == Some(&b'(') {
+                                i = self.arithmetic(j + 2, true);
+                                cmd_start = true;
+                            } else {
+                                i += 3;
+                                cmd_start = false;
+                            }
+                            continue;
+                        }
+                        "function" => {
+                            let j = self.skip_blanks(i + 8, false);
+                            let (k, _) = self.word(j, false);
+                            i = k.max(j);
+                            cmd_start = true;
+                            continue;
+                        }
+                        "[[" => {
+                            i = self.test_body(i + 2);
+                            cmd_start = false;
+                            continue;
+                        }
+                        "if" | "then" | "elif" | "else" | "do" | "while" | "until" | "{" | "!"
+                        | "time" | "coproc" => {
+                            i += word.len();
+                            cmd_start = true;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    let (j, assignment) = self.word(i, cmd_start);
+                    i = j.max(i + 1);
+                    cmd_start = cmd_start && assignment;
+                }
+            }
+        }
+        i.min(s.len())
+    }
+
+    /// At a `<` or `>`: the operator (and a here-document's delimiter, or a process
+    /// substitution); returns where the scan goes on.
+    fn redirection(&mut self, i: usize) -> usize {
+        let s = self.s;
+        if s.get(i + 1) == Some(&b'(') {
+            return self.commands(i + 2, End::Paren);
+        }
+        if s[i] == b'<' && s.get(i + 1) == Some(&b'<') {
+            if s.get(i + 2) == Some(&b'<') {
+                return i + 3;
+            }
+            let mut j = i + 2;
+            let strip = s.get(j) == Some(&b'-');
+            if strip {
+                j += 1;
+            }
+            while j < s.len() && is_blank(s[j]) {
+                j += 1;
+            }
+            let mut delim = Vec::new();
+            while j < s.len() && !is_meta(s[j]) {
+                match s[j] {
+                    q @ (b'\'' | b'"') => {
+                        let close = find(s, j + 1, q).unwrap_or(s.len());
+                        delim.extend_from_slice(&s[j + 1..close]);
+                        j = close + 1;
+                    }
+                    b'\\' => {
+                        if let Some(&n) = s.get(j + 1) {
+                            delim.push(n);
+                        }
+                        j += 2;
+                    }
+                    c => {
+                        delim.push(c);
+                        j += 1;
+                    }
+                }
+            }
+            if !delim.is_empty() {
+                self.heredocs.push((delim, strip));
+            }
+            return j.min(s.len());
+        }
+        let mut j = i + 1;
+        while j < s.len() && matches!(s[j], b'<' | b'>' | b'&' | b'|') && j < i + 3 {
+            j += 1;
+        }
+        j
+    }
+
+    /// At the start of a line after here-document operators: skips their bodies.
+    fn skip_heredoc_bodies(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let pending = std::mem::take(&mut self.heredocs);
+        for (delim, strip) in pending {
+            while i < s.len() {
+                let end = find(s, i, b'\n').unwrap_or(s.len());
+                let mut line = &s[i..end];
+                if strip {
+                    while let [b'\t', rest @ ..] = line {
+                        line = rest;
+                    }
+                }
+                i = (end + 1).min(s.len());
+                if line == delim.as_slice() {
+                    break;
+                }
+            }
+        }
+        i
+    }
+
+    /// After `case`: the word, `in`, and the items up to `esac`.
+    fn case_clause(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        i = self.skip_blanks(i, false);
+        let (j, _) = self.word(i, false);
+        i = self.skip_blanks(j, true);
+        if self.plain_word(i) != "in" {
+            return i;
+        }
+        i += 2;
+        loop {
+            i = self.skip_blanks(i, true);
+            if i >= s.len() {
+                return i;
+            }
+            if self.plain_word(i) == "esac" {
+                return i + 4;
+            }
+            if s[i] == b')' {
+                // Not a pattern: the substitution or subshell around the case ends here.
+                return i;
+            }
+            // The pattern list, with its optional `(`.
+            if s[i] == b'(' {
+                i += 1;
+            } else if self.in_subst > 0 {
+                self.replace(i, i, "(");
+            }
+            loop {
+                i = self.skip_blanks(i, false);
+                match s.get(i) {
+                    None => return i,
+                    Some(b')') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b'|') => i += 1,
+                    Some(b'\n' | b';' | b'&' | b'<' | b'>' | b'(') => return i,
+                    Some(_) => {
+                        let (j, _) = self.word(i, false);
+                        if j == i {
+                            return i;
+                        }
+                        i = j;
+                    }
+                }
+            }
+            i = self.commands(i, End::CaseItem);
+            if s.get(i) == Some(&b')') {
+                return i;
+            }
+        }
+    }
+
+    /// Skips blanks (and newlines with the here-document bodies after them, and comments,
+    /// when `lines`).
+    fn skip_blanks(&mut self, mut i: usize, lines: bool) -> usize {
+        let s = self.s;
+        while i < s.len() {
+            match s[i] {
+                b' ' | b'\t' => i += 1,
+                b'\\' if s.get(i + 1) == Some(&b'\n') => i += 2,
+                b'\n' if lines => {
+                    i += 1;
+                    if !self.heredocs.is_empty() {
+                        i = self.skip_heredoc_bodies(i);
+                    }
+                }
+                b'#' if lines => {
+                    while i < s.len() && s[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+        i
+    }
+
+    /// After `[[`: its words up to `]]` (`(`, `)`, `<`, `>`, `&&`, `||` are its own).
+    fn test_body(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        while i < s.len() {
+            i = self.skip_blanks(i, true);
+            if i >= s.len() {
+                break;
+            }
+            if self.plain_word(i) == "]]" {
+                return i + 2;
+            }
+            if is_meta(s[i]) {
+                i += 1;
+                continue;
+            }
+            let (j, _) = self.word(i, false);
+            i = j.max(i + 1);
+        }
+        i
+    }
+
+    /// One word from `i` (which is not a metacharacter); returns its end and whether it
+    /// is an assignment. In assignment position (`assign`), a subscript after a leading
+    /// name is read to its matching `]`, blanks included.
+    fn word(&mut self, mut i: usize, assign: bool) -> (usize, bool) {
+        let s = self.s;
+        let start = i;
+        let mut assignment = false;
+        let name_end = {
+            let mut j = i;
+            if j < s.len() && is_name_start(s[j]) {
+                while j < s.len() && is_name_char(s[j]) {
+                    j += 1;
+                }
+            }
+            j
+        };
+        // A compound value (`a=(…)`) is read as one, in assignment position or as the
+        // argument of a declaration builtin (`declare -A h=([k]=v)`).
+        if name_end > start {
+            i = name_end;
+            if assign && s.get(i) == Some(&b'[') {
+                i = self.subscript(i + 1);
+                if i > s.len() {
+                    return (s.len(), false);
+                }
+            }
+            if s.get(i) == Some(&b'+') && s.get(i + 1) == Some(&b'=') {
+                i += 1;
+            }
+            if s.get(i) == Some(&b'=') {
+                assignment = assign;
+                i += 1;
+                if s.get(i) == Some(&b'(') {
+                    return (self.compound_value(i + 1), assign);
+                }
+            }
+        }
+        while i < s.len() {
+            let c = s[i];
+            match c {
+                b'\\' => i += 2,
+                b'\'' => i = self.single_quoted(i),
+                b'"' => i = self.double_quoted(i + 1),
+                b'`' => i = self.backquoted(i + 1),
+                b'$' => i = self.dollar(i),
+                b'(' if i > start && matches!(s[i - 1], b'@' | b'!' | b'?' | b'+' | b'*') => {
+                    i = self.pattern_group(i + 1);
+                }
+                c if is_meta(c) => break,
+                _ => i += 1,
+            }
+        }
+        (i.min(s.len()), assignment)
+    }
+
+    /// After the `[` of a subscript in assignment position: to after its matching `]`,
+    /// with its blanks marked. Past the end of the text when there is no `]` (an error).
+    fn subscript(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let open = i - 1;
+        let mut depth = 1;
+        let mut blanks = Vec::new();
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 2,
+                b'\'' => i = self.single_quoted(i),
+                b'"' => i = self.double_quoted(i + 1),
+                b'`' => i = self.backquoted(i + 1),
+                b'$' => i = self.dollar(i),
+                b'[' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b']' => {
+                    depth -= 1;
+                    i += 1;
+                    if depth == 0 {
+                        if self.markers_ok {
+                            for (at, c) in blanks {
+                                let m = if c == b'\t' {
+                                    SUBSCRIPT_TAB
+                                } else {
+                                    SUBSCRIPT_SPACE
+                                };
+                                self.replace(at, at + 1, m.encode_utf8(&mut [0; 4]));
+                            }
+                        }
+                        return i;
+                    }
+                }
+                c @ (b' ' | b'\t') => {
+                    blanks.push((i, c));
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+        }
+        self.unclosed("]", Some(open), 2);
+        s.len() + 1
+    }
+
+    /// After `name=(`: the elements of a compound value up to `)`.
+    fn compound_value(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let open = i - 1;
+        while i < s.len() {
+            i = self.skip_blanks(i, true);
+            match s.get(i) {
+                None => break,
+                Some(b')') => return i + 1,
+                Some(b'[') => {
+                    i = self.subscript(i + 1);
+                    if i > s.len() {
+                        return s.len();
+                    }
+                    let (j, _) = self.word(i, false);
+                    i = j;
+                }
+                Some(c) if is_meta(*c) => i += 1,
+                Some(_) => {
+                    let (j, _) = self.word(i, false);
+                    i = j.max(i + 1);
+                }
+            }
+        }
+        self.unclosed(")", Some(open), 1);
+        s.len()
+    }
+
+    /// After the `(` of an extended glob: to after its matching `)`.
+    fn pattern_group(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let mut depth = 1;
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 2,
+                b'\'' => i = self.single_quoted(i),
+                b'"' => i = self.double_quoted(i + 1),
+                b'`' => i = self.backquoted(i + 1),
+                b'$' => i = self.dollar(i),
+                b'(' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b')' => {
+                    depth -= 1;
+                    i += 1;
+                    if depth == 0 {
+                        return i;
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+        i.min(s.len())
+    }
+
+    /// After an opening `"`: to after the closing one.
+    fn double_quoted(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let open = i - 1;
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 2,
+                b'"' => return i + 1,
+                b'`' => i = self.backquoted(i + 1),
+                b'$' => i = self.dollar(i),
+                _ => i += 1,
+            }
+        }
+        self.unclosed("\"", Some(open), 2);
+        s.len()
+    }
+
+    /// After an opening backquote: to after the closing one.
+    fn backquoted(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let open = i - 1;
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 2,
+                b'`' => return i + 1,
+                _ => i += 1,
+            }
+        }
+        self.unclosed("`", Some(open), 2);
+        s.len()
+    }
+
+    /// At a `$`: the expansion it opens; returns where the scan goes on.
+    fn dollar(&mut self, i: usize) -> usize {
+        let s = self.s;
+        match s.get(i + 1) {
+            Some(b'(') if s.get(i + 2) == Some(&b'(') => {
+                let end = self.arithmetic(i + 3, false);
+                if end >= s.len() && !s.ends_with(b"))") {
+                    self.unclosed(")", Some(i), 2);
+                }
+                end
+            }
+            Some(b'(') => {
+                let body = i + 2;
+                let was = self.collect;
+                if self.collect {
+                    // Only the outermost substitutions are recorded.
+                    self.collect = false;
+                }
+                self.in_subst += 1;
+                let end = self.commands(body, End::Paren);
+                self.in_subst -= 1;
+                if end >= s.len() && !(end > body && s.get(end - 1) == Some(&b')')) {
+                    self.unclosed(")", None, 2);
+                }
+                self.collect = was;
+                if self.collect && end <= s.len() && end > body && s[end - 1] == b')' {
+                    self.substs.push((body, end - 1));
+                }
+                end
+            }
+            Some(b'[') => {
+                let mut j = i + 2;
+                let mut depth = 1;
+                while j < s.len() {
+                    match s[j] {
+                        b'[' => depth += 1,
+                        b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return j + 1;
+                            }
+                        }
+                        b'$' => {
+                            j = self.dollar(j);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                s.len()
+            }
+            Some(b'{') => self.parameter(i + 2),
+            Some(b'\'') => {
+                // `$'…'`: backslash escapes, up to the closing quote.
+                let mut j = i + 2;
+                while j < s.len() {
+                    match s[j] {
+                        b'\\' => j += 2,
+                        b'\'' => return j + 1,
+                        _ => j += 1,
+                    }
+                }
+                s.len()
+            }
+            _ => i + 1,
+        }
+    }
+
+    /// After `${`: to after its matching `}`.
+    fn parameter(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let open = i - 2;
+        let mut depth = 1;
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 2,
+                b'\'' => i = self.single_quoted(i),
+                b'"' => i = self.double_quoted(i + 1),
+                b'`' => i = self.backquoted(i + 1),
+                b'$' => i = self.dollar(i),
+                b'{' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b'}' => {
+                    depth -= 1;
+                    i += 1;
+                    if depth == 0 {
+                        return i;
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+        self.unclosed("}", Some(open), 2);
+        s.len()
+    }
+
+    /// After `((` (or `$((`): to after the matching `))`. In the header of an arithmetic
+    /// `for` (`for_header`), a blank goes between two `;` that follow each other.
+    fn arithmetic(&mut self, mut i: usize, for_header: bool) -> usize {
+        let s = self.s;
+        let mut depth = 0usize;
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 2,
+                b'\'' => i = self.single_quoted(i),
+                b'"' => i = self.double_quoted(i + 1),
+                b'`' => i = self.backquoted(i + 1),
+                b'$' => i = self.dollar(i),
+                b'(' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b')' => {
+                    if depth == 0 {
+                        if s.get(i + 1) == Some(&b')') {
+                            return i + 2;
+                        }
+                        // `$( (…) )` read as arithmetic first: bash backs out; so does this.
+                        return i + 1;
+                    }
+                    depth -= 1;
+                    i += 1;
+                }
+                b';' if for_header && depth == 0 && s.get(i + 1) == Some(&b';') => {
+                    self.replace(i + 1, i + 1, " ");
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+        }
+        i.min(s.len())
+    }
+}
+
+fn find(s: &[u8], from: usize, byte: u8) -> Option<usize> {
+    s.get(from..)?
+        .iter()
+        .position(|&c| c == byte)
+        .map(|p| p + from)
+}
+
+/// Puts back the blanks [`for_parser`] marked in a subscript.
+pub fn restore_subscripts(text: &mut String) {
+    if text.contains([SUBSCRIPT_SPACE, SUBSCRIPT_TAB]) {
+        *text = text
+            .replace(SUBSCRIPT_SPACE, " ")
+            .replace(SUBSCRIPT_TAB, "\t");
+    }
+}
+
+/// One command substitution of a word whose body was encoded: where it is in the encoded
+/// text and how much longer the encoding made it.
+#[derive(Debug, Clone, Copy)]
+pub struct Shift {
+    /// Index in the encoded text just past the encoded body.
+    pub end: usize,
+    /// Bytes the encoding added (may be negative).
+    pub added: isize,
+}
+
+/// A word (or here-document body, `heredoc`) with the body of each outermost `$( )`
+/// hex-encoded behind [`SUBST_MARK`], so brush's word parser needs no reading of their
+/// insides; `None` when it has none to encode.
+pub fn encode_substitutions(text: &str, heredoc: bool) -> Option<(String, Vec<Shift>)> {
+    if !text.contains("$(") {
+        return None;
+    }
+    let mut r = Rewriter::new(text);
+    r.collect = true;
+    let s = text.as_bytes();
+    let mut i = 0;
+    while i < s.len() {
+        match s[i] {
+            b'\\' => i += 2,
+            b'\'' if !heredoc => i = find(s, i + 1, b'\'').map_or(s.len(), |j| j + 1),
+            b'"' if !heredoc => i = r.double_quoted(i + 1),
+            b'`' => i = r.backquoted(i + 1),
+            b'$' => i = r.dollar(i),
+            _ => i += 1,
+        }
+    }
+    let mut found: Vec<(usize, usize)> = std::mem::take(&mut r.substs);
+    found.retain(|&(a, b)| {
+        let body = &text[a..b];
+        !(body.starts_with(SUBST_MARK) && is_hex(&body[SUBST_MARK.len()..]))
+    });
+    if found.is_empty() {
+        return None;
+    }
+    found.sort_unstable();
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut shifts = Vec::with_capacity(found.len());
+    let mut copied = 0;
+    for (a, b) in found {
+        if a < copied {
+            continue;
+        }
+        out.push_str(&text[copied..a]);
+        out.push_str(SUBST_MARK);
+        for byte in text[a..b].bytes() {
+            out.push_str(&format!("{byte:02x}"));
+        }
+        copied = b;
+        let added = (SUBST_MARK.len() + 2 * (b - a)) as isize - (b - a) as isize;
+        shifts.push(Shift {
+            end: out.len(),
+            added,
+        });
+    }
+    out.push_str(&text[copied..]);
+    Some((out, shifts))
+}
+
+fn is_hex(s: &str) -> bool {
+    s.len().is_multiple_of(2) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The body of a command substitution as written: decoded when [`encode_substitutions`]
+/// encoded it.
+pub fn decode_substitution(body: &str) -> Cow<'_, str> {
+    let Some(hex) = body.strip_prefix(SUBST_MARK).filter(|h| is_hex(h)) else {
+        return Cow::Borrowed(body);
+    };
+    let bytes: Vec<u8> = hex
+        .as_bytes()
+        .chunks(2)
+        .filter_map(|p| {
+            std::str::from_utf8(p)
+                .ok()
+                .and_then(|p| u8::from_str_radix(p, 16).ok())
+        })
+        .collect();
+    match String::from_utf8(bytes) {
+        Ok(s) => Cow::Owned(s),
+        Err(_) => Cow::Borrowed(body),
+    }
+}
+
+/// Maps an index of the encoded text back to the text as written.
+pub fn original_index(shifts: &[Shift], index: usize) -> usize {
+    let mut delta: isize = 0;
+    for s in shifts {
+        if s.end <= index {
+            delta += s.added;
+        }
+    }
+    (index as isize - delta).max(0) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(text: &str) -> String {
+        for_parser(text).unwrap().into_owned()
+    }
+
+    #[test]
+    fn arithmetic_for_headers_get_a_blank_between_semicolons() {
+        assert_eq!(
+            rw("for ((;;)); do break; done"),
+            "for ((; ;)); do break; done"
+        );
+        assert_eq!(
+            rw("for ((i=0;;i++)); do :; done"),
+            "for ((i=0; ;i++)); do :; done"
+        );
+        assert_eq!(rw("echo ';;' \"((;;))\""), "echo ';;' \"((;;))\"");
+        assert_eq!(
+            rw("case x in a) for ((;;)); do break; done;; esac"),
+            "case x in a) for ((; ;)); do break; done;; esac"
+        );
+    }
+
+    #[test]
+    fn case_patterns_in_substitutions_get_their_paren() {
+        assert_eq!(
+            rw("x=$(case a in a) echo ok;; b|c) :;; esac)"),
+            "x=$(case a in (a) echo ok;; (b|c) :;; esac)"
+        );
+        assert_eq!(rw("case a in a) echo;; esac"), "case a in a) echo;; esac");
+        assert_eq!(
+            rw("x=$(case a in\n  # c)\n  (a) echo;;\n  *) :;;\nesac)"),
+            "x=$(case a in\n  # c)\n  (a) echo;;\n  (*) :;;\nesac)"
+        );
+        assert_eq!(
+            rw("echo '$(case a in a) ;; esac)'"),
+            "echo '$(case a in a) ;; esac)'"
+        );
+    }
+
+    #[test]
+    fn subscripts_keep_their_blanks() {
+        let marked = rw("h[three word]=3");
+        assert_eq!(marked, format!("h[three{SUBSCRIPT_SPACE}word]=3"));
+        assert_eq!(rw("echo h[a b]=1"), "echo h[a b]=1");
+        assert_eq!(rw("h=([a b]=1)"), format!("h=([a{SUBSCRIPT_SPACE}b]=1)"));
+        assert_eq!(rw("h[\"a b\"]=1"), "h[\"a b\"]=1");
+        let e = for_parser("x[=1\necho").unwrap_err();
+        assert_eq!(e.message, "unexpected EOF while looking for matching `]'");
+        assert_eq!((e.line, e.status), (1, 2));
+    }
+
+    #[test]
+    fn unclosed_constructs_are_named() {
+        let e = |t: &str| for_parser(t).map(|_| ()).unwrap_err();
+        let m = |t: &str| e(t).message;
+        assert_eq!(
+            m("echo \"abc"),
+            "unexpected EOF while looking for matching `\"'"
+        );
+        assert_eq!(
+            m("echo 'abc"),
+            "unexpected EOF while looking for matching `''"
+        );
+        assert_eq!(
+            m("echo `ls"),
+            "unexpected EOF while looking for matching ``'"
+        );
+        assert_eq!(
+            m("echo ${a"),
+            "unexpected EOF while looking for matching `}'"
+        );
+        assert_eq!(e("a=(1 2").status, 1);
+        assert_eq!(e("echo $(echo\nx").line, 3);
+        assert!(for_parser("cat <<E\n'\nE\necho # it's\n").is_ok());
+    }
+
+    #[test]
+    fn heredoc_bodies_are_skipped() {
+        assert_eq!(
+            rw("x=$(cat <<E\ncase a in a) ;;\n)\nE\n)"),
+            "x=$(cat <<E\ncase a in a) ;;\n)\nE\n)"
+        );
+    }
+
+    #[test]
+    fn substitutions_round_trip() {
+        let (enc, shifts) = encode_substitutions("a$(echo \")\" # )\n)b", false).unwrap();
+        assert!(enc.starts_with(&format!("a$({SUBST_MARK}")));
+        assert!(enc.ends_with(")b"));
+        let body = &enc[3..enc.len() - 2];
+        assert_eq!(decode_substitution(body), "echo \")\" # )\n");
+        assert_eq!(
+            original_index(&shifts, enc.len() - 1),
+            "a$(echo \")\" # )\n)b".len() - 1
+        );
+        assert!(encode_substitutions("'$(x)'", false).is_none());
+        assert!(encode_substitutions("'$(x)'", true).is_some());
+    }
+}
