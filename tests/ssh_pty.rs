@@ -370,3 +370,71 @@ fn exit_gives_ssh_its_status() {
     pane.keys(&["Enter"]);
     pane.wait_line("SSH-EXIT=3");
 }
+
+#[test]
+fn nano_saves_a_file_that_cat_then_shows() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("nano notes.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_for("nano's help lines", |s| {
+        s.contains("^X") && s.contains("Exit")
+    });
+    pane.type_text("hello from nano");
+    pane.keys(&["Enter"]);
+    pane.type_text("second line");
+    pane.keys(&["C-o"]);
+    pane.wait_for("the file-name prompt", |s| s.contains("File Name to Write"));
+    pane.keys(&["Enter"]);
+    pane.wait_for("the write report", |s| s.contains("[ Wrote 2 lines ]"));
+    pane.keys(&["C-x"]);
+    pane.wait_prompts(1);
+    pane.clear();
+    pane.type_text("cat notes.txt; wc -l < notes.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_line("hello from nano");
+    pane.wait_line("second line");
+    pane.wait_line("2");
+}
+
+#[test]
+fn vi_inserts_and_writes_with_wq() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("printf 'first\\n' > v.txt; vi v.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_for("vi's file line", |s| s.contains("\"v.txt\""));
+    // Open a line below, type, leave insert mode, write and quit.
+    pane.keys(&["o"]);
+    pane.type_text("typed in vi");
+    pane.keys(&["Escape"]);
+    pane.type_text(":wq");
+    pane.keys(&["Enter"]);
+    pane.wait_prompts(1);
+    pane.clear();
+    pane.type_text("cat v.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_line("first");
+    pane.wait_line("typed in vi");
+}
+
+#[test]
+fn less_pages_a_pipe_and_quits_with_q() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("seq 200 | less");
+    pane.keys(&["Enter"]);
+    // The first screenful, with less's prompt on the last row.
+    let first = pane.wait_line("29");
+    assert!(has_line(&first, "1"), "{first}");
+    assert!(!has_line(&first, "31"), "one screenful only:\n{first}");
+    pane.keys(&["Space"]);
+    pane.wait_line("58");
+    pane.keys(&["G"]);
+    pane.wait_for("the end", |s| has_line(s, "200") && s.contains("(END)"));
+    pane.keys(&["q"]);
+    pane.wait_prompts(1);
+    pane.type_text("echo after-less");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-less");
+}

@@ -23,6 +23,8 @@ use crate::terminal::{
 };
 /// Longest exec request accepted.
 pub const MAX_EXEC_LEN: usize = 1024 * 1024;
+/// Stdin data received but not yet taken by the command, in KiB (see `read_stdin`).
+const STDIN_QUEUE_KIB: usize = 8 * 1024;
 
 type Writer = Arc<ChannelWriteHalf<Msg>>;
 
@@ -509,19 +511,46 @@ async fn read_stdin(
     activity: Arc<Activity>,
     signalled: Arc<Mutex<Option<Sig>>>,
 ) {
-    let mut stdin = Some(stdin);
-    while let Some(msg) = rx.wait().await {
-        activity.touch();
-        match msg {
-            ChannelMsg::Data { data } => {
-                crate::telemetry::metrics::bytes_received(data.len());
+    // russh grants the client more window as soon as data arrives and then waits, in the
+    // connection's own loop, until this reader takes the message. If the reader waited on
+    // a full stdin pipe there, that loop would stop handling the client's window
+    // adjustments for the command's output, the command would wait to write, never read
+    // its stdin again, and nothing would move. So data goes through a queue of its own,
+    // written to the pipe by another task; only past STDIN_QUEUE bytes, a command that
+    // is not reading its input, does the channel wait.
+    let room = Arc::new(tokio::sync::Semaphore::new(STDIN_QUEUE_KIB));
+    let (queue, mut queued) = tokio::sync::mpsc::unbounded_channel::<(Bytes, u32)>();
+    let writer = {
+        let room = room.clone();
+        tokio::spawn(async move {
+            let mut stdin = Some(stdin);
+            while let Some((data, kib)) = queued.recv().await {
                 if let Some(w) = &stdin
                     && w.write_bytes(data).await.is_err()
                 {
                     stdin = None;
                 }
+                room.add_permits(kib as usize);
             }
-            ChannelMsg::Eof => stdin = None,
+        })
+    };
+    let mut queue = Some(queue);
+    while let Some(msg) = rx.wait().await {
+        activity.touch();
+        match msg {
+            ChannelMsg::Data { data } => {
+                crate::telemetry::metrics::bytes_received(data.len());
+                let Some(q) = &queue else { continue };
+                let kib =
+                    u32::try_from(data.len().div_ceil(1024).clamp(1, STDIN_QUEUE_KIB)).unwrap_or(1);
+                // A closed semaphore never happens here; treat it as room.
+                if let Ok(permit) = room.acquire_many(kib).await {
+                    permit.forget();
+                }
+                let _ = q.send((data, kib));
+            }
+            // The writer ends the command's stdin once everything queued is written.
+            ChannelMsg::Eof => queue = None,
             ChannelMsg::Signal { signal } if interrupts_on(&signal) => {
                 signalled
                     .lock()
@@ -533,7 +562,9 @@ async fn read_stdin(
             _ => {}
         }
     }
+    drop(queue);
     cancel.cancel();
+    writer.abort();
 }
 
 fn interrupts_on(sig: &Sig) -> bool {
