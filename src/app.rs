@@ -124,7 +124,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let health = Health::new();
     let wasi = wasi_setup(&args.wasm).await?;
     // The tools' modules are loaded while the server starts taking connections.
-    crate::wasi::tools::preload(&wasi);
+    if !args.wasm_lazy_load {
+        crate::wasi::tools::preload(&wasi);
+    }
     let services = Arc::new(Services {
         fork: strategy,
         registry: Arc::new(wasi.registry),

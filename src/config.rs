@@ -219,6 +219,12 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub wasm: WasmArgs,
+
+    /// Load each WASI tool's module when a session first runs it, instead of all of them in
+    /// the background at start-up. A server keeps about half a gigabyte less resident
+    /// until someone runs python; that first run waits for the load (most of a second).
+    #[arg(long)]
+    pub wasm_lazy_load: bool,
 }
 
 /// What an interactive session shows first unless `--motd` says otherwise.

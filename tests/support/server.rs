@@ -129,6 +129,10 @@ impl Server {
             .arg("--data-dir")
             .arg(&data_dir);
         configure(&mut cmd);
+        // Loading every WASI module at start costs each test server half a gigabyte and a
+        // second of CPU, and would count against the memory bounds tests measure; the
+        // WASI tests load what they run.
+        cmd.arg("--wasm-lazy-load");
         if !extra.contains(&"--delete-deadline") {
             cmd.args(["--delete-deadline", "20"]);
         }
