@@ -537,10 +537,6 @@ async fn coreutils_fill_gaps_without_shadowing_native_commands() {
         }
     }
     let mut s = session().await;
-    assert_eq!(
-        s.ok("printf 'a b c d e f\\n' | fmt -w 5").await,
-        "a b c\nd e f\n"
-    );
     assert_eq!(s.ok("echo hello | base32").await, "NBSWY3DPBI======\n");
     assert_eq!(s.ok("printf hi | basenc --base16").await, "6869\n");
 }
