@@ -621,7 +621,13 @@ impl<'a> Rewriter<'a> {
     }
 
     /// After the `(` of an extended glob: to after its matching `)`.
-    fn pattern_group(&mut self, mut i: usize) -> usize {
+    fn pattern_group(&mut self, i: usize) -> usize {
+        self.balanced(i, b'(', b')').unwrap_or(self.s.len())
+    }
+
+    /// From just inside an `open`…`close` pair, stepping over quotes and expansions: the
+    /// index after its matching `close`, or `None` when the text ends first.
+    fn balanced(&mut self, mut i: usize, open: u8, close: u8) -> Option<usize> {
         let s = self.s;
         let mut depth = 1;
         while i < s.len() {
@@ -631,21 +637,21 @@ impl<'a> Rewriter<'a> {
                 b'"' => i = self.double_quoted(i + 1),
                 b'`' => i = self.backquoted(i + 1),
                 b'$' => i = self.dollar(i),
-                b'(' => {
+                c if c == open => {
                     depth += 1;
                     i += 1;
                 }
-                b')' => {
+                c if c == close => {
                     depth -= 1;
                     i += 1;
                     if depth == 0 {
-                        return i;
+                        return Some(i);
                     }
                 }
                 _ => i += 1,
             }
         }
-        i.min(s.len())
+        None
     }
 
     /// After an opening `"`: to after the closing one.
@@ -750,33 +756,14 @@ impl<'a> Rewriter<'a> {
     }
 
     /// After `${`: to after its matching `}`.
-    fn parameter(&mut self, mut i: usize) -> usize {
-        let s = self.s;
-        let open = i - 2;
-        let mut depth = 1;
-        while i < s.len() {
-            match s[i] {
-                b'\\' => i += 2,
-                b'\'' => i = self.single_quoted(i),
-                b'"' => i = self.double_quoted(i + 1),
-                b'`' => i = self.backquoted(i + 1),
-                b'$' => i = self.dollar(i),
-                b'{' => {
-                    depth += 1;
-                    i += 1;
-                }
-                b'}' => {
-                    depth -= 1;
-                    i += 1;
-                    if depth == 0 {
-                        return i;
-                    }
-                }
-                _ => i += 1,
+    fn parameter(&mut self, i: usize) -> usize {
+        match self.balanced(i, b'{', b'}') {
+            Some(end) => end,
+            None => {
+                self.unclosed("}", Some(i - 2), 2);
+                self.s.len()
             }
         }
-        self.unclosed("}", Some(open), 2);
-        s.len()
     }
 
     /// After `((` (or `$((`): to after the matching `))`. In the header of an arithmetic
