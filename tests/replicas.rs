@@ -42,8 +42,6 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use aws_sdk_s3::Client;
-use aws_sdk_s3::primitives::ByteStream;
 use support::{CLEANUP_WAIT, Server, run_with_stdin, stderr, stdout};
 
 /// How many replicas serve behind the balancer.
@@ -76,42 +74,11 @@ fn poll<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>) ->
 }
 
 /// A base bucket and its forks bucket on the shared moto, and a client to look at them.
-struct Store {
-    rt: tokio::runtime::Runtime,
-    client: Client,
-    base_bucket: String,
-    forks_bucket: String,
-}
+type Store = s3::Buckets;
 
 impl Store {
     fn new() -> Store {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = s3::client(&s3::shared().endpoint());
-        let base_bucket = s3::unique_bucket("replicas");
-        let forks_bucket = format!("{base_bucket}-forks");
-        rt.block_on(async {
-            s3::create_bucket(&client, &base_bucket).await;
-            s3::create_bucket(&client, &forks_bucket).await;
-            for (key, body) in BASE {
-                client
-                    .put_object()
-                    .bucket(&base_bucket)
-                    .key(key)
-                    .body(ByteStream::from_static(body.as_bytes()))
-                    .send()
-                    .await
-                    .unwrap();
-            }
-        });
-        Store {
-            rt,
-            client,
-            base_bucket,
-            forks_bucket,
-        }
+        Store::with_files("replicas", &BASE)
     }
 
     /// Session ids with a fork in the forks bucket.

@@ -19,8 +19,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use aws_sdk_s3::Client;
-use aws_sdk_s3::primitives::ByteStream;
 use faulty::{FaultyProxy, Rule};
 use support::{CLEANUP_WAIT, Server, stderr, stdout};
 
@@ -38,42 +36,11 @@ const BASE: [(&str, &str); 4] = [
 const FAST_JANITOR: [&str; 4] = ["--lease-ttl", "3", "--janitor-interval", "1"];
 
 /// A base bucket and its forks bucket on the shared moto, and a client to look at them.
-struct World {
-    rt: tokio::runtime::Runtime,
-    client: Client,
-    base_bucket: String,
-    forks_bucket: String,
-}
+type World = s3::Buckets;
 
 impl World {
     fn new() -> World {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = s3::client(&s3::shared().endpoint());
-        let base_bucket = s3::unique_bucket("ssh");
-        let forks_bucket = format!("{base_bucket}-forks");
-        rt.block_on(async {
-            s3::create_bucket(&client, &base_bucket).await;
-            s3::create_bucket(&client, &forks_bucket).await;
-            for (key, body) in BASE {
-                client
-                    .put_object()
-                    .bucket(&base_bucket)
-                    .key(key)
-                    .body(ByteStream::from_static(body.as_bytes()))
-                    .send()
-                    .await
-                    .unwrap();
-            }
-        });
-        World {
-            rt,
-            client,
-            base_bucket,
-            forks_bucket,
-        }
+        World::with_files("ssh", &BASE)
     }
 
     /// A server on these buckets, reaching S3 at `endpoint` (moto, or a proxy before it).

@@ -340,3 +340,47 @@ pub async fn keys_in(client: &Client, bucket: &str, prefix: &str) -> Vec<String>
     keys.sort();
     keys
 }
+
+/// A base bucket holding `files` and its forks bucket on the shared moto, with a client and
+/// a runtime to look at them from a synchronous test.
+pub struct Buckets {
+    pub rt: tokio::runtime::Runtime,
+    pub client: Client,
+    pub base_bucket: String,
+    pub forks_bucket: String,
+}
+
+impl Buckets {
+    /// New buckets named after `tag`, the base filled with `files` (key, body).
+    pub fn with_files(tag: &str, files: &[(&str, &'static str)]) -> Buckets {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = client(&shared().endpoint());
+        let base_bucket = unique_bucket(tag);
+        let forks_bucket = format!("{base_bucket}-forks");
+        rt.block_on(async {
+            create_bucket(&client, &base_bucket).await;
+            create_bucket(&client, &forks_bucket).await;
+            for (key, body) in files {
+                client
+                    .put_object()
+                    .bucket(&base_bucket)
+                    .key(*key)
+                    .body(aws_sdk_s3::primitives::ByteStream::from_static(
+                        body.as_bytes(),
+                    ))
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        });
+        Buckets {
+            rt,
+            client,
+            base_bucket,
+            forks_bucket,
+        }
+    }
+}
