@@ -10,6 +10,7 @@ mod basename;
 mod bc;
 mod cat;
 mod chmod;
+mod cmp;
 mod column;
 mod comm;
 mod commands;
@@ -24,6 +25,7 @@ mod du;
 pub mod echo;
 pub(crate) mod editor;
 mod env;
+mod envsubst;
 mod expand;
 mod expr;
 mod factor;
@@ -36,6 +38,7 @@ mod grep;
 mod gzip;
 mod head;
 mod help;
+mod hexdump;
 mod iconv;
 mod id;
 mod install;
@@ -46,6 +49,7 @@ mod mkdir;
 mod mktemp;
 mod mv;
 mod nl;
+mod nohup;
 mod nproc;
 mod numfmt;
 mod od;
@@ -113,15 +117,21 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(cat::Cat),
         Arc::new(chmod::Chmod),
         Arc::new(sum::Cksum),
+        Arc::new(cmp::Cmp),
         Arc::new(cp::Cp),
         Arc::new(cut::Cut),
         Arc::new(date::Date),
         Arc::new(df::Df),
         Arc::new(du::Du),
         Arc::new(env::Env),
+        Arc::new(envsubst::Envsubst),
+        Arc::new(nohup::Nohup),
+        Arc::new(nohup::Stdbuf),
         Arc::new(grep::GrepCmd),
         Arc::new(head::Head),
         Arc::new(help::Help),
+        Arc::new(hexdump::Hexdump),
+        Arc::new(hexdump::Hd),
         Arc::new(ln::Ln),
         Arc::new(ls::Ls),
         Arc::new(sum::Md5sum),
