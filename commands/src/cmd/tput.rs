@@ -179,12 +179,9 @@ fn tparm(s: &[u8], params: &[i64]) -> Vec<u8> {
                 });
             }
             b'?' | b';' => {}
-            b't' => {
-                if stack.pop().unwrap_or(0) == 0 {
-                    // Skip to the matching %e or %; at this nesting level.
-                    i = skip_branch(s, i, true);
-                }
-            }
+            // A false condition skips to the matching %e or %; at this nesting level.
+            b't' if stack.pop().unwrap_or(0) == 0 => i = skip_branch(s, i, true),
+            b't' => {}
             b'e' => i = skip_branch(s, i, false),
             _ => {}
         }
