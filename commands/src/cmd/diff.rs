@@ -282,6 +282,11 @@ impl<'a> Differ<'a> {
         let ma = self.meta(a).await;
         let mb = self.meta(b).await;
         let (ma, mb) = match (ma, mb) {
+            // GNU reports each operand it cannot find.
+            (Err(e), Err(f)) => {
+                self.trouble(a, e).await?;
+                return self.trouble(b, f).await;
+            }
             (Err(e), _) => return self.trouble(a, e).await,
             (_, Err(e)) => return self.trouble(b, e).await,
             (Ok(x), Ok(y)) => (x, y),

@@ -432,10 +432,8 @@ impl Parser {
 
     /// A bracket expression, after its `[`.
     fn bracket(&mut self) -> Result<Node, Error> {
-        if self.awk
-            && (self.pos >= self.c.len() || (self.peek() == Some('^') && self.peek2().is_none()))
-        {
-            // glibc's word for a pattern that ends at its `[`.
+        if self.pos >= self.c.len() || (self.peek() == Some('^') && self.peek2().is_none()) {
+            // glibc's word for a pattern that ends at its `[` (grep and awk say it alike).
             return Err(Error::new("Invalid regular expression"));
         }
         let unmatched = || Error::new("Unmatched [, [^, [:, [., or [=");

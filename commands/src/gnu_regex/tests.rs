@@ -91,6 +91,8 @@ fn grep_errors() {
     assert_eq!(err(r"a\{1,2", B, g), r"Unmatched \{");
     assert_eq!(err(r"a\{1,0\}", B, g), r"Invalid content of \{\}");
     assert_eq!(err(r"a\{x\}", B, g), r"Invalid content of \{\}");
+    assert_eq!(err("[", B, g), "Invalid regular expression");
+    assert_eq!(err("a[^", B, g), "Invalid regular expression");
     assert_eq!(err("[a", B, g), "Unmatched [, [^, [:, [., or [=");
     assert_eq!(err("[[:alpha:]", B, g), "Unmatched [, [^, [:, [., or [=");
     assert_eq!(err("[[:foo:]]", B, g), "Invalid character class name");
