@@ -33,11 +33,20 @@ impl forkbox_commands::fs::resolve::Entry for Node {
     }
 }
 
+/// The size a directory shows: one 4 KiB block.
+pub(crate) const DIR_SIZE: u64 = 4096;
+
 impl Node {
     /// What `stat` shows of the node, whose inode number is `ino`. Access and change
-    /// times are not tracked: both are the modification time.
+    /// times are not tracked: both are the modification time. A directory's size is one
+    /// block, as on Linux's disk filesystems (`ls -ld`, `stat -c %s`, `du -b` agree).
     pub(super) fn meta(&self, ino: u64) -> Metadata {
-        Metadata::new(self.kind, self.len, self.mode, self.mtime).with_ino(ino)
+        let len = if self.kind == FileKind::Dir {
+            DIR_SIZE
+        } else {
+            self.len
+        };
+        Metadata::new(self.kind, len, self.mode, self.mtime).with_ino(ino)
     }
 
     pub(super) fn from_base(m: ObjectMeta) -> Node {

@@ -311,6 +311,12 @@ impl SystemMounts {
     pub fn dir_meta(&self, dir: &str) -> Metadata {
         let index = self.dirs.keys().position(|d| d == dir).unwrap_or(0) as u64;
         let ino = SYSTEM_INO_BASE + 1 + self.files.len() as u64 + index;
-        Metadata::new(FileKind::Dir, 0, 0o755, SystemTime::UNIX_EPOCH).with_ino(ino)
+        Metadata::new(
+            FileKind::Dir,
+            super::state::DIR_SIZE,
+            0o755,
+            SystemTime::UNIX_EPOCH,
+        )
+        .with_ino(ino)
     }
 }

@@ -399,16 +399,6 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
     done_rx.await.unwrap_or(Err(Interrupt::Cancelled))
 }
 
-/// Whether the environment's locale (LC_ALL, then LC_CTYPE, then LANG) is UTF-8.
-fn is_utf8_locale(env: &std::collections::BTreeMap<String, String>) -> bool {
-    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|k| env.get(*k).filter(|v| !v.is_empty()))
-        .map(|v| v.to_ascii_lowercase())
-        .unwrap_or_default();
-    locale.contains("utf-8") || locale.contains("utf8")
-}
-
 /// Maps a global line number to (source name, line in it).
 fn locate(table: &[(String, usize)], line: usize) -> (String, usize) {
     let mut cur = ("cmd. line".to_string(), line);
@@ -462,7 +452,7 @@ fn run_blocking(
     let err = |s: String| {
         let _ = rt.block_on(ctx.stderr.write_str(&s));
     };
-    value::set_utf8_mode(is_utf8_locale(&ctx.env));
+    value::set_utf8_mode(super::util::utf8_locale(&ctx.env));
     let toks = match lex::tokenize(&text) {
         Ok(t) => t,
         Err(e) => {

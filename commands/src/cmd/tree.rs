@@ -159,7 +159,7 @@ impl Command for Tree {
                 }
             }
         }
-        o.unicode = utf8_locale(ctx);
+        o.unicode = super::util::utf8_locale(&ctx.env);
         if roots.is_empty() {
             roots.push(".".into());
         }
@@ -475,16 +475,6 @@ fn walk_json<'a>(
 
 fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// True when the locale's charset is UTF-8 (the first set of LC_ALL, LC_CTYPE, LANG).
-fn utf8_locale(ctx: &Context) -> bool {
-    let loc = ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|v| ctx.env.get(*v).filter(|s| !s.is_empty()))
-        .map(|s| s.to_ascii_lowercase())
-        .unwrap_or_default();
-    loc.contains("utf-8") || loc.contains("utf8")
 }
 
 /// tree's wildcard match of `name` against `pattern`: `|` separates alternatives; `*`,

@@ -67,6 +67,17 @@ pub(crate) async fn missing_operand(ctx: &Context, name: &str) -> crate::Status 
     usage_error(ctx, name, "missing operand").await
 }
 
+/// Whether the environment's locale (the first set of LC_ALL, LC_CTYPE, LANG) is UTF-8;
+/// otherwise a character is a byte, as in the C locale.
+pub(crate) fn utf8_locale(env: &std::collections::BTreeMap<String, String>) -> bool {
+    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| env.get(*k).filter(|v| !v.is_empty()))
+        .map(|v| v.to_ascii_lowercase())
+        .unwrap_or_default();
+    locale.contains("utf-8") || locale.contains("utf8")
+}
+
 /// `'name'`, as GNU tools quote a file name in a message (`"name"` if it holds a `'`).
 pub(crate) fn quote(s: &str) -> String {
     if s.contains('\'') {

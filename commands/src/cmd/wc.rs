@@ -48,6 +48,8 @@ struct Counter {
     /// Only lines and bytes are asked for: newlines are counted with `memchr`, not byte
     /// by byte (`wc -l` over a big file).
     lines_only: bool,
+    /// A character is a UTF-8 sequence; in the C locale it is a byte.
+    utf8: bool,
 }
 
 impl Counter {
@@ -59,7 +61,7 @@ impl Counter {
         }
         for &b in data {
             // UTF-8 continuation bytes do not start a character.
-            if b & 0xC0 != 0x80 {
+            if !self.utf8 || b & 0xC0 != 0x80 {
                 self.c.chars += 1;
                 if b != b'\n' {
                     self.line_len += if b == b'\t' { 8 - self.line_len % 8 } else { 1 };
@@ -162,6 +164,7 @@ impl Command for Wc {
         };
         let mut total = Counts::default();
         let mut status = 0;
+        let utf8 = super::util::utf8_locale(&ctx.env);
         let mut pacer = Pacer::default();
         for f in &files {
             let mut reader = match Reader::open(ctx, f).await {
@@ -174,6 +177,7 @@ impl Command for Wc {
             };
             let mut counter = Counter {
                 lines_only: !(args.words || args.chars || args.max_line),
+                utf8,
                 ..Counter::default()
             };
             loop {
@@ -234,9 +238,13 @@ mod tests {
             "      1       1       3\n"
         );
         assert_eq!(inv("hi\n").run(&Wc, &["-l"]).await.1, "1\n");
+        // A character is a UTF-8 sequence in a UTF-8 locale, a byte in the C locale.
+        let mut utf8 = inv("h\u{e9}\n");
+        utf8.env.insert("LANG".into(), "C.UTF-8".into());
+        assert_eq!(utf8.run(&Wc, &["-cm"]).await.1, "      3       4\n");
         assert_eq!(
             inv("h\u{e9}\n").run(&Wc, &["-cm"]).await.1,
-            "      3       4\n"
+            "      4       4\n"
         );
         assert_eq!(inv("ab\tc\nx\n").run(&Wc, &["-L"]).await.1, "9\n");
     }
