@@ -10,9 +10,25 @@
 //! | `Error: FILE: No such file or directory (os error 44)` (FILE an input file) | `jq: error: Could not open file FILE: No such file or directory` |
 //! | `Error: undefined filter` / `undefined variable`, one line of filter | `jq: error: NAME/ARITY is not defined at <top-level>, line 1:` the filter (padded with as many spaces as the name's column, as jq does) and `jq: N compile error(s)` |
 //!
-//! Anything else is left as jaq wrote it: jq's syntax errors name bison's tokens
+//! Input that is not JSON (`Error: failed to parse: …`) keeps jaq's words but ends with jq
+//! 1.6's status, 4 ([`status`]). Anything else is left as jaq wrote it: jq's syntax errors name bison's tokens
 //! (`unexpected $end`, `INVALID_CHARACTER`) that jaq's parser does not know, and its
 //! runtime errors carry an input position (`(at <stdin>:3)`) that only the guest knew.
+
+/// The status jq 1.6 gives input that is not JSON (jaq gives 5, as for any error).
+pub const STATUS_BAD_INPUT: i32 = 4;
+
+/// The status jq would end with, given jaq's final report and jaq's status: input that
+/// does not parse (`Error: failed to parse: …`, jaq's report for its input, not for
+/// `fromjson` or `--slurpfile`) ends jq 1.6 with [`STATUS_BAD_INPUT`]; anything else
+/// keeps jaq's.
+pub fn status(report: &str, jaq_status: i32) -> i32 {
+    if jaq_status == 5 && report.starts_with("Error: failed to parse: ") {
+        STATUS_BAD_INPUT
+    } else {
+        jaq_status
+    }
+}
 
 /// The marks of the span underline in jaq's drawing of a filter.
 const UNDERLINE: [char; 2] = ['─', '┬'];
@@ -195,6 +211,19 @@ mod tests {
             rewrite("Error: cannot index 1 with \"a\"\n", Some(".a"), &[]),
             None
         );
+    }
+
+    #[test]
+    fn input_that_is_not_json_ends_with_jq_16s_status() {
+        assert_eq!(
+            status("Error: failed to parse: value expected\n", 5),
+            STATUS_BAD_INPUT
+        );
+        assert_eq!(
+            status("Error: cannot parse a as JSON: value expected\n", 5),
+            5
+        );
+        assert_eq!(status("Error: failed to parse: x\n", 141), 141);
     }
 
     #[test]

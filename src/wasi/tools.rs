@@ -225,16 +225,29 @@ impl Command for Wrapped {
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
         let mut jq_report = None;
+        if self.adapter == Some(ArgsAdapter::Jq)
+            && let Some(message) = super::jq_args::cli_error(&args)
+        {
+            // jq refuses this command line before reading anything: in its words.
+            ctx.stderr.write_str(&message).await?;
+            return Ok(super::jq_args::STATUS_USAGE);
+        }
         let args = match self.adapter {
-            Some(ArgsAdapter::Jq) => match super::jq_args::adapt(&args) {
-                Some(adapted) => adapted,
-                None => {
-                    // jaq draws the filter it was given: its reports can be reworded
-                    // when that is the user's own.
-                    jq_report = Some(super::jq_args::filter_and_files(&args));
-                    args
+            Some(ArgsAdapter::Jq) => {
+                let (filter, files) = super::jq_args::filter_and_files(&args);
+                match super::jq_args::adapt(&args) {
+                    Some(adapted) => {
+                        // jaq draws the filter it was given, which is no longer the
+                        // user's: reports that quote it are left alone.
+                        jq_report = Some((None, files));
+                        adapted
+                    }
+                    None => {
+                        jq_report = Some((filter, files));
+                        args
+                    }
                 }
-            },
+            }
             Some(ArgsAdapter::Rg) => {
                 // `/dev/null` is a character device to rg on a host: not "readable".
                 let readable = !ctx.stdin.is_pull_source() && !ctx.stdin.is_null();
@@ -279,12 +292,13 @@ impl Command for Wrapped {
             report
         };
         let (status, report) = tokio::join!(run, forward);
-        if let Some(report) = report {
-            let text =
-                super::jq_errors::rewrite(&report, filter.as_deref(), &files).unwrap_or(report);
-            let _ = ctx.stderr.write_str(&text).await;
-        }
-        status
+        let Some(report) = report else {
+            return status;
+        };
+        let text = super::jq_errors::rewrite(&report, filter.as_deref(), &files)
+            .unwrap_or_else(|| report.clone());
+        let _ = ctx.stderr.write_str(&text).await;
+        Ok(super::jq_errors::status(&report, status?))
     }
 }
 
