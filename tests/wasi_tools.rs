@@ -584,6 +584,35 @@ async fn jq_errors_read_as_gnu_jq_writes_them() {
         r.err,
         "jq: error: $x is not defined at <top-level>, line 1:\n$x\njq: 1 compile error\n"
     );
+    // Runtime errors whose position is known: nowhere with -n, one value on stdin.
+    for (script, err) in [
+        (
+            "jq -n '\"x\" + 1'",
+            "jq: error (at <unknown>): string (\"x\") and number (1) cannot be added\n",
+        ),
+        (
+            "echo '[1]' | jq .a",
+            "jq: error (at <stdin>:1): Cannot index array with string \"a\"\n",
+        ),
+        (
+            "printf '{\"a\":\\n{}}\\n\\n' | jq '.a - 1'",
+            "jq: error (at <stdin>:2): object ({}) and number (1) cannot be subtracted\n",
+        ),
+        (
+            "echo true | jq length",
+            "jq: error (at <stdin>:1): boolean (true) has no length\n",
+        ),
+        (
+            "echo 1 | jq -s '. + {}'",
+            "jq: error (at <stdin>:1): array ([1]) and object ({}) cannot be added\n",
+        ),
+    ] {
+        let r = s.run(script).await;
+        assert_eq!((r.status, r.err.as_str()), (5, err), "{script}\n{r:?}");
+    }
+    // Several values: which one failed is not known, so jaq's words stay.
+    let r = s.run("printf '[1] [2]' | jq -c '. - 1'").await;
+    assert!(r.err.starts_with("Error: cannot calculate"), "{r:?}");
     // What jaq writes before a report is passed on as it was (jaq's `debug` format, not
     // jq's `["DEBUG:",1]`: a known difference), and stdout is untouched.
     let r = s.run("printf '1 2' | jq -c 'debug | .+1'").await;

@@ -262,6 +262,42 @@ pub fn adapt(args: &[String]) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// Whether a GNU jq command line reads no input (`-n`, `--null-input`) and whether it
+/// slurps it (`-s`, `--slurp`), short flags combined or not.
+pub fn input_flags(args: &[String]) -> (bool, bool) {
+    let (mut null_input, mut slurp) = (false, false);
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        i += 1;
+        if a == "--" {
+            break;
+        }
+        match a {
+            "--null-input" => null_input = true,
+            "--slurp" => slurp = true,
+            _ if a.starts_with("--") => {
+                if let Some((_, n)) = WITH_VALUES.iter().find(|(o, _)| *o == a) {
+                    i += n;
+                }
+            }
+            _ => {
+                if let Some(flags) = a
+                    .strip_prefix('-')
+                    .filter(|f| !f.is_empty() && f.chars().all(|c| c.is_ascii_alphabetic()))
+                {
+                    null_input |= flags.contains('n');
+                    slurp |= flags.contains('s');
+                    if let Some((_, n)) = WITH_VALUES.iter().find(|(o, _)| *o == a) {
+                        i += n;
+                    }
+                }
+            }
+        }
+    }
+    (null_input, slurp)
+}
+
 /// The filter and the input files of a GNU jq command line: the first operand is the
 /// filter (unless `-f` gave it), the rest are files (none after `--args`/`--jsonargs`,
 /// whose operands are values).
@@ -391,6 +427,16 @@ mod tests {
         ] {
             assert_eq!(cli_error(&v(ok)), None, "{ok:?}");
         }
+    }
+
+    #[test]
+    fn null_input_and_slurp_are_found() {
+        assert_eq!(input_flags(&v(&["-n", "."])), (true, false));
+        assert_eq!(input_flags(&v(&["-rsc", "."])), (false, true));
+        assert_eq!(input_flags(&v(&["--slurp", "--null-input"])), (true, true));
+        // Values of options are not flags.
+        assert_eq!(input_flags(&v(&["--arg", "-n", "-s", "."])), (false, false));
+        assert_eq!(input_flags(&v(&[".", "--", "-n"])), (false, false));
     }
 
     #[test]
