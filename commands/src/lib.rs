@@ -299,7 +299,8 @@ pub enum Usage<T> {
 /// Parses `args` (without the command name) with a clap-derived struct; shared by native
 /// commands ([`parse_args`]) and shell builtins so both word usage errors alike.
 pub fn parse_usage<T: clap::Parser>(name: &str, args: &[String]) -> Usage<T> {
-    let argv = std::iter::once(name.to_string()).chain(args.iter().cloned());
+    let split = split_attached_equals(&T::command(), args);
+    let argv = std::iter::once(name.to_string()).chain(split);
     match T::try_parse_from(argv) {
         Ok(parsed) => Usage::Args(parsed),
         Err(e) => match e.kind() {
@@ -312,6 +313,60 @@ pub fn parse_usage<T: clap::Parser>(name: &str, args: &[String]) -> Usage<T> {
             )),
         },
     }
+}
+
+/// GNU's getopt takes everything after a short option as its value, `=` included
+/// (`cut -d= -f2` splits at `=`), where clap would drop a leading `=`: a value that starts
+/// with `=` is handed to clap as a separate word, which clap takes verbatim.
+fn split_attached_equals(cmd: &clap::Command, args: &[String]) -> Vec<String> {
+    let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_next = false;
+    let mut options_done = false;
+    for a in args {
+        if value_next || options_done || a == "-" || !a.starts_with('-') {
+            value_next = false;
+            out.push(a.clone());
+            continue;
+        }
+        if a == "--" {
+            options_done = true;
+            out.push(a.clone());
+            continue;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            // `--name VALUE`: the next word is the value.
+            value_next = !long.contains('=')
+                && cmd
+                    .get_arguments()
+                    .any(|arg| arg.get_long() == Some(long) && takes_value(arg));
+            out.push(a.clone());
+            continue;
+        }
+        // A cluster of short options: the first that takes a value takes the rest.
+        let mut pushed = false;
+        for (i, c) in a.char_indices().skip(1) {
+            let Some(arg) = cmd.get_arguments().find(|arg| arg.get_short() == Some(c)) else {
+                continue;
+            };
+            if !takes_value(arg) {
+                continue;
+            }
+            let rest = &a[i + c.len_utf8()..];
+            if rest.is_empty() {
+                value_next = true;
+            } else if rest.starts_with('=') {
+                out.push(a[..i + c.len_utf8()].to_string());
+                out.push(rest.to_string());
+                pushed = true;
+            }
+            break;
+        }
+        if !pushed {
+            out.push(a.clone());
+        }
+    }
+    out
 }
 
 /// Words a clap error as GNU's `getopt_long` and coreutils word the same mistake.

@@ -79,8 +79,9 @@ fn parse_number(s: &str) -> Option<u64> {
             _ => {
                 let mut it = suffix.chars();
                 let letter = it.next()?;
-                let power = match letter.to_ascii_uppercase() {
-                    'K' => 1,
+                // GNU takes `k` for K (1k is 1024, 1kB 1000) but no other lower case.
+                let power = match letter {
+                    'k' | 'K' => 1,
                     'M' => 2,
                     'G' => 3,
                     'T' => 4,
@@ -88,9 +89,6 @@ fn parse_number(s: &str) -> Option<u64> {
                     'E' => 6,
                     _ => return None,
                 };
-                if letter == 'k' && it.as_str() != "B" {
-                    return None;
-                }
                 let base: u64 = match it.as_str() {
                     "" | "iB" => 1024,
                     "B" => 1000,
@@ -595,6 +593,8 @@ mod tests {
         assert_eq!(parse_number("2x3"), Some(6));
         assert_eq!(parse_number("1K"), Some(1024));
         assert_eq!(parse_number("1kB"), Some(1000));
+        assert_eq!(parse_number("1k"), Some(1024));
+        assert_eq!(parse_number("1m"), None);
         assert_eq!(parse_number("2b"), Some(1024));
         assert_eq!(parse_number("x"), None);
         assert_eq!(parse_number("-1"), None);
