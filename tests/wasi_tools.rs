@@ -606,6 +606,10 @@ async fn jq_errors_read_as_gnu_jq_writes_them() {
             "echo 1 | jq -s '. + {}'",
             "jq: error (at <stdin>:1): array ([1]) and object ({}) cannot be added\n",
         ),
+        (
+            "printf '{\"a\":\n1}' > f2.json; jq '.a - \"b\"' f2.json",
+            "jq: error (at f2.json:1): number (1) and string (\"b\") cannot be subtracted\n",
+        ),
     ] {
         let r = s.run(script).await;
         assert_eq!((r.status, r.err.as_str()), (5, err), "{script}\n{r:?}");

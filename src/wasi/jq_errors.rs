@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `Error: FILE: No such file or directory (os error 44)` (FILE an input file) | `jq: error: Could not open file FILE: No such file or directory` |
 //! | `Error: undefined filter` / `undefined variable`, one line of filter | `jq: error: NAME/ARITY is not defined at <top-level>, line 1:` the filter (padded with as many spaces as the name's column, as jq does) and `jq: N compile error(s)` |
-//! | `Error: cannot index [1] with "a"` and the others [`runtime`] lists | `jq: error (at <stdin>:1): Cannot index array with string "a"`, where the position is known: `<unknown>` with `-n`, else one value on stdin ([`input_position`]) |
+//! | `Error: cannot index [1] with "a"` and the others [`runtime`] lists | `jq: error (at <stdin>:1): Cannot index array with string "a"`, where the position is known: `<unknown>` with `-n`, else one value on stdin or in the one input file ([`input_position`]) |
 //!
 //! Input that is not JSON (`Error: failed to parse: …`) keeps jaq's words but ends with
 //! jq 1.6's status, 4 ([`status`]). Anything else is left as jaq wrote it: jq's syntax

@@ -242,6 +242,10 @@ impl Command for Wrapped {
                 let input = JqInput {
                     at: nowhere.then(|| "<unknown>".to_string()),
                     stdin: !null_input && files.is_empty() && !ctx.stdin.is_pull_source(),
+                    file: match files.as_slice() {
+                        [one] if !null_input && one != "-" => Some(one.clone()),
+                        _ => None,
+                    },
                     slurp,
                 };
                 match super::jq_args::adapt(&args) {
@@ -340,12 +344,13 @@ impl Command for Wrapped {
         let Some(report) = report else {
             return status;
         };
-        let at = match (input.at, kept.flatten()) {
-            (Some(at), _) => Some(at),
-            (None, Some((bytes, _charge))) => {
+        let at = match (input.at, kept.flatten(), &input.file) {
+            (Some(at), _, _) => Some(at),
+            (None, Some((bytes, _charge)), _) => {
                 super::jq_errors::input_position("<stdin>", &bytes, input.slurp)
             }
-            (None, None) => None,
+            (None, None, Some(file)) => file_position(ctx, file, input.slurp).await,
+            (None, None, None) => None,
         };
         let text = super::jq_errors::rewrite(&report, filter.as_deref(), &files)
             .or_else(|| super::jq_errors::runtime(&report, at.as_deref()?))
@@ -361,8 +366,27 @@ struct JqInput {
     at: Option<String>,
     /// The guest reads the command's stdin (no `-n`, no input files, not a terminal).
     stdin: bool,
+    /// The one input file, read again for a runtime error's position.
+    file: Option<String>,
     /// `--slurp`: an error's position is the end of the input.
     slurp: bool,
+}
+
+/// Where in the input file `file` jq would place a runtime error
+/// ([`super::jq_errors::input_position`]); `None` for a file past
+/// [`super::jq_errors::MAX_POSITION_INPUT`] or past what the session's memory has left.
+async fn file_position(ctx: &Context, file: &str, slurp: bool) -> Option<String> {
+    let path = ctx.path(file);
+    let len = ctx.fs.stat(&path).await.ok()?.len;
+    let max = super::jq_errors::MAX_POSITION_INPUT as u64;
+    if len > max {
+        return None;
+    }
+    let _charge = ctx.budget.charge(len as usize).ok()?;
+    let bytes = forkbox_commands::fs::read_all(ctx.fs.as_ref(), &path, max)
+        .await
+        .ok()?;
+    super::jq_errors::input_position(file, &bytes, slurp)
 }
 
 /// A tool the manifest names whose module is missing or corrupt on this server.
