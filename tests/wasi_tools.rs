@@ -205,6 +205,79 @@ async fn python3_runs_c_scripts_stdin_and_modules() {
     assert!(r.err.contains("ValueError: boom"), "{r:?}");
 }
 
+/// python's exit skips CPython's finalization (the manifest's prelude ends with
+/// `os._exit`), so what of it a program can see is done by the prelude: atexit handlers
+/// (after the program's output), then the program's globals dropped (`__del__` runs, a file
+/// left open is flushed), then stdout and stderr flushed; and the exit status kept. The
+/// expected texts are what CPython 3.11 on a host prints for the same scripts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python3_exit_keeps_what_cpython_does_at_exit() {
+    let mut s = session().await;
+    s.ok("printf 'import atexit, sys\\natexit.register(print, \"bye\")\\nclass A:\\n    def __del__(self):\\n        print(\"del\")\\na = A()\\nf = open(\"left-open.txt\", \"w\")\\nf.write(\"kept\")\\nsys.stdout.write(\"no newline\")\\nsys.stderr.write(\"err\")\\n' > exit.py").await;
+    let r = s.run("python3 exit.py; cat left-open.txt").await;
+    assert_eq!(
+        (r.status, r.out.as_str(), r.err.as_str()),
+        (0, "no newlinebye\ndel\nkept", "err"),
+        "{r:?}"
+    );
+    let r = s
+        .run("python3 -c 'import atexit; atexit.register(print, \"last\"); raise SystemExit(7)'")
+        .await;
+    assert_eq!((r.status, r.out.as_str()), (7, "last\n"), "{r:?}");
+    // A program that closed its own stdout still exits cleanly.
+    let r = s.run("python3 -c 'import sys; sys.stdout.close()'").await;
+    assert_eq!((r.status, r.err.as_str()), (0, ""), "{r:?}");
+}
+
+/// Loads on a fresh engine (a server that just started): two sessions starting python at
+/// once share one load, and a small module asked for meanwhile is not held up behind it
+/// (python's load from the compiled cache takes hundreds of milliseconds).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python3_loads_once_and_does_not_hold_up_other_modules() {
+    let config = WasiConfig {
+        wasm_dir: forkbox::config::default_wasm_dir(),
+        memory_limit: forkbox::config::DEFAULT_WASM_MEMORY,
+    };
+    let setup = forkbox::wasi::tools::setup(&config).unwrap();
+    let py = setup
+        .ready
+        .iter()
+        .find(|p| p.tool.name == "python3")
+        .unwrap();
+    let engine = setup.engine.clone();
+    let (path, stub) = (py.module.clone(), py.tool.host_call_stub);
+    let first = {
+        let (engine, path) = (engine.clone(), path.clone());
+        tokio::spawn(async move { engine.load(&path, stub).await })
+    };
+    let second = {
+        let (engine, path) = (engine.clone(), path.clone());
+        tokio::spawn(async move { engine.load(&path, stub).await })
+    };
+    // Both have taken python's lock by now.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.wat");
+    std::fs::write(
+        &small,
+        "(module (memory (export \"memory\") 1) (func (export \"_start\")))",
+    )
+    .unwrap();
+    engine.load(&small, false).await.unwrap();
+    assert!(
+        !first.is_finished() || !second.is_finished(),
+        "a small module waited for python's load"
+    );
+    let (a, b) = (
+        first.await.unwrap().unwrap(),
+        second.await.unwrap().unwrap(),
+    );
+    assert!(
+        wasmtime::Module::same(&a.module, &b.module),
+        "python was loaded twice"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python3_shebang_scripts_run() {
     let mut s = session().await;
@@ -466,8 +539,11 @@ async fn jq_takes_gnu_jq_flags() {
     assert_eq!(s.ok("jq --tab .a d.json").await, "[\n\t1,\n\t\"x\"\n]\n");
     let r = s.run("jq -e .missing d.json").await;
     assert_eq!((r.status, r.out.as_str()), (1, "null\n"), "{r:?}");
+    // Input that is not JSON: jq 1.6's status 4, output before it kept.
     let r = s.run("echo '{' | jq .").await;
-    assert_ne!(r.status, 0, "{r:?}");
+    assert_eq!(r.status, 4, "{r:?}");
+    let r = s.run("echo '1 {' | jq -c -S .").await;
+    assert_eq!((r.status, r.out.as_str()), (4, "1\n"), "{r:?}");
 }
 
 /// jaq's reports worded as GNU jq 1.6 words them, where that is known exactly (the
@@ -508,11 +584,82 @@ async fn jq_errors_read_as_gnu_jq_writes_them() {
         r.err,
         "jq: error: $x is not defined at <top-level>, line 1:\n$x\njq: 1 compile error\n"
     );
+    // Runtime errors whose position is known: nowhere with -n, one value on stdin.
+    for (script, err) in [
+        (
+            "jq -n '\"x\" + 1'",
+            "jq: error (at <unknown>): string (\"x\") and number (1) cannot be added\n",
+        ),
+        (
+            "echo '[1]' | jq .a",
+            "jq: error (at <stdin>:1): Cannot index array with string \"a\"\n",
+        ),
+        (
+            "printf '{\"a\":\\n{}}\\n\\n' | jq '.a - 1'",
+            "jq: error (at <stdin>:2): object ({}) and number (1) cannot be subtracted\n",
+        ),
+        (
+            "echo true | jq length",
+            "jq: error (at <stdin>:1): boolean (true) has no length\n",
+        ),
+        (
+            "echo 1 | jq -s '. + {}'",
+            "jq: error (at <stdin>:1): array ([1]) and object ({}) cannot be added\n",
+        ),
+        (
+            "printf '{\"a\":\n1}' > f2.json; jq '.a - \"b\"' f2.json",
+            "jq: error (at f2.json:1): number (1) and string (\"b\") cannot be subtracted\n",
+        ),
+    ] {
+        let r = s.run(script).await;
+        assert_eq!((r.status, r.err.as_str()), (5, err), "{script}\n{r:?}");
+    }
+    // Several values: which one failed is not known, so jaq's words stay.
+    let r = s.run("printf '[1] [2]' | jq -c '. - 1'").await;
+    assert!(r.err.starts_with("Error: cannot calculate"), "{r:?}");
     // What jaq writes before a report is passed on as it was (jaq's `debug` format, not
     // jq's `["DEBUG:",1]`: a known difference), and stdout is untouched.
     let r = s.run("printf '1 2' | jq -c 'debug | .+1'").await;
     assert_eq!(r.out, "2\n3\n", "{r:?}");
     assert_eq!(r.err, "[DEBUG] 1\n[DEBUG] 2\n", "{r:?}");
+}
+
+/// Command lines jq refuses before reading input: its messages and status 2 (the texts
+/// are Debian's jq 1.6's), and the guest is not run (stdin is left unread).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jq_command_line_errors_read_as_gnu_jq_writes_them() {
+    const DIE: &str = "Use jq --help for help with command-line options,\n\
+                       or see the jq manpage, or online docs  at https://stedolan.github.io/jq\n";
+    let mut s = session().await;
+    for (script, first) in [
+        (
+            "jq -n --arg x",
+            "jq: --arg takes two parameters (e.g. --arg varname value)\n",
+        ),
+        (
+            "jq -n --argjson x '{bad' '$x'",
+            "jq: invalid JSON text passed to --argjson\n",
+        ),
+        (
+            "jq --argjson x",
+            "jq: --argjson takes two parameters (e.g. --argjson varname text)\n",
+        ),
+        ("jq --badflag .", "jq: Unknown option --badflag\n"),
+        ("jq -rZ .", "jq: Unknown option -rZ\n"),
+        (
+            "jq --indent 9 .",
+            "jq: --indent takes a number between -1 and 7\n",
+        ),
+    ] {
+        let r = s.run(&format!("echo 1 | {script}")).await;
+        assert_eq!(
+            (r.status, r.out.as_str(), r.err.as_str()),
+            (2, "", format!("{first}{DIE}").as_str()),
+            "{script}"
+        );
+    }
+    // A valid --argjson still runs.
+    assert_eq!(s.ok("jq -n -c --argjson x ' [1] ' '$x'").await, "[1]\n");
 }
 
 // --- coreutils (uutils, for what the native set lacks)

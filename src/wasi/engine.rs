@@ -47,6 +47,9 @@ pub struct EngineConfig {
     pub memory_limit: u64,
     /// Guests that may run at once.
     pub max_instances: u32,
+    /// Write `/tmp/perf-PID.map` for the compiled guest code, so `perf report` names
+    /// guest functions (`FORKBOX_WASM_PERFMAP=1`; for profiling, off otherwise).
+    pub perfmap: bool,
 }
 
 impl Default for EngineConfig {
@@ -57,6 +60,7 @@ impl Default for EngineConfig {
             cache_dir: default_cache_dir(),
             memory_limit: DEFAULT_MEMORY_LIMIT,
             max_instances: DEFAULT_MAX_INSTANCES,
+            perfmap: std::env::var_os("FORKBOX_WASM_PERFMAP").is_some_and(|v| v == "1"),
         }
     }
 }
@@ -91,6 +95,12 @@ pub struct Loaded {
     pub pre: InstancePre<Host>,
 }
 
+/// A module by its file and whether it gets the `host::call` stub.
+type ModuleKey = (PathBuf, bool);
+
+/// A lock held while one module loads.
+type LoadLock = Arc<tokio::sync::Mutex<()>>;
+
 /// A loaded module and the file state it was loaded from.
 struct Entry {
     len: u64,
@@ -107,9 +117,11 @@ pub struct WasiEngine {
     linker_stub: Linker<Host>,
     /// Loaded modules by (path, stub), checked against the file's size and mtime, so a
     /// second start of a tool neither reads nor hashes its file.
-    modules: Mutex<HashMap<(PathBuf, bool), Entry>>,
-    /// Serialises compiles, so two sessions starting the same new tool compile it once.
-    loading: tokio::sync::Mutex<()>,
+    modules: Mutex<HashMap<ModuleKey, Entry>>,
+    /// One lock per module being loaded: two sessions starting the same tool load it
+    /// once (the second waits for the first), while loads of other modules go on beside
+    /// it (python's load takes most of a second; `jq` must not wait behind it).
+    loading: Mutex<HashMap<ModuleKey, LoadLock>>,
     /// Tells the epoch ticker to stop.
     stop: Arc<AtomicBool>,
 }
@@ -147,9 +159,17 @@ impl WasiEngine {
             .max_core_instance_size(16 << 20)
             .max_memory_size(MAX_MEMORY_SIZE);
         c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        if config.perfmap {
+            c.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         if let Some(dir) = &config.cache_dir {
             let mut cc = CacheConfig::new();
-            cc.with_directory(dir);
+            cc.with_directory(dir)
+                // wasmtime recompresses an entry at zstd level 20 in a background thread
+                // once it has been read 256 times: for python's ~290 MB of machine code
+                // that is minutes of CPU in whichever `forkbox exec` process crosses the
+                // count, to save disk space. Never.
+                .with_optimized_compression_usage_counter_threshold(u64::MAX);
             c.cache(Some(Cache::new(cc).map_err(err)?));
         }
         let engine = Engine::new(&c).map_err(err)?;
@@ -172,7 +192,7 @@ impl WasiEngine {
             linker,
             linker_stub,
             modules: Mutex::new(HashMap::new()),
-            loading: tokio::sync::Mutex::new(()),
+            loading: Mutex::new(HashMap::new()),
             stop,
         }))
     }
@@ -199,7 +219,8 @@ impl WasiEngine {
         if let Some(e) = self.cached(&key, &fresh) {
             return Ok(e);
         }
-        let _guard = self.loading.lock().await;
+        let lock = self.load_lock(&key);
+        let _guard = lock.lock().await;
         if let Some(e) = self.cached(&key, &fresh) {
             return Ok(e);
         }
@@ -234,7 +255,17 @@ impl WasiEngine {
         Ok(loaded)
     }
 
-    fn cached(&self, key: &(PathBuf, bool), fresh: &dyn Fn(&Entry) -> bool) -> Option<Loaded> {
+    /// The lock that serialises loads of the module `key`. Kept for the life of the
+    /// engine: one small entry per module the manifest names.
+    fn load_lock(&self, key: &ModuleKey) -> LoadLock {
+        match self.loading.lock() {
+            Ok(mut locks) => locks.entry(key.clone()).or_default().clone(),
+            // A poisoned table only costs the deduplication of this load.
+            Err(_) => Arc::default(),
+        }
+    }
+
+    fn cached(&self, key: &ModuleKey, fresh: &dyn Fn(&Entry) -> bool) -> Option<Loaded> {
         let m = self.modules.lock().ok()?;
         m.get(key).filter(|e| fresh(e)).map(|e| e.loaded.clone())
     }

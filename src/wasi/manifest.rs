@@ -56,6 +56,9 @@ pub enum Package {
         features: Option<String>,
         no_default_features: bool,
         target: String,
+        /// Extra `rustc` flags for the target (`-C target-feature=+simd128`): they change
+        /// the module, so they also name its install directory ([`Source::install_dir`]).
+        rustflags: Option<String>,
     },
 }
 
@@ -85,14 +88,22 @@ impl Source {
         }
     }
 
-    /// Where the source is installed under a wasm dir, keyed by name, version and sha256.
+    /// Where the source is installed under a wasm dir, keyed by name, version and sha256,
+    /// and for a crate built with extra `rustflags`, the first 8 hex digits of their
+    /// sha256 (`ripgrep-15.2.0-a30750b6d074-1b2c3d4e`): a build with other flags lands
+    /// beside the old one instead of replacing it, so servers built from an older
+    /// manifest keep finding theirs.
     pub fn install_dir(&self, wasm_dir: &Path) -> PathBuf {
-        wasm_dir.join("pkg").join(format!(
-            "{}-{}-{}",
-            self.name(),
-            self.version,
-            &self.sha256[..12]
-        ))
+        let mut dir = format!("{}-{}-{}", self.name(), self.version, &self.sha256[..12]);
+        if let Package::Crate {
+            rustflags: Some(flags),
+            ..
+        } = &self.package
+        {
+            dir.push('-');
+            dir.push_str(&hex(&Sha256::digest(flags.as_bytes()))[..8]);
+        }
+        wasm_dir.join("pkg").join(dir)
     }
 }
 
@@ -390,6 +401,7 @@ struct RawSource {
     #[serde(default)]
     no_default_features: bool,
     target: Option<String>,
+    rustflags: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -506,8 +518,11 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
                 || s.features.is_some()
                 || s.no_default_features
                 || s.target.is_some()
+                || s.rustflags.is_some()
             {
-                return Err(bad("a wheel source has no bin, features or target".into()));
+                return Err(bad(
+                    "a wheel source has no bin, features, target or rustflags".into(),
+                ));
             }
             Package::Pypi { name: pypi }
         }
@@ -519,6 +534,12 @@ fn validate(t: RawTool) -> Result<Tool, ManifestError> {
             features: s.features,
             no_default_features: s.no_default_features,
             target: s.target.unwrap_or_else(|| "wasm32-wasip1".into()),
+            rustflags: match s.rustflags {
+                Some(f) if f.trim().is_empty() || f.contains(['\n', '\'', '"']) => {
+                    return Err(bad(format!("rustflags `{f}` are not flags")));
+                }
+                f => f,
+            },
         },
         _ => return Err(bad("source names exactly one of `pypi` and `crate`".into())),
     };
@@ -671,6 +692,45 @@ module = {{ file = "bin/t.wasm", sha256 = "{SHA}" }}
             let err = Manifest::parse(&text).unwrap_err().to_string();
             assert!(err.contains(want), "{err:?} lacks {want:?}");
         }
+    }
+
+    #[test]
+    fn rustflags_name_their_own_install_directory() {
+        let crate_tool = |extra: &str| {
+            tool("").replace(
+                "pypi = \"pkg\"",
+                &format!("crate = \"pkg\", bin = \"t\"{extra}"),
+            )
+        };
+        let plain = Manifest::parse(&crate_tool("")).unwrap();
+        let simd =
+            Manifest::parse(&crate_tool(", rustflags = \"-C target-feature=+simd128\"")).unwrap();
+        let root = Path::new("/w");
+        let plain_dir = plain.tools[0].source.install_dir(root);
+        let simd_dir = simd.tools[0].source.install_dir(root);
+        assert_eq!(
+            plain_dir,
+            Path::new(&format!("/w/pkg/pkg-1.0-{}", &SHA[..12]))
+        );
+        // The flags' digest, as wasm/provision computes it.
+        let digest = &hex(&Sha256::digest(b"-C target-feature=+simd128"))[..8];
+        assert_eq!(
+            simd_dir,
+            Path::new(&format!("/w/pkg/pkg-1.0-{}-{digest}", &SHA[..12]))
+        );
+        for bad in [", rustflags = \" \"", ", rustflags = \"-C a='b'\""] {
+            let err = Manifest::parse(&crate_tool(bad)).unwrap_err().to_string();
+            assert!(err.contains("are not flags"), "{err}");
+        }
+        let err = Manifest::parse(
+            &tool("").replace("pypi = \"pkg\"", "pypi = \"pkg\", rustflags = \"-O\""),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("no bin, features, target or rustflags"),
+            "{err}"
+        );
     }
 
     #[test]

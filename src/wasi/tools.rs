@@ -225,16 +225,42 @@ impl Command for Wrapped {
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
         let mut jq_report = None;
+        if self.adapter == Some(ArgsAdapter::Jq)
+            && let Some(message) = super::jq_args::cli_error(&args)
+        {
+            // jq refuses this command line before reading anything: in its words.
+            ctx.stderr.write_str(&message).await?;
+            return Ok(super::jq_args::STATUS_USAGE);
+        }
         let args = match self.adapter {
-            Some(ArgsAdapter::Jq) => match super::jq_args::adapt(&args) {
-                Some(adapted) => adapted,
-                None => {
-                    // jaq draws the filter it was given: its reports can be reworded
-                    // when that is the user's own.
-                    jq_report = Some(super::jq_args::filter_and_files(&args));
-                    args
+            Some(ArgsAdapter::Jq) => {
+                let (filter, files) = super::jq_args::filter_and_files(&args);
+                let (null_input, slurp) = super::jq_args::input_flags(&args);
+                // Where a runtime error happened: with `-n` nowhere, unless the filter
+                // reads input itself (`input`, `inputs`).
+                let nowhere = null_input && filter.as_deref().is_some_and(|f| !f.contains("input"));
+                let input = JqInput {
+                    at: nowhere.then(|| "<unknown>".to_string()),
+                    stdin: !null_input && files.is_empty() && !ctx.stdin.is_pull_source(),
+                    file: match files.as_slice() {
+                        [one] if !null_input && one != "-" => Some(one.clone()),
+                        _ => None,
+                    },
+                    slurp,
+                };
+                match super::jq_args::adapt(&args) {
+                    Some(adapted) => {
+                        // jaq draws the filter it was given, which is no longer the
+                        // user's: reports that quote it are left alone.
+                        jq_report = Some((None, files, input));
+                        adapted
+                    }
+                    None => {
+                        jq_report = Some((filter, files, input));
+                        args
+                    }
                 }
-            },
+            }
             Some(ArgsAdapter::Rg) => {
                 // `/dev/null` is a character device to rg on a host: not "readable".
                 let readable = !ctx.stdin.is_pull_source() && !ctx.stdin.is_null();
@@ -244,15 +270,41 @@ impl Command for Wrapped {
         };
         let mut all = self.prefix.clone();
         all.extend(args);
-        let Some((filter, files)) = jq_report else {
+        let Some((filter, files, input)) = jq_report else {
             return self.tool.run(ctx, all).await;
         };
         // The guest's stderr goes through a pipe: passed on line by line until jaq's
         // final report (`Error: …`, the last thing it writes), which is kept and given
         // in jq's words once the guest has ended (see [`super::jq_errors`]).
         let (err_w, err_r) = forkbox_commands::pipe();
+        // Its stdin too, when it reads it: the first MAX_POSITION_INPUT bytes are kept
+        // (charged to the session) as they pass, for the position of a runtime error.
+        let (stdin, tee) = if input.stdin {
+            let (w, r) = forkbox_commands::pipe();
+            (r, Some(w))
+        } else {
+            (ctx.stdin.clone(), None)
+        };
+        let keep = async move {
+            let tee = tee?;
+            let mut kept = Some((Vec::new(), ctx.budget.empty_charge()));
+            while let Some(chunk) = ctx.stdin.read_up_to(64 << 10).await.ok()? {
+                if let Some((bytes, charge)) = &mut kept {
+                    if bytes.len() + chunk.len() <= super::jq_errors::MAX_POSITION_INPUT
+                        && charge.grow(chunk.len()).is_ok()
+                    {
+                        bytes.extend_from_slice(&chunk);
+                    } else {
+                        kept = None;
+                    }
+                }
+                tee.write_all(&chunk).await.ok()?;
+            }
+            kept
+        };
         let guest_ctx = Context {
             stderr: err_w,
+            stdin,
             ..ctx.clone()
         };
         let run = async move {
@@ -278,14 +330,63 @@ impl Command for Wrapped {
             }
             report
         };
-        let (status, report) = tokio::join!(run, forward);
-        if let Some(report) = report {
-            let text =
-                super::jq_errors::rewrite(&report, filter.as_deref(), &files).unwrap_or(report);
-            let _ = ctx.stderr.write_str(&text).await;
-        }
-        status
+        let main = async { tokio::join!(run, forward) };
+        tokio::pin!(main, keep);
+        let mut kept = None;
+        let (status, report) = loop {
+            tokio::select! {
+                // Standard input ends before the guest sees its end: taken first.
+                biased;
+                k = &mut keep, if kept.is_none() => kept = Some(k),
+                out = &mut main => break out,
+            }
+        };
+        let Some(report) = report else {
+            return status;
+        };
+        let at = match (input.at, kept.flatten(), &input.file) {
+            (Some(at), _, _) => Some(at),
+            (None, Some((bytes, _charge)), _) => {
+                super::jq_errors::input_position("<stdin>", &bytes, input.slurp)
+            }
+            (None, None, Some(file)) => file_position(ctx, file, input.slurp).await,
+            (None, None, None) => None,
+        };
+        let text = super::jq_errors::rewrite(&report, filter.as_deref(), &files)
+            .or_else(|| super::jq_errors::runtime(&report, at.as_deref()?))
+            .unwrap_or_else(|| report.clone());
+        let _ = ctx.stderr.write_str(&text).await;
+        Ok(super::jq_errors::status(&report, status?))
     }
+}
+
+/// What the `jq` tool knows of its input, to say where a runtime error happened.
+struct JqInput {
+    /// The position when it is known from the command line (`<unknown>` with `-n`).
+    at: Option<String>,
+    /// The guest reads the command's stdin (no `-n`, no input files, not a terminal).
+    stdin: bool,
+    /// The one input file, read again for a runtime error's position.
+    file: Option<String>,
+    /// `--slurp`: an error's position is the end of the input.
+    slurp: bool,
+}
+
+/// Where in the input file `file` jq would place a runtime error
+/// ([`super::jq_errors::input_position`]); `None` for a file past
+/// [`super::jq_errors::MAX_POSITION_INPUT`] or past what the session's memory has left.
+async fn file_position(ctx: &Context, file: &str, slurp: bool) -> Option<String> {
+    let path = ctx.path(file);
+    let len = ctx.fs.stat(&path).await.ok()?.len;
+    let max = super::jq_errors::MAX_POSITION_INPUT as u64;
+    if len > max {
+        return None;
+    }
+    let _charge = ctx.budget.charge(len as usize).ok()?;
+    let bytes = forkbox_commands::fs::read_all(ctx.fs.as_ref(), &path, max)
+        .await
+        .ok()?;
+    super::jq_errors::input_position(file, &bytes, slurp)
 }
 
 /// A tool the manifest names whose module is missing or corrupt on this server.
