@@ -108,6 +108,7 @@ pub fn ssh_config(host_key: russh::keys::PrivateKey, auth: &AuthPolicy) -> russh
         keepalive_interval: Some(Duration::from_secs(30)),
         keepalive_max: 4,
         nodelay: true,
+        window_size: crate::session::flow::WINDOW,
         ..Default::default()
     }
 }

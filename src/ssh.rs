@@ -208,6 +208,12 @@ impl russh::server::Handler for Handler {
         }
     }
 
+    /// The window russh grants the client next: smaller while a stdin queue of the
+    /// session is full (see [`crate::session::flow`]).
+    fn adjust_window(&mut self, _channel: ChannelId, _current: u32) -> u32 {
+        self.session.outbound.window()
+    }
+
     /// Takes a session slot and hands it to the connection task, which makes the fork
     /// outside russh's loop; without a free slot the client is told so and disconnected.
     async fn auth_succeeded(&mut self, ssh: &mut SshSession) -> Result<(), Self::Error> {

@@ -153,9 +153,6 @@ fn sort_of_a_large_file_stays_within_the_session_memory() {
 /// 100 MiB through `cat` on an exec channel, in and out: the bytes come back intact, and
 /// the server holds no more than a session's bound meanwhile (flow control both ways).
 #[test]
-#[ignore = "known bug: with stdin and stdout both streaming, an exec channel can stall \
-            past tens of MiB (russh's connection loop waits on a full channel queue); \
-            run with --ignored while fixing it"]
 fn a_hundred_mib_stream_through_cat_round_trips_in_bounded_memory() {
     use sha2::{Digest, Sha256};
     let server = Server::start();
