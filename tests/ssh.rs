@@ -428,6 +428,29 @@ fn key_auth_admits_listed_keys_only() {
     );
 }
 
+/// An anonymous server lets in any key, as it lets in `none` and any password.
+#[test]
+fn anonymous_mode_lets_in_any_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("id");
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let server = Server::start();
+    let mut cmd = server.ssh_raw();
+    cmd.args(["-o", "StrictHostKeyChecking=no"])
+        .args(["-o", "UserKnownHostsFile=/dev/null"])
+        .args(["-o", "PreferredAuthentications=publickey"])
+        .arg("-i")
+        .arg(&key)
+        .args(["carol@127.0.0.1", "echo $USER"]);
+    let out = run_with_stdin(cmd, b"");
+    assert_eq!(stdout(&out), "carol\n", "{}", stderr(&out));
+}
+
 /// `--auth keys` looks at the authorized_keys file at every login: a key added is let
 /// in and one removed refused without a restart; a version that cannot be used keeps the
 /// last good keys.

@@ -146,6 +146,7 @@ pub async fn run(
             &tx,
             cancel,
             session.activity.clone(),
+            &session.outbound,
         )
         .await;
         tracing::info!("sftp subsystem finished");
