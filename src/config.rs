@@ -127,9 +127,9 @@ pub struct ServeArgs {
     #[arg(long)]
     pub authorized_keys: Option<PathBuf>,
 
-    /// Milliseconds every answer to an authentication attempt takes at least, from the
-    /// attempt's start, accept or reject alike, so timing does not tell which users or
-    /// keys exist.
+    /// With --auth keys: milliseconds every answer to an authentication attempt takes at
+    /// least, from the attempt's start, accept or reject alike, so timing does not tell
+    /// which keys are listed. (An anonymous server accepts every attempt at once.)
     #[arg(long, value_name = "MS", default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub auth_min_time_ms: u64,
 

@@ -103,8 +103,8 @@ pub fn ssh_config(host_key: russh::keys::PrivateKey, auth: &AuthPolicy) -> russh
         methods: auth.methods(),
         // Rejections russh makes without asking the handler (a method not offered, a
         // certificate) take as long as the handler's answers (see ssh::Pace).
-        auth_rejection_time: auth.min_time,
-        auth_rejection_time_initial: Some(auth.min_time),
+        auth_rejection_time: auth.answer_time(),
+        auth_rejection_time_initial: Some(auth.answer_time()),
         keys: vec![host_key],
         inactivity_timeout: Some(Duration::from_secs(3600)),
         keepalive_interval: Some(Duration::from_secs(30)),
@@ -316,7 +316,7 @@ where
         admitted: Some(admitted_tx),
         fork: fork_rx,
         logged_in: false,
-        pace: crate::ssh::Pace::new(deps.auth.min_time),
+        pace: crate::ssh::Pace::new(deps.auth.answer_time()),
     };
 
     // The client's identification line, within the login deadline: a client that never

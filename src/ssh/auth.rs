@@ -26,8 +26,8 @@ pub struct AuthPolicy {
     pub mode: AuthMode,
     /// The authorized_keys file (`keys` mode only).
     keys: Option<Arc<KeysFile>>,
-    /// Every answer to an attempt (accept or reject, any method) is sent this long after
-    /// the attempt started, not before.
+    /// Under `--auth keys`, every answer to an attempt (accept or reject, any method) is
+    /// sent this long after the attempt started, not before (see [`Self::answer_time`]).
     pub min_time: Duration,
 }
 
@@ -70,6 +70,15 @@ impl AuthPolicy {
     pub fn with_min_time(mut self, min_time: Duration) -> AuthPolicy {
         self.min_time = min_time;
         self
+    }
+
+    /// How long each answer actually waits: `min_time` under `--auth keys`; nothing on an
+    /// anonymous server, where every attempt is accepted and its timing hides nothing.
+    pub fn answer_time(&self) -> Duration {
+        match self.mode {
+            AuthMode::Anonymous => Duration::ZERO,
+            AuthMode::Keys => self.min_time,
+        }
     }
 
     /// The methods offered to clients.
@@ -242,7 +251,10 @@ impl Pace {
         if !goes_on {
             self.open = None;
         }
-        tokio::time::sleep_until(self.deadline(started)).await;
+        let deadline = self.deadline(started);
+        if deadline > Instant::now() {
+            tokio::time::sleep_until(deadline).await;
+        }
         answer
     }
 
@@ -279,6 +291,19 @@ mod tests {
             assert_eq!(got, answer());
             assert!(at(t0 + MIN), "accept: {accept}");
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_floor_answers_at_once() {
+        let mut pace = Pace::new(Duration::ZERO);
+        let t0 = Instant::now();
+        let started = pace.begin();
+        assert_eq!(
+            pace.answer(started, Auth::reject(), false).await,
+            Auth::reject()
+        );
+        assert_eq!(Instant::now(), t0);
+        assert_eq!(AuthPolicy::anonymous().answer_time(), Duration::ZERO);
     }
 
     #[tokio::test(start_paused = true)]
