@@ -66,6 +66,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (AuthMode::Keys, Some(path)) => AuthPolicy::from_authorized_keys(path)?,
         (AuthMode::Keys, None) => bail!("--auth keys needs --authorized-keys FILE"),
     };
+    let auth = auth.with_min_time(std::time::Duration::from_millis(args.auth_min_time_ms));
     let (strategy, base_name, forks_store) = fork_strategy(&args).await?;
     let base_snapshot = checked_base_snapshot(&args, strategy.as_ref()).await?;
     let snaps = &args.snapshots;

@@ -121,9 +121,17 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value_t = AuthMode::Anonymous)]
     pub auth: AuthMode,
 
-    /// OpenSSH authorized_keys file; required with --auth keys.
+    /// OpenSSH authorized_keys file; required with --auth keys. Looked at on every
+    /// login and re-read when it changed; a version that cannot be read or used keeps
+    /// the last good keys (with a warning in the log).
     #[arg(long)]
     pub authorized_keys: Option<PathBuf>,
+
+    /// With --auth keys: milliseconds every answer to an authentication attempt takes at
+    /// least, from the attempt's start, accept or reject alike, so timing does not tell
+    /// which keys are listed. (An anonymous server accepts every attempt at once.)
+    #[arg(long, value_name = "MS", default_value_t = 3, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub auth_min_time_ms: u64,
 
     /// Most sessions served at once, counted from successful authentication; a login
     /// past it is told "forkbox: too many sessions; try again later" and closed.

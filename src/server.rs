@@ -101,13 +101,16 @@ pub fn ssh_config(host_key: russh::keys::PrivateKey, auth: &AuthPolicy) -> russh
             format!("SSH-2.0-forkbox_{}", env!("CARGO_PKG_VERSION")).into(),
         ),
         methods: auth.methods(),
-        auth_rejection_time: Duration::from_millis(500),
-        auth_rejection_time_initial: Some(Duration::ZERO),
+        // Rejections russh makes without asking the handler (a method not offered, a
+        // certificate) take as long as the handler's answers (see ssh::Pace).
+        auth_rejection_time: auth.answer_time(),
+        auth_rejection_time_initial: Some(auth.answer_time()),
         keys: vec![host_key],
         inactivity_timeout: Some(Duration::from_secs(3600)),
         keepalive_interval: Some(Duration::from_secs(30)),
         keepalive_max: 4,
         nodelay: true,
+        window_size: crate::session::flow::WINDOW,
         ..Default::default()
     }
 }
@@ -313,6 +316,7 @@ where
         admitted: Some(admitted_tx),
         fork: fork_rx,
         logged_in: false,
+        pace: crate::ssh::Pace::new(deps.auth.answer_time()),
     };
 
     // The client's identification line, within the login deadline: a client that never

@@ -24,6 +24,7 @@ use crate::shell::SnapshotControl;
 use crate::vfs::{Quota, Vfs};
 
 pub mod channel;
+pub mod flow;
 pub mod snapshots;
 
 use snapshots::SessionSnapshots;
@@ -210,6 +211,9 @@ pub struct Session {
     pub span: tracing::Span,
     /// When the session last showed life, for `--idle-timeout`.
     pub activity: Arc<Activity>,
+    /// Sends to the client waiting on the connection: while one does, no channel's stdin
+    /// reader holds russh's loop back (see [`flow`]).
+    pub outbound: Arc<flow::Outbound>,
 }
 
 /// Why a limit of the whole session stopped its commands: the signal and the one line its
@@ -298,6 +302,7 @@ impl Session {
             ending: Mutex::new(None),
             tasks: TaskTracker::new(),
             activity: Activity::new(),
+            outbound: flow::Outbound::new(),
         })
     }
 

@@ -6,17 +6,20 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use russh::keys::ssh_key::{AuthorizedKeys, HashAlg, PublicKey};
+use russh::keys::ssh_key::HashAlg;
 use russh::keys::{Algorithm, PrivateKey};
 use russh::server::{Auth, ChannelOpenHandle, Msg, Session as SshSession};
-use russh::{Channel, ChannelId, MethodKind, MethodSet};
+use russh::{Channel, ChannelId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 
 use crate::config::AuthMode;
 use crate::session::channel::{self, ForkState};
 use crate::session::{MAX_CLIENT_ENV_VALUE, Session};
 
+pub mod auth;
 pub mod sftp;
+
+pub use auth::{AuthPolicy, Pace};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
@@ -59,71 +62,6 @@ pub fn load_or_generate_host_key(path: &Path, generate: bool) -> Result<PrivateK
     })
 }
 
-/// Who may log in.
-#[derive(Clone, Debug)]
-pub struct AuthPolicy {
-    pub mode: AuthMode,
-    pub keys: Vec<PublicKey>,
-}
-
-impl AuthPolicy {
-    pub fn anonymous() -> AuthPolicy {
-        AuthPolicy {
-            mode: AuthMode::Anonymous,
-            keys: Vec::new(),
-        }
-    }
-
-    /// Reads an OpenSSH authorized_keys file.
-    pub fn from_authorized_keys(path: &Path) -> Result<AuthPolicy, KeyError> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| KeyError::AuthorizedKeys {
-            path: shown.clone(),
-            reason: e.to_string(),
-        })?;
-        let mut keys = Vec::new();
-        for entry in AuthorizedKeys::new(&text) {
-            let entry = entry.map_err(|e| KeyError::AuthorizedKeys {
-                path: shown.clone(),
-                reason: e.to_string(),
-            })?;
-            keys.push(entry.public_key().clone());
-        }
-        if keys.is_empty() {
-            return Err(KeyError::AuthorizedKeys {
-                path: shown,
-                reason: "no keys in the file".into(),
-            });
-        }
-        Ok(AuthPolicy {
-            mode: AuthMode::Keys,
-            keys,
-        })
-    }
-
-    /// The methods offered to clients.
-    pub fn methods(&self) -> MethodSet {
-        match self.mode {
-            AuthMode::Anonymous => MethodSet::from(
-                &[
-                    MethodKind::None,
-                    MethodKind::Password,
-                    MethodKind::KeyboardInteractive,
-                    MethodKind::PublicKey,
-                ][..],
-            ),
-            AuthMode::Keys => MethodSet::from(&[MethodKind::PublicKey][..]),
-        }
-    }
-
-    fn allows_key(&self, key: &PublicKey) -> bool {
-        match self.mode {
-            AuthMode::Anonymous => true,
-            AuthMode::Keys => self.keys.iter().any(|k| k.key_data() == key.key_data()),
-        }
-    }
-}
-
 /// What a client is told when it authenticated but every session slot is taken.
 pub const TOO_MANY_SESSIONS: &str = "forkbox: too many sessions; try again later";
 
@@ -141,6 +79,9 @@ pub struct Handler {
     pub fork: watch::Receiver<ForkState>,
     /// Set once a slot was taken and handed over: channels may open from then on.
     pub logged_in: bool,
+    /// When each authentication answer goes out (`--auth-min-time-ms` after its attempt
+    /// began, accept or reject alike).
+    pub pace: Pace,
 }
 
 impl Handler {
@@ -157,15 +98,36 @@ impl Handler {
     }
 }
 
+impl Handler {
+    /// Whether a key whose signature checked out logs `user` in.
+    async fn decide_publickey(&self, user: &str, key: &russh::keys::PublicKey) -> Auth {
+        if !self.auth.allows_key(key).await {
+            return Auth::reject();
+        }
+        self.session.set_user(user);
+        // Under --auth keys a session's snapshots count against its key (by
+        // fingerprint); anonymous servers take any key, so there it names nobody.
+        if self.auth.mode == AuthMode::Keys {
+            let fingerprint = key.fingerprint(HashAlg::Sha256);
+            self.session.set_key_owner(&fingerprint.to_string());
+        }
+        Auth::Accept
+    }
+}
+
 impl russh::server::Handler for Handler {
     type Error = russh::Error;
 
     async fn auth_none(&mut self, user: &str) -> Result<Auth, Self::Error> {
-        Ok(self.accept_anonymous(user))
+        let started = self.pace.begin();
+        let answer = self.accept_anonymous(user);
+        Ok(self.pace.answer(started, answer, false).await)
     }
 
     async fn auth_password(&mut self, user: &str, _password: &str) -> Result<Auth, Self::Error> {
-        Ok(self.accept_anonymous(user))
+        let started = self.pace.begin();
+        let answer = self.accept_anonymous(user);
+        Ok(self.pace.answer(started, answer, false).await)
     }
 
     async fn auth_keyboard_interactive<'a>(
@@ -174,7 +136,9 @@ impl russh::server::Handler for Handler {
         _submethods: &str,
         _response: Option<russh::server::Response<'a>>,
     ) -> Result<Auth, Self::Error> {
-        Ok(self.accept_anonymous(user))
+        let started = self.pace.begin();
+        let answer = self.accept_anonymous(user);
+        Ok(self.pace.answer(started, answer, false).await)
     }
 
     async fn auth_publickey_offered(
@@ -182,10 +146,13 @@ impl russh::server::Handler for Handler {
         _user: &str,
         offer: russh::server::PublicKeyOffer<'_>,
     ) -> Result<Auth, Self::Error> {
-        Ok(if self.auth.allows_key(offer.public_key) {
-            Auth::Accept
+        // Accepted, the same request may go on (its signature checked, then
+        // `auth_publickey`), or this was a query and that is its answer.
+        let started = self.pace.begin();
+        Ok(if self.auth.allows_key(offer.public_key).await {
+            self.pace.answer(started, Auth::Accept, true).await
         } else {
-            Auth::reject()
+            self.pace.answer(started, Auth::reject(), false).await
         })
     }
 
@@ -194,18 +161,15 @@ impl russh::server::Handler for Handler {
         user: &str,
         key: russh::server::VerifiedPublicKey<'_>,
     ) -> Result<Auth, Self::Error> {
-        if self.auth.allows_key(key.public_key) {
-            self.session.set_user(user);
-            // Under --auth keys a session's snapshots count against its key (by
-            // fingerprint); anonymous servers take any key, so there it names nobody.
-            if self.auth.mode == AuthMode::Keys {
-                let fingerprint = key.public_key.fingerprint(HashAlg::Sha256);
-                self.session.set_key_owner(&fingerprint.to_string());
-            }
-            Ok(Auth::Accept)
-        } else {
-            Ok(Auth::reject())
-        }
+        let started = self.pace.begin();
+        let answer = self.decide_publickey(user, key.public_key).await;
+        Ok(self.pace.answer(started, answer, false).await)
+    }
+
+    /// The window russh grants the client next: smaller while a stdin queue of the
+    /// session is full (see [`crate::session::flow`]).
+    fn adjust_window(&mut self, _channel: ChannelId, _current: u32) -> u32 {
+        self.session.outbound.window()
     }
 
     /// Takes a session slot and hands it to the connection task, which makes the fork

@@ -428,6 +428,106 @@ fn key_auth_admits_listed_keys_only() {
     );
 }
 
+/// An anonymous server lets in any key, as it lets in `none` and any password.
+#[test]
+fn anonymous_mode_lets_in_any_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("id");
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let server = Server::start();
+    let mut cmd = server.ssh_raw();
+    cmd.args(["-o", "StrictHostKeyChecking=no"])
+        .args(["-o", "UserKnownHostsFile=/dev/null"])
+        .args(["-o", "PreferredAuthentications=publickey"])
+        .arg("-i")
+        .arg(&key)
+        .args(["carol@127.0.0.1", "echo $USER"]);
+    let out = run_with_stdin(cmd, b"");
+    assert_eq!(stdout(&out), "carol\n", "{}", stderr(&out));
+}
+
+/// `--auth keys` looks at the authorized_keys file at every login: a key added is let
+/// in and one removed refused without a restart; a version that cannot be used keeps the
+/// last good keys.
+#[test]
+fn authorized_keys_changes_apply_at_the_next_login() {
+    let dir = tempfile::tempdir().unwrap();
+    let keygen = |name: &str| {
+        let key = dir.path().join(name);
+        let st = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let public = std::fs::read_to_string(dir.path().join(format!("{name}.pub"))).unwrap();
+        (key.to_str().unwrap().to_string(), public)
+    };
+    let (alice, alice_pub) = keygen("alice");
+    let (bob, bob_pub) = keygen("bob");
+    let authorized = dir.path().join("authorized_keys");
+    std::fs::write(&authorized, &alice_pub).unwrap();
+    let server = Server::start_with(&[
+        "--auth",
+        "keys",
+        "--authorized-keys",
+        authorized.to_str().unwrap(),
+    ]);
+    let logs_in = |identity: &str| {
+        let mut cmd = server.ssh_raw();
+        cmd.args(["-o", "StrictHostKeyChecking=no"])
+            .args(["-o", "UserKnownHostsFile=/dev/null"])
+            .args(["-o", "PasswordAuthentication=no"])
+            .args(["-i", identity, "u@127.0.0.1", "echo in"]);
+        let out = run_with_stdin(cmd, b"");
+        match out.status.code() {
+            Some(0) => {
+                assert_eq!(stdout(&out), "in\n");
+                true
+            }
+            _ => {
+                assert!(
+                    stderr(&out).contains("Permission denied"),
+                    "{}",
+                    stderr(&out)
+                );
+                false
+            }
+        }
+    };
+    assert!(logs_in(&alice));
+    assert!(!logs_in(&bob));
+
+    // Bob added (the file replaced, as editors and config tools do).
+    let next = dir.path().join("authorized_keys.new");
+    std::fs::write(&next, format!("{alice_pub}# bob, added\n{bob_pub}")).unwrap();
+    std::fs::rename(&next, &authorized).unwrap();
+    assert!(logs_in(&bob));
+    assert!(logs_in(&alice));
+
+    // Alice removed (the file rewritten in place).
+    std::fs::write(&authorized, &bob_pub).unwrap();
+    assert!(!logs_in(&alice));
+    assert!(logs_in(&bob));
+
+    // A broken version, then none at all: the last good keys (bob's) stay.
+    std::fs::write(
+        &authorized,
+        format!("{alice_pub}ssh-ed25519 %%%not-a-key\n"),
+    )
+    .unwrap();
+    assert!(logs_in(&bob));
+    assert!(!logs_in(&alice));
+    std::fs::remove_file(&authorized).unwrap();
+    assert!(logs_in(&bob));
+    assert!(!logs_in(&alice));
+}
+
 fn serve_error(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_forkbox"))
         .arg("serve")

@@ -8,9 +8,10 @@ use bytes::Bytes;
 use forkbox_commands::{Input, Output, TermSize, pipe};
 use russh::server::Msg;
 use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
-use tokio::sync::watch;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::flow::{Backlog, Outbound};
 use super::{Activity, MAX_CLIENT_ENV, MAX_CLIENT_ENV_VALUE, Session, client_may_set};
 use crate::audit::Origin;
 use crate::shell::{
@@ -23,7 +24,8 @@ use crate::terminal::{
 };
 /// Longest exec request accepted.
 pub const MAX_EXEC_LEN: usize = 1024 * 1024;
-/// Stdin data received but not yet taken by the command, in KiB (see `read_stdin`).
+/// Stdin data received but not yet taken by the command, in KiB, past which the channel
+/// holds russh's loop back unless output waits on it (see `read_stdin`).
 const STDIN_QUEUE_KIB: usize = 8 * 1024;
 
 type Writer = Arc<ChannelWriteHalf<Msg>>;
@@ -144,12 +146,16 @@ pub async fn run(
             &tx,
             cancel,
             session.activity.clone(),
+            &session.outbound,
         )
         .await;
         tracing::info!("sftp subsystem finished");
         match session.ending() {
-            Some(end) => killed(&tx, &handle, id, end.signal, &end.message).await,
-            None => finish(&tx, 0).await,
+            Some(end) => {
+                let out = &session.outbound;
+                killed(&tx, &handle, out, id, end.signal, &end.message).await
+            }
+            None => finish(&tx, &session.outbound, 0).await,
         }
         return;
     }
@@ -171,12 +177,20 @@ pub async fn run(
     // stdout (and stderr on a terminal, which merges them) go through a pump that
     // respects the channel's flow control; stderr goes out as extended data otherwise.
     let (out_w, out_r) = pipe();
-    let out_pump = tokio::spawn(pump(out_r, tx.clone(), false, pty.is_some()));
+    let outbound = session.outbound.clone();
+    let out_pump = tokio::spawn(pump(
+        out_r,
+        tx.clone(),
+        outbound.clone(),
+        false,
+        pty.is_some(),
+    ));
     let (err_w, err_pump) = if pty.is_some() {
         (out_w.clone(), None)
     } else {
         let (w, r) = pipe();
-        (w, Some(tokio::spawn(pump(r, tx.clone(), true, false))))
+        let pumped = pump(r, tx.clone(), outbound.clone(), true, false);
+        (w, Some(tokio::spawn(pumped)))
     };
 
     // The signal a `signal` request delivered, if one stopped the command (no terminal).
@@ -225,6 +239,8 @@ pub async fn run(
                 cancel.clone(),
                 session.activity.clone(),
                 signalled.clone(),
+                outbound.clone(),
+                session.budget.clone(),
             ));
             let stdio = Stdio {
                 stdin: in_r,
@@ -295,11 +311,11 @@ pub async fn run(
     match stopped {
         Some((sig, message)) => {
             tracing::info!(status, signal = ?sig, %message, "channel finished by a signal");
-            killed(&tx, &handle, id, sig, &message).await;
+            killed(&tx, &handle, &outbound, id, sig, &message).await;
         }
         None => {
             tracing::info!(status, "channel finished");
-            finish(&tx, status).await;
+            finish(&tx, &outbound, status).await;
         }
     }
 }
@@ -314,15 +330,17 @@ fn limit_of(session: &Session) -> Duration {
 async fn killed(
     tx: &Writer,
     handle: &russh::server::Handle,
+    out: &Outbound,
     id: russh::ChannelId,
     sig: Sig,
     message: &str,
 ) {
-    let _ = handle
-        .exit_signal_request(id, sig, false, message.to_string(), "en".into())
+    let why = message.to_string();
+    let _ = out
+        .send(handle.exit_signal_request(id, sig, false, why, "en".into()))
         .await;
-    let _ = tx.eof().await;
-    let _ = tx.close().await;
+    let _ = out.send(tx.eof()).await;
+    let _ = out.send(tx.close()).await;
 }
 
 /// The session's environment with what the client set through `env` requests in place
@@ -474,14 +492,15 @@ impl crate::shell::CommandLog for ScriptLog {
     }
 }
 
-async fn finish(tx: &Writer, status: i32) {
-    let _ = tx.exit_status((status & 0xff) as u32).await;
-    let _ = tx.eof().await;
-    let _ = tx.close().await;
+async fn finish(tx: &Writer, out: &Outbound, status: i32) {
+    let _ = out.send(tx.exit_status((status & 0xff) as u32)).await;
+    let _ = out.send(tx.eof()).await;
+    let _ = out.send(tx.close()).await;
 }
 
-/// Copies a pipe to the channel until every writer is gone.
-async fn pump(input: Input, tx: Writer, stderr: bool, terminal: bool) {
+/// Copies a pipe to the channel until every writer is gone; a send that must wait (for
+/// window, or for russh's loop) is counted in `out`, so stdin readers let the loop run.
+async fn pump(input: Input, tx: Writer, out: Arc<Outbound>, stderr: bool, terminal: bool) {
     while let Ok(Some(chunk)) = input.read_chunk().await {
         crate::telemetry::metrics::bytes_sent(chunk.len());
         let chunk = if terminal {
@@ -490,9 +509,9 @@ async fn pump(input: Input, tx: Writer, stderr: bool, terminal: bool) {
             chunk
         };
         let sent = if stderr {
-            tx.extended_data_bytes(1, chunk).await
+            out.send(tx.extended_data_bytes(1, chunk)).await
         } else {
-            tx.data_bytes(chunk).await
+            out.send(tx.data_bytes(chunk)).await
         };
         if sent.is_err() {
             // The client is gone: keep draining so writers never block on a dead channel.
@@ -502,35 +521,59 @@ async fn pump(input: Input, tx: Writer, stderr: bool, terminal: bool) {
     }
 }
 
+/// What one chunk of queued stdin holds until the command's pipe took it: room in the
+/// queue, or (past the queue, while a send of the connection waits) session memory.
+/// Dropping it gives that back.
+struct Held {
+    _room: Option<OwnedSemaphorePermit>,
+    _memory: Option<forkbox_commands::Charge>,
+}
+
+impl Held {
+    fn room(permit: Result<OwnedSemaphorePermit, tokio::sync::AcquireError>) -> Held {
+        // The semaphore is never closed; were it, the chunk would hold nothing.
+        Held {
+            _room: permit.ok(),
+            _memory: None,
+        }
+    }
+}
+
 /// Feeds channel data to a command's stdin (no terminal): EOF ends it, a signal or the
 /// channel closing cancels the command.
+///
+/// Data goes through a queue of its own, written to the pipe by another task, so russh's
+/// loop (which waits for this reader to take each message, see [`super::flow`]) is held
+/// back only when [`STDIN_QUEUE_KIB`] are queued — a command that is not reading its
+/// input — and then only while no send of the connection waits on that loop: while one
+/// does, data is taken past the queue, charged to the session's memory.
 async fn read_stdin(
     mut rx: russh::ChannelReadHalf,
     stdin: Output,
     cancel: CancellationToken,
     activity: Arc<Activity>,
     signalled: Arc<Mutex<Option<Sig>>>,
+    outbound: Arc<Outbound>,
+    budget: forkbox_commands::Budget,
 ) {
-    // russh grants the client more window as soon as data arrives and then waits, in the
-    // connection's own loop, until this reader takes the message. If the reader waited on
-    // a full stdin pipe there, that loop would stop handling the client's window
-    // adjustments for the command's output, the command would wait to write, never read
-    // its stdin again, and nothing would move. So data goes through a queue of its own,
-    // written to the pipe by another task; only past STDIN_QUEUE bytes, a command that
-    // is not reading its input, does the channel wait.
-    let room = Arc::new(tokio::sync::Semaphore::new(STDIN_QUEUE_KIB));
-    let (queue, mut queued) = tokio::sync::mpsc::unbounded_channel::<(Bytes, u32)>();
+    let room = Arc::new(Semaphore::new(STDIN_QUEUE_KIB));
+    let backlog = Arc::new(Backlog::new(outbound.clone()));
+    let (queue, mut queued) = tokio::sync::mpsc::unbounded_channel::<(Bytes, Held)>();
     let writer = {
-        let room = room.clone();
+        let (room, backlog) = (room.clone(), backlog.clone());
         tokio::spawn(async move {
             let mut stdin = Some(stdin);
-            while let Some((data, kib)) = queued.recv().await {
+            while let Some((data, held)) = queued.recv().await {
                 if let Some(w) = &stdin
                     && w.write_bytes(data).await.is_err()
                 {
                     stdin = None;
                 }
-                room.add_permits(kib as usize);
+                drop(held);
+                // Full until the command took half of it.
+                if queued.is_empty() || room.available_permits() >= STDIN_QUEUE_KIB / 2 {
+                    backlog.set(false);
+                }
             }
         })
     };
@@ -541,13 +584,8 @@ async fn read_stdin(
             ChannelMsg::Data { data } => {
                 crate::telemetry::metrics::bytes_received(data.len());
                 let Some(q) = &queue else { continue };
-                let kib =
-                    u32::try_from(data.len().div_ceil(1024).clamp(1, STDIN_QUEUE_KIB)).unwrap_or(1);
-                // A closed semaphore never happens here; treat it as room.
-                if let Ok(permit) = room.acquire_many(kib).await {
-                    permit.forget();
-                }
-                let _ = q.send((data, kib));
+                let held = hold(&room, &backlog, &outbound, &budget, data.len()).await;
+                let _ = q.send((data, held));
             }
             // The writer ends the command's stdin once everything queued is written.
             ChannelMsg::Eof => queue = None,
@@ -565,6 +603,44 @@ async fn read_stdin(
     drop(queue);
     cancel.cancel();
     writer.abort();
+}
+
+/// Room for `len` bytes of stdin: in the queue, waiting for it unless a send of the
+/// connection waits on russh's loop (then in session memory, so the loop goes on to the
+/// client's window adjustments). Only when the session's memory is spent too does it wait
+/// for the queue whatever waits.
+async fn hold(
+    room: &Arc<Semaphore>,
+    backlog: &Backlog,
+    outbound: &Outbound,
+    budget: &forkbox_commands::Budget,
+    len: usize,
+) -> Held {
+    let kib = u32::try_from(len.div_ceil(1024).clamp(1, STDIN_QUEUE_KIB)).unwrap_or(1);
+    if let Ok(permit) = room.clone().try_acquire_many_owned(kib) {
+        return Held::room(Ok(permit));
+    }
+    backlog.set(true);
+    tokio::select! {
+        permit = room.clone().acquire_many_owned(kib) => {
+            return Held::room(permit);
+        }
+        () = outbound.until_waiting() => {}
+    }
+    match budget.charge(len) {
+        Ok(charge) => Held {
+            _room: None,
+            _memory: Some(charge),
+        },
+        Err(e) => {
+            tracing::warn!(
+                error = %e,
+                "stdin past its queue while output waits, and the session's memory is spent: \
+                 holding the connection back"
+            );
+            Held::room(room.clone().acquire_many_owned(kib).await)
+        }
+    }
 }
 
 fn interrupts_on(sig: &Sig) -> bool {

@@ -43,6 +43,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::session::Activity;
+use crate::session::flow::Outbound;
 use wire::{Attrs, Code, Malformed, Reader, Writer};
 
 /// Longest request accepted (the length field's value), as OpenSSH's own server: room for
@@ -692,13 +693,14 @@ pub async fn serve(
     tx: &ChannelWriteHalf<Msg>,
     cancel: CancellationToken,
     activity: Arc<Activity>,
+    outbound: &Outbound,
 ) {
     let (queue_tx, queue_rx) = mpsc::unbounded_channel();
     let queued = Arc::new(AtomicUsize::new(0));
     let stop = cancel.child_token();
     let reader = read_requests(rx, queue_tx, queued.clone(), stop.clone(), activity);
     let sftp = Sftp::new(fs, budget);
-    let answer = answer_requests(&sftp, queue_rx, queued, tx, stop.clone());
+    let answer = answer_requests(&sftp, queue_rx, queued, tx, outbound, stop.clone());
     let ((), clean) = tokio::join!(reader, answer);
     // A session that is ending deletes its fork: nothing left to store.
     if !cancel.is_cancelled() {
@@ -763,9 +765,12 @@ async fn answer_requests(
     queue: mpsc::UnboundedReceiver<Bytes>,
     queued: Arc<AtomicUsize>,
     tx: &ChannelWriteHalf<Msg>,
+    outbound: &Outbound,
     stop: CancellationToken,
 ) -> bool {
-    let send = |reply: Bytes| tx.data_bytes(reply).map(|sent| sent.is_ok());
+    // A reply that waits (for window) lets other channels' stdin readers keep russh's
+    // loop going, so the client's window grant is read (see crate::session::flow).
+    let send = |reply: Bytes| outbound.send(tx.data_bytes(reply)).map(|sent| sent.is_ok());
     answer_with(sftp, queue, queued, stop, send).await
 }
 
