@@ -1,7 +1,8 @@
 //! Puts into a parsed program what brush-parser loses of the text it read:
 //!
-//! - the blanks of subscripts that [`super::rewrite`] carried through the tokenizer as
-//!   private-use characters (`h[three word]=3`);
+//! - the blanks of subscripts and `${ }` that [`super::rewrite`] carried through the
+//!   tokenizer as private-use characters (`h[three word]=3`, `${x:-a   b}`), in every word
+//!   of the tree;
 //! - the parts of an arithmetic `for` header as written: brush-parser rebuilds each part
 //!   from its tokens and drops the blanks around them, which `declare -f` shows (bash keeps
 //!   a part as written after its leading blanks).
@@ -29,7 +30,7 @@ impl<'a> Fixup<'a> {
     pub fn new(src: &'a str) -> Self {
         Fixup {
             src,
-            markers: src.contains([rewrite::SUBSCRIPT_SPACE, rewrite::SUBSCRIPT_TAB]),
+            markers: src.contains([rewrite::BLANK_SPACE, rewrite::BLANK_TAB]),
             char_offsets: None,
         }
     }
@@ -73,12 +74,14 @@ impl<'a> Fixup<'a> {
                 }
             }
             Command::Function(f) => {
+                self.word(&mut f.fname);
                 self.compound(&mut f.body.0);
                 if let Some(r) = &mut f.body.1 {
                     self.redirects(&mut r.0);
                 }
             }
-            Command::ExtendedTest(_, r) => {
+            Command::ExtendedTest(t, r) => {
+                self.test_expr(&mut t.expr);
                 if let Some(r) = r {
                     self.redirects(&mut r.0);
                 }
@@ -88,16 +91,29 @@ impl<'a> Fixup<'a> {
 
     fn compound(&mut self, c: &mut CompoundCommand) {
         match c {
-            CompoundCommand::Arithmetic(_) => {}
+            CompoundCommand::Arithmetic(a) => {
+                if self.markers {
+                    rewrite::restore_blanks(&mut a.expr.value);
+                }
+            }
             CompoundCommand::ArithmeticForClause(f) => {
                 self.arith_for(f);
                 self.list(&mut f.body.list);
             }
             CompoundCommand::BraceGroup(b) => self.list(&mut b.list),
             CompoundCommand::Subshell(s) => self.list(&mut s.list),
-            CompoundCommand::ForClause(f) => self.list(&mut f.body.list),
+            CompoundCommand::ForClause(f) => {
+                for w in f.values.iter_mut().flatten() {
+                    self.word(w);
+                }
+                self.list(&mut f.body.list);
+            }
             CompoundCommand::CaseClause(c) => {
+                self.word(&mut c.value);
                 for item in &mut c.cases {
+                    for w in &mut item.patterns {
+                        self.word(w);
+                    }
                     if let Some(l) = &mut item.cmd {
                         self.list(l);
                     }
@@ -117,16 +133,55 @@ impl<'a> Fixup<'a> {
                 self.list(&mut w.0);
                 self.list(&mut w.1.list);
             }
-            CompoundCommand::Coprocess(c) => self.command(&mut c.body),
+            CompoundCommand::Coprocess(c) => {
+                if let Some(w) = &mut c.name {
+                    self.word(w);
+                }
+                self.command(&mut c.body);
+            }
         }
     }
 
     fn redirects(&mut self, r: &mut [IoRedirect]) {
         for r in r {
-            if let IoRedirect::File(_, _, ast::IoFileRedirectTarget::ProcessSubstitution(_, s)) = r
-            {
-                self.list(&mut s.list);
+            match r {
+                IoRedirect::File(_, _, ast::IoFileRedirectTarget::ProcessSubstitution(_, s)) => {
+                    self.list(&mut s.list);
+                }
+                IoRedirect::File(
+                    _,
+                    _,
+                    ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w),
+                )
+                | IoRedirect::HereString(_, w)
+                | IoRedirect::OutputAndError(w, _) => self.word(w),
+                IoRedirect::File(_, _, ast::IoFileRedirectTarget::Fd(_))
+                | IoRedirect::HereDocument(..) => {}
             }
+        }
+    }
+
+    fn test_expr(&mut self, e: &mut ast::ExtendedTestExpr) {
+        match e {
+            ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+                self.test_expr(a);
+                self.test_expr(b);
+            }
+            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                self.test_expr(a);
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, w) => self.word(w),
+            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+                self.word(a);
+                self.word(b);
+            }
+        }
+    }
+
+    /// Puts back the marked blanks of one word.
+    fn word(&mut self, w: &mut ast::Word) {
+        if self.markers {
+            rewrite::restore_blanks(&mut w.value);
         }
     }
 
@@ -141,12 +196,12 @@ impl<'a> Fixup<'a> {
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if self.markers {
                         restore_assignment(a);
-                        rewrite::restore_subscripts(&mut w.value);
+                        rewrite::restore_blanks(&mut w.value);
                     }
                 }
                 CommandPrefixOrSuffixItem::Word(w) => {
                     if self.markers {
-                        rewrite::restore_subscripts(&mut w.value);
+                        rewrite::restore_blanks(&mut w.value);
                     }
                 }
                 CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
@@ -160,7 +215,7 @@ impl<'a> Fixup<'a> {
         if self.markers
             && let Some(w) = &mut s.word_or_name
         {
-            rewrite::restore_subscripts(&mut w.value);
+            rewrite::restore_blanks(&mut w.value);
         }
     }
 
@@ -190,9 +245,9 @@ impl<'a> Fixup<'a> {
             if part.trim().is_empty() {
                 *slot = None;
             } else {
-                *slot = Some(ast::UnexpandedArithmeticExpr {
-                    value: part.to_string(),
-                });
+                let mut value = part.to_string();
+                rewrite::restore_blanks(&mut value);
+                *slot = Some(ast::UnexpandedArithmeticExpr { value });
             }
         }
     }
@@ -200,16 +255,16 @@ impl<'a> Fixup<'a> {
 
 fn restore_assignment(a: &mut Assignment) {
     if let AssignmentName::ArrayElementName(_, index) = &mut a.name {
-        rewrite::restore_subscripts(index);
+        rewrite::restore_blanks(index);
     }
     match &mut a.value {
-        AssignmentValue::Scalar(w) => rewrite::restore_subscripts(&mut w.value),
+        AssignmentValue::Scalar(w) => rewrite::restore_blanks(&mut w.value),
         AssignmentValue::Array(items) => {
             for (k, v) in items {
                 if let Some(k) = k {
-                    rewrite::restore_subscripts(&mut k.value);
+                    rewrite::restore_blanks(&mut k.value);
                 }
-                rewrite::restore_subscripts(&mut v.value);
+                rewrite::restore_blanks(&mut v.value);
             }
         }
     }

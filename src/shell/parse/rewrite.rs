@@ -11,8 +11,10 @@
 //! - `h[three word]=3`: bash reads the subscript of a word that starts with a name and `[`
 //!   in assignment position as one piece, blanks included, up to its matching `]` (and
 //!   fails on a script that ends before it). The blanks of such a subscript are carried
-//!   through brush's tokenizer as private-use characters ([`SUBSCRIPT_SPACE`],
-//!   [`SUBSCRIPT_TAB`]) and put back in the AST by [`restore_subscripts`].
+//!   through brush's tokenizer as private-use characters ([`BLANK_SPACE`],
+//!   [`BLANK_TAB`]) and put back in the AST by [`restore_blanks`].
+//! - `${x:-a   b}`: brush's tokenizer reads the inside of a `${ }` as tokens joined by one
+//!   space. Its unquoted blanks are carried through as the same private-use characters.
 //! - Command substitutions inside words (`"$(cat <<E … ) … E)"`, a comment or case
 //!   pattern with a `)`): brush's word parser looks for the closing `)` with a shallow
 //!   scan. [`encode_substitutions`] finds each one's end with this reading and hands the
@@ -27,10 +29,11 @@
 
 use std::borrow::Cow;
 
-/// Stands for a blank inside a subscript read by the scan (see the module header).
-pub const SUBSCRIPT_SPACE: char = '\u{F0100}';
-/// Stands for a tab inside a subscript read by the scan.
-pub const SUBSCRIPT_TAB: char = '\u{F0101}';
+/// Stands for a blank inside a subscript or a `${ }` read by the scan (see the module
+/// header).
+pub const BLANK_SPACE: char = '\u{F0100}';
+/// Stands for a tab inside a subscript or a `${ }` read by the scan.
+pub const BLANK_TAB: char = '\u{F0101}';
 
 /// Opens the body of a command substitution that [`encode_substitutions`] hex-encoded.
 /// Private-use characters: no script writes them.
@@ -55,7 +58,7 @@ pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
         return Ok(Cow::Borrowed(text));
     }
     let mut r = Rewriter::new(text);
-    r.markers_ok = !text.contains([SUBSCRIPT_SPACE, SUBSCRIPT_TAB]);
+    r.markers_ok = !text.contains([BLANK_SPACE, BLANK_TAB]);
     let end = r.commands(0, End::Eof);
     debug_assert!(end <= text.len());
     if let Some(e) = r.error {
@@ -571,9 +574,9 @@ impl<'a> Rewriter<'a> {
                         if self.markers_ok {
                             for (at, c) in blanks {
                                 let m = if c == b'\t' {
-                                    SUBSCRIPT_TAB
+                                    BLANK_TAB
                                 } else {
-                                    SUBSCRIPT_SPACE
+                                    BLANK_SPACE
                                 };
                                 self.replace(at, at + 1, m.encode_utf8(&mut [0; 4]));
                             }
@@ -755,15 +758,44 @@ impl<'a> Rewriter<'a> {
         }
     }
 
-    /// After `${`: to after its matching `}`.
-    fn parameter(&mut self, i: usize) -> usize {
-        match self.balanced(i, b'{', b'}') {
-            Some(end) => end,
-            None => {
-                self.unclosed("}", Some(i - 2), 2);
-                self.s.len()
+    /// After `${`: to after its matching `}`. Its unquoted blanks are marked (see
+    /// [`BLANK_SPACE`]): brush's tokenizer reads the inside of `${ }` as tokens and joins
+    /// them with one space, so `${x:-a   b}` would lose two blanks and a tab would become a
+    /// space.
+    fn parameter(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let open = i - 2;
+        let mut depth = 1;
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 2,
+                b'\'' => i = self.single_quoted(i),
+                b'"' => i = self.double_quoted(i + 1),
+                b'`' => i = self.backquoted(i + 1),
+                b'$' => i = self.dollar(i),
+                b'{' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b'}' => {
+                    depth -= 1;
+                    i += 1;
+                    if depth == 0 {
+                        return i;
+                    }
+                }
+                c @ (b' ' | b'\t') => {
+                    if self.markers_ok {
+                        let m = if c == b'\t' { BLANK_TAB } else { BLANK_SPACE };
+                        self.replace(i, i + 1, m.encode_utf8(&mut [0; 4]));
+                    }
+                    i += 1;
+                }
+                _ => i += 1,
             }
         }
+        self.unclosed("}", Some(open), 2);
+        s.len()
     }
 
     /// After `((` (or `$((`): to after the matching `))`. In the header of an arithmetic
@@ -811,12 +843,12 @@ fn find(s: &[u8], from: usize, byte: u8) -> Option<usize> {
         .map(|p| p + from)
 }
 
-/// Puts back the blanks [`for_parser`] marked in a subscript.
-pub fn restore_subscripts(text: &mut String) {
-    if text.contains([SUBSCRIPT_SPACE, SUBSCRIPT_TAB]) {
+/// Puts back the blanks [`for_parser`] marked in a subscript or a `${ }`.
+pub fn restore_blanks(text: &mut String) {
+    if text.contains([BLANK_SPACE, BLANK_TAB]) {
         *text = text
-            .replace(SUBSCRIPT_SPACE, " ")
-            .replace(SUBSCRIPT_TAB, "\t");
+            .replace(BLANK_SPACE, " ")
+            .replace(BLANK_TAB, "\t");
     }
 }
 
@@ -964,13 +996,30 @@ mod tests {
     #[test]
     fn subscripts_keep_their_blanks() {
         let marked = rw("h[three word]=3");
-        assert_eq!(marked, format!("h[three{SUBSCRIPT_SPACE}word]=3"));
+        assert_eq!(marked, format!("h[three{BLANK_SPACE}word]=3"));
         assert_eq!(rw("echo h[a b]=1"), "echo h[a b]=1");
-        assert_eq!(rw("h=([a b]=1)"), format!("h=([a{SUBSCRIPT_SPACE}b]=1)"));
+        assert_eq!(rw("h=([a b]=1)"), format!("h=([a{BLANK_SPACE}b]=1)"));
         assert_eq!(rw("h[\"a b\"]=1"), "h[\"a b\"]=1");
         let e = for_parser("x[=1\necho").unwrap_err();
         assert_eq!(e.message, "unexpected EOF while looking for matching `]'");
         assert_eq!((e.line, e.status), (1, 2));
+    }
+
+    #[test]
+    fn parameter_blanks_are_marked() {
+        assert_eq!(
+            rw("echo ${x:-a  b}"),
+            format!("echo ${{x:-a{BLANK_SPACE}{BLANK_SPACE}b}}")
+        );
+        assert_eq!(
+            rw("echo \"${x:-'a  b'\tc}\""),
+            format!("echo \"${{x:-'a  b'{BLANK_TAB}c}}\"")
+        );
+        assert_eq!(
+            rw("echo ${x:-$(echo  a)}"),
+            "echo ${x:-$(echo  a)}"
+        );
+        assert_eq!(rw("echo '${x:-a  b}'"), "echo '${x:-a  b}'");
     }
 
     #[test]
