@@ -3,6 +3,7 @@
 //! - the blanks of subscripts and `${ }` that [`super::rewrite`] carried through the
 //!   tokenizer as private-use characters (`h[three word]=3`, `${x:-a   b}`), in every word
 //!   of the tree;
+//! - the bodies of command substitutions that the rewrite hid from the tokenizer;
 //! - the parts of an arithmetic `for` header as written: brush-parser rebuilds each part
 //!   from its tokens and drops the blanks around them, which `declare -f` shows (bash keeps
 //!   a part as written after its leading blanks).
@@ -19,8 +20,10 @@ use super::rewrite;
 pub struct Fixup<'a> {
     /// The text the parser read (after [`rewrite::for_parser`]).
     src: &'a str,
-    /// Whether subscript markers may be in the program.
+    /// Whether blank markers may be in the program.
     markers: bool,
+    /// Whether command substitution bodies hidden from the tokenizer may be in it.
+    hidden: bool,
     /// Byte offset of each character of `src`, when it is not all ASCII (the parser's
     /// positions count characters).
     char_offsets: Option<Vec<usize>>,
@@ -31,13 +34,14 @@ impl<'a> Fixup<'a> {
         Fixup {
             src,
             markers: src.contains([rewrite::BLANK_SPACE, rewrite::BLANK_TAB]),
+            hidden: src.contains(rewrite::SUBST_MARK),
             char_offsets: None,
         }
     }
 
     /// Whether anything in a program parsed from `src` may need fixing.
     pub fn needed(&self) -> bool {
-        self.markers || self.src.contains("for")
+        self.markers || self.hidden || self.src.contains("for")
     }
 
     pub fn program(&mut self, p: &mut Program) {
@@ -91,11 +95,7 @@ impl<'a> Fixup<'a> {
 
     fn compound(&mut self, c: &mut CompoundCommand) {
         match c {
-            CompoundCommand::Arithmetic(a) => {
-                if self.markers {
-                    rewrite::restore_blanks(&mut a.expr.value);
-                }
-            }
+            CompoundCommand::Arithmetic(a) => self.text(&mut a.expr.value),
             CompoundCommand::ArithmeticForClause(f) => {
                 self.arith_for(f);
                 self.list(&mut f.body.list);
@@ -178,10 +178,18 @@ impl<'a> Fixup<'a> {
         }
     }
 
-    /// Puts back the marked blanks of one word.
+    /// Puts back what the rewrite hid of one word.
     fn word(&mut self, w: &mut ast::Word) {
+        self.text(&mut w.value);
+    }
+
+    /// Puts back the hidden substitution bodies and the marked blanks of a piece of text.
+    fn text(&mut self, t: &mut String) {
+        if self.hidden {
+            rewrite::decode_all(t);
+        }
         if self.markers {
-            rewrite::restore_blanks(&mut w.value);
+            rewrite::restore_blanks(t);
         }
     }
 
@@ -194,16 +202,10 @@ impl<'a> Fixup<'a> {
         for item in items {
             match item {
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
-                    if self.markers {
-                        restore_assignment(a);
-                        rewrite::restore_blanks(&mut w.value);
-                    }
+                    self.assignment(a);
+                    self.word(w);
                 }
-                CommandPrefixOrSuffixItem::Word(w) => {
-                    if self.markers {
-                        rewrite::restore_blanks(&mut w.value);
-                    }
-                }
+                CommandPrefixOrSuffixItem::Word(w) => self.word(w),
                 CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                     self.list(&mut sub.list);
                 }
@@ -212,10 +214,25 @@ impl<'a> Fixup<'a> {
                 }
             }
         }
-        if self.markers
-            && let Some(w) = &mut s.word_or_name
-        {
-            rewrite::restore_blanks(&mut w.value);
+        if let Some(w) = &mut s.word_or_name {
+            self.word(w);
+        }
+    }
+
+    fn assignment(&mut self, a: &mut Assignment) {
+        if let AssignmentName::ArrayElementName(_, index) = &mut a.name {
+            self.text(index);
+        }
+        match &mut a.value {
+            AssignmentValue::Scalar(w) => self.word(w),
+            AssignmentValue::Array(items) => {
+                for (k, v) in items {
+                    if let Some(k) = k {
+                        self.word(k);
+                    }
+                    self.word(v);
+                }
+            }
         }
     }
 
@@ -246,25 +263,8 @@ impl<'a> Fixup<'a> {
                 *slot = None;
             } else {
                 let mut value = part.to_string();
-                rewrite::restore_blanks(&mut value);
+                self.text(&mut value);
                 *slot = Some(ast::UnexpandedArithmeticExpr { value });
-            }
-        }
-    }
-}
-
-fn restore_assignment(a: &mut Assignment) {
-    if let AssignmentName::ArrayElementName(_, index) = &mut a.name {
-        rewrite::restore_blanks(index);
-    }
-    match &mut a.value {
-        AssignmentValue::Scalar(w) => rewrite::restore_blanks(&mut w.value),
-        AssignmentValue::Array(items) => {
-            for (k, v) in items {
-                if let Some(k) = k {
-                    rewrite::restore_blanks(&mut k.value);
-                }
-                rewrite::restore_blanks(&mut v.value);
             }
         }
     }

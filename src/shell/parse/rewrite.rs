@@ -15,6 +15,8 @@
 //!   [`BLANK_TAB`]) and put back in the AST by [`restore_blanks`].
 //! - `${x:-a   b}`: brush's tokenizer reads the inside of a `${ }` as tokens joined by one
 //!   space. Its unquoted blanks are carried through as the same private-use characters.
+//! - `{ …; } {fd}>file`: brush-parser takes only plain redirections after a compound
+//!   command; the name moves into the target word behind [`NAMED_FD`].
 //! - Command substitutions inside words (`"$(cat <<E … ) … E)"`, a comment or case
 //!   pattern with a `)`): brush's word parser looks for the closing `)` with a shallow
 //!   scan. [`encode_substitutions`] finds each one's end with this reading and hands the
@@ -38,6 +40,17 @@ pub const BLANK_TAB: char = '\u{F0101}';
 /// Opens the body of a command substitution that [`encode_substitutions`] hex-encoded.
 /// Private-use characters: no script writes them.
 pub const SUBST_MARK: &str = "\u{F0102}fbx\u{F0102}";
+
+/// Stands before and after the name of a `{name}>file` redirection after a compound
+/// command, at the start of its target word (see [`Rewriter::named_fd`]).
+pub const NAMED_FD: char = '\u{F0103}';
+
+/// A redirection target carrying a `{name}` (see [`NAMED_FD`]): the name and the target
+/// as written.
+pub fn named_fd_target(target: &str) -> Option<(&str, &str)> {
+    let rest = target.strip_prefix(NAMED_FD)?;
+    rest.split_once(NAMED_FD)
+}
 
 /// What the scan found wrong with a text that bash refuses while reading it: a construct
 /// the text ends inside of.
@@ -89,6 +102,9 @@ struct Rewriter<'a> {
     heredocs: Vec<(Vec<u8>, bool)>,
     /// How many `$( )` the scan is inside.
     in_subst: usize,
+    /// Whether an arithmetic command (`(( ))`, `for ((`) was seen inside the outermost
+    /// `$( )` being scanned.
+    arith_in_subst: bool,
     /// Whether subscript blanks may be marked (the text holds no marker of its own).
     markers_ok: bool,
     error: Option<ReadError>,
@@ -129,6 +145,7 @@ impl<'a> Rewriter<'a> {
             edited: false,
             heredocs: Vec::new(),
             in_subst: 0,
+            arith_in_subst: false,
             markers_ok: false,
             error: None,
             substs: Vec::new(),
@@ -152,6 +169,30 @@ impl<'a> Rewriter<'a> {
         self.out.push_str(&self.text[self.copied..from]);
         self.out.push_str(with);
         self.copied = to;
+        self.edited = true;
+    }
+
+    /// Copies the text up to `to` into `out` (no edit by itself).
+    fn flush(&mut self, to: usize) {
+        if to > self.copied {
+            self.out.push_str(&self.text[self.copied..to]);
+            self.copied = to;
+        }
+    }
+
+    /// Replaces the body of a command substitution, from `out[mark..]` (its start, as
+    /// rewritten so far) to `text[..end]`, with its hex encoding behind [`SUBST_MARK`].
+    /// brush's tokenizer stays in arithmetic mode after a `((` inside `$( )` and then
+    /// misses the `<<` of a later here-document; it never sees an encoded body.
+    /// [`decode_all`] puts the body back into the word after parsing.
+    fn hide_body(&mut self, mark: usize, end: usize) {
+        let mut body = self.out.split_off(mark);
+        body.push_str(&self.text[self.copied..end]);
+        self.out.push_str(SUBST_MARK);
+        for byte in body.bytes() {
+            self.out.push_str(&format!("{byte:02x}"));
+        }
+        self.copied = end;
         self.edited = true;
     }
 
@@ -204,8 +245,13 @@ impl<'a> Rewriter<'a> {
         let s = self.s;
         // Whether a command may start here (reserved words and assignments count).
         let mut cmd_start = true;
+        // Whether a compound command just ended (only redirections may follow).
+        let mut after_compound = false;
         while i < s.len() {
             let c = s[i];
+            if !matches!(c, b' ' | b'\t' | b'<' | b'>') && !(c.is_ascii_digit() || c == b'{') {
+                after_compound = false;
+            }
             match c {
                 b' ' | b'\t' => i += 1,
                 b'\n' => {
@@ -250,7 +296,9 @@ impl<'a> Rewriter<'a> {
                 }
                 b'(' => {
                     if cmd_start && s.get(i + 1) == Some(&b'(') {
+                        self.arith_in_subst |= self.in_subst > 0;
                         i = self.arithmetic(i + 2, false);
+                        after_compound = true;
                     } else {
                         // A function's `()`, a subshell, or a misplaced `(`.
                         let mut j = i + 1;
@@ -263,18 +311,43 @@ impl<'a> Rewriter<'a> {
                             continue;
                         }
                         i = self.commands(i + 1, End::Paren);
+                        after_compound = true;
                     }
                     cmd_start = false;
                 }
                 b'<' | b'>' => {
                     i = self.redirection(i);
+                    if after_compound {
+                        // The target, so that more redirections may follow.
+                        i = self.skip_blanks(i, false);
+                        if i < s.len() && !is_meta(s[i]) {
+                            i = self.word(i, false).0.max(i + 1);
+                        }
+                    }
                 }
                 _ => {
+                    if after_compound {
+                        if let Some(next) = self.named_fd(i) {
+                            i = next;
+                            continue;
+                        }
+                        // A descriptor number (`} 2>err`).
+                        let mut j = i;
+                        while j < s.len() && s[j].is_ascii_digit() {
+                            j += 1;
+                        }
+                        if j > i && matches!(s.get(j), Some(b'<' | b'>')) {
+                            i = j;
+                            continue;
+                        }
+                    }
+                    after_compound = false;
                     let word = if cmd_start { self.plain_word(i) } else { "" };
                     match word {
                         "case" => {
                             i = self.case_clause(i + 4);
                             cmd_start = false;
+                            after_compound = i >= 4 && &s[i - 4..i] == b"esac";
                             continue;
                         }
                         "esac" if end == End::CaseItem => return i,
@@ -284,6 +357,7 @@ impl<'a> Rewriter<'a> {
                                 j += 1;
                             }
                             if s.get(j) == Some(&b'(') && s.get(j + 1) == Some(&b'(') {
+                                self.arith_in_subst |= self.in_subst > 0;
                                 i = self.arithmetic(j + 2, true);
                                 cmd_start = true;
                             } else {
@@ -302,6 +376,13 @@ impl<'a> Rewriter<'a> {
                         "[[" => {
                             i = self.test_body(i + 2);
                             cmd_start = false;
+                            after_compound = true;
+                            continue;
+                        }
+                        "}" | "done" | "fi" | "esac" => {
+                            i += word.len();
+                            cmd_start = false;
+                            after_compound = true;
                             continue;
                         }
                         "if" | "then" | "elif" | "else" | "do" | "while" | "until" | "{" | "!"
@@ -319,6 +400,44 @@ impl<'a> Rewriter<'a> {
             }
         }
         i.min(s.len())
+    }
+
+    /// At a word after a compound command: when it is `{name}` followed by a redirection
+    /// operator (`{ …; } {fd}>file`), rewrites it for brush-parser, which takes only plain
+    /// redirections there: `{name}` goes and the target word gets [`NAMED_FD`], the name
+    /// and [`NAMED_FD`] in front ([`named_fd_target`] reads it back). Returns where the
+    /// scan goes on (at the target word).
+    fn named_fd(&mut self, i: usize) -> Option<usize> {
+        let s = self.s;
+        if s[i] != b'{' || !s.get(i + 1).copied().is_some_and(is_name_start) {
+            return None;
+        }
+        let mut j = i + 1;
+        while j < s.len() && is_name_char(s[j]) {
+            j += 1;
+        }
+        if s.get(j) != Some(&b'}') || !matches!(s.get(j + 1), Some(b'<' | b'>')) {
+            return None;
+        }
+        let op = j + 1;
+        if s[op..].starts_with(b"<<") || s[op..].starts_with(b"<(") || s[op..].starts_with(b">(")
+        {
+            return None;
+        }
+        let mut t = op + 1;
+        while t < s.len() && matches!(s[t], b'<' | b'>' | b'&' | b'|') && t < op + 2 {
+            t += 1;
+        }
+        while t < s.len() && is_blank(s[t]) {
+            t += 1;
+        }
+        if t >= s.len() || is_meta(s[t]) || self.collect {
+            return None;
+        }
+        let name = &self.text[i + 1..j];
+        self.replace(i, op, "");
+        self.replace(t, t, &format!("{NAMED_FD}{name}{NAMED_FD}"));
+        Some(t)
     }
 
     /// At a `<` or `>`: the operator (and a here-document's delimiter, or a process
@@ -340,15 +459,33 @@ impl<'a> Rewriter<'a> {
             while j < s.len() && is_blank(s[j]) {
                 j += 1;
             }
+            let word_start = j;
             let mut delim = Vec::new();
+            let mut quoted = false;
             while j < s.len() && !is_meta(s[j]) {
                 match s[j] {
-                    q @ (b'\'' | b'"') => {
-                        let close = find(s, j + 1, q).unwrap_or(s.len());
+                    b'\'' => {
+                        quoted = true;
+                        let close = find(s, j + 1, b'\'').unwrap_or(s.len());
                         delim.extend_from_slice(&s[j + 1..close]);
                         j = close + 1;
                     }
+                    b'"' => {
+                        quoted = true;
+                        j += 1;
+                        while j < s.len() && s[j] != b'"' {
+                            if s[j] == b'\\'
+                                && matches!(s.get(j + 1), Some(b'"' | b'\\' | b'$' | b'`'))
+                            {
+                                j += 1;
+                            }
+                            delim.push(s[j]);
+                            j += 1;
+                        }
+                        j += 1;
+                    }
                     b'\\' => {
+                        quoted = true;
                         if let Some(&n) = s.get(j + 1) {
                             delim.push(n);
                         }
@@ -360,10 +497,22 @@ impl<'a> Rewriter<'a> {
                     }
                 }
             }
+            let j = j.min(s.len());
+            // brush-parser unquotes a delimiter by dropping every quote and backslash, so
+            // `'E"O'` would end at a line `EO`. The same delimiter written with each
+            // character escaped reads the same in bash and unquotes right in brush.
+            if quoted && delim.iter().any(|c| matches!(c, b'\'' | b'"' | b'\\')) {
+                let mut escaped = String::with_capacity(2 * delim.len());
+                for ch in String::from_utf8_lossy(&delim).chars() {
+                    escaped.push('\\');
+                    escaped.push(ch);
+                }
+                self.replace(word_start, j, &escaped);
+            }
             if !delim.is_empty() {
                 self.heredocs.push((delim, strip));
             }
-            return j.min(s.len());
+            return j;
         }
         let mut j = i + 1;
         while j < s.len() && matches!(s[j], b'<' | b'>' | b'&' | b'|') && j < i + 3 {
@@ -707,11 +856,29 @@ impl<'a> Rewriter<'a> {
                     // Only the outermost substitutions are recorded.
                     self.collect = false;
                 }
+                let outermost = self.in_subst == 0 && !was;
+                let mark = if outermost {
+                    self.flush(body);
+                    self.arith_in_subst = false;
+                    Some(self.out.len())
+                } else {
+                    None
+                };
                 self.in_subst += 1;
                 let end = self.commands(body, End::Paren);
                 self.in_subst -= 1;
                 if end >= s.len() && !(end > body && s.get(end - 1) == Some(&b')')) {
                     self.unclosed(")", None, 2);
+                }
+                if let Some(mark) = mark
+                    && self.arith_in_subst
+                    && end <= s.len()
+                    && end > body
+                    && s[end - 1] == b')'
+                    && self.copied < end
+                    && self.text[end..].contains("<<")
+                {
+                    self.hide_body(mark, end - 1);
                 }
                 self.collect = was;
                 if self.collect && end <= s.len() && end > body && s[end - 1] == b')' {
@@ -940,6 +1107,31 @@ pub fn decode_substitution(body: &str) -> Cow<'_, str> {
     }
 }
 
+/// Puts back in `text` (a word of the parsed program) the bodies of command
+/// substitutions that [`for_parser`] hid from the tokenizer.
+pub fn decode_all(text: &mut String) {
+    let open = format!("$({SUBST_MARK}");
+    if !text.contains(&open) {
+        return;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest: &str = text;
+    while let Some(at) = rest.find(&open) {
+        let hex_start = at + open.len();
+        let hex_len = rest[hex_start..]
+            .bytes()
+            .take_while(u8::is_ascii_hexdigit)
+            .count();
+        let encoded = &rest[at + 2..hex_start + hex_len];
+        let decoded = decode_substitution(encoded);
+        out.push_str(&rest[..at + 2]);
+        out.push_str(&decoded);
+        rest = &rest[hex_start + hex_len..];
+    }
+    out.push_str(rest);
+    *text = out;
+}
+
 /// Maps an index of the encoded text back to the text as written.
 pub fn original_index(shifts: &[Shift], index: usize) -> usize {
     let mut delta: isize = 0;
@@ -1020,6 +1212,24 @@ mod tests {
             "echo ${x:-$(echo  a)}"
         );
         assert_eq!(rw("echo '${x:-a  b}'"), "echo '${x:-a  b}'");
+    }
+
+    #[test]
+    fn heredoc_delimiters_with_quote_characters_are_escaped() {
+        assert_eq!(rw("cat <<'E\"O'\nx\nE\"O\n"), "cat <<\\E\\\"\\O\nx\nE\"O\n");
+        assert_eq!(rw("cat <<'EOF'\nx\nEOF\n"), "cat <<'EOF'\nx\nEOF\n");
+    }
+
+    #[test]
+    fn arithmetic_in_a_substitution_before_a_heredoc_is_hidden() {
+        let text = "x=$( ((1)) ); cat <<E\nhi\nE\n";
+        let out = rw(text);
+        assert!(out.starts_with(&format!("x=$({SUBST_MARK}")), "{out}");
+        assert!(out.ends_with("); cat <<E\nhi\nE\n"), "{out}");
+        let mut word = out[..out.find(';').unwrap_or(0)].to_string();
+        decode_all(&mut word);
+        assert_eq!(word, "x=$( ((1)) )");
+        assert_eq!(rw("x=$( ((1)) ); echo"), "x=$( ((1)) ); echo");
     }
 
     #[test]
