@@ -598,11 +598,16 @@ impl Shell {
             }
         }
         let _ = fds.stderr().write_str(&e.message()).await;
-        self.last_status = e.status();
+        // A malformed `[[ ]]` stops bash with the status of the last command.
+        let status = match e {
+            ShellError::CondSyntax(_) => self.last_status,
+            _ => e.status(),
+        };
+        self.last_status = status;
         if !self.interactive {
-            self.exit_requested = Some(e.status());
+            self.exit_requested = Some(status);
         }
-        self.finish_run(e.status(), fds).await
+        self.finish_run(status, fds).await
     }
 
     /// Runs the EXIT trap when the shell is done: at the end of a non-interactive script,

@@ -52,6 +52,197 @@ pub fn named_fd_target(target: &str) -> Option<(&str, &str)> {
     rest.split_once(NAMED_FD)
 }
 
+/// The message bash gives for the first malformed `[[ ]]` expression of `text` (empty
+/// when bash stops without one), or `None` when all are well formed. bash stops reading
+/// the script there, with the status of the last command.
+pub fn cond_error(text: &str) -> Option<String> {
+    if !text.contains("[[") {
+        return None;
+    }
+    let mut r = Rewriter::new(text);
+    r.collect = true;
+    r.check_cond = true;
+    r.commands(0, End::Eof);
+    r.cond_error
+}
+
+/// The bodies of the outermost command substitutions (`$( )`) of a program's text,
+/// outside here-document bodies and single quotes: bash parses them as it reads the
+/// command they are in.
+pub fn substitution_bodies(text: &str) -> Vec<(usize, usize)> {
+    if !text.contains("$(") {
+        return Vec::new();
+    }
+    let mut r = Rewriter::new(text);
+    r.collect = true;
+    r.commands(0, End::Eof);
+    r.substs
+}
+
+/// One token inside `[[ ]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CondToken<'a> {
+    Word(&'a str),
+    /// An operator (`(`, `)`, `&&`, `||`, `<`, `>`, `;`, …).
+    Op(&'a str),
+    /// `]]`.
+    End,
+}
+
+/// bash's reading of a conditional expression (`cond_expr` in its grammar), for its
+/// error messages only: the interpreter evaluates what brush-parser parsed.
+mod cond {
+    use super::CondToken;
+
+    const UNARY: &[&str] = &[
+        "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u",
+        "-w", "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z", "-o", "-v", "-R",
+    ];
+    const BINARY: &[&str] = &[
+        "=", "==", "!=", "=~", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef",
+    ];
+
+    /// Why reading stopped: bash's message (empty: none), or `None` when the text ended
+    /// first (the parser reports that).
+    struct Stop(Option<String>);
+
+    fn stop(m: impl Into<String>) -> Stop {
+        Stop(Some(m.into()))
+    }
+
+    struct Reader<'t, 'a> {
+        tokens: &'t [CondToken<'a>],
+        at: usize,
+        /// The token after the last term read (bash's `cond_token`).
+        current: Option<CondToken<'a>>,
+    }
+
+    /// The error bash reports for these tokens (ending with [`CondToken::End`] when the
+    /// expression was closed), or `None` when they form an expression. Text that ends
+    /// before `]]` is left to the parser.
+    pub(super) fn check(tokens: &[CondToken<'_>]) -> Option<String> {
+        let mut r = Reader {
+            tokens,
+            at: 0,
+            current: None,
+        };
+        match r.expr() {
+            Err(Stop(m)) => m,
+            Ok(()) => match r.current {
+                Some(CondToken::End) | None => None,
+                Some(CondToken::Word(_)) => Some("syntax error in conditional expression".into()),
+                Some(CondToken::Op(o)) => Some(format!(
+                    "syntax error in conditional expression: unexpected token `{o}'"
+                )),
+            },
+        }
+    }
+
+    impl<'a> Reader<'_, 'a> {
+        fn next(&mut self) -> Option<CondToken<'a>> {
+            let t = self.tokens.get(self.at).copied();
+            self.at += 1;
+            t
+        }
+
+        fn expr(&mut self) -> Result<(), Stop> {
+            self.and()?;
+            while self.current == Some(CondToken::Op("||")) {
+                self.and()?;
+            }
+            Ok(())
+        }
+
+        fn and(&mut self) -> Result<(), Stop> {
+            self.term()?;
+            while self.current == Some(CondToken::Op("&&")) {
+                self.term()?;
+            }
+            Ok(())
+        }
+
+        fn term(&mut self) -> Result<(), Stop> {
+            let name = |t: Option<CondToken<'_>>| match t {
+                Some(CondToken::Word(w) | CondToken::Op(w)) => Some(w.to_string()),
+                Some(CondToken::End) => Some("]]".to_string()),
+                None => None,
+            };
+            match self.next() {
+                // The text ends first: not this reading's to report.
+                None => Err(Stop(None)),
+                // bash stops here without a message (`[[ ]]`, `[[ a && ]]`).
+                Some(CondToken::End) => Err(Stop(Some(String::new()))),
+                Some(CondToken::Op("(")) => {
+                    self.expr()?;
+                    if self.current != Some(CondToken::Op(")")) {
+                        return Err(match name(self.current) {
+                            Some(t) => stop(format!("unexpected token `{t}', expected `)'")),
+                            None => Stop(None),
+                        });
+                    }
+                    self.current = self.next();
+                    Ok(())
+                }
+                Some(CondToken::Word("!")) => self.term(),
+                Some(CondToken::Word(w)) if UNARY.contains(&w) => match self.next() {
+                    Some(CondToken::Word(_)) => {
+                        self.current = self.next();
+                        Ok(())
+                    }
+                    t => Err(match name(t) {
+                        Some(t) => stop(format!(
+                            "unexpected argument `{t}' to conditional unary operator"
+                        )),
+                        None => Stop(None),
+                    }),
+                },
+                Some(CondToken::Word(_)) => {
+                    let op = self.next();
+                    match op {
+                        Some(CondToken::Word(o)) if BINARY.contains(&o) => {
+                            if o == "=~" {
+                                // A regular expression is read by its own rules up to `]]`.
+                                while !matches!(self.next(), Some(CondToken::End) | None) {}
+                                self.current = Some(CondToken::End);
+                                return Ok(());
+                            }
+                        }
+                        Some(CondToken::Op("<" | ">")) => {}
+                        Some(CondToken::End | CondToken::Op("&&" | "||" | ")")) => {
+                            self.current = op;
+                            return Ok(());
+                        }
+                        Some(CondToken::Word(_)) => {
+                            return Err(stop("conditional binary operator expected"));
+                        }
+                        Some(CondToken::Op(o)) => {
+                            return Err(stop(format!(
+                                "unexpected token `{o}', conditional binary operator expected"
+                            )));
+                        }
+                        None => return Err(Stop(None)),
+                    }
+                    match self.next() {
+                        Some(CondToken::Word(_)) => {
+                            self.current = self.next();
+                            Ok(())
+                        }
+                        t => Err(match name(t) {
+                            Some(t) => stop(format!(
+                                "unexpected argument `{t}' to conditional binary operator"
+                            )),
+                            None => Stop(None),
+                        }),
+                    }
+                }
+                Some(CondToken::Op(o)) => Err(stop(format!(
+                    "unexpected token `{o}' in conditional command"
+                ))),
+            }
+        }
+    }
+}
+
 /// What the scan found wrong with a text that bash refuses while reading it: a construct
 /// the text ends inside of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +304,10 @@ struct Rewriter<'a> {
     substs: Vec<(usize, usize)>,
     /// Whether `substs` is being collected.
     collect: bool,
+    /// Whether `[[ ]]` expressions are checked (see [`cond_error`]).
+    check_cond: bool,
+    /// The first error found in a `[[ ]]` expression.
+    cond_error: Option<String>,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -150,6 +345,8 @@ impl<'a> Rewriter<'a> {
             error: None,
             substs: Vec::new(),
             collect: false,
+            check_cond: false,
+            cond_error: None,
         }
     }
 
@@ -625,20 +822,37 @@ impl<'a> Rewriter<'a> {
     /// After `[[`: its words up to `]]` (`(`, `)`, `<`, `>`, `&&`, `||` are its own).
     fn test_body(&mut self, mut i: usize) -> usize {
         let s = self.s;
+        let mut tokens: Vec<CondToken<'a>> = Vec::new();
+        let check = self.check_cond && self.cond_error.is_none();
         while i < s.len() {
             i = self.skip_blanks(i, true);
             if i >= s.len() {
                 break;
             }
             if self.plain_word(i) == "]]" {
+                if check {
+                    tokens.push(CondToken::End);
+                    self.cond_error = cond::check(&tokens);
+                }
                 return i + 2;
             }
             if is_meta(s[i]) {
-                i += 1;
+                let two = s.get(i..i + 2).unwrap_or(&[]);
+                let len = if matches!(two, b"&&" | b"||" | b";;") { 2 } else { 1 };
+                if check {
+                    tokens.push(CondToken::Op(&self.text[i..i + len]));
+                }
+                i += len;
                 continue;
             }
             let (j, _) = self.word(i, false);
+            if check {
+                tokens.push(CondToken::Word(&self.text[i..j.min(s.len())]));
+            }
             i = j.max(i + 1);
+        }
+        if check {
+            self.cond_error = cond::check(&tokens);
         }
         i
     }
