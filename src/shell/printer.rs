@@ -460,8 +460,8 @@ fn redirect(r: &IoRedirect) -> String {
                     let input = matches!(kind, IoFileRedirectKind::DuplicateInput);
                     // A descriptor number or `-` gets its default descriptor named; a word
                     // to expand (`>&$fd`) is printed as written.
-                    let number =
-                        target == "-" || (!target.is_empty() && target.bytes().all(|b| b.is_ascii_digit()));
+                    let number = target == "-"
+                        || (!target.is_empty() && target.bytes().all(|b| b.is_ascii_digit()));
                     let fd = if fd.is_empty() && !number {
                         fd
                     } else if fd.is_empty() {

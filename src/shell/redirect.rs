@@ -369,10 +369,15 @@ impl Shell {
             value: rest.to_string(),
             loc: w.loc.clone(),
         };
-        let closing = matches!(kind, IoFileRedirectKind::DuplicateOutput | IoFileRedirectKind::DuplicateInput)
-            && rest == "-";
+        let closing = matches!(
+            kind,
+            IoFileRedirectKind::DuplicateOutput | IoFileRedirectKind::DuplicateInput
+        ) && rest == "-";
         let n = if closing {
-            match self.get_str(name).and_then(|v| v.trim().parse::<i32>().ok()) {
+            match self
+                .get_str(name)
+                .and_then(|v| v.trim().parse::<i32>().ok())
+            {
                 Some(n) => n,
                 None => return Err(ShellError::BadFd(format!("{{{name}}}"))),
             }

@@ -167,6 +167,7 @@ impl Shell {
                 let e = ShellError::RecursionLimit(f.fname.value.clone(), MAX_CALL_DEPTH);
                 return self.fail(e, fds).await;
             }
+            let argv = self.frame_argv(&args);
             let saved = std::mem::replace(&mut self.positional, args);
             self.funcnames.push(f.fname.value.clone());
             let origin = self
@@ -178,6 +179,7 @@ impl Shell {
             self.lines.frames.push(crate::shell::lines::Frame {
                 call_line: self.lines.lineno,
                 source: origin.source.clone(),
+                argv,
             });
             let saved_lines = (
                 self.lines.line_base,

@@ -151,7 +151,8 @@ impl<'a> Fixup<'a> {
                 IoRedirect::File(
                     _,
                     _,
-                    ast::IoFileRedirectTarget::Filename(w) | ast::IoFileRedirectTarget::Duplicate(w),
+                    ast::IoFileRedirectTarget::Filename(w)
+                    | ast::IoFileRedirectTarget::Duplicate(w),
                 )
                 | IoRedirect::HereString(_, w)
                 | IoRedirect::OutputAndError(w, _) => self.word(w),

@@ -95,8 +95,8 @@ mod cond {
     use super::CondToken;
 
     const UNARY: &[&str] = &[
-        "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u",
-        "-w", "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z", "-o", "-v", "-R",
+        "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w",
+        "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z", "-o", "-v", "-R",
     ];
     const BINARY: &[&str] = &[
         "=", "==", "!=", "=~", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef",
@@ -617,8 +617,7 @@ impl<'a> Rewriter<'a> {
             return None;
         }
         let op = j + 1;
-        if s[op..].starts_with(b"<<") || s[op..].starts_with(b"<(") || s[op..].starts_with(b">(")
-        {
+        if s[op..].starts_with(b"<<") || s[op..].starts_with(b"<(") || s[op..].starts_with(b">(") {
             return None;
         }
         let mut t = op + 1;
@@ -838,7 +837,11 @@ impl<'a> Rewriter<'a> {
             }
             if is_meta(s[i]) {
                 let two = s.get(i..i + 2).unwrap_or(&[]);
-                let len = if matches!(two, b"&&" | b"||" | b";;") { 2 } else { 1 };
+                let len = if matches!(two, b"&&" | b"||" | b";;") {
+                    2
+                } else {
+                    1
+                };
                 if check {
                     tokens.push(CondToken::Op(&self.text[i..i + len]));
                 }
@@ -936,11 +939,7 @@ impl<'a> Rewriter<'a> {
                     if depth == 0 {
                         if self.markers_ok {
                             for (at, c) in blanks {
-                                let m = if c == b'\t' {
-                                    BLANK_TAB
-                                } else {
-                                    BLANK_SPACE
-                                };
+                                let m = if c == b'\t' { BLANK_TAB } else { BLANK_SPACE };
                                 self.replace(at, at + 1, m.encode_utf8(&mut [0; 4]));
                             }
                         }
@@ -1227,9 +1226,7 @@ fn find(s: &[u8], from: usize, byte: u8) -> Option<usize> {
 /// Puts back the blanks [`for_parser`] marked in a subscript or a `${ }`.
 pub fn restore_blanks(text: &mut String) {
     if text.contains([BLANK_SPACE, BLANK_TAB]) {
-        *text = text
-            .replace(BLANK_SPACE, " ")
-            .replace(BLANK_TAB, "\t");
+        *text = text.replace(BLANK_SPACE, " ").replace(BLANK_TAB, "\t");
     }
 }
 
@@ -1421,10 +1418,7 @@ mod tests {
             rw("echo \"${x:-'a  b'\tc}\""),
             format!("echo \"${{x:-'a  b'{BLANK_TAB}c}}\"")
         );
-        assert_eq!(
-            rw("echo ${x:-$(echo  a)}"),
-            "echo ${x:-$(echo  a)}"
-        );
+        assert_eq!(rw("echo ${x:-$(echo  a)}"), "echo ${x:-$(echo  a)}");
         assert_eq!(rw("echo '${x:-a  b}'"), "echo '${x:-a  b}'");
     }
 
