@@ -214,8 +214,7 @@ fn case_toggle(text: &str) -> Option<(&str, bool)> {
         None => param,
     };
     // Positional and special parameters too (`${@~}`, `${1~~}`).
-    if matches!(name, "@" | "*") || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
-    {
+    if matches!(name, "@" | "*") || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())) {
         return (name == param).then_some((param, all));
     }
     let mut chars = name.chars();

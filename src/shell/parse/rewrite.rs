@@ -446,7 +446,7 @@ impl<'a> Rewriter<'a> {
         let mut after_compound = false;
         while i < s.len() {
             let c = s[i];
-            if !matches!(c, b' ' | b'\t' | b'<' | b'>') && !(c.is_ascii_digit() || c == b'{') {
+            if !(matches!(c, b' ' | b'\t' | b'<' | b'>' | b'{') || c.is_ascii_digit()) {
                 after_compound = false;
             }
             match c {
