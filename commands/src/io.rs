@@ -74,6 +74,15 @@ impl Output {
         }
     }
 
+    /// Whether `self` and `other` write into the same stream (clones of one write end);
+    /// never for discarding sinks.
+    pub fn same_stream(&self, other: &Output) -> bool {
+        match (&self.tx, &other.tx) {
+            (Some(a), Some(b)) => a.same_channel(b),
+            _ => false,
+        }
+    }
+
     fn chunk(&self, data: Bytes) -> io::Result<Chunk> {
         let charge = match &self.budget {
             None => None,

@@ -621,18 +621,36 @@ impl Shell {
         let touched: Vec<i32> = redirs.iter().flat_map(|r| targets(r)).collect();
         self.exec_gen += 1;
         f.generation = self.exec_gen;
-        self.exec_fds = Some(f);
+        // A file `exec` opened stays open while a descriptor still writes into it: the
+        // descriptors that did (`fds`) are followed into the new table, through copies
+        // (`4>&3`) and moves (`4>&3-`); one no descriptor holds any more is closed.
         let retired: Vec<Closer> = {
             let mut held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
-            let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *held)
-                .into_iter()
-                .partition(|(on, _)| on.iter().any(|n| touched.contains(n)));
-            *held = kept;
+            let mut gone = Vec::new();
+            for (on, c) in std::mem::take(&mut *held) {
+                let now: Vec<i32> = f
+                    .map
+                    .iter()
+                    .filter(|(_, d)| {
+                        let Fd::Write(new) = d else { return false };
+                        on.iter().any(|n| {
+                            matches!(fds.map.get(n), Some(Fd::Write(old)) if old.same_stream(new))
+                        })
+                    })
+                    .map(|(n, _)| *n)
+                    .collect();
+                if now.is_empty() {
+                    gone.push(c);
+                } else {
+                    held.push((now, c));
+                }
+            }
             for c in closers {
                 held.push((touched.clone(), c));
             }
-            gone.into_iter().map(|(_, c)| c).collect()
+            gone
         };
+        self.exec_fds = Some(f);
         let ok = self.close_exec_files(retired, fds).await;
         Ok(if ok { 0 } else { 1 })
     }
