@@ -904,10 +904,13 @@ impl Shell {
             // An `eval` string or alias expansion starts on the line of its command.
             self.lines.line_base = self.lines.lineno.saturating_sub(1);
         }
+        // Text read now (`eval`, `source`) takes the aliases defined now.
+        let read_aliases = self.lines.read_aliases.take();
         self.trace_depth += 1;
         let r = self.exec_program(program, fds).await;
         self.trace_depth -= 1;
         (self.lines.line_base, self.lines.unit) = saved;
+        self.lines.read_aliases = read_aliases;
         self.input_depth -= 1;
         r
     }

@@ -31,6 +31,10 @@ pub(crate) struct Origin {
     pub source: String,
     /// The read unit of its definition (aliases defined later are not seen in it).
     pub unit: u64,
+    /// The aliases its body was read with, when some were defined then: bash replaces
+    /// aliases as it reads, so the body keeps them even after `unalias` (empty when
+    /// `expand_aliases` was off).
+    pub aliases: Option<std::sync::Arc<crate::shell::builtins::alias::Aliases>>,
 }
 
 /// One frame of the call stack (a function or a sourced file), innermost last.
@@ -64,6 +68,8 @@ pub(crate) struct Lines {
     /// The script's arguments at the bottom of `BASH_ARGV`/`BASH_ARGC`, from the first
     /// call made with `extdebug` on (bash keeps them from then on).
     pub main_argv: Option<Vec<String>>,
+    /// While a function runs: the aliases its body was read with (see [`Origin`]).
+    pub read_aliases: Option<std::sync::Arc<crate::shell::builtins::alias::Aliases>>,
     /// Per alias name: the unit that defined it.
     pub aliases: HashMap<String, u64>,
     /// `local -`: the `set` options to restore when the function at that call depth
@@ -88,6 +94,7 @@ impl Lines {
                 self.source.clone()
             },
             unit: self.unit,
+            aliases: None,
         }
     }
 

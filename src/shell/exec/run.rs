@@ -189,6 +189,8 @@ impl Shell {
             );
             self.lines.line_base = origin.line_base;
             self.lines.unit = origin.unit;
+            let saved_aliases =
+                std::mem::replace(&mut self.lines.read_aliases, origin.aliases.clone());
             self.local_frames.push(Vec::new());
             self.call_depth += 1;
             // Loops do not reach into a function: `break` there is outside any loop.
@@ -243,6 +245,7 @@ impl Shell {
                 self.lines.source,
                 self.lines.lineno,
             ) = saved_lines;
+            self.lines.read_aliases = saved_aliases;
             self.pop_local_frame();
             self.positional = saved;
             match r {
