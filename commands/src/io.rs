@@ -357,6 +357,15 @@ impl Input {
 mod tests {
     use super::*;
 
+    #[test]
+    fn same_stream_is_the_same_pipe() {
+        let (a, _ra) = pipe();
+        let (b, _rb) = pipe();
+        assert!(a.same_stream(&a.clone()));
+        assert!(!a.same_stream(&b));
+        assert!(!Output::null().same_stream(&Output::null()));
+    }
+
     #[tokio::test]
     async fn only_a_pull_source_says_it_is_one() {
         struct Once(Option<Bytes>);

@@ -1441,6 +1441,34 @@ mod tests {
     }
 
     #[test]
+    fn conditional_expressions_are_checked_as_bash_reads_them() {
+        assert_eq!(cond_error("[[ a = b && ( -n x || ! -z y ) ]]"), None);
+        assert_eq!(cond_error("[[ x =~ ^(a|b)$ ]]"), None);
+        assert_eq!(
+            cond_error("[[ a = ]]").as_deref(),
+            Some("unexpected argument `]]' to conditional binary operator")
+        );
+        assert_eq!(
+            cond_error("[[ -f ]]").as_deref(),
+            Some("unexpected argument `]]' to conditional unary operator")
+        );
+        assert_eq!(
+            cond_error("[[ a b ]]").as_deref(),
+            Some("conditional binary operator expected")
+        );
+        assert_eq!(cond_error("[[ a && ]]").as_deref(), Some(""));
+        assert_eq!(cond_error("echo '[[ a = ]]'"), None);
+    }
+
+    #[test]
+    fn named_fds_after_compound_commands_move_into_the_target() {
+        let out = rw("{ :; } {fd}>out");
+        assert_eq!(out, format!("{{ :; }} >{NAMED_FD}fd{NAMED_FD}out"));
+        assert_eq!(named_fd_target(&out[8..]), Some(("fd", "out")));
+        assert_eq!(rw("echo {fd}>out"), "echo {fd}>out");
+    }
+
+    #[test]
     fn unclosed_constructs_are_named() {
         let e = |t: &str| for_parser(t).map(|_| ()).unwrap_err();
         let m = |t: &str| e(t).message;
