@@ -598,11 +598,16 @@ impl Shell {
             }
         }
         let _ = fds.stderr().write_str(&e.message()).await;
-        self.last_status = e.status();
+        // A malformed `[[ ]]` stops bash with the status of the last command.
+        let status = match e {
+            ShellError::CondSyntax(_) => self.last_status,
+            _ => e.status(),
+        };
+        self.last_status = status;
         if !self.interactive {
-            self.exit_requested = Some(e.status());
+            self.exit_requested = Some(status);
         }
-        self.finish_run(e.status(), fds).await
+        self.finish_run(status, fds).await
     }
 
     /// Runs the EXIT trap when the shell is done: at the end of a non-interactive script,
@@ -899,10 +904,13 @@ impl Shell {
             // An `eval` string or alias expansion starts on the line of its command.
             self.lines.line_base = self.lines.lineno.saturating_sub(1);
         }
+        // Text read now (`eval`, `source`) takes the aliases defined now.
+        let read_aliases = self.lines.read_aliases.take();
         self.trace_depth += 1;
         let r = self.exec_program(program, fds).await;
         self.trace_depth -= 1;
         (self.lines.line_base, self.lines.unit) = saved;
+        self.lines.read_aliases = read_aliases;
         self.input_depth -= 1;
         r
     }

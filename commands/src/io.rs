@@ -74,6 +74,15 @@ impl Output {
         }
     }
 
+    /// Whether `self` and `other` write into the same stream (clones of one write end);
+    /// never for discarding sinks.
+    pub fn same_stream(&self, other: &Output) -> bool {
+        match (&self.tx, &other.tx) {
+            (Some(a), Some(b)) => a.same_channel(b),
+            _ => false,
+        }
+    }
+
     fn chunk(&self, data: Bytes) -> io::Result<Chunk> {
         let charge = match &self.budget {
             None => None,
@@ -347,6 +356,15 @@ impl Input {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_stream_is_the_same_pipe() {
+        let (a, _ra) = pipe();
+        let (b, _rb) = pipe();
+        assert!(a.same_stream(&a.clone()));
+        assert!(!a.same_stream(&b));
+        assert!(!Output::null().same_stream(&Output::null()));
+    }
 
     #[tokio::test]
     async fn only_a_pull_source_says_it_is_one() {

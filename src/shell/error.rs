@@ -24,6 +24,14 @@ pub enum ShellError {
         line: usize,
         status: i32,
     },
+    /// A malformed `[[ ]]` expression, worded as bash words it (empty: bash says
+    /// nothing). bash stops reading there with the status of the last command.
+    #[error("{0}")]
+    CondSyntax(String),
+    /// A syntax error in the body of a command substitution, found when the command it
+    /// is in was read: bash names the token, then shows the line, and exits with 127.
+    #[error("{message}\n{PROGRAM}: `{line}'")]
+    SubstSyntax { message: String, line: String },
     #[error("{0}: command not found")]
     CommandNotFound(String),
     /// A shell feature forkbox does not implement (STYLE habit 12: never a silent no-op).
@@ -103,9 +111,9 @@ impl ShellError {
     /// The exit status bash gives for this error.
     pub fn status(&self) -> i32 {
         match self {
-            ShellError::Syntax(_) | ShellError::Unsupported(_) => 2,
+            ShellError::Syntax(_) | ShellError::Unsupported(_) | ShellError::CondSyntax(_) => 2,
             ShellError::Unclosed { status, .. } => *status,
-            ShellError::CommandNotFound(_) => 127,
+            ShellError::CommandNotFound(_) | ShellError::SubstSyntax { .. } => 127,
             // bash 5.2 exits a non-interactive shell with 127 for these.
             ShellError::ParamError { .. } | ShellError::Unbound(_) => 127,
             ShellError::BadRegex(_) => 2,
@@ -153,7 +161,10 @@ impl ShellError {
 
     /// The full line printed on stderr.
     pub fn message(&self) -> String {
-        format!("{PROGRAM}: {self}\n")
+        match self {
+            ShellError::CondSyntax(m) if m.is_empty() => String::new(),
+            _ => format!("{PROGRAM}: {self}\n"),
+        }
     }
 }
 

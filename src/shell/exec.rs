@@ -388,7 +388,18 @@ impl Shell {
                     }
                     self.functions
                         .insert(def.fname.value.clone(), Arc::new(def.clone()));
-                    let origin = self.lines.origin_here();
+                    let mut origin = self.lines.origin_here();
+                    // A definition run by a function was read with that function's body.
+                    if !self.alias_table().is_empty() {
+                        let on = self.lines.read_aliases.is_some()
+                            || self.interactive
+                            || self.shopts.on("expand_aliases");
+                        origin.aliases = Some(Arc::new(if on {
+                            self.alias_table().clone()
+                        } else {
+                            Default::default()
+                        }));
+                    }
                     self.lines.functions.insert(def.fname.value.clone(), origin);
                     0
                 }

@@ -194,19 +194,64 @@ fn unparsed_substitution(
     Some((format!("${}", &rest[..end]), end))
 }
 
-/// `${name~}` and `${name~~}` (which the word parser does not read): the name, and
-/// whether every character's case is toggled rather than the first one's.
+/// `${name~}` and `${name~~}`, also of an element or all elements (`${a[@]~}`), which
+/// the word parser does not read: the parameter (`name`, `name[sub]`), and whether every
+/// character's case is toggled rather than the first one's.
 fn case_toggle(text: &str) -> Option<(&str, bool)> {
     let inner = text.strip_prefix("${")?.strip_suffix('}')?;
-    let (name, all) = match inner.strip_suffix("~~") {
+    let (param, all) = match inner.strip_suffix("~~") {
         Some(n) => (n, true),
         None => (inner.strip_suffix('~')?, false),
     };
+    let name = match param.split_once('[') {
+        Some((name, sub)) => {
+            let sub = sub.strip_suffix(']')?;
+            if sub.is_empty() || sub.contains(['[', ']']) {
+                return None;
+            }
+            name
+        }
+        None => param,
+    };
+    // Positional and special parameters too (`${@~}`, `${1~~}`).
+    if matches!(name, "@" | "*") || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())) {
+        return (name == param).then_some((param, all));
+    }
     let mut chars = name.chars();
     let first = chars.next()?;
     ((first.is_ascii_alphabetic() || first == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    .then_some((name, all))
+    .then_some((param, all))
+}
+
+/// The home directory of a system account every Debian host has (its base `passwd`),
+/// for `~root`: a session has one user of its own, and scripts expect these as on the
+/// host they were written for.
+fn system_account_home(user: &str) -> Option<&'static str> {
+    const ACCOUNTS: &[(&str, &str)] = &[
+        ("root", "/root"),
+        ("daemon", "/usr/sbin"),
+        ("bin", "/bin"),
+        ("sys", "/dev"),
+        ("sync", "/bin"),
+        ("games", "/usr/games"),
+        ("man", "/var/cache/man"),
+        ("lp", "/var/spool/lpd"),
+        ("mail", "/var/mail"),
+        ("news", "/var/spool/news"),
+        ("uucp", "/var/spool/uucp"),
+        ("proxy", "/bin"),
+        ("www-data", "/var/www"),
+        ("backup", "/var/backups"),
+        ("list", "/var/list"),
+        ("irc", "/run/ircd"),
+        ("_apt", "/nonexistent"),
+        ("nobody", "/nonexistent"),
+    ];
+    ACCOUNTS
+        .iter()
+        .find(|(name, _)| *name == user)
+        .map(|(_, home)| *home)
 }
 
 /// Swaps the case of the first character of `s`, or of all of them.
@@ -873,18 +918,20 @@ impl Shell {
             while i < pieces.len() {
                 let p = &pieces[i];
                 if let Some((bad, took)) = unparsed_substitution(&p.piece, pieces.get(i + 1)) {
-                    let Some((name, all)) = case_toggle(&bad) else {
+                    let Some((param, all)) = case_toggle(&bad) else {
                         return Err(ShellError::BadSubstitution(bad));
                     };
-                    let v = self.get_str(name);
-                    if v.is_none() && self.opts.nounset {
-                        return Err(ShellError::Unbound(name.to_string()));
+                    let parsed = super::parse::guarded(param, word::parse_parameter)?
+                        .ok_or_else(|| ShellError::BadSubstitution(bad.clone()))?;
+                    let v = self.param_value(&parsed, fds).await?;
+                    if matches!(v, PVal::Unset) && self.opts.nounset {
+                        return Err(ShellError::Unbound(param.to_string()));
                     }
-                    out.push(Piece::Text {
-                        s: toggle_case(&v.unwrap_or_default(), all),
-                        quoted,
-                        split: !quoted,
-                    });
+                    let v = match v {
+                        PVal::Unset => PVal::Str(String::new()),
+                        v => v.map(|s| toggle_case(s, all)),
+                    };
+                    self.emit_value(v, quoted, out);
                     if let Some(WordPiece::Text(rest)) = pieces.get(i + 1).map(|n| &n.piece)
                         && let Some(tail) = rest.get(took..).filter(|t| !t.is_empty())
                     {
@@ -951,6 +998,8 @@ impl Shell {
                     TildeExpr::UserHome(u) => {
                         if self.get_str("USER").as_deref() == Some(u.as_str()) {
                             self.get_str("HOME").unwrap_or_default()
+                        } else if let Some(home) = system_account_home(u) {
+                            home.to_string()
                         } else {
                             format!("~{u}")
                         }

@@ -1,5 +1,5 @@
 //! Where the running command came from: `LINENO`, the call stack behind `FUNCNAME`,
-//! `BASH_LINENO`, `BASH_SOURCE` and `caller`, and the read-time order that decides which
+//! `BASH_LINENO`, `BASH_SOURCE`, `BASH_ARGV`, `BASH_ARGC` and `caller`, and the read-time order that decides which
 //! aliases a command sees.
 //!
 //! bash numbers lines while it reads; forkbox parses first, so each parse's line numbers
@@ -31,6 +31,10 @@ pub(crate) struct Origin {
     pub source: String,
     /// The read unit of its definition (aliases defined later are not seen in it).
     pub unit: u64,
+    /// The aliases its body was read with, when some were defined then: bash replaces
+    /// aliases as it reads, so the body keeps them even after `unalias` (empty when
+    /// `expand_aliases` was off).
+    pub aliases: Option<std::sync::Arc<crate::shell::builtins::alias::Aliases>>,
 }
 
 /// One frame of the call stack (a function or a sourced file), innermost last.
@@ -40,6 +44,8 @@ pub(crate) struct Frame {
     pub call_line: usize,
     /// The file it was defined in (`BASH_SOURCE`).
     pub source: String,
+    /// Its arguments, kept for `BASH_ARGV`/`BASH_ARGC` when `extdebug` was on at the call.
+    pub argv: Option<Vec<String>>,
 }
 
 /// The shell's record of lines, sources and read order.
@@ -59,6 +65,11 @@ pub(crate) struct Lines {
     pub functions: HashMap<String, Origin>,
     /// The frames behind `FUNCNAME`, outermost first (parallel to `Shell::funcnames`).
     pub frames: Vec<Frame>,
+    /// The script's arguments at the bottom of `BASH_ARGV`/`BASH_ARGC`, from the first
+    /// call made with `extdebug` on (bash keeps them from then on).
+    pub main_argv: Option<Vec<String>>,
+    /// While a function runs: the aliases its body was read with (see [`Origin`]).
+    pub read_aliases: Option<std::sync::Arc<crate::shell::builtins::alias::Aliases>>,
     /// Per alias name: the unit that defined it.
     pub aliases: HashMap<String, u64>,
     /// `local -`: the `set` options to restore when the function at that call depth
@@ -83,6 +94,7 @@ impl Lines {
                 self.source.clone()
             },
             unit: self.unit,
+            aliases: None,
         }
     }
 
@@ -95,7 +107,27 @@ impl Lines {
 impl crate::shell::Shell {
     /// Whether `name` is one of the arrays made from the call stack.
     pub(crate) fn is_stack_array(name: &str) -> bool {
-        matches!(name, "FUNCNAME" | "BASH_LINENO" | "BASH_SOURCE")
+        matches!(
+            name,
+            "FUNCNAME" | "BASH_LINENO" | "BASH_SOURCE" | "BASH_ARGV" | "BASH_ARGC"
+        )
+    }
+
+    /// The arguments a function call keeps for `BASH_ARGV` (`None` unless `extdebug` is
+    /// on); the first such call also keeps the script's.
+    pub(crate) fn frame_argv(&mut self, args: &[String]) -> Option<Vec<String>> {
+        if !self.shopts.on("extdebug") {
+            return None;
+        }
+        if self.lines.main_argv.is_none() {
+            let main = if self.call_depth == 0 {
+                self.positional.clone()
+            } else {
+                Vec::new()
+            };
+            self.lines.main_argv = Some(main);
+        }
+        Some(args.to_vec())
     }
 
     /// `FUNCNAME`, `BASH_LINENO` or `BASH_SOURCE`, innermost frame first.
@@ -118,6 +150,21 @@ impl crate::shell::Shell {
                 .rev()
                 .map(|f| f.source.clone())
                 .collect(),
+            // Innermost call first; each call's arguments last to first.
+            "BASH_ARGV" | "BASH_ARGC" => {
+                let frames = self
+                    .lines
+                    .frames
+                    .iter()
+                    .rev()
+                    .filter_map(|f| f.argv.as_ref())
+                    .chain(self.lines.main_argv.as_ref());
+                if name == "BASH_ARGC" {
+                    frames.map(|a| a.len().to_string()).collect()
+                } else {
+                    frames.flat_map(|a| a.iter().rev().cloned()).collect()
+                }
+            }
             _ => Vec::new(),
         }
     }

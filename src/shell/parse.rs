@@ -125,6 +125,7 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let text: &str = &src;
     match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
         Some(Ok(mut p)) => {
+            check_substitutions(text, n.depth)?;
             fix(&mut p, text, n.depth);
             Ok(p)
         }
@@ -137,12 +138,42 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
                 fix(&mut p, &rewritten, n.depth);
                 return Ok(p);
             }
+            if let Some(m) = with_stack(n.depth, || rewrite::cond_error(text)) {
+                return Err(ShellError::CondSyntax(m));
+            }
             Err(syntax_error(text, &e))
         }
         None => Err(ShellError::Syntax(
             "syntax error: number out of range".to_string(),
         )),
     }
+}
+
+/// Parses the body of each command substitution of `src`, as bash does when it reads the
+/// command: a syntax error there is the command's (brush-parser leaves the body as text).
+fn check_substitutions(src: &str, depth: usize) -> Result<(), ShellError> {
+    for (start, end) in with_stack(depth, || rewrite::substitution_bodies(src)) {
+        let body = rewrite::decode_substitution(&src[start..end]);
+        let message = match program(&body) {
+            Ok(_) => continue,
+            // The body ends where bash finds the `)` that closes it.
+            Err(ShellError::Unclosed { .. }) => "syntax error near unexpected token `)'".into(),
+            Err(ShellError::Syntax(m)) if m.contains("unexpected end of file") => {
+                "syntax error near unexpected token `)'".into()
+            }
+            Err(ShellError::Syntax(m)) => m,
+            // A nested substitution's error shows the outermost line.
+            Err(ShellError::SubstSyntax { message, .. }) => message,
+            Err(e) => return Err(e),
+        };
+        let line_start = src[..end].rfind('\n').map_or(0, |k| k + 1);
+        let line_end = src[end..].find('\n').map_or(src.len(), |k| end + k);
+        return Err(ShellError::SubstSyntax {
+            message,
+            line: src[line_start..line_end].to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// Puts into `p` what the parser lost of `src`, the text it was parsed from.

@@ -439,10 +439,17 @@ fn ansi_c_as_single(word: &str) -> String {
 fn redirect(r: &IoRedirect) -> String {
     match r {
         IoRedirect::File(fd, kind, target) => {
-            let fd = fd.map(|n| n.to_string()).unwrap_or_default();
+            let mut fd = fd.map(|n| n.to_string()).unwrap_or_default();
             let target = match target {
                 IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w) => {
-                    w.value.clone()
+                    // `{name}>file` after a compound command (see parse::rewrite).
+                    match super::parse::rewrite::named_fd_target(&w.value) {
+                        Some((name, rest)) => {
+                            fd = format!("{{{name}}}");
+                            rest.to_string()
+                        }
+                        None => w.value.clone(),
+                    }
                 }
                 IoFileRedirectTarget::Fd(n) => n.to_string(),
                 IoFileRedirectTarget::ProcessSubstitution(_, s) => format!("({})", s.list),
@@ -451,7 +458,13 @@ fn redirect(r: &IoRedirect) -> String {
                 // bash names the descriptor of a duplication, and closes with `>&-`.
                 IoFileRedirectKind::DuplicateInput | IoFileRedirectKind::DuplicateOutput => {
                     let input = matches!(kind, IoFileRedirectKind::DuplicateInput);
-                    let fd = if fd.is_empty() {
+                    // A descriptor number or `-` gets its default descriptor named; a word
+                    // to expand (`>&$fd`) is printed as written.
+                    let number = target == "-"
+                        || (!target.is_empty() && target.bytes().all(|b| b.is_ascii_digit()));
+                    let fd = if fd.is_empty() && !number {
+                        fd
+                    } else if fd.is_empty() {
                         if input { "0" } else { "1" }.to_string()
                     } else {
                         fd

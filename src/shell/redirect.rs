@@ -198,6 +198,15 @@ impl Shell {
     ) -> Result<(), ShellError> {
         match r {
             IoRedirect::File(fd, kind, target) => {
+                // `{ …; } {name}>file`, as the parse rewrite carries it.
+                let named;
+                let (fd, target) = match self.named_fd(fd, kind, target, fds)? {
+                    Some((n, t)) => {
+                        named = t;
+                        (&Some(n), &named)
+                    }
+                    None => (fd, target),
+                };
                 let default_fd = match kind {
                     IoFileRedirectKind::Read
                     | IoFileRedirectKind::DuplicateInput
@@ -333,6 +342,58 @@ impl Shell {
             }
         }
         Ok(())
+    }
+
+    /// For a `{name}>target` redirection (a target word carrying
+    /// [`rewrite::NAMED_FD`](super::parse::rewrite::NAMED_FD)): the descriptor and the target
+    /// as written. A new descriptor (the lowest free from 10) is stored in `name`;
+    /// `{name}>&-` closes the one `name` holds.
+    fn named_fd(
+        &mut self,
+        fd: &Option<i32>,
+        kind: &IoFileRedirectKind,
+        target: &IoFileRedirectTarget,
+        fds: &Fds,
+    ) -> Result<Option<(i32, IoFileRedirectTarget)>, ShellError> {
+        let (IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w)) = target
+        else {
+            return Ok(None);
+        };
+        let Some((name, rest)) = super::parse::rewrite::named_fd_target(&w.value) else {
+            return Ok(None);
+        };
+        if fd.is_some() {
+            return Ok(None);
+        }
+        let word = brush_parser::ast::Word {
+            value: rest.to_string(),
+            loc: w.loc.clone(),
+        };
+        let closing = matches!(
+            kind,
+            IoFileRedirectKind::DuplicateOutput | IoFileRedirectKind::DuplicateInput
+        ) && rest == "-";
+        let n = if closing {
+            match self
+                .get_str(name)
+                .and_then(|v| v.trim().parse::<i32>().ok())
+            {
+                Some(n) => n,
+                None => return Err(ShellError::BadFd(format!("{{{name}}}"))),
+            }
+        } else {
+            let mut n = 10;
+            while !fds.is_closed(n) {
+                n += 1;
+            }
+            self.assign_str(name, &n.to_string(), false)?;
+            n
+        };
+        let target = match target {
+            IoFileRedirectTarget::Filename(_) => IoFileRedirectTarget::Filename(word),
+            _ => IoFileRedirectTarget::Duplicate(word),
+        };
+        Ok(Some((n, target)))
     }
 
     /// `N>&M`, `N<&M`, `N>&-`, `>&file`.
@@ -560,18 +621,36 @@ impl Shell {
         let touched: Vec<i32> = redirs.iter().flat_map(|r| targets(r)).collect();
         self.exec_gen += 1;
         f.generation = self.exec_gen;
-        self.exec_fds = Some(f);
+        // A file `exec` opened stays open while a descriptor still writes into it: the
+        // descriptors that did (`fds`) are followed into the new table, through copies
+        // (`4>&3`) and moves (`4>&3-`); one no descriptor holds any more is closed.
         let retired: Vec<Closer> = {
             let mut held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
-            let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *held)
-                .into_iter()
-                .partition(|(on, _)| on.iter().any(|n| touched.contains(n)));
-            *held = kept;
+            let mut gone = Vec::new();
+            for (on, c) in std::mem::take(&mut *held) {
+                let now: Vec<i32> = f
+                    .map
+                    .iter()
+                    .filter(|(_, d)| {
+                        let Fd::Write(new) = d else { return false };
+                        on.iter().any(|n| {
+                            matches!(fds.map.get(n), Some(Fd::Write(old)) if old.same_stream(new))
+                        })
+                    })
+                    .map(|(n, _)| *n)
+                    .collect();
+                if now.is_empty() {
+                    gone.push(c);
+                } else {
+                    held.push((now, c));
+                }
+            }
             for c in closers {
                 held.push((touched.clone(), c));
             }
-            gone.into_iter().map(|(_, c)| c).collect()
+            gone
         };
+        self.exec_fds = Some(f);
         let ok = self.close_exec_files(retired, fds).await;
         Ok(if ok { 0 } else { 1 })
     }

@@ -121,6 +121,21 @@ impl Shell {
         Ok(())
     }
 
+    /// The DEBUG trap before the header of a `for` iteration, a `case`, a `select` or a
+    /// part of an arithmetic `for`, which bash runs as before a simple command, with
+    /// `BASH_COMMAND` the header as bash prints it (`text`).
+    pub(crate) async fn debug_header(
+        &mut self,
+        text: impl FnOnce() -> String,
+        fds: &Fds,
+    ) -> Exec<()> {
+        if self.in_trap == 0 && self.traps.contains_key(&TRAP_DEBUG) {
+            self.bash_command = text();
+            self.run_debug_trap(fds).await?;
+        }
+        Ok(())
+    }
+
     /// The RETURN trap as a function returns.
     pub(crate) async fn run_return_trap(&mut self, fds: &Fds) -> Exec<()> {
         if self.traps.contains_key(&TRAP_RETURN) {

@@ -115,15 +115,19 @@ impl Shell {
     /// The alias expansion of `sc` when its first word is an alias in effect: the text to
     /// run instead and the aliases it replaced.
     pub(crate) fn alias_text(&self, sc: &SimpleCommand) -> Option<(String, Vec<String>)> {
-        if self.aliases.is_empty()
-            || !(self.interactive || self.shopts.on("expand_aliases"))
+        // In a function body: the aliases it was read with, whatever happened since.
+        let read = self.lines.read_aliases.as_deref();
+        let aliases = read.unwrap_or(&self.aliases);
+        let visible = |name: &str| read.is_some() || self.lines.alias_visible(name);
+        if aliases.is_empty()
+            || !(read.is_some() || self.interactive || self.shopts.on("expand_aliases"))
             || sc.prefix.is_some()
         {
             return None;
         }
         let first = sc.word_or_name.as_ref()?.value.as_str();
-        let value = self.aliases.get(first)?;
-        if self.alias_active.iter().any(|a| a == first) || !self.lines.alias_visible(first) {
+        let value = aliases.get(first)?;
+        if self.alias_active.iter().any(|a| a == first) || !visible(first) {
             return None;
         }
         let mut used = vec![first.to_string()];
@@ -132,9 +136,9 @@ impl Shell {
         // A value ending in a blank makes the next word a candidate too.
         while text.ends_with([' ', '\t'])
             && let Some(CommandPrefixOrSuffixItem::Word(w)) = words.peek()
-            && let Some(v) = self.aliases.get(w.value.as_str())
+            && let Some(v) = aliases.get(w.value.as_str())
             && !used.contains(&w.value)
-            && self.lines.alias_visible(&w.value)
+            && visible(&w.value)
         {
             used.push(w.value.clone());
             text.push_str(v);
@@ -145,6 +149,12 @@ impl Shell {
             text.push_str(&item.to_string());
         }
         Some((text, used))
+    }
+
+    /// The alias table aliases are read from now: the one a running function's body was
+    /// read with, else the shell's.
+    pub(crate) fn alias_table(&self) -> &Aliases {
+        self.lines.read_aliases.as_deref().unwrap_or(&self.aliases)
     }
 
     /// Runs the alias expansion `text` of a command in its place.

@@ -53,6 +53,7 @@ pub(crate) async fn run(
     sh.lines.frames.push(crate::shell::lines::Frame {
         call_line: sh.lines.lineno,
         source: file.clone(),
+        argv: None,
     });
     let saved_lines = (
         std::mem::replace(&mut sh.lines.line_base, 0),

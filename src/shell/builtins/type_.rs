@@ -1,4 +1,4 @@
-//! `type [-t] name ...`: display what a name would run.
+//! `type [-afptP] name ...`: display what a name would run (`-a`: everything it could).
 
 use crate::shell::Shell;
 use crate::shell::exec::Exec;
@@ -41,6 +41,56 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
     }
 }
 
+/// Everything `name` resolves to, in the order bash looks (`type -a`): alias, keyword,
+/// function (unless `no_functions`), builtin, then its file in each directory of `PATH`
+/// that holds the command table's files (`/usr/bin`, and `/bin`, which is a link to it
+/// on a merged-`/usr` host).
+pub(crate) fn describe_all(
+    sh: &Shell,
+    name: &str,
+    no_functions: bool,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if (sh.interactive || sh.shopts.on("expand_aliases"))
+        && let Some(value) = sh.aliases.get(name)
+    {
+        out.push((
+            "alias",
+            format!("alias {name}='{}'", value.replace('\'', "'\\''")),
+        ));
+    }
+    if KEYWORDS.contains(&name) {
+        out.push(("keyword", name.to_string()));
+    }
+    if !no_functions && sh.functions.contains_key(name) {
+        out.push(("function", name.to_string()));
+    }
+    if name.contains('/') {
+        if sh.registry.resolve(name).is_some() {
+            out.push(("file", name.to_string()));
+        }
+        return out;
+    }
+    let Some(entry) = sh.registry.resolve(name) else {
+        return out;
+    };
+    if entry.kind == forkbox_commands::CommandKind::Builtin && !matches!(name, "sh" | "bash") {
+        out.push(("builtin", name.to_string()));
+    }
+    if entry.path().is_some() {
+        let path = sh.get_str("PATH").unwrap_or_default();
+        let mut seen: Vec<&str> = Vec::new();
+        for dir in path.split(':') {
+            let dir = dir.trim_end_matches('/');
+            if matches!(dir, "/usr/bin" | "/bin") && !seen.contains(&dir) {
+                seen.push(dir);
+                out.push(("file", format!("{dir}/{name}")));
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn sentence(name: &str, kind: &str, path: &str) -> String {
     match kind {
         "keyword" => format!("{name} is a shell keyword"),
@@ -72,6 +122,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let mut path_only = false;
     let mut path_search = false;
     let mut no_functions = false;
+    let mut all = false;
     let mut names = Vec::new();
     let mut options = true;
     for a in &args {
@@ -91,7 +142,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                         'p' => path_only = true,
                         'P' => path_search = true,
                         'f' => no_functions = true,
-                        'a' => {}
+                        'a' => all = true,
                         _ => {
                             let msg = format!(
                                 "type: -{c}: invalid option\ntype: usage: type [-afptP] name [name ...]"
@@ -109,6 +160,33 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     let mut status = 0;
     for n in &names {
+        if all {
+            let found = describe_all(sh, n, no_functions);
+            let mut shown = 0;
+            for (kind, path) in &found {
+                let line = if kind_only {
+                    kind.to_string()
+                } else if path_only || path_search {
+                    if *kind != "file" {
+                        continue;
+                    }
+                    path.clone()
+                } else {
+                    verbose(sh, n, kind, path)
+                };
+                shown += 1;
+                let _ = io.stdout().write_str(&format!("{line}\n")).await;
+            }
+            if found.is_empty() {
+                if !kind_only && !path_only && !path_search {
+                    super::fail(sh, io, format!("type: {n}: not found"), 1).await?;
+                }
+                status = 1;
+            } else if shown == 0 && path_search {
+                status = 1;
+            }
+            continue;
+        }
         let found = if no_functions && sh.functions.contains_key(n) {
             let saved = sh.functions.remove(n);
             let d = describe(sh, n);

@@ -88,6 +88,25 @@ impl Shell {
                 out = Err(fl);
                 break;
             }
+            let list = || match &f.values {
+                Some(words) => words
+                    .iter()
+                    .map(|w| w.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                None => "\"$@\"".to_string(),
+            };
+            if self.opts.xtrace {
+                let line = format!("for {} in {}", f.variable_name, list());
+                self.trace_line(&line, fds).await;
+            }
+            if let Err(fl) = self
+                .debug_header(|| format!("for {} in {}", f.variable_name, list()), fds)
+                .await
+            {
+                out = Err(fl);
+                break;
+            }
             // A name reference as the loop variable names each word in turn, as in bash.
             let r = if self
                 .vars
@@ -101,18 +120,6 @@ impl Shell {
             if let Err(e) = r {
                 self.loop_depth -= 1;
                 return self.fail(e, fds).await;
-            }
-            if self.opts.xtrace {
-                let list = match &f.values {
-                    Some(words) => words
-                        .iter()
-                        .map(|w| w.value.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    None => "\"$@\"".to_string(),
-                };
-                let line = format!("for {} in {list}", f.variable_name);
-                self.trace_line(&line, fds).await;
             }
             let r = self.exec_list(&f.body.list, fds).await;
             match loop_ctl(r, &mut status) {
@@ -133,6 +140,12 @@ impl Shell {
         f: &ast::ArithmeticForClauseCommand,
         fds: &Fds,
     ) -> Exec<i32> {
+        // bash's DEBUG trap shows each part as `((part))`, an empty one as `((1))`.
+        let shown = |part: &Option<ast::UnexpandedArithmeticExpr>| match part {
+            Some(p) if !p.value.trim().is_empty() => format!("(({}))", p.value),
+            _ => "((1))".to_string(),
+        };
+        self.debug_header(|| shown(&f.initializer), fds).await?;
         if let Some(init) = &f.initializer
             && let Err(e) = self.eval_arith(&init.value, fds, false).await
         {
@@ -143,6 +156,10 @@ impl Shell {
         let mut out = Ok(());
         loop {
             if let Err(fl) = self.loop_tick().await {
+                out = Err(fl);
+                break;
+            }
+            if let Err(fl) = self.debug_header(|| shown(&f.condition), fds).await {
                 out = Err(fl);
                 break;
             }
@@ -165,6 +182,10 @@ impl Shell {
                     out = Err(fl);
                     break;
                 }
+            }
+            if let Err(fl) = self.debug_header(|| shown(&f.updater), fds).await {
+                out = Err(fl);
+                break;
             }
             if let Some(upd) = &f.updater
                 && let Err(e) = self.eval_arith(&upd.value, fds, false).await
@@ -247,14 +268,17 @@ impl Shell {
     }
 
     pub(super) async fn exec_case(&mut self, c: &ast::CaseClauseCommand, fds: &Fds) -> Exec<i32> {
-        let word = match self.expand_no_split(&c.value, fds).await {
-            Ok(w) => w,
-            Err(e) => return self.fail(e, fds).await,
-        };
+        // bash traces the header, then runs the DEBUG trap, then expands the word.
         if self.opts.xtrace {
             let line = format!("case {} in", c.value.value);
             self.trace_line(&line, fds).await;
         }
+        self.debug_header(|| format!("case {} in ", c.value.value), fds)
+            .await?;
+        let word = match self.expand_no_split(&c.value, fds).await {
+            Ok(w) => w,
+            Err(e) => return self.fail(e, fds).await,
+        };
         let mut status = 0;
         let mut fall_through = false;
         for item in &c.cases {

@@ -167,6 +167,7 @@ impl Shell {
                 let e = ShellError::RecursionLimit(f.fname.value.clone(), MAX_CALL_DEPTH);
                 return self.fail(e, fds).await;
             }
+            let argv = self.frame_argv(&args);
             let saved = std::mem::replace(&mut self.positional, args);
             self.funcnames.push(f.fname.value.clone());
             let origin = self
@@ -178,6 +179,7 @@ impl Shell {
             self.lines.frames.push(crate::shell::lines::Frame {
                 call_line: self.lines.lineno,
                 source: origin.source.clone(),
+                argv,
             });
             let saved_lines = (
                 self.lines.line_base,
@@ -187,6 +189,8 @@ impl Shell {
             );
             self.lines.line_base = origin.line_base;
             self.lines.unit = origin.unit;
+            let saved_aliases =
+                std::mem::replace(&mut self.lines.read_aliases, origin.aliases.clone());
             self.local_frames.push(Vec::new());
             self.call_depth += 1;
             // Loops do not reach into a function: `break` there is outside any loop.
@@ -241,6 +245,7 @@ impl Shell {
                 self.lines.source,
                 self.lines.lineno,
             ) = saved_lines;
+            self.lines.read_aliases = saved_aliases;
             self.pop_local_frame();
             self.positional = saved;
             match r {

@@ -103,6 +103,21 @@ impl Shell {
             .and_then(|c| c.trim().parse::<usize>().ok())
             .filter(|c| *c > 0)
             .unwrap_or(80);
+        self.debug_header(
+            || {
+                let list = match &f.values {
+                    Some(words) => words
+                        .iter()
+                        .map(|w| w.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    None => "\"$@\"".to_string(),
+                };
+                format!("select {name} in {list}")
+            },
+            fds,
+        )
+        .await?;
         let mut status = 0;
         let mut show_menu = true;
         self.loop_depth += 1;

@@ -74,10 +74,21 @@ impl Shell {
                 }
             } else {
                 let p = self.pattern(comp, nocase);
+                // `.` and `..` are no directory entries here; with `globskipdots` off a
+                // pattern that starts with a dot matches them, as in bash.
+                let dots = !self.shopts.on("globskipdots") && p.starts_with_dot();
                 for (shown, path) in cands {
                     let Ok(entries) = self.fs.read_dir(&path).await else {
                         continue;
                     };
+                    if dots {
+                        for name in [".", ".."] {
+                            if p.matches(name) {
+                                let child = forkbox_commands::fs::join(&path, name);
+                                next.push((join_shown(&shown, name), child));
+                            }
+                        }
+                    }
                     for e in entries {
                         if e.name.starts_with('.') && !p.starts_with_dot() && !dotglob {
                             continue;

@@ -140,7 +140,7 @@ impl Shell {
             "BASH_ARGV0" if !self.vars.contains_key("BASH_ARGV0") => {
                 return PVal::Str(self.arg0.clone());
             }
-            "FUNCNAME" | "BASH_LINENO" | "BASH_SOURCE" => {
+            "FUNCNAME" | "BASH_LINENO" | "BASH_SOURCE" | "BASH_ARGV" | "BASH_ARGC" => {
                 return self
                     .stack_array(name)
                     .into_iter()

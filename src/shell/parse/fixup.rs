@@ -1,7 +1,9 @@
 //! Puts into a parsed program what brush-parser loses of the text it read:
 //!
-//! - the blanks of subscripts that [`super::rewrite`] carried through the tokenizer as
-//!   private-use characters (`h[three word]=3`);
+//! - the blanks of subscripts and `${ }` that [`super::rewrite`] carried through the
+//!   tokenizer as private-use characters (`h[three word]=3`, `${x:-a   b}`), in every word
+//!   of the tree;
+//! - the bodies of command substitutions that the rewrite hid from the tokenizer;
 //! - the parts of an arithmetic `for` header as written: brush-parser rebuilds each part
 //!   from its tokens and drops the blanks around them, which `declare -f` shows (bash keeps
 //!   a part as written after its leading blanks).
@@ -18,8 +20,10 @@ use super::rewrite;
 pub struct Fixup<'a> {
     /// The text the parser read (after [`rewrite::for_parser`]).
     src: &'a str,
-    /// Whether subscript markers may be in the program.
+    /// Whether blank markers may be in the program.
     markers: bool,
+    /// Whether command substitution bodies hidden from the tokenizer may be in it.
+    hidden: bool,
     /// Byte offset of each character of `src`, when it is not all ASCII (the parser's
     /// positions count characters).
     char_offsets: Option<Vec<usize>>,
@@ -29,14 +33,15 @@ impl<'a> Fixup<'a> {
     pub fn new(src: &'a str) -> Self {
         Fixup {
             src,
-            markers: src.contains([rewrite::SUBSCRIPT_SPACE, rewrite::SUBSCRIPT_TAB]),
+            markers: src.contains([rewrite::BLANK_SPACE, rewrite::BLANK_TAB]),
+            hidden: src.contains(rewrite::SUBST_MARK),
             char_offsets: None,
         }
     }
 
     /// Whether anything in a program parsed from `src` may need fixing.
     pub fn needed(&self) -> bool {
-        self.markers || self.src.contains("for")
+        self.markers || self.hidden || self.src.contains("for")
     }
 
     pub fn program(&mut self, p: &mut Program) {
@@ -73,12 +78,14 @@ impl<'a> Fixup<'a> {
                 }
             }
             Command::Function(f) => {
+                self.word(&mut f.fname);
                 self.compound(&mut f.body.0);
                 if let Some(r) = &mut f.body.1 {
                     self.redirects(&mut r.0);
                 }
             }
-            Command::ExtendedTest(_, r) => {
+            Command::ExtendedTest(t, r) => {
+                self.test_expr(&mut t.expr);
                 if let Some(r) = r {
                     self.redirects(&mut r.0);
                 }
@@ -88,16 +95,25 @@ impl<'a> Fixup<'a> {
 
     fn compound(&mut self, c: &mut CompoundCommand) {
         match c {
-            CompoundCommand::Arithmetic(_) => {}
+            CompoundCommand::Arithmetic(a) => self.text(&mut a.expr.value),
             CompoundCommand::ArithmeticForClause(f) => {
                 self.arith_for(f);
                 self.list(&mut f.body.list);
             }
             CompoundCommand::BraceGroup(b) => self.list(&mut b.list),
             CompoundCommand::Subshell(s) => self.list(&mut s.list),
-            CompoundCommand::ForClause(f) => self.list(&mut f.body.list),
+            CompoundCommand::ForClause(f) => {
+                for w in f.values.iter_mut().flatten() {
+                    self.word(w);
+                }
+                self.list(&mut f.body.list);
+            }
             CompoundCommand::CaseClause(c) => {
+                self.word(&mut c.value);
                 for item in &mut c.cases {
+                    for w in &mut item.patterns {
+                        self.word(w);
+                    }
                     if let Some(l) = &mut item.cmd {
                         self.list(l);
                     }
@@ -117,16 +133,64 @@ impl<'a> Fixup<'a> {
                 self.list(&mut w.0);
                 self.list(&mut w.1.list);
             }
-            CompoundCommand::Coprocess(c) => self.command(&mut c.body),
+            CompoundCommand::Coprocess(c) => {
+                if let Some(w) = &mut c.name {
+                    self.word(w);
+                }
+                self.command(&mut c.body);
+            }
         }
     }
 
     fn redirects(&mut self, r: &mut [IoRedirect]) {
         for r in r {
-            if let IoRedirect::File(_, _, ast::IoFileRedirectTarget::ProcessSubstitution(_, s)) = r
-            {
-                self.list(&mut s.list);
+            match r {
+                IoRedirect::File(_, _, ast::IoFileRedirectTarget::ProcessSubstitution(_, s)) => {
+                    self.list(&mut s.list);
+                }
+                IoRedirect::File(
+                    _,
+                    _,
+                    ast::IoFileRedirectTarget::Filename(w)
+                    | ast::IoFileRedirectTarget::Duplicate(w),
+                )
+                | IoRedirect::HereString(_, w)
+                | IoRedirect::OutputAndError(w, _) => self.word(w),
+                IoRedirect::File(_, _, ast::IoFileRedirectTarget::Fd(_))
+                | IoRedirect::HereDocument(..) => {}
             }
+        }
+    }
+
+    fn test_expr(&mut self, e: &mut ast::ExtendedTestExpr) {
+        match e {
+            ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+                self.test_expr(a);
+                self.test_expr(b);
+            }
+            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                self.test_expr(a);
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, w) => self.word(w),
+            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+                self.word(a);
+                self.word(b);
+            }
+        }
+    }
+
+    /// Puts back what the rewrite hid of one word.
+    fn word(&mut self, w: &mut ast::Word) {
+        self.text(&mut w.value);
+    }
+
+    /// Puts back the hidden substitution bodies and the marked blanks of a piece of text.
+    fn text(&mut self, t: &mut String) {
+        if self.hidden {
+            rewrite::decode_all(t);
+        }
+        if self.markers {
+            rewrite::restore_blanks(t);
         }
     }
 
@@ -139,16 +203,10 @@ impl<'a> Fixup<'a> {
         for item in items {
             match item {
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
-                    if self.markers {
-                        restore_assignment(a);
-                        rewrite::restore_subscripts(&mut w.value);
-                    }
+                    self.assignment(a);
+                    self.word(w);
                 }
-                CommandPrefixOrSuffixItem::Word(w) => {
-                    if self.markers {
-                        rewrite::restore_subscripts(&mut w.value);
-                    }
-                }
+                CommandPrefixOrSuffixItem::Word(w) => self.word(w),
                 CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                     self.list(&mut sub.list);
                 }
@@ -157,10 +215,25 @@ impl<'a> Fixup<'a> {
                 }
             }
         }
-        if self.markers
-            && let Some(w) = &mut s.word_or_name
-        {
-            rewrite::restore_subscripts(&mut w.value);
+        if let Some(w) = &mut s.word_or_name {
+            self.word(w);
+        }
+    }
+
+    fn assignment(&mut self, a: &mut Assignment) {
+        if let AssignmentName::ArrayElementName(_, index) = &mut a.name {
+            self.text(index);
+        }
+        match &mut a.value {
+            AssignmentValue::Scalar(w) => self.word(w),
+            AssignmentValue::Array(items) => {
+                for (k, v) in items {
+                    if let Some(k) = k {
+                        self.word(k);
+                    }
+                    self.word(v);
+                }
+            }
         }
     }
 
@@ -190,26 +263,9 @@ impl<'a> Fixup<'a> {
             if part.trim().is_empty() {
                 *slot = None;
             } else {
-                *slot = Some(ast::UnexpandedArithmeticExpr {
-                    value: part.to_string(),
-                });
-            }
-        }
-    }
-}
-
-fn restore_assignment(a: &mut Assignment) {
-    if let AssignmentName::ArrayElementName(_, index) = &mut a.name {
-        rewrite::restore_subscripts(index);
-    }
-    match &mut a.value {
-        AssignmentValue::Scalar(w) => rewrite::restore_subscripts(&mut w.value),
-        AssignmentValue::Array(items) => {
-            for (k, v) in items {
-                if let Some(k) = k {
-                    rewrite::restore_subscripts(&mut k.value);
-                }
-                rewrite::restore_subscripts(&mut v.value);
+                let mut value = part.to_string();
+                self.text(&mut value);
+                *slot = Some(ast::UnexpandedArithmeticExpr { value });
             }
         }
     }

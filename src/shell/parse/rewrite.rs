@@ -11,8 +11,12 @@
 //! - `h[three word]=3`: bash reads the subscript of a word that starts with a name and `[`
 //!   in assignment position as one piece, blanks included, up to its matching `]` (and
 //!   fails on a script that ends before it). The blanks of such a subscript are carried
-//!   through brush's tokenizer as private-use characters ([`SUBSCRIPT_SPACE`],
-//!   [`SUBSCRIPT_TAB`]) and put back in the AST by [`restore_subscripts`].
+//!   through brush's tokenizer as private-use characters ([`BLANK_SPACE`],
+//!   [`BLANK_TAB`]) and put back in the AST by [`restore_blanks`].
+//! - `${x:-a   b}`: brush's tokenizer reads the inside of a `${ }` as tokens joined by one
+//!   space. Its unquoted blanks are carried through as the same private-use characters.
+//! - `{ …; } {fd}>file`: brush-parser takes only plain redirections after a compound
+//!   command; the name moves into the target word behind [`NAMED_FD`].
 //! - Command substitutions inside words (`"$(cat <<E … ) … E)"`, a comment or case
 //!   pattern with a `)`): brush's word parser looks for the closing `)` with a shallow
 //!   scan. [`encode_substitutions`] finds each one's end with this reading and hands the
@@ -27,14 +31,217 @@
 
 use std::borrow::Cow;
 
-/// Stands for a blank inside a subscript read by the scan (see the module header).
-pub const SUBSCRIPT_SPACE: char = '\u{F0100}';
-/// Stands for a tab inside a subscript read by the scan.
-pub const SUBSCRIPT_TAB: char = '\u{F0101}';
+/// Stands for a blank inside a subscript or a `${ }` read by the scan (see the module
+/// header).
+pub const BLANK_SPACE: char = '\u{F0100}';
+/// Stands for a tab inside a subscript or a `${ }` read by the scan.
+pub const BLANK_TAB: char = '\u{F0101}';
 
 /// Opens the body of a command substitution that [`encode_substitutions`] hex-encoded.
 /// Private-use characters: no script writes them.
 pub const SUBST_MARK: &str = "\u{F0102}fbx\u{F0102}";
+
+/// Stands before and after the name of a `{name}>file` redirection after a compound
+/// command, at the start of its target word (see [`Rewriter::named_fd`]).
+pub const NAMED_FD: char = '\u{F0103}';
+
+/// A redirection target carrying a `{name}` (see [`NAMED_FD`]): the name and the target
+/// as written.
+pub fn named_fd_target(target: &str) -> Option<(&str, &str)> {
+    let rest = target.strip_prefix(NAMED_FD)?;
+    rest.split_once(NAMED_FD)
+}
+
+/// The message bash gives for the first malformed `[[ ]]` expression of `text` (empty
+/// when bash stops without one), or `None` when all are well formed. bash stops reading
+/// the script there, with the status of the last command.
+pub fn cond_error(text: &str) -> Option<String> {
+    if !text.contains("[[") {
+        return None;
+    }
+    let mut r = Rewriter::new(text);
+    r.collect = true;
+    r.check_cond = true;
+    r.commands(0, End::Eof);
+    r.cond_error
+}
+
+/// The bodies of the outermost command substitutions (`$( )`) of a program's text,
+/// outside here-document bodies and single quotes: bash parses them as it reads the
+/// command they are in.
+pub fn substitution_bodies(text: &str) -> Vec<(usize, usize)> {
+    if !text.contains("$(") {
+        return Vec::new();
+    }
+    let mut r = Rewriter::new(text);
+    r.collect = true;
+    r.commands(0, End::Eof);
+    r.substs
+}
+
+/// One token inside `[[ ]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CondToken<'a> {
+    Word(&'a str),
+    /// An operator (`(`, `)`, `&&`, `||`, `<`, `>`, `;`, …).
+    Op(&'a str),
+    /// `]]`.
+    End,
+}
+
+/// bash's reading of a conditional expression (`cond_expr` in its grammar), for its
+/// error messages only: the interpreter evaluates what brush-parser parsed.
+mod cond {
+    use super::CondToken;
+
+    const UNARY: &[&str] = &[
+        "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w",
+        "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z", "-o", "-v", "-R",
+    ];
+    const BINARY: &[&str] = &[
+        "=", "==", "!=", "=~", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef",
+    ];
+
+    /// Why reading stopped: bash's message (empty: none), or `None` when the text ended
+    /// first (the parser reports that).
+    struct Stop(Option<String>);
+
+    fn stop(m: impl Into<String>) -> Stop {
+        Stop(Some(m.into()))
+    }
+
+    struct Reader<'t, 'a> {
+        tokens: &'t [CondToken<'a>],
+        at: usize,
+        /// The token after the last term read (bash's `cond_token`).
+        current: Option<CondToken<'a>>,
+    }
+
+    /// The error bash reports for these tokens (ending with [`CondToken::End`] when the
+    /// expression was closed), or `None` when they form an expression. Text that ends
+    /// before `]]` is left to the parser.
+    pub(super) fn check(tokens: &[CondToken<'_>]) -> Option<String> {
+        let mut r = Reader {
+            tokens,
+            at: 0,
+            current: None,
+        };
+        match r.expr() {
+            Err(Stop(m)) => m,
+            Ok(()) => match r.current {
+                Some(CondToken::End) | None => None,
+                Some(CondToken::Word(_)) => Some("syntax error in conditional expression".into()),
+                Some(CondToken::Op(o)) => Some(format!(
+                    "syntax error in conditional expression: unexpected token `{o}'"
+                )),
+            },
+        }
+    }
+
+    impl<'a> Reader<'_, 'a> {
+        fn next(&mut self) -> Option<CondToken<'a>> {
+            let t = self.tokens.get(self.at).copied();
+            self.at += 1;
+            t
+        }
+
+        fn expr(&mut self) -> Result<(), Stop> {
+            self.and()?;
+            while self.current == Some(CondToken::Op("||")) {
+                self.and()?;
+            }
+            Ok(())
+        }
+
+        fn and(&mut self) -> Result<(), Stop> {
+            self.term()?;
+            while self.current == Some(CondToken::Op("&&")) {
+                self.term()?;
+            }
+            Ok(())
+        }
+
+        fn term(&mut self) -> Result<(), Stop> {
+            let name = |t: Option<CondToken<'_>>| match t {
+                Some(CondToken::Word(w) | CondToken::Op(w)) => Some(w.to_string()),
+                Some(CondToken::End) => Some("]]".to_string()),
+                None => None,
+            };
+            match self.next() {
+                // The text ends first: not this reading's to report.
+                None => Err(Stop(None)),
+                // bash stops here without a message (`[[ ]]`, `[[ a && ]]`).
+                Some(CondToken::End) => Err(Stop(Some(String::new()))),
+                Some(CondToken::Op("(")) => {
+                    self.expr()?;
+                    if self.current != Some(CondToken::Op(")")) {
+                        return Err(match name(self.current) {
+                            Some(t) => stop(format!("unexpected token `{t}', expected `)'")),
+                            None => Stop(None),
+                        });
+                    }
+                    self.current = self.next();
+                    Ok(())
+                }
+                Some(CondToken::Word("!")) => self.term(),
+                Some(CondToken::Word(w)) if UNARY.contains(&w) => match self.next() {
+                    Some(CondToken::Word(_)) => {
+                        self.current = self.next();
+                        Ok(())
+                    }
+                    t => Err(match name(t) {
+                        Some(t) => stop(format!(
+                            "unexpected argument `{t}' to conditional unary operator"
+                        )),
+                        None => Stop(None),
+                    }),
+                },
+                Some(CondToken::Word(_)) => {
+                    let op = self.next();
+                    match op {
+                        Some(CondToken::Word(o)) if BINARY.contains(&o) => {
+                            if o == "=~" {
+                                // A regular expression is read by its own rules up to `]]`.
+                                while !matches!(self.next(), Some(CondToken::End) | None) {}
+                                self.current = Some(CondToken::End);
+                                return Ok(());
+                            }
+                        }
+                        Some(CondToken::Op("<" | ">")) => {}
+                        Some(CondToken::End | CondToken::Op("&&" | "||" | ")")) => {
+                            self.current = op;
+                            return Ok(());
+                        }
+                        Some(CondToken::Word(_)) => {
+                            return Err(stop("conditional binary operator expected"));
+                        }
+                        Some(CondToken::Op(o)) => {
+                            return Err(stop(format!(
+                                "unexpected token `{o}', conditional binary operator expected"
+                            )));
+                        }
+                        None => return Err(Stop(None)),
+                    }
+                    match self.next() {
+                        Some(CondToken::Word(_)) => {
+                            self.current = self.next();
+                            Ok(())
+                        }
+                        t => Err(match name(t) {
+                            Some(t) => stop(format!(
+                                "unexpected argument `{t}' to conditional binary operator"
+                            )),
+                            None => Stop(None),
+                        }),
+                    }
+                }
+                Some(CondToken::Op(o)) => Err(stop(format!(
+                    "unexpected token `{o}' in conditional command"
+                ))),
+            }
+        }
+    }
+}
 
 /// What the scan found wrong with a text that bash refuses while reading it: a construct
 /// the text ends inside of.
@@ -55,7 +262,7 @@ pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
         return Ok(Cow::Borrowed(text));
     }
     let mut r = Rewriter::new(text);
-    r.markers_ok = !text.contains([SUBSCRIPT_SPACE, SUBSCRIPT_TAB]);
+    r.markers_ok = !text.contains([BLANK_SPACE, BLANK_TAB]);
     let end = r.commands(0, End::Eof);
     debug_assert!(end <= text.len());
     if let Some(e) = r.error {
@@ -86,6 +293,9 @@ struct Rewriter<'a> {
     heredocs: Vec<(Vec<u8>, bool)>,
     /// How many `$( )` the scan is inside.
     in_subst: usize,
+    /// Whether an arithmetic command (`(( ))`, `for ((`) was seen inside the outermost
+    /// `$( )` being scanned.
+    arith_in_subst: bool,
     /// Whether subscript blanks may be marked (the text holds no marker of its own).
     markers_ok: bool,
     error: Option<ReadError>,
@@ -94,6 +304,10 @@ struct Rewriter<'a> {
     substs: Vec<(usize, usize)>,
     /// Whether `substs` is being collected.
     collect: bool,
+    /// Whether `[[ ]]` expressions are checked (see [`cond_error`]).
+    check_cond: bool,
+    /// The first error found in a `[[ ]]` expression.
+    cond_error: Option<String>,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -126,10 +340,13 @@ impl<'a> Rewriter<'a> {
             edited: false,
             heredocs: Vec::new(),
             in_subst: 0,
+            arith_in_subst: false,
             markers_ok: false,
             error: None,
             substs: Vec::new(),
             collect: false,
+            check_cond: false,
+            cond_error: None,
         }
     }
 
@@ -149,6 +366,30 @@ impl<'a> Rewriter<'a> {
         self.out.push_str(&self.text[self.copied..from]);
         self.out.push_str(with);
         self.copied = to;
+        self.edited = true;
+    }
+
+    /// Copies the text up to `to` into `out` (no edit by itself).
+    fn flush(&mut self, to: usize) {
+        if to > self.copied {
+            self.out.push_str(&self.text[self.copied..to]);
+            self.copied = to;
+        }
+    }
+
+    /// Replaces the body of a command substitution, from `out[mark..]` (its start, as
+    /// rewritten so far) to `text[..end]`, with its hex encoding behind [`SUBST_MARK`].
+    /// brush's tokenizer stays in arithmetic mode after a `((` inside `$( )` and then
+    /// misses the `<<` of a later here-document; it never sees an encoded body.
+    /// [`decode_all`] puts the body back into the word after parsing.
+    fn hide_body(&mut self, mark: usize, end: usize) {
+        let mut body = self.out.split_off(mark);
+        body.push_str(&self.text[self.copied..end]);
+        self.out.push_str(SUBST_MARK);
+        for byte in body.bytes() {
+            self.out.push_str(&format!("{byte:02x}"));
+        }
+        self.copied = end;
         self.edited = true;
     }
 
@@ -201,8 +442,13 @@ impl<'a> Rewriter<'a> {
         let s = self.s;
         // Whether a command may start here (reserved words and assignments count).
         let mut cmd_start = true;
+        // Whether a compound command just ended (only redirections may follow).
+        let mut after_compound = false;
         while i < s.len() {
             let c = s[i];
+            if !(matches!(c, b' ' | b'\t' | b'<' | b'>' | b'{') || c.is_ascii_digit()) {
+                after_compound = false;
+            }
             match c {
                 b' ' | b'\t' => i += 1,
                 b'\n' => {
@@ -247,7 +493,9 @@ impl<'a> Rewriter<'a> {
                 }
                 b'(' => {
                     if cmd_start && s.get(i + 1) == Some(&b'(') {
+                        self.arith_in_subst |= self.in_subst > 0;
                         i = self.arithmetic(i + 2, false);
+                        after_compound = true;
                     } else {
                         // A function's `()`, a subshell, or a misplaced `(`.
                         let mut j = i + 1;
@@ -260,18 +508,43 @@ impl<'a> Rewriter<'a> {
                             continue;
                         }
                         i = self.commands(i + 1, End::Paren);
+                        after_compound = true;
                     }
                     cmd_start = false;
                 }
                 b'<' | b'>' => {
                     i = self.redirection(i);
+                    if after_compound {
+                        // The target, so that more redirections may follow.
+                        i = self.skip_blanks(i, false);
+                        if i < s.len() && !is_meta(s[i]) {
+                            i = self.word(i, false).0.max(i + 1);
+                        }
+                    }
                 }
                 _ => {
+                    if after_compound {
+                        if let Some(next) = self.named_fd(i) {
+                            i = next;
+                            continue;
+                        }
+                        // A descriptor number (`} 2>err`).
+                        let mut j = i;
+                        while j < s.len() && s[j].is_ascii_digit() {
+                            j += 1;
+                        }
+                        if j > i && matches!(s.get(j), Some(b'<' | b'>')) {
+                            i = j;
+                            continue;
+                        }
+                    }
+                    after_compound = false;
                     let word = if cmd_start { self.plain_word(i) } else { "" };
                     match word {
                         "case" => {
                             i = self.case_clause(i + 4);
                             cmd_start = false;
+                            after_compound = i >= 4 && &s[i - 4..i] == b"esac";
                             continue;
                         }
                         "esac" if end == End::CaseItem => return i,
@@ -281,6 +554,7 @@ impl<'a> Rewriter<'a> {
                                 j += 1;
                             }
                             if s.get(j) == Some(&b'(') && s.get(j + 1) == Some(&b'(') {
+                                self.arith_in_subst |= self.in_subst > 0;
                                 i = self.arithmetic(j + 2, true);
                                 cmd_start = true;
                             } else {
@@ -299,6 +573,13 @@ impl<'a> Rewriter<'a> {
                         "[[" => {
                             i = self.test_body(i + 2);
                             cmd_start = false;
+                            after_compound = true;
+                            continue;
+                        }
+                        "}" | "done" | "fi" | "esac" => {
+                            i += word.len();
+                            cmd_start = false;
+                            after_compound = true;
                             continue;
                         }
                         "if" | "then" | "elif" | "else" | "do" | "while" | "until" | "{" | "!"
@@ -316,6 +597,43 @@ impl<'a> Rewriter<'a> {
             }
         }
         i.min(s.len())
+    }
+
+    /// At a word after a compound command: when it is `{name}` followed by a redirection
+    /// operator (`{ …; } {fd}>file`), rewrites it for brush-parser, which takes only plain
+    /// redirections there: `{name}` goes and the target word gets [`NAMED_FD`], the name
+    /// and [`NAMED_FD`] in front ([`named_fd_target`] reads it back). Returns where the
+    /// scan goes on (at the target word).
+    fn named_fd(&mut self, i: usize) -> Option<usize> {
+        let s = self.s;
+        if s[i] != b'{' || !s.get(i + 1).copied().is_some_and(is_name_start) {
+            return None;
+        }
+        let mut j = i + 1;
+        while j < s.len() && is_name_char(s[j]) {
+            j += 1;
+        }
+        if s.get(j) != Some(&b'}') || !matches!(s.get(j + 1), Some(b'<' | b'>')) {
+            return None;
+        }
+        let op = j + 1;
+        if s[op..].starts_with(b"<<") || s[op..].starts_with(b"<(") || s[op..].starts_with(b">(") {
+            return None;
+        }
+        let mut t = op + 1;
+        while t < s.len() && matches!(s[t], b'<' | b'>' | b'&' | b'|') && t < op + 2 {
+            t += 1;
+        }
+        while t < s.len() && is_blank(s[t]) {
+            t += 1;
+        }
+        if t >= s.len() || is_meta(s[t]) || self.collect {
+            return None;
+        }
+        let name = &self.text[i + 1..j];
+        self.replace(i, op, "");
+        self.replace(t, t, &format!("{NAMED_FD}{name}{NAMED_FD}"));
+        Some(t)
     }
 
     /// At a `<` or `>`: the operator (and a here-document's delimiter, or a process
@@ -337,15 +655,33 @@ impl<'a> Rewriter<'a> {
             while j < s.len() && is_blank(s[j]) {
                 j += 1;
             }
+            let word_start = j;
             let mut delim = Vec::new();
+            let mut quoted = false;
             while j < s.len() && !is_meta(s[j]) {
                 match s[j] {
-                    q @ (b'\'' | b'"') => {
-                        let close = find(s, j + 1, q).unwrap_or(s.len());
+                    b'\'' => {
+                        quoted = true;
+                        let close = find(s, j + 1, b'\'').unwrap_or(s.len());
                         delim.extend_from_slice(&s[j + 1..close]);
                         j = close + 1;
                     }
+                    b'"' => {
+                        quoted = true;
+                        j += 1;
+                        while j < s.len() && s[j] != b'"' {
+                            if s[j] == b'\\'
+                                && matches!(s.get(j + 1), Some(b'"' | b'\\' | b'$' | b'`'))
+                            {
+                                j += 1;
+                            }
+                            delim.push(s[j]);
+                            j += 1;
+                        }
+                        j += 1;
+                    }
                     b'\\' => {
+                        quoted = true;
                         if let Some(&n) = s.get(j + 1) {
                             delim.push(n);
                         }
@@ -357,10 +693,22 @@ impl<'a> Rewriter<'a> {
                     }
                 }
             }
+            let j = j.min(s.len());
+            // brush-parser unquotes a delimiter by dropping every quote and backslash, so
+            // `'E"O'` would end at a line `EO`. The same delimiter written with each
+            // character escaped reads the same in bash and unquotes right in brush.
+            if quoted && delim.iter().any(|c| matches!(c, b'\'' | b'"' | b'\\')) {
+                let mut escaped = String::with_capacity(2 * delim.len());
+                for ch in String::from_utf8_lossy(&delim).chars() {
+                    escaped.push('\\');
+                    escaped.push(ch);
+                }
+                self.replace(word_start, j, &escaped);
+            }
             if !delim.is_empty() {
                 self.heredocs.push((delim, strip));
             }
-            return j.min(s.len());
+            return j;
         }
         let mut j = i + 1;
         while j < s.len() && matches!(s[j], b'<' | b'>' | b'&' | b'|') && j < i + 3 {
@@ -473,20 +821,41 @@ impl<'a> Rewriter<'a> {
     /// After `[[`: its words up to `]]` (`(`, `)`, `<`, `>`, `&&`, `||` are its own).
     fn test_body(&mut self, mut i: usize) -> usize {
         let s = self.s;
+        let mut tokens: Vec<CondToken<'a>> = Vec::new();
+        let check = self.check_cond && self.cond_error.is_none();
         while i < s.len() {
             i = self.skip_blanks(i, true);
             if i >= s.len() {
                 break;
             }
             if self.plain_word(i) == "]]" {
+                if check {
+                    tokens.push(CondToken::End);
+                    self.cond_error = cond::check(&tokens);
+                }
                 return i + 2;
             }
             if is_meta(s[i]) {
-                i += 1;
+                let two = s.get(i..i + 2).unwrap_or(&[]);
+                let len = if matches!(two, b"&&" | b"||" | b";;") {
+                    2
+                } else {
+                    1
+                };
+                if check {
+                    tokens.push(CondToken::Op(&self.text[i..i + len]));
+                }
+                i += len;
                 continue;
             }
             let (j, _) = self.word(i, false);
+            if check {
+                tokens.push(CondToken::Word(&self.text[i..j.min(s.len())]));
+            }
             i = j.max(i + 1);
+        }
+        if check {
+            self.cond_error = cond::check(&tokens);
         }
         i
     }
@@ -570,11 +939,7 @@ impl<'a> Rewriter<'a> {
                     if depth == 0 {
                         if self.markers_ok {
                             for (at, c) in blanks {
-                                let m = if c == b'\t' {
-                                    SUBSCRIPT_TAB
-                                } else {
-                                    SUBSCRIPT_SPACE
-                                };
+                                let m = if c == b'\t' { BLANK_TAB } else { BLANK_SPACE };
                                 self.replace(at, at + 1, m.encode_utf8(&mut [0; 4]));
                             }
                         }
@@ -704,11 +1069,29 @@ impl<'a> Rewriter<'a> {
                     // Only the outermost substitutions are recorded.
                     self.collect = false;
                 }
+                let outermost = self.in_subst == 0 && !was;
+                let mark = if outermost {
+                    self.flush(body);
+                    self.arith_in_subst = false;
+                    Some(self.out.len())
+                } else {
+                    None
+                };
                 self.in_subst += 1;
                 let end = self.commands(body, End::Paren);
                 self.in_subst -= 1;
                 if end >= s.len() && !(end > body && s.get(end - 1) == Some(&b')')) {
                     self.unclosed(")", None, 2);
+                }
+                if let Some(mark) = mark
+                    && self.arith_in_subst
+                    && end <= s.len()
+                    && end > body
+                    && s[end - 1] == b')'
+                    && self.copied < end
+                    && self.text[end..].contains("<<")
+                {
+                    self.hide_body(mark, end - 1);
                 }
                 self.collect = was;
                 if self.collect && end <= s.len() && end > body && s[end - 1] == b')' {
@@ -755,15 +1138,44 @@ impl<'a> Rewriter<'a> {
         }
     }
 
-    /// After `${`: to after its matching `}`.
-    fn parameter(&mut self, i: usize) -> usize {
-        match self.balanced(i, b'{', b'}') {
-            Some(end) => end,
-            None => {
-                self.unclosed("}", Some(i - 2), 2);
-                self.s.len()
+    /// After `${`: to after its matching `}`. Its unquoted blanks are marked (see
+    /// [`BLANK_SPACE`]): brush's tokenizer reads the inside of `${ }` as tokens and joins
+    /// them with one space, so `${x:-a   b}` would lose two blanks and a tab would become a
+    /// space.
+    fn parameter(&mut self, mut i: usize) -> usize {
+        let s = self.s;
+        let open = i - 2;
+        let mut depth = 1;
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 2,
+                b'\'' => i = self.single_quoted(i),
+                b'"' => i = self.double_quoted(i + 1),
+                b'`' => i = self.backquoted(i + 1),
+                b'$' => i = self.dollar(i),
+                b'{' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b'}' => {
+                    depth -= 1;
+                    i += 1;
+                    if depth == 0 {
+                        return i;
+                    }
+                }
+                c @ (b' ' | b'\t') => {
+                    if self.markers_ok {
+                        let m = if c == b'\t' { BLANK_TAB } else { BLANK_SPACE };
+                        self.replace(i, i + 1, m.encode_utf8(&mut [0; 4]));
+                    }
+                    i += 1;
+                }
+                _ => i += 1,
             }
         }
+        self.unclosed("}", Some(open), 2);
+        s.len()
     }
 
     /// After `((` (or `$((`): to after the matching `))`. In the header of an arithmetic
@@ -811,12 +1223,10 @@ fn find(s: &[u8], from: usize, byte: u8) -> Option<usize> {
         .map(|p| p + from)
 }
 
-/// Puts back the blanks [`for_parser`] marked in a subscript.
-pub fn restore_subscripts(text: &mut String) {
-    if text.contains([SUBSCRIPT_SPACE, SUBSCRIPT_TAB]) {
-        *text = text
-            .replace(SUBSCRIPT_SPACE, " ")
-            .replace(SUBSCRIPT_TAB, "\t");
+/// Puts back the blanks [`for_parser`] marked in a subscript or a `${ }`.
+pub fn restore_blanks(text: &mut String) {
+    if text.contains([BLANK_SPACE, BLANK_TAB]) {
+        *text = text.replace(BLANK_SPACE, " ").replace(BLANK_TAB, "\t");
     }
 }
 
@@ -908,6 +1318,31 @@ pub fn decode_substitution(body: &str) -> Cow<'_, str> {
     }
 }
 
+/// Puts back in `text` (a word of the parsed program) the bodies of command
+/// substitutions that [`for_parser`] hid from the tokenizer.
+pub fn decode_all(text: &mut String) {
+    let open = format!("$({SUBST_MARK}");
+    if !text.contains(&open) {
+        return;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest: &str = text;
+    while let Some(at) = rest.find(&open) {
+        let hex_start = at + open.len();
+        let hex_len = rest[hex_start..]
+            .bytes()
+            .take_while(u8::is_ascii_hexdigit)
+            .count();
+        let encoded = &rest[at + 2..hex_start + hex_len];
+        let decoded = decode_substitution(encoded);
+        out.push_str(&rest[..at + 2]);
+        out.push_str(&decoded);
+        rest = &rest[hex_start + hex_len..];
+    }
+    out.push_str(rest);
+    *text = out;
+}
+
 /// Maps an index of the encoded text back to the text as written.
 pub fn original_index(shifts: &[Shift], index: usize) -> usize {
     let mut delta: isize = 0;
@@ -964,13 +1399,73 @@ mod tests {
     #[test]
     fn subscripts_keep_their_blanks() {
         let marked = rw("h[three word]=3");
-        assert_eq!(marked, format!("h[three{SUBSCRIPT_SPACE}word]=3"));
+        assert_eq!(marked, format!("h[three{BLANK_SPACE}word]=3"));
         assert_eq!(rw("echo h[a b]=1"), "echo h[a b]=1");
-        assert_eq!(rw("h=([a b]=1)"), format!("h=([a{SUBSCRIPT_SPACE}b]=1)"));
+        assert_eq!(rw("h=([a b]=1)"), format!("h=([a{BLANK_SPACE}b]=1)"));
         assert_eq!(rw("h[\"a b\"]=1"), "h[\"a b\"]=1");
         let e = for_parser("x[=1\necho").unwrap_err();
         assert_eq!(e.message, "unexpected EOF while looking for matching `]'");
         assert_eq!((e.line, e.status), (1, 2));
+    }
+
+    #[test]
+    fn parameter_blanks_are_marked() {
+        assert_eq!(
+            rw("echo ${x:-a  b}"),
+            format!("echo ${{x:-a{BLANK_SPACE}{BLANK_SPACE}b}}")
+        );
+        assert_eq!(
+            rw("echo \"${x:-'a  b'\tc}\""),
+            format!("echo \"${{x:-'a  b'{BLANK_TAB}c}}\"")
+        );
+        assert_eq!(rw("echo ${x:-$(echo  a)}"), "echo ${x:-$(echo  a)}");
+        assert_eq!(rw("echo '${x:-a  b}'"), "echo '${x:-a  b}'");
+    }
+
+    #[test]
+    fn heredoc_delimiters_with_quote_characters_are_escaped() {
+        assert_eq!(rw("cat <<'E\"O'\nx\nE\"O\n"), "cat <<\\E\\\"\\O\nx\nE\"O\n");
+        assert_eq!(rw("cat <<'EOF'\nx\nEOF\n"), "cat <<'EOF'\nx\nEOF\n");
+    }
+
+    #[test]
+    fn arithmetic_in_a_substitution_before_a_heredoc_is_hidden() {
+        let text = "x=$( ((1)) ); cat <<E\nhi\nE\n";
+        let out = rw(text);
+        assert!(out.starts_with(&format!("x=$({SUBST_MARK}")), "{out}");
+        assert!(out.ends_with("); cat <<E\nhi\nE\n"), "{out}");
+        let mut word = out[..out.find(';').unwrap_or(0)].to_string();
+        decode_all(&mut word);
+        assert_eq!(word, "x=$( ((1)) )");
+        assert_eq!(rw("x=$( ((1)) ); echo"), "x=$( ((1)) ); echo");
+    }
+
+    #[test]
+    fn conditional_expressions_are_checked_as_bash_reads_them() {
+        assert_eq!(cond_error("[[ a = b && ( -n x || ! -z y ) ]]"), None);
+        assert_eq!(cond_error("[[ x =~ ^(a|b)$ ]]"), None);
+        assert_eq!(
+            cond_error("[[ a = ]]").as_deref(),
+            Some("unexpected argument `]]' to conditional binary operator")
+        );
+        assert_eq!(
+            cond_error("[[ -f ]]").as_deref(),
+            Some("unexpected argument `]]' to conditional unary operator")
+        );
+        assert_eq!(
+            cond_error("[[ a b ]]").as_deref(),
+            Some("conditional binary operator expected")
+        );
+        assert_eq!(cond_error("[[ a && ]]").as_deref(), Some(""));
+        assert_eq!(cond_error("echo '[[ a = ]]'"), None);
+    }
+
+    #[test]
+    fn named_fds_after_compound_commands_move_into_the_target() {
+        let out = rw("{ :; } {fd}>out");
+        assert_eq!(out, format!("{{ :; }} >{NAMED_FD}fd{NAMED_FD}out"));
+        assert_eq!(named_fd_target(&out[8..]), Some(("fd", "out")));
+        assert_eq!(rw("echo {fd}>out"), "echo {fd}>out");
     }
 
     #[test]
