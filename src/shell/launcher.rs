@@ -217,6 +217,7 @@ pub(crate) async fn run_nested(
                 sh.lines.frames.push(super::lines::Frame {
                     call_line: 0,
                     source: file.clone(),
+                    argv: None,
                 });
                 sh.lines.source = file.clone();
                 let text = String::from_utf8_lossy(&bytes).into_owned();
