@@ -633,7 +633,11 @@ impl Terminal<'_> {
     /// Ctrl-D or the client leaving.
     async fn interactive(&mut self, motd: &str) -> i32 {
         self.say(motd).await;
+        self.shell.set_history(self.editor.history());
         let mut script = PendingInput::default();
+        // The history entry of the command being read (its lines joined as bash's
+        // cmdhist joins them).
+        let mut entry = String::new();
         loop {
             if let Some(status) = self.shell.exit_requested() {
                 return status;
@@ -657,17 +661,41 @@ impl Terminal<'_> {
                         return self.shell.last_status();
                     }
                     script.take();
+                    entry.clear();
                 }
                 Event::Interrupt | Event::Complete(_) => {
                     script.take();
+                    entry.clear();
                 }
                 Event::TooLong(_) => {
                     script.take();
+                    entry.clear();
                     self.refuse(line_too_long(terminal::MAX_LINE)).await;
                 }
                 Event::Line(line) => {
+                    // `set -H`: `!!`, `^old^new`, …; the new line is shown, an error
+                    // drops it (neither run nor remembered), `:p` only shows it.
+                    let line = match self.shell.expand_history(&line) {
+                        None => line,
+                        Some(Err(msg)) => {
+                            self.say(&msg).await;
+                            continue;
+                        }
+                        Some(Ok(e)) => {
+                            if e.changed {
+                                self.say(&format!("{}\n", e.line)).await;
+                            }
+                            if e.print_only {
+                                self.shell.remember(&e.line);
+                                continue;
+                            }
+                            e.line
+                        }
+                    };
+                    terminal::history_join(&mut entry, &line);
                     if (script.len() + line.len() + 1) as u64 > MAX_SCRIPT {
                         script.take();
+                        entry.clear();
                         self.refuse(command_too_long()).await;
                         continue;
                     }
@@ -678,6 +706,8 @@ impl Terminal<'_> {
                     if state == Completeness::Incomplete {
                         continue;
                     }
+                    // Remembered before it runs, as bash does (`history` lists itself).
+                    self.shell.remember(&std::mem::take(&mut entry));
                     let text = script.take();
                     if !text.trim().is_empty() {
                         self.foreground(&text, Origin::Terminal).await;
