@@ -1278,10 +1278,7 @@ mod api_tests {
     #[tokio::test]
     async fn options_forkbox_cannot_have_say_so() {
         let mut sh = shell_on(MemFs::new());
-        for (script, word) in [
-            ("set -m", "set -o monitor"),
-            ("set -o vi", "set -o vi"),
-        ] {
+        for (script, word) in [("set -m", "set -o monitor"), ("set -o vi", "set -o vi")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");

@@ -17,9 +17,9 @@ use super::render::{Screen, columns, place};
 
 /// Asks the terminal to bracket pastes (`ESC[200~ … ESC[201~`), written before the prompt.
 pub const PASTE_ON: &[u8] = b"\x1b[?2004h";
-/// Turns bracketed paste off again when the read ends, before a command runs (what bash
-/// writes: the mode off, then a carriage return).
-pub const PASTE_OFF: &[u8] = b"\x1b[?2004l\r";
+/// Turns bracketed paste off again when the read ends, before a command runs (after a
+/// line, bash follows it with a carriage return; after Ctrl-D `logout` follows at once).
+pub const PASTE_OFF: &[u8] = b"\x1b[?2004l";
 
 /// What a key did that the caller must act on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,6 +182,7 @@ impl Editor {
         self.search = None;
         self.finish_line(out, "^C");
         out.extend_from_slice(PASTE_OFF);
+        out.push(b'\r');
         self.line.clear();
         self.cursor = 0;
         // A paste cut short by the interrupt is over.
@@ -395,6 +396,7 @@ impl Editor {
         self.search = None;
         self.finish_line(out, "");
         out.extend_from_slice(PASTE_OFF);
+        out.push(b'\r');
         let line = std::mem::take(&mut self.line);
         self.cursor = 0;
         if std::mem::take(&mut self.overflowed) {

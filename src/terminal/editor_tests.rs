@@ -393,6 +393,8 @@ fn a_megabyte_paste_is_bounded_and_rings_once() {
     let mut out = Vec::new();
     let step = ed.feed(&paste, &mut out);
     assert_eq!(step.consumed, paste.len());
-    assert!(matches!(step.event, Some(Event::TooLong(ref l)) if l.len() == crate::terminal::MAX_LINE));
+    assert!(
+        matches!(step.event, Some(Event::TooLong(ref l)) if l.len() == crate::terminal::MAX_LINE)
+    );
     assert_eq!(out.iter().filter(|&&b| b == 0x07).count(), 1);
 }

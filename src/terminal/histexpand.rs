@@ -144,7 +144,9 @@ impl Expander<'_> {
                 let n: usize = self.text(start, j).parse().unwrap_or(usize::MAX);
                 let len = self.history.len();
                 let found = if negative {
-                    len.checked_sub(n).filter(|_| n > 0).and_then(|i| self.history.get(i))
+                    len.checked_sub(n)
+                        .filter(|_| n > 0)
+                        .and_then(|i| self.history.get(i))
                 } else {
                     self.history.by_number(n)
                 };
@@ -213,7 +215,12 @@ impl Expander<'_> {
                         j += 1;
                         (m != 'G', m == 'G', op)
                     }
-                    _ => return Err(format!("{}: unrecognized history modifier", self.text(j - 1, j))),
+                    _ => {
+                        return Err(format!(
+                            "{}: unrecognized history modifier",
+                            self.text(j - 1, j)
+                        ));
+                    }
                 },
                 _ => (false, false, m),
             };
@@ -294,10 +301,7 @@ impl Expander<'_> {
                         false
                     };
                     if !done {
-                        return Err(format!(
-                            "{}: substitution failed",
-                            self.text(mods_start, j)
-                        ));
+                        return Err(format!("{}: substitution failed", self.text(mods_start, j)));
                     }
                 }
                 other => {
@@ -420,11 +424,7 @@ impl Expander<'_> {
                 j += 2;
                 continue;
             }
-            new.push(if c == '&' {
-                Piece::Old
-            } else {
-                Piece::Text(c)
-            });
+            new.push(if c == '&' { Piece::Old } else { Piece::Text(c) });
             j += 1;
         }
         if src.get(j) == Some(&delim) {

@@ -25,9 +25,15 @@ fn event_designators() {
     assert_eq!(ex(&mut h, "!ec").as_deref(), Ok("echo a/b.c d"));
     assert_eq!(ex(&mut h, "!?two?").as_deref(), Ok("echo one two three"));
     assert_eq!(ex(&mut h, "!?two").as_deref(), Ok("echo one two three"));
-    assert_eq!(ex(&mut h, "echo !?ech?x").as_deref(), Ok("echo echo a/b.c dx"));
+    assert_eq!(
+        ex(&mut h, "echo !?ech?x").as_deref(),
+        Ok("echo echo a/b.c dx")
+    );
     assert_eq!(ex(&mut h, "echo !#").as_deref(), Ok("echo echo "));
-    assert_eq!(ex(&mut h, "echo x; !!").as_deref(), Ok("echo x; echo a/b.c d"));
+    assert_eq!(
+        ex(&mut h, "echo x; !!").as_deref(),
+        Ok("echo x; echo a/b.c d")
+    );
 }
 
 #[test]
@@ -75,8 +81,14 @@ fn where_bang_stays_text() {
         );
     }
     // Double quotes do not protect it; with extglob on, `!(…)` is a pattern.
-    assert_eq!(ex(&mut h, "echo \"!e\"").as_deref(), Ok("echo \"echo a b\""));
-    assert_eq!(ex(&mut h, "echo \"it's !!\"").as_deref(), Ok("echo \"it's echo a b\""));
+    assert_eq!(
+        ex(&mut h, "echo \"!e\"").as_deref(),
+        Ok("echo \"echo a b\"")
+    );
+    assert_eq!(
+        ex(&mut h, "echo \"it's !!\"").as_deref(),
+        Ok("echo \"it's echo a b\"")
+    );
     let e = expand("ls !(x)", &mut h, true).map(|e| e.line);
     assert_eq!(e.as_deref(), Ok("ls !(x)"));
 }
@@ -100,9 +112,18 @@ fn word_designators() {
     assert_eq!(ex(&mut h, "echo !:1"), Err(":1: bad word specifier".into()));
     assert_eq!(ex(&mut h, "!*").as_deref(), Ok(""));
     let mut h = history(&["echo a b"]);
-    assert_eq!(ex(&mut h, "echo !!:3"), Err(":3: bad word specifier".into()));
-    assert_eq!(ex(&mut h, "echo !!:3*-"), Err(":3*: bad word specifier".into()));
-    assert_eq!(ex(&mut h, "echo !!:2-1"), Err(":2-1: bad word specifier".into()));
+    assert_eq!(
+        ex(&mut h, "echo !!:3"),
+        Err(":3: bad word specifier".into())
+    );
+    assert_eq!(
+        ex(&mut h, "echo !!:3*-"),
+        Err(":3*: bad word specifier".into())
+    );
+    assert_eq!(
+        ex(&mut h, "echo !!:2-1"),
+        Err(":2-1: bad word specifier".into())
+    );
 }
 
 #[test]
@@ -168,7 +189,10 @@ fn substitutions() {
     let mut h = history(&["echo a b"]);
     assert_eq!(ex(&mut h, "^a^X").as_deref(), Ok("echo X b"));
     assert_eq!(ex(&mut h, "^a^X^ z").as_deref(), Ok("echo X b z"));
-    assert_eq!(ex(&mut h, "^q^r"), Err(":s^q^r: substitution failed".into()));
+    assert_eq!(
+        ex(&mut h, "^q^r"),
+        Err(":s^q^r: substitution failed".into())
+    );
     assert_eq!(
         ex(&mut h, "!!:s/q/r/"),
         Err(":s/q/r/: substitution failed".into())
@@ -188,7 +212,10 @@ fn substitutions() {
         ex(&mut h, "!!:s/a/A/:&"),
         Err(":s/a/A/:&: substitution failed".into())
     );
-    assert_eq!(ex(&mut h, "echo !!: x"), Err(" : unrecognized history modifier".into()));
+    assert_eq!(
+        ex(&mut h, "echo !!: x"),
+        Err(" : unrecognized history modifier".into())
+    );
     let mut h = history(&["echo echo X b"]);
     assert_eq!(
         ex(&mut h, "!echo:1:s/a/b"),
@@ -230,8 +257,26 @@ fn cmdhist_joins_the_lines_of_one_command() {
 fn odd_input_never_panics() {
     let mut h = history(&["echo a b", "x"]);
     for line in [
-        "!", "!!:", "!!:s", "!!:s/", "!!:gs", "!?", "!??", "!-", "!--1", "!99999999999999999999",
-        "!!:99999999999999999999", "^", "^^", "'!!", "\"!!", "\\", "!!:1-$", "!:-", "!é", "é!!",
+        "!",
+        "!!:",
+        "!!:s",
+        "!!:s/",
+        "!!:gs",
+        "!?",
+        "!??",
+        "!-",
+        "!--1",
+        "!99999999999999999999",
+        "!!:99999999999999999999",
+        "^",
+        "^^",
+        "'!!",
+        "\"!!",
+        "\\",
+        "!!:1-$",
+        "!:-",
+        "!é",
+        "é!!",
     ] {
         let _ = expand(line, &mut h, false);
         let _ = expand(line, &mut h, true);

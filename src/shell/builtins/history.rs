@@ -26,10 +26,7 @@ impl Shell {
         }
         let extglob = self.shopts.on("extglob");
         let mut h = self.history.lock();
-        Some(
-            history_expand(line, &mut h, extglob)
-                .map_err(|e| ShellError::Builtin(e).message()),
-        )
+        Some(history_expand(line, &mut h, extglob).map_err(|e| ShellError::Builtin(e).message()))
     }
 
     /// Remembers a command the terminal read, when `set -o history` is on.
@@ -191,8 +188,7 @@ pub(crate) async fn fc(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32>
             i += 1;
             break;
         }
-        if !a.starts_with('-') || a[1..].starts_with(|c: char| c.is_ascii_digit()) || a == "-"
-        {
+        if !a.starts_with('-') || a[1..].starts_with(|c: char| c.is_ascii_digit()) || a == "-" {
             break;
         }
         for c in a[1..].chars() {
@@ -306,7 +302,10 @@ mod tests {
             (1, "forkbox: history: x: numeric argument required\n")
         );
         let (st, _, err) = sh_run(&mut sh, "history 1 2").await;
-        assert_eq!((st, err.as_str()), (1, "forkbox: history: too many arguments\n"));
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "forkbox: history: too many arguments\n")
+        );
         let (st, _, err) = sh_run(&mut sh, "history -d 99").await;
         assert_eq!(
             (st, err.as_str()),
