@@ -92,6 +92,15 @@ pub(crate) async fn history(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
         sh.history.lock().clear();
         return Ok(0);
     }
+    if delete.is_none() && mode.is_none() && rest.len() > 1 {
+        // bash drops the rest of the command line here, as after an expansion error.
+        sh.report(
+            &io.stderr(),
+            &ShellError::Builtin("history: too many arguments".into()),
+        )
+        .await;
+        return Err(crate::shell::exec::Flow::Discard(1));
+    }
     let extglob = sh.shopts.on("extglob");
     let remembering = sh.opts.history;
     // `history -p`: what was expanded before an error.
@@ -124,6 +133,8 @@ pub(crate) async fn history(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
             h.add(&rest.join(" "));
             Ok(String::new())
         } else if mode == Some('p') {
+            // Each argument expanded on a line of its own; one that fails is named on
+            // stderr (after the others) and the status is 1.
             let mut out = String::new();
             let mut failed = None;
             for a in rest {
@@ -132,9 +143,10 @@ pub(crate) async fn history(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
                         out.push_str(&e.line);
                         out.push('\n');
                     }
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
+                    Err(_) => {
+                        failed.get_or_insert_with(|| {
+                            format!("history: {a}: history expansion failed")
+                        });
                     }
                 }
             }
@@ -145,8 +157,6 @@ pub(crate) async fn history(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
                 }
                 None => Ok(out),
             }
-        } else if rest.len() > 1 {
-            Err("history: too many arguments".to_string())
         } else {
             let count = match rest.first() {
                 Some(n) => n
@@ -241,9 +251,14 @@ fn list_range(
     if len == 0 {
         return Ok(String::new());
     }
-    // A number is a history number; a negative one counts back from the last entry.
+    // A number is a history number; a negative one counts back from the last entry;
+    // anything else is the newest command that starts with it.
     let index = |spec: &str| -> Option<usize> {
-        let n: i64 = spec.parse().ok()?;
+        let Ok(n) = spec.parse::<i64>() else {
+            return (0..len)
+                .rev()
+                .find(|&i| h.get(i).is_some_and(|l| l.starts_with(spec)));
+        };
         let i = if n < 0 {
             len as i64 + n
         } else {
@@ -251,13 +266,13 @@ fn list_range(
         };
         Some(i.clamp(0, len as i64 - 1) as usize)
     };
-    let out_of_range = || "fc: history specification out of range".to_string();
+    let not_found = || "fc: no command found".to_string();
     let (first, last) = match rest {
         [] => (len.saturating_sub(16), len - 1),
-        [f] => (index(f).ok_or_else(out_of_range)?, len - 1),
+        [f] => (index(f).ok_or_else(not_found)?, len - 1),
         [f, l, ..] => (
-            index(f).ok_or_else(out_of_range)?,
-            index(l).ok_or_else(out_of_range)?,
+            index(f).ok_or_else(not_found)?,
+            index(l).ok_or_else(not_found)?,
         ),
     };
     let mut picked: Vec<usize> = if first <= last {
