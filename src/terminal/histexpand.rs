@@ -320,7 +320,7 @@ impl Expander<'_> {
         let spec_start = j;
         match src.get(j).copied() {
             Some(':') if src.get(j + 1).copied().is_some_and(starts_spec) => j += 1,
-            Some(c) if matches!(c, '^' | '$' | '*' | '-' | '%') => {}
+            Some('^' | '$' | '*' | '-' | '%') => {}
             _ => return Ok((event.to_string(), j)),
         }
         let words = tokenize(event);

@@ -469,7 +469,7 @@ impl Buffer {
         &self,
         re: &crate::gnu_regex::Regex,
         forward: bool,
-    ) -> Result<Option<((usize, usize), bool)>, crate::gnu_regex::TooComplex> {
+    ) -> Result<Option<Found>, crate::gnu_regex::TooComplex> {
         let n = self.lines.len();
         for step in 0..=n {
             let row = if forward {
@@ -516,6 +516,9 @@ impl Buffer {
 }
 
 /// The offset just past the unit at `col` (the line's end if `col` is there).
+/// A search's hit: its (row, column), and whether the search wrapped around to reach it.
+pub(crate) type Found = ((usize, usize), bool);
+
 /// Where matches of `re` start in `line`, overlapping ones too, in order.
 fn match_starts(
     re: &crate::gnu_regex::Regex,
