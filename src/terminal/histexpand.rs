@@ -23,6 +23,10 @@ pub struct Expansion {
     pub print_only: bool,
 }
 
+/// Longest line an expansion may make: `!#` doubles the line each time and `!!` copies
+/// an entry of up to a mebibyte, so a short line could otherwise ask for gigabytes.
+pub const MAX_EXPANSION: usize = 4 * 1024 * 1024;
+
 /// Characters that end an `!string` event (bash's history search delimiters and blanks).
 const EVENT_END: &[char] = &[' ', '\t', '\n', ':', ';', '&', '(', ')', '|', '<', '>'];
 
@@ -67,6 +71,12 @@ pub fn expand(line: &str, history: &mut History, extglob: bool) -> Result<Expans
                     in_dq,
                 };
                 let (text, next, print) = x.one(i, &out)?;
+                if out.len() + text.len() > MAX_EXPANSION {
+                    return Err(format!(
+                        "{}: history expansion longer than {MAX_EXPANSION} bytes",
+                        src[i..next.min(src.len())].iter().collect::<String>()
+                    ));
+                }
                 out.push_str(&text);
                 changed = true;
                 print_only |= print;
@@ -281,6 +291,24 @@ impl Expander<'_> {
                             format!("{}: no previous substitution", self.text(mods_start, j))
                         })?
                     };
+                    // What the substitution would make, before making it.
+                    let hits = if each {
+                        value
+                            .split(' ')
+                            .filter(|w| w.contains(old.as_str()))
+                            .count()
+                    } else if global {
+                        value.matches(old.as_str()).count()
+                    } else {
+                        usize::from(value.contains(old.as_str()))
+                    };
+                    let size = value.len().saturating_add(hits.saturating_mul(new.len()));
+                    if size > MAX_EXPANSION {
+                        return Err(format!(
+                            "{}: history expansion longer than {MAX_EXPANSION} bytes",
+                            self.text(mods_start, j)
+                        ));
+                    }
                     let done = if each {
                         let words: Vec<String> = value
                             .split(' ')

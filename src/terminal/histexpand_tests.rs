@@ -282,3 +282,51 @@ fn odd_input_never_panics() {
         let _ = expand(line, &mut h, true);
     }
 }
+
+#[test]
+fn random_lines_of_history_syntax_never_panic() {
+    let alphabet: Vec<char> = "!!!^$*:-%?#'\"\\ s/&gGhtrepqx0129a(){}[]=é\n"
+        .chars()
+        .collect();
+    let mut h = history(&["echo a.b/c d", "x", "ls -l | wc -c > f; cat 'q r'"]);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..20_000 {
+        let mut line = String::new();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        for k in 0..(seed % 24) {
+            let r = seed.rotate_left(k as u32 * 5);
+            line.push(alphabet[(r % alphabet.len() as u64) as usize]);
+        }
+        if let Ok(e) = expand(&line, &mut h, seed & 1 == 0) {
+            assert!(e.line.len() <= MAX_EXPANSION, "{line:?}");
+        }
+    }
+}
+
+#[test]
+fn an_expansion_is_bounded() {
+    let mut h = history(&["echo a"]);
+    // Each `!#` doubles the line: 64 of them would ask for exabytes.
+    let doubling = "x ".to_string() + &"!# ".repeat(64);
+    let err = ex(&mut h, &doubling);
+    assert_eq!(
+        err,
+        Err(format!(
+            "!#: history expansion longer than {MAX_EXPANSION} bytes"
+        ))
+    );
+    let mut h = history(&[&"y".repeat(1 << 20)]);
+    assert!(ex(&mut h, &"!! ".repeat(8)).is_err());
+    assert_eq!(ex(&mut h, "!! !!").map(|l| l.len()), Ok((2 << 20) + 1));
+    // A global substitution that would grow the entry past the bound says so first.
+    let big_new = "z".repeat(100);
+    assert_eq!(
+        ex(&mut h, &format!("!!:gs/y/{big_new}/")).map(|l| l.len()),
+        Err(format!(
+            ":gs/y/{big_new}/: history expansion longer than {MAX_EXPANSION} bytes"
+        ))
+        .map(|l: String| l.len())
+    );
+}
