@@ -484,7 +484,13 @@ impl Buffer {
                 row > self.row || step == n
             };
             // An empty match at a line's end puts the cursor on its last character.
-            let starts: Vec<usize> = match_starts(re, line)?
+            // Lines passed going forward need only their first match.
+            let all = if forward && step != 0 && step != n {
+                re.find_at(line, 0)?.map(|(s, _)| s).into_iter().collect()
+            } else {
+                match_starts(re, line)?
+            };
+            let starts: Vec<usize> = all
                 .into_iter()
                 .map(|col| {
                     if col >= line.len() && !line.is_empty() {
