@@ -254,6 +254,16 @@ fn history_expansion_shows_the_line_it_runs() {
     assert!(has_line(&s, "hi!!"), "{s}");
     assert!(!has_line(&s, "ran"), "{s}");
     assert!(has_line(&s, "    3  echo gamma and delta"), "{s}");
+    // Nor is it expanded in a here-document's body.
+    pane.clear();
+    pane.type_text("cat <<EOF");
+    pane.keys(&["Enter"]);
+    pane.type_text("x !! y");
+    pane.keys(&["Enter"]);
+    pane.type_text("EOF");
+    pane.keys(&["Enter"]);
+    let s = pane.wait_line("x !! y");
+    assert!(has_line(&s, "> x !! y"), "{s}");
 }
 
 #[test]

@@ -675,7 +675,14 @@ impl Terminal<'_> {
                 Event::Line(line) => {
                     // `set -H`: `!!`, `^old^new`, …; the new line is shown, an error
                     // drops it (neither run nor remembered), `:p` only shows it.
-                    let line = match self.shell.expand_history(&line) {
+                    // Not in a here-document's body, as bash.
+                    let in_body = script.in_heredoc_body();
+                    let expanded = if in_body {
+                        None
+                    } else {
+                        self.shell.expand_history(&line)
+                    };
+                    let line = match expanded {
                         None => line,
                         Some(Err(msg)) => {
                             self.say(&msg).await;
@@ -692,7 +699,12 @@ impl Terminal<'_> {
                             e.line
                         }
                     };
-                    terminal::history_join(&mut entry, &line);
+                    if in_body {
+                        entry.push('\n');
+                        entry.push_str(&line);
+                    } else {
+                        terminal::history_join(&mut entry, &line);
+                    }
                     if (script.len() + line.len() + 1) as u64 > MAX_SCRIPT {
                         script.take();
                         entry.clear();
@@ -706,7 +718,11 @@ impl Terminal<'_> {
                     if state == Completeness::Incomplete {
                         continue;
                     }
-                    // Remembered before it runs, as bash does (`history` lists itself).
+                    // Remembered before it runs, as bash does (`history` lists itself);
+                    // a here-document's entry ends with the newline after its delimiter.
+                    if in_body {
+                        entry.push('\n');
+                    }
                     self.shell.remember(&std::mem::take(&mut entry));
                     let text = script.take();
                     if !text.trim().is_empty() {
