@@ -8,6 +8,12 @@
 #
 #   bench/latency.sh            # builds the release binaries, then times each server
 #   RUNS=200 bench/latency.sh   # more runs (default 100)
+#   FORKBOX_BIN=… FLOOR_BIN=… bench/latency.sh   # time these binaries, build nothing
+#
+# forkbox is timed once it has loaded its WASI modules: `forkbox serve` loads them in the
+# background at start (python's alone is a second of CPU), and timing sessions while
+# that runs measures the start-up, not a session (on two cores it made the median 1.7×
+# the floor's instead of 1.2×).
 #
 # Needs hyperfine and OpenSSH's server (Debian: `apt-get install hyperfine openssh-server`).
 # sshd must run as root here (it is started from a temporary config on a free port).
@@ -20,10 +26,15 @@ for tool in hyperfine /usr/sbin/sshd ssh ssh-keygen python3; do
     command -v "$tool" >/dev/null || { echo "bench/latency.sh needs $tool" >&2; exit 1; }
 done
 
-echo "building forkbox and the floor server (release)..." >&2
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bin forkbox --example ssh_floor
-bin=$target/release/forkbox
-floor=$target/release/examples/ssh_floor
+if [[ -n ${FORKBOX_BIN:-} && -n ${FLOOR_BIN:-} ]]; then
+    bin=$FORKBOX_BIN
+    floor=$FLOOR_BIN
+else
+    echo "building forkbox and the floor server (release)..." >&2
+    cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bin forkbox --example ssh_floor
+    bin=$target/release/forkbox
+    floor=$target/release/examples/ssh_floor
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/forkbox-latency-bench.XXXXXX")
 pids=()
@@ -83,6 +94,16 @@ for _ in $(seq 1 100); do
 done
 [[ -n ${fl:-} ]] || { echo "the floor server did not start" >&2; exit 1; }
 
+# Wait for forkbox's background load of its WASI modules to end (one log line per tool).
+tools=$(sed -n 's/.*WASI tools ready tools=//p' "$work/forkbox.log" | head -1)
+want=$(wc -w <<<"$tools")
+for _ in $(seq 1 1200); do
+    got=$(grep -c 'WASI module \(loaded\|not loaded\)' "$work/forkbox.log" || true)
+    (( got >= want )) && break
+    sleep 0.1
+done
+(( ${got:-0} >= want )) || echo "warning: forkbox was still loading WASI modules" >&2
+
 opts="-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
 -o BatchMode=yes -o IdentitiesOnly=yes -i $work/client_key"
 user=$(id -un)
@@ -93,6 +114,7 @@ for port in "$fport" "$sport"; do
 done
 ssh $opts -p "$fl" "$user@127.0.0.1" 'echo hi' >/dev/null
 
+uptime >&2
 hyperfine -N --warmup 5 --runs "$runs" --export-json "$work/latency.json" \
     -n forkbox "ssh $opts -p $fport $user@127.0.0.1 'echo hi'" \
     -n floor "ssh $opts -p $fl $user@127.0.0.1 'echo hi'" \

@@ -274,6 +274,12 @@ pub(crate) struct Options {
     pub posix: bool,
     /// `set -B` (on by default): brace expansion.
     pub braceexpand: bool,
+    /// `set -H` (on by default in an interactive shell): `!` history expansion of the
+    /// lines the terminal's editor reads.
+    pub histexpand: bool,
+    /// `set -o history` (on by default in an interactive shell): typed commands are
+    /// remembered.
+    pub history: bool,
 }
 
 /// Told of each complete command a shell reads from a stream and runs: the session's
@@ -412,6 +418,9 @@ pub struct Shell {
     /// Set when a session limit (memory, tasks) abandoned this top-level shell's script:
     /// the line that said so, for the channel's `exit-signal`. Never set in a subshell.
     pub(crate) limit_abort: Option<String>,
+    /// The command history (`history`, `fc -l`): the terminal editor's list in an
+    /// interactive session, an empty one elsewhere (`history -s` still adds to it).
+    pub(crate) history: crate::terminal::SharedHistory,
 }
 
 /// See [`Shell::exec_closers`]; shared by copies of a shell, not by subshells.
@@ -454,6 +463,8 @@ impl Shell {
             opts: Options {
                 hashall: true,
                 braceexpand: true,
+                histexpand: cfg.interactive,
+                history: cfg.interactive,
                 ..Options::default()
             },
             local_frames: Vec::new(),
@@ -498,6 +509,7 @@ impl Shell {
             seconds_base: std::time::Instant::now(),
             word_cache: Default::default(),
             limit_abort: None,
+            history: Default::default(),
         };
         for (k, v) in cfg.env {
             if let Some(name) = k
@@ -1274,11 +1286,7 @@ mod api_tests {
     #[tokio::test]
     async fn options_forkbox_cannot_have_say_so() {
         let mut sh = shell_on(MemFs::new());
-        for (script, word) in [
-            ("set -m", "set -o monitor"),
-            ("set -o vi", "set -o vi"),
-            ("set -H", "set -o histexpand"),
-        ] {
+        for (script, word) in [("set -m", "set -o monitor"), ("set -o vi", "set -o vi")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");

@@ -4,13 +4,16 @@
 //! - `input`: the typed-input queue shared by the channel's reader and the terminal's
 //!   readers, Ctrl-C as an interrupt, raw mode for full-screen programs;
 //! - `editor`: the line editor the shell's prompt reads with (readline's emacs keys,
-//!   history, Ctrl-R, Tab completion), over `keys` (the key decoder), `render` (wrapping
-//!   with wide and combining characters, redraw), `history` and `complete`;
+//!   history, Ctrl-R, Tab completion, bracketed paste), over `keys` (the key decoder),
+//!   `render` (wrapping with wide and combining characters, redraw), `history` (the
+//!   session's list, shared with its shell) and `complete`;
+//! - `histexpand`: bash's history expansion (`!!`, `!$`, `^old^new`, …) of typed lines;
 //! - `cooked`: the line discipline a foreground command reads through.
 
 mod complete;
 mod cooked;
 mod editor;
+mod histexpand;
 mod history;
 mod input;
 mod keys;
@@ -18,7 +21,9 @@ mod render;
 
 pub use complete::{Candidate, Kind as CompletionKind, Request as CompletionRequest};
 pub use cooked::{LineDiscipline, TermEvent};
-pub use editor::{Editor, Event, Step};
+pub use editor::{Editor, Event, PASTE_OFF, PASTE_ON, Step};
+pub use histexpand::{Expansion, expand as history_expand, join_lines as history_join};
+pub use history::{History, SharedHistory};
 pub use input::{INPUT_QUEUE, SessionTerminal, TermSource, Tty};
 
 /// Longest line kept while typing; further bytes are dropped (and not echoed; the first

@@ -84,6 +84,22 @@ impl Pane {
         assert!(ok.success());
     }
 
+    /// Pastes `text` as a terminal does: tmux brackets it (`ESC[200~ … ESC[201~`) when
+    /// the program asked for bracketed paste, and sends each newline as a carriage return.
+    fn paste(&self, text: &str) {
+        let file = std::env::temp_dir().join(format!("{}-paste", self.socket));
+        std::fs::write(&file, text).unwrap();
+        let ok = self.tmux().arg("load-buffer").arg(&file).status().unwrap();
+        assert!(ok.success());
+        let _ = std::fs::remove_file(&file);
+        let ok = self
+            .tmux()
+            .args(["paste-buffer", "-p", "-d"])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
     fn screen(&self) -> String {
         let out = self.tmux().args(["capture-pane", "-p"]).output().unwrap();
         String::from_utf8_lossy(&out.stdout).to_string()
@@ -210,6 +226,68 @@ fn history_with_up_and_reverse_search() {
     });
     pane.keys(&["Enter"]);
     pane.wait_line("second-entry");
+}
+
+#[test]
+fn history_expansion_shows_the_line_it_runs() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("echo alpha beta/gamma.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_line("alpha beta/gamma.txt");
+    pane.clear();
+    pane.type_text("echo !$:t:r and !!:1");
+    pane.keys(&["Enter"]);
+    // The expanded line, then its output.
+    let s = pane.wait_line("gamma and alpha");
+    assert!(has_line(&s, "echo gamma and alpha"), "{s}");
+    pane.type_text("^alpha^delta");
+    pane.keys(&["Enter"]);
+    pane.wait_line("gamma and delta");
+    pane.type_text("echo !nope; echo ran");
+    pane.keys(&["Enter"]);
+    pane.wait_line("forkbox: !nope: event not found");
+    // Single quotes keep `!`; the failed line was neither run nor remembered.
+    pane.type_text("echo 'hi!!' && history");
+    pane.keys(&["Enter"]);
+    let s = pane.wait_line("    4  echo 'hi!!' && history");
+    assert!(has_line(&s, "hi!!"), "{s}");
+    assert!(!has_line(&s, "ran"), "{s}");
+    assert!(has_line(&s, "    3  echo gamma and delta"), "{s}");
+    // Nor is it expanded in a here-document's body.
+    pane.clear();
+    pane.type_text("cat <<EOF");
+    pane.keys(&["Enter"]);
+    pane.type_text("x !! y");
+    pane.keys(&["Enter"]);
+    pane.type_text("EOF");
+    pane.keys(&["Enter"]);
+    let s = pane.wait_line("x !! y");
+    assert!(has_line(&s, "> x !! y"), "{s}");
+}
+
+#[test]
+fn a_bracketed_paste_is_text_until_enter() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.clear();
+    // Its newlines do not run it and its Tab does not complete.
+    pane.paste("echo pasted-one\necho\tpasted-two");
+    let s = pane.wait_for("the pasted lines", |s| s.contains("echo pasted-one"));
+    assert!(!has_line(&s, "pasted-one"), "{s}");
+    pane.keys(&["Enter"]);
+    pane.wait_line("pasted-one");
+    pane.wait_line("pasted-two");
+    // A megabyte paste is cut at the line bound, never stalls, and the prompt comes back.
+    pane.paste(&"x".repeat(1 << 20));
+    pane.keys(&["Enter"]);
+    pane.wait_for("the refusal", |s| {
+        s.contains("line longer than 65536 bytes")
+    });
+    pane.keys(&["C-l"]);
+    pane.type_text("echo still-here");
+    pane.keys(&["Enter"]);
+    pane.wait_line("still-here");
 }
 
 #[test]
@@ -437,4 +515,45 @@ fn less_pages_a_pipe_and_quits_with_q() {
     pane.type_text("echo after-less");
     pane.keys(&["Enter"]);
     pane.wait_line("after-less");
+}
+
+#[test]
+fn vi_searches_with_a_regular_expression() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("printf 'alpha 1\\nbeta 22\\ngamma 333\\n' > r.txt; vi r.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_for("vi's file line", |s| s.contains("\"r.txt\""));
+    // `\d\{3}` finds the first run of three digits; `x` deletes the character there.
+    pane.type_text("/\\d\\{3}");
+    pane.keys(&["Enter", "x"]);
+    pane.type_text(":wq");
+    pane.keys(&["Enter"]);
+    pane.wait_prompts(1);
+    pane.clear();
+    pane.type_text("cat r.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_line("gamma 33");
+    pane.wait_line("beta 22");
+}
+
+#[test]
+fn less_searches_with_a_regular_expression() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("seq 200 | less");
+    pane.keys(&["Enter"]);
+    pane.wait_line("29");
+    pane.type_text("/^1[5-9]0$");
+    pane.keys(&["Enter"]);
+    let s = pane.wait_for("the match at the top", |s| {
+        s.lines().next().is_some_and(|l| l.trim_end() == "150")
+    });
+    assert!(!has_line(&s, "149"), "{s}");
+    pane.keys(&["n"]);
+    pane.wait_for("the next match at the top", |s| {
+        s.lines().next().is_some_and(|l| l.trim_end() == "160")
+    });
+    pane.keys(&["q"]);
+    pane.wait_prompts(1);
 }

@@ -709,7 +709,11 @@ impl Terminal<'_> {
     /// Ctrl-D or the client leaving.
     async fn interactive(&mut self, motd: &str) -> i32 {
         self.say(motd).await;
+        self.shell.set_history(self.editor.history());
         let mut script = PendingInput::default();
+        // The history entry of the command being read (its lines joined as bash's
+        // cmdhist joins them).
+        let mut entry = String::new();
         loop {
             if let Some(status) = self.shell.exit_requested() {
                 return status;
@@ -733,17 +737,53 @@ impl Terminal<'_> {
                         return self.shell.last_status();
                     }
                     script.take();
+                    entry.clear();
                 }
                 Event::Interrupt | Event::Complete(_) => {
                     script.take();
+                    entry.clear();
                 }
                 Event::TooLong(_) => {
                     script.take();
+                    entry.clear();
                     self.refuse(line_too_long(terminal::MAX_LINE)).await;
                 }
                 Event::Line(line) => {
+                    // `set -H`: `!!`, `^old^new`, …; the new line is shown, an error
+                    // drops it (neither run nor remembered), `:p` only shows it.
+                    // Not in a here-document's body, as bash.
+                    let in_body = script.in_heredoc_body();
+                    let expanded = if in_body {
+                        None
+                    } else {
+                        self.shell.expand_history(&line)
+                    };
+                    let line = match expanded {
+                        None => line,
+                        Some(Err(msg)) => {
+                            self.say(&msg).await;
+                            continue;
+                        }
+                        Some(Ok(e)) => {
+                            if e.changed {
+                                self.say(&format!("{}\n", e.line)).await;
+                            }
+                            if e.print_only {
+                                self.shell.remember(&e.line);
+                                continue;
+                            }
+                            e.line
+                        }
+                    };
+                    if in_body {
+                        entry.push('\n');
+                        entry.push_str(&line);
+                    } else {
+                        terminal::history_join(&mut entry, &line);
+                    }
                     if (script.len() + line.len() + 1) as u64 > MAX_SCRIPT {
                         script.take();
+                        entry.clear();
                         self.refuse(command_too_long()).await;
                         continue;
                     }
@@ -754,6 +794,12 @@ impl Terminal<'_> {
                     if state == Completeness::Incomplete {
                         continue;
                     }
+                    // Remembered before it runs, as bash does (`history` lists itself);
+                    // a here-document's entry ends with the newline after its delimiter.
+                    if in_body {
+                        entry.push('\n');
+                    }
+                    self.shell.remember(&std::mem::take(&mut entry));
                     let text = script.take();
                     if !text.trim().is_empty() {
                         self.foreground(&text, Origin::Terminal).await;

@@ -26,6 +26,7 @@ pub(crate) mod exit;
 mod export;
 mod false_;
 pub(crate) mod getopts;
+mod history;
 mod jobs;
 mod kill;
 mod let_;
@@ -86,6 +87,8 @@ pub(crate) fn run<'a>(
         "exit" => Box::pin(exit::run(sh, args, io)),
         "export" => Box::pin(export::run(sh, args, io)),
         "getopts" => Box::pin(getopts::run(sh, args, io)),
+        "history" => Box::pin(history::history(sh, args, io)),
+        "fc" => Box::pin(history::fc(sh, args, io)),
         "pushd" => Box::pin(dirstack::pushd(sh, args, io)),
         "popd" => Box::pin(dirstack::popd(sh, args, io)),
         "dirs" => Box::pin(dirstack::dirs(sh, args, io)),
@@ -241,6 +244,10 @@ pub(crate) fn usage_of(name: &str) -> Option<&'static str> {
         "export" => "export [-fn] [name[=value] ...] or export -p",
         "getopts" => "getopts optstring name [arg ...]",
         "hash" => "hash [-lr] [-p pathname] [-dt] [name ...]",
+        "history" => {
+            "history [-c] [-d offset] [n] or history -anrw [filename] or history -ps arg [arg...]"
+        }
+        "fc" => "fc [-e ename] [-lnr] [first] [last] or fc -s [pat=rep] [command]",
         "jobs" => "jobs [-lnprs] [jobspec ...] or jobs -x command [args]",
         "kill" => "kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]",
         "mapfile" => {

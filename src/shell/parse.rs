@@ -511,6 +511,12 @@ impl PendingInput {
         self.text.len()
     }
 
+    /// Whether the next line is part of a here-document's body (an interactive shell
+    /// does no history expansion there).
+    pub fn in_heredoc_body(&self) -> bool {
+        self.scan.in_body
+    }
+
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }

@@ -2,14 +2,24 @@
 //! ([`Editor::feed`]); what to draw comes out, and, when a key needs the outside world,
 //! an [`Event`]: a finished line, end of input, an interrupt, or a completion request
 //! that the caller answers with [`Editor::complete`]. Keys follow readline's emacs mode.
+//!
+//! Like readline 8.1+, the editor turns on bracketed paste while it reads
+//! ([`PASTE_ON`] before the prompt, [`PASTE_OFF`] when the read ends), so a pasted block
+//! goes into the line as text: its newlines do not run it early, its Tabs do not complete.
 
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::MAX_LINE;
 use super::complete::{self, Candidate, Kind, Request};
-use super::history::History;
+use super::history::SharedHistory;
 use super::keys::{Decoder, Key};
 use super::render::{Screen, columns, place};
+
+/// Asks the terminal to bracket pastes (`ESC[200~ … ESC[201~`), written before the prompt.
+pub const PASTE_ON: &[u8] = b"\x1b[?2004h";
+/// Turns bracketed paste off again when the read ends, before a command runs (after a
+/// line, bash follows it with a carriage return; after Ctrl-D `logout` follows at once).
+pub const PASTE_OFF: &[u8] = b"\x1b[?2004l";
 
 /// What a key did that the caller must act on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +58,8 @@ struct Search {
 #[derive(Debug)]
 pub struct Editor {
     decoder: Decoder,
-    history: History,
+    /// The session's history (shared with its shell); the caller adds accepted lines.
+    history: SharedHistory,
     /// The last killed text, for Ctrl-Y.
     kill: String,
     screen: Screen,
@@ -78,7 +89,7 @@ impl Editor {
     pub fn new(cols: u16) -> Editor {
         Editor {
             decoder: Decoder::default(),
-            history: History::default(),
+            history: SharedHistory::default(),
             kill: String::new(),
             screen: Screen::new(cols as usize),
             prompt: String::new(),
@@ -101,6 +112,7 @@ impl Editor {
             Some(i) => (&prompt[..=i], &prompt[i + 1..]),
             None => ("", prompt),
         };
+        out.extend_from_slice(PASTE_ON);
         out.extend_from_slice(head.replace('\n', "\r\n").as_bytes());
         out.extend_from_slice(last.as_bytes());
         self.prompt = last.to_string();
@@ -123,7 +135,16 @@ impl Editor {
     }
 
     pub fn history_add(&mut self, line: &str) {
-        self.history.add(line);
+        self.history.lock().add(line);
+    }
+
+    fn history_len(&self) -> usize {
+        self.history.lock().len()
+    }
+
+    /// The history the editor browses, to share with the shell.
+    pub fn history(&self) -> SharedHistory {
+        self.history.clone()
     }
 
     /// Feeds typed bytes until one makes an event; redraws once at the end.
@@ -160,8 +181,12 @@ impl Editor {
     pub fn interrupt(&mut self, out: &mut Vec<u8>) -> Event {
         self.search = None;
         self.finish_line(out, "^C");
+        out.extend_from_slice(PASTE_OFF);
+        out.push(b'\r');
         self.line.clear();
         self.cursor = 0;
+        // A paste cut short by the interrupt is over.
+        self.decoder = Decoder::default();
         Event::Interrupt
     }
 
@@ -199,6 +224,9 @@ impl Editor {
         {
             return false;
         }
+        if self.line[shown.len()..].chars().any(char::is_control) {
+            return false;
+        }
         let cols = self.screen.cols;
         let start = place((0, 0), &self.prompt, cols);
         let end = place(start, &self.line, cols);
@@ -220,7 +248,12 @@ impl Editor {
             }
         }
         let tabbed = std::mem::take(&mut self.tabbed);
+        if self.decoder.pasting() && !matches!(key, Key::Char(_)) {
+            // Escape sequences inside a paste are not keys.
+            return None;
+        }
         match key {
+            Key::PasteStart | Key::PasteEnd => return None,
             Key::Char(c) => {
                 // Marks the line changed only when something went in (past the bound,
                 // a paste costs no redraws).
@@ -232,6 +265,7 @@ impl Editor {
             Key::Ctrl('d') => {
                 if self.line.is_empty() && !self.overflowed {
                     self.draw(out);
+                    out.extend_from_slice(PASTE_OFF);
                     return Some(Event::Eof);
                 }
                 self.delete_forward();
@@ -361,9 +395,10 @@ impl Editor {
     fn accept(&mut self, out: &mut Vec<u8>) -> Event {
         self.search = None;
         self.finish_line(out, "");
+        out.extend_from_slice(PASTE_OFF);
+        out.push(b'\r');
         let line = std::mem::take(&mut self.line);
         self.cursor = 0;
-        self.history.add(&line);
         if std::mem::take(&mut self.overflowed) {
             Event::TooLong(line)
         } else {
@@ -387,8 +422,9 @@ impl Editor {
         self.shown = None;
     }
 
+    /// Inserts a typed character; control characters only from a paste.
     fn insert_char(&mut self, c: char, out: &mut Vec<u8>) {
-        if c.is_control() {
+        if c.is_control() && !self.decoder.pasting() {
             return;
         }
         let mut buf = [0u8; 4];
@@ -494,7 +530,7 @@ impl Editor {
     }
 
     fn history_move(&mut self, up: bool) {
-        let len = self.history.len();
+        let len = self.history.lock().len();
         let target = match (self.browsing, up) {
             (None, true) if len > 0 => Some(len - 1),
             (None, _) => return,
@@ -508,7 +544,7 @@ impl Editor {
         }
         self.browsing = target;
         self.line = match target {
-            Some(i) => self.history.get(i).unwrap_or("").to_string(),
+            Some(i) => self.history.lock().get(i).unwrap_or("").to_string(),
             None => std::mem::take(&mut self.scratch),
         };
         self.cursor = self.line.len();
@@ -521,12 +557,13 @@ impl Editor {
         match key {
             Key::Char(c) if !c.is_control() => {
                 search.pattern.push(c);
-                let from = search.found.map_or(self.history.len(), |(i, _)| i);
+                let from = search.found.map_or(self.history.lock().len(), |(i, _)| i);
                 self.find(from);
             }
             Key::Backspace => {
                 search.pattern.pop();
-                self.find(self.history.len());
+                let n = self.history_len();
+                self.find(n);
             }
             Key::Ctrl('r') => {
                 let from = search.found.map(|(i, _)| i);
@@ -536,7 +573,10 @@ impl Editor {
                         search.failed = true;
                         out.push(0x07);
                     }
-                    None => self.find(self.history.len()),
+                    None => {
+                        let n = self.history_len();
+                        self.find(n)
+                    }
                 }
             }
             Key::Ctrl('g') | Key::Ctrl('c') => {
@@ -576,12 +616,13 @@ impl Editor {
             search.failed = false;
             return;
         }
-        let from = from.min(self.history.len().saturating_sub(1));
-        match self.history.search_back(&search.pattern, from) {
+        let from = from.min(self.history.lock().len().saturating_sub(1));
+        let found = self.history.lock().search_back(&search.pattern, from);
+        match found {
             Some((i, at)) => {
                 search.found = Some((i, at));
                 search.failed = false;
-                self.line = self.history.get(i).unwrap_or("").to_string();
+                self.line = self.history.lock().get(i).unwrap_or("").to_string();
                 self.cursor = at;
                 self.browsing = Some(i);
             }

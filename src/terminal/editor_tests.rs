@@ -34,11 +34,12 @@ fn typing_and_enter_give_the_line_and_redraw() {
     let mut ed = Editor::new(80);
     let mut out = Vec::new();
     ed.begin("$ ", &mut out);
-    assert_eq!(out, b"$ ");
+    assert_eq!(out, b"\x1b[?2004h$ ");
     let (ev, out) = run(&mut ed, b"ls\r");
     assert_eq!(ev, Some(Event::Line("ls".into())));
-    // Typing at the end of the line writes just what was typed, as a terminal echoes.
-    assert_eq!(out, b"ls\r\n");
+    // Typing at the end of the line writes just what was typed, as a terminal echoes;
+    // bracketed paste goes off before the command runs.
+    assert_eq!(out, b"ls\r\n\x1b[?2004l\r");
 }
 
 #[test]
@@ -49,11 +50,11 @@ fn a_line_that_fills_the_row_exactly_leaves_no_blank_row() {
     let (ev, out) = run(&mut ed, b"12345678\r");
     assert_eq!(ev, Some(Event::Line("12345678".into())));
     assert!(
-        out.ends_with(b"$ 12345678\r\n"),
+        out.ends_with(b"$ 12345678\r\n\x1b[?2004l\r"),
         "{:?}",
         String::from_utf8_lossy(&out)
     );
-    assert!(!out.ends_with(b"\r\n\r\n"));
+    assert!(!out.ends_with(b"\r\n\r\n\x1b[?2004l\r"));
 }
 
 #[test]
@@ -136,7 +137,7 @@ fn ctrl_c_and_ctrl_d() {
     ed.begin("$ ", &mut out);
     let (ev, out) = run(&mut ed, b"abc\x03");
     assert_eq!(ev, Some(Event::Interrupt));
-    assert!(out.ends_with(b"abc^C\r\n"));
+    assert!(out.ends_with(b"abc^C\r\n\x1b[?2004l\r"));
     assert_eq!(ed.line(), "");
     let (ev, _) = run(&mut ed, b"\x04");
     assert_eq!(ev, Some(Event::Eof));
@@ -157,12 +158,15 @@ fn history_up_down_and_the_line_being_typed() {
     let mut ed = editor_with_history(&["first", "second"]);
     let (ev, _) = run(&mut ed, b"draft\x1b[A\x1b[A\x1b[A\x1b[B\r");
     assert_eq!(ev, Some(Event::Line("second".into())));
+    // The caller keeps accepted lines (after history expansion).
+    ed.history_add("second");
     let mut out = Vec::new();
     ed.begin("$ ", &mut out);
     run(&mut ed, b"draft\x1b[A\x1b[B");
     assert_eq!(ed.line(), "draft");
-    // The accepted line joined the history, once.
     ed.begin("$ ", &mut out);
+    run(&mut ed, b"\x10");
+    assert_eq!(ed.line(), "second");
     run(&mut ed, b"\x10");
     assert_eq!(ed.line(), "second");
     run(&mut ed, b"\x10");
@@ -331,7 +335,7 @@ fn a_prompt_over_several_lines_redraws_its_last() {
     let mut ed = Editor::new(80);
     let mut out = Vec::new();
     ed.begin("info\n$ ", &mut out);
-    assert_eq!(out, b"info\r\n$ ");
+    assert_eq!(out, b"\x1b[?2004hinfo\r\n$ ");
     let (_, out) = run(&mut ed, b"x\x01");
     assert_eq!(out, b"\r\x1b[J$ x\r\x1b[2C");
 }
@@ -357,4 +361,40 @@ fn random_bytes_never_panic() {
             None => {}
         }
     }
+}
+
+#[test]
+fn a_bracketed_paste_goes_in_as_text() {
+    let mut ed = Editor::new(80);
+    let mut out = Vec::new();
+    ed.begin("$ ", &mut out);
+    // Newlines and a Tab in the paste neither run the line nor complete.
+    let (ev, out) = run(&mut ed, b"\x1b[200~echo a\r\techo b\x01\x1b[A\x1b[201~");
+    assert_eq!(ev, None);
+    assert_eq!(ed.line(), "echo a\n\techo b\x01");
+    assert!(
+        String::from_utf8_lossy(&out).contains("echo a\r\n\techo b^A"),
+        "{:?}",
+        String::from_utf8_lossy(&out)
+    );
+    // After the paste, keys are keys again.
+    let (ev, _) = run(&mut ed, b"\x7f!\r");
+    assert_eq!(ev, Some(Event::Line("echo a\n\techo b!".into())));
+}
+
+#[test]
+fn a_megabyte_paste_is_bounded_and_rings_once() {
+    let mut ed = Editor::new(80);
+    let mut out = Vec::new();
+    ed.begin("$ ", &mut out);
+    let mut paste = b"\x1b[200~".to_vec();
+    paste.extend(std::iter::repeat_n(b"line of text\r".iter().copied(), 80_000).flatten());
+    paste.extend_from_slice(b"\x1b[201~\r");
+    let mut out = Vec::new();
+    let step = ed.feed(&paste, &mut out);
+    assert_eq!(step.consumed, paste.len());
+    assert!(
+        matches!(step.event, Some(Event::TooLong(ref l)) if l.len() == crate::terminal::MAX_LINE)
+    );
+    assert_eq!(out.iter().filter(|&&b| b == 0x07).count(), 1);
 }

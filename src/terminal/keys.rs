@@ -1,6 +1,9 @@
 //! Turns the bytes a terminal sends into keys: UTF-8 characters (invalid bytes become
 //! U+FFFD), control keys, and the escape sequences of the usual terminals (xterm, tmux,
-//! the Linux console, VT100 application mode) for arrows, Home/End, Delete and Alt-keys.
+//! the Linux console, VT100 application mode) for arrows, Home/End, Delete and Alt-keys,
+//! and bracketed paste: between `ESC[200~` and `ESC[201~` every character, control
+//! characters included, comes out as [`Key::Char`] (a carriage return as a newline, as
+//! readline reads a paste), so a pasted newline or Tab is text, not Enter or completion.
 
 /// One key press, as the line editor sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +28,10 @@ pub enum Key {
     /// Ctrl-Left / Ctrl-Right: a word back or forward.
     WordLeft,
     WordRight,
+    /// `ESC[200~`: the terminal starts a bracketed paste.
+    PasteStart,
+    /// `ESC[201~`: the paste is over.
+    PasteEnd,
     /// A lone ESC followed by something that makes no key, or a sequence we do not know:
     /// ignored, never inserted.
     Ignored,
@@ -51,6 +58,10 @@ enum State {
 #[derive(Debug, Default)]
 pub struct Decoder {
     state: State,
+    /// Inside a bracketed paste.
+    pasting: bool,
+    /// The last pasted byte was a carriage return (a `\n` after it is the same line end).
+    pasted_cr: bool,
 }
 
 impl Decoder {
@@ -77,7 +88,14 @@ impl Decoder {
             },
             State::Csi(mut params) => {
                 if (0x40..=0x7e).contains(&b) {
-                    return Some(csi(&params, b));
+                    let key = csi(&params, b);
+                    match key {
+                        Key::PasteStart => self.pasting = true,
+                        Key::PasteEnd => self.pasting = false,
+                        _ => {}
+                    }
+                    self.pasted_cr = false;
+                    return Some(key);
                 }
                 if params.len() < MAX_SEQUENCE {
                     params.push(b);
@@ -118,7 +136,21 @@ impl Decoder {
         }
     }
 
+    /// Whether a bracketed paste is under way.
+    pub fn pasting(&self) -> bool {
+        self.pasting
+    }
+
     fn ground(&mut self, b: u8) -> Option<Key> {
+        if self.pasting && b != 0x1b {
+            let cr = std::mem::replace(&mut self.pasted_cr, b == b'\r');
+            match b {
+                b'\n' if cr => return None,
+                b'\r' | b'\n' => return Some(Key::Char('\n')),
+                0x00..=0x1f | 0x7f => return Some(Key::Char(b as char)),
+                _ => {}
+            }
+        }
         Some(match b {
             0x1b => {
                 self.state = State::Escape;
@@ -158,6 +190,8 @@ fn csi(params: &[u8], last: u8) -> Key {
         b'H' => Key::Home,
         b'F' => Key::End,
         b'~' => match first {
+            "200" => Key::PasteStart,
+            "201" => Key::PasteEnd,
             "1" | "7" => Key::Home,
             "4" | "8" => Key::End,
             "3" => Key::Delete,
@@ -233,6 +267,38 @@ mod tests {
         assert_eq!(
             keys(b"\xff\xc3x\xe4\xb8"),
             vec![Key::Char(char::REPLACEMENT_CHARACTER), Key::Char('x'),]
+        );
+    }
+
+    #[test]
+    fn a_bracketed_paste_is_text_control_characters_and_all() {
+        assert_eq!(
+            keys(b"\x1b[200~a\tb\r\nc\rd\x01\x7f\x1b[201~\t\r"),
+            vec![
+                Key::PasteStart,
+                Key::Char('a'),
+                Key::Char('\t'),
+                Key::Char('b'),
+                Key::Char('\n'),
+                Key::Char('c'),
+                Key::Char('\n'),
+                Key::Char('d'),
+                Key::Char('\x01'),
+                Key::Char('\x7f'),
+                Key::PasteEnd,
+                Key::Tab,
+                Key::Enter,
+            ]
+        );
+        // The end marker split across reads still ends the paste.
+        let mut d = Decoder::default();
+        let mut got = Vec::new();
+        for chunk in [&b"\x1b[200~x\x1b"[..], b"[20", b"1~\r"] {
+            got.extend(chunk.iter().filter_map(|&b| d.push(b)));
+        }
+        assert_eq!(
+            got,
+            vec![Key::PasteStart, Key::Char('x'), Key::PasteEnd, Key::Enter]
         );
     }
 

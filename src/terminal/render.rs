@@ -45,12 +45,50 @@ pub fn place(mut pos: Pos, s: &str, cols: usize) -> Pos {
             break;
         };
         rest = &rest[g.len()..];
+        if g.contains('\n') {
+            pos = (pos.0 + 1, 0);
+            continue;
+        }
+        if g == "\t" {
+            // To the next tab stop; a terminal's tab never wraps.
+            let stop = (pos.1 / TAB + 1) * TAB;
+            pos.1 = stop.min(cols.saturating_sub(1)).max(pos.1);
+            continue;
+        }
         if g.chars().all(char::is_control) {
             continue;
         }
         pos = advance(pos, grapheme_width(g), cols);
     }
     pos
+}
+
+/// Columns between tab stops, as terminals set them.
+const TAB: usize = 8;
+
+/// The edited line as the terminal is given it (a pasted line may hold any character):
+/// a newline breaks the row, a tab moves to the next stop, any other control character
+/// shows as `^X` (`^?` for DEL), as readline shows them; `place` measures the result.
+pub fn visible(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        match c {
+            '\n' => out.push_str("\r\n"),
+            '\t' => out.push('\t'),
+            '\x7f' => out.push_str("^?"),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from((c as u8) + b'@'));
+            }
+            // C1 controls are never sent as they are.
+            c if c.is_control() => out.push(char::REPLACEMENT_CHARACTER),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Length of the escape sequence at the start of `s` (CSI, OSC, or ESC and one byte).
@@ -96,10 +134,12 @@ impl Screen {
         self.climb_to_start(out);
         out.extend_from_slice(b"\r\x1b[J");
         out.extend_from_slice(prompt.as_bytes());
-        out.extend_from_slice(line.as_bytes());
+        let shown = visible(line);
+        out.extend_from_slice(shown.as_bytes());
         let start = place((0, 0), prompt, self.cols);
-        let mut end = place(start, line, self.cols);
-        let mut at = place(start, &line[..cursor.min(line.len())], self.cols);
+        let mut end = place(start, &shown, self.cols);
+        let before = visible(&line[..cursor.min(line.len())]);
+        let mut at = place(start, &before, self.cols);
         self.wrapped = end.1 >= self.cols;
         if self.wrapped {
             // Past the last cell: make the terminal wrap now, so its cursor is where ours is.
@@ -201,6 +241,20 @@ mod tests {
         let mut out = Vec::new();
         s.redraw(&mut out, "$ ", "ab", 2);
         assert!(out.ends_with(b"$ ab\r\n"));
+        assert_eq!(s.row, 1);
+    }
+
+    #[test]
+    fn pasted_control_characters_show_as_readline_shows_them() {
+        assert_eq!(visible("a\x01b\x7f\x1b"), "a^Ab^?^[");
+        assert_eq!(visible("a\nb"), "a\r\nb");
+        assert_eq!(place((0, 0), &visible("ab\ncde"), 80), (1, 3));
+        assert_eq!(place((0, 0), "a\tb", 80), (0, 9));
+        assert_eq!(place((0, 0), "abcdef\t", 8), (0, 7));
+        let mut s = Screen::new(80);
+        let mut out = Vec::new();
+        s.redraw(&mut out, "$ ", "echo a\necho b", 14);
+        assert_eq!(out, b"\r\x1b[J$ echo a\r\necho b");
         assert_eq!(s.row, 1);
     }
 

@@ -26,8 +26,9 @@ pub(crate) const OPTIONS: &[(&str, Option<char>, Kept)] = &[
     ("functrace", Some('T'), Kept::Flag(|o| &mut o.functrace)),
     // Commands are never looked up in PATH, so there is nothing to hash either way.
     ("hashall", Some('h'), Kept::Flag(|o| &mut o.hashall)),
-    ("histexpand", Some('H'), Kept::Fixed(false)),
-    ("history", None, Kept::Fixed(false)),
+    // History expansion applies to the lines the terminal's editor reads.
+    ("histexpand", Some('H'), Kept::Flag(|o| &mut o.histexpand)),
+    ("history", None, Kept::Flag(|o| &mut o.history)),
     ("ignoreeof", None, Kept::Fixed(false)),
     ("interactive-comments", None, Kept::Fixed(true)),
     ("keyword", Some('k'), Kept::Fixed(false)),

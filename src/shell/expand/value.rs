@@ -176,6 +176,9 @@ impl Shell {
         if self.opts.errtrace {
             f.push('E');
         }
+        if self.opts.histexpand {
+            f.push('H');
+        }
         if self.opts.functrace {
             f.push('T');
         }

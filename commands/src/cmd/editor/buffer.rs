@@ -462,6 +462,59 @@ impl Buffer {
         None
     }
 
+    /// Like [`Buffer::find`], for a regular expression (vi's `/re`): a match may start
+    /// anywhere a character starts, overlapping others, and `^` holds only at a line's
+    /// start.
+    pub(crate) fn find_regex(
+        &self,
+        re: &crate::gnu_regex::Regex,
+        forward: bool,
+    ) -> Result<Option<Found>, crate::gnu_regex::TooComplex> {
+        let n = self.lines.len();
+        for step in 0..=n {
+            let row = if forward {
+                (self.row + step) % n
+            } else {
+                (self.row + n - step % n) % n
+            };
+            let line = self.line(row);
+            let wrapped = if forward {
+                row < self.row || step == n
+            } else {
+                row > self.row || step == n
+            };
+            // An empty match at a line's end puts the cursor on its last character.
+            // Lines passed going forward need only their first match.
+            let all = if forward && step != 0 && step != n {
+                re.find_at(line, 0)?.map(|(s, _)| s).into_iter().collect()
+            } else {
+                match_starts(re, line)?
+            };
+            let starts: Vec<usize> = all
+                .into_iter()
+                .map(|col| {
+                    if col >= line.len() && !line.is_empty() {
+                        unit_before(line, line.len())
+                    } else {
+                        col
+                    }
+                })
+                .collect();
+            let hit = match (forward, step) {
+                (true, 0) => starts.iter().copied().find(|&i| i > self.col),
+                (true, s) if s == n => starts.iter().copied().find(|&i| i <= self.col),
+                (true, _) => starts.first().copied(),
+                (false, 0) => starts.iter().copied().rfind(|&i| i < self.col),
+                (false, s) if s == n => starts.iter().copied().rfind(|&i| i >= self.col),
+                (false, _) => starts.last().copied(),
+            };
+            if let Some(col) = hit {
+                return Ok(Some(((row, col), wrapped)));
+            }
+        }
+        Ok(None)
+    }
+
     /// Every line, for writing out.
     pub(crate) fn lines(&self) -> &[Line] {
         &self.lines
@@ -469,6 +522,26 @@ impl Buffer {
 }
 
 /// The offset just past the unit at `col` (the line's end if `col` is there).
+/// A search's hit: its (row, column), and whether the search wrapped around to reach it.
+pub(crate) type Found = ((usize, usize), bool);
+
+/// Where matches of `re` start in `line`, overlapping ones too, in order.
+fn match_starts(
+    re: &crate::gnu_regex::Regex,
+    line: &[u8],
+) -> Result<Vec<usize>, crate::gnu_regex::TooComplex> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while let Some((s, _)) = re.find_at(line, at)? {
+        starts.push(s);
+        if s >= line.len() {
+            break;
+        }
+        at = unit_at(line, s).0;
+    }
+    Ok(starts)
+}
+
 fn unit_at_or_end(line: &[u8], col: usize) -> usize {
     if col < line.len() {
         unit_at(line, col).0

@@ -14,6 +14,8 @@ use super::screen::{Frame, dims, scroll_x, scroll_y};
 use super::{Effect, Mode, Opened};
 
 mod cmdline;
+#[cfg(test)]
+pub(crate) use cmdline::vim_to_bre;
 
 /// Changes `u` can take back.
 const UNDO_STEPS: usize = 100;

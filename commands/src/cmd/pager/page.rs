@@ -13,6 +13,7 @@ use super::super::editor::keys::{Decoder, Key};
 use super::super::editor::screen::{self, Frame};
 use super::super::util::{MAX_LINE, Reader};
 use crate::fs::FsError;
+use crate::gnu_regex;
 use crate::{Charge, CmdResult, Context, Interrupt, Terminal};
 
 /// The text of one input, read as far as needed.
@@ -139,7 +140,8 @@ async fn less_loop(
     let mut prompt: Option<Prompt> = None;
     let mut colon = false;
     let mut message: Option<String> = None;
-    let mut search: Option<Vec<u8>> = None;
+    // The last `/` pattern: an extended regular expression, as less reads one.
+    let mut search: Option<gnu_regex::Regex> = None;
     while index < texts.len() {
         let size = term.size();
         let (rows, cols) = screen::dims(size);
@@ -221,7 +223,18 @@ async fn less_loop(
                         let pat = std::mem::take(&mut p.input);
                         prompt = None;
                         if !pat.is_empty() {
-                            search = Some(pat);
+                            let text = String::from_utf8_lossy(&pat);
+                            match gnu_regex::compile(
+                                &text,
+                                gnu_regex::Dialect::Extended,
+                                gnu_regex::Flags::default(),
+                            ) {
+                                Ok(re) => search = Some(re),
+                                Err(e) => {
+                                    message = Some(e.msg);
+                                    continue;
+                                }
+                            }
                         }
                         if let Some(pat) = &search {
                             match find(ctx, text, pat, top + 1, true).await? {
@@ -338,16 +351,16 @@ async fn fill_all(ctx: &Context, text: &mut Text) -> Result<(), Interrupt> {
     Ok(())
 }
 
-/// The first line from `from` on (forward) or before `from` (backward) that contains
-/// `pat`.
+/// The first line from `from` on (forward) or before `from` (backward) that matches
+/// `re` (a pattern too complex to run matches nothing).
 async fn find(
     ctx: &Context,
     text: &mut Text,
-    pat: &[u8],
+    re: &gnu_regex::Regex,
     from: usize,
     forward: bool,
 ) -> Result<Option<usize>, Interrupt> {
-    let finder = memchr::memmem::Finder::new(pat);
+    let hit = |line: &[u8]| re.is_match(line).unwrap_or(false);
     if forward {
         let mut i = from;
         loop {
@@ -355,7 +368,7 @@ async fn find(
             if i >= text.len() {
                 return Ok(None);
             }
-            if finder.find(&text.lines[i]).is_some() {
+            if hit(&text.lines[i]) {
                 return Ok(Some(i));
             }
             i += 1;
@@ -364,9 +377,17 @@ async fn find(
             }
         }
     }
-    Ok((0..from.min(text.len()))
-        .rev()
-        .find(|&i| finder.find(&text.lines[i]).is_some()))
+    let mut i = from.min(text.len());
+    while i > 0 {
+        i -= 1;
+        if hit(&text.lines[i]) {
+            return Ok(Some(i));
+        }
+        if i.is_multiple_of(1024) {
+            ctx.checkpoint().await?;
+        }
+    }
+    Ok(None)
 }
 
 /// `more` over `texts`: each page printed below the last, `--More--(NN%)` between pages;

@@ -119,6 +119,26 @@ async fn less_searches_and_quits() {
 }
 
 #[tokio::test]
+async fn less_searches_take_extended_regular_expressions() {
+    let fs = MemFs::with_files(&[("/f", &numbered(100))]);
+    let page = |keys: &'static [u8]| {
+        let fs = fs.clone();
+        async move {
+            let (_, screen, _) =
+                on_term(&super::Less, &["f"], fs, b"", (10, 40), vec![keys.to_vec()]).await;
+            rows(&screen)
+        }
+    };
+    assert_eq!(page(b"/^line [5-7]0$\r").await[0], "line 50");
+    assert_eq!(page(b"/e 7+7\r").await[0], "line 77");
+    assert_eq!(page(b"/(9|8)1\rn").await[0], "line 91");
+    // A bad pattern says why and leaves the page where it was.
+    let r = page(b"/l(ine\r").await;
+    assert_eq!(r[0], "line 1");
+    assert!(r[9].starts_with("Unmatched ( or \\("), "{r:?}");
+}
+
+#[tokio::test]
 async fn less_pages_standard_input_and_long_lines() {
     let long = format!("{}\nshort\n", "x".repeat(100));
     let (st, screen, _) = on_term(

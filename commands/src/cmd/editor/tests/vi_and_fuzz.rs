@@ -158,6 +158,61 @@ fn vi_searches_and_shows_messages() {
     assert_eq!(p.screen().cursor_position(), (5, 2));
 }
 
+#[test]
+fn vi_searches_take_vim_regular_expressions() {
+    let mut ed = vi::Vi::new(
+        Opened::Text(vi_text("foo1\nbar22\nfoo bar\nxyz\n")),
+        Some("f".into()),
+    );
+    let at = |ed: &vi::Vi| (ed.buffer().row, ed.buffer().col);
+    feed(&mut ed, b"/\\d\\d\r");
+    assert_eq!(at(&ed), (1, 3));
+    feed(&mut ed, b"/^foo\r");
+    assert_eq!(at(&ed), (2, 0));
+    feed(&mut ed, b"/r$\r");
+    assert_eq!(at(&ed), (2, 6));
+    feed(&mut ed, b"?o\\+\r");
+    assert_eq!(at(&ed), (2, 2));
+    feed(&mut ed, b"/B\\c\r");
+    assert_eq!(at(&ed), (2, 4));
+    feed(&mut ed, b"/y\\=z\r");
+    assert_eq!(at(&ed), (3, 1));
+    feed(&mut ed, b"/[0-9]\\{2}\r");
+    assert_eq!(at(&ed), (1, 3));
+    // A bad pattern says so and moves nothing.
+    feed(&mut ed, b"/\\(\r");
+    assert_eq!(at(&ed), (1, 3));
+    let r = rows(&draw(&mut ed, 6, 70));
+    assert!(
+        r[5].starts_with("E383: Invalid search string: \\("),
+        "{r:?}"
+    );
+    feed(&mut ed, b"/o\\{3}\r");
+    let r = rows(&draw(&mut ed, 6, 70));
+    assert!(r[5].starts_with("E486: Pattern not found: o\\{3}"), "{r:?}");
+}
+
+#[test]
+fn vim_patterns_read_as_gnu_basic_ones() {
+    use crate::cmd::editor::vi::vim_to_bre;
+    for (vim, bre) in [
+        ("a.*b", "a.*b"),
+        ("\\d\\+x\\=", "[0-9]\\+x\\?"),
+        ("a\\{2,3}b\\{-1,}", "a\\{2,3\\}b\\{1,\\}"),
+        ("\\<wo\\(rd\\|x\\)\\>", "\\<wo\\(rd\\|x\\)\\>"),
+        ("[\\d]\\s\\/", "[\\d][ \t]/"),
+        ("x[", "x\\["),
+        ("end\\", "end\\\\"),
+    ] {
+        assert_eq!(
+            vim_to_bre(vim.as_bytes()),
+            (bre.to_string(), false),
+            "{vim}"
+        );
+    }
+    assert_eq!(vim_to_bre(b"\\cAb"), ("Ab".to_string(), true));
+}
+
 #[tokio::test]
 async fn vi_without_a_terminal_says_so() {
     let inv = crate::testing::Invocation::default();

@@ -1,13 +1,40 @@
 //! vi's last line: `/` and `?` searches and the `:` commands.
 
+use crate::gnu_regex;
+
 use super::super::Effect;
 use super::super::buffer::unit_before;
 use super::super::keys::Key;
 use super::{State, Vi};
 
 impl Vi {
+    /// `/pat` or `?pat`: `pat` is a regular expression in vim's default ("magic")
+    /// syntax, matched by GNU's engine; a bad one is reported, never searched.
     pub(super) fn search(&mut self, pat: &[u8], forward: bool) {
-        match self.buf.find(pat, forward) {
+        let (bre, icase) = vim_to_bre(pat);
+        let flags = gnu_regex::Flags {
+            icase,
+            ..gnu_regex::Flags::default()
+        };
+        let re = match gnu_regex::compile(&bre, gnu_regex::Dialect::Basic, flags) {
+            Ok(re) => re,
+            Err(e) => {
+                self.error(format!(
+                    "E383: Invalid search string: {} ({})",
+                    String::from_utf8_lossy(pat),
+                    e.msg
+                ));
+                return;
+            }
+        };
+        let found = match self.buf.find_regex(&re, forward) {
+            Ok(found) => found,
+            Err(_) => {
+                self.error("E363: pattern uses more memory than 'maxmempattern'");
+                return;
+            }
+        };
+        match found {
             Some(((row, col), wrapped)) => {
                 self.buf.row = row;
                 self.buf.col = col;
@@ -137,4 +164,96 @@ impl Vi {
         }
         Effect::None
     }
+}
+
+/// A vim "magic" pattern as a GNU basic regular expression, and whether `\c` asked to
+/// ignore case. What the two share (`.`, `*`, `[…]`, `^`, `$`, `\(\)`, `\|`, `\+`,
+/// `\?`, `\<`, `\>`, `\w`) passes through; vim's own `\=`, `\{n,m}`, `\d`,
+/// `\s`, `\a`, `\l`, `\u`, `\x`, `\t` and `\/` are spelled the GNU way.
+pub(crate) fn vim_to_bre(pat: &[u8]) -> (String, bool) {
+    let text = String::from_utf8_lossy(pat);
+    let cs: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(cs.len() + 8);
+    let mut icase = false;
+    let mut i = 0;
+    while i < cs.len() {
+        let c = cs[i];
+        if c == '[' {
+            // A bracket expression goes through as it is, up to its `]`.
+            let mut j = i + 1;
+            if cs.get(j) == Some(&'^') {
+                j += 1;
+            }
+            if cs.get(j) == Some(&']') {
+                j += 1;
+            }
+            while j < cs.len() && cs[j] != ']' {
+                j += 1;
+            }
+            if j < cs.len() {
+                out.extend(&cs[i..=j]);
+                i = j + 1;
+            } else {
+                // No `]`: vim takes the `[` literally.
+                out.push_str("\\[");
+                i += 1;
+            }
+            continue;
+        }
+        if c != '\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let Some(&n) = cs.get(i + 1) else {
+            out.push_str("\\\\");
+            break;
+        };
+        i += 2;
+        match n {
+            '=' => out.push_str("\\?"),
+            '{' => {
+                // `\{n,m}` (or `\{n,m\}`); vim's lazy `\{-n,m}` matches greedily here.
+                out.push_str("\\{");
+                if cs.get(i) == Some(&'-') {
+                    i += 1;
+                }
+                while let Some(&d) = cs.get(i) {
+                    if d == '}' || d == '\\' {
+                        break;
+                    }
+                    out.push(d);
+                    i += 1;
+                }
+                if cs.get(i) == Some(&'\\') {
+                    i += 1;
+                }
+                if cs.get(i) == Some(&'}') {
+                    i += 1;
+                }
+                out.push_str("\\}");
+            }
+            'd' => out.push_str("[0-9]"),
+            'D' => out.push_str("[^0-9]"),
+            's' => out.push_str("[ \t]"),
+            'S' => out.push_str("[^ \t]"),
+            'a' => out.push_str("[A-Za-z]"),
+            'A' => out.push_str("[^A-Za-z]"),
+            'l' => out.push_str("[a-z]"),
+            'L' => out.push_str("[^a-z]"),
+            'u' => out.push_str("[A-Z]"),
+            'U' => out.push_str("[^A-Z]"),
+            'x' => out.push_str("[0-9A-Fa-f]"),
+            'X' => out.push_str("[^0-9A-Fa-f]"),
+            't' => out.push('\t'),
+            'c' => icase = true,
+            'C' => {}
+            '/' | '?' => out.push(n),
+            _ => {
+                out.push('\\');
+                out.push(n);
+            }
+        }
+    }
+    (out, icase)
 }
