@@ -256,9 +256,7 @@ impl Registry {
         }
         let base = BIN_DIRS.iter().find_map(|d| name.strip_prefix(d))?;
         let entry = self.entries.get(base)?;
-        if entry.path().is_none() {
-            return None;
-        }
+        entry.path()?;
         Some(self.programs.get(base).unwrap_or(entry))
     }
 
