@@ -152,6 +152,10 @@ impl std::fmt::Debug for Entry {
 pub struct Registry {
     /// Sorted by name so listings are deterministic.
     entries: BTreeMap<String, Entry>,
+    /// Programs whose file behaves unlike the shell's command of that name (GNU's
+    /// `printf` program beside bash's builtin): what [`Registry::resolve_program`] and a
+    /// path give.
+    programs: BTreeMap<String, Entry>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -175,7 +179,42 @@ impl Registry {
         for c in forkbox_commands::all() {
             r.register_command(c, CommandKind::Native);
         }
+        for c in forkbox_commands::programs() {
+            r.register_program(c);
+        }
         r
+    }
+
+    /// Registers what the file of a command's name runs when that differs from the
+    /// command the shell runs by the name.
+    pub fn register_program(&mut self, command: Arc<dyn Command>) {
+        let name = command.name().to_string();
+        self.programs.insert(
+            name.clone(),
+            Entry {
+                name,
+                kind: CommandKind::Native,
+                summary: command.summary().to_string(),
+                command: Some(command),
+            },
+        );
+    }
+
+    /// What running `name` as a program runs (`env NAME`, `xargs NAME`, `find -exec
+    /// NAME`): the program where it differs from the shell's command, else
+    /// [`Registry::resolve`]'s.
+    pub fn resolve_program(&self, name: &str) -> Option<&Entry> {
+        let base = if name.contains('/') {
+            BIN_DIRS.iter().find_map(|d| name.strip_prefix(d))
+        } else {
+            Some(name)
+        };
+        if let Some(p) = base.and_then(|b| self.programs.get(b))
+            && self.entries.contains_key(&p.name)
+        {
+            return Some(p);
+        }
+        self.resolve(name)
     }
 
     /// Registers every shell builtin of [`BUILTINS`].
@@ -219,7 +258,8 @@ impl Registry {
         }
         let base = BIN_DIRS.iter().find_map(|d| name.strip_prefix(d))?;
         let entry = self.entries.get(base)?;
-        entry.path().is_some().then_some(entry)
+        entry.path()?;
+        Some(self.programs.get(base).unwrap_or(entry))
     }
 
     /// The implementation of a native or WASI command named `name`.
@@ -304,5 +344,33 @@ mod tests {
             (cat.kind, cat.path.as_deref()),
             (CommandKind::Native, Some("/usr/bin/cat"))
         );
+    }
+
+    #[test]
+    fn programs_differ_from_the_shells_command_of_their_name() {
+        let r = Registry::with_native();
+        let shell = r.resolve("printf").unwrap().command.clone().unwrap();
+        let program = r
+            .resolve_program("printf")
+            .unwrap()
+            .command
+            .clone()
+            .unwrap();
+        assert_eq!(shell.summary(), "format and print data");
+        assert_ne!(program.summary(), shell.summary());
+        let by_path = r
+            .resolve("/usr/bin/printf")
+            .unwrap()
+            .command
+            .clone()
+            .unwrap();
+        assert_eq!(by_path.summary(), program.summary());
+        // Everything else is what resolve gives.
+        assert_eq!(r.resolve_program("cat").unwrap().name, "cat");
+        assert_eq!(
+            r.resolve_program("echo").unwrap().kind,
+            CommandKind::Builtin
+        );
+        assert!(r.resolve_program("nonesuch").is_none());
     }
 }

@@ -111,6 +111,12 @@ pub fn builtin_stand_ins() -> Vec<Arc<dyn Command>> {
     ]
 }
 
+/// The programs whose file (`/usr/bin/printf`) behaves unlike the shell's command of the
+/// same name: what `env`, `xargs`, `find -exec`, `timeout` and a path run instead.
+pub fn programs() -> Vec<Arc<dyn Command>> {
+    vec![Arc::new(printf::GnuPrintf)]
+}
+
 pub fn all() -> Vec<Arc<dyn Command>> {
     vec![
         Arc::new(basename::Basename),

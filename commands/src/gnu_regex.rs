@@ -151,6 +151,55 @@ pub fn compile(pattern: &str, dialect: Dialect, flags: Flags) -> Result<Regex, E
 /// Compiles patterns that any may match (`grep -e A -e B`): each keeps its own group
 /// numbers for its back-references; [`Captures`] number them in order across patterns.
 pub fn compile_many(patterns: &[&str], dialect: Dialect, flags: Flags) -> Result<Regex, Error> {
+    let (node, groups, warnings) = parse_many(patterns, dialect, flags)?;
+    build(node, groups, warnings, flags)
+}
+
+/// A search for the lines that a pattern set matches, over many lines at once (see
+/// [`line_finder`]).
+#[derive(Debug)]
+pub struct LineFinder {
+    re: regex::bytes::Regex,
+}
+
+impl LineFinder {
+    /// Where the first match in `hay` starts, from `start` on. `hay` holds whole lines,
+    /// each ended by a newline; the line holding that position is the first of them
+    /// (from `start`'s line on) that the pattern set matches alone. A position at the
+    /// very end of `hay` (after its last newline) belongs to no line of it.
+    pub fn find_at(&self, hay: &[u8], start: usize) -> Option<usize> {
+        self.re.find_at(hay, start).map(|m| m.start())
+    }
+}
+
+/// What [`compile_many`] compiles, for a search over a buffer of newline-ended lines
+/// instead of one line at a time: `grep` finds the next selected line with one automaton
+/// run over the buffer (literals go to its `memchr`/SIMD prefilters) rather than a match
+/// per line. `None` when the pattern set has back-references, a newline, or does not
+/// compile (callers then match line by line); errors and warnings are
+/// [`compile_many`]'s to report.
+pub fn line_finder(patterns: &[&str], dialect: Dialect, flags: Flags) -> Option<LineFinder> {
+    if flags.multiline {
+        return None;
+    }
+    let (node, ..) = parse_many(patterns, dialect, flags).ok()?;
+    let text = fast::translate_lines(&node, flags.c_locale)?;
+    let re = regex::bytes::RegexBuilder::new(&text)
+        .unicode(!flags.c_locale)
+        .case_insensitive(flags.icase)
+        .multi_line(true)
+        .size_limit(MAX_REGEX_SIZE)
+        .build()
+        .ok()?;
+    Some(LineFinder { re })
+}
+
+/// Patterns → one AST (an alternation of them), its group count and GNU's warnings.
+fn parse_many(
+    patterns: &[&str],
+    dialect: Dialect,
+    flags: Flags,
+) -> Result<(Node, usize, Vec<String>), Error> {
     let mut branches = Vec::with_capacity(patterns.len());
     let mut groups = 0;
     let mut warnings = Vec::new();
@@ -197,7 +246,7 @@ pub fn compile_many(patterns: &[&str], dialect: Dialect, flags: Flags) -> Result
         1 => branches.pop().unwrap_or(Node::Empty),
         _ => Node::Alt(branches),
     };
-    build(node, groups, warnings, flags)
+    Ok((node, groups, warnings))
 }
 
 /// Compiles an awk regular expression as gawk reads it (an ERE with gawk's escapes, see

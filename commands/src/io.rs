@@ -130,6 +130,11 @@ impl Output {
         self.write_all(s.as_bytes()).await
     }
 
+    /// True for [`Output::null`] (`> /dev/null`): what is written there is never read.
+    pub fn is_null(&self) -> bool {
+        self.tx.is_none()
+    }
+
     /// True when no reader is left (a write would fail with `BrokenPipe`).
     pub fn is_closed(&self) -> bool {
         self.tx.as_ref().is_some_and(|tx| tx.is_closed())

@@ -424,3 +424,10 @@ fn gnu_usage_message(e: &clap::Error, args: &[String]) -> String {
 pub fn all() -> Vec<Arc<dyn Command>> {
     cmd::all()
 }
+
+/// Programs that differ from the shell's command of their name (GNU's `printf` program
+/// beside bash's builtin): what a command run without the shell (`env printf`) or by its
+/// path (`/usr/bin/printf`) gets.
+pub fn programs() -> Vec<Arc<dyn Command>> {
+    cmd::programs()
+}

@@ -72,7 +72,7 @@ impl Launcher for ShellLauncher {
         let Some(name) = argv.first().cloned() else {
             return 0;
         };
-        let Some(entry) = self.registry.resolve(&name).cloned() else {
+        let Some(entry) = self.registry.resolve_program(&name).cloned() else {
             ctx.err(ShellError::CommandNotFound(name).message()).await;
             return 127;
         };

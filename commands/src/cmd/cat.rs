@@ -112,6 +112,11 @@ async fn cat_lines(
             st.lineno += 1;
             buf.extend_from_slice(format!("{:>6}\t", st.lineno).as_bytes());
         }
+        // GNU 9.1's -E shows the carriage return of a CRLF line ending as ^M.
+        let (body, cr) = match body.strip_suffix(b"\r") {
+            Some(b) if ends && nl && !nonp => (b, true),
+            _ => (body, false),
+        };
         for &b in body {
             match b {
                 b'\t' if tabs => buf.extend_from_slice(b"^I"),
@@ -119,6 +124,9 @@ async fn cat_lines(
                 _ if nonp => nonprinting(b, &mut buf),
                 _ => buf.push(b),
             }
+        }
+        if cr {
+            buf.extend_from_slice(b"^M");
         }
         if nl {
             if ends {

@@ -31,6 +31,9 @@ struct Args {
     /// Do not overwrite an existing file.
     #[arg(short = 'n', long = "no-clobber")]
     no_clobber: bool,
+    /// Prompt before overwrite (an answer is read from standard input).
+    #[arg(short = 'i', long)]
+    interactive: bool,
     /// Preserve mode and modification time.
     #[arg(short = 'p')]
     preserve: bool,
@@ -56,6 +59,7 @@ struct Copier<'a> {
     args: &'a Args,
     status: i32,
     pacer: Pacer,
+    asker: super::util::Asker,
 }
 
 impl Copier<'_> {
@@ -167,6 +171,14 @@ impl Copier<'_> {
                     quote(dst_shown)
                 ))
                 .await;
+                return Ok(());
+            }
+            if self.args.interactive
+                && !self
+                    .asker
+                    .ask(self.ctx, &format!("cp: overwrite {}? ", quote(dst_shown)))
+                    .await?
+            {
                 return Ok(());
             }
         }
@@ -372,6 +384,7 @@ impl Command for Cp {
             args: &args,
             status: 0,
             pacer: Pacer::default(),
+            asker: super::util::Asker::default(),
         };
         for (src, dst_shown, dst) in jobs {
             let s = ctx.path(&src);

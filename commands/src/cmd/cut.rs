@@ -1,12 +1,13 @@
 //! `cut`: print selected bytes, characters or fields of each line, streaming line by line.
 //!
 //! As in GNU coreutils, `-c` selects bytes (a multi-byte UTF-8 character is several
-//! positions). A line longer than [`MAX_LINE`] is cut in pieces of that size.
+//! positions). Lines are cut straight out of
+//! the chunks read; a line split across chunks is gathered whole, charged to the budget.
 
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote, quotef};
+use super::util::{BufOut, OUT_BUF, Pacer, Reader, quote, quotef};
 use crate::{CmdResult, Command, Context, parse_args};
 
 /// Print selected parts of lines from each FILE to standard output.
@@ -315,25 +316,59 @@ impl Command for Cut {
                     continue;
                 }
             };
+            // Whole lines are cut straight out of each chunk read; only a line split
+            // across chunks is gathered (and charged) in `carry`.
+            let mut carry: Vec<u8> = Vec::new();
+            let mut charge = ctx.budget.empty_charge();
             loop {
-                match reader.record(cutter.eol, MAX_LINE).await? {
-                    Ok(Some(mut line)) => {
-                        if line.last() == Some(&cutter.eol) {
-                            line.pop();
+                let chunk = match reader.chunk().await {
+                    Ok(Some(c)) => c,
+                    Ok(None) => {
+                        if !carry.is_empty() {
+                            cut.clear();
+                            cutter.cut(&carry, &mut cut);
+                            out.write(&cut).await?;
                         }
-                        cut.clear();
-                        cutter.cut(&line, &mut cut);
-                        out.write(&cut).await?;
+                        break;
                     }
-                    Ok(None) => break,
                     Err(e) => {
                         out.flush().await?;
                         ctx.warn("cut", format!("{}: {e}", quotef(f))).await;
                         status = 1;
                         break;
                     }
+                };
+                let mut rest: &[u8] = &chunk;
+                cut.clear();
+                if !carry.is_empty() || memchr::memchr(cutter.eol, rest).is_none() {
+                    let Some(i) = memchr::memchr(cutter.eol, rest) else {
+                        charge.resize(carry.len() + rest.len())?;
+                        carry.extend_from_slice(rest);
+                        continue;
+                    };
+                    charge.resize(carry.len() + i)?;
+                    carry.extend_from_slice(&rest[..i]);
+                    cutter.cut(&carry, &mut cut);
+                    carry = Vec::new();
+                    charge.resize(0)?;
+                    rest = &rest[i + 1..];
                 }
-                pacer.tick(ctx).await?;
+                let mut start = 0;
+                for i in memchr::memchr_iter(cutter.eol, rest) {
+                    cutter.cut(&rest[start..i], &mut cut);
+                    start = i + 1;
+                    if cut.len() >= OUT_BUF {
+                        out.write(&cut).await?;
+                        cut.clear();
+                        pacer.tick(ctx).await?;
+                    }
+                }
+                out.write(&cut).await?;
+                if start < rest.len() {
+                    charge.resize(rest.len() - start)?;
+                    carry.extend_from_slice(&rest[start..]);
+                }
+                ctx.checkpoint().await?;
             }
         }
         out.flush().await?;
@@ -499,9 +534,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_line_over_the_budget_is_out_of_memory() {
-        let long = format!("{}\n", "x".repeat(4 * TINY_BUDGET));
-        inv(&long)
-            .out_of_memory(&Cut, &["-c1-3"], TINY_BUDGET)
+        // A line that is read in several chunks is gathered, and charged.
+        let long = format!("{}\n", "x".repeat(64 * TINY_BUDGET + 1));
+        let big = Invocation {
+            fs: MemFs::with_files(&[("/long", long.as_str())]),
+            ..Invocation::default()
+        };
+        big.out_of_memory(&Cut, &["-c1-3", "/long"], TINY_BUDGET)
             .await;
         let (st, out, _) = inv("abcdef\nxy\n").run(&Cut, &["-c2-3"]).await;
         assert_eq!((st, out.as_str()), (0, "bc\ny\n"));

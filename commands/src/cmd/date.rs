@@ -28,9 +28,13 @@ struct Args {
     /// Print Coordinated Universal Time (always the case here).
     #[arg(short = 'u', long = "utc", visible_alias = "universal")]
     utc: bool,
-    /// Output ISO 8601 date (with -I, date only).
-    #[arg(short = 'I', long = "iso-8601")]
-    iso: bool,
+    /// Output date/time in ISO 8601 format: FMT 'date' (the default), 'hours', 'minutes',
+    /// 'seconds' or 'ns'.
+    #[arg(short = 'I', long = "iso-8601", value_name = "FMT", num_args = 0..=1, require_equals = true, default_missing_value = "date")]
+    iso: Option<String>,
+    /// Output date/time in RFC 3339 format: FMT 'date', 'seconds' or 'ns'.
+    #[arg(long = "rfc-3339", value_name = "FMT")]
+    rfc_3339: Option<String>,
     /// +FORMAT
     #[arg(value_name = "+FORMAT")]
     format: Option<String>,
@@ -47,6 +51,14 @@ impl Command for Date {
         "print the date and time (UTC)"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        // `-Iseconds`: GNU's optional argument of -I, attached.
+        let args: Vec<String> = args
+            .into_iter()
+            .map(|a| match a.strip_prefix("-I") {
+                Some(v) if !v.is_empty() && !v.starts_with('=') => format!("--iso-8601={v}"),
+                _ => a,
+            })
+            .collect();
         let args: Args = match parse_args(ctx, self.name(), &args).await {
             Ok(a) => a,
             Err(r) => return r,
@@ -80,7 +92,57 @@ impl Command for Date {
                 }
             },
             None if args.rfc_email => "%a, %d %b %Y %H:%M:%S %z".into(),
-            None if args.iso => "%Y-%m-%d".into(),
+            None if args.iso.is_some() || args.rfc_3339.is_some() => {
+                let none = String::new();
+                let (opt, spec, fmts): (_, _, &[(&str, &str)]) = match &args.iso {
+                    Some(v) => (
+                        "--iso-8601",
+                        v,
+                        &[
+                            ("hours", "%Y-%m-%dT%H%:z"),
+                            ("minutes", "%Y-%m-%dT%H:%M%:z"),
+                            ("date", "%Y-%m-%d"),
+                            ("seconds", "%Y-%m-%dT%H:%M:%S%:z"),
+                            ("ns", "%Y-%m-%dT%H:%M:%S,%9f%:z"),
+                        ],
+                    ),
+                    None => (
+                        "--rfc-3339",
+                        args.rfc_3339.as_ref().unwrap_or(&none),
+                        &[
+                            ("date", "%Y-%m-%d"),
+                            ("seconds", "%Y-%m-%d %H:%M:%S%:z"),
+                            ("ns", "%Y-%m-%d %H:%M:%S.%9f%:z"),
+                        ],
+                    ),
+                };
+                // GNU takes any unambiguous prefix of a name.
+                let hits: Vec<&(&str, &str)> = fmts
+                    .iter()
+                    .filter(|(n, _)| !spec.is_empty() && n.starts_with(spec.as_str()))
+                    .collect();
+                match hits.as_slice() {
+                    [(_, f)] => f.to_string(),
+                    _ => {
+                        let why = if hits.is_empty() {
+                            "invalid"
+                        } else {
+                            "ambiguous"
+                        };
+                        let mut msg = format!(
+                            "date: {why} argument {} for {}\nValid arguments are:\n",
+                            quote(spec),
+                            quote(opt)
+                        );
+                        for (n, _) in fmts {
+                            msg.push_str(&format!("  - {}\n", quote(n)));
+                        }
+                        msg.push_str("Try 'date --help' for more information.\n");
+                        ctx.err(msg).await;
+                        return Ok(1);
+                    }
+                }
+            }
             None => "%a %b %e %H:%M:%S UTC %Y".into(),
         };
         // chrono reports a bad specifier when formatting; catch it instead of panicking.

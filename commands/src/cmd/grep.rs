@@ -112,6 +112,10 @@ struct Cfg {
     initial_tab: bool,
     /// The C locale (bytes are characters, no encoding errors), from the environment.
     c_locale: bool,
+    /// Standard output is `/dev/null` (and no -q): as GNU grep, which checks for that, stop
+    /// reading each file at its first selected line, count and list nothing, and say
+    /// nothing of binary files. Only how far input is read and the messages show it.
+    dev_null: bool,
 }
 
 /// How reading the command line ended, when it does not lead to a search.
@@ -427,24 +431,33 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     }
 }
 
-/// What compiling the patterns gave.
-async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Matcher, Early> {
-    let dialect = match cfg.matcher {
+/// The dialect of GNU's regexes the patterns are in (not for -P).
+fn dialect(cfg: &Cfg) -> Dialect {
+    match cfg.matcher {
         Some('E') => Dialect::Extended,
         Some('F') => Dialect::Literal,
-        Some('P') => return compile_perl(ctx, cfg, patterns).await,
         _ => Dialect::Basic,
-    };
-    let flags = Flags {
+    }
+}
+
+fn flags(cfg: &Cfg) -> Flags {
+    Flags {
         icase: cfg.icase,
         multiline: false,
         strict: false,
         whole_line: cfg.line,
         whole_word: cfg.word && !cfg.line,
         c_locale: cfg.c_locale,
-    };
+    }
+}
+
+/// What compiling the patterns gave.
+async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Matcher, Early> {
+    if cfg.matcher == Some('P') {
+        return compile_perl(ctx, cfg, patterns).await;
+    }
     let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
-    match gnu_regex::compile_many(&refs, dialect, flags) {
+    match gnu_regex::compile_many(&refs, dialect(cfg), flags(cfg)) {
         Ok(re) => {
             for w in re.warnings() {
                 ctx.warn("grep", format!("warning: {w}")).await;
@@ -529,6 +542,31 @@ impl Lines {
         }
     }
 
+    /// Passes over the whole lines read but not given out that `finder` finds no match
+    /// in, up to the first line it does (given out next by [`Lines::next`]); returns how
+    /// many lines were passed. Only whole lines already read are looked at: a line split
+    /// across reads goes through [`Lines::next`] and is matched alone.
+    fn skip(&mut self, finder: &gnu_regex::LineFinder) -> u64 {
+        if !self.partial.is_empty() {
+            return 0;
+        }
+        let Some(last) = memchr::memrchr(b'\n', &self.pending) else {
+            return 0;
+        };
+        let whole = &self.pending[..=last];
+        let upto = match finder.find_at(whole, 0) {
+            Some(p) if p < whole.len() => memchr::memrchr(b'\n', &whole[..p]).map_or(0, |i| i + 1),
+            _ => whole.len(),
+        };
+        if upto == 0 {
+            return 0;
+        }
+        let passed = memchr::memchr_iter(b'\n', &whole[..upto]).count() as u64;
+        let _ = self.pending.split_to(upto);
+        self.offset += upto as u64;
+        passed
+    }
+
     fn gather(&mut self, piece: &[u8]) -> Result<(), Interrupt> {
         let need = self.partial.len() + piece.len();
         if need > self.partial.capacity() {
@@ -567,6 +605,10 @@ struct Grep<'a> {
     ctx: &'a Context,
     cfg: &'a Cfg,
     re: Matcher,
+    /// The whole-buffer search for the next selected line, when it gives what matching
+    /// line by line would: not with -v, -z or -B (which look at the lines passed over), nor
+    /// for patterns it cannot take (back-references, -P).
+    finder: Option<gnu_regex::LineFinder>,
     show_names: bool,
     before: usize,
     after: usize,
@@ -630,6 +672,16 @@ impl Grep<'_> {
             if cfg.max_count.is_some_and(|m| count >= m) && after_left == 0 {
                 break;
             }
+            if let Some(finder) = &self.finder
+                && after_left == 0
+                && !(lines.binary && cfg.binary_files == BinaryFiles::WithoutMatch)
+            {
+                let passed = lines.skip(finder);
+                if passed > 0 {
+                    lineno += passed;
+                    self.ctx.checkpoint().await?;
+                }
+            }
             let (offset, rec) = match lines.next(reader, delim).await? {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
@@ -658,6 +710,9 @@ impl Grep<'_> {
                 self.any_match = true;
                 if cfg.quiet {
                     return Ok(Ok(Outcome::Quit));
+                }
+                if cfg.dev_null {
+                    break;
                 }
                 if cfg.list.is_some() {
                     break;
@@ -1116,6 +1171,16 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
         Err(Early::Status(s)) => return Ok(s),
         Err(Early::Interrupted(e)) => return Err(e),
     };
+    let mut cfg = cfg;
+    if !cfg.quiet && ctx.stdout.is_null() {
+        cfg.dev_null = true;
+        cfg.count = false;
+        cfg.list = None;
+        cfg.before = None;
+        cfg.after = None;
+        cfg.context = None;
+    }
+    let cfg = cfg;
     let mut patterns = cfg.patterns.clone();
     // The patterns read from files, charged while they are held.
     let mut pattern_charges = Vec::new();
@@ -1153,12 +1218,21 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
     };
     let show_names = cfg.with_filename.unwrap_or(files.len() > 1 || recursive);
     let ctx_n = cfg.context.unwrap_or(0);
+    let before = cfg.before.unwrap_or(ctx_n);
+    let finder = match &re {
+        Matcher::Gnu(_) if !cfg.invert && !cfg.null_data && before == 0 => {
+            let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            gnu_regex::line_finder(&refs, dialect(&cfg), flags(&cfg))
+        }
+        _ => None,
+    };
     let mut grep = Grep {
         ctx,
         cfg: &cfg,
         re,
+        finder,
         show_names,
-        before: cfg.before.unwrap_or(ctx_n),
+        before,
         context_given: cfg.before.is_some() || cfg.after.is_some() || cfg.context.is_some(),
         after: cfg.after.unwrap_or(ctx_n),
         status_error: false,

@@ -34,6 +34,13 @@ struct Args {
     /// Append indicator (one of */@) to entries.
     #[arg(short = 'F', long)]
     classify: bool,
+    /// Append / indicator to directories.
+    #[arg(short = 'p')]
+    slash: bool,
+    /// Colorize the output: WHEN is 'always', 'auto' or 'never' (output here is never
+    /// colored).
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, require_equals = true, default_missing_value = "always")]
+    color: Option<String>,
     /// With -l, print sizes like 1K 234M 2G.
     #[arg(short = 'h', long = "human-readable")]
     human: bool,
@@ -125,6 +132,8 @@ impl Lister<'_> {
         let mut s = item.name.clone();
         if self.args.classify {
             s.push_str(indicator(&item.meta));
+        } else if self.args.slash && item.meta.is_dir() {
+            s.push('/');
         }
         s
     }
@@ -173,6 +182,8 @@ impl Lister<'_> {
                     }
                 } else if self.args.classify {
                     line.push_str(indicator(&i.meta));
+                } else if self.args.slash && i.meta.is_dir() {
+                    line.push('/');
                 }
                 line.push('\n');
                 out.write(line.as_bytes()).await?;

@@ -64,6 +64,8 @@ impl Command for Mkdir {
         }
         let mut status = 0;
         for d in &args.dirs {
+            // The component an error is about, when not the whole operand.
+            let mut failed: Option<String> = None;
             let result = if args.parents {
                 // Create each missing component in turn; existing directories are fine.
                 let mut shown = String::new();
@@ -71,7 +73,8 @@ impl Command for Mkdir {
                 if d.starts_with('/') {
                     shown.push('/');
                 }
-                for comp in d.split('/').filter(|c| !c.is_empty()) {
+                let comps: Vec<&str> = d.split('/').filter(|c| !c.is_empty()).collect();
+                for (i, comp) in comps.iter().enumerate() {
                     if !shown.is_empty() && !shown.ends_with('/') {
                         shown.push('/');
                     }
@@ -79,6 +82,12 @@ impl Command for Mkdir {
                     let path = ctx.path(&shown);
                     match ctx.fs.stat(&path).await {
                         Ok(m) if m.is_dir() => continue,
+                        // A file where a parent should be: GNU names that component.
+                        Ok(_) if i + 1 < comps.len() => {
+                            res = Err(FsError::NotADirectory);
+                            failed = Some(shown.clone());
+                            break;
+                        }
                         Ok(_) => {
                             res = Err(FsError::AlreadyExists);
                             break;
@@ -103,7 +112,10 @@ impl Command for Mkdir {
             if let Err(e) = result {
                 ctx.warn(
                     "mkdir",
-                    format!("cannot create directory {}: {e}", quote(d)),
+                    format!(
+                        "cannot create directory {}: {e}",
+                        quote(failed.as_deref().unwrap_or(d))
+                    ),
                 )
                 .await;
                 status = 1;
@@ -161,7 +173,7 @@ mod tests {
         let (st, _, err) = inv.run(&Mkdir, &["-p", "f/x"]).await;
         assert_eq!(
             (st, err.as_str()),
-            (1, "mkdir: cannot create directory 'f/x': File exists\n")
+            (1, "mkdir: cannot create directory 'f': Not a directory\n")
         );
         let (st, _, err) = inv.run(&Mkdir, &[]).await;
         assert_eq!(

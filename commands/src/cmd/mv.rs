@@ -11,12 +11,15 @@ use crate::{CmdResult, Command, Context, parse_args};
 #[derive(Parser, Debug)]
 #[command(name = "mv")]
 struct Args {
-    /// Do not prompt before overwriting (the default: mv never prompts here).
-    #[arg(short = 'f', long)]
+    /// Do not prompt before overwriting.
+    #[arg(short = 'f', long, overrides_with_all = ["interactive", "no_clobber"])]
     force: bool,
     /// Do not overwrite an existing file.
-    #[arg(short = 'n', long = "no-clobber")]
+    #[arg(short = 'n', long = "no-clobber", overrides_with_all = ["interactive", "force"])]
     no_clobber: bool,
+    /// Prompt before overwrite (an answer is read from standard input).
+    #[arg(short = 'i', long, overrides_with_all = ["force", "no_clobber"])]
+    interactive: bool,
     /// Move all SOURCE arguments into DIRECTORY.
     #[arg(short = 't', long = "target-directory", value_name = "DIRECTORY")]
     target_directory: Option<String>,
@@ -67,6 +70,7 @@ impl Command for Mv {
             return Ok(1);
         };
         let mut status = 0;
+        let mut asker = super::util::Asker::default();
         for (src, dst_shown, dst) in jobs {
             let s = ctx.path(&src);
             let src_meta = match ctx.fs.lstat(&s).await {
@@ -81,6 +85,13 @@ impl Command for Mv {
             let dst_meta = ctx.fs.lstat(&dst).await.ok();
             if dst_meta.is_some() {
                 if args.no_clobber {
+                    continue;
+                }
+                if args.interactive
+                    && !asker
+                        .ask(ctx, &format!("mv: overwrite {}? ", quote(&dst_shown)))
+                        .await?
+                {
                     continue;
                 }
                 let same = match (

@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 
+use super::util::quote;
 use crate::{CmdResult, Command, Context, STATUS_USAGE};
 
 /// Bytes one `printf` may produce in total (a `%1000000000d` width, or a format reused
@@ -157,6 +158,11 @@ struct Run<'a> {
     next: usize,
     status: i32,
     warnings: Vec<String>,
+    /// GNU coreutils' `printf` program (`env printf`, `xargs printf`), not bash's
+    /// builtin: its messages, its `%q`, no `%(…)T`.
+    gnu: bool,
+    /// The C locale (for GNU's `%q`: bytes past ASCII are not printable there).
+    c_locale: bool,
 }
 
 impl Run<'_> {
@@ -204,7 +210,28 @@ impl Run<'_> {
             }
             used += c.len_utf8();
         }
-        if used < body.len() || (used == 0 && radix != 8) {
+        if self.gnu {
+            let nothing = used == 0 && radix != 8;
+            if nothing || used < body.len() || overflow {
+                let why = if nothing {
+                    "expected a numeric value"
+                } else if used < body.len() {
+                    "value not completely converted"
+                } else {
+                    "Numerical result out of range"
+                };
+                self.warnings
+                    .push(format!("printf: {}: {why}\n", quote(arg)));
+                self.status = 1;
+            }
+            if overflow {
+                v = if neg {
+                    i128::from(i64::MAX) + 1
+                } else {
+                    i128::from(i64::MAX)
+                };
+            }
+        } else if used < body.len() || (used == 0 && radix != 8) {
             self.warnings
                 .push(format!("printf: {arg}: invalid number\n"));
             self.status = 1;
@@ -243,8 +270,14 @@ impl Run<'_> {
                 break;
             }
         }
-        self.warnings
-            .push(format!("printf: {arg}: invalid number\n"));
+        let msg = if !self.gnu {
+            format!("printf: {arg}: invalid number\n")
+        } else if best == 0.0 && !s.starts_with(['0', '.', '-', '+']) {
+            format!("printf: {}: expected a numeric value\n", quote(arg))
+        } else {
+            format!("printf: {}: value not completely converted\n", quote(arg))
+        };
+        self.warnings.push(msg);
         self.status = 1;
         best
     }
@@ -415,6 +448,131 @@ pub(crate) fn shell_quote(s: &str) -> String {
     q
 }
 
+/// GNU printf's refusal of a conversion it does not know: the text from `%` through the
+/// character that ended it; nothing more is printed.
+fn gnu_invalid(fmt: &[u8], start: usize, at: usize, run: &mut Run) -> bool {
+    let end = (at + 1).min(fmt.len());
+    let mut spec = String::from_utf8_lossy(&fmt[start..end]).into_owned();
+    if at >= fmt.len() {
+        spec = String::from_utf8_lossy(&fmt[start..]).into_owned();
+    }
+    run.warnings.push(format!(
+        "printf: {spec}: invalid conversion specification\n"
+    ));
+    run.status = 1;
+    true
+}
+
+/// One character of a word for [`gnu_quote`]: its text, and what it is.
+enum QChar<'a> {
+    /// Printable: written as is.
+    Plain(&'a str),
+    /// Written as escapes inside `$'…'`: a letter (`n` for a newline) or octal bytes.
+    Escape(String),
+}
+
+/// GNU's `%q` (gnulib's shell-escape quoting, as `ls` and coreutils' `printf` use it): the
+/// word bare when nothing in it is special to the shell; else in single quotes, with a
+/// single quote as `'\''` and unprintable characters as `$'\n'`/`$'\ooo'` pieces; a word
+/// whose only special characters are single quotes and blanks goes in double quotes
+/// instead. `c_locale`: bytes past ASCII are unprintable (escaped as octal).
+pub(crate) fn gnu_quote(s: &str, c_locale: bool) -> String {
+    if s.is_empty() {
+        return "''".to_string();
+    }
+    let mut chars: Vec<(usize, QChar)> = Vec::new();
+    for (i, c) in s.char_indices() {
+        let text = &s[i..i + c.len_utf8()];
+        let esc = match c {
+            '\x07' => Some("a".to_string()),
+            '\x08' => Some("b".to_string()),
+            '\x0c' => Some("f".to_string()),
+            '\n' => Some("n".to_string()),
+            '\r' => Some("r".to_string()),
+            '\t' => Some("t".to_string()),
+            '\x0b' => Some("v".to_string()),
+            c if c.is_control() || (c_locale && !c.is_ascii()) => Some(
+                text.bytes()
+                    .map(|b| format!("{:03o}", b))
+                    .collect::<Vec<_>>()
+                    .join("\\"),
+            ),
+            _ => None,
+        };
+        chars.push((
+            i,
+            match esc {
+                Some(e) => QChar::Escape(e),
+                None => QChar::Plain(text),
+            },
+        ));
+    }
+    let lone = chars.len() == 1;
+    // Whether a character makes the word need quotes, and whether it may stand inside
+    // double quotes unescaped.
+    let special = |i: usize, c: &QChar| -> bool {
+        match c {
+            QChar::Escape(_) => true,
+            QChar::Plain(t) => match t.as_bytes()[0] {
+                b'{' | b'}' => lone,
+                b'#' | b'~' => i == 0,
+                b => b" !\"$&()*;<=>[^`|'?\\".contains(&b),
+            },
+        }
+    };
+    let plain_ok = |i: usize, c: &QChar| -> bool {
+        match c {
+            QChar::Escape(_) => false,
+            QChar::Plain(t) => match t.as_bytes()[0] {
+                b'{' | b'}' => lone,
+                b'#' | b'~' => i == 0,
+                b' ' | b'\'' => true,
+                b => b.is_ascii_alphanumeric() || b"%+,-./:]_@".contains(&b) || b >= 0x80,
+            },
+        }
+    };
+    if !chars.iter().any(|(i, c)| special(*i, c)) {
+        return s.to_string();
+    }
+    let has_quote = s.contains('\'');
+    if has_quote && chars.iter().all(|(i, c)| plain_ok(*i, c)) {
+        return format!("\"{s}\"");
+    }
+    // In `$'…'` after the last character (gnulib keeps this across its second pass).
+    let mut in_escape = false;
+    let mut out = String::new();
+    let passes = if has_quote { 2 } else { 1 };
+    for _ in 0..passes {
+        out.clear();
+        out.push('\'');
+        for (_, c) in &chars {
+            match c {
+                QChar::Plain("'") => {
+                    out.push_str("'\\''");
+                    in_escape = false;
+                }
+                QChar::Plain(t) => {
+                    if in_escape {
+                        out.push_str("''");
+                        in_escape = false;
+                    }
+                    out.push_str(t);
+                }
+                QChar::Escape(e) => {
+                    if !in_escape {
+                        out.push_str("'$'");
+                        in_escape = true;
+                    }
+                    out.push('\\');
+                    out.push_str(e);
+                }
+            }
+        }
+        out.push('\'');
+    }
+    out
+}
+
 /// Applies the format once; returns true when `%b`'s `\c` stopped everything.
 fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
     let mut i = 0;
@@ -437,6 +595,9 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
         }
         i += 1;
         if i >= fmt.len() {
+            if run.gnu {
+                return gnu_invalid(fmt, i - 1, i, run);
+            }
             out.push(b'%');
             break;
         }
@@ -501,6 +662,11 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
         }
         // `%(FORMAT)T`: the argument (seconds since the epoch; -1 or none: now) as strftime
         // formats it, padded like a string.
+        if run.gnu
+            && !matches!(fmt.get(i), Some(c) if b"diouxXfFeEgGaAcsbq".contains(c) || b"hlLjzt".contains(c))
+        {
+            return gnu_invalid(fmt, start, i, run);
+        }
         if fmt.get(i) == Some(&b'(')
             && let Some(close) = fmt[i..].iter().position(|&b| b == b')').map(|p| i + p)
         {
@@ -530,6 +696,11 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
         while i < fmt.len() && b"hlLjzt".contains(&fmt[i]) {
             i += 1;
         }
+        if run.gnu
+            && !matches!(fmt.get(i), Some(c) if b"diouxXfFeEgGaAcsb".contains(c) || (*c == b'q' && i == start + 1))
+        {
+            return gnu_invalid(fmt, start, i, run);
+        }
         let Some(&conv) = fmt.get(i) else {
             run.warnings.push(format!(
                 "printf: `{}': missing format character\n",
@@ -544,6 +715,7 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                 let arg = run.take().unwrap_or("").to_string();
                 let mut body: Vec<u8> = match conv {
                     b's' => arg.into_bytes(),
+                    b'q' if run.gnu => gnu_quote(&arg, run.c_locale).into_bytes(),
                     b'q' => shell_quote(&arg).into_bytes(),
                     b'c' => arg
                         .chars()
@@ -693,6 +865,8 @@ pub(crate) fn sprintf(fmt: &str, args: &[String]) -> Vec<u8> {
         next: 0,
         status: 0,
         warnings: Vec::new(),
+        gnu: false,
+        c_locale: false,
     };
     let mut out = Vec::new();
     format_once(fmt.as_bytes(), &mut run, &mut out);
@@ -737,35 +911,95 @@ impl Command for Printf {
             .await;
             return Ok(STATUS_USAGE);
         }
-        let mut run = Run {
-            args: &args[1..],
-            next: 0,
-            status: 0,
-            warnings: Vec::new(),
-        };
-        let mut out = Vec::new();
-        // Covers `out`: one use of the format may make it large (bounded by
-        // MAX_PRINTF_OUTPUT), so it is charged after each use, before it is written.
-        let mut charge = ctx.budget.empty_charge();
-        loop {
-            let before = run.next;
-            let stop = format_once(fmt.as_bytes(), &mut run, &mut out);
-            charge.resize(out.capacity())?;
-            for w in run.warnings.drain(..) {
-                ctx.err(w).await;
-            }
-            if out.len() >= crate::io::PIPE_CHUNK {
-                ctx.out(std::mem::take(&mut out)).await?;
-                charge.resize(0)?;
-            }
-            if stop || run.next >= run.args.len() || run.next == before {
-                break;
-            }
-            ctx.checkpoint().await?;
-        }
-        ctx.out(out).await?;
-        Ok(run.status)
+        print(ctx, fmt, &args[1..], false).await
     }
+}
+
+/// GNU coreutils' `printf` program, which `env`, `xargs`, `find -exec` and `timeout` run
+/// (the shell's `printf` is bash's builtin, [`Printf`]): the same formatting, with GNU's
+/// `%q` quoting, GNU's messages (`'x': expected a numeric value`, `missing operand`,
+/// `invalid conversion specification`, the warning for excess arguments) and no
+/// `%(…)T`; every operand after the first is an argument, even one that starts with `-`.
+pub struct GnuPrintf;
+
+#[async_trait]
+impl Command for GnuPrintf {
+    fn name(&self) -> &'static str {
+        "printf"
+    }
+    fn summary(&self) -> &'static str {
+        "format and print data (GNU coreutils' program)"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let mut args = args.as_slice();
+        match args.first().map(String::as_str) {
+            Some("--help") if args.len() == 1 => {
+                ctx.out(GNU_HELP).await?;
+                return Ok(0);
+            }
+            Some("--version") if args.len() == 1 => {
+                ctx.out("printf (GNU coreutils) 9.1\n").await?;
+                return Ok(0);
+            }
+            Some("--") => args = &args[1..],
+            _ => {}
+        }
+        let Some(fmt) = args.first() else {
+            ctx.err("printf: missing operand\nTry 'printf --help' for more information.\n")
+                .await;
+            return Ok(1);
+        };
+        print(ctx, fmt, &args[1..], true).await
+    }
+}
+
+const GNU_HELP: &str = "Usage: printf FORMAT [ARGUMENT]...
+  or:  printf OPTION
+Print ARGUMENT(s) according to FORMAT, or execute according to OPTION:
+
+      --help     display this help and exit
+      --version  output version information and exit
+";
+
+/// Prints `args` through `fmt`, reusing it while arguments remain.
+async fn print(ctx: &Context, fmt: &str, args: &[String], gnu: bool) -> CmdResult {
+    let mut run = Run {
+        args,
+        next: 0,
+        status: 0,
+        warnings: Vec::new(),
+        gnu,
+        c_locale: crate::gnu_regex::c_locale(&ctx.env),
+    };
+    let mut out = Vec::new();
+    // Covers `out`: one use of the format may make it large (bounded by
+    // MAX_PRINTF_OUTPUT), so it is charged after each use, before it is written.
+    let mut charge = ctx.budget.empty_charge();
+    loop {
+        let before = run.next;
+        let stop = format_once(fmt.as_bytes(), &mut run, &mut out);
+        charge.resize(out.capacity())?;
+        for w in run.warnings.drain(..) {
+            ctx.err(w).await;
+        }
+        if out.len() >= crate::io::PIPE_CHUNK {
+            ctx.out(std::mem::take(&mut out)).await?;
+            charge.resize(0)?;
+        }
+        if stop || run.next >= run.args.len() || run.next == before {
+            if gnu && !stop && run.next == 0 && !run.args.is_empty() {
+                ctx.err(format!(
+                    "printf: warning: ignoring excess arguments, starting with {}\n",
+                    quote(&run.args[0])
+                ))
+                .await;
+            }
+            break;
+        }
+        ctx.checkpoint().await?;
+    }
+    ctx.out(out).await?;
+    Ok(run.status)
 }
 
 #[cfg(test)]
@@ -898,5 +1132,25 @@ mod tests {
             .out_of_memory(&Printf, &[&width, "x"], crate::testing::TINY_BUDGET)
             .await;
         assert_eq!(pf(&["%5s|\n", "ab"]).await.1, "   ab|\n");
+    }
+
+    #[test]
+    fn gnu_quote_as_coreutils_printf() {
+        // Each checked against /usr/bin/printf %q (coreutils 9.1, LC_ALL=C).
+        let c = |s: &str| gnu_quote(s, true);
+        assert_eq!(c("abc"), "abc");
+        assert_eq!(c(""), "''");
+        assert_eq!(c("a b"), "'a b'");
+        assert_eq!(c("x~"), "x~");
+        assert_eq!(c("~x"), "'~x'");
+        assert_eq!(c("{"), "'{'");
+        assert_eq!(c("a{b"), "a{b");
+        assert_eq!(c("it's"), r#""it's""#);
+        assert_eq!(c("it's $x"), r"'it'\''s $x'");
+        assert_eq!(c("a\nb"), r"'a'$'\n''b'");
+        assert_eq!(c("\t"), r"''$'\t'");
+        assert_eq!(c("a'\n"), r"'''a'\'''$'\n'");
+        assert_eq!(c("\u{e9}"), r"''$'\303\251'");
+        assert_eq!(gnu_quote("\u{e9}", false), "\u{e9}");
     }
 }

@@ -135,6 +135,9 @@ struct RealpathArgs {
     /// Suppress most error messages.
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Don't expand symlinks: resolve '.' and '..' by the names alone.
+    #[arg(short = 's', long = "strip", visible_alias = "no-symlinks")]
+    strip: bool,
     /// End each output line with NUL, not newline.
     #[arg(short = 'z', long)]
     zero: bool,
@@ -170,7 +173,27 @@ impl Command for Realpath {
         let end = if args.zero { "\0" } else { "\n" };
         let mut status = 0;
         for f in &args.files {
-            match canonical(ctx, &ctx.path(f), mode).await {
+            let resolved = if args.strip {
+                let p = crate::fs::normalize(&ctx.path(f));
+                match mode {
+                    Canon::Missing => Ok(p),
+                    Canon::Existing => ctx.fs.stat(&p).await.map(|_| p),
+                    _ => {
+                        let parent = match p.rfind('/') {
+                            Some(0) | None => "/".to_string(),
+                            Some(i) => p[..i].to_string(),
+                        };
+                        match ctx.fs.stat(&parent).await {
+                            Ok(m) if m.is_dir() => Ok(p),
+                            Ok(_) => Err(crate::fs::FsError::NotADirectory),
+                            Err(e) => Err(e),
+                        }
+                    }
+                }
+            } else {
+                canonical(ctx, &ctx.path(f), mode).await
+            };
+            match resolved {
                 Ok(p) => ctx.out(format!("{p}{end}")).await?,
                 Err(e) => {
                     if !args.quiet {

@@ -16,8 +16,11 @@ use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 #[command(name = "rm")]
 struct Args {
     /// Ignore nonexistent files and arguments, never prompt.
-    #[arg(short = 'f', long)]
+    #[arg(short = 'f', long, overrides_with = "interactive")]
     force: bool,
+    /// Prompt before every removal (an answer is read from standard input).
+    #[arg(short = 'i', overrides_with = "force")]
+    interactive: bool,
     /// Remove directories and their contents recursively.
     #[arg(short = 'r', short_alias = 'R', long)]
     recursive: bool,
@@ -135,6 +138,7 @@ impl Command for Rm {
             status: 0,
             pacer: Pacer::default(),
         };
+        let mut asker = super::util::Asker::default();
         for f in &args.files {
             let path = ctx.path(f);
             if matches!(base_name(f), "." | "..") {
@@ -157,6 +161,29 @@ impl Command for Rm {
                     continue;
                 }
             };
+            if args.interactive {
+                let what = match meta.kind {
+                    FileKind::Dir if args.recursive || args.dir => {
+                        let empty = ctx.fs.read_dir(&path).await.is_ok_and(|e| e.is_empty());
+                        if empty || !args.recursive {
+                            "remove directory"
+                        } else {
+                            "descend into directory"
+                        }
+                    }
+                    FileKind::Dir => "",
+                    FileKind::Symlink => "remove symbolic link",
+                    _ if meta.len == 0 => "remove regular empty file",
+                    _ => "remove regular file",
+                };
+                if !what.is_empty()
+                    && !asker
+                        .ask(ctx, &format!("rm: {what} {}? ", quote(f)))
+                        .await?
+                {
+                    continue;
+                }
+            }
             if meta.kind != FileKind::Dir {
                 match ctx.fs.unlink(&path).await {
                     Ok(()) => rm.removed(f, false).await?,

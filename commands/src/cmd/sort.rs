@@ -316,17 +316,115 @@ fn num_prefix(s: &[u8]) -> f64 {
         .unwrap_or(0.0)
 }
 
-fn general_value(s: &[u8]) -> f64 {
-    let t = String::from_utf8_lossy(skip_blanks(s));
-    let t = t.trim_end();
-    for end in (1..=t.len()).rev() {
-        if t.is_char_boundary(end)
-            && let Ok(v) = t[..end].parse::<f64>()
-        {
-            return v;
+/// The longest prefix `strtold` would read, as `-g` compares it: decimal with an
+/// exponent, hexadecimal (`0x10`, `0x1p3`), `inf`/`infinity`/`nan`; no number at all
+/// is `None`.
+fn general_value(s: &[u8]) -> Option<f64> {
+    let t = skip_blanks(s);
+    let (neg, body) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower: Vec<u8> = body.iter().take(8).map(u8::to_ascii_lowercase).collect();
+    let v = if lower.starts_with(b"inf") {
+        Some(f64::INFINITY)
+    } else if lower.starts_with(b"nan") {
+        Some(f64::NAN)
+    } else if lower.starts_with(b"0x")
+        && body.get(2).is_some_and(|b| {
+            b.is_ascii_hexdigit() || (*b == b'.' && body.get(3).is_some_and(u8::is_ascii_hexdigit))
+        })
+    {
+        Some(hex_value(&body[2..]))
+    } else {
+        decimal_prefix(body)
+    };
+    v.map(|v| if neg { -v } else { v })
+}
+
+/// `-g`'s order: text that is no number first, then NaNs, then numbers.
+fn general_cmp(a: &[u8], b: &[u8]) -> Ordering {
+    let rank = |v: Option<f64>| match v {
+        None => (0, 0.0),
+        Some(v) if v.is_nan() => (1, 0.0),
+        Some(v) => (2, v),
+    };
+    let (ra, va) = rank(general_value(a));
+    let (rb, vb) = rank(general_value(b));
+    ra.cmp(&rb)
+        .then(va.partial_cmp(&vb).unwrap_or(Ordering::Equal))
+}
+
+/// A decimal number at the start of `s` (digits, a point, an exponent), if any.
+fn decimal_prefix(s: &[u8]) -> Option<f64> {
+    let mut end = 0;
+    let mut digits = 0;
+    while end < s.len() && s[end].is_ascii_digit() {
+        end += 1;
+        digits += 1;
+    }
+    if s.get(end) == Some(&b'.') {
+        end += 1;
+        while end < s.len() && s[end].is_ascii_digit() {
+            end += 1;
+            digits += 1;
         }
     }
-    f64::NEG_INFINITY
+    if digits == 0 {
+        return None;
+    }
+    if matches!(s.get(end), Some(b'e' | b'E')) {
+        let mut e = end + 1;
+        if matches!(s.get(e), Some(b'+' | b'-')) {
+            e += 1;
+        }
+        if s.get(e).is_some_and(u8::is_ascii_digit) {
+            while e < s.len() && s[e].is_ascii_digit() {
+                e += 1;
+            }
+            end = e;
+        }
+    }
+    std::str::from_utf8(&s[..end]).ok()?.parse().ok()
+}
+
+/// The hexadecimal number after `0x`: digits, a point, a binary exponent (`p3`).
+fn hex_value(s: &[u8]) -> f64 {
+    let mut v = 0.0f64;
+    let mut i = 0;
+    let mut scale = 0i32;
+    let mut point = false;
+    while let Some(&b) = s.get(i) {
+        if b == b'.' && !point {
+            point = true;
+        } else if let Some(d) = (b as char).to_digit(16) {
+            v = v * 16.0 + f64::from(d);
+            if point {
+                scale -= 4;
+            }
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    if matches!(s.get(i), Some(b'p' | b'P')) {
+        let mut e = i + 1;
+        let neg = s.get(e) == Some(&b'-');
+        if matches!(s.get(e), Some(b'+' | b'-')) {
+            e += 1;
+        }
+        let start = e;
+        let mut exp = 0i32;
+        while let Some(d) = s.get(e).filter(|b| b.is_ascii_digit()) {
+            exp = exp.saturating_mul(10).saturating_add(i32::from(d - b'0'));
+            e += 1;
+        }
+        if e > start {
+            scale = scale.saturating_add(if neg { -exp } else { exp });
+        }
+    }
+    v * 2f64.powi(scale)
 }
 
 fn human_value(s: &[u8]) -> f64 {
@@ -441,9 +539,7 @@ fn key_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {
             .partial_cmp(&num_prefix(b))
             .unwrap_or(Ordering::Equal)
     } else if o.general {
-        general_value(a)
-            .partial_cmp(&general_value(b))
-            .unwrap_or(Ordering::Equal)
+        general_cmp(a, b)
     } else if o.human {
         human_value(a)
             .partial_cmp(&human_value(b))

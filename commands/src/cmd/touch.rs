@@ -153,6 +153,12 @@ impl Command for Touch {
         };
         let mut status = 0;
         for f in &args.files {
+            if f == "-" {
+                // GNU touches standard output itself, not a file named `-`: a pipe or a
+                // terminal has no time here to change, and a redirected file was just
+                // written by the shell.
+                continue;
+            }
             let path = ctx.path(f);
             let res = match ctx.fs.stat(&path).await {
                 Ok(_) => ctx.fs.set_mtime(&path, time).await,

@@ -608,3 +608,38 @@ mod tests {
         assert_eq!(mode_string(&meta), "drwxr-xr-t");
     }
 }
+
+/// Longest answer line read for a prompt (the rest of a longer line is left unread).
+const MAX_ANSWER: usize = 4096;
+
+/// The questions of `-i` (`cp -i`, `mv -i`, `rm -i`): each is written to stderr without a
+/// newline, and a line read from stdin answers it; yes when it starts with `y` or `Y`
+/// (GNU's yesno in the C locale), no at end of input. The reader is kept, so answers
+/// piped in are taken one line per question.
+#[derive(Default)]
+pub(crate) struct Asker {
+    reader: Option<Reader>,
+    eof: bool,
+}
+
+impl Asker {
+    pub(crate) async fn ask(&mut self, ctx: &Context, question: &str) -> Result<bool, Interrupt> {
+        ctx.err(question).await;
+        if self.eof {
+            return Ok(false);
+        }
+        if self.reader.is_none() {
+            self.reader = Reader::open(ctx, "-").await.ok();
+        }
+        let Some(r) = &mut self.reader else {
+            return Ok(false);
+        };
+        match r.line(MAX_ANSWER).await? {
+            Ok(Some(l)) => Ok(matches!(l.first(), Some(b'y' | b'Y'))),
+            _ => {
+                self.eof = true;
+                Ok(false)
+            }
+        }
+    }
+}

@@ -232,6 +232,17 @@ impl Node {
         }
     }
 
+    /// Whether the character `c` stands for itself somewhere in the pattern (not as part
+    /// of a bracket expression).
+    pub(crate) fn has_char(&self, c: char) -> bool {
+        match self {
+            Node::Char(x) => *x == c,
+            Node::Group(n, _) | Node::Repeat(n, ..) => n.has_char(c),
+            Node::Concat(v) | Node::Alt(v) => v.iter().any(|n| n.has_char(c)),
+            _ => false,
+        }
+    }
+
     /// Whether leftmost-first matching (what the `regex` crate does) can end a match
     /// earlier than POSIX's leftmost-longest rule: an alternation, or a repetition of
     /// variable length with something after it.

@@ -9,23 +9,56 @@ use super::ast::{Item, Look, Node, Set, high_byte};
 /// `ascii`: the C locale, for the crate's Unicode mode off (bytes of the upper half are
 /// written `\xNN`).
 pub(crate) fn translate(node: &Node, ascii: bool) -> Option<String> {
+    translate_with(
+        node,
+        Mode {
+            ascii,
+            lines: false,
+        },
+    )
+}
+
+/// The pattern for searching many newline-ended lines at once (`grep`'s whole-buffer
+/// search, see [`super::LineFinder`]): nothing matches a newline (`.` and every bracket
+/// expression leave it out), and the text's edges (`` \` ``, `\'`, `-x`) are the line's,
+/// so with the crate's multi-line mode a match in the buffer lies within one line and is
+/// exactly a match of that line alone. `None` when it has a back-reference or a newline.
+pub(crate) fn translate_lines(node: &Node, ascii: bool) -> Option<String> {
+    if node.has_char('\n') {
+        return None;
+    }
+    translate_with(node, Mode { ascii, lines: true })
+}
+
+#[derive(Clone, Copy)]
+struct Mode {
+    /// The C locale (the crate's Unicode mode off).
+    ascii: bool,
+    /// Lines mode: see [`translate_lines`].
+    lines: bool,
+}
+
+fn translate_with(node: &Node, mode: Mode) -> Option<String> {
     if node.has_backref() {
         return None;
     }
     let mut out = String::new();
-    emit(node, ascii, &mut out);
+    emit(node, mode, &mut out);
     Some(out)
 }
 
-fn emit(node: &Node, ascii: bool, out: &mut String) {
+fn emit(node: &Node, mode: Mode, out: &mut String) {
     match node {
         Node::Empty => out.push_str("(?:)"),
         Node::Char(c) => push_char(*c, out),
+        Node::Any if mode.lines => out.push_str(r"[^\n]"),
         Node::Any => out.push('.'),
-        Node::Set(set) => emit_set(set, ascii, out),
+        Node::Set(set) => emit_set(set, mode, out),
         Node::Look(l) => out.push_str(match l {
             Look::LineStart => "^",
             Look::LineEnd => "$",
+            Look::TextStart if mode.lines => "^",
+            Look::TextEnd if mode.lines => "$",
             Look::TextStart => r"\A",
             Look::TextEnd => r"\z",
             Look::WordBoundary => r"\b",
@@ -37,7 +70,7 @@ fn emit(node: &Node, ascii: bool, out: &mut String) {
         }),
         Node::Group(n, _) => {
             out.push('(');
-            emit(n, ascii, out);
+            emit(n, mode, out);
             out.push(')');
         }
         Node::Backref(_) => out.push_str("[^\\s\\S]"),
@@ -46,10 +79,10 @@ fn emit(node: &Node, ascii: bool, out: &mut String) {
                 // Only an alternation needs a group to stay one item of a sequence.
                 if matches!(n, Node::Alt(_)) {
                     out.push_str("(?:");
-                    emit(n, ascii, out);
+                    emit(n, mode, out);
                     out.push(')');
                 } else {
-                    emit(n, ascii, out);
+                    emit(n, mode, out);
                 }
             }
         }
@@ -59,13 +92,13 @@ fn emit(node: &Node, ascii: bool, out: &mut String) {
                     out.push('|');
                 }
                 out.push_str("(?:");
-                emit(n, ascii, out);
+                emit(n, mode, out);
                 out.push(')');
             }
         }
         Node::Repeat(n, min, max) => {
             out.push_str("(?:");
-            emit(n, ascii, out);
+            emit(n, mode, out);
             out.push(')');
             match (min, max) {
                 (0, None) => out.push('*'),
@@ -116,10 +149,19 @@ fn regex_syntax_special(c: char) -> bool {
     )
 }
 
-fn emit_set(set: &Set, ascii: bool, out: &mut String) {
+fn emit_set(set: &Set, mode: Mode, out: &mut String) {
+    let ascii = mode.ascii;
     if set.items.is_empty() {
-        out.push_str(if set.negated { r"[\s\S]" } else { r"[^\s\S]" });
+        out.push_str(match (set.negated, mode.lines) {
+            (true, true) => r"[^\n]",
+            (true, false) => r"[\s\S]",
+            (false, _) => r"[^\s\S]",
+        });
         return;
+    }
+    if mode.lines {
+        // The set less the newline (a class such as [:space:] holds it too).
+        out.push('[');
     }
     out.push('[');
     if set.negated {
@@ -137,4 +179,7 @@ fn emit_set(set: &Set, ascii: bool, out: &mut String) {
         }
     }
     out.push(']');
+    if mode.lines {
+        out.push_str(r"--\n]");
+    }
 }

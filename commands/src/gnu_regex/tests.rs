@@ -232,3 +232,91 @@ fn classes_words_and_case() {
     let re = compile("a.b", B, g).expect("compiles");
     assert!(!re.is_match(b"a\xffb").expect("ok"));
 }
+
+/// The lines a [`LineFinder`] steps to over the whole text: the first match's line, then
+/// on from the next line.
+fn finder_lines(f: &LineFinder, text: &str) -> Vec<usize> {
+    let hay = text.as_bytes();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(p) = f.find_at(hay, at) {
+        if p >= hay.len() {
+            break;
+        }
+        let start = hay[..p]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        out.push(hay[..start].iter().filter(|&&b| b == b'\n').count());
+        at = match hay[p..].iter().position(|&b| b == b'\n') {
+            Some(i) => p + i + 1,
+            None => break,
+        };
+    }
+    out
+}
+
+#[test]
+fn line_finder_selects_what_matching_each_line_selects() {
+    let text = "abc\n\nfoo bar\n  x\nfoo\nbarfoo\n\u{e9}t\u{e9}\nA.B\n a b \nend\n";
+    let cases: &[(&str, Dialect, Flags)] = &[
+        ("foo", Dialect::Basic, grep_flags()),
+        ("^foo", Dialect::Basic, grep_flags()),
+        ("foo$", Dialect::Basic, grep_flags()),
+        ("^$", Dialect::Basic, grep_flags()),
+        ("", Dialect::Basic, grep_flags()),
+        ("a.*b", Dialect::Basic, grep_flags()),
+        ("[^x]*x", Dialect::Basic, grep_flags()),
+        ("a[[:space:]]*b", Dialect::Basic, grep_flags()),
+        ("\\<foo\\>", Dialect::Basic, grep_flags()),
+        ("\\`foo", Dialect::Basic, grep_flags()),
+        ("bar\\'", Dialect::Basic, grep_flags()),
+        ("c|^f|t.$", Dialect::Extended, grep_flags()),
+        ("A.B", Dialect::Literal, grep_flags()),
+        ("[^a-z]", Dialect::Extended, grep_flags()),
+        (
+            "FOO",
+            Dialect::Basic,
+            Flags {
+                icase: true,
+                ..grep_flags()
+            },
+        ),
+        (
+            "foo",
+            Dialect::Basic,
+            Flags {
+                whole_line: true,
+                ..grep_flags()
+            },
+        ),
+        (
+            "foo",
+            Dialect::Basic,
+            Flags {
+                whole_word: true,
+                ..grep_flags()
+            },
+        ),
+        (
+            "..",
+            Dialect::Basic,
+            Flags {
+                c_locale: true,
+                ..grep_flags()
+            },
+        ),
+    ];
+    for (p, d, f) in cases {
+        let re = compile(p, *d, *f).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let each: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| re.is_match(l.as_bytes()).unwrap_or(false))
+            .map(|(i, _)| i)
+            .collect();
+        let finder = line_finder(&[p], *d, *f).unwrap_or_else(|| panic!("{p}: no finder"));
+        assert_eq!(finder_lines(&finder, text), each, "{p}");
+    }
+    assert!(line_finder(&["\\(a\\)\\1"], Dialect::Basic, grep_flags()).is_none());
+}
