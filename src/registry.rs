@@ -34,6 +34,7 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("compgen", "display possible completions"),
     ("complete", "specify how arguments are to be completed"),
+    ("compopt", "modify completion options"),
     ("continue", "resume the next iteration of a loop"),
     ("declare", "set variable values and attributes"),
     ("dirs", "display the directory stack"),
@@ -104,6 +105,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("wait", "wait for background jobs to finish"),
 ];
+
+/// bash's builtins that forkbox implements as native commands: `type`, `command -v` and
+/// `builtin` treat them as the builtins they are in bash.
+pub const BASH_BUILTIN_COMMANDS: &[&str] = &["[", "help", "printf", "test"];
 
 /// Builtins that a Debian system also has as files in `/usr/bin` (so `which` and
 /// `type -a` name the file).

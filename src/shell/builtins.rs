@@ -98,6 +98,7 @@ pub(crate) fn run<'a>(
         "logout" => Box::pin(misc::logout(sh, args, io)),
         "compgen" => Box::pin(complete::compgen(sh, args, io)),
         "complete" => Box::pin(complete::complete(sh, args, io)),
+        "compopt" => Box::pin(complete::compopt(sh, args, io)),
         "hash" => Box::pin(misc::hash(sh, args, io)),
         "jobs" => Box::pin(jobs::jobs(sh, args, io)),
         "disown" => Box::pin(jobs::disown(sh, args, io)),
@@ -226,6 +227,7 @@ pub(crate) fn usage_of(name: &str) -> Option<&'static str> {
         "complete" => {
             "complete [-abcdefgjksuv] [-pr] [-DEI] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [name ...]"
         }
+        "compopt" => "compopt [-o|+o option] [-DEI] [name ...]",
         "declare" => {
             "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
         }

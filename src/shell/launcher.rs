@@ -209,6 +209,16 @@ pub(crate) async fn run_nested(
             Ok(bytes) => {
                 sh.arg0 = file.clone();
                 sh.positional = rest[1..].to_vec();
+                // A script file is the bottom frame of its call stack, as in bash:
+                // `BASH_SOURCE` names it, `FUNCNAME` ends with `main`, and its messages
+                // start with `FILE: line N:`.
+                sh.lines.source = file.clone();
+                sh.reads_input = true;
+                sh.funcnames.push("main".to_string());
+                sh.lines.frames.push(super::lines::Frame {
+                    call_line: 0,
+                    source: file.clone(),
+                });
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 sh.run_script(&text, &stdio, cancel).await
             }

@@ -527,6 +527,31 @@ impl Shell {
     }
 }
 
+/// `N>&M` or `N<&M` (also `N>&M-`): (N, M).
+fn dup_source(r: &IoRedirect) -> Option<(i32, i32)> {
+    let IoRedirect::File(fd, kind, target) = r else {
+        return None;
+    };
+    let default_fd = match kind {
+        IoFileRedirectKind::DuplicateInput => 0,
+        IoFileRedirectKind::DuplicateOutput => 1,
+        _ => return None,
+    };
+    let src = match target {
+        IoFileRedirectTarget::Fd(src) => *src,
+        IoFileRedirectTarget::Duplicate(w) | IoFileRedirectTarget::Filename(w) => {
+            w.value.trim_end_matches('-').parse().ok()?
+        }
+        IoFileRedirectTarget::ProcessSubstitution(..) => return None,
+    };
+    Some((fd.unwrap_or(default_fd), src))
+}
+
+/// Whether a duplication moves the descriptor (`N>&M-`).
+fn is_move(r: &IoRedirect) -> bool {
+    matches!(r, IoRedirect::File(_, _, IoFileRedirectTarget::Duplicate(w) | IoFileRedirectTarget::Filename(w)) if w.value.ends_with('-'))
+}
+
 /// The descriptors a redirection sets.
 fn targets(r: &IoRedirect) -> Vec<i32> {
     match r {
@@ -557,20 +582,41 @@ impl Shell {
             Ok(x) => x,
             Err(r) => return r,
         };
-        let touched: Vec<i32> = redirs.iter().flat_map(|r| targets(r)).collect();
+        let mut touched: Vec<i32> = redirs.iter().flat_map(|r| targets(r)).collect();
+        // `N>&M` makes N another name of M's file, `N>&M-` moves it there (M closes).
+        let dups: Vec<(i32, i32)> = redirs.iter().filter_map(|r| dup_source(r)).collect();
+        for r in redirs {
+            if let Some((_, src)) = dup_source(r).filter(|_| is_move(r)) {
+                touched.push(src);
+            }
+        }
         self.exec_gen += 1;
         f.generation = self.exec_gen;
         self.exec_fds = Some(f);
         let retired: Vec<Closer> = {
             let mut held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
-            let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *held)
-                .into_iter()
-                .partition(|(on, _)| on.iter().any(|n| touched.contains(n)));
+            let mut gone = Vec::new();
+            let mut kept = Vec::new();
+            // A file stays open while any descriptor still names it.
+            for (mut on, c) in std::mem::take(&mut *held) {
+                let gains: Vec<i32> = dups
+                    .iter()
+                    .filter(|(_, src)| on.contains(src))
+                    .map(|(t, _)| *t)
+                    .collect();
+                on.retain(|n| !touched.contains(n));
+                on.extend(gains);
+                if on.is_empty() {
+                    gone.push(c);
+                } else {
+                    kept.push((on, c));
+                }
+            }
             *held = kept;
             for c in closers {
                 held.push((touched.clone(), c));
             }
-            gone.into_iter().map(|(_, c)| c).collect()
+            gone
         };
         let ok = self.close_exec_files(retired, fds).await;
         Ok(if ok { 0 } else { 1 })

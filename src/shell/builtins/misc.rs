@@ -17,6 +17,10 @@ pub(crate) async fn builtin(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
         .resolve(&name)
         .is_some_and(|e| e.kind == CommandKind::Builtin && !name.contains('/'));
     if !is_builtin {
+        if crate::registry::BASH_BUILTIN_COMMANDS.contains(&name.as_str()) {
+            // bash's builtin that forkbox runs as its native command (`test`, `printf`).
+            return sh.run_external(&name, args[1..].to_vec(), &[], io).await;
+        }
         return super::fail(sh, io, format!("builtin: {name}: not a shell builtin"), 1).await;
     }
     super::run(sh, &name, args[1..].to_vec(), io).await

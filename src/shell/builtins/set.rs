@@ -117,6 +117,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         let a = &args[i];
         if a == "--" {
             sh.positional = args[i + 1..].to_vec();
+            sh.positional_changes += 1;
             return Ok(0);
         }
         if a == "-" {
@@ -124,6 +125,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             sh.opts.xtrace = false;
             sh.opts.verbose = false;
             sh.positional = args[i + 1..].to_vec();
+            sh.positional_changes += 1;
             return Ok(0);
         }
         if a == "-o" || a == "+o" {
@@ -192,6 +194,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             continue;
         }
         sh.positional = args[i..].to_vec();
+        sh.positional_changes += 1;
         return Ok(0);
     }
     Ok(0)

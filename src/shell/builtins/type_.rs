@@ -37,8 +37,74 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
             Some(("file", path))
         }
         (forkbox_commands::CommandKind::Builtin, _) => Some(("builtin", name.to_string())),
+        _ if crate::registry::BASH_BUILTIN_COMMANDS.contains(&name) => {
+            Some(("builtin", name.to_string()))
+        }
         (_, path) => Some(("file", path.unwrap_or_else(|| format!("/usr/bin/{name}")))),
     }
+}
+
+/// The file a name is, found in PATH as bash's hash lookup would (a command forkbox
+/// registers is a file of `/usr/bin`, which a Debian system also reaches as `/bin`).
+fn file_path(sh: &Shell, name: &str) -> Option<String> {
+    if name.contains('/') {
+        return sh.registry.resolve(name).map(|_| name.to_string());
+    }
+    file_paths(sh, name).into_iter().next()
+}
+
+/// Every path in PATH at which `name` is a file, in PATH's order.
+fn file_paths(sh: &Shell, name: &str) -> Vec<String> {
+    let Some(path) = sh.registry.resolve(name).and_then(|e| e.path()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for dir in sh.get_str("PATH").unwrap_or_default().split(':') {
+        let dir = dir.trim_end_matches('/');
+        if matches!(dir, "/usr/bin" | "/bin") {
+            out.push(format!("{dir}/{name}"));
+        }
+    }
+    if out.is_empty() {
+        out.push(path);
+    }
+    out
+}
+
+/// What `type -a NAME` prints: the alias, keyword, function and builtin it is, then each
+/// file of that name in PATH.
+fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> String {
+    let mut out = String::new();
+    if (sh.interactive || sh.shopts.on("expand_aliases"))
+        && let Some(value) = sh.aliases.get(name)
+    {
+        out.push_str(&format!("{name} is aliased to `{value}'\n"));
+    }
+    if KEYWORDS.contains(&name) {
+        out.push_str(&format!("{name} is a shell keyword\n"));
+    }
+    if !no_functions && let Some(f) = sh.functions.get(name) {
+        out.push_str(&format!(
+            "{name} is a function\n{}\n",
+            crate::shell::printer::function(name, f)
+        ));
+    }
+    if name.contains('/') {
+        if sh.registry.resolve(name).is_some() {
+            out.push_str(&format!("{name} is {name}\n"));
+        }
+        return out;
+    }
+    let builtin = sh.registry.resolve(name).is_some_and(|e| {
+        e.kind == forkbox_commands::CommandKind::Builtin && !matches!(name, "sh" | "bash")
+    }) || crate::registry::BASH_BUILTIN_COMMANDS.contains(&name);
+    if builtin {
+        out.push_str(&format!("{name} is a shell builtin\n"));
+    }
+    for p in file_paths(sh, name) {
+        out.push_str(&format!("{name} is {p}\n"));
+    }
+    out
 }
 
 pub(crate) fn sentence(name: &str, kind: &str, path: &str) -> String {
@@ -72,6 +138,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let mut path_only = false;
     let mut path_search = false;
     let mut no_functions = false;
+    // `-a`: every meaning of the name, each file in every directory of PATH.
+    let mut all = false;
     let mut names = Vec::new();
     let mut options = true;
     for a in &args {
@@ -91,7 +159,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                         'p' => path_only = true,
                         'P' => path_search = true,
                         'f' => no_functions = true,
-                        'a' => {}
+                        'a' => all = true,
                         _ => {
                             let msg = format!(
                                 "type: -{c}: invalid option\ntype: usage: type [-afptP] name [name ...]"
@@ -120,12 +188,28 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             describe(sh, n)
         };
         if path_search {
-            // Only a file of the command table has a path here.
-            match found.filter(|(kind, _)| *kind == "file") {
-                Some((_, path)) => {
+            // A search of PATH only: whatever else the name is, the file it names.
+            let path = match &found {
+                Some(("file", path)) => Some(path.clone()),
+                _ => file_path(sh, n),
+            };
+            match path {
+                Some(path) => {
                     let _ = io.stdout().write_str(&format!("{path}\n")).await;
                 }
                 None => status = 1,
+            }
+            continue;
+        }
+        if all && !kind_only && !path_only {
+            match all_meanings(sh, n, no_functions) {
+                lines if lines.is_empty() => {
+                    super::fail(sh, io, format!("type: {n}: not found"), 1).await?;
+                    status = 1;
+                }
+                lines => {
+                    let _ = io.stdout().write_str(&lines).await;
+                }
             }
             continue;
         }

@@ -100,6 +100,13 @@ impl Shell {
             };
             if let Err(e) = r {
                 self.loop_depth -= 1;
+                // A readonly loop variable fails the loop only (status 1), as in bash.
+                let e = match e {
+                    ShellError::Readonly(n) => {
+                        ShellError::Builtin(format!("{n}: readonly variable"))
+                    }
+                    other => other,
+                };
                 return self.fail(e, fds).await;
             }
             if self.opts.xtrace {
