@@ -357,6 +357,11 @@ pub struct Shell {
     /// True in the subshell that runs `command_not_found_handle` (which is not run again
     /// for a command missing there).
     pub(crate) in_not_found_handler: bool,
+    /// bash's table of command paths (`hash`): name, path, times run through it; in the
+    /// order they were remembered. Assigning `PATH` empties it.
+    pub(crate) hashed: Vec<(String, String, u32)>,
+    /// The builtins `enable -n` turned off: looked up as commands instead.
+    pub(crate) disabled_builtins: std::collections::BTreeSet<String>,
     /// Command substitutions run so far: `x=$(false)` takes its status from the last one.
     pub(crate) subst_runs: u64,
     /// The session's fork, for the `snapshot` builtin; `None` where there is no session.
@@ -487,6 +492,8 @@ impl Shell {
             is_subshell: false,
             reads_input: false,
             in_not_found_handler: false,
+            hashed: Vec::new(),
+            disabled_builtins: std::collections::BTreeSet::new(),
             subst_runs: 0,
             snapshots: None,
             command_log: None,

@@ -31,6 +31,13 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
     if name.contains('/') {
         return Some(("file", name.to_string()));
     }
+    if sh.disabled_builtins.contains(name) {
+        // `enable -n`: only a file of that name is left.
+        return match entry.kind {
+            forkbox_commands::CommandKind::Builtin => entry.path().map(|p| ("file", p)),
+            _ => Some(("file", format!("/usr/bin/{name}"))),
+        };
+    }
     // bash's own builtins that forkbox also has as files (`sh`, `bash`) are files there.
     match (entry.kind, entry.path()) {
         (forkbox_commands::CommandKind::Builtin, Some(path)) if matches!(name, "sh" | "bash") => {
@@ -46,7 +53,7 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
 
 /// The file a name is, found in PATH as bash's hash lookup would (a command forkbox
 /// registers is a file of `/usr/bin`, which a Debian system also reaches as `/bin`).
-fn file_path(sh: &Shell, name: &str) -> Option<String> {
+pub(crate) fn file_path(sh: &Shell, name: &str) -> Option<String> {
     if name.contains('/') {
         return sh.registry.resolve(name).map(|_| name.to_string());
     }
@@ -95,9 +102,10 @@ fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> String {
         }
         return out;
     }
-    let builtin = sh.registry.resolve(name).is_some_and(|e| {
+    let builtin = (sh.registry.resolve(name).is_some_and(|e| {
         e.kind == forkbox_commands::CommandKind::Builtin && !matches!(name, "sh" | "bash")
-    }) || crate::registry::BASH_BUILTIN_COMMANDS.contains(&name);
+    }) || crate::registry::BASH_BUILTIN_COMMANDS.contains(&name))
+        && !sh.disabled_builtins.contains(name);
     if builtin {
         out.push_str(&format!("{name} is a shell builtin\n"));
     }

@@ -23,6 +23,11 @@ impl Shell {
             self.pop_temp_env(saved);
             return r;
         }
+        if !self.disabled_builtins.is_empty() && self.disabled_builtins.contains(&name) {
+            return self
+                .run_disabled_builtin(&name, args, &env_extra, fds)
+                .await;
+        }
         if matches!(name.as_str(), "test" | "[" | "printf") {
             return self.run_builtin_command(&name, args, &env_extra, fds).await;
         }
@@ -44,6 +49,38 @@ impl Shell {
             return r;
         }
         self.run_external(&name, args, &env_extra, fds).await
+    }
+
+    /// A builtin `enable -n` turned off, run as the command of that name: the native
+    /// one (`test`, `printf`), the builtin standing in for the file bash would find
+    /// (`echo`, `true`, `pwd`), or not found.
+    async fn run_disabled_builtin(
+        &mut self,
+        name: &str,
+        args: Vec<String>,
+        env_extra: &[(String, String)],
+        fds: &Fds,
+    ) -> Exec<i32> {
+        let registry = self.registry.clone();
+        match registry.resolve(name) {
+            Some(entry) if entry.kind != forkbox_commands::CommandKind::Builtin => {
+                if let Some(cmd) = entry.command.clone() {
+                    let ctx = self.context(fds, env_extra);
+                    let r = cmd.run(&ctx, args).await;
+                    let status = forkbox_commands::exit_status(&entry.name, r, &ctx.stderr).await;
+                    return Ok(status);
+                }
+            }
+            Some(entry) if entry.path().is_some() && !matches!(name, "sh" | "bash") => {
+                let saved = self.push_temp_env(env_extra);
+                let r = builtins::run(self, &entry.name, args, fds).await;
+                self.pop_temp_env(saved);
+                return r;
+            }
+            _ => {}
+        }
+        let e = ShellError::CommandNotFound(name.to_string());
+        self.fail(e, fds).await
     }
 
     /// `test`, `[` and `printf`: bash's builtins, which run the native commands with the
@@ -91,6 +128,9 @@ impl Shell {
             }
             Some(entry) => {
                 if let Some(cmd) = entry.command.clone() {
+                    if !name.contains('/') {
+                        self.remember_path(name);
+                    }
                     let _ran = crate::telemetry::metrics::command(entry.kind);
                     let ctx = self.context(fds, env_extra);
                     let r = cmd.run(&ctx, args).await;
@@ -111,6 +151,18 @@ impl Shell {
         }
         let e = ShellError::CommandNotFound(name.to_string());
         self.fail(e, fds).await
+    }
+
+    /// Counts a run of command `name` found in PATH in the `hash` table (adding it).
+    fn remember_path(&mut self, name: &str) {
+        match self.hashed.iter_mut().find(|(n, _, _)| n == name) {
+            Some((_, _, hits)) => *hits = hits.saturating_add(1),
+            None => {
+                if let Some(path) = builtins::type_::file_path(self, name) {
+                    self.hashed.push((name.to_string(), path, 1));
+                }
+            }
+        }
     }
 
     /// bash's hook for a command that is not found: the function
