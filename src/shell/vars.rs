@@ -628,6 +628,8 @@ pub(crate) fn reusable_quote(s: &str) -> String {
 /// One line of `set` (and `declare` without arguments): `name=value`.
 pub(crate) fn set_line(name: &str, v: &Var) -> String {
     match &v.value {
+        // bash leaves an empty value bare (`v=`).
+        Value::Str(s) if s.is_empty() => format!("{name}=\n"),
         Value::Str(s) => format!("{name}={}\n", reusable_quote(s)),
         other => format!("{name}={}\n", array_body(other).unwrap_or_default()),
     }

@@ -20,6 +20,10 @@ struct Args {
     /// Use the physical directory structure, resolving symbolic links.
     #[arg(short = 'P')]
     physical: bool,
+    /// With -P: fail when the new working directory cannot be determined (it always can
+    /// here).
+    #[arg(short = 'e')]
+    check: bool,
     /// The directory to change to.
     #[arg(allow_hyphen_values = true)]
     dir: Option<String>,
@@ -35,7 +39,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if !a.extra.is_empty() {
         return super::fail(sh, io, "cd: too many arguments".into(), 1).await;
     }
-    let _ = a.logical;
+    let _ = (a.logical, a.check);
     let mut print = false;
     let dir = match a.dir.as_deref() {
         None => match sh.get_str("HOME") {

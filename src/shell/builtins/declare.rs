@@ -193,6 +193,17 @@ async fn print_vars(
                 out.push_str(&crate::shell::vars::set_line(&k, v));
             }
         }
+        if !(flags.print || filtered || cmd == "local") {
+            // `declare` alone lists the functions after the variables, as `set` does.
+            let mut funcs: Vec<&String> = sh.functions.keys().collect();
+            funcs.sort();
+            for name in funcs {
+                if let Some(f) = sh.functions.get(name) {
+                    out.push_str(&crate::shell::printer::function(name, f));
+                    out.push('\n');
+                }
+            }
+        }
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }

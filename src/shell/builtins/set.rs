@@ -109,6 +109,16 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 out.push_str(&crate::shell::vars::set_line(k, v));
             }
         }
+        // Then the functions, as `declare -f` prints them.
+        let mut funcs: Vec<(
+            &String,
+            &std::sync::Arc<brush_parser::ast::FunctionDefinition>,
+        )> = sh.functions.iter().collect();
+        funcs.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, f) in funcs {
+            out.push_str(&crate::shell::printer::function(name, f));
+            out.push('\n');
+        }
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }
