@@ -152,6 +152,20 @@ impl Shell {
         Ok(true)
     }
 
+    /// The DEBUG trap before a compound command's head (`for`'s each round, `case`),
+    /// with `$BASH_COMMAND` set to `text`; true when `extdebug` skips it.
+    pub(crate) async fn debug_trap_before(
+        &mut self,
+        text: impl FnOnce() -> String,
+        fds: &Fds,
+    ) -> Exec<bool> {
+        if self.in_trap > 0 || self.traps.is_empty() || !self.traps.contains_key(&TRAP_DEBUG) {
+            return Ok(false);
+        }
+        self.bash_command = text();
+        self.run_debug_trap(fds).await
+    }
+
     /// The RETURN trap as a function returns.
     pub(crate) async fn run_return_trap(&mut self, fds: &Fds) -> Exec<()> {
         if self.traps.contains_key(&TRAP_RETURN) {

@@ -88,7 +88,19 @@ async fn run_text(
         std::mem::replace(&mut sh.lines.source, file.clone()),
         sh.lines.lineno,
     );
-    let r = sh.exec_nested_text("source", text, io).await;
+    let mut r = sh.exec_nested_text("source", text, io).await;
+    // The RETURN trap also runs as a sourced file ends.
+    if sh.traps.contains_key(&crate::shell::jobs::TRAP_RETURN)
+        && matches!(r, Ok(_) | Err(Flow::Return(_)))
+    {
+        // The handler sees `$?` of the last command before a `return`.
+        if let Ok(s) = r {
+            sh.last_status = s;
+        }
+        if let Err(fl) = sh.run_return_trap(io).await {
+            r = Err(fl);
+        }
+    }
     (sh.lines.line_base, sh.lines.source, sh.lines.lineno) = saved_lines;
     sh.lines.frames.pop();
     sh.funcnames.pop();

@@ -88,6 +88,26 @@ impl Shell {
                 out = Err(fl);
                 break;
             }
+            // bash runs the DEBUG trap before each round, showing the loop's head.
+            let head = || {
+                let list = match &f.values {
+                    Some(words) => words
+                        .iter()
+                        .map(|w| w.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    None => "\"$@\"".to_string(),
+                };
+                format!("for {} in {list}", f.variable_name)
+            };
+            match self.debug_trap_before(head, fds).await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(fl) => {
+                    out = Err(fl);
+                    break;
+                }
+            }
             // A name reference as the loop variable names each word in turn, as in bash.
             let r = if self
                 .vars
@@ -254,6 +274,12 @@ impl Shell {
     }
 
     pub(super) async fn exec_case(&mut self, c: &ast::CaseClauseCommand, fds: &Fds) -> Exec<i32> {
+        if self
+            .debug_trap_before(|| format!("case {} in ", c.value.value), fds)
+            .await?
+        {
+            return Ok(0);
+        }
         let word = match self.expand_no_split(&c.value, fds).await {
             Ok(w) => w,
             Err(e) => return self.fail(e, fds).await,

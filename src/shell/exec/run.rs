@@ -334,7 +334,10 @@ impl Shell {
                 };
                 match status {
                     Some(s) => {
-                        self.last_status = s;
+                        // The handler sees `$?` of the last command before `return`.
+                        if r.is_ok() {
+                            self.last_status = s;
+                        }
                         self.run_return_trap(fds).await.map(|()| s)
                     }
                     None => r,
