@@ -362,6 +362,8 @@ pub struct Shell {
     pub(crate) hashed: Vec<(String, String, u32)>,
     /// The builtins `enable -n` turned off: looked up as commands instead.
     pub(crate) disabled_builtins: std::collections::BTreeSet<String>,
+    /// The history list: only what `history -s` added (a script keeps none of its own).
+    pub(crate) history: Vec<String>,
     /// Command substitutions run so far: `x=$(false)` takes its status from the last one.
     pub(crate) subst_runs: u64,
     /// The session's fork, for the `snapshot` builtin; `None` where there is no session.
@@ -494,6 +496,7 @@ impl Shell {
             in_not_found_handler: false,
             hashed: Vec::new(),
             disabled_builtins: std::collections::BTreeSet::new(),
+            history: Vec::new(),
             subst_runs: 0,
             snapshots: None,
             command_log: None,

@@ -26,6 +26,7 @@ pub(crate) mod exit;
 mod export;
 mod false_;
 pub(crate) mod getopts;
+mod history;
 mod jobs;
 mod kill;
 mod let_;
@@ -95,6 +96,9 @@ pub(crate) fn run<'a>(
         "builtin" => Box::pin(misc::builtin(sh, args, io)),
         "enable" => Box::pin(misc::enable(sh, args, io)),
         "times" => Box::pin(misc::times(sh, args, io)),
+        "history" => Box::pin(history::history(sh, args, io)),
+        "fc" => Box::pin(history::fc(sh, args, io)),
+        "bind" => Box::pin(history::bind(sh, args, io)),
         "logout" => Box::pin(misc::logout(sh, args, io)),
         "compgen" => Box::pin(complete::compgen(sh, args, io)),
         "complete" => Box::pin(complete::complete(sh, args, io)),
@@ -265,6 +269,13 @@ pub(crate) fn usage_of(name: &str) -> Option<&'static str> {
         "." => ". filename [arguments]",
         "suspend" => "suspend [-f]",
         "times" => "times",
+        "history" => {
+            "history [-c] [-d offset] [n] or history -anrw [filename] or history -ps arg [arg...]"
+        }
+        "fc" => "fc [-e ename] [-lnr] [first] [last] or fc -s [pat=rep] [command]",
+        "bind" => {
+            "bind [-lpsvPSVX] [-m keymap] [-f filename] [-q name] [-u name] [-r keyseq] [-x keyseq:shell-command] [keyseq:readline-function or readline-command]"
+        }
         "trap" => "trap [-lp] [[arg] signal_spec ...]",
         "type" => "type [-afptP] name [name ...]",
         "ulimit" => "ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]",
