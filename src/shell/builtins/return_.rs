@@ -14,6 +14,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         )
         .await;
     }
+    let args = match args.first() {
+        Some(a) if a == "--" => &args[1..],
+        _ => &args[..],
+    };
     let status = match args.first() {
         None => match sh.trap_saved {
             Some((n, saved)) if n != crate::shell::jobs::TRAP_DEBUG => saved,
