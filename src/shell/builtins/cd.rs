@@ -92,7 +92,13 @@ async fn finish(sh: &Shell, io: &Fds, print: bool) -> Exec<i32> {
 /// Changes the working directory to `dir` (relative to the current one), setting `PWD`
 /// and `OLDPWD`; the error is worded `DIR: reason`.
 pub(crate) async fn chdir(sh: &mut Shell, dir: &str, physical: bool) -> Result<(), String> {
-    let mut target = fs::normalize(&fs::join(&sh.cwd, dir));
+    let joined = fs::join(&sh.cwd, dir);
+    // `-P`: `..` is the parent of where the symbolic links lead, not of the path shown.
+    let physical_target = match physical {
+        true => sh.fs.canonicalize(&joined).await.ok(),
+        false => None,
+    };
+    let mut target = physical_target.unwrap_or_else(|| fs::normalize(&joined));
     match sh.fs.stat(&target).await {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(format!("{dir}: Not a directory")),
