@@ -119,7 +119,7 @@ pub(crate) async fn declare(
         return function_attrs(sh, names, &flags);
     }
     if flags.funcs || flags.func_names {
-        return print_functions(sh, names, flags.func_names, io).await;
+        return print_functions(sh, names, flags.func_names, flags.print, io).await;
     }
     if flags.print || names.is_empty() {
         return print_vars(sh, cmd, names, &flags, make_local && !flags.global, io).await;
@@ -244,11 +244,25 @@ fn function_attrs(sh: &mut Shell, names: &[String], flags: &Flags) -> Exec<i32> 
     Ok(status)
 }
 
+/// The letters `declare -F` shows for function `n`: `f`, then `r` (readonly) and `x`
+/// (exported) as they apply.
+pub(crate) fn function_flags(sh: &Shell, n: &str) -> String {
+    let mut f = String::from("f");
+    if sh.readonly_functions.contains(n) {
+        f.push('r');
+    }
+    if sh.exported_functions.contains(n) {
+        f.push('x');
+    }
+    f
+}
+
 /// `declare -f` / `declare -F`.
 async fn print_functions(
     sh: &mut Shell,
     names: &[String],
     names_only: bool,
+    with_attrs: bool,
     io: &Fds,
 ) -> Exec<i32> {
     let mut out = String::new();
@@ -262,11 +276,18 @@ async fn print_functions(
     };
     for n in &listed {
         match sh.functions.get(n) {
-            Some(_) if names_only && names.is_empty() => out.push_str(&format!("declare -f {n}\n")),
+            Some(_) if names_only && names.is_empty() => {
+                out.push_str(&format!("declare -{} {n}\n", function_flags(sh, n)));
+            }
             Some(_) if names_only => out.push_str(&format!("{n}\n")),
             Some(f) => {
                 out.push_str(&crate::shell::printer::function(n, f));
                 out.push('\n');
+                // `declare -pf`: a function with attributes is followed by them.
+                let flags = function_flags(sh, n);
+                if with_attrs && flags != "f" {
+                    out.push_str(&format!("declare -{flags} {n}\n"));
+                }
             }
             None => status = 1,
         }
