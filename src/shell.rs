@@ -1131,7 +1131,7 @@ mod api_tests {
     #[tokio::test]
     async fn unsupported_features_say_so() {
         let mut sh = shell_on(MemFs::new());
-        for (script, word) in [("enable -n echo", "enable -n")] {
+        for (script, word) in [("set -o vi", "set -o vi"), ("set -m", "set -o monitor")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");
