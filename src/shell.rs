@@ -313,6 +313,10 @@ pub struct Shell {
     pub(crate) cwd: String,
     pub(crate) arg0: String,
     pub(crate) positional: Vec<String>,
+    /// Counts `set`'s changes of the positional parameters (a function
+    /// call's own do not count after it returns): `source FILE ARGS` keeps the ones the
+    /// file set instead of restoring the caller's.
+    pub(crate) positional_changes: u64,
     pub(crate) last_status: i32,
     pub(crate) pipestatus: Vec<i32>,
     pub(crate) opts: Options,
@@ -352,6 +356,18 @@ pub struct Shell {
     pub(crate) random_state: u64,
     /// True in a subshell: `exit` ends only the subshell.
     pub(crate) is_subshell: bool,
+    /// True while the shell runs a script read from a file or its input rather than a
+    /// `-c` string: bash ends such a script with status 1, not 127, on an unset
+    /// variable under `set -u` or a `${x:?}` error.
+    pub(crate) reads_input: bool,
+    /// True in the subshell that runs `command_not_found_handle` (which is not run again
+    /// for a command missing there).
+    pub(crate) in_not_found_handler: bool,
+    /// bash's table of command paths (`hash`): name, path, times run through it; in the
+    /// order they were remembered. Assigning `PATH` empties it.
+    pub(crate) hashed: Vec<(String, String, u32)>,
+    /// The builtins `enable -n` turned off: looked up as commands instead.
+    pub(crate) disabled_builtins: std::collections::BTreeSet<String>,
     /// Command substitutions run so far: `x=$(false)` takes its status from the last one.
     pub(crate) subst_runs: u64,
     /// The session's fork, for the `snapshot` builtin; `None` where there is no session.
@@ -387,6 +403,10 @@ pub struct Shell {
     pub(crate) shown_traps: jobs::TrapTable,
     /// Non-zero while a trap handler runs (traps do not nest).
     pub(crate) in_trap: usize,
+    /// The condition of the innermost running handler and `$?` before it: `exit` without
+    /// an argument in an EXIT handler, and `return` without one in any handler but
+    /// DEBUG's, end with that status rather than the handler's last command's.
+    pub(crate) trap_saved: Option<(i32, i32)>,
     /// `$BASH_COMMAND`: the command running (as bash prints it), kept up to date only
     /// while a trap is set or the command itself reads it; a trap handler sees the
     /// command it interrupted.
@@ -451,6 +471,7 @@ impl Shell {
             cwd: forkbox_commands::fs::normalize(&cfg.cwd),
             arg0: "forkbox".to_string(),
             positional: Vec::new(),
+            positional_changes: 0,
             last_status: 0,
             pipestatus: vec![0],
             shopts: builtins::shopt::Shopts::default(),
@@ -480,6 +501,10 @@ impl Shell {
             steps: 0,
             random_state: u64::from(pid) ^ rand::random::<u64>(),
             is_subshell: false,
+            reads_input: false,
+            in_not_found_handler: false,
+            hashed: Vec::new(),
+            disabled_builtins: std::collections::BTreeSet::new(),
             subst_runs: 0,
             snapshots: None,
             command_log: None,
@@ -496,6 +521,7 @@ impl Shell {
             traps: jobs::TrapTable::new(),
             shown_traps: jobs::TrapTable::new(),
             in_trap: 0,
+            trap_saved: None,
             bash_command: String::new(),
             exec_fds: None,
             exec_gen: 0,
@@ -643,6 +669,7 @@ impl Shell {
     /// [`MAX_SCRIPT`], ends the script with an error and status 2; the rest of the input is
     /// never read as commands, since it may start in the middle of that line.
     pub async fn run_stream(&mut self, io: &Stdio, cancel: CancellationToken) -> i32 {
+        self.reads_input = true;
         let fds = Fds::from_stdio(io);
         let mut buf = PendingInput::default();
         // Lines read before the command being parsed: each command is parsed on its own,
@@ -885,8 +912,8 @@ impl Shell {
         };
         for (n, action) in traps {
             let keep = action.is_empty()
-                || (n == jobs::TRAP_ERR && s.opts.errtrace)
-                || ((n == jobs::TRAP_DEBUG || n == jobs::TRAP_RETURN) && s.opts.functrace);
+                || (n == jobs::TRAP_ERR && s.errtrace())
+                || ((n == jobs::TRAP_DEBUG || n == jobs::TRAP_RETURN) && s.functrace());
             if keep {
                 s.traps.insert(n, action);
             }
@@ -942,6 +969,10 @@ impl Shell {
                 for program in &programs {
                     self.exec_nested_input(what, program, fds).await?;
                 }
+                if e.to_string().contains("unexpected end of file") {
+                    // bash reads to the end first: the message names the line past it.
+                    self.lines.lineno = self.lines.line_base + text.lines().count() + 1;
+                }
                 self.fail(e, fds).await
             }
         }
@@ -974,8 +1005,32 @@ impl Shell {
     }
 
     pub(crate) async fn report(&self, stderr: &Output, err: &ShellError) -> i32 {
-        let _ = stderr.write_str(&err.message()).await;
+        let message = match self.error_source() {
+            Some(_) => format!("{}{err}\n", self.message_prefix()),
+            None => err.message(),
+        };
+        let _ = stderr.write_str(&message).await;
         err.status()
+    }
+
+    /// The file bash names at the start of an error message (`./lib.sh: line 3: …`):
+    /// `BASH_SOURCE[0]` when that is a file (a script run by name, a sourced file, a
+    /// function read from one); None in the session's own script.
+    pub(crate) fn error_source(&self) -> Option<&str> {
+        self.lines
+            .frames
+            .last()
+            .map(|f| f.source.as_str())
+            .filter(|s| !s.is_empty() && *s != lines::TOP_SOURCE)
+    }
+
+    /// What the shell's messages start with here: `forkbox: `, or in a file `FILE: line
+    /// N: ` (see [`Shell::error_source`]).
+    pub(crate) fn message_prefix(&self) -> String {
+        match self.error_source() {
+            Some(file) => format!("{file}: line {}: ", self.lines.lineno),
+            None => format!("{}: ", error::PROGRAM),
+        }
     }
 }
 
@@ -1093,7 +1148,7 @@ mod api_tests {
     #[tokio::test]
     async fn unsupported_features_say_so() {
         let mut sh = shell_on(MemFs::new());
-        for (script, word) in [("enable -n echo", "enable -n")] {
+        for (script, word) in [("set -o vi", "set -o vi"), ("set -m", "set -o monitor")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
             assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");

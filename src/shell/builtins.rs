@@ -98,9 +98,11 @@ pub(crate) fn run<'a>(
         "builtin" => Box::pin(misc::builtin(sh, args, io)),
         "enable" => Box::pin(misc::enable(sh, args, io)),
         "times" => Box::pin(misc::times(sh, args, io)),
+        "bind" => Box::pin(history::bind(sh, args, io)),
         "logout" => Box::pin(misc::logout(sh, args, io)),
         "compgen" => Box::pin(complete::compgen(sh, args, io)),
         "complete" => Box::pin(complete::complete(sh, args, io)),
+        "compopt" => Box::pin(complete::compopt(sh, args, io)),
         "hash" => Box::pin(misc::hash(sh, args, io)),
         "jobs" => Box::pin(jobs::jobs(sh, args, io)),
         "disown" => Box::pin(jobs::disown(sh, args, io)),
@@ -229,6 +231,7 @@ pub(crate) fn usage_of(name: &str) -> Option<&'static str> {
         "complete" => {
             "complete [-abcdefgjksuv] [-pr] [-DEI] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [name ...]"
         }
+        "compopt" => "compopt [-o|+o option] [-DEI] [name ...]",
         "declare" => {
             "declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]"
         }
@@ -270,6 +273,9 @@ pub(crate) fn usage_of(name: &str) -> Option<&'static str> {
         "." => ". filename [arguments]",
         "suspend" => "suspend [-f]",
         "times" => "times",
+        "bind" => {
+            "bind [-lpsvPSVX] [-m keymap] [-f filename] [-q name] [-u name] [-r keyseq] [-x keyseq:shell-command] [keyseq:readline-function or readline-command]"
+        }
         "trap" => "trap [-lp] [[arg] signal_spec ...]",
         "type" => "type [-afptP] name [name ...]",
         "ulimit" => "ulimit [-SHabcdefiklmnpqrstuvxPRT] [limit]",

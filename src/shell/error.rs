@@ -73,6 +73,10 @@ pub enum ShellError {
     /// Arithmetic error inside an expansion (`$((1/0))`): fatal, like bash.
     #[error("{expr}: {message}")]
     Arithmetic { expr: String, message: String },
+    /// Arithmetic error in the value assigned to an integer variable (`declare -i n;
+    /// n='1 +'`): bash ends the whole script, not only the command.
+    #[error("{expr}: {message}")]
+    ArithmeticAssign { expr: String, message: String },
     /// Arithmetic error in a `((…))` command or `let`: the command fails, the script goes on.
     #[error("((: {expr}: {message}")]
     ArithmeticCommand { expr: String, message: String },
@@ -134,6 +138,7 @@ impl ShellError {
                 | ShellError::ParamError { .. }
                 | ShellError::Unbound(_)
                 | ShellError::Arithmetic { .. }
+                | ShellError::ArithmeticAssign { .. }
                 | ShellError::SubstitutionTooLarge(_)
                 | ShellError::RecursionLimit(..)
                 | ShellError::Readonly(_)

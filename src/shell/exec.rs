@@ -283,7 +283,7 @@ impl Shell {
             // itself, before the stage starts (the stage's subshell has no DEBUG trap).
             if let Command::Simple(sc) = cmd
                 && self.in_trap == 0
-                && !self.opts.functrace
+                && !self.functrace()
                 && self.traps.contains_key(&super::jobs::TRAP_DEBUG)
             {
                 self.bash_command = super::printer::simple_command(sc);
@@ -363,8 +363,10 @@ impl Shell {
                 self.bash_command = super::printer::command_line(cmd);
                 if !matches!(cmd, Command::Compound(CompoundCommand::Subshell(_), _)) {
                     // bash runs the DEBUG trap before `[[ ]]` and `(( ))` as before a
-                    // simple command.
-                    self.run_debug_trap(fds).await?;
+                    // simple command (and `extdebug` may skip them too).
+                    if self.run_debug_trap(fds).await? {
+                        return Ok(0);
+                    }
                 }
             }
             let status = match cmd {
@@ -476,8 +478,11 @@ impl Shell {
         }
         crate::telemetry::metrics::shell_error(&e);
         let mut status = self.report(&fds.stderr(), &e).await;
-        if self.is_subshell && matches!(e, ShellError::Unbound(_) | ShellError::ParamError { .. }) {
-            // bash exits a subshell with 1 where the shell itself would give 127.
+        if (self.is_subshell || self.reads_input)
+            && matches!(e, ShellError::Unbound(_) | ShellError::ParamError { .. })
+        {
+            // bash exits a subshell, or a script read from a file, with 1 where the `-c`
+            // string would give 127.
             status = 1;
         }
         self.last_status = status;

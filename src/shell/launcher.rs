@@ -209,17 +209,17 @@ pub(crate) async fn run_nested(
             Ok(bytes) => {
                 sh.arg0 = file.clone();
                 sh.positional = rest[1..].to_vec();
-                // A script file is the bottom frame of its call stack, as bash shows it:
-                // BASH_SOURCE and BASH_LINENO end with the file and 0, FUNCNAME with
-                // `main` inside functions, `caller` at its top says `0 NULL`, and the
-                // functions it defines come from it.
-                sh.funcnames.push("main".into());
+                // A script file is the bottom frame of its call stack, as in bash:
+                // `BASH_SOURCE` names it, `FUNCNAME` ends with `main`, and its messages
+                // start with `FILE: line N:`.
+                sh.lines.source = file.clone();
+                sh.reads_input = true;
+                sh.funcnames.push("main".to_string());
                 sh.lines.frames.push(super::lines::Frame {
                     call_line: 0,
                     source: file.clone(),
                     argv: None,
                 });
-                sh.lines.source = file.clone();
                 let text = String::from_utf8_lossy(&bytes).into_owned();
                 sh.run_script(&text, &stdio, cancel).await
             }

@@ -20,34 +20,43 @@ impl Shell {
         *self.me.caught.lock().unwrap_or_else(|p| p.into_inner()) = set;
     }
 
-    /// Runs the handler of condition `n`, if one is set and no handler is running.
-    pub(crate) async fn run_trap(&mut self, n: i32, fds: &Fds) -> Exec<()> {
+    /// Runs the handler of condition `n`, if one is set and no handler is running; the
+    /// handler's own status (0 when none ran).
+    pub(crate) async fn run_trap(&mut self, n: i32, fds: &Fds) -> Exec<i32> {
         let Some(action) = self.traps.get(&n).cloned() else {
-            return Ok(());
+            return Ok(0);
         };
         if action.is_empty() || (self.in_trap > 0 && n != 0) {
-            return Ok(());
+            return Ok(0);
         }
         let program = match parse_program(&action) {
             Ok(p) => p,
             Err(e) => {
                 self.report(&fds.stderr(), &e).await;
-                return Ok(());
+                return Ok(0);
             }
         };
         let saved = self.last_status;
         self.in_trap += 1;
-        // A handler is read when it runs, from its own line 1; the interrupted command
-        // keeps its line and read unit (`shell::lines`).
+        let outer = self.trap_saved.replace((n, saved));
+        // A handler is read when it runs: a signal's or EXIT's from its own line 1, a
+        // DEBUG or ERR handler's from the line of the command it runs for (as an `eval`
+        // string there). The interrupted command keeps its line and read unit
+        // (`shell::lines`).
         let saved_lines = (self.lines.unit, self.lines.lineno, self.lines.line_base);
-        self.lines.line_base = 0;
+        self.lines.line_base = if n == TRAP_DEBUG || n == TRAP_ERR {
+            self.lines.lineno.saturating_sub(1)
+        } else {
+            0
+        };
         let r = Box::pin(self.exec_program(&program, fds)).await;
         (self.lines.unit, self.lines.lineno, self.lines.line_base) = saved_lines;
+        self.trap_saved = outer;
         self.in_trap -= 1;
         match r {
-            Ok(_) => {
+            Ok(status) => {
                 self.last_status = saved;
-                Ok(())
+                Ok(status)
             }
             Err(f) => Err(f),
         }
@@ -65,7 +74,9 @@ impl Shell {
         }
         for sig in self.me.take_pending() {
             match self.traps.get(&sig) {
-                Some(_) => self.run_trap(sig, fds).await?,
+                Some(_) => {
+                    self.run_trap(sig, fds).await?;
+                }
                 None => {
                     *self.me.killed.lock().unwrap_or_else(|p| p.into_inner()) = Some(sig);
                     return Err(Flow::Exit(128 + sig));
@@ -105,20 +116,54 @@ impl Shell {
         }
     }
 
+    /// `set -T`, or `shopt -s extdebug` which implies it: functions, subshells and
+    /// command substitutions inherit the DEBUG and RETURN traps.
+    pub(crate) fn functrace(&self) -> bool {
+        self.opts.functrace || self.shopts.on("extdebug")
+    }
+
+    /// `set -E`, or `shopt -s extdebug` which implies it: they inherit the ERR trap.
+    pub(crate) fn errtrace(&self) -> bool {
+        self.opts.errtrace || self.shopts.on("extdebug")
+    }
+
     /// The ERR trap after a command failed where `set -e` would act.
     pub(crate) async fn run_err_trap(&mut self, fds: &Fds) -> Exec<()> {
-        if self.traps.contains_key(&TRAP_ERR) && (self.call_depth == 0 || self.opts.errtrace) {
+        if self.traps.contains_key(&TRAP_ERR) && (self.call_depth == 0 || self.errtrace()) {
             self.run_trap(TRAP_ERR, fds).await?;
         }
         Ok(())
     }
 
-    /// The DEBUG trap before a simple command.
-    pub(crate) async fn run_debug_trap(&mut self, fds: &Fds) -> Exec<()> {
-        if self.traps.contains_key(&TRAP_DEBUG) && (self.call_depth == 0 || self.opts.functrace) {
-            self.run_trap(TRAP_DEBUG, fds).await?;
+    /// The DEBUG trap before a simple command; true when the command is to be skipped
+    /// (under `shopt -s extdebug`, a handler that fails skips it, and one that returns 2
+    /// in a function or sourced file makes that return).
+    pub(crate) async fn run_debug_trap(&mut self, fds: &Fds) -> Exec<bool> {
+        if !(self.traps.contains_key(&TRAP_DEBUG) && (self.call_depth == 0 || self.functrace())) {
+            return Ok(false);
         }
-        Ok(())
+        let status = self.run_trap(TRAP_DEBUG, fds).await?;
+        if status == 0 || !self.shopts.on("extdebug") {
+            return Ok(false);
+        }
+        if status == 2 && (self.call_depth > 0 || self.source_depth > 0) {
+            return Err(Flow::Return(2));
+        }
+        Ok(true)
+    }
+
+    /// The DEBUG trap before a compound command's head (`for`'s each round, `case`),
+    /// with `$BASH_COMMAND` set to `text`; true when `extdebug` skips it.
+    pub(crate) async fn debug_trap_before(
+        &mut self,
+        text: impl FnOnce() -> String,
+        fds: &Fds,
+    ) -> Exec<bool> {
+        if self.in_trap > 0 || self.traps.is_empty() || !self.traps.contains_key(&TRAP_DEBUG) {
+            return Ok(false);
+        }
+        self.bash_command = text();
+        self.run_debug_trap(fds).await
     }
 
     /// The DEBUG trap before the header of a `for` iteration, a `case`, a `select` or a
@@ -129,11 +174,7 @@ impl Shell {
         text: impl FnOnce() -> String,
         fds: &Fds,
     ) -> Exec<()> {
-        if self.in_trap == 0 && self.traps.contains_key(&TRAP_DEBUG) {
-            self.bash_command = text();
-            self.run_debug_trap(fds).await?;
-        }
-        Ok(())
+        self.debug_trap_before(text, fds).await.map(|_skip| ())
     }
 
     /// The RETURN trap as a function returns.

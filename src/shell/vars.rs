@@ -57,6 +57,17 @@ fn arith_error(e: arith::ArithError) -> ShellError {
     }
 }
 
+/// An arithmetic error in the value of an integer variable: the end of the script.
+fn assign_error(e: arith::ArithError) -> ShellError {
+    match e.unbound() {
+        Some(name) => ShellError::Unbound(name.to_string()),
+        None => ShellError::ArithmeticAssign {
+            expr: e.expr,
+            message: e.message,
+        },
+    }
+}
+
 /// The error for a name reference that leads back to itself.
 fn circular(name: &str) -> ShellError {
     ShellError::Builtin(format!("{name}: circular name reference"))
@@ -310,10 +321,10 @@ impl Shell {
         append: bool,
     ) -> R<String> {
         if attrs.integer {
-            let rhs = arith::eval_str(self, value).map_err(arith_error)?;
+            let rhs = arith::eval_str(self, value).map_err(assign_error)?;
             let n = match old {
                 Some(o) if append => {
-                    let o = arith::eval_str(self, &o).map_err(arith_error)?;
+                    let o = arith::eval_str(self, &o).map_err(assign_error)?;
                     o.wrapping_add(rhs)
                 }
                 _ => rhs,
@@ -468,6 +479,7 @@ impl Shell {
             "LINENO" => self.lines.lineno.to_string(),
             "BASH_COMMAND" => self.bash_command.clone(),
             "SHELLOPTS" => self.shellopts(),
+            "BASHOPTS" => self.shopts.names_on(),
             _ => return None,
         })
     }
@@ -616,6 +628,8 @@ pub(crate) fn reusable_quote(s: &str) -> String {
 /// One line of `set` (and `declare` without arguments): `name=value`.
 pub(crate) fn set_line(name: &str, v: &Var) -> String {
     match &v.value {
+        // bash leaves an empty value bare (`v=`).
+        Value::Str(s) if s.is_empty() => format!("{name}=\n"),
         Value::Str(s) => format!("{name}={}\n", reusable_quote(s)),
         other => format!("{name}={}\n", array_body(other).unwrap_or_default()),
     }

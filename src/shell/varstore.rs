@@ -122,6 +122,10 @@ impl Shell {
         if value.len() > MAX_VALUE {
             return Err(too_large(name));
         }
+        if name == "PATH" {
+            // bash forgets the paths it found when PATH changes.
+            self.hashed.clear();
+        }
         let old = match self.vars.get(name) {
             Some(v) if v.readonly => return Err(ShellError::Readonly(name.to_string())),
             Some(v) => var_size(name, v),

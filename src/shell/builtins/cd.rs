@@ -20,6 +20,10 @@ struct Args {
     /// Use the physical directory structure, resolving symbolic links.
     #[arg(short = 'P')]
     physical: bool,
+    /// With -P: fail when the new working directory cannot be determined (it always can
+    /// here).
+    #[arg(short = 'e')]
+    check: bool,
     /// The directory to change to.
     #[arg(allow_hyphen_values = true)]
     dir: Option<String>,
@@ -35,7 +39,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if !a.extra.is_empty() {
         return super::fail(sh, io, "cd: too many arguments".into(), 1).await;
     }
-    let _ = a.logical;
+    let _ = (a.logical, a.check);
     let mut print = false;
     let dir = match a.dir.as_deref() {
         None => match sh.get_str("HOME") {
@@ -88,7 +92,13 @@ async fn finish(sh: &Shell, io: &Fds, print: bool) -> Exec<i32> {
 /// Changes the working directory to `dir` (relative to the current one), setting `PWD`
 /// and `OLDPWD`; the error is worded `DIR: reason`.
 pub(crate) async fn chdir(sh: &mut Shell, dir: &str, physical: bool) -> Result<(), String> {
-    let mut target = fs::normalize(&fs::join(&sh.cwd, dir));
+    let joined = fs::join(&sh.cwd, dir);
+    // `-P`: `..` is the parent of where the symbolic links lead, not of the path shown.
+    let physical_target = match physical {
+        true => sh.fs.canonicalize(&joined).await.ok(),
+        false => None,
+    };
+    let mut target = physical_target.unwrap_or_else(|| fs::normalize(&joined));
     match sh.fs.stat(&target).await {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(format!("{dir}: Not a directory")),

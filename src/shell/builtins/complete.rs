@@ -62,18 +62,50 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// The letter bash prints for an `-A` action that has one (`-A file` is `-f`).
+fn action_letter(action: &str) -> Option<char> {
+    Some(match action {
+        "alias" => 'a',
+        "builtin" => 'b',
+        "command" => 'c',
+        "directory" => 'd',
+        "export" => 'e',
+        "file" => 'f',
+        "group" => 'g',
+        "job" => 'j',
+        "keyword" => 'k',
+        "service" => 's',
+        "user" => 'u',
+        "variable" => 'v',
+        _ => return None,
+    })
+}
+
+/// The keys under which `complete -D`, `-E` and `-I` keep their specifications (no
+/// command is named so).
+const SPECIAL_SPECS: [(&str, char); 3] = [("\0D", 'D'), ("\0E", 'E'), ("\0I", 'I')];
+
 fn spec_line(name: &str, opts: &[(char, String)]) -> String {
-    let mut sorted: Vec<&(char, String)> = opts.iter().collect();
-    sorted.sort_by_key(|(c, _)| ORDER.find(*c).unwrap_or(usize::MAX));
+    let mut opts: Vec<(char, String)> = opts
+        .iter()
+        .map(|(c, v)| match action_letter(v).filter(|_| *c == 'A') {
+            Some(l) => (l, String::new()),
+            None => (*c, v.clone()),
+        })
+        .collect();
+    opts.sort_by_key(|(c, _)| ORDER.find(*c).unwrap_or(usize::MAX));
     let mut out = String::from("complete");
-    for (c, v) in sorted {
+    for (c, v) in &opts {
         match c {
             'o' | 'A' | 'F' => out.push_str(&format!(" -{c} {v}")),
             c if VALUED.contains(*c) => out.push_str(&format!(" -{c} {}", quote(v))),
             c => out.push_str(&format!(" -{c}")),
         }
     }
-    format!("{out} {name}\n")
+    match SPECIAL_SPECS.iter().find(|(k, _)| *k == name) {
+        Some((_, flag)) => format!("{out} -{flag}\n"),
+        None => format!("{out} {name}\n"),
+    }
 }
 
 pub(crate) async fn complete(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
@@ -88,6 +120,13 @@ pub(crate) async fn complete(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exe
     };
     let has = |f: char| opts.iter().any(|(c, _)| *c == f);
     let (remove, print) = (has('r'), has('p'));
+    // `-D`, `-E`, `-I`: the default, empty-line and initial-word specifications.
+    let mut names = names;
+    for (key, flag) in SPECIAL_SPECS {
+        if has(flag) {
+            names.push(key.to_string());
+        }
+    }
     if remove {
         if names.is_empty() {
             sh.completions.clear();
@@ -144,6 +183,67 @@ pub(crate) async fn complete(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exe
     Ok(0)
 }
 
+/// `compopt [-o|+o OPTION] [-DEI] [NAME ...]`: changes the `-o` options of stored
+/// specifications. Without a name it would change the running completion's, and no
+/// completion function ever runs in a script.
+pub(crate) async fn compopt(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut on: Vec<String> = Vec::new();
+    let mut off: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        match a {
+            "-o" | "+o" => {
+                let Some(v) = args.get(i + 1) else {
+                    let msg = format!("compopt: {a}: option requires an argument");
+                    super::fail(sh, io, msg, 2).await?;
+                    return super::usage(io, "compopt").await;
+                };
+                if a == "-o" {
+                    on.push(v.clone());
+                } else {
+                    off.push(v.clone());
+                }
+                i += 2;
+                continue;
+            }
+            "-D" | "-E" | "-I" => {
+                let flag = a.chars().nth(1).unwrap_or('D');
+                if let Some((k, _)) = SPECIAL_SPECS.iter().find(|(_, f)| *f == flag) {
+                    names.push((*k).to_string());
+                }
+            }
+            "--" => {
+                names.extend(args[i + 1..].iter().cloned());
+                break;
+            }
+            _ if a.starts_with('-') && a.len() > 1 => {
+                let msg = format!("compopt: {}: invalid option", &a[..2]);
+                super::fail(sh, io, msg, 2).await?;
+                return super::usage(io, "compopt").await;
+            }
+            _ => names.push(a.to_string()),
+        }
+        i += 1;
+    }
+    if names.is_empty() {
+        let msg = "compopt: not currently executing completion function".to_string();
+        return super::fail(sh, io, msg, 1).await;
+    }
+    let mut status = 0;
+    for n in names {
+        let Some(spec) = sh.completions.get_mut(&n) else {
+            let msg = format!("compopt: {n}: no completion specification");
+            status = super::fail(sh, io, msg, 1).await?;
+            continue;
+        };
+        spec.retain(|(c, v)| !(*c == 'o' && (on.contains(v) || off.contains(v))));
+        spec.extend(on.iter().map(|v| ('o', v.clone())));
+    }
+    Ok(status)
+}
+
 pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let (opts, words) = match parse_opts(&args, "") {
         Ok(x) => x,
@@ -157,6 +257,7 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
     let word = words.first().cloned().unwrap_or_default();
     let mut found: Vec<String> = Vec::new();
     let (mut prefix, mut suffix) = (String::new(), String::new());
+    let mut filter: Option<String> = None;
     for (c, v) in &opts {
         let action = match c {
             'A' => v.as_str(),
@@ -177,17 +278,39 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
                 continue;
             }
             'W' => {
+                // The word list is split at IFS (quotes kept together), then each word
+                // is expanded as a word of a command is.
                 let ifs = sh.get_str("IFS").unwrap_or_else(|| " \t\n".into());
-                found.extend(
-                    v.split(|ch| ifs.contains(ch))
-                        .filter(|w| !w.is_empty() && w.starts_with(word.as_str()))
-                        .map(str::to_string),
-                );
+                for w in split_words(v, &ifs) {
+                    let fields = match sh.expand_fields(&w, io).await {
+                        Ok(f) => f,
+                        Err(e) => return sh.fail(e, io).await,
+                    };
+                    found.extend(fields.into_iter().filter(|f| f.starts_with(word.as_str())));
+                }
+                continue;
+            }
+            'G' => {
+                found.extend(sh.glob(v).await);
+                continue;
+            }
+            'X' => {
+                filter = Some(v.clone());
                 continue;
             }
             _ => continue,
         };
         found.extend(generate(sh, action, &word).await);
+    }
+    if let Some(f) = filter {
+        // `-X PAT` drops the matches of PAT (`!PAT`: keeps only them); `&` is the word.
+        let (keep, pat) = match f.strip_prefix('!') {
+            Some(p) => (true, p),
+            None => (false, f.as_str()),
+        };
+        let pat = replace_ampersand(pat, &word);
+        let pattern = sh.pattern(&pat, false);
+        found.retain(|n| pattern.matches(n) == keep);
     }
     if found.is_empty() {
         return Ok(1);
@@ -200,9 +323,99 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
     Ok(0)
 }
 
+/// A `-W` word list split at the characters of `ifs`, quoted parts kept whole (their
+/// quotes too, for the expansion after).
+fn split_words(list: &str, ifs: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = list.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, '\\') | (Some('"'), '\\') => {
+                cur.push(c);
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                cur.push(c);
+            }
+            (Some(q), c) if c == q => {
+                quote = None;
+                cur.push(c);
+            }
+            (None, c) if ifs.contains(c) => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// A `-X` pattern with each unescaped `&` replaced by the word being completed.
+fn replace_ampersand(pat: &str, word: &str) -> String {
+    let mut out = String::new();
+    let mut chars = pat.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('&') => out.push('&'),
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => out.push('\\'),
+            },
+            '&' => out.push_str(&crate::shell::pattern::escape(word)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The names of one `-A` action that start with `word`.
 async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
     let mut names: Vec<String> = match action {
+        "signal" => crate::shell::jobs::SIGNALS
+            .iter()
+            .map(|(_, n)| format!("SIG{n}"))
+            .collect(),
+        "shopt" => super::shopt::SHOPTS
+            .iter()
+            .map(|(n, _)| (*n).to_string())
+            .collect(),
+        "setopt" => super::set::OPTIONS
+            .iter()
+            .map(|(n, _, _)| (*n).to_string())
+            .collect(),
+        "arrayvar" => {
+            let mut v: Vec<String> = sh
+                .vars
+                .iter()
+                .filter(|(_, v)| {
+                    matches!(
+                        v.value,
+                        crate::shell::Value::Array(_) | crate::shell::Value::Assoc(_)
+                    )
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            v.sort();
+            v
+        }
+        "enabled" | "helptopic" => crate::registry::BUILTINS
+            .iter()
+            .filter(|(_, s)| *s != "not supported")
+            .map(|(n, _)| n.to_string())
+            .collect(),
         "alias" => sh.aliases.keys().cloned().collect(),
         "builtin" => crate::registry::BUILTINS
             .iter()

@@ -2,7 +2,7 @@
 //! attributes, or show them. `+x` turns attribute `x` off. Inside a function, names become
 //! local unless `-g` is given; `local` is `declare` that must be in a function.
 
-use crate::shell::exec::Exec;
+use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
 use crate::shell::vars::{declare_line, split_subscript};
 use crate::shell::{Attrs, Shell, ShellError, Value, Var};
@@ -115,8 +115,11 @@ pub(crate) async fn declare(
         Err(msg) => return super::fail(sh, io, msg, 2).await,
     };
     let names = &args[first..];
+    if flags.funcs && !names.is_empty() && !flags.print && (flags.on.any() || flags.off.any()) {
+        return function_attrs(sh, names, &flags);
+    }
     if flags.funcs || flags.func_names {
-        return print_functions(sh, names, flags.func_names, io).await;
+        return print_functions(sh, names, flags.func_names, flags.print, io).await;
     }
     if flags.print || names.is_empty() {
         return print_vars(sh, cmd, names, &flags, make_local && !flags.global, io).await;
@@ -137,9 +140,16 @@ pub(crate) async fn declare(
         if let Some((name, h)) = hidden {
             sh.leave_global(&name, h);
         }
-        if let Err(msg) = r {
-            super::fail(sh, io, msg, 1).await?;
-            status = 1;
+        match r {
+            Ok(()) => {}
+            Err(Failure::Message(msg)) => {
+                super::fail(sh, io, msg, 1).await?;
+                status = 1;
+            }
+            Err(Failure::Fatal(msg)) => {
+                super::fail(sh, io, msg, 1).await?;
+                return Err(Flow::Abort(1));
+            }
         }
     }
     Ok(status)
@@ -183,6 +193,17 @@ async fn print_vars(
                 out.push_str(&crate::shell::vars::set_line(&k, v));
             }
         }
+        if !(flags.print || filtered || cmd == "local") {
+            // `declare` alone lists the functions after the variables, as `set` does.
+            let mut funcs: Vec<&String> = sh.functions.keys().collect();
+            funcs.sort();
+            for name in funcs {
+                if let Some(f) = sh.functions.get(name) {
+                    out.push_str(&crate::shell::printer::function(name, f));
+                    out.push('\n');
+                }
+            }
+        }
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }
@@ -201,11 +222,47 @@ async fn print_vars(
     Ok(status)
 }
 
+/// `declare -fx NAME` (also `-r`, `-t`, `+x`): sets the functions' attributes instead of
+/// printing them; 1 when one is not a function.
+fn function_attrs(sh: &mut Shell, names: &[String], flags: &Flags) -> Exec<i32> {
+    let mut status = 0;
+    for n in names {
+        if !sh.functions.contains_key(n) {
+            status = 1;
+            continue;
+        }
+        if flags.on.export {
+            sh.exported_functions.insert(n.clone());
+        }
+        if flags.off.export {
+            sh.exported_functions.remove(n);
+        }
+        if flags.on.readonly {
+            sh.readonly_functions.insert(n.clone());
+        }
+    }
+    Ok(status)
+}
+
+/// The letters `declare -F` shows for function `n`: `f`, then `r` (readonly) and `x`
+/// (exported) as they apply.
+pub(crate) fn function_flags(sh: &Shell, n: &str) -> String {
+    let mut f = String::from("f");
+    if sh.readonly_functions.contains(n) {
+        f.push('r');
+    }
+    if sh.exported_functions.contains(n) {
+        f.push('x');
+    }
+    f
+}
+
 /// `declare -f` / `declare -F`.
 async fn print_functions(
     sh: &mut Shell,
     names: &[String],
     names_only: bool,
+    with_attrs: bool,
     io: &Fds,
 ) -> Exec<i32> {
     let mut out = String::new();
@@ -219,17 +276,31 @@ async fn print_functions(
     };
     for n in &listed {
         match sh.functions.get(n) {
-            Some(_) if names_only && names.is_empty() => out.push_str(&format!("declare -f {n}\n")),
+            Some(_) if names_only && names.is_empty() => {
+                out.push_str(&format!("declare -{} {n}\n", function_flags(sh, n)));
+            }
             Some(_) if names_only => out.push_str(&format!("{n}\n")),
             Some(f) => {
                 out.push_str(&crate::shell::printer::function(n, f));
                 out.push('\n');
+                // `declare -pf`: a function with attributes is followed by them.
+                let flags = function_flags(sh, n);
+                if with_attrs && flags != "f" {
+                    out.push_str(&format!("declare -{flags} {n}\n"));
+                }
             }
             None => status = 1,
         }
     }
     let _ = io.stdout().write_str(&out).await;
     Ok(status)
+}
+
+/// Why one name of `declare` failed: a message after which the builtin goes on (status
+/// 1), or an error that ends the script.
+enum Failure {
+    Message(String),
+    Fatal(String),
 }
 
 /// One `name`, `name=value`, `name+=value` or `name=(…)` operand.
@@ -240,7 +311,7 @@ async fn declare_one(
     flags: &Flags,
     local: bool,
     io: &Fds,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let (lhs, value) = match arg.split_once('=') {
         Some((k, v)) => (k, Some(v)),
         None => (arg, None),
@@ -254,32 +325,36 @@ async fn declare_one(
         None => (lhs, None),
     };
     if !super::is_name(name) {
-        return Err(format!("{cmd}: `{arg}': not a valid identifier"));
+        return Err(Failure::Message(format!(
+            "{cmd}: `{arg}': not a valid identifier"
+        )));
     }
     if flags.on.nameref
         && let Some(v) = value
     {
         let target = split_subscript(v).map_or(v, |(n, _)| n);
         if !super::is_name(target) {
-            return Err(format!(
+            return Err(Failure::Message(format!(
                 "{cmd}: `{v}': invalid variable name for name reference"
-            ));
+            )));
         }
         if v == name {
-            return Err(format!(
+            return Err(Failure::Message(format!(
                 "{cmd}: {name}: nameref variable self references not allowed"
-            ));
+            )));
         }
     }
     if local && !sh.is_local_here(name) && sh.vars.get(name).is_some_and(|v| v.readonly) {
         // A readonly variable cannot be shadowed by a local one.
-        return Err(format!("{cmd}: {name}: readonly variable"));
+        return Err(Failure::Message(format!(
+            "{cmd}: {name}: readonly variable"
+        )));
     }
     if local && !sh.is_local_here(name) {
         let outer = sh.vars.get(name).cloned();
         sh.make_local(name);
         sh.vars.remove(name);
-        if flags.inherit
+        if (flags.inherit || sh.shopts.on("localvar_inherit"))
             && let Some(o) = outer
         {
             sh.vars.insert(
@@ -297,7 +372,9 @@ async fn declare_one(
     } else {
         let t = sh.resolve_ref(name).into_owned();
         if t.is_empty() {
-            return Err(format!("{cmd}: {name}: circular name reference"));
+            return Err(Failure::Message(format!(
+                "{cmd}: {name}: circular name reference"
+            )));
         }
         split_subscript(&t).map_or(t.clone(), |(b, _)| b.to_string())
     };
@@ -305,18 +382,20 @@ async fn declare_one(
     if readonly_now && (value.is_some() || flags.off.readonly) {
         // `export`/`readonly` word it as an assignment does, without their name.
         if matches!(cmd, "export" | "readonly") {
-            return Err(format!("{target}: readonly variable"));
+            return Err(Failure::Message(format!("{target}: readonly variable")));
         }
-        return Err(format!("{cmd}: {target}: readonly variable"));
+        return Err(Failure::Message(format!(
+            "{cmd}: {target}: readonly variable"
+        )));
     }
     // The kind of value.
     let existing = sh.vars.get(&target).map(|v| &v.value);
     if flags.assoc {
         match existing {
             Some(Value::Array(m)) if !m.is_empty() || value.is_none() => {
-                return Err(format!(
+                return Err(Failure::Message(format!(
                     "{cmd}: {target}: cannot convert indexed to associative array"
-                ));
+                )));
             }
             Some(Value::Assoc(_)) => {}
             Some(Value::Str(s)) => {
@@ -331,9 +410,9 @@ async fn declare_one(
     } else if flags.array {
         match existing {
             Some(Value::Assoc(_)) => {
-                return Err(format!(
+                return Err(Failure::Message(format!(
                     "{cmd}: {target}: cannot convert associative to indexed array"
-                ));
+                )));
             }
             Some(Value::Array(_)) => {}
             Some(Value::Str(s)) => {
@@ -364,8 +443,10 @@ async fn declare_one(
             sh.assign_str(&target, v, append)
         };
         r.map_err(|e| match e {
-            ShellError::Readonly(n) => format!("{cmd}: {n}: readonly variable"),
-            other => other.to_string(),
+            ShellError::Readonly(n) => Failure::Message(format!("{cmd}: {n}: readonly variable")),
+            // An integer variable's bad arithmetic ends the script, as in bash.
+            e @ ShellError::ArithmeticAssign { .. } => Failure::Fatal(format!("{cmd}: {e}")),
+            other => Failure::Message(other.to_string()),
         })?;
     }
     if flags.on.readonly

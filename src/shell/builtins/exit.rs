@@ -5,8 +5,15 @@ use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let args = match args.first() {
+        Some(a) if a == "--" => &args[1..],
+        _ => &args[..],
+    };
     let status = match args.first() {
-        None => sh.last_status,
+        None => match sh.trap_saved {
+            Some((0, saved)) => saved,
+            _ => sh.last_status,
+        },
         Some(a) => match a.trim().parse::<i64>() {
             Ok(n) => (n & 0xff) as i32,
             Err(_) => {

@@ -1,4 +1,5 @@
-//! `history` and `fc -l`: the command history, and what an interactive shell does with
+//! `history` and `fc -l`: the command history (and `bind`, which warns that a script has
+//! no line editor), and what an interactive shell does with
 //! each line it reads (history expansion with `set -H`, remembering with
 //! `set -o history`, under `HISTCONTROL`).
 //!
@@ -295,10 +296,22 @@ fn list_range(
     Ok(out)
 }
 
+/// `bind`: there is no line editor in a script, as bash warns.
+pub(crate) async fn bind(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    if let Some(a) = args.first().filter(|a| a.starts_with('-') && a.len() > 1)
+        && let Some(c) = a[1..]
+            .chars()
+            .find(|c| !"lpsvPSVXm:f:q:u:r:x:".contains(*c) || *c == ':')
+    {
+        return super::invalid_option(sh, io, "bind", &format!("-{c}")).await;
+    }
+    super::fail(sh, io, "bind: warning: line editing not enabled".into(), 0).await
+}
+
 #[cfg(test)]
 mod tests {
     use crate::shell::Shell;
-    use crate::shell::testing::{run_on, shell_on};
+    use crate::shell::testing::{run, run_on, shell_on};
     use forkbox_commands::testing::MemFs;
 
     async fn sh_run(sh: &mut Shell, script: &str) -> (i32, String, String) {
@@ -350,5 +363,16 @@ mod tests {
         assert_eq!(out, "1\t echo a b\n");
         let (_, out, _) = sh_run(&mut sh, "set -o | grep hist").await;
         assert_eq!(out, "histexpand     \ton\nhistory        \ton\n");
+    }
+
+    #[tokio::test]
+    async fn bind_warns() {
+        let script = "bind -l; echo $?";
+        let expected = (
+            0,
+            "0\n".to_string(),
+            "forkbox: bind: warning: line editing not enabled\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
     }
 }

@@ -85,16 +85,23 @@ pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
 /// `disown [-ahr] [JOBSPEC…]`: forgets jobs (they go on running).
 pub(crate) async fn disown(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut all = false;
+    // `-h`: the job stays in the table, only marked not to get SIGHUP (a session's
+    // jobs never get one), so nothing changes.
+    let mut keep = false;
     let mut specs = Vec::new();
     for a in &args {
         match a.as_str() {
             "-a" => all = true,
-            "-h" | "-r" => {}
+            "-h" => keep = true,
+            "-ah" | "-ha" => (all, keep) = (true, true),
+            "-r" => {}
             _ => specs.push(a.clone()),
         }
     }
     if all {
-        sh.jobs.list.clear();
+        if !keep {
+            sh.jobs.list.clear();
+        }
         return Ok(0);
     }
     if specs.is_empty() {
@@ -110,6 +117,7 @@ pub(crate) async fn disown(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
                 .and_then(|p| sh.jobs.by_pid(p).cloned())
         };
         match job {
+            Some(_) if keep => {}
             Some(j) => sh.jobs.remove(j.pid),
             None if s == "%+" => {
                 status = super::fail(sh, io, "disown: current: no such job".into(), 1).await?;

@@ -114,6 +114,8 @@ async fn list(sh: &mut Shell, specs: &[String], io: &Fds) -> Exec<i32> {
     let mut status = 0;
     for s in specs {
         let shown = match s.parse::<i32>() {
+            // Signal 0 is bash's EXIT condition.
+            Ok(0) => Some("EXIT".to_string()),
             Ok(n) => signal_name(if n > 128 { n - 128 } else { n }),
             Err(_) => signal_number(s).map(|n| n.to_string()),
         };

@@ -3,7 +3,6 @@
 use forkbox_commands::CommandKind;
 
 use crate::shell::Shell;
-use crate::shell::error::ShellError;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
 
@@ -15,91 +14,186 @@ pub(crate) async fn builtin(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
     let is_builtin = sh
         .registry
         .resolve(&name)
-        .is_some_and(|e| e.kind == CommandKind::Builtin && !name.contains('/'));
+        .is_some_and(|e| e.kind == CommandKind::Builtin && !name.contains('/'))
+        && !sh.disabled_builtins.contains(&name);
     if !is_builtin {
+        if sh.disabled_builtins.contains(&name) {
+            return super::fail(sh, io, format!("builtin: {name}: not a shell builtin"), 1).await;
+        }
+        if crate::registry::BASH_BUILTIN_COMMANDS.contains(&name.as_str()) {
+            // bash's builtin that forkbox runs as its native command (`test`, `printf`).
+            return sh.run_external(&name, args[1..].to_vec(), &[], io).await;
+        }
         return super::fail(sh, io, format!("builtin: {name}: not a shell builtin"), 1).await;
     }
     super::run(sh, &name, args[1..].to_vec(), io).await
 }
 
-/// `hash [-lrt] [name ...]`: bash's table of command paths. Commands are never looked up
-/// in `PATH` (the registry resolves them), so the table stays empty: a name that resolves
-/// is fine, one that does not is `not found`, and the listing says the table is empty.
+/// `hash [-lrt] [-p PATH] [-d] [name ...]`: bash's table of the paths of the commands
+/// run by name (see `Shell::hashed`): listed with their hits, added by name, named with
+/// `-t`, forgotten with `-d`/`-r`, set with `-p`.
 pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut rest: &[String] = &args;
-    let (mut list, mut show) = (false, false);
+    let (mut list, mut show, mut delete, mut clear) = (false, false, false, false);
+    let mut set_path: Option<String> = None;
     while let Some(a) = rest.first().filter(|a| a.starts_with('-') && a.len() > 1) {
         if a == "--" {
             rest = &rest[1..];
             break;
         }
-        list |= a.contains('l');
-        show |= a.contains('t');
-        if a.contains('r') && rest.len() == 1 {
-            return Ok(0);
-        }
-        rest = &rest[1..];
-    }
-    if rest.is_empty() {
-        if !list {
-            let _ = io.stdout().write_str("hash: hash table empty\n").await;
-        }
-        return Ok(0);
-    }
-    let mut status = 0;
-    for n in rest {
-        if show || super::type_::describe(sh, n).is_none() {
-            super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
-            status = 1;
-        }
-    }
-    Ok(status)
-}
-
-/// `enable [-n] [name ...]`: list builtins, or check that `name` is one. Disabling one
-/// (`-n`) is not supported: every builtin stays enabled.
-pub(crate) async fn enable(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
-    let names: Vec<&(&str, &str)> = crate::registry::BUILTINS
-        .iter()
-        .filter(|(_, s)| *s != "not supported")
-        .collect();
-    let mut rest: &[String] = &args;
-    let mut listing_disabled = false;
-    while let Some(a) = rest.first().filter(|a| a.starts_with('-') && a.len() > 1) {
-        match a.as_str() {
-            "-n" => listing_disabled = true,
-            "-a" | "-p" | "-s" => {}
-            "--" => {
-                rest = &rest[1..];
-                break;
-            }
-            _ => {
-                let msg = format!(
-                    "enable: {a}: invalid option\nenable: usage: enable [-a] [-dnps] [-f filename] [name ...]"
-                );
-                return super::fail(sh, io, msg, 2).await;
+        let mut chars = a[1..].chars();
+        while let Some(c) = chars.next() {
+            match c {
+                'l' => list = true,
+                't' => show = true,
+                'd' => delete = true,
+                'r' => clear = true,
+                'p' => {
+                    let inline: String = chars.by_ref().collect();
+                    if inline.is_empty() {
+                        rest = &rest[1..];
+                        let Some(p) = rest.first() else {
+                            super::fail(sh, io, "hash: -p: option requires an argument".into(), 2)
+                                .await?;
+                            return super::usage(io, "hash").await;
+                        };
+                        set_path = Some(p.clone());
+                    } else {
+                        set_path = Some(inline);
+                    }
+                }
+                _ => return super::invalid_option(sh, io, "hash", &format!("-{c}")).await,
             }
         }
         rest = &rest[1..];
     }
+    if clear {
+        sh.hashed.clear();
+    }
     if rest.is_empty() {
-        if listing_disabled {
+        if clear {
             return Ok(0);
         }
-        let out: String = names.iter().map(|(n, _)| format!("enable {n}\n")).collect();
+        if sh.hashed.is_empty() {
+            if !list {
+                let _ = io.stdout().write_str("hash: hash table empty\n").await;
+            }
+            return Ok(0);
+        }
+        let out: String = if list {
+            sh.hashed
+                .iter()
+                .map(|(n, p, _)| format!("builtin hash -p {p} {n}\n"))
+                .collect()
+        } else {
+            let rows: String = sh
+                .hashed
+                .iter()
+                .map(|(_, p, hits)| format!("{hits:4}\t{p}\n"))
+                .collect();
+            format!("hits\tcommand\n{rows}")
+        };
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }
-    if listing_disabled {
-        return sh
-            .fail(ShellError::Unsupported("enable -n".into()), io)
-            .await;
+    let mut status = 0;
+    let mut out = String::new();
+    for n in rest {
+        if let Some(p) = &set_path {
+            sh.hashed.retain(|(h, _, _)| h != n);
+            sh.hashed.push((n.clone(), p.clone(), 0));
+        } else if delete {
+            // A name not in a table that holds others is an error (bash says nothing
+            // when the table is empty).
+            let before = sh.hashed.len();
+            sh.hashed.retain(|(h, _, _)| h != n);
+            if before > 0 && sh.hashed.len() == before {
+                status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
+            }
+        } else if show {
+            match sh.hashed.iter().find(|(h, _, _)| h == n) {
+                Some((_, p, _)) if list => out.push_str(&format!("builtin hash -p {p} {n}\n")),
+                Some((_, p, _)) if rest.len() > 1 => out.push_str(&format!("{n}\t{p}\n")),
+                Some((_, p, _)) => out.push_str(&format!("{p}\n")),
+                None => {
+                    let _ = io.stdout().write_str(&std::mem::take(&mut out)).await;
+                    status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
+                }
+            }
+        } else {
+            match super::type_::describe(sh, n) {
+                // Builtins and functions are not looked up in PATH: nothing to remember.
+                Some((kind, _)) if kind != "file" => {}
+                Some(_) => match super::type_::file_path(sh, n) {
+                    Some(p) => {
+                        sh.hashed.retain(|(h, _, _)| h != n);
+                        sh.hashed.push((n.clone(), p, 0));
+                    }
+                    None => {
+                        status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
+                    }
+                },
+                None => {
+                    status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
+                }
+            }
+        }
+    }
+    let _ = io.stdout().write_str(&out).await;
+    Ok(status)
+}
+
+/// `enable [-a] [-n] [-ps] [name ...]`: lists bash's builtins (those `-n` disabled
+/// separately), disables (`-n`) or enables them. A disabled builtin is looked up as a
+/// command: the file of that name runs if there is one (`echo`, `test`), otherwise the
+/// name is not found.
+pub(crate) async fn enable(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let mut rest: &[String] = &args;
+    let (mut disable, mut all) = (false, false);
+    while let Some(a) = rest.first().filter(|a| a.starts_with('-') && a.len() > 1) {
+        if a == "--" {
+            rest = &rest[1..];
+            break;
+        }
+        for c in a[1..].chars() {
+            match c {
+                'n' => disable = true,
+                'a' => all = true,
+                'p' | 's' => {}
+                _ => {
+                    let msg = format!(
+                        "enable: -{c}: invalid option\nenable: usage: enable [-a] [-dnps] [-f filename] [name ...]"
+                    );
+                    return super::fail(sh, io, msg, 2).await;
+                }
+            }
+        }
+        rest = &rest[1..];
+    }
+    if rest.is_empty() {
+        let out: String = crate::registry::BASH_BUILTIN_NAMES
+            .iter()
+            .filter_map(|n| {
+                let off = sh.disabled_builtins.contains(*n);
+                match (all, disable, off) {
+                    (true, _, true) | (false, true, true) => Some(format!("enable -n {n}\n")),
+                    (true, _, false) | (false, false, false) => Some(format!("enable {n}\n")),
+                    _ => None,
+                }
+            })
+            .collect();
+        let _ = io.stdout().write_str(&out).await;
+        return Ok(0);
     }
     let mut status = 0;
     for n in rest {
-        if !names.iter().any(|(b, _)| b == n) {
+        if !crate::registry::BASH_BUILTIN_NAMES.contains(&n.as_str()) {
             super::fail(sh, io, format!("enable: {n}: not a shell builtin"), 1).await?;
             status = 1;
+        } else if disable {
+            sh.disabled_builtins.insert(n.clone());
+        } else {
+            sh.disabled_builtins.remove(n);
         }
     }
     Ok(status)

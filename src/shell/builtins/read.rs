@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use clap::Parser;
 
-use crate::shell::exec::Exec;
+use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
-use crate::shell::{MAX_LINE, Shell, Value};
+use crate::shell::{MAX_LINE, Shell, ShellError, Value};
 
 /// Read a line from the standard input and split it into fields.
 ///
@@ -238,17 +238,27 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if a.names.is_empty() {
         let v = unescape(&text, a.raw);
         if let Err(e) = sh.set_var("REPLY", &v) {
-            return Ok(sh.report(&io.stderr(), &e).await);
+            return read_failed(sh, e, io).await;
         }
         return Ok(status);
     }
     let values = split_n(&text, &ifs, a.names.len(), a.raw);
     for (n, v) in a.names.iter().zip(values) {
         if let Err(e) = sh.set_var(n, &v) {
-            return Ok(sh.report(&io.stderr(), &e).await);
+            return read_failed(sh, e, io).await;
         }
     }
     Ok(status)
+}
+
+/// A variable `read` could not set: the builtin fails, or for an integer variable's
+/// bad arithmetic the script ends (bash's `read: 1 +: syntax error ...`).
+async fn read_failed(sh: &mut Shell, e: ShellError, io: &Fds) -> Exec<i32> {
+    if matches!(e, ShellError::ArithmeticAssign { .. }) {
+        super::fail(sh, io, format!("read: {e}"), 1).await?;
+        return Err(Flow::Abort(1));
+    }
+    Ok(sh.report(&io.stderr(), &e).await)
 }
 
 fn ends_escaped(l: &[u8]) -> bool {

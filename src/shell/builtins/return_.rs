@@ -14,8 +14,15 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         )
         .await;
     }
+    let args = match args.first() {
+        Some(a) if a == "--" => &args[1..],
+        _ => &args[..],
+    };
     let status = match args.first() {
-        None => sh.last_status,
+        None => match sh.trap_saved {
+            Some((n, saved)) if n != crate::shell::jobs::TRAP_DEBUG => saved,
+            _ => sh.last_status,
+        },
         Some(a) => match a.trim().parse::<i64>() {
             Ok(n) => (n & 0xff) as i32,
             Err(_) => {

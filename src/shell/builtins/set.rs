@@ -110,6 +110,16 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 out.push_str(&crate::shell::vars::set_line(k, v));
             }
         }
+        // Then the functions, as `declare -f` prints them.
+        let mut funcs: Vec<(
+            &String,
+            &std::sync::Arc<brush_parser::ast::FunctionDefinition>,
+        )> = sh.functions.iter().collect();
+        funcs.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, f) in funcs {
+            out.push_str(&crate::shell::printer::function(name, f));
+            out.push('\n');
+        }
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }
@@ -118,6 +128,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         let a = &args[i];
         if a == "--" {
             sh.positional = args[i + 1..].to_vec();
+            sh.positional_changes += 1;
             return Ok(0);
         }
         if a == "-" {
@@ -125,6 +136,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             sh.opts.xtrace = false;
             sh.opts.verbose = false;
             sh.positional = args[i + 1..].to_vec();
+            sh.positional_changes += 1;
             return Ok(0);
         }
         if a == "-o" || a == "+o" {
@@ -193,6 +205,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             continue;
         }
         sh.positional = args[i..].to_vec();
+        sh.positional_changes += 1;
         return Ok(0);
     }
     Ok(0)

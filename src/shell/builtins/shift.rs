@@ -1,10 +1,19 @@
 //! `shift [n]`: drop the first n positional parameters.
 
 use crate::shell::Shell;
-use crate::shell::exec::Exec;
+use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let args = match args.first() {
+        Some(a) if a == "--" => &args[1..],
+        _ => &args[..],
+    };
+    if args.len() > 1 {
+        // As `exit 1 2`: reported, and the shell ends with status 1.
+        super::fail(sh, io, "shift: too many arguments".into(), 1).await?;
+        return Err(Flow::Exit(1));
+    }
     let n = match args.first() {
         None => 1,
         Some(a) => match a.trim().parse::<usize>() {

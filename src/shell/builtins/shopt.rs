@@ -97,6 +97,17 @@ impl Shopts {
         Self::index(name).is_some_and(|i| self.0 & (1 << i) != 0)
     }
 
+    /// `$BASHOPTS`: the names of the options that are on, `:`-separated.
+    pub(crate) fn names_on(&self) -> String {
+        SHOPTS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.0 & (1 << i) != 0)
+            .map(|(_, (n, _))| *n)
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+
     /// Sets option `name`; false if there is no such option.
     pub(crate) fn set(&mut self, name: &str, on: bool) -> bool {
         let Some(i) = Self::index(name) else {

@@ -26,6 +26,22 @@ pub(crate) async fn run(
         )
         .await;
     };
+    if file == "/dev/stdin" || file.starts_with("/dev/fd/") {
+        // A descriptor of the shell (`. /dev/stdin <<< 'cmds'`), read to its end.
+        let input = match sh.open_read(file, io).await {
+            Ok(i) => i,
+            Err(e) => return sh.fail(e, io).await,
+        };
+        let bytes = match input
+            .read_to_end(usize::try_from(MAX_SCRIPT).unwrap_or(usize::MAX))
+            .await
+        {
+            Ok(b) => b,
+            Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        return run_text(sh, file.clone(), &text, args, io).await;
+    }
     let files = sh.fs_for(io);
     let path = match find(sh, files.as_ref(), file).await {
         Some(p) => p,
@@ -42,6 +58,19 @@ pub(crate) async fn run(
         Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
+    let file = file.clone();
+    run_text(sh, file, &text, args, io).await
+}
+
+/// Runs the text of sourced `file` with `args[1..]` as its positional parameters.
+async fn run_text(
+    sh: &mut Shell,
+    file: String,
+    text: &str,
+    args: Vec<String>,
+    io: &Fds,
+) -> Exec<i32> {
+    let changes = sh.positional_changes;
     let saved = if args.len() > 1 {
         Some(std::mem::replace(&mut sh.positional, args[1..].to_vec()))
     } else {
@@ -60,12 +89,25 @@ pub(crate) async fn run(
         std::mem::replace(&mut sh.lines.source, file.clone()),
         sh.lines.lineno,
     );
-    let r = sh.exec_nested_text("source", &text, io).await;
+    let mut r = sh.exec_nested_text("source", text, io).await;
+    // The RETURN trap also runs as a sourced file ends.
+    if sh.traps.contains_key(&crate::shell::jobs::TRAP_RETURN)
+        && matches!(r, Ok(_) | Err(Flow::Return(_)))
+    {
+        // The handler sees `$?` of the last command before a `return`.
+        if let Ok(s) = r {
+            sh.last_status = s;
+        }
+        if let Err(fl) = sh.run_return_trap(io).await {
+            r = Err(fl);
+        }
+    }
     (sh.lines.line_base, sh.lines.source, sh.lines.lineno) = saved_lines;
     sh.lines.frames.pop();
     sh.funcnames.pop();
     sh.source_depth -= 1;
-    if let Some(p) = saved {
+    // The caller's parameters come back unless the file set its own (bash keeps those).
+    if let Some(p) = saved.filter(|_| sh.positional_changes == changes) {
         sh.positional = p;
     }
     match r {

@@ -117,9 +117,17 @@ async fn run_prefixed(
     };
     let (status, output) = futures::future::join(running, collect).await;
     let messages = err_in.read_to_end(MAX_MESSAGES).await.unwrap_or_default();
+    let prefix = sh.message_prefix();
     let text: String = String::from_utf8_lossy(&messages)
         .lines()
-        .map(|l| format!("{}: {l}\n", crate::shell::error::PROGRAM))
+        .map(|l| {
+            // bash prints a builtin's usage line without the shell's prefix.
+            if l.starts_with(&format!("{name}: usage: ")) {
+                format!("{l}\n")
+            } else {
+                format!("{prefix}{l}\n")
+            }
+        })
         .collect();
     if !text.is_empty() {
         let _ = io.stderr().write_str(&text).await;

@@ -97,9 +97,17 @@ async fn show(sh: &mut Shell, conds: &[String], io: &Fds) -> Exec<i32> {
             }
         }
     }
-    for (n, action) in &table {
-        if conds.is_empty() || wanted.contains(n) {
-            out.push_str(&format!("trap -- {} {}\n", quote(action), trap_name(*n)));
+    let line = |n: i32, action: &String| format!("trap -- {} {}\n", quote(action), trap_name(n));
+    if conds.is_empty() {
+        for (n, action) in &table {
+            out.push_str(&line(*n, action));
+        }
+    } else {
+        // Named conditions are shown in the order they were asked for.
+        for n in &wanted {
+            if let Some(action) = table.get(n) {
+                out.push_str(&line(*n, action));
+            }
         }
     }
     let _ = io.stdout().write_str(&out).await;

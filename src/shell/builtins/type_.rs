@@ -1,4 +1,4 @@
-//! `type [-afptP] name ...`: display what a name would run (`-a`: everything it could).
+//! `type [-t] name ...`: display what a name would run.
 
 use crate::shell::Shell;
 use crate::shell::exec::Exec;
@@ -31,62 +31,86 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
     if name.contains('/') {
         return Some(("file", name.to_string()));
     }
+    if sh.disabled_builtins.contains(name) {
+        // `enable -n`: only a file of that name is left.
+        return match entry.kind {
+            forkbox_commands::CommandKind::Builtin => entry.path().map(|p| ("file", p)),
+            _ => Some(("file", format!("/usr/bin/{name}"))),
+        };
+    }
     // bash's own builtins that forkbox also has as files (`sh`, `bash`) are files there.
     match (entry.kind, entry.path()) {
         (forkbox_commands::CommandKind::Builtin, Some(path)) if matches!(name, "sh" | "bash") => {
             Some(("file", path))
         }
         (forkbox_commands::CommandKind::Builtin, _) => Some(("builtin", name.to_string())),
+        _ if crate::registry::BASH_BUILTIN_COMMANDS.contains(&name) => {
+            Some(("builtin", name.to_string()))
+        }
         (_, path) => Some(("file", path.unwrap_or_else(|| format!("/usr/bin/{name}")))),
     }
 }
 
-/// Everything `name` resolves to, in the order bash looks (`type -a`): alias, keyword,
-/// function (unless `no_functions`), builtin, then its file in each directory of `PATH`
-/// that holds the command table's files (`/usr/bin`, and `/bin`, which is a link to it
-/// on a merged-`/usr` host).
-pub(crate) fn describe_all(
-    sh: &Shell,
-    name: &str,
-    no_functions: bool,
-) -> Vec<(&'static str, String)> {
+/// The file a name is, found in PATH as bash's hash lookup would (a command forkbox
+/// registers is a file of `/usr/bin`, which a Debian system also reaches as `/bin`).
+pub(crate) fn file_path(sh: &Shell, name: &str) -> Option<String> {
+    if name.contains('/') {
+        return sh.registry.resolve(name).map(|_| name.to_string());
+    }
+    file_paths(sh, name).into_iter().next()
+}
+
+/// Every path in PATH at which `name` is a file, in PATH's order.
+fn file_paths(sh: &Shell, name: &str) -> Vec<String> {
+    let Some(path) = sh.registry.resolve(name).and_then(|e| e.path()) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
+    for dir in sh.get_str("PATH").unwrap_or_default().split(':') {
+        let dir = dir.trim_end_matches('/');
+        if matches!(dir, "/usr/bin" | "/bin") {
+            out.push(format!("{dir}/{name}"));
+        }
+    }
+    if out.is_empty() {
+        out.push(path);
+    }
+    out
+}
+
+/// What `type -a NAME` prints: the alias, keyword, function and builtin it is, then each
+/// file of that name in PATH.
+fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> String {
+    let mut out = String::new();
     if (sh.interactive || sh.shopts.on("expand_aliases"))
         && let Some(value) = sh.aliases.get(name)
     {
-        out.push((
-            "alias",
-            format!("alias {name}='{}'", value.replace('\'', "'\\''")),
-        ));
+        out.push_str(&format!("{name} is aliased to `{value}'\n"));
     }
     if KEYWORDS.contains(&name) {
-        out.push(("keyword", name.to_string()));
+        out.push_str(&format!("{name} is a shell keyword\n"));
     }
-    if !no_functions && sh.functions.contains_key(name) {
-        out.push(("function", name.to_string()));
+    if !no_functions && let Some(f) = sh.functions.get(name) {
+        out.push_str(&format!(
+            "{name} is a function\n{}\n",
+            crate::shell::printer::function(name, f)
+        ));
     }
     if name.contains('/') {
         if sh.registry.resolve(name).is_some() {
-            out.push(("file", name.to_string()));
+            out.push_str(&format!("{name} is {name}\n"));
         }
         return out;
     }
-    let Some(entry) = sh.registry.resolve(name) else {
-        return out;
-    };
-    if entry.kind == forkbox_commands::CommandKind::Builtin && !matches!(name, "sh" | "bash") {
-        out.push(("builtin", name.to_string()));
+    let builtin = (sh.registry.resolve(name).is_some_and(|e| {
+        e.kind == forkbox_commands::CommandKind::Builtin && !matches!(name, "sh" | "bash")
+    }) || crate::registry::BASH_BUILTIN_COMMANDS.contains(&name))
+        && !sh.disabled_builtins.contains(name);
+    if builtin {
+        out.push_str(&format!("{name} is a shell builtin\n"));
     }
-    if entry.path().is_some() {
-        let path = sh.get_str("PATH").unwrap_or_default();
-        let mut seen: Vec<&str> = Vec::new();
-        for dir in path.split(':') {
-            let dir = dir.trim_end_matches('/');
-            if matches!(dir, "/usr/bin" | "/bin") && !seen.contains(&dir) {
-                seen.push(dir);
-                out.push(("file", format!("{dir}/{name}")));
-            }
-        }
+    for p in file_paths(sh, name) {
+        out.push_str(&format!("{name} is {p}\n"));
     }
     out
 }
@@ -122,6 +146,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let mut path_only = false;
     let mut path_search = false;
     let mut no_functions = false;
+    // `-a`: every meaning of the name, each file in every directory of PATH.
     let mut all = false;
     let mut names = Vec::new();
     let mut options = true;
@@ -160,33 +185,6 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     let mut status = 0;
     for n in &names {
-        if all {
-            let found = describe_all(sh, n, no_functions);
-            let mut shown = 0;
-            for (kind, path) in &found {
-                let line = if kind_only {
-                    kind.to_string()
-                } else if path_only || path_search {
-                    if *kind != "file" {
-                        continue;
-                    }
-                    path.clone()
-                } else {
-                    verbose(sh, n, kind, path)
-                };
-                shown += 1;
-                let _ = io.stdout().write_str(&format!("{line}\n")).await;
-            }
-            if found.is_empty() {
-                if !kind_only && !path_only && !path_search {
-                    super::fail(sh, io, format!("type: {n}: not found"), 1).await?;
-                }
-                status = 1;
-            } else if shown == 0 && path_search {
-                status = 1;
-            }
-            continue;
-        }
         let found = if no_functions && sh.functions.contains_key(n) {
             let saved = sh.functions.remove(n);
             let d = describe(sh, n);
@@ -198,12 +196,28 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             describe(sh, n)
         };
         if path_search {
-            // Only a file of the command table has a path here.
-            match found.filter(|(kind, _)| *kind == "file") {
-                Some((_, path)) => {
+            // A search of PATH only: whatever else the name is, the file it names.
+            let path = match &found {
+                Some(("file", path)) => Some(path.clone()),
+                _ => file_path(sh, n),
+            };
+            match path {
+                Some(path) => {
                     let _ = io.stdout().write_str(&format!("{path}\n")).await;
                 }
                 None => status = 1,
+            }
+            continue;
+        }
+        if all && !kind_only && !path_only {
+            match all_meanings(sh, n, no_functions) {
+                lines if lines.is_empty() => {
+                    super::fail(sh, io, format!("type: {n}: not found"), 1).await?;
+                    status = 1;
+                }
+                lines => {
+                    let _ = io.stdout().write_str(&lines).await;
+                }
             }
             continue;
         }

@@ -26,7 +26,11 @@ fn symbolic(mask: u32) -> String {
 }
 
 /// Applies a symbolic mode (`u=rwx,g+w`) to `mask`; the error names the bad character.
-fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, String> {
+/// What a bad character of a symbolic mode was read as: an `operator` where one was due
+/// (after the who letters), a permission `character` after it.
+type BadMode = (String, &'static str);
+
+fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, BadMode> {
     let mut perm = !mask & 0o777;
     for clause in mode.split(',') {
         let mut chars = clause.chars().peekable();
@@ -45,10 +49,11 @@ fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, String> {
             who = 0o777;
         }
         let Some(op) = chars.next() else {
-            return Err(String::new());
+            // bash shows the end of the text it reached (a NUL byte).
+            return Err(("\0".to_string(), "operator"));
         };
         if !matches!(op, '+' | '-' | '=') {
-            return Err(op.to_string());
+            return Err((op.to_string(), "operator"));
         }
         let mut bits = 0u32;
         for c in chars {
@@ -57,7 +62,7 @@ fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, String> {
                 'w' => 0o222,
                 'x' => 0o111,
                 'X' | 's' | 't' => 0,
-                other => return Err(other.to_string()),
+                other => return Err((other.to_string(), "character")),
             };
         }
         let bits = bits & who;
@@ -123,8 +128,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     } else {
         match apply_symbolic(sh.umask, mode) {
             Ok(m) => sh.umask = m,
-            Err(c) => {
-                let msg = format!("umask: `{c}': invalid symbolic mode character");
+            Err((c, what)) => {
+                let msg = format!("umask: `{c}': invalid symbolic mode {what}");
                 return super::fail(sh, io, msg, 1).await;
             }
         }
@@ -148,7 +153,8 @@ mod tests {
         assert_eq!(apply_symbolic(0o022, "u=rwx,g=rx,o="), Ok(0o027));
         assert_eq!(apply_symbolic(0o027, "g+w"), Ok(0o007));
         assert_eq!(apply_symbolic(0o077, "a=rwx"), Ok(0));
-        assert_eq!(apply_symbolic(0o022, "u+z"), Err("z".into()));
+        assert_eq!(apply_symbolic(0o022, "u+z"), Err(("z".into(), "character")));
+        assert_eq!(apply_symbolic(0o022, "q=r"), Err(("q".into(), "operator")));
     }
 }
 

@@ -96,16 +96,21 @@ impl Shell {
                     .join(" "),
                 None => "\"$@\"".to_string(),
             };
+            // bash traces the loop's head, then runs the DEBUG trap before each round.
             if self.opts.xtrace {
                 let line = format!("for {} in {}", f.variable_name, list());
                 self.trace_line(&line, fds).await;
             }
-            if let Err(fl) = self
-                .debug_header(|| format!("for {} in {}", f.variable_name, list()), fds)
+            match self
+                .debug_trap_before(|| format!("for {} in {}", f.variable_name, list()), fds)
                 .await
             {
-                out = Err(fl);
-                break;
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(fl) => {
+                    out = Err(fl);
+                    break;
+                }
             }
             // A name reference as the loop variable names each word in turn, as in bash.
             let r = if self
@@ -119,6 +124,13 @@ impl Shell {
             };
             if let Err(e) = r {
                 self.loop_depth -= 1;
+                // A readonly loop variable fails the loop only (status 1), as in bash.
+                let e = match e {
+                    ShellError::Readonly(n) => {
+                        ShellError::Builtin(format!("{n}: readonly variable"))
+                    }
+                    other => other,
+                };
                 return self.fail(e, fds).await;
             }
             let r = self.exec_list(&f.body.list, fds).await;
@@ -273,8 +285,12 @@ impl Shell {
             let line = format!("case {} in", c.value.value);
             self.trace_line(&line, fds).await;
         }
-        self.debug_header(|| format!("case {} in ", c.value.value), fds)
-            .await?;
+        if self
+            .debug_trap_before(|| format!("case {} in ", c.value.value), fds)
+            .await?
+        {
+            return Ok(0);
+        }
         let word = match self.expand_no_split(&c.value, fds).await {
             Ok(w) => w,
             Err(e) => return self.fail(e, fds).await,

@@ -23,16 +23,13 @@ impl Shell {
             self.pop_temp_env(saved);
             return r;
         }
+        if !self.disabled_builtins.is_empty() && self.disabled_builtins.contains(&name) {
+            return self
+                .run_disabled_builtin(&name, args, &env_extra, fds)
+                .await;
+        }
         if matches!(name.as_str(), "test" | "[" | "printf") {
-            let _ran = crate::telemetry::metrics::command(forkbox_commands::CommandKind::Builtin);
-            let saved = self.push_temp_env(&env_extra);
-            let r = if name == "printf" {
-                builtins::printf(self, args, fds).await
-            } else {
-                builtins::test(self, &name, args, fds).await
-            };
-            self.pop_temp_env(saved);
-            return r;
+            return self.run_builtin_command(&name, args, &env_extra, fds).await;
         }
         let builtin = self
             .registry
@@ -54,7 +51,60 @@ impl Shell {
         self.run_external(&name, args, &env_extra, fds).await
     }
 
-    /// Runs a non-function, non-builtin command (also used by `command` and `exec`).
+    /// A builtin `enable -n` turned off, run as the command of that name: the native
+    /// one (`test`, `printf`), the builtin standing in for the file bash would find
+    /// (`echo`, `true`, `pwd`), or not found.
+    async fn run_disabled_builtin(
+        &mut self,
+        name: &str,
+        args: Vec<String>,
+        env_extra: &[(String, String)],
+        fds: &Fds,
+    ) -> Exec<i32> {
+        let registry = self.registry.clone();
+        match registry.resolve(name) {
+            Some(entry) if entry.kind != forkbox_commands::CommandKind::Builtin => {
+                if let Some(cmd) = entry.command.clone() {
+                    let ctx = self.context(fds, env_extra);
+                    let r = cmd.run(&ctx, args).await;
+                    let status = forkbox_commands::exit_status(&entry.name, r, &ctx.stderr).await;
+                    return Ok(status);
+                }
+            }
+            Some(entry) if entry.path().is_some() && !matches!(name, "sh" | "bash") => {
+                let saved = self.push_temp_env(env_extra);
+                let r = builtins::run(self, &entry.name, args, fds).await;
+                self.pop_temp_env(saved);
+                return r;
+            }
+            _ => {}
+        }
+        let e = ShellError::CommandNotFound(name.to_string());
+        self.fail(e, fds).await
+    }
+
+    /// `test`, `[` and `printf`: bash's builtins, which run the native commands with the
+    /// builtins' wording (and `printf -v`).
+    async fn run_builtin_command(
+        &mut self,
+        name: &str,
+        args: Vec<String>,
+        env_extra: &[(String, String)],
+        fds: &Fds,
+    ) -> Exec<i32> {
+        let _ran = crate::telemetry::metrics::command(forkbox_commands::CommandKind::Builtin);
+        let saved = self.push_temp_env(env_extra);
+        let r = if name == "printf" {
+            builtins::printf(self, args, fds).await
+        } else {
+            builtins::test(self, name, args, fds).await
+        };
+        self.pop_temp_env(saved);
+        r
+    }
+
+    /// Runs a non-function, non-builtin command (also used by `command`, `builtin` and
+    /// `exec`).
     pub(crate) async fn run_external(
         &mut self,
         name: &str,
@@ -62,6 +112,9 @@ impl Shell {
         env_extra: &[(String, String)],
         fds: &Fds,
     ) -> Exec<i32> {
+        if matches!(name, "test" | "[" | "printf") {
+            return self.run_builtin_command(name, args, env_extra, fds).await;
+        }
         let registry = self.registry.clone();
         match registry.resolve(name) {
             Some(entry) if entry.kind == forkbox_commands::CommandKind::Builtin => {
@@ -75,6 +128,9 @@ impl Shell {
             }
             Some(entry) => {
                 if let Some(cmd) = entry.command.clone() {
+                    if !name.contains('/') {
+                        self.remember_path(name);
+                    }
                     let _ran = crate::telemetry::metrics::command(entry.kind);
                     let ctx = self.context(fds, env_extra);
                     let r = cmd.run(&ctx, args).await;
@@ -88,8 +144,51 @@ impl Shell {
         if name.contains('/') {
             return self.run_script_file(name, args, env_extra, fds).await;
         }
+        if !self.in_not_found_handler
+            && let Some(handler) = self.functions.get("command_not_found_handle").cloned()
+        {
+            return self.not_found_handler(handler, name, args, fds).await;
+        }
         let e = ShellError::CommandNotFound(name.to_string());
         self.fail(e, fds).await
+    }
+
+    /// Counts a run of command `name` found in PATH in the `hash` table (adding it).
+    fn remember_path(&mut self, name: &str) {
+        match self.hashed.iter_mut().find(|(n, _, _)| n == name) {
+            Some((_, _, hits)) => *hits = hits.saturating_add(1),
+            None => {
+                if let Some(path) = builtins::type_::file_path(self, name) {
+                    self.hashed.push((name.to_string(), path, 1));
+                }
+            }
+        }
+    }
+
+    /// bash's hook for a command that is not found: the function
+    /// `command_not_found_handle` runs in a subshell with the command and its arguments;
+    /// its status is the command's.
+    async fn not_found_handler(
+        &mut self,
+        handler: Arc<ast::FunctionDefinition>,
+        name: &str,
+        args: Vec<String>,
+        fds: &Fds,
+    ) -> Exec<i32> {
+        let mut sub = match self.subshell() {
+            Ok(sub) => sub,
+            Err(e) => return self.fail(e, fds).await,
+        };
+        sub.in_not_found_handler = true;
+        sub.loop_depth = 0;
+        let mut argv = Vec::with_capacity(args.len() + 1);
+        argv.push(name.to_string());
+        argv.extend(args);
+        let r = sub.call_function(handler, argv, fds).await;
+        let status = flow_status(r, sub.last_status);
+        let status = sub.run_exit_trap(status, fds).await;
+        self.report_killed(&sub, fds).await;
+        Ok(status)
     }
 
     pub(crate) fn context(&self, fds: &Fds, env_extra: &[(String, String)]) -> Context {
@@ -163,12 +262,21 @@ impl Shell {
         fds: &'a Fds,
     ) -> BoxFut<'a, Exec<i32>> {
         Box::pin(async move {
-            if self.call_depth >= MAX_CALL_DEPTH {
-                let e = ShellError::RecursionLimit(f.fname.value.clone(), MAX_CALL_DEPTH);
+            // `FUNCNEST`, when a positive number, is a lower bound of the script's own.
+            let limit = self
+                .vars
+                .get("FUNCNEST")
+                .and_then(|v| v.value.as_str())
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|n| *n > 0)
+                .map_or(MAX_CALL_DEPTH, |n| n.min(MAX_CALL_DEPTH));
+            if self.call_depth >= limit {
+                let e = ShellError::RecursionLimit(f.fname.value.clone(), limit);
                 return self.fail(e, fds).await;
             }
             let argv = self.frame_argv(&args);
             let saved = std::mem::replace(&mut self.positional, args);
+            let saved_changes = self.positional_changes;
             self.funcnames.push(f.fname.value.clone());
             let origin = self
                 .lines
@@ -198,7 +306,19 @@ impl Shell {
             let body = &f.body;
             let return_trap = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
             let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
-            let r = if rs.is_empty() {
+            // Under `set -T` the DEBUG trap also runs as the function starts (still
+            // showing the call as `$BASH_COMMAND`).
+            let entry = if self.in_trap == 0
+                && self.functrace()
+                && self.traps.contains_key(&crate::shell::jobs::TRAP_DEBUG)
+            {
+                self.run_debug_trap(fds).await
+            } else {
+                Ok(false)
+            };
+            let r = if let Err(fl) = entry {
+                Err(fl)
+            } else if rs.is_empty() {
                 // The common body without redirections runs on the caller's descriptors.
                 self.exec_compound(&body.0, fds).await
             } else {
@@ -211,14 +331,17 @@ impl Shell {
                 }
             };
             let now = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
-            let r = if now.is_some() && (self.opts.functrace || now != return_trap) {
+            let r = if now.is_some() && (self.functrace() || now != return_trap) {
                 let status = match &r {
                     Ok(s) | Err(Flow::Return(s)) => Some(*s),
                     _ => None,
                 };
                 match status {
                     Some(s) => {
-                        self.last_status = s;
+                        // The handler sees `$?` of the last command before `return`.
+                        if r.is_ok() {
+                            self.last_status = s;
+                        }
                         self.run_return_trap(fds).await.map(|()| s)
                     }
                     None => r,
@@ -248,6 +371,7 @@ impl Shell {
             self.lines.read_aliases = saved_aliases;
             self.pop_local_frame();
             self.positional = saved;
+            self.positional_changes = saved_changes;
             match r {
                 Err(Flow::Return(s)) => Ok(s),
                 other => other,

@@ -11,8 +11,8 @@ impl Shell {
         if self.in_trap == 0 && (!self.traps.is_empty() || mentions_bash_command(sc)) {
             self.bash_command = crate::shell::printer::simple_command(sc);
         }
-        if !self.traps.is_empty() {
-            self.run_debug_trap(fds).await?;
+        if !self.traps.is_empty() && self.run_debug_trap(fds).await? {
+            return Ok(0);
         }
         let mut assigns: Vec<&Assignment> = Vec::new();
         let mut words: Vec<&ast::Word> = Vec::new();

@@ -18,7 +18,7 @@ impl Shell {
                     indirect,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    self.check_unset(parameter, &v)?;
+                    self.check_unset(parameter, *indirect, &v)?;
                     Ok(v)
                 }
                 ParameterExpr::UseDefaultValues {
@@ -108,7 +108,7 @@ impl Shell {
                     indirect,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    self.check_unset(parameter, &v)?;
+                    self.check_unset(parameter, *indirect, &v)?;
                     Ok(PVal::Str(match v {
                         PVal::Unset => "0".into(),
                         PVal::Str(s) => s.chars().count().to_string(),
@@ -137,7 +137,7 @@ impl Shell {
                     pattern,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    self.check_unset(parameter, &v)?;
+                    self.check_unset(parameter, *indirect, &v)?;
                     let pat_text = match pattern {
                         Some(p) => self.expand_pattern(p, fds).await?,
                         None => String::new(),
@@ -171,7 +171,7 @@ impl Shell {
                     length,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    self.check_unset(parameter, &v)?;
+                    self.check_unset(parameter, *indirect, &v)?;
                     let off = self.eval_arith(&offset.value, fds, true).await?;
                     let len = match length {
                         Some(l) => Some(self.eval_arith(&l.value, fds, true).await?),
@@ -240,7 +240,7 @@ impl Shell {
                     op,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    self.check_unset(parameter, &v)?;
+                    self.check_unset(parameter, *indirect, &v)?;
                     Ok(self.transform(op, parameter, v))
                 }
                 ParameterExpr::UppercaseFirstChar {
@@ -264,7 +264,7 @@ impl Shell {
                     pattern,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    self.check_unset(parameter, &v)?;
+                    self.check_unset(parameter, *indirect, &v)?;
                     let pat = match pattern {
                         Some(p) if !p.is_empty() => {
                             let text = self.expand_pattern(p, fds).await?;
@@ -303,7 +303,7 @@ impl Shell {
                     match_kind,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    self.check_unset(parameter, &v)?;
+                    self.check_unset(parameter, *indirect, &v)?;
                     let text = self.expand_pattern(pattern, fds).await?;
                     let pat = self.pattern(&text, false);
                     let amp = self.shopts.on("patsub_replacement");

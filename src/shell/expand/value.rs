@@ -232,7 +232,7 @@ impl Shell {
         }
     }
 
-    pub(super) fn check_unset(&self, p: &Parameter, v: &PVal) -> R<()> {
+    pub(super) fn check_unset(&self, p: &Parameter, indirect: bool, v: &PVal) -> R<()> {
         if self.opts.nounset
             && matches!(v, PVal::Unset)
             && !matches!(
@@ -242,9 +242,14 @@ impl Shell {
         {
             let name = match p {
                 Parameter::Positional(n) => format!("${n}"),
+                Parameter::Special(SpecialParameter::LastBackgroundProcessId) => "$!".into(),
                 other => param_name(other),
             };
-            return Err(ShellError::Unbound(name));
+            return Err(ShellError::Unbound(if indirect {
+                format!("!{name}")
+            } else {
+                name
+            }));
         }
         Ok(())
     }
