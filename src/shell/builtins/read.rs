@@ -154,6 +154,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let reading = async {
         let mut line: Vec<u8> = Vec::new();
         let mut eof = false;
+        // For `-n`/`-N`: characters read (escaping backslashes not counted), the bytes
+        // the current character still lacks, and whether a backslash quotes the next byte.
+        let mut chars = 0usize;
+        let mut char_left = 0u8;
+        let mut escaped = false;
         loop {
             if nchars == Some(0) {
                 break;
@@ -183,11 +188,38 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
             match input.read_up_to(1).await {
                 Ok(Some(b)) if !b.is_empty() => {
-                    if Some(b[0]) == delim {
+                    let b = b[0];
+                    if escaped {
+                        // Without `-r` a backslash quotes the next byte: an escaped
+                        // delimiter is data, a backslash-newline is nothing at all.
+                        escaped = false;
+                        if b == b'\n' {
+                            line.pop();
+                            continue;
+                        }
+                    } else if Some(b) == delim {
                         break;
+                    } else if b == b'\\' && !a.raw {
+                        escaped = true;
+                        line.push(b);
+                        continue;
                     }
-                    line.push(b[0]);
-                    if nchars.is_some_and(|n| String::from_utf8_lossy(&line).chars().count() >= n) {
+                    line.push(b);
+                    // A character is counted once its last byte is in.
+                    if b & 0xc0 != 0x80 {
+                        char_left = match b {
+                            0xf0.. => 3,
+                            0xe0.. => 2,
+                            0xc0.. => 1,
+                            _ => 0,
+                        };
+                    } else {
+                        char_left = char_left.saturating_sub(1);
+                    }
+                    if char_left == 0 {
+                        chars += 1;
+                    }
+                    if nchars.is_some_and(|n| chars >= n) {
                         break;
                     }
                     if line.len() >= MAX_LINE {
@@ -338,20 +370,34 @@ fn split_n(s: &str, ifs: &str, n: usize, raw: bool) -> Vec<String> {
             skip_ws(&mut i);
         }
     }
-    let mut rest: String = chars[i.min(chars.len())..].iter().collect();
+    // The rest goes to the last variable. When it is one field and one delimiter
+    // (`IFS=' :' read a b <<< 'p x : '`), it is that field alone; otherwise it is the rest
+    // as it stands, less trailing IFS whitespace.
+    let start = i.min(chars.len());
+    let mut j = start;
+    let mut field = String::new();
+    while j < chars.len() && !ifs.contains(chars[j]) {
+        if chars[j] == '\\' && !raw && j + 1 < chars.len() {
+            field.push(chars[j]);
+            field.push(chars[j + 1]);
+            j += 2;
+            continue;
+        }
+        field.push(chars[j]);
+        j += 1;
+    }
+    skip_ws(&mut j);
+    if j < chars.len() && ifs.contains(chars[j]) && !is_ws(chars[j], ifs) {
+        j += 1;
+        skip_ws(&mut j);
+    }
+    let mut rest: String = if j >= chars.len() && start < chars.len() {
+        field
+    } else {
+        chars[start..].iter().collect()
+    };
     while rest.chars().last().is_some_and(|c| is_ws(c, ifs)) && !rest.ends_with("\\ ") {
         rest.pop();
-    }
-    // A last field followed by one delimiter (`IFS=: read a b <<< x:y:`) loses that
-    // delimiter; with more fields in the rest, the rest stays as it is.
-    if let Some(last) = rest.chars().last()
-        && ifs.contains(last)
-        && !is_ws(last, ifs)
-    {
-        let body = &rest[..rest.len() - last.len_utf8()];
-        if !body.ends_with('\\') && !body.chars().any(|c| ifs.contains(c)) {
-            rest.truncate(body.len());
-        }
     }
     out.push(unescape(&rest, raw));
     while out.len() < n {
