@@ -46,6 +46,19 @@ impl Shell {
                     if v.is_unset_or_null(test_type) {
                         let text = default_value.clone().unwrap_or_default();
                         let value = self.expand_str(&text, fds).await?;
+                        // `${!n:=v}` assigns to the variable n names.
+                        let named;
+                        let parameter = if *indirect {
+                            named = match self.param_value(parameter, fds).await? {
+                                PVal::Str(name) => {
+                                    crate::shell::parse::guarded(&name, word::parse_parameter)?
+                                }
+                                _ => None,
+                            };
+                            named.as_ref().unwrap_or(parameter)
+                        } else {
+                            parameter
+                        };
                         match parameter {
                             Parameter::Named(name) => self.set_var(name, &value)?,
                             Parameter::NamedWithIndex { name, index } => {
@@ -287,9 +300,9 @@ impl Shell {
                                 if !applies {
                                     c.to_string()
                                 } else if upper {
-                                    c.to_uppercase().to_string()
+                                    pattern::upper_char(c).to_string()
                                 } else {
-                                    c.to_lowercase().to_string()
+                                    pattern::lower_char(c).to_string()
                                 }
                             })
                             .collect()
@@ -382,8 +395,8 @@ impl Shell {
             .and_then(|n| self.vars.get(&n).cloned().map(|v| (n, v)));
         let var = declared.clone().filter(|(_, v)| !v.attrs.unset);
         match op {
-            ParameterTransformOp::ToUpperCase => v.map(|s| s.to_uppercase()),
-            ParameterTransformOp::ToLowerCase => v.map(|s| s.to_lowercase()),
+            ParameterTransformOp::ToUpperCase => v.map(|s| pattern::upper_str(&s)),
+            ParameterTransformOp::ToLowerCase => v.map(|s| pattern::lower_str(&s)),
             ParameterTransformOp::CapitalizeInitial => v.map(upper_first),
             ParameterTransformOp::Quoted => match v {
                 PVal::Unset => PVal::Unset,
@@ -399,9 +412,19 @@ impl Shell {
                 }
                 (_, Some((_, var))) => PVal::Str(attr_letters(&var)),
             },
-            ParameterTransformOp::ToAssignmentLogic => match var {
-                None => PVal::Str(String::new()),
-                Some((n, var)) => {
+            ParameterTransformOp::ToAssignmentLogic => match (var, declared) {
+                // Declared without a value (`declare -i n`, `declare -A m`): the
+                // attributes alone.
+                (None, Some((n, d))) => {
+                    let flags = attr_letters(&d);
+                    PVal::Str(if flags.is_empty() {
+                        String::new()
+                    } else {
+                        format!("declare -{flags} {n}")
+                    })
+                }
+                (None, None) => PVal::Str(String::new()),
+                (Some((n, var)), _) => {
                     let flags = attr_letters(&var);
                     match (&var.value, whole) {
                         (crate::shell::Value::Str(s), _) => {
@@ -419,6 +442,8 @@ impl Shell {
                             PVal::Str(s) => {
                                 PVal::Str(format!("declare -{flags} {n}={}", single_quote(&s)))
                             }
+                            // `${m@A}` of an array without element 0.
+                            PVal::Unset => PVal::Str(format!("declare -{flags} {n}")),
                             other => other,
                         },
                     }
@@ -551,7 +576,7 @@ pub(super) fn substring_error(len: Option<&str>) -> ShellError {
 pub(super) fn upper_first(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
+        Some(f) => std::iter::once(pattern::upper_char(f)).chain(c).collect(),
         None => String::new(),
     }
 }
