@@ -214,6 +214,11 @@ impl Run<'_> {
                 "printf: warning: {arg}: Numerical result out of range\n"
             ));
             v = i128::from(i64::MAX);
+        } else if neg && v > -i128::from(i64::MIN) && radix == 10 {
+            self.warnings.push(format!(
+                "printf: warning: {arg}: Numerical result out of range\n"
+            ));
+            v = -i128::from(i64::MIN);
         }
         if neg { -v } else { v }
     }
@@ -405,8 +410,13 @@ pub(crate) fn shell_quote(s: &str) -> String {
         return q;
     }
     let mut q = String::new();
-    for (i, c) in s.chars().enumerate() {
-        let special = " \t!\"#$&'()*;<>?[\\]`{|}^,".contains(c) || (c == '~' && i == 0);
+    let mut prev: Option<char> = None;
+    for c in s.chars() {
+        // `#` is special only where a word starts, `~` also after `=` or `:`.
+        let special = " \t!\"$&'()*;<>?[\\]`{|}^,".contains(c)
+            || (c == '#' && prev.is_none())
+            || (c == '~' && prev.is_none_or(|p| matches!(p, '=' | ':')));
+        prev = Some(c);
         if special {
             q.push('\\');
         }
@@ -549,7 +559,8 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                         .chars()
                         .next()
                         .map(|c| c.to_string().into_bytes())
-                        .unwrap_or_default(),
+                        // An empty or missing argument is a NUL byte, as in C.
+                        .unwrap_or_else(|| vec![0]),
                     _ => {
                         let mut v = Vec::new();
                         let stop = unescape(arg.as_bytes(), &mut v, Escapes::Percent);

@@ -119,7 +119,14 @@ async fn run_prefixed(
     let messages = err_in.read_to_end(MAX_MESSAGES).await.unwrap_or_default();
     let text: String = String::from_utf8_lossy(&messages)
         .lines()
-        .map(|l| format!("{}: {l}\n", crate::shell::error::PROGRAM))
+        .map(|l| {
+            // A usage line has no prefix in bash (`printf: usage: …`).
+            if l.starts_with(&format!("{name}: usage: ")) {
+                format!("{l}\n")
+            } else {
+                format!("{}: {l}\n", crate::shell::error::PROGRAM)
+            }
+        })
         .collect();
     if !text.is_empty() {
         let _ = io.stderr().write_str(&text).await;
