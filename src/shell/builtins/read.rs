@@ -29,14 +29,14 @@ struct Args {
     #[arg(short = 'd')]
     delim: Option<String>,
     /// Return after reading NCHARS characters.
-    #[arg(short = 'n')]
-    nchars: Option<usize>,
+    #[arg(short = 'n', allow_hyphen_values = true)]
+    nchars: Option<String>,
     /// Return after reading exactly NCHARS characters, ignoring any delimiter.
-    #[arg(short = 'N')]
-    exact: Option<usize>,
+    #[arg(short = 'N', allow_hyphen_values = true)]
+    exact: Option<String>,
     /// Read from file descriptor FD instead of the standard input.
-    #[arg(short = 'u')]
-    fd: Option<i32>,
+    #[arg(short = 'u', allow_hyphen_values = true)]
+    fd: Option<String>,
     /// Use the line editor (the session's terminal edits lines anyway).
     #[arg(short = 'e')]
     editor: bool,
@@ -47,8 +47,8 @@ struct Args {
     #[arg(short = 's')]
     silent: bool,
     /// Time out after TIMEOUT seconds (status greater than 128).
-    #[arg(short = 't')]
-    timeout: Option<f64>,
+    #[arg(short = 't', allow_hyphen_values = true)]
+    timeout: Option<String>,
     /// Variable names.
     names: Vec<String>,
 }
@@ -107,7 +107,41 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return super::fail(sh, io, format!("read: {arr}: not an indexed array"), 1).await;
     }
     let _ = (a.editor, &a.initial);
-    let input = match a.fd {
+    // The numbers of -n, -N, -u and -t, checked as bash does (status 1, not 2).
+    let count = |v: &Option<String>| -> Result<Option<usize>, String> {
+        match v {
+            None => Ok(None),
+            Some(t) => match t.trim().parse::<i64>() {
+                Ok(n) if n >= 0 => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+                _ => Err(format!("read: {t}: invalid number")),
+            },
+        }
+    };
+    let (nchars, exact) = match (count(&a.nchars), count(&a.exact)) {
+        (Ok(n), Ok(e)) => (n, e),
+        (Err(m), _) | (_, Err(m)) => return super::fail(sh, io, m, 1).await,
+    };
+    let fd = match &a.fd {
+        None => None,
+        Some(t) => match t.trim().parse::<i32>() {
+            Ok(n) if n >= 0 => Some(n),
+            _ => {
+                let msg = format!("read: {t}: invalid file descriptor specification");
+                return super::fail(sh, io, msg, 1).await;
+            }
+        },
+    };
+    let timeout = match &a.timeout {
+        None => None,
+        Some(t) => match parse_timeout(t) {
+            Some(v) => Some(v),
+            None => {
+                let msg = format!("read: {t}: invalid timeout specification");
+                return super::fail(sh, io, msg, 1).await;
+            }
+        },
+    };
+    let input = match fd {
         None => match io.input(0) {
             Some(i) => i,
             None => {
@@ -126,7 +160,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     // `-t 0`: no read at all; whether input is there (data, or end-of-file) right now.
     // The task that feeds a redirected file gets a moment to start first: a file always
     // has its data or its end there, where a pipe's writer may still be working.
-    if a.timeout == Some(0.0) {
+    if timeout == Some(0.0) {
         /// How long `read -t 0` lets a just-started feeder deliver its first chunk.
         const SETTLE: std::time::Duration = std::time::Duration::from_millis(10);
         let ready = match input.ready() {
@@ -144,8 +178,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         let _ = io.stderr().write_str(p).await;
     }
     // `-N`: a count of characters and no delimiter at all.
-    let exact = a.exact.is_some();
-    let nchars = a.exact.or(a.nchars);
+    let nchars = exact.or(nchars);
+    let exact = exact.is_some();
     let delim = match &a.delim {
         _ if exact => None,
         Some(d) => Some(d.bytes().next().unwrap_or(0)),
@@ -234,7 +268,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         (line, eof)
     };
-    let (line, eof) = match a.timeout {
+    let (line, eof) = match timeout {
         Some(t) if t >= 0.0 => {
             match tokio::time::timeout(std::time::Duration::from_secs_f64(t.min(1e6)), reading)
                 .await
@@ -281,6 +315,16 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
     }
     Ok(status)
+}
+
+/// A timeout as bash reads it: digits with an optional fraction, no sign or exponent.
+fn parse_timeout(t: &str) -> Option<f64> {
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
+        return None;
+    }
+    format!("0{int}.{frac}0").parse().ok()
 }
 
 fn ends_escaped(l: &[u8]) -> bool {
