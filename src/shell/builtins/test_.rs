@@ -166,7 +166,8 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
             None => sh.set_var(&var, &value),
         };
         if let Err(e) = set {
-            return sh.fail(e, io).await;
+            // A failed assignment fails printf, not the script.
+            return Ok(sh.report(&io.stderr(), &e).await);
         }
         return Ok(status);
     }

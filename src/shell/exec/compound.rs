@@ -100,6 +100,11 @@ impl Shell {
             };
             if let Err(e) = r {
                 self.loop_depth -= 1;
+                if matches!(e, ShellError::Readonly(_)) {
+                    // bash ends the loop with status 1 and goes on.
+                    self.report(&fds.stderr(), &e).await;
+                    return Ok(1);
+                }
                 return self.fail(e, fds).await;
             }
             if self.opts.xtrace {
