@@ -622,6 +622,9 @@ fn is_at_list(p: &WordPiece) -> bool {
     let parameter = match e {
         ParameterExpr::MemberKeys {
             concatenate: false, ..
+        }
+        | ParameterExpr::VariableNames {
+            concatenate: false, ..
         } => return true,
         // `"${@:2}"`, `"${a[@]%.c}"`, `"${a[@]/x/y}"`…: still one word per element, so
         // none at all for an empty list.

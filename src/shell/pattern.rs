@@ -474,6 +474,17 @@ fn parse_class(chars: &[char], start: usize) -> Option<(Tok, usize)> {
                 continue;
             }
         }
+        // `[.c.]` (a collating symbol) and `[=c=]` (an equivalence class) of one
+        // character stand for that character.
+        if c == '['
+            && let Some(&d @ ('.' | '=')) = chars.get(i + 1)
+            && chars.get(i + 3) == Some(&d)
+            && chars.get(i + 4) == Some(&']')
+        {
+            items.push(ClassItem::Char(chars[i + 2]));
+            i += 5;
+            continue;
+        }
         let (lo, next) = if c == '\\' {
             (*chars.get(i + 1)?, i + 2)
         } else {

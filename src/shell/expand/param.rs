@@ -254,6 +254,23 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, &v)?;
+                    if matches!(op, ParameterTransformOp::PromptExpand) && self.opt_promptvars() {
+                        // `${x@P}`: the escapes, then (shopt promptvars) the expansions.
+                        return Ok(match v {
+                            PVal::Unset => PVal::Unset,
+                            PVal::Str(s) => PVal::Str(self.prompt_vars(&s, fds).await?),
+                            PVal::Pieces(p) => {
+                                PVal::Str(self.prompt_vars(&join_pieces(&p), fds).await?)
+                            }
+                            PVal::List(l, q) => {
+                                let mut out = Vec::with_capacity(l.len());
+                                for s in &l {
+                                    out.push(self.prompt_vars(s, fds).await?);
+                                }
+                                PVal::List(out, q)
+                            }
+                        });
+                    }
                     Ok(self.transform(op, parameter, v))
                 }
                 ParameterExpr::UppercaseFirstChar {
@@ -354,9 +371,9 @@ impl Shell {
                 } => {
                     let mut names: Vec<String> = self
                         .vars
-                        .keys()
-                        .filter(|k| k.starts_with(prefix.as_str()))
-                        .cloned()
+                        .iter()
+                        .filter(|(k, v)| k.starts_with(prefix.as_str()) && !v.attrs.unset)
+                        .map(|(k, _)| k.clone())
                         .collect();
                     names.sort();
                     Ok(PVal::List(names, *concatenate))
@@ -381,6 +398,17 @@ impl Shell {
 }
 
 impl Shell {
+    /// A prompt string's escapes decoded and its `$…` and backquotes expanded.
+    async fn prompt_vars(&mut self, s: &str, fds: &Fds) -> R<String> {
+        let body = self.prompt_decode(s, true);
+        self.expand_str(&format!("\"{body}\""), fds).await
+    }
+
+    /// Whether `shopt promptvars` is on.
+    fn opt_promptvars(&self) -> bool {
+        self.shopts.on("promptvars")
+    }
+
     /// `${x@OP}`: the value transformed, or described (`@A`, `@a`, `@K`).
     fn transform(&mut self, op: &ParameterTransformOp, p: &Parameter, v: PVal) -> PVal {
         use crate::shell::vars::{array_body, attr_letters, decl_quote, key_quote, single_quote};
