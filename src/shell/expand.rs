@@ -815,6 +815,18 @@ impl Shell {
         Ok(join_pieces(&out))
     }
 
+    /// `NAME[SUB]` as a builtin gets it (`unset 'a[$i]'`, `printf -v 'm[$k]'`, `test -v
+    /// 'a[$i]'`): bash expands SUB as a word first when it holds expansions or quotes.
+    pub(crate) async fn expand_subscript_arg(&mut self, spec: &str, fds: &Fds) -> R<String> {
+        match super::vars::split_subscript(spec) {
+            Some((name, sub)) if sub.contains(['$', '`', '"', '\'', '\\']) => {
+                let sub = self.expand_str(sub, fds).await?;
+                Ok(format!("{name}[{sub}]"))
+            }
+            _ => Ok(spec.to_string()),
+        }
+    }
+
     /// Expansion into a glob pattern: quoted parts match literally.
     pub(crate) async fn expand_pattern(&mut self, text: &str, fds: &Fds) -> R<String> {
         Ok(join_pattern(&self.expand_text(text, fds).await?))
