@@ -194,8 +194,15 @@ impl Shell {
             | B::ArithmeticLessThanOrEqualTo
             | B::ArithmeticGreaterThan
             | B::ArithmeticGreaterThanOrEqualTo => {
-                let a = self.eval_arith(l, fds, false).await?;
-                let b = self.eval_arith(r, fds, false).await?;
+                // bash names `[[` in the message of an arithmetic error here.
+                let in_cond = |e: ShellError| match e {
+                    ShellError::ArithmeticCommand { expr, message } => {
+                        ShellError::Builtin(format!("[[: {expr}: {message}"))
+                    }
+                    other => other,
+                };
+                let a = self.eval_arith(l, fds, false).await.map_err(in_cond)?;
+                let b = self.eval_arith(r, fds, false).await.map_err(in_cond)?;
                 match pred {
                     B::ArithmeticEqualTo => a == b,
                     B::ArithmeticNotEqualTo => a != b,
