@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// Arrays the shell computes when they are read, always set as far as `set -u` goes.
+const DYNAMIC_ARRAYS: [&str; 6] = [
+    "PIPESTATUS",
+    "DIRSTACK",
+    "BASH_SOURCE",
+    "BASH_LINENO",
+    "BASH_ARGV",
+    "BASH_ARGC",
+];
+
 impl Shell {
     /// Evaluates a `${…}` expression.
     pub(super) fn eval_param_expr<'a>(
@@ -122,6 +132,19 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, &v)?;
+                    // `set -u`: `${#a[@]}` of an array never assigned is an error (one that
+                    // abandons the command with status 1), where `${a[@]}` alone is not.
+                    if self.opts.nounset
+                        && !*indirect
+                        && let Parameter::NamedWithAllIndices { name, .. } = parameter
+                        && !DYNAMIC_ARRAYS.contains(&name.as_str())
+                        && !self
+                            .vars
+                            .get(self.resolve_ref(name).as_ref())
+                            .is_some_and(|v| !v.attrs.unset)
+                    {
+                        return Err(ShellError::Expansion(format!("{name}: unbound variable")));
+                    }
                     Ok(PVal::Str(match v {
                         PVal::Unset => "0".into(),
                         PVal::Str(s) => s.chars().count().to_string(),
