@@ -202,11 +202,20 @@ fn case_toggle(text: &str) -> Option<(&str, bool)> {
         Some(n) => (n, true),
         None => (inner.strip_suffix('~')?, false),
     };
-    let mut chars = name.chars();
+    // A variable, an element or every element (`a[1]`, `a[@]`), a positional parameter,
+    // `@` or `*`.
+    let base = match name.split_once('[') {
+        Some((b, sub)) if sub.ends_with(']') => b,
+        Some(_) => return None,
+        None => name,
+    };
+    let mut chars = base.chars();
     let first = chars.next()?;
-    ((first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    .then_some((name, all))
+    let is_name = (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let is_special =
+        base == name && (matches!(name, "@" | "*") || name.bytes().all(|b| b.is_ascii_digit()));
+    (is_name || is_special).then_some((name, all))
 }
 
 /// Swaps the case of the first character of `s`, or of all of them.
@@ -941,15 +950,19 @@ impl Shell {
                     let Some((name, all)) = case_toggle(&bad) else {
                         return Err(ShellError::BadSubstitution(bad));
                     };
-                    let v = self.get_str(name);
-                    if v.is_none() && self.opts.nounset {
-                        return Err(ShellError::Unbound(name.to_string()));
-                    }
-                    out.push(Piece::Text {
-                        s: toggle_case(&v.unwrap_or_default(), all),
-                        quoted,
-                        split: !quoted,
-                    });
+                    let Some(param) =
+                        crate::shell::parse::guarded(name, brush_parser::word::parse_parameter)?
+                    else {
+                        return Err(ShellError::BadSubstitution(bad));
+                    };
+                    let v = self.param_value(&param, fds).await?;
+                    self.check_unset(&param, &v)?;
+                    // Over an array or `$@`, each element is toggled on its own.
+                    let v = match v {
+                        PVal::Unset => PVal::Str(String::new()),
+                        v => v.map(|s| toggle_case(s, all)),
+                    };
+                    self.emit_value(v, quoted, out);
                     if let Some(WordPiece::Text(rest)) = pieces.get(i + 1).map(|n| &n.piece)
                         && let Some(tail) = rest.get(took..).filter(|t| !t.is_empty())
                     {
