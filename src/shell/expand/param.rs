@@ -138,10 +138,10 @@ impl Shell {
                         && !*indirect
                         && let Parameter::NamedWithAllIndices { name, .. } = parameter
                         && !DYNAMIC_ARRAYS.contains(&name.as_str())
-                        && !self
+                        && self
                             .vars
                             .get(self.resolve_ref(name).as_ref())
-                            .is_some_and(|v| !v.attrs.unset)
+                            .is_none_or(|v| v.attrs.unset)
                     {
                         return Err(ShellError::Expansion(format!("{name}: unbound variable")));
                     }
@@ -446,8 +446,8 @@ impl Shell {
             .and_then(|n| self.vars.get(&n).cloned().map(|v| (n, v)));
         let var = declared.clone().filter(|(_, v)| !v.attrs.unset);
         match op {
-            ParameterTransformOp::ToUpperCase => v.map(|s| pattern::upper_str(&s)),
-            ParameterTransformOp::ToLowerCase => v.map(|s| pattern::lower_str(&s)),
+            ParameterTransformOp::ToUpperCase => v.map(pattern::upper_str),
+            ParameterTransformOp::ToLowerCase => v.map(pattern::lower_str),
             ParameterTransformOp::CapitalizeInitial => v.map(upper_first),
             ParameterTransformOp::Quoted => match v {
                 PVal::Unset => PVal::Unset,
