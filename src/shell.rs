@@ -778,38 +778,130 @@ impl Shell {
 
     /// The backslash escapes of a prompt string (`PS1`, `${x@P}`).
     pub(crate) fn prompt_expand(&self, ps1: &str) -> String {
+        self.prompt_decode(ps1, false)
+    }
+
+    /// Decodes a prompt string's backslash escapes. With `quote`, the result is the body of
+    /// a double-quoted word for the expansions bash's `promptvars` then does: what the
+    /// escapes produced is protected, the rest (`$x`, `$(…)`) is left to expand.
+    pub(crate) fn prompt_decode(&self, ps1: &str, quote: bool) -> String {
         let user = self.get_str("USER").unwrap_or_else(|| "user".to_string());
         let home = self.get_str("HOME").unwrap_or_default();
         let w = tilde_abbrev(&self.cwd, &home);
+        let now = chrono::Local::now();
         let mut out = String::new();
-        let mut chars = ps1.chars();
-        while let Some(c) = chars.next() {
+        let lit = |out: &mut String, s: &str| {
+            for c in s.chars() {
+                if quote && matches!(c, '\\' | '$' | '`' | '"') {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+        };
+        let chars: Vec<char> = ps1.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            i += 1;
             if c != '\\' {
+                if quote && c == '"' {
+                    out.push('\\');
+                }
                 out.push(c);
                 continue;
             }
-            match chars.next() {
-                Some('u') => out.push_str(&user),
-                Some('h') | Some('H') => out.push_str("forkbox"),
-                Some('w') => out.push_str(&w),
-                Some('W') => {
+            let Some(&e) = chars.get(i) else {
+                lit(&mut out, "\\");
+                break;
+            };
+            i += 1;
+            match e {
+                'u' => lit(&mut out, &user),
+                'h' | 'H' => lit(&mut out, "forkbox"),
+                'w' => lit(&mut out, &w),
+                'W' => {
                     let base = if w == "/" || w == "~" {
                         w.clone()
                     } else {
                         w.rsplit('/').next().unwrap_or("").to_string()
                     };
-                    out.push_str(&base);
+                    lit(&mut out, &base);
                 }
-                Some('$') => out.push(if user == "root" { '#' } else { '$' }),
-                Some('n') => out.push('\n'),
-                Some('s') => out.push_str("forkbox"),
-                Some('\\') => out.push('\\'),
-                Some('[') | Some(']') => {}
-                Some(o) => {
-                    out.push('\\');
+                '$' => lit(&mut out, if user == "root" { "#" } else { "$" }),
+                'n' => out.push('\n'),
+                'r' => out.push('\r'),
+                'a' => out.push('\x07'),
+                'e' => out.push('\x1b'),
+                's' => {
+                    let name = self
+                        .arg0
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or(&self.arg0)
+                        .to_string();
+                    lit(&mut out, &name);
+                }
+                'v' => lit(
+                    &mut out,
+                    &format!("{}.{}", vars::BASH_VERSINFO[0], vars::BASH_VERSINFO[1]),
+                ),
+                'V' => lit(
+                    &mut out,
+                    &format!(
+                        "{}.{}.{}",
+                        vars::BASH_VERSINFO[0],
+                        vars::BASH_VERSINFO[1],
+                        vars::BASH_VERSINFO[2]
+                    ),
+                ),
+                'd' => lit(&mut out, &now.format("%a %b %d").to_string()),
+                't' => lit(&mut out, &now.format("%H:%M:%S").to_string()),
+                'T' => lit(&mut out, &now.format("%I:%M:%S").to_string()),
+                '@' => lit(&mut out, &now.format("%I:%M %p").to_string()),
+                'A' => lit(&mut out, &now.format("%H:%M").to_string()),
+                'D' if chars.get(i) == Some(&'{') => {
+                    let Some(end) = chars[i..].iter().position(|&c| c == '}') else {
+                        lit(&mut out, "\\D");
+                        continue;
+                    };
+                    let fmt: String = chars[i + 1..i + end].iter().collect();
+                    i += end + 1;
+                    let fmt = if fmt.is_empty() {
+                        "%X".to_string()
+                    } else {
+                        fmt
+                    };
+                    let mut text = String::new();
+                    // An invalid format gives nothing rather than an error.
+                    if std::fmt::write(&mut text, format_args!("{}", now.format(&fmt))).is_ok() {
+                        lit(&mut out, &text);
+                    }
+                }
+                'j' => lit(&mut out, &self.jobs.visible().len().to_string()),
+                'l' => lit(&mut out, "tty"),
+                '!' => lit(&mut out, "1"),
+                '#' => lit(&mut out, "0"),
+                '\\' => lit(&mut out, "\\"),
+                '[' | ']' => {}
+                '0'..='7' => {
+                    // `\nnn`: up to three octal digits, one byte.
+                    let mut v = e.to_digit(8).unwrap_or(0);
+                    let mut n = 1;
+                    while n < 3 && chars.get(i).is_some_and(|c| c.is_digit(8)) {
+                        v = v * 8 + chars[i].to_digit(8).unwrap_or(0);
+                        i += 1;
+                        n += 1;
+                    }
+                    let byte = expand::bytes_to_string(vec![(v & 0xff) as u8]);
+                    lit(&mut out, &byte);
+                }
+                o => {
+                    lit(&mut out, "\\");
+                    if quote && matches!(o, '$' | '`' | '"') {
+                        out.push('\\');
+                    }
                     out.push(o);
                 }
-                None => out.push('\\'),
             }
         }
         out

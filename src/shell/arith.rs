@@ -285,6 +285,21 @@ impl Parser<'_, '_> {
         let rest = &self.src[self.pos..];
         for op in OPS {
             if rest.starts_with(op.as_bytes()) {
+                // `++`/`--` only after a variable or before one; elsewhere they are two
+                // signs (`5 -- 2` is 7), as bash reads them.
+                if matches!(op, "++" | "--") && self.last != Tok::Ident {
+                    let mut i = self.pos + 2;
+                    while i < self.src.len() && self.src[i].is_ascii_whitespace() {
+                        i += 1;
+                    }
+                    if !self
+                        .src
+                        .get(i)
+                        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                    {
+                        continue;
+                    }
+                }
                 // `==` is not `=` then `=`.
                 self.pos += op.len();
                 self.tok = match op {
@@ -434,7 +449,12 @@ impl Parser<'_, '_> {
                 return Ok(v);
             };
             self.next()?;
+            let operand = self.tok_start;
             let r = sub(self)?;
+            if r == 0 && matches!(op, "/" | "%") {
+                // bash shows a division by 0 from the divisor on (`0+3` in `1/0+3`).
+                self.tok_start = operand;
+            }
             v = self.binary(op, v, r)?;
             self.last = Tok::Num;
         }
@@ -660,40 +680,62 @@ impl Parser<'_, '_> {
     }
 }
 
-/// A numeric constant as bash reads it: decimal, `0x` hex, `0` octal, `BASE#DIGITS`;
-/// too many digits wrap like bash's accumulator.
+/// A numeric constant as bash reads it: decimal, `0x` hex, `0` octal, `BASE#DIGITS` (the
+/// base itself in decimal); too many digits wrap like bash's accumulator.
 fn parse_number(text: &str) -> Result<i64, &'static str> {
-    let (base, digits) = if let Some((b, d)) = text.split_once('#') {
-        let base: u32 = b.parse().map_err(|_| "invalid arithmetic base")?;
-        if !(2..=64).contains(&base) {
-            return Err("invalid arithmetic base");
+    let mut rest = text;
+    let mut base: i64 = 10;
+    let mut found_base = false;
+    if let Some(r) = rest.strip_prefix('0') {
+        if r.is_empty() {
+            return Ok(0);
         }
-        if d.is_empty() {
-            return Err("invalid integer constant");
+        found_base = true;
+        match r.strip_prefix('x').or_else(|| r.strip_prefix('X')) {
+            Some(h) => {
+                base = 16;
+                rest = h;
+            }
+            None => {
+                base = 8;
+                rest = r;
+            }
         }
-        (base, d)
-    } else if let Some(h) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        (16, h)
-    } else if text.len() > 1 && text.starts_with('0') {
-        (8, &text[1..])
-    } else {
-        (10, text)
-    };
+    }
     let mut v: i64 = 0;
-    for c in digits.chars() {
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '#' {
+            if found_base {
+                return Err("invalid number");
+            }
+            if !(2..=64).contains(&v) {
+                return Err("invalid arithmetic base");
+            }
+            base = v;
+            v = 0;
+            found_base = true;
+            if !chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '@'))
+            {
+                return Err("invalid integer constant");
+            }
+            continue;
+        }
         let d = match c {
-            '0'..='9' => c as u32 - '0' as u32,
-            'a'..='z' => c as u32 - 'a' as u32 + 10,
-            'A'..='Z' if base > 36 => c as u32 - 'A' as u32 + 36,
-            'A'..='Z' => c as u32 - 'A' as u32 + 10,
+            '0'..='9' => c as i64 - '0' as i64,
+            'a'..='z' => c as i64 - 'a' as i64 + 10,
+            'A'..='Z' if base > 36 => c as i64 - 'A' as i64 + 36,
+            'A'..='Z' => c as i64 - 'A' as i64 + 10,
             '@' => 62,
             '_' => 63,
-            _ => return Err("invalid arithmetic base"),
+            _ => break,
         };
         if d >= base {
             return Err("value too great for base");
         }
-        v = v.wrapping_mul(i64::from(base)).wrapping_add(i64::from(d));
+        v = v.wrapping_mul(base).wrapping_add(d);
     }
     Ok(v)
 }

@@ -149,6 +149,8 @@ impl Shell {
             let target = self.resolve_ref(name);
             let var = self.vars.get(target.as_ref()).filter(|v| !v.attrs.unset);
             return match var.map(|v| &v.value) {
+                Some(Value::Array(a)) if sub == "@" || sub == "*" => !a.is_empty(),
+                Some(Value::Assoc(a)) if sub == "@" || sub == "*" => a.len() > 0,
                 Some(Value::Assoc(a)) => a.contains_key(sub),
                 Some(_) if sub == "@" || sub == "*" => true,
                 Some(_) => self.get_subscript(&target, sub).is_some(),
@@ -158,11 +160,18 @@ impl Shell {
         if let Ok(n) = s.parse::<usize>() {
             return n == 0 || n <= self.positional.len();
         }
-        self.get_str(s).is_some()
-            || self
-                .vars
-                .get(self.resolve_ref(s).as_ref())
-                .is_some_and(|v| !v.attrs.unset && !matches!(v.value, Value::Str(_)))
+        // An array's name alone stands for its element 0.
+        let target = self.resolve_ref(s);
+        match self
+            .vars
+            .get(target.as_ref())
+            .filter(|v| !v.attrs.unset)
+            .map(|v| &v.value)
+        {
+            Some(Value::Array(a)) => a.contains_key(&0),
+            Some(Value::Assoc(a)) => a.contains_key("0"),
+            _ => self.get_str(s).is_some(),
+        }
     }
 
     async fn binary_test(

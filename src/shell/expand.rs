@@ -258,9 +258,9 @@ fn system_account_home(user: &str) -> Option<&'static str> {
 fn toggle_case(s: &str, all: bool) -> String {
     let swap = |c: char| -> String {
         if c.is_uppercase() {
-            c.to_lowercase().collect()
+            pattern::lower_char(c).to_string()
         } else {
-            c.to_uppercase().collect()
+            pattern::upper_char(c).to_string()
         }
     };
     let mut chars = s.chars();
@@ -389,33 +389,39 @@ fn arith_unquote(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Decodes the escapes of a `$'…'` string.
+/// Decodes the escapes of a `$'…'` string. Octal and `\x` escapes are bytes: a run of
+/// them that spells UTF-8 is that character (`$'\xe6\x97\xa5'` is `日`); a byte that is not
+/// part of valid UTF-8 stands for the character of the same number.
 pub(crate) fn ansi_c_decode(s: &str) -> String {
-    let mut out = String::new();
+    let mut out: Vec<u8> = Vec::with_capacity(s.len());
+    let push = |out: &mut Vec<u8>, c: char| {
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    };
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
         i += 1;
         if c != '\\' || i >= chars.len() {
-            out.push(c);
+            push(&mut out, c);
             continue;
         }
         let e = chars[i];
         i += 1;
         match e {
-            'n' => out.push('\n'),
-            't' => out.push('\t'),
-            'r' => out.push('\r'),
-            'a' => out.push('\x07'),
-            'b' => out.push('\x08'),
-            'e' | 'E' => out.push('\x1b'),
-            'f' => out.push('\x0c'),
-            'v' => out.push('\x0b'),
-            '\\' => out.push('\\'),
-            '\'' => out.push('\''),
-            '"' => out.push('"'),
-            '?' => out.push('?'),
+            'n' => out.push(b'\n'),
+            't' => out.push(b'\t'),
+            'r' => out.push(b'\r'),
+            'a' => out.push(0x07),
+            'b' => out.push(0x08),
+            'e' | 'E' => out.push(0x1b),
+            'f' => out.push(0x0c),
+            'v' => out.push(0x0b),
+            '\\' => out.push(b'\\'),
+            '\'' => out.push(b'\''),
+            '"' => out.push(b'"'),
+            '?' => out.push(b'?'),
             'c' => {
                 if let Some(&n) = chars.get(i) {
                     i += 1;
@@ -423,11 +429,7 @@ pub(crate) fn ansi_c_decode(s: &str) -> String {
                         // `\c\\` is control-backslash.
                         i += 1;
                     }
-                    out.push(if n == '?' {
-                        '\x7f'
-                    } else {
-                        char::from((n as u8) & 0x1f)
-                    });
+                    out.push(if n == '?' { 0x7f } else { (n as u8) & 0x1f });
                 }
             }
             '0'..='7' => {
@@ -438,7 +440,22 @@ pub(crate) fn ansi_c_decode(s: &str) -> String {
                     i += 1;
                     n += 1;
                 }
-                out.push(char::from_u32(v & 0xff).unwrap_or('?'));
+                out.push((v & 0xff) as u8);
+            }
+            'x' if chars.get(i) == Some(&'{') => {
+                // `\x{HH…}`: any number of hex digits, the low byte kept.
+                let mut j = i + 1;
+                let mut v = 0u32;
+                while j < chars.len() && chars[j].is_ascii_hexdigit() {
+                    v = v.wrapping_mul(16) + chars[j].to_digit(16).unwrap_or(0);
+                    j += 1;
+                }
+                if chars.get(j) == Some(&'}') {
+                    out.push((v & 0xff) as u8);
+                    i = j + 1;
+                } else {
+                    out.extend_from_slice(b"\\x");
+                }
             }
             'x' | 'u' | 'U' => {
                 let max = match e {
@@ -454,19 +471,52 @@ pub(crate) fn ansi_c_decode(s: &str) -> String {
                     n += 1;
                 }
                 if n == 0 {
-                    out.push('\\');
-                    out.push(e);
+                    out.push(b'\\');
+                    push(&mut out, e);
+                } else if e == 'x' {
+                    out.push(v as u8);
                 } else {
-                    out.push(char::from_u32(v).unwrap_or('\u{fffd}'));
+                    push(&mut out, char::from_u32(v).unwrap_or('\u{fffd}'));
                 }
             }
             other => {
-                out.push('\\');
-                out.push(other);
+                out.push(b'\\');
+                push(&mut out, other);
             }
         }
     }
-    out
+    bytes_to_string(out)
+}
+
+/// Text from bytes: valid UTF-8 as it is, each other byte as the character of its number.
+pub(crate) fn bytes_to_string(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let mut out = String::with_capacity(bytes.len());
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                match std::str::from_utf8(rest) {
+                    Ok(s) => {
+                        out.push_str(s);
+                        break;
+                    }
+                    Err(e) => {
+                        let good = e.valid_up_to();
+                        // The prefix is valid UTF-8 by the error's own account.
+                        out.push_str(std::str::from_utf8(&rest[..good]).unwrap_or_default());
+                        let bad = e.error_len().unwrap_or(rest.len() - good).max(1);
+                        for &b in &rest[good..good + bad] {
+                            out.push(char::from(b));
+                        }
+                        rest = &rest[good + bad..];
+                    }
+                }
+            }
+            out
+        }
+    }
 }
 
 /// A field being assembled: its text and its glob pattern (quoted parts escaped).
@@ -616,6 +666,9 @@ fn is_at_list(p: &WordPiece) -> bool {
     };
     let parameter = match e {
         ParameterExpr::MemberKeys {
+            concatenate: false, ..
+        }
+        | ParameterExpr::VariableNames {
             concatenate: false, ..
         } => return true,
         // `"${@:2}"`, `"${a[@]%.c}"`, `"${a[@]/x/y}"`…: still one word per element, so
@@ -805,6 +858,18 @@ impl Shell {
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
         Ok(join_pieces(&out))
+    }
+
+    /// `NAME[SUB]` as a builtin gets it (`unset 'a[$i]'`, `printf -v 'm[$k]'`, `test -v
+    /// 'a[$i]'`): bash expands SUB as a word first when it holds expansions or quotes.
+    pub(crate) async fn expand_subscript_arg(&mut self, spec: &str, fds: &Fds) -> R<String> {
+        match super::vars::split_subscript(spec) {
+            Some((name, sub)) if sub.contains(['$', '`', '"', '\'', '\\']) => {
+                let sub = self.expand_str(sub, fds).await?;
+                Ok(format!("{name}[{sub}]"))
+            }
+            _ => Ok(spec.to_string()),
+        }
     }
 
     /// Expansion into a glob pattern: quoted parts match literally.

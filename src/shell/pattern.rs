@@ -402,6 +402,35 @@ fn upper(c: char) -> char {
     c.to_uppercase().next().unwrap_or(c)
 }
 
+/// A character's upper case as C's `towupper` gives it: one character for one, so a
+/// character whose upper case is longer (`ß`) stays as it is.
+pub(crate) fn upper_char(c: char) -> char {
+    let mut m = c.to_uppercase();
+    match (m.next(), m.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+/// A character's lower case as C's `towlower` gives it (see [`upper_char`]).
+pub(crate) fn lower_char(c: char) -> char {
+    let mut m = c.to_lowercase();
+    match (m.next(), m.next()) {
+        (Some(l), None) => l,
+        _ => c,
+    }
+}
+
+/// `s` in upper case, character by character (bash's `${s^^}`).
+pub(crate) fn upper_str(s: &str) -> String {
+    s.chars().map(upper_char).collect()
+}
+
+/// `s` in lower case, character by character (bash's `${s,,}`).
+pub(crate) fn lower_str(s: &str) -> String {
+    s.chars().map(lower_char).collect()
+}
+
 fn named_class(name: &str, c: char) -> bool {
     match name {
         "alpha" => c.is_ascii_alphabetic(),
@@ -444,6 +473,17 @@ fn parse_class(chars: &[char], start: usize) -> Option<(Tok, usize)> {
                 i += 2 + rest[..end].chars().count() + 2;
                 continue;
             }
+        }
+        // `[.c.]` (a collating symbol) and `[=c=]` (an equivalence class) of one
+        // character stand for that character.
+        if c == '['
+            && let Some(&d @ ('.' | '=')) = chars.get(i + 1)
+            && chars.get(i + 3) == Some(&d)
+            && chars.get(i + 4) == Some(&']')
+        {
+            items.push(ClassItem::Char(chars[i + 2]));
+            i += 5;
+            continue;
         }
         let (lo, next) = if c == '\\' {
             (*chars.get(i + 1)?, i + 2)

@@ -141,6 +141,21 @@ impl Shell {
         if self.vars.get(&base).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(base));
         }
+        if matches!(sub, "@" | "*") {
+            // `unset 'a[@]'` empties an indexed array (an associative one loses the key).
+            match self.vars.get_mut(&base).map(|v| &mut v.value) {
+                Some(Value::Array(m)) => {
+                    m.clear();
+                    return Ok(());
+                }
+                Some(Value::Str(_)) => {
+                    return Err(ShellError::Builtin(format!(
+                        "unset: {base}: not an array variable"
+                    )));
+                }
+                _ => {}
+            }
+        }
         let idx = match self.vars.get(&base).map(|v| &v.value) {
             Some(Value::Assoc(_)) | None => None,
             Some(_) => Some(self.eval_index(&base, sub)?),
@@ -336,9 +351,9 @@ impl Shell {
             _ => value.to_string(),
         };
         if attrs.upper && !attrs.lower {
-            v = v.to_uppercase();
+            v = crate::shell::pattern::upper_str(&v);
         } else if attrs.lower && !attrs.upper {
-            v = v.to_lowercase();
+            v = crate::shell::pattern::lower_str(&v);
         }
         Ok(v)
     }
@@ -583,7 +598,8 @@ fn has_shell_metas(s: &str) -> bool {
 pub(crate) fn key_quote(k: &str) -> String {
     if needs_ansi_c(k) {
         ansi_c_quote(k)
-    } else if has_shell_metas(k) {
+    } else if has_shell_metas(k) || k == "@" {
+        // `[@]` alone would mean every element.
         decl_quote(k)
     } else {
         k.to_string()

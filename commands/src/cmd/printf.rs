@@ -175,6 +175,11 @@ impl Run<'_> {
     /// Parses an integer argument the way bash does: decimal, `0x` hex, `0` octal, or
     /// `'c` for a character's code. Invalid text warns and yields what parsed.
     fn int(&mut self, arg: Option<&str>) -> i128 {
+        self.int_as(arg, false)
+    }
+
+    /// [`Run::int`] for a signed (`%d`) or an unsigned (`%u`, `%o`, `%x`) conversion.
+    fn int_as(&mut self, arg: Option<&str>, unsigned: bool) -> i128 {
         let Some(arg) = arg else { return 0 };
         let s = arg.trim_start();
         if s.is_empty() {
@@ -210,6 +215,13 @@ impl Run<'_> {
             }
             used += c.len_utf8();
         }
+        // bash reads %d's argument with strtoimax and %u/%o/%x's with strtoumax: past
+        // their range it warns and uses the limit (the status stays 0).
+        let limit = match (unsigned, neg) {
+            (true, _) => i128::from(u64::MAX),
+            (false, false) => i128::from(i64::MAX),
+            (false, true) => -i128::from(i64::MIN),
+        };
         if self.gnu {
             let nothing = used == 0 && radix != 8;
             if nothing || used < body.len() || overflow {
@@ -235,12 +247,14 @@ impl Run<'_> {
             self.warnings
                 .push(format!("printf: {arg}: invalid number\n"));
             self.status = 1;
-        } else if overflow || (!neg && v > i128::from(i64::MAX) && radix == 10) {
-            // bash only warns here; the status stays 0.
+        } else if overflow || v > limit {
             self.warnings.push(format!(
                 "printf: warning: {arg}: Numerical result out of range\n"
             ));
-            v = i128::from(i64::MAX);
+            if unsigned && neg {
+                return i128::from(u64::MAX);
+            }
+            v = limit;
         }
         if neg { -v } else { v }
     }
@@ -438,8 +452,13 @@ pub(crate) fn shell_quote(s: &str) -> String {
         return q;
     }
     let mut q = String::new();
-    for (i, c) in s.chars().enumerate() {
-        let special = " \t!\"#$&'()*;<>?[\\]`{|}^,".contains(c) || (c == '~' && i == 0);
+    let mut prev: Option<char> = None;
+    for c in s.chars() {
+        // `#` is special only where a word starts, `~` also after `=` or `:`.
+        let special = " \t!\"$&'()*;<>?[\\]`{|}^,".contains(c)
+            || (c == '#' && prev.is_none())
+            || (c == '~' && prev.is_none_or(|p| matches!(p, '=' | ':')));
+        prev = Some(c);
         if special {
             q.push('\\');
         }
@@ -721,7 +740,8 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                         .chars()
                         .next()
                         .map(|c| c.to_string().into_bytes())
-                        .unwrap_or_default(),
+                        // An empty or missing argument is a NUL byte, as in C.
+                        .unwrap_or_else(|| vec![0]),
                     _ => {
                         let mut v = Vec::new();
                         let stop = unescape(arg.as_bytes(), &mut v, Escapes::Percent);
@@ -743,7 +763,7 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
             }
             b'd' | b'i' | b'u' | b'o' | b'x' | b'X' => {
                 let arg = run.take().map(str::to_string);
-                let v = run.int(arg.as_deref());
+                let v = run.int_as(arg.as_deref(), !matches!(conv, b'd' | b'i'));
                 fmt_int(v, if conv == b'i' { b'd' } else { conv }, &spec, out);
             }
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => {

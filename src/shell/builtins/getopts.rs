@@ -53,19 +53,19 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     };
     let idx = usize::try_from(optind - 1).unwrap_or(usize::MAX);
     let Some(arg) = argv.get(idx) else {
-        return finish(sh, name, optind);
+        return finish(sh, io, name, optind).await;
     };
     if offset == 0 || offset >= arg.len() {
         if arg == "--" {
-            return finish(sh, name, optind + 1);
+            return finish(sh, io, name, optind + 1).await;
         }
         if !arg.starts_with('-') || arg == "-" {
-            return finish(sh, name, optind);
+            return finish(sh, io, name, optind).await;
         }
         offset = 1;
     }
     let Some(c) = arg[offset..].chars().next() else {
-        return finish(sh, name, optind);
+        return finish(sh, io, name, optind).await;
     };
     offset += c.len_utf8();
     let rest = &arg[offset..];
@@ -83,12 +83,14 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         };
         return set(
             sh,
+            io,
             name,
             "?",
             silent.then(|| c.to_string()),
             next_ind,
             next_off,
-        );
+        )
+        .await;
     };
     let takes_arg = spec[pos + c.len_utf8()..].starts_with(':');
     if !takes_arg {
@@ -97,42 +99,48 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         } else {
             (optind, offset)
         };
-        return set(sh, name, &c.to_string(), None, next_ind, next_off);
+        return set(sh, io, name, &c.to_string(), None, next_ind, next_off).await;
     }
     if !at_end {
         let value = rest.to_string();
-        return set(sh, name, &c.to_string(), Some(value), optind + 1, 0);
+        return set(sh, io, name, &c.to_string(), Some(value), optind + 1, 0).await;
     }
     optind += 1;
     match argv.get(idx + 1) {
         Some(value) => {
             let value = value.clone();
-            set(sh, name, &c.to_string(), Some(value), optind + 1, 0)
+            set(sh, io, name, &c.to_string(), Some(value), optind + 1, 0).await
         }
         None => {
             if silent {
-                return set(sh, name, ":", Some(c.to_string()), optind, 0);
+                return set(sh, io, name, ":", Some(c.to_string()), optind, 0).await;
             }
             if report {
                 let msg = format!("option requires an argument -- {c}");
                 super::fail(sh, io, msg, 0).await?;
             }
-            set(sh, name, "?", None, optind, 0)
+            set(sh, io, name, "?", None, optind, 0).await
         }
     }
 }
 
 /// Sets `name`, `OPTARG` (unset for `None`) and `OPTIND`; status 0.
-fn set(
+async fn set(
     sh: &mut Shell,
+    io: &Fds,
     name: &str,
     value: &str,
     optarg: Option<String>,
     optind: i64,
     offset: usize,
 ) -> Exec<i32> {
+    if let Err(e) = sh.set_var(name, value) {
+        // A readonly NAME: bash reports it and getopts fails with 2.
+        sh.report(&io.stderr(), &e).await;
+        sh.getopts = GetoptsPos { optind, offset };
+        return Ok(2);
+    }
     let r = (|| {
-        sh.set_var(name, value)?;
         match optarg {
             Some(a) => sh.set_var("OPTARG", &a)?,
             None => sh.unset_var("OPTARG")?,
@@ -144,9 +152,11 @@ fn set(
 }
 
 /// The end of the options: `name` is `?`, `OPTIND` the first operand; status 1.
-fn finish(sh: &mut Shell, name: &str, optind: i64) -> Exec<i32> {
-    let _ = set(sh, name, "?", None, optind, 0);
-    Ok(1)
+async fn finish(sh: &mut Shell, io: &Fds, name: &str, optind: i64) -> Exec<i32> {
+    match set(sh, io, name, "?", None, optind, 0).await? {
+        2 => Ok(2),
+        _ => Ok(1),
+    }
 }
 
 #[cfg(test)]

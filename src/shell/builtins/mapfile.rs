@@ -215,7 +215,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         stored += 1;
     }
     if let Err(e) = sh.set_value(&o.name, Value::Array(arr)) {
-        return sh.fail(e, io).await;
+        // A builtin's failed assignment fails the builtin, not the script.
+        return Ok(sh.report(&io.stderr(), &e).await);
     }
     Ok(0)
 }

@@ -29,14 +29,14 @@ struct Args {
     #[arg(short = 'd')]
     delim: Option<String>,
     /// Return after reading NCHARS characters.
-    #[arg(short = 'n')]
-    nchars: Option<usize>,
+    #[arg(short = 'n', allow_hyphen_values = true)]
+    nchars: Option<String>,
     /// Return after reading exactly NCHARS characters, ignoring any delimiter.
-    #[arg(short = 'N')]
-    exact: Option<usize>,
+    #[arg(short = 'N', allow_hyphen_values = true)]
+    exact: Option<String>,
     /// Read from file descriptor FD instead of the standard input.
-    #[arg(short = 'u')]
-    fd: Option<i32>,
+    #[arg(short = 'u', allow_hyphen_values = true)]
+    fd: Option<String>,
     /// Use the line editor (the session's terminal edits lines anyway).
     #[arg(short = 'e')]
     editor: bool,
@@ -47,8 +47,8 @@ struct Args {
     #[arg(short = 's')]
     silent: bool,
     /// Time out after TIMEOUT seconds (status greater than 128).
-    #[arg(short = 't')]
-    timeout: Option<f64>,
+    #[arg(short = 't', allow_hyphen_values = true)]
+    timeout: Option<String>,
     /// Variable names.
     names: Vec<String>,
 }
@@ -107,7 +107,41 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return super::fail(sh, io, format!("read: {arr}: not an indexed array"), 1).await;
     }
     let _ = (a.editor, &a.initial);
-    let input = match a.fd {
+    // The numbers of -n, -N, -u and -t, checked as bash does (status 1, not 2).
+    let count = |v: &Option<String>| -> Result<Option<usize>, String> {
+        match v {
+            None => Ok(None),
+            Some(t) => match t.trim().parse::<i64>() {
+                Ok(n) if n >= 0 => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+                _ => Err(format!("read: {t}: invalid number")),
+            },
+        }
+    };
+    let (nchars, exact) = match (count(&a.nchars), count(&a.exact)) {
+        (Ok(n), Ok(e)) => (n, e),
+        (Err(m), _) | (_, Err(m)) => return super::fail(sh, io, m, 1).await,
+    };
+    let fd = match &a.fd {
+        None => None,
+        Some(t) => match t.trim().parse::<i32>() {
+            Ok(n) if n >= 0 => Some(n),
+            _ => {
+                let msg = format!("read: {t}: invalid file descriptor specification");
+                return super::fail(sh, io, msg, 1).await;
+            }
+        },
+    };
+    let timeout = match &a.timeout {
+        None => None,
+        Some(t) => match parse_timeout(t) {
+            Some(v) => Some(v),
+            None => {
+                let msg = format!("read: {t}: invalid timeout specification");
+                return super::fail(sh, io, msg, 1).await;
+            }
+        },
+    };
+    let input = match fd {
         None => match io.input(0) {
             Some(i) => i,
             None => {
@@ -126,7 +160,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     // `-t 0`: no read at all; whether input is there (data, or end-of-file) right now.
     // The task that feeds a redirected file gets a moment to start first: a file always
     // has its data or its end there, where a pipe's writer may still be working.
-    if a.timeout == Some(0.0) {
+    if timeout == Some(0.0) {
         /// How long `read -t 0` lets a just-started feeder deliver its first chunk.
         const SETTLE: std::time::Duration = std::time::Duration::from_millis(10);
         let ready = match input.ready() {
@@ -144,8 +178,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         let _ = io.stderr().write_str(p).await;
     }
     // `-N`: a count of characters and no delimiter at all.
-    let exact = a.exact.is_some();
-    let nchars = a.exact.or(a.nchars);
+    let nchars = exact.or(nchars);
+    let exact = exact.is_some();
     let delim = match &a.delim {
         _ if exact => None,
         Some(d) => Some(d.bytes().next().unwrap_or(0)),
@@ -154,6 +188,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let reading = async {
         let mut line: Vec<u8> = Vec::new();
         let mut eof = false;
+        // For `-n`/`-N`: characters read (escaping backslashes not counted), the bytes
+        // the current character still lacks, and whether a backslash quotes the next byte.
+        let mut chars = 0usize;
+        let mut char_left = 0u8;
+        let mut escaped = false;
         loop {
             if nchars == Some(0) {
                 break;
@@ -183,11 +222,38 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
             match input.read_up_to(1).await {
                 Ok(Some(b)) if !b.is_empty() => {
-                    if Some(b[0]) == delim {
+                    let b = b[0];
+                    if escaped {
+                        // Without `-r` a backslash quotes the next byte: an escaped
+                        // delimiter is data, a backslash-newline is nothing at all.
+                        escaped = false;
+                        if b == b'\n' {
+                            line.pop();
+                            continue;
+                        }
+                    } else if Some(b) == delim {
                         break;
+                    } else if b == b'\\' && !a.raw {
+                        escaped = true;
+                        line.push(b);
+                        continue;
                     }
-                    line.push(b[0]);
-                    if nchars.is_some_and(|n| String::from_utf8_lossy(&line).chars().count() >= n) {
+                    line.push(b);
+                    // A character is counted once its last byte is in.
+                    if b & 0xc0 != 0x80 {
+                        char_left = match b {
+                            0xf0.. => 3,
+                            0xe0.. => 2,
+                            0xc0.. => 1,
+                            _ => 0,
+                        };
+                    } else {
+                        char_left = char_left.saturating_sub(1);
+                    }
+                    if char_left == 0 {
+                        chars += 1;
+                    }
+                    if nchars.is_some_and(|n| chars >= n) {
                         break;
                     }
                     if line.len() >= MAX_LINE {
@@ -202,7 +268,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         (line, eof)
     };
-    let (line, eof) = match a.timeout {
+    let (line, eof) = match timeout {
         Some(t) if t >= 0.0 => {
             match tokio::time::timeout(std::time::Duration::from_secs_f64(t.min(1e6)), reading)
                 .await
@@ -259,6 +325,16 @@ async fn read_failed(sh: &mut Shell, e: ShellError, io: &Fds) -> Exec<i32> {
         return Err(Flow::Abort(1));
     }
     Ok(sh.report(&io.stderr(), &e).await)
+}
+
+/// A timeout as bash reads it: digits with an optional fraction, no sign or exponent.
+fn parse_timeout(t: &str) -> Option<f64> {
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
+        return None;
+    }
+    format!("0{int}.{frac}0").parse().ok()
 }
 
 fn ends_escaped(l: &[u8]) -> bool {
@@ -348,20 +424,34 @@ fn split_n(s: &str, ifs: &str, n: usize, raw: bool) -> Vec<String> {
             skip_ws(&mut i);
         }
     }
-    let mut rest: String = chars[i.min(chars.len())..].iter().collect();
+    // The rest goes to the last variable. When it is one field and one delimiter
+    // (`IFS=' :' read a b <<< 'p x : '`), it is that field alone; otherwise it is the rest
+    // as it stands, less trailing IFS whitespace.
+    let start = i.min(chars.len());
+    let mut j = start;
+    let mut field = String::new();
+    while j < chars.len() && !ifs.contains(chars[j]) {
+        if chars[j] == '\\' && !raw && j + 1 < chars.len() {
+            field.push(chars[j]);
+            field.push(chars[j + 1]);
+            j += 2;
+            continue;
+        }
+        field.push(chars[j]);
+        j += 1;
+    }
+    skip_ws(&mut j);
+    if j < chars.len() && ifs.contains(chars[j]) && !is_ws(chars[j], ifs) {
+        j += 1;
+        skip_ws(&mut j);
+    }
+    let mut rest: String = if j >= chars.len() && start < chars.len() {
+        field
+    } else {
+        chars[start..].iter().collect()
+    };
     while rest.chars().last().is_some_and(|c| is_ws(c, ifs)) && !rest.ends_with("\\ ") {
         rest.pop();
-    }
-    // A last field followed by one delimiter (`IFS=: read a b <<< x:y:`) loses that
-    // delimiter; with more fields in the rest, the rest stays as it is.
-    if let Some(last) = rest.chars().last()
-        && ifs.contains(last)
-        && !is_ws(last, ifs)
-    {
-        let body = &rest[..rest.len() - last.len_utf8()];
-        if !body.ends_with('\\') && !body.chars().any(|c| ifs.contains(c)) {
-            rest.truncate(body.len());
-        }
     }
     out.push(unescape(&rest, raw));
     while out.len() < n {

@@ -3,42 +3,16 @@
 //! command's, whose messages get the shell's prefix (`forkbox: [: x: integer expression
 //! expected`), as bash's builtin prints them.
 
+use crate::shell::Shell;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
-use crate::shell::{Shell, Value};
 
 /// Most bytes of diagnostics kept from the native command.
 const MAX_MESSAGES: usize = 64 * 1024;
 
-/// Whether variable (or array element) `spec` is set: `-v`.
+/// Whether variable (or array element) `spec` is set: `-v`, as `[[ -v ]]` answers it.
 fn is_set(sh: &Shell, spec: &str) -> bool {
-    if let Ok(n) = spec.parse::<usize>() {
-        return n == 0 || n <= sh.positional.len();
-    }
-    let (name, index) = match spec.split_once('[') {
-        Some((n, rest)) => (n, rest.strip_suffix(']')),
-        None => (spec, None),
-    };
-    let Some(var) = sh.vars.get(name) else {
-        return false;
-    };
-    match (&var.value, index) {
-        (Value::Str(_), None) | (Value::Str(_), Some("0" | "@" | "*")) => true,
-        (Value::Array(a), None) => a.contains_key(&0),
-        (Value::Array(a), Some("@" | "*")) => !a.is_empty(),
-        (Value::Array(a), Some(i)) => match i.trim().parse::<i64>() {
-            Ok(i) if i < 0 => {
-                let len = crate::shell::next_index(a);
-                a.contains_key(&(len + i))
-            }
-            Ok(i) => a.contains_key(&i),
-            Err(_) => false,
-        },
-        (Value::Str(_), Some(_)) => false,
-        (Value::Assoc(a), None) => a.get("0").is_some(),
-        (Value::Assoc(a), Some("@" | "*")) => a.len() > 0,
-        (Value::Assoc(a), Some(k)) => a.get(k).is_some(),
-    }
+    sh.var_is_set(spec)
 }
 
 /// The answer to a shell-only unary test, `None` if `op` is not one.
@@ -66,9 +40,19 @@ pub(crate) async fn run(sh: &mut Shell, name: &str, args: Vec<String>, io: &Fds)
         Some(&words[..])
     };
     if let Some(w) = inner {
-        let answer = match w {
-            [op, arg] => shell_unary(sh, op, arg),
-            ["!", op, arg] => shell_unary(sh, op, arg).map(|b| !b),
+        // `-v 'a[$i]'`: the subscript is expanded first.
+        let spec = match w {
+            ["-v", arg] | ["!", "-v", arg] => match sh.expand_subscript_arg(arg, io).await {
+                Ok(s) => Some(s),
+                Err(e) => return sh.fail(e, io).await,
+            },
+            _ => None,
+        };
+        let answer = match (w, spec.as_deref()) {
+            ([op, _], Some(arg)) => shell_unary(sh, op, arg),
+            (["!", op, _], Some(arg)) => shell_unary(sh, op, arg).map(|b| !b),
+            ([op, arg], None) => shell_unary(sh, op, arg),
+            (["!", op, arg], None) => shell_unary(sh, op, arg).map(|b| !b),
             _ => None,
         };
         if let Some(b) = answer {
@@ -156,6 +140,10 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
             )
             .await;
         }
+        let var = match sh.expand_subscript_arg(&var, io).await {
+            Ok(v) => v,
+            Err(e) => return sh.fail(e, io).await,
+        };
         let (status, out) = run_prefixed(sh, "printf", args[2..].to_vec(), io, true).await;
         let value = String::from_utf8_lossy(&out).into_owned();
         // `printf -v 'a[2]'`: an element of an indexed array (a literal index).
@@ -167,7 +155,8 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
             None => sh.set_var(&var, &value),
         };
         if let Err(e) = set {
-            return sh.fail(e, io).await;
+            // A failed assignment fails printf, not the script.
+            return Ok(sh.report(&io.stderr(), &e).await);
         }
         return Ok(status);
     }

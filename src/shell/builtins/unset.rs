@@ -55,6 +55,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 status = 1;
                 continue;
             }
+            // The subscript is expanded as a word (`unset 'a[${#a[@]}-1]'`, `'m[$k]'`).
+            let spec = match sh.expand_subscript_arg(n, io).await {
+                Ok(s) => s,
+                Err(e) => return sh.fail(e, io).await,
+            };
+            let sub = split_subscript(&spec).map_or(sub, |(_, s)| s);
             if let Err(e) = sh.unset_subscript(name, sub) {
                 let msg = match e {
                     ShellError::Readonly(v) => {

@@ -137,6 +137,8 @@ impl Shell {
                 0
             };
             let _ = prev;
+            // bash leaves `$_` empty after a command of assignments only.
+            let _ = self.store_str("_", "");
             if !redirs.is_empty() {
                 let (f, closers) = match self.begin_redirects(&redirs, fds).await {
                     Ok(x) => x,
@@ -195,9 +197,19 @@ impl Shell {
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
             return self.exec_redirections(&redirs, fds).await;
         }
+        // After a function call `$_` is again its last argument, whatever ran inside.
+        let fn_last = self
+            .functions
+            .contains_key(&argv[0])
+            .then(|| argv.last().cloned())
+            .flatten();
         if redirs.is_empty() && subst_fds.is_empty() {
             // Nothing to change in the descriptor table: no copy of it per command.
-            return self.run_command(argv, env_extra, fds).await;
+            let r = self.run_command(argv, env_extra, fds).await;
+            if let Some(l) = fn_last {
+                let _ = self.store_str("_", &l);
+            }
+            return r;
         }
         let (mut f, closers) = match self.begin_redirects(&redirs, fds).await {
             Ok(x) => x,
@@ -207,6 +219,9 @@ impl Shell {
             f.set_fd(n, d);
         }
         let r = self.run_command(argv, env_extra, &f).await;
+        if let Some(l) = fn_last {
+            let _ = self.store_str("_", &l);
+        }
         let r = self.end_redirects(f, closers, r, fds).await;
         for w in writers {
             let _ = w.await;

@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// Arrays the shell computes when they are read, always set as far as `set -u` goes.
+const DYNAMIC_ARRAYS: [&str; 6] = [
+    "PIPESTATUS",
+    "DIRSTACK",
+    "BASH_SOURCE",
+    "BASH_LINENO",
+    "BASH_ARGV",
+    "BASH_ARGC",
+];
+
 impl Shell {
     /// Evaluates a `${…}` expression.
     pub(super) fn eval_param_expr<'a>(
@@ -46,6 +56,19 @@ impl Shell {
                     if v.is_unset_or_null(test_type) {
                         let text = default_value.clone().unwrap_or_default();
                         let value = self.expand_str(&text, fds).await?;
+                        // `${!n:=v}` assigns to the variable n names.
+                        let named;
+                        let parameter = if *indirect {
+                            named = match self.param_value(parameter, fds).await? {
+                                PVal::Str(name) => {
+                                    crate::shell::parse::guarded(&name, word::parse_parameter)?
+                                }
+                                _ => None,
+                            };
+                            named.as_ref().unwrap_or(parameter)
+                        } else {
+                            parameter
+                        };
                         match parameter {
                             Parameter::Named(name) => self.set_var(name, &value)?,
                             Parameter::NamedWithIndex { name, index } => {
@@ -109,6 +132,19 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, *indirect, &v)?;
+                    // `set -u`: `${#a[@]}` of an array never assigned is an error (one that
+                    // abandons the command with status 1), where `${a[@]}` alone is not.
+                    if self.opts.nounset
+                        && !*indirect
+                        && let Parameter::NamedWithAllIndices { name, .. } = parameter
+                        && !DYNAMIC_ARRAYS.contains(&name.as_str())
+                        && self
+                            .vars
+                            .get(self.resolve_ref(name).as_ref())
+                            .is_none_or(|v| v.attrs.unset)
+                    {
+                        return Err(ShellError::Expansion(format!("{name}: unbound variable")));
+                    }
                     Ok(PVal::Str(match v {
                         PVal::Unset => "0".into(),
                         PVal::Str(s) => s.chars().count().to_string(),
@@ -241,6 +277,23 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, *indirect, &v)?;
+                    if matches!(op, ParameterTransformOp::PromptExpand) && self.opt_promptvars() {
+                        // `${x@P}`: the escapes, then (shopt promptvars) the expansions.
+                        return Ok(match v {
+                            PVal::Unset => PVal::Unset,
+                            PVal::Str(s) => PVal::Str(self.prompt_vars(&s, fds).await?),
+                            PVal::Pieces(p) => {
+                                PVal::Str(self.prompt_vars(&join_pieces(&p), fds).await?)
+                            }
+                            PVal::List(l, q) => {
+                                let mut out = Vec::with_capacity(l.len());
+                                for s in &l {
+                                    out.push(self.prompt_vars(s, fds).await?);
+                                }
+                                PVal::List(out, q)
+                            }
+                        });
+                    }
                     Ok(self.transform(op, parameter, v))
                 }
                 ParameterExpr::UppercaseFirstChar {
@@ -287,9 +340,9 @@ impl Shell {
                                 if !applies {
                                     c.to_string()
                                 } else if upper {
-                                    c.to_uppercase().to_string()
+                                    pattern::upper_char(c).to_string()
                                 } else {
-                                    c.to_lowercase().to_string()
+                                    pattern::lower_char(c).to_string()
                                 }
                             })
                             .collect()
@@ -341,9 +394,9 @@ impl Shell {
                 } => {
                     let mut names: Vec<String> = self
                         .vars
-                        .keys()
-                        .filter(|k| k.starts_with(prefix.as_str()))
-                        .cloned()
+                        .iter()
+                        .filter(|(k, v)| k.starts_with(prefix.as_str()) && !v.attrs.unset)
+                        .map(|(k, _)| k.clone())
                         .collect();
                     names.sort();
                     Ok(PVal::List(names, *concatenate))
@@ -368,6 +421,17 @@ impl Shell {
 }
 
 impl Shell {
+    /// A prompt string's escapes decoded and its `$…` and backquotes expanded.
+    async fn prompt_vars(&mut self, s: &str, fds: &Fds) -> R<String> {
+        let body = self.prompt_decode(s, true);
+        self.expand_str(&format!("\"{body}\""), fds).await
+    }
+
+    /// Whether `shopt promptvars` is on.
+    fn opt_promptvars(&self) -> bool {
+        self.shopts.on("promptvars")
+    }
+
     /// `${x@OP}`: the value transformed, or described (`@A`, `@a`, `@K`).
     fn transform(&mut self, op: &ParameterTransformOp, p: &Parameter, v: PVal) -> PVal {
         use crate::shell::vars::{array_body, attr_letters, decl_quote, key_quote, single_quote};
@@ -382,8 +446,8 @@ impl Shell {
             .and_then(|n| self.vars.get(&n).cloned().map(|v| (n, v)));
         let var = declared.clone().filter(|(_, v)| !v.attrs.unset);
         match op {
-            ParameterTransformOp::ToUpperCase => v.map(|s| s.to_uppercase()),
-            ParameterTransformOp::ToLowerCase => v.map(|s| s.to_lowercase()),
+            ParameterTransformOp::ToUpperCase => v.map(pattern::upper_str),
+            ParameterTransformOp::ToLowerCase => v.map(pattern::lower_str),
             ParameterTransformOp::CapitalizeInitial => v.map(upper_first),
             ParameterTransformOp::Quoted => match v {
                 PVal::Unset => PVal::Unset,
@@ -399,9 +463,19 @@ impl Shell {
                 }
                 (_, Some((_, var))) => PVal::Str(attr_letters(&var)),
             },
-            ParameterTransformOp::ToAssignmentLogic => match var {
-                None => PVal::Str(String::new()),
-                Some((n, var)) => {
+            ParameterTransformOp::ToAssignmentLogic => match (var, declared) {
+                // Declared without a value (`declare -i n`, `declare -A m`): the
+                // attributes alone.
+                (None, Some((n, d))) => {
+                    let flags = attr_letters(&d);
+                    PVal::Str(if flags.is_empty() {
+                        String::new()
+                    } else {
+                        format!("declare -{flags} {n}")
+                    })
+                }
+                (None, None) => PVal::Str(String::new()),
+                (Some((n, var)), _) => {
                     let flags = attr_letters(&var);
                     match (&var.value, whole) {
                         (crate::shell::Value::Str(s), _) => {
@@ -419,6 +493,8 @@ impl Shell {
                             PVal::Str(s) => {
                                 PVal::Str(format!("declare -{flags} {n}={}", single_quote(&s)))
                             }
+                            // `${m@A}` of an array without element 0.
+                            PVal::Unset => PVal::Str(format!("declare -{flags} {n}")),
                             other => other,
                         },
                     }
@@ -551,7 +627,7 @@ pub(super) fn substring_error(len: Option<&str>) -> ShellError {
 pub(super) fn upper_first(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
+        Some(f) => std::iter::once(pattern::upper_char(f)).chain(c).collect(),
         None => String::new(),
     }
 }

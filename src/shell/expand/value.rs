@@ -224,6 +224,8 @@ impl Shell {
                     })?;
                 self.param_value(&target, fds).await
             }
+            // An unset positional parameter names nothing: `${!1-x}` is `x`.
+            PVal::Unset if matches!(p, Parameter::Positional(_)) => Ok(PVal::Unset),
             PVal::Unset => Err(ShellError::Expansion(format!(
                 "{}: invalid indirect expansion",
                 param_name(p)
