@@ -80,25 +80,23 @@ fn file_paths(sh: &Shell, name: &str) -> Vec<String> {
 
 /// What `type -a NAME` prints: the alias, keyword, function and builtin it is, then each
 /// file of that name in PATH.
-fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> String {
-    let mut out = String::new();
+fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
     if (sh.interactive || sh.shopts.on("expand_aliases"))
         && let Some(value) = sh.aliases.get(name)
     {
-        out.push_str(&format!("{name} is aliased to `{value}'\n"));
+        out.push(("alias", format!("{name} is aliased to `{value}'")));
     }
     if KEYWORDS.contains(&name) {
-        out.push_str(&format!("{name} is a shell keyword\n"));
+        out.push(("keyword", format!("{name} is a shell keyword")));
     }
     if !no_functions && let Some(f) = sh.functions.get(name) {
-        out.push_str(&format!(
-            "{name} is a function\n{}\n",
-            crate::shell::printer::function(name, f)
-        ));
+        let body = crate::shell::printer::function(name, f);
+        out.push(("function", format!("{name} is a function\n{body}")));
     }
     if name.contains('/') {
         if sh.registry.resolve(name).is_some() {
-            out.push_str(&format!("{name} is {name}\n"));
+            out.push(("file", name.to_string()));
         }
         return out;
     }
@@ -107,10 +105,10 @@ fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> String {
     }) || crate::registry::BASH_BUILTIN_COMMANDS.contains(&name))
         && !sh.disabled_builtins.contains(name);
     if builtin {
-        out.push_str(&format!("{name} is a shell builtin\n"));
+        out.push(("builtin", format!("{name} is a shell builtin")));
     }
     for p in file_paths(sh, name) {
-        out.push_str(&format!("{name} is {p}\n"));
+        out.push(("file", p));
     }
     out
 }
@@ -209,16 +207,34 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
             continue;
         }
-        if all && !kind_only && !path_only {
-            match all_meanings(sh, n, no_functions) {
-                lines if lines.is_empty() => {
+        if all {
+            // Every meaning, in the order bash looks: as sentences, kinds (`-t`) or the
+            // files' paths (`-p`).
+            let meanings = all_meanings(sh, n, no_functions);
+            if meanings.is_empty() {
+                if !kind_only && !path_only {
                     super::fail(sh, io, format!("type: {n}: not found"), 1).await?;
-                    status = 1;
                 }
-                lines => {
-                    let _ = io.stdout().write_str(&lines).await;
-                }
+                status = 1;
+                continue;
             }
+            let mut text = String::new();
+            for (kind, what) in meanings {
+                if kind_only {
+                    text.push_str(kind);
+                } else if path_only {
+                    if kind != "file" {
+                        continue;
+                    }
+                    text.push_str(&what);
+                } else if kind == "file" {
+                    text.push_str(&format!("{n} is {what}"));
+                } else {
+                    text.push_str(&what);
+                }
+                text.push('\n');
+            }
+            let _ = io.stdout().write_str(&text).await;
             continue;
         }
         match found {
