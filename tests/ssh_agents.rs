@@ -68,8 +68,12 @@ fn signal_request_interrupts_the_running_command() {
 fn window_change_reaches_the_next_command() {
     let server = Server::start();
     let v = scenario(&server, "window_change");
+    // A line's text is what follows its last carriage return: after reading a command the
+    // line editor turns bracketed paste off with `ESC[?2004l` and a `\r`, as bash does,
+    // just before the command's first line of output.
     let listing = |text: &str| -> Vec<String> {
         text.split("\r\n")
+            .map(|l| l.rsplit('\r').next().unwrap_or(l))
             .filter(|l| l.starts_with("file"))
             .map(str::to_string)
             .collect()

@@ -491,12 +491,9 @@ fn unescape(s: &str) -> String {
             continue;
         }
         match it.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('a') => out.push('\x07'),
-            Some('b') => out.push('\x08'),
-            Some('f') => out.push('\x0c'),
-            Some('r') => out.push('\r'),
+            Some(e) if super::util::c_escape(e).is_some() => {
+                out.extend(super::util::c_escape(e));
+            }
             Some('q') => out.push('"'),
             Some('\\') => out.push('\\'),
             Some(o) => {

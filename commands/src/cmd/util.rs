@@ -67,6 +67,20 @@ pub(crate) async fn missing_operand(ctx: &Context, name: &str) -> crate::Status 
     usage_error(ctx, name, "missing operand").await
 }
 
+/// The character C's one-letter escapes `\n \t \a \b \f \r` stand for, which the
+/// tools with their own small escape sets (hexdump's formats, bc's `print`) share.
+pub(crate) fn c_escape(c: char) -> Option<char> {
+    Some(match c {
+        'n' => '\n',
+        't' => '\t',
+        'a' => '\x07',
+        'b' => '\x08',
+        'f' => '\x0c',
+        'r' => '\r',
+        _ => return None,
+    })
+}
+
 /// Whether the environment's locale (the first set of LC_ALL, LC_CTYPE, LANG) is UTF-8;
 /// otherwise a character is a byte, as in the C locale.
 pub(crate) fn utf8_locale(env: &std::collections::BTreeMap<String, String>) -> bool {
