@@ -145,6 +145,7 @@ impl Command for Date {
             }
             None => "%a %b %e %H:%M:%S UTC %Y".into(),
         };
+        let fmt = gnu_directives(&fmt, &dt);
         // chrono reports a bad specifier when formatting; catch it instead of panicking.
         let mut text = String::new();
         let items = chrono::format::StrftimeItems::new(&fmt);
@@ -165,6 +166,68 @@ impl Command for Date {
         ctx.out(format!("{text}\n")).await?;
         Ok(0)
     }
+}
+
+/// Rewrites the directives GNU's date has and chrono's strftime lacks into literal text:
+/// `%N` (nanoseconds; `%3N` the first 3 digits), `%q` (the quarter) and the `^` flag
+/// (upper case, `%^a` is `TUE`). The rest is left to chrono.
+fn gnu_directives(fmt: &str, dt: &DateTime<Utc>) -> String {
+    use chrono::{Datelike, Timelike};
+    let literal = |s: &str| s.replace('%', "%%");
+    let mut out = String::with_capacity(fmt.len());
+    let mut rest = fmt;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let spec = &rest[i + 1..];
+        if spec.starts_with('%') {
+            out.push_str("%%");
+            rest = &spec[1..];
+            continue;
+        }
+        let flags = spec.len() - spec.trim_start_matches(['-', '_', '0', '^', '#']).len();
+        let after_flags = &spec[flags..];
+        let digits = after_flags.len()
+            - after_flags
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .len();
+        let width: Option<usize> = after_flags[..digits].parse().ok();
+        let Some(conv) = after_flags[digits..].chars().next() else {
+            out.push_str(&rest[i..]);
+            return out;
+        };
+        let whole = &rest[i..i + 1 + flags + digits + conv.len_utf8()];
+        rest = &after_flags[digits + conv.len_utf8()..];
+        match conv {
+            'N' => {
+                let nanos = format!("{:09}", dt.nanosecond() % 1_000_000_000);
+                let w = width.unwrap_or(9);
+                let digits: String = nanos
+                    .chars()
+                    .chain(std::iter::repeat('0'))
+                    .take(w)
+                    .collect();
+                out.push_str(&digits);
+            }
+            'q' => out.push_str(&((dt.month() - 1) / 3 + 1).to_string()),
+            _ if spec[..flags].contains('^') => {
+                let plain = format!("%{}{conv}", &after_flags[..digits]);
+                let items = chrono::format::StrftimeItems::new(&plain);
+                if items
+                    .clone()
+                    .any(|i| matches!(i, chrono::format::Item::Error))
+                {
+                    out.push_str(whole);
+                } else {
+                    out.push_str(&literal(
+                        &dt.format_with_items(items).to_string().to_uppercase(),
+                    ));
+                }
+            }
+            _ => out.push_str(whole),
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// GNU's free-form dates that `touch -d`'s parser leaves: relative items (`+1 day`,
@@ -236,6 +299,15 @@ mod tests {
     #[tokio::test]
     async fn formats() {
         let inv = Invocation::default();
+        let at = |f: &'static str| ["-d", "2024-03-05 07:08:09", f];
+        assert_eq!(
+            inv.run(&Date, &at("+%s%N")).await.1,
+            "1709622489000000000\n"
+        );
+        assert_eq!(
+            inv.run(&Date, &at("+%3N|%12N|%q|%^a %^b|%%N")).await.1,
+            "000|000000000000|1|TUE MAR|%N\n"
+        );
         assert_eq!(
             inv.run(&Date, &["-d", "@0"]).await.1,
             "Thu Jan  1 00:00:00 UTC 1970\n"
