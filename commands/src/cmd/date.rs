@@ -179,9 +179,9 @@ fn gnu_directives(fmt: &str, dt: &DateTime<Utc>) -> String {
     while let Some(i) = rest.find('%') {
         out.push_str(&rest[..i]);
         let spec = &rest[i + 1..];
-        if spec.starts_with('%') {
+        if let Some(after) = spec.strip_prefix('%') {
             out.push_str("%%");
-            rest = &spec[1..];
+            rest = after;
             continue;
         }
         let flags = spec.len() - spec.trim_start_matches(['-', '_', '0', '^', '#']).len();

@@ -33,6 +33,8 @@ Create, list or extract tar archives.
   -p, --preserve-permissions  extract permissions as archived (always done)
   -O, --to-stdout         extract files to standard output
       --exclude=PATTERN   exclude files matching PATTERN
+      --strip-components=NUMBER   strip NUMBER leading components from file
+                          names on extraction
 ";
 
 #[derive(Debug, Default)]
@@ -43,6 +45,8 @@ struct Opts {
     verbose: bool,
     to_stdout: bool,
     excludes: Vec<String>,
+    /// `--strip-components=N`: leading path components dropped from names on extraction.
+    strip: usize,
     /// Operands, each with the `-C` directory in force where it was given.
     members: Vec<(Option<String>, String)>,
     dir: Option<String>,
@@ -126,6 +130,15 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
                 "verbose" => o.verbose = true,
                 "to-stdout" => o.to_stdout = true,
                 "exclude" => o.excludes.push(value(&mut i)?),
+                "strip-components" | "strip" => {
+                    let v = value(&mut i)?;
+                    o.strip = v.parse().map_err(|_| {
+                        format!(
+                            "tar: Invalid number of elements: {}\n",
+                            super::util::quote(&v)
+                        )
+                    })?;
+                }
                 "preserve-permissions" | "same-permissions" | "no-same-owner" | "same-owner" => {}
                 _ => return Err(usage(&format!("unrecognized option '{a}'"))),
             }
@@ -824,6 +837,22 @@ impl Run<'_> {
                 }
                 continue;
             }
+            // `--strip-components=N` on extraction: the name without its first N
+            // components; a member with no more than N is neither extracted nor listed.
+            let mut stripped = None;
+            if op == 'x' && self.o.strip > 0 {
+                let parts: Vec<&str> = name.split('/').filter(|c| !c.is_empty()).collect();
+                if parts.len() <= self.o.strip {
+                    if let Err(e) = self.skip(&mut src, data_size).await? {
+                        self.ctx
+                            .err(format!("tar: {archive}: Read error: {e}\n"))
+                            .await;
+                        return Ok(2);
+                    }
+                    continue;
+                }
+                stripped = Some(parts[self.o.strip..].join("/"));
+            }
             if op == 't' || self.o.verbose {
                 let line = if self.o.verbose && op == 't' {
                     self.long_line(fkind, mode, &uname, &gname, size, mtime, &name, &link)
@@ -843,6 +872,9 @@ impl Run<'_> {
             }
             // Extract, keeping the path inside the destination.
             name = name.trim_start_matches('/').to_string();
+            if let Some(short) = stripped {
+                name = short;
+            }
             if name.split('/').any(|c| c == "..") {
                 self.ctx
                     .err("tar: Removing leading `../' from member names\n")
