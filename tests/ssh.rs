@@ -674,45 +674,13 @@ fn new_files_in_base_directories() {
 
 #[test]
 fn ctrl_c_on_a_terminal_interrupts_the_foreground_command() {
-    use std::io::{Read, Write};
-    use std::sync::{Arc, Mutex};
+    use std::io::Write;
     let server = Server::start();
-    let mut cmd = server.ssh_cmd("anyone");
-    cmd.arg("-tt");
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let seen = Arc::new(Mutex::new(String::new()));
-    let mut out = child.stdout.take().unwrap();
-    let reader = {
-        let seen = seen.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = out.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                seen.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        })
-    };
+    let tty = server.tty("anyone");
     let wait_for = |needle: &str| {
-        let start = std::time::Instant::now();
-        while !seen.lock().unwrap().contains(needle) {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "never saw {needle:?} in {:?}",
-                seen.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        tty.wait_for(needle, 0, Duration::from_secs(60));
     };
-    let mut stdin = child.stdin.take().unwrap();
+    let mut stdin = &tty.stdin;
     // Ctrl-C (0x03) once the command runs: a sleep and a tight shell loop both stop with
     // 130 and the prompt comes back.
     stdin.write_all(b"echo go-sleep; sleep 100\n").unwrap();
@@ -727,7 +695,6 @@ fn ctrl_c_on_a_terminal_interrupts_the_foreground_command() {
     stdin.write_all(b"\x03").unwrap();
     stdin.write_all(b"echo loop=$?\nexit\n").unwrap();
     wait_for("loop=130\r\n");
-    let status = child.wait().unwrap();
-    reader.join().unwrap();
-    assert_eq!(status.code(), Some(0), "{}", seen.lock().unwrap());
+    let (status, text) = tty.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
 }

@@ -10,10 +10,8 @@
 #[path = "support/server.rs"]
 mod support;
 
-use std::io::{Read, Write};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::time::Duration;
 
 use support::Server;
 
@@ -26,49 +24,9 @@ const WAIT: Duration = Duration::from_secs(90);
 #[test]
 fn python3_alone_on_a_terminal_is_the_repl() {
     let server = Server::start();
-    let mut cmd = server.ssh_cmd("anyone");
-    cmd.arg("-tt");
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let seen = Arc::new(Mutex::new(String::new()));
-    let mut out = child.stdout.take().unwrap();
-    let reader = {
-        let seen = seen.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = out.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                seen.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        })
-    };
-    // Waits until `needle` appears after byte `from` of the output; gives where it ends.
-    let wait_for = |needle: &str, from: usize| -> usize {
-        let start = Instant::now();
-        loop {
-            {
-                let text = seen.lock().unwrap();
-                if let Some(at) = text.get(from..).and_then(|t| t.find(needle)) {
-                    return from + at + needle.len();
-                }
-            }
-            assert!(
-                start.elapsed() < WAIT,
-                "never saw {needle:?} after byte {from} in {:?}",
-                seen.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    let mut stdin = child.stdin.take().unwrap();
+    let tty = server.tty("anyone");
+    let wait_for = |needle: &str, from: usize| tty.wait_for(needle, from, WAIT);
+    let mut stdin = &tty.stdin;
     stdin.write_all(b"echo ready\n").unwrap();
     let at = wait_for("ready\r\n", 0);
     stdin.write_all(b"python3\n").unwrap();
@@ -88,7 +46,6 @@ fn python3_alone_on_a_terminal_is_the_repl() {
     stdin.write_all(b"echo py=$?\n").unwrap();
     wait_for("py=0\r\n", at);
     stdin.write_all(b"exit\n").unwrap();
-    let status = child.wait().unwrap();
-    reader.join().unwrap();
-    assert_eq!(status.code(), Some(0), "{}", seen.lock().unwrap());
+    let (status, text) = tty.finish();
+    assert_eq!(status.code(), Some(0), "{text}");
 }

@@ -9,7 +9,8 @@
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Generous bound for asynchronous cleanup to be observed (fork deletion after a
@@ -270,6 +271,41 @@ impl Server {
             .args(["-o", "IdentityFile=/nonexistent"])
             .arg(format!("{user}@127.0.0.1"));
         c
+    }
+
+    /// An interactive session through `ssh -tt` as `user`, typed into as a person does.
+    pub fn tty(&self, user: &str) -> TtySession {
+        let mut child = self
+            .ssh_cmd(user)
+            .arg("-tt")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let seen = Arc::new(Mutex::new(String::new()));
+        let reader = {
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = out.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            })
+        };
+        TtySession {
+            child,
+            stdin,
+            seen,
+            reader: Some(reader),
+        }
     }
 
     /// Runs `script` as an exec request; stdin is empty.
@@ -557,4 +593,50 @@ pub fn tree(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
     }
     walk(dir, dir, &mut out);
     out
+}
+
+/// An `ssh -tt` session ([`Server::tty`]): its stdin, and everything it printed so far,
+/// gathered by a reader thread.
+pub struct TtySession {
+    child: Child,
+    pub stdin: ChildStdin,
+    seen: Arc<Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TtySession {
+    /// Everything the session printed so far.
+    pub fn text(&self) -> String {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// Waits until `needle` appears after byte `from` of the output, failing after
+    /// `limit`; gives where it ends.
+    pub fn wait_for(&self, needle: &str, from: usize, limit: Duration) -> usize {
+        let start = Instant::now();
+        loop {
+            {
+                let text = self.seen.lock().unwrap();
+                if let Some(at) = text.get(from..).and_then(|t| t.find(needle)) {
+                    return from + at + needle.len();
+                }
+            }
+            assert!(
+                start.elapsed() < limit,
+                "never saw {needle:?} after byte {from} in {:?}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for `ssh` to exit and for the last of its output; gives its status and
+    /// everything it printed.
+    pub fn finish(mut self) -> (ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        if let Some(r) = self.reader.take() {
+            r.join().unwrap();
+        }
+        (status, self.text())
+    }
 }
