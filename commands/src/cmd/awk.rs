@@ -20,9 +20,11 @@ mod io;
 mod lex;
 mod parse;
 mod re;
+mod source;
 mod value;
 
 use interp::{Fail, Interp};
+use source::{MAX_PROGRAM_BYTES, Row, locate};
 
 /// Stack of the interpreter's thread: user function recursion (bounded by the
 /// interpreter's call depth limit) and the parser's nesting limit fit in it.
@@ -35,9 +37,6 @@ const MAX_INTERP_THREADS: usize = 8;
 
 static INTERP_THREADS: tokio::sync::Semaphore =
     tokio::sync::Semaphore::const_new(MAX_INTERP_THREADS);
-
-/// Largest program file `-f` reads.
-const MAX_PROGRAM_BYTES: u64 = 16 * 1024 * 1024;
 
 /// gawk's usage text, word for word (scripts and tests compare it).
 const USAGE: &str = "Usage: awk [POSIX or GNU style options] -f progfile [--] file ...\n\
@@ -317,10 +316,8 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
             return Ok(st);
         }
     };
-    // Program text: -e pieces and -f files in order.
-    let mut text = Vec::new();
-    let mut table: Vec<(String, usize)> = Vec::new();
-    let mut line = 1;
+    // Program text: -e pieces and -f files in order, @include files spliced in.
+    let mut segments = Vec::new();
     for s in &cli.sources {
         let (name, body) = match s {
             Source::Text(t) => ("cmd. line".to_string(), t.as_bytes().to_vec()),
@@ -357,7 +354,26 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
                 (f.clone(), body)
             }
         };
-        table.push((name, line));
+        segments.push(source::Segment::new(name, body));
+    }
+    let segments = match source::expand(ctx, segments).await {
+        Ok(s) => s,
+        Err(m) => {
+            ctx.err(m).await;
+            return Ok(1);
+        }
+    };
+    let n_segments = segments.len();
+    let mut text = Vec::new();
+    let mut table: Vec<Row> = Vec::new();
+    let mut line = 1;
+    for seg in segments {
+        table.push(Row {
+            name: seg.name,
+            start: line,
+            first: seg.first_line,
+        });
+        let body = seg.body;
         line += body.iter().filter(|&&b| b == b'\n').count();
         text.extend_from_slice(&body);
         if !text.ends_with(b"\n") || body.is_empty() {
@@ -365,7 +381,7 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
             line += 1;
         }
     }
-    let single_text = matches!(cli.sources.as_slice(), [Source::Text(_)]);
+    let single_text = n_segments == 1 && matches!(cli.sources.as_slice(), [Source::Text(_)]);
     if single_text && text.ends_with(b"\n") {
         // A lone command-line program: its own last newline is not ours to add.
         if let [Source::Text(t)] = cli.sources.as_slice()
@@ -399,20 +415,9 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
     done_rx.await.unwrap_or(Err(Interrupt::Cancelled))
 }
 
-/// Maps a global line number to (source name, line in it).
-fn locate(table: &[(String, usize)], line: usize) -> (String, usize) {
-    let mut cur = ("cmd. line".to_string(), line);
-    for (name, start) in table {
-        if line >= *start {
-            cur = (name.clone(), line - start + 1);
-        }
-    }
-    cur
-}
-
 fn syntax_message(
     text: &[u8],
-    table: &[(String, usize)],
+    table: &[Row],
     line: usize,
     pos: usize,
     msg: &str,
@@ -447,13 +452,22 @@ fn run_blocking(
     rt: Handle,
     cli: Cli,
     text: Vec<u8>,
-    table: Vec<(String, usize)>,
+    table: Vec<Row>,
 ) -> CmdResult {
     let err = |s: String| {
         let _ = rt.block_on(ctx.stderr.write_str(&s));
     };
     value::set_utf8_mode(super::util::utf8_locale(&ctx.env));
-    let toks = match lex::tokenize(&text) {
+    let mut lex_warnings = Vec::new();
+    let toks = lex::tokenize_warning(&text, &mut lex_warnings);
+    let mut warned_escapes = std::collections::HashSet::new();
+    for (line, w) in lex_warnings {
+        if warned_escapes.insert(w.clone()) {
+            let (name, l) = locate(&table, line);
+            err(format!("awk: {name}:{l}: warning: {w}\n"));
+        }
+    }
+    let toks = match toks {
         Ok(t) => t,
         Err(e) => {
             err(syntax_message(
@@ -541,7 +555,7 @@ fn report(
     ctx: &Context,
     rt: &Handle,
     me: Option<&mut Interp>,
-    table: &[(String, usize)],
+    table: &[Row],
     f: Fail,
 ) -> CmdResult {
     let loc = match &me {

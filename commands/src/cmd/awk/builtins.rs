@@ -249,6 +249,9 @@ impl Interp {
                 };
                 let pos = if t.is_empty() {
                     Some(0)
+                } else if self.ignoring_case() {
+                    // Byte offsets stay valid: ASCII folding keeps lengths.
+                    memchr::memmem::find(&s.to_ascii_lowercase(), &t.to_ascii_lowercase())
                 } else {
                     memchr::memmem::find(&s, &t)
                 };
@@ -277,6 +280,57 @@ impl Interp {
                     sa.clear();
                     for (i, w) in pieces.windows(2).enumerate() {
                         sa.insert(key_num((i + 1) as f64), Value::strnum(&s[w[0].1..w[1].0]));
+                    }
+                    // Splitting on blanks also keeps the leading and trailing blanks.
+                    if self.splits_on_blanks(args.get(2))? {
+                        let first = pieces.first().map_or(s.len(), |p| p.0);
+                        let last = pieces.last().map_or(s.len(), |p| p.1);
+                        if first > 0 {
+                            sa.insert(key_num(0.0), Value::strnum(&s[..first]));
+                        }
+                        if last < s.len() && !pieces.is_empty() {
+                            sa.insert(key_num(pieces.len() as f64), Value::strnum(&s[last..]));
+                        }
+                    }
+                }
+                self.charge_elems(total)?;
+                num(pieces.len() as f64)
+            }
+            "patsplit" => {
+                arity(name, args, 2, 4)?;
+                let s = self.eval_str(&args[0])?;
+                let arr = self.array_of(&args[1], name)?;
+                let re = match args.get(2) {
+                    Some(e) => self.regex_for(e)?,
+                    None => {
+                        let fpat = self.fpat_text();
+                        self.dyn_regex(&fpat)?
+                    }
+                };
+                let seps_arr = match args.get(3) {
+                    Some(e) => Some(self.array_of(e, name)?),
+                    None => None,
+                };
+                let mut pieces = Vec::new();
+                let mut seps = Vec::new();
+                super::interp::fpat_split(&s, &re, &mut pieces, Some(&mut seps));
+                let mut total = 0;
+                {
+                    let mut a = arr.borrow_mut();
+                    a.clear();
+                    for (i, &(x, y)) in pieces.iter().enumerate() {
+                        total += y - x + 64;
+                        a.insert(key_num((i + 1) as f64), Value::strnum(&s[x..y]));
+                    }
+                }
+                if let Some(sa) = seps_arr {
+                    let mut sa = sa.borrow_mut();
+                    sa.clear();
+                    if !s.is_empty() {
+                        for (i, &(x, y)) in seps.iter().enumerate() {
+                            total += y - x + 64;
+                            sa.insert(key_num(i as f64), Value::strnum(&s[x..y]));
+                        }
                     }
                 }
                 self.charge_elems(total)?;
@@ -504,42 +558,30 @@ impl Interp {
                 num(mktime(&s))
             }
             "asort" | "asorti" => {
-                arity(name, args, 1, 2)?;
+                arity(name, args, 1, 3)?;
                 let src = self.array_of(&args[0], name)?;
+                let how = match args.get(2) {
+                    Some(e) => {
+                        let h = self.eval_str(e)?;
+                        self.sort_how(&h, name)?
+                    }
+                    None if name == "asort" => SortHow::Builtin(Order::ValType, false),
+                    None => SortHow::Builtin(Order::IndStr, false),
+                };
                 let entries: Vec<(Str, Value)> = src
                     .borrow()
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                let conv = self.convfmt();
-                let mut vals: Vec<Value> = if name == "asort" {
-                    entries.into_iter().map(|(_, v)| v).collect()
-                } else {
-                    entries.into_iter().map(|(k, _)| Value::StrNum(k)).collect()
-                };
-                if name == "asort" {
-                    vals.sort_by(|a, b| {
-                        let an = matches!(a, Value::Num(_) | Value::Uninit)
-                            || (matches!(a, Value::StrNum(_)) && a.is_numeric());
-                        let bn = matches!(b, Value::Num(_) | Value::Uninit)
-                            || (matches!(b, Value::StrNum(_)) && b.is_numeric());
-                        match (an, bn) {
-                            (true, true) => a.to_num().total_cmp(&b.to_num()),
-                            (true, false) => std::cmp::Ordering::Less,
-                            (false, true) => std::cmp::Ordering::Greater,
-                            (false, false) => a.to_str_with(&conv).cmp(&b.to_str_with(&conv)),
-                        }
-                    });
-                } else {
-                    vals.sort_by_key(|a| a.to_str_with(&conv));
-                }
+                let entries = self.sort_entries(entries, &how)?;
                 let dest = match args.get(1) {
                     Some(e) => self.array_of(e, name)?,
                     None => src,
                 };
-                let n = vals.len();
+                let n = entries.len();
                 let mut out = Array::default();
-                for (i, v) in vals.into_iter().enumerate() {
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    let v = if name == "asort" { v } else { Value::StrNum(k) };
                     out.insert(key_num((i + 1) as f64), v);
                 }
                 *dest.borrow_mut() = out;
@@ -723,15 +765,165 @@ fn mktime(s: &[u8]) -> f64 {
     }
 }
 
+/// A builtin order of `PROCINFO["sorted_in"]`, `asort` and `asorti`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    IndStr,
+    IndNum,
+    ValStr,
+    ValNum,
+    ValType,
+}
+
+/// How to order array entries: a builtin order (descending when true), a user
+/// comparison function, or as stored.
+pub enum SortHow {
+    Builtin(Order, bool),
+    Func(usize),
+    Unsorted,
+}
+
+/// Whether a value sorts as a number by type (`@val_type_*`, asort's default).
+fn sorts_as_number(v: &Value) -> bool {
+    match v {
+        Value::Num(_) | Value::Uninit => true,
+        Value::StrNum(_) => v.is_numeric(),
+        Value::Str(_) => false,
+    }
+}
+
+fn order_cmp(o: Order, a: &(Str, Value), b: &(Str, Value), conv: &[u8]) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let by_index = || a.0.cmp(&b.0);
+    match o {
+        Order::IndStr => by_index(),
+        Order::IndNum => str_to_num(&a.0)
+            .total_cmp(&str_to_num(&b.0))
+            .then_with(by_index),
+        Order::ValStr => a
+            .1
+            .to_str_with(conv)
+            .cmp(&b.1.to_str_with(conv))
+            .then_with(by_index),
+        Order::ValNum => a.1.to_num().total_cmp(&b.1.to_num()).then_with(by_index),
+        Order::ValType => match (sorts_as_number(&a.1), sorts_as_number(&b.1)) {
+            (true, true) => a.1.to_num().total_cmp(&b.1.to_num()).then_with(by_index),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => a
+                .1
+                .to_str_with(conv)
+                .cmp(&b.1.to_str_with(conv))
+                .then_with(by_index),
+        },
+    }
+}
+
+/// A stable merge sort whose comparison may fail (a user function's error stops it);
+/// unlike the standard sorts it never panics on an inconsistent comparison.
+fn merge_sort<T: Clone>(
+    v: Vec<T>,
+    cmp: &mut dyn FnMut(&T, &T) -> R<std::cmp::Ordering>,
+) -> R<Vec<T>> {
+    let n = v.len();
+    let mut src = v;
+    let mut width = 1;
+    while width < n {
+        let mut dst: Vec<T> = Vec::with_capacity(n);
+        let mut lo = 0;
+        while lo < n {
+            let mid = (lo + width).min(n);
+            let hi = (lo + 2 * width).min(n);
+            let (mut i, mut j) = (lo, mid);
+            while i < mid && j < hi {
+                if cmp(&src[j], &src[i])? == std::cmp::Ordering::Less {
+                    dst.push(src[j].clone());
+                    j += 1;
+                } else {
+                    dst.push(src[i].clone());
+                    i += 1;
+                }
+            }
+            dst.extend_from_slice(&src[i..mid]);
+            dst.extend_from_slice(&src[j..hi]);
+            lo = hi;
+        }
+        src = dst;
+        width *= 2;
+    }
+    Ok(src)
+}
+
 impl Interp {
+    /// Reads an ordering name: `@ind_str_asc` and the like, `@unsorted`, or the name of
+    /// a user function taking (i1, v1, i2, v2).
+    pub(super) fn sort_how(&mut self, how: &[u8], who: &str) -> R<SortHow> {
+        let order = match how {
+            b"@unsorted" => return Ok(SortHow::Unsorted),
+            b"@ind_str_asc" | b"@ind_str_desc" => Some(Order::IndStr),
+            b"@ind_num_asc" | b"@ind_num_desc" => Some(Order::IndNum),
+            b"@val_str_asc" | b"@val_str_desc" => Some(Order::ValStr),
+            b"@val_num_asc" | b"@val_num_desc" => Some(Order::ValNum),
+            b"@val_type_asc" | b"@val_type_desc" => Some(Order::ValType),
+            _ => None,
+        };
+        if let Some(o) = order {
+            return Ok(SortHow::Builtin(o, how.ends_with(b"_desc")));
+        }
+        match self.func_index(how) {
+            Some(f) => Ok(SortHow::Func(f)),
+            None if who.is_empty() => Err(Fail::Fatal(format!(
+                "`{}' is not a valid array sorting function name",
+                String::from_utf8_lossy(how)
+            ))),
+            None => Err(Fail::Fatal(format!(
+                "{who}: `{}' is invalid as a function name",
+                String::from_utf8_lossy(how)
+            ))),
+        }
+    }
+
+    /// Orders (index, value) pairs.
+    pub(super) fn sort_entries(
+        &mut self,
+        mut entries: Vec<(Str, Value)>,
+        how: &SortHow,
+    ) -> R<Vec<(Str, Value)>> {
+        match *how {
+            SortHow::Unsorted => Ok(entries),
+            SortHow::Builtin(o, desc) => {
+                let conv = self.convfmt();
+                if desc {
+                    entries.sort_by(|a, b| order_cmp(o, b, a, &conv));
+                } else {
+                    entries.sort_by(|a, b| order_cmp(o, a, b, &conv));
+                }
+                Ok(entries)
+            }
+            SortHow::Func(f) => merge_sort(entries, &mut |a, b| {
+                use super::interp::Cell;
+                let frame = vec![
+                    Cell::Val(Value::StrNum(a.0.clone())),
+                    Cell::Val(a.1.clone()),
+                    Cell::Val(Value::StrNum(b.0.clone())),
+                    Cell::Val(b.1.clone()),
+                ];
+                let r = self.call_frame(f, frame)?.to_num();
+                Ok(if r < 0.0 {
+                    std::cmp::Ordering::Less
+                } else if r > 0.0 {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                })
+            }),
+        }
+    }
+
     pub(super) fn format_pub(&mut self, fmt: &[u8], vals: &[Value]) -> R<Vec<u8>> {
         match super::value::sprintf(fmt, vals, &self.convfmt()) {
             Ok(b) => Ok(b),
-            Err(e) => Err(Fail::Fatal(format!(
-                "not enough arguments to satisfy format string\n\t`{}'\n\t{}^ ran out for this one",
-                String::from_utf8_lossy(fmt),
-                " ".repeat(e.at + 1)
-            ))),
+            Err(e) => Err(Fail::Fatal(e.message(fmt))),
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::{Context, Interrupt, fs::WriteMode};
 mod fields;
 mod streams;
 
-pub use fields::split_str;
+pub use fields::{fpat_split, split_str};
 
 /// Deepest chain of user function calls: a runaway recursion ends with a clear error
 /// instead of exhausting the thread's stack.
@@ -91,6 +91,19 @@ enum FsMode {
     Byte(u8),
     Regex(Rc<Regex>),
     Chars,
+    /// gawk's FPAT: fields are what the regex matches.
+    Fpat(Rc<Regex>),
+    /// gawk's FIELDWIDTHS: (characters skipped, width) per field; a width of
+    /// `usize::MAX` (`*`) takes the rest of the record.
+    Widths(Rc<[(usize, usize)]>),
+}
+
+/// Which variable field splitting follows: the one assigned last.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SplitBy {
+    Fs,
+    Fpat,
+    Widths,
 }
 
 /// The main input: ARGV's files in turn, or stdin.
@@ -123,6 +136,7 @@ pub struct Interp {
     nr: f64,
     fnr: f64,
     fs_mode: FsMode,
+    split_by: SplitBy,
     rs_mode: RsMode,
     ofs: Vec<u8>,
     ors: Vec<u8>,
@@ -148,6 +162,49 @@ pub struct Interp {
     mem: Charge,
     mem_used: usize,
     in_end: bool,
+}
+
+/// Parses FIELDWIDTHS: blank-separated `[skip:]width` items, the last may be `*`.
+fn parse_widths(spec: &[u8]) -> R<Rc<[(usize, usize)]>> {
+    let mut out = Vec::new();
+    let words: Vec<&[u8]> = spec
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let bad = |n: usize, at: &[u8]| {
+        Fail::Fatal(format!(
+            "invalid FIELDWIDTHS value, for field {n}, near `{}'",
+            lossy(at)
+        ))
+    };
+    let num = |w: &[u8]| -> Option<usize> {
+        if w.is_empty() || !w.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(w).ok()?.parse().ok()
+    };
+    for (i, w) in words.iter().enumerate() {
+        let (skip, width) = match w.iter().position(|&b| b == b':') {
+            Some(c) => (num(&w[..c]).ok_or_else(|| bad(i + 1, w))?, &w[c + 1..]),
+            None => (0, &w[..]),
+        };
+        let width = if width == b"*" && i + 1 == words.len() {
+            usize::MAX
+        } else {
+            num(width).ok_or_else(|| bad(i + 1, width))?
+        };
+        out.push((skip, width));
+    }
+    Ok(Rc::from(out))
+}
+
+/// The text lower-cased for IGNORECASE comparisons (characters in UTF-8 text, ASCII
+/// bytes otherwise).
+pub fn fold_case(s: &[u8]) -> Vec<u8> {
+    match super::value::as_chars(s) {
+        Some(t) if !t.is_ascii() => t.to_lowercase().into_bytes(),
+        _ => s.to_ascii_lowercase(),
+    }
 }
 
 fn lossy(s: &[u8]) -> String {
@@ -184,6 +241,7 @@ impl Interp {
             nr: 0.0,
             fnr: 0.0,
             fs_mode: FsMode::Space,
+            split_by: SplitBy::Fs,
             rs_mode: RsMode::Byte(b'\n'),
             ofs: b" ".to_vec(),
             ors: b"\n".to_vec(),
@@ -223,6 +281,9 @@ impl Interp {
         me.globals[V_RLENGTH] = Cell::Val(Value::Num(-1.0));
         me.globals[V_IGNORECASE] = Cell::Val(Value::Num(0.0));
         me.globals[V_FILENAME] = Cell::Val(Value::Uninit);
+        me.globals[V_FPAT] = Cell::Val(Value::str(&b"[^[:space:]]+"[..]));
+        me.globals[V_FIELDWIDTHS] = Cell::Val(Value::str(Vec::new()));
+        me.globals[V_ERRNO] = Cell::Val(Value::str(Vec::new()));
         let mut env = Array::default();
         for (k, v) in &me.ctx.env {
             env.insert(Rc::from(k.as_bytes()), Value::strnum(v.as_bytes()));
@@ -253,7 +314,13 @@ impl Interp {
         let Some(idx) = self.prog.globals.iter().position(|g| g == name) else {
             return Ok(());
         };
-        let v = Value::strnum(&unescape(val.as_bytes()));
+        let mut warnings = Vec::new();
+        let v = Value::strnum(&unescape(val.as_bytes(), &mut warnings));
+        for w in warnings {
+            if self.warned.insert(w.clone()) {
+                self.warn(&w);
+            }
+        }
         if matches!(self.globals[idx], Cell::Arr(_)) {
             return Err(Fail::Fatal(format!(
                 "cannot use array `{name}' in scalar context"
@@ -480,9 +547,23 @@ impl Interp {
         let s = v.to_str_with(&self.convfmt).to_vec();
         self.globals[i] = Cell::Val(v);
         match i {
-            V_FS => {
+            V_FS | V_FPAT | V_FIELDWIDTHS => {
                 // The current record keeps the separator it was read with.
                 self.ensure_split();
+                self.split_by = match i {
+                    V_FS => SplitBy::Fs,
+                    V_FPAT => SplitBy::Fpat,
+                    _ => SplitBy::Widths,
+                };
+                let name: &[u8] = match self.split_by {
+                    SplitBy::Fs => b"FS",
+                    SplitBy::Fpat => b"FPAT",
+                    SplitBy::Widths => b"FIELDWIDTHS",
+                };
+                if let Cell::Arr(p) = &self.globals[V_PROCINFO] {
+                    p.borrow_mut()
+                        .insert(Rc::from(&b"FS"[..]), Value::str(name.to_vec()));
+                }
                 self.update_fs()?;
             }
             V_RS => self.update_rs(&s)?,
@@ -504,17 +585,41 @@ impl Interp {
     }
 
     fn update_fs(&mut self) -> R<()> {
+        self.fs_mode = match self.split_by {
+            SplitBy::Fs => {
+                let fs = self.global_str(V_FS).to_vec();
+                let para = matches!(self.rs_mode, RsMode::Para);
+                self.fs_mode_for(&fs, para)?
+            }
+            SplitBy::Fpat => {
+                let pat = self.global_str(V_FPAT).to_vec();
+                FsMode::Fpat(self.dyn_regex(&pat)?)
+            }
+            SplitBy::Widths => {
+                let spec = self.global_str(V_FIELDWIDTHS).to_vec();
+                FsMode::Widths(parse_widths(&spec)?)
+            }
+        };
+        Ok(())
+    }
+
+    /// The separator `split()` uses without a third argument: FS's, whatever splits
+    /// records.
+    fn fs_split_mode(&mut self) -> R<FsMode> {
+        if self.split_by == SplitBy::Fs {
+            return Ok(self.fs_mode.clone());
+        }
         let fs = self.global_str(V_FS).to_vec();
         let para = matches!(self.rs_mode, RsMode::Para);
-        self.fs_mode = self.fs_mode_for(&fs, para)?;
-        Ok(())
+        self.fs_mode_for(&fs, para)
     }
 
     fn fs_mode_for(&mut self, fs: &[u8], para: bool) -> R<FsMode> {
         Ok(match fs {
             b" " => FsMode::Space,
             b"" => FsMode::Chars,
-            [c] if *c != b'\\' && !(self.ignorecase && c.is_ascii_alphabetic()) && !para => {
+            // A single character is literal and case-sensitive even under IGNORECASE.
+            [c] if *c != b'\\' && !para => {
                 FsMode::Byte(*c)
             }
             [b'\t'] => FsMode::Byte(b'\t'),
@@ -542,7 +647,7 @@ impl Interp {
     fn update_rs(&mut self, rs: &[u8]) -> R<()> {
         self.rs_mode = match rs {
             b"" => RsMode::Para,
-            [c] if !(self.ignorecase && c.is_ascii_alphabetic()) => RsMode::Byte(*c),
+            [c] => RsMode::Byte(*c),
             _ => RsMode::Regex(self.dyn_regex(rs)?),
         };
         self.update_fs()
@@ -845,7 +950,7 @@ impl Interp {
             }
             Stmt::ForIn(k, a, b) => {
                 let arr = self.array(*a)?;
-                let keys = self.sorted_keys(&arr);
+                let keys = self.sorted_keys(&arr)?;
                 for key in keys {
                     self.tick()?;
                     self.set_var(*k, Value::StrNum(key))?;
@@ -879,6 +984,37 @@ impl Interp {
             }
             Stmt::Break => return Ok(Flow::Break),
             Stmt::Continue => return Ok(Flow::Continue),
+            Stmt::Switch(subject, arms) => {
+                let v = self.eval(subject)?;
+                let mut start = None;
+                for (i, (label, _)) in arms.iter().enumerate() {
+                    let hit = match label {
+                        None => false,
+                        Some(CaseLabel::Value(c)) => {
+                            self.compare(&v, c) == std::cmp::Ordering::Equal
+                        }
+                        Some(CaseLabel::Regex(r)) => {
+                            let s = v.to_str_with(&self.convfmt);
+                            let re = self.literal_regex(*r)?;
+                            re.is_match(&s).map_err(Fail::Fatal)?
+                        }
+                    };
+                    if hit {
+                        start = Some(i);
+                        break;
+                    }
+                }
+                let start = start.or_else(|| arms.iter().position(|(l, _)| l.is_none()));
+                if let Some(start) = start {
+                    for (_, body) in &arms[start..] {
+                        match self.exec_block(body)? {
+                            Flow::Normal => {}
+                            Flow::Break => break,
+                            other => return Ok(other),
+                        }
+                    }
+                }
+            }
             Stmt::Delete(v, subs) => {
                 let arr = self.array(*v)?;
                 match subs {
@@ -913,16 +1049,12 @@ impl Interp {
     fn format(&mut self, fmt: &[u8], vals: &[Value]) -> R<Vec<u8>> {
         match sprintf(fmt, vals, &self.convfmt) {
             Ok(b) => Ok(b),
-            Err(e) => Err(Fail::Fatal(format!(
-                "not enough arguments to satisfy format string\n\t`{}'\n\t{}^ ran out for this one",
-                lossy(fmt),
-                " ".repeat(e.at + 1)
-            ))),
+            Err(e) => Err(Fail::Fatal(e.message(fmt))),
         }
     }
 
     /// Keys in the order for-in visits them (PROCINFO["sorted_in"] when set).
-    fn sorted_keys(&mut self, arr: &ArrRef) -> Vec<Str> {
+    fn sorted_keys(&mut self, arr: &ArrRef) -> R<Vec<Str>> {
         let order = match &self.globals[V_PROCINFO] {
             Cell::Arr(p) => p
                 .borrow()
@@ -930,65 +1062,56 @@ impl Interp {
                 .map(|v| v.to_str_with(b"%.6g").to_vec()),
             _ => None,
         };
-        let a = arr.borrow();
-        let mut entries: Vec<(Str, Value)> =
-            a.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        drop(a);
-        match order.as_deref() {
-            Some(b"@ind_str_asc") => entries.sort_by(|x, y| x.0.cmp(&y.0)),
-            Some(b"@ind_str_desc") => entries.sort_by(|x, y| y.0.cmp(&x.0)),
-            Some(b"@ind_num_asc") => entries.sort_by(|x, y| {
-                str_to_num(&x.0)
-                    .total_cmp(&str_to_num(&y.0))
-                    .then(x.0.cmp(&y.0))
-            }),
-            Some(b"@ind_num_desc") => entries.sort_by(|x, y| {
-                str_to_num(&y.0)
-                    .total_cmp(&str_to_num(&x.0))
-                    .then(y.0.cmp(&x.0))
-            }),
-            Some(b"@val_num_asc") => {
-                entries.sort_by(|x, y| x.1.to_num().total_cmp(&y.1.to_num()).then(x.0.cmp(&y.0)))
-            }
-            Some(b"@val_num_desc") => {
-                entries.sort_by(|x, y| y.1.to_num().total_cmp(&x.1.to_num()).then(y.0.cmp(&x.0)))
-            }
-            Some(b"@val_str_asc") => {
-                let c = self.convfmt.clone();
-                entries.sort_by(|x, y| {
-                    x.1.to_str_with(&c)
-                        .cmp(&y.1.to_str_with(&c))
-                        .then(x.0.cmp(&y.0))
-                })
-            }
-            Some(b"@val_str_desc") => {
-                let c = self.convfmt.clone();
-                entries.sort_by(|x, y| {
-                    y.1.to_str_with(&c)
-                        .cmp(&x.1.to_str_with(&c))
-                        .then(y.0.cmp(&x.0))
-                })
-            }
-            Some(b"@val_type_asc")
-            | Some(b"@val_type_desc")
-            | Some(b"@unsorted")
-            | None
-            | Some(_) => {
-                // Integer keys ascending first (as gawk's integer arrays go), then the
-                // others in insertion order.
-                let mut ints: Vec<(i64, Str)> = Vec::new();
-                let mut rest: Vec<Str> = Vec::new();
-                for (k, _) in entries {
-                    match int_key(&k) {
-                        Some(n) => ints.push((n, k)),
-                        None => rest.push(k),
-                    }
+        let how = match order {
+            Some(o) => self.sort_how(&o, "")?,
+            None => super::builtins::SortHow::Unsorted,
+        };
+        if let super::builtins::SortHow::Unsorted = how {
+            // Integer keys ascending first (as gawk's integer arrays go), then the
+            // others in insertion order.
+            let mut ints: Vec<(i64, Str)> = Vec::new();
+            let mut rest: Vec<Str> = Vec::new();
+            for k in arr.borrow().keys() {
+                match int_key(k) {
+                    Some(n) => ints.push((n, k.clone())),
+                    None => rest.push(k.clone()),
                 }
-                ints.sort_by_key(|x| x.0);
-                return ints.into_iter().map(|x| x.1).chain(rest).collect();
             }
+            ints.sort_by_key(|x| x.0);
+            return Ok(ints.into_iter().map(|x| x.1).chain(rest).collect());
         }
-        entries.into_iter().map(|x| x.0).collect()
+        let entries: Vec<(Str, Value)> = arr
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(self
+            .sort_entries(entries, &how)?
+            .into_iter()
+            .map(|x| x.0)
+            .collect())
+    }
+
+    /// FPAT's text (for `patsplit` without a regex).
+    pub(super) fn fpat_text(&self) -> Vec<u8> {
+        self.global_str(V_FPAT).to_vec()
+    }
+
+    /// Whether `split()` with this separator argument splits on runs of blanks.
+    pub(super) fn splits_on_blanks(&mut self, fs: Option<&Expr>) -> R<bool> {
+        Ok(match fs {
+            None => matches!(self.fs_split_mode()?, FsMode::Space),
+            Some(Expr::Regex(_)) => false,
+            Some(e) => &*self.eval_str(e)? == b" ",
+        })
+    }
+
+    /// The index of a defined user function.
+    pub(super) fn func_index(&self, name: &[u8]) -> Option<usize> {
+        self.prog
+            .funcs
+            .iter()
+            .position(|f| f.defined && f.name.as_bytes() == name)
     }
 
     // ---- expressions ----
@@ -1070,7 +1193,15 @@ impl Interp {
         }
         let x = a.to_str_with(&self.convfmt);
         let y = b.to_str_with(&self.convfmt);
+        if self.ignorecase {
+            return fold_case(&x).cmp(&fold_case(&y));
+        }
         x.cmp(&y)
+    }
+
+    /// Whether IGNORECASE is on.
+    pub(super) fn ignoring_case(&self) -> bool {
+        self.ignorecase
     }
 
     pub fn eval(&mut self, e: &Expr) -> R<Value> {
@@ -1233,6 +1364,20 @@ impl Interp {
             }
             frame[i] = Cell::Val(self.eval(a)?);
         }
+        self.call_frame(fi, frame)
+    }
+
+    /// Calls user function `fi` with its parameters' cells ready.
+    pub(super) fn call_frame(&mut self, fi: usize, mut frame: Vec<Cell>) -> R<Value> {
+        let prog = self.prog.clone();
+        let f = &prog.funcs[fi];
+        if self.frames.len() >= MAX_CALL_DEPTH {
+            return Err(Fail::Fatal(format!(
+                "function `{}': call nesting too deep (limit {MAX_CALL_DEPTH})",
+                f.name
+            )));
+        }
+        frame.resize(f.nparams, Cell::Uninit);
         let saved_line = self.cur_line;
         self.frames.push(frame);
         let r = self.exec_block(&f.body);
@@ -1295,7 +1440,7 @@ fn int_key(k: &[u8]) -> Option<i64> {
 }
 
 /// Processes escapes in a `-v` value the way string literals are.
-pub fn unescape(s: &[u8]) -> Vec<u8> {
+pub fn unescape(s: &[u8], warnings: &mut Vec<String>) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
@@ -1304,35 +1449,9 @@ pub fn unescape(s: &[u8]) -> Vec<u8> {
             i += 1;
             continue;
         }
-        i += 1;
-        let e = s[i];
-        i += 1;
-        match e {
-            b'n' => out.push(b'\n'),
-            b't' => out.push(b'\t'),
-            b'r' => out.push(b'\r'),
-            b'\\' => out.push(b'\\'),
-            b'"' => out.push(b'"'),
-            b'/' => out.push(b'/'),
-            b'a' => out.push(7),
-            b'b' => out.push(8),
-            b'f' => out.push(12),
-            b'v' => out.push(11),
-            b'0'..=b'7' => {
-                let mut v = u32::from(e - b'0');
-                for _ in 0..2 {
-                    if i < s.len() && (b'0'..=b'7').contains(&s[i]) {
-                        v = v * 8 + u32::from(s[i] - b'0');
-                        i += 1;
-                    }
-                }
-                out.push((v & 0xff) as u8);
-            }
-            other => {
-                out.push(b'\\');
-                out.push(other);
-            }
-        }
+        let (ni, w) = super::lex::escape(s, i + 1, &mut out);
+        i = ni;
+        warnings.extend(w);
     }
     out
 }
@@ -1398,6 +1517,10 @@ impl Interp {
                     self.flush_stream(n)?;
                     Ok(0.0)
                 } else {
+                    self.warn(&format!(
+                        "fflush: `{}' is not an open file, pipe or co-process",
+                        lossy(n)
+                    ));
                     Ok(-1.0)
                 }
             }

@@ -56,13 +56,16 @@ const KEYWORDS: &[&str] = &[
     "getline",
     "print",
     "printf",
+    "switch",
+    "case",
+    "default",
 ];
 
 pub const BUILTINS: &[&str] = &[
     "length", "substr", "index", "split", "sub", "gsub", "gensub", "match", "sprintf", "sin",
     "cos", "atan2", "exp", "log", "sqrt", "int", "rand", "srand", "tolower", "toupper", "system",
     "close", "fflush", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor",
-    "lshift", "rshift", "compl", "strtonum", "isarray", "typeof",
+    "lshift", "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit",
 ];
 
 /// Operators, longest first so a prefix never wins over the whole.
@@ -80,7 +83,16 @@ pub struct LexError {
     pub pos: usize,
 }
 
+#[cfg(test)]
 pub fn tokenize(src: &[u8]) -> Result<Vec<Token>, LexError> {
+    tokenize_warning(src, &mut Vec::new())
+}
+
+/// Tokens of `src`; warnings (line, text) about its string escapes go to `warnings`.
+pub fn tokenize_warning(
+    src: &[u8],
+    warnings: &mut Vec<(usize, String)>,
+) -> Result<Vec<Token>, LexError> {
     let mut toks: Vec<Token> = Vec::new();
     let mut i = 0;
     let mut line = 1;
@@ -121,7 +133,7 @@ pub fn tokenize(src: &[u8]) -> Result<Vec<Token>, LexError> {
         }
         let start_line = line;
         let tok = if c == b'"' {
-            let (s, ni, nl) = string(src, i + 1, line)?;
+            let (s, ni, nl) = string(src, i + 1, line, warnings)?;
             i = ni;
             line = nl;
             Tok::Str(s)
@@ -241,7 +253,12 @@ fn number(src: &[u8], start: usize) -> (f64, usize) {
 
 /// A string literal's body from `i` (after the quote): its bytes, the offset past the
 /// closing quote and the line it ends on.
-fn string(src: &[u8], mut i: usize, mut line: usize) -> Result<(Vec<u8>, usize, usize), LexError> {
+fn string(
+    src: &[u8],
+    mut i: usize,
+    mut line: usize,
+    warnings: &mut Vec<(usize, String)>,
+) -> Result<(Vec<u8>, usize, usize), LexError> {
     let mut out = Vec::new();
     loop {
         let Some(&c) = src.get(i) else {
@@ -262,43 +279,81 @@ fn string(src: &[u8], mut i: usize, mut line: usize) -> Result<(Vec<u8>, usize, 
                 });
             }
             b'\\' => {
-                let Some(&e) = src.get(i) else { continue };
-                i += 1;
-                match e {
-                    b'n' => out.push(b'\n'),
-                    b't' => out.push(b'\t'),
-                    b'r' => out.push(b'\r'),
-                    b'\\' => out.push(b'\\'),
-                    b'"' => out.push(b'"'),
-                    b'/' => out.push(b'/'),
-                    b'a' => out.push(7),
-                    b'b' => out.push(8),
-                    b'f' => out.push(12),
-                    b'v' => out.push(11),
-                    b'\n' => line += 1,
-                    b'0'..=b'7' => {
-                        let mut v = u32::from(e - b'0');
-                        for _ in 0..2 {
-                            match src.get(i) {
-                                Some(d @ b'0'..=b'7') => {
-                                    v = v * 8 + u32::from(d - b'0');
-                                    i += 1;
-                                }
-                                _ => break,
-                            }
-                        }
-                        out.push((v & 0xff) as u8);
-                    }
-                    // Any other escape keeps its backslash, as gawk does (with a warning).
-                    other => {
-                        out.push(b'\\');
-                        out.push(other);
-                    }
+                if src.get(i) == Some(&b'\n') {
+                    i += 1;
+                    line += 1;
+                    continue;
+                }
+                if i >= src.len() {
+                    continue;
+                }
+                let (ni, warning) = escape(src, i, &mut out);
+                i = ni;
+                if let Some(w) = warning {
+                    warnings.push((line, w));
                 }
             }
             c => out.push(c),
         }
     }
+}
+
+/// Decodes the escape whose character is at `s[i]` (just past a backslash) onto `out`:
+/// the offset past it and gawk's warning for an escape it does not know.
+pub fn escape(s: &[u8], mut i: usize, out: &mut Vec<u8>) -> (usize, Option<String>) {
+    let e = s[i];
+    i += 1;
+    match e {
+        b'n' => out.push(b'\n'),
+        b't' => out.push(b'\t'),
+        b'r' => out.push(b'\r'),
+        b'\\' => out.push(b'\\'),
+        b'"' => out.push(b'"'),
+        b'/' => out.push(b'/'),
+        b'a' => out.push(7),
+        b'b' => out.push(8),
+        b'f' => out.push(12),
+        b'v' => out.push(11),
+        b'0'..=b'7' => {
+            let mut v = u32::from(e - b'0');
+            for _ in 0..2 {
+                match s.get(i) {
+                    Some(d @ b'0'..=b'7') => {
+                        v = v * 8 + u32::from(d - b'0');
+                        i += 1;
+                    }
+                    _ => break,
+                }
+            }
+            out.push((v & 0xff) as u8);
+        }
+        b'x' => {
+            // At most two hex digits, as gawk 5.2 reads them.
+            let mut v = 0u32;
+            let mut n = 0;
+            while n < 2
+                && let Some(d) = s.get(i).and_then(|&c| char::from(c).to_digit(16))
+            {
+                v = v * 16 + d;
+                i += 1;
+                n += 1;
+            }
+            if n == 0 {
+                out.push(b'x');
+                return (i, Some("no hex digits in `\\x' escape sequence".into()));
+            }
+            out.push(v as u8);
+        }
+        other => {
+            out.push(other);
+            let c = String::from_utf8_lossy(&[other]).into_owned();
+            return (
+                i,
+                Some(format!("escape sequence `\\{c}' treated as plain `{c}'")),
+            );
+        }
+    }
+    (i, None)
 }
 
 /// A regex literal's body from `i` (after the slash), kept as written except `\/`.

@@ -28,6 +28,9 @@ pub const SPECIALS: &[&str] = &[
     "IGNORECASE",
     "RT",
     "PROCINFO",
+    "FPAT",
+    "FIELDWIDTHS",
+    "ERRNO",
 ];
 pub const V_NF: usize = 0;
 pub const V_NR: usize = 1;
@@ -48,6 +51,9 @@ pub const V_ARGV: usize = 15;
 pub const V_IGNORECASE: usize = 16;
 pub const V_RT: usize = 17;
 pub const V_PROCINFO: usize = 18;
+pub const V_FPAT: usize = 19;
+pub const V_FIELDWIDTHS: usize = 20;
+pub const V_ERRNO: usize = 21;
 
 /// Deepest nesting of expressions and statements the parser accepts (its recursion).
 const MAX_NESTING: usize = 500;
@@ -157,6 +163,16 @@ pub enum Stmt {
     Break,
     Continue,
     Delete(Var, Option<Vec<Expr>>),
+    /// gawk's `switch`: the subject, then each `case` (or `default`, `None`) with the
+    /// statements up to the next label (control falls through to them).
+    Switch(Expr, Vec<(Option<CaseLabel>, Vec<Stmt>)>),
+}
+
+/// A `case` label: a constant or a regex literal.
+#[derive(Debug)]
+pub enum CaseLabel {
+    Value(Value),
+    Regex(usize),
 }
 
 #[derive(Debug)]
@@ -625,12 +641,89 @@ impl Parser<'_> {
                 Ok(Stmt::Do(Box::new(b), c))
             }
             Tok::Kw("for") => self.for_stmt(),
+            Tok::Kw("switch") => self.switch_stmt(),
             _ => {
                 let s = self.simple()?;
                 self.end_simple()?;
                 Ok(s)
             }
         }
+    }
+
+    fn switch_stmt(&mut self) -> PResult<Stmt> {
+        self.advance();
+        self.expect_op("(")?;
+        let subject = self.expr()?;
+        self.expect_op(")")?;
+        self.opt_nl();
+        self.expect_op("{")?;
+        let mut arms: Vec<(Option<CaseLabel>, Vec<Stmt>)> = Vec::new();
+        let mut seen_default = false;
+        // `break` inside a switch leaves the switch.
+        self.in_loop += 1;
+        let r = (|| {
+            loop {
+                self.skip_terms();
+                if self.eat_op("}") {
+                    return Ok(());
+                }
+                let label = match self.peek().clone() {
+                    Tok::Kw("case") => {
+                        self.advance();
+                        let neg = if self.eat_op("-") {
+                            Some(-1.0)
+                        } else if self.eat_op("+") {
+                            Some(1.0)
+                        } else {
+                            None
+                        };
+                        let l = match (self.advance(), neg) {
+                            (Tok::Num(n), Some(sign)) => CaseLabel::Value(Value::Num(sign * n)),
+                            (Tok::Num(n), None) => CaseLabel::Value(Value::Num(n)),
+                            (Tok::Str(s), None) => CaseLabel::Value(Value::str(s)),
+                            (Tok::Regex(r), None) => CaseLabel::Regex(self.regex(r)),
+                            _ => {
+                                self.i -= 1;
+                                return Err(self.error());
+                            }
+                        };
+                        Some(l)
+                    }
+                    Tok::Kw("default") => {
+                        self.advance();
+                        if seen_default {
+                            return Err(ParseError {
+                                msg: "duplicate `default' detected in switch body".into(),
+                                line: self.toks[self.i].line,
+                                pos: self.toks[self.i].end,
+                                at_newline: false,
+                            });
+                        }
+                        seen_default = true;
+                        None
+                    }
+                    _ => return Err(self.error()),
+                };
+                self.expect_op(":")?;
+                let mut body = Vec::new();
+                loop {
+                    self.skip_terms();
+                    if self.is_op("}") || self.is_kw("case") || self.is_kw("default") {
+                        break;
+                    }
+                    if matches!(self.peek(), Tok::Eof) {
+                        return Err(self.error());
+                    }
+                    let line = self.toks[self.i].line;
+                    body.push(Stmt::Line(line));
+                    body.push(self.stmt()?);
+                }
+                arms.push((label, body));
+            }
+        })();
+        self.in_loop -= 1;
+        r?;
+        Ok(Stmt::Switch(subject, arms))
     }
 
     fn for_stmt(&mut self) -> PResult<Stmt> {
@@ -1239,13 +1332,14 @@ impl Parser<'_> {
                 if self.eat_op("(") {
                     let args = self.call_args()?;
                     match name {
-                        "split" | "asort" | "asorti" => {
-                            for a in args
-                                .iter()
-                                .skip(if name == "split" { 1 } else { 0 })
-                                .take(2)
-                            {
-                                if let Expr::Lv(LValue::Var(v)) = a {
+                        "split" | "patsplit" | "asort" | "asorti" | "match" => {
+                            let arrays: &[usize] = match name {
+                                "split" | "patsplit" => &[1, 3],
+                                "match" => &[2],
+                                _ => &[0, 1],
+                            };
+                            for &i in arrays {
+                                if let Some(Expr::Lv(LValue::Var(v))) = args.get(i) {
                                     self.array_use(*v);
                                 }
                             }

@@ -320,9 +320,76 @@ fn strip_zeros(m: &[u8]) -> &[u8] {
 
 /// Why a format could not be applied.
 #[derive(Debug)]
-pub struct FormatError {
-    /// Offset of the conversion that had no argument.
-    pub at: usize,
+pub enum FormatError {
+    /// The conversion at this offset had no argument.
+    RanOut(usize),
+    /// Some conversions use `N$` and others not.
+    Mixed,
+    /// `N$` past the arguments.
+    IndexTooBig(usize),
+    /// `0$`.
+    IndexZero,
+}
+
+impl FormatError {
+    /// gawk's fatal message for it.
+    pub fn message(&self, fmt: &[u8]) -> String {
+        match self {
+            FormatError::RanOut(at) => format!(
+                "not enough arguments to satisfy format string\n\t`{}'\n\t{}^ ran out for this one",
+                String::from_utf8_lossy(fmt),
+                " ".repeat(at + 1)
+            ),
+            FormatError::Mixed => "must use `count$' on all formats or none".into(),
+            FormatError::IndexTooBig(n) => {
+                format!("argument index {n} greater than total number of supplied arguments")
+            }
+            FormatError::IndexZero => "argument index with `$' must be > 0".into(),
+        }
+    }
+}
+
+/// Reads `N$` at `fmt[*i..]` (a positional argument), moving past it.
+fn positional(fmt: &[u8], i: &mut usize) -> Option<usize> {
+    let mut j = *i;
+    let mut n = 0usize;
+    while j < fmt.len() && fmt[j].is_ascii_digit() {
+        n = (n * 10 + usize::from(fmt[j] - b'0')).min(1_000_000);
+        j += 1;
+    }
+    if j > *i && fmt.get(j) == Some(&b'$') {
+        *i = j + 1;
+        Some(n)
+    } else {
+        None
+    }
+}
+
+/// Hands out `sprintf`'s arguments in turn or by position, as gawk allows (one way or
+/// the other in a format, never both).
+struct Args<'a> {
+    args: &'a [Value],
+    next: usize,
+    /// Whether the format uses `N$` (decided by its first conversion).
+    positional: Option<bool>,
+}
+
+impl<'a> Args<'a> {
+    fn take(&mut self, pos: Option<usize>, start: usize) -> Result<&'a Value, FormatError> {
+        let is_pos = pos.is_some();
+        if *self.positional.get_or_insert(is_pos) != is_pos {
+            return Err(FormatError::Mixed);
+        }
+        match pos {
+            Some(0) => Err(FormatError::IndexZero),
+            Some(n) => self.args.get(n - 1).ok_or(FormatError::IndexTooBig(n)),
+            None => {
+                let a = self.args.get(self.next).ok_or(FormatError::RanOut(start))?;
+                self.next += 1;
+                Ok(a)
+            }
+        }
+    }
 }
 
 /// The characters of a string value (UTF-8 when valid, else bytes).
@@ -346,7 +413,11 @@ fn char_width(s: &[u8]) -> usize {
 /// `sprintf(fmt, args…)`.
 pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, FormatError> {
     let mut out = Vec::with_capacity(fmt.len() + 16);
-    let mut ai = 0;
+    let mut args = Args {
+        args,
+        next: 0,
+        positional: None,
+    };
     let mut i = 0;
     while i < fmt.len() {
         let c = fmt[i];
@@ -357,6 +428,12 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
         }
         let start = i;
         i += 1;
+        if fmt.get(i) == Some(&b'%') {
+            out.push(b'%');
+            i += 1;
+            continue;
+        }
+        let pos = positional(fmt, &mut i);
         let (mut left, mut plus, mut space, mut alt, mut zero) =
             (false, false, false, false, false);
         while i < fmt.len() {
@@ -374,8 +451,8 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
         let mut width: usize = 0;
         if i < fmt.len() && fmt[i] == b'*' {
             i += 1;
-            let w = args.get(ai).ok_or(FormatError { at: start })?.to_num();
-            ai += 1;
+            let p = positional(fmt, &mut i);
+            let w = args.take(p, start)?.to_num();
             if w < 0.0 {
                 left = true;
             }
@@ -391,8 +468,8 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
             i += 1;
             if i < fmt.len() && fmt[i] == b'*' {
                 i += 1;
-                let p = args.get(ai).ok_or(FormatError { at: start })?.to_num();
-                ai += 1;
+                let pp = positional(fmt, &mut i);
+                let p = args.take(pp, start)?.to_num();
                 prec = if p < 0.0 {
                     None
                 } else {
@@ -425,8 +502,7 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
             out.extend_from_slice(&fmt[start..i]);
             continue;
         }
-        let arg = args.get(ai).ok_or(FormatError { at: start })?;
-        ai += 1;
+        let arg = args.take(pos, start)?;
         let mut body: Vec<u8> = Vec::new();
         let mut sign: &[u8] = b"";
         let mut numeric = true;
@@ -470,12 +546,9 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
             b'd' | b'i' => {
                 let n = arg.to_num();
                 if n.is_nan() || n.is_infinite() {
-                    let mut tmp = Vec::new();
-                    push_num(&mut tmp, n, b"%.6g");
-                    body = tmp;
-                    if body[0] == b'+' && !plus {
-                        body.remove(0);
-                    }
+                    // gawk prints these as print would, width and flags ignored.
+                    push_num(&mut out, n, b"%.6g");
+                    continue;
                 } else {
                     let t = n.trunc();
                     if t < 0.0 {
@@ -503,6 +576,10 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
             }
             b'o' | b'u' | b'x' | b'X' => {
                 let n = arg.to_num().trunc();
+                if n.is_nan() || n.is_infinite() {
+                    push_num(&mut out, n, b"%.6g");
+                    continue;
+                }
                 let v: u64 = if n < 0.0 {
                     (n as i64) as u64
                 } else if n >= 1.8e19 {

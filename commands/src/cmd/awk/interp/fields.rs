@@ -177,6 +177,25 @@ pub(super) fn split_into(s: &[u8], mode: &FsMode, out: &mut Vec<(usize, usize)>)
                 }
             }
         },
+        FsMode::Fpat(re) => {
+            fpat_split(s, re, out, None);
+        }
+        FsMode::Widths(ws) => {
+            let mut pos = 0;
+            for &(skip, w) in ws.iter() {
+                if pos >= s.len() {
+                    break;
+                }
+                pos = advance_chars(s, pos, skip);
+                let end = if w == usize::MAX {
+                    s.len()
+                } else {
+                    advance_chars(s, pos, w)
+                };
+                out.push((pos, end));
+                pos = end;
+            }
+        }
         FsMode::Regex(re) => {
             if s.is_empty() {
                 return;
@@ -192,10 +211,74 @@ pub(super) fn split_into(s: &[u8], mode: &FsMode, out: &mut Vec<(usize, usize)>)
     }
 }
 
+/// The offset `n` characters past `pos` (bytes outside UTF-8 text), at most the end.
+fn advance_chars(s: &[u8], pos: usize, n: usize) -> usize {
+    match super::super::value::as_chars(&s[pos..]) {
+        Some(t) => t.char_indices().nth(n).map_or(s.len(), |(i, _)| pos + i),
+        None => pos.saturating_add(n).min(s.len()),
+    }
+}
+
+/// FPAT splitting (and `patsplit`): each field is a match of `re`, searched from where
+/// the last one ended; an empty match right where a non-empty one ended is the boundary
+/// between them, not a field. With `seps`, the text between fields is collected too:
+/// `seps[0]` before the first field, `seps[i]` after field `i`.
+pub fn fpat_split(
+    s: &[u8],
+    re: &Regex,
+    out: &mut Vec<(usize, usize)>,
+    mut seps: Option<&mut Vec<(usize, usize)>>,
+) {
+    if s.is_empty() {
+        return;
+    }
+    let mut pos = 0;
+    let mut last_end: Option<usize> = None;
+    let mut sep_start = 0;
+    while pos <= s.len() {
+        let Ok(Some((ms, me))) = re.find_at(s, pos) else {
+            break;
+        };
+        if ms == me {
+            if last_end == Some(ms) {
+                pos = ms + char_len(s, ms);
+                continue;
+            }
+            pos = ms + char_len(s, ms);
+        } else {
+            pos = me;
+            last_end = Some(me);
+        }
+        if let Some(seps) = seps.as_deref_mut() {
+            seps.push((sep_start, ms));
+        }
+        sep_start = me;
+        out.push((ms, me));
+    }
+    if let Some(seps) = seps {
+        seps.push((sep_start.min(s.len()), s.len()));
+    }
+}
+
+/// Bytes in the character at `i` (1 past the end, so a search moves on).
+fn char_len(s: &[u8], i: usize) -> usize {
+    match s.get(i) {
+        Some(&b) if b >= 0xC0 && super::super::value::utf8_mode() => {
+            let n = match b {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            n.min(s.len() - i)
+        }
+        _ => 1,
+    }
+}
+
 /// `split()` and field splitting share this: the pieces of `s` for a separator string.
 pub fn split_str(me: &mut Interp, s: &[u8], fs: Option<&Expr>) -> R<Vec<(usize, usize)>> {
     let mode = match fs {
-        None => me.fs_mode.clone(),
+        None => me.fs_split_mode()?,
         Some(Expr::Regex(i)) => FsMode::Regex(me.literal_regex(*i)?),
         Some(e) => {
             let v = me.eval(e)?.to_str_with(&me.convfmt).to_vec();

@@ -108,11 +108,30 @@ impl Interp {
             let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
                 Ok(r) => r,
                 Err(e) => {
+                    // BEGINFILE sees the failure in ERRNO and may skip the file with
+                    // `nextfile`; otherwise it is fatal.
+                    let prog = self.prog.clone();
+                    if !prog.beginfile.is_empty() {
+                        self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
+                        self.set_global_raw(V_ERRNO, Value::str(e.to_string()));
+                        match self.exec_block(&prog.beginfile)? {
+                            Flow::NextFile => {
+                                self.set_global_raw(V_ERRNO, Value::str(Vec::new()));
+                                continue;
+                            }
+                            Flow::Exit => {
+                                self.main.done = true;
+                                return Ok(false);
+                            }
+                            _ => {}
+                        }
+                    }
                     return Err(Fail::Fatal(format!(
                         "cannot open file `{fname}' for reading: {e}"
                     )));
                 }
             };
+            self.set_global_raw(V_ERRNO, Value::str(Vec::new()));
             self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
             self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
             self.fnr = 0.0;
@@ -361,7 +380,10 @@ impl Interp {
                     let fname = lossy(&name);
                     let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
                         Ok(r) => r,
-                        Err(_) => return Ok(Value::Num(-1.0)),
+                        Err(e) => {
+                            self.set_global_raw(V_ERRNO, Value::str(e.to_string()));
+                            return Ok(Value::Num(-1.0));
+                        }
                     };
                     self.ins.insert(
                         name.clone(),
