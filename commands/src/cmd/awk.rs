@@ -224,6 +224,8 @@ fn parse_cli(args: &[String]) -> CliResult {
             ("V" | "version", _) => {
                 return CliResult::Out("GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string());
             }
+            // Lint checks are not made; `-L`'s optional value is the rest of its word.
+            ("L" | "lint" | "lint-old", _) => {}
             // Accepted and ignored: options that change nothing here.
             (
                 "b"
@@ -490,6 +492,13 @@ fn run_blocking(
                 err(format!("awk: {name}:{l}: fatal: {}\n", e.msg));
                 return Ok(2);
             }
+            if e.plain > 0 {
+                let (name, l) = locate(&table, e.line);
+                for _ in 0..e.plain {
+                    err(format!("awk: {name}:{l}: error: {}\n", e.msg));
+                }
+                return Ok(1);
+            }
             if e.msg.starts_with("division by zero") {
                 let (name, l) = locate(&table, e.line);
                 err(format!("awk: {name}:{l}: error: {}\n", e.msg));
@@ -507,6 +516,10 @@ fn run_blocking(
             return Ok(1);
         }
     };
+    for (line, w) in &prog.warnings {
+        let (name, l) = locate(&table, *line);
+        err(format!("awk: {name}:{l}: warning: {w}\n"));
+    }
     let mut argv = vec!["awk".to_string()];
     argv.extend(cli.operands.iter().cloned());
     let mut assigns = cli.assigns;

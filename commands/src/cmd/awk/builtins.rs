@@ -260,9 +260,9 @@ impl Interp {
             "split" => {
                 arity(name, args, 2, 4)?;
                 let s = self.eval_str(&args[0])?;
-                let arr = self.array_of(&args[1], "split")?;
+                let arr = self.array_of(&args[1], "split: second")?;
                 let seps_arr = match args.get(3) {
-                    Some(e) => Some(self.array_of(e, "split")?),
+                    Some(e) => Some(self.array_of(e, "split: fourth")?),
                     None => None,
                 };
                 let pieces = split_str(self, &s, args.get(2))?;
@@ -299,7 +299,7 @@ impl Interp {
             "patsplit" => {
                 arity(name, args, 2, 4)?;
                 let s = self.eval_str(&args[0])?;
-                let arr = self.array_of(&args[1], name)?;
+                let arr = self.array_of(&args[1], "patsplit: second")?;
                 let re = match args.get(2) {
                     Some(e) => self.regex_for(e)?,
                     None => {
@@ -308,7 +308,7 @@ impl Interp {
                     }
                 };
                 let seps_arr = match args.get(3) {
-                    Some(e) => Some(self.array_of(e, name)?),
+                    Some(e) => Some(self.array_of(e, "patsplit: fourth")?),
                     None => None,
                 };
                 let mut pieces = Vec::new();
@@ -410,7 +410,7 @@ impl Interp {
                 let s = self.eval_str(&args[0])?;
                 let re = self.regex_for(&args[1])?;
                 let arr = match args.get(2) {
-                    Some(e) => Some(self.array_of(e, "match")?),
+                    Some(e) => Some(self.array_of(e, "match: third")?),
                     None => None,
                 };
                 match re.captures_at(&s, 0).map_err(Fail::Fatal)? {
@@ -470,7 +470,16 @@ impl Interp {
                 num(match name {
                     "sin" => x.sin(),
                     "cos" => x.cos(),
-                    "exp" => x.exp(),
+                    "exp" => {
+                        let r = x.exp();
+                        if x.is_finite() && (r.is_infinite() || r < f64::MIN_POSITIVE) {
+                            self.warning(&format!(
+                                "exp: argument {} is out of range",
+                                fmt_arg(x)
+                            ));
+                        }
+                        r
+                    }
                     "log" => {
                         if x < 0.0 {
                             self.warning(&format!(
@@ -483,7 +492,7 @@ impl Interp {
                     "sqrt" => {
                         if x < 0.0 {
                             self.warning(&format!(
-                                "sqrt: called with negative argument {}",
+                                "sqrt: received negative argument {}",
                                 fmt_arg(x)
                             ));
                         }
@@ -559,7 +568,7 @@ impl Interp {
             }
             "asort" | "asorti" => {
                 arity(name, args, 1, 3)?;
-                let src = self.array_of(&args[0], name)?;
+                let src = self.array_of(&args[0], &format!("{name}: first"))?;
                 let how = match args.get(2) {
                     Some(e) => {
                         let h = self.eval_str(e)?;
@@ -575,7 +584,7 @@ impl Interp {
                     .collect();
                 let entries = self.sort_entries(entries, &how)?;
                 let dest = match args.get(1) {
-                    Some(e) => self.array_of(e, name)?,
+                    Some(e) => self.array_of(e, &format!("{name}: second"))?,
                     None => src,
                 };
                 let n = entries.len();

@@ -263,7 +263,8 @@ impl Interp {
             exit_code: 0,
             ticks: 0,
             rng: 0x2545_F491_4F6C_DD1D,
-            seed: 0.0,
+            // gawk's first srand() returns 1.
+            seed: 1.0,
             cur_line: 0,
             mem,
             mem_used: 0,
@@ -890,6 +891,9 @@ impl Interp {
                 self.emit(d, &buf)?;
             }
             Stmt::Printf(args, dest) => {
+                if args.is_empty() {
+                    return Err(Fail::Fatal("printf: no arguments".into()));
+                }
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
                     vals.push(self.eval(a)?);
@@ -1332,11 +1336,12 @@ impl Interp {
         let prog = self.prog.clone();
         let f = &prog.funcs[fi];
         if args.len() > f.nparams {
-            return Err(Fail::Fatal(format!(
-                "function `{}' called with more arguments than declared",
-                f.name
-            )));
+            // Warned about while parsing: the extra arguments are evaluated, then dropped.
+            for a in &args[f.nparams..] {
+                self.eval(a)?;
+            }
         }
+        let args = &args[..args.len().min(f.nparams)];
         if self.frames.len() >= MAX_CALL_DEPTH {
             return Err(Fail::Fatal(format!(
                 "function `{}': call nesting too deep (limit {MAX_CALL_DEPTH})",
@@ -1472,12 +1477,16 @@ impl Interp {
         self.globals[V_RSTART] = Cell::Val(Value::Num(start));
         self.globals[V_RLENGTH] = Cell::Val(Value::Num(len));
     }
+    /// The array argument `e` of a builtin; `what` names it in the error
+    /// (`split: second`).
     pub fn array_of(&mut self, e: &Expr, what: &str) -> R<ArrRef> {
+        let not_array = || Fail::Fatal(format!("{what} argument is not an array"));
         match e {
-            Expr::Lv(LValue::Var(v)) => self.array(*v),
-            _ => Err(Fail::Fatal(format!(
-                "{what}: second argument is not an array"
-            ))),
+            Expr::Lv(LValue::Var(v)) => match self.var_cell(*v) {
+                Cell::Val(Value::Uninit) | Cell::Uninit | Cell::Arr(_) => self.array(*v),
+                Cell::Val(_) => Err(not_array()),
+            },
+            _ => Err(not_array()),
         }
     }
     pub fn is_array_expr(&mut self, e: &Expr) -> bool {

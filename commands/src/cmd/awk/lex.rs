@@ -259,13 +259,15 @@ fn string(
     mut line: usize,
     warnings: &mut Vec<(usize, String)>,
 ) -> Result<(Vec<u8>, usize, usize), LexError> {
+    // gawk's caret for an unterminated string is under its opening quote.
+    let (quote, first_line) = (i - 1, line);
     let mut out = Vec::new();
     loop {
         let Some(&c) = src.get(i) else {
             return Err(LexError {
                 msg: "unterminated string".into(),
-                line,
-                pos: i,
+                line: first_line,
+                pos: quote,
             });
         };
         i += 1;
@@ -274,8 +276,8 @@ fn string(
             b'\n' => {
                 return Err(LexError {
                     msg: "unterminated string".into(),
-                    line,
-                    pos: i - 1,
+                    line: first_line,
+                    pos: quote,
                 });
             }
             b'\\' => {
@@ -358,6 +360,8 @@ pub fn escape(s: &[u8], mut i: usize, out: &mut Vec<u8>) -> (usize, Option<Strin
 
 /// A regex literal's body from `i` (after the slash), kept as written except `\/`.
 fn regex(src: &[u8], mut i: usize, line: usize) -> Result<(String, usize), LexError> {
+    // gawk's caret for an unterminated regexp is just after its slash.
+    let open = i;
     let mut out = Vec::new();
     let mut in_bracket = false;
     loop {
@@ -365,7 +369,7 @@ fn regex(src: &[u8], mut i: usize, line: usize) -> Result<(String, usize), LexEr
             return Err(LexError {
                 msg: "unterminated regexp".into(),
                 line,
-                pos: i,
+                pos: open,
             });
         };
         i += 1;
@@ -374,7 +378,7 @@ fn regex(src: &[u8], mut i: usize, line: usize) -> Result<(String, usize), LexEr
                 return Err(LexError {
                     msg: "unterminated regexp".into(),
                     line,
-                    pos: i - 1,
+                    pos: open,
                 });
             }
             b'/' if !in_bracket => return Ok((String::from_utf8_lossy(&out).into_owned(), i)),

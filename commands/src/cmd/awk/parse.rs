@@ -215,6 +215,8 @@ pub struct Program {
     pub regex_lines: Vec<usize>,
     /// Whether any rule reads input (else, with only BEGIN, input is not read).
     pub has_main: bool,
+    /// Parse-time warnings: (line, text).
+    pub warnings: Vec<(usize, String)>,
 }
 
 /// A syntax error: message and the token it was found at.
@@ -225,6 +227,9 @@ pub struct ParseError {
     pub pos: usize,
     /// Found at a newline: gawk names the next line (it has read the newline).
     pub at_newline: bool,
+    /// gawk's `error:` form without the source line, printed this many times (gawk
+    /// reports some twice); 0 for the usual caret form.
+    pub plain: usize,
 }
 
 struct Parser<'a> {
@@ -244,9 +249,34 @@ struct Parser<'a> {
     no_in: bool,
     depth: usize,
     in_loop: usize,
+    in_switch: usize,
+    /// The special rule being parsed (`BEGIN`, `END`, …), for `next`'s checks.
+    section: &'static str,
+    /// User function calls: (function, argument count, line), checked after parsing.
+    calls: Vec<(usize, usize, usize)>,
+    /// The line each global name is first used on.
+    first_use: HashMap<usize, usize>,
 }
 
 type PResult<T> = Result<T, ParseError>;
+
+/// The argument counts gawk's grammar accepts for a builtin (checked while parsing).
+fn builtin_arity(name: &str) -> Option<(usize, usize)> {
+    Some(match name {
+        "length" | "srand" | "fflush" => (0, 1),
+        "substr" | "sub" | "gsub" | "match" => (2, 3),
+        "index" | "atan2" | "lshift" | "rshift" => (2, 2),
+        "split" | "patsplit" => (2, 4),
+        "gensub" => (3, 4),
+        "sin" | "cos" | "exp" | "log" | "sqrt" | "int" | "tolower" | "toupper" | "system"
+        | "compl" | "strtonum" | "isarray" => (1, 1),
+        "typeof" | "close" | "mktime" => (1, 2),
+        "rand" | "systime" => (0, 0),
+        "strftime" => (0, 3),
+        "asort" | "asorti" => (1, 3),
+        _ => return None,
+    })
+}
 
 pub fn parse(toks: &[Token]) -> PResult<Program> {
     let mut p = Parser {
@@ -262,11 +292,40 @@ pub fn parse(toks: &[Token]) -> PResult<Program> {
         no_in: false,
         depth: 0,
         in_loop: 0,
+        in_switch: 0,
+        section: "",
+        calls: Vec::new(),
+        first_use: HashMap::new(),
     };
     for name in SPECIALS {
         p.global(name);
     }
     p.program()?;
+    // A function's name used as a variable.
+    for f in &p.prog.funcs {
+        if let Some(&g) = p.globals.get(&f.name)
+            && f.defined
+        {
+            let line = p.first_use.get(&g).copied().unwrap_or(1);
+            return Err(ParseError {
+                msg: format!(
+                    "function `{}' called with space between name and `(',\nor used as a variable or an array",
+                    f.name
+                ),
+                line,
+                pos: 0,
+                at_newline: false,
+                plain: 1,
+            });
+        }
+    }
+    for &(fi, n, line) in &p.calls {
+        let f = &p.prog.funcs[fi];
+        if f.defined && n > f.nparams {
+            let w = format!("function `{}' called with more arguments than declared", f.name);
+            p.prog.warnings.push((line, w));
+        }
+    }
     for f in &p.prog.funcs {
         if !f.defined {
             return Err(ParseError {
@@ -274,6 +333,7 @@ pub fn parse(toks: &[Token]) -> PResult<Program> {
                 line: 0,
                 pos: f.first_call_line,
                 at_newline: false,
+                plain: 0,
             });
         }
     }
@@ -338,8 +398,21 @@ impl Parser<'_> {
             // The caret goes under the token's last character, or just past the text.
             pos: if t.tok == Tok::Eof { t.end + 1 } else { t.end },
             at_newline: t.tok == Tok::Newline,
+            plain: 0,
         }
     }
+    /// gawk's `error:` form (no source line) at the current token's line.
+    fn plain_error(&self, msg: String, times: usize) -> ParseError {
+        let t = &self.toks[self.i.min(self.toks.len() - 1)];
+        ParseError {
+            msg,
+            line: t.line,
+            pos: t.end,
+            at_newline: false,
+            plain: times,
+        }
+    }
+
     fn expect_op(&mut self, op: &str) -> PResult<()> {
         if self.eat_op(op) {
             Ok(())
@@ -365,6 +438,7 @@ impl Parser<'_> {
                 line: self.toks[self.i.min(self.toks.len() - 1)].line,
                 pos: self.toks[self.i.min(self.toks.len() - 1)].end,
                 at_newline: false,
+                plain: 0,
             });
         }
         Ok(())
@@ -374,6 +448,8 @@ impl Parser<'_> {
         if let Some(&i) = self.globals.get(name) {
             return i;
         }
+        let line = self.toks[self.i.min(self.toks.len() - 1)].line;
+        self.first_use.insert(self.prog.globals.len(), line);
         let i = self.prog.globals.len();
         self.prog.globals.push(name.to_string());
         self.globals.insert(name.to_string(), i);
@@ -432,7 +508,10 @@ impl Parser<'_> {
                 if !self.is_op("{") {
                     return Err(self.error());
                 }
-                let body = self.block()?;
+                self.section = k;
+                let body = self.block();
+                self.section = "";
+                let body = body?;
                 match k {
                     "BEGIN" => self.prog.begin.extend(body),
                     "END" => {
@@ -491,12 +570,10 @@ impl Parser<'_> {
         };
         let idx = self.func(&name);
         if self.prog.funcs[idx].defined {
-            return Err(ParseError {
-                msg: format!("function name `{name}' previously defined"),
-                line: self.toks[self.i].line,
-                pos: self.toks[self.i].end,
-                at_newline: false,
-            });
+            return Err(self.plain_error(
+                format!("function name `{name}' previously defined"),
+                1,
+            ));
         }
         self.expect_op("(")?;
         let mut params = HashMap::new();
@@ -504,6 +581,15 @@ impl Parser<'_> {
         self.opt_nl();
         while !self.is_op(")") {
             match self.advance() {
+                Tok::Name(p) | Tok::FuncName(p)
+                    if p == name || self.funcs.get(&p).is_some_and(|&f| self.prog.funcs[f].defined) =>
+                {
+                    self.i -= 1;
+                    return Err(self.plain_error(
+                        format!("function `{name}': cannot use function name as parameter name"),
+                        1,
+                    ));
+                }
                 Tok::Name(p) => {
                     params.insert(p, n);
                     n += 1;
@@ -660,7 +746,7 @@ impl Parser<'_> {
         let mut arms: Vec<(Option<CaseLabel>, Vec<Stmt>)> = Vec::new();
         let mut seen_default = false;
         // `break` inside a switch leaves the switch.
-        self.in_loop += 1;
+        self.in_switch += 1;
         let r = (|| {
             loop {
                 self.skip_terms();
@@ -697,6 +783,7 @@ impl Parser<'_> {
                                 line: self.toks[self.i].line,
                                 pos: self.toks[self.i].end,
                                 at_newline: false,
+                                plain: 0,
                             });
                         }
                         seen_default = true;
@@ -721,7 +808,7 @@ impl Parser<'_> {
                 arms.push((label, body));
             }
         })();
-        self.in_loop -= 1;
+        self.in_switch -= 1;
         r?;
         Ok(Stmt::Switch(subject, arms))
     }
@@ -776,9 +863,7 @@ impl Parser<'_> {
             Tok::Kw(k @ ("print" | "printf")) => {
                 self.advance();
                 let args = self.print_args()?;
-                if k == "printf" && args.is_empty() {
-                    return Err(self.error());
-                }
+
                 let dest = if self.is_op(">") || self.is_op(">>") || self.is_op("|") {
                     let kind = match self.advance() {
                         Tok::Op(">") => Redir::File,
@@ -797,23 +882,46 @@ impl Parser<'_> {
                     Stmt::Printf(args, dest)
                 })
             }
-            Tok::Kw("next") => {
+            Tok::Kw(k @ ("next" | "nextfile")) => {
+                let bad = match self.section {
+                    "BEGIN" | "END" | "ENDFILE" => true,
+                    "BEGINFILE" => k == "next",
+                    _ => false,
+                };
+                if bad {
+                    return Err(self.plain_error(
+                        format!("`{k}' used in {} action", self.section),
+                        1,
+                    ));
+                }
                 self.advance();
-                Ok(Stmt::Next)
-            }
-            Tok::Kw("nextfile") => {
-                self.advance();
-                Ok(Stmt::NextFile)
+                Ok(if k == "next" {
+                    Stmt::Next
+                } else {
+                    Stmt::NextFile
+                })
             }
             Tok::Kw("break") => {
+                if self.in_loop == 0 && self.in_switch == 0 {
+                    return Err(self.plain_error(
+                        "`break' is not allowed outside a loop or switch".into(),
+                        2,
+                    ));
+                }
                 self.advance();
                 Ok(Stmt::Break)
             }
             Tok::Kw("continue") => {
+                if self.in_loop == 0 {
+                    return Err(
+                        self.plain_error("`continue' is not allowed outside a loop".into(), 2)
+                    );
+                }
                 self.advance();
                 Ok(Stmt::Continue)
             }
             Tok::Kw(k @ ("exit" | "return")) => {
+                let kw_end = self.toks[self.i].end;
                 self.advance();
                 let e = if matches!(self.peek(), Tok::Newline | Tok::Eof)
                     || self.is_op(";")
@@ -827,8 +935,10 @@ impl Parser<'_> {
                     return Err(ParseError {
                         msg: "`return' used outside function context".into(),
                         line: self.toks[self.i].line,
-                        pos: self.toks[self.i].end,
+                        // The caret goes under the keyword's first letter.
+                        pos: kw_end - "return".len() + 1,
                         at_newline: false,
+                        plain: 0,
                     });
                 }
                 Ok(if k == "exit" {
@@ -910,14 +1020,12 @@ impl Parser<'_> {
         Ok(out)
     }
 
+    /// A comma-separated list; a newline may follow a comma (only).
     fn expr_list_nl(&mut self) -> PResult<Vec<Expr>> {
-        self.opt_nl();
         let mut out = vec![self.expr()?];
-        self.opt_nl();
         while self.eat_op(",") {
             self.opt_nl();
             out.push(self.expr()?);
-            self.opt_nl();
         }
         Ok(out)
     }
@@ -1153,6 +1261,7 @@ impl Parser<'_> {
                     line: t.line,
                     pos: t.end,
                     at_newline: false,
+                    plain: 0,
                 });
             }
             l = Expr::Arith(op, Box::new(l), Box::new(r));
@@ -1314,6 +1423,8 @@ impl Parser<'_> {
                 }
                 self.expect_op("(")?;
                 let args = self.call_args()?;
+                let line = self.toks[self.i - 1].line;
+                self.calls.push((idx, args.len(), line));
                 if let Some(caller) = self.cur_func {
                     for (pos, a) in args.iter().enumerate() {
                         if let Expr::Lv(LValue::Var(Var::Local(l))) = a {
@@ -1331,6 +1442,21 @@ impl Parser<'_> {
                     .unwrap_or("length");
                 if self.eat_op("(") {
                     let args = self.call_args()?;
+                    if let Some((lo, hi)) = builtin_arity(name)
+                        && (args.len() < lo || args.len() > hi)
+                    {
+                        let t = &self.toks[self.i - 1];
+                        return Err(ParseError {
+                            msg: format!(
+                                "{} is invalid as number of arguments for {name}",
+                                args.len()
+                            ),
+                            line: t.line,
+                            pos: t.end,
+                            at_newline: false,
+                            plain: 0,
+                        });
+                    }
                     match name {
                         "split" | "patsplit" | "asort" | "asorti" | "match" => {
                             let arrays: &[usize] = match name {
@@ -1377,7 +1503,6 @@ impl Parser<'_> {
         let saved = (self.no_gt, self.no_in);
         self.no_gt = false;
         self.no_in = false;
-        self.opt_nl();
         let r = if self.is_op(")") {
             Ok(Vec::new())
         } else {

@@ -378,6 +378,12 @@ impl Interp {
                         self.flush_stream(&name)?;
                     }
                     let fname = lossy(&name);
+                    if let Ok(meta) = self.rt.block_on(self.ctx.fs.stat(&self.ctx.path(&fname)))
+                        && meta.is_dir()
+                    {
+                        self.set_global_raw(V_ERRNO, Value::str(&b"Is a directory"[..]));
+                        return Ok(Value::Num(-1.0));
+                    }
                     let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
                         Ok(r) => r,
                         Err(e) => {
