@@ -644,6 +644,12 @@ impl Interp {
                 if self.is_array_expr(&args[0]) {
                     return Ok(Value::str(&b"array"[..]));
                 }
+                if let Expr::Lv(LValue::Field(ix)) = &args[0] {
+                    let i = self.eval_num(ix)?;
+                    if i >= 1.0 && i as usize > self.field_count() {
+                        return Ok(Value::str(&b"unassigned"[..]));
+                    }
+                }
                 let v = self.eval(&args[0])?;
                 let t: &[u8] = match v {
                     Value::Uninit => b"untyped",
@@ -709,7 +715,27 @@ fn strftime(fmt: &[u8], ts: i64, utc: bool) -> Vec<u8> {
     use chrono::format::{Item, StrftimeItems};
     use chrono::{Local, TimeZone, Utc};
     use std::fmt::Write;
-    let f = String::from_utf8_lossy(fmt);
+    let mut f = String::from_utf8_lossy(fmt).into_owned();
+    if utc {
+        // gawk names UTC `GMT` (C's gmtime).
+        let mut g = String::with_capacity(f.len());
+        let mut it = f.chars();
+        while let Some(c) = it.next() {
+            if c != '%' {
+                g.push(c);
+                continue;
+            }
+            match it.next() {
+                Some('Z') => g.push_str("GMT"),
+                Some(n) => {
+                    g.push('%');
+                    g.push(n);
+                }
+                None => g.push('%'),
+            }
+        }
+        f = g;
+    }
     let items: Vec<Item<'_>> = StrftimeItems::new(&f).collect();
     if items.iter().any(|i| matches!(i, Item::Error)) {
         return fmt.to_vec();

@@ -311,7 +311,6 @@ pub fn escape(s: &[u8], mut i: usize, out: &mut Vec<u8>) -> (usize, Option<Strin
         b'r' => out.push(b'\r'),
         b'\\' => out.push(b'\\'),
         b'"' => out.push(b'"'),
-        b'/' => out.push(b'/'),
         b'a' => out.push(7),
         b'b' => out.push(8),
         b'f' => out.push(12),

@@ -71,7 +71,9 @@ impl Interp {
         }
         self.ensure_split();
         if i > self.nf {
-            return Value::Uninit;
+            // A field past NF is the null string, compared as a string (`$9 == 0` is
+            // false).
+            return Value::Str(Rc::from(&b""[..]));
         }
         match &self.owned {
             Some(f) => f.get(i - 1).cloned().unwrap_or_default(),
@@ -80,6 +82,12 @@ impl Interp {
                 Value::strnum(&self.rec[a..b])
             }
         }
+    }
+
+    /// NF, splitting the record if needed.
+    pub(in super::super) fn field_count(&mut self) -> usize {
+        self.ensure_split();
+        self.nf
     }
 
     pub(super) fn set_field(&mut self, i: usize, v: Value) -> R<()> {
