@@ -1154,6 +1154,12 @@ impl Parser<'_> {
                 self.advance();
                 let lv = self.opt_getline_lvalue()?;
                 l = Expr::Getline(GetSrc::Cmd(Box::new(l)), lv);
+                // Its value may start a concatenation (`cmd | getline x y`).
+                if self.starts_operand() && !self.is_op("-") && !self.is_op("+") && !self.is_op("!")
+                {
+                    let r = self.concat()?;
+                    l = Expr::Concat(Box::new(l), Box::new(r));
+                }
                 continue;
             }
             let op = match self.peek() {

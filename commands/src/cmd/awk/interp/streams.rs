@@ -241,8 +241,8 @@ impl Interp {
                     job: Some(job),
                 }
             }
-            _ if name == b"/dev/stdout" || name == b"-" => Dest::Stdout,
-            _ if name == b"/dev/stderr" => Dest::Stderr,
+            _ if name == b"/dev/stdout" || name == b"/dev/fd/1" || name == b"-" => Dest::Stdout,
+            _ if name == b"/dev/stderr" || name == b"/dev/fd/2" => Dest::Stderr,
             _ => {
                 let mode = if kind == Redir::Append {
                     WriteMode::Append
