@@ -449,13 +449,7 @@ fn syntax_message(
     )
 }
 
-fn run_blocking(
-    ctx: Context,
-    rt: Handle,
-    cli: Cli,
-    text: Vec<u8>,
-    table: Vec<Row>,
-) -> CmdResult {
+fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Row>) -> CmdResult {
     let err = |s: String| {
         let _ = rt.block_on(ctx.stderr.write_str(&s));
     };

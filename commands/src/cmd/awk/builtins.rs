@@ -473,10 +473,7 @@ impl Interp {
                     "exp" => {
                         let r = x.exp();
                         if x.is_finite() && (r.is_infinite() || r < f64::MIN_POSITIVE) {
-                            self.warning(&format!(
-                                "exp: argument {} is out of range",
-                                fmt_arg(x)
-                            ));
+                            self.warning(&format!("exp: argument {} is out of range", fmt_arg(x)));
                         }
                         r
                     }
@@ -835,21 +832,21 @@ fn order_cmp(o: Order, a: &(Str, Value), b: &(Str, Value), conv: &[u8]) -> std::
         Order::IndNum => str_to_num(&a.0)
             .total_cmp(&str_to_num(&b.0))
             .then_with(by_index),
-        Order::ValStr => a
-            .1
-            .to_str_with(conv)
-            .cmp(&b.1.to_str_with(conv))
-            .then_with(by_index),
+        Order::ValStr => {
+            a.1.to_str_with(conv)
+                .cmp(&b.1.to_str_with(conv))
+                .then_with(by_index)
+        }
         Order::ValNum => a.1.to_num().total_cmp(&b.1.to_num()).then_with(by_index),
         Order::ValType => match (sorts_as_number(&a.1), sorts_as_number(&b.1)) {
             (true, true) => a.1.to_num().total_cmp(&b.1.to_num()).then_with(by_index),
             (true, false) => Ordering::Less,
             (false, true) => Ordering::Greater,
-            (false, false) => a
-                .1
-                .to_str_with(conv)
-                .cmp(&b.1.to_str_with(conv))
-                .then_with(by_index),
+            (false, false) => {
+                a.1.to_str_with(conv)
+                    .cmp(&b.1.to_str_with(conv))
+                    .then_with(by_index)
+            }
         },
     }
 }

@@ -620,9 +620,7 @@ impl Interp {
             b" " => FsMode::Space,
             b"" => FsMode::Chars,
             // A single character is literal and case-sensitive even under IGNORECASE.
-            [c] if *c != b'\\' && !para => {
-                FsMode::Byte(*c)
-            }
+            [c] if *c != b'\\' && !para => FsMode::Byte(*c),
             [b'\t'] => FsMode::Byte(b'\t'),
             _ => {
                 let mut pat = if fs.len() == 1 {

@@ -322,7 +322,10 @@ pub fn parse(toks: &[Token]) -> PResult<Program> {
     for &(fi, n, line) in &p.calls {
         let f = &p.prog.funcs[fi];
         if f.defined && n > f.nparams {
-            let w = format!("function `{}' called with more arguments than declared", f.name);
+            let w = format!(
+                "function `{}' called with more arguments than declared",
+                f.name
+            );
             p.prog.warnings.push((line, w));
         }
     }
@@ -570,10 +573,7 @@ impl Parser<'_> {
         };
         let idx = self.func(&name);
         if self.prog.funcs[idx].defined {
-            return Err(self.plain_error(
-                format!("function name `{name}' previously defined"),
-                1,
-            ));
+            return Err(self.plain_error(format!("function name `{name}' previously defined"), 1));
         }
         self.expect_op("(")?;
         let mut params = HashMap::new();
@@ -582,7 +582,11 @@ impl Parser<'_> {
         while !self.is_op(")") {
             match self.advance() {
                 Tok::Name(p) | Tok::FuncName(p)
-                    if p == name || self.funcs.get(&p).is_some_and(|&f| self.prog.funcs[f].defined) =>
+                    if p == name
+                        || self
+                            .funcs
+                            .get(&p)
+                            .is_some_and(|&f| self.prog.funcs[f].defined) =>
                 {
                     self.i -= 1;
                     return Err(self.plain_error(
@@ -889,10 +893,9 @@ impl Parser<'_> {
                     _ => false,
                 };
                 if bad {
-                    return Err(self.plain_error(
-                        format!("`{k}' used in {} action", self.section),
-                        1,
-                    ));
+                    return Err(
+                        self.plain_error(format!("`{k}' used in {} action", self.section), 1)
+                    );
                 }
                 self.advance();
                 Ok(if k == "next" {
@@ -903,10 +906,8 @@ impl Parser<'_> {
             }
             Tok::Kw("break") => {
                 if self.in_loop == 0 && self.in_switch == 0 {
-                    return Err(self.plain_error(
-                        "`break' is not allowed outside a loop or switch".into(),
-                        2,
-                    ));
+                    return Err(self
+                        .plain_error("`break' is not allowed outside a loop or switch".into(), 2));
                 }
                 self.advance();
                 Ok(Stmt::Break)

@@ -216,7 +216,10 @@ mod tests {
             find_include(b"@include \"lib\"\nBEGIN{}"),
             Some((0, 14, b"lib".to_vec()))
         );
-        assert_eq!(find_include(b"BEGIN { print \"@include \\\"x\\\"\" }"), None);
+        assert_eq!(
+            find_include(b"BEGIN { print \"@include \\\"x\\\"\" }"),
+            None
+        );
         assert_eq!(find_include(b"# @include \"x\"\n"), None);
         assert_eq!(
             find_include(b"BEGIN{} @include \"x\""),
