@@ -990,6 +990,9 @@ impl Shell {
         s.slot = Some(Arc::new(slot));
         s.is_subshell = true;
         s.subshell_level += 1;
+        // A subshell draws its own `$RANDOM` numbers, even after `RANDOM=seed` (bash
+        // reseeds one unless it assigns RANDOM itself).
+        s.seed_random(i64::from(rand::random::<u32>()));
         s.exit_requested = None;
         s.me = Arc::new(jobs::Proc::default());
         s.bashpid = self.procs.register(&s.me);

@@ -716,9 +716,10 @@ fn param_name(p: &Parameter) -> String {
 }
 
 impl ArithEnv for Shell {
-    fn get_var(&self, name: &str) -> Option<String> {
-        if name == "LINENO" {
-            return Some(self.lines.lineno.to_string());
+    fn get_var(&mut self, name: &str) -> Option<String> {
+        // `RANDOM`, `SECONDS`, `LINENO`…: computed as `$NAME` would be.
+        if let Some(v) = self.dynamic_var(name) {
+            return Some(v);
         }
         self.get_str(name)
     }

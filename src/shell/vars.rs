@@ -225,7 +225,7 @@ impl Shell {
         match target.as_str() {
             "RANDOM" if !append => {
                 let seed = arith::eval_str(self, value).unwrap_or(0);
-                self.random_state = (seed as u64) ^ 0x9E37_79B9_7F4A_7C15;
+                self.seed_random(seed);
             }
             "SECONDS" if !append => {
                 let n = arith::eval_str(self, value).unwrap_or(0);
