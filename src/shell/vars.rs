@@ -201,7 +201,7 @@ impl Shell {
         let plain = !append
             && !name.is_empty()
             && !name.contains('[')
-            && !matches!(name, "RANDOM" | "SECONDS")
+            && !matches!(name, "RANDOM" | "SECONDS" | "BASH_ARGV0")
             && self.vars.get(name).is_none_or(|v| {
                 matches!(v.value, Value::Str(_))
                     && !v.readonly
@@ -227,6 +227,8 @@ impl Shell {
                 let seed = arith::eval_str(self, value).unwrap_or(0);
                 self.seed_random(seed);
             }
+            // Assigning BASH_ARGV0 sets `$0` too.
+            "BASH_ARGV0" if !append => self.arg0 = value.to_string(),
             "SECONDS" if !append => {
                 let n = arith::eval_str(self, value).unwrap_or(0);
                 let now = std::time::Instant::now();
