@@ -280,6 +280,14 @@ pub(crate) struct Options {
     /// `set -o history` (on by default in an interactive shell): typed commands are
     /// remembered.
     pub history: bool,
+    /// `set -b`: shown by `$-` and `set -o`; a script's job reports come when bash's would.
+    pub notify: bool,
+    /// `set -p`: shown only; a session has no set-user-id to keep or drop.
+    pub privileged: bool,
+    /// `set -o ignoreeof`: shown only; it matters to an interactive shell reading EOF.
+    pub ignoreeof: bool,
+    /// `set -o nolog`: shown only, as in bash (which ignores it).
+    pub nolog: bool,
 }
 
 /// Told of each complete command a shell reads from a stream and runs: the session's
@@ -982,6 +990,9 @@ impl Shell {
         s.slot = Some(Arc::new(slot));
         s.is_subshell = true;
         s.subshell_level += 1;
+        // A subshell draws its own `$RANDOM` numbers, even after `RANDOM=seed` (bash
+        // reseeds one unless it assigns RANDOM itself).
+        s.seed_random(i64::from(rand::random::<u32>()));
         s.exit_requested = None;
         s.me = Arc::new(jobs::Proc::default());
         s.bashpid = self.procs.register(&s.me);

@@ -58,7 +58,7 @@ mod paste;
 mod patch;
 mod pr;
 mod printenv;
-mod printf;
+pub mod printf;
 mod readlink;
 mod rev;
 mod rm;

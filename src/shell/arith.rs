@@ -7,7 +7,8 @@ pub const MAX_ARITH_DEPTH: usize = 64;
 
 /// Where arithmetic reads and writes variables.
 pub trait ArithEnv {
-    fn get_var(&self, name: &str) -> Option<String>;
+    /// `&mut`: reading a variable bash computes (`RANDOM`) changes the shell.
+    fn get_var(&mut self, name: &str) -> Option<String>;
     fn set_var(&mut self, name: &str, value: i64) -> Result<(), String>;
     fn get_elem(&self, name: &str, index: i64) -> Option<String>;
     fn set_elem(&mut self, name: &str, index: i64, value: i64) -> Result<(), String>;
@@ -818,7 +819,7 @@ mod tests {
     struct Env(HashMap<String, String>);
 
     impl ArithEnv for Env {
-        fn get_var(&self, name: &str) -> Option<String> {
+        fn get_var(&mut self, name: &str) -> Option<String> {
             self.0.get(name).cloned()
         }
         fn set_var(&mut self, name: &str, value: i64) -> Result<(), String> {

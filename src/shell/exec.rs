@@ -406,6 +406,7 @@ impl Shell {
                     0
                 }
                 Command::ExtendedTest(test, redirs) => {
+                    self.lines.lineno = self.lines.line_base + test.loc.start.line;
                     let rs: Vec<&IoRedirect> = redirs.iter().flat_map(|r| r.0.iter()).collect();
                     let (f, closers) = match self.begin_redirects(&rs, fds).await {
                         Ok(x) => x,

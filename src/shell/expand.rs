@@ -77,6 +77,8 @@ enum PVal {
 }
 
 impl PVal {
+    /// Whether `${x-…}`/`${x:-…}` (per `test`) takes the word; `"${*:-…}"` asks the caller
+    /// ([`Shell::unset_or_null`]), as it depends on `IFS`.
     fn is_unset_or_null(&self, test: &ParameterTestType) -> bool {
         match (self, test) {
             (PVal::Unset, _) => true,
@@ -534,6 +536,9 @@ impl FieldBuf {
             self.pat.push_str(s);
             if pattern::has_glob_chars(s) {
                 self.globby = true;
+            } else if !self.globby && self.pat.contains('[') && self.pat.contains(']') {
+                // A `[` and its `]` from different pieces (`[$x]`).
+                self.globby = pattern::has_glob_chars(&self.pat);
             }
         } else {
             self.pat.push_str(&pattern::escape(s));
@@ -684,7 +689,8 @@ fn is_at_list(p: &WordPiece) -> bool {
         | ParameterExpr::UppercasePattern { parameter, .. }
         | ParameterExpr::LowercaseFirstChar { parameter, .. }
         | ParameterExpr::LowercasePattern { parameter, .. }
-        | ParameterExpr::ReplaceSubstring { parameter, .. } => parameter,
+        | ParameterExpr::ReplaceSubstring { parameter, .. }
+        | ParameterExpr::UseAlternativeValue { parameter, .. } => parameter,
         _ => return false,
     };
     matches!(
@@ -710,9 +716,10 @@ fn param_name(p: &Parameter) -> String {
 }
 
 impl ArithEnv for Shell {
-    fn get_var(&self, name: &str) -> Option<String> {
-        if name == "LINENO" {
-            return Some(self.lines.lineno.to_string());
+    fn get_var(&mut self, name: &str) -> Option<String> {
+        // `RANDOM`, `SECONDS`, `LINENO`…: computed as `$NAME` would be.
+        if let Some(v) = self.dynamic_var(name) {
+            return Some(v);
         }
         self.get_str(name)
     }
@@ -935,7 +942,44 @@ impl Shell {
                     .ok_or_else(|| ShellError::BadSubstitution(body.to_string()))
             })?;
         let mut out = Vec::new();
-        self.expand_pieces(&pieces, true, fds, &mut out).await?;
+        // bash joins `$*` (`${*}`, `${*:1}`) in a here-document with spaces, whatever
+        // `IFS` holds (`${a[*]}` still joins with IFS).
+        let mut start = 0;
+        for (i, p) in pieces.iter().enumerate() {
+            let WordPiece::ParameterExpansion(
+                expr @ (ParameterExpr::Parameter {
+                    parameter:
+                        Parameter::Special(SpecialParameter::AllPositionalParameters {
+                            concatenate: true,
+                        }),
+                    indirect: false,
+                }
+                | ParameterExpr::Substring {
+                    parameter:
+                        Parameter::Special(SpecialParameter::AllPositionalParameters {
+                            concatenate: true,
+                        }),
+                    indirect: false,
+                    ..
+                }),
+            ) = &p.piece
+            else {
+                continue;
+            };
+            self.expand_pieces(&pieces[start..i], true, fds, &mut out)
+                .await?;
+            start = i + 1;
+            match self.eval_param_expr(expr, true, fds).await? {
+                PVal::List(items, _) => out.push(Piece::Text {
+                    s: items.join(" "),
+                    quoted: true,
+                    split: false,
+                }),
+                v => self.emit_value(v, true, &mut out),
+            }
+        }
+        self.expand_pieces(&pieces[start..], true, fds, &mut out)
+            .await?;
         Ok(join_pieces(&out))
     }
 

@@ -55,17 +55,56 @@ pub struct Pattern {
 /// True when `pattern` has an unescaped `*`, `?` or `[` (so it needs matching at all).
 pub fn has_glob_chars(pattern: &str) -> bool {
     let mut escaped = false;
+    // Once one `[` finds no `]` after it, no later one will: each is looked at once.
+    let mut unclosed = false;
     let mut chars = pattern.chars().peekable();
     while let Some(c) = chars.next() {
         if escaped {
             escaped = false;
         } else if c == '\\' {
             escaped = true;
-        } else if matches!(c, '*' | '?' | '[')
+        } else if matches!(c, '*' | '?')
             || (matches!(c, '@' | '+' | '!') && chars.peek() == Some(&'('))
         {
             return true;
+        } else if c == '[' && !unclosed {
+            if bracket_closes(chars.clone()) {
+                return true;
+            }
+            unclosed = true;
         }
+    }
+    false
+}
+
+/// Whether the text after a `[` closes a bracket expression: a `[` with no `]` after it
+/// (`echo [`, `x[`) is an ordinary character, so the word is no pattern at all.
+fn bracket_closes(chars: impl Iterator<Item = char>) -> bool {
+    let rest: Vec<char> = chars.collect();
+    let mut i = 0;
+    if matches!(rest.first(), Some('!' | '^')) {
+        i += 1;
+    }
+    // A `]` first is a member, not the end.
+    if rest.get(i) == Some(&']') {
+        i += 1;
+    }
+    while let Some(&c) = rest.get(i) {
+        match c {
+            ']' => return true,
+            '\\' => i += 1,
+            '[' if matches!(rest.get(i + 1), Some(':' | '.' | '=')) => {
+                // `[:alpha:]` inside: on to its closing `:]`, if it has one.
+                let kind = rest[i + 1];
+                if let Some(end) = (i + 2..rest.len().saturating_sub(1))
+                    .find(|&j| rest[j] == kind && rest[j + 1] == ']')
+                {
+                    i = end + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
     }
     false
 }
@@ -235,6 +274,19 @@ impl Pattern {
     /// Whether the pattern starts with a literal `.` (so it may match hidden files).
     pub fn starts_with_dot(&self) -> bool {
         self.toks.first() == Some(&Tok::Lit('.'))
+    }
+
+    /// Whether the pattern may match a name that starts with a dot without `dotglob`: it
+    /// starts with one, or with an extended group (not `!(…)`) one of whose alternatives
+    /// does (`@(.a|b)`, `*(.)x`), as bash's globbing allows.
+    pub fn may_match_dot(&self) -> bool {
+        match self.toks.first() {
+            Some(Tok::Lit('.')) => true,
+            Some(Tok::Group { kind, alts }) if *kind != '!' => {
+                alts.iter().any(|a| a.first() == Some(&Tok::Lit('.')))
+            }
+            _ => false,
+        }
     }
 
     /// The pattern as a regular expression (for the automata of [`search`]); `None` for a

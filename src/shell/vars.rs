@@ -201,7 +201,7 @@ impl Shell {
         let plain = !append
             && !name.is_empty()
             && !name.contains('[')
-            && !matches!(name, "RANDOM" | "SECONDS")
+            && !matches!(name, "RANDOM" | "SECONDS" | "BASH_ARGV0")
             && self.vars.get(name).is_none_or(|v| {
                 matches!(v.value, Value::Str(_))
                     && !v.readonly
@@ -225,8 +225,10 @@ impl Shell {
         match target.as_str() {
             "RANDOM" if !append => {
                 let seed = arith::eval_str(self, value).unwrap_or(0);
-                self.random_state = (seed as u64) ^ 0x9E37_79B9_7F4A_7C15;
+                self.seed_random(seed);
             }
+            // Assigning BASH_ARGV0 sets `$0` too.
+            "BASH_ARGV0" if !append => self.arg0 = value.to_string(),
             "SECONDS" if !append => {
                 let n = arith::eval_str(self, value).unwrap_or(0);
                 let now = std::time::Instant::now();

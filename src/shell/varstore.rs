@@ -50,14 +50,27 @@ impl Shell {
             .and_then(|v| v.value.as_str().map(str::to_string))
     }
 
+    /// `$RANDOM`: bash's own generator, so a seeded sequence (`RANDOM=42`) gives bash's
+    /// numbers. `random_state` holds the generator's 32-bit seed in its low half and the
+    /// last number given in its high half (bash never gives the same number twice in a
+    /// row).
     pub(crate) fn next_random(&mut self) -> u32 {
-        // xorshift64*: enough for $RANDOM, which bash documents as not cryptographic.
-        let mut x = self.random_state;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.random_state = x;
-        ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % 32768) as u32
+        let last = (self.random_state >> 32) as u32;
+        let mut seed = self.random_state as u32;
+        let value = loop {
+            seed = park_miller(seed);
+            let v = ((seed >> 16) ^ (seed & 0xffff)) & 0x7fff;
+            if v != last {
+                break v;
+            }
+        };
+        self.random_state = (u64::from(value) << 32) | u64::from(seed);
+        value
+    }
+
+    /// Seeds `$RANDOM` as `RANDOM=seed` does (bash keeps the seed's low 32 bits).
+    pub(crate) fn seed_random(&mut self, seed: i64) {
+        self.random_state = u64::from(seed as u32);
     }
 
     /// Counts every variable's cost afresh (after changes made without accounting).
@@ -446,5 +459,19 @@ impl Shell {
                 .insert(name.to_string(), Arc::new(def.clone()));
             self.exported_functions.insert(name.to_string());
         }
+    }
+}
+
+/// One step of the Park–Miller "minimal standard" generator, x * 16807 mod (2^31 - 1),
+/// computed as bash does (Schrage's method in 32-bit arithmetic; a zero seed is replaced).
+fn park_miller(last: u32) -> u32 {
+    let x = if last == 0 { 123_459_876 } else { last };
+    let h = (x / 127_773) as i32;
+    let l = (x - 127_773 * (h as u32)) as i32;
+    let t = l.wrapping_mul(16_807).wrapping_sub(h.wrapping_mul(2_836));
+    if t < 0 {
+        t.wrapping_add(0x7fff_ffff) as u32
+    } else {
+        t as u32
     }
 }

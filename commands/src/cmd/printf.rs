@@ -442,6 +442,10 @@ pub(crate) fn shell_quote(s: &str) -> String {
                 '\t' => q.push_str("\\t"),
                 '\r' => q.push_str("\\r"),
                 '\x1b' => q.push_str("\\E"),
+                '\x07' => q.push_str("\\a"),
+                '\x08' => q.push_str("\\b"),
+                '\x0c' => q.push_str("\\f"),
+                '\x0b' => q.push_str("\\v"),
                 '\'' => q.push_str("\\'"),
                 '\\' => q.push_str("\\\\"),
                 c if c.is_control() => q.push_str(&format!("\\{:03o}", c as u32 & 0xff)),
@@ -904,35 +908,54 @@ impl Command for Printf {
         "format and print data"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        let mut args = args.as_slice();
-        let ended = args.first().map(String::as_str) == Some("--");
-        if ended {
-            args = &args[1..];
-        }
-        let Some(fmt) = args.first() else {
-            ctx.err("printf: usage: printf [-v var] format [arguments]\n")
-                .await;
-            return Ok(STATUS_USAGE);
-        };
-        if fmt == "--help" {
-            ctx.out(HELP).await?;
-            return Ok(STATUS_USAGE);
-        }
-        if fmt == "-v" {
-            ctx.err("printf: -v: only the shell's own printf can set a variable\n")
-                .await;
-            return Ok(STATUS_USAGE);
-        }
-        // After `--` a format may start with `-` (`printf -- '-%s' x`).
-        if !ended && fmt.starts_with('-') && fmt.len() > 1 {
-            ctx.err(format!(
-                "printf: {fmt}: invalid option\nprintf: usage: printf [-v var] format [arguments]\n"
-            ))
-            .await;
-            return Ok(STATUS_USAGE);
-        }
-        print(ctx, fmt, &args[1..], false).await
+        builtin(ctx, &args, "").await
     }
+}
+
+/// bash's `printf` builtin over `ctx`, each of its messages but the usage line after
+/// `prefix` (the shell's `bash: line N: `). The shell calls this itself rather than
+/// going through a pipe, so that messages and output interleave as bash's do: a
+/// message at once, the output of each use of the format when it is done.
+pub async fn builtin(ctx: &Context, args: &[String], prefix: &str) -> CmdResult {
+    let say = |msg: String| async move {
+        let text: String = msg
+            .lines()
+            .map(|l| {
+                if l.starts_with("printf: usage: ") {
+                    format!("{l}\n")
+                } else {
+                    format!("{prefix}{l}\n")
+                }
+            })
+            .collect();
+        ctx.err(text).await;
+    };
+    let mut args = args;
+    let ended = args.first().map(String::as_str) == Some("--");
+    if ended {
+        args = &args[1..];
+    }
+    let Some(fmt) = args.first() else {
+        say("printf: usage: printf [-v var] format [arguments]\n".into()).await;
+        return Ok(STATUS_USAGE);
+    };
+    if fmt == "--help" {
+        ctx.out(HELP).await?;
+        return Ok(STATUS_USAGE);
+    }
+    if fmt == "-v" {
+        say("printf: -v: only the shell's own printf can set a variable\n".into()).await;
+        return Ok(STATUS_USAGE);
+    }
+    // After `--` a format may start with `-` (`printf -- '-%s' x`).
+    if !ended && fmt.starts_with('-') && fmt.len() > 1 {
+        say(format!(
+            "printf: {fmt}: invalid option\nprintf: usage: printf [-v var] format [arguments]\n"
+        ))
+        .await;
+        return Ok(STATUS_USAGE);
+    }
+    print(ctx, fmt, &args[1..], false, prefix).await
 }
 
 /// GNU coreutils' `printf` program, which `env`, `xargs`, `find -exec` and `timeout` run
@@ -969,7 +992,7 @@ impl Command for GnuPrintf {
                 .await;
             return Ok(1);
         };
-        print(ctx, fmt, &args[1..], true).await
+        print(ctx, fmt, &args[1..], true, "").await
     }
 }
 
@@ -981,8 +1004,10 @@ Print ARGUMENT(s) according to FORMAT, or execute according to OPTION:
       --version  output version information and exit
 ";
 
-/// Prints `args` through `fmt`, reusing it while arguments remain.
-async fn print(ctx: &Context, fmt: &str, args: &[String], gnu: bool) -> CmdResult {
+/// Prints `args` through `fmt`, reusing it while arguments remain; each message after
+/// `prefix`. A message goes out before the output of the use of the format it came from
+/// (bash writes that when the use is done).
+async fn print(ctx: &Context, fmt: &str, args: &[String], gnu: bool, prefix: &str) -> CmdResult {
     let mut run = Run {
         args,
         next: 0,
@@ -997,10 +1022,18 @@ async fn print(ctx: &Context, fmt: &str, args: &[String], gnu: bool) -> CmdResul
     let mut charge = ctx.budget.empty_charge();
     loop {
         let before = run.next;
+        let done = out.len();
         let stop = format_once(fmt.as_bytes(), &mut run, &mut out);
         charge.resize(out.capacity())?;
-        for w in run.warnings.drain(..) {
-            ctx.err(w).await;
+        if !run.warnings.is_empty() {
+            // What earlier uses printed comes first, then this use's messages.
+            if done > 0 {
+                ctx.out(&out[..done]).await?;
+                out.drain(..done);
+            }
+            for w in run.warnings.drain(..) {
+                ctx.err(format!("{prefix}{w}")).await;
+            }
         }
         if out.len() >= crate::io::PIPE_CHUNK {
             ctx.out(std::mem::take(&mut out)).await?;

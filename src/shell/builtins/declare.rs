@@ -364,6 +364,13 @@ async fn declare_one(
                     ..o
                 },
             );
+        } else if outer.is_some_and(|o| o.exported) {
+            // A local of an exported variable is exported too (its only inherited
+            // attribute): `export X=1; f() { local X=2; env; }` shows X=2.
+            sh.declare_unset(name, Value::Str(String::new()));
+            if let Some(v) = sh.vars.get_mut(name) {
+                v.exported = true;
+            }
         }
     }
     // What the attributes apply to: the variable a reference names, unless it is `-n`.

@@ -144,7 +144,7 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
             Ok(v) => v,
             Err(e) => return sh.fail(e, io).await,
         };
-        let (status, out) = run_prefixed(sh, "printf", args[2..].to_vec(), io, true).await;
+        let (status, out) = run_printf(sh, &args[2..], io, true).await;
         let value = String::from_utf8_lossy(&out).into_owned();
         // `printf -v 'a[2]'`: an element of an indexed array (a literal index).
         let element = var
@@ -160,7 +160,45 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
         }
         return Ok(status);
     }
-    Ok(run_prefixed(sh, "printf", args, io, false).await.0)
+    Ok(run_printf(sh, &args, io, false).await.0)
+}
+
+/// Runs bash's printf over this shell's descriptors, its messages prefixed as a
+/// builtin's and written as they come (see `forkbox_commands::cmd::printf::builtin`);
+/// with `capture` (`printf -v`), its output is returned instead of written.
+async fn run_printf(sh: &mut Shell, args: &[String], io: &Fds, capture: bool) -> (i32, Vec<u8>) {
+    let prefix = sh.message_prefix();
+    let mut ctx = sh.context(io, &[]);
+    let (out, out_in) = forkbox_commands::pipe();
+    if capture {
+        ctx.stdout = out;
+    } else {
+        drop(out);
+    }
+    let collect = async {
+        if capture {
+            out_in
+                .read_to_end(crate::shell::MAX_VALUE)
+                .await
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+    };
+    let running = async {
+        let r = forkbox_commands::cmd::printf::builtin(&ctx, args, &prefix).await;
+        let status = match r {
+            Err(forkbox_commands::Interrupt::Write(e)) => {
+                let msg = format!("{prefix}printf: write error: {e}\n");
+                let _ = ctx.stderr.write_str(&msg).await;
+                1
+            }
+            r => forkbox_commands::exit_status("printf", r, &ctx.stderr).await,
+        };
+        drop(ctx);
+        status
+    };
+    futures::future::join(running, collect).await
 }
 
 #[cfg(test)]

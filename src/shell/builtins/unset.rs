@@ -66,6 +66,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                     ShellError::Readonly(v) => {
                         format!("unset: {v}: cannot unset: readonly variable")
                     }
+                    // bash names only the subscript: `unset: [-5]: bad array subscript`.
+                    ShellError::BadSubscript(_) => {
+                        format!("unset: [{sub}]: bad array subscript")
+                    }
                     other => other.to_string(),
                 };
                 super::fail(sh, io, msg, 1).await?;

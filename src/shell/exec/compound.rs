@@ -9,6 +9,18 @@ impl Shell {
         fds: &'a Fds,
     ) -> BoxFut<'a, Exec<i32>> {
         Box::pin(async move {
+            // The commands whose own words or expressions bash expands show their first
+            // line as `LINENO` (`for i in $LINENO`, `(( x = LINENO ))`).
+            let line = match cc {
+                CompoundCommand::ForClause(f) => Some(&f.loc),
+                CompoundCommand::ArithmeticForClause(f) => Some(&f.loc),
+                CompoundCommand::CaseClause(c) => Some(&c.loc),
+                CompoundCommand::Arithmetic(a) => Some(&a.loc),
+                _ => None,
+            };
+            if let Some(loc) = line {
+                self.lines.lineno = self.lines.line_base + loc.start.line;
+            }
             match cc {
                 CompoundCommand::BraceGroup(g) => self.exec_list(&g.list, fds).await,
                 CompoundCommand::Subshell(s) => {

@@ -42,8 +42,15 @@ impl Shell {
             // POSIX mode: assignments before a special builtin stay (exported, as bash
             // leaves them).
             let keep = self.opts.posix && is_special_builtin(&name);
+            let kept = attribute_names(&name, &args);
             let r = builtins::run(self, &name, args, fds).await;
             if !keep {
+                // `x=2 export x` (or `readonly x`, `declare -x x`): the temporary value
+                // stays, with the attribute, where bash otherwise drops it.
+                let saved = saved
+                    .into_iter()
+                    .filter(|(k, _)| !kept.contains(k))
+                    .collect();
                 self.pop_temp_env(saved);
             }
             return r;
@@ -498,4 +505,31 @@ fn is_special_builtin(name: &str) -> bool {
             | "trap"
             | "unset"
     )
+}
+
+/// The variables `export`, `readonly` (or `declare`/`typeset` with `-x` or `-r`) give an
+/// attribute to in `args`: a temporary assignment to one of them outlives the command.
+fn attribute_names(name: &str, args: &[String]) -> Vec<String> {
+    let flags = || {
+        args.iter()
+            .take_while(|a| a.starts_with(['-', '+']) && *a != "--")
+    };
+    let applies = match name {
+        "export" | "readonly" => !flags().any(|a| a.contains('n') || a.contains('f')),
+        "declare" | "typeset" => {
+            flags().any(|a| a.starts_with('-') && (a.contains('x') || a.contains('r')))
+                && !flags().any(|a| a.starts_with('+') || a.contains('f'))
+        }
+        _ => false,
+    };
+    if !applies {
+        return Vec::new();
+    }
+    args.iter()
+        .filter(|a| !a.starts_with(['-', '+']))
+        .map(|a| {
+            let end = a.find(['=', '[', '+']).unwrap_or(a.len());
+            a[..end].to_string()
+        })
+        .collect()
 }

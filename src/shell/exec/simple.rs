@@ -148,8 +148,11 @@ impl Shell {
             }
             return Ok(status);
         }
-        if let Some(last) = argv.last() {
-            // `$_`: the last argument of the previous command.
+        // `$_`: the last argument of the previous command. A function's body still sees
+        // the one before its call (bash sets it when the call returns).
+        if let Some(last) = argv.last()
+            && !self.functions.contains_key(&argv[0])
+        {
             let _ = self.store_str("_", last);
         }
         let mut env_extra = Vec::new();

@@ -90,7 +90,7 @@ impl Shell {
                         }
                     }
                     for e in entries {
-                        if e.name.starts_with('.') && !p.starts_with_dot() && !dotglob {
+                        if e.name.starts_with('.') && !p.may_match_dot() && !dotglob {
                             continue;
                         }
                         if !p.matches(&e.name) {

@@ -14,6 +14,18 @@ const DYNAMIC_ARRAYS: [&str; 6] = [
 ];
 
 impl Shell {
+    /// Whether a `${x-…}`-family test finds `v` unset (or null, with `:`). In double quotes
+    /// `${*:-…}` tests `"$*"` itself: its elements joined by `IFS`'s first character, so
+    /// `set -- '' ''; IFS=; "${*:-d}"` takes the default.
+    fn unset_or_null(&self, v: &PVal, test: &ParameterTestType, quoted: bool) -> bool {
+        if let (PVal::List(items, true), ParameterTestType::UnsetOrNull, true) = (v, test, quoted) {
+            let sep_empty = self.get_str("IFS").is_some_and(|s| s.is_empty());
+            return items.is_empty()
+                || (sep_empty || items.len() == 1) && items.iter().all(|s| s.is_empty());
+        }
+        v.is_unset_or_null(test)
+    }
+
     /// Evaluates a `${…}` expression.
     pub(super) fn eval_param_expr<'a>(
         &'a mut self,
@@ -22,6 +34,36 @@ impl Shell {
         fds: &'a Fds,
     ) -> BoxFut<'a, R<PVal>> {
         Box::pin(async move {
+            // bash reads `${#-}` and `${#?}` as the lengths of `$-` and `$?`, not as `$#`
+            // with an empty default or message.
+            let is_count = |p: &Parameter| {
+                matches!(
+                    p,
+                    Parameter::Special(SpecialParameter::PositionalParameterCount)
+                )
+            };
+            let length_of = match expr {
+                ParameterExpr::UseDefaultValues {
+                    parameter,
+                    indirect: false,
+                    test_type: ParameterTestType::Unset,
+                    default_value,
+                } if is_count(parameter) && default_value.as_deref().unwrap_or("").is_empty() => {
+                    Some(self.option_flags())
+                }
+                ParameterExpr::IndicateErrorIfNullOrUnset {
+                    parameter,
+                    indirect: false,
+                    test_type: ParameterTestType::Unset,
+                    error_message,
+                } if is_count(parameter) && error_message.as_deref().unwrap_or("").is_empty() => {
+                    Some(self.last_status.to_string())
+                }
+                _ => None,
+            };
+            if let Some(v) = length_of {
+                return Ok(PVal::Str(v.chars().count().to_string()));
+            }
             match expr {
                 ParameterExpr::Parameter {
                     parameter,
@@ -38,7 +80,7 @@ impl Shell {
                     default_value,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    if v.is_unset_or_null(test_type) {
+                    if self.unset_or_null(&v, test_type, quoted) {
                         let text = default_value.clone().unwrap_or_default();
                         let pieces = self.expand_word_in_place(&text, quoted, fds).await?;
                         Ok(PVal::Pieces(pieces))
@@ -53,7 +95,7 @@ impl Shell {
                     default_value,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    if v.is_unset_or_null(test_type) {
+                    if self.unset_or_null(&v, test_type, quoted) {
                         let text = default_value.clone().unwrap_or_default();
                         let value = self.expand_str(&text, fds).await?;
                         // `${!n:=v}` assigns to the variable n names.
@@ -94,7 +136,7 @@ impl Shell {
                     error_message,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    if v.is_unset_or_null(test_type) {
+                    if self.unset_or_null(&v, test_type, quoted) {
                         let message = match error_message.as_deref().filter(|m| !m.is_empty()) {
                             Some(m) => self.expand_str(m, fds).await?,
                             None => match test_type {
@@ -118,11 +160,36 @@ impl Shell {
                     alternative_value,
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
-                    if v.is_unset_or_null(test_type) {
-                        Ok(PVal::Str(String::new()))
+                    // `"${@+x}"` with no elements is no word at all, as `"$@"` is (a
+                    // double-quoted word of only such pieces makes no field by itself).
+                    let at = !*indirect
+                        && matches!(
+                            parameter,
+                            Parameter::Special(SpecialParameter::AllPositionalParameters {
+                                concatenate: false
+                            }) | Parameter::NamedWithAllIndices {
+                                concatenate: false,
+                                ..
+                            }
+                        );
+                    if self.unset_or_null(&v, test_type, quoted) {
+                        // (One empty element is one empty word: `set -- ''; "${@:+x}"`.)
+                        let none = match &v {
+                            PVal::List(items, _) => items.is_empty(),
+                            PVal::Unset => true,
+                            _ => false,
+                        };
+                        Ok(if at && none {
+                            PVal::List(Vec::new(), false)
+                        } else {
+                            PVal::Str(String::new())
+                        })
                     } else {
                         let text = alternative_value.clone().unwrap_or_default();
-                        let pieces = self.expand_word_in_place(&text, quoted, fds).await?;
+                        let mut pieces = self.expand_word_in_place(&text, quoted, fds).await?;
+                        if at && quoted {
+                            pieces.insert(0, Piece::ForceField);
+                        }
                         Ok(PVal::Pieces(pieces))
                     }
                 }
@@ -546,6 +613,14 @@ impl Shell {
     /// literal text is split like the rest of the expansion; its quoted parts are not.
     /// Inside double quotes, single quotes and a leading `~` in the word are literal.
     async fn expand_word_in_place(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
+        // In double quotes (and here-documents) `\}` in the word is a `}`, as `\$` is a `$`.
+        let unescaped;
+        let text = if quoted && text.contains("\\}") {
+            unescaped = unescape_braces(text);
+            unescaped.as_str()
+        } else {
+            text
+        };
         let mut pieces = if quoted && (text.contains('\'') || text.starts_with('~')) {
             let mut parsed = Vec::new();
             for mut p in parse_word(text)? {
@@ -630,6 +705,27 @@ pub(super) fn upper_first(s: &str) -> String {
         Some(f) => std::iter::once(pattern::upper_char(f)).chain(c).collect(),
         None => String::new(),
     }
+}
+
+/// `text` with each `\}` (an escaped backslash aside) turned into `}`.
+fn unescape_braces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('}') => out.push('}'),
+            Some(n) => {
+                out.push('\\');
+                out.push(n);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// Quotes `s` for reuse as shell input (`${x@Q}`, `set -x`).

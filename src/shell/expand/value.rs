@@ -152,40 +152,32 @@ impl Shell {
         self.get_str(name).map_or(PVal::Unset, PVal::Str)
     }
 
+    /// `$-`: the letters of the options that are on, in bash's order.
     pub(crate) fn option_flags(&self) -> String {
-        let mut f = String::new();
-        if self.opts.errexit {
-            f.push('e');
-        }
-        if self.opts.noglob {
-            f.push('f');
-        }
-        f.push('h');
-        if self.opts.nounset {
-            f.push('u');
-        }
-        if self.opts.xtrace {
-            f.push('x');
-        }
-        if self.opts.braceexpand {
-            f.push('B');
-        }
-        if self.opts.noclobber {
-            f.push('C');
-        }
-        if self.opts.errtrace {
-            f.push('E');
-        }
-        if self.opts.histexpand {
-            f.push('H');
-        }
-        if self.opts.functrace {
-            f.push('T');
-        }
-        if !self.interactive {
-            f.push('c');
-        }
-        f
+        let o = &self.opts;
+        [
+            (o.allexport, 'a'),
+            (o.notify, 'b'),
+            (o.errexit, 'e'),
+            (o.noglob, 'f'),
+            (o.hashall, 'h'),
+            (self.interactive, 'i'),
+            (o.noexec, 'n'),
+            (o.privileged, 'p'),
+            (o.nounset, 'u'),
+            (o.verbose, 'v'),
+            (o.xtrace, 'x'),
+            (o.braceexpand, 'B'),
+            (o.noclobber, 'C'),
+            (o.errtrace, 'E'),
+            (o.histexpand, 'H'),
+            (o.functrace, 'T'),
+            (!self.interactive, 'c'),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, c)| *c)
+        .collect()
     }
 
     /// Resolves `${!x}`: the parameter named by x's value (or, for a name reference, the
