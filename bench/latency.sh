@@ -4,7 +4,11 @@
 #   floor       examples/ssh_floor.rs: a russh server with forkbox's TCP settings that
 #               answers exec with exit status 0 and does nothing else
 #   openssh     OpenSSH's sshd + bash on the same machine (public-key login as this user)
-# all on loopback, in the same run, timed by hyperfine (median of RUNS runs after warm-ups).
+# all on loopback, in the same run, timed by hyperfine (median of RUNS runs after warm-ups);
+# then forkbox and the floor once more, interleaved run by run (a python loop, RUNS runs
+# each), so that both see the same load: on a machine others share, hyperfine's runs of
+# one server and then the other can fall in different minutes, and the ratio of the
+# interleaved medians is the one to read.
 #
 #   bench/latency.sh            # builds the release binaries, then times each server
 #   RUNS=200 bench/latency.sh   # more runs (default 100)
@@ -131,4 +135,27 @@ for name, times in results.items():
     print(f"{name:<10}{ms[0]:>9.1f}{med[name]:>11.1f}{p90:>9.1f}")
 print(f"forkbox / floor (median): {med['forkbox'] / med['floor']:.2f}x")
 print(f"openssh / forkbox (median): {med['openssh'] / med['forkbox']:.2f}x")
+PY
+
+uptime >&2
+python3 - "$runs" "$fport" "$fl" "$user" $opts <<'PY'
+import statistics, subprocess, sys, time
+runs, fport, fl, user, opts = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+servers = [("forkbox", fport), ("floor", fl)]
+times = {name: [] for name, _ in servers}
+for i in range(5 + runs):
+    # Alternate which goes first, so neither always follows the other's teardown.
+    for name, port in servers if i % 2 == 0 else servers[::-1]:
+        start = time.perf_counter()
+        subprocess.run(["ssh", *opts, "-p", port, f"{user}@127.0.0.1", "echo hi"],
+                       stdout=subprocess.DEVNULL, check=True)
+        if i >= 5:
+            times[name].append((time.perf_counter() - start) * 1000)
+print(f"interleaved, {runs} runs each:")
+print(f"{'server':<10}{'min ms':>9}{'median ms':>11}{'p90 ms':>9}")
+for name, ms in times.items():
+    ms.sort()
+    print(f"{name:<10}{ms[0]:>9.1f}{statistics.median(ms):>11.1f}{ms[int(0.9 * (len(ms) - 1))]:>9.1f}")
+ratio = statistics.median(times["forkbox"]) / statistics.median(times["floor"])
+print(f"forkbox / floor (interleaved medians): {ratio:.2f}x")
 PY

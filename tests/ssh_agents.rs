@@ -101,6 +101,49 @@ fn many_exec_channels_on_one_connection_share_the_fork() {
     assert_eq!(v["shared"], "16\n");
 }
 
+/// What the multiplexing scenarios report: the busy channel's neighbour echoed a line
+/// before and after, and new channels ran while it was busy.
+fn assert_neighbours_went_on(v: &Value) {
+    assert_eq!(v["first"], "before\n", "{v}");
+    assert_eq!(v["after"], "after\n", "{v}");
+    assert_eq!(
+        v["runs"],
+        serde_json::json!(["new0\n", "new1\n", "new2\n"]),
+        "{v}"
+    );
+}
+
+/// Issue 14 (ControlMaster-style multiplexing): a channel whose output the client never
+/// reads, so that its window closes, holds nothing else of the connection back.
+#[test]
+fn a_channel_whose_output_is_never_read_does_not_hold_up_the_others() {
+    let server = Server::start();
+    let v = scenario(&server, "neighbour_not_reading_output");
+    assert_neighbours_went_on(&v);
+}
+
+/// Issue 14: a channel whose command never reads its stdin while the client sends it
+/// 24 MiB (more than the channel's stdin queue and a window together) holds nothing else
+/// of the connection back: neither the other channel's input nor new channels.
+#[test]
+fn a_channel_whose_input_is_never_read_does_not_hold_up_the_others() {
+    let server = Server::start();
+    let v = scenario_with(&server, "neighbour_not_reading_input", &["24"]);
+    assert_neighbours_went_on(&v);
+}
+
+/// Issue 14: on a terminal, 4 MiB pasted (past the terminal's input queue) while the
+/// session's output waits for window — a command printing to a client that does not read
+/// it — do not wedge the connection: the Ctrl-C after the paste stops the command and the
+/// next line runs.
+#[test]
+fn a_paste_while_output_waits_does_not_stall_the_terminal() {
+    let server = Server::start();
+    let v = scenario_with(&server, "paste_while_output_waits", &["4"]);
+    assert_eq!(v["found"], true, "{v}");
+    assert_eq!(v["status"], 5, "{v}");
+}
+
 /// How a channel whose command a limit stopped ends: `exit-signal` with the signal and the
 /// one line that says which limit, in place of `exit-status` (asyncssh: status -1).
 fn assert_killed(v: &Value, signal: &str, message: &str) {

@@ -145,16 +145,18 @@ impl ForkStrategy for Overlay {
     async fn create(&self, id: SessionId, lease: &Lease) -> Result<ForkView, ForkError> {
         let prefix = Overlay::fork_prefix(id);
         // The lease and the layer's root at once (on a store across a network, one round
-        // trip instead of two): a fork the janitor sees before its lease is written is
-        // left alone for a lease period from its birth, which its id carries.
-        let root = format!("{prefix}/root");
-        let make_root = async {
-            self.forks
-                .create_dir(&root)
-                .await
-                .map_err(Overlay::storage_err(id))
-        };
-        tokio::try_join!(self.renew(id, lease), make_root)?;
+        // trip instead of two; on a local one, one step): a fork the janitor sees before
+        // its lease is written, or while it is being written, is left alone for a lease
+        // period from its birth, which its id carries. The lease is not made durable
+        // (see `renew`).
+        self.forks
+            .create_dir_and_put_new(
+                &format!("{prefix}/root"),
+                &format!("{prefix}/lease"),
+                bytes::Bytes::from(lease.encode()),
+            )
+            .await
+            .map_err(Overlay::storage_err(id))?;
         Ok(ForkView {
             base: Some(Layer {
                 store: self.base.clone(),

@@ -176,124 +176,137 @@ pub async fn run(
 
     // stdout (and stderr on a terminal, which merges them) go through a pump that
     // respects the channel's flow control; stderr goes out as extended data otherwise.
+    // The pumps run in this task beside the shell (joined, not spawned): a chunk the
+    // shell writes reaches russh without waking another thread, so a short command's
+    // output and its exit status follow each other at once.
     let (out_w, out_r) = pipe();
     let outbound = session.outbound.clone();
-    let out_pump = tokio::spawn(pump(
-        out_r,
-        tx.clone(),
-        outbound.clone(),
-        false,
-        pty.is_some(),
-    ));
+    let out_pump = pump(out_r, tx.clone(), outbound.clone(), false, pty.is_some());
     let (err_w, err_pump) = if pty.is_some() {
         (out_w.clone(), None)
     } else {
         let (w, r) = pipe();
-        let pumped = pump(r, tx.clone(), outbound.clone(), true, false);
-        (w, Some(tokio::spawn(pumped)))
+        (w, Some(pump(r, tx.clone(), outbound.clone(), true, false)))
+    };
+    let err_pump = async move {
+        if let Some(p) = err_pump {
+            p.await;
+        }
     };
 
     // The signal a `signal` request delivered, if one stopped the command (no terminal).
     let signalled: Arc<Mutex<Option<Sig>>> = Arc::new(Mutex::new(None));
-    let status = match pty {
-        Some(pty) => {
-            let tty = Tty::new(pty.size);
-            let notice = tokio::spawn(drain_notice(session.clone(), out_w.clone()));
-            let keys = tokio::spawn(read_keys(rx, tty.clone(), session.activity.clone()));
-            let mut term = Terminal {
-                shell: &mut shell,
-                editor: Editor::new(pty.size.cols),
-                tty,
-                seen: 0,
-                resizes: 0,
-                out: out_w.clone(),
-                cancel: session.commands.clone(),
-                activity: session.activity.clone(),
-                session: session.clone(),
-                timed_out: false,
-            };
-            let exec = matches!(request, Request::Exec(_));
-            let status = match request {
-                Request::Exec(cmd) => match exec_script(&cmd) {
-                    Ok(script) => term.foreground(&script, Origin::Exec).await,
-                    Err(msg) => {
-                        let _ = out_w.write_str(&msg).await;
-                        2
-                    }
-                },
-                Request::Shell => term.interactive(&motd(&session)).await,
-                Request::Sftp => 0, // served above
-            };
-            keys.abort();
-            notice.abort();
-            let _ = notice.await;
-            // A line typed at a terminal that timed out ends only that line.
-            (status, exec && term.timed_out)
-        }
-        None => {
-            let cancel = session.commands.child_token();
-            let (in_w, in_r) = pipe();
-            let stdin_pump = tokio::spawn(read_stdin(
-                rx,
-                in_w,
-                cancel.clone(),
-                session.activity.clone(),
-                signalled.clone(),
-                outbound.clone(),
-                session.budget.clone(),
-            ));
-            let stdio = Stdio {
-                stdin: in_r,
-                stdout: out_w.clone(),
-                stderr: err_w.clone(),
-                tty: None,
-                terminal: None,
-            };
-            // Without a terminal the channel counts as busy until it ends: a script
-            // piped in may wait long on a command or on its input.
-            let busy = session.activity.busy();
-            let limit = session.services().command_timeout;
-            let status = match request {
-                Request::Exec(cmd) => {
-                    let (started, clock) = (SystemTime::now(), Instant::now());
-                    let run = run_exec(&mut shell, &cmd, &stdio, cancel.clone());
-                    let ended = limited(run, limit, &cancel, &stdio.stderr).await;
-                    let text = String::from_utf8_lossy(&cmd);
-                    session
-                        .audit(Origin::Exec, &text, started, clock.elapsed(), ended.0)
-                        .await;
-                    ended
+    let body = {
+        let session = session.clone();
+        let signalled = signalled.clone();
+        let outbound = outbound.clone();
+        async move {
+            let status = match pty {
+                Some(pty) => {
+                    let tty = Tty::new(pty.size);
+                    let notice = tokio::spawn(drain_notice(session.clone(), out_w.clone()));
+                    let keys = tokio::spawn(read_keys(
+                        rx,
+                        tty.clone(),
+                        session.activity.clone(),
+                        outbound.clone(),
+                        session.budget.clone(),
+                    ));
+                    let mut term = Terminal {
+                        shell: &mut shell,
+                        editor: Editor::new(pty.size.cols),
+                        tty,
+                        seen: 0,
+                        resizes: 0,
+                        out: out_w.clone(),
+                        cancel: session.commands.clone(),
+                        activity: session.activity.clone(),
+                        session: session.clone(),
+                        timed_out: false,
+                    };
+                    let exec = matches!(request, Request::Exec(_));
+                    let status = match request {
+                        Request::Exec(cmd) => match exec_script(&cmd) {
+                            Ok(script) => term.foreground(&script, Origin::Exec).await,
+                            Err(msg) => {
+                                let _ = out_w.write_str(&msg).await;
+                                2
+                            }
+                        },
+                        Request::Shell => term.interactive(&motd(&session)).await,
+                        Request::Sftp => 0, // served above
+                    };
+                    keys.abort();
+                    notice.abort();
+                    let _ = notice.await;
+                    // A line typed at a terminal that timed out ends only that line.
+                    (status, exec && term.timed_out)
                 }
-                Request::Shell => {
-                    let run = shell.run_stream(&stdio, cancel.clone());
-                    limited(run, limit, &cancel, &stdio.stderr).await
+                None => {
+                    let cancel = session.commands.child_token();
+                    let (in_w, in_r) = pipe();
+                    let stdin_pump = tokio::spawn(read_stdin(
+                        rx,
+                        in_w,
+                        cancel.clone(),
+                        session.activity.clone(),
+                        signalled.clone(),
+                        outbound.clone(),
+                        session.budget.clone(),
+                    ));
+                    let stdio = Stdio {
+                        stdin: in_r,
+                        stdout: out_w.clone(),
+                        stderr: err_w.clone(),
+                        tty: None,
+                        terminal: None,
+                    };
+                    // Without a terminal the channel counts as busy until it ends: a script
+                    // piped in may wait long on a command or on its input.
+                    let busy = session.activity.busy();
+                    let limit = session.services().command_timeout;
+                    let status = match request {
+                        Request::Exec(cmd) => {
+                            let (started, clock) = (SystemTime::now(), Instant::now());
+                            let run = run_exec(&mut shell, &cmd, &stdio, cancel.clone());
+                            let ended = limited(run, limit, &cancel, &stdio.stderr).await;
+                            let text = String::from_utf8_lossy(&cmd);
+                            session
+                                .audit(Origin::Exec, &text, started, clock.elapsed(), ended.0)
+                                .await;
+                            ended
+                        }
+                        Request::Shell => {
+                            let run = shell.run_stream(&stdio, cancel.clone());
+                            limited(run, limit, &cancel, &stdio.stderr).await
+                        }
+                        Request::Sftp => (0, false), // served above
+                    };
+                    drop(busy);
+                    stdin_pump.abort();
+                    status
                 }
-                Request::Sftp => (0, false), // served above
             };
-            drop(busy);
-            stdin_pump.abort();
-            status
+            if let Some(end) = session.ending() {
+                // A limit of the whole session stopped the channel: its line goes to the
+                // client's stderr (or terminal) too, as OpenSSH's client shows no
+                // exit-signal message and may leave on the channel's close before the
+                // disconnect's message arrives.
+                let _ = err_w.write_str(&format!("{}\n", end.message)).await;
+            }
+            // A line typed at a terminal that a limit abandoned ends only that line.
+            let limit_abort = shell
+                .limit_abort()
+                .filter(|_| !interactive)
+                .map(str::to_string);
+            // The pumps end once every writer is gone.
+            drop(shell);
+            drop(out_w);
+            drop(err_w);
+            (status, limit_abort)
         }
     };
-    let (status, timed_out) = status;
-    if let Some(end) = session.ending() {
-        // A limit of the whole session stopped the channel: its line goes to the client's
-        // stderr (or terminal) too, as OpenSSH's client shows no exit-signal message and
-        // may leave on the channel's close before the disconnect's message arrives.
-        let _ = err_w.write_str(&format!("{}\n", end.message)).await;
-    }
-    // A line typed at a terminal that a limit abandoned ends only that line.
-    let limit_abort = shell
-        .limit_abort()
-        .filter(|_| !interactive)
-        .map(str::to_string);
-    drop(shell);
-    drop(out_w);
-    drop(err_w);
-    let _ = out_pump.await;
-    if let Some(p) = err_pump {
-        let _ = p.await;
-    }
+    let (((status, timed_out), limit_abort), (), ()) = tokio::join!(body, out_pump, err_pump);
     let signal = signalled
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -605,10 +618,11 @@ async fn read_stdin(
     writer.abort();
 }
 
-/// Room for `len` bytes of stdin: in the queue, waiting for it unless a send of the
-/// connection waits on russh's loop (then in session memory, so the loop goes on to the
-/// client's window adjustments). Only when the session's memory is spent too does it wait
-/// for the queue whatever waits.
+/// Room for `len` bytes of stdin: in the queue, waiting for it unless russh's loop is
+/// needed elsewhere — a send of the connection waits on it, or other channels are open
+/// (see [`super::flow`]) — and then in session memory, so the loop goes on to the
+/// client's window adjustments and the other channels. Only when the session's memory is
+/// spent too does it wait for the queue whatever waits.
 async fn hold(
     room: &Arc<Semaphore>,
     backlog: &Backlog,
@@ -625,7 +639,7 @@ async fn hold(
         permit = room.clone().acquire_many_owned(kib) => {
             return Held::room(permit);
         }
-        () = outbound.until_waiting() => {}
+        () = outbound.until_needed() => {}
     }
     match budget.charge(len) {
         Ok(charge) => Held {
@@ -647,16 +661,28 @@ fn interrupts_on(sig: &Sig) -> bool {
     matches!(sig, Sig::INT | Sig::TERM | Sig::KILL | Sig::HUP | Sig::QUIT)
 }
 
-/// Reads the channel of a PTY session: keystrokes into the terminal's input queue
-/// (waiting while it is full), window changes, interrupts and end of input.
-async fn read_keys(mut rx: russh::ChannelReadHalf, tty: Arc<Tty>, activity: Arc<Activity>) {
+/// Reads the channel of a PTY session: keystrokes into the terminal's input queue,
+/// window changes, interrupts and end of input. While the queue is full it waits for room
+/// (holding russh's loop back) unless the loop is needed elsewhere, as a stdin reader does
+/// (see [`hold`]): a paste of megabytes while the session's output waits for window —
+/// the editor echoing the paste, a command printing — must not wedge the connection.
+async fn read_keys(
+    mut rx: russh::ChannelReadHalf,
+    tty: Arc<Tty>,
+    activity: Arc<Activity>,
+    outbound: Arc<Outbound>,
+    budget: forkbox_commands::Budget,
+) {
+    let backlog = Backlog::new(outbound.clone());
+    // Session memory held for what is queued past the terminal's queue.
+    let mut past: Option<forkbox_commands::Charge> = None;
     while let Some(msg) = rx.wait().await {
         activity.touch();
         match msg {
             ChannelMsg::Data { data } => {
                 crate::telemetry::metrics::bytes_received(data.len());
                 tty.typed(&data);
-                tty.room().await;
+                tty_room(&tty, data.len(), &backlog, &outbound, &budget, &mut past).await;
             }
             ChannelMsg::WindowChange {
                 col_width,
@@ -670,6 +696,46 @@ async fn read_keys(mut rx: russh::ChannelReadHalf, tty: Arc<Tty>, activity: Arc<
         }
     }
     tty.close();
+}
+
+/// Returns once the terminal's queue has room again, or at once (charging the `len` bytes
+/// just queued to the session's memory, in `past`) while russh's loop is needed
+/// elsewhere; only with the session's memory spent too does it wait for room whatever
+/// waits. What `past` holds is given back once the queue has room.
+async fn tty_room(
+    tty: &Tty,
+    len: usize,
+    backlog: &Backlog,
+    outbound: &Outbound,
+    budget: &forkbox_commands::Budget,
+    past: &mut Option<forkbox_commands::Charge>,
+) {
+    if !tty.has_room() {
+        backlog.set(true);
+        let room = tokio::select! {
+            () = tty.room() => true,
+            () = outbound.until_needed() => false,
+        };
+        if !room {
+            let charged = match past {
+                Some(charge) => charge.grow(len),
+                None => budget.charge(len).map(|c| *past = Some(c)),
+            };
+            match charged {
+                Ok(()) => return,
+                Err(e) => {
+                    tracing::warn!(
+                        error = %e,
+                        "typed input past the terminal's queue while the loop is needed, \
+                         and the session's memory is spent: holding the connection back"
+                    );
+                    tty.room().await;
+                }
+            }
+        }
+    }
+    *past = None;
+    backlog.set(false);
 }
 
 /// The interactive side of a PTY channel.
@@ -939,9 +1005,11 @@ impl Terminal<'_> {
                     }
                     if !interrupted && tty.interrupts() != seen {
                         interrupted = true;
+                        // Before the echo, which waits while the output does (a command
+                        // printing to a client that does not read).
+                        cancel.cancel();
                         // What a terminal echoes for Ctrl-C, and the newline bash adds.
                         let _ = out.write_str("^C\n").await;
-                        cancel.cancel();
                     }
                 }
                 _ = &mut deadline, if limit.is_some() && !late => {

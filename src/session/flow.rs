@@ -20,6 +20,16 @@
 //! loop reaches the window adjustment behind it; in a client that reads its output, that
 //! adjustment is at most one window behind.
 //!
+//! The loop is the whole connection's, so holding it back also stops every other channel
+//! of the connection: their input, their requests, new channels (OpenSSH's ControlMaster
+//! and agent frameworks multiplex many channels over one connection). A reader therefore
+//! holds it back only while its channel is the connection's only open one
+//! ([`Outbound::channel_opened`] counts them); with others open, it takes input past its
+//! queue into session memory as it does while a send waits ([`Outbound::until_needed`]),
+//! and holds the loop back only once that memory is spent. What stays: a channel opened
+//! while the connection's only channel holds the loop back is seen once that channel's
+//! command takes some of its input.
+//!
 //! What a client may send is still granted on receipt, so while some channel's stdin
 //! queue is full (a command not reading its input) the window russh grants shrinks to
 //! [`BACKLOG_WINDOW`] through the handler's `adjust_window` hook: the input taken past the
@@ -48,10 +58,23 @@ pub const BACKLOG_WINDOW: u32 = 64 * 1024;
 pub struct Outbound {
     /// Sends that did not complete at once and have not completed yet.
     waiting: AtomicUsize,
-    /// Woken when a send starts waiting.
-    started_waiting: Notify,
+    /// Woken when a send starts waiting or a second channel opens: when the loop becomes
+    /// needed by more than the reader holding it back.
+    needed: Notify,
     /// Channels whose stdin queue is full (see [`Backlog`]).
     backlogged: AtomicUsize,
+    /// Session channels open on the connection.
+    channels: AtomicUsize,
+}
+
+/// Counts one open channel of the connection until dropped.
+#[derive(Debug)]
+pub struct OpenChannel(Arc<Outbound>);
+
+impl Drop for OpenChannel {
+    fn drop(&mut self) {
+        self.0.channels.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Whether one channel's stdin queue is full, counted in its connection's [`Outbound`]
@@ -112,7 +135,7 @@ impl Outbound {
             Poll::Pending => {
                 self.waiting.fetch_add(1, Ordering::SeqCst);
                 let _counted = Waiting(self);
-                self.started_waiting.notify_waiters();
+                self.needed.notify_waiters();
                 send.await
             }
         }
@@ -132,13 +155,28 @@ impl Outbound {
         self.waiting.load(Ordering::SeqCst) > 0
     }
 
-    /// Completes when some send of the connection is waiting (at once if one is).
-    pub async fn until_waiting(&self) {
+    /// Counts a session channel of the connection as open while the guard lives.
+    pub fn channel_opened(self: &Arc<Self>) -> OpenChannel {
+        if self.channels.fetch_add(1, Ordering::SeqCst) >= 1 {
+            self.needed.notify_waiters();
+        }
+        OpenChannel(self.clone())
+    }
+
+    /// Whether russh's loop is needed by more than one channel's reader: some send of the
+    /// connection waits on it, or more than one channel is open.
+    pub fn is_needed(&self) -> bool {
+        self.is_waiting() || self.channels.load(Ordering::SeqCst) > 1
+    }
+
+    /// Completes when the loop is needed by more than the reader holding it back (at
+    /// once if it is): a reader must not hold it back from then on.
+    pub async fn until_needed(&self) {
         loop {
-            let woken = self.started_waiting.notified();
+            let woken = self.needed.notified();
             let mut woken = std::pin::pin!(woken);
             woken.as_mut().enable();
-            if self.is_waiting() {
+            if self.is_needed() {
                 return;
             }
             woken.await;
@@ -167,7 +205,7 @@ mod tests {
             async move { out.send(async { rx.await.unwrap_or(0) }).await }
         });
         // A reader that was holding the loop back learns that a send now waits.
-        tokio::time::timeout(Duration::from_secs(1), out.until_waiting())
+        tokio::time::timeout(Duration::from_secs(1), out.until_needed())
             .await
             .expect("the waiting send was not noticed");
         assert!(out.is_waiting());
@@ -190,6 +228,28 @@ mod tests {
         assert_eq!(out.window(), BACKLOG_WINDOW);
         drop(b);
         assert_eq!(out.window(), WINDOW);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_second_open_channel_needs_the_loop() {
+        let out = Outbound::new();
+        let first = out.channel_opened();
+        assert!(!out.is_needed(), "a lone channel may hold the loop back");
+        let waiting = tokio::spawn({
+            let out = out.clone();
+            async move { out.until_needed().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        let second = out.channel_opened();
+        tokio::time::timeout(Duration::from_secs(1), waiting)
+            .await
+            .expect("the second channel was not noticed")
+            .unwrap();
+        assert!(out.is_needed());
+        drop(second);
+        assert!(!out.is_needed());
+        drop(first);
     }
 
     #[tokio::test(start_paused = true)]

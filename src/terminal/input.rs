@@ -133,6 +133,12 @@ impl Tty {
         self.bump();
     }
 
+    /// Whether the queue has room for more (or nobody will read any more).
+    pub fn has_room(&self) -> bool {
+        let s = self.lock();
+        s.queue.len() <= INPUT_QUEUE || s.closed
+    }
+
     /// Waits until the queue has room for more (or nobody will read any more).
     pub async fn room(&self) {
         let mut rx = self.drained.subscribe();

@@ -66,4 +66,78 @@ async def many_channels():
         return {"runs": runs, "shared": shared.stdout}
 
 
+async def echo_round(proc, word):
+    """Sends a line to a `cat` channel and waits for it to come back."""
+    proc.stdin.write(word + "\n")
+    return await read_until(proc.stdout, word)
+
+
+async def neighbour_not_reading_output():
+    """One channel prints without end and its output is never read (its window closes);
+    the connection's other channels must go on as if it were not there."""
+    async with await connect() as conn:
+        echo = await conn.create_process("cat")
+        first = await echo_round(echo, "before")
+        hog = await conn.create_process("yes forkbox-output-nobody-reads")
+        # Long enough for the hog's window to close: asyncssh stops granting window
+        # once a window's worth waits unread.
+        await asyncio.sleep(2)
+        after = await echo_round(echo, "after")
+        runs = [(await asyncio.wait_for(conn.run(f"echo new{i}", check=False), 30)).stdout
+                for i in range(3)]
+        echo.stdin.write_eof()
+        await asyncio.wait_for(echo.wait(), 30)
+        hog.close()
+        return {"first": first, "after": after, "runs": runs}
+
+
+async def neighbour_not_reading_input():
+    """One channel's command never reads its stdin while the client sends it megabytes;
+    the connection's other channels must go on as if it were not there."""
+    async with await connect() as conn:
+        echo = await conn.create_process("cat")
+        first = await echo_round(echo, "before")
+        hog = await conn.create_process("sleep 100", encoding=None)
+        hog.stdin.write(b"x" * (int(sys.argv[3]) << 20))
+        # Long enough for the hog's input to fill what forkbox queues for it.
+        await asyncio.sleep(3)
+        after = await echo_round(echo, "after")
+        runs = [(await asyncio.wait_for(conn.run(f"echo new{i}", check=False), 30)).stdout
+                for i in range(3)]
+        echo.stdin.write_eof()
+        await asyncio.wait_for(echo.wait(), 30)
+        hog.close()
+        return {"first": first, "after": after, "runs": runs}
+
+
+async def read_past(stream, marker):
+    """Reads until `marker`, keeping only the tail (the output may be megabytes)."""
+    tail = ""
+    while True:
+        chunk = await asyncio.wait_for(stream.read(65536), 30)
+        if not chunk:
+            return False
+        tail = (tail + chunk)[-(len(marker) + 65536):]
+        if marker in tail:
+            return True
+
+
+async def paste_while_output_waits():
+    """On a terminal, a command prints without end and its output is not read (its window
+    closes); meanwhile megabytes are pasted, then Ctrl-C. The session must take it all:
+    the Ctrl-C stops the command, and the next command line runs."""
+    async with await connect() as conn:
+        proc = await conn.create_process(term_type="xterm", term_size=(80, 24))
+        proc.stdin.write("seq 1 100000000\n")
+        await asyncio.sleep(2)
+        proc.stdin.write("x" * (int(sys.argv[3]) << 20))
+        proc.stdin.write("\x03")
+        await asyncio.sleep(2)
+        proc.stdin.write("echo PASTE$((6*7))\n")
+        found = await read_past(proc.stdout, "PASTE42")
+        proc.stdin.write("exit 5\n")
+        res = await asyncio.wait_for(proc.wait(), 30)
+        return {"found": found, "status": res.exit_status}
+
+
 print(json.dumps(asyncio.run(globals()[sys.argv[2]]())))
