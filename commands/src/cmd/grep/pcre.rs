@@ -94,7 +94,10 @@ pub(super) fn pcre_syntax_error(p: &str) -> Option<&'static str> {
                             i = j + 1;
                             continue;
                         }
-                        Some(x) if j == i + 2 && ":=!<>P'|R&+0123456789".contains(*x) => {}
+                        Some(x) if j == i + 2 && ":=!<>P'|R&+0123456789".contains(*x) => {
+                            i += 2;
+                            continue;
+                        }
                         _ => return Some("unrecognized character after (? or (?-"),
                     }
                 }
