@@ -240,23 +240,25 @@ impl Parser {
                 return Err(Error::new("Invalid preceding regular expression"));
             }
             if op == '{' {
+                // glibc's regex drops the `{` alone (`{1}` then finds `1}`); grep's DFA,
+                // which selects the lines, drops a whole interval (`{1}a` selects what
+                // `a` does) and reads a `{` that starts none as itself.
                 let save = self.pos;
                 self.pos += len;
                 let valid = self.interval().is_ok_and(|i| i.is_some());
-                if !valid {
-                    // A `{` that starts no interval: glibc's regex drops it silently,
-                    // grep's DFA reads it as itself.
-                    self.select_differs = true;
-                    if self.select {
-                        self.pos = save;
-                        return Ok(None);
-                    }
-                    self.pos = save + len;
-                    self.literal_close = true;
-                    return Ok(Some((1, Some(1))));
+                self.select_differs = true;
+                if valid {
+                    self.warnings
+                        .push("{...} at start of expression".to_string());
                 }
-                self.warnings
-                    .push("{...} at start of expression".to_string());
+                if self.select {
+                    if valid {
+                        return Ok(Some((1, Some(1))));
+                    }
+                    self.pos = save;
+                    return Ok(None);
+                }
+                self.pos = save + len;
             } else {
                 self.pos += len;
                 self.warnings.push(format!("{op} at start of expression"));
