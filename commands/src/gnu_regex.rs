@@ -59,6 +59,17 @@ pub struct Flags {
     /// The C locale: every byte is one character, and classes and case are ASCII's.
     /// Otherwise (the session's C.UTF-8) text is decoded as UTF-8.
     pub c_locale: bool,
+    /// POSIX without GNU's operators (`sed --posix`): `\w`, `\b`, `\<`… are their
+    /// letters, a BRE's `\+`, `\?`, `\|` too, an ERE's unmatched `)` is itself.
+    pub posix: bool,
+    /// In multiline mode lines end with NUL rather than a newline (`sed -z`'s `M`).
+    pub nul_lines: bool,
+}
+
+/// The character a pattern holds for byte `b` of the C locale's upper half (what a
+/// caller's own escape such as sed's `\o344` stands for); ASCII is itself.
+pub fn byte_char(b: u8) -> char {
+    ast::from_byte(b)
 }
 
 /// Whether the locale an environment names is the C locale (not UTF-8): the first set of
@@ -141,6 +152,8 @@ pub struct Regex {
     longest: bool,
     groups: usize,
     warnings: Vec<String>,
+    /// grep's reading for selecting lines, where it differs (see [`Regex::is_match`]).
+    select: Option<Box<Regex>>,
 }
 
 /// Compiles one pattern.
@@ -151,8 +164,13 @@ pub fn compile(pattern: &str, dialect: Dialect, flags: Flags) -> Result<Regex, E
 /// Compiles patterns that any may match (`grep -e A -e B`): each keeps its own group
 /// numbers for its back-references; [`Captures`] number them in order across patterns.
 pub fn compile_many(patterns: &[&str], dialect: Dialect, flags: Flags) -> Result<Regex, Error> {
-    let (node, groups, warnings) = parse_many(patterns, dialect, flags)?;
-    build(node, groups, warnings, flags)
+    let (node, groups, warnings, differs) = parse_many(patterns, dialect, flags, false)?;
+    let mut re = build(node, groups, warnings, flags)?;
+    if differs {
+        let (node, groups, ..) = parse_many(patterns, dialect, flags, true)?;
+        re.select = Some(Box::new(build(node, groups, Vec::new(), flags)?));
+    }
+    Ok(re)
 }
 
 /// A search for the lines that a pattern set matches, over many lines at once (see
@@ -182,7 +200,7 @@ pub fn line_finder(patterns: &[&str], dialect: Dialect, flags: Flags) -> Option<
     if flags.multiline {
         return None;
     }
-    let (node, ..) = parse_many(patterns, dialect, flags).ok()?;
+    let (node, ..) = parse_many(patterns, dialect, flags, true).ok()?;
     let text = fast::translate_lines(&node, flags.c_locale)?;
     let re = regex::bytes::RegexBuilder::new(&text)
         .unicode(!flags.c_locale)
@@ -194,20 +212,38 @@ pub fn line_finder(patterns: &[&str], dialect: Dialect, flags: Flags) -> Option<
     Some(LineFinder { re })
 }
 
-/// Patterns → one AST (an alternation of them), its group count and GNU's warnings.
+/// Patterns → one AST (an alternation of them), its group count, GNU's warnings, and
+/// whether grep's line selection reads them differently (`select` gives that reading;
+/// see [`parse::Parsed::select_differs`]).
 fn parse_many(
     patterns: &[&str],
     dialect: Dialect,
     flags: Flags,
-) -> Result<(Node, usize, Vec<String>), Error> {
+    select: bool,
+) -> Result<(Node, usize, Vec<String>, bool), Error> {
     let mut branches = Vec::with_capacity(patterns.len());
     let mut groups = 0;
     let mut warnings = Vec::new();
+    let mut differs = false;
     for p in patterns {
-        // The C locale reads the pattern byte by byte too.
+        // The C locale reads the pattern byte by byte too (a byte of the upper half
+        // that a caller already put in as its character, [`byte_char`], stays one).
         let latin: String;
         let p: &str = if flags.c_locale {
-            latin = p.bytes().map(ast::from_byte).collect();
+            let mut buf = [0u8; 4];
+            latin = p
+                .chars()
+                .flat_map(|c| {
+                    let bytes: Vec<u8> = if ast::high_byte(c).is_some() {
+                        Vec::new()
+                    } else {
+                        c.encode_utf8(&mut buf).as_bytes().to_vec()
+                    };
+                    let keep = ast::high_byte(c).map(|_| c);
+                    keep.into_iter()
+                        .chain(bytes.into_iter().map(ast::from_byte))
+                })
+                .collect();
             &latin
         } else {
             p
@@ -215,8 +251,10 @@ fn parse_many(
         let mut node = match dialect {
             Dialect::Literal => Node::Concat(p.chars().map(Node::Char).collect()),
             Dialect::Basic | Dialect::Extended => {
-                let parsed = parse::parse(p, dialect == Dialect::Extended, flags.strict)?;
+                let ere = dialect == Dialect::Extended;
+                let parsed = parse::parse(p, ere, flags.strict, flags.posix, select)?;
                 warnings.extend(parsed.warnings);
+                differs |= parsed.select_differs;
                 let mut node = parsed.node;
                 node.shift_groups(groups);
                 groups += parsed.groups;
@@ -246,7 +284,7 @@ fn parse_many(
         1 => branches.pop().unwrap_or(Node::Empty),
         _ => Node::Alt(branches),
     };
-    Ok((node, groups, warnings))
+    Ok((node, groups, warnings, differs))
 }
 
 /// Compiles an awk regular expression as gawk reads it (an ERE with gawk's escapes, see
@@ -269,7 +307,14 @@ pub fn compile_awk(pattern: &[u8], flags: Flags) -> Result<Regex, Error> {
 
 /// The compiled forms of a parsed pattern.
 fn build(node: Node, groups: usize, warnings: Vec<String>, flags: Flags) -> Result<Regex, Error> {
-    let prog = Prog::new(&node, groups, flags.icase, flags.multiline, flags.c_locale);
+    let line_byte = if flags.nul_lines { 0 } else { b'\n' };
+    let prog = Prog::new(
+        &node,
+        groups,
+        flags.icase,
+        flags.multiline.then_some(line_byte),
+        flags.c_locale,
+    );
     let fast = match fast::translate(&node, flags.c_locale) {
         Some(text) => Some(
             regex::bytes::RegexBuilder::new(&text)
@@ -277,6 +322,7 @@ fn build(node: Node, groups: usize, warnings: Vec<String>, flags: Flags) -> Resu
                 .case_insensitive(flags.icase)
                 .multi_line(flags.multiline)
                 .dot_matches_new_line(!flags.multiline)
+                .line_terminator(line_byte)
                 .size_limit(MAX_REGEX_SIZE)
                 .build()
                 .map_err(|_| Error::new("Regular expression too big"))?,
@@ -292,6 +338,7 @@ fn build(node: Node, groups: usize, warnings: Vec<String>, flags: Flags) -> Resu
         prog,
         groups,
         warnings,
+        select: None,
     })
 }
 
@@ -306,8 +353,13 @@ impl Regex {
         self.groups
     }
 
-    /// Whether the pattern matches anywhere in `hay`.
+    /// Whether the pattern matches anywhere in `hay`. For a pattern GNU grep's two
+    /// matchers read differently this is its DFA's answer (which lines grep selects),
+    /// while the spans ([`Regex::find_at`]: `-o`, colors) are glibc's.
     pub fn is_match(&self, hay: &[u8]) -> Result<bool, TooComplex> {
+        if let Some(select) = &self.select {
+            return select.is_match(hay);
+        }
         if let Some(f) = &self.fast {
             return Ok(f.is_match(hay));
         }

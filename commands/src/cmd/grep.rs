@@ -11,7 +11,9 @@
 //! `-P` (Perl regexes) goes to the `fancy-regex` crate: one pattern, as GNU's; a line
 //! that is not UTF-8 is matched as its lossy UTF-8 reading, with no `-o` parts.
 
+mod color;
 mod opts;
+mod pcre;
 
 use std::collections::{HashMap, VecDeque};
 
@@ -20,7 +22,9 @@ use bytes::Bytes;
 use futures::FutureExt;
 use tokio_util::task::AbortOnDropHandle;
 
+use self::color::Palette;
 use self::opts::Key;
+use self::pcre::pcre_syntax_error;
 use super::util::{BufOut, MAX_DEPTH, MAX_LINE, Pacer, Reader};
 use crate::budget::Charge;
 use crate::fs::{FileKind, FsError, FsResult, READ_CHUNK};
@@ -44,12 +48,6 @@ const USAGE: &str =
     "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n";
 
 const HELP: &str = include_str!("grep/help.txt");
-
-/// GNU's default GREP_COLORS: matches, file names, line and byte numbers, separators.
-const COLOR_MATCH: &str = "01;31";
-const COLOR_FILE: &str = "35";
-const COLOR_NUMBER: &str = "32";
-const COLOR_SEP: &str = "36";
 
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 enum BinaryFiles {
@@ -78,7 +76,9 @@ enum List {
 struct Cfg {
     matcher: Option<char>,
     patterns: Vec<String>,
-    pattern_files: Vec<String>,
+    /// `-f` files, each with how many of `patterns` came before it on the command line
+    /// (its patterns go there: an error names the first bad pattern in that order).
+    pattern_files: Vec<(String, usize)>,
     /// Whether any `-e`/`-f` was given (then every operand is a file).
     explicit: bool,
     icase: bool,
@@ -109,6 +109,7 @@ struct Cfg {
     context: Option<usize>,
     group_separator: Option<String>,
     color: bool,
+    palette: Palette,
     initial_tab: bool,
     /// The C locale (bytes are characters, no encoding errors), from the environment.
     c_locale: bool,
@@ -196,7 +197,7 @@ async fn configure(
                 cfg.explicit = true;
             }
             Key::Short('f') => {
-                cfg.pattern_files.push(v);
+                cfg.pattern_files.push((v, cfg.patterns.len()));
                 cfg.explicit = true;
             }
             Key::Short('i' | 'y') => cfg.icase = true,
@@ -246,11 +247,17 @@ async fn configure(
                     "skip" => Dirs::Skip,
                     "recurse" => Dirs::Recurse,
                     _ => {
+                        // gnulib's argmatch: the locale's quotes, and status 1.
+                        let (l, r) = if cfg.c_locale {
+                            ("'", "'")
+                        } else {
+                            ("\u{2018}", "\u{2019}")
+                        };
                         let msg = format!(
-                            "invalid argument ‘{v}’ for ‘--directories’\nValid arguments are:\n  - ‘read’\n  - ‘recurse’\n  - ‘skip’\n{USAGE}"
+                            "invalid argument {l}{v}{r} for {l}--directories{r}\nValid arguments are:\n  - {l}read{r}\n  - {l}recurse{r}\n  - {l}skip{r}\n{USAGE}"
                         );
                         ctx.err(format!("grep: {msg}")).await;
-                        return Err(Early::Status(2));
+                        return Err(Early::Status(1));
                     }
                 }
             }
@@ -335,6 +342,13 @@ async fn configure(
                 return Err(Early::Status(0));
             }
         };
+    }
+    if cfg.color {
+        let (palette, warning) = Palette::from_env(&ctx.env);
+        if let Some(w) = warning {
+            ctx.warn("grep", w).await;
+        }
+        cfg.palette = palette;
     }
     let mut operands = line.operands;
     if !cfg.explicit {
@@ -421,13 +435,28 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     } else {
         pattern.clone()
     };
+    // What PCRE2 refuses and the crate would take (`a{99999}`) is refused first.
+    if let Some(msg) = pcre_syntax_error(pattern) {
+        return Err(fatal(ctx, msg).await);
+    }
     match fancy_regex::RegexBuilder::new(&body)
         .case_insensitive(cfg.icase)
         .backtrack_limit(PERL_BACKTRACK_LIMIT)
         .build()
     {
         Ok(re) => Ok(Matcher::Perl(Box::new(re))),
-        Err(e) => Err(fatal(ctx, &e.to_string()).await),
+        Err(e) => {
+            let msg = match (&e, pcre_syntax_error(pattern)) {
+                (_, Some(m)) => m.to_string(),
+                (fancy_regex::Error::CompileError(c), None)
+                    if matches!(**c, fancy_regex::CompileError::LookBehindNotConst) =>
+                {
+                    "lookbehind assertion is not fixed length".to_string()
+                }
+                _ => e.to_string(),
+            };
+            Err(fatal(ctx, &msg).await)
+        }
     }
 }
 
@@ -448,11 +477,18 @@ fn flags(cfg: &Cfg) -> Flags {
         whole_line: cfg.line,
         whole_word: cfg.word && !cfg.line,
         c_locale: cfg.c_locale,
+        ..Flags::default()
     }
 }
 
-/// What compiling the patterns gave.
-async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Matcher, Early> {
+/// What compiling the patterns gave. An error is the first bad pattern's, prefixed
+/// with its file and line when it came from `-f` (`grep: pats:2: Unmatched ( or \(`).
+async fn compile(
+    ctx: &Context,
+    cfg: &Cfg,
+    patterns: &[String],
+    origins: &[Option<(&str, usize)>],
+) -> Result<Matcher, Early> {
     if cfg.matcher == Some('P') {
         return compile_perl(ctx, cfg, patterns).await;
     }
@@ -464,7 +500,25 @@ async fn compile(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<Matche
             }
             Ok(Matcher::Gnu(re))
         }
-        Err(e) => Err(fatal(ctx, &e.msg).await),
+        Err(e) => {
+            // GNU reports every bad pattern, in order.
+            let mut reported = false;
+            for (i, p) in refs.iter().enumerate() {
+                let Err(err) = gnu_regex::compile(p, dialect(cfg), flags(cfg)) else {
+                    continue;
+                };
+                let msg = match origins.get(i).copied().flatten() {
+                    Some((file, line)) => format!("{file}:{line}: {}", err.msg),
+                    None => err.msg,
+                };
+                ctx.warn("grep", msg).await;
+                reported = true;
+            }
+            if !reported {
+                ctx.warn("grep", e.msg).await;
+            }
+            Err(Early::Status(2))
+        }
     }
 }
 
@@ -592,13 +646,11 @@ fn memchr0(b: &[u8]) -> bool {
     b.contains(&0)
 }
 
-/// `\x1b[…m\x1b[K` around `text`, GNU's coloring.
-fn paint(buf: &mut Vec<u8>, color: &str, text: &[u8]) {
-    buf.extend_from_slice(b"\x1b[");
-    buf.extend_from_slice(color.as_bytes());
-    buf.extend_from_slice(b"m\x1b[K");
-    buf.extend_from_slice(text);
-    buf.extend_from_slice(b"\x1b[m\x1b[K");
+/// Where a line of output comes from, for the prefix of `-o`'s lines.
+struct Head<'a> {
+    name: &'a str,
+    lineno: u64,
+    offset: u64,
 }
 
 struct Grep<'a> {
@@ -619,6 +671,9 @@ struct Grep<'a> {
     /// Something was printed as a line or context group (for the group separator,
     /// which goes between groups, across files too).
     printed_group: bool,
+    /// `-o` met a match that is not valid UTF-8: GNU prints no more of the file and
+    /// says it is binary.
+    match_encoding_error: std::sync::atomic::AtomicBool,
 }
 
 /// How one file went.
@@ -724,7 +779,12 @@ impl Grep<'_> {
                     binary_match = true;
                     break;
                 }
-                if !text && !cfg.c_locale && std::str::from_utf8(line).is_err() {
+                // With -o only the matches are looked at (in `middle`).
+                if !text
+                    && !cfg.c_locale
+                    && !cfg.only_matching
+                    && std::str::from_utf8(line).is_err()
+                {
                     encoding_error = true;
                     continue;
                 }
@@ -737,20 +797,23 @@ impl Grep<'_> {
                 }
                 while let Some((n, off, l)) = before.pop_front() {
                     let l = l.strip_suffix(&[delim]).unwrap_or(&l);
-                    self.emit_line(out, name, n, off, l, b'-').await?;
-                }
-                before_bytes = 0;
-                before_charge.resize(0)?;
-                if cfg.only_matching {
-                    if !cfg.invert
-                        && let Err(e) = self.emit_matches(out, name, lineno, offset, line).await?
-                    {
+                    if let Err(e) = self.prline(out, name, n, off, l, b'-').await? {
                         out.flush().await?;
                         return Ok(Ok(self.too_complex(e).await));
                     }
-                } else if let Err(e) = self.emit_selected(out, name, lineno, offset, line).await? {
+                }
+                before_bytes = 0;
+                before_charge.resize(0)?;
+                if let Err(e) = self.prline(out, name, lineno, offset, line, b':').await? {
                     out.flush().await?;
                     return Ok(Ok(self.too_complex(e).await));
+                }
+                if self
+                    .match_encoding_error
+                    .swap(false, std::sync::atomic::Ordering::Relaxed)
+                {
+                    encoding_error = true;
+                    break;
                 }
                 last_printed = Some(lineno);
                 self.printed_group = true;
@@ -761,8 +824,10 @@ impl Grep<'_> {
                     if lines.binary && !text {
                         continue;
                     }
-                    self.emit_line(out, name, lineno, offset, line, b'-')
-                        .await?;
+                    if let Err(e) = self.prline(out, name, lineno, offset, line, b'-').await? {
+                        out.flush().await?;
+                        return Ok(Ok(self.too_complex(e).await));
+                    }
                     last_printed = Some(lineno);
                 } else if self.before > 0 {
                     let entry = rec.len() + CONTEXT_ENTRY;
@@ -799,11 +864,7 @@ impl Grep<'_> {
         };
         if listed && !cfg.quiet {
             let mut buf = Vec::new();
-            if cfg.color {
-                paint(&mut buf, COLOR_FILE, name.as_bytes());
-            } else {
-                buf.extend_from_slice(name.as_bytes());
-            }
+            self.paint(&mut buf, &cfg.palette.fname, name.as_bytes());
             buf.push(if cfg.null_after_name { 0 } else { b'\n' });
             out.write(&buf).await?;
         }
@@ -815,22 +876,25 @@ impl Grep<'_> {
             return Ok(());
         };
         let mut buf = Vec::new();
-        if self.cfg.color {
-            paint(&mut buf, COLOR_SEP, sep.as_bytes());
-        } else {
-            buf.extend_from_slice(sep.as_bytes());
-        }
+        self.paint(&mut buf, &self.cfg.palette.se, sep.as_bytes());
         buf.push(b'\n');
         out.write(&buf).await
     }
 
+    /// `text` in `color` when coloring (`--color`), else as it is.
+    fn paint(&self, buf: &mut Vec<u8>, color: &str, text: &[u8]) {
+        if self.cfg.color {
+            self.cfg.palette.start(buf, color);
+            buf.extend_from_slice(text);
+            self.cfg.palette.end(buf, color);
+        } else {
+            buf.extend_from_slice(text);
+        }
+    }
+
     /// `name` and its separator (a NUL with `-Z`).
     fn name_prefix(&self, buf: &mut Vec<u8>, name: &str, sep: u8) {
-        if self.cfg.color {
-            paint(buf, COLOR_FILE, name.as_bytes());
-        } else {
-            buf.extend_from_slice(name.as_bytes());
-        }
+        self.paint(buf, &self.cfg.palette.fname, name.as_bytes());
         if self.cfg.null_after_name {
             buf.push(0);
         } else {
@@ -839,34 +903,29 @@ impl Grep<'_> {
     }
 
     fn sep(&self, buf: &mut Vec<u8>, sep: u8) {
-        if self.cfg.color {
-            paint(buf, COLOR_SEP, &[sep]);
-        } else {
-            buf.push(sep);
-        }
+        self.paint(buf, &self.cfg.palette.se, &[sep]);
     }
 
-    /// The prefix of an output line: file name, line number, byte offset.
-    fn prefix(&self, buf: &mut Vec<u8>, name: &str, lineno: u64, offset: u64, sep: u8) {
+    /// The prefix of an output line: file name, line number, byte offset; `-T`'s tab
+    /// only before a `len` that is not 0, as GNU's.
+    fn prefix(&self, buf: &mut Vec<u8>, name: &str, lineno: u64, offset: u64, sep: u8, len: usize) {
         if self.show_names {
             self.name_prefix(buf, name, sep);
         }
-        for (on, n) in [
-            (self.cfg.line_number, lineno),
-            (self.cfg.byte_offset, offset),
+        let pal = &self.cfg.palette;
+        for (on, n, color) in [
+            (self.cfg.line_number, lineno, &pal.ln),
+            (self.cfg.byte_offset, offset, &pal.bn),
         ] {
             if !on {
                 continue;
             }
-            let digits = n.to_string();
-            if self.cfg.color {
-                paint(buf, COLOR_NUMBER, digits.as_bytes());
-            } else {
-                buf.extend_from_slice(digits.as_bytes());
-            }
+            self.paint(buf, color, n.to_string().as_bytes());
             self.sep(buf, sep);
         }
-        if self.cfg.initial_tab && (self.show_names || self.cfg.line_number || self.cfg.byte_offset)
+        if self.cfg.initial_tab
+            && (self.show_names || self.cfg.line_number || self.cfg.byte_offset)
+            && len != 0
         {
             buf.push(b'\t');
         }
@@ -876,8 +935,11 @@ impl Grep<'_> {
         buf.push(if self.cfg.null_data { 0 } else { b'\n' });
     }
 
-    /// A context line (or a selected line without color).
-    async fn emit_line(
+    /// One line of output, as GNU's `prline`: a selected line (`sep` `:`) or a context
+    /// line (`-`) with its prefix; with `--color` its matches (when it is a matching
+    /// line) and the rest of it in their colors; with `-o` only its matches, each on a
+    /// line of its own (a context line's too, when it matches: `-o -v -C`).
+    async fn prline(
         &self,
         out: &mut BufOut<'_>,
         name: &str,
@@ -885,85 +947,123 @@ impl Grep<'_> {
         offset: u64,
         line: &[u8],
         sep: u8,
-    ) -> Result<(), Interrupt> {
-        let mut buf = Vec::with_capacity(line.len() + name.len() + 12);
-        self.prefix(&mut buf, name, lineno, offset, sep);
-        buf.extend_from_slice(line);
-        self.end(&mut buf);
-        out.write(&buf).await
-    }
-
-    /// A selected line, its matches colored with `--color`.
-    async fn emit_selected(
-        &self,
-        out: &mut BufOut<'_>,
-        name: &str,
-        lineno: u64,
-        offset: u64,
-        line: &[u8],
     ) -> Result<Result<(), MatchFail>, Interrupt> {
-        if !self.cfg.color || self.cfg.invert {
-            self.emit_line(out, name, lineno, offset, line, b':')
-                .await?;
-            return Ok(Ok(()));
+        let cfg = self.cfg;
+        let selected = sep == b':';
+        let matching = selected != cfg.invert;
+        let mut buf = Vec::with_capacity(line.len() + name.len() + 16);
+        if !cfg.only_matching {
+            self.prefix(&mut buf, name, lineno, offset, sep, line.len());
         }
-        let mut buf = Vec::with_capacity(line.len() + name.len() + 32);
-        self.prefix(&mut buf, name, lineno, offset, b':');
-        let mut last = 0;
-        let mut at = 0;
-        while at <= line.len() {
-            let (s, e) = match self.re.find_at(line, at) {
-                Ok(Some(m)) => m,
-                Ok(None) => break,
-                Err(e) => return Ok(Err(e)),
+        let pal = &cfg.palette;
+        let (line_color, match_color) = if cfg.color {
+            let lc = if selected != (cfg.invert && pal.rv) {
+                &pal.sl
+            } else {
+                &pal.cx
             };
-            if e == s {
-                at = s + self.char_len(line, s);
-                continue;
+            (
+                lc.as_str(),
+                if selected { &pal.ms } else { &pal.mc }.as_str(),
+            )
+        } else {
+            ("", "")
+        };
+        let mut beg = 0;
+        if (cfg.only_matching && matching)
+            || (cfg.color && (!line_color.is_empty() || !match_color.is_empty()))
+        {
+            if matching && (cfg.only_matching || !match_color.is_empty()) {
+                let head = Head {
+                    name,
+                    lineno,
+                    offset,
+                };
+                match self.middle(&mut buf, &head, line, line_color, match_color) {
+                    Ok(b) => beg = b,
+                    Err(e) => return Ok(Err(e)),
+                }
             }
-            buf.extend_from_slice(&line[last..s]);
-            paint(&mut buf, COLOR_MATCH, &line[s..e]);
-            last = e;
-            at = e;
+            if !cfg.only_matching && !line_color.is_empty() {
+                beg = self.tail(&mut buf, line, beg, line_color);
+            }
         }
-        buf.extend_from_slice(&line[last..]);
-        self.end(&mut buf);
+        if !cfg.only_matching {
+            buf.extend_from_slice(&line[beg..]);
+            self.end(&mut buf);
+        }
         out.write(&buf).await?;
         Ok(Ok(()))
     }
 
-    /// `-o`: each non-empty match on a line of its own.
-    async fn emit_matches(
+    /// The matches of a line, GNU's `print_line_middle`: with -o each on a line of its
+    /// own; otherwise the text before each in `line_color`, the match in `match_color`.
+    /// Gives where the rest of the line starts (after an empty match, the text from it
+    /// on is the rest's).
+    fn middle(
         &self,
-        out: &mut BufOut<'_>,
-        name: &str,
-        lineno: u64,
-        offset: u64,
+        buf: &mut Vec<u8>,
+        head: &Head<'_>,
         line: &[u8],
-    ) -> Result<Result<(), MatchFail>, Interrupt> {
-        let mut at = 0;
-        while at <= line.len() {
-            let (s, e) = match self.re.find_at(line, at) {
-                Ok(Some(m)) => m,
-                Ok(None) => break,
-                Err(e) => return Ok(Err(e)),
+        line_color: &str,
+        match_color: &str,
+    ) -> Result<usize, MatchFail> {
+        let pal = &self.cfg.palette;
+        let mut cur = 0;
+        let mut mid: Option<usize> = None;
+        while cur <= line.len() {
+            let Some((s, e)) = self.re.find_at(line, cur)? else {
+                break;
             };
-            if e == s {
-                at = s + self.char_len(line, s);
+            if s == e {
+                mid.get_or_insert(cur);
+                cur = s + self.char_len(line, s);
                 continue;
             }
-            let mut buf = Vec::with_capacity(e - s + name.len() + 12);
-            self.prefix(&mut buf, name, lineno, offset + s as u64, b':');
-            if self.cfg.color {
-                paint(&mut buf, COLOR_MATCH, &line[s..e]);
+            if self.cfg.only_matching {
+                if self.cfg.binary_files != BinaryFiles::Text
+                    && !self.cfg.c_locale
+                    && std::str::from_utf8(&line[s..e]).is_err()
+                {
+                    self.match_encoding_error
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(line.len());
+                }
+                let sep = if self.cfg.invert { b'-' } else { b':' };
+                let at = head.offset + s as u64;
+                self.prefix(buf, head.name, head.lineno, at, sep, e - s);
             } else {
-                buf.extend_from_slice(&line[s..e]);
+                if self.cfg.color {
+                    pal.start(buf, line_color);
+                }
+                if let Some(m) = mid.take() {
+                    cur = m;
+                }
+                buf.extend_from_slice(&line[cur..s]);
             }
-            self.end(&mut buf);
-            out.write(&buf).await?;
-            at = e;
+            self.paint(buf, match_color, &line[s..e]);
+            if self.cfg.only_matching {
+                self.end(buf);
+            }
+            cur = e;
         }
-        Ok(Ok(()))
+        Ok(if self.cfg.only_matching {
+            line.len()
+        } else {
+            mid.unwrap_or(cur).min(line.len())
+        })
+    }
+
+    /// The rest of a line in `color`, but for a carriage return that ends it.
+    fn tail(&self, buf: &mut Vec<u8>, line: &[u8], beg: usize, color: &str) -> usize {
+        let mut end = line.len();
+        if end > beg && line[end - 1] == b'\r' {
+            end -= 1;
+        }
+        if end > beg {
+            self.paint(buf, color, &line[beg..end]);
+        }
+        end.max(beg)
     }
 
     /// How far `-o` steps past an empty match: one character.
@@ -1181,17 +1281,28 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
         cfg.context = None;
     }
     let cfg = cfg;
-    let mut patterns = cfg.patterns.clone();
-    // The patterns read from files, charged while they are held.
+    // The patterns in command-line order, with where each came from (a file and line, or
+    // none for -e and the operand); those read from files are charged while held.
+    let mut patterns = Vec::new();
+    let mut origins: Vec<Option<(&str, usize)>> = Vec::new();
+    let mut taken = 0;
     let mut pattern_charges = Vec::new();
-    for f in &cfg.pattern_files {
+    for (f, before) in &cfg.pattern_files {
+        for p in &cfg.patterns[taken..*before] {
+            patterns.push(p.clone());
+            origins.push(None);
+        }
+        taken = *before;
         let mut charge = ctx.budget.empty_charge();
         match read_whole(ctx, f, &mut charge).await? {
             Ok(d) => {
                 let text = String::from_utf8_lossy(&d);
                 let body = text.strip_suffix('\n').unwrap_or(&text);
                 if !d.is_empty() {
-                    patterns.extend(body.split('\n').map(str::to_string));
+                    for (n, p) in body.split('\n').enumerate() {
+                        patterns.push(p.to_string());
+                        origins.push(Some((f.as_str(), n + 1)));
+                    }
                 }
                 pattern_charges.push(charge);
             }
@@ -1201,7 +1312,11 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
             }
         }
     }
-    let re = match compile(ctx, &cfg, &patterns).await {
+    for p in &cfg.patterns[taken..] {
+        patterns.push(p.clone());
+        origins.push(None);
+    }
+    let re = match compile(ctx, &cfg, &patterns, &origins).await {
         Ok(r) => r,
         Err(Early::Status(s)) => return Ok(s),
         Err(Early::Interrupted(e)) => return Err(e),
@@ -1238,6 +1353,7 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
         status_error: false,
         any_match: false,
         printed_group: false,
+        match_encoding_error: std::sync::atomic::AtomicBool::new(false),
     };
     let mut out = BufOut::new(ctx);
     for f in &files {

@@ -6,11 +6,14 @@
 //!
 //! Supported: `-n -e -f -E/-r -i[SUF] -s -z -l N -u --posix --sandbox`; addresses `N`, `$`,
 //! `/re/I`, `\%re%`, `first~step`, `a,b`, `a,+N`, `a,~N`, `0,/re/`, `!`; commands
-//! `{} = a b c d D F g G h H i l n N p P q Q r R s t T v w W x y z : #`.
+//! `{} = a b c d D e F g G h H i l n N p P q Q r R s t T v w W x y z : #`.
 //! Regexes are GNU's BRE/ERE as glibc reads them ([`crate::gnu_regex`], strict flavour):
 //! back-references, POSIX leftmost-longest matches and subexpressions, GNU's errors
 //! (`-e expression #1, char 5: Unmatched ( or \(`), the locale's reading of bytes.
-//! `--debug` and `e` (run a command) are refused: no process is ever spawned.
+//! `e` and `s///e` run their command through the session's shell (the launcher's `sh -c`,
+//! as GNU's `popen`), never a host process; `--debug` is refused. `--posix` turns GNU's
+//! extensions off (commands, address forms, `s` flags, regex operators, `\U`…), and it or
+//! `POSIXLY_CORRECT` makes `N` at the end of input quit without printing.
 //!
 //! Options are parsed by hand rather than with clap: GNU sed's `-i[SUFFIX]` takes an
 //! optional value only when attached, and the order of `-e` and `-f` scripts matters.
@@ -48,6 +51,8 @@ struct Opts {
     separate: bool,
     null_data: bool,
     sandbox: bool,
+    /// `--posix`: GNU's extensions off.
+    posix: bool,
     /// `-i`, with its (possibly empty) backup suffix.
     in_place: Option<String>,
     wrap: Option<usize>,
@@ -144,23 +149,14 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
                     o.in_place = Some(value.unwrap_or_default());
                     o.separate = true;
                 }
-                "line-length" => match value.as_deref().map(str::parse::<usize>) {
-                    Some(Ok(n)) => o.wrap = Some(n),
-                    _ => {
-                        ctx.warn(
-                            "sed",
-                            format!("invalid line length: {}", value.unwrap_or_default()),
-                        )
-                        .await;
-                        return Parsed::Exit(Ok(1));
-                    }
-                },
+                "line-length" => o.wrap = Some(atoi(value.as_deref().unwrap_or_default())),
                 "quiet" | "silent" => o.quiet = true,
                 "regexp-extended" => o.ere = true,
                 "separate" => o.separate = true,
                 "null-data" | "zero-terminated" => o.null_data = true,
                 "sandbox" => o.sandbox = true,
-                "unbuffered" | "posix" | "follow-symlinks" => {}
+                "posix" => o.posix = true,
+                "unbuffered" | "follow-symlinks" => {}
                 "debug" => {
                     ctx.warn("sed", "--debug is not supported").await;
                     return Parsed::Exit(Ok(1));
@@ -209,14 +205,7 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
                     match c {
                         'e' => o.scripts.push(ScriptArg::Expr(value)),
                         'f' => o.scripts.push(ScriptArg::File(value)),
-                        _ => match value.parse::<usize>() {
-                            Ok(n) => o.wrap = Some(n),
-                            Err(_) => {
-                                ctx.warn("sed", format!("invalid line length: {value}"))
-                                    .await;
-                                return Parsed::Exit(Ok(1));
-                            }
-                        },
+                        _ => o.wrap = Some(atoi(&value)),
                     }
                     break;
                 }
@@ -225,6 +214,19 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
         }
     }
     Parsed::Run(o)
+}
+
+/// `-l N` as GNU reads it (C's `atoi`): leading blanks, digits, anything after them
+/// ignored, no digits 0.
+fn atoi(v: &str) -> usize {
+    let digits: String = v
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .unwrap_or(if digits.is_empty() { 0 } else { usize::MAX })
 }
 
 /// The backup name for `-i SUFFIX`: `*` in the suffix stands for the file's base name.
@@ -301,13 +303,22 @@ impl Command for Sed {
                 }
             }
         }
-        // `#n` on the first line of the script acts like -n.
-        if let Some(first) = pieces.first()
-            && (first.text == "#n" || first.text.starts_with("#n\n"))
+        // A script whose first piece starts with `#n` runs as with -n (GNU 4.9 looks at
+        // those two characters only).
+        if pieces
+            .first()
+            .is_some_and(|first| first.text.starts_with("#n"))
         {
             o.quiet = true;
         }
-        let prog = match parse::parse(&pieces, o.ere, c_locale(&ctx.env), o.sandbox) {
+        let dialect = parse::Syntax {
+            ere: o.ere,
+            c_locale: c_locale(&ctx.env),
+            sandbox: o.sandbox,
+            posix: o.posix,
+            nul: o.null_data,
+        };
+        let prog = match parse::parse(&pieces, dialect) {
             Ok(p) => p,
             Err(e) => {
                 ctx.warn("sed", e.0).await;
@@ -323,6 +334,7 @@ impl Command for Sed {
             delim: if o.null_data { 0 } else { b'\n' },
             wrap: o.wrap.unwrap_or(DEFAULT_WRAP),
             c_locale: c_locale(&ctx.env),
+            posix_n: o.posix || ctx.env.contains_key("POSIXLY_CORRECT"),
         };
         let mut ex = Exec::new(ctx, &prog, settings);
         if !ex.open_wfiles().await {
@@ -884,9 +896,36 @@ mod tests {
             err,
             "sed: -e expression #1, char 12: Invalid back reference\n"
         );
-        let (st, err) = fails("", &["e ls"]).await;
-        assert_eq!(st, 1);
-        assert!(err.contains("not supported"), "{err}");
+        let (st, err) = fails("", &["--sandbox", "e ls"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (
+                1,
+                "sed: -e expression #1, char 1: e/r/w commands disabled in sandbox mode\n"
+            )
+        );
+        let (st, err) = fails("", &["--posix", "F"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (1, "sed: -e expression #1, char 1: unknown command: `F'\n")
+        );
+        let (st, err) = fails("", &["v 9.1"]).await;
+        assert_eq!(
+            (st, err.as_str()),
+            (
+                1,
+                "sed: -e expression #1, char 5: expected newer version of sed\n"
+            )
+        );
+    }
+
+    /// `e` runs its command through the launcher as `sh -c`: here (the test launcher
+    /// has no shell) its failure is what the command's stderr says, and sed goes on.
+    #[tokio::test]
+    async fn e_goes_through_the_launcher() {
+        let (st, o, e) = sed("a\n", &["1e echo hi"]).await;
+        assert_eq!((st, o.as_str()), (0, "a\n"));
+        assert!(e.contains("sh: command not found"), "{e}");
     }
 
     #[tokio::test]

@@ -232,6 +232,25 @@ impl Node {
         }
     }
 
+    /// Whether a group is repeated without bound somewhere (`\(a*\)*`): a loop whose
+    /// last iteration may be empty and still set the group.
+    pub(crate) fn has_group_in_star(&self) -> bool {
+        fn has_group(n: &Node) -> bool {
+            match n {
+                Node::Group(..) => true,
+                Node::Repeat(n, ..) => has_group(n),
+                Node::Concat(v) | Node::Alt(v) => v.iter().any(has_group),
+                _ => false,
+            }
+        }
+        match self {
+            Node::Repeat(n, _, None) => has_group(n) || n.has_group_in_star(),
+            Node::Repeat(n, ..) | Node::Group(n, _) => n.has_group_in_star(),
+            Node::Concat(v) | Node::Alt(v) => v.iter().any(Node::has_group_in_star),
+            _ => false,
+        }
+    }
+
     /// Whether the character `c` stands for itself somewhere in the pattern (not as part
     /// of a bracket expression).
     pub(crate) fn has_char(&self, c: char) -> bool {

@@ -33,8 +33,10 @@ enum Inst {
     Backref(usize),
     /// Remembers the position in a register at the start of a loop's body…
     NullStart(usize),
-    /// …and fails the iteration if the body matched nothing (no endless empty loops).
-    NullCheck(usize),
+    /// …and fails the iteration if the body matched nothing (no endless empty loops);
+    /// on a second try (see [`Prog::run`]'s `empty_exit`) it leaves the loop at the
+    /// target instead, keeping what the empty iteration captured.
+    NullCheck(usize, usize),
     Match,
 }
 
@@ -56,8 +58,13 @@ pub(crate) struct Prog {
     /// Capture slots (two per group, group 0 included), then loop registers.
     nslots: usize,
     icase: bool,
-    multiline: bool,
+    /// Multiline mode (`^`/`$` at line ends, `.` not across them), with the byte that
+    /// ends a line: a newline, or NUL for `sed -z`.
+    multiline: Option<u8>,
     backrefs: bool,
+    /// A second try with empty last iterations can match where the first did not: a
+    /// back-reference, and a group under an unbounded loop.
+    empty_exit: bool,
     /// The C locale: every byte is a character ([`from_byte`]).
     bytes: bool,
 }
@@ -79,7 +86,7 @@ impl Prog {
         node: &Node,
         groups: usize,
         icase: bool,
-        multiline: bool,
+        multiline: Option<u8>,
         bytes: bool,
     ) -> Option<Prog> {
         let mut c = Compiler {
@@ -92,7 +99,7 @@ impl Prog {
         let ncap = 2 * (groups + 1);
         // Loop registers live after the capture slots.
         for i in &mut c.insts {
-            if let Inst::NullStart(r) | Inst::NullCheck(r) = i {
+            if let Inst::NullStart(r) | Inst::NullCheck(r, _) = i {
                 *r += ncap;
             }
         }
@@ -103,6 +110,7 @@ impl Prog {
             icase,
             multiline,
             backrefs: node.has_backref(),
+            empty_exit: node.has_backref() && node.has_group_in_star(),
             bytes,
         })
     }
@@ -118,12 +126,30 @@ impl Prog {
         let mut steps = 0u64;
         let mut s = from;
         while s <= hay.len() {
-            if let Some(m) = self.run(hay, s, mode, &mut memo, &mut steps)? {
+            if let Some(m) = self.run_both(hay, s, mode, &mut memo, &mut steps)? {
                 return Ok(Some(m));
             }
             s += self.char_len(hay, s);
         }
         Ok(None)
+    }
+
+    /// A match at `start`; with back-references, failing that, one whose loops may end
+    /// with an empty iteration (glibc: `\(a*\)*\1` matches `a`, the group's last
+    /// iteration empty), tried second so that captures prefer non-empty iterations.
+    fn run_both(
+        &self,
+        hay: &[u8],
+        start: usize,
+        mode: Mode,
+        memo: &mut Memo,
+        steps: &mut u64,
+    ) -> Result<Option<Slots>, TooComplex> {
+        let found = self.run(hay, start, mode, memo, steps, false)?;
+        if found.is_some() || !self.empty_exit {
+            return Ok(found);
+        }
+        self.run(hay, start, mode, memo, steps, true)
     }
 
     /// A match that starts exactly at `start`.
@@ -135,7 +161,7 @@ impl Prog {
     ) -> Result<Option<Slots>, TooComplex> {
         let mut memo = Memo::new(self, hay.len(), start);
         let mut steps = 0u64;
-        self.run(hay, start, mode, &mut memo, &mut steps)
+        self.run_both(hay, start, mode, &mut memo, &mut steps)
     }
 
     fn run(
@@ -145,6 +171,7 @@ impl Prog {
         mode: Mode,
         memo: &mut Memo,
         steps: &mut u64,
+        empty_exit: bool,
     ) -> Result<Option<Slots>, TooComplex> {
         enum Frame {
             Try(usize, usize),
@@ -181,7 +208,7 @@ impl Prog {
                         _ => break,
                     },
                     Inst::Any => match self.decode(hay, pos) {
-                        Some((h, len)) if !(self.multiline && h == '\n') => {
+                        Some((h, len)) if self.multiline.is_none_or(|nl| h != char::from(nl)) => {
                             pc += 1;
                             pos += len;
                         }
@@ -205,9 +232,13 @@ impl Prog {
                         slots[*slot] = pos;
                         pc += 1;
                     }
-                    Inst::NullCheck(r) => {
+                    Inst::NullCheck(r, exit) => {
                         if slots[*r] == pos {
-                            break;
+                            if !empty_exit {
+                                break;
+                            }
+                            pc = *exit;
+                            continue;
                         }
                         pc += 1;
                     }
@@ -297,8 +328,8 @@ impl Prog {
         let before = || self.prev_char(hay, pos).is_some_and(is_word);
         let after = || self.decode(hay, pos).is_some_and(|(c, _)| is_word(c));
         match l {
-            Look::LineStart => pos == 0 || (self.multiline && hay[pos - 1] == b'\n'),
-            Look::LineEnd => pos == hay.len() || (self.multiline && hay[pos] == b'\n'),
+            Look::LineStart => pos == 0 || self.multiline == Some(hay[pos - 1]),
+            Look::LineEnd => pos == hay.len() || self.multiline == Some(hay[pos]),
             Look::TextStart => pos == 0,
             Look::TextEnd => pos == hay.len(),
             Look::WordBoundary => before() != after(),
@@ -415,10 +446,11 @@ impl Compiler {
                         let split = self.push(Inst::Split(0, 0))?;
                         self.push(Inst::NullStart(reg))?;
                         self.emit(n)?;
-                        self.push(Inst::NullCheck(reg))?;
+                        let check = self.push(Inst::NullCheck(reg, 0))?;
                         self.push(Inst::Jmp(split))?;
                         let out = self.insts.len();
                         self.insts[split] = Inst::Split(split + 1, out);
+                        self.insts[check] = Inst::NullCheck(reg, out);
                     }
                     Some(max) => {
                         let mut splits = Vec::new();

@@ -16,25 +16,51 @@ pub(crate) struct Parsed {
     pub node: Node,
     pub groups: usize,
     pub warnings: Vec<String>,
+    /// grep's two matchers read this pattern differently (a leading `{` that starts no
+    /// interval: glibc's regex drops it, the DFA that selects lines takes it literally);
+    /// parse again with `select` for the lines.
+    pub select_differs: bool,
 }
 
-pub(crate) fn parse(pattern: &str, ere: bool, strict: bool) -> Result<Parsed, Error> {
-    parse_chars(pattern.chars().collect(), ere, strict, false)
+/// `posix`: POSIX's reading without GNU's operators (`sed --posix`): `\w`, `\b`, `\<`
+/// and the like are their letters, a BRE's `\+`, `\?`, `\|` too, and an unmatched `)`
+/// of an ERE is itself.
+/// `select`: the reading of grep's DFA, which decides which lines match (see
+/// [`Parsed::select_differs`]).
+pub(crate) fn parse(
+    pattern: &str,
+    ere: bool,
+    strict: bool,
+    posix: bool,
+    select: bool,
+) -> Result<Parsed, Error> {
+    parse_chars(pattern.chars().collect(), ere, strict, false, posix, select)
 }
 
 /// gawk's reading of an ERE: its escapes (`\n`, `\y`, octal, hex) also inside brackets, a
 /// leading repetition operator is literal, an unmatched `)` is literal.
 pub(crate) fn parse_awk(pattern: Vec<char>) -> Result<Parsed, Error> {
-    parse_chars(pattern, true, false, true)
+    parse_chars(pattern, true, false, true, false, false)
 }
 
-fn parse_chars(c: Vec<char>, ere: bool, strict: bool, awk: bool) -> Result<Parsed, Error> {
+fn parse_chars(
+    c: Vec<char>,
+    ere: bool,
+    strict: bool,
+    awk: bool,
+    posix: bool,
+    select: bool,
+) -> Result<Parsed, Error> {
     let mut p = Parser {
         c,
         pos: 0,
         ere,
         strict,
         awk,
+        posix,
+        select,
+        select_differs: false,
+        literal_close: false,
         groups: 0,
         usable: Vec::new(),
         warnings: Vec::new(),
@@ -48,6 +74,7 @@ fn parse_chars(c: Vec<char>, ere: bool, strict: bool, awk: bool) -> Result<Parse
         node,
         groups: p.groups,
         warnings: p.warnings,
+        select_differs: p.select_differs,
     })
 }
 
@@ -58,6 +85,16 @@ struct Parser {
     strict: bool,
     /// gawk's dialect (see [`parse_awk`]).
     awk: bool,
+    /// No GNU operators (see [`parse`]).
+    posix: bool,
+    /// The DFA's reading (see [`parse`]).
+    select: bool,
+    /// A construct the DFA reads differently was seen.
+    select_differs: bool,
+    /// The next `)` stands for itself: glibc skips a repetition operator that starts an
+    /// ERE's group or alternative and reads what follows as an atom, so in grep's
+    /// lenient ERE `(*)` is an unmatched `(`.
+    literal_close: bool,
     /// Groups opened so far.
     groups: usize,
     /// Groups a back-reference here may name: closed, and not in an earlier
@@ -91,7 +128,7 @@ impl Parser {
         if self.ere {
             self.peek() == Some('|')
         } else {
-            self.peek() == Some('\\') && self.peek2() == Some('|')
+            !self.posix && self.peek() == Some('\\') && self.peek2() == Some('|')
         }
     }
 
@@ -125,14 +162,21 @@ impl Parser {
         let mut items: Vec<Node> = Vec::new();
         let mut prev = Prev::Start;
         loop {
+            let literal_close = std::mem::take(&mut self.literal_close);
             if self.pos >= self.c.len() || self.at_bar() {
                 break;
             }
             if self.at_close() {
+                if literal_close {
+                    self.pos += 1;
+                    items.push(Node::Char(')'));
+                    prev = Prev::Atom;
+                    continue;
+                }
                 if depth > 0 {
                     break;
                 }
-                if self.ere && !self.strict {
+                if self.ere && (!self.strict || self.posix) {
                     self.pos += 1;
                     items.push(Node::Char(')'));
                     prev = Prev::Atom;
@@ -174,7 +218,8 @@ impl Parser {
             ('*', _) => ('*', 1),
             ('+' | '?' | '{', true) => (c, 1),
             ('\\', false) => match self.peek2() {
-                Some(n @ ('+' | '?' | '{')) => (n, 2),
+                Some('{') => ('{', 2),
+                Some(n @ ('+' | '?')) if !self.posix => (n, 2),
                 _ => return Ok(None),
             },
             _ => return Ok(None),
@@ -195,20 +240,30 @@ impl Parser {
                 return Err(Error::new("Invalid preceding regular expression"));
             }
             if op == '{' {
+                // glibc's regex drops the `{` alone (`{1}` then finds `1}`); grep's DFA,
+                // which selects the lines, drops a whole interval (`{1}a` selects what
+                // `a` does) and reads a `{` that starts none as itself.
                 let save = self.pos;
                 self.pos += len;
                 let valid = self.interval().is_ok_and(|i| i.is_some());
-                self.pos = save + len;
-                if !valid {
-                    // A `{` that starts no interval is dropped there, silently.
-                    return Ok(Some((1, Some(1))));
+                self.select_differs = true;
+                if valid {
+                    self.warnings
+                        .push("{...} at start of expression".to_string());
                 }
-                self.warnings
-                    .push("{...} at start of expression".to_string());
-                return Ok(Some((1, Some(1))));
+                if self.select {
+                    if valid {
+                        return Ok(Some((1, Some(1))));
+                    }
+                    self.pos = save;
+                    return Ok(None);
+                }
+                self.pos = save + len;
+            } else {
+                self.pos += len;
+                self.warnings.push(format!("{op} at start of expression"));
             }
-            self.pos += len;
-            self.warnings.push(format!("{op} at start of expression"));
+            self.literal_close = true;
             return Ok(Some((1, Some(1))));
         }
         if prev == Prev::Repeat && self.strict && !self.ere && matches!(op, '*' | '{') {
@@ -347,6 +402,9 @@ impl Parser {
                 AwkEscape::Look(l) => Node::Look(l),
                 AwkEscape::Class(negated, class) => set(negated, class),
             });
+        }
+        if self.posix && "wWsSbB<>`'".contains(n) {
+            return Ok(Node::Char(n));
         }
         Ok(match n {
             '1'..='9' => {

@@ -50,6 +50,9 @@ pub(super) struct Settings {
     pub wrap: usize,
     /// The C locale: a character is a byte (how far an empty match steps).
     pub c_locale: bool,
+    /// POSIX's `N` (`--posix`, `POSIXLY_CORRECT`): at the end of input it quits without
+    /// printing the pattern space, where GNU prints it.
+    pub posix_n: bool,
 }
 
 /// One input line and whether it ended with the delimiter.
@@ -287,6 +290,9 @@ pub(super) struct Exec<'a> {
     hs: Vec<u8>,
     /// The current line ended with the delimiter.
     nl: bool,
+    /// The same of the hold space, which `g`, `G` and `x` give the pattern space (GNU
+    /// keeps it per space: `x` on a last line without a newline prints one).
+    hs_nl: bool,
     file: Arc<str>,
     line_no: u64,
     tflag: bool,
@@ -316,6 +322,7 @@ impl<'a> Exec<'a> {
             ps: Vec::new(),
             hs: Vec::new(),
             nl: true,
+            hs_nl: true,
             file: Arc::from("-"),
             line_no: 0,
             tflag: false,
@@ -400,6 +407,18 @@ impl<'a> Exec<'a> {
 
     async fn emit(&mut self, data: &[u8]) -> Flow<()> {
         self.out.write(self.ctx, data).await
+    }
+
+    /// The text of `i` or `c`: under `-z` its last newline is a NUL (as GNU's; `a`
+    /// keeps its newline).
+    async fn emit_text(&mut self, text: &[u8]) -> Flow<()> {
+        match text.strip_suffix(b"\n") {
+            Some(body) if self.set.delim != b'\n' => {
+                self.emit(body).await?;
+                self.emit(&[self.set.delim]).await
+            }
+            _ => self.emit(text).await,
+        }
     }
 
     async fn print_ps(&mut self) -> Flow<()> {
@@ -562,8 +581,9 @@ impl<'a> Exec<'a> {
                 self.ranges[idx] = match a2 {
                     Addr2::Line(n) if *n > l => Range::Active(Some(*n)),
                     Addr2::Plus(n) if *n > 0 => Range::Active(Some(l.saturating_add(*n))),
-                    Addr2::Mult(n) if *n > 0 && !l.is_multiple_of(*n) => {
-                        Range::Active(Some(l.div_ceil(*n).saturating_mul(*n)))
+                    // The next multiple after this line (GNU 4.9: `4,~4` is 4 to 8).
+                    Addr2::Mult(n) if *n > 0 => {
+                        Range::Active(Some((l / *n).saturating_add(1).saturating_mul(*n)))
                     }
                     Addr2::Last if !self.input.at_end(self.ctx, self.set.delim).await? => {
                         Range::Active(None)
@@ -596,6 +616,7 @@ impl<'a> Exec<'a> {
 
     async fn program(&mut self) -> Flow<End> {
         let prog = self.prog;
+        let delim = self.set.delim;
         let mut pc = 0;
         while pc < prog.cmds.len() {
             self.pacer.tick(self.ctx).await?;
@@ -614,10 +635,10 @@ impl<'a> Exec<'a> {
                 Op::Subst(s) => self.substitute(s).await?,
                 Op::Translate(map) => translate(&mut self.ps, map),
                 Op::Append(t) => self.queue(Appended::Text(t.clone())),
-                Op::Insert(t) => self.emit(t).await?,
+                Op::Insert(t) => self.emit_text(t).await?,
                 Op::Change(t) => {
                     if cmd.a2.is_none() || self.ranges[pc - 1] == Range::Inactive || cmd.negate {
-                        self.emit(t).await?;
+                        self.emit_text(t).await?;
                     }
                     return Ok(End::Cycle { autoprint: false });
                 }
@@ -636,7 +657,7 @@ impl<'a> Exec<'a> {
                     }
                 }
                 Op::Delete => return Ok(End::Cycle { autoprint: false }),
-                Op::DeleteFirst => match self.ps.iter().position(|&b| b == b'\n') {
+                Op::DeleteFirst => match self.ps.iter().position(|&b| b == delim) {
                     None => return Ok(End::Cycle { autoprint: false }),
                     Some(i) => {
                         self.ps.drain(..=i);
@@ -644,7 +665,7 @@ impl<'a> Exec<'a> {
                     }
                 },
                 Op::Print => self.print_ps().await?,
-                Op::PrintFirst => match self.ps.iter().position(|&b| b == b'\n') {
+                Op::PrintFirst => match self.ps.iter().position(|&b| b == delim) {
                     Some(i) => {
                         let first = self.ps[..=i].to_vec();
                         self.emit(&first).await?;
@@ -664,12 +685,16 @@ impl<'a> Exec<'a> {
                     }
                 }
                 Op::NextAppend => match self.read_next().await? {
-                    None => return Ok(End::Cycle { autoprint: true }),
+                    None => {
+                        return Ok(End::Cycle {
+                            autoprint: !self.set.posix_n,
+                        });
+                    }
                     Some(line) => {
                         self.check_space(self.ps.len() + line.data.len() + 1)
                             .await?;
                         let mut ps = std::mem::take(&mut self.ps);
-                        ps.push(b'\n');
+                        ps.push(delim);
                         ps.extend_from_slice(&line.data);
                         self.load(Line { data: ps, ..line });
                     }
@@ -687,26 +712,40 @@ impl<'a> Exec<'a> {
                     });
                 }
                 Op::LineNumber => {
-                    let s = format!("{}\n", self.line_no);
-                    self.emit(s.as_bytes()).await?;
+                    let mut s = self.line_no.to_string().into_bytes();
+                    s.push(delim);
+                    self.emit(&s).await?;
                 }
                 Op::List(n) => {
-                    let text = list(&self.ps, n.unwrap_or(self.set.wrap));
+                    let mut text = list(&self.ps, n.unwrap_or(self.set.wrap));
+                    text.push(delim);
                     self.emit(&text).await?;
                 }
-                Op::Hold => self.hs.clone_from(&self.ps),
+                Op::Exec(command) => self.exec(command.as_deref()).await?,
+                Op::Hold => {
+                    self.hs.clone_from(&self.ps);
+                    self.hs_nl = self.nl;
+                }
                 Op::HoldAppend => {
                     self.check_space(self.hs.len() + self.ps.len() + 1).await?;
-                    self.hs.push(b'\n');
+                    self.hs.push(delim);
                     self.hs.extend_from_slice(&self.ps);
+                    self.hs_nl = self.nl;
                 }
-                Op::Get => self.ps.clone_from(&self.hs),
+                Op::Get => {
+                    self.ps.clone_from(&self.hs);
+                    self.nl = self.hs_nl;
+                }
                 Op::GetAppend => {
                     self.check_space(self.hs.len() + self.ps.len() + 1).await?;
-                    self.ps.push(b'\n');
+                    self.ps.push(delim);
                     self.ps.extend_from_slice(&self.hs);
+                    self.nl = self.hs_nl;
                 }
-                Op::Exchange => std::mem::swap(&mut self.ps, &mut self.hs),
+                Op::Exchange => {
+                    std::mem::swap(&mut self.ps, &mut self.hs);
+                    std::mem::swap(&mut self.nl, &mut self.hs_nl);
+                }
                 Op::ReadFile(f) => self.queue(Appended::File(f.clone())),
                 Op::ReadLine(f) => self.read_line_of(f).await?,
                 Op::Write(w) => {
@@ -714,15 +753,16 @@ impl<'a> Exec<'a> {
                     self.write_w(*w, &ps, self.nl).await?;
                 }
                 Op::WriteFirst(w) => {
-                    let first = match self.ps.iter().position(|&b| b == b'\n') {
+                    let first = match self.ps.iter().position(|&b| b == delim) {
                         Some(i) => self.ps[..i].to_vec(),
                         None => self.ps.clone(),
                     };
                     self.write_w(*w, &first, true).await?;
                 }
                 Op::FileName => {
-                    let s = format!("{}\n", self.file);
-                    self.emit(s.as_bytes()).await?;
+                    let mut s = self.file.as_bytes().to_vec();
+                    s.push(delim);
+                    self.emit(&s).await?;
                 }
                 Op::Zap => self.ps.clear(),
             }
@@ -781,6 +821,9 @@ impl<'a> Exec<'a> {
         self.check_space(out.len()).await?;
         self.ps = out;
         self.tflag = true;
+        if s.eval {
+            self.exec(None).await?;
+        }
         if s.print {
             self.print_ps().await?;
         }
@@ -789,6 +832,56 @@ impl<'a> Exec<'a> {
             self.write_w(w, &ps, self.nl).await?;
         }
         Ok(())
+    }
+
+    /// Runs `command` through the session's shell (`sh -c`, as GNU's `popen`) with no
+    /// input, and gives what it wrote to its standard output (bounded by
+    /// [`MAX_SPACE`], charged while it is gathered). Its messages go to sed's stderr.
+    async fn run_command(&mut self, command: &str) -> Flow<Vec<u8>> {
+        let (tx, rx) = crate::io::pipe();
+        let mut child = self.ctx.clone();
+        child.stdout = tx;
+        child.stdin = Input::empty();
+        let argv = vec!["sh".to_string(), "-c".to_string(), command.to_string()];
+        let launcher = self.ctx.launcher.clone();
+        let run = launcher.launch(child, argv);
+        let mut charge = self.ctx.budget.empty_charge();
+        let gather = async {
+            let mut out = Vec::new();
+            while let Some(chunk) = rx.read_chunk().await.map_err(Interrupt::from)? {
+                if out.len() + chunk.len() > MAX_SPACE {
+                    return Ok(None);
+                }
+                charge.resize(out.len() + chunk.len())?;
+                out.extend_from_slice(&chunk);
+            }
+            Ok::<_, Stop>(Some(out))
+        };
+        let (_, out) = tokio::join!(run, gather);
+        match out? {
+            Some(out) => Ok(out),
+            None => Err(self.too_big().await),
+        }
+    }
+
+    /// `e COMMAND` prints COMMAND's output now; `e` runs the pattern space and puts its
+    /// output there, less one final newline.
+    async fn exec(&mut self, command: Option<&str>) -> Flow<()> {
+        match command {
+            Some(c) => {
+                let out = self.run_command(c).await?;
+                self.emit(&out).await
+            }
+            None => {
+                let c = String::from_utf8_lossy(&self.ps).into_owned();
+                let mut out = self.run_command(&c).await?;
+                if out.last() == Some(&self.set.delim) {
+                    out.pop();
+                }
+                self.ps = out;
+                Ok(())
+            }
+        }
     }
 
     async fn write_w(&mut self, idx: usize, data: &[u8], nl: bool) -> Flow<()> {
@@ -998,6 +1091,6 @@ fn list(ps: &[u8], width: usize) -> Vec<u8> {
         col += esc.len();
         out.extend_from_slice(&esc);
     }
-    out.extend_from_slice(b"$\n");
+    out.push(b'$');
     out
 }

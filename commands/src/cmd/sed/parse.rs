@@ -75,6 +75,8 @@ pub(super) struct Subst {
     pub print: bool,
     /// Index into [`Program::wfiles`].
     pub write: Option<usize>,
+    /// `e`: the pattern space, once substituted, is a command whose output replaces it.
+    pub eval: bool,
 }
 
 pub(super) enum Op {
@@ -103,6 +105,9 @@ pub(super) enum Op {
     LineNumber,
     /// `l [N]`: `None` uses the `-l` width.
     List(Option<usize>),
+    /// `e [COMMAND]`: run COMMAND and print its output, or (`None`) run the pattern
+    /// space and put the output there.
+    Exec(Option<String>),
     Hold,
     HoldAppend,
     Get,
@@ -134,16 +139,30 @@ pub(super) struct Program {
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct ParseError(pub String, pub i32);
 
-/// Parses the pieces of a script. `ere` selects extended regexes, `sandbox` rejects
-/// the commands that touch files.
-/// Parses the pieces of a script. `ere` selects extended regexes, `c_locale` reads them
-/// byte by byte (the C locale) rather than as UTF-8, `sandbox` rejects `r`/`w`/`e`.
-pub(super) fn parse(
-    pieces: &[Piece],
-    ere: bool,
-    c_locale: bool,
-    sandbox: bool,
-) -> Result<Program, ParseError> {
+/// How a script is read.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Syntax {
+    /// Extended regexes (`-E`).
+    pub ere: bool,
+    /// Regexes read byte by byte (the C locale) rather than as UTF-8.
+    pub c_locale: bool,
+    /// `--sandbox`: `e`, `r` and `w` are refused.
+    pub sandbox: bool,
+    /// `--posix`: GNU's extensions are refused (commands, address forms, `s` flags,
+    /// one-line `a`/`i`/`c`) or read as POSIX says (regexes, `\U` in replacements).
+    pub posix: bool,
+    /// `-z`: lines end with NUL, also for the `M` flag's anchors.
+    pub nul: bool,
+}
+
+/// Parses the pieces of a script.
+pub(super) fn parse(pieces: &[Piece], dialect: Syntax) -> Result<Program, ParseError> {
+    let Syntax {
+        ere,
+        c_locale,
+        sandbox,
+        ..
+    } = dialect;
     let mut chars = Vec::new();
     let mut starts = Vec::new();
     for p in pieces {
@@ -159,6 +178,8 @@ pub(super) fn parse(
         ere,
         c_locale,
         sandbox,
+        posix: dialect.posix,
+        nul: dialect.nul,
         seen_regex: false,
         cmds: Vec::new(),
         wfiles: Vec::new(),
@@ -183,6 +204,8 @@ struct Parser<'a> {
     ere: bool,
     c_locale: bool,
     sandbox: bool,
+    posix: bool,
+    nul: bool,
     /// A non-empty regex was seen, so `//` has something to refer to.
     seen_regex: bool,
     cmds: Vec<Cmd>,
@@ -190,8 +213,8 @@ struct Parser<'a> {
     labels: HashMap<String, usize>,
     /// Branch commands waiting for their label: (command index, label).
     jumps: Vec<(usize, String)>,
-    /// Indices of the `{` commands not yet closed.
-    blocks: Vec<usize>,
+    /// The `{` commands not yet closed: their index and where in the script they are.
+    blocks: Vec<(usize, usize)>,
 }
 
 fn is_blank(c: char) -> bool {
@@ -261,15 +284,15 @@ impl Parser<'_> {
             }
             self.command()?;
         }
-        if !self.blocks.is_empty() {
-            let k = self.pieces.len().saturating_sub(1);
+        if let Some(&(_, at)) = self.blocks.last() {
+            // GNU names the piece of the `{` (for a file, its line), and char 0.
             let msg = "unmatched `{'";
-            return Err(match self.pieces.get(k).map(|p| &p.origin) {
-                Some(Origin::Expr(n)) => {
-                    ParseError(format!("-e expression #{n}, char 0: {msg}"), 1)
+            return Err(match self.err_at(at, msg) {
+                ParseError(m, st) if m.starts_with("-e expression") => {
+                    let head = m.split(", char").next().unwrap_or_default();
+                    ParseError(format!("{head}, char 0: {msg}"), st)
                 }
-                Some(Origin::File(f)) => ParseError(format!("file {f} line 0: {msg}"), 1),
-                None => ParseError(msg.into(), 1),
+                other => other,
             });
         }
         for (idx, label) in std::mem::take(&mut self.jumps) {
@@ -401,7 +424,7 @@ impl Parser<'_> {
             return Err(self.err("unterminated address regex"));
         };
         let (mut icase, mut multi) = (false, false);
-        loop {
+        while !self.posix {
             match self.peek() {
                 Some('I') => icase = true,
                 Some('M') => multi = true,
@@ -420,7 +443,7 @@ impl Parser<'_> {
             return Ok(None);
         }
         self.seen_regex = true;
-        let pre = unescape_regex(pat);
+        let pre = unescape_regex(pat, self.c_locale);
         let dialect = if self.ere {
             Dialect::Extended
         } else {
@@ -431,6 +454,8 @@ impl Parser<'_> {
             multiline: multi,
             strict: true,
             c_locale: self.c_locale,
+            posix: self.posix,
+            nul_lines: self.nul,
             ..Flags::default()
         };
         match gnu_regex::compile(&pre, dialect, flags) {
@@ -444,7 +469,7 @@ impl Parser<'_> {
         match self.peek() {
             Some(c) if c.is_ascii_digit() => {
                 let n = self.number().unwrap_or(0);
-                if self.peek() == Some('~') {
+                if self.peek() == Some('~') && !self.posix {
                     self.pos += 1;
                     let step = self.number().unwrap_or(0);
                     // A step of 0 is the line `first` alone, as GNU sed reads it.
@@ -469,7 +494,7 @@ impl Parser<'_> {
                     _ => Err(self.err("unterminated address regex")),
                 }
             }
-            Some('+' | '~') => {
+            Some('+' | '~') if !self.posix => {
                 self.pos += 1;
                 self.number();
                 Err(self.err("invalid usage of +N or ~N as first address"))
@@ -481,7 +506,7 @@ impl Parser<'_> {
     fn addr2(&mut self) -> Result<Option<Addr2>, ParseError> {
         match self.peek() {
             Some(c) if c.is_ascii_digit() => Ok(Some(Addr2::Line(self.number().unwrap_or(0)))),
-            Some(c @ ('+' | '~')) => {
+            Some(c @ ('+' | '~')) if !self.posix => {
                 self.pos += 1;
                 let n = self.number().unwrap_or(0);
                 Ok(Some(if c == '+' {
@@ -517,12 +542,13 @@ impl Parser<'_> {
         }
     }
 
-    /// A label for `:`, `b`, `t`, `T`: up to a newline, `;` or blank.
+    /// A label for `:`, `b`, `t`, `T`: up to a newline, `;`, `}` or blank (GNU 4.9:
+    /// `1{bx}` branches to `x` and closes the block).
     fn label(&mut self) -> String {
         self.skip_blanks();
         let mut out = String::new();
         while let Some(c) = self.peek() {
-            if c == '\n' || c == ';' || c.is_whitespace() {
+            if c == '\n' || c == ';' || c == '}' || c.is_whitespace() {
                 break;
             }
             out.push(c);
@@ -579,6 +605,10 @@ impl Parser<'_> {
                     self.pos += 1;
                 }
             }
+            Some(_) if self.posix => {
+                self.pos += 1;
+                return Err(self.err("expected \\ after `a', `c' or `i'"));
+            }
             Some(_) => {}
         }
         let mut raw = String::new();
@@ -614,6 +644,8 @@ impl Parser<'_> {
                 self.skip_blanks();
                 a2 = self.addr2()?;
                 if a2.is_none() {
+                    // GNU has read the character that is no address.
+                    self.next();
                     return Err(self.err("unexpected `,'"));
                 }
             }
@@ -633,23 +665,26 @@ impl Parser<'_> {
         let Some(c) = self.next() else {
             return Err(self.err("missing command"));
         };
-        if matches!(a1, Some(Addr::Zero)) && !matches!(a2, Some(Addr2::Re(_))) {
+        if matches!(a1, Some(Addr::Zero)) && (self.posix || !matches!(a2, Some(Addr2::Re(_)))) {
             return Err(self.err("invalid usage of line address 0"));
         }
         if a2.is_some() && matches!(c, 'q' | 'Q') {
             return Err(self.err("command only uses one address"));
         }
+        if self.posix && "FzvRTWe".contains(c) {
+            return Err(self.err(format!("unknown command: `{c}'")));
+        }
         let op = match c {
             '\n' | ';' => return Err(self.err("missing command")),
             '{' => {
-                self.blocks.push(self.cmds.len());
+                self.blocks.push((self.cmds.len(), self.pos));
                 Op::BlockStart(0)
             }
             '}' => {
                 if has_addr || negate {
                     return Err(self.err("unexpected `}'"));
                 }
-                let Some(open) = self.blocks.pop() else {
+                let Some((open, _)) = self.blocks.pop() else {
                     return Err(self.err("unexpected `}'"));
                 };
                 let after = self.cmds.len() + 1;
@@ -693,7 +728,7 @@ impl Parser<'_> {
             'y' => Op::Translate(self.translate()?),
             'q' | 'Q' | 'l' => {
                 self.skip_blanks();
-                let n = self.number();
+                let n = if self.posix { None } else { self.number() };
                 self.end_of_cmd()?;
                 // The status is taken modulo 256, as `exit` does.
                 let code = i32::try_from(n.unwrap_or(0) % 256).unwrap_or(0);
@@ -714,10 +749,22 @@ impl Parser<'_> {
                 Op::WriteFirst(self.wfile(f)?)
             }
             'e' => {
-                return Err(self.err("the `e' command is not supported: no process can be spawned"));
+                if self.sandbox {
+                    return Err(self.err("e/r/w commands disabled in sandbox mode"));
+                }
+                self.skip_blanks();
+                let mut command = String::new();
+                while let Some(c) = self.peek().filter(|&c| c != '\n') {
+                    command.push(c);
+                    self.pos += 1;
+                }
+                Op::Exec((!command.is_empty()).then_some(command))
             }
             'v' => {
-                self.label();
+                let wanted = self.label();
+                if newer_than_us(&wanted) {
+                    return Err(self.err("expected newer version of sed"));
+                }
                 self.end_of_cmd()?;
                 Op::Nop
             }
@@ -750,7 +797,7 @@ impl Parser<'_> {
     fn subst(&mut self) -> Result<Subst, ParseError> {
         let unterminated = "unterminated `s' command";
         let delim = match self.next() {
-            Some(d) if d != '\n' && d != '\\' => d,
+            Some(d) if d != '\n' => d,
             _ => return Err(self.err(unterminated)),
         };
         let Some(pat) = self.delimited(delim, true) else {
@@ -762,6 +809,7 @@ impl Parser<'_> {
         let (mut global, mut print, mut icase, mut multi) = (false, false, false, false);
         let mut nth: Option<usize> = None;
         let mut write = None;
+        let mut eval = false;
         loop {
             match self.peek() {
                 Some('g') => {
@@ -778,11 +826,11 @@ impl Parser<'_> {
                     }
                     print = true;
                 }
-                Some('i' | 'I') => {
+                Some('i' | 'I') if !self.posix => {
                     self.pos += 1;
                     icase = true;
                 }
-                Some('m' | 'M') => {
+                Some('m' | 'M') if !self.posix => {
                     self.pos += 1;
                     multi = true;
                 }
@@ -802,11 +850,12 @@ impl Parser<'_> {
                     write = Some(self.wfile(f)?);
                     break;
                 }
-                Some('e') => {
+                Some('e') if !self.posix => {
                     self.pos += 1;
-                    return Err(
-                        self.err("the `e' flag is not supported: no process can be spawned")
-                    );
+                    if self.sandbox {
+                        return Err(self.err("e/r/w commands disabled in sandbox mode"));
+                    }
+                    eval = true;
                 }
                 None | Some('\n' | ';' | '}' | '#') => break,
                 Some(c) if is_blank(c) => {
@@ -822,8 +871,11 @@ impl Parser<'_> {
                 }
             }
         }
+        if recursive_c_escape(&rep) || recursive_c_escape(&pat) {
+            return Err(self.err("recursive escaping after \\c not allowed"));
+        }
         let re = self.compile(&pat, icase, multi)?;
-        let repl = parse_replacement(&rep);
+        let repl = parse_replacement(&rep, self.posix);
         if let Some(re) = &re {
             let groups = re.groups();
             for r in &repl {
@@ -842,13 +894,14 @@ impl Parser<'_> {
             nth: nth.unwrap_or(1),
             print,
             write,
+            eval,
         })
     }
 
     fn translate(&mut self) -> Result<HashMap<char, char>, ParseError> {
         let unterminated = "unterminated `y' command";
         let delim = match self.next() {
-            Some(d) if d != '\n' && d != '\\' => d,
+            Some(d) if d != '\n' => d,
             _ => return Err(self.err(unterminated)),
         };
         let mut parts = Vec::new();
@@ -860,12 +913,21 @@ impl Parser<'_> {
                     Some(c) if c == delim => break,
                     Some('\\') => match self.next() {
                         None => return Err(self.err(unterminated)),
-                        Some('n') => out.push('\n'),
-                        Some('t') => out.push('\t'),
-                        Some('r') => out.push('\r'),
                         Some('\\') => out.push('\\'),
                         Some(c) if c == delim => out.push(c),
                         Some('\n') => out.push('\n'),
+                        Some(c) if simple_escape(c).is_some() => {
+                            out.push(char::from(simple_escape(c).unwrap_or(b'n')));
+                        }
+                        Some(_) if numeric_escape(&self.s, self.pos - 1).is_some() => {
+                            let (b, used) = numeric_escape(&self.s, self.pos - 1).unwrap_or((0, 1));
+                            self.pos += used - 1;
+                            out.push(if self.c_locale {
+                                gnu_regex::byte_char(b)
+                            } else {
+                                char::from(b)
+                            });
+                        }
                         Some(c) => {
                             out.push('\\');
                             out.push(c);
@@ -901,6 +963,10 @@ fn numeric_escape(c: &[char], i: usize) -> Option<(u8, usize)> {
             if !x.is_ascii() {
                 return None;
             }
+            // `\c\\` is control-backslash (`\c\d` is refused when the `s` is parsed).
+            if *x == '\\' {
+                return (c.get(i + 2) == Some(&'\\')).then_some((0x1c, 3));
+            }
             return Some(((x.to_ascii_uppercase() as u8) ^ 0x40, 2));
         }
         _ => return None,
@@ -931,7 +997,7 @@ fn simple_escape(c: char) -> Option<u8> {
 
 /// Turns sed's own escapes in a regex (`\t`, `\xHH`, …) into the characters, before the
 /// regex is parsed, raw (as GNU sed does: what they make may be special).
-fn unescape_regex(p: &str) -> String {
+fn unescape_regex(p: &str, c_locale: bool) -> String {
     let c: Vec<char> = p.chars().collect();
     let mut out = String::with_capacity(p.len());
     let mut i = 0;
@@ -945,7 +1011,12 @@ fn unescape_regex(p: &str) -> String {
             }
             if let Some((b, used)) = numeric_escape(&c, i + 1) {
                 // GNU sed puts the character in raw: `\x2e` is a `.` that matches anything.
-                out.push(char::from(b));
+                // In the C locale a byte of the upper half is that byte.
+                out.push(if c_locale {
+                    gnu_regex::byte_char(b)
+                } else {
+                    char::from(b)
+                });
                 i += 1 + used;
                 continue;
             }
@@ -973,7 +1044,8 @@ fn unescape_text(raw: &str) -> Vec<u8> {
                 i += 2;
                 continue;
             }
-            if let Some((b, used)) = numeric_escape(&c, i + 1) {
+            // `\c` is no control character in a text (GNU: `a \cA` gives `cA`).
+            if let Some((b, used)) = numeric_escape(&c, i + 1).filter(|_| c[i + 1] != 'c') {
                 out.push(b);
                 i += 1 + used;
                 continue;
@@ -989,7 +1061,7 @@ fn unescape_text(raw: &str) -> Vec<u8> {
 }
 
 /// Parses the right-hand side of `s`: `&`, `\0`–`\9`, case conversion, escapes.
-fn parse_replacement(r: &str) -> Vec<Repl> {
+fn parse_replacement(r: &str, posix: bool) -> Vec<Repl> {
     let c: Vec<char> = r.chars().collect();
     let mut parts = Vec::new();
     let mut lit: Vec<u8> = Vec::new();
@@ -1016,6 +1088,7 @@ fn parse_replacement(r: &str) -> Vec<Repl> {
                     continue;
                 }
                 let case = match n {
+                    _ if posix => None,
                     'U' => Some(Case::Upper),
                     'L' => Some(Case::Lower),
                     'u' => Some(Case::UpperNext),
@@ -1039,6 +1112,12 @@ fn parse_replacement(r: &str) -> Vec<Repl> {
                     i += 1 + used;
                     continue;
                 }
+                if n == 'c' && i + 2 == c.len() {
+                    // A `\c` that ends the replacement is a backslash (GNU 4.9).
+                    lit.push(b'\\');
+                    i += 2;
+                    continue;
+                }
                 lit.extend_from_slice(n.encode_utf8(&mut buf).as_bytes());
                 i += 2;
             }
@@ -1050,4 +1129,37 @@ fn parse_replacement(r: &str) -> Vec<Repl> {
     }
     flush(&mut lit, &mut parts);
     parts
+}
+
+/// Whether `v VERSION` asks for a sed newer than GNU sed 4.9, which this one follows.
+fn newer_than_us(wanted: &str) -> bool {
+    let ours = [4u64, 9, 0];
+    for (i, part) in wanted.split('.').take(3).enumerate() {
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        let n = digits.parse::<u64>().unwrap_or(0);
+        match n.cmp(&ours[i]) {
+            std::cmp::Ordering::Greater => return true,
+            std::cmp::Ordering::Less => return false,
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    false
+}
+
+/// `\c` followed by a backslash escape other than `\\` (`s/x/\c\d/`), which GNU
+/// refuses.
+fn recursive_c_escape(text: &str) -> bool {
+    let c: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i + 1 < c.len() {
+        if c[i] == '\\' {
+            if c[i + 1] == 'c' && c.get(i + 2) == Some(&'\\') && c.get(i + 3) != Some(&'\\') {
+                return true;
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    false
 }
