@@ -77,10 +77,7 @@ impl Fds {
         match self.map.get(&fd) {
             Some(Fd::Write(o)) => o.clone(),
             // A closed descriptor: writes fail like writes to a pipe without reader.
-            _ => {
-                let (o, _) = pipe();
-                o
-            }
+            _ => Output::broken(),
         }
     }
 
