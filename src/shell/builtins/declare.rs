@@ -352,6 +352,7 @@ async fn declare_one(
     }
     if local && !sh.is_local_here(name) {
         let outer = sh.vars.get(name).cloned();
+        let outer_exported = outer.as_ref().is_some_and(|o| o.exported);
         sh.make_local(name);
         sh.vars.remove(name);
         if (flags.inherit || sh.shopts.on("localvar_inherit"))
@@ -364,6 +365,12 @@ async fn declare_one(
                     ..o
                 },
             );
+        } else if outer_exported {
+            // A local of an exported variable is exported too, as in bash.
+            sh.declare_unset(name, Value::Str(String::new()));
+            if let Some(v) = sh.vars.get_mut(name) {
+                v.exported = true;
+            }
         }
     }
     // What the attributes apply to: the variable a reference names, unless it is `-n`.
