@@ -57,7 +57,17 @@ impl Shell {
             )));
         };
         match kept {
-            Kept::Flag(field) => *field(&mut self.opts) = on,
+            Kept::Flag(field) => {
+                *field(&mut self.opts) = on;
+                if name == "posix" {
+                    // bash says so to the programs it runs.
+                    let _ = if on {
+                        self.assign_str("POSIXLY_CORRECT", "y", false)
+                    } else {
+                        self.unset_var("POSIXLY_CORRECT")
+                    };
+                }
+            }
             Kept::Fixed(value) if *value == on => {}
             Kept::Fixed(_) => {
                 let sign = if on { '-' } else { '+' };
