@@ -1073,7 +1073,14 @@ impl Shell {
     /// Writes one `set -x` line: `PS4` expanded, its first character repeated once per
     /// [`Shell::trace_depth`] level, then `body`.
     pub(crate) async fn trace_line(&mut self, body: &str, fds: &Fds) {
-        let ps4 = match self.get_str("PS4") {
+        let ps4 = self.get_str("PS4");
+        self.trace_line_with(ps4, body, fds).await;
+    }
+
+    /// [`Shell::trace_line`] with `ps4` as the value of `PS4` (an assignment to `PS4` is
+    /// traced with the value it replaces).
+    pub(crate) async fn trace_line_with(&mut self, ps4: Option<String>, body: &str, fds: &Fds) {
+        let ps4 = match ps4 {
             Some(p) => {
                 let saved = self.opts.xtrace;
                 // Expanding PS4 is not itself traced.
