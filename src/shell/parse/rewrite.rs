@@ -507,7 +507,11 @@ impl<'a> Rewriter<'a> {
                             cmd_start = true;
                             continue;
                         }
+                        let nested = cmd_start && s.get(j) == Some(&b'(');
                         i = self.commands(i + 1, End::Paren);
+                        if nested {
+                            self.unarithmetic(i);
+                        }
                         after_compound = true;
                     }
                     cmd_start = false;
@@ -597,6 +601,27 @@ impl<'a> Rewriter<'a> {
             }
         }
         i.min(s.len())
+    }
+
+    /// After a subshell that opens with another one, `( (cmd) )`, ending at `end` (after
+    /// its `)`): bash reads `((` as arithmetic only when the two are adjacent, but
+    /// brush-parser's arithmetic command matches the two tokens whatever is between them.
+    /// A `;` before the closing `)` (`( (cmd) ;)`, the same commands) ends any arithmetic
+    /// reading of it.
+    fn unarithmetic(&mut self, end: usize) {
+        let s = self.s;
+        if end == 0 || s.get(end - 1) != Some(&b')') {
+            return;
+        }
+        let close = end - 1;
+        let mut k = close;
+        while k > 0 && is_blank(s[k - 1]) {
+            k -= 1;
+        }
+        if k == 0 || matches!(s[k - 1], b';' | b'&' | b'\n') {
+            return;
+        }
+        self.replace(close, close, ";");
     }
 
     /// At a word after a compound command: when it is `{name}` followed by a redirection
