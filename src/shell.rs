@@ -438,6 +438,10 @@ pub struct Shell {
     /// Set when a session limit (memory, tasks) abandoned this top-level shell's script:
     /// the line that said so, for the channel's `exit-signal`. Never set in a subshell.
     pub(crate) limit_abort: Option<String>,
+    /// True while `exec` opens its redirections: files it opens for writing are written
+    /// through open files, so the rest of the script reads what went to them while they
+    /// stay open (see `redirect::open_exec_file`).
+    pub(crate) exec_opening: bool,
     /// The command history (`history`, `fc -l`): the terminal editor's list in an
     /// interactive session, an empty one elsewhere (`history -s` still adds to it).
     pub(crate) history: crate::terminal::SharedHistory,
@@ -535,6 +539,7 @@ impl Shell {
             seconds_base: std::time::Instant::now(),
             word_cache: Default::default(),
             limit_abort: None,
+            exec_opening: false,
             history: Default::default(),
         };
         for (k, v) in cfg.env {

@@ -89,6 +89,7 @@ fn pipe_with(budget: Option<Budget>) -> (Output, Input) {
             tx: Some(tx),
             room: Arc::new(Semaphore::new(PIPE_BYTES)),
             closing: closing.clone(),
+            sent: Arc::default(),
             budget,
         },
         Input {
@@ -119,6 +120,8 @@ pub struct Output {
     room: Arc<Semaphore>,
     /// When the reader went, for the grace writes still get.
     closing: Arc<Closing>,
+    /// Bytes sent into the pipe so far, by every clone of this end.
+    sent: Arc<std::sync::atomic::AtomicU64>,
     /// What chunks in flight are charged to, if anything.
     budget: Option<Budget>,
 }
@@ -130,6 +133,7 @@ impl Output {
             tx: None,
             room: Arc::new(Semaphore::new(0)),
             closing: Arc::default(),
+            sent: Arc::default(),
             budget: None,
         }
     }
@@ -178,9 +182,20 @@ impl Output {
             _room: Some(room),
         };
         match tx.send(chunk).await {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.sent
+                    .fetch_add(len as u64, std::sync::atomic::Ordering::Release);
+                Ok(())
+            }
             Err(_) => self.closing.absorb(len),
         }
+    }
+
+    /// The count of bytes sent into the pipe so far by every clone of this end (taken
+    /// by its reader or on their way): a reader that writes them on can tell when it
+    /// has caught up (see the shell's files held open by `exec`).
+    pub fn sent_counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        self.sent.clone()
     }
 
     /// Writes all of `data`, waiting while the pipe is full.
