@@ -188,7 +188,7 @@ async fn print_vars(
                 continue;
             }
             if flags.print || filtered || cmd == "local" {
-                out.push_str(&declare_line(&k, v));
+                out.push_str(&posix_listing(sh, cmd, declare_line(&k, v)));
             } else if !v.attrs.unset {
                 out.push_str(&crate::shell::vars::set_line(&k, v));
             }
@@ -220,6 +220,24 @@ async fn print_vars(
     }
     let _ = io.stdout().write_str(&out).await;
     Ok(status)
+}
+
+/// A `declare -…` line as `export -p` or `readonly -p` list it in POSIX mode: their own
+/// name, with only the kind of array as an option (`export -a arr=…`, `readonly x="1"`).
+fn posix_listing(sh: &Shell, cmd: &str, line: String) -> String {
+    if !matches!(cmd, "export" | "readonly") || !sh.opts.posix {
+        return line;
+    }
+    let Some(rest) = line.strip_prefix("declare -") else {
+        return line;
+    };
+    let (letters, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+    let kept: String = letters.chars().filter(|c| matches!(c, 'a' | 'A')).collect();
+    if kept.is_empty() {
+        format!("{cmd} {rest}")
+    } else {
+        format!("{cmd} -{kept} {rest}")
+    }
 }
 
 /// `declare -fx NAME` (also `-r`, `-t`, `+x`): sets the functions' attributes instead of
