@@ -308,6 +308,11 @@ struct Rewriter<'a> {
     check_cond: bool,
     /// The first error found in a `[[ ]]` expression.
     cond_error: Option<String>,
+    /// A `for` header was read and its body has not started yet.
+    pending_for: bool,
+    /// For each `{` group open, whether it is a `for` body written `{ …; }` (bash takes
+    /// that for `do …; done`; brush-parser does not), rewritten as `do … done`.
+    braces: Vec<bool>,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -347,6 +352,8 @@ impl<'a> Rewriter<'a> {
             collect: false,
             check_cond: false,
             cond_error: None,
+            pending_for: false,
+            braces: Vec::new(),
         }
     }
 
@@ -565,6 +572,7 @@ impl<'a> Rewriter<'a> {
                                 i += 3;
                                 cmd_start = false;
                             }
+                            self.pending_for = true;
                             continue;
                         }
                         "function" => {
@@ -581,13 +589,32 @@ impl<'a> Rewriter<'a> {
                             continue;
                         }
                         "}" | "done" | "fi" | "esac" => {
+                            if word == "}" && self.braces.pop() == Some(true) {
+                                self.replace(i, i + 1, "done");
+                            }
                             i += word.len();
                             cmd_start = false;
                             after_compound = true;
                             continue;
                         }
-                        "if" | "then" | "elif" | "else" | "do" | "while" | "until" | "{" | "!"
-                        | "time" | "coproc" => {
+                        "{" => {
+                            let body = std::mem::take(&mut self.pending_for);
+                            if body {
+                                self.replace(i, i + 1, "do");
+                            }
+                            self.braces.push(body);
+                            i += 1;
+                            cmd_start = true;
+                            continue;
+                        }
+                        "do" => {
+                            self.pending_for = false;
+                            i += 2;
+                            cmd_start = true;
+                            continue;
+                        }
+                        "if" | "then" | "elif" | "else" | "while" | "until" | "!" | "time"
+                        | "coproc" => {
                             i += word.len();
                             cmd_start = true;
                             continue;
