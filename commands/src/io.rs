@@ -4,23 +4,71 @@
 //! (`2>&1`, `{ a; b; } | c` give several writers one pipe) and the pipe reaches end-of-file
 //! when every clone is dropped, exactly like a Unix pipe. Its read end ([`Input`]) is shared
 //! too (`{ read a; read b; } < f` reads one stream in turn); when every clone of it is
-//! dropped, writes fail with [`std::io::ErrorKind::BrokenPipe`], so `yes | head -n 1` stops.
+//! dropped, writes fail with [`std::io::ErrorKind::BrokenPipe`], so `yes | head -n 1` stops
+//! (after a short grace: see [`CLOSE_GRACE`]).
 
 use std::io;
 use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::budget::{Budget, Charge};
 
 /// Largest chunk one send carries; longer writes are split so the pipe bound holds in bytes.
 pub const PIPE_CHUNK: usize = 64 * 1024;
 
-/// Chunks a pipe holds before a writer waits: with [`PIPE_CHUNK`] this bounds a pipe to
-/// 1 MiB, like a generous kernel pipe buffer, so a fast writer cannot outrun a slow reader
-/// by more than that.
-pub const PIPE_CHUNKS: usize = 16;
+/// Bytes a pipe holds before a writer waits: 1 MiB, like a generous kernel pipe buffer,
+/// so a fast writer cannot outrun a slow reader by more than that.
+pub const PIPE_BYTES: usize = 16 * PIPE_CHUNK;
+
+/// Writes (chunks) a pipe holds before a writer waits, however small they are. The bound
+/// is in bytes ([`PIPE_BYTES`]) as a kernel pipe's is: a loop of `echo`s into `head -1`
+/// finishes its writes before `head` exits, as with bash, instead of waiting after a few
+/// lines and then dying of a broken pipe. This only caps the per-chunk bookkeeping.
+pub const PIPE_SLOTS: usize = 4096;
+
+/// How long after its last reader went a pipe still takes writes (and discards them),
+/// together with [`CLOSE_GRACE_BYTES`]. A kernel pipe fails every write once its reader
+/// has exited, but a real reader takes a while to exit, and a fast writer whose output
+/// fits the pipe buffer has written all of it by then: with bash `seq 100 | head -1` or
+/// a short loop of `echo`s into `head -1` end with status 0, `yes | head -1` (or a writer
+/// that writes again much later) with 141. Tasks that run in turn, as a session's do,
+/// would otherwise see every write after `head` exits fail.
+pub const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Bytes a pipe still takes after its last reader went (a Linux pipe's buffer): past
+/// them, or past [`CLOSE_GRACE`], writes fail with `BrokenPipe`.
+pub const CLOSE_GRACE_BYTES: usize = 64 * 1024;
+
+/// When a pipe's last reader went, shared by its ends.
+#[derive(Debug, Default)]
+struct Closing {
+    /// Set as the last reader goes.
+    at: std::sync::OnceLock<tokio::time::Instant>,
+    /// Bytes taken and discarded since.
+    discarded: std::sync::atomic::AtomicUsize,
+}
+
+impl Closing {
+    /// A write of `len` bytes to a pipe without reader: taken (and discarded) within the
+    /// grace, else `BrokenPipe`.
+    fn absorb(&self, len: usize) -> io::Result<()> {
+        let within = self.at.get().is_some_and(|at| {
+            at.elapsed() < CLOSE_GRACE
+                && self
+                    .discarded
+                    .fetch_add(len, std::sync::atomic::Ordering::Relaxed)
+                    .saturating_add(len)
+                    <= CLOSE_GRACE_BYTES
+        });
+        if within {
+            Ok(())
+        } else {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+    }
+}
 
 /// Creates a bounded pipe: what is written to the [`Output`] is read from the [`Input`].
 pub fn pipe() -> (Output, Input) {
@@ -34,26 +82,33 @@ pub fn pipe_in(budget: &Budget) -> (Output, Input) {
 }
 
 fn pipe_with(budget: Option<Budget>) -> (Output, Input) {
-    let (tx, rx) = mpsc::channel(PIPE_CHUNKS);
+    let (tx, rx) = mpsc::channel(PIPE_SLOTS);
+    let closing = Arc::new(Closing::default());
     (
         Output {
             tx: Some(tx),
+            room: Arc::new(Semaphore::new(PIPE_BYTES)),
+            closing: closing.clone(),
+            sent: Arc::default(),
             budget,
         },
         Input {
             state: Arc::new(Mutex::new(InputState {
                 src: Some(Source::Pipe(rx)),
                 buf: Bytes::new(),
+                closing: Some(closing),
             })),
             null: false,
         },
     )
 }
 
-/// One chunk in a pipe, with the charge it holds on the session's memory until read.
+/// One chunk in a pipe, with the charge it holds on the session's memory and the room
+/// it takes in the pipe, both until read.
 struct Chunk {
     data: Bytes,
     _charge: Option<Charge>,
+    _room: Option<OwnedSemaphorePermit>,
 }
 
 /// The write end of a stream. Cloning shares the stream.
@@ -61,6 +116,12 @@ struct Chunk {
 pub struct Output {
     /// `None` is a sink that discards everything (`/dev/null`).
     tx: Option<mpsc::Sender<Chunk>>,
+    /// The pipe's free bytes ([`PIPE_BYTES`] when empty): a chunk takes its length.
+    room: Arc<Semaphore>,
+    /// When the reader went, for the grace writes still get.
+    closing: Arc<Closing>,
+    /// Bytes sent into the pipe so far, by every clone of this end.
+    sent: Arc<std::sync::atomic::AtomicU64>,
     /// What chunks in flight are charged to, if anything.
     budget: Option<Budget>,
 }
@@ -70,7 +131,20 @@ impl Output {
     pub fn null() -> Output {
         Output {
             tx: None,
+            room: Arc::new(Semaphore::new(0)),
+            closing: Arc::default(),
+            sent: Arc::default(),
             budget: None,
+        }
+    }
+
+    /// A stream every write to fails at once with `BrokenPipe` (a closed descriptor).
+    pub fn broken() -> Output {
+        let (out, input) = pipe();
+        drop(input);
+        Output {
+            closing: Arc::default(),
+            ..out
         }
     }
 
@@ -83,7 +157,18 @@ impl Output {
         }
     }
 
-    fn chunk(&self, data: Bytes) -> io::Result<Chunk> {
+    /// Sends one chunk of at most [`PIPE_CHUNK`] bytes, waiting for room in the pipe;
+    /// `BrokenPipe` once no reader is left (also while waiting), after the grace.
+    async fn send(&self, tx: &mpsc::Sender<Chunk>, data: Bytes) -> io::Result<()> {
+        let len = data.len();
+        let want = u32::try_from(len.min(PIPE_BYTES)).unwrap_or(u32::MAX);
+        let room = tokio::select! {
+            r = self.room.clone().acquire_many_owned(want) => match r {
+                Ok(r) => r,
+                Err(_) => return self.closing.absorb(len),
+            },
+            () = tx.closed() => return self.closing.absorb(len),
+        };
         let charge = match &self.budget {
             None => None,
             Some(b) => Some(
@@ -91,10 +176,26 @@ impl Output {
                     .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?,
             ),
         };
-        Ok(Chunk {
+        let chunk = Chunk {
             data,
             _charge: charge,
-        })
+            _room: Some(room),
+        };
+        match tx.send(chunk).await {
+            Ok(()) => {
+                self.sent
+                    .fetch_add(len as u64, std::sync::atomic::Ordering::Release);
+                Ok(())
+            }
+            Err(_) => self.closing.absorb(len),
+        }
+    }
+
+    /// The count of bytes sent into the pipe so far by every clone of this end (taken
+    /// by its reader or on their way): a reader that writes them on can tell when it
+    /// has caught up (see the shell's files held open by `exec`).
+    pub fn sent_counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        self.sent.clone()
     }
 
     /// Writes all of `data`, waiting while the pipe is full.
@@ -103,9 +204,7 @@ impl Output {
     pub async fn write_all(&self, data: &[u8]) -> io::Result<()> {
         let Some(tx) = &self.tx else { return Ok(()) };
         for chunk in data.chunks(PIPE_CHUNK) {
-            tx.send(self.chunk(Bytes::copy_from_slice(chunk))?)
-                .await
-                .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+            self.send(tx, Bytes::copy_from_slice(chunk)).await?;
         }
         Ok(())
     }
@@ -117,10 +216,7 @@ impl Output {
             if data.is_empty() {
                 return Ok(());
             }
-            return tx
-                .send(self.chunk(data)?)
-                .await
-                .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe));
+            return self.send(tx, data).await;
         }
         self.write_all(&data).await
     }
@@ -189,6 +285,16 @@ struct InputState {
     src: Option<Source>,
     /// Bytes received but not yet consumed (what a line read left over).
     buf: Bytes,
+    /// A pipe's record of when its reader went.
+    closing: Option<Arc<Closing>>,
+}
+
+impl Drop for InputState {
+    fn drop(&mut self) {
+        if let Some(c) = &self.closing {
+            let _ = c.at.set(tokio::time::Instant::now());
+        }
+    }
 }
 
 impl InputState {
@@ -233,6 +339,7 @@ impl Input {
             state: Arc::new(Mutex::new(InputState {
                 src: None,
                 buf: data.into(),
+                closing: None,
             })),
             null: false,
         }
@@ -246,6 +353,7 @@ impl Input {
             state: Arc::new(Mutex::new(InputState {
                 src: Some(Source::Pull(source)),
                 buf: Bytes::new(),
+                closing: None,
             })),
             null: false,
         }
@@ -406,25 +514,69 @@ mod tests {
         assert!(input.read_line(1024).await.unwrap().is_none());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn broken_pipe_when_reader_drops() {
         let (out, input) = pipe();
         drop(input);
+        assert!(out.is_closed());
+        // Right after the reader went, a short write is taken, as a kernel pipe's buffer
+        // takes what a fast writer wrote before the reader had exited.
+        out.write_all(b"x").await.unwrap();
+        tokio::time::advance(CLOSE_GRACE).await;
         let err = out.write_all(b"x").await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
-        assert!(out.is_closed());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_grace_after_the_reader_went_is_bounded_in_bytes() {
+        let (out, input) = pipe();
+        drop(input);
+        out.write_all(&vec![b'x'; CLOSE_GRACE_BYTES]).await.unwrap();
+        let err = out.write_all(b"x").await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+    }
+
+    #[tokio::test]
+    async fn a_broken_output_fails_at_once() {
+        let err = Output::broken().write_all(b"x").await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
     }
 
     #[tokio::test]
     async fn writer_waits_when_full() {
         let (out, input) = pipe();
-        let big = vec![b'x'; PIPE_CHUNK * (PIPE_CHUNKS + 4)];
+        let big = vec![b'x'; PIPE_BYTES + 4 * PIPE_CHUNK];
         let writer = tokio::spawn(async move { out.write_all(&big).await });
         tokio::task::yield_now().await;
         assert!(!writer.is_finished());
         let all = input.read_to_end(usize::MAX).await.unwrap();
-        assert_eq!(all.len(), PIPE_CHUNK * (PIPE_CHUNKS + 4));
+        assert_eq!(all.len(), PIPE_BYTES + 4 * PIPE_CHUNK);
         writer.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn small_writes_are_bounded_in_bytes_not_count() {
+        // A thousand short lines fit as they do in a kernel pipe: no reader needed.
+        let (out, input) = pipe();
+        for i in 0..1000 {
+            out.write_all(format!("{i}\n").as_bytes()).await.unwrap();
+        }
+        drop(out);
+        let all = input.read_to_end(usize::MAX).await.unwrap();
+        assert_eq!(all.iter().filter(|&&b| b == b'\n').count(), 1000);
+    }
+
+    #[tokio::test]
+    async fn a_writer_waiting_for_room_sees_the_reader_go() {
+        let (out, input) = pipe();
+        out.write_all(&vec![b'x'; PIPE_BYTES]).await.unwrap();
+        let more = vec![b'y'; CLOSE_GRACE_BYTES + 1];
+        let writer = tokio::spawn(async move { out.write_all(&more).await });
+        tokio::task::yield_now().await;
+        assert!(!writer.is_finished());
+        drop(input);
+        let err = writer.await.unwrap().unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
     }
 
     #[tokio::test]

@@ -230,6 +230,9 @@ impl Shell {
             self.errexit_suppressed += 1;
         }
         let r = self.exec_pipeline_inner(p, fds).await;
+        // What the pipeline wrote to files `exec` holds open is in them before the next
+        // command looks.
+        self.sync_exec_files().await;
         if p.bang {
             self.errexit_suppressed -= 1;
         }

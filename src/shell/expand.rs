@@ -1027,17 +1027,25 @@ impl Shell {
             while i < pieces.len() {
                 let p = &pieces[i];
                 if let Some((bad, took)) = unparsed_substitution(&p.piece, pieces.get(i + 1)) {
-                    let Some((param, all)) = case_toggle(&bad) else {
-                        return Err(ShellError::BadSubstitution(bad));
+                    // `${!}` is `$!` (the word parser reads `${!…}` as an indirection).
+                    let (param, all, parsed) = if bad == "${!}" {
+                        let bang = Parameter::Special(SpecialParameter::LastBackgroundProcessId);
+                        ("!", false, bang)
+                    } else {
+                        let Some((param, all)) = case_toggle(&bad) else {
+                            return Err(ShellError::BadSubstitution(bad));
+                        };
+                        let parsed = super::parse::guarded(param, word::parse_parameter)?
+                            .ok_or_else(|| ShellError::BadSubstitution(bad.clone()))?;
+                        (param, all, parsed)
                     };
-                    let parsed = super::parse::guarded(param, word::parse_parameter)?
-                        .ok_or_else(|| ShellError::BadSubstitution(bad.clone()))?;
                     let v = self.param_value(&parsed, fds).await?;
                     if matches!(v, PVal::Unset) && self.opts.nounset {
                         return Err(ShellError::Unbound(param.to_string()));
                     }
                     let v = match v {
                         PVal::Unset => PVal::Str(String::new()),
+                        v if param == "!" => v,
                         v => v.map(|s| toggle_case(s, all)),
                     };
                     self.emit_value(v, quoted, out);

@@ -108,7 +108,8 @@ impl Launcher for ShellLauncher {
 }
 
 /// Runs `sh`/`bash` with `argv` (`argv[0]` is the shell's name): `-c STRING [ARG0 ARGS…]`,
-/// `FILE [ARGS…]`, or the script on stdin. Options `-e -u -x -f -C -o NAME` are honoured.
+/// `FILE [ARGS…]`, or the script on stdin. Options `-e -u -x -f -C -o NAME`, `-O NAME`
+/// (`shopt`) and `--posix` are honoured; `--version` prints bash's version line.
 /// `snapshots` is the session's snapshot control, if it has one.
 pub(crate) async fn run_nested(
     cfg: ShellConfig,
@@ -149,6 +150,35 @@ pub(crate) async fn run_nested(
         ) {
             // No startup files exist to skip or read; a session is no login to begin.
             i += 1;
+            continue;
+        }
+        if a == "--posix" {
+            let _ = sh.set_option_name("posix", true);
+            i += 1;
+            continue;
+        }
+        if a == "--version" {
+            let v = super::vars::BASH_VERSINFO;
+            let text = format!(
+                "GNU bash, version {}.{}.{}({})-{} ({})\n",
+                v[0], v[1], v[2], v[3], v[4], v[5]
+            );
+            let _ = stdio.stdout.write_str(&text).await;
+            return 0;
+        }
+        if a == "-O" || a == "+O" {
+            // `-O NAME`: a `shopt` option, set before the script runs.
+            let on = a == "-O";
+            if let Some(opt) = argv.get(i + 1)
+                && !sh.shopts.set(opt, on)
+            {
+                let _ = stdio
+                    .stderr
+                    .write_str(&format!("{name}: {opt}: invalid shell option name\n"))
+                    .await;
+                return 2;
+            }
+            i += 2;
             continue;
         }
         if a == "-o" || a == "+o" {

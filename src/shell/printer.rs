@@ -27,6 +27,18 @@ pub(crate) fn command_line(c: &Command) -> String {
     p.out
 }
 
+/// A background job's command as `jobs` shows it: as bash prints a command outside a
+/// function definition, groups and subshells on one line (`{ a; b; }`, `( a; b )`), other
+/// compound commands laid out as `declare -f` does.
+pub(crate) fn job_line(l: &AndOrList) -> String {
+    let mut p = Printer {
+        flat: true,
+        ..Printer::default()
+    };
+    p.and_or(l);
+    p.out
+}
+
 /// A simple command as `$BASH_COMMAND` shows it.
 pub(crate) fn simple_command(s: &SimpleCommand) -> String {
     let mut p = Printer::default();
@@ -39,6 +51,8 @@ struct Printer {
     out: String,
     indent: usize,
     skip_indent: usize,
+    /// Groups and subshells on one line (see [`job_line`]).
+    flat: bool,
 }
 
 impl Printer {
@@ -180,8 +194,35 @@ impl Printer {
         self.list(list);
     }
 
+    /// `list` on one line: its commands joined by `; `.
+    fn flat_list(&self, list: &CompoundList) -> String {
+        let mut sub = Printer {
+            flat: true,
+            ..Printer::default()
+        };
+        sub.list(list);
+        sub.out
+            .lines()
+            .map(str::trim_start)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     fn compound(&mut self, c: &CompoundCommand) {
         match c {
+            CompoundCommand::BraceGroup(g) if self.flat => {
+                let inner = self.flat_list(&g.list);
+                self.out.push_str("{ ");
+                self.out.push_str(&inner);
+                self.semicolon();
+                self.out.push_str(" }");
+            }
+            CompoundCommand::Subshell(s) if self.flat => {
+                let inner = self.flat_list(&s.list);
+                self.out.push_str("( ");
+                self.out.push_str(&inner);
+                self.out.push_str(" )");
+            }
             CompoundCommand::BraceGroup(g) => {
                 self.out.push_str("{ \n");
                 self.indent += INDENT;

@@ -131,7 +131,7 @@ impl FileSystem for FdFs {
     async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
         // A pipe has no offsets: reads take what comes next.
         match self.fd(path) {
-            Some(Fd::Read(i)) => Ok(i
+            Some(Fd::Read(i) | Fd::Both(i, _)) => Ok(i
                 .read_up_to(len)
                 .await
                 .map_err(|_| FsError::Io)?
@@ -142,7 +142,7 @@ impl FileSystem for FdFs {
     }
     async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
         match self.fd(path) {
-            Some(Fd::Write(o)) => Ok(Box::new(OutHandle(o.clone()))),
+            Some(Fd::Write(o) | Fd::Both(_, o)) => Ok(Box::new(OutHandle(o.clone()))),
             Some(Fd::Read(_)) => Err(FsError::PermissionDenied),
             None => self.inner.open_write(path, mode).await,
         }

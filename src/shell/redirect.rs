@@ -20,6 +20,9 @@ use super::{MAX_HEREDOC, Shell, Stdio};
 pub(crate) enum Fd {
     Read(Input),
     Write(Output),
+    /// `N<>file` (N other than 0): the file streamed from its start for reading, and
+    /// written over from its start.
+    Both(Input, Output),
 }
 
 /// The descriptors a command runs with. Cloning shares the streams; dropping the last
@@ -52,7 +55,7 @@ impl Fds {
 
     pub fn stdin(&self) -> Input {
         match self.map.get(&0) {
-            Some(Fd::Read(i)) => i.clone(),
+            Some(Fd::Read(i) | Fd::Both(i, _)) => i.clone(),
             _ => Input::empty(),
         }
     }
@@ -60,7 +63,7 @@ impl Fds {
     /// The input open on descriptor `fd`, if it is open for reading.
     pub fn input(&self, fd: i32) -> Option<Input> {
         match self.map.get(&fd) {
-            Some(Fd::Read(i)) => Some(i.clone()),
+            Some(Fd::Read(i) | Fd::Both(i, _)) => Some(i.clone()),
             _ => None,
         }
     }
@@ -75,12 +78,9 @@ impl Fds {
 
     fn output(&self, fd: i32) -> Output {
         match self.map.get(&fd) {
-            Some(Fd::Write(o)) => o.clone(),
+            Some(Fd::Write(o) | Fd::Both(_, o)) => o.clone(),
             // A closed descriptor: writes fail like writes to a pipe without reader.
-            _ => {
-                let (o, _) = pipe();
-                o
-            }
+            _ => Output::broken(),
         }
     }
 
@@ -149,6 +149,39 @@ pub(crate) struct Closer {
     /// Tells the drain to write what is buffered and close the file even though writers
     /// remain (an `exec` redirection being replaced or the shell ending).
     pub stop: Option<tokio_util::sync::CancellationToken>,
+    /// For a file `exec` holds open: how far its drain has written.
+    pub sync: Option<Arc<FileSync>>,
+}
+
+/// How far the drain of a file `exec` holds open has got: the shell waits between two
+/// commands until it wrote all that was sent into the descriptor's pipe.
+pub(crate) struct FileSync {
+    /// Bytes sent into the pipe (by every writer of the descriptor).
+    sent: Arc<std::sync::atomic::AtomicU64>,
+    /// Bytes the drain wrote to the file.
+    written: std::sync::atomic::AtomicU64,
+    /// Set when the drain ended (the file is closed; nothing more will be written).
+    done: std::sync::atomic::AtomicBool,
+    /// Woken after each write and at the end.
+    progress: tokio::sync::Notify,
+}
+
+impl FileSync {
+    /// Waits until the drain wrote everything sent so far (or ended); what writers still
+    /// running (a background job) send meanwhile is not waited for.
+    async fn wait(&self) {
+        use std::sync::atomic::Ordering;
+        let target = self.sent.load(Ordering::Acquire);
+        loop {
+            let notified = self.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.done.load(Ordering::Acquire) || self.written.load(Ordering::Acquire) >= target {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// Waits for every redirection file to be written and closed; reports failures.
@@ -224,17 +257,17 @@ impl Shell {
                             }
                             IoFileRedirectKind::ReadAndWrite => {
                                 // Opened without truncation (created if missing); writes go
-                                // over the content from the start. An fd holds one
-                                // direction here: input for fd 0, output for any other.
+                                // over the content from the start. Input for fd 0; both
+                                // directions for any other.
                                 let o = self
                                     .open_write(&name, WriteMode::Update, fds, closers)
                                     .await?;
+                                let input = self.open_read(&name, fds).await?;
                                 if fd == 0 {
                                     drop(o);
-                                    let input = self.open_read(&name, fds).await?;
                                     fds.set(fd, Fd::Read(input));
                                 } else {
-                                    fds.set(fd, Fd::Write(o));
+                                    fds.set(fd, Fd::Both(input, o));
                                 }
                             }
                             IoFileRedirectKind::Write | IoFileRedirectKind::Clobber => {
@@ -292,6 +325,7 @@ impl Shell {
                         if let Fd::Write(_) = d {
                             closers.push(Closer {
                                 stop: None,
+                                sync: None,
                                 path: String::new(),
                                 task: self.budget.spawn(async move {
                                     let _ = task.await;
@@ -456,7 +490,7 @@ impl Shell {
             && let Ok(n) = n.parse::<i32>()
         {
             return match fds.get(n) {
-                Some(Fd::Read(i)) => Ok(i),
+                Some(Fd::Read(i) | Fd::Both(i, _)) => Ok(i),
                 _ => Err(ShellError::BadFd(n.to_string())),
             };
         }
@@ -511,6 +545,13 @@ impl Shell {
             "/dev/null" => return Ok(Output::null()),
             "/dev/stdout" | "/dev/fd/1" => return Ok(fds.stdout()),
             "/dev/stderr" | "/dev/fd/2" => return Ok(fds.stderr()),
+            // A script without a terminal (an exec request, a nested shell reading a
+            // pipe) has no controlling terminal to open, as bash run so.
+            "/dev/tty" if !self.interactive && fds.tty.is_none() => {
+                return Err(ShellError::Builtin(format!(
+                    "{name}: No such device or address"
+                )));
+            }
             "/dev/tty" => return Ok(fds.stdout()),
             _ => {}
         }
@@ -518,7 +559,7 @@ impl Shell {
             && let Ok(n) = n.parse::<i32>()
         {
             return match fds.get(n) {
-                Some(Fd::Write(o)) => Ok(o),
+                Some(Fd::Write(o) | Fd::Both(_, o)) => Ok(o),
                 _ => Err(ShellError::BadFd(n.to_string())),
             };
         }
@@ -529,6 +570,11 @@ impl Shell {
             });
         }
         let path = forkbox_commands::fs::join(&self.cwd, name);
+        if self.exec_opening
+            && let Some(out) = self.open_exec_file(name, &path, mode, closers).await?
+        {
+            return Ok(out);
+        }
         let mut handle = super::umask_fs::with_umask(self.fs.clone(), self.umask)
             .open_write(&path, mode)
             .await
@@ -583,8 +629,115 @@ impl Shell {
             path: name.to_string(),
             task,
             stop: Some(stop),
+            sync: None,
         });
         Ok(out)
+    }
+
+    /// `exec N>file`: the file opened as an open file (whose writes path reads see at
+    /// once) and drained into from the descriptor's pipe, with a [`FileSync`] so the
+    /// shell can wait for the drain between commands (`exec 3>f; echo a >&3; cat f`).
+    /// `None` when the filesystem has no open files.
+    async fn open_exec_file(
+        &self,
+        name: &str,
+        path: &str,
+        mode: WriteMode,
+        closers: &mut Vec<Closer>,
+    ) -> Result<Option<Output>, ShellError> {
+        use forkbox_commands::fs::{OpenOptions, VfsPath};
+        use std::sync::atomic::Ordering;
+        let file_err = |e| ShellError::File {
+            path: name.to_string(),
+            source: e,
+        };
+        let opts = match mode {
+            WriteMode::Truncate => OpenOptions::write_only().create(true).truncate(true),
+            WriteMode::Append => OpenOptions::write_only().append(true).create(true),
+            WriteMode::CreateNew => OpenOptions::write_only().create(true).exclusive(true),
+            WriteMode::Update => OpenOptions::write_only().create(true),
+        };
+        let vpath = VfsPath::new(path).map_err(file_err)?;
+        let fs = super::umask_fs::with_umask(self.fs.clone(), self.umask);
+        let mut handle = match fs.open(&vpath, opts).await {
+            Ok(h) => h,
+            Err(FsError::Unsupported) => return Ok(None),
+            Err(FsError::AlreadyExists) if matches!(mode, WriteMode::CreateNew) => {
+                return Err(ShellError::Builtin(format!(
+                    "{name}: cannot overwrite existing file"
+                )));
+            }
+            Err(e) => return Err(file_err(e)),
+        };
+        let (out, input) = pipe();
+        let sync = Arc::new(FileSync {
+            sent: out.sent_counter(),
+            written: std::sync::atomic::AtomicU64::new(0),
+            done: std::sync::atomic::AtomicBool::new(false),
+            progress: tokio::sync::Notify::new(),
+        });
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stopped = stop.clone();
+        let progress = sync.clone();
+        let task = self.budget.spawn(async move {
+            let mut result = Ok(());
+            loop {
+                let next = tokio::select! {
+                    biased;
+                    c = input.read_chunk() => c,
+                    _ = stopped.cancelled() => {
+                        use futures::FutureExt;
+                        match input.read_chunk().now_or_never() {
+                            Some(c @ Ok(Some(_))) => c,
+                            _ => Ok(None),
+                        }
+                    }
+                };
+                match next {
+                    Ok(Some(chunk)) => {
+                        if let Err(e) = handle.write(&chunk).await {
+                            result = Err(e);
+                            break;
+                        }
+                        progress
+                            .written
+                            .fetch_add(chunk.len() as u64, Ordering::Release);
+                        progress.progress.notify_waiters();
+                    }
+                    Ok(None) => break,
+                    Err(_) => {
+                        result = Err(FsError::Io);
+                        break;
+                    }
+                }
+            }
+            drop(input);
+            let closed = handle.close().await;
+            progress.done.store(true, Ordering::Release);
+            progress.progress.notify_waiters();
+            result.and(closed)
+        });
+        closers.push(Closer {
+            path: name.to_string(),
+            task,
+            stop: Some(stop),
+            sync: Some(sync),
+        });
+        Ok(Some(out))
+    }
+
+    /// Waits until every file `exec` holds open has what was written to it so far.
+    pub(crate) async fn sync_exec_files(&self) {
+        let syncs: Vec<Arc<FileSync>> = {
+            let held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
+            if held.is_empty() {
+                return;
+            }
+            held.iter().filter_map(|(_, c)| c.sync.clone()).collect()
+        };
+        for s in syncs {
+            s.wait().await;
+        }
     }
 }
 
@@ -614,7 +767,10 @@ impl Shell {
         redirs: &[&IoRedirect],
         fds: &Fds,
     ) -> super::exec::Exec<i32> {
-        let (mut f, closers) = match self.begin_redirects(redirs, fds).await {
+        self.exec_opening = true;
+        let begun = self.begin_redirects(redirs, fds).await;
+        self.exec_opening = false;
+        let (mut f, closers) = match begun {
             Ok(x) => x,
             Err(r) => return r,
         };
@@ -632,9 +788,14 @@ impl Shell {
                     .map
                     .iter()
                     .filter(|(_, d)| {
-                        let Fd::Write(new) = d else { return false };
+                        let (Fd::Write(new) | Fd::Both(_, new)) = d else {
+                            return false;
+                        };
                         on.iter().any(|n| {
-                            matches!(fds.map.get(n), Some(Fd::Write(old)) if old.same_stream(new))
+                            matches!(
+                                fds.map.get(n),
+                                Some(Fd::Write(old) | Fd::Both(_, old)) if old.same_stream(new)
+                            )
                         })
                     })
                     .map(|(n, _)| *n)
