@@ -208,9 +208,33 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, *indirect, &v)?;
-                    let off = self.eval_arith(&offset.value, fds, true).await?;
+                    if matches!(&v, PVal::Unset) {
+                        // Nothing to take from: bash does not evaluate offset nor length.
+                        return Ok(PVal::Str(String::new()));
+                    }
+                    // bash names the parameter in an error of either expression.
+                    let named = |e: ShellError| match e {
+                        ShellError::Arithmetic { expr, message } => ShellError::Arithmetic {
+                            expr: format!("{}: {expr}", super::param_name(parameter)),
+                            message,
+                        },
+                        e => e,
+                    };
+                    let off = self
+                        .eval_arith(&offset.value, fds, true)
+                        .await
+                        .map_err(named)?;
+                    if let PVal::Str(s) = &v {
+                        // An offset outside the string gives nothing; bash does not
+                        // evaluate the length then.
+                        let n = s.chars().count() as i64;
+                        let from = if off < 0 { off.saturating_add(n) } else { off };
+                        if from < 0 || from > n {
+                            return Ok(PVal::Str(String::new()));
+                        }
+                    }
                     let len = match length {
-                        Some(l) => Some(self.eval_arith(&l.value, fds, true).await?),
+                        Some(l) => Some(self.eval_arith(&l.value, fds, true).await.map_err(named)?),
                         None => None,
                     };
                     if let (Some(l), PVal::List(..)) = (len, &v)
