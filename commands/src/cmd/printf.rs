@@ -472,9 +472,9 @@ fn fmt_float(v: f64, conv: u8, spec: &Spec, out: &mut Vec<u8>) {
 
 /// `%a`/`%A` as bash and coreutils print them on x86-64, where they format a `long
 /// double`: its 64-bit significand (the integer bit first, so the first hex digit is 8 to
-/// f) without trailing zeros, and the binary exponent of that first digit: `0x8p-3` for
-/// 1. A decimal argument is rounded to 64 bits from its exact value (as `strtold` does),
-/// so `0.1` shows the digits of the long double, not of the nearest `f64`.
+/// f) without trailing zeros, and the binary exponent of that first digit (`0x8p-3` for
+/// one). A decimal argument is rounded to 64 bits from its exact value (as `strtold`
+/// does), so `0.1` shows the digits of the long double, not of the nearest `f64`.
 fn hex_float(arg: Option<&str>, v: f64, upper: bool, spec: &Spec, out: &mut Vec<u8>) {
     // A decimal past an f64's range may still be a long double (`1e400`).
     let exact = arg.and_then(decimal_significand);
