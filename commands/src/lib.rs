@@ -37,7 +37,9 @@ pub use fs::{
     DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenOptions, VfsPath,
     WriteHandle, WriteMode,
 };
-pub use io::{Input, Output, PullSource, Readiness, pipe, pipe_in};
+pub use io::{
+    FileCloser, Input, Output, PullSource, Readiness, SharedFile, pipe, pipe_in, shared_file,
+};
 
 /// Exit status of a command (0–255, as the shell sees it).
 pub type Status = i32;

@@ -515,6 +515,11 @@ impl Parser<'_, '_> {
                 self.write(&t, v)?;
             }
             self.next()?;
+            // `++x++`: what the prefix operator gives is a value, which cannot be stepped
+            // (bash has stepped the variable once by then).
+            if let Tok::Op(post @ ("++" | "--")) = self.tok {
+                return Err(self.err(&format!("{post}: assignment requires lvalue")));
+            }
             self.last = Tok::Num;
             return Ok(v);
         }

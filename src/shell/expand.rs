@@ -703,7 +703,7 @@ fn is_at_list(p: &WordPiece) -> bool {
     )
 }
 
-fn param_name(p: &Parameter) -> String {
+pub(super) fn param_name(p: &Parameter) -> String {
     match p {
         Parameter::Positional(n) => n.to_string(),
         Parameter::Special(s) => s.to_string(),

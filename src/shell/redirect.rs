@@ -20,9 +20,27 @@ use super::{MAX_HEREDOC, Shell, Stdio};
 pub(crate) enum Fd {
     Read(Input),
     Write(Output),
-    /// `N<>file` (N other than 0): the file streamed from its start for reading, and
-    /// written over from its start.
-    Both(Input, Output),
+    /// A file open for reading and writing (`<>`): both ends work on one
+    /// [`forkbox_commands::SharedFile`], at one position.
+    ReadWrite(Input, Output),
+}
+
+impl Fd {
+    /// The stream reads of this descriptor take from, if it is open for reading.
+    pub(crate) fn input(&self) -> Option<&Input> {
+        match self {
+            Fd::Read(i) | Fd::ReadWrite(i, _) => Some(i),
+            Fd::Write(_) => None,
+        }
+    }
+
+    /// The stream writes to this descriptor go to, if it is open for writing.
+    pub(crate) fn output(&self) -> Option<&Output> {
+        match self {
+            Fd::Write(o) | Fd::ReadWrite(_, o) => Some(o),
+            Fd::Read(_) => None,
+        }
+    }
 }
 
 /// The descriptors a command runs with. Cloning shares the streams; dropping the last
@@ -54,18 +72,12 @@ impl Fds {
     }
 
     pub fn stdin(&self) -> Input {
-        match self.map.get(&0) {
-            Some(Fd::Read(i) | Fd::Both(i, _)) => i.clone(),
-            _ => Input::empty(),
-        }
+        self.input(0).unwrap_or_else(Input::empty)
     }
 
     /// The input open on descriptor `fd`, if it is open for reading.
     pub fn input(&self, fd: i32) -> Option<Input> {
-        match self.map.get(&fd) {
-            Some(Fd::Read(i) | Fd::Both(i, _)) => Some(i.clone()),
-            _ => None,
-        }
+        self.map.get(&fd).and_then(Fd::input).cloned()
     }
 
     pub fn stdout(&self) -> Output {
@@ -77,10 +89,10 @@ impl Fds {
     }
 
     fn output(&self, fd: i32) -> Output {
-        match self.map.get(&fd) {
-            Some(Fd::Write(o) | Fd::Both(_, o)) => o.clone(),
+        match self.map.get(&fd).and_then(Fd::output) {
+            Some(o) => o.clone(),
             // A closed descriptor: writes fail like writes to a pipe without reader.
-            _ => Output::broken(),
+            None => Output::broken(),
         }
     }
 
@@ -256,19 +268,8 @@ impl Shell {
                                 fds.set(fd, Fd::Read(input));
                             }
                             IoFileRedirectKind::ReadAndWrite => {
-                                // Opened without truncation (created if missing); writes go
-                                // over the content from the start. Input for fd 0; both
-                                // directions for any other.
-                                let o = self
-                                    .open_write(&name, WriteMode::Update, fds, closers)
-                                    .await?;
-                                let input = self.open_read(&name, fds).await?;
-                                if fd == 0 {
-                                    drop(o);
-                                    fds.set(fd, Fd::Read(input));
-                                } else {
-                                    fds.set(fd, Fd::Both(input, o));
-                                }
+                                let d = self.open_read_write(&name, fds, closers).await?;
+                                fds.set(fd, d);
                             }
                             IoFileRedirectKind::Write | IoFileRedirectKind::Clobber => {
                                 let mode = if self.opts.noclobber
@@ -489,9 +490,9 @@ impl Shell {
         if let Some(n) = name.strip_prefix("/dev/fd/")
             && let Ok(n) = n.parse::<i32>()
         {
-            return match fds.get(n) {
-                Some(Fd::Read(i) | Fd::Both(i, _)) => Ok(i),
-                _ => Err(ShellError::BadFd(n.to_string())),
+            return match fds.get(n).as_ref().and_then(Fd::input) {
+                Some(i) => Ok(i.clone()),
+                None => Err(ShellError::BadFd(n.to_string())),
             };
         }
         let path = forkbox_commands::fs::join(&self.cwd, name);
@@ -533,6 +534,51 @@ impl Shell {
         Ok(input)
     }
 
+    /// The descriptor `<> name` opens: the file opened for reading and writing (created if
+    /// missing, never truncated), both directions at one shared position; the file is
+    /// closed (a [`Closer`]) once no descriptor holds it. A device is its two ends.
+    async fn open_read_write(
+        &self,
+        name: &str,
+        fds: &Fds,
+        closers: &mut Vec<Closer>,
+    ) -> Result<Fd, ShellError> {
+        if name.starts_with("/dev/") {
+            let input = self.open_read(name, fds).await?;
+            let output = self
+                .open_write(name, WriteMode::Update, fds, closers)
+                .await?;
+            return Ok(Fd::ReadWrite(input, output));
+        }
+        let file_err = |e| ShellError::File {
+            path: name.to_string(),
+            source: e,
+        };
+        if name.is_empty() {
+            return Err(file_err(FsError::NotFound));
+        }
+        let path = forkbox_commands::fs::join(&self.cwd, name);
+        let path = forkbox_commands::fs::VfsPath::new(&path).map_err(file_err)?;
+        let opts = forkbox_commands::fs::OpenOptions::read_write().create(true);
+        let handle = super::umask_fs::with_umask(self.fs.clone(), self.umask)
+            .open(&path, opts)
+            .await
+            .map_err(file_err)?;
+        let (file, closer) = forkbox_commands::shared_file(handle);
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stopped = stop.clone();
+        closers.push(Closer {
+            path: name.to_string(),
+            task: self
+                .budget
+                .spawn(async move { closer.close(stopped.cancelled_owned()).await }),
+            stop: Some(stop),
+            // Writes reach the file itself, not a pipe: nothing to wait for.
+            sync: None,
+        });
+        Ok(Fd::ReadWrite(file.input(), file.output()))
+    }
+
     /// A writable stream for `> name`: a device, or a pipe drained into the file by a task.
     async fn open_write(
         &self,
@@ -558,9 +604,9 @@ impl Shell {
         if let Some(n) = name.strip_prefix("/dev/fd/")
             && let Ok(n) = n.parse::<i32>()
         {
-            return match fds.get(n) {
-                Some(Fd::Write(o) | Fd::Both(_, o)) => Ok(o),
-                _ => Err(ShellError::BadFd(n.to_string())),
+            return match fds.get(n).as_ref().and_then(Fd::output) {
+                Some(o) => Ok(o.clone()),
+                None => Err(ShellError::BadFd(n.to_string())),
             };
         }
         if name.is_empty() {
@@ -759,6 +805,52 @@ fn targets(r: &IoRedirect) -> Vec<i32> {
 }
 
 impl Shell {
+    /// Applies `redirs` to a copy of `fds` as [`Shell::begin_redirects`] does, but sets
+    /// apart the files of the redirections to descriptors in `keep` (`cmd {fd}>file`,
+    /// which bash leaves open after the command): the second list, for
+    /// [`Shell::keep_fds`].
+    pub(crate) async fn begin_redirects_keeping(
+        &mut self,
+        redirs: &[&IoRedirect],
+        keep: &[i32],
+        fds: &Fds,
+    ) -> Result<(Fds, Vec<Closer>, Vec<Closer>), super::exec::Exec<i32>> {
+        let mut out = fds.clone();
+        let (mut closers, mut kept) = (Vec::new(), Vec::new());
+        for r in redirs {
+            let before = closers.len();
+            if let Err(e) = self.apply_one(r, &mut out, &mut closers).await {
+                closers.append(&mut kept);
+                finish(closers, &fds.stderr(), self).await;
+                return Err(self.fail(e, fds).await);
+            }
+            if targets(r).iter().any(|t| keep.contains(t)) {
+                kept.extend(closers.drain(before..));
+            }
+        }
+        Ok((out, closers, kept))
+    }
+
+    /// Leaves descriptors `keep` of a command's table `cmd_fds` open in the shell, as
+    /// `exec` would have opened them; `kept` are their files, closed when `exec` closes
+    /// the descriptors or the shell ends.
+    pub(crate) fn keep_fds(&mut self, cmd_fds: &Fds, keep: &[i32], kept: Vec<Closer>, fds: &Fds) {
+        let mut table = self.exec_fds.clone().unwrap_or_else(|| fds.clone());
+        for n in keep {
+            match cmd_fds.get(*n) {
+                Some(d) => table.set(*n, d),
+                None => table.close(*n),
+            }
+        }
+        self.exec_gen += 1;
+        table.generation = self.exec_gen;
+        self.exec_fds = Some(table);
+        let mut held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
+        for c in kept {
+            held.push((keep.to_vec(), c));
+        }
+    }
+
     /// `exec` with only redirections: they stay for the rest of the shell. Files it opened
     /// for writing before on the same descriptors are closed (so `exec 3>&-; cat f` sees
     /// what went to 3).
@@ -788,14 +880,9 @@ impl Shell {
                     .map
                     .iter()
                     .filter(|(_, d)| {
-                        let (Fd::Write(new) | Fd::Both(_, new)) = d else {
-                            return false;
-                        };
+                        let Some(new) = d.output() else { return false };
                         on.iter().any(|n| {
-                            matches!(
-                                fds.map.get(n),
-                                Some(Fd::Write(old) | Fd::Both(_, old)) if old.same_stream(new)
-                            )
+                            matches!(fds.map.get(n).and_then(Fd::output), Some(old) if old.same_stream(new))
                         })
                     })
                     .map(|(n, _)| *n)

@@ -219,7 +219,20 @@ impl Shell {
             }
             return r;
         }
-        let (mut f, closers) = match self.begin_redirects(&redirs, fds).await {
+        // `cmd {fd}>file`: bash leaves the descriptor it opened open after the command.
+        let keep: Vec<i32> = named
+            .iter()
+            .filter_map(|(_, r)| match r {
+                ast::IoRedirect::File(_, _, ast::IoFileRedirectTarget::Duplicate(t))
+                    if t.value == "-" =>
+                {
+                    None
+                }
+                ast::IoRedirect::File(n, ..) => *n,
+                _ => None,
+            })
+            .collect();
+        let (mut f, closers, kept) = match self.begin_redirects_keeping(&redirs, &keep, fds).await {
             Ok(x) => x,
             Err(r) => return r,
         };
@@ -229,6 +242,9 @@ impl Shell {
         let r = self.run_command(argv, env_extra, &f).await;
         if let Some(l) = fn_last {
             let _ = self.store_str("_", &l);
+        }
+        if !keep.is_empty() {
+            self.keep_fds(&f, &keep, kept, fds);
         }
         let r = self.end_redirects(f, closers, r, fds).await;
         for w in writers {
