@@ -505,10 +505,10 @@ impl Run<'_> {
             Some((format!("{name}: {e}"), 1))
         } else if let Err(e) = result {
             Some(self.codec_message(name, &e))
-        } else if let Some(e) = write_failed.or(closed.err()) {
-            Some((format!("{}: {e}", target.as_deref().unwrap_or(name)), 1))
         } else {
-            None
+            write_failed
+                .or(closed.err())
+                .map(|e| (format!("{}: {e}", target.as_deref().unwrap_or(name)), 1))
         };
         if let Some((msg, status)) = problem {
             if let Some(t) = &target {

@@ -268,7 +268,7 @@ impl Run<'_> {
                 hit && !o.excludes.iter().any(|p| matches(p, &m.name))
             })
             .collect();
-        let header = !o.pipe && o.quiet == 0 || (o.list && o.quiet == 0);
+        let header = o.quiet == 0 && (!o.pipe || o.list);
         if header {
             self.ctx.out(format!("Archive:  {}\n", self.shown)).await?;
         }
@@ -285,7 +285,7 @@ impl Run<'_> {
                 if o.quiet == 0 {
                     let state = if ok { "OK" } else { "bad CRC" };
                     self.ctx
-                        .out(format!("    testing: {:<23} {state}\n", m.name))
+                        .out(format!("    testing: {:<24} {state}\n", m.name))
                         .await?;
                 }
                 bad += usize::from(!ok);
