@@ -438,10 +438,15 @@ mod tests {
         assert_eq!(by_path.summary(), program.summary());
         // Everything else is what resolve gives.
         assert_eq!(r.resolve_program("cat").unwrap().name, "cat");
-        assert_eq!(
-            r.resolve_program("echo").unwrap().kind,
-            CommandKind::Builtin
-        );
+        assert_eq!(r.resolve_program("cd").unwrap().kind, CommandKind::Builtin);
+        // GNU's echo and pwd are programs of their own too (`env echo --help`).
+        for name in ["echo", "pwd"] {
+            assert_eq!(
+                r.resolve_program(name).unwrap().kind,
+                CommandKind::Native,
+                "{name}"
+            );
+        }
         assert!(r.resolve_program("nonesuch").is_none());
     }
 }

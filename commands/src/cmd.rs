@@ -65,6 +65,7 @@ mod patch;
 mod pr;
 mod printenv;
 mod printf;
+mod pwd;
 mod readlink;
 mod rev;
 mod rm;
@@ -123,7 +124,11 @@ pub fn builtin_stand_ins() -> Vec<Arc<dyn Command>> {
 /// The programs whose file (`/usr/bin/printf`) behaves unlike the shell's command of the
 /// same name: what `env`, `xargs`, `find -exec`, `timeout` and a path run instead.
 pub fn programs() -> Vec<Arc<dyn Command>> {
-    vec![Arc::new(printf::GnuPrintf)]
+    vec![
+        Arc::new(printf::GnuPrintf),
+        Arc::new(echo::GnuEcho),
+        Arc::new(pwd::GnuPwd),
+    ]
 }
 
 pub fn all() -> Vec<Arc<dyn Command>> {
