@@ -392,7 +392,9 @@ mod tests {
         let r = Registry::with_native();
         assert_eq!(r.resolve("/usr/bin/cat").unwrap().name, "cat");
         assert_eq!(r.resolve("/bin/sh").unwrap().name, "sh");
-        assert_eq!(r.resolve("/bin/echo").unwrap().kind, CommandKind::Builtin);
+        assert_eq!(r.resolve("/bin/true").unwrap().kind, CommandKind::Builtin);
+        // /bin/echo is GNU's program, which differs from the builtin (`--help`).
+        assert_eq!(r.resolve("/bin/echo").unwrap().kind, CommandKind::Native);
         // No /usr/bin/cd on the system forkbox imitates.
         assert!(r.resolve("/usr/bin/cd").is_none());
         assert!(r.resolve("./cat").is_none());

@@ -90,7 +90,7 @@ impl Launcher for ShellLauncher {
             let r = cmd.run(&ctx, argv[1..].to_vec()).await;
             return forkbox_commands::exit_status(&base, r, &ctx.stderr).await;
         }
-        // Another builtin (`env echo`, `xargs true`): run in a shell of its own, which sees
+        // Another builtin (`env true`, `xargs kill`): run in a shell of its own, which sees
         // only what the context gives it, as a separate process would.
         let (cfg, stdio) = self.fresh_shell(&ctx);
         let mut sh = Shell::new(cfg);
