@@ -183,6 +183,23 @@ pub trait Launcher: Send + Sync {
     fn resolves(&self, name: &str) -> bool {
         name.contains('/') || self.commands().iter().any(|c| c.name == name)
     }
+    /// Why `name` cannot be run in `ctx` (no such command or file, a file that is not
+    /// executable), asked before launching so the launching tool words the failure itself
+    /// (`xargs: ./f: Permission denied`); `None` when [`Launcher::launch`] can run it.
+    async fn unrunnable(&self, ctx: &Context, name: &str) -> Option<FsError> {
+        let _ = ctx;
+        (!self.resolves(name)).then_some(FsError::NotFound)
+    }
+}
+
+/// The status for a command that could not be run for `e`, as a shell or `env` gives it:
+/// 127 when there is no such file, 126 when there is one that cannot be executed.
+pub fn unrunnable_status(e: &FsError) -> Status {
+    if matches!(e, FsError::NotFound | FsError::NotADirectory) {
+        127
+    } else {
+        126
+    }
 }
 
 /// Everything one invocation of a command runs with. Cheap to clone: the streams and the

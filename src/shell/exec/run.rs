@@ -454,22 +454,7 @@ impl Shell {
             Ok(c) => c,
             Err(e) => return self.fail(exec_err(e), fds).await,
         };
-        let text = String::from_utf8_lossy(&content);
-        let first = text.lines().next().unwrap_or("");
-        let mut interp = "sh".to_string();
-        if let Some(line) = first.strip_prefix("#!") {
-            let mut parts = line.split_whitespace();
-            let prog = parts.next().unwrap_or("sh");
-            let base = prog.rsplit('/').next().unwrap_or(prog);
-            interp = if base == "env" {
-                parts
-                    .find(|p| !p.starts_with('-'))
-                    .unwrap_or("sh")
-                    .to_string()
-            } else {
-                base.to_string()
-            };
-        }
+        let interp = shebang_interpreter(&String::from_utf8_lossy(&content));
         let mut argv = vec![interp.clone(), name.to_string()];
         argv.extend(args);
         if matches!(interp.as_str(), "sh" | "bash") {
@@ -491,6 +476,27 @@ impl Shell {
                 Ok(127)
             }
         }
+    }
+}
+
+/// The program a script's `#!` line names (its base name; `env PROG` gives PROG), or
+/// `sh` for a script without one; shared by the shell (`./s.sh`) and its launcher
+/// (`xargs ./s.sh`).
+pub(crate) fn shebang_interpreter(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let Some(line) = first.strip_prefix("#!") else {
+        return "sh".to_string();
+    };
+    let mut parts = line.split_whitespace();
+    let prog = parts.next().unwrap_or("sh");
+    let base = prog.rsplit('/').next().unwrap_or(prog);
+    if base == "env" {
+        parts
+            .find(|p| !p.starts_with('-'))
+            .unwrap_or("sh")
+            .to_string()
+    } else {
+        base.to_string()
     }
 }
 
