@@ -350,8 +350,12 @@ async fn declare_one(
             "{cmd}: {name}: readonly variable"
         )));
     }
+    // A local shadowing an exported variable is exported too (the environment of
+    // commands the function runs carries the local's value).
+    let mut inherit_export = false;
     if local && !sh.is_local_here(name) {
         let outer = sh.vars.get(name).cloned();
+        inherit_export = outer.as_ref().is_some_and(|o| o.exported);
         sh.make_local(name);
         sh.vars.remove(name);
         if (flags.inherit || sh.shopts.on("localvar_inherit"))
@@ -453,6 +457,12 @@ async fn declare_one(
         && let Some(v) = sh.vars.get_mut(&target)
     {
         v.readonly = true;
+    }
+    if inherit_export
+        && !flags.off.export
+        && let Some(v) = sh.vars.get_mut(&target)
+    {
+        v.exported = true;
     }
     Ok(())
 }

@@ -22,6 +22,14 @@ impl Shell {
         fds: &'a Fds,
     ) -> BoxFut<'a, R<PVal>> {
         Box::pin(async move {
+            if let Some(special) = length_of_special(expr) {
+                let param = Parameter::Special(special);
+                let v = self.resolve(&param, false, fds).await?;
+                return Ok(PVal::Str(match v {
+                    PVal::Str(s) => s.chars().count().to_string(),
+                    _ => "0".into(),
+                }));
+            }
             match expr {
                 ParameterExpr::Parameter {
                     parameter,
@@ -544,42 +552,49 @@ impl Shell {
 impl Shell {
     /// The word of `${x:-word}` or `${x:+word}`, expanded where it stands: unquoted, its
     /// literal text is split like the rest of the expansion; its quoted parts are not.
-    /// Inside double quotes, single quotes and a leading `~` in the word are literal.
+    /// Inside double quotes, single quotes and a leading `~` in the word are literal, and
+    /// `\}` is `}`.
     async fn expand_word_in_place(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
-        let mut pieces = if quoted && (text.contains('\'') || text.starts_with('~')) {
-            let mut parsed = Vec::new();
-            for mut p in parse_word(text)? {
-                match &p.piece {
-                    // In double quotes `'` is an ordinary character: what is between two
-                    // of them is expanded as the rest is (`"${x:+'$x'}"` gives `'y'`).
-                    WordPiece::SingleQuotedText(inner) if inner.contains(['$', '`']) => {
-                        let quote = |at: usize| WordPieceWithSource {
-                            piece: WordPiece::Text("'".to_string()),
-                            start_index: at,
-                            end_index: at,
-                        };
-                        parsed.push(quote(p.start_index));
-                        let body = super::super::parse::guarded(inner, word::parse_heredoc)?
-                            .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))?;
-                        parsed.extend(body);
-                        parsed.push(quote(p.end_index));
-                        continue;
-                    }
-                    WordPiece::SingleQuotedText(_) | WordPiece::TildeExpansion(_) => {
-                        if let Some(raw) = text.get(p.start_index..p.end_index) {
-                            p.piece = WordPiece::Text(raw.to_string());
+        let mut pieces =
+            if quoted && (text.contains('\'') || text.starts_with('~') || text.contains("\\}")) {
+                let mut parsed = Vec::new();
+                for mut p in parse_word(text)? {
+                    match &p.piece {
+                        // In double quotes `'` is an ordinary character: what is between two
+                        // of them is expanded as the rest is (`"${x:+'$x'}"` gives `'y'`).
+                        WordPiece::SingleQuotedText(inner) if inner.contains(['$', '`']) => {
+                            let quote = |at: usize| WordPieceWithSource {
+                                piece: WordPiece::Text("'".to_string()),
+                                start_index: at,
+                                end_index: at,
+                            };
+                            parsed.push(quote(p.start_index));
+                            let body = super::super::parse::guarded(inner, word::parse_heredoc)?
+                                .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))?;
+                            parsed.extend(body);
+                            parsed.push(quote(p.end_index));
+                            continue;
                         }
+                        // `\}` stands for `}` (bash removes the backslash that kept the
+                        // brace from closing the expansion).
+                        WordPiece::EscapeSequence(e) if e == "\\}" => {
+                            p.piece = WordPiece::Text("}".to_string());
+                        }
+                        WordPiece::SingleQuotedText(_) | WordPiece::TildeExpansion(_) => {
+                            if let Some(raw) = text.get(p.start_index..p.end_index) {
+                                p.piece = WordPiece::Text(raw.to_string());
+                            }
+                        }
+                        _ => {}
                     }
-                    _ => {}
+                    parsed.push(p);
                 }
-                parsed.push(p);
-            }
-            let mut out = Vec::new();
-            self.expand_pieces(&parsed, quoted, fds, &mut out).await?;
-            out
-        } else {
-            self.expand_sub_pieces(text, quoted, fds).await?
-        };
+                let mut out = Vec::new();
+                self.expand_pieces(&parsed, quoted, fds, &mut out).await?;
+                out
+            } else {
+                self.expand_sub_pieces(text, quoted, fds).await?
+            };
         if !quoted {
             for p in &mut pieces {
                 if let Piece::Text {
@@ -593,6 +608,30 @@ impl Shell {
             }
         }
         Ok(pieces)
+    }
+}
+
+/// `${#-}` and `${#?}`: the lengths of `$-` and `$?`, which brush-parser reads as `$#`
+/// with an empty default or error word.
+fn length_of_special(expr: &ParameterExpr) -> Option<SpecialParameter> {
+    match expr {
+        ParameterExpr::UseDefaultValues {
+            parameter: Parameter::Special(SpecialParameter::PositionalParameterCount),
+            indirect: false,
+            test_type: ParameterTestType::Unset,
+            default_value,
+        } if default_value.as_deref().is_none_or(str::is_empty) => {
+            Some(SpecialParameter::CurrentOptionFlags)
+        }
+        ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter: Parameter::Special(SpecialParameter::PositionalParameterCount),
+            indirect: false,
+            test_type: ParameterTestType::Unset,
+            error_message,
+        } if error_message.as_deref().is_none_or(str::is_empty) => {
+            Some(SpecialParameter::LastExitStatus)
+        }
+        _ => None,
     }
 }
 

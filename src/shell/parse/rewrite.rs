@@ -459,8 +459,18 @@ impl<'a> Rewriter<'a> {
                     cmd_start = true;
                 }
                 b'#' => {
+                    let from = i;
                     while i < s.len() && s[i] != b'\n' {
                         i += 1;
+                    }
+                    // brush's tokenizer reads quotes and parentheses in a comment that
+                    // starts a command inside `$( )`; the comment goes (bash drops it too).
+                    if self.in_subst > 0
+                        && s[from..i]
+                            .iter()
+                            .any(|b| matches!(b, b'(' | b')' | b'\'' | b'"' | b'`' | b'\\'))
+                    {
+                        self.replace(from, i, "");
                     }
                 }
                 b';' => {
