@@ -1137,6 +1137,12 @@ impl<'a> Rewriter<'a> {
                 let mut j = i + 2;
                 while j < s.len() {
                     match s[j] {
+                        // A backslash-newline stays in the string (brush's tokenizer would
+                        // join the lines): an escaped backslash before the same newline.
+                        b'\\' if s.get(j + 1) == Some(&b'\n') => {
+                            self.replace(j, j + 1, "\\\\");
+                            j += 2;
+                        }
                         b'\\' => j += 2,
                         b'\'' => return j + 1,
                         _ => j += 1,
