@@ -210,6 +210,24 @@ async fn print_vars(
     for n in names {
         match sh.vars.get(n.as_str()) {
             Some(v) => out.push_str(&declare_line(n, v)),
+            None if n == "PIPESTATUS" || Shell::is_stack_array(n) => {
+                // Arrays the shell computes when read: shown as they read now.
+                let items: Vec<String> = if n == "PIPESTATUS" {
+                    sh.pipestatus.iter().map(|s| s.to_string()).collect()
+                } else {
+                    sh.stack_array(n)
+                };
+                let var = Var {
+                    attrs: Attrs {
+                        unset: items.is_empty(),
+                        ..Attrs::default()
+                    },
+                    value: Value::Array((0..).zip(items).collect()),
+                    exported: false,
+                    readonly: false,
+                };
+                out.push_str(&declare_line(n, &var));
+            }
             None => {
                 let _ = io.stdout().write_str(&out).await;
                 out.clear();
