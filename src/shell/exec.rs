@@ -419,6 +419,8 @@ impl Shell {
                     let r = match self.eval_ext_test(&test.expr, &f).await {
                         Ok(true) => Ok(0),
                         Ok(false) => Ok(1),
+                        // bash says nothing about a regular expression it cannot compile.
+                        Err(ShellError::BadRegex(_)) => Ok(2),
                         Err(e) => self.fail(e, &f).await,
                     };
                     self.end_redirects(f, closers, r, fds).await?

@@ -557,10 +557,31 @@ fn split_fields(pieces: Vec<Piece>, ifs: &str) -> Vec<FieldBuf> {
                 cur.get_or_insert_with(FieldBuf::default);
             }
             Piece::FieldBreak | Piece::StarBreak(_) => {
-                if let Some(f) = cur.take() {
-                    fields.push(f);
+                // bash joins the elements of an unquoted list with the first character
+                // of IFS and splits the result: when that character is not a blank, an
+                // empty element between two others is an empty field.
+                match ifs.chars().next() {
+                    Some(c) if !matches!(c, ' ' | '\t' | '\n') => {
+                        match cur.take() {
+                            Some(f) => fields.push(f),
+                            None if after_ws_delim => {}
+                            None => fields.push(FieldBuf::default()),
+                        }
+                        after_ws_delim = false;
+                    }
+                    Some(_) => {
+                        if let Some(f) = cur.take() {
+                            fields.push(f);
+                            after_ws_delim = true;
+                        }
+                    }
+                    None => {
+                        if let Some(f) = cur.take() {
+                            fields.push(f);
+                        }
+                        after_ws_delim = false;
+                    }
                 }
-                after_ws_delim = false;
             }
             Piece::Text { s, quoted, split } => {
                 if !split || ifs.is_empty() {

@@ -390,12 +390,12 @@ impl Printer {
             match item {
                 None => {
                     if let Some(w) = &s.word_or_name {
-                        words.push(ansi_c_as_single(&w.value));
+                        words.push(word_text(&w.value));
                     }
                 }
-                Some(CommandPrefixOrSuffixItem::Word(w)) => words.push(ansi_c_as_single(&w.value)),
+                Some(CommandPrefixOrSuffixItem::Word(w)) => words.push(word_text(&w.value)),
                 Some(CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => {
-                    words.push(ansi_c_as_single(&w.value));
+                    words.push(word_text(&w.value));
                 }
                 Some(CommandPrefixOrSuffixItem::IoRedirect(r)) => redirs.push(r),
                 Some(CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub)) => {
@@ -421,6 +421,66 @@ impl Printer {
         let texts: Vec<String> = rs.iter().map(redirect).collect();
         self.out.push_str(&texts.join(" "));
     }
+}
+
+/// A word of a simple command as bash shows it: `$'…'` decoded ([`ansi_c_as_single`]) and
+/// command substitutions printed from their parsed form ([`substitutions_reprinted`]).
+fn word_text(word: &str) -> String {
+    substitutions_reprinted(&ansi_c_as_single(word))
+}
+
+/// `word` with the body of each `$( )` printed as bash prints a command it parsed:
+/// `$( echo  a ;  echo b )` is shown as `$(echo a; echo b)`. Only bodies of one line made
+/// of simple commands are reprinted (bash's layout of compound commands there is its own).
+fn substitutions_reprinted(word: &str) -> String {
+    if !word.contains("$(") || word.contains(super::parse::rewrite::SUBST_MARK) {
+        return word.to_string();
+    }
+    let mut out = word.to_string();
+    for (start, end) in super::parse::rewrite::substitution_bodies(word)
+        .into_iter()
+        .rev()
+    {
+        let Some(body) = word.get(start..end) else {
+            continue;
+        };
+        if body.trim().is_empty() || body.contains('\n') || body.starts_with('(') {
+            continue;
+        }
+        let Ok(program) = super::parse::program(body) else {
+            continue;
+        };
+        let [complete] = program.complete_commands.as_slice() else {
+            continue;
+        };
+        let simple_only = complete.0.iter().all(|item| {
+            std::iter::once(&item.0.first)
+                .chain(item.0.additional.iter().map(|a| match a {
+                    AndOr::And(p) | AndOr::Or(p) => p,
+                }))
+                .all(|p| {
+                    p.seq
+                        .iter()
+                        .all(|c| matches!(c, Command::Simple(_) | Command::ExtendedTest(..)))
+                })
+        });
+        if !simple_only {
+            continue;
+        }
+        let mut p = Printer::default();
+        let n = complete.0.len();
+        for (i, item) in complete.0.iter().enumerate() {
+            p.and_or(&item.0);
+            let last = i + 1 == n;
+            match item.1 {
+                SeparatorOperator::Async => p.out.push_str(if last { " &" } else { " & " }),
+                SeparatorOperator::Sequence if !last => p.out.push_str("; "),
+                SeparatorOperator::Sequence => {}
+            }
+        }
+        out.replace_range(start..end, &p.out);
+    }
+    out
 }
 
 /// A word with each `$'…'` outside double quotes as bash keeps it once read: its text,
@@ -577,6 +637,18 @@ mod tests {
             panic!("not a function");
         };
         function(&f.fname.value, f)
+    }
+
+    #[test]
+    fn substitutions_are_reprinted() {
+        assert_eq!(
+            printed("f() { x=$( echo  a ;  echo b ); y=\"$(  ls   -l  )\"; }"),
+            "f () \n{ \n    x=$(echo a; echo b);\n    y=\"$(ls -l)\"\n}"
+        );
+        assert_eq!(
+            printed("f() { echo $(a & b) $(( 1+2 )) `x   y`; }"),
+            "f () \n{ \n    echo $(a & b) $(( 1+2 )) `x   y`\n}"
+        );
     }
 
     /// Layouts observed from bash 5.2.15's `declare -f`.

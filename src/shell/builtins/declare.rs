@@ -210,6 +210,24 @@ async fn print_vars(
     for n in names {
         match sh.vars.get(n.as_str()) {
             Some(v) => out.push_str(&declare_line(n, v)),
+            None if n == "PIPESTATUS" || Shell::is_stack_array(n) => {
+                // Arrays the shell computes when read: shown as they read now.
+                let items: Vec<String> = if n == "PIPESTATUS" {
+                    sh.pipestatus.iter().map(|s| s.to_string()).collect()
+                } else {
+                    sh.stack_array(n)
+                };
+                let var = Var {
+                    attrs: Attrs {
+                        unset: items.is_empty(),
+                        ..Attrs::default()
+                    },
+                    value: Value::Array((0..).zip(items).collect()),
+                    exported: false,
+                    readonly: false,
+                };
+                out.push_str(&declare_line(n, &var));
+            }
             None => {
                 let _ = io.stdout().write_str(&out).await;
                 out.clear();
@@ -368,9 +386,13 @@ async fn declare_one(
             "{cmd}: {name}: readonly variable"
         )));
     }
+    // A local shadowing an exported variable is exported too (the environment of
+    // commands the function runs carries the local's value).
+    let mut inherit_export = false;
     if local && !sh.is_local_here(name) {
         let outer = sh.vars.get(name).cloned();
         let outer_exported = outer.as_ref().is_some_and(|o| o.exported);
+        inherit_export = outer_exported;
         sh.make_local(name);
         sh.vars.remove(name);
         if (flags.inherit || sh.shopts.on("localvar_inherit"))
@@ -478,6 +500,12 @@ async fn declare_one(
         && let Some(v) = sh.vars.get_mut(&target)
     {
         v.readonly = true;
+    }
+    if inherit_export
+        && !flags.off.export
+        && let Some(v) = sh.vars.get_mut(&target)
+    {
+        v.exported = true;
     }
     Ok(())
 }

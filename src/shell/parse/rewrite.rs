@@ -466,8 +466,18 @@ impl<'a> Rewriter<'a> {
                     cmd_start = true;
                 }
                 b'#' => {
+                    let from = i;
                     while i < s.len() && s[i] != b'\n' {
                         i += 1;
+                    }
+                    // brush's tokenizer reads quotes and parentheses in a comment that
+                    // starts a command inside `$( )`; the comment goes (bash drops it too).
+                    if self.in_subst > 0
+                        && s[from..i]
+                            .iter()
+                            .any(|b| matches!(b, b'(' | b')' | b'\'' | b'"' | b'`' | b'\\'))
+                    {
+                        self.replace(from, i, "");
                     }
                 }
                 b';' => {
@@ -1179,6 +1189,12 @@ impl<'a> Rewriter<'a> {
                 let mut j = i + 2;
                 while j < s.len() {
                     match s[j] {
+                        // A backslash-newline stays in the string (brush's tokenizer would
+                        // join the lines): an escaped backslash before the same newline.
+                        b'\\' if s.get(j + 1) == Some(&b'\n') => {
+                            self.replace(j, j + 1, "\\\\");
+                            j += 2;
+                        }
                         b'\\' => j += 2,
                         b'\'' => return j + 1,
                         _ => j += 1,
