@@ -172,6 +172,12 @@ mod tests {
                 continue;
             }
             let (st, out, err) = inv.run(cmd.as_ref(), &["--help"]).await;
+            // bzip2 writes its help to stderr, as the real one does.
+            let (out, err) = if matches!(cmd.name(), "bzip2" | "bunzip2" | "bzcat") {
+                (err, out)
+            } else {
+                (out, err)
+            };
             assert_eq!((cmd.name(), st, err.as_str()), (cmd.name(), 0, ""));
             // `tree` writes "usage:" as Debian's tree does.
             assert!(
