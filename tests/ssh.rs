@@ -80,7 +80,7 @@ fn exit_statuses_come_back() {
     let out = server.ssh("no-such-command");
     assert_eq!(
         stderr(&out),
-        "forkbox: no-such-command: command not found\n"
+        "bash: line 1: no-such-command: command not found\n"
     );
     let out = server.ssh("if then fi");
     assert!(stderr(&out).contains("syntax error"), "{}", stderr(&out));
@@ -639,7 +639,7 @@ fn quotas_stop_runaway_writes_and_df_shows_them() {
         .read_to_string(&mut err)
         .unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(err, "forkbox: big: No space left on device\n");
+    assert_eq!(err, "bash: line 1: big: No space left on device\n");
     assert_eq!(
         rest,
         "0\n\

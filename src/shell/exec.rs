@@ -376,10 +376,20 @@ impl Shell {
                 Command::Compound(cc, None) => self.exec_compound(cc, fds).await?,
                 Command::Compound(cc, redirs) => {
                     let rs: Vec<&IoRedirect> = redirs.iter().flat_map(|r| r.0.iter()).collect();
+                    // bash names the line of a one-line compound in a failed redirection's
+                    // message, and no line for one that spans lines.
+                    let saved = self.lines.lineno;
+                    self.lines.lineno = match brush_parser::ast::SourceLocation::location(cc) {
+                        Some(loc) if loc.start.line == loc.end.line => {
+                            self.lines.line_base + loc.start.line
+                        }
+                        _ => 0,
+                    };
                     let (f, closers) = match self.begin_redirects(&rs, fds).await {
                         Ok(x) => x,
                         Err(r) => return r,
                     };
+                    self.lines.lineno = saved;
                     let r = self.exec_compound(cc, &f).await;
                     self.end_redirects(f, closers, r, fds).await?
                 }
@@ -699,7 +709,7 @@ mod tests {
         let expected = (
             0,
             "127\n".to_string(),
-            "forkbox: nope_cmd: command not found\n".to_string(),
+            "bash: line 1: nope_cmd: command not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

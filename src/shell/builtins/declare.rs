@@ -603,7 +603,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: declare: nope: not found\n".to_string(),
+            "bash: line 1: declare: nope: not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -646,7 +646,7 @@ mod tests {
         let expected = (
             1,
             "".to_string(),
-            "forkbox: c: readonly variable\n".to_string(),
+            "bash: line 1: c: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -657,7 +657,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: unset: c: cannot unset: readonly variable\n".to_string(),
+            "bash: line 1: unset: c: cannot unset: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -668,7 +668,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: declare: c: readonly variable\n".to_string(),
+            "bash: line 1: declare: c: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -765,7 +765,7 @@ mod tests {
     #[tokio::test]
     async fn declare_bad_option() {
         let script = "declare -z x; echo $?";
-        let expected = (0, "2\n".to_string(), "forkbox: declare: -z: invalid option\ndeclare: usage: declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]\n".to_string());
+        let expected = (0, "2\n".to_string(), "bash: line 1: declare: -z: invalid option\ndeclare: usage: declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]\n".to_string());
         assert_eq!(run(script).await, expected);
     }
 
@@ -775,7 +775,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: declare: `1x=2': not a valid identifier\n".to_string(),
+            "bash: line 1: declare: `1x=2': not a valid identifier\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -786,7 +786,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: declare: a: cannot convert indexed to associative array\n".to_string(),
+            "bash: line 1: declare: a: cannot convert indexed to associative array\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -818,7 +818,7 @@ mod tests {
         let expected = (
             1,
             "".to_string(),
-            "forkbox: 1+: syntax error: operand expected (error token is \"+\")\n".to_string(),
+            "bash: line 1: 1+: syntax error: operand expected (error token is \"+\")\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
