@@ -376,15 +376,12 @@ impl Shell {
                 Command::Compound(cc, None) => self.exec_compound(cc, fds).await?,
                 Command::Compound(cc, redirs) => {
                     let rs: Vec<&IoRedirect> = redirs.iter().flat_map(|r| r.0.iter()).collect();
-                    // bash names the line of a one-line compound in a failed redirection's
-                    // message, and no line for one that spans lines.
+                    // A failed redirection's message names the compound's last line, where
+                    // bash's reader was when it ran it.
                     let saved = self.lines.lineno;
-                    self.lines.lineno = match brush_parser::ast::SourceLocation::location(cc) {
-                        Some(loc) if loc.start.line == loc.end.line => {
-                            self.lines.line_base + loc.start.line
-                        }
-                        _ => 0,
-                    };
+                    if let Some(loc) = brush_parser::ast::SourceLocation::location(cc) {
+                        self.lines.lineno = self.lines.line_base + loc.end.line;
+                    }
                     let (f, closers) = match self.begin_redirects(&rs, fds).await {
                         Ok(x) => x,
                         Err(r) => return r,
