@@ -392,7 +392,9 @@ mod tests {
         let r = Registry::with_native();
         assert_eq!(r.resolve("/usr/bin/cat").unwrap().name, "cat");
         assert_eq!(r.resolve("/bin/sh").unwrap().name, "sh");
-        assert_eq!(r.resolve("/bin/echo").unwrap().kind, CommandKind::Builtin);
+        assert_eq!(r.resolve("/bin/true").unwrap().kind, CommandKind::Builtin);
+        // /bin/echo is GNU's program, which differs from the builtin (`--help`).
+        assert_eq!(r.resolve("/bin/echo").unwrap().kind, CommandKind::Native);
         // No /usr/bin/cd on the system forkbox imitates.
         assert!(r.resolve("/usr/bin/cd").is_none());
         assert!(r.resolve("./cat").is_none());
@@ -438,10 +440,15 @@ mod tests {
         assert_eq!(by_path.summary(), program.summary());
         // Everything else is what resolve gives.
         assert_eq!(r.resolve_program("cat").unwrap().name, "cat");
-        assert_eq!(
-            r.resolve_program("echo").unwrap().kind,
-            CommandKind::Builtin
-        );
+        assert_eq!(r.resolve_program("cd").unwrap().kind, CommandKind::Builtin);
+        // GNU's echo and pwd are programs of their own too (`env echo --help`).
+        for name in ["echo", "pwd"] {
+            assert_eq!(
+                r.resolve_program(name).unwrap().kind,
+                CommandKind::Native,
+                "{name}"
+            );
+        }
         assert!(r.resolve_program("nonesuch").is_none());
     }
 }

@@ -446,6 +446,10 @@ pub struct Shell {
     /// Set when a session limit (memory, tasks) abandoned this top-level shell's script:
     /// the line that said so, for the channel's `exit-signal`. Never set in a subshell.
     pub(crate) limit_abort: Option<String>,
+    /// True while `exec` opens its redirections: files it opens for writing are written
+    /// through open files, so the rest of the script reads what went to them while they
+    /// stay open (see `redirect::open_exec_file`).
+    pub(crate) exec_opening: bool,
     /// The command history (`history`, `fc -l`): the terminal editor's list in an
     /// interactive session, an empty one elsewhere (`history -s` still adds to it).
     pub(crate) history: crate::terminal::SharedHistory,
@@ -548,6 +552,7 @@ impl Shell {
             seconds_base: std::time::Instant::now(),
             word_cache: Default::default(),
             limit_abort: None,
+            exec_opening: false,
             history: Default::default(),
         };
         for (k, v) in cfg.env {
@@ -1105,7 +1110,14 @@ impl Shell {
     /// Writes one `set -x` line: `PS4` expanded, its first character repeated once per
     /// [`Shell::trace_depth`] level, then `body`.
     pub(crate) async fn trace_line(&mut self, body: &str, fds: &Fds) {
-        let ps4 = match self.get_str("PS4") {
+        let ps4 = self.get_str("PS4");
+        self.trace_line_with(ps4, body, fds).await;
+    }
+
+    /// [`Shell::trace_line`] with `ps4` as the value of `PS4` (an assignment to `PS4` is
+    /// traced with the value it replaces).
+    pub(crate) async fn trace_line_with(&mut self, ps4: Option<String>, body: &str, fds: &Fds) {
+        let ps4 = match ps4 {
             Some(p) => {
                 let saved = self.opts.xtrace;
                 // Expanding PS4 is not itself traced.

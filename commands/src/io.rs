@@ -4,23 +4,76 @@
 //! (`2>&1`, `{ a; b; } | c` give several writers one pipe) and the pipe reaches end-of-file
 //! when every clone is dropped, exactly like a Unix pipe. Its read end ([`Input`]) is shared
 //! too (`{ read a; read b; } < f` reads one stream in turn); when every clone of it is
-//! dropped, writes fail with [`std::io::ErrorKind::BrokenPipe`], so `yes | head -n 1` stops.
+//! dropped, writes fail with [`std::io::ErrorKind::BrokenPipe`], so `yes | head -n 1` stops
+//! (after a short grace: see [`CLOSE_GRACE`]).
+//!
+//! A [`SharedFile`] is the other kind of stream: one file open for reading and writing at
+//! one position (`exec 3<>f`), whose [`Input`] and [`Output`] read and write the file
+//! itself, so a write after a read lands where the read stopped.
 
 use std::io;
 use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::sync::{Mutex, mpsc};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::budget::{Budget, Charge};
+use crate::fs::{FileHandle, FsError, FsResult, READ_CHUNK, SeekFrom};
 
 /// Largest chunk one send carries; longer writes are split so the pipe bound holds in bytes.
 pub const PIPE_CHUNK: usize = 64 * 1024;
 
-/// Chunks a pipe holds before a writer waits: with [`PIPE_CHUNK`] this bounds a pipe to
-/// 1 MiB, like a generous kernel pipe buffer, so a fast writer cannot outrun a slow reader
-/// by more than that.
-pub const PIPE_CHUNKS: usize = 16;
+/// Bytes a pipe holds before a writer waits: 1 MiB, like a generous kernel pipe buffer,
+/// so a fast writer cannot outrun a slow reader by more than that.
+pub const PIPE_BYTES: usize = 16 * PIPE_CHUNK;
+
+/// Writes (chunks) a pipe holds before a writer waits, however small they are. The bound
+/// is in bytes ([`PIPE_BYTES`]) as a kernel pipe's is: a loop of `echo`s into `head -1`
+/// finishes its writes before `head` exits, as with bash, instead of waiting after a few
+/// lines and then dying of a broken pipe. This only caps the per-chunk bookkeeping.
+pub const PIPE_SLOTS: usize = 4096;
+
+/// How long after its last reader went a pipe still takes writes (and discards them),
+/// together with [`CLOSE_GRACE_BYTES`]. A kernel pipe fails every write once its reader
+/// has exited, but a real reader takes a while to exit, and a fast writer whose output
+/// fits the pipe buffer has written all of it by then: with bash `seq 100 | head -1` or
+/// a short loop of `echo`s into `head -1` end with status 0, `yes | head -1` (or a writer
+/// that writes again much later) with 141. Tasks that run in turn, as a session's do,
+/// would otherwise see every write after `head` exits fail.
+pub const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Bytes a pipe still takes after its last reader went (a Linux pipe's buffer): past
+/// them, or past [`CLOSE_GRACE`], writes fail with `BrokenPipe`.
+pub const CLOSE_GRACE_BYTES: usize = 64 * 1024;
+
+/// When a pipe's last reader went, shared by its ends.
+#[derive(Debug, Default)]
+struct Closing {
+    /// Set as the last reader goes.
+    at: std::sync::OnceLock<tokio::time::Instant>,
+    /// Bytes taken and discarded since.
+    discarded: std::sync::atomic::AtomicUsize,
+}
+
+impl Closing {
+    /// A write of `len` bytes to a pipe without reader: taken (and discarded) within the
+    /// grace, else `BrokenPipe`.
+    fn absorb(&self, len: usize) -> io::Result<()> {
+        let within = self.at.get().is_some_and(|at| {
+            at.elapsed() < CLOSE_GRACE
+                && self
+                    .discarded
+                    .fetch_add(len, std::sync::atomic::Ordering::Relaxed)
+                    .saturating_add(len)
+                    <= CLOSE_GRACE_BYTES
+        });
+        if within {
+            Ok(())
+        } else {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+    }
+}
 
 /// Creates a bounded pipe: what is written to the [`Output`] is read from the [`Input`].
 pub fn pipe() -> (Output, Input) {
@@ -34,56 +87,104 @@ pub fn pipe_in(budget: &Budget) -> (Output, Input) {
 }
 
 fn pipe_with(budget: Option<Budget>) -> (Output, Input) {
-    let (tx, rx) = mpsc::channel(PIPE_CHUNKS);
+    let (tx, rx) = mpsc::channel(PIPE_SLOTS);
+    let closing = Arc::new(Closing::default());
     (
         Output {
-            tx: Some(tx),
+            sink: Sink::Pipe(tx),
+            room: Arc::new(Semaphore::new(PIPE_BYTES)),
+            closing: closing.clone(),
+            sent: Arc::default(),
             budget,
         },
         Input {
             state: Arc::new(Mutex::new(InputState {
                 src: Some(Source::Pipe(rx)),
                 buf: Bytes::new(),
+                closing: Some(closing),
             })),
             null: false,
         },
     )
 }
 
-/// One chunk in a pipe, with the charge it holds on the session's memory until read.
+/// One chunk in a pipe, with the charge it holds on the session's memory and the room
+/// it takes in the pipe, both until read.
 struct Chunk {
     data: Bytes,
     _charge: Option<Charge>,
+    _room: Option<OwnedSemaphorePermit>,
 }
 
 /// The write end of a stream. Cloning shares the stream.
 #[derive(Clone, Debug)]
 pub struct Output {
-    /// `None` is a sink that discards everything (`/dev/null`).
-    tx: Option<mpsc::Sender<Chunk>>,
+    sink: Sink,
+    /// A pipe's free bytes ([`PIPE_BYTES`] when empty): a chunk takes its length.
+    room: Arc<Semaphore>,
+    /// When a pipe's reader went, for the grace writes still get.
+    closing: Arc<Closing>,
+    /// Bytes sent into the pipe so far, by every clone of this end.
+    sent: Arc<std::sync::atomic::AtomicU64>,
     /// What chunks in flight are charged to, if anything.
     budget: Option<Budget>,
+}
+
+/// Where an [`Output`]'s bytes go.
+#[derive(Clone, Debug)]
+enum Sink {
+    /// Discarded (`/dev/null`).
+    Null,
+    /// Into a pipe, for its [`Input`] to read.
+    Pipe(mpsc::Sender<Chunk>),
+    /// Into a file at its shared position (see [`SharedFile`]).
+    File(SharedFile),
 }
 
 impl Output {
     /// A stream that accepts and discards everything.
     pub fn null() -> Output {
         Output {
-            tx: None,
+            sink: Sink::Null,
+            room: Arc::new(Semaphore::new(0)),
+            closing: Arc::default(),
+            sent: Arc::default(),
             budget: None,
         }
     }
 
-    /// Whether `self` and `other` write into the same stream (clones of one write end);
-    /// never for discarding sinks.
+    /// A stream every write to fails at once with `BrokenPipe` (a closed descriptor).
+    pub fn broken() -> Output {
+        let (out, input) = pipe();
+        drop(input);
+        Output {
+            closing: Arc::default(),
+            ..out
+        }
+    }
+
+    /// Whether `self` and `other` write into the same stream (clones of one write end,
+    /// or one shared file); never for discarding sinks.
     pub fn same_stream(&self, other: &Output) -> bool {
-        match (&self.tx, &other.tx) {
-            (Some(a), Some(b)) => a.same_channel(b),
+        match (&self.sink, &other.sink) {
+            (Sink::Pipe(a), Sink::Pipe(b)) => a.same_channel(b),
+            (Sink::File(a), Sink::File(b)) => a.same_file(b),
             _ => false,
         }
     }
 
-    fn chunk(&self, data: Bytes) -> io::Result<Chunk> {
+    /// Sends one chunk of at most [`PIPE_CHUNK`] bytes, waiting for room in the pipe;
+    /// `BrokenPipe` once no reader is left (also while waiting), after the grace.
+    async fn send(&self, tx: &mpsc::Sender<Chunk>, data: Bytes) -> io::Result<()> {
+        let len = data.len();
+        let want = u32::try_from(len.min(PIPE_BYTES)).unwrap_or(u32::MAX);
+        let room = tokio::select! {
+            r = self.room.clone().acquire_many_owned(want) => match r {
+                Ok(r) => r,
+                Err(_) => return self.closing.absorb(len),
+            },
+            () = tx.closed() => return self.closing.absorb(len),
+        };
         let charge = match &self.budget {
             None => None,
             Some(b) => Some(
@@ -91,36 +192,55 @@ impl Output {
                     .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e))?,
             ),
         };
-        Ok(Chunk {
+        let chunk = Chunk {
             data,
             _charge: charge,
-        })
+            _room: Some(room),
+        };
+        match tx.send(chunk).await {
+            Ok(()) => {
+                self.sent
+                    .fetch_add(len as u64, std::sync::atomic::Ordering::Release);
+                Ok(())
+            }
+            Err(_) => self.closing.absorb(len),
+        }
+    }
+
+    /// The count of bytes sent into the pipe so far by every clone of this end (taken
+    /// by its reader or on their way): a reader that writes them on can tell when it
+    /// has caught up (see the shell's files held open by `exec`).
+    pub fn sent_counter(&self) -> Arc<std::sync::atomic::AtomicU64> {
+        self.sent.clone()
     }
 
     /// Writes all of `data`, waiting while the pipe is full.
     ///
     /// Fails with `BrokenPipe` once no reader is left.
     pub async fn write_all(&self, data: &[u8]) -> io::Result<()> {
-        let Some(tx) = &self.tx else { return Ok(()) };
+        let tx = match &self.sink {
+            Sink::Null => return Ok(()),
+            Sink::File(f) => return f.write(data).await,
+            Sink::Pipe(tx) => tx,
+        };
         for chunk in data.chunks(PIPE_CHUNK) {
-            tx.send(self.chunk(Bytes::copy_from_slice(chunk))?)
-                .await
-                .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+            self.send(tx, Bytes::copy_from_slice(chunk)).await?;
         }
         Ok(())
     }
 
     /// Writes an owned buffer without copying it when it fits one chunk.
     pub async fn write_bytes(&self, data: Bytes) -> io::Result<()> {
-        let Some(tx) = &self.tx else { return Ok(()) };
+        let tx = match &self.sink {
+            Sink::Null => return Ok(()),
+            Sink::File(f) => return f.write(&data).await,
+            Sink::Pipe(tx) => tx,
+        };
         if data.len() <= PIPE_CHUNK {
             if data.is_empty() {
                 return Ok(());
             }
-            return tx
-                .send(self.chunk(data)?)
-                .await
-                .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe));
+            return self.send(tx, data).await;
         }
         self.write_all(&data).await
     }
@@ -132,12 +252,17 @@ impl Output {
 
     /// True for [`Output::null`] (`> /dev/null`): what is written there is never read.
     pub fn is_null(&self) -> bool {
-        self.tx.is_none()
+        matches!(self.sink, Sink::Null)
     }
 
-    /// True when no reader is left (a write would fail with `BrokenPipe`).
+    /// True when no reader is left (a write would fail with `BrokenPipe`), or the file
+    /// it wrote into was closed.
     pub fn is_closed(&self) -> bool {
-        self.tx.as_ref().is_some_and(|tx| tx.is_closed())
+        match &self.sink {
+            Sink::Null => false,
+            Sink::Pipe(tx) => tx.is_closed(),
+            Sink::File(f) => f.is_closed(),
+        }
     }
 }
 
@@ -172,6 +297,9 @@ pub trait PullSource: Send {
 enum Source {
     Pipe(mpsc::Receiver<Chunk>),
     Pull(Box<dyn PullSource>),
+    /// A file read at its shared position; what a read takes but does not consume is
+    /// given back to the file (see [`InputState::settle`]).
+    File(SharedFile),
 }
 
 impl std::fmt::Debug for Source {
@@ -179,6 +307,7 @@ impl std::fmt::Debug for Source {
         match self {
             Source::Pipe(_) => f.write_str("Pipe"),
             Source::Pull(_) => f.write_str("Pull"),
+            Source::File(_) => f.write_str("File"),
         }
     }
 }
@@ -189,26 +318,58 @@ struct InputState {
     src: Option<Source>,
     /// Bytes received but not yet consumed (what a line read left over).
     buf: Bytes,
+    /// A pipe's record of when its reader went.
+    closing: Option<Arc<Closing>>,
+}
+
+impl Drop for InputState {
+    fn drop(&mut self) {
+        if let Some(c) = &self.closing {
+            let _ = c.at.set(tokio::time::Instant::now());
+        }
+    }
 }
 
 impl InputState {
-    /// Makes sure `buf` holds something; false at end-of-file.
-    async fn fill(&mut self) -> bool {
+    /// Makes sure `buf` holds something; false at end-of-file. A file is read `want`
+    /// bytes at a time (at most [`READ_CHUNK`]); it is never at end-of-file for good,
+    /// since a write may extend it.
+    async fn fill(&mut self, want: usize) -> io::Result<bool> {
         while self.buf.is_empty() {
             let next = match &mut self.src {
-                None => return false,
+                None => return Ok(false),
                 Some(Source::Pipe(rx)) => rx.recv().await.map(|c| c.data),
                 Some(Source::Pull(p)) => p.next().await,
+                Some(Source::File(f)) => {
+                    let chunk = f.read(want.clamp(1, READ_CHUNK)).await?;
+                    if chunk.is_empty() {
+                        return Ok(false);
+                    }
+                    Some(chunk)
+                }
             };
             match next {
                 Some(chunk) => self.buf = chunk,
                 None => {
                     self.src = None;
-                    return false;
+                    return Ok(false);
                 }
             }
         }
-        true
+        Ok(true)
+    }
+
+    /// Gives bytes read from a file but not consumed back to it (moves its position back
+    /// over them), so the file's position is where reading stopped, as bash leaves a
+    /// seekable descriptor after `read`. Other sources keep them for the next read.
+    async fn settle(&mut self) -> io::Result<()> {
+        if let Some(Source::File(f)) = &self.src
+            && !self.buf.is_empty()
+        {
+            let back = std::mem::take(&mut self.buf);
+            f.unread(back.len()).await?;
+        }
+        Ok(())
     }
 }
 
@@ -233,6 +394,7 @@ impl Input {
             state: Arc::new(Mutex::new(InputState {
                 src: None,
                 buf: data.into(),
+                closing: None,
             })),
             null: false,
         }
@@ -246,6 +408,7 @@ impl Input {
             state: Arc::new(Mutex::new(InputState {
                 src: Some(Source::Pull(source)),
                 buf: Bytes::new(),
+                closing: None,
             })),
             null: false,
         }
@@ -279,6 +442,8 @@ impl Input {
             };
             match src {
                 Source::Pull(_) => return Readiness::Pending,
+                // A regular file is always ready: a read returns data or its end at once.
+                Source::File(_) => return Readiness::Data,
                 Source::Pipe(rx) => match rx.try_recv() {
                     Ok(chunk) => st.buf = chunk.data,
                     Err(mpsc::error::TryRecvError::Empty) => return Readiness::Pending,
@@ -293,7 +458,9 @@ impl Input {
     /// asks it for its next chunk. Cancel-safe: dropping the wait loses nothing.
     pub async fn wait_ready(&self) -> Readiness {
         let mut st = self.state.lock().await;
-        if st.fill().await {
+        let filled = st.fill(READ_CHUNK).await.unwrap_or(false);
+        let _ = st.settle().await;
+        if filled {
             Readiness::Data
         } else {
             Readiness::Eof
@@ -303,7 +470,7 @@ impl Input {
     /// Reads the next chunk; `None` at end-of-file.
     pub async fn read_chunk(&self) -> io::Result<Option<Bytes>> {
         let mut st = self.state.lock().await;
-        if !st.fill().await {
+        if !st.fill(READ_CHUNK).await? {
             return Ok(None);
         }
         Ok(Some(std::mem::take(&mut st.buf)))
@@ -312,21 +479,25 @@ impl Input {
     /// Reads up to `max` bytes; `None` at end-of-file.
     pub async fn read_up_to(&self, max: usize) -> io::Result<Option<Bytes>> {
         let mut st = self.state.lock().await;
-        if !st.fill().await {
+        if !st.fill(max).await? {
             return Ok(None);
         }
         let n = max.min(st.buf.len());
-        Ok(Some(st.buf.split_to(n)))
+        let data = st.buf.split_to(n);
+        st.settle().await?;
+        Ok(Some(data))
     }
 
     /// Reads one line including its `\n` (the last line may lack it); `None` at end-of-file.
     /// Bytes after the newline stay for the next reader. A line longer than `max` is
     /// returned in pieces of `max` bytes.
     pub async fn read_line(&self, max: usize) -> io::Result<Option<Vec<u8>>> {
+        /// What one read of a file asks for while looking for the end of a line.
+        const LINE_READ: usize = 4096;
         let mut st = self.state.lock().await;
         let mut line = Vec::new();
         loop {
-            if !st.fill().await {
+            if !st.fill(LINE_READ).await? {
                 return Ok(if line.is_empty() { None } else { Some(line) });
             }
             let room = max.saturating_sub(line.len()).max(1);
@@ -334,11 +505,13 @@ impl Input {
             if let Some(pos) = st.buf[..window].iter().position(|&b| b == b'\n') {
                 line.extend_from_slice(&st.buf[..=pos]);
                 st.buf.advance(pos + 1);
+                st.settle().await?;
                 return Ok(Some(line));
             }
             line.extend_from_slice(&st.buf[..window]);
             st.buf.advance(window);
             if line.len() >= max {
+                st.settle().await?;
                 return Ok(Some(line));
             }
         }
@@ -355,6 +528,133 @@ impl Input {
             out.extend_from_slice(&chunk);
         }
         Ok(out.to_vec())
+    }
+}
+
+/// One file open for reading and writing at one position (`exec 3<>f`, `cmd <>f`): what
+/// POSIX calls an open file description. Its [`SharedFile::input`] and
+/// [`SharedFile::output`] read and write the file itself at that position, and every
+/// clone shares it, so `read <&3; echo x >&3` writes right after the line read.
+///
+/// The file is closed by the [`FileCloser`] [`shared_file`] gives, once every clone and
+/// every stream made from one is gone, or when it is told to stop: later reads then see
+/// end-of-file and writes fail with a broken pipe.
+#[derive(Clone)]
+pub struct SharedFile {
+    user: Arc<FileUser>,
+}
+
+/// What every [`SharedFile`] clone holds: the file, and the sender whose drop (with the
+/// last clone) tells the [`FileCloser`] nobody uses the file any more.
+struct FileUser {
+    cell: Arc<Mutex<Option<FileHandle>>>,
+    _alive: tokio::sync::oneshot::Sender<()>,
+}
+
+impl std::fmt::Debug for SharedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedFile")
+    }
+}
+
+/// Closes a [`SharedFile`]'s file: see [`FileCloser::close`].
+pub struct FileCloser {
+    cell: Arc<Mutex<Option<FileHandle>>>,
+    unused: tokio::sync::oneshot::Receiver<()>,
+}
+
+/// Shares `handle` (opened for reading and writing) among descriptors; the closer closes
+/// it when they are done.
+pub fn shared_file(handle: FileHandle) -> (SharedFile, FileCloser) {
+    let cell = Arc::new(Mutex::new(Some(handle)));
+    let (alive, unused) = tokio::sync::oneshot::channel();
+    (
+        SharedFile {
+            user: Arc::new(FileUser {
+                cell: cell.clone(),
+                _alive: alive,
+            }),
+        },
+        FileCloser { cell, unused },
+    )
+}
+
+fn fs_error(e: FsError) -> io::Error {
+    match e {
+        FsError::BadDescriptor => io::Error::from_raw_os_error(9),
+        FsError::NoSpace | FsError::QuotaExceeded => io::Error::from_raw_os_error(e.errno()),
+        e => io::Error::other(e),
+    }
+}
+
+impl SharedFile {
+    /// A read end that reads the file at the shared position.
+    pub fn input(&self) -> Input {
+        Input {
+            state: Arc::new(Mutex::new(InputState {
+                src: Some(Source::File(self.clone())),
+                buf: Bytes::new(),
+                closing: None,
+            })),
+            null: false,
+        }
+    }
+
+    /// A write end that writes into the file at the shared position.
+    pub fn output(&self) -> Output {
+        Output {
+            sink: Sink::File(self.clone()),
+            room: Arc::new(Semaphore::new(0)),
+            closing: Arc::default(),
+            sent: Arc::default(),
+            budget: None,
+        }
+    }
+
+    fn same_file(&self, other: &SharedFile) -> bool {
+        Arc::ptr_eq(&self.user.cell, &other.user.cell)
+    }
+
+    fn is_closed(&self) -> bool {
+        self.user.cell.try_lock().is_ok_and(|h| h.is_none())
+    }
+
+    async fn read(&self, len: usize) -> io::Result<Bytes> {
+        match &mut *self.user.cell.lock().await {
+            Some(h) => h.read(len).await.map_err(fs_error),
+            None => Ok(Bytes::new()),
+        }
+    }
+
+    async fn unread(&self, len: usize) -> io::Result<()> {
+        if let Some(h) = &mut *self.user.cell.lock().await {
+            let back = i64::try_from(len).unwrap_or(i64::MAX);
+            h.seek(SeekFrom::Current(-back)).await.map_err(fs_error)?;
+        }
+        Ok(())
+    }
+
+    async fn write(&self, data: &[u8]) -> io::Result<()> {
+        match &mut *self.user.cell.lock().await {
+            Some(h) => h.write(data).await.map(|_| ()).map_err(fs_error),
+            None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+        }
+    }
+}
+
+impl FileCloser {
+    /// Waits until no [`SharedFile`] clone (nor stream made from one) is left, or `stop`
+    /// ends, then closes the file and reports whether what was written is stored.
+    pub async fn close(self, stop: impl std::future::Future<Output = ()>) -> FsResult<()> {
+        tokio::select! {
+            _ = self.unused => {}
+            () = stop => {}
+        }
+        let handle = self.cell.lock().await.take();
+        match handle {
+            Some(h) => h.close().await,
+            None => Ok(()),
+        }
     }
 }
 
@@ -406,25 +706,69 @@ mod tests {
         assert!(input.read_line(1024).await.unwrap().is_none());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn broken_pipe_when_reader_drops() {
         let (out, input) = pipe();
         drop(input);
+        assert!(out.is_closed());
+        // Right after the reader went, a short write is taken, as a kernel pipe's buffer
+        // takes what a fast writer wrote before the reader had exited.
+        out.write_all(b"x").await.unwrap();
+        tokio::time::advance(CLOSE_GRACE).await;
         let err = out.write_all(b"x").await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
-        assert!(out.is_closed());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_grace_after_the_reader_went_is_bounded_in_bytes() {
+        let (out, input) = pipe();
+        drop(input);
+        out.write_all(&vec![b'x'; CLOSE_GRACE_BYTES]).await.unwrap();
+        let err = out.write_all(b"x").await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+    }
+
+    #[tokio::test]
+    async fn a_broken_output_fails_at_once() {
+        let err = Output::broken().write_all(b"x").await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
     }
 
     #[tokio::test]
     async fn writer_waits_when_full() {
         let (out, input) = pipe();
-        let big = vec![b'x'; PIPE_CHUNK * (PIPE_CHUNKS + 4)];
+        let big = vec![b'x'; PIPE_BYTES + 4 * PIPE_CHUNK];
         let writer = tokio::spawn(async move { out.write_all(&big).await });
         tokio::task::yield_now().await;
         assert!(!writer.is_finished());
         let all = input.read_to_end(usize::MAX).await.unwrap();
-        assert_eq!(all.len(), PIPE_CHUNK * (PIPE_CHUNKS + 4));
+        assert_eq!(all.len(), PIPE_BYTES + 4 * PIPE_CHUNK);
         writer.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn small_writes_are_bounded_in_bytes_not_count() {
+        // A thousand short lines fit as they do in a kernel pipe: no reader needed.
+        let (out, input) = pipe();
+        for i in 0..1000 {
+            out.write_all(format!("{i}\n").as_bytes()).await.unwrap();
+        }
+        drop(out);
+        let all = input.read_to_end(usize::MAX).await.unwrap();
+        assert_eq!(all.iter().filter(|&&b| b == b'\n').count(), 1000);
+    }
+
+    #[tokio::test]
+    async fn a_writer_waiting_for_room_sees_the_reader_go() {
+        let (out, input) = pipe();
+        out.write_all(&vec![b'x'; PIPE_BYTES]).await.unwrap();
+        let more = vec![b'y'; CLOSE_GRACE_BYTES + 1];
+        let writer = tokio::spawn(async move { out.write_all(&more).await });
+        tokio::task::yield_now().await;
+        assert!(!writer.is_finished());
+        drop(input);
+        let err = writer.await.unwrap().unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
     }
 
     #[tokio::test]
@@ -519,6 +863,52 @@ mod tests {
         assert_eq!(input.ready(), Readiness::Data);
         assert_eq!(input.read_to_end(10).await.unwrap(), b"k");
         assert_eq!(input.ready(), Readiness::Eof);
+    }
+
+    #[tokio::test]
+    async fn a_shared_file_reads_and_writes_at_one_position() {
+        use crate::fs::{FileSystem, OpenOptions, VfsPath};
+        let fs = crate::testing::MemFs::new();
+        let mut w = fs
+            .open_write("/f", crate::WriteMode::Truncate)
+            .await
+            .unwrap();
+        w.write(b"abcdef\nline2\n").await.unwrap();
+        w.close().await.unwrap();
+        let path = VfsPath::new("/f").unwrap();
+        let handle = fs.open(&path, OpenOptions::read_write()).await.unwrap();
+        let (file, closer) = shared_file(handle);
+        let closing = tokio::spawn(closer.close(std::future::pending()));
+        let (input, output) = (file.input(), file.output());
+        assert!(output.same_stream(&file.output()));
+        assert_eq!(input.read_line(100).await.unwrap().unwrap(), b"abcdef\n");
+        // The write lands right after the line read, not after what the read looked at.
+        output.write_all(b"XY\n").await.unwrap();
+        assert_eq!(input.read_up_to(1).await.unwrap().unwrap(), &b"e"[..]);
+        // A second input on the same file shares the position too.
+        assert_eq!(file.input().read_to_end(100).await.unwrap(), b"2\n");
+        assert!(input.read_chunk().await.unwrap().is_none());
+        drop((file, input, output));
+        closing.await.unwrap().unwrap();
+        let all = crate::fs::read_all(&*fs, "/f", 100).await.unwrap();
+        assert_eq!(all, b"abcdef\nXY\ne2\n");
+    }
+
+    #[tokio::test]
+    async fn a_stopped_shared_file_is_closed_for_its_streams() {
+        use crate::fs::{FileSystem, OpenOptions, VfsPath};
+        let fs = crate::testing::MemFs::new();
+        let path = VfsPath::new("/g").unwrap();
+        let opts = OpenOptions::read_write().create(true);
+        let (file, closer) = shared_file(fs.open(&path, opts).await.unwrap());
+        file.output().write_all(b"kept").await.unwrap();
+        closer.close(std::future::ready(())).await.unwrap();
+        let out = file.output();
+        assert!(out.is_closed());
+        let err = out.write_all(b"lost").await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+        assert!(file.input().read_chunk().await.unwrap().is_none());
+        assert_eq!(crate::fs::read_all(&*fs, "/g", 100).await.unwrap(), b"kept");
     }
 
     #[tokio::test]

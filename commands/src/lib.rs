@@ -37,7 +37,9 @@ pub use fs::{
     DirEntry, FileHandle, FileKind, FileSystem, FsError, FsResult, Metadata, OpenOptions, VfsPath,
     WriteHandle, WriteMode,
 };
-pub use io::{Input, Output, PullSource, Readiness, pipe, pipe_in};
+pub use io::{
+    FileCloser, Input, Output, PullSource, Readiness, SharedFile, pipe, pipe_in, shared_file,
+};
 
 /// Exit status of a command (0–255, as the shell sees it).
 pub type Status = i32;
@@ -180,6 +182,23 @@ pub trait Launcher: Send + Sync {
     /// missing one themselves, as GNU's do.
     fn resolves(&self, name: &str) -> bool {
         name.contains('/') || self.commands().iter().any(|c| c.name == name)
+    }
+    /// Why `name` cannot be run in `ctx` (no such command or file, a file that is not
+    /// executable), asked before launching so the launching tool words the failure itself
+    /// (`xargs: ./f: Permission denied`); `None` when [`Launcher::launch`] can run it.
+    async fn unrunnable(&self, ctx: &Context, name: &str) -> Option<FsError> {
+        let _ = ctx;
+        (!self.resolves(name)).then_some(FsError::NotFound)
+    }
+}
+
+/// The status for a command that could not be run for `e`, as a shell or `env` gives it:
+/// 127 when there is no such file, 126 when there is one that cannot be executed.
+pub fn unrunnable_status(e: &FsError) -> Status {
+    if matches!(e, FsError::NotFound | FsError::NotADirectory) {
+        127
+    } else {
+        126
     }
 }
 

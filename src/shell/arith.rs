@@ -154,6 +154,9 @@ const OPS: [&str; 29] = [
 struct LValue {
     name: String,
     sub: Option<String>,
+    /// The subscript's value once evaluated: `a[i++] += 1` evaluates it once, for the read
+    /// and the write.
+    index: Option<i64>,
 }
 
 struct Parser<'a, 'e> {
@@ -247,11 +250,13 @@ impl Parser<'_, '_> {
                     l.name.clear();
                     l.name.push_str(name);
                     l.sub = sub;
+                    l.index = None;
                 }
                 None => {
                     self.lval = Some(LValue {
                         name: name.to_string(),
                         sub,
+                        index: None,
                     })
                 }
             }
@@ -504,8 +509,8 @@ impl Parser<'_, '_> {
         };
         if matches!(op, "++" | "--") && self.peek_is_name() {
             self.next()?;
-            let t = self.lval.clone();
             let old = self.primary_value()?;
+            let t = self.lval.clone();
             let v = if op == "++" {
                 old.wrapping_add(1)
             } else {
@@ -515,6 +520,11 @@ impl Parser<'_, '_> {
                 self.write(&t, v)?;
             }
             self.next()?;
+            // `++x++`: what the prefix operator gives is a value, which cannot be stepped
+            // (bash has stepped the variable once by then).
+            if let Tok::Op(post @ ("++" | "--")) = self.tok {
+                return Err(self.err(&format!("{post}: assignment requires lvalue")));
+            }
             self.last = Tok::Num;
             return Ok(v);
         }
@@ -592,23 +602,24 @@ impl Parser<'_, '_> {
         if self.noeval > 0 {
             return Ok(0);
         }
-        let Some(t) = self.lval.take() else {
+        let Some(mut t) = self.lval.take() else {
             return Ok(0);
         };
-        let r = self.read_value(&t);
+        let r = self.read_value(&mut t);
         // Put back for a following `++`, `--` or assignment.
         self.lval = Some(t);
         r
     }
 
     /// The value of variable (or element) `t`, evaluated.
-    fn read_value(&mut self, t: &LValue) -> Res<i64> {
+    fn read_value(&mut self, t: &mut LValue) -> Res<i64> {
         let raw = match &t.sub {
             None => self.env.get_var(&t.name),
             Some(sub) if self.env.is_assoc(&t.name) => self.env.get_key(&t.name, sub.trim()),
             Some(sub) => {
                 let i =
                     eval_str_depth(self.env, sub, self.depth + 1, false).map_err(Fail::Inner)?;
+                t.index = Some(i);
                 self.env.get_elem(&t.name, i)
             }
         };
@@ -630,8 +641,12 @@ impl Parser<'_, '_> {
             None => self.env.set_var(&t.name, v),
             Some(sub) if self.env.is_assoc(&t.name) => self.env.set_key(&t.name, sub.trim(), v),
             Some(sub) => {
-                let i =
-                    eval_str_depth(self.env, sub, self.depth + 1, false).map_err(Fail::Inner)?;
+                let i = match t.index {
+                    Some(i) => i,
+                    None => {
+                        eval_str_depth(self.env, sub, self.depth + 1, false).map_err(Fail::Inner)?
+                    }
+                };
                 self.env.set_elem(&t.name, i, v)
             }
         };

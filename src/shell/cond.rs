@@ -44,8 +44,8 @@ impl Shell {
                 ExtendedTestExpr::UnaryTest(pred, w) => {
                     let s = self.expand_no_split(w, fds).await?;
                     if self.opts.xtrace {
-                        self.trace_line(&format!("[[ {not}{pred} {s} ]]"), fds)
-                            .await;
+                        let line = format!("[[ {not}{pred} {} ]]", traced(&s));
+                        self.trace_line(&line, fds).await;
                     }
                     self.unary_test(pred, &s, fds).await
                 }
@@ -57,7 +57,11 @@ impl Shell {
                             let pat = if self.opts.xtrace {
                                 let (pat, shown) =
                                     self.expand_pattern_traced(&r.value, fds).await?;
-                                let line = format!("[[ {not}{left} {pred} {shown} ]]");
+                                let line = format!(
+                                    "[[ {not}{} {pred} {} ]]",
+                                    traced(&left),
+                                    traced(&shown)
+                                );
                                 self.trace_line(&line, fds).await;
                                 pat
                             } else {
@@ -70,7 +74,8 @@ impl Shell {
                         BinaryPredicate::StringMatchesRegex => {
                             let re = self.expand_pattern(&r.value, fds).await?;
                             if self.opts.xtrace {
-                                let line = format!("[[ {not}{left} {pred} {re} ]]");
+                                let line =
+                                    format!("[[ {not}{} {pred} {} ]]", traced(&left), traced(&re));
                                 self.trace_line(&line, fds).await;
                             }
                             self.regex_test(&left, &re)
@@ -78,7 +83,11 @@ impl Shell {
                         _ => {
                             let right = self.expand_no_split(r, fds).await?;
                             if self.opts.xtrace {
-                                let line = format!("[[ {not}{left} {pred} {right} ]]");
+                                let line = format!(
+                                    "[[ {not}{} {pred} {} ]]",
+                                    traced(&left),
+                                    traced(&right)
+                                );
                                 self.trace_line(&line, fds).await;
                             }
                             self.binary_test(pred, &left, &right, fds).await
@@ -287,3 +296,8 @@ impl Shell {
 
 /// Compiled size allowed for one `=~` regex, so a hostile pattern cannot use unbounded memory.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// An operand of `[[ ]]` as `set -x` shows it: as it is, an empty one as `''`.
+fn traced(s: &str) -> &str {
+    if s.is_empty() { "''" } else { s }
+}

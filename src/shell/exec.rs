@@ -38,6 +38,7 @@ mod select;
 mod simple;
 mod timed;
 
+pub(crate) use run::shebang_interpreter;
 pub(crate) use select::SELECT_MARK;
 
 /// Non-local control flow unwinding through the interpreter.
@@ -230,6 +231,9 @@ impl Shell {
             self.errexit_suppressed += 1;
         }
         let r = self.exec_pipeline_inner(p, fds).await;
+        // What the pipeline wrote to files `exec` holds open is in them before the next
+        // command looks.
+        self.sync_exec_files().await;
         if p.bang {
             self.errexit_suppressed -= 1;
         }
@@ -422,6 +426,8 @@ impl Shell {
                     let r = match self.eval_ext_test(&test.expr, &f).await {
                         Ok(true) => Ok(0),
                         Ok(false) => Ok(1),
+                        // bash says nothing about a regular expression it cannot compile.
+                        Err(ShellError::BadRegex(_)) => Ok(2),
                         Err(e) => self.fail(e, &f).await,
                     };
                     self.end_redirects(f, closers, r, fds).await?

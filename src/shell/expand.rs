@@ -557,10 +557,31 @@ fn split_fields(pieces: Vec<Piece>, ifs: &str) -> Vec<FieldBuf> {
                 cur.get_or_insert_with(FieldBuf::default);
             }
             Piece::FieldBreak | Piece::StarBreak(_) => {
-                if let Some(f) = cur.take() {
-                    fields.push(f);
+                // bash joins the elements of an unquoted list with the first character
+                // of IFS and splits the result: when that character is not a blank, an
+                // empty element between two others is an empty field.
+                match ifs.chars().next() {
+                    Some(c) if !matches!(c, ' ' | '\t' | '\n') => {
+                        match cur.take() {
+                            Some(f) => fields.push(f),
+                            None if after_ws_delim => {}
+                            None => fields.push(FieldBuf::default()),
+                        }
+                        after_ws_delim = false;
+                    }
+                    Some(_) => {
+                        if let Some(f) = cur.take() {
+                            fields.push(f);
+                            after_ws_delim = true;
+                        }
+                    }
+                    None => {
+                        if let Some(f) = cur.take() {
+                            fields.push(f);
+                        }
+                        after_ws_delim = false;
+                    }
                 }
-                after_ws_delim = false;
             }
             Piece::Text { s, quoted, split } => {
                 if !split || ifs.is_empty() {
@@ -703,7 +724,7 @@ fn is_at_list(p: &WordPiece) -> bool {
     )
 }
 
-fn param_name(p: &Parameter) -> String {
+pub(super) fn param_name(p: &Parameter) -> String {
     match p {
         Parameter::Positional(n) => n.to_string(),
         Parameter::Special(s) => s.to_string(),
@@ -1027,17 +1048,25 @@ impl Shell {
             while i < pieces.len() {
                 let p = &pieces[i];
                 if let Some((bad, took)) = unparsed_substitution(&p.piece, pieces.get(i + 1)) {
-                    let Some((param, all)) = case_toggle(&bad) else {
-                        return Err(ShellError::BadSubstitution(bad));
+                    // `${!}` is `$!` (the word parser reads `${!…}` as an indirection).
+                    let (param, all, parsed) = if bad == "${!}" {
+                        let bang = Parameter::Special(SpecialParameter::LastBackgroundProcessId);
+                        ("!", false, bang)
+                    } else {
+                        let Some((param, all)) = case_toggle(&bad) else {
+                            return Err(ShellError::BadSubstitution(bad));
+                        };
+                        let parsed = super::parse::guarded(param, word::parse_parameter)?
+                            .ok_or_else(|| ShellError::BadSubstitution(bad.clone()))?;
+                        (param, all, parsed)
                     };
-                    let parsed = super::parse::guarded(param, word::parse_parameter)?
-                        .ok_or_else(|| ShellError::BadSubstitution(bad.clone()))?;
                     let v = self.param_value(&parsed, fds).await?;
                     if matches!(v, PVal::Unset) && self.opts.nounset {
                         return Err(ShellError::Unbound(param.to_string()));
                     }
                     let v = match v {
                         PVal::Unset => PVal::Str(String::new()),
+                        v if param == "!" => v,
                         v => v.map(|s| toggle_case(s, all)),
                     };
                     self.emit_value(v, quoted, out);

@@ -73,6 +73,9 @@ impl Launcher for ShellLauncher {
             return 0;
         };
         let Some(entry) = self.registry.resolve_program(&name).cloned() else {
+            if name.contains('/') {
+                return Box::pin(self.run_file(ctx, argv)).await;
+            }
             ctx.err(ShellError::CommandNotFound(name).message()).await;
             return 127;
         };
@@ -87,7 +90,7 @@ impl Launcher for ShellLauncher {
             let r = cmd.run(&ctx, argv[1..].to_vec()).await;
             return forkbox_commands::exit_status(&base, r, &ctx.stderr).await;
         }
-        // Another builtin (`env echo`, `xargs true`): run in a shell of its own, which sees
+        // Another builtin (`env true`, `xargs kill`): run in a shell of its own, which sees
         // only what the context gives it, as a separate process would.
         let (cfg, stdio) = self.fresh_shell(&ctx);
         let mut sh = Shell::new(cfg);
@@ -105,10 +108,89 @@ impl Launcher for ShellLauncher {
     fn resolves(&self, name: &str) -> bool {
         self.registry.resolve(name).is_some()
     }
+
+    async fn unrunnable(&self, ctx: &Context, name: &str) -> Option<fs::FsError> {
+        if self.registry.resolve_program(name).is_some() {
+            return None;
+        }
+        if !name.contains('/') {
+            return Some(fs::FsError::NotFound);
+        }
+        executable(ctx, name).await.err()
+    }
+}
+
+/// Whether the file `name` (relative to the context's directory) may be executed: a
+/// directory or a file without an execute bit may not (EACCES, as execve says).
+async fn executable(ctx: &Context, name: &str) -> Result<String, fs::FsError> {
+    let path = fs::join(&ctx.cwd, name);
+    let meta = ctx.fs.stat(&path).await?;
+    if meta.is_dir() || meta.mode & 0o111 == 0 {
+        return Err(fs::FsError::PermissionDenied);
+    }
+    Ok(path)
+}
+
+impl ShellLauncher {
+    /// Runs a script file by path (`xargs ./s.sh`, `env /tmp/run`) as the shell runs
+    /// `./s.sh`: by its `#!` interpreter (a shell, or a registry command such as
+    /// `python3`), or a shell when it has none.
+    async fn run_file(&self, ctx: Context, argv: Vec<String>) -> Status {
+        let name = argv.first().cloned().unwrap_or_default();
+        let failed = |e: &fs::FsError| {
+            ShellError::Exec {
+                path: name.clone(),
+                source: e.clone(),
+            }
+            .message()
+        };
+        let path = match executable(&ctx, &name).await {
+            Ok(p) => p,
+            Err(e) => {
+                ctx.err(failed(&e)).await;
+                return forkbox_commands::unrunnable_status(&e);
+            }
+        };
+        let content = match fs::read_all(ctx.fs.as_ref(), &path, MAX_SCRIPT).await {
+            Ok(c) => c,
+            Err(e) => {
+                ctx.err(failed(&e)).await;
+                return 126;
+            }
+        };
+        let interp = super::exec::shebang_interpreter(&String::from_utf8_lossy(&content));
+        let mut script_argv = vec![interp.clone(), name.clone()];
+        script_argv.extend(argv[1..].iter().cloned());
+        if matches!(interp.as_str(), "sh" | "bash") {
+            let (cfg, stdio) = self.fresh_shell(&ctx);
+            let snapshots = self.snapshots.clone();
+            return Box::pin(run_nested(
+                cfg,
+                snapshots,
+                script_argv,
+                stdio,
+                ctx.cancel.clone(),
+            ))
+            .await;
+        }
+        match self.registry.command(&interp) {
+            Some(cmd) => {
+                let r = cmd.run(&ctx, script_argv[1..].to_vec()).await;
+                forkbox_commands::exit_status(&interp, r, &ctx.stderr).await
+            }
+            None => {
+                let e =
+                    ShellError::Builtin(format!("{name}: cannot execute: required file not found"));
+                ctx.err(e.message()).await;
+                127
+            }
+        }
+    }
 }
 
 /// Runs `sh`/`bash` with `argv` (`argv[0]` is the shell's name): `-c STRING [ARG0 ARGS…]`,
-/// `FILE [ARGS…]`, or the script on stdin. Options `-e -u -x -f -C -o NAME` are honoured.
+/// `FILE [ARGS…]`, or the script on stdin. Options `-e -u -x -f -C -o NAME`, `-O NAME`
+/// (`shopt`) and `--posix` are honoured; `--version` prints bash's version line.
 /// `snapshots` is the session's snapshot control, if it has one.
 pub(crate) async fn run_nested(
     cfg: ShellConfig,
@@ -149,6 +231,35 @@ pub(crate) async fn run_nested(
         ) {
             // No startup files exist to skip or read; a session is no login to begin.
             i += 1;
+            continue;
+        }
+        if a == "--posix" {
+            let _ = sh.set_option_name("posix", true);
+            i += 1;
+            continue;
+        }
+        if a == "--version" {
+            let v = super::vars::BASH_VERSINFO;
+            let text = format!(
+                "GNU bash, version {}.{}.{}({})-{} ({})\n",
+                v[0], v[1], v[2], v[3], v[4], v[5]
+            );
+            let _ = stdio.stdout.write_str(&text).await;
+            return 0;
+        }
+        if a == "-O" || a == "+O" {
+            // `-O NAME`: a `shopt` option, set before the script runs.
+            let on = a == "-O";
+            if let Some(opt) = argv.get(i + 1)
+                && !sh.shopts.set(opt, on)
+            {
+                let _ = stdio
+                    .stderr
+                    .write_str(&format!("{name}: {opt}: invalid shell option name\n"))
+                    .await;
+                return 2;
+            }
+            i += 2;
             continue;
         }
         if a == "-o" || a == "+o" {

@@ -23,6 +23,7 @@ use brush_parser::ast;
 use super::error::ShellError;
 
 mod fixup;
+pub(crate) mod params;
 pub(crate) mod rewrite;
 
 /// Deepest nesting of compound commands, groups, substitutions and expansions a text may
@@ -635,15 +636,20 @@ pub fn word_pieces<E>(
     ) -> Result<Vec<brush_parser::word::WordPieceWithSource>, E>,
 ) -> Result<Option<Vec<brush_parser::word::WordPieceWithSource>>, ShellError> {
     let n = check(text)?;
-    let Some((encoded, shifts)) =
-        with_stack(n.depth, || rewrite::encode_substitutions(text, heredoc))
-    else {
-        if let Some(p) = all_indices_indirect(text, &parse)? {
-            return Ok(Some(p));
+    let encoded = with_stack(n.depth, || rewrite::encode_substitutions(text, heredoc));
+    let base = encoded.as_ref().map_or(text, |(e, _)| e.as_str());
+    let marked = params::mark(base, heredoc);
+    let pieces = match (&encoded, &marked) {
+        (None, None) => {
+            if let Some(p) = all_indices_indirect(text, &parse)? {
+                return Ok(Some(p));
+            }
+            guarded(text, parse)?
         }
-        return guarded(text, parse);
+        (_, Some((m, _))) => guarded(m, parse)?,
+        (Some((e, _)), None) => guarded(e, parse)?,
     };
-    let Some(mut pieces) = guarded(&encoded, parse)? else {
+    let Some(mut pieces) = pieces else {
         return Ok(None);
     };
     fn reposition(
@@ -661,7 +667,13 @@ pub fn word_pieces<E>(
             }
         }
     }
-    reposition(&mut pieces, &shifts);
+    if let Some((_, shifts)) = &marked {
+        params::unmark(&mut pieces);
+        reposition(&mut pieces, shifts);
+    }
+    if let Some((_, shifts)) = &encoded {
+        reposition(&mut pieces, shifts);
+    }
     Ok(Some(pieces))
 }
 

@@ -27,6 +27,18 @@ pub(crate) fn command_line(c: &Command) -> String {
     p.out
 }
 
+/// A background job's command as `jobs` shows it: as bash prints a command outside a
+/// function definition, groups and subshells on one line (`{ a; b; }`, `( a; b )`), other
+/// compound commands laid out as `declare -f` does.
+pub(crate) fn job_line(l: &AndOrList) -> String {
+    let mut p = Printer {
+        flat: true,
+        ..Printer::default()
+    };
+    p.and_or(l);
+    p.out
+}
+
 /// A simple command as `$BASH_COMMAND` shows it.
 pub(crate) fn simple_command(s: &SimpleCommand) -> String {
     let mut p = Printer::default();
@@ -39,6 +51,8 @@ struct Printer {
     out: String,
     indent: usize,
     skip_indent: usize,
+    /// Groups and subshells on one line (see [`job_line`]).
+    flat: bool,
 }
 
 impl Printer {
@@ -180,8 +194,35 @@ impl Printer {
         self.list(list);
     }
 
+    /// `list` on one line: its commands joined by `; `.
+    fn flat_list(&self, list: &CompoundList) -> String {
+        let mut sub = Printer {
+            flat: true,
+            ..Printer::default()
+        };
+        sub.list(list);
+        sub.out
+            .lines()
+            .map(str::trim_start)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     fn compound(&mut self, c: &CompoundCommand) {
         match c {
+            CompoundCommand::BraceGroup(g) if self.flat => {
+                let inner = self.flat_list(&g.list);
+                self.out.push_str("{ ");
+                self.out.push_str(&inner);
+                self.semicolon();
+                self.out.push_str(" }");
+            }
+            CompoundCommand::Subshell(s) if self.flat => {
+                let inner = self.flat_list(&s.list);
+                self.out.push_str("( ");
+                self.out.push_str(&inner);
+                self.out.push_str(" )");
+            }
             CompoundCommand::BraceGroup(g) => {
                 self.out.push_str("{ \n");
                 self.indent += INDENT;
@@ -349,12 +390,12 @@ impl Printer {
             match item {
                 None => {
                     if let Some(w) = &s.word_or_name {
-                        words.push(ansi_c_as_single(&w.value));
+                        words.push(word_text(&w.value));
                     }
                 }
-                Some(CommandPrefixOrSuffixItem::Word(w)) => words.push(ansi_c_as_single(&w.value)),
+                Some(CommandPrefixOrSuffixItem::Word(w)) => words.push(word_text(&w.value)),
                 Some(CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => {
-                    words.push(ansi_c_as_single(&w.value));
+                    words.push(word_text(&w.value));
                 }
                 Some(CommandPrefixOrSuffixItem::IoRedirect(r)) => redirs.push(r),
                 Some(CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub)) => {
@@ -380,6 +421,66 @@ impl Printer {
         let texts: Vec<String> = rs.iter().map(redirect).collect();
         self.out.push_str(&texts.join(" "));
     }
+}
+
+/// A word of a simple command as bash shows it: `$'…'` decoded ([`ansi_c_as_single`]) and
+/// command substitutions printed from their parsed form ([`substitutions_reprinted`]).
+fn word_text(word: &str) -> String {
+    substitutions_reprinted(&ansi_c_as_single(word))
+}
+
+/// `word` with the body of each `$( )` printed as bash prints a command it parsed:
+/// `$( echo  a ;  echo b )` is shown as `$(echo a; echo b)`. Only bodies of one line made
+/// of simple commands are reprinted (bash's layout of compound commands there is its own).
+fn substitutions_reprinted(word: &str) -> String {
+    if !word.contains("$(") || word.contains(super::parse::rewrite::SUBST_MARK) {
+        return word.to_string();
+    }
+    let mut out = word.to_string();
+    for (start, end) in super::parse::rewrite::substitution_bodies(word)
+        .into_iter()
+        .rev()
+    {
+        let Some(body) = word.get(start..end) else {
+            continue;
+        };
+        if body.trim().is_empty() || body.contains('\n') || body.starts_with('(') {
+            continue;
+        }
+        let Ok(program) = super::parse::program(body) else {
+            continue;
+        };
+        let [complete] = program.complete_commands.as_slice() else {
+            continue;
+        };
+        let simple_only = complete.0.iter().all(|item| {
+            std::iter::once(&item.0.first)
+                .chain(item.0.additional.iter().map(|a| match a {
+                    AndOr::And(p) | AndOr::Or(p) => p,
+                }))
+                .all(|p| {
+                    p.seq
+                        .iter()
+                        .all(|c| matches!(c, Command::Simple(_) | Command::ExtendedTest(..)))
+                })
+        });
+        if !simple_only {
+            continue;
+        }
+        let mut p = Printer::default();
+        let n = complete.0.len();
+        for (i, item) in complete.0.iter().enumerate() {
+            p.and_or(&item.0);
+            let last = i + 1 == n;
+            match item.1 {
+                SeparatorOperator::Async => p.out.push_str(if last { " &" } else { " & " }),
+                SeparatorOperator::Sequence if !last => p.out.push_str("; "),
+                SeparatorOperator::Sequence => {}
+            }
+        }
+        out.replace_range(start..end, &p.out);
+    }
+    out
 }
 
 /// A word with each `$'…'` outside double quotes as bash keeps it once read: its text,
@@ -536,6 +637,18 @@ mod tests {
             panic!("not a function");
         };
         function(&f.fname.value, f)
+    }
+
+    #[test]
+    fn substitutions_are_reprinted() {
+        assert_eq!(
+            printed("f() { x=$( echo  a ;  echo b ); y=\"$(  ls   -l  )\"; }"),
+            "f () \n{ \n    x=$(echo a; echo b);\n    y=\"$(ls -l)\"\n}"
+        );
+        assert_eq!(
+            printed("f() { echo $(a & b) $(( 1+2 )) `x   y`; }"),
+            "f () \n{ \n    echo $(a & b) $(( 1+2 )) `x   y`\n}"
+        );
     }
 
     /// Layouts observed from bash 5.2.15's `declare -f`.

@@ -131,19 +131,23 @@ impl FileSystem for FdFs {
     async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
         // A pipe has no offsets: reads take what comes next.
         match self.fd(path) {
-            Some(Fd::Read(i)) => Ok(i
-                .read_up_to(len)
-                .await
-                .map_err(|_| FsError::Io)?
-                .unwrap_or_default()),
-            Some(Fd::Write(_)) => Err(FsError::PermissionDenied),
+            Some(d) => match d.input() {
+                Some(i) => Ok(i
+                    .read_up_to(len)
+                    .await
+                    .map_err(|_| FsError::Io)?
+                    .unwrap_or_default()),
+                None => Err(FsError::PermissionDenied),
+            },
             None => self.inner.read_at(path, offset, len).await,
         }
     }
     async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
         match self.fd(path) {
-            Some(Fd::Write(o)) => Ok(Box::new(OutHandle(o.clone()))),
-            Some(Fd::Read(_)) => Err(FsError::PermissionDenied),
+            Some(d) => match d.output() {
+                Some(o) => Ok(Box::new(OutHandle(o.clone()))),
+                None => Err(FsError::PermissionDenied),
+            },
             None => self.inner.open_write(path, mode).await,
         }
     }

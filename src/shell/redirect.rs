@@ -20,6 +20,27 @@ use super::{MAX_HEREDOC, Shell, Stdio};
 pub(crate) enum Fd {
     Read(Input),
     Write(Output),
+    /// A file open for reading and writing (`<>`): both ends work on one
+    /// [`forkbox_commands::SharedFile`], at one position.
+    ReadWrite(Input, Output),
+}
+
+impl Fd {
+    /// The stream reads of this descriptor take from, if it is open for reading.
+    pub(crate) fn input(&self) -> Option<&Input> {
+        match self {
+            Fd::Read(i) | Fd::ReadWrite(i, _) => Some(i),
+            Fd::Write(_) => None,
+        }
+    }
+
+    /// The stream writes to this descriptor go to, if it is open for writing.
+    pub(crate) fn output(&self) -> Option<&Output> {
+        match self {
+            Fd::Write(o) | Fd::ReadWrite(_, o) => Some(o),
+            Fd::Read(_) => None,
+        }
+    }
 }
 
 /// The descriptors a command runs with. Cloning shares the streams; dropping the last
@@ -51,18 +72,12 @@ impl Fds {
     }
 
     pub fn stdin(&self) -> Input {
-        match self.map.get(&0) {
-            Some(Fd::Read(i)) => i.clone(),
-            _ => Input::empty(),
-        }
+        self.input(0).unwrap_or_else(Input::empty)
     }
 
     /// The input open on descriptor `fd`, if it is open for reading.
     pub fn input(&self, fd: i32) -> Option<Input> {
-        match self.map.get(&fd) {
-            Some(Fd::Read(i)) => Some(i.clone()),
-            _ => None,
-        }
+        self.map.get(&fd).and_then(Fd::input).cloned()
     }
 
     pub fn stdout(&self) -> Output {
@@ -74,13 +89,10 @@ impl Fds {
     }
 
     fn output(&self, fd: i32) -> Output {
-        match self.map.get(&fd) {
-            Some(Fd::Write(o)) => o.clone(),
+        match self.map.get(&fd).and_then(Fd::output) {
+            Some(o) => o.clone(),
             // A closed descriptor: writes fail like writes to a pipe without reader.
-            _ => {
-                let (o, _) = pipe();
-                o
-            }
+            None => Output::broken(),
         }
     }
 
@@ -149,6 +161,39 @@ pub(crate) struct Closer {
     /// Tells the drain to write what is buffered and close the file even though writers
     /// remain (an `exec` redirection being replaced or the shell ending).
     pub stop: Option<tokio_util::sync::CancellationToken>,
+    /// For a file `exec` holds open: how far its drain has written.
+    pub sync: Option<Arc<FileSync>>,
+}
+
+/// How far the drain of a file `exec` holds open has got: the shell waits between two
+/// commands until it wrote all that was sent into the descriptor's pipe.
+pub(crate) struct FileSync {
+    /// Bytes sent into the pipe (by every writer of the descriptor).
+    sent: Arc<std::sync::atomic::AtomicU64>,
+    /// Bytes the drain wrote to the file.
+    written: std::sync::atomic::AtomicU64,
+    /// Set when the drain ended (the file is closed; nothing more will be written).
+    done: std::sync::atomic::AtomicBool,
+    /// Woken after each write and at the end.
+    progress: tokio::sync::Notify,
+}
+
+impl FileSync {
+    /// Waits until the drain wrote everything sent so far (or ended); what writers still
+    /// running (a background job) send meanwhile is not waited for.
+    async fn wait(&self) {
+        use std::sync::atomic::Ordering;
+        let target = self.sent.load(Ordering::Acquire);
+        loop {
+            let notified = self.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.done.load(Ordering::Acquire) || self.written.load(Ordering::Acquire) >= target {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// Waits for every redirection file to be written and closed; reports failures.
@@ -223,19 +268,8 @@ impl Shell {
                                 fds.set(fd, Fd::Read(input));
                             }
                             IoFileRedirectKind::ReadAndWrite => {
-                                // Opened without truncation (created if missing); writes go
-                                // over the content from the start. An fd holds one
-                                // direction here: input for fd 0, output for any other.
-                                let o = self
-                                    .open_write(&name, WriteMode::Update, fds, closers)
-                                    .await?;
-                                if fd == 0 {
-                                    drop(o);
-                                    let input = self.open_read(&name, fds).await?;
-                                    fds.set(fd, Fd::Read(input));
-                                } else {
-                                    fds.set(fd, Fd::Write(o));
-                                }
+                                let d = self.open_read_write(&name, fds, closers).await?;
+                                fds.set(fd, d);
                             }
                             IoFileRedirectKind::Write | IoFileRedirectKind::Clobber => {
                                 let mode = if self.opts.noclobber
@@ -292,6 +326,7 @@ impl Shell {
                         if let Fd::Write(_) = d {
                             closers.push(Closer {
                                 stop: None,
+                                sync: None,
                                 path: String::new(),
                                 task: self.budget.spawn(async move {
                                     let _ = task.await;
@@ -455,9 +490,9 @@ impl Shell {
         if let Some(n) = name.strip_prefix("/dev/fd/")
             && let Ok(n) = n.parse::<i32>()
         {
-            return match fds.get(n) {
-                Some(Fd::Read(i)) => Ok(i),
-                _ => Err(ShellError::BadFd(n.to_string())),
+            return match fds.get(n).as_ref().and_then(Fd::input) {
+                Some(i) => Ok(i.clone()),
+                None => Err(ShellError::BadFd(n.to_string())),
             };
         }
         let path = forkbox_commands::fs::join(&self.cwd, name);
@@ -499,6 +534,51 @@ impl Shell {
         Ok(input)
     }
 
+    /// The descriptor `<> name` opens: the file opened for reading and writing (created if
+    /// missing, never truncated), both directions at one shared position; the file is
+    /// closed (a [`Closer`]) once no descriptor holds it. A device is its two ends.
+    async fn open_read_write(
+        &self,
+        name: &str,
+        fds: &Fds,
+        closers: &mut Vec<Closer>,
+    ) -> Result<Fd, ShellError> {
+        if name.starts_with("/dev/") {
+            let input = self.open_read(name, fds).await?;
+            let output = self
+                .open_write(name, WriteMode::Update, fds, closers)
+                .await?;
+            return Ok(Fd::ReadWrite(input, output));
+        }
+        let file_err = |e| ShellError::File {
+            path: name.to_string(),
+            source: e,
+        };
+        if name.is_empty() {
+            return Err(file_err(FsError::NotFound));
+        }
+        let path = forkbox_commands::fs::join(&self.cwd, name);
+        let path = forkbox_commands::fs::VfsPath::new(&path).map_err(file_err)?;
+        let opts = forkbox_commands::fs::OpenOptions::read_write().create(true);
+        let handle = super::umask_fs::with_umask(self.fs.clone(), self.umask)
+            .open(&path, opts)
+            .await
+            .map_err(file_err)?;
+        let (file, closer) = forkbox_commands::shared_file(handle);
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stopped = stop.clone();
+        closers.push(Closer {
+            path: name.to_string(),
+            task: self
+                .budget
+                .spawn(async move { closer.close(stopped.cancelled_owned()).await }),
+            stop: Some(stop),
+            // Writes reach the file itself, not a pipe: nothing to wait for.
+            sync: None,
+        });
+        Ok(Fd::ReadWrite(file.input(), file.output()))
+    }
+
     /// A writable stream for `> name`: a device, or a pipe drained into the file by a task.
     async fn open_write(
         &self,
@@ -511,15 +591,22 @@ impl Shell {
             "/dev/null" => return Ok(Output::null()),
             "/dev/stdout" | "/dev/fd/1" => return Ok(fds.stdout()),
             "/dev/stderr" | "/dev/fd/2" => return Ok(fds.stderr()),
+            // A script without a terminal (an exec request, a nested shell reading a
+            // pipe) has no controlling terminal to open, as bash run so.
+            "/dev/tty" if !self.interactive && fds.tty.is_none() => {
+                return Err(ShellError::Builtin(format!(
+                    "{name}: No such device or address"
+                )));
+            }
             "/dev/tty" => return Ok(fds.stdout()),
             _ => {}
         }
         if let Some(n) = name.strip_prefix("/dev/fd/")
             && let Ok(n) = n.parse::<i32>()
         {
-            return match fds.get(n) {
-                Some(Fd::Write(o)) => Ok(o),
-                _ => Err(ShellError::BadFd(n.to_string())),
+            return match fds.get(n).as_ref().and_then(Fd::output) {
+                Some(o) => Ok(o.clone()),
+                None => Err(ShellError::BadFd(n.to_string())),
             };
         }
         if name.is_empty() {
@@ -529,6 +616,11 @@ impl Shell {
             });
         }
         let path = forkbox_commands::fs::join(&self.cwd, name);
+        if self.exec_opening
+            && let Some(out) = self.open_exec_file(name, &path, mode, closers).await?
+        {
+            return Ok(out);
+        }
         let mut handle = super::umask_fs::with_umask(self.fs.clone(), self.umask)
             .open_write(&path, mode)
             .await
@@ -583,8 +675,115 @@ impl Shell {
             path: name.to_string(),
             task,
             stop: Some(stop),
+            sync: None,
         });
         Ok(out)
+    }
+
+    /// `exec N>file`: the file opened as an open file (whose writes path reads see at
+    /// once) and drained into from the descriptor's pipe, with a [`FileSync`] so the
+    /// shell can wait for the drain between commands (`exec 3>f; echo a >&3; cat f`).
+    /// `None` when the filesystem has no open files.
+    async fn open_exec_file(
+        &self,
+        name: &str,
+        path: &str,
+        mode: WriteMode,
+        closers: &mut Vec<Closer>,
+    ) -> Result<Option<Output>, ShellError> {
+        use forkbox_commands::fs::{OpenOptions, VfsPath};
+        use std::sync::atomic::Ordering;
+        let file_err = |e| ShellError::File {
+            path: name.to_string(),
+            source: e,
+        };
+        let opts = match mode {
+            WriteMode::Truncate => OpenOptions::write_only().create(true).truncate(true),
+            WriteMode::Append => OpenOptions::write_only().append(true).create(true),
+            WriteMode::CreateNew => OpenOptions::write_only().create(true).exclusive(true),
+            WriteMode::Update => OpenOptions::write_only().create(true),
+        };
+        let vpath = VfsPath::new(path).map_err(file_err)?;
+        let fs = super::umask_fs::with_umask(self.fs.clone(), self.umask);
+        let mut handle = match fs.open(&vpath, opts).await {
+            Ok(h) => h,
+            Err(FsError::Unsupported) => return Ok(None),
+            Err(FsError::AlreadyExists) if matches!(mode, WriteMode::CreateNew) => {
+                return Err(ShellError::Builtin(format!(
+                    "{name}: cannot overwrite existing file"
+                )));
+            }
+            Err(e) => return Err(file_err(e)),
+        };
+        let (out, input) = pipe();
+        let sync = Arc::new(FileSync {
+            sent: out.sent_counter(),
+            written: std::sync::atomic::AtomicU64::new(0),
+            done: std::sync::atomic::AtomicBool::new(false),
+            progress: tokio::sync::Notify::new(),
+        });
+        let stop = tokio_util::sync::CancellationToken::new();
+        let stopped = stop.clone();
+        let progress = sync.clone();
+        let task = self.budget.spawn(async move {
+            let mut result = Ok(());
+            loop {
+                let next = tokio::select! {
+                    biased;
+                    c = input.read_chunk() => c,
+                    _ = stopped.cancelled() => {
+                        use futures::FutureExt;
+                        match input.read_chunk().now_or_never() {
+                            Some(c @ Ok(Some(_))) => c,
+                            _ => Ok(None),
+                        }
+                    }
+                };
+                match next {
+                    Ok(Some(chunk)) => {
+                        if let Err(e) = handle.write(&chunk).await {
+                            result = Err(e);
+                            break;
+                        }
+                        progress
+                            .written
+                            .fetch_add(chunk.len() as u64, Ordering::Release);
+                        progress.progress.notify_waiters();
+                    }
+                    Ok(None) => break,
+                    Err(_) => {
+                        result = Err(FsError::Io);
+                        break;
+                    }
+                }
+            }
+            drop(input);
+            let closed = handle.close().await;
+            progress.done.store(true, Ordering::Release);
+            progress.progress.notify_waiters();
+            result.and(closed)
+        });
+        closers.push(Closer {
+            path: name.to_string(),
+            task,
+            stop: Some(stop),
+            sync: Some(sync),
+        });
+        Ok(Some(out))
+    }
+
+    /// Waits until every file `exec` holds open has what was written to it so far.
+    pub(crate) async fn sync_exec_files(&self) {
+        let syncs: Vec<Arc<FileSync>> = {
+            let held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
+            if held.is_empty() {
+                return;
+            }
+            held.iter().filter_map(|(_, c)| c.sync.clone()).collect()
+        };
+        for s in syncs {
+            s.wait().await;
+        }
     }
 }
 
@@ -606,6 +805,52 @@ fn targets(r: &IoRedirect) -> Vec<i32> {
 }
 
 impl Shell {
+    /// Applies `redirs` to a copy of `fds` as [`Shell::begin_redirects`] does, but sets
+    /// apart the files of the redirections to descriptors in `keep` (`cmd {fd}>file`,
+    /// which bash leaves open after the command): the second list, for
+    /// [`Shell::keep_fds`].
+    pub(crate) async fn begin_redirects_keeping(
+        &mut self,
+        redirs: &[&IoRedirect],
+        keep: &[i32],
+        fds: &Fds,
+    ) -> Result<(Fds, Vec<Closer>, Vec<Closer>), super::exec::Exec<i32>> {
+        let mut out = fds.clone();
+        let (mut closers, mut kept) = (Vec::new(), Vec::new());
+        for r in redirs {
+            let before = closers.len();
+            if let Err(e) = self.apply_one(r, &mut out, &mut closers).await {
+                closers.append(&mut kept);
+                finish(closers, &fds.stderr(), self).await;
+                return Err(self.fail(e, fds).await);
+            }
+            if targets(r).iter().any(|t| keep.contains(t)) {
+                kept.extend(closers.drain(before..));
+            }
+        }
+        Ok((out, closers, kept))
+    }
+
+    /// Leaves descriptors `keep` of a command's table `cmd_fds` open in the shell, as
+    /// `exec` would have opened them; `kept` are their files, closed when `exec` closes
+    /// the descriptors or the shell ends.
+    pub(crate) fn keep_fds(&mut self, cmd_fds: &Fds, keep: &[i32], kept: Vec<Closer>, fds: &Fds) {
+        let mut table = self.exec_fds.clone().unwrap_or_else(|| fds.clone());
+        for n in keep {
+            match cmd_fds.get(*n) {
+                Some(d) => table.set(*n, d),
+                None => table.close(*n),
+            }
+        }
+        self.exec_gen += 1;
+        table.generation = self.exec_gen;
+        self.exec_fds = Some(table);
+        let mut held = self.exec_closers.lock().unwrap_or_else(|p| p.into_inner());
+        for c in kept {
+            held.push((keep.to_vec(), c));
+        }
+    }
+
     /// `exec` with only redirections: they stay for the rest of the shell. Files it opened
     /// for writing before on the same descriptors are closed (so `exec 3>&-; cat f` sees
     /// what went to 3).
@@ -614,7 +859,10 @@ impl Shell {
         redirs: &[&IoRedirect],
         fds: &Fds,
     ) -> super::exec::Exec<i32> {
-        let (mut f, closers) = match self.begin_redirects(redirs, fds).await {
+        self.exec_opening = true;
+        let begun = self.begin_redirects(redirs, fds).await;
+        self.exec_opening = false;
+        let (mut f, closers) = match begun {
             Ok(x) => x,
             Err(r) => return r,
         };
@@ -632,9 +880,9 @@ impl Shell {
                     .map
                     .iter()
                     .filter(|(_, d)| {
-                        let Fd::Write(new) = d else { return false };
+                        let Some(new) = d.output() else { return false };
                         on.iter().any(|n| {
-                            matches!(fds.map.get(n), Some(Fd::Write(old)) if old.same_stream(new))
+                            matches!(fds.map.get(n).and_then(Fd::output), Some(old) if old.same_stream(new))
                         })
                     })
                     .map(|(n, _)| *n)

@@ -255,10 +255,13 @@ impl Shell {
             readonly: false,
             attrs: Attrs::default(),
         });
-        var.attrs.unset = false;
+        let was_unset = std::mem::replace(&mut var.attrs.unset, false);
         if let Value::Str(s) = &var.value {
+            // A scalar becomes element 0, unless it is only declared (`local x`).
             let mut m = BTreeMap::new();
-            m.insert(0, s.clone());
+            if !was_unset {
+                m.insert(0, s.clone());
+            }
             var.value = Value::Array(m);
         }
         match &mut var.value {
@@ -354,6 +357,20 @@ impl Shell {
                 self.restore_var(name.to_string(), saved);
                 return Ok(());
             }
+        }
+        if n > 0 && self.is_local_here(name) {
+            // It stays local, declared without a value or attributes (`declare -- x`).
+            let placeholder = Var {
+                value: Value::Str(String::new()),
+                exported: false,
+                readonly: false,
+                attrs: Attrs {
+                    unset: true,
+                    ..Attrs::default()
+                },
+            };
+            self.restore_var(name.to_string(), Some(placeholder));
+            return Ok(());
         }
         self.restore_var(name.to_string(), None);
         Ok(())

@@ -22,6 +22,61 @@ impl Command for Echo {
     }
 }
 
+/// `/usr/bin/echo`, GNU coreutils' program, what `env echo`, `xargs echo` and `find -exec
+/// echo` run: bash's rules, but a lone `--help` or `--version` is an option.
+pub struct GnuEcho;
+
+const GNU_HELP: &str = "Usage: echo [SHORT-OPTION]... [STRING]...
+  or:  echo LONG-OPTION
+Echo the STRING(s) to standard output.
+
+  -n             do not output the trailing newline
+  -e             enable interpretation of backslash escapes
+  -E             disable interpretation of backslash escapes (default)
+      --help        display this help and exit
+      --version     output version information and exit
+
+If -e is in effect, the following sequences are recognized:
+
+  \\\\      backslash
+  \\a      alert (BEL)
+  \\b      backspace
+  \\c      produce no further output
+  \\e      escape
+  \\f      form feed
+  \\n      new line
+  \\r      carriage return
+  \\t      horizontal tab
+  \\v      vertical tab
+  \\0NNN   byte with octal value NNN (1 to 3 digits)
+  \\xHH    byte with hexadecimal value HH (1 to 2 digits)
+
+NOTE: your shell may have its own version of echo, which usually supersedes
+the version described here.  Please refer to your shell's documentation
+for details about the options it supports.
+
+NOTE: printf(1) is a preferred alternative,
+which does not have issues outputting option-like strings.
+";
+
+#[async_trait]
+impl Command for GnuEcho {
+    fn name(&self) -> &'static str {
+        "echo"
+    }
+    fn summary(&self) -> &'static str {
+        "write arguments to standard output (GNU coreutils' program)"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        match args.as_slice() {
+            [a] if a == "--help" => ctx.out(GNU_HELP).await?,
+            [a] if a == "--version" => ctx.out("echo (GNU coreutils) 9.1\n").await?,
+            _ => ctx.out(render(&args)).await?,
+        }
+        Ok(0)
+    }
+}
+
 /// What `echo ARGS` writes, with bash's rules: leading words made only of `-n`, `-e`,
 /// `-E` letters are options; with `-e`, backslash escapes (`\0NNN`, `\xHH`, `\c` stops
 /// all output).

@@ -111,11 +111,10 @@ impl Command for Env {
         if nul {
             return Ok(usage(ctx, "cannot specify --null (-0) with command").await);
         }
-        if !ctx.launcher.resolves(&args[i]) {
+        if let Some(e) = ctx.launcher.unrunnable(ctx, &args[i]).await {
             let name = super::util::quote(&args[i]);
-            ctx.warn("env", format!("{name}: No such file or directory"))
-                .await;
-            return Ok(127);
+            ctx.warn("env", format!("{name}: {e}")).await;
+            return Ok(crate::unrunnable_status(&e));
         }
         let mut child = ctx.clone();
         child.env = env;

@@ -677,13 +677,13 @@ impl<'a> Walker<'a> {
         self.out.flush().await?;
         self.ctx.checkpoint().await?;
         let name = argv.first().map_or("", String::as_str);
-        if !self.ctx.launcher.resolves(name) {
-            let msg = format!("{}: No such file or directory", quote(name));
-            self.ctx.warn("find", msg).await;
-            return Ok(127);
-        }
         let mut child = self.ctx.clone();
         child.cwd = dir;
+        if let Some(e) = self.ctx.launcher.unrunnable(&child, name).await {
+            let msg = format!("{}: {e}", quote(name));
+            self.ctx.warn("find", msg).await;
+            return Ok(crate::unrunnable_status(&e));
+        }
         let st = self.ctx.launcher.launch(child, argv).await;
         if self.ctx.cancel.is_cancelled() {
             return Err(Interrupt::Cancelled);

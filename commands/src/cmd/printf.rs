@@ -29,6 +29,28 @@ pub(crate) enum Escapes {
 
 /// Appends `s` with backslash escapes expanded. Returns true when `\c` asked to stop.
 pub(crate) fn unescape(s: &[u8], out: &mut Vec<u8>, mode: Escapes) -> bool {
+    unescape_in(s, out, mode, &mut EscapeContext::default())
+}
+
+/// What expanding escapes depends on beyond the text, and what it has to say.
+#[derive(Default)]
+pub(crate) struct EscapeContext {
+    /// The C locale: a `\u`/`\U` past ASCII has no character there and stays as written
+    /// (with its digits in upper case, as bash shows it).
+    pub c_locale: bool,
+    /// Warn (bash's printf) about a `\x`, `\u` or `\U` without digits.
+    pub warn: bool,
+    /// The warnings given.
+    pub warnings: Vec<String>,
+}
+
+/// [`unescape`] in `cx`.
+pub(crate) fn unescape_in(
+    s: &[u8],
+    out: &mut Vec<u8>,
+    mode: Escapes,
+    cx: &mut EscapeContext,
+) -> bool {
     let mut i = 0;
     while i < s.len() {
         let b = s[i];
@@ -84,6 +106,13 @@ pub(crate) fn unescape(s: &[u8], out: &mut Vec<u8>, mode: Escapes) -> bool {
                     j += 1;
                 }
                 if j == i {
+                    if cx.warn {
+                        let what = if e == b'x' { "hex" } else { "unicode" };
+                        cx.warnings.push(format!(
+                            "printf: missing {what} digit for \\{}\n",
+                            e as char
+                        ));
+                    }
                     out.push(b'\\');
                     out.push(e);
                     continue;
@@ -91,6 +120,9 @@ pub(crate) fn unescape(s: &[u8], out: &mut Vec<u8>, mode: Escapes) -> bool {
                 i = j;
                 if e == b'x' {
                     out.push(v as u8);
+                } else if cx.c_locale && v > 0x7f {
+                    let width = if e == b'u' { 4 } else { 8 };
+                    out.extend_from_slice(format!("\\{}{v:0width$X}", e as char).as_bytes());
                 } else {
                     let c = char::from_u32(v).unwrap_or('\u{fffd}');
                     let mut tmp = [0u8; 4];
@@ -166,6 +198,15 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// How escapes expand in this run: bash's builtin warns about missing digits.
+    fn escapes(&self) -> EscapeContext {
+        EscapeContext {
+            c_locale: self.c_locale,
+            warn: !self.gnu,
+            warnings: Vec::new(),
+        }
+    }
+
     fn take(&mut self) -> Option<&str> {
         let a = self.args.get(self.next)?;
         self.next += 1;
@@ -429,6 +470,175 @@ fn fmt_float(v: f64, conv: u8, spec: &Spec, out: &mut Vec<u8>) {
     spec.pad(body.as_bytes(), v.is_finite(), out);
 }
 
+/// `%a`/`%A` as bash and coreutils print them on x86-64, where they format a `long
+/// double`: its 64-bit significand (the integer bit first, so the first hex digit is 8 to
+/// f) without trailing zeros, and the binary exponent of that first digit (`0x8p-3` for
+/// one). A decimal argument is rounded to 64 bits from its exact value (as `strtold`
+/// does), so `0.1` shows the digits of the long double, not of the nearest `f64`.
+fn hex_float(arg: Option<&str>, v: f64, upper: bool, spec: &Spec, out: &mut Vec<u8>) {
+    // A decimal past an f64's range may still be a long double (`1e400`).
+    let exact = arg.and_then(decimal_significand);
+    if v.is_nan() || (v.is_infinite() && exact.is_none()) {
+        let mut spec = spec.clone();
+        spec.zero = false;
+        return fmt_float(v, if upper { b'E' } else { b'e' }, &spec, out);
+    }
+    let (mut m, mut exp) = exact.unwrap_or_else(|| f64_significand(v.abs()));
+    let frac_digits = 15usize;
+    let digits = match spec.prec {
+        Some(p) if p < frac_digits && m != 0 => {
+            // Round to `p` hex digits after the point, half to even.
+            let shift = 4 * (frac_digits - p) as u32;
+            let (q, r) = (m >> shift, m & ((1u64 << shift) - 1));
+            let half = 1u64 << (shift - 1);
+            let mut q = u128::from(q);
+            if r > half || (r == half && q & 1 == 1) {
+                q += 1;
+            }
+            let wide = q << shift;
+            if wide >> 64 != 0 {
+                m = 1 << 63;
+                exp += 1;
+            } else {
+                m = wide as u64;
+            }
+            p
+        }
+        Some(p) => p,
+        None => frac_digits,
+    };
+    let (lead, frac) = if m == 0 {
+        (0, 0)
+    } else {
+        (m >> 60, m & ((1u64 << 60) - 1))
+    };
+    let mut frac_hex = format!("{frac:015x}");
+    if spec.prec.is_none() {
+        frac_hex = frac_hex.trim_end_matches('0').to_string();
+    } else if digits <= frac_digits {
+        frac_hex.truncate(digits);
+    } else {
+        frac_hex.extend(std::iter::repeat_n('0', digits - frac_digits));
+    }
+    let shown = if m == 0 { 0 } else { exp + 60 };
+    let point = if frac_hex.is_empty() && !spec.alt {
+        ""
+    } else {
+        "."
+    };
+    let sign = if v.is_sign_negative() {
+        "-"
+    } else if spec.plus {
+        "+"
+    } else if spec.space {
+        " "
+    } else {
+        ""
+    };
+    let body = format!("{sign}0x{lead:x}{point}{frac_hex}p{shown:+}");
+    let body = if upper { body.to_uppercase() } else { body };
+    spec.pad(body.as_bytes(), true, out);
+}
+
+/// `v` (finite, not negative) as a 64-bit significand with its top bit set (0 for zero)
+/// and the exponent of its last bit.
+fn f64_significand(v: f64) -> (u64, i64) {
+    let bits = v.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i64;
+    let f = bits & ((1u64 << 52) - 1);
+    let (m, exp) = if e == 0 {
+        (f, -1074)
+    } else {
+        (f | (1 << 52), e - 1075)
+    };
+    if m == 0 {
+        return (0, 0);
+    }
+    let shift = m.leading_zeros();
+    (m << shift, exp - i64::from(shift))
+}
+
+/// A plain decimal number (`-1.5e3`) rounded to a 64-bit significand as
+/// [`f64_significand`] gives it, from its exact value; `None` for any other form (hex,
+/// `inf`, a character constant) or an exponent too large to work out exactly.
+fn decimal_significand(s: &str) -> Option<(u64, i64)> {
+    use num_bigint::BigUint;
+    let s = s.trim();
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (num, e10) = match s.find(['e', 'E']) {
+        Some(at) => (&s[..at], s[at + 1..].parse::<i64>().ok()?),
+        None => (s, 0),
+    };
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let e10 = e10.checked_sub(frac.len() as i64)?;
+    // Past a long double's range (about 1e±4950) the value is its infinity or zero.
+    if e10.abs() > 4950 {
+        return None;
+    }
+    let digits = format!("{int}{frac}");
+    let d = BigUint::parse_bytes(digits.as_bytes(), 10).unwrap_or_default();
+    if d == BigUint::ZERO {
+        return Some((0, 0));
+    }
+    let ten = BigUint::from(10u32);
+    let round = |q: BigUint, twice_r: std::cmp::Ordering| -> BigUint {
+        let odd = q.bit(0);
+        match twice_r {
+            std::cmp::Ordering::Greater => q + 1u32,
+            std::cmp::Ordering::Equal if odd => q + 1u32,
+            _ => q,
+        }
+    };
+    let (q, exp) = if e10 >= 0 {
+        let n = d * ten.pow(e10 as u32);
+        let bits = n.bits() as i64;
+        if bits <= 64 {
+            (n << (64 - bits) as usize, bits - 64)
+        } else {
+            let k = (bits - 64) as usize;
+            let q = &n >> k;
+            let r = &n - (&q << k);
+            let twice = (r << 1usize).cmp(&(BigUint::from(1u32) << k));
+            (round(q, twice), k as i64)
+        }
+    } else {
+        let p = ten.pow((-e10) as u32);
+        let mut shift = 64 + p.bits() as i64 - d.bits() as i64;
+        loop {
+            // d × 2^shift / p, exactly: the shift goes on whichever side keeps it whole.
+            let (num, den) = if shift >= 0 {
+                (&d << shift as usize, p.clone())
+            } else {
+                (d.clone(), &p << (-shift) as usize)
+            };
+            let q = &num / &den;
+            match q.bits() {
+                b if b > 64 => shift -= 1,
+                b if b < 64 => shift += 1,
+                _ => {
+                    let r = num - &q * &den;
+                    let twice = (r << 1usize).cmp(&den);
+                    break (round(q, twice), -shift);
+                }
+            }
+        }
+    };
+    // Rounding up may carry into a 65th bit.
+    let (q, exp) = if q.bits() > 64 {
+        (q >> 1usize, exp + 1)
+    } else {
+        (q, exp)
+    };
+    let m = q.iter_u64_digits().next().unwrap_or(0);
+    Some((m, exp))
+}
+
 /// bash's `%q`: a form the shell reads back as the same word.
 pub(crate) fn shell_quote(s: &str) -> String {
     if s.is_empty() {
@@ -607,7 +817,9 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
         if b == b'\\' {
             // One escape at a time, so a `\c` can be told apart.
             let end = escape_end(fmt, i);
-            unescape(&fmt[i..end], out, Escapes::Format);
+            let mut cx = run.escapes();
+            unescape_in(&fmt[i..end], out, Escapes::Format, &mut cx);
+            run.warnings.append(&mut cx.warnings);
             i = end;
             continue;
         }
@@ -748,7 +960,9 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                         .unwrap_or_else(|| vec![0]),
                     _ => {
                         let mut v = Vec::new();
-                        let stop = unescape(arg.as_bytes(), &mut v, Escapes::Percent);
+                        let mut cx = run.escapes();
+                        let stop = unescape_in(arg.as_bytes(), &mut v, Escapes::Percent, &mut cx);
+                        run.warnings.append(&mut cx.warnings);
                         if stop {
                             let mut s2 = spec.clone();
                             s2.zero = false;
@@ -773,14 +987,11 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => {
                 let arg = run.take().map(str::to_string);
                 let v = run.float(arg.as_deref());
-                let conv = if conv == b'a' {
-                    b'e'
-                } else if conv == b'A' {
-                    b'E'
+                if matches!(conv, b'a' | b'A') {
+                    hex_float(arg.as_deref(), v, conv == b'A', &spec, out);
                 } else {
-                    conv
-                };
-                fmt_float(v, conv, &spec, out);
+                    fmt_float(v, conv, &spec, out);
+                }
             }
             other => {
                 run.warnings.push(format!(
@@ -1092,7 +1303,8 @@ mod tests {
         assert_eq!(pf(&["%q\n", ""]).await.1, "''\n");
         assert_eq!(pf(&["%b|", "a\\tb", "\\0101"]).await.1, "a\tb|A|");
         assert_eq!(pf(&["%b%s", "x\\cy", "z"]).await.1, "x");
-        assert_eq!(pf(&["\\101\\x41\\u00e9"]).await.1, "AAé");
+        // No locale set is the C locale, where `\u00e9` has no character and stays.
+        assert_eq!(pf(&["\\101\\x41\\u00e9\\u41"]).await.1, "AA\\u00E9A");
     }
 
     #[tokio::test]
@@ -1141,6 +1353,27 @@ mod tests {
             "  -3.142|1.0e+02 |"
         );
         assert_eq!(pf(&["%g %G", "100000", "1e-5"]).await.1, "100000 1E-05");
+    }
+
+    #[tokio::test]
+    async fn hex_floats_as_x86_long_double() {
+        for (arg, want) in [
+            ("1", "0x8p-3"),
+            ("0.5", "0x8p-4"),
+            ("0.1", "0xc.ccccccccccccccdp-7"),
+            ("-2", "-0x8p-2"),
+            ("1e10", "0x9.502f9p+30"),
+            ("0", "0x0p+0"),
+            ("3.14", "0xc.8f5c28f5c28f5c3p-2"),
+            ("1e-10", "0xd.be6fecebdedd5bfp-37"),
+            ("255", "0xf.fp+4"),
+        ] {
+            assert_eq!(pf(&["%a", arg]).await.1, want, "{arg}");
+        }
+        assert_eq!(
+            pf(&["%A|%.2a|%10a", "0.1", "1", "1"]).await.1,
+            "0XC.CCCCCCCCCCCCCCDP-7|0x8.00p-3|    0x8p-3"
+        );
     }
 
     #[tokio::test]

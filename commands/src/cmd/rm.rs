@@ -1,5 +1,6 @@
-//! `rm`: remove files and, with `-r`, directory trees. No prompting: `-i` is not offered,
-//! as a session has no one to ask when it is scripted.
+//! `rm`: remove files and, with `-r`, directory trees. `-i` asks before each removal (the
+//! answers read from stdin), and with `-r` about each entry of a directory it descends
+//! into, as GNU's does.
 
 use async_trait::async_trait;
 use clap::Parser;
@@ -58,6 +59,100 @@ impl Remover<'_> {
         if self.args.verbose {
             let what = if dir { "removed directory" } else { "removed" };
             self.ctx.out(format!("{what} {}\n", quote(shown))).await?;
+        }
+        Ok(())
+    }
+
+    /// `rm -ri`: asks about each entry of `path` (whose descent was agreed to), removing
+    /// what is agreed to, depth first; then asks to remove `path` itself, unless a descent
+    /// below it was refused (GNU then knows it stays and does not ask). Gives whether it
+    /// asked.
+    fn ask_tree<'b>(
+        &'b mut self,
+        asker: &'b mut super::util::Asker,
+        shown: &'b str,
+        path: &'b str,
+        depth: usize,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<bool, Interrupt>> + Send + 'b>>
+    {
+        Box::pin(async move {
+            let entries = match self.ctx.fs.read_dir(path).await {
+                Ok(e) => e,
+                Err(e) => {
+                    self.fail(shown, e).await;
+                    return Ok(false);
+                }
+            };
+            let mut kept_subtree = false;
+            for e in entries {
+                self.pacer.tick(self.ctx).await?;
+                let child_shown = format!("{}/{}", shown.trim_end_matches('/'), e.name);
+                let child = crate::fs::join(path, &e.name);
+                if e.meta.kind == FileKind::Dir {
+                    let empty = self
+                        .ctx
+                        .fs
+                        .read_dir(&child)
+                        .await
+                        .is_ok_and(|c| c.is_empty());
+                    if empty {
+                        self.ask_rmdir(asker, &child_shown, &child).await?;
+                        continue;
+                    }
+                    if depth + 1 > MAX_DEPTH {
+                        self.ctx
+                            .warn(
+                                "rm",
+                                format!("{}: directory nesting too deep", quote(&child_shown)),
+                            )
+                            .await;
+                        self.status = 1;
+                        continue;
+                    }
+                    let q = format!("rm: descend into directory {}? ", quote(&child_shown));
+                    if !asker.ask(self.ctx, &q).await?
+                        || !self
+                            .ask_tree(asker, &child_shown, &child, depth + 1)
+                            .await?
+                    {
+                        kept_subtree = true;
+                    }
+                    continue;
+                }
+                let what = match e.meta.kind {
+                    FileKind::Symlink => "remove symbolic link",
+                    _ if e.meta.len == 0 => "remove regular empty file",
+                    _ => "remove regular file",
+                };
+                let q = format!("rm: {what} {}? ", quote(&child_shown));
+                if asker.ask(self.ctx, &q).await? {
+                    match self.ctx.fs.unlink(&child).await {
+                        Ok(()) => self.removed(&child_shown, false).await?,
+                        Err(e) => self.fail(&child_shown, e).await,
+                    }
+                }
+            }
+            if kept_subtree {
+                return Ok(false);
+            }
+            self.ask_rmdir(asker, shown, path).await?;
+            Ok(true)
+        })
+    }
+
+    /// Asks to remove the directory `path`, and removes it on yes.
+    async fn ask_rmdir(
+        &mut self,
+        asker: &mut super::util::Asker,
+        shown: &str,
+        path: &str,
+    ) -> Result<(), Interrupt> {
+        let q = format!("rm: remove directory {}? ", quote(shown));
+        if asker.ask(self.ctx, &q).await? {
+            match self.ctx.fs.rmdir(path).await {
+                Ok(()) => self.removed(shown, true).await?,
+                Err(e) => self.fail(shown, e).await,
+            }
         }
         Ok(())
     }
@@ -201,7 +296,13 @@ impl Command for Rm {
                     rm.status = 1;
                     continue;
                 }
-                rm.remove_tree(f, &path).await?;
+                let descended =
+                    args.interactive && !ctx.fs.read_dir(&path).await.is_ok_and(|e| e.is_empty());
+                if descended {
+                    let _asked = rm.ask_tree(&mut asker, f, &path, 0).await?;
+                } else {
+                    rm.remove_tree(f, &path).await?;
+                }
             } else if args.dir {
                 match ctx.fs.rmdir(&path).await {
                     Ok(()) => rm.removed(f, true).await?,

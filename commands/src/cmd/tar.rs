@@ -1,7 +1,8 @@
 //! `tar`: create (`c`), list (`t`) and extract (`x`) archives in GNU tar's format
 //! (ustar headers with GNU's magic and `././@LongLink` entries for long names), optionally
-//! gzip-compressed (`z` to write; reading recognises gzip by its magic). Archives stream
-//! through in blocks: nothing is held whole, files are read and written in chunks.
+//! gzip-, bzip2- or xz-compressed (`z`, `j`, `J` to write; reading recognises each by its
+//! magic). Archives stream through in blocks: nothing is held whole, files are read and
+//! written in chunks; bzip2 and xz run on [`super::codec`]'s blocking coder.
 
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,6 +10,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use flate2::Compression;
 use flate2::write::{GzDecoder, GzEncoder};
+
+use super::codec::{Coder, Format};
 
 use super::find::pattern::glob_match;
 use super::util::{MAX_DEPTH, Pacer, mode_string, utc};
@@ -27,6 +30,8 @@ Create, list or extract tar archives.
   -t, --list              list the contents of an archive
   -x, --extract, --get    extract files from an archive
   -f, --file=ARCHIVE      use archive file ARCHIVE ('-' is stdin/stdout)
+  -j, --bzip2             filter the archive through bzip2
+  -J, --xz                filter the archive through xz
   -z, --gzip              filter the archive through gzip
   -C, --directory=DIR     change to directory DIR
   -v, --verbose           verbosely list files processed
@@ -42,6 +47,8 @@ struct Opts {
     op: Option<char>,
     file: Option<String>,
     gzip: bool,
+    /// `j`/`J`: bzip2 or xz instead of gzip.
+    filter: Option<Format>,
     verbose: bool,
     to_stdout: bool,
     excludes: Vec<String>,
@@ -75,7 +82,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
     if let Some(first) = words.first()
         && !first.starts_with('-')
         && !first.is_empty()
-        && first.chars().all(|c| "ctxzvfpOC".contains(c))
+        && first.chars().all(|c| "ctxzjJvfpOC".contains(c))
     {
         let letters: Vec<char> = first.chars().collect();
         let mut rest = words.split_off(1);
@@ -126,6 +133,8 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
                 "extract" | "get" => set_op(&mut o, 'x')?,
                 "file" => o.file = Some(value(&mut i)?),
                 "gzip" | "gunzip" | "ungzip" => o.gzip = true,
+                "bzip2" => o.filter = Some(Format::Bzip2),
+                "xz" => o.filter = Some(Format::Xz),
                 "directory" => o.dir = Some(value(&mut i)?),
                 "verbose" => o.verbose = true,
                 "to-stdout" => o.to_stdout = true,
@@ -152,6 +161,8 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
             match c {
                 'c' | 't' | 'x' => set_op(&mut o, c)?,
                 'z' => o.gzip = true,
+                'j' => o.filter = Some(Format::Bzip2),
+                'J' => o.filter = Some(Format::Xz),
                 'v' => o.verbose = true,
                 'p' => {}
                 'O' => o.to_stdout = true,
@@ -185,7 +196,32 @@ struct Sink<'a> {
     ctx: &'a Context,
     file: Option<Box<dyn WriteHandle>>,
     gz: Option<GzEncoder<Vec<u8>>>,
+    /// `j`/`J`: the coder, and the output it has handed back not yet written.
+    coder: Option<(Coder, Pending)>,
     written: usize,
+}
+
+/// Output of a [`Coder`] gathered between its calls and the writes that follow.
+type Pending = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// Takes what a coder handed back.
+fn drain(pending: &Pending) -> Vec<u8> {
+    pending
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default()
+}
+
+/// A coder's `emit`: gathers its output into `pending`.
+fn gather(
+    pending: &Pending,
+) -> impl FnMut(Vec<u8>) -> std::future::Ready<Result<(), Interrupt>> + '_ {
+    move |data| {
+        if let Ok(mut v) = pending.lock() {
+            v.extend_from_slice(&data);
+        }
+        std::future::ready(Ok(()))
+    }
 }
 
 impl Sink<'_> {
@@ -204,6 +240,17 @@ impl Sink<'_> {
 
     async fn write(&mut self, data: &[u8]) -> Result<Result<(), FsError>, Interrupt> {
         self.written += data.len();
+        if let Some((coder, pending)) = &mut self.coder {
+            if coder
+                .push(&self.ctx.cancel, data.to_vec(), gather(pending))
+                .await?
+                .is_err()
+            {
+                return Ok(Err(FsError::Io));
+            }
+            let out = drain(pending);
+            return self.raw(&out).await;
+        }
         match &mut self.gz {
             Some(gz) => {
                 if gz.write_all(data).is_err() {
@@ -229,6 +276,19 @@ impl Sink<'_> {
                 return Ok(Err(e));
             }
         }
+        if let Some((coder, pending)) = self.coder.take() {
+            if coder
+                .finish(&self.ctx.cancel, gather(&pending))
+                .await?
+                .is_err()
+            {
+                return Ok(Err(FsError::Io));
+            }
+            let out = drain(&pending);
+            if let Err(e) = self.raw(&out).await? {
+                return Ok(Err(e));
+            }
+        }
         match self.file.take() {
             Some(h) => Ok(h.close().await),
             None => Ok(Ok(())),
@@ -243,6 +303,8 @@ struct Source<'a> {
     path: Option<String>,
     off: u64,
     gz: Option<GzDecoder<Vec<u8>>>,
+    /// A bzip2 or xz archive's decoder, and its output not yet buffered.
+    coder: Option<(Coder, Pending)>,
     first: bool,
     buf: Vec<u8>,
     eof: bool,
@@ -283,6 +345,16 @@ impl Source<'_> {
                             Err(_) => return Ok(Err(FsError::Io)),
                         }
                     }
+                    if let Some((coder, pending)) = self.coder.take() {
+                        if coder
+                            .finish(&self.ctx.cancel, gather(&pending))
+                            .await?
+                            .is_err()
+                        {
+                            return Ok(Err(FsError::Io));
+                        }
+                        self.buf.extend_from_slice(&drain(&pending));
+                    }
                     break;
                 }
                 Err(e) => return Ok(Err(e)),
@@ -292,6 +364,22 @@ impl Source<'_> {
                 if chunk.starts_with(&[0x1f, 0x8b]) {
                     self.gz = Some(GzDecoder::new(Vec::new()));
                 }
+                for f in [Format::Bzip2, Format::Xz] {
+                    if f.sniff(&chunk) {
+                        self.coder = Some((Coder::start(f, true, 6), Pending::default()));
+                    }
+                }
+            }
+            if let Some((coder, pending)) = &mut self.coder {
+                if coder
+                    .push(&self.ctx.cancel, chunk, gather(pending))
+                    .await?
+                    .is_err()
+                {
+                    return Ok(Err(FsError::Io));
+                }
+                self.buf.extend_from_slice(&drain(pending));
+                continue;
             }
             match &mut self.gz {
                 Some(gz) => {
@@ -507,6 +595,10 @@ impl Run<'_> {
                 .o
                 .gzip
                 .then(|| GzEncoder::new(Vec::new(), Compression::default())),
+            coder: self.o.filter.map(|f| {
+                let level = if f == Format::Bzip2 { 9 } else { 6 };
+                (Coder::start(f, false, level), Pending::default())
+            }),
             written: 0,
         };
         let mut warned_abs = false;
@@ -695,6 +787,7 @@ impl Run<'_> {
             path: None,
             off: 0,
             gz: None,
+            coder: None,
             first: true,
             buf: Vec::new(),
             eof: false,

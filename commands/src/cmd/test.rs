@@ -133,7 +133,11 @@ impl Tester<'_> {
                     depth: 0,
                 };
                 let v = p.or().await?;
-                if p.pos < args.len() {
+                if let Some(extra) = args.get(p.pos) {
+                    // bash names a leftover operator-looking word.
+                    if extra.starts_with('-') {
+                        return Err(Usage(format!("syntax error: `{extra}' unexpected")));
+                    }
                     return Err(Usage("too many arguments".into()));
                 }
                 Ok(v)

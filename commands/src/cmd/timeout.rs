@@ -146,16 +146,13 @@ impl Command for Timeout {
         let Some(name) = argv.first() else {
             return Ok(usage(ctx, "").await);
         };
-        if !ctx.launcher.resolves(name) {
+        if let Some(e) = ctx.launcher.unrunnable(ctx, name).await {
             ctx.warn(
                 "timeout",
-                format!(
-                    "failed to run command {}: No such file or directory",
-                    quote(name)
-                ),
+                format!("failed to run command {}: {e}", quote(name)),
             )
             .await;
-            return Ok(127);
+            return Ok(crate::unrunnable_status(&e));
         }
         let token = ctx.cancel.child_token();
         let mut child = ctx.clone();

@@ -353,12 +353,12 @@ impl Runner<'_> {
         let mut child = self.ctx.clone();
         child.stdin = Input::empty();
         let name = argv.first().cloned().unwrap_or_default();
-        let st = if self.ctx.launcher.resolves(&name) {
-            self.ctx.launcher.launch(child, argv).await
-        } else {
-            let msg = format!("{name}: No such file or directory");
-            self.ctx.warn("xargs", msg).await;
-            127
+        let st = match self.ctx.launcher.unrunnable(self.ctx, &name).await {
+            None => self.ctx.launcher.launch(child, argv).await,
+            Some(e) => {
+                self.ctx.warn("xargs", format!("{name}: {e}")).await;
+                crate::unrunnable_status(&e)
+            }
         };
         if self.ctx.cancel.is_cancelled() {
             return Err(Interrupt::Cancelled);

@@ -188,7 +188,7 @@ async fn print_vars(
                 continue;
             }
             if flags.print || filtered || cmd == "local" {
-                out.push_str(&declare_line(&k, v));
+                out.push_str(&posix_listing(sh, cmd, declare_line(&k, v)));
             } else if !v.attrs.unset {
                 out.push_str(&crate::shell::vars::set_line(&k, v));
             }
@@ -210,6 +210,24 @@ async fn print_vars(
     for n in names {
         match sh.vars.get(n.as_str()) {
             Some(v) => out.push_str(&declare_line(n, v)),
+            None if n == "PIPESTATUS" || Shell::is_stack_array(n) => {
+                // Arrays the shell computes when read: shown as they read now.
+                let items: Vec<String> = if n == "PIPESTATUS" {
+                    sh.pipestatus.iter().map(|s| s.to_string()).collect()
+                } else {
+                    sh.stack_array(n)
+                };
+                let var = Var {
+                    attrs: Attrs {
+                        unset: items.is_empty(),
+                        ..Attrs::default()
+                    },
+                    value: Value::Array((0..).zip(items).collect()),
+                    exported: false,
+                    readonly: false,
+                };
+                out.push_str(&declare_line(n, &var));
+            }
             None => {
                 let _ = io.stdout().write_str(&out).await;
                 out.clear();
@@ -220,6 +238,24 @@ async fn print_vars(
     }
     let _ = io.stdout().write_str(&out).await;
     Ok(status)
+}
+
+/// A `declare -…` line as `export -p` or `readonly -p` list it in POSIX mode: their own
+/// name, with only the kind of array as an option (`export -a arr=…`, `readonly x="1"`).
+fn posix_listing(sh: &Shell, cmd: &str, line: String) -> String {
+    if !matches!(cmd, "export" | "readonly") || !sh.opts.posix {
+        return line;
+    }
+    let Some(rest) = line.strip_prefix("declare -") else {
+        return line;
+    };
+    let (letters, rest) = rest.split_once(' ').unwrap_or((rest, ""));
+    let kept: String = letters.chars().filter(|c| matches!(c, 'a' | 'A')).collect();
+    if kept.is_empty() {
+        format!("{cmd} {rest}")
+    } else {
+        format!("{cmd} -{kept} {rest}")
+    }
 }
 
 /// `declare -fx NAME` (also `-r`, `-t`, `+x`): sets the functions' attributes instead of
@@ -350,8 +386,13 @@ async fn declare_one(
             "{cmd}: {name}: readonly variable"
         )));
     }
+    // A local shadowing an exported variable is exported too (the environment of
+    // commands the function runs carries the local's value).
+    let mut inherit_export = false;
     if local && !sh.is_local_here(name) {
         let outer = sh.vars.get(name).cloned();
+        let outer_exported = outer.as_ref().is_some_and(|o| o.exported);
+        inherit_export = outer_exported;
         sh.make_local(name);
         sh.vars.remove(name);
         if (flags.inherit || sh.shopts.on("localvar_inherit"))
@@ -364,9 +405,8 @@ async fn declare_one(
                     ..o
                 },
             );
-        } else if outer.is_some_and(|o| o.exported) {
-            // A local of an exported variable is exported too (its only inherited
-            // attribute): `export X=1; f() { local X=2; env; }` shows X=2.
+        } else if outer_exported {
+            // A local of an exported variable is exported too, as in bash.
             sh.declare_unset(name, Value::Str(String::new()));
             if let Some(v) = sh.vars.get_mut(name) {
                 v.exported = true;
@@ -460,6 +500,12 @@ async fn declare_one(
         && let Some(v) = sh.vars.get_mut(&target)
     {
         v.readonly = true;
+    }
+    if inherit_export
+        && !flags.off.export
+        && let Some(v) = sh.vars.get_mut(&target)
+    {
+        v.exported = true;
     }
     Ok(())
 }

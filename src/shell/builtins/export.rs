@@ -1,5 +1,6 @@
 //! `export [-fn] [-p] [name[=value] ...]`: set the export attribute of shell variables
-//! (`declare -gx`), remove it (`-n`), or list exported variables (`declare -x` lines).
+//! (`declare -x` on the variable in scope: a function's local when it has one, else the
+//! global), remove it (`-n`), or list exported variables (`declare -x` lines).
 
 use crate::shell::Shell;
 use crate::shell::exec::Exec;
@@ -62,7 +63,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return Ok(status);
     }
     let flag = if unexport { "+x" } else { "-x" };
-    let mut argv = vec![flag.to_string(), "-g".to_string()];
+    let mut argv = vec![flag.to_string()];
     if names.is_empty() {
         argv = vec!["-x".to_string(), "-p".to_string()];
     } else {

@@ -53,7 +53,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     };
     let idx = usize::try_from(optind - 1).unwrap_or(usize::MAX);
     let Some(arg) = argv.get(idx) else {
-        return finish(sh, io, name, optind).await;
+        // Past the end: bash leaves OPTIND just after the last argument.
+        let last = i64::try_from(argv.len())
+            .unwrap_or(i64::MAX)
+            .saturating_add(1);
+        return finish(sh, io, name, optind.min(last)).await;
     };
     if offset == 0 || offset >= arg.len() {
         if arg == "--" {

@@ -290,7 +290,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     let ifs = sh.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
     if let Some(arr) = &a.array {
-        let fields = split_all(&unescape(&text, a.raw), &ifs);
+        // `-N` assigns what it read as it stands, unsplit.
+        let fields = if exact {
+            vec![unescape(&text, a.raw)]
+        } else {
+            split_all(&text, &ifs, a.raw)
+        };
         let map: BTreeMap<i64, String> = fields
             .into_iter()
             .enumerate()
@@ -308,7 +313,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         return Ok(status);
     }
-    let values = split_n(&text, &ifs, a.names.len(), a.raw);
+    let values = if exact {
+        let mut v = vec![unescape(&text, a.raw)];
+        v.resize(a.names.len(), String::new());
+        v
+    } else {
+        split_n(&text, &ifs, a.names.len(), a.raw)
+    };
     for (n, v) in a.names.iter().zip(values) {
         if let Err(e) = sh.set_var(n, &v) {
             return read_failed(sh, e, io).await;
@@ -365,16 +376,23 @@ fn is_ws(c: char, ifs: &str) -> bool {
     matches!(c, ' ' | '\t' | '\n') && ifs.contains(c)
 }
 
-/// Splits into every field (for `read -a`).
-fn split_all(s: &str, ifs: &str) -> Vec<String> {
+/// Splits into every field (for `read -a`). Without `raw`, a backslash makes the next
+/// character data, never a delimiter.
+fn split_all(s: &str, ifs: &str, raw: bool) -> Vec<String> {
     if ifs.is_empty() {
-        return vec![s.to_string()];
+        return vec![unescape(s, raw)];
     }
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut have = false;
-    for c in s.chars() {
-        if ifs.contains(c) {
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' && !raw {
+            if let Some(n) = chars.next() {
+                cur.push(n);
+            }
+            have = true;
+        } else if ifs.contains(c) {
             if have || !is_ws(c, ifs) {
                 out.push(std::mem::take(&mut cur));
             }
@@ -504,7 +522,7 @@ mod tests {
         assert_eq!(split_n("a", " ", 3, true), ["a", "", ""]);
         assert_eq!(split_n("x:y:", ":", 2, true), ["x", "y"]);
         assert_eq!(split_n("x:y:z:", ":", 2, true), ["x", "y:z:"]);
-        assert_eq!(split_all(" a  b ", " "), ["a", "b"]);
+        assert_eq!(split_all(" a  b ", " ", true), ["a", "b"]);
     }
 }
 

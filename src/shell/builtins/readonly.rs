@@ -1,12 +1,13 @@
 //! `readonly [-aAf] [-p] [name[=value] ...]`: mark shell variables as unchangeable
-//! (`declare -gr`), or list them (`declare -r` lines).
+//! (`declare -r` on the variable in scope: a function's local when it has one, else the
+//! global), or list them (`declare -r` lines).
 
 use crate::shell::Shell;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
-    let mut argv = vec!["-r".to_string(), "-g".to_string()];
+    let mut argv = vec!["-r".to_string()];
     let mut funcs = false;
     let mut rest = args.as_slice();
     while let Some(a) = rest.first() {

@@ -57,7 +57,17 @@ impl Shell {
             )));
         };
         match kept {
-            Kept::Flag(field) => *field(&mut self.opts) = on,
+            Kept::Flag(field) => {
+                *field(&mut self.opts) = on;
+                if name == "posix" {
+                    // bash says so to the programs it runs.
+                    let _ = if on {
+                        self.assign_str("POSIXLY_CORRECT", "y", false)
+                    } else {
+                        self.unset_var("POSIXLY_CORRECT")
+                    };
+                }
+            }
             Kept::Fixed(value) if *value == on => {}
             Kept::Fixed(_) => {
                 let sign = if on { '-' } else { '+' };
@@ -110,11 +120,15 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 out.push_str(&crate::shell::vars::set_line(k, v));
             }
         }
-        // Then the functions, as `declare -f` prints them.
+        // Then the functions, as `declare -f` prints them (not in POSIX mode).
         let mut funcs: Vec<(
             &String,
             &std::sync::Arc<brush_parser::ast::FunctionDefinition>,
-        )> = sh.functions.iter().collect();
+        )> = if sh.opts.posix {
+            Vec::new()
+        } else {
+            sh.functions.iter().collect()
+        };
         funcs.sort_by(|a, b| a.0.cmp(b.0));
         for (name, f) in funcs {
             out.push_str(&crate::shell::printer::function(name, f));

@@ -47,15 +47,15 @@ pub(crate) async fn run(
         Some(p) => p,
         None => {
             let msg = format!("{file}: {}", forkbox_commands::FsError::NotFound);
-            return super::fail(sh, io, msg, 1).await;
+            return unreadable(sh, io, msg).await;
         }
     };
     if files.stat(&path).await.is_ok_and(|m| m.is_dir()) {
-        return super::fail(sh, io, format!("{name}: {file}: is a directory"), 1).await;
+        return unreadable(sh, io, format!("{name}: {file}: is a directory")).await;
     }
     let bytes = match fs::read_all(files.as_ref(), &path, MAX_SCRIPT).await {
         Ok(b) => b,
-        Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
+        Err(e) => return unreadable(sh, io, format!("{file}: {e}")).await,
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let file = file.clone();
@@ -114,6 +114,16 @@ async fn run_text(
         Err(Flow::Return(s)) => Ok(s),
         other => other,
     }
+}
+
+/// A file `source` cannot read: the message, status 1. `.` is a special builtin, so in
+/// POSIX mode this ends a script (a subshell, the script itself), as in bash.
+async fn unreadable(sh: &mut Shell, io: &Fds, msg: String) -> Exec<i32> {
+    let status = super::fail(sh, io, msg, 1).await?;
+    if sh.opts.posix && !sh.interactive {
+        return Err(Flow::Exit(status));
+    }
+    Ok(status)
 }
 
 /// The file `source NAME` reads: a name with a slash as it is; otherwise the first regular

@@ -145,7 +145,9 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
             Err(e) => return sh.fail(e, io).await,
         };
         let (status, out) = run_printf(sh, &args[2..], io, true).await;
-        let value = String::from_utf8_lossy(&out).into_owned();
+        // A variable cannot hold NUL: bash keeps what comes before the first one.
+        let out = out.split(|&b| b == 0).next().unwrap_or_default();
+        let value = String::from_utf8_lossy(out).into_owned();
         // `printf -v 'a[2]'`: an element of an indexed array (a literal index).
         let element = var
             .split_once('[')

@@ -41,11 +41,21 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if print || rest.is_empty() {
         return show(sh, rest, io).await;
     }
-    // `trap N…` with a number first, or `trap SIG` alone, or `trap - SIG…`: reset.
-    let (action, conds) = if rest.len() == 1
-        || rest[0] == "-"
-        || (!rest[0].is_empty() && rest[0].chars().all(|c| c.is_ascii_digit()))
-    {
+    // `trap N…` with a signal number first, or `trap SIG` alone (outside posix mode), or
+    // `trap - SIG…`: reset. A lone operand that is no signal is a usage error.
+    let first_signal = !rest[0].is_empty()
+        && rest[0].chars().all(|c| c.is_ascii_digit())
+        && trap_number(&rest[0]).is_some();
+    let lone_signal = rest.len() == 1
+        && !sh.opts.posix
+        && rest[0] != "-"
+        && !rest[0].is_empty()
+        && trap_number(&rest[0]).is_some();
+    if rest.len() == 1 && !first_signal && !lone_signal {
+        let _ = io.stderr().write_str(&format!("{USAGE}\n")).await;
+        return Ok(2);
+    }
+    let (action, conds) = if first_signal || lone_signal || rest[0] == "-" {
         let conds = if rest[0] == "-" { &rest[1..] } else { rest };
         (None, conds)
     } else {

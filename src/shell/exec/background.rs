@@ -99,7 +99,7 @@ impl Shell {
             fds.with_stdin(forkbox_commands::Input::empty())
         };
         let (tx, rx) = watch::channel(None);
-        let text = format!("{list} &");
+        let text = format!("{} &", crate::shell::printer::job_line(list));
         let list = list.clone();
         self.budget.spawn(async move {
             // A signal the job does not catch cancels it: its commands see that at their

@@ -169,7 +169,15 @@ impl Shell {
             Some(p) if !p.value.trim().is_empty() => format!("(({}))", p.value),
             _ => "((1))".to_string(),
         };
+        // `set -x` shows each part as `(( part ))`, as written after its leading blanks.
+        let traced = |part: &Option<ast::UnexpandedArithmeticExpr>| match part {
+            Some(p) if !p.value.trim().is_empty() => format!("(( {} ))", p.value),
+            _ => "(( 1 ))".to_string(),
+        };
         self.debug_header(|| shown(&f.initializer), fds).await?;
+        if self.opts.xtrace {
+            self.trace_line(&traced(&f.initializer), fds).await;
+        }
         if let Some(init) = &f.initializer
             && let Err(e) = self.eval_arith(&init.value, fds, false).await
         {
@@ -186,6 +194,9 @@ impl Shell {
             if let Err(fl) = self.debug_header(|| shown(&f.condition), fds).await {
                 out = Err(fl);
                 break;
+            }
+            if self.opts.xtrace {
+                self.trace_line(&traced(&f.condition), fds).await;
             }
             // An empty condition is true (`for (( i=0; ; i++ ))`).
             if let Some(cond) = f.condition.as_ref().filter(|c| !c.value.trim().is_empty()) {
@@ -210,6 +221,9 @@ impl Shell {
             if let Err(fl) = self.debug_header(|| shown(&f.updater), fds).await {
                 out = Err(fl);
                 break;
+            }
+            if self.opts.xtrace {
+                self.trace_line(&traced(&f.updater), fds).await;
             }
             if let Some(upd) = &f.updater
                 && let Err(e) = self.eval_arith(&upd.value, fds, false).await

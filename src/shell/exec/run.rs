@@ -311,7 +311,13 @@ impl Shell {
             // Loops do not reach into a function: `break` there is outside any loop.
             let saved_loops = std::mem::replace(&mut self.loop_depth, 0);
             let body = &f.body;
-            let return_trap = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
+            // A function does not inherit the RETURN trap (unless `set -T`): it is put
+            // aside for the call, and what the function itself sets runs as it returns.
+            let outer_return_trap = if self.functrace() {
+                None
+            } else {
+                self.traps.remove(&crate::shell::jobs::TRAP_RETURN)
+            };
             let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
             // Under `set -T` the DEBUG trap also runs as the function starts (still
             // showing the call as `$BASH_COMMAND`).
@@ -337,8 +343,7 @@ impl Shell {
                     Err(r) => r,
                 }
             };
-            let now = self.traps.get(&crate::shell::jobs::TRAP_RETURN).cloned();
-            let r = if now.is_some() && (self.functrace() || now != return_trap) {
+            let r = if self.traps.contains_key(&crate::shell::jobs::TRAP_RETURN) {
                 let status = match &r {
                     Ok(s) | Err(Flow::Return(s)) => Some(*s),
                     _ => None,
@@ -356,6 +361,12 @@ impl Shell {
             } else {
                 r
             };
+            // The caller's trap comes back unless the function set one of its own.
+            if let Some(t) = outer_return_trap
+                && !self.traps.contains_key(&crate::shell::jobs::TRAP_RETURN)
+            {
+                self.traps.insert(crate::shell::jobs::TRAP_RETURN, t);
+            }
             if self
                 .lines
                 .local_opts
@@ -443,22 +454,7 @@ impl Shell {
             Ok(c) => c,
             Err(e) => return self.fail(exec_err(e), fds).await,
         };
-        let text = String::from_utf8_lossy(&content);
-        let first = text.lines().next().unwrap_or("");
-        let mut interp = "sh".to_string();
-        if let Some(line) = first.strip_prefix("#!") {
-            let mut parts = line.split_whitespace();
-            let prog = parts.next().unwrap_or("sh");
-            let base = prog.rsplit('/').next().unwrap_or(prog);
-            interp = if base == "env" {
-                parts
-                    .find(|p| !p.starts_with('-'))
-                    .unwrap_or("sh")
-                    .to_string()
-            } else {
-                base.to_string()
-            };
-        }
+        let interp = shebang_interpreter(&String::from_utf8_lossy(&content));
         let mut argv = vec![interp.clone(), name.to_string()];
         argv.extend(args);
         if matches!(interp.as_str(), "sh" | "bash") {
@@ -480,6 +476,27 @@ impl Shell {
                 Ok(127)
             }
         }
+    }
+}
+
+/// The program a script's `#!` line names (its base name; `env PROG` gives PROG), or
+/// `sh` for a script without one; shared by the shell (`./s.sh`) and its launcher
+/// (`xargs ./s.sh`).
+pub(crate) fn shebang_interpreter(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let Some(line) = first.strip_prefix("#!") else {
+        return "sh".to_string();
+    };
+    let mut parts = line.split_whitespace();
+    let prog = parts.next().unwrap_or("sh");
+    let base = prog.rsplit('/').next().unwrap_or(prog);
+    if base == "env" {
+        parts
+            .find(|p| !p.starts_with('-'))
+            .unwrap_or("sh")
+            .to_string()
+    } else {
+        base.to_string()
     }
 }
 

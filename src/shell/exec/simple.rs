@@ -123,12 +123,17 @@ impl Shell {
             // Assignments (and redirections) only: they persist in this shell.
             let prev = self.last_status;
             for a in &assigns {
+                // The trace comes before the assignment takes effect: `PS4=…` shows
+                // with the old `PS4`.
+                let ps4 = self.opts.xtrace.then(|| self.get_str("PS4"));
                 if let Err(e) = self.assign(a, fds).await {
                     return self.fail(e, fds).await;
                 }
-                if self.opts.xtrace {
+                if let Some(ps4) = ps4
+                    && self.opts.xtrace
+                {
                     let body = self.trace_assignment(a);
-                    self.trace_line(&body, fds).await;
+                    self.trace_line_with(ps4, &body, fds).await;
                 }
             }
             let status = if self.subst_runs != subst_before {
@@ -176,7 +181,7 @@ impl Shell {
         if self.opts.xtrace {
             // bash shows each prefix assignment on a line of its own, then the command.
             for (k, v) in &env_extra {
-                self.trace_line(&format!("{k}={}", trace_word(v)), fds)
+                self.trace_line(&format!("{k}={}", trace_value(v)), fds)
                     .await;
             }
             let line = argv
@@ -191,7 +196,7 @@ impl Shell {
                 // bash traces the assignments these two make as assignments too.
                 for a in &argv[1..] {
                     if let Some(at) = crate::shell::expand::assignment_prefix(a) {
-                        let line = format!("{}{}", &a[..at], trace_word(&a[at..]));
+                        let line = format!("{}{}", &a[..at], trace_value(&a[at..]));
                         self.trace_line(&line, fds).await;
                     }
                 }
@@ -214,7 +219,20 @@ impl Shell {
             }
             return r;
         }
-        let (mut f, closers) = match self.begin_redirects(&redirs, fds).await {
+        // `cmd {fd}>file`: bash leaves the descriptor it opened open after the command.
+        let keep: Vec<i32> = named
+            .iter()
+            .filter_map(|(_, r)| match r {
+                ast::IoRedirect::File(_, _, ast::IoFileRedirectTarget::Duplicate(t))
+                    if t.value == "-" =>
+                {
+                    None
+                }
+                ast::IoRedirect::File(n, ..) => *n,
+                _ => None,
+            })
+            .collect();
+        let (mut f, closers, kept) = match self.begin_redirects_keeping(&redirs, &keep, fds).await {
             Ok(x) => x,
             Err(r) => return r,
         };
@@ -224,6 +242,9 @@ impl Shell {
         let r = self.run_command(argv, env_extra, &f).await;
         if let Some(l) = fn_last {
             let _ = self.store_str("_", &l);
+        }
+        if !keep.is_empty() {
+            self.keep_fds(&f, &keep, kept, fds);
         }
         let r = self.end_redirects(f, closers, r, fds).await;
         for w in writers {
@@ -468,12 +489,22 @@ impl Shell {
             AssignmentName::VariableName(n) => {
                 let op = if a.append { "+=" } else { "=" };
                 match self.vars.get(n).map(|v| &v.value) {
-                    Some(Value::Str(s)) if !a.append => format!("{n}{op}{}", trace_word(s)),
+                    Some(Value::Str(s)) if !a.append => format!("{n}{op}{}", trace_value(s)),
                     _ => format!("{n}{op}{}", a.value),
                 }
             }
             AssignmentName::ArrayElementName(n, i) => format!("{n}[{i}]={}", a.value),
         }
+    }
+}
+
+/// The value of an assignment as `set -x` shows it: as a word, but nothing for an empty
+/// one (`+ x=`).
+fn trace_value(v: &str) -> String {
+    if v.is_empty() {
+        String::new()
+    } else {
+        trace_word(v)
     }
 }
 
@@ -486,10 +517,14 @@ pub(crate) fn trace_word(w: &str) -> String {
             || (c == '#' && i == 0)
             || (c == '~' && (i == 0 || matches!(w.as_bytes().get(i - 1), Some(b'=' | b':'))))
     };
-    if !w.is_empty() && !w.char_indices().any(special) {
-        w.to_string()
-    } else {
+    if w.is_empty() || w.char_indices().any(special) {
         shell_quote(w)
+    } else if w.chars().any(char::is_control) {
+        // No character the shell treats specially, but one that does not print: bash
+        // shows it as `$'\001'` (what has both is single-quoted as it is).
+        crate::shell::vars::ansi_c_quote(w)
+    } else {
+        w.to_string()
     }
 }
 

@@ -214,9 +214,9 @@ impl Shell {
                     }
                     Ok(PVal::Str(match v {
                         PVal::Unset => "0".into(),
-                        PVal::Str(s) => s.chars().count().to_string(),
+                        PVal::Str(s) => self.text_len(&s).to_string(),
                         PVal::List(l, _) => l.len().to_string(),
-                        PVal::Pieces(p) => join_pieces(&p).chars().count().to_string(),
+                        PVal::Pieces(p) => self.text_len(&join_pieces(&p)).to_string(),
                     }))
                 }
                 ParameterExpr::RemoveSmallestSuffixPattern {
@@ -275,9 +275,33 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, *indirect, &v)?;
-                    let off = self.eval_arith(&offset.value, fds, true).await?;
+                    if matches!(&v, PVal::Unset) {
+                        // Nothing to take from: bash does not evaluate offset nor length.
+                        return Ok(PVal::Str(String::new()));
+                    }
+                    // bash names the parameter in an error of either expression.
+                    let named = |e: ShellError| match e {
+                        ShellError::Arithmetic { expr, message } => ShellError::Arithmetic {
+                            expr: format!("{}: {expr}", super::param_name(parameter)),
+                            message,
+                        },
+                        e => e,
+                    };
+                    let off = self
+                        .eval_arith(&offset.value, fds, true)
+                        .await
+                        .map_err(named)?;
+                    if let PVal::Str(s) = &v {
+                        // An offset outside the string gives nothing; bash does not
+                        // evaluate the length then.
+                        let n = s.chars().count() as i64;
+                        let from = if off < 0 { off.saturating_add(n) } else { off };
+                        if from < 0 || from > n {
+                            return Ok(PVal::Str(String::new()));
+                        }
+                    }
                     let len = match length {
-                        Some(l) => Some(self.eval_arith(&l.value, fds, true).await?),
+                        Some(l) => Some(self.eval_arith(&l.value, fds, true).await.map_err(named)?),
                         None => None,
                     };
                     if let (Some(l), PVal::List(..)) = (len, &v)
@@ -609,6 +633,26 @@ impl Shell {
 }
 
 impl Shell {
+    /// Whether the shell's locale (the first set of `LC_ALL`, `LC_CTYPE`, `LANG`) is not
+    /// UTF-8: there a character is a byte, as bash counts in the C locale.
+    pub(crate) fn byte_locale(&self) -> bool {
+        let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .find_map(|k| self.get_str(k).filter(|v| !v.is_empty()))
+            .map(|v| v.to_ascii_lowercase())
+            .unwrap_or_default();
+        !(locale.contains("utf-8") || locale.contains("utf8"))
+    }
+
+    /// The length of `s` in characters of the shell's locale (`${#s}`).
+    fn text_len(&self, s: &str) -> usize {
+        if !s.is_ascii() && self.byte_locale() {
+            s.len()
+        } else {
+            s.chars().count()
+        }
+    }
+
     /// The word of `${x:-word}` or `${x:+word}`, expanded where it stands: unquoted, its
     /// literal text is split like the rest of the expansion; its quoted parts are not.
     /// Inside double quotes, single quotes and a leading `~` in the word are literal.

@@ -41,7 +41,7 @@ impl<'a> Fixup<'a> {
 
     /// Whether anything in a program parsed from `src` may need fixing.
     pub fn needed(&self) -> bool {
-        self.markers || self.hidden || self.src.contains("for")
+        self.markers || self.hidden || self.src.contains("for") || spaced_paren_pair(self.src)
     }
 
     pub fn program(&mut self, p: &mut Program) {
@@ -94,6 +94,11 @@ impl<'a> Fixup<'a> {
     }
 
     fn compound(&mut self, c: &mut CompoundCommand) {
+        if let CompoundCommand::Arithmetic(a) = c
+            && let Some(sub) = self.subshell_of_arithmetic(a)
+        {
+            *c = CompoundCommand::Subshell(sub);
+        }
         match c {
             CompoundCommand::Arithmetic(a) => self.text(&mut a.expr.value),
             CompoundCommand::ArithmeticForClause(f) => {
@@ -237,6 +242,53 @@ impl<'a> Fixup<'a> {
         }
     }
 
+    /// `( ((expr)) )` as bash reads it: a subshell around an arithmetic command. brush's
+    /// parser takes the first two `(` for the `((` of the command and the inner `(( ))`
+    /// for parentheses of its expression; `None` unless the text has a blank between
+    /// the first two `(`.
+    fn subshell_of_arithmetic(
+        &mut self,
+        a: &ast::ArithmeticCommand,
+    ) -> Option<ast::SubshellCommand> {
+        let start = self.byte_at(a.loc.start.index)?;
+        let rest = self.src[start..].strip_prefix('(')?;
+        let inner = rest.trim_start_matches([' ', '\t', '\n']);
+        if inner.len() == rest.len() || !inner.starts_with("((") {
+            return None;
+        }
+        let inner = a.expr.value.trim().strip_prefix('(')?.strip_suffix(')')?;
+        let value = inner.trim().to_string();
+        // The interpreter and printer tell `(( x ))` from `((x))` by the command's span
+        // (the parser drops the blanks): the inner command's is as if written alone.
+        let blanks = if inner.starts_with([' ', '\t']) { 6 } else { 4 };
+        let mut end = (*a.loc.start).clone();
+        end.index += value.chars().count() + blanks;
+        let loc = brush_parser::SourceSpan {
+            start: a.loc.start.clone(),
+            end: std::sync::Arc::new(end),
+        };
+        let arith = ast::ArithmeticCommand {
+            expr: ast::UnexpandedArithmeticExpr { value },
+            loc,
+        };
+        let pipeline = ast::Pipeline {
+            timed: None,
+            bang: false,
+            seq: vec![Command::Compound(CompoundCommand::Arithmetic(arith), None)],
+        };
+        let item = ast::CompoundListItem(
+            AndOrList {
+                first: pipeline,
+                additional: Vec::new(),
+            },
+            ast::SeparatorOperator::Sequence,
+        );
+        Some(ast::SubshellCommand {
+            list: CompoundList(vec![item]),
+            loc: a.loc.clone(),
+        })
+    }
+
     /// Byte offset in `src` of the parser's character position `index`.
     fn byte_at(&mut self, index: usize) -> Option<usize> {
         if self.src.is_ascii() {
@@ -269,6 +321,16 @@ impl<'a> Fixup<'a> {
             }
         }
     }
+}
+
+/// Whether `src` has a `(` followed by blanks and `((` (see
+/// [`Fixup::subshell_of_arithmetic`]).
+fn spaced_paren_pair(src: &str) -> bool {
+    src.match_indices('(').any(|(at, _)| {
+        let rest = &src[at + 1..];
+        let inner = rest.trim_start_matches([' ', '\t', '\n']);
+        inner.len() < rest.len() && inner.starts_with("((")
+    })
 }
 
 /// The three parts of the header of the arithmetic `for` that `text` starts with

@@ -308,6 +308,11 @@ struct Rewriter<'a> {
     check_cond: bool,
     /// The first error found in a `[[ ]]` expression.
     cond_error: Option<String>,
+    /// A `for` header was read and its body has not started yet.
+    pending_for: bool,
+    /// For each `{` group open, whether it is a `for` body written `{ …; }` (bash takes
+    /// that for `do …; done`; brush-parser does not), rewritten as `do … done`.
+    braces: Vec<bool>,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -347,6 +352,8 @@ impl<'a> Rewriter<'a> {
             collect: false,
             check_cond: false,
             cond_error: None,
+            pending_for: false,
+            braces: Vec::new(),
         }
     }
 
@@ -459,8 +466,18 @@ impl<'a> Rewriter<'a> {
                     cmd_start = true;
                 }
                 b'#' => {
+                    let from = i;
                     while i < s.len() && s[i] != b'\n' {
                         i += 1;
+                    }
+                    // brush's tokenizer reads quotes and parentheses in a comment that
+                    // starts a command inside `$( )`; the comment goes (bash drops it too).
+                    if self.in_subst > 0
+                        && s[from..i]
+                            .iter()
+                            .any(|b| matches!(b, b'(' | b')' | b'\'' | b'"' | b'`' | b'\\'))
+                    {
+                        self.replace(from, i, "");
                     }
                 }
                 b';' => {
@@ -507,7 +524,11 @@ impl<'a> Rewriter<'a> {
                             cmd_start = true;
                             continue;
                         }
+                        let nested = cmd_start && s.get(j) == Some(&b'(');
                         i = self.commands(i + 1, End::Paren);
+                        if nested {
+                            self.unarithmetic(i);
+                        }
                         after_compound = true;
                     }
                     cmd_start = false;
@@ -561,6 +582,7 @@ impl<'a> Rewriter<'a> {
                                 i += 3;
                                 cmd_start = false;
                             }
+                            self.pending_for = true;
                             continue;
                         }
                         "function" => {
@@ -577,13 +599,32 @@ impl<'a> Rewriter<'a> {
                             continue;
                         }
                         "}" | "done" | "fi" | "esac" => {
+                            if word == "}" && self.braces.pop() == Some(true) {
+                                self.replace(i, i + 1, "done");
+                            }
                             i += word.len();
                             cmd_start = false;
                             after_compound = true;
                             continue;
                         }
-                        "if" | "then" | "elif" | "else" | "do" | "while" | "until" | "{" | "!"
-                        | "time" | "coproc" => {
+                        "{" => {
+                            let body = std::mem::take(&mut self.pending_for);
+                            if body {
+                                self.replace(i, i + 1, "do");
+                            }
+                            self.braces.push(body);
+                            i += 1;
+                            cmd_start = true;
+                            continue;
+                        }
+                        "do" => {
+                            self.pending_for = false;
+                            i += 2;
+                            cmd_start = true;
+                            continue;
+                        }
+                        "if" | "then" | "elif" | "else" | "while" | "until" | "!" | "time"
+                        | "coproc" => {
                             i += word.len();
                             cmd_start = true;
                             continue;
@@ -597,6 +638,27 @@ impl<'a> Rewriter<'a> {
             }
         }
         i.min(s.len())
+    }
+
+    /// After a subshell that opens with another one, `( (cmd) )`, ending at `end` (after
+    /// its `)`): bash reads `((` as arithmetic only when the two are adjacent, but
+    /// brush-parser's arithmetic command matches the two tokens whatever is between them.
+    /// A `;` before the closing `)` (`( (cmd) ;)`, the same commands) ends any arithmetic
+    /// reading of it.
+    fn unarithmetic(&mut self, end: usize) {
+        let s = self.s;
+        if end == 0 || s.get(end - 1) != Some(&b')') {
+            return;
+        }
+        let close = end - 1;
+        let mut k = close;
+        while k > 0 && is_blank(s[k - 1]) {
+            k -= 1;
+        }
+        if k == 0 || matches!(s[k - 1], b';' | b'&' | b'\n') {
+            return;
+        }
+        self.replace(close, close, ";");
     }
 
     /// At a word after a compound command: when it is `{name}` followed by a redirection
@@ -1127,6 +1189,12 @@ impl<'a> Rewriter<'a> {
                 let mut j = i + 2;
                 while j < s.len() {
                     match s[j] {
+                        // A backslash-newline stays in the string (brush's tokenizer would
+                        // join the lines): an escaped backslash before the same newline.
+                        b'\\' if s.get(j + 1) == Some(&b'\n') => {
+                            self.replace(j, j + 1, "\\\\");
+                            j += 2;
+                        }
                         b'\\' => j += 2,
                         b'\'' => return j + 1,
                         _ => j += 1,
