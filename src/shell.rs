@@ -724,10 +724,9 @@ impl Shell {
                 _ => None,
             };
             if let Some(e) = refused {
-                let _ = io
-                    .stderr
-                    .write_str(&e.message_with(&self.warning_prefix(0)))
-                    .await;
+                // forkbox's own bound, not bash's: named by the shell alone, with no line.
+                let prefix = format!("{}: ", self.error_name());
+                let _ = io.stderr.write_str(&e.message_with(&prefix)).await;
                 self.last_status = e.status();
                 return self.last_status;
             }
@@ -1172,8 +1171,8 @@ impl Shell {
     /// What a warning bash gives at line `line` of the input starts with
     /// (`bash: line 2: warning: …`).
     pub(crate) fn warning_prefix(&self, line: usize) -> String {
-        // bash leaves out a line it does not know (0).
-        if self.interactive || line == 0 {
+        // Before it reads a command bash still names a line: 0 (`bash -O nosuch -c …`).
+        if self.interactive {
             return format!("{}: ", self.error_name());
         }
         format!("{}: line {line}: ", self.error_name())

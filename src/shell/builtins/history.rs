@@ -361,7 +361,10 @@ mod tests {
         let e = sh.expand_history("echo !$").and_then(Result::ok);
         assert_eq!(e.map(|e| e.line).as_deref(), Some("echo b"));
         let err = sh.expand_history("!nope").and_then(Result::err);
-        assert_eq!(err.as_deref(), Some("bash: !nope: event not found\n"));
+        assert_eq!(
+            err.as_deref(),
+            Some("bash: line 0: !nope: event not found\n")
+        );
         sh_run(&mut sh, "HISTCONTROL=ignorespace").await;
         sh.remember(" secret");
         sh.remember("fc -l");
