@@ -677,8 +677,12 @@ pub async fn exec(args: ExecArgs) -> anyhow::Result<i32> {
         interactive: false,
         budget: args.quota.session_limits().budget(),
     });
-    if !args.args.is_empty() {
-        shell.set_positional(args.args.clone());
+    // As `bash -c SCRIPT NAME ARGS…` the first argument after a script is `$0`; a script
+    // read from stdin keeps `$0` (`bash`) and gets them all, as `bash -s ARGS…` does.
+    match (&args.script, args.args.split_first()) {
+        (Some(_), Some((arg0, rest))) => shell.set_args(arg0, rest.to_vec()),
+        (None, Some(_)) => shell.set_positional(args.args.clone()),
+        (_, None) => {}
     }
     let (out_w, out_r) = pipe();
     let (err_w, err_r) = pipe();

@@ -785,7 +785,7 @@ pub struct ExecArgs {
     #[command(flatten)]
     pub wasm: WasmArgs,
 
-    /// Positional parameters for the script ($0, $1, ...).
+    /// Arguments, as bash takes them: with -c, `$0` then `$1`…; without it, `$1`….
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
 }

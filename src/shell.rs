@@ -22,7 +22,7 @@
 //! registry command with a [`forkbox_commands::Context`]; pipeline stages run concurrently,
 //! joined by bounded pipes.
 //!
-//! # What is not supported (each gives `forkbox: <feature>: not supported`, status 2)
+//! # What is not supported (each gives `bash: line N: <feature>: not supported`, status 2)
 //!
 //! Job control proper (stopping/resuming; `&` jobs, `coproc` and signals are in [`jobs`]),
 //! `enable -n`.
@@ -481,7 +481,12 @@ impl Shell {
             functions: FastMap::default(),
             readonly_functions: Default::default(),
             cwd: forkbox_commands::fs::normalize(&cfg.cwd),
-            arg0: "forkbox".to_string(),
+            arg0: if cfg.interactive {
+                // A terminal session is a login shell, as `ssh -tt host` gets on a host.
+                format!("-{}", error::PROGRAM)
+            } else {
+                error::PROGRAM.to_string()
+            },
             positional: Vec::new(),
             positional_changes: 0,
             last_status: 0,
@@ -589,7 +594,7 @@ impl Shell {
     }
 
     /// Parses and runs a whole script. State persists across calls. A syntax error prints
-    /// `forkbox: syntax error ...` and gives 2; `cancel` stops the running command (130).
+    /// `bash: line 1: syntax error ...` and gives 2; `cancel` stops the running command (130).
     pub async fn run_script(&mut self, script: &str, io: &Stdio, cancel: CancellationToken) -> i32 {
         self.limit_abort = None;
         let fds = Fds::from_stdio(io);
@@ -614,33 +619,40 @@ impl Shell {
         enum Broken {
             /// Only its last here-document is open: bash closes it at the end of input.
             OpenHeredoc(ast::Program, String),
-            /// The whole commands before the error, and the error.
-            Leading(Vec<ast::Program>, ShellError),
+            /// The whole commands before the error, the error, and where the command
+            /// with the error starts and ends in the script.
+            Leading(Vec<(ast::Program, usize)>, ShellError, (usize, usize)),
         }
         let owned = script.to_string();
         // Parsing again costs time in proportion to the script: not on a runtime thread.
         let broken = tokio::task::spawn_blocking(move || match parse::close_open_heredoc(&owned) {
             Some((program, warning)) => Broken::OpenHeredoc(program, warning),
             None => {
-                let (programs, e) = parse::leading_commands(&owned, whole);
-                Broken::Leading(programs, e)
+                let (programs, e, read) = parse::leading_commands_read(&owned, whole);
+                Broken::Leading(programs, e, read)
             }
         })
         .await
         .unwrap_or_else(|_| {
             let e = ShellError::Syntax("syntax error: the script could not be parsed".to_string());
-            Broken::Leading(Vec::new(), e)
+            Broken::Leading(Vec::new(), e, (0, script.len()))
         });
-        let (programs, e) = match broken {
+        let (programs, e, (start, end)) = match broken {
             Broken::OpenHeredoc(program, warning) => {
-                let msg = format!("{}: {warning}\n", error::PROGRAM);
+                // bash warns when it reaches the end of the input, on its last line.
+                let msg = format!(
+                    "{}{warning}\n",
+                    self.warning_prefix(script.lines().count().max(1))
+                );
                 let _ = fds.stderr().write_str(&msg).await;
                 let status = self.run_program_cancellable(&program, fds, cancel).await;
                 return self.finish_run(status, fds).await;
             }
-            Broken::Leading(programs, e) => (programs, e),
+            Broken::Leading(programs, e, read) => (programs, e, read),
         };
-        for program in &programs {
+        for (program, before) in &programs {
+            // Each command was parsed alone: its lines count from where it starts.
+            self.lines.line_base = *before;
             let status = self
                 .run_program_cancellable(program, fds, cancel.clone())
                 .await;
@@ -648,7 +660,10 @@ impl Shell {
                 return self.finish_run(status, fds).await;
             }
         }
-        let _ = fds.stderr().write_str(&e.message()).await;
+        let before = script.get(..start).unwrap_or("").matches('\n').count();
+        let text = script.get(start..end).unwrap_or("");
+        let msg = self.syntax_message(&e, self.lines.input_name(), text, before);
+        let _ = fds.stderr().write_str(&msg).await;
         // A malformed `[[ ]]` stops bash with the status of the last command.
         let status = match e {
             ShellError::CondSyntax(_) => self.last_status,
@@ -683,6 +698,7 @@ impl Shell {
     /// never read as commands, since it may start in the middle of that line.
     pub async fn run_stream(&mut self, io: &Stdio, cancel: CancellationToken) -> i32 {
         self.reads_input = true;
+        self.lines.stdin = true;
         let fds = Fds::from_stdio(io);
         let mut buf = PendingInput::default();
         // Lines read before the command being parsed: each command is parsed on its own,
@@ -708,7 +724,9 @@ impl Shell {
                 _ => None,
             };
             if let Some(e) = refused {
-                let _ = io.stderr.write_str(&e.message()).await;
+                // forkbox's own bound, not bash's: named by the shell alone, with no line.
+                let prefix = format!("{}: ", self.error_name());
+                let _ = io.stderr.write_str(&e.message_with(&prefix)).await;
                 self.last_status = e.status();
                 return self.last_status;
             }
@@ -722,7 +740,8 @@ impl Shell {
                                 ShellError::Syntax("syntax error: unexpected end of file".into())
                             }
                         };
-                        let _ = io.stderr.write_str(&e.message()).await;
+                        let msg = self.syntax_message(&e, None, buf.text(), lines_before);
+                        let _ = io.stderr.write_str(&msg).await;
                         self.last_status = 2;
                     }
                     break;
@@ -740,7 +759,8 @@ impl Shell {
                 Completeness::Incomplete => continue,
                 Completeness::Invalid => {
                     if let Err(e) = parse_program(buf.text()) {
-                        let _ = io.stderr.write_str(&e.message()).await;
+                        let msg = self.syntax_message(&e, None, buf.text(), lines_before);
+                        let _ = io.stderr.write_str(&msg).await;
                     }
                     self.last_status = 2;
                     lines_before += buf.take().matches('\n').count();
@@ -1120,32 +1140,91 @@ impl Shell {
     }
 
     pub(crate) async fn report(&self, stderr: &Output, err: &ShellError) -> i32 {
-        let message = match self.error_source() {
-            Some(_) => format!("{}{err}\n", self.message_prefix()),
-            None => err.message(),
-        };
-        let _ = stderr.write_str(&message).await;
+        let _ = stderr
+            .write_str(&err.message_with(&self.message_prefix()))
+            .await;
         err.status()
     }
 
-    /// The file bash names at the start of an error message (`./lib.sh: line 3: …`):
-    /// `BASH_SOURCE[0]` when that is a file (a script run by name, a sourced file, a
-    /// function read from one); None in the session's own script.
-    pub(crate) fn error_source(&self) -> Option<&str> {
+    /// What the shell's messages start with here, as bash words it: the name (see
+    /// [`Shell::error_name`]) alone in an interactive shell (`-bash: `), else followed by
+    /// the line of the command running (`bash: line 2: `).
+    pub(crate) fn message_prefix(&self) -> String {
+        self.warning_prefix(self.lines.lineno)
+    }
+
+    /// The name bash starts its messages with: the shell's own in an interactive shell,
+    /// else `BASH_SOURCE[0]` when set (a file, or `environment`/`main` in a function
+    /// defined in the `-c` string or the standard input), else `$0`.
+    pub(crate) fn error_name(&self) -> &str {
+        if self.interactive {
+            return &self.arg0;
+        }
         self.lines
             .frames
             .last()
             .map(|f| f.source.as_str())
-            .filter(|s| !s.is_empty() && *s != lines::TOP_SOURCE)
+            .filter(|s| !s.is_empty())
+            .unwrap_or(&self.arg0)
     }
 
-    /// What the shell's messages start with here: `forkbox: `, or in a file `FILE: line
-    /// N: ` (see [`Shell::error_source`]).
-    pub(crate) fn message_prefix(&self) -> String {
-        match self.error_source() {
-            Some(file) => format!("{file}: line {}: ", self.lines.lineno),
-            None => format!("{}: ", error::PROGRAM),
+    /// What a warning bash gives at line `line` of the input starts with
+    /// (`bash: line 2: warning: …`).
+    pub(crate) fn warning_prefix(&self, line: usize) -> String {
+        // Before it reads a command bash still names a line: 0 (`bash -O nosuch -c …`).
+        if self.interactive {
+            return format!("{}: ", self.error_name());
         }
+        format!("{}: line {line}: ", self.error_name())
+    }
+
+    /// A syntax error as bash reports it (`bash: -c: line 2: syntax error near unexpected
+    /// token `fi'` and then the line itself): `input` names what was read (`-c`, a file,
+    /// `eval`; none for the standard input), `text` is the command with the error, read
+    /// after `before` lines of that input.
+    pub(crate) fn syntax_message(
+        &self,
+        e: &ShellError,
+        input: Option<&str>,
+        text: &str,
+        before: usize,
+    ) -> String {
+        let lines = text.lines().count().max(1);
+        let (line, body, shown) = match e {
+            ShellError::CondSyntax(m) if m.is_empty() => return String::new(),
+            ShellError::Syntax(m) if m.contains("unexpected end of file") => {
+                (lines + 1, m.clone(), None)
+            }
+            ShellError::Syntax(m) if m.contains("near unexpected token") => {
+                (lines, m.clone(), Some(text.lines().last().unwrap_or("")))
+            }
+            ShellError::SubstSyntax { message, line } => {
+                (lines, message.clone(), Some(line.as_str()))
+            }
+            // Input ends before the closing character: never past the line after the end.
+            ShellError::Unclosed { message, line, .. } => {
+                ((*line).min(lines + 1), message.clone(), None)
+            }
+            // bash finds a bad `[[ ]]` on the line of its `[[`.
+            ShellError::CondSyntax(m) => {
+                let at = text.lines().position(|l| l.contains("[[")).unwrap_or(0);
+                (at + 1, m.clone(), None)
+            }
+            other => (lines, other.to_string(), None),
+        };
+        let name = self.error_name();
+        let prefix = match input {
+            _ if self.interactive && input.is_none() => format!("{name}: "),
+            Some(input) if input != name => {
+                format!("{name}: {input}: line {}: ", before + line)
+            }
+            _ => format!("{name}: line {}: ", before + line),
+        };
+        let mut msg = format!("{prefix}{body}\n");
+        if let Some(shown) = shown.filter(|_| !(self.interactive && input.is_none())) {
+            msg.push_str(&format!("{prefix}`{shown}'\n"));
+        }
+        msg
     }
 }
 
@@ -1257,7 +1336,7 @@ mod api_tests {
         let mut sh = shell_on(fs);
         let (status, _, err) = run(&mut sh, "echo hi > f", Input::empty()).await;
         assert_eq!(status, 1);
-        assert!(err.starts_with("forkbox: f: "), "{err}");
+        assert!(err.starts_with("bash: line 1: f: "), "{err}");
     }
 
     #[tokio::test]
@@ -1266,7 +1345,11 @@ mod api_tests {
         for (script, word) in [("set -o vi", "set -o vi"), ("set -m", "set -o monitor")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
-            assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");
+            assert_eq!(
+                err,
+                format!("bash: line 1: {word}: not supported\n"),
+                "{script}"
+            );
         }
     }
 
@@ -1289,7 +1372,7 @@ mod api_tests {
         assert_eq!(status, 0);
         assert_eq!(
             err,
-            "forkbox: fork: Resource temporarily unavailable (session limit of 64 tasks)\n"
+            "environment: line 1: fork: Resource temporarily unavailable (session limit of 64 tasks)\n"
         );
         for _ in 0..200 {
             if budget.tasks() == 0 {
@@ -1339,7 +1422,7 @@ mod api_tests {
             assert_eq!(status, 1, "{bomb}");
             assert_eq!(
                 err,
-                "forkbox: fork: Resource temporarily unavailable (session limit of 64 tasks)\n",
+                "environment: line 1: fork: Resource temporarily unavailable (session limit of 64 tasks)\n",
                 "{bomb}: one message"
             );
             assert_eq!(budget.tasks(), 0, "{bomb}: every task ended");
@@ -1376,7 +1459,7 @@ mod api_tests {
         let (status, out, err) = run(&mut sh, script, Input::empty()).await;
         assert_eq!(status, 1);
         assert_eq!(out, "");
-        assert_eq!(err, "forkbox: v5: out of memory (session limit 1M)\n");
+        assert_eq!(err, "bash: line 1: v5: out of memory (session limit 1M)\n");
         // Unsetting gives the memory back; the shell goes on.
         let (status, out, _) =
             run(&mut sh, "unset v1 v2 v3 v4; v9=$b; echo ok", Input::empty()).await;
@@ -1417,7 +1500,7 @@ mod api_tests {
         assert_eq!(status, 1);
         assert_eq!(
             err,
-            "forkbox: command substitution: out of memory (session limit 1M)\n"
+            "bash: line 1: command substitution: out of memory (session limit 1M)\n"
         );
         assert_eq!(budget.tasks(), 0);
     }
@@ -1430,14 +1513,14 @@ mod api_tests {
         assert_eq!(status, 2);
         assert_eq!(
             err,
-            "forkbox: syntax error: nested more than 256 levels deep\n"
+            "bash: line 1: syntax error: nested more than 256 levels deep\n"
         );
         let parens = r#"eval "$(printf '(%.0s' {1..32})""#;
         let (status, _, err) = run(&mut sh, parens, Input::empty()).await;
         assert_eq!(status, 2);
         assert_eq!(
             err,
-            "forkbox: syntax error: parentheses nested more than 12 levels deep\n"
+            "bash: line 1: syntax error: parentheses nested more than 12 levels deep\n"
         );
         // Deep but within the bound: runs, on stack segments of its own.
         let deep = r#"eval "$(printf "if true; then %.0s" {1..250}) echo deep; $(printf "fi; %.0s" {1..250})""#;
@@ -1459,14 +1542,18 @@ mod api_tests {
         for (script, word) in [("set -m", "set -o monitor"), ("set -o vi", "set -o vi")] {
             let (status, _, err) = run(&mut sh, script, Input::empty()).await;
             assert_eq!(status, 2, "{script}");
-            assert_eq!(err, format!("forkbox: {word}: not supported\n"), "{script}");
+            assert_eq!(
+                err,
+                format!("bash: line 1: {word}: not supported\n"),
+                "{script}"
+            );
         }
         let (status, _, err) = run(&mut sh, "set -y", Input::empty()).await;
         assert_eq!(
             (status, err.as_str()),
             (
                 2,
-                "forkbox: set: -y: invalid option\nset: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n"
+                "bash: line 1: set: -y: invalid option\nset: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n"
             )
         );
     }
@@ -1505,7 +1592,7 @@ mod api_tests {
         let (status, _, err) = run(&mut sh, "echo 99999999999>&1", Input::empty()).await;
         assert_eq!(
             (status, err.as_str()),
-            (2, "forkbox: syntax error: number out of range\n")
+            (2, "bash: -c: line 1: syntax error: number out of range\n")
         );
     }
 
@@ -1547,11 +1634,14 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
         let mut sh = shell_on(MemFs::new());
         let (status, _, err) = run(&mut sh, "echo a; fi", Input::empty()).await;
         assert_eq!(status, 2);
-        assert_eq!(err, "forkbox: syntax error near unexpected token `fi'\n");
+        assert_eq!(
+            err,
+            "bash: -c: line 1: syntax error near unexpected token `fi'\nbash: -c: line 1: `echo a; fi'\n"
+        );
         let (status, _, err) = run(&mut sh, "nope_cmd", Input::empty()).await;
         assert_eq!(
             (status, err.as_str()),
-            (127, "forkbox: nope_cmd: command not found\n")
+            (127, "bash: line 1: nope_cmd: command not found\n")
         );
     }
 

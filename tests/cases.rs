@@ -12,8 +12,9 @@
 //!   a fix is noticed and the mark removed;
 //! - `skip: REASON`: a deliberate difference (host-specific output); not run.
 //!
-//! stderr is compared after normalising the program prefix: bash's `bash: line N: ` and
-//! `bash: -c: line N: ` become the same as forkbox's `forkbox: `.
+//! stderr is compared exactly, message prefixes and line numbers included (`bash: line 2:
+//! `, `bash: -c: line 1: `, `environment: line 3: `): bash runs as `bash -c`, with `$0`
+//! `bash` as forkbox's shell has.
 //!
 //! `CASES=a,b` runs only the files `a.cases` and `b.cases`; `CASE=text` only the cases whose
 //! name contains `text`. `docs/CONFORMANCE.md` is generated from the cases: a full run fails
@@ -277,8 +278,11 @@ async fn run_forkbox(script: &str) -> Outcome {
 }
 
 fn run_bash(script: &str) -> Outcome {
+    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let out = std::process::Command::new("/bin/bash")
+        // `$0` (and so the messages' prefix) is `bash`, as in `ssh host 'cmd'`.
+        .arg0("bash")
         .arg("-c")
         .arg(script)
         .current_dir(dir.path())
@@ -302,35 +306,6 @@ fn run_bash(script: &str) -> Outcome {
     }
 }
 
-/// Turns bash's and forkbox's message prefixes into one form.
-fn normalise_stderr(s: &str) -> String {
-    let mut out = String::new();
-    for line in s.lines() {
-        let mut l = line.to_string();
-        for prefix in [
-            "/bin/bash: -c: ",
-            "/bin/bash: ",
-            "bash: -c: ",
-            "bash: ",
-            // bash -c names the input of functions defined in it so.
-            "environment: ",
-            "forkbox: ",
-        ] {
-            if let Some(rest) = l.strip_prefix(prefix) {
-                let rest = match rest.strip_prefix("line ") {
-                    Some(r) => r.split_once(": ").map(|x| x.1).unwrap_or(r).to_string(),
-                    None => rest.to_string(),
-                };
-                l = format!("SH: {rest}");
-                break;
-            }
-        }
-        out.push_str(&l);
-        out.push('\n');
-    }
-    out
-}
-
 /// What comparing one case found: `None` when it behaved as its mark says.
 async fn check(case: Case) -> Option<String> {
     let fb = run_forkbox(&case.script).await;
@@ -338,7 +313,7 @@ async fn check(case: Case) -> Option<String> {
     let bash = tokio::task::spawn_blocking(move || run_bash(&script))
         .await
         .expect("bash runner");
-    let (fe, be) = (normalise_stderr(&fb.stderr), normalise_stderr(&bash.stderr));
+    let (fe, be) = (&fb.stderr, &bash.stderr);
     let stderr_ok = match case.mark {
         Mark::Loose => fe.is_empty() == be.is_empty(),
         _ => fe == be,

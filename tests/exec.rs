@@ -64,6 +64,29 @@ fn exec_defaults_to_the_current_directory() {
     assert!(!dir.path().join("y").exists());
 }
 
+/// `forkbox exec` is `bash -c` (issue 11): `$0` is `bash`, or the first argument after
+/// the script; messages start with it and the line; a script from stdin gets every
+/// argument as `$1`… and its functions' messages name `main`.
+#[test]
+fn exec_is_bash_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = exec(dir.path(), &["-c", "echo $0\nnosuch"], b"");
+    assert_eq!(stdout(&out), "bash\n");
+    assert_eq!(stderr(&out), "bash: line 2: nosuch: command not found\n");
+    assert_eq!(out.status.code(), Some(127));
+    let out = exec(dir.path(), &["-c", "echo $0 $1; nosuch", "foo", "bar"], b"");
+    assert_eq!(stdout(&out), "foo bar\n");
+    assert_eq!(stderr(&out), "foo: line 1: nosuch: command not found\n");
+    let out = exec(dir.path(), &["a"], b"echo $0 $1\nf() { nosuch; }\nf\n");
+    assert_eq!(stdout(&out), "bash a\n");
+    assert_eq!(stderr(&out), "main: line 2: nosuch: command not found\n");
+    let out = exec(dir.path(), &["-c", "echo a\nif then"], b"");
+    assert_eq!(
+        stderr(&out),
+        "bash: -c: line 2: syntax error near unexpected token `then'\nbash: -c: line 2: `if then'\n"
+    );
+}
+
 #[test]
 fn exec_reports_syntax_errors_and_bad_bases() {
     let dir = tempfile::tempdir().unwrap();

@@ -45,7 +45,7 @@ fn deep_nesting_is_a_syntax_error_not_a_crash() {
     assert_eq!(stdout(&out), "status 2\n");
     assert_eq!(
         stderr(&out),
-        "forkbox: syntax error: nested more than 256 levels deep\n"
+        "bash: line 1: syntax error: nested more than 256 levels deep\n"
     );
     // The same while parsing, inside `if false`, with every kind of nesting.
     for deep in [
@@ -80,7 +80,7 @@ fn unclosed_parentheses_parse_at_once() {
     assert_eq!(stdout(&out), "status 2\n");
     assert_eq!(
         stderr(&out),
-        "forkbox: syntax error: parentheses nested more than 12 levels deep\n"
+        "bash: line 1: syntax error: parentheses nested more than 12 levels deep\n"
     );
     // The same text as the whole request.
     let out = survives(&server, &"(".repeat(4000));
@@ -98,7 +98,7 @@ fn fork_bombs_stop_at_the_session_task_limit() {
         assert_eq!(stdout(&out), format!("status {status}\n"), "{bomb}");
         assert_eq!(
             stderr(&out),
-            "forkbox: fork: Resource temporarily unavailable (session limit of 1024 tasks)\n",
+            "environment: line 1: fork: Resource temporarily unavailable (session limit of 1024 tasks)\n",
             "{bomb}"
         );
     }
@@ -117,7 +117,7 @@ for i in $(seq 1 120); do eval "v$i=\$b\$b\$b\$b"; done"#,
     assert_eq!(out.status.code(), Some(255));
     assert_eq!(
         stderr(&out),
-        "forkbox: v5: out of memory (session limit 256M)\n"
+        "bash: line 2: v5: out of memory (session limit 256M)\n"
     );
 }
 

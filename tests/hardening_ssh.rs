@@ -206,7 +206,7 @@ fn issue9_an_overlong_script_line_is_refused_whole() {
     assert!(stdout(&out) == "start\n", "{}", tail(&stdout(&out)));
     assert_eq!(
         tail(&stderr(&out)),
-        format!("forkbox: line longer than {MAX_LINE} bytes\n")
+        format!("-bash: line longer than {MAX_LINE} bytes\n")
     );
     assert_eq!(out.status.code(), Some(2));
 
@@ -244,7 +244,7 @@ fn issue9_an_endless_unfinished_command_is_refused() {
     assert!(stdout(&out) == "start\n", "{}", tail(&stdout(&out)));
     assert_eq!(
         tail(&stderr(&out)),
-        format!("forkbox: unfinished command longer than {MAX_SCRIPT} bytes\n")
+        format!("-bash: unfinished command longer than {MAX_SCRIPT} bytes\n")
     );
     assert_eq!(out.status.code(), Some(2));
 }
@@ -261,7 +261,7 @@ fn issue9_an_overlong_typed_line_is_refused_and_the_prompt_comes_back() {
     let text = stdout(&out);
     assert!(
         text.contains(&format!(
-            "forkbox: line longer than {MAX_TYPED_LINE} bytes\r\n"
+            "-bash: line longer than {MAX_TYPED_LINE} bytes\r\n"
         )),
         "{}",
         tail(&text)

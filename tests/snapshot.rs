@@ -312,7 +312,7 @@ fn snapshot_usage_errors_are_clear() {
         (
             "snapshot --name 'no spaces'",
             1,
-            "forkbox: snapshot: invalid name \"no spaces\": use 1 to 64 of A-Z a-z 0-9 . _ -\n",
+            "bash: line 1: snapshot: invalid name \"no spaces\": use 1 to 64 of A-Z a-z 0-9 . _ -\n",
         ),
         ("snapshot --name x --list", 2, "cannot be used with"),
         ("snapshot --bogus", 2, "--bogus"),
@@ -370,7 +370,7 @@ fn snapshot_is_not_available_in_exec() {
         .args(["-c", "snapshot"]);
     let out = run_with_stdin(cmd, b"");
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stderr(&out), "forkbox: snapshot: not available here\n");
+    assert_eq!(stderr(&out), "bash: line 1: snapshot: not available here\n");
 }
 
 #[test]
@@ -384,7 +384,7 @@ fn a_session_takes_a_bounded_number_of_snapshots() {
     assert_eq!(stdout(&out), "32\nstatus 1\n", "stderr: {}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        "forkbox: snapshot: this session has already taken 16 snapshots, \
+        "bash: line 1: snapshot: this session has already taken 16 snapshots, \
          the most one session may take\n"
     );
     // Another session has its own allowance.

@@ -76,7 +76,7 @@ fn anonymous_sessions_take_no_snapshots_by_default() {
     );
     assert_eq!(
         stderr(&out),
-        "forkbox: snapshot: snapshots are disabled on this server\n".repeat(16)
+        "bash: line 1: snapshot: snapshots are disabled on this server\n".repeat(16)
     );
     server.wait_no_forks();
     assert!(snapshots_on_disk(&server.data_dir).is_empty());
@@ -102,7 +102,7 @@ fn the_quota_of_anonymous_users_refuses_the_next_snapshot() {
     assert_eq!(stdout(&out), "status 1\n");
     assert_eq!(
         stderr(&out),
-        "forkbox: snapshot: quota of 2 snapshots / 1M reached: you keep 1 holding 300K, \
+        "bash: line 1: snapshot: quota of 2 snapshots / 1M reached: you keep 1 holding 300K, \
          and this session's files hold 800K\n"
     );
     let second = take(&server, "fill 307200 c");
@@ -112,7 +112,7 @@ fn the_quota_of_anonymous_users_refuses_the_next_snapshot() {
     assert_eq!(stdout(&out), "status 1\n");
     assert_eq!(
         stderr(&out),
-        "forkbox: snapshot: quota of 2 snapshots / 1M reached: you keep 2 holding 600K, \
+        "bash: line 1: snapshot: quota of 2 snapshots / 1M reached: you keep 2 holding 600K, \
          and this session's files hold 0B\n"
     );
     server.wait_no_forks();
@@ -195,7 +195,7 @@ fn each_key_has_a_quota_of_its_own() {
     let (status, _, err) = taken(&alice);
     assert_eq!(status, Some(1));
     assert!(
-        err.starts_with("forkbox: snapshot: quota of 1 snapshots / 1G reached: you keep 1 "),
+        err.starts_with("bash: line 1: snapshot: quota of 1 snapshots / 1G reached: you keep 1 "),
         "{err}"
     );
     let (status, bob_version, err) = taken(&bob);

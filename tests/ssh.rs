@@ -80,10 +80,42 @@ fn exit_statuses_come_back() {
     let out = server.ssh("no-such-command");
     assert_eq!(
         stderr(&out),
-        "forkbox: no-such-command: command not found\n"
+        "bash: line 1: no-such-command: command not found\n"
     );
     let out = server.ssh("if then fi");
     assert!(stderr(&out).contains("syntax error"), "{}", stderr(&out));
+}
+
+/// The shell is bash by name as on a host (issue 11): `ssh host 'cmd'` runs `bash -c`, so
+/// `$0` is `bash` and messages say `bash: line N:`; a session with no command is the login
+/// shell, `-bash`, reading its script from stdin (`ssh -T host < script`).
+#[test]
+fn the_shell_is_bash_by_name() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let server = Server::start();
+    let out = server.ssh("echo $0\nnosuch");
+    assert_eq!(stdout(&out), "bash\n");
+    assert_eq!(stderr(&out), "bash: line 2: nosuch: command not found\n");
+    let mut cmd = server.ssh_cmd("anyone");
+    cmd.arg("-T");
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"echo $0\nnosuch\nf() { nosuch; }\nf\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out), "-bash\n");
+    assert_eq!(
+        stderr(&out),
+        "-bash: line 2: nosuch: command not found\nmain: line 3: nosuch: command not found\n"
+    );
 }
 
 #[test]
@@ -639,7 +671,7 @@ fn quotas_stop_runaway_writes_and_df_shows_them() {
         .read_to_string(&mut err)
         .unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(err, "forkbox: big: No space left on device\n");
+    assert_eq!(err, "bash: line 1: big: No space left on device\n");
     assert_eq!(
         rest,
         "0\n\

@@ -246,7 +246,7 @@ fn history_expansion_shows_the_line_it_runs() {
     pane.wait_line("gamma and delta");
     pane.type_text("echo !nope; echo ran");
     pane.keys(&["Enter"]);
-    pane.wait_line("forkbox: !nope: event not found");
+    pane.wait_line("-bash: !nope: event not found");
     // Single quotes keep `!`; the failed line was neither run nor remembered.
     pane.type_text("echo 'hi!!' && history");
     pane.keys(&["Enter"]);

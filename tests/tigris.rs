@@ -1168,7 +1168,7 @@ fn ssh_snapshots_outlive_their_session_and_start_new_ones() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "forkbox: snapshot: invalid name \"bad name\": use 1 to 64 of A-Z a-z 0-9 . _ -\n"
+        "bash: line 1: snapshot: invalid name \"bad name\": use 1 to 64 of A-Z a-z 0-9 . _ -\n"
     );
     assert_eq!(stdout(&out), "");
 

@@ -171,6 +171,11 @@ pub async fn run(
         interactive,
         budget: session.budget.clone(),
     });
+    if matches!(request, Request::Shell) {
+        // sshd starts the login shell for a session with no command, terminal or not:
+        // `$0` is `-bash` and messages start with it (`ssh -T host < script`).
+        shell.set_args(&format!("-{}", crate::shell::error::PROGRAM), Vec::new());
+    }
     shell.set_snapshots(session.snapshot_control());
     shell.set_command_log(Arc::new(ScriptLog(session.clone())));
 
@@ -947,7 +952,8 @@ impl Terminal<'_> {
 
     /// Drops typed input that cannot be a command: says why, and the prompt comes back.
     async fn refuse(&mut self, e: crate::shell::ShellError) {
-        self.say(&e.message()).await;
+        self.say(&e.message_with(&self.shell.message_prefix()))
+            .await;
         self.shell.last_status = e.status();
     }
 

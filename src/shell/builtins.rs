@@ -161,7 +161,7 @@ pub(crate) fn printf<'a>(
 }
 
 /// Parses builtin arguments with clap. `--help` prints to stdout and gives `Err(0)`;
-/// a usage error prints `forkbox: NAME: …` and gives `Err(2)`, like bash.
+/// a usage error prints `bash: line N: NAME: …` and gives `Err(2)`, like bash.
 pub(crate) async fn parse<T: clap::Parser>(
     sh: &Shell,
     io: &Fds,

@@ -3,12 +3,14 @@
 //! Every failure the interpreter itself detects (as opposed to a command's own failure,
 //! which the command reports) is a [`ShellError`]. [`ShellError::status`] gives the exit
 //! status bash would give, [`ShellError::is_fatal`] says whether a non-interactive bash
-//! would abandon the rest of the script, and `Display` is the message after `forkbox: `.
+//! would abandon the rest of the script, and `Display` is the message after the prefix
+//! bash gives it (`bash: line 3: `, see `Shell::message_prefix`).
 
 use forkbox_commands::FsError;
 
-/// Prefix of every message the shell itself prints.
-pub const PROGRAM: &str = "forkbox";
+/// The shell's name: `$0` of a session's shell, as on a host where `ssh host 'cmd'` runs
+/// `bash -c 'cmd'`, and the prefix of messages printed where no shell state is at hand.
+pub const PROGRAM: &str = "bash";
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ShellError {
@@ -164,11 +166,21 @@ impl ShellError {
         )
     }
 
-    /// The full line printed on stderr.
+    /// The full line printed on stderr where no shell is at hand (`bash: …`); a shell
+    /// prints [`ShellError::message_with`] its own prefix.
     pub fn message(&self) -> String {
+        self.message_with(&format!("{PROGRAM}: "))
+    }
+
+    /// The full text printed on stderr after `prefix` (`bash: line 2: `); each line of a
+    /// two-line message carries it.
+    pub fn message_with(&self, prefix: &str) -> String {
         match self {
             ShellError::CondSyntax(m) if m.is_empty() => String::new(),
-            _ => format!("{PROGRAM}: {self}\n"),
+            ShellError::SubstSyntax { message, line } => {
+                format!("{prefix}{message}\n{prefix}`{line}'\n")
+            }
+            _ => format!("{prefix}{self}\n"),
         }
     }
 }
@@ -186,7 +198,7 @@ mod tests {
         assert_eq!(ShellError::Unsupported("coproc".into()).status(), 2);
         assert_eq!(
             ShellError::Unsupported("coproc".into()).message(),
-            "forkbox: coproc: not supported\n"
+            "bash: coproc: not supported\n"
         );
         assert!(!ShellError::CommandNotFound("x".into()).is_fatal());
     }

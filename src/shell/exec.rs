@@ -380,10 +380,17 @@ impl Shell {
                 Command::Compound(cc, None) => self.exec_compound(cc, fds).await?,
                 Command::Compound(cc, redirs) => {
                     let rs: Vec<&IoRedirect> = redirs.iter().flat_map(|r| r.0.iter()).collect();
+                    // A failed redirection's message names the compound's last line, where
+                    // bash's reader was when it ran it.
+                    let saved = self.lines.lineno;
+                    if let Some(loc) = brush_parser::ast::SourceLocation::location(cc) {
+                        self.lines.lineno = self.lines.line_base + loc.end.line;
+                    }
                     let (f, closers) = match self.begin_redirects(&rs, fds).await {
                         Ok(x) => x,
                         Err(r) => return r,
                     };
+                    self.lines.lineno = saved;
                     let r = self.exec_compound(cc, &f).await;
                     self.end_redirects(f, closers, r, fds).await?
                 }
@@ -705,7 +712,7 @@ mod tests {
         let expected = (
             0,
             "127\n".to_string(),
-            "forkbox: nope_cmd: command not found\n".to_string(),
+            "bash: line 1: nope_cmd: command not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

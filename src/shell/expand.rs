@@ -1314,8 +1314,8 @@ impl Shell {
             // bash's strings cannot hold NUL: it drops them, and says so.
             data.retain(|b| *b != 0);
             let msg = format!(
-                "{}: warning: command substitution: ignored null byte in input\n",
-                super::error::PROGRAM
+                "{}warning: command substitution: ignored null byte in input\n",
+                self.message_prefix()
             );
             let _ = fds.stderr().write_str(&msg).await;
         }
@@ -1333,7 +1333,8 @@ impl Shell {
         let input = match self.open_read(&name, fds).await {
             Ok(i) => i,
             Err(e) => {
-                let _ = fds.stderr().write_str(&e.message()).await;
+                let msg = e.message_with(&self.message_prefix());
+                let _ = fds.stderr().write_str(&msg).await;
                 self.last_status = 1;
                 self.subst_runs += 1;
                 return Ok(String::new());

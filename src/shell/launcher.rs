@@ -255,7 +255,10 @@ pub(crate) async fn run_nested(
             {
                 let _ = stdio
                     .stderr
-                    .write_str(&format!("{name}: {opt}: invalid shell option name\n"))
+                    // Before it reads a command bash's line is 0, and it says so.
+                    .write_str(&format!(
+                        "{name}: line 0: {opt}: invalid shell option name\n"
+                    ))
                     .await;
                 return 2;
             }

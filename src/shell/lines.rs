@@ -19,9 +19,13 @@ use std::collections::HashMap;
 
 use brush_parser::ast::{CommandPrefixOrSuffixItem, SimpleCommand};
 
-/// What bash shows as the source of code read from the `-c` string or the session's
-/// input when a function defined there is on the stack.
+/// What bash shows as the source of code read from the `-c` string when a function
+/// defined there is on the stack (bash 5.2 names it so, and its messages too:
+/// `environment: line 1: nosuch: command not found`).
 pub(crate) const TOP_SOURCE: &str = "environment";
+
+/// The same for code read from the standard input (`printf 'f(){ x; }; f' | bash`).
+pub(crate) const STDIN_SOURCE: &str = "main";
 
 /// Where a function was defined: what its commands' lines and aliases are relative to.
 #[derive(Clone, Debug, Default)]
@@ -57,6 +61,8 @@ pub(crate) struct Lines {
     pub line_base: usize,
     /// The file being read now, "" for the script itself.
     pub source: String,
+    /// Whether the script itself is read from the standard input (no `-c` string).
+    pub stdin: bool,
     /// The read unit of the command running now.
     pub unit: u64,
     /// The last unit handed out.
@@ -89,12 +95,29 @@ impl Lines {
         Origin {
             line_base: self.line_base,
             source: if self.source.is_empty() {
-                TOP_SOURCE.to_string()
+                self.top_source().to_string()
             } else {
                 self.source.clone()
             },
             unit: self.unit,
             aliases: None,
+        }
+    }
+
+    /// `BASH_SOURCE` of a function defined in the script itself.
+    pub(crate) fn top_source(&self) -> &'static str {
+        if self.stdin { STDIN_SOURCE } else { TOP_SOURCE }
+    }
+
+    /// The name bash gives the input in a syntax error: the file being read, `-c` for
+    /// the command string, none for the standard input.
+    pub(crate) fn input_name(&self) -> Option<&str> {
+        if !self.source.is_empty() {
+            Some(&self.source)
+        } else if self.stdin {
+            None
+        } else {
+            Some("-c")
         }
     }
 

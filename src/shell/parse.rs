@@ -315,25 +315,42 @@ pub fn close_open_heredoc(text: &str) -> Option<(ast::Program, String)> {
 /// parsed, and the error that stops it. bash reads a script one command at a time, so the
 /// commands before a syntax error run before the error is reported.
 pub fn leading_commands(text: &str, whole: ShellError) -> (Vec<ast::Program>, ShellError) {
+    let (done, e, _) = leading_commands_read(text, whole);
+    (done.into_iter().map(|(p, _)| p).collect(), e)
+}
+
+/// [`leading_commands`], also giving the number of lines before each command (its
+/// `LINENO` base) and where the command with the error starts and ends in `text` (byte
+/// offsets): its message names the lines read by then.
+pub fn leading_commands_read(
+    text: &str,
+    whole: ShellError,
+) -> (Vec<(ast::Program, usize)>, ShellError, (usize, usize)) {
     let mut done = Vec::new();
     let mut buf = PendingInput::default();
+    let (mut start, mut end) = (0, 0);
     for line in text.split_inclusive('\n') {
         buf.push(line);
+        end += line.len();
         match buf.completeness() {
             Completeness::Incomplete => {}
             Completeness::Complete => match program(&buf.take()) {
-                Ok(p) => done.push(p),
-                Err(e) => return (done, e),
+                Ok(p) => {
+                    let before = text.get(..start).map_or(0, |t| t.matches('\n').count());
+                    done.push((p, before));
+                    start = end;
+                }
+                Err(e) => return (done, e, (start, end)),
             },
             Completeness::Invalid => {
                 let e = program(buf.text()).err().unwrap_or(whole);
-                return (done, e);
+                return (done, e, (start, end));
             }
         }
     }
     // Input ended inside a command (`if` with no `fi`): the error of the rest.
     let e = program(buf.text()).err().unwrap_or(whole);
-    (done, e)
+    (done, e, (start, end))
 }
 
 /// Parses a script on the blocking pool when it is large, so a big script does not hold

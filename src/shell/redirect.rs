@@ -1095,7 +1095,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: 7: Bad file descriptor\n".to_string(),
+            "bash: line 1: 7: Bad file descriptor\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -1106,7 +1106,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: echo: write error: Bad file descriptor\n".to_string(),
+            "bash: line 1: echo: write error: Bad file descriptor\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -1124,7 +1124,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: /nodir/f: No such file or directory\n".to_string(),
+            "bash: line 1: /nodir/f: No such file or directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -1135,7 +1135,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: /nope: No such file or directory\n".to_string(),
+            "bash: line 1: /nope: No such file or directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -1146,7 +1146,7 @@ mod tests {
         let expected = (
             0,
             "st=1\n".to_string(),
-            "forkbox: /nodir/f: No such file or directory\n".to_string(),
+            "bash: line 1: /nodir/f: No such file or directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -1157,7 +1157,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: /d: Is a directory\n".to_string(),
+            "bash: line 1: /d: Is a directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -1168,7 +1168,8 @@ mod tests {
         let expected = (
             0,
             "1\n1\n".to_string(),
-            "forkbox: $v: ambiguous redirect\nforkbox: $nope: ambiguous redirect\n".to_string(),
+            "bash: line 1: $v: ambiguous redirect\nbash: line 1: $nope: ambiguous redirect\n"
+                .to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -197,7 +197,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: alias: nope: not found\n".to_string(),
+            "bash: line 1: alias: nope: not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -208,7 +208,7 @@ mod tests {
         let expected = (
             0,
             "2\n".to_string(),
-            "forkbox: alias: -x: invalid option\nalias: usage: alias [-p] [name[=value] ... ]\n"
+            "bash: line 1: alias: -x: invalid option\nalias: usage: alias [-p] [name[=value] ... ]\n"
                 .to_string(),
         );
         assert_eq!(run(script).await, expected);
@@ -227,7 +227,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: alias: x: not found\n".to_string(),
+            "bash: line 1: alias: x: not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -245,7 +245,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: unalias: nope: not found\n".to_string(),
+            "bash: line 1: unalias: nope: not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

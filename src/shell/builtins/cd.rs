@@ -130,7 +130,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: cd: /nope: No such file or directory\n".to_string(),
+            "bash: line 1: cd: /nope: No such file or directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -141,7 +141,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: cd: /f: Not a directory\n".to_string(),
+            "bash: line 1: cd: /f: Not a directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -152,7 +152,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: cd: too many arguments\n".to_string(),
+            "bash: line 1: cd: too many arguments\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -163,7 +163,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: cd: HOME not set\n".to_string(),
+            "bash: line 1: cd: HOME not set\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -181,7 +181,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: cd: OLDPWD not set\n".to_string(),
+            "bash: line 1: cd: OLDPWD not set\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

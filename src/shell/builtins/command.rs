@@ -79,7 +79,7 @@ mod tests {
         let expected = (
             0,
             "echo is a shell builtin\n1\n".to_string(),
-            "forkbox: command: nope: not found\n".to_string(),
+            "bash: line 1: command: nope: not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -90,7 +90,7 @@ mod tests {
         let expected = (
             0,
             "127\n".to_string(),
-            "forkbox: nope: command not found\n".to_string(),
+            "bash: line 1: nope: command not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -576,7 +576,7 @@ mod tests {
     #[tokio::test]
     async fn compgen_bad_option() {
         let script = "compgen -Z; echo $?";
-        let expected = (0, "2\n".to_string(), "forkbox: compgen: -Z: invalid option\ncompgen: usage: compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [word]\n".to_string());
+        let expected = (0, "2\n".to_string(), "bash: line 1: compgen: -Z: invalid option\ncompgen: usage: compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [word]\n".to_string());
         assert_eq!(run(script).await, expected);
     }
 
@@ -587,7 +587,7 @@ mod tests {
         let expected = (
             0,
             "complete -W 'x y' cmd\n1\n".to_string(),
-            "forkbox: complete: cmd: no completion specification\n".to_string(),
+            "bash: line 1: complete: cmd: no completion specification\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -82,7 +82,8 @@ mod tests {
         let expected = (
             0,
             "st=0\n".to_string(),
-            "forkbox: continue: only meaningful in a `for', `while', or `until' loop\n".to_string(),
+            "bash: line 1: continue: only meaningful in a `for', `while', or `until' loop\n"
+                .to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -649,7 +649,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: declare: nope: not found\n".to_string(),
+            "bash: line 1: declare: nope: not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -692,7 +692,7 @@ mod tests {
         let expected = (
             1,
             "".to_string(),
-            "forkbox: c: readonly variable\n".to_string(),
+            "bash: line 1: c: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -703,7 +703,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: unset: c: cannot unset: readonly variable\n".to_string(),
+            "bash: line 1: unset: c: cannot unset: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -714,7 +714,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: declare: c: readonly variable\n".to_string(),
+            "bash: line 1: declare: c: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -811,7 +811,7 @@ mod tests {
     #[tokio::test]
     async fn declare_bad_option() {
         let script = "declare -z x; echo $?";
-        let expected = (0, "2\n".to_string(), "forkbox: declare: -z: invalid option\ndeclare: usage: declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]\n".to_string());
+        let expected = (0, "2\n".to_string(), "bash: line 1: declare: -z: invalid option\ndeclare: usage: declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]\n".to_string());
         assert_eq!(run(script).await, expected);
     }
 
@@ -821,7 +821,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: declare: `1x=2': not a valid identifier\n".to_string(),
+            "bash: line 1: declare: `1x=2': not a valid identifier\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -832,7 +832,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: declare: a: cannot convert indexed to associative array\n".to_string(),
+            "bash: line 1: declare: a: cannot convert indexed to associative array\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -864,7 +864,7 @@ mod tests {
         let expected = (
             1,
             "".to_string(),
-            "forkbox: 1+: syntax error: operand expected (error token is \"+\")\n".to_string(),
+            "bash: line 1: 1+: syntax error: operand expected (error token is \"+\")\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -271,7 +271,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: popd: directory stack empty\n".to_string(),
+            "bash: line 1: popd: directory stack empty\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -282,7 +282,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: pushd: no other directory\n".to_string(),
+            "bash: line 1: pushd: no other directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -293,7 +293,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: pushd: /nope: No such file or directory\n".to_string(),
+            "bash: line 1: pushd: /nope: No such file or directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

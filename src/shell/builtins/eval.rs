@@ -16,27 +16,18 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 sh.exec_nested_input("eval", program, io).await?;
             }
             match e {
-                ShellError::Syntax(m) if !m.contains("levels deep") => {
-                    // bash names the input and its line: `eval: line 1: syntax error
-                    // ...`, and after a misplaced token the line itself.
-                    let lines = text.lines().count().max(1);
-                    let at_end = m.contains("unexpected end of file");
-                    let line = if at_end { lines + 1 } else { lines };
-                    let mut msg = format!("eval: line {line}: {m}");
-                    if m.contains("near unexpected token") {
-                        let shown = text.lines().last().unwrap_or("");
-                        msg.push_str(&format!(
-                            "\n{}: eval: line {line}: `{shown}'",
-                            crate::shell::error::PROGRAM
-                        ));
-                    }
-                    super::fail(sh, io, msg, 2).await
+                ShellError::Syntax(ref m) if !m.contains("levels deep") => {
+                    // bash names the input and its line: `bash: eval: line 1: syntax
+                    // error ...`, and after a misplaced token the line itself.
+                    let msg = sh.syntax_message(&e, Some("eval"), &text, 0);
+                    let _ = io.stderr().write_str(&msg).await;
+                    Ok(2)
                 }
-                ShellError::Unclosed {
-                    message,
-                    line,
-                    status,
-                } => super::fail(sh, io, format!("eval: line {line}: {message}"), status).await,
+                ShellError::Unclosed { status, .. } => {
+                    let msg = sh.syntax_message(&e, Some("eval"), &text, 0);
+                    let _ = io.stderr().write_str(&msg).await;
+                    Ok(status)
+                }
                 e => sh.fail(e, io).await,
             }
         }

@@ -44,9 +44,9 @@ pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec
                 let rel = name.trim_start_matches("./");
                 forkbox_commands::fs::join(&sh.cwd, rel)
             };
-            let program = crate::shell::error::PROGRAM;
+            let prefix = sh.message_prefix();
             let msg = format!(
-                "{full}: Is a directory\n{program}: exec: {full}: cannot execute: Is a directory"
+                "{full}: Is a directory\n{prefix}exec: {full}: cannot execute: Is a directory"
             );
             super::fail(sh, io, msg, 126).await?;
             if sh.interactive {

@@ -68,7 +68,7 @@ mod tests {
         let expected = (
             2,
             "".to_string(),
-            "forkbox: exit: abc: numeric argument required\n".to_string(),
+            "bash: line 1: exit: abc: numeric argument required\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -97,7 +97,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: export: `1a=b': not a valid identifier\n".to_string(),
+            "bash: line 1: export: `1a=b': not a valid identifier\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -105,7 +105,7 @@ mod tests {
     #[tokio::test]
     async fn export_bad_option() {
         let script = "export -z; echo $?";
-        let expected = (0, "2\n".to_string(), "forkbox: export: -z: invalid option\nexport: usage: export [-fn] [name[=value] ...] or export -p\n".to_string());
+        let expected = (0, "2\n".to_string(), "bash: line 1: export: -z: invalid option\nexport: usage: export [-fn] [name[=value] ...] or export -p\n".to_string());
         assert_eq!(run(script).await, expected);
     }
 

@@ -78,7 +78,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let pos = if c == ':' { None } else { spec.find(c) };
     let Some(pos) = pos else {
         if report {
-            super::fail(sh, io, format!("illegal option -- {c}"), 0).await?;
+            complain(sh, io, &format!("illegal option -- {c}")).await;
         }
         let (next_ind, next_off) = if at_end {
             (optind + 1, 0)
@@ -120,8 +120,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 return set(sh, io, name, ":", Some(c.to_string()), optind, 0).await;
             }
             if report {
-                let msg = format!("option requires an argument -- {c}");
-                super::fail(sh, io, msg, 0).await?;
+                complain(sh, io, &format!("option requires an argument -- {c}")).await;
             }
             set(sh, io, name, "?", None, optind, 0).await
         }
@@ -163,6 +162,15 @@ async fn finish(sh: &mut Shell, io: &Fds, name: &str, optind: i64) -> Exec<i32> 
     }
 }
 
+/// getopts' own complaint about the arguments it parses: like getopt(3), it starts with
+/// `$0` alone (`bash: illegal option -- x`), with no line, even in a function.
+async fn complain(sh: &Shell, io: &Fds, msg: &str) {
+    let _ = io
+        .stderr()
+        .write_str(&format!("{}: {msg}\n", sh.arg0))
+        .await;
+}
+
 #[cfg(test)]
 mod tests {
     use crate::shell::testing::run;
@@ -188,7 +196,7 @@ mod tests {
         let expected = (
             0,
             "0 ?\n".to_string(),
-            "forkbox: illegal option -- z\n".to_string(),
+            "bash: illegal option -- z\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -206,7 +214,7 @@ mod tests {
         let expected = (
             0,
             "0 ?\n".to_string(),
-            "forkbox: option requires an argument -- a\n".to_string(),
+            "bash: option requires an argument -- a\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -27,7 +27,10 @@ impl Shell {
         }
         let extglob = self.shopts.on("extglob");
         let mut h = self.history.lock();
-        Some(history_expand(line, &mut h, extglob).map_err(|e| ShellError::Builtin(e).message()))
+        Some(
+            history_expand(line, &mut h, extglob)
+                .map_err(|e| ShellError::Builtin(e).message_with(&self.message_prefix())),
+        )
     }
 
     /// Remembers a command the terminal read, when `set -o history` is on.
@@ -327,17 +330,20 @@ mod tests {
         let (st, _, err) = sh_run(&mut sh, "history x").await;
         assert_eq!(
             (st, err.as_str()),
-            (1, "forkbox: history: x: numeric argument required\n")
+            (1, "bash: line 1: history: x: numeric argument required\n")
         );
         let (st, _, err) = sh_run(&mut sh, "history 1 2").await;
         assert_eq!(
             (st, err.as_str()),
-            (1, "forkbox: history: too many arguments\n")
+            (1, "bash: line 1: history: too many arguments\n")
         );
         let (st, _, err) = sh_run(&mut sh, "history -d 99").await;
         assert_eq!(
             (st, err.as_str()),
-            (1, "forkbox: history: 99: history position out of range\n")
+            (
+                1,
+                "bash: line 1: history: 99: history position out of range\n"
+            )
         );
         let (st, out, _) = sh_run(&mut sh, "history -s a b; history -d 1; history -p '!!'").await;
         assert_eq!((st, out.as_str()), (0, "a b\n"));
@@ -355,7 +361,10 @@ mod tests {
         let e = sh.expand_history("echo !$").and_then(Result::ok);
         assert_eq!(e.map(|e| e.line).as_deref(), Some("echo b"));
         let err = sh.expand_history("!nope").and_then(Result::err);
-        assert_eq!(err.as_deref(), Some("forkbox: !nope: event not found\n"));
+        assert_eq!(
+            err.as_deref(),
+            Some("bash: line 0: !nope: event not found\n")
+        );
         sh_run(&mut sh, "HISTCONTROL=ignorespace").await;
         sh.remember(" secret");
         sh.remember("fc -l");
@@ -371,7 +380,7 @@ mod tests {
         let expected = (
             0,
             "0\n".to_string(),
-            "forkbox: bind: warning: line editing not enabled\n".to_string(),
+            "bash: line 1: bind: warning: line editing not enabled\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

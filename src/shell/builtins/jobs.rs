@@ -166,7 +166,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: fg: no job control\n".to_string(),
+            "bash: line 1: fg: no job control\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -177,7 +177,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: bg: no job control\n".to_string(),
+            "bash: line 1: bg: no job control\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -188,7 +188,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: disown: %3: no such job\n".to_string(),
+            "bash: line 1: disown: %3: no such job\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -196,7 +196,7 @@ mod tests {
     #[tokio::test]
     async fn jobs_bad_option() {
         let script = "jobs -z; echo $?";
-        let expected = (0, "2\n".to_string(), "forkbox: jobs: -z: invalid option\njobs: usage: jobs [-lnprs] [jobspec ...] or jobs -x command [args]\n".to_string());
+        let expected = (0, "2\n".to_string(), "bash: line 1: jobs: -z: invalid option\njobs: usage: jobs [-lnprs] [jobspec ...] or jobs -x command [args]\n".to_string());
         assert_eq!(run(script).await, expected);
     }
 }

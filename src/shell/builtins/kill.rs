@@ -164,7 +164,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: kill: FOO: invalid signal specification\n".to_string(),
+            "bash: line 1: kill: FOO: invalid signal specification\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -175,7 +175,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: kill: %4: no such job\n".to_string(),
+            "bash: line 1: kill: %4: no such job\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -193,7 +193,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: kill: abc: arguments must be process or job IDs\n".to_string(),
+            "bash: line 1: kill: abc: arguments must be process or job IDs\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

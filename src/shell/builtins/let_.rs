@@ -48,7 +48,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: let: expression expected\n".to_string(),
+            "bash: line 1: let: expression expected\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -59,7 +59,8 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: let: 1+: syntax error: operand expected (error token is \"+\")\n".to_string(),
+            "bash: line 1: let: 1+: syntax error: operand expected (error token is \"+\")\n"
+                .to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -70,7 +71,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: let: x=1/0: division by 0 (error token is \"0\")\n".to_string(),
+            "bash: line 1: let: x=1/0: division by 0 (error token is \"0\")\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

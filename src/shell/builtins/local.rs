@@ -44,7 +44,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: local: can only be used in a function\n".to_string(),
+            "bash: line 1: local: can only be used in a function\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

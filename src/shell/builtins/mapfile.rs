@@ -297,7 +297,7 @@ mod tests {
     #[tokio::test]
     async fn mapfile_bad_option() {
         let script = "mapfile -q; echo $?";
-        let expected = (0, "2\n".to_string(), "forkbox: mapfile: -q: invalid option\nmapfile: usage: mapfile [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]\n".to_string());
+        let expected = (0, "2\n".to_string(), "bash: line 1: mapfile: -q: invalid option\nmapfile: usage: mapfile [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]\n".to_string());
         assert_eq!(run(script).await, expected);
     }
 
@@ -307,7 +307,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: mapfile: x: invalid line count\n".to_string(),
+            "bash: line 1: mapfile: x: invalid line count\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

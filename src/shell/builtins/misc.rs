@@ -234,7 +234,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: builtin: ls: not a shell builtin\n".to_string(),
+            "bash: line 1: builtin: ls: not a shell builtin\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -259,7 +259,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: logout: not login shell: use `exit'\n".to_string(),
+            "bash: line 1: logout: not login shell: use `exit'\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

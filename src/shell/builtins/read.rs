@@ -582,7 +582,7 @@ mod script_tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: read: `1x': not a valid identifier\n".to_string(),
+            "bash: line 1: read: `1x': not a valid identifier\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -593,7 +593,7 @@ mod script_tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: ro: readonly variable\n".to_string(),
+            "bash: line 1: ro: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -61,7 +61,7 @@ mod tests {
         let expected = (
             1,
             "".to_string(),
-            "forkbox: a: readonly variable\n".to_string(),
+            "bash: line 1: a: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -79,7 +79,7 @@ mod tests {
         let expected = (
             1,
             "".to_string(),
-            "forkbox: ra: readonly variable\n".to_string(),
+            "bash: line 1: ra: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -90,7 +90,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: f: readonly function\n".to_string(),
+            "bash: line 1: f: readonly function\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -98,7 +98,7 @@ mod tests {
     #[tokio::test]
     async fn readonly_bad_option() {
         let script = "readonly -z; echo $?";
-        let expected = (0, "2\n".to_string(), "forkbox: readonly: -z: invalid option\nreadonly: usage: readonly [-aAf] [name[=value] ...] or readonly -p\n".to_string());
+        let expected = (0, "2\n".to_string(), "bash: line 1: readonly: -z: invalid option\nreadonly: usage: readonly [-aAf] [name[=value] ...] or readonly -p\n".to_string());
         assert_eq!(run(script).await, expected);
     }
 
@@ -108,7 +108,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: readonly: `1a=1': not a valid identifier\n".to_string(),
+            "bash: line 1: readonly: `1a=1': not a valid identifier\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -119,7 +119,7 @@ mod tests {
         let expected = (
             1,
             "1\n".to_string(),
-            "forkbox: fr: readonly variable\n".to_string(),
+            "bash: line 1: fr: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

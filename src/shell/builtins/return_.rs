@@ -63,7 +63,8 @@ mod tests {
         let expected = (
             0,
             "2\n".to_string(),
-            "forkbox: return: can only `return' from a function or sourced script\n".to_string(),
+            "bash: line 1: return: can only `return' from a function or sourced script\n"
+                .to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -286,7 +286,7 @@ mod tests {
         let expected = (
             127,
             "".to_string(),
-            "forkbox: nope: unbound variable\n".to_string(),
+            "bash: line 1: nope: unbound variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -59,7 +59,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: shift: x: numeric argument required\n".to_string(),
+            "bash: line 1: shift: x: numeric argument required\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -70,7 +70,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: shift: -1: shift count out of range\n".to_string(),
+            "bash: line 1: shift: -1: shift count out of range\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

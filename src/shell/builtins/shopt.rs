@@ -282,7 +282,7 @@ mod script_tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: shopt: nope: invalid shell option name\n".to_string(),
+            "bash: line 1: shopt: nope: invalid shell option name\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -319,8 +319,8 @@ mod behaviour_tests {
             (
                 0,
                 "1\n1\n".to_string(),
-                "forkbox: shopt: nope: invalid shell option name\n\
-                 forkbox: shopt: cannot set and unset shell options simultaneously\n"
+                "bash: line 1: shopt: nope: invalid shell option name\n\
+                 bash: line 1: shopt: cannot set and unset shell options simultaneously\n"
                     .to_string()
             )
         );

@@ -174,7 +174,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: /nope: No such file or directory\n".to_string(),
+            "bash: line 1: /nope: No such file or directory\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -1,6 +1,6 @@
 //! `test` / `[` as the shell runs them: the operators that need the shell's state
 //! (`-v NAME`, `-o OPTION`, `-R NAME`) are answered here; everything else is the native
-//! command's, whose messages get the shell's prefix (`forkbox: [: x: integer expression
+//! command's, whose messages get the shell's prefix (`bash: line 1: [: x: integer expression
 //! expected`), as bash's builtin prints them.
 
 use crate::shell::Shell;
@@ -227,7 +227,7 @@ mod tests {
         let expected = (
             0,
             "2\n".to_string(),
-            "forkbox: [: x: integer expression expected\n".to_string(),
+            "bash: line 1: [: x: integer expression expected\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -238,7 +238,7 @@ mod tests {
         let expected = (
             0,
             "2\n".to_string(),
-            "forkbox: [: missing `]'\n".to_string(),
+            "bash: line 1: [: missing `]'\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -256,7 +256,7 @@ mod tests {
         let expected = (
             0,
             "2\n".to_string(),
-            "forkbox: test: b: binary operator expected\n".to_string(),
+            "bash: line 1: test: b: binary operator expected\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

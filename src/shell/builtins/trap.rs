@@ -182,7 +182,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: trap: NOPE: invalid signal specification\n".to_string(),
+            "bash: line 1: trap: NOPE: invalid signal specification\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -200,7 +200,7 @@ mod tests {
         let expected = (
             0,
             "2\n".to_string(),
-            "forkbox: trap: -z: invalid option\ntrap: usage: trap [-lp] [[arg] signal_spec ...]\n"
+            "bash: line 1: trap: -z: invalid option\ntrap: usage: trap [-lp] [[arg] signal_spec ...]\n"
                 .to_string(),
         );
         assert_eq!(run(script).await, expected);

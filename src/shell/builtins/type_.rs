@@ -290,7 +290,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: type: nope: not found\n".to_string(),
+            "bash: line 1: type: nope: not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

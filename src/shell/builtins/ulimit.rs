@@ -214,7 +214,7 @@ mod tests {
         let expected = (
             0,
             "64\n1\n64\n".to_string(),
-            "forkbox: ulimit: open files: cannot modify limit: Operation not permitted\n"
+            "bash: line 1: ulimit: open files: cannot modify limit: Operation not permitted\n"
                 .to_string(),
         );
         assert_eq!(run(script).await, expected);
@@ -238,7 +238,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: ulimit: abc: invalid number\n".to_string(),
+            "bash: line 1: ulimit: abc: invalid number\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -186,7 +186,7 @@ mod script_tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: umask: 9: octal number out of range\n".to_string(),
+            "bash: line 1: umask: 9: octal number out of range\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

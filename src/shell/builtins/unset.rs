@@ -130,7 +130,7 @@ mod tests {
         let expected = (
             0,
             "127\n".to_string(),
-            "forkbox: f: command not found\n".to_string(),
+            "bash: line 1: f: command not found\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -155,7 +155,7 @@ mod tests {
         let expected = (
             0,
             "1 1\n".to_string(),
-            "forkbox: unset: r: cannot unset: readonly variable\n".to_string(),
+            "bash: line 1: unset: r: cannot unset: readonly variable\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

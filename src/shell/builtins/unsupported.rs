@@ -1,5 +1,5 @@
 //! Builtins forkbox does not support (job control: `bg`, `fg`, `jobs`, `disown`): each fails with
-//! `forkbox: NAME: not supported` and status 2.
+//! `bash: line N: NAME: not supported` and status 2.
 
 use crate::shell::Shell;
 use crate::shell::error::ShellError;

@@ -194,7 +194,7 @@ mod tests {
         let expected = (
             0,
             "127\n".to_string(),
-            "forkbox: wait: pid 99999 is not a child of this shell\n".to_string(),
+            "bash: line 1: wait: pid 99999 is not a child of this shell\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }
@@ -205,7 +205,7 @@ mod tests {
         let expected = (
             0,
             "1\n".to_string(),
-            "forkbox: wait: `abc': not a pid or valid job spec\n".to_string(),
+            "bash: line 1: wait: `abc': not a pid or valid job spec\n".to_string(),
         );
         assert_eq!(run(script).await, expected);
     }

@@ -171,7 +171,7 @@ impl Shell {
                     // bash reports it and runs the command without that variable.
                     let _ = fds
                         .stderr()
-                        .write_str(&ShellError::Readonly(name).message())
+                        .write_str(&ShellError::Readonly(name).message_with(&self.message_prefix()))
                         .await;
                 }
                 Ok(v) => env_extra.push(v),

@@ -39,8 +39,8 @@ impl Shell {
                 Parameter::Named(name) => {
                     if self.is_circular_ref(name) {
                         let msg = format!(
-                            "{}: warning: {name}: circular name reference\n",
-                            crate::shell::error::PROGRAM
+                            "{}warning: {name}: circular name reference\n",
+                            self.message_prefix()
                         );
                         let _ = fds.stderr().write_str(&msg).await;
                     }
@@ -89,7 +89,8 @@ impl Shell {
                                 i
                             };
                             if idx < 0 {
-                                let msg = ShellError::BadSubscript(target.clone()).message();
+                                let msg = ShellError::BadSubscript(target.clone())
+                                    .message_with(&self.message_prefix());
                                 let _ = fds.stderr().write_str(&msg).await;
                             }
                             a.get(&idx).cloned().map_or(PVal::Unset, PVal::Str)
