@@ -386,13 +386,9 @@ async fn declare_one(
             "{cmd}: {name}: readonly variable"
         )));
     }
-    // A local shadowing an exported variable is exported too (the environment of
-    // commands the function runs carries the local's value).
-    let mut inherit_export = false;
     if local && !sh.is_local_here(name) {
         let outer = sh.vars.get(name).cloned();
         let outer_exported = outer.as_ref().is_some_and(|o| o.exported);
-        inherit_export = outer_exported;
         sh.make_local(name);
         sh.vars.remove(name);
         if (flags.inherit || sh.shopts.on("localvar_inherit"))
@@ -406,7 +402,8 @@ async fn declare_one(
                 },
             );
         } else if outer_exported {
-            // A local of an exported variable is exported too, as in bash.
+            // A local of an exported variable is exported too, as in bash (the
+            // environment of commands the function runs carries the local's value).
             sh.declare_unset(name, Value::Str(String::new()));
             if let Some(v) = sh.vars.get_mut(name) {
                 v.exported = true;
@@ -500,12 +497,6 @@ async fn declare_one(
         && let Some(v) = sh.vars.get_mut(&target)
     {
         v.readonly = true;
-    }
-    if inherit_export
-        && !flags.off.export
-        && let Some(v) = sh.vars.get_mut(&target)
-    {
-        v.exported = true;
     }
     Ok(())
 }

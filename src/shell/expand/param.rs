@@ -34,36 +34,6 @@ impl Shell {
         fds: &'a Fds,
     ) -> BoxFut<'a, R<PVal>> {
         Box::pin(async move {
-            // bash reads `${#-}` and `${#?}` as the lengths of `$-` and `$?`, not as `$#`
-            // with an empty default or message.
-            let is_count = |p: &Parameter| {
-                matches!(
-                    p,
-                    Parameter::Special(SpecialParameter::PositionalParameterCount)
-                )
-            };
-            let length_of = match expr {
-                ParameterExpr::UseDefaultValues {
-                    parameter,
-                    indirect: false,
-                    test_type: ParameterTestType::Unset,
-                    default_value,
-                } if is_count(parameter) && default_value.as_deref().unwrap_or("").is_empty() => {
-                    Some(self.option_flags())
-                }
-                ParameterExpr::IndicateErrorIfNullOrUnset {
-                    parameter,
-                    indirect: false,
-                    test_type: ParameterTestType::Unset,
-                    error_message,
-                } if is_count(parameter) && error_message.as_deref().unwrap_or("").is_empty() => {
-                    Some(self.last_status.to_string())
-                }
-                _ => None,
-            };
-            if let Some(v) = length_of {
-                return Ok(PVal::Str(v.chars().count().to_string()));
-            }
             match expr {
                 ParameterExpr::Parameter {
                     parameter,
