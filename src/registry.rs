@@ -180,7 +180,7 @@ pub const BASH_BUILTIN_COMMANDS: &[&str] = &["[", "help", "printf", "test"];
 
 /// Builtins that a Debian system also has as files in `/usr/bin` (so `which` and
 /// `type -a` name the file).
-const ALSO_FILES: &[&str] = &["bash", "echo", "false", "pwd", "sh", "true"];
+const ALSO_FILES: &[&str] = &["bash", "echo", "false", "kill", "pwd", "sh", "true"];
 
 /// Directories whose files are the registry's commands (`/usr/bin/cat` is `cat`).
 const BIN_DIRS: &[&str] = &[

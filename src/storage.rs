@@ -434,6 +434,25 @@ impl Store {
             .collect())
     }
 
+    /// The direct children of directory `dir` with their kinds only, sorted by name, where
+    /// the store can list kinds without reading each child's metadata: a local store reads
+    /// the directory alone (`d_type`), leaving out what [`Store::list_entries`] leaves out.
+    /// `None` elsewhere (an object store's listing cannot tell a symlink from a file).
+    pub async fn list_kinds(&self, dir: &str) -> Result<Option<Vec<(String, ObjectKind)>>> {
+        let Some(root) = &self.local_root else {
+            return Ok(None);
+        };
+        let path = root.join(dir);
+        blocking(&path.clone(), move || local_list_kinds(&path))
+            .await
+            .map(Some)
+    }
+
+    /// Whether [`Store::list_kinds`] answers.
+    pub fn lists_kinds(&self) -> bool {
+        self.local_root.is_some()
+    }
+
     /// Reads `len` bytes at `offset` (fewer at the end of the object).
     pub async fn read(&self, key: &str, offset: u64, len: usize) -> Result<Bytes> {
         if len == 0 {
@@ -1199,10 +1218,14 @@ fn local_meta(path: &Path, md: &std::fs::Metadata) -> Result<Option<ObjectMeta>>
     }))
 }
 
-/// [`Store::list_entries`] of the host directory `dir`: `read_dir` and an `lstat` per entry
-/// (`DirEntry::metadata` does not follow symlinks), on the calling thread. A missing
-/// directory, or a file where the directory should be, lists empty (as opendal's lister).
-fn local_list(dir: &Path) -> Result<Vec<ListEntry>> {
+/// The entries of the host directory `dir` whose names are UTF-8 (no key names any
+/// other), with `f` making each one what the caller lists (`None` leaves it out), on the
+/// calling thread. A missing directory, or a file where the directory should be, lists
+/// empty (as opendal's lister).
+fn local_read_dir<T>(
+    dir: &Path,
+    mut f: impl FnMut(String, std::fs::DirEntry) -> Result<Option<T>>,
+) -> Result<Vec<T>> {
     let local = |path: &Path, source| StorageError::Local {
         path: path.to_path_buf(),
         source,
@@ -1227,32 +1250,64 @@ fn local_list(dir: &Path) -> Result<Vec<ListEntry>> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
             Err(e) => return Err(local(dir, e)),
         };
-        // No key names a host file whose name is not UTF-8.
         let Ok(name) = entry.file_name().into_string() else {
             continue;
         };
+        if let Some(item) = f(name, entry)? {
+            out.push(item);
+        }
+    }
+    Ok(out)
+}
+
+/// [`Store::list_kinds`] of the host directory `dir`: the kinds the directory itself
+/// records (`d_type`), so no entry is `stat`ed unless the filesystem records none.
+/// Sockets, fifos and devices are not objects and are left out.
+fn local_list_kinds(dir: &Path) -> Result<Vec<(String, ObjectKind)>> {
+    let mut out = local_read_dir(dir, |name, entry| {
+        let kind = match entry.file_type() {
+            Ok(t) if t.is_symlink() => ObjectKind::Symlink,
+            Ok(t) if t.is_dir() => ObjectKind::Dir,
+            Ok(t) if t.is_file() => ObjectKind::File,
+            // Not an object, or gone since the directory was read.
+            _ => return Ok(None),
+        };
+        Ok(Some((name, kind)))
+    })?;
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// [`Store::list_entries`] of the host directory `dir`: `read_dir` and an `lstat` per entry
+/// (`DirEntry::metadata` does not follow symlinks), on the calling thread.
+fn local_list(dir: &Path) -> Result<Vec<ListEntry>> {
+    let local = |path: &Path, source| StorageError::Local {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut out = local_read_dir(dir, |name, entry| {
         let path = entry.path();
         let meta = entry
             .metadata()
             .map_err(|e| local(&path, e))
             .and_then(|md| local_meta(&path, &md));
-        match meta {
-            Ok(Some(meta)) => out.push(ListEntry {
+        Ok(match meta {
+            Ok(Some(meta)) => Some(ListEntry {
                 name,
                 is_dir: meta.kind == ObjectKind::Dir,
                 meta: Some(meta),
             }),
             // Not an object, or gone since the directory was read.
-            Ok(None) => {}
-            Err(e) if e.is_not_found() => {}
+            Ok(None) => None,
+            Err(e) if e.is_not_found() => None,
             // Listed without metadata: `stat` will report the error if asked.
-            Err(_) => out.push(ListEntry {
+            Err(_) => Some(ListEntry {
                 name,
                 is_dir: entry.file_type().is_ok_and(|t| t.is_dir()),
                 meta: None,
             }),
-        }
-    }
+        })
+    })?;
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }

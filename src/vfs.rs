@@ -357,6 +357,15 @@ impl Vfs {
         Ok((r.rel, r.node))
     }
 
+    /// The root-relative path of the directory `path` names (following symlinks).
+    async fn existing_dir(&self, path: &str) -> FsResult<String> {
+        let (rel, node) = self.existing(path, true).await?;
+        if node.kind != FileKind::Dir {
+            return Err(FsError::NotADirectory);
+        }
+        Ok(rel)
+    }
+
     async fn existing(&self, path: &str, follow: bool) -> FsResult<(String, Node)> {
         match self.resolve(path, follow).await? {
             (rel, Some(n)) => Ok((rel, n)),
@@ -395,31 +404,86 @@ impl Vfs {
         Ok(names)
     }
 
-    async fn list_dir(&self, rel: &str) -> FsResult<Vec<DirEntry>> {
-        let mut out: BTreeMap<String, Node> = BTreeMap::new();
-        {
-            let st = self.state();
-            let prefix = if rel.is_empty() {
-                String::new()
-            } else {
-                format!("{rel}/")
+    /// The children of directory `rel` the session's layer holds.
+    fn upper_children(&self, rel: &str) -> BTreeMap<String, Node> {
+        let mut out = BTreeMap::new();
+        let st = self.state();
+        let prefix = if rel.is_empty() {
+            String::new()
+        } else {
+            format!("{rel}/")
+        };
+        for (path, node) in st.upper.range(prefix.clone()..) {
+            let Some(rest) = path.strip_prefix(&prefix) else {
+                break;
             };
-            for (path, node) in st.upper.range(prefix.clone()..) {
-                let Some(rest) = path.strip_prefix(&prefix) else {
-                    break;
-                };
-                if !rest.contains('/') && !rest.is_empty() {
-                    out.insert(rest.to_string(), node.clone());
-                }
+            if !rest.contains('/') && !rest.is_empty() {
+                out.insert(rest.to_string(), node.clone());
             }
         }
-        let base_has_dir = rel.is_empty()
+        out
+    }
+
+    /// Whether the base has directory `rel` and nothing hides it (its children show).
+    async fn base_has_dir(&self, rel: &str) -> FsResult<bool> {
+        Ok(rel.is_empty()
             || (self.base_visible(rel).await?
                 && self
                     .base_lookup(rel)
                     .await?
-                    .is_some_and(|n| n.kind == FileKind::Dir));
-        if base_has_dir {
+                    .is_some_and(|n| n.kind == FileKind::Dir)))
+    }
+
+    /// Names and kinds of directory `rel`'s children, as [`Vfs::list_dir`] lists them:
+    /// where the base store lists kinds (a local store), without reading the metadata of
+    /// base children not cached yet (`find -name` over a big tree reads directories only).
+    async fn list_kinds(&self, rel: &str) -> FsResult<Vec<(String, FileKind)>> {
+        let base = match &self.inner.view.base {
+            Some(base) if !base.store.lists_kinds() => {
+                let entries = self.list_dir(rel).await?;
+                return Ok(entries.into_iter().map(|e| (e.name, e.meta.kind)).collect());
+            }
+            base => base,
+        };
+        let mut out: BTreeMap<String, FileKind> = self
+            .upper_children(rel)
+            .into_iter()
+            .map(|(name, node)| (name, node.kind))
+            .collect();
+        if let Some(base) = base
+            && self.base_has_dir(rel).await?
+        {
+            let key = base.key(rel);
+            let listed = base
+                .store
+                .list_kinds(key.trim_end_matches('/'))
+                .await
+                .map_err(|e| storage_failure("list", rel, e))?
+                .unwrap_or_default();
+            let st = self.state();
+            for (name, kind) in listed {
+                let child = child_of(rel, &name);
+                if out.contains_key(&name) || st.hidden(&child) {
+                    continue;
+                }
+                match st.base_nodes.get(&child) {
+                    Some(Some(n)) => {
+                        out.insert(name, n.kind);
+                    }
+                    // Known to be gone from the base.
+                    Some(None) => {}
+                    None => {
+                        out.insert(name, Node::kind_of_base(kind));
+                    }
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    async fn list_dir(&self, rel: &str) -> FsResult<Vec<DirEntry>> {
+        let mut out = self.upper_children(rel);
+        if self.base_has_dir(rel).await? {
             let names = self.base_children(rel).await?;
             // Children whose metadata is cached cost nothing; the others are looked up.
             let mut wanted: Vec<String> = Vec::new();

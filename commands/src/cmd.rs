@@ -47,6 +47,7 @@ mod iconv;
 mod id;
 mod install;
 mod join;
+mod kill;
 mod ln;
 mod locale;
 mod ls;
@@ -128,6 +129,9 @@ pub fn programs() -> Vec<Arc<dyn Command>> {
         Arc::new(printf::GnuPrintf),
         Arc::new(echo::GnuEcho),
         Arc::new(pwd::GnuPwd),
+        Arc::new(test::GnuTest),
+        Arc::new(test::GnuBracket),
+        Arc::new(kill::Kill),
     ]
 }
 

@@ -273,6 +273,14 @@ pub trait FileSystem: Send + Sync {
     async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>>;
     /// Entries of a directory, sorted by name, without `.` and `..`.
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>>;
+    /// Names and kinds of a directory's entries (each entry's own kind: a symlink is
+    /// one), sorted by name, without `.` and `..`: what `readdir` with `d_type` gives, for
+    /// callers that need nothing more (`find -name`). A filesystem whose listing carries
+    /// kinds answers without reading each entry's metadata.
+    async fn read_dir_kinds(&self, path: &str) -> FsResult<Vec<(String, FileKind)>> {
+        let entries = self.read_dir(path).await?;
+        Ok(entries.into_iter().map(|e| (e.name, e.meta.kind)).collect())
+    }
     async fn mkdir(&self, path: &str) -> FsResult<()>;
     async fn rmdir(&self, path: &str) -> FsResult<()>;
     /// Removes a file or symlink (never a directory).

@@ -9,7 +9,10 @@
 //!
 //! A [`SharedFile`] is the other kind of stream: one file open for reading and writing at
 //! one position (`exec 3<>f`), whose [`Input`] and [`Output`] read and write the file
-//! itself, so a write after a read lands where the read stopped.
+//! itself, so a write after a read lands where the read stopped. A file redirected for
+//! reading (`< f`) is one too ([`file_input`]): commands that read it in turn continue
+//! where the last one stopped, and one that read ahead hands back what it did not use
+//! ([`Input::give_back`]), as GNU tools do on a seekable standard input.
 
 use std::io;
 use std::sync::Arc;
@@ -18,7 +21,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::budget::{Budget, Charge};
-use crate::fs::{FileHandle, FsError, FsResult, READ_CHUNK, SeekFrom};
+use crate::fs::{FileHandle, FsError, FsResult, Metadata, READ_CHUNK, SeekFrom};
 
 /// Largest chunk one send carries; longer writes are split so the pipe bound holds in bytes.
 pub const PIPE_CHUNK: usize = 64 * 1024;
@@ -41,6 +44,10 @@ pub const PIPE_SLOTS: usize = 4096;
 /// that writes again much later) with 141. Tasks that run in turn, as a session's do,
 /// would otherwise see every write after `head` exits fail.
 pub const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Most bytes one read of a file asks for, however much a reader wants (`dd bs=1G`):
+/// bounds what a read holds.
+pub const MAX_FILE_READ: usize = 16 * READ_CHUNK;
 
 /// Bytes a pipe still takes after its last reader went (a Linux pipe's buffer): past
 /// them, or past [`CLOSE_GRACE`], writes fail with `BrokenPipe`.
@@ -332,8 +339,9 @@ impl Drop for InputState {
 
 impl InputState {
     /// Makes sure `buf` holds something; false at end-of-file. A file is read `want`
-    /// bytes at a time (at most [`READ_CHUNK`]); it is never at end-of-file for good,
-    /// since a write may extend it.
+    /// bytes at a time (at most [`MAX_FILE_READ`]), all of them unless it ends first, as
+    /// `read(2)` reads a regular file; it is never at end-of-file for good, since a write
+    /// may extend it.
     async fn fill(&mut self, want: usize) -> io::Result<bool> {
         while self.buf.is_empty() {
             let next = match &mut self.src {
@@ -341,7 +349,7 @@ impl InputState {
                 Some(Source::Pipe(rx)) => rx.recv().await.map(|c| c.data),
                 Some(Source::Pull(p)) => p.next().await,
                 Some(Source::File(f)) => {
-                    let chunk = f.read(want.clamp(1, READ_CHUNK)).await?;
+                    let chunk = f.read_full(want.clamp(1, MAX_FILE_READ)).await?;
                     if chunk.is_empty() {
                         return Ok(false);
                     }
@@ -517,6 +525,47 @@ impl Input {
         }
     }
 
+    /// Hands back the last `len` bytes a reader took but did not use (what it read ahead
+    /// of where it stopped). A file takes them back: its position moves back over them,
+    /// so the next reader of the descriptor starts right after what was used, as GNU
+    /// tools leave a seekable standard input (`{ head -n1; cat; } < f`). A pipe cannot
+    /// take anything back, as a kernel pipe cannot: there they are lost.
+    pub async fn give_back(&self, len: usize) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let st = self.state.lock().await;
+        if let Some(Source::File(f)) = &st.src {
+            // What a read left in `buf` was given back already (see `settle`).
+            f.unread(len).await?;
+        }
+        Ok(())
+    }
+
+    /// Moves a file's position to its end, as if it had been read through; a pipe or
+    /// other stream is left as it is.
+    pub async fn skip_rest(&self) -> io::Result<()> {
+        let mut st = self.state.lock().await;
+        let InputState { src, buf, .. } = &mut *st;
+        if let Some(Source::File(f)) = src {
+            f.seek(SeekFrom::End(0)).await?;
+            *buf = Bytes::new();
+        }
+        Ok(())
+    }
+
+    /// For an input that reads a file (`< f`): the file's metadata now and the position
+    /// the next read starts at, as `fstat` and `lseek(fd, 0, SEEK_CUR)` give them on a
+    /// seekable standard input; `None` for a pipe, a terminal, bytes or `/dev/null`.
+    pub async fn file_status(&self) -> Option<(Metadata, u64)> {
+        let st = self.state.lock().await;
+        let Some(Source::File(f)) = &st.src else {
+            return None;
+        };
+        let status = f.status().await?;
+        Some((status.0, status.1.saturating_sub(st.buf.len() as u64)))
+    }
+
     /// Reads everything up to end-of-file, failing with `OutOfMemory`-style `Other` error
     /// past `limit` bytes so a command cannot be made to buffer without bound.
     pub async fn read_to_end(&self, limit: usize) -> io::Result<Vec<u8>> {
@@ -579,6 +628,15 @@ pub fn shared_file(handle: FileHandle) -> (SharedFile, FileCloser) {
     )
 }
 
+/// A read end on `handle`, a file opened for reading only (`< f`): every clone reads at
+/// one shared position and can hand back what it read ahead ([`Input::give_back`]), as
+/// commands sharing a seekable standard input do. Nothing such a file holds must be
+/// stored, so it needs no [`FileCloser`]: it is let go with the last clone.
+pub fn file_input(handle: FileHandle) -> Input {
+    let (file, _nothing_to_store) = shared_file(handle);
+    file.input()
+}
+
 fn fs_error(e: FsError) -> io::Error {
     match e {
         FsError::BadDescriptor => io::Error::from_raw_os_error(9),
@@ -626,10 +684,41 @@ impl SharedFile {
         }
     }
 
+    /// Reads `len` bytes, fewer only at the end of the file (one read of the file may
+    /// give less, [`READ_CHUNK`] at the most).
+    async fn read_full(&self, len: usize) -> io::Result<Bytes> {
+        let first = self.read(len).await?;
+        if first.len() >= len || first.is_empty() {
+            return Ok(first);
+        }
+        let mut all = BytesMut::from(&first[..]);
+        while all.len() < len {
+            let more = self.read(len - all.len()).await?;
+            if more.is_empty() {
+                break;
+            }
+            all.extend_from_slice(&more);
+        }
+        Ok(all.freeze())
+    }
+
+    /// The file's metadata and position; `None` once it was closed or when it cannot
+    /// be asked.
+    async fn status(&self) -> Option<(Metadata, u64)> {
+        let mut cell = self.user.cell.lock().await;
+        let h = cell.as_mut()?;
+        let meta = h.stat().await.ok()?;
+        Some((meta, h.position()))
+    }
+
     async fn unread(&self, len: usize) -> io::Result<()> {
+        let back = i64::try_from(len).unwrap_or(i64::MAX);
+        self.seek(SeekFrom::Current(-back)).await
+    }
+
+    async fn seek(&self, to: SeekFrom) -> io::Result<()> {
         if let Some(h) = &mut *self.user.cell.lock().await {
-            let back = i64::try_from(len).unwrap_or(i64::MAX);
-            h.seek(SeekFrom::Current(-back)).await.map_err(fs_error)?;
+            h.seek(to).await.map_err(fs_error)?;
         }
         Ok(())
     }
@@ -909,6 +998,36 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
         assert!(file.input().read_chunk().await.unwrap().is_none());
         assert_eq!(crate::fs::read_all(&*fs, "/g", 100).await.unwrap(), b"kept");
+    }
+
+    #[tokio::test]
+    async fn a_file_input_takes_back_what_a_reader_did_not_use() {
+        use crate::fs::{FileSystem, OpenOptions, VfsPath};
+        let fs = crate::testing::MemFs::with_files(&[("/f", "one\ntwo\nthree\n")]);
+        let path = VfsPath::new("/f").unwrap();
+        let input = file_input(fs.open(&path, OpenOptions::read_only()).await.unwrap());
+        let chunk = input.read_chunk().await.unwrap().unwrap();
+        assert_eq!(chunk.len(), 14);
+        // The reader used "one\n": the rest goes back, for the next reader of the file.
+        input.give_back(chunk.len() - 4).await.unwrap();
+        let (meta, pos) = input.file_status().await.unwrap();
+        assert_eq!((meta.len, pos), (14, 4));
+        assert_eq!(
+            input.clone().read_line(100).await.unwrap().unwrap(),
+            b"two\n"
+        );
+        input.skip_rest().await.unwrap();
+        assert!(input.read_chunk().await.unwrap().is_none());
+        assert_eq!(input.file_status().await.unwrap().1, 14);
+        // A pipe cannot take anything back, and is no file.
+        let (out, p) = pipe();
+        out.write_all(b"ab\ncd\n").await.unwrap();
+        drop(out);
+        assert_eq!(p.read_chunk().await.unwrap().unwrap().len(), 6);
+        p.give_back(3).await.unwrap();
+        p.skip_rest().await.unwrap();
+        assert!(p.read_chunk().await.unwrap().is_none());
+        assert!(p.file_status().await.is_none());
     }
 
     #[tokio::test]

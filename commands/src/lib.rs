@@ -9,6 +9,7 @@
 //!   every implementation uses.
 //! - this file: the [`Command`] trait, the [`Context`] an invocation runs in, and the one
 //!   place where a command's outcome becomes an exit status ([`exit_status`]).
+//! - [`signal`]: signal numbers and names.
 //! - [`gnu_regex`]: GNU's BRE/ERE dialect (parse, GNU's errors, POSIX longest matches,
 //!   back-references) for `grep`, `sed` and the tools to come.
 //! - [`cmd`]: one file per native command; [`all`] lists them for the registry.
@@ -30,6 +31,7 @@ pub mod cpu;
 pub mod fs;
 pub mod gnu_regex;
 pub mod io;
+pub mod signal;
 pub mod testing;
 
 pub use budget::{Budget, Charge, OutOfMemory, TaskSlot, TooManyTasks};
@@ -38,7 +40,8 @@ pub use fs::{
     WriteHandle, WriteMode,
 };
 pub use io::{
-    FileCloser, Input, Output, PullSource, Readiness, SharedFile, pipe, pipe_in, shared_file,
+    FileCloser, Input, Output, PullSource, Readiness, SharedFile, file_input, pipe, pipe_in,
+    shared_file,
 };
 
 /// Exit status of a command (0–255, as the shell sees it).
@@ -182,6 +185,13 @@ pub trait Launcher: Send + Sync {
     /// missing one themselves, as GNU's do.
     fn resolves(&self, name: &str) -> bool {
         name.contains('/') || self.commands().iter().any(|c| c.name == name)
+    }
+    /// Sends signal `sig` to the session's process `pid` (signal 0 only asks whether it
+    /// is there), as `kill(2)` does; false when there is no such process. A launcher that
+    /// sees no processes has none.
+    fn signal(&self, pid: u32, sig: i32) -> bool {
+        let _ = (pid, sig);
+        false
     }
     /// Why `name` cannot be run in `ctx` (no such command or file, a file that is not
     /// executable), asked before launching so the launching tool words the failure itself

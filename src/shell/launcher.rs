@@ -19,6 +19,8 @@ use crate::registry::Registry;
 pub struct ShellLauncher {
     registry: Arc<Registry>,
     snapshots: Option<Arc<dyn SnapshotControl>>,
+    /// The session's processes, for a program that signals them (`env kill -0 $$`).
+    procs: Option<Arc<super::jobs::Procs>>,
 }
 
 impl std::fmt::Debug for ShellLauncher {
@@ -34,6 +36,7 @@ impl ShellLauncher {
         ShellLauncher {
             registry,
             snapshots: None,
+            procs: None,
         }
     }
 
@@ -57,6 +60,12 @@ impl ShellLauncher {
             terminal: ctx.terminal.clone().map(crate::shell::TerminalHandle),
         };
         (cfg, stdio)
+    }
+
+    /// Lets programs signal the session's processes `procs`.
+    pub(crate) fn with_procs(mut self, procs: Arc<super::jobs::Procs>) -> ShellLauncher {
+        self.procs = Some(procs);
+        self
     }
 
     /// Gives nested shells the session's `snapshot` builtin.
@@ -103,6 +112,12 @@ impl Launcher for ShellLauncher {
 
     fn commands(&self) -> Vec<CommandInfo> {
         self.registry.infos()
+    }
+
+    fn signal(&self, pid: u32, sig: i32) -> bool {
+        self.procs
+            .as_ref()
+            .is_some_and(|p| p.kill(pid, sig) != super::jobs::Delivery::NoSuchProcess)
     }
 
     fn resolves(&self, name: &str) -> bool {

@@ -154,6 +154,9 @@ impl FileSystem for FdFs {
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
         self.inner.read_dir(path).await
     }
+    async fn read_dir_kinds(&self, path: &str) -> FsResult<Vec<(String, FileKind)>> {
+        self.inner.read_dir_kinds(path).await
+    }
     async fn mkdir(&self, path: &str) -> FsResult<()> {
         self.inner.mkdir(path).await
     }

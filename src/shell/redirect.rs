@@ -3,7 +3,8 @@
 //! A descriptor is a shared pipe end ([`Input`] or [`Output`]). Files are never opened as
 //! host files: `> f` opens a [`WriteHandle`] through the session's [`FileSystem`] and a task
 //! drains a pipe into it; the command's status becomes 1 if closing the file fails.
-//! `< f` spawns a task that streams the file into a pipe in ranged reads.
+//! `< f` opens the file itself, at one position its readers share (a device, or a
+//! filesystem without open files, is streamed into a pipe by a task in ranged reads).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -196,6 +197,14 @@ impl FileSync {
     }
 }
 
+/// The error of a redirection that could not open `name`.
+fn file_error(name: &str, source: FsError) -> ShellError {
+    ShellError::File {
+        path: name.to_string(),
+        source,
+    }
+}
+
 /// Waits for every redirection file to be written and closed; reports failures.
 /// Returns `false` if any failed (the command's status then becomes 1).
 pub(crate) async fn finish(closers: Vec<Closer>, stderr: &Output, sh: &Shell) -> bool {
@@ -264,7 +273,7 @@ impl Shell {
                         let name = self.expand_redirect_target(word, fds).await?;
                         match kind {
                             IoFileRedirectKind::Read => {
-                                let input = self.open_read(&name, fds).await?;
+                                let input = self.open_read_seekable(&name, fds).await?;
                                 fds.set(fd, Fd::Read(input));
                             }
                             IoFileRedirectKind::ReadAndWrite => {
@@ -534,6 +543,36 @@ impl Shell {
         Ok(input)
     }
 
+    /// The descriptor `< name` opens: a device as [`Shell::open_read`] gives it, else the
+    /// file itself, open for reading at one position its readers share, so `{ head -n1;
+    /// cat; } < f` prints every line once and `wc < f` sees a regular file (see
+    /// [`forkbox_commands::file_input`]).
+    async fn open_read_seekable(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
+        if name.starts_with("/dev/") {
+            return self.open_read(name, fds).await;
+        }
+        let path = self.open_path(name)?;
+        let opts = forkbox_commands::fs::OpenOptions::read_only();
+        match self.fs.open(&path, opts).await {
+            Ok(h) if h.kind() == forkbox_commands::FileKind::Dir => {
+                Err(file_error(name, FsError::IsADirectory))
+            }
+            Ok(h) => Ok(forkbox_commands::file_input(h)),
+            // A filesystem without open files: the file streamed instead.
+            Err(FsError::Unsupported) => self.open_read(name, fds).await,
+            Err(e) => Err(file_error(name, e)),
+        }
+    }
+
+    /// The path a redirection opens `name` at; an empty name names nothing, as in bash.
+    fn open_path(&self, name: &str) -> Result<forkbox_commands::fs::VfsPath, ShellError> {
+        if name.is_empty() {
+            return Err(file_error(name, FsError::NotFound));
+        }
+        let path = forkbox_commands::fs::join(&self.cwd, name);
+        forkbox_commands::fs::VfsPath::new(&path).map_err(|e| file_error(name, e))
+    }
+
     /// The descriptor `<> name` opens: the file opened for reading and writing (created if
     /// missing, never truncated), both directions at one shared position; the file is
     /// closed (a [`Closer`]) once no descriptor holds it. A device is its two ends.
@@ -550,20 +589,12 @@ impl Shell {
                 .await?;
             return Ok(Fd::ReadWrite(input, output));
         }
-        let file_err = |e| ShellError::File {
-            path: name.to_string(),
-            source: e,
-        };
-        if name.is_empty() {
-            return Err(file_err(FsError::NotFound));
-        }
-        let path = forkbox_commands::fs::join(&self.cwd, name);
-        let path = forkbox_commands::fs::VfsPath::new(&path).map_err(file_err)?;
+        let path = self.open_path(name)?;
         let opts = forkbox_commands::fs::OpenOptions::read_write().create(true);
         let handle = super::umask_fs::with_umask(self.fs.clone(), self.umask)
             .open(&path, opts)
             .await
-            .map_err(file_err)?;
+            .map_err(|e| file_error(name, e))?;
         let (file, closer) = forkbox_commands::shared_file(handle);
         let stop = tokio_util::sync::CancellationToken::new();
         let stopped = stop.clone();

@@ -12,7 +12,9 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use bytes::Bytes;
 use forkbox_commands::fs::{FileHandle, OpenOptions, Usage, VfsPath};
-use forkbox_commands::{DirEntry, FileSystem, FsResult, Metadata, WriteHandle, WriteMode};
+use forkbox_commands::{
+    DirEntry, FileKind, FileSystem, FsResult, Metadata, WriteHandle, WriteMode,
+};
 
 /// The umask the filesystem's own creation modes already stand for.
 pub(crate) const NATIVE_UMASK: u32 = 0o022;
@@ -94,6 +96,9 @@ impl FileSystem for UmaskFs {
     }
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
         self.inner.read_dir(path).await
+    }
+    async fn read_dir_kinds(&self, path: &str) -> FsResult<Vec<(String, FileKind)>> {
+        self.inner.read_dir_kinds(path).await
     }
     async fn mkdir(&self, path: &str) -> FsResult<()> {
         self.inner.mkdir(path).await?;

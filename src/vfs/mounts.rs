@@ -213,6 +213,15 @@ impl FileSystem for Mounts {
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(entries)
     }
+    async fn read_dir_kinds(&self, path: &str) -> FsResult<Vec<(String, FileKind)>> {
+        if self.system_dir(path).is_some() {
+            // System mounts show beside the fork's entries: the full listing merges them.
+            let entries = self.read_dir(path).await?;
+            return Ok(entries.into_iter().map(|e| (e.name, e.meta.kind)).collect());
+        }
+        let (fs, p) = self.route_path(path);
+        fs.read_dir_kinds(&p).await
+    }
     async fn mkdir(&self, path: &str) -> FsResult<()> {
         if self.system_dir(path).is_some() {
             // There already, in the fork or above a system mount.

@@ -116,11 +116,13 @@ impl FileSystem for Vfs {
     }
 
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
-        let (rel, node) = self.existing(path, true).await?;
-        if node.kind != FileKind::Dir {
-            return Err(FsError::NotADirectory);
-        }
+        let rel = self.existing_dir(path).await?;
         self.list_dir(&rel).await
+    }
+
+    async fn read_dir_kinds(&self, path: &str) -> FsResult<Vec<(String, FileKind)>> {
+        let rel = self.existing_dir(path).await?;
+        self.list_kinds(&rel).await
     }
 
     async fn mkdir(&self, path: &str) -> FsResult<()> {

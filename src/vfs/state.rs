@@ -49,12 +49,17 @@ impl Node {
         Metadata::new(self.kind, len, self.mode, self.mtime).with_ino(ino)
     }
 
-    pub(super) fn from_base(m: ObjectMeta) -> Node {
-        let kind = match m.kind {
+    /// The kind a base object of `kind` is.
+    pub(super) fn kind_of_base(kind: ObjectKind) -> FileKind {
+        match kind {
             ObjectKind::File => FileKind::File,
             ObjectKind::Dir => FileKind::Dir,
             ObjectKind::Symlink => FileKind::Symlink,
-        };
+        }
+    }
+
+    pub(super) fn from_base(m: ObjectMeta) -> Node {
+        let kind = Node::kind_of_base(m.kind);
         let default_mode = match kind {
             FileKind::Dir => DEFAULT_DIR_MODE,
             FileKind::Symlink => 0o777,

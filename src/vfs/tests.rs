@@ -90,6 +90,62 @@ async fn a_local_listing_fills_the_metadata_cache() {
 }
 
 #[tokio::test]
+async fn a_kinds_listing_agrees_with_the_full_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("d");
+    std::fs::create_dir(&host).unwrap();
+    for f in ["a.txt", "gone", "moved", "replaced"] {
+        std::fs::write(host.join(f), "A").unwrap();
+    }
+    std::os::unix::fs::symlink("a.txt", host.join("link")).unwrap();
+    std::fs::create_dir(host.join("sub")).unwrap();
+    let base = Store::local(dir.path()).unwrap();
+    let (fs, _, _) = fork_of(&base).await;
+    // The session's changes: a whiteout, a rename, a file turned directory, new entries.
+    fs.unlink("/d/gone").await.unwrap();
+    fs.rename("/d/moved", "/d/sub/moved").await.unwrap();
+    fs.unlink("/d/replaced").await.unwrap();
+    fs.mkdir("/d/replaced").await.unwrap();
+    write(&fs, "/d/new", "n", WriteMode::Truncate).await;
+    fs.symlink("sub", "/d/ln2").await.unwrap();
+    for d in ["/d", "/d/sub", "/"] {
+        let full: Vec<(String, FileKind)> = fs
+            .read_dir(d)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.name, e.meta.kind))
+            .collect();
+        assert_eq!(fs.read_dir_kinds(d).await.unwrap(), full, "{d}");
+    }
+    let kinds = fs.read_dir_kinds("/d").await.unwrap();
+    assert_eq!(
+        kinds,
+        [
+            ("a.txt".to_string(), FileKind::File),
+            ("link".to_string(), FileKind::Symlink),
+            ("ln2".to_string(), FileKind::Symlink),
+            ("new".to_string(), FileKind::File),
+            ("replaced".to_string(), FileKind::Dir),
+            ("sub".to_string(), FileKind::Dir),
+        ]
+    );
+    assert_eq!(
+        fs.read_dir_kinds("/d/a.txt").await.unwrap_err(),
+        FsError::NotADirectory
+    );
+    // A base without kinds in its listing (an object store) lists through metadata.
+    let (mem, _, _) = fork_of(&seeded_base().await).await;
+    assert_eq!(
+        mem.read_dir_kinds("/dir").await.unwrap(),
+        [
+            ("a.txt".to_string(), FileKind::File),
+            ("sub".to_string(), FileKind::Dir)
+        ]
+    );
+}
+
+#[tokio::test]
 async fn ranged_reads() {
     let base = seeded_base().await;
     let (fs, _, _) = fork_of(&base).await;

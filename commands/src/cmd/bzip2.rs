@@ -3,10 +3,7 @@
 //! becomes `FILE.bz2` (and back), keeping its mode and modification time; `-c` writes to
 //! stdout; no operand (or `-`) filters stdin. The engine is [`super::codec`].
 
-use async_trait::async_trait;
-
-use super::codec::{self, Format, Opts};
-use crate::{CmdResult, Command, Context};
+use super::codec::{self, Early, Format, Opts, Word, Words, codec_command};
 
 const HELP: &str = "bzip2, a block-sorting file compressor.  Version 1.0.8, 13-Jul-2019.
 
@@ -38,32 +35,20 @@ const HELP: &str = "bzip2, a block-sorting file compressor.  Version 1.0.8, 13-J
 
 ";
 
-/// What parsing gave: options, `--help`, or a bad flag's message.
-enum Parsed {
-    Run(Opts),
-    Help,
-    Bad(String),
-}
-
-/// bzip2's flags, in any order among the files; `--` ends them.
-fn parse(args: &[String]) -> Parsed {
+/// bzip2's flags, in any order among the files; `--` ends them. `--help` and a bad flag
+/// are answered on stderr, as bzip2 does.
+fn parse(prog: &str, args: &[String]) -> Result<Opts, Early> {
     let mut o = Opts {
         level: 9,
         ..Opts::default()
     };
-    let mut only_files = false;
-    for a in args {
-        if only_files || a == "-" || !a.starts_with('-') {
-            o.files.push(a.clone());
-            continue;
-        }
-        if a == "--" {
-            only_files = true;
-            continue;
-        }
-        if let Some(long) = a.strip_prefix("--") {
-            match long {
-                "help" | "license" | "version" => return Parsed::Help,
+    let help = || Early::err(HELP, 0);
+    let bad = |a: &str| Early::err(format!("{prog}: Bad flag `{a}'\n{HELP}"), 1);
+    for w in Words::new(args) {
+        match w {
+            Word::Operand(f) => o.files.push(f.clone()),
+            Word::Long(long, a) => match long {
+                "help" | "license" | "version" => return Err(help()),
                 "decompress" => o.decompress = true,
                 "compress" => o.decompress = false,
                 "keep" => o.keep = true,
@@ -74,73 +59,35 @@ fn parse(args: &[String]) -> Parsed {
                 "verbose" | "small" | "repetitive-fast" | "repetitive-best" => {}
                 "fast" => o.level = 1,
                 "best" => o.level = 9,
-                _ => return Parsed::Bad(a.clone()),
-            }
-            continue;
-        }
-        for c in a[1..].chars() {
-            match c {
-                'h' | 'L' | 'V' => return Parsed::Help,
-                'd' => o.decompress = true,
-                'z' => o.decompress = false,
-                'k' => o.keep = true,
-                'f' => o.force = true,
-                't' => o.test = true,
-                'c' => o.stdout = true,
-                'q' => o.quiet = true,
-                'v' | 's' => {}
-                '1'..='9' => o.level = c.to_digit(10).unwrap_or(9),
-                _ => return Parsed::Bad(a.clone()),
+                _ => return Err(bad(a)),
+            },
+            Word::Short(letters, a) => {
+                for c in letters.chars() {
+                    match c {
+                        'h' | 'L' | 'V' => return Err(help()),
+                        'd' => o.decompress = true,
+                        'z' => o.decompress = false,
+                        'k' => o.keep = true,
+                        'f' => o.force = true,
+                        't' => o.test = true,
+                        'c' => o.stdout = true,
+                        'q' => o.quiet = true,
+                        'v' | 's' => {}
+                        '1'..='9' => o.level = c.to_digit(10).unwrap_or(9),
+                        _ => return Err(bad(a)),
+                    }
+                }
             }
         }
     }
-    Parsed::Run(o)
+    Ok(o)
 }
 
-macro_rules! bzip2_command {
-    ($ty:ident, $name:literal, $summary:literal, $decompress:expr, $stdout:expr) => {
-        pub struct $ty;
-
-        #[async_trait]
-        impl Command for $ty {
-            fn name(&self) -> &'static str {
-                $name
-            }
-            fn summary(&self) -> &'static str {
-                $summary
-            }
-            async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-                let mut o = match parse(&args) {
-                    Parsed::Run(o) => o,
-                    Parsed::Help => {
-                        ctx.err(HELP).await;
-                        return Ok(0);
-                    }
-                    Parsed::Bad(flag) => {
-                        ctx.err(format!("{}: Bad flag `{flag}'\n{HELP}", $name))
-                            .await;
-                        return Ok(1);
-                    }
-                };
-                // A `-z` after `bunzip2` does not make it compress: the name wins
-                // unless -d/-z came explicitly; bzip2 itself keeps what was asked.
-                o.decompress |= $decompress;
-                o.stdout |= $stdout;
-                codec::run(ctx, $name, Format::Bzip2, o).await
-            }
-        }
-    };
-}
-
-bzip2_command!(
-    Bzip2,
-    "bzip2",
-    "compress or expand files (bzip2)",
-    false,
-    false
+codec_command!(parse, |ctx, prog, o| codec::run(ctx, prog, Format::Bzip2, o);
+    Bzip2("bzip2", "compress or expand files (bzip2)", decompress: false, stdout: false);
+    Bunzip2("bunzip2", "expand bzip2 files", decompress: true, stdout: false);
+    Bzcat("bzcat", "expand bzip2 files to stdout", decompress: true, stdout: true);
 );
-bzip2_command!(Bunzip2, "bunzip2", "expand bzip2 files", true, false);
-bzip2_command!(Bzcat, "bzcat", "expand bzip2 files to stdout", true, true);
 
 #[cfg(test)]
 mod tests {

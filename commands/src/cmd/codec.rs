@@ -242,6 +242,130 @@ impl Coder {
     }
 }
 
+/// A compressor's command line word by word, as `bzip2`, `xz`, `gzip` and `zip` read
+/// it: options may come anywhere among the operands, `-` is an operand (standard input),
+/// and `--` makes every later word one.
+pub(crate) struct Words<'a> {
+    it: std::slice::Iter<'a, String>,
+    only_operands: bool,
+}
+
+/// One word of [`Words`].
+pub(crate) enum Word<'a> {
+    Operand(&'a String),
+    /// `--name` or `--name=value`: what follows the `--`, and the whole word.
+    Long(&'a str, &'a String),
+    /// `-abc`: the letters, and the whole word.
+    Short(&'a str, &'a String),
+}
+
+impl<'a> Words<'a> {
+    pub(crate) fn new(args: &'a [String]) -> Words<'a> {
+        Words {
+            it: args.iter(),
+            only_operands: false,
+        }
+    }
+
+    /// The next word as it is: the value of an option that takes one.
+    pub(crate) fn value(&mut self) -> Option<&'a String> {
+        self.it.next()
+    }
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = Word<'a>;
+
+    fn next(&mut self) -> Option<Word<'a>> {
+        loop {
+            let a = self.it.next()?;
+            if self.only_operands || a == "-" || !a.starts_with('-') {
+                return Some(Word::Operand(a));
+            }
+            if a == "--" {
+                self.only_operands = true;
+                continue;
+            }
+            return Some(match a.strip_prefix("--") {
+                Some(long) => Word::Long(long, a),
+                None => Word::Short(&a[1..], a),
+            });
+        }
+    }
+}
+
+/// What a command line is answered with at once instead of a run (`--help`, a bad
+/// option), each tool's way: the text, whether it goes to stderr, and the status.
+pub(crate) struct Early {
+    pub(crate) text: String,
+    pub(crate) to_stderr: bool,
+    pub(crate) status: Status,
+}
+
+impl Early {
+    /// `text` on stdout, then `status`.
+    pub(crate) fn out(text: impl Into<String>, status: Status) -> Early {
+        Early {
+            text: text.into(),
+            to_stderr: false,
+            status,
+        }
+    }
+
+    /// `text` on stderr, then `status`.
+    pub(crate) fn err(text: impl Into<String>, status: Status) -> Early {
+        Early {
+            text: text.into(),
+            to_stderr: true,
+            status,
+        }
+    }
+
+    pub(crate) async fn give(self, ctx: &Context) -> CmdResult {
+        if self.to_stderr {
+            ctx.err(self.text).await;
+        } else {
+            ctx.out(self.text).await?;
+        }
+        Ok(self.status)
+    }
+}
+
+/// The commands of a compressor family (`bzip2`/`bunzip2`/`bzcat`, `gzip`/`gunzip`/
+/// `zcat`, …): `$parse(name, args)` gives the options or an [`Early`] answer; each name
+/// forces decompression or stdout as `bunzip2` and `zcat` do; `$run` runs with `$o`
+/// (`$prog` is the name).
+macro_rules! codec_command {
+    ($parse:path, |$ctx:ident, $prog:ident, $o:ident| $run:expr;
+     $($ty:ident($name:literal, $summary:literal, decompress: $d:expr, stdout: $s:expr);)+) => {
+        $(
+        pub struct $ty;
+
+        #[async_trait::async_trait]
+        impl crate::Command for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn summary(&self) -> &'static str {
+                $summary
+            }
+            async fn run(&self, $ctx: &crate::Context, args: Vec<String>) -> crate::CmdResult {
+                let mut $o = match $parse($name, &args) {
+                    Ok(o) => o,
+                    Err(early) => return early.give($ctx).await,
+                };
+                // The name wins over a `-z` (`bunzip2 -z` still expands).
+                $o.decompress |= $d;
+                $o.stdout |= $s;
+                let $prog: &'static str = $name;
+                $run.await
+            }
+        }
+        )+
+    };
+}
+pub(crate) use codec_command;
+
 /// What the command line asked of a `bzip2` or `xz` run.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Opts {

@@ -11,8 +11,9 @@ use std::time::Instant;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::util::{Pacer, Reader, quote, quotef};
+use super::util::{Pacer, quote, quotef};
 use crate::fs::{FsError, WriteHandle, WriteMode};
+use crate::io::Input;
 use crate::{CmdResult, Command, Context};
 
 const HELP: &str = "Usage: dd [OPERAND]...
@@ -229,8 +230,13 @@ impl Command for Dd {
 
 /// Where blocks come from.
 enum Source {
-    File { path: String, off: u64 },
-    Stdin { reader: Reader, pending: Bytes },
+    File {
+        path: String,
+        off: u64,
+    },
+    /// Read as `read(0, buf, n)` does: never more than a block, so what dd does not
+    /// copy stays for the next reader (`{ dd bs=2 count=1; cat; } < f`).
+    Stdin(Input),
 }
 
 impl Source {
@@ -238,16 +244,11 @@ impl Source {
     async fn read(&mut self, ctx: &Context, n: usize) -> Result<Bytes, FsError> {
         match self {
             Source::File { path, off } => read_file(ctx, path, off, n).await,
-            Source::Stdin { reader, pending } => {
-                if pending.is_empty() {
-                    match reader.chunk().await? {
-                        Some(c) => *pending = c,
-                        None => return Ok(Bytes::new()),
-                    }
-                }
-                let k = n.min(pending.len());
-                Ok(pending.split_to(k))
-            }
+            Source::Stdin(input) => Ok(input
+                .read_up_to(n)
+                .await
+                .map_err(|_| FsError::Io)?
+                .unwrap_or_default()),
         }
     }
 }
@@ -322,10 +323,7 @@ async fn copy(ctx: &Context, o: Opts) -> CmdResult {
                 }
             }
         }
-        None => Source::Stdin {
-            reader: Reader::stdin(ctx),
-            pending: Bytes::new(),
-        },
+        None => Source::Stdin(ctx.stdin.clone()),
     };
     // Output: opened (and truncated at seek unless notrunc) before anything is read.
     let obs64 = obs as u64;

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 
 use super::util::{BufOut, MAX_DEPTH, Pacer, mode_string, quote, utc};
-use crate::fs::{FileKind, FsError, Metadata, WriteHandle, WriteMode};
+use crate::fs::{DirEntry, FileKind, FsError, Metadata, WriteHandle, WriteMode};
 use crate::{CmdResult, Command, Context, Interrupt, Status};
 
 mod parse;
@@ -347,7 +347,20 @@ impl<'a> Walker<'a> {
             self.status = 1;
             return Ok(());
         }
-        let entries = match self.ctx.fs.read_dir(&f.abs).await {
+        let listed = if self.plan.names_and_kinds_suffice() {
+            // Only the kind is read of an entry listed so (see `names_and_kinds_suffice`).
+            self.ctx.fs.read_dir_kinds(&f.abs).await.map(|v| {
+                v.into_iter()
+                    .map(|(name, kind)| DirEntry {
+                        name,
+                        meta: Metadata::new(kind, 0, 0, std::time::UNIX_EPOCH),
+                    })
+                    .collect()
+            })
+        } else {
+            self.ctx.fs.read_dir(&f.abs).await
+        };
+        let entries: Vec<DirEntry> = match listed {
             Ok(e) => e,
             Err(e) => {
                 self.ctx

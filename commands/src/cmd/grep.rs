@@ -642,6 +642,9 @@ impl Lines {
     }
 }
 
+/// What one read of GNU grep asks for (its initial buffer).
+const GNU_GREP_READ: usize = 96 * 1024;
+
 fn memchr0(b: &[u8]) -> bool {
     b.contains(&0)
 }
@@ -723,6 +726,8 @@ impl Grep<'_> {
         let text = cfg.binary_files == BinaryFiles::Text;
         let mut binary_match = false;
         let mut encoding_error = false;
+        // Where the line that used up -m ends.
+        let mut stop_at: Option<u64> = None;
         loop {
             if cfg.max_count.is_some_and(|m| count >= m) && after_left == 0 {
                 break;
@@ -766,7 +771,10 @@ impl Grep<'_> {
                 if cfg.quiet {
                     return Ok(Ok(Outcome::Quit));
                 }
-                if cfg.dev_null {
+                if cfg.max_count == Some(count) {
+                    stop_at = Some(offset + rec.len() as u64);
+                }
+                if cfg.dev_null && !cfg.invert {
                     break;
                 }
                 if cfg.list.is_some() {
@@ -841,6 +849,18 @@ impl Grep<'_> {
                         before_charge.resize(before_bytes)?;
                     }
                 }
+            }
+        }
+        // A file on standard input is left as GNU grep leaves it: right after the line
+        // that used up -m, else at its end; -l and -L stop where their reads did.
+        if cfg.list.is_none() {
+            match stop_at {
+                Some(stop) => {
+                    let read = lines.offset + (lines.pending.len() + lines.partial.len()) as u64;
+                    let extra = usize::try_from(read.saturating_sub(stop)).unwrap_or(usize::MAX);
+                    reader.give_back(extra).await;
+                }
+                None => reader.skip_rest().await,
             }
         }
         if binary_match || encoding_error {
@@ -1107,7 +1127,13 @@ impl Grep<'_> {
                 .label
                 .clone()
                 .unwrap_or_else(|| "(standard input)".into());
-            let mut reader = Reader::stdin(self.ctx);
+            // GNU grep reads 96 KiB at a time: -q, -l and -L stop without handing back
+            // what they read ahead, so a file on standard input is left at a multiple.
+            let mut reader = if self.cfg.quiet || self.cfg.list.is_some() {
+                Reader::stdin_in_reads_of(self.ctx, GNU_GREP_READ)
+            } else {
+                Reader::stdin(self.ctx)
+            };
             return match self.search(out, &label, &mut reader).await? {
                 Ok(o) => Ok(o),
                 Err(e) => {

@@ -8,13 +8,13 @@ use std::time::UNIX_EPOCH;
 #[cfg(test)]
 use std::time::{Duration, SystemTime};
 
-use async_trait::async_trait;
 use flate2::write::{GzEncoder, MultiGzDecoder};
 use flate2::{Compression, GzBuilder};
 
+use super::codec::{Early, Word, Words, codec_command};
 use super::util::{MAX_DEPTH, Pacer};
 use crate::fs::{FsError, READ_CHUNK, WriteHandle, WriteMode};
-use crate::{CmdResult, Command, Context, Interrupt, Status};
+use crate::{CmdResult, Context, Interrupt, Status};
 
 const HELP: &str = "Usage: gzip [OPTION]... [FILE]...
 Compress or uncompress FILEs (by default, compress FILES in-place).
@@ -51,24 +51,22 @@ struct Opts {
     files: Vec<String>,
 }
 
-fn parse_opts(prog: &str, args: &[String]) -> Result<Option<Opts>, String> {
+fn parse_opts(prog: &str, args: &[String]) -> Result<Opts, Early> {
     let mut o = Opts {
         level: 6,
         ..Opts::default()
     };
-    let mut only_files = false;
-    for a in args {
-        if only_files || a == "-" || !a.starts_with('-') {
-            o.files.push(a.clone());
-            continue;
-        }
-        if a == "--" {
-            only_files = true;
-            continue;
-        }
-        if let Some(long) = a.strip_prefix("--") {
-            match long {
-                "help" => return Ok(None),
+    let bad = |what: String| {
+        Early::err(
+            format!("{prog}: {what}\nTry `{prog} --help' for more information.\n"),
+            1,
+        )
+    };
+    for w in Words::new(args) {
+        match w {
+            Word::Operand(f) => o.files.push(f.clone()),
+            Word::Long(long, a) => match long {
+                "help" => return Err(Early::out(HELP, 0)),
                 "stdout" | "to-stdout" => o.stdout = true,
                 "decompress" | "uncompress" => o.decompress = true,
                 "force" => o.force = true,
@@ -82,37 +80,30 @@ fn parse_opts(prog: &str, args: &[String]) -> Result<Option<Opts>, String> {
                 "verbose" => o.verbose = true,
                 "fast" => o.level = 1,
                 "best" => o.level = 9,
-                _ => {
-                    return Err(format!(
-                        "{prog}: unrecognized option '{a}'\nTry `{prog} --help' for more information.\n"
-                    ));
-                }
-            }
-            continue;
-        }
-        for c in a[1..].chars() {
-            match c {
-                'c' => o.stdout = true,
-                'd' => o.decompress = true,
-                'f' => o.force = true,
-                'k' => o.keep = true,
-                'l' => o.list = true,
-                'n' => o.no_name = true,
-                'N' => o.name = true,
-                'q' => o.quiet = true,
-                'r' => o.recursive = true,
-                't' => o.test = true,
-                'v' => o.verbose = true,
-                '1'..='9' => o.level = c.to_digit(10).unwrap_or(6),
-                _ => {
-                    return Err(format!(
-                        "{prog}: invalid option -- '{c}'\nTry `{prog} --help' for more information.\n"
-                    ));
+                _ => return Err(bad(format!("unrecognized option '{a}'"))),
+            },
+            Word::Short(letters, _) => {
+                for c in letters.chars() {
+                    match c {
+                        'c' => o.stdout = true,
+                        'd' => o.decompress = true,
+                        'f' => o.force = true,
+                        'k' => o.keep = true,
+                        'l' => o.list = true,
+                        'n' => o.no_name = true,
+                        'N' => o.name = true,
+                        'q' => o.quiet = true,
+                        'r' => o.recursive = true,
+                        't' => o.test = true,
+                        'v' => o.verbose = true,
+                        '1'..='9' => o.level = c.to_digit(10).unwrap_or(6),
+                        _ => return Err(bad(format!("invalid option -- '{c}'"))),
+                    }
                 }
             }
         }
     }
-    Ok(Some(o))
+    Ok(o)
 }
 
 /// Where a (de)compressed stream goes.
@@ -163,41 +154,12 @@ struct Run<'a> {
     listed_header: bool,
 }
 
-macro_rules! gzip_command {
-    ($ty:ident, $name:literal, $summary:literal, $decompress:expr, $stdout:expr) => {
-        pub struct $ty;
-
-        #[async_trait]
-        impl Command for $ty {
-            fn name(&self) -> &'static str {
-                $name
-            }
-            fn summary(&self) -> &'static str {
-                $summary
-            }
-            async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-                let mut o = match parse_opts($name, &args) {
-                    Ok(Some(o)) => o,
-                    Ok(None) => {
-                        ctx.out(HELP).await?;
-                        return Ok(0);
-                    }
-                    Err(m) => {
-                        ctx.err(m).await;
-                        return Ok(1);
-                    }
-                };
-                o.decompress |= $decompress;
-                o.stdout |= $stdout;
-                run(ctx, "gzip", o).await
-            }
-        }
-    };
-}
-
-gzip_command!(Gzip, "gzip", "compress or expand files", false, false);
-gzip_command!(Gunzip, "gunzip", "expand gzip files", true, false);
-gzip_command!(Zcat, "zcat", "expand gzip files to stdout", true, true);
+// Every name words its messages as `gzip`.
+codec_command!(parse_opts, |ctx, _prog, o| run(ctx, "gzip", o);
+    Gzip("gzip", "compress or expand files", decompress: false, stdout: false);
+    Gunzip("gunzip", "expand gzip files", decompress: true, stdout: false);
+    Zcat("zcat", "expand gzip files to stdout", decompress: true, stdout: true);
+);
 
 async fn run(ctx: &Context, prog: &'static str, o: Opts) -> CmdResult {
     let files = if o.files.is_empty() {

@@ -1,6 +1,7 @@
 //! `head`: the first part of files. Streams: never reads past what it prints, except for
 //! the `-n -N`/`-c -N` forms, which hold the last N lines or bytes, charged to the
-//! session's budget (past it, `forkbox: head: out of memory`).
+//! session's budget (past it, `forkbox: head: out of memory`). What it read ahead of the
+//! end of what it printed goes back to a file on standard input, as GNU head seeks back.
 
 use std::collections::VecDeque;
 
@@ -8,7 +9,7 @@ use async_trait::async_trait;
 use clap::Parser;
 
 use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote};
-use crate::fs::FsError;
+use crate::fs::{FsError, READ_CHUNK};
 use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 
 /// Bytes one held line's entry takes besides the line itself (`head -n -N`, `tail -n N`
@@ -109,6 +110,7 @@ async fn head_one(
 ) -> Result<Result<(), FsError>, Interrupt> {
     let mut out = BufOut::new(ctx);
     let mut pacer = Pacer::default();
+    let mut unused = 0usize;
     let res = async {
         match *mode {
             Mode::Lines(n) => {
@@ -127,12 +129,12 @@ async fn head_one(
             Mode::Bytes(n) => {
                 let mut left = n;
                 while left > 0 {
-                    let Some(chunk) = reader.chunk().await? else {
+                    let want = usize::try_from(left).unwrap_or(usize::MAX).min(READ_CHUNK);
+                    let Some(chunk) = reader.chunk_up_to(want).await? else {
                         break;
                     };
-                    let take = (chunk.len() as u64).min(left) as usize;
-                    out.write(&chunk[..take]).await.map_err(Err)?;
-                    left -= take as u64;
+                    out.write(&chunk).await.map_err(Err)?;
+                    left -= chunk.len() as u64;
                     pacer.tick(ctx).await.map_err(Err)?;
                 }
             }
@@ -154,6 +156,7 @@ async fn head_one(
                     }
                     pacer.tick(ctx).await.map_err(Err)?;
                 }
+                unused = held.iter().map(Vec::len).sum();
             }
             Mode::AllButBytes(n) => {
                 let mut held: VecDeque<u8> = VecDeque::new();
@@ -174,12 +177,16 @@ async fn head_one(
                     }
                     pacer.tick(ctx).await.map_err(Err)?;
                 }
+                unused = held.len();
             }
         }
         Ok::<(), Result<FsError, Interrupt>>(())
     }
     .await;
     out.flush().await?;
+    // What was read ahead, or held back unprinted, stays for the next reader of a file
+    // on standard input.
+    reader.give_back(unused).await;
     match res {
         Ok(()) => Ok(Ok(())),
         Err(Ok(e)) => Ok(Err(e)),

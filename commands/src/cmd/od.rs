@@ -370,6 +370,10 @@ struct Stream {
     files: Vec<String>,
     next: usize,
     cur: Option<(String, Reader)>,
+    /// Bytes the current reader gave so far.
+    from_cur: usize,
+    /// The reader the last bytes came from, kept past its end, and how many it gave.
+    last: Option<(Reader, usize)>,
     failed: bool,
 }
 
@@ -390,8 +394,16 @@ impl Stream {
             }
             let (name, r) = self.cur.as_mut()?;
             match r.chunk().await {
-                Ok(Some(c)) => return Some(c),
-                Ok(None) => self.cur = None,
+                Ok(Some(c)) => {
+                    self.last = None;
+                    self.from_cur += c.len();
+                    return Some(c);
+                }
+                Ok(None) => {
+                    if let Some((_, r)) = self.cur.take() {
+                        self.last = Some((r, std::mem::take(&mut self.from_cur)));
+                    }
+                }
                 Err(e) => {
                     ctx.warn("od", format!("{}: read error: {e}", quotef(name)))
                         .await;
@@ -400,6 +412,19 @@ impl Stream {
                 }
             }
         }
+    }
+}
+
+impl Stream {
+    /// Hands the last `unused` bytes read back to the reader they came from (as much of
+    /// them as it gave).
+    async fn give_back(&mut self, unused: usize) {
+        let (r, gave) = match (&mut self.cur, &mut self.last) {
+            (Some((_, r)), _) => (r, self.from_cur),
+            (None, Some((r, gave))) => (r, *gave),
+            (None, None) => return,
+        };
+        r.give_back(unused.min(gave)).await;
     }
 }
 
@@ -444,6 +469,8 @@ async fn dump(ctx: &Context, o: Opts) -> CmdResult {
         files,
         next: 0,
         cur: None,
+        from_cur: 0,
+        last: None,
         failed: false,
     };
     let mut out = super::util::BufOut::new(ctx);
@@ -515,6 +542,8 @@ async fn dump(ctx: &Context, o: Opts) -> CmdResult {
             break;
         }
     }
+    // What -N left unread goes back to a file on standard input, as GNU od leaves it.
+    stream.give_back(pending.len() - used).await;
     if o.radix != 'n' {
         out.write(format!("{}\n", address(o.radix, offset)).as_bytes())
             .await?;

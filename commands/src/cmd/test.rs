@@ -7,10 +7,21 @@
 //! expressions go through a parser (`!` binds tightest, then `-a`, then `-o`, with
 //! parentheses). Bad usage gives status 2 and a bash-worded message.
 
+//!
+//! [`GnuTest`] and [`GnuBracket`] are GNU coreutils' programs of the same names (see
+//! [`gnu`]): what runs when bash would run the file rather than its builtin.
+
 use async_trait::async_trait;
 
 use crate::fs::FileKind;
 use crate::{CmdResult, Command, Context, STATUS_USAGE};
+
+mod gnu;
+
+/// `[ --help` of GNU's program.
+const GNU_HELP: &str = include_str!("test/help.txt");
+/// `[ --version` of GNU's program.
+const GNU_VERSION: &str = include_str!("test/version.txt");
 
 /// Deepest nesting of `(` and `!` the parser follows, so `test ! ! ! …` with a huge
 /// argument list cannot exhaust the stack.
@@ -242,7 +253,12 @@ async fn run_test(ctx: &Context, name: &str, args: &[String]) -> CmdResult {
         words
     };
     let tester = Tester { ctx };
-    match tester.by_count(&words).await {
+    answer(ctx, name, tester.by_count(&words).await).await
+}
+
+/// The status of an evaluation, and its usage problem printed as `NAME: message`.
+async fn answer(ctx: &Context, name: &str, r: Eval) -> CmdResult {
+    match r {
         Ok(v) => Ok(if v { 0 } else { 1 }),
         Err(Usage(msg)) => {
             ctx.warn(name, msg).await;
@@ -251,34 +267,70 @@ async fn run_test(ctx: &Context, name: &str, args: &[String]) -> CmdResult {
     }
 }
 
-pub struct Test;
-pub struct Bracket;
-
-#[async_trait]
-impl Command for Test {
-    fn name(&self) -> &'static str {
-        "test"
+/// GNU's `test` (`name` "test") or `[`: its grammar and messages (see [`gnu`]).
+async fn run_gnu(ctx: &Context, name: &str, args: &[String]) -> CmdResult {
+    let mut words: Vec<&str> = args.iter().map(String::as_str).collect();
+    if name == "[" {
+        match words.as_slice() {
+            ["--help"] => return ctx.out(GNU_HELP).await.map(|()| 0),
+            ["--version"] => return ctx.out(GNU_VERSION).await.map(|()| 0),
+            [.., "]"] => {
+                words.pop();
+            }
+            _ => {
+                let msg = format!("missing {}", super::util::quote("]"));
+                ctx.warn(name, msg).await;
+                return Ok(STATUS_USAGE);
+            }
+        }
     }
-    fn summary(&self) -> &'static str {
-        "evaluate a conditional expression"
-    }
-    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        run_test(ctx, "test", &args).await
-    }
+    let tester = Tester { ctx };
+    let mut expr = gnu::Gnu {
+        t: &tester,
+        args: &words,
+        pos: 0,
+        depth: 0,
+    };
+    answer(ctx, name, expr.run().await).await
 }
 
-#[async_trait]
-impl Command for Bracket {
-    fn name(&self) -> &'static str {
-        "["
-    }
-    fn summary(&self) -> &'static str {
-        "evaluate a conditional expression (needs a closing ])"
-    }
-    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        run_test(ctx, "[", &args).await
-    }
+/// A command named `$name` that `$run` runs.
+macro_rules! test_command {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, $summary:literal, $run:ident) => {
+        $(#[$doc])*
+        pub struct $ty;
+
+        #[async_trait]
+        impl Command for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn summary(&self) -> &'static str {
+                $summary
+            }
+            async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+                $run(ctx, $name, &args).await
+            }
+        }
+    };
 }
+
+test_command!(
+    /// bash's builtin `test`, as the shell runs it.
+    Test, "test", "evaluate a conditional expression", run_test
+);
+test_command!(
+    /// bash's builtin `[`, as the shell runs it.
+    Bracket, "[", "evaluate a conditional expression (needs a closing ])", run_test
+);
+test_command!(
+    /// `/usr/bin/test`, GNU coreutils' program.
+    GnuTest, "test", "evaluate a conditional expression (GNU coreutils' program)", run_gnu
+);
+test_command!(
+    /// `/usr/bin/[`, GNU coreutils' program.
+    GnuBracket, "[", "evaluate a conditional expression (GNU coreutils' program)", run_gnu
+);
 
 #[cfg(test)]
 mod tests {

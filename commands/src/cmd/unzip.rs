@@ -12,6 +12,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use async_trait::async_trait;
 use zip::ZipArchive;
 
+use super::codec::Early;
 use crate::fs::{WriteMode, read_all};
 use crate::{CmdResult, Command, Context, Interrupt, Status};
 
@@ -56,19 +57,15 @@ struct Opts {
     excludes: Vec<String>,
 }
 
-enum Parsed {
-    Run(Opts),
-    Help,
-    Bad(String),
-}
-
-fn parse(args: &[String]) -> Parsed {
+/// unzip's options, anywhere among the names: `-h` is answered with the help, a bad
+/// option with unzip's complaint on stderr (status 10).
+fn parse(args: &[String]) -> Result<Opts, Early> {
     let mut o = Opts::default();
     let mut it = args.iter().peekable();
     let mut excluding = false;
     while let Some(a) = it.next() {
         if a == "--help" {
-            return Parsed::Help;
+            return Err(Early::out(HELP, 0));
         }
         if a.starts_with('-') && a.len() > 1 {
             excluding = false;
@@ -82,7 +79,7 @@ fn parse(args: &[String]) -> Parsed {
                     'n' => o.never = true,
                     'q' => o.quiet += 1,
                     'j' => o.junk = true,
-                    'h' => return Parsed::Help,
+                    'h' => return Err(Early::out(HELP, 0)),
                     'x' => excluding = true,
                     'd' => {
                         let rest = chars.as_str();
@@ -91,15 +88,15 @@ fn parse(args: &[String]) -> Parsed {
                         } else if let Some(d) = it.next() {
                             o.dir = Some(d.clone());
                         } else {
-                            return Parsed::Bad(
-                                "error:  must specify directory to which to extract with -d option"
-                                    .to_string(),
-                            );
+                            return Err(Early::err(
+                                "error:  must specify directory to which to extract with -d option\n",
+                                10,
+                            ));
                         }
                         break;
                     }
                     'a' | 'b' | 'C' | 'L' | 'U' | 'X' | 'K' | 'V' => {}
-                    _ => return Parsed::Bad(format!("unzip:  invalid option: -{c}")),
+                    _ => return Err(Early::err(format!("unzip:  invalid option: -{c}\n"), 10)),
                 }
             }
             continue;
@@ -112,7 +109,7 @@ fn parse(args: &[String]) -> Parsed {
             o.members.push(a.clone());
         }
     }
-    Parsed::Run(o)
+    Ok(o)
 }
 
 /// Whether `name` matches an Info-ZIP wildcard (`*`, `?`, `[...]`; `*` crosses `/`).
@@ -150,15 +147,8 @@ impl Command for Unzip {
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
         let o = match parse(&args) {
-            Parsed::Run(o) => o,
-            Parsed::Help => {
-                ctx.out(HELP).await?;
-                return Ok(0);
-            }
-            Parsed::Bad(msg) => {
-                ctx.err(format!("{msg}\n")).await;
-                return Ok(10);
-            }
+            Ok(o) => o,
+            Err(early) => return early.give(ctx).await,
         };
         let Some(name) = o.archive.clone() else {
             ctx.out(HELP).await?;

@@ -188,6 +188,9 @@ pub(crate) struct Reader {
     /// [`MAX_STREAM_CHUNK`], so a small file costs one small read and a big one is
     /// streamed in few reads (each read is a round trip through the VFS).
     chunk_len: usize,
+    /// How much one read of standard input asks for; `None`: whatever is there (a
+    /// pipe's next chunk, [`READ_CHUNK`] of a file).
+    read_size: Option<usize>,
     /// Covers `partial` while a line is gathered, then the line given out, until the
     /// next read.
     charge: Charge,
@@ -225,6 +228,16 @@ impl Reader {
         Reader::new(ctx, Src::Stdin(ctx.stdin.clone()))
     }
 
+    /// A reader of standard input that asks it for `size` bytes at a time, as a GNU tool
+    /// with a buffer of that size reads: a tool that stops without handing back what it
+    /// read ahead (`grep -q`) leaves a file on standard input where GNU's would be.
+    pub(crate) fn stdin_in_reads_of(ctx: &Context, size: usize) -> Reader {
+        Reader {
+            read_size: Some(size.max(1)),
+            ..Reader::stdin(ctx)
+        }
+    }
+
     fn new(ctx: &Context, src: Src) -> Reader {
         Reader {
             src,
@@ -233,6 +246,7 @@ impl Reader {
             partial: Vec::new(),
             eof: false,
             chunk_len: READ_CHUNK,
+            read_size: None,
             charge: ctx.budget.empty_charge(),
         }
     }
@@ -242,7 +256,11 @@ impl Reader {
             return Ok(None);
         }
         let got = match &mut self.src {
-            Src::Stdin(input) => input.read_chunk().await.map_err(|_| FsError::Io)?,
+            Src::Stdin(input) => match self.read_size {
+                Some(n) => input.read_up_to(n).await,
+                None => input.read_chunk().await,
+            }
+            .map_err(|_| FsError::Io)?,
             Src::File { is_dir: true, .. } => return Err(FsError::IsADirectory),
             Src::File { fs, path, off, .. } => {
                 let chunk = match self.first.take() {
@@ -271,6 +289,58 @@ impl Reader {
             return Ok(Some(std::mem::take(&mut self.pending)));
         }
         self.raw_chunk().await
+    }
+
+    /// The next chunk of at most `max` bytes; `None` at end-of-file. Standard input is
+    /// asked for no more than that (`read(0, buf, max)`), so what the caller does not want
+    /// stays there for the next reader, a pipe's included.
+    pub(crate) async fn chunk_up_to(&mut self, max: usize) -> FsResult<Option<Bytes>> {
+        let max = max.max(1);
+        if self.pending.is_empty() {
+            if let Src::Stdin(input) = &self.src {
+                if self.eof {
+                    return Ok(None);
+                }
+                let got = input.read_up_to(max).await.map_err(|_| FsError::Io)?;
+                self.eof = got.is_none();
+                return Ok(got);
+            }
+            match self.chunk().await? {
+                Some(c) => self.pending = c,
+                None => return Ok(None),
+            }
+        }
+        let n = max.min(self.pending.len());
+        Ok(Some(self.pending.split_to(n)))
+    }
+
+    /// Hands back to standard input what was read but not given out, and the last `extra`
+    /// bytes given out that the caller did not use: a file takes them back, so the next
+    /// command reading it starts right after what this one used, as GNU tools leave a
+    /// seekable standard input (see [`Input::give_back`]). The reader is done after this.
+    /// A reader of a named file has nothing to hand back.
+    pub(crate) async fn give_back(&mut self, extra: usize) {
+        if let Src::Stdin(input) = &self.src {
+            let len = self.pending.len() + self.partial.len() + extra;
+            // A file that cannot seek back keeps its position, as `lseek` failing would.
+            let _ = input.give_back(len).await;
+        }
+        self.pending = Bytes::new();
+        self.partial.clear();
+        self.eof = true;
+    }
+
+    /// Leaves a file on standard input at its end, as if this reader had read it through
+    /// (GNU grep does so when it stops early); a pipe is left as it is. The reader is done.
+    pub(crate) async fn skip_rest(&mut self) {
+        if let Src::Stdin(input) = &self.src
+            && !self.eof
+        {
+            let _ = input.skip_rest().await;
+        }
+        self.pending = Bytes::new();
+        self.partial.clear();
+        self.eof = true;
     }
 
     /// The next line with its `\n` (the last may lack it); `None` at end-of-file. A line

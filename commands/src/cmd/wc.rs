@@ -122,13 +122,20 @@ impl Command for Wc {
         } else {
             args.files.clone()
         };
-        // GNU sizes the columns from the regular files' total size; stdin or anything
-        // else not regular gets 7 columns.
+        // GNU sizes the columns from the regular files' total size (standard input's
+        // too when it is a file: `wc < f`); anything else not regular gets 7 columns.
+        let stdin_file = match files.iter().any(|f| f == "-") {
+            true => ctx.stdin.file_status().await.filter(|(m, _)| m.is_file()),
+            false => None,
+        };
         let mut width_hint = 0u64;
         let mut irregular = false;
         for f in &files {
             match (f.as_str(), ctx.fs.stat(&ctx.path(f)).await) {
-                ("-", _) => irregular = true,
+                ("-", _) => match &stdin_file {
+                    Some((m, _)) => width_hint += m.len,
+                    None => irregular = true,
+                },
                 (_, Ok(m)) if m.is_file() => width_hint += m.len,
                 (_, Ok(_)) => irregular = true,
                 _ => {}
@@ -166,7 +173,20 @@ impl Command for Wc {
         let mut status = 0;
         let utf8 = super::util::utf8_locale(&ctx.env);
         let mut pacer = Pacer::default();
+        let bytes_only = args.bytes && ncounts == 1;
         for f in &files {
+            if let (true, "-", Some((m, pos))) = (bytes_only, f.as_str(), &stdin_file) {
+                // A file's size answers `wc -c` without reading it (nor moving its
+                // position), as GNU's fstat does: what is left from the position on.
+                let c = Counts {
+                    bytes: m.len.saturating_sub(*pos),
+                    ..Counts::default()
+                };
+                total.bytes += c.bytes;
+                let name = (!args.files.is_empty()).then_some("-");
+                ctx.out(fmt(&c, name)).await?;
+                continue;
+            }
             let mut reader = match Reader::open(ctx, f).await {
                 Ok(r) => r,
                 Err(e) => {

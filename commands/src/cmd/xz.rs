@@ -4,10 +4,7 @@
 //! no operand (or `-`) filters stdin. The compressed bytes are lzma-rust2's, not
 //! liblzma's: equal content, different encoding. The engine is [`super::codec`].
 
-use async_trait::async_trait;
-
-use super::codec::{self, Format, Opts};
-use crate::{CmdResult, Command, Context};
+use super::codec::{self, Early, Format, Opts, Word, Words, codec_command};
 
 const HELP: &str = "Usage: xz [OPTION]... [FILE]...
 Compress or decompress FILEs in the .xz format.
@@ -32,131 +29,88 @@ Compress or decompress FILEs in the .xz format.
 With no FILE, or when FILE is -, read standard input.
 ";
 
-enum Parsed {
-    Run(Opts),
-    Help,
-    Version,
-    Bad(String),
-}
-
 /// xz's options (GNU getopt style: anywhere among the files, `--` ends them).
-fn parse(prog: &str, args: &[String]) -> Parsed {
+fn parse(prog: &str, args: &[String]) -> Result<Opts, Early> {
     let mut o = Opts {
         level: 6,
         ..Opts::default()
     };
-    let mut only_files = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if only_files || a == "-" || !a.starts_with('-') {
-            o.files.push(a.clone());
-            continue;
-        }
-        if a == "--" {
-            only_files = true;
-            continue;
-        }
-        if let Some(long) = a.strip_prefix("--") {
-            let (key, _value) = match long.split_once('=') {
-                Some((k, v)) => (k, Some(v)),
-                None => (long, None),
-            };
-            match key {
-                "help" | "long-help" => return Parsed::Help,
-                "version" => return Parsed::Version,
-                "compress" => o.decompress = false,
-                "decompress" | "uncompress" => o.decompress = true,
-                "test" => o.test = true,
-                "keep" => o.keep = true,
-                "force" => o.force = true,
-                "stdout" | "to-stdout" => o.stdout = true,
-                "quiet" => o.quiet = true,
-                "verbose" | "extreme" | "no-warn" => {}
-                "fast" => o.level = 0,
-                "best" => o.level = 9,
-                "threads" | "format" | "check" | "memlimit" => {
-                    if _value.is_none() && it.next().is_none() {
-                        return Parsed::Bad(format!("{prog}: option '{a}' requires an argument"));
+    let help = || Early::out(HELP.replace("Usage: xz", &format!("Usage: {prog}")), 0);
+    let version = || Early::out(format!("{prog} (XZ Utils, forkbox)\n"), 0);
+    let bad = |msg: String| {
+        Early::err(
+            format!("{msg}\n{prog}: Try `{prog} --help' for more information.\n"),
+            1,
+        )
+    };
+    let mut words = Words::new(args);
+    while let Some(w) = words.next() {
+        match w {
+            Word::Operand(f) => o.files.push(f.clone()),
+            Word::Long(long, a) => {
+                let (key, value) = match long.split_once('=') {
+                    Some((k, v)) => (k, Some(v)),
+                    None => (long, None),
+                };
+                match key {
+                    "help" | "long-help" => return Err(help()),
+                    "version" => return Err(version()),
+                    "compress" => o.decompress = false,
+                    "decompress" | "uncompress" => o.decompress = true,
+                    "test" => o.test = true,
+                    "keep" => o.keep = true,
+                    "force" => o.force = true,
+                    "stdout" | "to-stdout" => o.stdout = true,
+                    "quiet" => o.quiet = true,
+                    "verbose" | "extreme" | "no-warn" => {}
+                    "fast" => o.level = 0,
+                    "best" => o.level = 9,
+                    "threads" | "format" | "check" | "memlimit" => {
+                        if value.is_none() && words.value().is_none() {
+                            return Err(bad(format!("{prog}: option '{a}' requires an argument")));
+                        }
                     }
+                    _ => return Err(bad(format!("{prog}: unrecognized option '{a}'"))),
                 }
-                _ => return Parsed::Bad(format!("{prog}: unrecognized option '{a}'")),
             }
-            continue;
-        }
-        let mut chars = a[1..].chars();
-        while let Some(c) = chars.next() {
-            match c {
-                'h' | 'H' => return Parsed::Help,
-                'V' => return Parsed::Version,
-                'z' => o.decompress = false,
-                'd' => o.decompress = true,
-                't' => o.test = true,
-                'k' => o.keep = true,
-                'f' => o.force = true,
-                'c' => o.stdout = true,
-                'q' => o.quiet = true,
-                'v' | 'e' => {}
-                '0'..='9' => o.level = c.to_digit(10).unwrap_or(6),
-                'T' | 'F' | 'C' | 'M' => {
-                    // The value is the rest of the word, or the next word.
-                    if chars.as_str().is_empty() && it.next().is_none() {
-                        return Parsed::Bad(format!(
-                            "{prog}: option requires an argument -- '{c}'"
-                        ));
+            Word::Short(letters, _) => {
+                let mut chars = letters.chars();
+                while let Some(c) = chars.next() {
+                    match c {
+                        'h' | 'H' => return Err(help()),
+                        'V' => return Err(version()),
+                        'z' => o.decompress = false,
+                        'd' => o.decompress = true,
+                        't' => o.test = true,
+                        'k' => o.keep = true,
+                        'f' => o.force = true,
+                        'c' => o.stdout = true,
+                        'q' => o.quiet = true,
+                        'v' | 'e' => {}
+                        '0'..='9' => o.level = c.to_digit(10).unwrap_or(6),
+                        'T' | 'F' | 'C' | 'M' => {
+                            // The value is the rest of the word, or the next word.
+                            if chars.as_str().is_empty() && words.value().is_none() {
+                                return Err(bad(format!(
+                                    "{prog}: option requires an argument -- '{c}'"
+                                )));
+                            }
+                            break;
+                        }
+                        _ => return Err(bad(format!("{prog}: invalid option -- '{c}'"))),
                     }
-                    break;
                 }
-                _ => return Parsed::Bad(format!("{prog}: invalid option -- '{c}'")),
             }
         }
     }
-    Parsed::Run(o)
+    Ok(o)
 }
 
-macro_rules! xz_command {
-    ($ty:ident, $name:literal, $summary:literal, $decompress:expr, $stdout:expr) => {
-        pub struct $ty;
-
-        #[async_trait]
-        impl Command for $ty {
-            fn name(&self) -> &'static str {
-                $name
-            }
-            fn summary(&self) -> &'static str {
-                $summary
-            }
-            async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-                let mut o = match parse($name, &args) {
-                    Parsed::Run(o) => o,
-                    Parsed::Help => {
-                        ctx.out(HELP.replace("Usage: xz", concat!("Usage: ", $name)))
-                            .await?;
-                        return Ok(0);
-                    }
-                    Parsed::Version => {
-                        ctx.out(concat!($name, " (XZ Utils, forkbox)\n")).await?;
-                        return Ok(0);
-                    }
-                    Parsed::Bad(msg) => {
-                        ctx.err(format!(
-                            "{msg}\n{}: Try `{} --help' for more information.\n",
-                            $name, $name
-                        ))
-                        .await;
-                        return Ok(1);
-                    }
-                };
-                o.decompress |= $decompress;
-                o.stdout |= $stdout;
-                codec::run(ctx, $name, Format::Xz, o).await
-            }
-        }
-    };
-}
-
-xz_command!(Xz, "xz", "compress or expand files (.xz)", false, false);
-xz_command!(Unxz, "unxz", "expand .xz files", true, false);
-xz_command!(Xzcat, "xzcat", "expand .xz files to stdout", true, true);
+codec_command!(parse, |ctx, prog, o| codec::run(ctx, prog, Format::Xz, o);
+    Xz("xz", "compress or expand files (.xz)", decompress: false, stdout: false);
+    Unxz("unxz", "expand .xz files", decompress: true, stdout: false);
+    Xzcat("xzcat", "expand .xz files to stdout", decompress: true, stdout: true);
+);
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
+use super::codec::{Early, Word, Words};
 use super::util::{MAX_DEPTH, Pacer, utc};
 use crate::fs::{WriteMode, read_all};
 use crate::{CmdResult, Command, Context, Interrupt, Status};
@@ -52,56 +53,49 @@ struct Opts {
     words: Vec<String>,
 }
 
-/// What parsing gave: options, `-h`, or a bad argument's message (status 16).
-enum Parsed {
-    Run(Opts),
-    Help,
-    Bad(String),
-}
-
-fn parse(args: &[String]) -> Parsed {
+/// zip's options, anywhere among the names; `-h` is answered with the help, a bad
+/// argument with zip's complaint on stdout (status 16).
+fn parse(args: &[String]) -> Result<Opts, Early> {
     let mut o = Opts::default();
-    let mut only_names = false;
-    for a in args {
-        if only_names || !a.starts_with('-') || a == "-" {
-            o.words.push(a.clone());
-            continue;
-        }
-        if a == "--" {
-            only_names = true;
-            continue;
-        }
-        if let Some(long) = a.strip_prefix("--") {
-            match long {
-                "help" => return Parsed::Help,
+    let help = || Early::out(HELP, 0);
+    let bad = |msg: &str| {
+        Early::out(
+            format!("\nzip error: Invalid command arguments ({msg})\n"),
+            16,
+        )
+    };
+    for w in Words::new(args) {
+        match w {
+            Word::Operand(a) => o.words.push(a.clone()),
+            Word::Long(long, _) => match long {
+                "help" => return Err(help()),
                 "recurse-paths" => o.recurse = true,
                 "quiet" => o.quiet = true,
                 "junk-paths" => o.junk = true,
                 "no-dir-entries" => o.no_dirs = true,
-                _ => {
-                    return Parsed::Bad(format!("long option '{long}' not supported"));
+                _ => return Err(bad(&format!("long option '{long}' not supported"))),
+            },
+            Word::Short(letters, _) => {
+                for c in letters.chars() {
+                    match c {
+                        'h' => return Err(help()),
+                        'r' => o.recurse = true,
+                        'q' => o.quiet = true,
+                        'j' => o.junk = true,
+                        'D' => o.no_dirs = true,
+                        '0'..='9' => o.level = c.to_digit(10),
+                        'x' => {
+                            return Err(bad(
+                                "option 'x' (exclude files matching patterns) requires a value",
+                            ));
+                        }
+                        _ => return Err(bad(&format!("short option '{c}' not supported"))),
+                    }
                 }
-            }
-            continue;
-        }
-        for c in a[1..].chars() {
-            match c {
-                'h' => return Parsed::Help,
-                'r' => o.recurse = true,
-                'q' => o.quiet = true,
-                'j' => o.junk = true,
-                'D' => o.no_dirs = true,
-                '0'..='9' => o.level = c.to_digit(10),
-                'x' => {
-                    return Parsed::Bad(
-                        "option 'x' (exclude files matching patterns) requires a value".to_string(),
-                    );
-                }
-                _ => return Parsed::Bad(format!("short option '{c}' not supported")),
             }
         }
     }
-    Parsed::Run(o)
+    Ok(o)
 }
 
 /// One entry to write: its name in the archive and where its data comes from.
@@ -124,16 +118,8 @@ impl Command for Zip {
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
         let o = match parse(&args) {
-            Parsed::Run(o) => o,
-            Parsed::Help => {
-                ctx.out(HELP).await?;
-                return Ok(0);
-            }
-            Parsed::Bad(msg) => {
-                ctx.out(format!("\nzip error: Invalid command arguments ({msg})\n"))
-                    .await?;
-                return Ok(16);
-            }
+            Ok(o) => o,
+            Err(early) => return early.give(ctx).await,
         };
         let Some((archive, names)) = o.words.split_first() else {
             ctx.out("\nzip error: Invalid command arguments (nothing to select from)\n")

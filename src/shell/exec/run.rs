@@ -58,9 +58,9 @@ impl Shell {
         self.run_external(&name, args, &env_extra, fds).await
     }
 
-    /// A builtin `enable -n` turned off, run as the command of that name: the native
-    /// one (`test`, `printf`), the builtin standing in for the file bash would find
-    /// (`echo`, `true`, `pwd`), or not found.
+    /// A builtin `enable -n` turned off, run as the file bash would find: the program
+    /// of that name (GNU's `test`, `printf`, `echo`, procps' `kill`), the builtin
+    /// standing in for the file (`true`, `false`), or not found.
     async fn run_disabled_builtin(
         &mut self,
         name: &str,
@@ -69,7 +69,7 @@ impl Shell {
         fds: &Fds,
     ) -> Exec<i32> {
         let registry = self.registry.clone();
-        match registry.resolve(name) {
+        match registry.resolve_program(name) {
             Some(entry) if entry.kind != forkbox_commands::CommandKind::Builtin => {
                 if let Some(cmd) = entry.command.clone() {
                     let ctx = self.context(fds, env_extra);
@@ -212,7 +212,8 @@ impl Shell {
             terminal: fds.terminal.as_ref().map(|t| t.0.clone()),
             launcher: Arc::new(
                 crate::shell::ShellLauncher::new(self.registry.clone())
-                    .with_snapshots(self.snapshots.clone()),
+                    .with_snapshots(self.snapshots.clone())
+                    .with_procs(self.procs.clone()),
             ),
             budget: self.budget.clone(),
         }

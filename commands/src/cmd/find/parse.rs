@@ -115,6 +115,26 @@ pub(crate) enum Test {
 }
 
 impl Test {
+    /// Whether answering it takes more of an entry than its path and kind (its size,
+    /// times, mode, link target, or contents).
+    fn reads_metadata(&self) -> bool {
+        !matches!(
+            self,
+            Test::True
+                | Test::False
+                | Test::Name { .. }
+                | Test::Path { .. }
+                | Test::Regex(_)
+                | Test::Type(_)
+                | Test::Owner(_)
+                | Test::Print { .. }
+                | Test::Delete
+                | Test::Prune
+                | Test::Quit
+                | Test::Exec(_)
+        )
+    }
+
     fn is_action(&self) -> bool {
         matches!(
             self,
@@ -138,6 +158,16 @@ pub(crate) enum Expr {
 }
 
 impl Expr {
+    fn reads_metadata(&self) -> bool {
+        match self {
+            Expr::And(a, b) | Expr::Or(a, b) | Expr::Comma(a, b) => {
+                a.reads_metadata() || b.reads_metadata()
+            }
+            Expr::Not(a) => a.reads_metadata(),
+            Expr::Test(t) => t.reads_metadata(),
+        }
+    }
+
     fn has_action(&self) -> bool {
         match self {
             Expr::And(a, b) | Expr::Or(a, b) | Expr::Comma(a, b) => {
@@ -175,6 +205,16 @@ pub(crate) struct Plan {
     pub(crate) outputs: Vec<String>,
     /// `-help` was given: print the usage and do nothing else.
     pub(crate) help: bool,
+}
+
+impl Plan {
+    /// Whether the walk needs only the names and kinds of what it lists (`find -name
+    /// '*.c' -type f`): nothing is followed and no test reads more, so a directory's
+    /// listing can come without each entry's metadata, as GNU find reads only the
+    /// directory (`d_type`) then.
+    pub(crate) fn names_and_kinds_suffice(&self) -> bool {
+        self.follow != Follow::Always && !self.expr.reads_metadata()
+    }
 }
 
 /// What the parser needs from outside: the session user and the times of reference files.

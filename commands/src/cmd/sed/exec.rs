@@ -140,6 +140,19 @@ impl Inputs {
         }
     }
 
+    /// Hands back to a file on standard input what was read past the last line used,
+    /// the line looked ahead at included: GNU sed leaves its standard input right after
+    /// the line `q` ended on.
+    async fn give_back(&mut self) {
+        let peeked = self
+            .peeked
+            .take()
+            .map_or(0, |l| l.data.len() + usize::from(l.nl));
+        if let Some((reader, _)) = &mut self.cur {
+            reader.give_back(peeked).await;
+        }
+    }
+
     async fn at_end(&mut self, ctx: &Context, delim: u8) -> Flow<bool> {
         if self.peeked.is_none() {
             self.peeked = self.read_raw(ctx, delim).await?;
@@ -498,6 +511,7 @@ impl<'a> Exec<'a> {
                         self.flush_append().await?;
                     }
                     self.quit = Some(code);
+                    self.input.give_back().await;
                     return Ok(true);
                 }
             }
