@@ -133,6 +133,10 @@ impl Fds {
         self.set(fd, d);
     }
 
+    pub(crate) fn close_fd(&mut self, fd: i32) {
+        self.close(fd);
+    }
+
     fn set(&mut self, fd: i32, d: Fd) {
         if fd == 1 {
             self.tty = None;
@@ -151,6 +155,17 @@ impl Fds {
 
     fn get(&self, fd: i32) -> Option<Fd> {
         self.map.get(&fd).cloned()
+    }
+}
+
+/// bash names a bad descriptor of `>&WORD` as WORD was written (`$fd`, `"${C[1]}"`),
+/// and one that expanded to nothing after an explicit descriptor (`2>&""`) by that
+/// descriptor.
+fn bad_fd_named(e: ShellError, written: &str, expanded: &str, explicit: Option<i32>) -> ShellError {
+    match (e, explicit) {
+        (ShellError::BadFd(_), Some(n)) if expanded.is_empty() => ShellError::BadFd(n.to_string()),
+        (ShellError::BadFd(_), _) if written != expanded => ShellError::BadFd(written.to_string()),
+        (other, _) => other,
     }
 }
 
@@ -258,6 +273,7 @@ impl Shell {
                     | IoFileRedirectKind::ReadAndWrite => 0,
                     _ => 1,
                 };
+                let explicit = *fd;
                 let fd = fd.unwrap_or(default_fd);
                 match target {
                     IoFileRedirectTarget::Filename(word) => {
@@ -300,7 +316,9 @@ impl Shell {
                             }
                             IoFileRedirectKind::DuplicateInput
                             | IoFileRedirectKind::DuplicateOutput => {
-                                self.duplicate(fd, &name, kind, fds, closers).await?;
+                                self.duplicate(fd, &name, kind, fds, closers)
+                                    .await
+                                    .map_err(|e| bad_fd_named(e, &word.value, &name, explicit))?;
                             }
                         }
                     }
@@ -310,15 +328,9 @@ impl Shell {
                     }
                     IoFileRedirectTarget::Duplicate(word) => {
                         let name = self.expand_redirect_target(word, fds).await?;
-                        // bash names a bad descriptor as it was written (`$fd`).
                         self.duplicate(fd, &name, kind, fds, closers)
                             .await
-                            .map_err(|e| match e {
-                                ShellError::BadFd(_) if word.value != name => {
-                                    ShellError::BadFd(word.value.clone())
-                                }
-                                other => other,
-                            })?;
+                            .map_err(|e| bad_fd_named(e, &word.value, &name, explicit))?;
                     }
                     IoFileRedirectTarget::ProcessSubstitution(pkind, cmd) => {
                         // `< <(cmd)`, `> >(cmd)`: the descriptor is the pipe itself.
@@ -443,6 +455,10 @@ impl Shell {
         if target == "-" {
             fds.close(fd);
             return Ok(());
+        }
+        if target.is_empty() {
+            // Named by the caller ([`bad_fd_named`]).
+            return Err(ShellError::BadFd(String::new()));
         }
         let (num, moving) = match target.strip_suffix('-') {
             Some(n) => (n, true),
