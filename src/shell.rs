@@ -77,6 +77,10 @@ pub(crate) use vars::Attrs;
 /// deeper calls fail with an error instead of exhausting the task's stack.
 pub const MAX_CALL_DEPTH: usize = 1000;
 
+/// PATH when the environment gives none: bash's default, which finds the commands in
+/// `/usr/bin` and `/bin`.
+pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin:.";
+
 /// Largest value one variable (or array element) may hold. Without a bound, a doubling
 /// loop (`x=$x$x`) would take the whole server's memory; an assignment past it fails.
 pub const MAX_VALUE: usize = 64 * 1024 * 1024;
@@ -342,8 +346,9 @@ pub struct Shell {
     pub(crate) aliases: builtins::alias::Aliases,
     /// Aliases being expanded (not replaced again inside their own expansion).
     pub(crate) alias_active: Vec<String>,
-    /// Saved values of variables made `local`, one frame per function call being run.
-    pub(crate) local_frames: Vec<Vec<(String, Option<Var>)>>,
+    /// Saved values of variables made `local`, one frame per function call being run
+    /// (and one more under it for the call's temporary bindings, `x=1 f`).
+    pub(crate) local_frames: Vec<varstore::Frame>,
     pub(crate) interactive: bool,
     pub(crate) exit_requested: Option<i32>,
     /// `$$`: stable for the shell's life and shared by its subshells, like bash.
@@ -572,6 +577,9 @@ impl Shell {
                     attrs: Attrs::default(),
                 },
             );
+        }
+        if !sh.vars.contains_key("PATH") {
+            sh.set_plain("PATH", DEFAULT_PATH);
         }
         sh.init_special_vars();
         sh.recount_vars();

@@ -33,21 +33,18 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
     }
     if sh.disabled_builtins.contains(name) {
         // `enable -n`: only a file of that name is left.
-        return match entry.kind {
-            forkbox_commands::CommandKind::Builtin => entry.path().map(|p| ("file", p)),
-            _ => Some(("file", format!("/usr/bin/{name}"))),
-        };
+        return file_path(sh, name).map(|p| ("file", p));
     }
     // bash's own builtins that forkbox also has as files (`sh`, `bash`) are files there.
     match (entry.kind, entry.path()) {
-        (forkbox_commands::CommandKind::Builtin, Some(path)) if matches!(name, "sh" | "bash") => {
-            Some(("file", path))
+        (forkbox_commands::CommandKind::Builtin, Some(_)) if matches!(name, "sh" | "bash") => {
+            file_path(sh, name).map(|p| ("file", p))
         }
         (forkbox_commands::CommandKind::Builtin, _) => Some(("builtin", name.to_string())),
         _ if crate::registry::BASH_BUILTIN_COMMANDS.contains(&name) => {
             Some(("builtin", name.to_string()))
         }
-        (_, path) => Some(("file", path.unwrap_or_else(|| format!("/usr/bin/{name}")))),
+        _ => file_path(sh, name).map(|p| ("file", p)),
     }
 }
 
@@ -62,20 +59,30 @@ pub(crate) fn file_path(sh: &Shell, name: &str) -> Option<String> {
 
 /// Every path in PATH at which `name` is a file, in PATH's order.
 fn file_paths(sh: &Shell, name: &str) -> Vec<String> {
-    let Some(path) = sh.registry.resolve(name).and_then(|e| e.path()) else {
+    file_paths_in(sh, name, &sh.get_str("PATH").unwrap_or_default())
+}
+
+/// Every path in `path` (a value of PATH) at which `name` is a file, in its order.
+pub(crate) fn file_paths_in(sh: &Shell, name: &str, path: &str) -> Vec<String> {
+    if sh.registry.resolve(name).and_then(|e| e.path()).is_none() {
         return Vec::new();
-    };
+    }
     let mut out = Vec::new();
-    for dir in sh.get_str("PATH").unwrap_or_default().split(':') {
+    for dir in path.split(':') {
         let dir = dir.trim_end_matches('/');
-        if matches!(dir, "/usr/bin" | "/bin") {
+        if is_command_dir(sh, dir) {
             out.push(format!("{dir}/{name}"));
         }
     }
-    if out.is_empty() {
-        out.push(path);
-    }
     out
+}
+
+/// Whether PATH's directory `dir` holds the registry's commands: `/usr/bin`, and `/bin`
+/// that reaches it on a Debian system (however spelled: `/usr//bin`, or relative to the
+/// working directory, as an empty entry is).
+fn is_command_dir(sh: &Shell, dir: &str) -> bool {
+    let full = forkbox_commands::fs::normalize(&forkbox_commands::fs::join(&sh.cwd, dir));
+    matches!(full.as_str(), "/usr/bin" | "/bin")
 }
 
 /// What `type -a NAME` prints: the alias, keyword, function and builtin it is, then each

@@ -94,9 +94,7 @@ impl Shell {
             let r = if decl && compound_words.iter().any(|a| std::ptr::eq(*a, *w)) {
                 Ok(vec![w.value.clone()])
             } else if decl && assign_words.iter().any(|a| std::ptr::eq(*a, *w)) {
-                self.expand_assignment_word(&w.value, fds)
-                    .await
-                    .map(|s| vec![s])
+                self.expand_declaration_word(&w.value, fds).await
             } else {
                 self.expand_words(&[w], fds).await
             };
@@ -234,6 +232,16 @@ impl Shell {
             .collect();
         let (mut f, closers, kept) = match self.begin_redirects_keeping(&redirs, &keep, fds).await {
             Ok(x) => x,
+            // POSIX mode: a redirection error of a special builtin ends the script.
+            Err(Ok(status))
+                if self.opts.posix
+                    && !self.interactive
+                    && argv
+                        .first()
+                        .is_some_and(|n| super::run::is_special_builtin(n)) =>
+            {
+                return Err(Flow::Exit(status));
+            }
             Err(r) => return r,
         };
         for (n, d) in subst_fds {
@@ -371,7 +379,8 @@ impl Shell {
                     .iter()
                     .map(|(k, v)| (k.as_ref().map(|k| k.value.as_str()), v))
                     .collect();
-                self.assign_compound(name, &elems, a.append, fds).await
+                self.assign_compound(name, &elems, a.append, false, fds)
+                    .await
             }
             (AssignmentName::ArrayElementName(name, _), AssignmentValue::Array(_)) => Err(
                 ShellError::Builtin(format!("{name}: cannot assign list to array member")),
@@ -380,12 +389,15 @@ impl Shell {
     }
 
     /// `name=(…)` and `name+=(…)`: keys of an associative array (bash 5.2 also takes
-    /// `k1 v1 k2 v2` there), or indices and values of an indexed one.
+    /// `k1 v1 k2 v2` there, unless the list starts with a `[k]=v`: then a word without
+    /// a subscript is refused with a warning), or indices and values of an indexed one.
+    /// `declared` when `declare` assigns it (its warnings quote the word).
     pub(crate) async fn assign_compound(
         &mut self,
         name: &str,
         elems: &[(Option<&str>, &ast::Word)],
         append: bool,
+        declared: bool,
         fds: &Fds,
     ) -> Result<(), ShellError> {
         let target = self.resolve_ref(name).into_owned();
@@ -398,8 +410,30 @@ impl Shell {
                 _ => crate::shell::AssocArray::new(),
             };
             let mut pending: Option<String> = None;
-            for (key, value) in elems {
+            let keyed = matches!(elems.first(), Some((Some(_), _)));
+            for &(key, value) in elems {
+                let literal;
+                let (key, value) = match key {
+                    // In a list of pairs a `[k]=v` is a word like the others.
+                    Some(k) if !keyed => {
+                        literal = ast::Word {
+                            value: format!("[{k}]={}", value.value),
+                            loc: value.loc.clone(),
+                        };
+                        (None, &literal)
+                    }
+                    _ => (key, value),
+                };
                 match key {
+                    None if keyed => {
+                        for w in self.expand_words(&[value], fds).await? {
+                            let w = if declared { format!("'{w}'") } else { w };
+                            let msg = format!(
+                                "{target}: {w}: must use subscript when assigning associative array"
+                            );
+                            self.report(&fds.stderr(), &ShellError::Builtin(msg)).await;
+                        }
+                    }
                     Some(k) => {
                         let key = self.expand_str(k, fds).await?;
                         if key.is_empty() {
@@ -410,7 +444,7 @@ impl Shell {
                         map.insert(key, v);
                     }
                     None => {
-                        for w in self.expand_words(&[*value], fds).await? {
+                        for w in self.expand_words(&[value], fds).await? {
                             match pending.take() {
                                 None => pending = Some(w),
                                 Some(k) => {
