@@ -364,7 +364,7 @@ impl Shell {
             IoRedirect::HereDocument(fd, doc) => {
                 let body = if doc.requires_expansion {
                     let joined = join_continued_lines(&doc.doc.value);
-                    self.expand_heredoc(&joined, fds).await?
+                    self.expand_heredoc(&ansi_c_literal(&joined), fds).await?
                 } else {
                     doc.doc.value.clone()
                 };
@@ -940,6 +940,52 @@ impl Shell {
             self.close_exec_files(all, fds).await;
         }
     }
+}
+
+/// An unquoted here-document body with each `$'` inside a `${ … }` escaped: bash keeps
+/// `$'…'` literal there (`${x-$'\t'}` gives `$'\t'`), where double quotes would expand
+/// it. A command substitution inside keeps its own quoting.
+fn ansi_c_literal(body: &str) -> std::borrow::Cow<'_, str> {
+    if !body.contains("${") || !body.contains("$'") {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let b = body.as_bytes();
+    let mut out = String::with_capacity(body.len() + 8);
+    // What each open `${` or `(` is, innermost last.
+    let mut open: Vec<u8> = Vec::new();
+    let mut from = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' if open.last() == Some(&b'(') => {
+                while i + 1 < b.len() && b[i + 1] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                open.push(b'{');
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'\'') && open.last() == Some(&b'{') => {
+                out.push_str(&body[from..i]);
+                out.push('\\');
+                from = i;
+            }
+            b'(' if !open.is_empty() => open.push(b'('),
+            b'}' if open.last() == Some(&b'{') => {
+                open.pop();
+            }
+            b')' if open.last() == Some(&b'(') => {
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&body[from..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// An unquoted here-document body with its backslash-newline pairs taken out, as bash
