@@ -370,7 +370,7 @@ async fn declare_one(
     }
     if flags.on.nameref
         && value.is_none()
-        && !(local && !sh.is_local_here(name))
+        && (!local || sh.is_local_here(name))
         && let Some(v) = sh.vars.get(name)
         && !v.attrs.unset
         && !v.attrs.nameref

@@ -48,6 +48,61 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
     }
 }
 
+/// What `name` resolves to as [`describe`] says, or else an executable file of the fork
+/// in a directory of PATH ([`fork_file`]): what running it would run.
+pub(crate) fn resolve(
+    sh: &Shell,
+    name: &str,
+) -> impl std::future::Future<Output = Option<(&'static str, String)>> + Send + 'static + use<> {
+    let found = describe(sh, name);
+    let file = (found.is_none() && !name.contains('/'))
+        .then(|| fork_file(sh, name, &sh.get_str("PATH").unwrap_or_default()));
+    async move {
+        match (found, file) {
+            (Some(d), _) => Some(d),
+            (None, Some(file)) => file.await.filter(|(_, x)| *x).map(|(p, _)| ("file", p)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The first executable regular file named `name` of the fork in a directory of `path`
+/// (`~/bin`, `./node_modules/.bin`), as PATH's directory names it, with `true`; failing
+/// that, the first regular file of that name, with `false` (bash then tries to run it and
+/// is refused). The directories where the registry's commands are files are not
+/// searched: with the default PATH nothing is looked up in the fork.
+pub(crate) fn fork_file(
+    sh: &Shell,
+    name: &str,
+    path: &str,
+) -> impl std::future::Future<Output = Option<(String, bool)>> + Send + 'static + use<> {
+    let candidates: Vec<(String, String)> = path
+        .split(':')
+        .filter(|dir| !is_command_dir(sh, dir.trim_end_matches('/')))
+        .map(|dir| {
+            let shown = match dir {
+                "" => format!("./{name}"),
+                d if d.ends_with('/') => format!("{d}{name}"),
+                d => format!("{d}/{name}"),
+            };
+            let full = forkbox_commands::fs::join(&sh.cwd, &shown);
+            (shown, full)
+        })
+        .collect();
+    let fs = sh.fs.clone();
+    async move {
+        let mut refused = None;
+        for (shown, full) in candidates {
+            match fs.stat(&full).await {
+                Ok(m) if m.is_file() && m.mode & 0o111 != 0 => return Some((shown, true)),
+                Ok(m) if m.is_file() && refused.is_none() => refused = Some((shown, false)),
+                _ => {}
+            }
+        }
+        refused
+    }
+}
+
 /// The file a name is, found in PATH as bash's hash lookup would (a command forkbox
 /// registers is a file of `/usr/bin`, which a Debian system also reaches as `/bin`).
 pub(crate) fn file_path(sh: &Shell, name: &str) -> Option<String> {
@@ -192,13 +247,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     for n in &names {
         let found = if no_functions && sh.functions.contains_key(n) {
             let saved = sh.functions.remove(n);
-            let d = describe(sh, n);
+            let d = resolve(sh, n).await;
             if let Some(f) = saved {
                 sh.functions.insert(n.clone(), f);
             }
             d
         } else {
-            describe(sh, n)
+            resolve(sh, n).await
         };
         if path_search {
             // A search of PATH only: whatever else the name is, the file it names.

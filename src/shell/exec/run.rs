@@ -142,7 +142,7 @@ impl Shell {
             Some(entry) => {
                 if let Some(cmd) = entry.command.clone() {
                     if !name.contains('/') {
-                        self.remember_path(name);
+                        self.remember_path(name, None);
                     }
                     let _ran = crate::telemetry::metrics::command(entry.kind);
                     let ctx = self.context(fds, env_extra);
@@ -157,13 +157,28 @@ impl Shell {
         if name.contains('/') {
             return self.run_script_file(name, args, env_extra, fds).await;
         }
-        if self.search_path(env_extra).is_none_or(|p| p.is_empty()) {
+        let path = self.search_path(env_extra).unwrap_or_default();
+        if path.is_empty() {
             // Without a PATH bash runs the name as a file of the working directory.
             let e = ShellError::Exec {
                 path: name.to_string(),
                 source: FsError::NotFound,
             };
             return self.fail(e, fds).await;
+        }
+        match builtins::type_::fork_file(self, name, &path).await {
+            Some((file, true)) => {
+                self.remember_path(name, Some(file.clone()));
+                return self.run_script_file(&file, args, env_extra, fds).await;
+            }
+            Some((file, false)) => {
+                let e = ShellError::Exec {
+                    path: file,
+                    source: FsError::PermissionDenied,
+                };
+                return self.fail(e, fds).await;
+            }
+            None => {}
         }
         if !self.in_not_found_handler
             && let Some(handler) = self.functions.get("command_not_found_handle").cloned()
@@ -200,11 +215,12 @@ impl Shell {
     }
 
     /// Counts a run of command `name` found in PATH in the `hash` table (adding it).
-    fn remember_path(&mut self, name: &str) {
+    /// `found` is where it was found, when known.
+    fn remember_path(&mut self, name: &str, found: Option<String>) {
         match self.hashed.iter_mut().find(|(n, _, _)| n == name) {
             Some((_, _, hits)) => *hits = hits.saturating_add(1),
             None => {
-                if let Some(path) = builtins::type_::file_path(self, name) {
+                if let Some(path) = found.or_else(|| builtins::type_::file_path(self, name)) {
                     self.hashed.push((name.to_string(), path, 1));
                 }
             }
