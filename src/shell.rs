@@ -1074,8 +1074,9 @@ impl Shell {
             return self.fail(e, fds).await;
         }
         self.input_depth += 1;
+        self.lines.inputs.push((what.to_string(), self.call_depth));
         let saved = (self.lines.line_base, self.lines.unit);
-        if what != "source" {
+        if !matches!(what, "source" | ".") {
             // An `eval` string or alias expansion starts on the line of its command.
             self.lines.line_base = self.lines.lineno.saturating_sub(1);
         }
@@ -1086,8 +1087,22 @@ impl Shell {
         self.trace_depth -= 1;
         (self.lines.line_base, self.lines.unit) = saved;
         self.lines.read_aliases = read_aliases;
+        self.lines.inputs.pop();
         self.input_depth -= 1;
         r
+    }
+
+    /// The command whose input or body is running, as bash's messages about a
+    /// `declare` with a compound value name it: the innermost `eval` or `source` (as it
+    /// was called), else the function running; `None` at the top level.
+    pub(crate) fn enclosing_command(&self) -> Option<&str> {
+        match self.lines.inputs.last() {
+            Some((what, depth)) if *depth == self.call_depth && what != "alias" => {
+                Some(what.as_str())
+            }
+            _ if self.call_depth > 0 => self.funcnames.last().map(String::as_str),
+            _ => None,
+        }
     }
 
     /// Parses and runs `text` as input read by `what` (`eval`, `source`). Text with a

@@ -454,8 +454,14 @@ async fn declare_one(
     if flags.assoc {
         match existing {
             Some(Value::Array(m)) if !m.is_empty() || value.is_none() => {
+                // With a compound value bash names the command around the `declare`.
+                let by = match value {
+                    Some(v) if v.starts_with('(') => sh.enclosing_command(),
+                    _ => Some(cmd),
+                };
+                let by = by.map(|c| format!("{c}: ")).unwrap_or_default();
                 return Err(Failure::Message(format!(
-                    "{cmd}: {target}: cannot convert indexed to associative array"
+                    "{by}{target}: cannot convert indexed to associative array"
                 )));
             }
             Some(Value::Assoc(_)) => {}
