@@ -77,6 +77,10 @@ pub(crate) use vars::Attrs;
 /// deeper calls fail with an error instead of exhausting the task's stack.
 pub const MAX_CALL_DEPTH: usize = 1000;
 
+/// PATH when the environment gives none: bash's default, which finds the commands in
+/// `/usr/bin` and `/bin`.
+pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin:.";
+
 /// Largest value one variable (or array element) may hold. Without a bound, a doubling
 /// loop (`x=$x$x`) would take the whole server's memory; an assignment past it fails.
 pub const MAX_VALUE: usize = 64 * 1024 * 1024;
@@ -342,8 +346,9 @@ pub struct Shell {
     pub(crate) aliases: builtins::alias::Aliases,
     /// Aliases being expanded (not replaced again inside their own expansion).
     pub(crate) alias_active: Vec<String>,
-    /// Saved values of variables made `local`, one frame per function call being run.
-    pub(crate) local_frames: Vec<Vec<(String, Option<Var>)>>,
+    /// Saved values of variables made `local`, one frame per function call being run
+    /// (and one more under it for the call's temporary bindings, `x=1 f`).
+    pub(crate) local_frames: Vec<varstore::Frame>,
     pub(crate) interactive: bool,
     pub(crate) exit_requested: Option<i32>,
     /// `$$`: stable for the shell's life and shared by its subshells, like bash.
@@ -572,6 +577,9 @@ impl Shell {
                     attrs: Attrs::default(),
                 },
             );
+        }
+        if !sh.vars.contains_key("PATH") {
+            sh.set_plain("PATH", DEFAULT_PATH);
         }
         sh.init_special_vars();
         sh.recount_vars();
@@ -1066,8 +1074,9 @@ impl Shell {
             return self.fail(e, fds).await;
         }
         self.input_depth += 1;
+        self.lines.inputs.push((what.to_string(), self.call_depth));
         let saved = (self.lines.line_base, self.lines.unit);
-        if what != "source" {
+        if !matches!(what, "source" | ".") {
             // An `eval` string or alias expansion starts on the line of its command.
             self.lines.line_base = self.lines.lineno.saturating_sub(1);
         }
@@ -1078,8 +1087,22 @@ impl Shell {
         self.trace_depth -= 1;
         (self.lines.line_base, self.lines.unit) = saved;
         self.lines.read_aliases = read_aliases;
+        self.lines.inputs.pop();
         self.input_depth -= 1;
         r
+    }
+
+    /// The command whose input or body is running, as bash's messages about a
+    /// `declare` with a compound value name it: the innermost `eval` or `source` (as it
+    /// was called), else the function running; `None` at the top level.
+    pub(crate) fn enclosing_command(&self) -> Option<&str> {
+        match self.lines.inputs.last() {
+            Some((what, depth)) if *depth == self.call_depth && what != "alias" => {
+                Some(what.as_str())
+            }
+            _ if self.call_depth > 0 => self.funcnames.last().map(String::as_str),
+            _ => None,
+        }
     }
 
     /// Parses and runs `text` as input read by `what` (`eval`, `source`). Text with a

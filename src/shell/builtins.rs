@@ -193,7 +193,7 @@ fn option_letters(name: &str) -> Option<&'static str> {
         "builtin" | "eval" | "getopts" | "source" | "." | "times" => "",
         "cd" => "LPe@",
         "command" => "pVv",
-        "declare" | "typeset" | "local" => "aAfFgiIlnrtuxp",
+        "declare" | "typeset" | "local" => "aAcfFgiIlnrtuxp",
         "disown" => "har",
         "enable" => "adnpsf:",
         "exec" => "cla:",

@@ -169,6 +169,9 @@ impl Shell {
         if let Ok(n) = s.parse::<usize>() {
             return n == 0 || n <= self.positional.len();
         }
+        if s == "LINENO" && !self.lines.lineno_unset {
+            return true;
+        }
         // An array's name alone stands for its element 0.
         let target = self.resolve_ref(s);
         match self

@@ -849,6 +849,23 @@ impl Shell {
         Ok(join_pieces(&out))
     }
 
+    /// An assignment word given to a declaration builtin, brace-expanded first as bash
+    /// does (`declare y={a,b}` declares `y=a` then `y=b`).
+    pub(crate) async fn expand_declaration_word(
+        &mut self,
+        text: &str,
+        fds: &Fds,
+    ) -> R<Vec<String>> {
+        if !self.opts.braceexpand || !text.contains('{') {
+            return Ok(vec![self.expand_assignment_word(text, fds).await?]);
+        }
+        let mut out = Vec::new();
+        for braced in brace_expand(text)? {
+            out.push(self.expand_assignment_word(&braced, fds).await?);
+        }
+        Ok(out)
+    }
+
     /// The value of a scalar assignment (`PATH=~/bin:~/x`): unsplit, a tilde after a `:`
     /// expanded as well as one at the start.
     pub(crate) async fn expand_assignment_value(&mut self, w: &Word, fds: &Fds) -> R<String> {

@@ -261,6 +261,20 @@ pub(crate) struct Jobs {
     /// The parent's jobs, which a subshell lists (`jobs -p | wc -l`, `$(jobs)`) but does
     /// not wait for.
     pub inherited: Vec<Job>,
+    /// The coprocess the shell keeps track of: one at a time, as bash 5.2 does (a second
+    /// `coproc` replaces it, leaving the first one's variables as they are).
+    pub coproc: Option<Coproc>,
+}
+
+/// A coprocess (`coproc NAME …`) until it is reaped: then bash closes the shell's ends of
+/// its pipes and unsets `NAME` and `NAME_PID`.
+#[derive(Clone, Debug)]
+pub(crate) struct Coproc {
+    pub name: String,
+    pub pid: u32,
+    /// The shell's descriptors: `NAME[0]` reads the coprocess's output, `NAME[1]` writes
+    /// its input.
+    pub fds: [i32; 2],
 }
 
 impl Jobs {

@@ -57,6 +57,11 @@ pub(crate) struct Frame {
 pub(crate) struct Lines {
     /// `LINENO`: the line of the simple command running.
     pub lineno: usize,
+    /// Set by `unset LINENO`: it is an ordinary variable from then on, as in bash.
+    pub lineno_unset: bool,
+    /// The `eval`, `source` (as called: `source` or `.`), `mapfile` callback or alias
+    /// text being read, innermost last, with the call depth it runs at.
+    pub inputs: Vec<(String, usize)>,
     /// Added to the parser's line numbers of the input running now.
     pub line_base: usize,
     /// The file being read now, "" for the script itself.

@@ -134,6 +134,10 @@ impl Fds {
         self.set(fd, d);
     }
 
+    pub(crate) fn close_fd(&mut self, fd: i32) {
+        self.close(fd);
+    }
+
     fn set(&mut self, fd: i32, d: Fd) {
         if fd == 1 {
             self.tty = None;
@@ -152,6 +156,17 @@ impl Fds {
 
     fn get(&self, fd: i32) -> Option<Fd> {
         self.map.get(&fd).cloned()
+    }
+}
+
+/// bash names a bad descriptor of `>&WORD` as WORD was written (`$fd`, `"${C[1]}"`),
+/// and one that expanded to nothing after an explicit descriptor (`2>&""`) by that
+/// descriptor.
+fn bad_fd_named(e: ShellError, written: &str, expanded: &str, explicit: Option<i32>) -> ShellError {
+    match (e, explicit) {
+        (ShellError::BadFd(_), Some(n)) if expanded.is_empty() => ShellError::BadFd(n.to_string()),
+        (ShellError::BadFd(_), _) if written != expanded => ShellError::BadFd(written.to_string()),
+        (other, _) => other,
     }
 }
 
@@ -267,6 +282,7 @@ impl Shell {
                     | IoFileRedirectKind::ReadAndWrite => 0,
                     _ => 1,
                 };
+                let explicit = *fd;
                 let fd = fd.unwrap_or(default_fd);
                 match target {
                     IoFileRedirectTarget::Filename(word) => {
@@ -309,7 +325,9 @@ impl Shell {
                             }
                             IoFileRedirectKind::DuplicateInput
                             | IoFileRedirectKind::DuplicateOutput => {
-                                self.duplicate(fd, &name, kind, fds, closers).await?;
+                                self.duplicate(fd, &name, kind, fds, closers)
+                                    .await
+                                    .map_err(|e| bad_fd_named(e, &word.value, &name, explicit))?;
                             }
                         }
                     }
@@ -319,15 +337,9 @@ impl Shell {
                     }
                     IoFileRedirectTarget::Duplicate(word) => {
                         let name = self.expand_redirect_target(word, fds).await?;
-                        // bash names a bad descriptor as it was written (`$fd`).
                         self.duplicate(fd, &name, kind, fds, closers)
                             .await
-                            .map_err(|e| match e {
-                                ShellError::BadFd(_) if word.value != name => {
-                                    ShellError::BadFd(word.value.clone())
-                                }
-                                other => other,
-                            })?;
+                            .map_err(|e| bad_fd_named(e, &word.value, &name, explicit))?;
                     }
                     IoFileRedirectTarget::ProcessSubstitution(pkind, cmd) => {
                         // `< <(cmd)`, `> >(cmd)`: the descriptor is the pipe itself.
@@ -361,7 +373,7 @@ impl Shell {
             IoRedirect::HereDocument(fd, doc) => {
                 let body = if doc.requires_expansion {
                     let joined = join_continued_lines(&doc.doc.value);
-                    self.expand_heredoc(&joined, fds).await?
+                    self.expand_heredoc(&ansi_c_literal(&joined), fds).await?
                 } else {
                     doc.doc.value.clone()
                 };
@@ -452,6 +464,10 @@ impl Shell {
         if target == "-" {
             fds.close(fd);
             return Ok(());
+        }
+        if target.is_empty() {
+            // Named by the caller ([`bad_fd_named`]).
+            return Err(ShellError::BadFd(String::new()));
         }
         let (num, moving) = match target.strip_suffix('-') {
             Some(n) => (n, true),
@@ -955,6 +971,52 @@ impl Shell {
             self.close_exec_files(all, fds).await;
         }
     }
+}
+
+/// An unquoted here-document body with each `$'` inside a `${ … }` escaped: bash keeps
+/// `$'…'` literal there (`${x-$'\t'}` gives `$'\t'`), where double quotes would expand
+/// it. A command substitution inside keeps its own quoting.
+fn ansi_c_literal(body: &str) -> std::borrow::Cow<'_, str> {
+    if !body.contains("${") || !body.contains("$'") {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let b = body.as_bytes();
+    let mut out = String::with_capacity(body.len() + 8);
+    // What each open `${` or `(` is, innermost last.
+    let mut open: Vec<u8> = Vec::new();
+    let mut from = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' if open.last() == Some(&b'(') => {
+                while i + 1 < b.len() && b[i + 1] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                open.push(b'{');
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'\'') && open.last() == Some(&b'{') => {
+                out.push_str(&body[from..i]);
+                out.push('\\');
+                from = i;
+            }
+            b'(' if !open.is_empty() => open.push(b'('),
+            b'}' if open.last() == Some(&b'{') => {
+                open.pop();
+            }
+            b')' if open.last() == Some(&b'(') => {
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&body[from..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// An unquoted here-document body with its backslash-newline pairs taken out, as bash

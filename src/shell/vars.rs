@@ -31,6 +31,9 @@ pub(crate) struct Attrs {
     pub lower: bool,
     /// `-u`: assignments are uppercased.
     pub upper: bool,
+    /// `-c` (undocumented in bash 5.2): assignments are capitalized (the first
+    /// character uppercased, the rest lowercased).
+    pub capcase: bool,
     /// `-n`: the value names another variable, which reads and assignments act on.
     pub nameref: bool,
     /// `-t`: shown by `declare -p`; there are no DEBUG traps to inherit it.
@@ -205,7 +208,11 @@ impl Shell {
             && self.vars.get(name).is_none_or(|v| {
                 matches!(v.value, Value::Str(_))
                     && !v.readonly
-                    && !(v.attrs.nameref || v.attrs.integer || v.attrs.lower || v.attrs.upper)
+                    && !(v.attrs.nameref
+                        || v.attrs.integer
+                        || v.attrs.lower
+                        || v.attrs.upper
+                        || v.attrs.capcase)
             });
         if plain {
             return self.store_str(name, value);
@@ -356,6 +363,13 @@ impl Shell {
             v = crate::shell::pattern::upper_str(&v);
         } else if attrs.lower && !attrs.upper {
             v = crate::shell::pattern::lower_str(&v);
+        } else if attrs.capcase {
+            let lower = crate::shell::pattern::lower_str(&v);
+            let mut chars = lower.chars();
+            v = match chars.next() {
+                Some(c) => crate::shell::pattern::upper_str(&c.to_string()) + chars.as_str(),
+                None => lower,
+            };
         }
         Ok(v)
     }
@@ -363,7 +377,7 @@ impl Shell {
     /// Applies the attributes of variable `name` to each element of a whole value.
     pub(crate) fn apply_attrs_value(&mut self, name: &str, value: Value) -> R<Value> {
         let attrs = self.attrs_of(name);
-        if !(attrs.integer || attrs.lower || attrs.upper) {
+        if !(attrs.integer || attrs.lower || attrs.upper || attrs.capcase) {
             return Ok(value);
         }
         Ok(match value {
@@ -493,7 +507,7 @@ impl Shell {
             }
             "BASHPID" => self.bashpid.to_string(),
             "BASH_SUBSHELL" => self.subshell_level.to_string(),
-            "LINENO" => self.lines.lineno.to_string(),
+            "LINENO" if !self.lines.lineno_unset => self.lines.lineno.to_string(),
             "BASH_COMMAND" => self.bash_command.clone(),
             "SHELLOPTS" => self.shellopts(),
             "BASHOPTS" => self.shopts.names_on(),
@@ -519,6 +533,7 @@ pub(crate) fn attr_letters(v: &Var) -> String {
         (v.exported, 'x'),
         (a.lower, 'l'),
         (a.upper, 'u'),
+        (a.capcase, 'c'),
     ] {
         if on {
             f.push(c);

@@ -26,6 +26,33 @@ pub(crate) fn value_size(v: &Value) -> usize {
     }
 }
 
+/// The saved variables of one function call's `local`s, or of the temporary bindings a
+/// function is called with (`x=1 f`), which bash keeps in a scope of their own between
+/// the caller's and the function's: `unset x` in the function removes the binding and
+/// shows the caller's `x`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Frame {
+    pub saved: Vec<(String, Option<Var>)>,
+    /// A scope of temporary bindings.
+    pub temp: bool,
+    /// Temporary bindings the function exported or made readonly: bash keeps their
+    /// values (and the attribute) after the call.
+    pub propagate: Vec<String>,
+}
+
+impl std::ops::Deref for Frame {
+    type Target = Vec<(String, Option<Var>)>;
+    fn deref(&self) -> &Self::Target {
+        &self.saved
+    }
+}
+
+impl std::ops::DerefMut for Frame {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.saved
+    }
+}
+
 /// The charge of a shell's variables; cloning it charges the copy.
 #[derive(Debug)]
 pub(crate) struct VarsCharge(pub(crate) forkbox_commands::Charge);
@@ -344,6 +371,9 @@ impl Shell {
         if self.vars.get(name).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(name.to_string()));
         }
+        if name == "LINENO" {
+            self.lines.lineno_unset = true;
+        }
         let n = self.local_frames.len();
         if let Some(i) = self
             .local_frames
@@ -426,9 +456,54 @@ impl Shell {
 
     pub(crate) fn pop_local_frame(&mut self) {
         if let Some(frame) = self.local_frames.pop() {
-            for (name, old) in frame.into_iter().rev() {
-                self.restore_var(name, old);
+            for (name, old) in frame.saved.into_iter().rev() {
+                if !frame.propagate.contains(&name) {
+                    self.restore_var(name, old);
+                }
             }
+        }
+    }
+
+    /// Binds the temporary assignments of a function call (`x=1 f`) in a scope of their
+    /// own, exported; [`Shell::pop_local_frame`] ends it.
+    pub(crate) fn push_temp_frame(&mut self, env: &[(String, String)]) {
+        let mut frame = Frame {
+            temp: true,
+            ..Frame::default()
+        };
+        for (k, v) in env {
+            if !frame.iter().any(|(n, _)| n == k) {
+                frame.push((k.clone(), self.vars.get(k).cloned()));
+            }
+            self.set_exported(k, v);
+        }
+        self.local_frames.push(frame);
+    }
+
+    /// Whether `name` is a temporary binding of a function call being run (no `local`
+    /// hides it).
+    pub(crate) fn is_temp_binding(&self, name: &str) -> bool {
+        self.local_frames
+            .iter()
+            .rev()
+            .find(|f| f.iter().any(|(n, _)| n == name))
+            .is_some_and(|f| f.temp)
+    }
+
+    /// `export NAME` or `readonly NAME` of a function's temporary binding: the value
+    /// outlives the call (bash propagates it to the caller's scope).
+    pub(crate) fn propagate_temp(&mut self, name: &str) {
+        if !self.is_temp_binding(name) {
+            return;
+        }
+        if let Some(frame) = self
+            .local_frames
+            .iter_mut()
+            .rev()
+            .find(|f| f.iter().any(|(n, _)| n == name))
+            && !frame.propagate.iter().any(|n| n == name)
+        {
+            frame.propagate.push(name.to_string());
         }
     }
 
@@ -443,6 +518,20 @@ impl Shell {
                 _ => None,
             })
             .collect();
+        // A local that is not exported, or declared without a value, lets the exported
+        // variable it hides through to commands: bash's environment holds, for each
+        // name, the innermost exported variable that has a value.
+        for frame in self.local_frames.iter().rev() {
+            for (k, v) in frame.iter() {
+                if let Some(v) = v
+                    && v.exported
+                    && !v.attrs.unset
+                    && let Value::Str(s) = &v.value
+                {
+                    env.entry(k.clone()).or_insert_with(|| s.clone());
+                }
+            }
+        }
         for (k, v) in extra {
             env.insert(k.clone(), v.clone());
         }

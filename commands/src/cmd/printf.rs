@@ -1,5 +1,5 @@
 //! `printf`: bash's builtin, not GNU's binary: `%s %d %i %u %o %x %X %f %F %e %E %g %G
-//! %c %b %q %%` with flags, widths, precisions and `*`; the format is reused while
+//! %c %b %q %Q %%` with flags, widths, precisions and `*`; the format is reused while
 //! arguments remain; a bad number warns `printf: X: invalid number` and gives status 1.
 //! `-v VAR` needs the shell and is refused here. No clap: bash's printf has no `--help`.
 
@@ -946,12 +946,20 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
         };
         i += 1;
         match conv {
-            b's' | b'q' | b'b' | b'c' => {
+            b's' | b'q' | b'b' | b'c' | b'Q' => {
                 let arg = run.take().unwrap_or("").to_string();
                 let mut body: Vec<u8> = match conv {
                     b's' => arg.into_bytes(),
                     b'q' if run.gnu => gnu_quote(&arg, run.c_locale).into_bytes(),
                     b'q' => shell_quote(&arg).into_bytes(),
+                    // bash 5.2's `%Q`: the precision cuts the argument, not its quoted form.
+                    b'Q' => {
+                        let mut end = spec.prec.unwrap_or(arg.len()).min(arg.len());
+                        while !arg.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        shell_quote(&arg[..end]).into_bytes()
+                    }
                     b'c' => arg
                         .chars()
                         .next()
@@ -974,6 +982,7 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                 };
                 if let Some(p) = spec.prec
                     && conv != b'c'
+                    && conv != b'Q'
                 {
                     body.truncate(p);
                 }

@@ -39,7 +39,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         // Success when any name was found, as bash's `command -v a b`.
         let mut status = 1;
         for n in rest {
-            match super::type_::describe(sh, n) {
+            match super::type_::resolve(sh, n).await {
                 Some((kind, path)) => {
                     let line = if verbose {
                         super::type_::verbose(sh, n, kind, &path)

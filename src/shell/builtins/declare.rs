@@ -32,6 +32,7 @@ pub(crate) struct Attr {
     pub integer: bool,
     pub lower: bool,
     pub upper: bool,
+    pub capcase: bool,
     pub nameref: bool,
     pub readonly: bool,
     pub trace: bool,
@@ -48,6 +49,7 @@ impl Attr {
         (!self.integer || v.attrs.integer)
             && (!self.lower || v.attrs.lower)
             && (!self.upper || v.attrs.upper)
+            && (!self.capcase || v.attrs.capcase)
             && (!self.nameref || v.attrs.nameref)
             && (!self.readonly || v.readonly)
             && (!self.trace || v.attrs.trace)
@@ -85,6 +87,7 @@ pub(crate) fn parse_flags(cmd: &str, args: &[String]) -> Result<(Flags, usize), 
                 'i' => attr.integer = true,
                 'l' => attr.lower = true,
                 'u' => attr.upper = true,
+                'c' => attr.capcase = true,
                 'n' => attr.nameref = true,
                 'r' => attr.readonly = true,
                 't' => attr.trace = true,
@@ -366,6 +369,20 @@ async fn declare_one(
         )));
     }
     if flags.on.nameref
+        && value.is_none()
+        && (!local || sh.is_local_here(name))
+        && let Some(v) = sh.vars.get(name)
+        && !v.attrs.unset
+        && !v.attrs.nameref
+        && let Value::Str(s) = &v.value
+        && !super::is_name(split_subscript(s).map_or(s.as_str(), |(n, _)| n))
+    {
+        // The value a variable already has becomes the name it refers to.
+        return Err(Failure::Message(format!(
+            "{cmd}: `{s}': invalid variable name for name reference"
+        )));
+    }
+    if flags.on.nameref
         && let Some(v) = value
     {
         let target = split_subscript(v).map_or(v, |(n, _)| n);
@@ -389,11 +406,11 @@ async fn declare_one(
     if local && !sh.is_local_here(name) {
         let outer = sh.vars.get(name).cloned();
         let outer_exported = outer.as_ref().is_some_and(|o| o.exported);
+        // A temporary binding of the call (`x=1 f`) is inherited, as bash does.
+        let inherit = flags.inherit || sh.shopts.on("localvar_inherit") || sh.is_temp_binding(name);
         sh.make_local(name);
         sh.vars.remove(name);
-        if (flags.inherit || sh.shopts.on("localvar_inherit"))
-            && let Some(o) = outer
-        {
+        if inherit && let Some(o) = outer {
             sh.vars.insert(
                 name.to_string(),
                 Var {
@@ -437,8 +454,14 @@ async fn declare_one(
     if flags.assoc {
         match existing {
             Some(Value::Array(m)) if !m.is_empty() || value.is_none() => {
+                // With a compound value bash names the command around the `declare`.
+                let by = match value {
+                    Some(v) if v.starts_with('(') => sh.enclosing_command(),
+                    _ => Some(cmd),
+                };
+                let by = by.map(|c| format!("{c}: ")).unwrap_or_default();
                 return Err(Failure::Message(format!(
-                    "{cmd}: {target}: cannot convert indexed to associative array"
+                    "{by}{target}: cannot convert indexed to associative array"
                 )));
             }
             Some(Value::Assoc(_)) => {}
@@ -498,6 +521,9 @@ async fn declare_one(
     {
         v.readonly = true;
     }
+    if matches!(cmd, "export" | "readonly") && (flags.on.export || flags.on.readonly) {
+        sh.propagate_temp(&target);
+    }
     Ok(())
 }
 
@@ -518,21 +544,22 @@ fn apply_flags(v: &mut Var, flags: &Flags) {
     if off.integer {
         a.integer = false;
     }
-    if on.lower && on.upper {
-        a.lower = false;
-        a.upper = false;
-    } else if on.lower {
-        a.lower = true;
-        a.upper = false;
-    } else if on.upper {
-        a.upper = true;
-        a.lower = false;
+    // `-l`, `-u` and `-c` exclude one another; asked for together, none stays.
+    match (on.lower, on.upper, on.capcase) {
+        (false, false, false) => {}
+        (l, u, c) if u8::from(l) + u8::from(u) + u8::from(c) > 1 => {
+            (a.lower, a.upper, a.capcase) = (false, false, false);
+        }
+        (l, u, c) => (a.lower, a.upper, a.capcase) = (l, u, c),
     }
     if off.lower {
         a.lower = false;
     }
     if off.upper {
         a.upper = false;
+    }
+    if off.capcase {
+        a.capcase = false;
     }
     if on.nameref {
         a.nameref = true;
@@ -567,6 +594,19 @@ async fn compound(
     let program = crate::shell::parse_program(&text)?;
     let assignment = first_assignment(&program)
         .ok_or_else(|| ShellError::Builtin(format!("{name}: bad array assignment")))?;
+    if let (
+        brush_parser::ast::AssignmentName::VariableName(n),
+        brush_parser::ast::AssignmentValue::Array(elems),
+    ) = (&assignment.name, &assignment.value)
+    {
+        let elems: Vec<_> = elems
+            .iter()
+            .map(|(k, v)| (k.as_ref().map(|k| k.value.as_str()), v))
+            .collect();
+        return sh
+            .assign_compound(n, &elems, assignment.append, true, io)
+            .await;
+    }
     sh.assign(&assignment, io).await
 }
 

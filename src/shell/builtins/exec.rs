@@ -24,7 +24,7 @@ pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec
         // Only redirections: handled where they are known (`exec_redirections`).
         return Ok(0);
     }
-    if !args[0].contains('/') && super::type_::describe(sh, &args[0]).is_none() {
+    if !args[0].contains('/') && super::type_::resolve(sh, &args[0]).await.is_none() {
         // bash's wording, and a non-interactive shell ends with 127.
         super::fail(sh, io, format!("exec: {}: not found", args[0]), 127).await?;
         if sh.interactive {

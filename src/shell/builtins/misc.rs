@@ -121,18 +121,13 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
                 }
             }
         } else {
-            match super::type_::describe(sh, n) {
+            match super::type_::resolve(sh, n).await {
                 // Builtins and functions are not looked up in PATH: nothing to remember.
                 Some((kind, _)) if kind != "file" => {}
-                Some(_) => match super::type_::file_path(sh, n) {
-                    Some(p) => {
-                        sh.hashed.retain(|(h, _, _)| h != n);
-                        sh.hashed.push((n.clone(), p, 0));
-                    }
-                    None => {
-                        status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
-                    }
-                },
+                Some((_, p)) => {
+                    sh.hashed.retain(|(h, _, _)| h != n);
+                    sh.hashed.push((n.clone(), p, 0));
+                }
                 None => {
                     status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
                 }

@@ -40,7 +40,7 @@ pub(crate) async fn run(
             Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
         };
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        return run_text(sh, file.clone(), &text, args, io).await;
+        return run_text(sh, &name, file.clone(), &text, args, io).await;
     }
     let files = sh.fs_for(io);
     let path = match find(sh, files.as_ref(), file).await {
@@ -59,12 +59,14 @@ pub(crate) async fn run(
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let file = file.clone();
-    run_text(sh, file, &text, args, io).await
+    run_text(sh, &name, file, &text, args, io).await
 }
 
-/// Runs the text of sourced `file` with `args[1..]` as its positional parameters.
+/// Runs the text of sourced `file` with `args[1..]` as its positional parameters;
+/// `name` is how `source` was called (`.` or `source`).
 async fn run_text(
     sh: &mut Shell,
+    name: &str,
     file: String,
     text: &str,
     args: Vec<String>,
@@ -89,7 +91,7 @@ async fn run_text(
         std::mem::replace(&mut sh.lines.source, file.clone()),
         sh.lines.lineno,
     );
-    let mut r = sh.exec_nested_text("source", text, io).await;
+    let mut r = sh.exec_nested_text(name, text, io).await;
     // The RETURN trap also runs as a sourced file ends.
     if sh.traps.contains_key(&crate::shell::jobs::TRAP_RETURN)
         && matches!(r, Ok(_) | Err(Flow::Return(_)))

@@ -33,21 +33,73 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
     }
     if sh.disabled_builtins.contains(name) {
         // `enable -n`: only a file of that name is left.
-        return match entry.kind {
-            forkbox_commands::CommandKind::Builtin => entry.path().map(|p| ("file", p)),
-            _ => Some(("file", format!("/usr/bin/{name}"))),
-        };
+        return file_path(sh, name).map(|p| ("file", p));
     }
     // bash's own builtins that forkbox also has as files (`sh`, `bash`) are files there.
     match (entry.kind, entry.path()) {
-        (forkbox_commands::CommandKind::Builtin, Some(path)) if matches!(name, "sh" | "bash") => {
-            Some(("file", path))
+        (forkbox_commands::CommandKind::Builtin, Some(_)) if matches!(name, "sh" | "bash") => {
+            file_path(sh, name).map(|p| ("file", p))
         }
         (forkbox_commands::CommandKind::Builtin, _) => Some(("builtin", name.to_string())),
         _ if crate::registry::BASH_BUILTIN_COMMANDS.contains(&name) => {
             Some(("builtin", name.to_string()))
         }
-        (_, path) => Some(("file", path.unwrap_or_else(|| format!("/usr/bin/{name}")))),
+        _ => file_path(sh, name).map(|p| ("file", p)),
+    }
+}
+
+/// What `name` resolves to as [`describe`] says, or else an executable file of the fork
+/// in a directory of PATH ([`fork_file`]): what running it would run.
+pub(crate) fn resolve(
+    sh: &Shell,
+    name: &str,
+) -> impl std::future::Future<Output = Option<(&'static str, String)>> + Send + 'static + use<> {
+    let found = describe(sh, name);
+    let file = (found.is_none() && !name.contains('/'))
+        .then(|| fork_file(sh, name, &sh.get_str("PATH").unwrap_or_default()));
+    async move {
+        match (found, file) {
+            (Some(d), _) => Some(d),
+            (None, Some(file)) => file.await.filter(|(_, x)| *x).map(|(p, _)| ("file", p)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The first executable regular file named `name` of the fork in a directory of `path`
+/// (`~/bin`, `./node_modules/.bin`), as PATH's directory names it, with `true`; failing
+/// that, the first regular file of that name, with `false` (bash then tries to run it and
+/// is refused). The directories where the registry's commands are files are not
+/// searched: with the default PATH nothing is looked up in the fork.
+pub(crate) fn fork_file(
+    sh: &Shell,
+    name: &str,
+    path: &str,
+) -> impl std::future::Future<Output = Option<(String, bool)>> + Send + 'static + use<> {
+    let candidates: Vec<(String, String)> = path
+        .split(':')
+        .filter(|dir| !is_command_dir(sh, dir.trim_end_matches('/')))
+        .map(|dir| {
+            let shown = match dir {
+                "" => format!("./{name}"),
+                d if d.ends_with('/') => format!("{d}{name}"),
+                d => format!("{d}/{name}"),
+            };
+            let full = forkbox_commands::fs::join(&sh.cwd, &shown);
+            (shown, full)
+        })
+        .collect();
+    let fs = sh.fs.clone();
+    async move {
+        let mut refused = None;
+        for (shown, full) in candidates {
+            match fs.stat(&full).await {
+                Ok(m) if m.is_file() && m.mode & 0o111 != 0 => return Some((shown, true)),
+                Ok(m) if m.is_file() && refused.is_none() => refused = Some((shown, false)),
+                _ => {}
+            }
+        }
+        refused
     }
 }
 
@@ -62,20 +114,30 @@ pub(crate) fn file_path(sh: &Shell, name: &str) -> Option<String> {
 
 /// Every path in PATH at which `name` is a file, in PATH's order.
 fn file_paths(sh: &Shell, name: &str) -> Vec<String> {
-    let Some(path) = sh.registry.resolve(name).and_then(|e| e.path()) else {
+    file_paths_in(sh, name, &sh.get_str("PATH").unwrap_or_default())
+}
+
+/// Every path in `path` (a value of PATH) at which `name` is a file, in its order.
+pub(crate) fn file_paths_in(sh: &Shell, name: &str, path: &str) -> Vec<String> {
+    if sh.registry.resolve(name).and_then(|e| e.path()).is_none() {
         return Vec::new();
-    };
+    }
     let mut out = Vec::new();
-    for dir in sh.get_str("PATH").unwrap_or_default().split(':') {
+    for dir in path.split(':') {
         let dir = dir.trim_end_matches('/');
-        if matches!(dir, "/usr/bin" | "/bin") {
+        if is_command_dir(sh, dir) {
             out.push(format!("{dir}/{name}"));
         }
     }
-    if out.is_empty() {
-        out.push(path);
-    }
     out
+}
+
+/// Whether PATH's directory `dir` holds the registry's commands: `/usr/bin`, and `/bin`
+/// that reaches it on a Debian system (however spelled: `/usr//bin`, or relative to the
+/// working directory, as an empty entry is).
+fn is_command_dir(sh: &Shell, dir: &str) -> bool {
+    let full = forkbox_commands::fs::normalize(&forkbox_commands::fs::join(&sh.cwd, dir));
+    matches!(full.as_str(), "/usr/bin" | "/bin")
 }
 
 /// What `type -a NAME` prints: the alias, keyword, function and builtin it is, then each
@@ -185,13 +247,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     for n in &names {
         let found = if no_functions && sh.functions.contains_key(n) {
             let saved = sh.functions.remove(n);
-            let d = describe(sh, n);
+            let d = resolve(sh, n).await;
             if let Some(f) = saved {
                 sh.functions.insert(n.clone(), f);
             }
             d
         } else {
-            describe(sh, n)
+            resolve(sh, n).await
         };
         if path_search {
             // A search of PATH only: whatever else the name is, the file it names.

@@ -89,7 +89,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             status = 1;
             continue;
         }
-        let is_var = sh.vars.contains_key(n);
+        // `LINENO` is a variable too while it keeps its special meaning.
+        let is_var = sh.vars.contains_key(n) || (n == "LINENO" && !sh.lines.lineno_unset);
         if is_var || a.variables || a.nameref {
             let r = if a.nameref {
                 sh.unset_plain(n)

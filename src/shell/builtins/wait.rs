@@ -14,6 +14,13 @@ enum Waited<T> {
 }
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    let r = wait(sh, args, io).await;
+    // A coprocess waited for is reaped: its descriptors closed, its variables unset.
+    sh.reap_coproc();
+    r
+}
+
+async fn wait(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut any = false;
     let mut var: Option<String> = None;
     let mut i = 0;

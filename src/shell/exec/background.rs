@@ -8,60 +8,118 @@ use crate::shell::jobs::Job;
 impl Shell {
     /// Starts `list` as a background job and gives 0 at once (bash's status for `&`).
     pub(super) async fn spawn_job(&mut self, list: &ast::AndOrList, fds: &Fds) -> Exec<i32> {
-        self.spawn_job_with(list, fds, false).await
+        let text = format!("{} &", crate::shell::printer::job_line(list));
+        self.spawn_job_with(list, fds, false, text).await
     }
 
     /// `coproc [NAME] COMMAND`: COMMAND as a background job reading a pipe the shell
-    /// writes through `NAME[1]` and writing one it reads through `NAME[0]` (descriptors
-    /// of the shell's `exec` table, from 63 down); `NAME_PID` is its process id.
+    /// writes through `NAME[1]` and writing one it reads through `NAME[0]`; `NAME_PID` is
+    /// its process id. The descriptors are bash's: it moves both ends of both pipes to
+    /// the highest free descriptors from 63 down and keeps the first and the last (63
+    /// and 60 when those are free), so the coprocess itself has neither.
     pub(super) async fn exec_coproc(&mut self, c: &ast::CoprocessCommand, fds: &Fds) -> Exec<i32> {
         let name = c
             .name
             .as_ref()
             .map_or("COPROC", |w| w.value.as_str())
             .to_string();
+        self.reap_coproc();
+        if let Some(old) = self.jobs.coproc.take() {
+            let msg = format!(
+                "warning: execute_coproc: coproc [{}:{}] still exists",
+                old.pid, old.name
+            );
+            self.report(&fds.stderr(), &ShellError::Builtin(msg)).await;
+        }
+        if !builtins::is_name(&name) {
+            let e = ShellError::Builtin(format!("`{name}': not a valid identifier"));
+            return self.fail(e, fds).await;
+        }
         let (to_w, to_r) = forkbox_commands::pipe();
         let (from_w, from_r) = forkbox_commands::pipe();
-        let list = ast::AndOrList {
-            first: ast::Pipeline {
-                timed: None,
-                bang: false,
-                seq: vec![(*c.body).clone()],
-            },
-            additional: Vec::new(),
+        let whole = ast::Pipeline {
+            timed: None,
+            bang: false,
+            seq: vec![Command::Compound(
+                CompoundCommand::Coprocess(c.clone()),
+                None,
+            )],
         };
+        let text = format!("{} &", crate::shell::printer::job_line(&lone(whole)));
+        let list = lone(ast::Pipeline {
+            timed: None,
+            bang: false,
+            seq: vec![(*c.body).clone()],
+        });
         let job_fds = fds.with_stdin(to_r).with_stdout(from_w);
-        self.spawn_job_with(&list, &job_fds, true).await?;
+        self.spawn_job_with(&list, &job_fds, true, text).await?;
         drop(job_fds);
         let mut table = self.exec_fds.clone().unwrap_or_else(|| fds.clone());
-        let read_fd = table.free_fd_below(crate::shell::procsubst::FIRST_FD);
+        let mut free = Vec::with_capacity(4);
+        let mut n = crate::shell::procsubst::FIRST_FD;
+        while free.len() < 4 && n > 2 {
+            if table.is_closed(n) {
+                free.push(n);
+            }
+            n -= 1;
+        }
+        let read_fd = free.first().copied().unwrap_or(n);
+        let write_fd = free.last().copied().unwrap_or(n);
         table.set_fd(read_fd, crate::shell::redirect::Fd::Read(from_r));
-        let write_fd = table.free_fd_below(read_fd - 1);
         table.set_fd(write_fd, crate::shell::redirect::Fd::Write(to_w));
         self.exec_gen += 1;
         table.generation = self.exec_gen;
         self.exec_fds = Some(table);
+        let pid = self.jobs.last_pid.unwrap_or_default();
+        self.jobs.coproc = Some(crate::shell::jobs::Coproc {
+            name: name.clone(),
+            pid,
+            fds: [read_fd, write_fd],
+        });
         let set = self
             .unset_var(&name)
             .and_then(|()| self.assign_index(&name, 0, &read_fd.to_string(), false))
             .and_then(|()| self.assign_index(&name, 1, &write_fd.to_string(), false))
-            .and_then(|()| {
-                let pid = self.jobs.last_pid.unwrap_or_default().to_string();
-                self.set_var(&format!("{name}_PID"), &pid)
-            });
+            .and_then(|()| self.set_var(&format!("{name}_PID"), &pid.to_string()));
         match set {
             Ok(()) => Ok(0),
             Err(e) => self.fail(e, fds).await,
         }
     }
 
-    /// [`Shell::spawn_job`], keeping `fds`' stdin when `keep_stdin` (a coprocess reads
-    /// its pipe; other jobs of a script read nothing).
+    /// Forgets the coprocess once it has ended and been waited for (or replaced by
+    /// another): as bash does when it reaps one, the shell's ends of its pipes are closed
+    /// and `NAME` and `NAME_PID` unset.
+    pub(crate) fn reap_coproc(&mut self) {
+        let Some(cp) = self.jobs.coproc.take_if(|cp| {
+            self.jobs
+                .list
+                .iter()
+                .find(|j| j.pid == cp.pid)
+                .is_none_or(|j| j.status().is_some())
+        }) else {
+            return;
+        };
+        if let Some(table) = &mut self.exec_fds {
+            for fd in cp.fds {
+                table.close_fd(fd);
+            }
+            self.exec_gen += 1;
+            table.generation = self.exec_gen;
+        }
+        let _ = self.unset_var(&cp.name);
+        let _ = self.unset_var(&format!("{}_PID", cp.name));
+    }
+
+    /// [`Shell::spawn_job`], shown by `jobs` as `text`. A `coproc` job keeps `fds`' stdin
+    /// (its pipe; other jobs of a script read nothing), and a `( … )` body is a subshell
+    /// of the job's, as bash forks the coprocess before the subshell.
     async fn spawn_job_with(
         &mut self,
         list: &ast::AndOrList,
         fds: &Fds,
-        keep_stdin: bool,
+        coproc: bool,
+        text: String,
     ) -> Exec<i32> {
         let mut sub = match self.subshell() {
             Ok(sub) => sub,
@@ -93,13 +151,12 @@ impl Shell {
         }
         let proc = sub.me.clone();
         // Without job control a background command's stdin is /dev/null.
-        let job_fds = if keep_stdin || self.interactive || self.is_subshell {
+        let job_fds = if coproc || self.interactive || self.is_subshell {
             fds.clone()
         } else {
             fds.with_stdin(forkbox_commands::Input::empty())
         };
         let (tx, rx) = watch::channel(None);
-        let text = format!("{} &", crate::shell::printer::job_line(list));
         let list = list.clone();
         self.budget.spawn(async move {
             // A signal the job does not catch cancels it: its commands see that at their
@@ -115,7 +172,7 @@ impl Shell {
                 r = async {
                     // `( … ) &`: the job is that subshell (as bash runs it), so its traps
                     // and `$BASHPID` are the job's.
-                    match lone_subshell(&list) {
+                    match lone_subshell(&list).filter(|_| !coproc) {
                         Some(inner) => sub.exec_list(inner, &job_fds).await,
                         None => sub.exec_and_or(&list, &job_fds).await,
                     }
@@ -157,6 +214,14 @@ impl Shell {
             let _ = fds.stderr().write_str(&format!("[{id}] {pid}\n")).await;
         }
         Ok(0)
+    }
+}
+
+/// `pipeline` as a list of its own.
+fn lone(pipeline: ast::Pipeline) -> ast::AndOrList {
+    ast::AndOrList {
+        first: pipeline,
+        additional: Vec::new(),
     }
 }
 

@@ -16,6 +16,8 @@ impl Shell {
                 CompoundCommand::ArithmeticForClause(f) => Some(&f.loc),
                 CompoundCommand::CaseClause(c) => Some(&c.loc),
                 CompoundCommand::Arithmetic(a) => Some(&a.loc),
+                // Its warnings name the line it starts on.
+                CompoundCommand::Coprocess(c) => Some(&c.loc),
                 _ => None,
             };
             if let Some(loc) = line {

@@ -18,9 +18,15 @@ impl Shell {
         }
         let name = args.remove(0);
         if let Some(f) = self.functions.get(&name).cloned() {
-            let saved = self.push_temp_env(&env_extra);
+            if env_extra.is_empty() {
+                return self.call_function(f, args, fds).await;
+            }
+            let frames = self.local_frames.len();
+            self.push_temp_frame(&env_extra);
             let r = self.call_function(f, args, fds).await;
-            self.pop_temp_env(saved);
+            while self.local_frames.len() > frames {
+                self.pop_local_frame();
+            }
             return r;
         }
         if !self.disabled_builtins.is_empty() && self.disabled_builtins.contains(&name) {
@@ -31,11 +37,9 @@ impl Shell {
         if matches!(name.as_str(), "test" | "[" | "printf") {
             return self.run_builtin_command(&name, args, &env_extra, fds).await;
         }
-        let builtin = self
-            .registry
-            .resolve(&name)
-            .is_some_and(|e| e.kind == forkbox_commands::CommandKind::Builtin)
-            && !name.contains('/');
+        let builtin = self.registry.resolve(&name).is_some_and(|e| {
+            e.kind == forkbox_commands::CommandKind::Builtin && self.in_path(&name, e, &env_extra)
+        }) && !name.contains('/');
         if builtin {
             let _ran = crate::telemetry::metrics::command(forkbox_commands::CommandKind::Builtin);
             let saved = self.push_temp_env(&env_extra);
@@ -124,6 +128,8 @@ impl Shell {
         }
         let registry = self.registry.clone();
         match registry.resolve(name) {
+            // A command whose file no directory of PATH holds is not found.
+            Some(entry) if !name.contains('/') && !self.in_path(name, entry, env_extra) => {}
             Some(entry) if entry.kind == forkbox_commands::CommandKind::Builtin => {
                 // A builtin reached by its file's path (`/bin/echo`, `/bin/sh`) or from
                 // `command`/`exec`.
@@ -136,7 +142,7 @@ impl Shell {
             Some(entry) => {
                 if let Some(cmd) = entry.command.clone() {
                     if !name.contains('/') {
-                        self.remember_path(name);
+                        self.remember_path(name, None);
                     }
                     let _ran = crate::telemetry::metrics::command(entry.kind);
                     let ctx = self.context(fds, env_extra);
@@ -151,6 +157,29 @@ impl Shell {
         if name.contains('/') {
             return self.run_script_file(name, args, env_extra, fds).await;
         }
+        let path = self.search_path(env_extra).unwrap_or_default();
+        if path.is_empty() {
+            // Without a PATH bash runs the name as a file of the working directory.
+            let e = ShellError::Exec {
+                path: name.to_string(),
+                source: FsError::NotFound,
+            };
+            return self.fail(e, fds).await;
+        }
+        match builtins::type_::fork_file(self, name, &path).await {
+            Some((file, true)) => {
+                self.remember_path(name, Some(file.clone()));
+                return self.run_script_file(&file, args, env_extra, fds).await;
+            }
+            Some((file, false)) => {
+                let e = ShellError::Exec {
+                    path: file,
+                    source: FsError::PermissionDenied,
+                };
+                return self.fail(e, fds).await;
+            }
+            None => {}
+        }
         if !self.in_not_found_handler
             && let Some(handler) = self.functions.get("command_not_found_handle").cloned()
         {
@@ -160,12 +189,38 @@ impl Shell {
         self.fail(e, fds).await
     }
 
+    /// Whether the registry's `entry` for `name` is found as bash would: a builtin of
+    /// bash's always, a command (and `sh`, `bash`) only through a directory of PATH.
+    fn in_path(
+        &self,
+        name: &str,
+        entry: &crate::registry::Entry,
+        env_extra: &[(String, String)],
+    ) -> bool {
+        if (entry.kind == forkbox_commands::CommandKind::Builtin && !matches!(name, "sh" | "bash"))
+            || crate::registry::BASH_BUILTIN_COMMANDS.contains(&name)
+        {
+            return true;
+        }
+        let path = self.search_path(env_extra).unwrap_or_default();
+        !builtins::type_::file_paths_in(self, name, &path).is_empty()
+    }
+
+    /// The PATH a command is looked up in: its own prefix assignment's, else the shell's.
+    fn search_path(&self, env_extra: &[(String, String)]) -> Option<String> {
+        match env_extra.iter().rev().find(|(k, _)| k == "PATH") {
+            Some((_, v)) => Some(v.clone()),
+            None => self.get_str("PATH"),
+        }
+    }
+
     /// Counts a run of command `name` found in PATH in the `hash` table (adding it).
-    fn remember_path(&mut self, name: &str) {
+    /// `found` is where it was found, when known.
+    fn remember_path(&mut self, name: &str, found: Option<String>) {
         match self.hashed.iter_mut().find(|(n, _, _)| n == name) {
             Some((_, _, hits)) => *hits = hits.saturating_add(1),
             None => {
-                if let Some(path) = builtins::type_::file_path(self, name) {
+                if let Some(path) = found.or_else(|| builtins::type_::file_path(self, name)) {
                     self.hashed.push((name.to_string(), path, 1));
                 }
             }
@@ -307,7 +362,7 @@ impl Shell {
             self.lines.unit = origin.unit;
             let saved_aliases =
                 std::mem::replace(&mut self.lines.read_aliases, origin.aliases.clone());
-            self.local_frames.push(Vec::new());
+            self.local_frames.push(Default::default());
             self.call_depth += 1;
             // Loops do not reach into a function: `break` there is outside any loop.
             let saved_loops = std::mem::replace(&mut self.loop_depth, 0);
@@ -503,7 +558,7 @@ pub(crate) fn shebang_interpreter(text: &str) -> String {
 
 /// The POSIX special builtins: a syntax error in one ends a POSIX shell, and assignments
 /// before one outlive it in POSIX mode.
-fn is_special_builtin(name: &str) -> bool {
+pub(super) fn is_special_builtin(name: &str) -> bool {
     matches!(
         name,
         "break"

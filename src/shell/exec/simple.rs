@@ -76,6 +76,8 @@ impl Shell {
         let mut subst_fds = Vec::new();
         let mut writers = Vec::new();
         let mut next_fd = crate::shell::procsubst::FIRST_FD;
+        // Where in `argv` a declaration builtin's compound assignments (`a=(…)`) are.
+        let mut compound_at: Vec<usize> = Vec::new();
         for (i, w) in words.iter().enumerate() {
             for (_, k, c) in substs.iter().filter(|(at, _, _)| *at == i) {
                 next_fd = fds.free_fd_below(next_fd);
@@ -92,11 +94,10 @@ impl Shell {
                 }
             }
             let r = if decl && compound_words.iter().any(|a| std::ptr::eq(*a, *w)) {
+                compound_at.push(argv.len());
                 Ok(vec![w.value.clone()])
             } else if decl && assign_words.iter().any(|a| std::ptr::eq(*a, *w)) {
-                self.expand_assignment_word(&w.value, fds)
-                    .await
-                    .map(|s| vec![s])
+                self.expand_declaration_word(&w.value, fds).await
             } else {
                 self.expand_words(&[w], fds).await
             };
@@ -178,28 +179,45 @@ impl Shell {
                 Err(e) => return self.fail(e, fds).await,
             }
         }
+        // A declaration builtin's compound assignments trace themselves as they are
+        // made (`+ a=('x')`); the command (`+ declare -a a`) follows them.
+        let mut traced_after = Vec::new();
         if self.opts.xtrace {
             // bash shows each prefix assignment on a line of its own, then the command.
             for (k, v) in &env_extra {
                 self.trace_line(&format!("{k}={}", trace_value(v)), fds)
                     .await;
             }
-            let line = argv
-                .iter()
-                .map(|a| trace_word(a))
-                .collect::<Vec<_>>()
-                .join(" ");
-            self.trace_line(&line, fds).await;
+            let mut lines = vec![
+                argv.iter()
+                    .enumerate()
+                    .map(|(i, a)| match a.split_once('=') {
+                        Some((name, _)) if compound_at.contains(&i) => {
+                            name.trim_end_matches('+').to_string()
+                        }
+                        _ => trace_word(a),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ];
             if matches!(argv[0].as_str(), "export" | "readonly")
                 && !self.functions.contains_key(&argv[0])
             {
                 // bash traces the assignments these two make as assignments too.
-                for a in &argv[1..] {
-                    if let Some(at) = crate::shell::expand::assignment_prefix(a) {
-                        let line = format!("{}{}", &a[..at], trace_value(&a[at..]));
-                        self.trace_line(&line, fds).await;
+                for (i, a) in argv.iter().enumerate().skip(1) {
+                    if let Some(at) = crate::shell::expand::assignment_prefix(a)
+                        && !compound_at.contains(&i)
+                    {
+                        lines.push(format!("{}{}", &a[..at], trace_value(&a[at..])));
                     }
                 }
+            }
+            if compound_at.is_empty() {
+                for line in lines {
+                    self.trace_line(&line, fds).await;
+                }
+            } else {
+                traced_after = lines;
             }
         }
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
@@ -214,6 +232,9 @@ impl Shell {
         if redirs.is_empty() && subst_fds.is_empty() {
             // Nothing to change in the descriptor table: no copy of it per command.
             let r = self.run_command(argv, env_extra, fds).await;
+            for line in traced_after {
+                self.trace_line(&line, fds).await;
+            }
             if let Some(l) = fn_last {
                 let _ = self.store_str("_", &l);
             }
@@ -234,12 +255,25 @@ impl Shell {
             .collect();
         let (mut f, closers, kept) = match self.begin_redirects_keeping(&redirs, &keep, fds).await {
             Ok(x) => x,
+            // POSIX mode: a redirection error of a special builtin ends the script.
+            Err(Ok(status))
+                if self.opts.posix
+                    && !self.interactive
+                    && argv
+                        .first()
+                        .is_some_and(|n| super::run::is_special_builtin(n)) =>
+            {
+                return Err(Flow::Exit(status));
+            }
             Err(r) => return r,
         };
         for (n, d) in subst_fds {
             f.set_fd(n, d);
         }
         let r = self.run_command(argv, env_extra, &f).await;
+        for line in traced_after {
+            self.trace_line(&line, fds).await;
+        }
         if let Some(l) = fn_last {
             let _ = self.store_str("_", &l);
         }
@@ -371,7 +405,8 @@ impl Shell {
                     .iter()
                     .map(|(k, v)| (k.as_ref().map(|k| k.value.as_str()), v))
                     .collect();
-                self.assign_compound(name, &elems, a.append, fds).await
+                self.assign_compound(name, &elems, a.append, false, fds)
+                    .await
             }
             (AssignmentName::ArrayElementName(name, _), AssignmentValue::Array(_)) => Err(
                 ShellError::Builtin(format!("{name}: cannot assign list to array member")),
@@ -380,26 +415,57 @@ impl Shell {
     }
 
     /// `name=(…)` and `name+=(…)`: keys of an associative array (bash 5.2 also takes
-    /// `k1 v1 k2 v2` there), or indices and values of an indexed one.
+    /// `k1 v1 k2 v2` there, unless the list starts with a `[k]=v`: then a word without
+    /// a subscript is refused with a warning), or indices and values of an indexed one.
+    /// `declared` when `declare` assigns it (its warnings quote the word).
     pub(crate) async fn assign_compound(
         &mut self,
         name: &str,
         elems: &[(Option<&str>, &ast::Word)],
         append: bool,
+        declared: bool,
         fds: &Fds,
     ) -> Result<(), ShellError> {
         let target = self.resolve_ref(name).into_owned();
         if self.vars.get(&target).is_some_and(|v| v.readonly) {
             return Err(ShellError::Readonly(target));
         }
+        // `set -x` shows what `declare` assigns: each element quoted (`+ a=('x' [k]='v')`).
+        let mut trace = (declared && self.opts.xtrace).then(Vec::new);
+        let sq = crate::shell::vars::single_quote;
         if self.is_assoc(&target) {
             let mut map = match self.vars.get(&target).map(|v| &v.value) {
                 Some(Value::Assoc(m)) if append => m.clone(),
                 _ => crate::shell::AssocArray::new(),
             };
             let mut pending: Option<String> = None;
-            for (key, value) in elems {
+            let keyed = matches!(elems.first(), Some((Some(_), _)));
+            for &(key, value) in elems {
+                let literal;
+                let (key, value) = match key {
+                    // In a list of pairs a `[k]=v` is a word like the others.
+                    Some(k) if !keyed => {
+                        literal = ast::Word {
+                            value: format!("[{k}]={}", value.value),
+                            loc: value.loc.clone(),
+                        };
+                        (None, &literal)
+                    }
+                    _ => (key, value),
+                };
                 match key {
+                    None if keyed => {
+                        for w in self.expand_words(&[value], fds).await? {
+                            if let Some(t) = &mut trace {
+                                t.push(sq(&w));
+                            }
+                            let w = if declared { format!("'{w}'") } else { w };
+                            let msg = format!(
+                                "{target}: {w}: must use subscript when assigning associative array"
+                            );
+                            self.report(&fds.stderr(), &ShellError::Builtin(msg)).await;
+                        }
+                    }
                     Some(k) => {
                         let key = self.expand_str(k, fds).await?;
                         if key.is_empty() {
@@ -407,10 +473,16 @@ impl Shell {
                         }
                         // `h+=([k]=v)` replaces k's value: only `[k]+=v` appends to it.
                         let v = self.expand_no_split(value, fds).await?;
+                        if let Some(t) = &mut trace {
+                            t.push(format!("[{}]={}", sq(&key), sq(&v)));
+                        }
                         map.insert(key, v);
                     }
                     None => {
-                        for w in self.expand_words(&[*value], fds).await? {
+                        for w in self.expand_words(&[value], fds).await? {
+                            if let Some(t) = &mut trace {
+                                t.push(sq(&w));
+                            }
                             match pending.take() {
                                 None => pending = Some(w),
                                 Some(k) => {
@@ -425,6 +497,7 @@ impl Shell {
             if let Some(k) = pending {
                 map.insert(k, String::new());
             }
+            self.trace_compound(name, append, trace, fds).await;
             return self.set_value(&target, Value::Assoc(map));
         }
         let mut map = std::collections::BTreeMap::new();
@@ -453,19 +526,41 @@ impl Shell {
                         }
                     }
                     let v = self.expand_no_split(value, fds).await?;
+                    if let Some(t) = &mut trace {
+                        t.push(format!("[{}]={}", sq(k), sq(&v)));
+                    }
                     map.insert(idx, v);
                     next = idx.wrapping_add(1);
                 }
                 None => {
                     for v in self.expand_words(&[*value], fds).await? {
+                        if let Some(t) = &mut trace {
+                            t.push(sq(&v));
+                        }
                         map.insert(next, v);
                         next = next.wrapping_add(1);
                     }
                 }
             }
         }
+        self.trace_compound(name, append, trace, fds).await;
         // Integer elements evaluate to themselves again: `-i` applies to all of them.
         self.set_value(&target, Value::Array(map))
+    }
+
+    /// Traces a compound assignment `declare` made (see [`Shell::assign_compound`]).
+    async fn trace_compound(
+        &mut self,
+        name: &str,
+        append: bool,
+        trace: Option<Vec<String>>,
+        fds: &Fds,
+    ) {
+        if let Some(t) = trace {
+            let op = if append { "+=" } else { "=" };
+            let line = format!("{name}{op}({})", t.join(" "));
+            self.trace_line(&line, fds).await;
+        }
     }
 
     fn assoc_elem_value(

@@ -17,6 +17,8 @@
 //!   space. Its unquoted blanks are carried through as the same private-use characters.
 //! - `{ …; } {fd}>file`: brush-parser takes only plain redirections after a compound
 //!   command; the name moves into the target word behind [`NAMED_FD`].
+//! - `f() [[ … ]]`: brush-parser takes no `[[ ]]` for a function's body; it is given one
+//!   in braces, as bash prints it.
 //! - Command substitutions inside words (`"$(cat <<E … ) … E)"`, a comment or case
 //!   pattern with a `)`): brush's word parser looks for the closing `)` with a shallow
 //!   scan. [`encode_substitutions`] finds each one's end with this reading and hands the
@@ -522,6 +524,19 @@ impl<'a> Rewriter<'a> {
                         if s.get(j) == Some(&b')') {
                             i = j + 1;
                             cmd_start = true;
+                            // `f() [[ … ]]`: brush-parser takes no `[[ ]]` for a function's
+                            // body; bash reads (and prints) it as `f() { [[ … ]]; }`.
+                            let k = self.skip_blanks(i, true);
+                            if self.plain_word(k) == "[[" {
+                                self.replace(k, k, "{ ");
+                                let end = self.test_body(k + 2);
+                                if self.text.get(end.saturating_sub(2)..end) == Some("]]") {
+                                    self.replace(end, end, "; }");
+                                }
+                                i = end;
+                                cmd_start = false;
+                                after_compound = true;
+                            }
                             continue;
                         }
                         let nested = cmd_start && s.get(j) == Some(&b'(');
