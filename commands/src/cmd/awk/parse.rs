@@ -577,6 +577,17 @@ impl Parser<'_> {
         self.advance();
         let name = match self.advance() {
             Tok::Name(n) | Tok::FuncName(n) => n,
+            Tok::Builtin(b) => {
+                // The caret goes under the name's first letter.
+                let t = &self.toks[self.i - 1];
+                return Err(ParseError {
+                    msg: format!("`{b}' is a built-in function, it cannot be redefined"),
+                    line: t.line,
+                    pos: t.end + 1 - b.len(),
+                    at_newline: false,
+                    plain: 0,
+                });
+            }
             _ => {
                 self.i -= 1;
                 return Err(self.error());
@@ -603,6 +614,17 @@ impl Parser<'_> {
                     self.i -= 1;
                     return Err(self.plain_error(
                         format!("function `{name}': cannot use function name as parameter name"),
+                        1,
+                    ));
+                }
+                Tok::Name(p) if params.contains_key(&p) => {
+                    let first = params[&p] + 1;
+                    self.i -= 1;
+                    return Err(self.plain_error(
+                        format!(
+                            "function `{name}': parameter #{}, `{p}', duplicates parameter #{first}",
+                            n + 1
+                        ),
                         1,
                     ));
                 }
@@ -1163,6 +1185,8 @@ impl Parser<'_> {
 
     fn comparison(&mut self) -> PResult<Expr> {
         let mut l = self.concat()?;
+        // Comparisons do not chain (`a < b < c` is a syntax error, as in gawk).
+        let mut compared = false;
         loop {
             // `cmd | getline [var]`
             if self.is_op("|") && matches!(self.peek_at(1), Tok::Kw("getline")) {
@@ -1187,6 +1211,15 @@ impl Parser<'_> {
                 Tok::Op(">") if !self.no_gt => Cmp::Gt,
                 _ => return Ok(l),
             };
+            if compared {
+                // gawk's caret is under the operator's first character.
+                let mut e = self.error();
+                if let Tok::Op(o) = self.peek() {
+                    e.pos = e.pos + 1 - o.len();
+                }
+                return Err(e);
+            }
+            compared = true;
             self.advance();
             self.opt_nl_never();
             let r = self.concat()?;
