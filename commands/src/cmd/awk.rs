@@ -150,11 +150,7 @@ fn parse_cli(args: &[String]) -> CliResult {
     // A bad `-v`: (message, status) as gawk gives them.
     let assign = |v: &str, assigns: &mut Vec<(String, String)>| -> Option<(String, i32)> {
         match v.split_once('=') {
-            Some((k, val))
-                if !k.is_empty()
-                    && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                    && !k.as_bytes()[0].is_ascii_digit() =>
-            {
+            Some((k, val)) if lex::legal_name(k.as_bytes()) => {
                 assigns.push((k.to_string(), val.to_string()));
                 None
             }

@@ -341,6 +341,7 @@ impl Interp {
 
     /// `-v name=value` and `name=value` operands: escapes processed, value a strnum.
     fn assign_cmdline(&mut self, name: &str, val: &str) -> R<()> {
+        let name = name.strip_prefix("awk::").unwrap_or(name);
         let Some(idx) = self.prog.globals.iter().position(|g| g == name) else {
             return Ok(());
         };
@@ -815,34 +816,36 @@ impl Interp {
     /// held there (made where the element is missing or untyped). Also gives the path's
     /// keys, for messages.
     fn array_at(&mut self, p: &ArrayPath) -> R<(ArrRef, Vec<Str>)> {
+        let walked = self.walk(p, true)?;
+        walked.ok_or_else(|| Fail::Fatal("missing subarray".into()))
+    }
+
+    /// Follows `p`; a missing or untyped element on the way becomes a subarray when
+    /// `create`, else the walk gives nothing (`delete a[1][2]` makes no `a[1]`).
+    fn walk(&mut self, p: &ArrayPath, create: bool) -> R<Option<(ArrRef, Vec<Str>)>> {
         let mut arr = self.array(p.var)?;
         let mut keys = Vec::new();
         for subs in &p.path {
             let key = self.subscript(subs)?;
             keys.push(key.clone());
-            let sub = {
-                let mut a = arr.borrow_mut();
-                match a.get(&key) {
-                    Some(Cell::Arr(sub)) => Some(sub.clone()),
-                    None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) => {
-                        let sub = Rc::new(RefCell::new(Array::default()));
-                        a.insert(key, Cell::Arr(sub.clone()));
-                        Some(sub)
-                    }
-                    Some(Cell::Val(_)) => None,
+            let got = arr.borrow().get(&key).cloned();
+            arr = match got {
+                Some(Cell::Arr(sub)) => sub,
+                None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) if create => {
+                    let sub = Rc::new(RefCell::new(Array::default()));
+                    arr.borrow_mut().insert(key, Cell::Arr(sub.clone()));
+                    sub
                 }
-            };
-            match sub {
-                Some(sub) => arr = sub,
-                None => {
+                None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) => return Ok(None),
+                Some(Cell::Val(_)) => {
                     return Err(Fail::Fatal(format!(
                         "attempt to use scalar `{}' as an array",
                         self.elem_name(p.var, &keys)
                     )));
                 }
-            }
+            };
         }
-        Ok((arr, keys))
+        Ok(Some((arr, keys)))
     }
 
     /// The array `in` and `for (k in …)` look in: when an element on the path holds a
@@ -1217,7 +1220,9 @@ impl Interp {
                 }
             }
             Stmt::Delete(p, subs) => {
-                let (arr, _) = self.array_at(p)?;
+                let Some((arr, _)) = self.walk(p, false)? else {
+                    return Ok(Flow::Normal);
+                };
                 match subs {
                     None => {
                         arr.borrow_mut().clear();
@@ -1503,6 +1508,21 @@ impl Interp {
             }
             Expr::List(_) => return Err(Fail::Fatal("syntax error".into())),
             Expr::Call(fi, args) => self.call(*fi, args)?,
+            Expr::Indirect(v, args) => {
+                let name = self.get_var(*v)?.to_str_with(&self.convfmt);
+                match self.func_index(&name) {
+                    Some(fi) => self.call(fi, args)?,
+                    None => match std::str::from_utf8(&name) {
+                        Ok(b) if super::lex::BUILTINS.contains(&b) => self.builtin(b, args)?,
+                        _ => {
+                            return Err(Fail::Fatal(format!(
+                                "`{}' is not a function, so it cannot be called indirectly",
+                                lossy(&name)
+                            )));
+                        }
+                    },
+                }
+            }
             Expr::Builtin(name, args) => self.builtin(name, args)?,
             Expr::Getline(src, lv) => self.getline(src, lv.as_deref())?,
         })

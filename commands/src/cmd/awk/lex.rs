@@ -89,6 +89,16 @@ fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// Whether `s` is a variable name a command-line assignment may set: an identifier,
+/// or one qualified once with a namespace (`ns::name`).
+pub fn legal_name(s: &[u8]) -> bool {
+    let ident = |w: &[u8]| !w.is_empty() && is_ident_start(w[0]) && w.iter().copied().all(is_ident);
+    match s.windows(2).position(|w| w == b"::") {
+        Some(i) => ident(&s[..i]) && ident(&s[i + 2..]),
+        None => ident(s),
+    }
+}
+
 /// The end of the identifier starting at `i`.
 fn ident_end(src: &[u8], mut i: usize) -> usize {
     while i < src.len() && is_ident(src[i]) {
@@ -307,6 +317,10 @@ pub fn tokenize_warning(
                     });
                 }
             }
+        } else if c == b'@' && src.get(i + 1).copied().is_some_and(is_ident_start) {
+            // gawk's indirect call, `@name(args)`.
+            i += 1;
+            Tok::Op("@")
         } else if let Some(op) = OPS.iter().find(|op| src[i..].starts_with(op.as_bytes())) {
             i += op.len();
             match *op {

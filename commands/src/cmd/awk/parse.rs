@@ -136,6 +136,8 @@ pub enum Expr {
     /// `(a, b)`: only valid before `in` or as print's argument list.
     List(Vec<Expr>),
     Call(usize, Vec<Expr>),
+    /// gawk's `@var(args)`: calls the function (or builtin) named by var's value.
+    Indirect(Var, Vec<Expr>),
     Builtin(&'static str, Vec<Expr>),
     Getline(GetSrc, Option<Box<LValue>>),
 }
@@ -1445,6 +1447,17 @@ impl Parser<'_> {
             Tok::Op("-") => Ok(Expr::Neg(Box::new(self.unary()?))),
             Tok::Op("+") => Ok(Expr::Plus(Box::new(self.unary()?))),
             Tok::Op("!") => Ok(Expr::Not(Box::new(self.unary()?))),
+            Tok::Op("@") => match self.advance() {
+                Tok::FuncName(n) => {
+                    let v = self.var(&n);
+                    self.expect_op("(")?;
+                    Ok(Expr::Indirect(v, self.call_args()?))
+                }
+                _ => {
+                    self.i -= 1;
+                    Err(self.error())
+                }
+            },
             Tok::Op("(") => {
                 let saved = (self.no_gt, self.no_in);
                 self.no_gt = false;

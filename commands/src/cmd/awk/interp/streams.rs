@@ -86,11 +86,7 @@ impl Interp {
                 continue;
             }
             if let Some(eq) = name.iter().position(|&b| b == b'=')
-                && eq > 0
-                && (name[0].is_ascii_alphabetic() || name[0] == b'_')
-                && name[..eq]
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                && super::super::lex::legal_name(&name[..eq])
             {
                 let (k, v) = (lossy(&name[..eq]), lossy(&name[eq + 1..]));
                 self.assign_cmdline(&k, &v)?;
@@ -438,7 +434,14 @@ impl Interp {
     /// getline's variable, resolved before reading (`getline a[++i]` counts even at the
     /// end of input).
     fn getline_place<'a>(&mut self, lv: Option<&'a LValue>) -> R<Option<Place<'a>>> {
-        lv.map(|lv| self.place(lv)).transpose()
+        let place = lv.map(|lv| self.place(lv)).transpose()?;
+        // An element is referenced, so made, even when nothing is read.
+        if let Some(Place::Elem(_, arr, _, key)) = &place {
+            arr.borrow_mut()
+                .entry(key.clone())
+                .or_insert(Cell::Val(Value::Uninit));
+        }
+        Ok(place)
     }
 
     /// Stores a record getline read: in its variable, or as $0.
