@@ -19,6 +19,7 @@ mod interp;
 mod io;
 mod lex;
 mod parse;
+mod random;
 mod re;
 mod source;
 mod value;
@@ -149,11 +150,7 @@ fn parse_cli(args: &[String]) -> CliResult {
     // A bad `-v`: (message, status) as gawk gives them.
     let assign = |v: &str, assigns: &mut Vec<(String, String)>| -> Option<(String, i32)> {
         match v.split_once('=') {
-            Some((k, val))
-                if !k.is_empty()
-                    && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                    && !k.as_bytes()[0].is_ascii_digit() =>
-            {
+            Some((k, val)) if lex::legal_name(k.as_bytes()) => {
                 assigns.push((k.to_string(), val.to_string()));
                 None
             }
@@ -374,6 +371,7 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
             name: seg.name,
             start: line,
             first: seg.first_line,
+            source: seg.source,
         });
         let body = seg.body;
         line += body.iter().filter(|&&b| b == b'\n').count();
@@ -455,7 +453,8 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
     };
     value::set_utf8_mode(super::util::utf8_locale(&ctx.env));
     let mut lex_warnings = Vec::new();
-    let toks = lex::tokenize_warning(&text, &mut lex_warnings);
+    let rows: Vec<(usize, usize)> = table.iter().map(|r| (r.start, r.source)).collect();
+    let toks = lex::tokenize_warning(&text, &rows, &mut lex_warnings);
     let mut warned_escapes = std::collections::HashSet::new();
     for (line, w) in lex_warnings {
         if warned_escapes.insert(w.clone()) {
@@ -466,14 +465,22 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
     let toks = match toks {
         Ok(t) => t,
         Err(e) => {
-            err(syntax_message(
-                &text,
-                &table,
-                e.line,
-                e.pos + 1,
-                &e.msg,
-                false,
-            ));
+            let (name, l) = locate(&table, e.line);
+            if let Some(p) = &e.preface {
+                err(format!("awk: {name}:{l}: error: {p}\n"));
+            }
+            if e.plain {
+                err(format!("awk: {name}:{l}: error: {}\n", e.msg));
+            } else {
+                err(syntax_message(
+                    &text,
+                    &table,
+                    e.line,
+                    e.pos + 1,
+                    &e.msg,
+                    false,
+                ));
+            }
             return Ok(1);
         }
     };

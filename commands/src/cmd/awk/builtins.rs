@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::re::Regex;
 use crate::gnu_regex::Captures;
 
-use super::interp::{Array, Fail, Interp, bool_num, key_num, split_str};
+use super::interp::{Array, Cell, Fail, Interp, Operand, bool_num, key_num, split_str};
 use super::parse::{Expr, LValue};
 use super::value::{Str, Value, as_chars, str_to_num};
 
@@ -47,17 +47,26 @@ fn char_len_at(s: &[u8], bi: usize) -> usize {
     }
 }
 
-/// Expands a sub/gsub replacement: `&` is the match, `\&` a literal `&`, `\\` a `\`.
+/// Expands a sub/gsub replacement by gawk's rules: `&` is the match, `\&` a literal
+/// `&`, `\\&` a backslash then the match, `\\\&` a literal `\&`, `\\\\` two
+/// backslashes; any other backslash stays.
 fn expand_sub(repl: &[u8], m: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     while i < repl.len() {
+        let rest = &repl[i..];
         match repl[i] {
-            b'\\' if i + 1 < repl.len() && repl[i + 1] == b'&' => {
-                out.push(b'&');
-                i += 2;
-            }
-            b'\\' if i + 1 < repl.len() && repl[i + 1] == b'\\' => {
+            b'\\' if rest.starts_with(b"\\\\\\&") || rest.starts_with(b"\\\\\\\\") => {
                 out.push(b'\\');
+                out.push(rest[3]);
+                i += 4;
+            }
+            b'\\' if rest.starts_with(b"\\\\&") => {
+                out.push(b'\\');
+                out.extend_from_slice(m);
+                i += 3;
+            }
+            b'\\' if rest.starts_with(b"\\&") => {
+                out.push(b'&');
                 i += 2;
             }
             b'&' => {
@@ -72,7 +81,7 @@ fn expand_sub(repl: &[u8], m: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// Expands a gensub replacement: `\0`/`&` the match, `\N` group N.
+/// Expands a gensub replacement: `\0`/`&` the match, `\N` group N, `\q` a plain q.
 fn expand_gensub(repl: &[u8], s: &[u8], caps: &Captures, out: &mut Vec<u8>) {
     let mut i = 0;
     while i < repl.len() {
@@ -84,12 +93,9 @@ fn expand_gensub(repl: &[u8], s: &[u8], caps: &Captures, out: &mut Vec<u8>) {
                 }
                 i += 2;
             }
-            b'\\' if i + 1 < repl.len() && repl[i + 1] == b'&' => {
-                out.push(b'&');
-                i += 2;
-            }
-            b'\\' if i + 1 < repl.len() && repl[i + 1] == b'\\' => {
-                out.push(b'\\');
+            // `\q` is `q` for any other q (`\&`, `\\`).
+            b'\\' if i + 1 < repl.len() => {
+                out.push(repl[i + 1]);
                 i += 2;
             }
             b'&' => {
@@ -207,12 +213,10 @@ impl Interp {
                     let r = self.record_text();
                     return num(char_count(&r) as f64);
                 };
-                if self.is_array_expr(a) {
-                    let arr = self.array_of(a, "length")?;
-                    return num(arr.borrow().len() as f64);
+                match self.operand(a, false)? {
+                    Operand::Array(arr, _) => num(arr.borrow().len() as f64),
+                    Operand::Scalar(v) => num(char_count(&v.to_str_with(&self.convfmt())) as f64),
                 }
-                let s = self.eval_str(a)?;
-                num(char_count(&s) as f64)
             }
             "substr" => {
                 arity(name, args, 2, 3)?;
@@ -272,24 +276,30 @@ impl Interp {
                     a.clear();
                     for (i, &(x, y)) in pieces.iter().enumerate() {
                         total += y - x + 64;
-                        a.insert(key_num((i + 1) as f64), Value::strnum(&s[x..y]));
+                        a.insert(key_num((i + 1) as f64), Cell::Val(Value::strnum(&s[x..y])));
                     }
                 }
                 if let Some(sa) = seps_arr {
                     let mut sa = sa.borrow_mut();
                     sa.clear();
                     for (i, w) in pieces.windows(2).enumerate() {
-                        sa.insert(key_num((i + 1) as f64), Value::strnum(&s[w[0].1..w[1].0]));
+                        sa.insert(
+                            key_num((i + 1) as f64),
+                            Cell::Val(Value::strnum(&s[w[0].1..w[1].0])),
+                        );
                     }
                     // Splitting on blanks also keeps the leading and trailing blanks.
                     if self.splits_on_blanks(args.get(2))? {
                         let first = pieces.first().map_or(s.len(), |p| p.0);
                         let last = pieces.last().map_or(s.len(), |p| p.1);
                         if first > 0 {
-                            sa.insert(key_num(0.0), Value::strnum(&s[..first]));
+                            sa.insert(key_num(0.0), Cell::Val(Value::strnum(&s[..first])));
                         }
                         if last < s.len() && !pieces.is_empty() {
-                            sa.insert(key_num(pieces.len() as f64), Value::strnum(&s[last..]));
+                            sa.insert(
+                                key_num(pieces.len() as f64),
+                                Cell::Val(Value::strnum(&s[last..])),
+                            );
                         }
                     }
                 }
@@ -320,7 +330,7 @@ impl Interp {
                     a.clear();
                     for (i, &(x, y)) in pieces.iter().enumerate() {
                         total += y - x + 64;
-                        a.insert(key_num((i + 1) as f64), Value::strnum(&s[x..y]));
+                        a.insert(key_num((i + 1) as f64), Cell::Val(Value::strnum(&s[x..y])));
                     }
                 }
                 if let Some(sa) = seps_arr {
@@ -329,7 +339,7 @@ impl Interp {
                     if !s.is_empty() {
                         for (i, &(x, y)) in seps.iter().enumerate() {
                             total += y - x + 64;
-                            sa.insert(key_num(i as f64), Value::strnum(&s[x..y]));
+                            sa.insert(key_num(i as f64), Cell::Val(Value::strnum(&s[x..y])));
                         }
                     }
                 }
@@ -424,19 +434,22 @@ impl Interp {
                             a.clear();
                             for g in 0..caps.len() {
                                 if let Some((cs, ce)) = caps.get(g) {
-                                    a.insert(key_num(g as f64), Value::strnum(&s[cs..ce]));
+                                    a.insert(
+                                        key_num(g as f64),
+                                        Cell::Val(Value::strnum(&s[cs..ce])),
+                                    );
                                     let mut k = key_num(g as f64).to_vec();
                                     k.push(0x1c);
                                     let mut ks = k.clone();
                                     ks.extend_from_slice(b"start");
                                     a.insert(
                                         Rc::from(ks),
-                                        Value::Num((char_index(&s, cs) + 1) as f64),
+                                        Cell::Val(Value::Num((char_index(&s, cs) + 1) as f64)),
                                     );
                                     k.extend_from_slice(b"length");
                                     a.insert(
                                         Rc::from(k),
-                                        Value::Num(char_count(&s[cs..ce]) as f64),
+                                        Cell::Val(Value::Num(char_count(&s[cs..ce]) as f64)),
                                     );
                                 }
                             }
@@ -511,7 +524,7 @@ impl Interp {
             "srand" => {
                 arity(name, args, 0, 1)?;
                 let seed = match args.first() {
-                    Some(e) => self.eval_num(e)?.trunc(),
+                    Some(e) => self.eval_num(e)?,
                     None => now_secs() as f64,
                 };
                 num(self.srand(seed))
@@ -574,7 +587,7 @@ impl Interp {
                     None if name == "asort" => SortHow::Builtin(Order::ValType, false),
                     None => SortHow::Builtin(Order::IndStr, false),
                 };
-                let entries: Vec<(Str, Value)> = src
+                let entries: Vec<(Str, Cell)> = src
                     .borrow()
                     .iter()
                     .map(|(k, v)| (k.clone(), v.clone()))
@@ -587,7 +600,11 @@ impl Interp {
                 let n = entries.len();
                 let mut out = Array::default();
                 for (i, (k, v)) in entries.into_iter().enumerate() {
-                    let v = if name == "asort" { v } else { Value::StrNum(k) };
+                    let v = if name == "asort" {
+                        v
+                    } else {
+                        Cell::Val(Value::StrNum(k))
+                    };
                     out.insert(key_num((i + 1) as f64), v);
                 }
                 *dest.borrow_mut() = out;
@@ -633,13 +650,17 @@ impl Interp {
             }
             "isarray" => {
                 arity(name, args, 1, 1)?;
-                let b = self.is_array_expr(&args[0]);
+                let b = !self.is_untyped_var(&args[0])
+                    && matches!(self.operand(&args[0], false)?, Operand::Array(..));
                 num(bool_num(b))
             }
             "typeof" => {
                 arity(name, args, 1, 1)?;
-                if self.is_array_expr(&args[0]) {
-                    return Ok(Value::str(&b"array"[..]));
+                if self.is_untyped_var(&args[0]) {
+                    return Ok(Value::str(&b"untyped"[..]));
+                }
+                if self.is_unassigned_var(&args[0]) {
+                    return Ok(Value::str(&b"unassigned"[..]));
                 }
                 if let Expr::Lv(LValue::Field(ix)) = &args[0] {
                     let i = self.eval_num(ix)?;
@@ -647,7 +668,10 @@ impl Interp {
                         return Ok(Value::str(&b"unassigned"[..]));
                     }
                 }
-                let v = self.eval(&args[0])?;
+                let v = match self.operand(&args[0], false)? {
+                    Operand::Array(..) => return Ok(Value::str(&b"array"[..])),
+                    Operand::Scalar(v) => v,
+                };
                 let t: &[u8] = match v {
                     Value::Uninit => b"untyped",
                     Value::Num(_) => b"number",
@@ -816,6 +840,14 @@ pub enum SortHow {
 }
 
 /// Whether a value sorts as a number by type (`@val_type_*`, asort's default).
+/// The scalar a cell holds (an unset cell is untyped).
+fn cell_value(c: &Cell) -> Value {
+    match c {
+        Cell::Val(v) => v.clone(),
+        _ => Value::Uninit,
+    }
+}
+
 fn sorts_as_number(v: &Value) -> bool {
     match v {
         Value::Num(_) | Value::Uninit => true,
@@ -824,29 +856,36 @@ fn sorts_as_number(v: &Value) -> bool {
     }
 }
 
-fn order_cmp(o: Order, a: &(Str, Value), b: &(Str, Value), conv: &[u8]) -> std::cmp::Ordering {
+fn order_cmp(o: Order, a: &(Str, Cell), b: &(Str, Cell), conv: &[u8]) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     let by_index = || a.0.cmp(&b.0);
-    match o {
-        Order::IndStr => by_index(),
-        Order::IndNum => str_to_num(&a.0)
-            .total_cmp(&str_to_num(&b.0))
-            .then_with(by_index),
-        Order::ValStr => {
-            a.1.to_str_with(conv)
-                .cmp(&b.1.to_str_with(conv))
-                .then_with(by_index)
+    let (x, y) = match (o, &a.1, &b.1) {
+        (Order::IndStr, ..) => return by_index(),
+        (Order::IndNum, ..) => {
+            return str_to_num(&a.0)
+                .total_cmp(&str_to_num(&b.0))
+                .then_with(by_index);
         }
-        Order::ValNum => a.1.to_num().total_cmp(&b.1.to_num()).then_with(by_index),
-        Order::ValType => match (sorts_as_number(&a.1), sorts_as_number(&b.1)) {
-            (true, true) => a.1.to_num().total_cmp(&b.1.to_num()).then_with(by_index),
+        // By value: subarrays after every scalar, among themselves by index.
+        (_, Cell::Arr(_), Cell::Arr(_)) => return by_index(),
+        (_, Cell::Arr(_), _) => return Ordering::Greater,
+        (_, _, Cell::Arr(_)) => return Ordering::Less,
+        (_, x, y) => (cell_value(x), cell_value(y)),
+    };
+    match o {
+        Order::ValStr => x
+            .to_str_with(conv)
+            .cmp(&y.to_str_with(conv))
+            .then_with(by_index),
+        Order::ValNum => x.to_num().total_cmp(&y.to_num()).then_with(by_index),
+        _ => match (sorts_as_number(&x), sorts_as_number(&y)) {
+            (true, true) => x.to_num().total_cmp(&y.to_num()).then_with(by_index),
             (true, false) => Ordering::Less,
             (false, true) => Ordering::Greater,
-            (false, false) => {
-                a.1.to_str_with(conv)
-                    .cmp(&b.1.to_str_with(conv))
-                    .then_with(by_index)
-            }
+            (false, false) => x
+                .to_str_with(conv)
+                .cmp(&y.to_str_with(conv))
+                .then_with(by_index),
         },
     }
 }
@@ -918,9 +957,9 @@ impl Interp {
     /// Orders (index, value) pairs.
     pub(super) fn sort_entries(
         &mut self,
-        mut entries: Vec<(Str, Value)>,
+        mut entries: Vec<(Str, Cell)>,
         how: &SortHow,
-    ) -> R<Vec<(Str, Value)>> {
+    ) -> R<Vec<(Str, Cell)>> {
         match *how {
             SortHow::Unsorted => Ok(entries),
             SortHow::Builtin(o, desc) => {
@@ -933,12 +972,11 @@ impl Interp {
                 Ok(entries)
             }
             SortHow::Func(f) => merge_sort(entries, &mut |a, b| {
-                use super::interp::Cell;
                 let frame = vec![
                     Cell::Val(Value::StrNum(a.0.clone())),
-                    Cell::Val(a.1.clone()),
+                    a.1.clone(),
                     Cell::Val(Value::StrNum(b.0.clone())),
-                    Cell::Val(b.1.clone()),
+                    b.1.clone(),
                 ];
                 let r = self.call_frame(f, frame)?.to_num();
                 Ok(if r < 0.0 {
@@ -976,8 +1014,8 @@ mod tests {
     #[test]
     fn sub_replacement_escapes() {
         let mut o = Vec::new();
-        expand_sub(b"[&] \\& \\\\", b"m", &mut o);
-        assert_eq!(o, b"[m] & \\");
+        expand_sub(b"[&] \\& \\\\ \\\\& \\\\\\& \\q", b"m", &mut o);
+        assert_eq!(o, b"[m] & \\\\ \\m \\& \\q");
     }
 
     #[test]

@@ -42,7 +42,8 @@ pub const MAX_STRING: usize = 64 * 1024 * 1024;
 /// Output streams and input streams open at once (files, pipes).
 const MAX_OPEN_STREAMS: usize = 1024;
 
-pub type Array = IndexMap<Str, Value, foldhash::fast::RandomState>;
+/// An awk array: keys in insertion order, each holding a value or (gawk) a subarray.
+pub type Array = IndexMap<Str, Cell, foldhash::fast::RandomState>;
 pub type ArrRef = Rc<RefCell<Array>>;
 
 #[derive(Clone, Debug, Default)]
@@ -51,6 +52,22 @@ pub enum Cell {
     Uninit,
     Val(Value),
     Arr(ArrRef),
+}
+
+/// What an expression names where an array may stand (a function argument, `length`'s,
+/// `isarray`'s): an array (a variable's or a subarray) or a scalar value.
+pub enum Operand {
+    /// The array, and when it is a subarray the keys of the element holding it.
+    Array(ArrRef, Vec<Str>),
+    Scalar(Value),
+}
+
+/// An lvalue resolved to where it stores: a variable, a field, or an element (its path,
+/// array, the path's keys and its key).
+pub(super) enum Place<'a> {
+    Var(Var),
+    Field(usize),
+    Elem(&'a ArrayPath, ArrRef, Vec<Str>, Str),
 }
 
 /// Why execution stopped abnormally.
@@ -127,6 +144,11 @@ pub struct Interp {
     pub src_name: String,
     globals: Vec<Cell>,
     frames: Vec<Vec<Cell>>,
+    /// Per frame: the function, and for each array parameter the name of the array the
+    /// caller passed (gawk's `z (from b)` in messages).
+    calls: Vec<(usize, Vec<Option<Rc<str>>>)>,
+    /// The globals' names, shared into `calls`.
+    global_names: Vec<Rc<str>>,
     rec: Vec<u8>,
     split_done: bool,
     ranges: Vec<(usize, usize)>,
@@ -156,8 +178,9 @@ pub struct Interp {
     range_active: Vec<bool>,
     pub exit_code: i32,
     ticks: u32,
-    rng: u64,
-    seed: f64,
+    rng: super::random::Random,
+    /// The seed `srand` last set (gawk's first `srand()` returns 1).
+    seed: i64,
     pub cur_line: usize,
     mem: Charge,
     mem_used: usize,
@@ -222,6 +245,7 @@ impl Interp {
     ) -> R<Interp> {
         let prog = Rc::new(prog);
         let n = prog.globals.len();
+        let global_names = prog.globals.iter().map(|g| Rc::from(g.as_str())).collect();
         let mem = ctx.budget.empty_charge();
         let mut me = Interp {
             regexes_ci: vec![None; regexes.len()],
@@ -232,6 +256,8 @@ impl Interp {
             src_name: "cmd. line".into(),
             globals: vec![Cell::Uninit; n],
             frames: Vec::new(),
+            calls: Vec::new(),
+            global_names,
             rec: Vec::new(),
             split_done: true,
             ranges: Vec::new(),
@@ -262,9 +288,8 @@ impl Interp {
             },
             exit_code: 0,
             ticks: 0,
-            rng: 0x2545_F491_4F6C_DD1D,
-            // gawk's first srand() returns 1.
-            seed: 1.0,
+            rng: super::random::Random::new(),
+            seed: 1,
             cur_line: 0,
             mem,
             mem_used: 0,
@@ -287,22 +312,26 @@ impl Interp {
         me.globals[V_ERRNO] = Cell::Val(Value::str(Vec::new()));
         let mut env = Array::default();
         for (k, v) in &me.ctx.env {
-            env.insert(Rc::from(k.as_bytes()), Value::strnum(v.as_bytes()));
+            env.insert(
+                Rc::from(k.as_bytes()),
+                Cell::Val(Value::strnum(v.as_bytes())),
+            );
         }
         me.globals[V_ENVIRON] = Cell::Arr(Rc::new(RefCell::new(env)));
         let mut av = Array::default();
         for (i, a) in argv.iter().enumerate() {
-            av.insert(key_num(i as f64), Value::strnum(a.as_bytes()));
+            av.insert(key_num(i as f64), Cell::Val(Value::strnum(a.as_bytes())));
         }
         me.globals[V_ARGC] = Cell::Val(Value::Num(argv.len() as f64));
         me.globals[V_ARGV] = Cell::Arr(Rc::new(RefCell::new(av)));
         let mut pi = Array::default();
-        pi.insert(Rc::from(&b"version"[..]), Value::str(&b"5.2.1"[..]));
-        pi.insert(
-            Rc::from(&b"strftime"[..]),
-            Value::str(&b"%a %b %e %H:%M:%S %Z %Y"[..]),
-        );
-        pi.insert(Rc::from(&b"FS"[..]), Value::str(&b"FS"[..]));
+        for (k, v) in [
+            (&b"version"[..], &b"5.2.1"[..]),
+            (b"strftime", b"%a %b %e %H:%M:%S %Z %Y"),
+            (b"FS", b"FS"),
+        ] {
+            pi.insert(Rc::from(k), Cell::Val(Value::str(v)));
+        }
         me.globals[V_PROCINFO] = Cell::Arr(Rc::new(RefCell::new(pi)));
         for (name, val) in assigns {
             me.assign_cmdline(&name, &val)?;
@@ -312,6 +341,7 @@ impl Interp {
 
     /// `-v name=value` and `name=value` operands: escapes processed, value a strnum.
     fn assign_cmdline(&mut self, name: &str, val: &str) -> R<()> {
+        let name = name.strip_prefix("awk::").unwrap_or(name);
         let Some(idx) = self.prog.globals.iter().position(|g| g == name) else {
             return Ok(());
         };
@@ -499,7 +529,11 @@ impl Interp {
             V_FNR => Ok(Value::Num(self.fnr)),
             _ => match &self.globals[i] {
                 Cell::Val(v) => Ok(v.clone()),
-                Cell::Uninit => Ok(Value::Uninit),
+                Cell::Uninit => {
+                    // Read as a scalar, an untyped variable is one from now on.
+                    self.globals[i] = Cell::Val(Value::Uninit);
+                    Ok(Value::Uninit)
+                }
                 Cell::Arr(_) => Err(Fail::Fatal(format!(
                     "attempt to use array `{}' in a scalar context",
                     self.prog.globals[i]
@@ -563,7 +597,7 @@ impl Interp {
                 };
                 if let Cell::Arr(p) = &self.globals[V_PROCINFO] {
                     p.borrow_mut()
-                        .insert(Rc::from(&b"FS"[..]), Value::str(name.to_vec()));
+                        .insert(Rc::from(&b"FS"[..]), Cell::Val(Value::str(name.to_vec())));
                 }
                 self.update_fs()?;
             }
@@ -670,8 +704,40 @@ impl Interp {
     fn var_name(&self, v: Var) -> String {
         match v {
             Var::Global(i) => self.prog.globals[i].clone(),
-            Var::Local(i) => format!("parameter #{}", i + 1),
+            Var::Local(i) => match self.calls.last() {
+                Some(&(f, _)) => self.prog.funcs[f]
+                    .params
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_default(),
+                None => String::new(),
+            },
         }
+    }
+
+    /// gawk's message for an array used where a scalar must be; a parameter is named
+    /// with the array the caller passed.
+    fn array_as_scalar(&self, v: Var) -> Fail {
+        let mut name = self.var_name(v);
+        if let (Var::Local(i), Some((_, from))) = (v, self.calls.last())
+            && let Some(Some(from)) = from.get(i)
+        {
+            name = format!("{name} (from {from})");
+        }
+        Fail::Fatal(format!("attempt to use array `{name}' in a scalar context"))
+    }
+
+    /// gawk's message for a scalar used as an array.
+    fn scalar_as_array(&self, v: Var) -> Fail {
+        let what = if let Var::Local(_) = v {
+            "scalar parameter"
+        } else {
+            "scalar"
+        };
+        Fail::Fatal(format!(
+            "attempt to use {what} `{}' as an array",
+            self.var_name(v)
+        ))
     }
 
     fn get_var(&mut self, v: Var) -> R<Value> {
@@ -679,11 +745,11 @@ impl Interp {
             Var::Global(i) => self.get_global(i),
             Var::Local(_) => match self.var_cell(v) {
                 Cell::Val(x) => Ok(x.clone()),
-                Cell::Uninit => Ok(Value::Uninit),
-                Cell::Arr(_) => Err(Fail::Fatal(format!(
-                    "attempt to use array `{}' in a scalar context",
-                    self.var_name(v)
-                ))),
+                c @ Cell::Uninit => {
+                    *c = Cell::Val(Value::Uninit);
+                    Ok(Value::Uninit)
+                }
+                Cell::Arr(_) => Err(self.array_as_scalar(v)),
             },
         }
     }
@@ -692,12 +758,9 @@ impl Interp {
         match v {
             Var::Global(i) => self.set_global(i, val),
             Var::Local(_) => {
-                let name = self.var_name(v);
                 let c = self.var_cell(v);
                 if let Cell::Arr(_) = c {
-                    return Err(Fail::Fatal(format!(
-                        "attempt to use array `{name}' in a scalar context"
-                    )));
+                    return Err(self.array_as_scalar(v));
                 }
                 *c = Cell::Val(val);
                 Ok(())
@@ -705,20 +768,18 @@ impl Interp {
         }
     }
 
-    /// The array a variable names, created if it was untyped.
+    /// The array a variable names, created if it was untyped (a variable once read as a
+    /// scalar is a scalar, even with no value yet).
     fn array(&mut self, v: Var) -> R<ArrRef> {
-        let name = self.var_name(v);
         let c = self.var_cell(v);
         match c {
             Cell::Arr(a) => Ok(a.clone()),
-            Cell::Uninit | Cell::Val(Value::Uninit) => {
+            Cell::Uninit => {
                 let a = Rc::new(RefCell::new(Array::default()));
                 *c = Cell::Arr(a.clone());
                 Ok(a)
             }
-            Cell::Val(_) => Err(Fail::Fatal(format!(
-                "attempt to use scalar `{name}' as an array"
-            ))),
+            Cell::Val(_) => Err(self.scalar_as_array(v)),
         }
     }
 
@@ -751,35 +812,158 @@ impl Interp {
         Ok(Rc::from(k))
     }
 
-    fn elem_get(&mut self, v: Var, subs: &[Expr]) -> R<Value> {
+    /// The array `p` names: the variable's, then at each level of its path the subarray
+    /// held there (made where the element is missing or untyped). Also gives the path's
+    /// keys, for messages.
+    fn array_at(&mut self, p: &ArrayPath) -> R<(ArrRef, Vec<Str>)> {
+        let walked = self.walk(p, true)?;
+        walked.ok_or_else(|| Fail::Fatal("missing subarray".into()))
+    }
+
+    /// Follows `p`; a missing or untyped element on the way becomes a subarray when
+    /// `create`, else the walk gives nothing (`delete a[1][2]` makes no `a[1]`).
+    fn walk(&mut self, p: &ArrayPath, create: bool) -> R<Option<(ArrRef, Vec<Str>)>> {
+        let mut arr = self.array(p.var)?;
+        let mut keys = Vec::new();
+        for subs in &p.path {
+            let key = self.subscript(subs)?;
+            keys.push(key.clone());
+            let got = arr.borrow().get(&key).cloned();
+            arr = match got {
+                Some(Cell::Arr(sub)) => sub,
+                None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) if create => {
+                    let sub = Rc::new(RefCell::new(Array::default()));
+                    arr.borrow_mut().insert(key, Cell::Arr(sub.clone()));
+                    sub
+                }
+                None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) => return Ok(None),
+                Some(Cell::Val(_)) => {
+                    return Err(Fail::Fatal(format!(
+                        "attempt to use scalar `{}' as an array",
+                        self.elem_name(p.var, &keys)
+                    )));
+                }
+            };
+        }
+        Ok(Some((arr, keys)))
+    }
+
+    /// The array `in` and `for (k in …)` look in: when an element on the path holds a
+    /// scalar gawk names no element.
+    fn scanned_array(&mut self, p: &ArrayPath) -> R<ArrRef> {
+        match self.array_at(p) {
+            Ok((a, _)) => Ok(a),
+            Err(Fail::Fatal(m)) if !p.path.is_empty() && m.starts_with("attempt to use scalar") => {
+                Err(Fail::Fatal("attempt to use a scalar value as array".into()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An element's name as gawk shows it: `a["1"]["x"]`.
+    fn elem_name(&self, v: Var, keys: &[Str]) -> String {
+        let mut name = self.var_name(v);
+        for k in keys {
+            name.push_str(&format!("[\"{}\"]", lossy(k)));
+        }
+        name
+    }
+
+    fn subarray_as_scalar(&self, v: Var, mut keys: Vec<Str>, key: Str) -> Fail {
+        keys.push(key);
+        Fail::Fatal(format!(
+            "attempt to use array `{}' in a scalar context",
+            self.elem_name(v, &keys)
+        ))
+    }
+
+    fn elem_get(&mut self, p: &ArrayPath, subs: &[Expr]) -> R<Value> {
         let key = self.subscript(subs)?;
-        let arr = self.array(v)?;
+        let (arr, keys) = self.array_at(p)?;
         let mut a = arr.borrow_mut();
-        if let Some(x) = a.get(&key) {
-            return Ok(x.clone());
+        match a.get(&key) {
+            Some(Cell::Val(x)) => return Ok(x.clone()),
+            Some(Cell::Arr(_)) => {
+                drop(a);
+                return Err(self.subarray_as_scalar(p.var, keys, key));
+            }
+            Some(Cell::Uninit) => return Ok(Value::Uninit),
+            None => {}
         }
         // Referencing an element creates it.
         let n = key.len() + ELEM_OVERHEAD;
-        a.insert(key, Value::Uninit);
+        a.insert(key, Cell::Val(Value::Uninit));
         drop(a);
         self.charge(n)?;
         Ok(Value::Uninit)
     }
 
-    fn elem_set(&mut self, v: Var, key: Str, val: Value) -> R<()> {
-        let arr = self.array(v)?;
+    fn elem_set(
+        &mut self,
+        p: &ArrayPath,
+        arr: &ArrRef,
+        keys: Vec<Str>,
+        key: Str,
+        val: Value,
+    ) -> R<()> {
         let extra = match &val {
             Value::Str(s) | Value::StrNum(s) => s.len(),
             _ => 0,
         };
         let n = key.len() + ELEM_OVERHEAD + extra;
-        let fresh = arr.borrow_mut().insert(key, val).is_none();
-        if fresh {
-            self.charge(n)?;
-        } else if extra > 0 {
-            self.charge(extra)?;
+        let old = arr.borrow_mut().insert(key.clone(), Cell::Val(val));
+        match old {
+            None => self.charge(n)?,
+            Some(Cell::Arr(sub)) => {
+                // Put the subarray back: it cannot become a scalar.
+                arr.borrow_mut().insert(key.clone(), Cell::Arr(sub));
+                return Err(self.subarray_as_scalar(p.var, keys, key));
+            }
+            Some(_) if extra > 0 => self.charge(extra)?,
+            Some(_) => {}
         }
         Ok(())
+    }
+
+    /// What `e` names where an array may stand; an untyped variable or element becomes
+    /// an array when `want_array`.
+    pub fn operand(&mut self, e: &Expr, want_array: bool) -> R<Operand> {
+        match e {
+            Expr::Lv(LValue::Var(v)) => match self.var_cell(*v) {
+                Cell::Arr(a) => Ok(Operand::Array(a.clone(), Vec::new())),
+                Cell::Uninit if want_array => Ok(Operand::Array(self.array(*v)?, Vec::new())),
+                _ => Ok(Operand::Scalar(self.get_var(*v)?)),
+            },
+            Expr::Lv(LValue::Elem(p, subs)) => {
+                let key = self.subscript(subs)?;
+                let (arr, mut keys) = self.array_at(p)?;
+                let got = arr.borrow().get(&key).cloned();
+                match got {
+                    Some(Cell::Arr(sub)) => {
+                        keys.push(key);
+                        Ok(Operand::Array(sub, keys))
+                    }
+                    Some(Cell::Val(x)) if !(want_array && matches!(x, Value::Uninit)) => {
+                        Ok(Operand::Scalar(x))
+                    }
+                    _ if want_array => {
+                        let sub = Rc::new(RefCell::new(Array::default()));
+                        arr.borrow_mut().insert(key.clone(), Cell::Arr(sub.clone()));
+                        keys.push(key);
+                        Ok(Operand::Array(sub, keys))
+                    }
+                    got => {
+                        if got.is_none() {
+                            let n = key.len() + ELEM_OVERHEAD;
+                            arr.borrow_mut().insert(key, Cell::Val(Value::Uninit));
+                            self.charge(n)?;
+                        }
+                        Ok(Operand::Scalar(Value::Uninit))
+                    }
+                }
+            }
+            _ => Ok(Operand::Scalar(self.eval(e)?)),
+        }
     }
 
     // ---- lvalues ----
@@ -791,7 +975,7 @@ impl Interp {
                 let i = self.field_index(e)?;
                 Ok(self.get_field(i))
             }
-            LValue::Elem(v, subs) => self.elem_get(*v, subs),
+            LValue::Elem(p, subs) => self.elem_get(p, subs),
         }
     }
 
@@ -823,28 +1007,46 @@ impl Interp {
                 self.set_field(i, new.clone())?;
                 Ok(new)
             }
-            LValue::Elem(v, subs) => {
+            LValue::Elem(p, subs) => {
                 let key = self.subscript(subs)?;
-                let arr = self.array(*v)?;
-                let old = arr.borrow().get(&key).cloned().unwrap_or_default();
+                let (arr, keys) = self.array_at(p)?;
+                let old = arr.borrow().get(&key).cloned();
+                let old = match old {
+                    Some(Cell::Val(v)) => v,
+                    Some(Cell::Arr(_)) => return Err(self.subarray_as_scalar(p.var, keys, key)),
+                    _ => Value::Uninit,
+                };
                 let new = f(self, old)?;
-                self.elem_set(*v, key, new.clone())?;
+                self.elem_set(p, &arr, keys, key, new.clone())?;
                 Ok(new)
             }
         }
     }
 
     fn assign(&mut self, lv: &LValue, val: Value) -> R<()> {
-        match lv {
-            LValue::Var(v) => self.set_var(*v, val),
-            LValue::Field(e) => {
-                let i = self.field_index(e)?;
-                self.set_field(i, val)
-            }
-            LValue::Elem(v, subs) => {
+        let place = self.place(lv)?;
+        self.store(place, val)
+    }
+
+    /// Where `lv` stores, its field index or subscripts evaluated now (getline
+    /// evaluates them even when it reads nothing).
+    pub(super) fn place<'a>(&mut self, lv: &'a LValue) -> R<Place<'a>> {
+        Ok(match lv {
+            LValue::Var(v) => Place::Var(*v),
+            LValue::Field(e) => Place::Field(self.field_index(e)?),
+            LValue::Elem(p, subs) => {
                 let key = self.subscript(subs)?;
-                self.elem_set(*v, key, val)
+                let (arr, keys) = self.array_at(p)?;
+                Place::Elem(p, arr, keys, key)
             }
+        })
+    }
+
+    pub(super) fn store(&mut self, place: Place<'_>, val: Value) -> R<()> {
+        match place {
+            Place::Var(v) => self.set_var(v, val),
+            Place::Field(i) => self.set_field(i, val),
+            Place::Elem(p, arr, keys, key) => self.elem_set(p, &arr, keys, key, val),
         }
     }
 
@@ -951,7 +1153,7 @@ impl Interp {
                 }
             }
             Stmt::ForIn(k, a, b) => {
-                let arr = self.array(*a)?;
+                let arr = self.scanned_array(a)?;
                 let keys = self.sorted_keys(&arr)?;
                 for key in keys {
                     self.tick()?;
@@ -1017,8 +1219,10 @@ impl Interp {
                     }
                 }
             }
-            Stmt::Delete(v, subs) => {
-                let arr = self.array(*v)?;
+            Stmt::Delete(p, subs) => {
+                let Some((arr, _)) = self.walk(p, false)? else {
+                    return Ok(Flow::Normal);
+                };
                 match subs {
                     None => {
                         arr.borrow_mut().clear();
@@ -1058,10 +1262,10 @@ impl Interp {
     /// Keys in the order for-in visits them (PROCINFO["sorted_in"] when set).
     fn sorted_keys(&mut self, arr: &ArrRef) -> R<Vec<Str>> {
         let order = match &self.globals[V_PROCINFO] {
-            Cell::Arr(p) => p
-                .borrow()
-                .get(&b"sorted_in"[..])
-                .map(|v| v.to_str_with(b"%.6g").to_vec()),
+            Cell::Arr(p) => p.borrow().get(&b"sorted_in"[..]).and_then(|v| match v {
+                Cell::Val(v) => Some(v.to_str_with(b"%.6g").to_vec()),
+                _ => None,
+            }),
             _ => None,
         };
         let how = match order {
@@ -1082,7 +1286,7 @@ impl Interp {
             ints.sort_by_key(|x| x.0);
             return Ok(ints.into_iter().map(|x| x.1).chain(rest).collect());
         }
-        let entries: Vec<(Str, Value)> = arr
+        let entries: Vec<(Str, Cell)> = arr
             .borrow()
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -1296,14 +1500,29 @@ impl Interp {
                 }
                 Value::str(out)
             }
-            Expr::In(subs, v) => {
+            Expr::In(subs, p) => {
                 let key = self.subscript(subs)?;
-                let arr = self.array(*v)?;
+                let arr = self.scanned_array(p)?;
                 let has = arr.borrow().contains_key(&key);
                 Value::Num(bool_num(has))
             }
             Expr::List(_) => return Err(Fail::Fatal("syntax error".into())),
             Expr::Call(fi, args) => self.call(*fi, args)?,
+            Expr::Indirect(v, args) => {
+                let name = self.get_var(*v)?.to_str_with(&self.convfmt);
+                match self.func_index(&name) {
+                    Some(fi) => self.call(fi, args)?,
+                    None => match std::str::from_utf8(&name) {
+                        Ok(b) if super::lex::BUILTINS.contains(&b) => self.builtin(b, args)?,
+                        _ => {
+                            return Err(Fail::Fatal(format!(
+                                "`{}' is not a function, so it cannot be called indirectly",
+                                lossy(&name)
+                            )));
+                        }
+                    },
+                }
+            }
             Expr::Builtin(name, args) => self.builtin(name, args)?,
             Expr::Getline(src, lv) => self.getline(src, lv.as_deref())?,
         })
@@ -1348,30 +1567,66 @@ impl Interp {
         }
         self.tick()?;
         let mut frame = vec![Cell::Uninit; f.nparams];
+        let mut from = Vec::new();
         for (i, a) in args.iter().enumerate() {
-            if let Expr::Lv(LValue::Var(v)) = a {
-                let want_arr = f.array_params.get(i).copied().unwrap_or(false);
-                let cell = self.var_cell(*v).clone();
-                match cell {
-                    Cell::Arr(r) => {
-                        frame[i] = Cell::Arr(r);
-                        continue;
-                    }
-                    Cell::Uninit | Cell::Val(Value::Uninit) if want_arr => {
-                        let r = self.array(*v)?;
-                        frame[i] = Cell::Arr(r);
-                        continue;
-                    }
-                    _ => {}
+            frame[i] = match a {
+                Expr::Lv(LValue::Var(v))
+                    if matches!(self.var_cell(*v), Cell::Uninit)
+                        && !f.array_params.get(i).copied().unwrap_or(false) =>
+                {
+                    Cell::Uninit
                 }
-            }
-            frame[i] = Cell::Val(self.eval(a)?);
+                Expr::Lv(lv @ (LValue::Var(_) | LValue::Elem(..))) => {
+                    let want_arr = f.array_params.get(i).copied().unwrap_or(false);
+                    match self.operand(a, want_arr)? {
+                        Operand::Array(r, keys) => {
+                            from.resize(i + 1, None);
+                            from[i] = match lv {
+                                LValue::Elem(p, _) => {
+                                    Some(Rc::from(self.elem_name(p.var, &keys).as_str()))
+                                }
+                                LValue::Var(v) => self.array_origin(*v),
+                                LValue::Field(_) => None,
+                            };
+                            Cell::Arr(r)
+                        }
+                        // Untyped stays untyped: the callee may make it either.
+                        Operand::Scalar(Value::Uninit) => Cell::Uninit,
+                        Operand::Scalar(v) => Cell::Val(v),
+                    }
+                }
+                _ => Cell::Val(self.eval(a)?),
+            };
         }
-        self.call_frame(fi, frame)
+        self.call_frame_from(fi, frame, from)
     }
 
     /// Calls user function `fi` with its parameters' cells ready.
-    pub(super) fn call_frame(&mut self, fi: usize, mut frame: Vec<Cell>) -> R<Value> {
+    pub(super) fn call_frame(&mut self, fi: usize, frame: Vec<Cell>) -> R<Value> {
+        self.call_frame_from(fi, frame, Vec::new())
+    }
+
+    /// The name of the array a variable passes, as gawk shows it after `from`: a
+    /// global's own, or a parameter's followed by where it came from (`z, from b`).
+    fn array_origin(&self, v: Var) -> Option<Rc<str>> {
+        match v {
+            Var::Global(g) => self.global_names.get(g).cloned(),
+            Var::Local(l) => self.calls.last().map(|(f, from)| {
+                let name = self.prog.funcs[*f].params.get(l).map_or("", String::as_str);
+                match from.get(l) {
+                    Some(Some(up)) => Rc::from(format!("{name}, from {up}").as_str()),
+                    _ => Rc::from(name),
+                }
+            }),
+        }
+    }
+
+    fn call_frame_from(
+        &mut self,
+        fi: usize,
+        mut frame: Vec<Cell>,
+        from: Vec<Option<Rc<str>>>,
+    ) -> R<Value> {
         let prog = self.prog.clone();
         let f = &prog.funcs[fi];
         if self.frames.len() >= MAX_CALL_DEPTH {
@@ -1383,8 +1638,10 @@ impl Interp {
         frame.resize(f.nparams, Cell::Uninit);
         let saved_line = self.cur_line;
         self.frames.push(frame);
+        self.calls.push((fi, from));
         let r = self.exec_block(&f.body);
         self.frames.pop();
+        self.calls.pop();
         self.cur_line = saved_line;
         match r? {
             Flow::Return(v) => Ok(v),
@@ -1477,20 +1734,30 @@ impl Interp {
     }
     /// The array argument `e` of a builtin; `what` names it in the error
     /// (`split: second`).
+    /// Whether `e` is a variable never used yet (neither scalar nor array).
+    pub fn is_untyped_var(&mut self, e: &Expr) -> bool {
+        matches!(e, Expr::Lv(LValue::Var(v)) if matches!(self.var_cell(*v), Cell::Uninit))
+    }
+
+    /// Whether `e` is a variable read as a scalar but never given a value.
+    pub fn is_unassigned_var(&mut self, e: &Expr) -> bool {
+        match e {
+            Expr::Lv(LValue::Var(v)) => {
+                !matches!(v, Var::Global(i) if *i < SPECIALS.len())
+                    && matches!(self.var_cell(*v), Cell::Val(Value::Uninit))
+            }
+            _ => false,
+        }
+    }
+
     pub fn array_of(&mut self, e: &Expr, what: &str) -> R<ArrRef> {
         let not_array = || Fail::Fatal(format!("{what} argument is not an array"));
         match e {
-            Expr::Lv(LValue::Var(v)) => match self.var_cell(*v) {
-                Cell::Val(Value::Uninit) | Cell::Uninit | Cell::Arr(_) => self.array(*v),
-                Cell::Val(_) => Err(not_array()),
+            Expr::Lv(LValue::Var(_) | LValue::Elem(..)) => match self.operand(e, true)? {
+                Operand::Array(a, _) => Ok(a),
+                Operand::Scalar(_) => Err(not_array()),
             },
             _ => Err(not_array()),
-        }
-    }
-    pub fn is_array_expr(&mut self, e: &Expr) -> bool {
-        match e {
-            Expr::Lv(LValue::Var(v)) => matches!(self.var_cell(*v), Cell::Arr(_)),
-            _ => false,
         }
     }
     pub fn lv_assign(&mut self, lv: &LValue, v: Value) -> R<()> {
@@ -1534,20 +1801,14 @@ impl Interp {
         }
     }
     pub fn rand_next(&mut self) -> f64 {
-        // xorshift64*: fast, and fine for awk's rand().
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        let v = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        (v >> 11) as f64 / (1u64 << 53) as f64
+        self.rng.next_f64()
     }
-    pub fn srand(&mut self, seed: f64) -> f64 {
+    /// Reseeds as `srand(x)` does; returns the previous seed.
+    pub fn srand(&mut self, x: f64) -> f64 {
         let prev = self.seed;
-        self.seed = seed;
-        self.rng = (seed.to_bits() ^ 0x9E37_79B9_7F4A_7C15) | 1;
-        prev
+        self.seed = super::random::seed_of(x);
+        self.rng.seed(self.seed as u32);
+        prev as f64
     }
     pub fn record_text(&mut self) -> Vec<u8> {
         self.record_bytes()

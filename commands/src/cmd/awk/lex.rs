@@ -68,6 +68,112 @@ pub const BUILTINS: &[&str] = &[
     "lshift", "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit",
 ];
 
+/// The builtins that are gawk extensions: inside a namespace other than `awk` their
+/// plain names are that namespace's own (`awk::gensub` still reaches the builtin).
+const GAWK_BUILTINS: &[&str] = &[
+    "gensub", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor", "lshift",
+    "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit",
+];
+
+/// Names that may be neither a namespace nor the second part of a qualified name: the
+/// keywords and the standard builtins.
+fn reserved(word: &str) -> bool {
+    KEYWORDS.contains(&word) || (BUILTINS.contains(&word) && !GAWK_BUILTINS.contains(&word))
+}
+
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Whether `s` is a variable name a command-line assignment may set: an identifier,
+/// or one qualified once with a namespace (`ns::name`).
+pub fn legal_name(s: &[u8]) -> bool {
+    let ident = |w: &[u8]| !w.is_empty() && is_ident_start(w[0]) && w.iter().copied().all(is_ident);
+    match s.windows(2).position(|w| w == b"::") {
+        Some(i) => ident(&s[..i]) && ident(&s[i + 2..]),
+        None => ident(s),
+    }
+}
+
+/// The end of the identifier starting at `i`.
+fn ident_end(src: &[u8], mut i: usize) -> usize {
+    while i < src.len() && is_ident(src[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// The namespace names are read in (`@namespace`): one per source, `awk` until set.
+struct Namespaces<'a> {
+    /// (first line, source) of each piece of the joined text, in order.
+    rows: &'a [(usize, usize)],
+    next_row: usize,
+    source: usize,
+    current: String,
+    of_source: std::collections::HashMap<usize, String>,
+}
+
+impl Namespaces<'_> {
+    /// Follows the text into the piece holding `line`.
+    fn at_line(&mut self, line: usize) {
+        while self.next_row < self.rows.len() && line >= self.rows[self.next_row].0 {
+            let source = self.rows[self.next_row].1;
+            self.next_row += 1;
+            if source != self.source {
+                let ns = std::mem::replace(&mut self.current, "awk".into());
+                self.of_source.insert(self.source, ns);
+                self.source = source;
+                if let Some(ns) = self.of_source.get(&source) {
+                    self.current.clone_from(ns);
+                }
+            }
+        }
+    }
+
+    /// The token for a (possibly qualified) name, as gawk resolves it.
+    fn resolve(&self, first: &str, second: Option<&str>) -> Result<Tok, String> {
+        let Some(second) = second else {
+            if let Some(k) = KEYWORDS.iter().find(|k| **k == first) {
+                return Ok(Tok::Kw(if *k == "func" { "function" } else { k }));
+            }
+            let builtin = BUILTINS.contains(&first);
+            if self.current == "awk" || (builtin && !GAWK_BUILTINS.contains(&first)) {
+                return Ok(if builtin {
+                    Tok::Builtin(first.to_string())
+                } else {
+                    Tok::Name(first.to_string())
+                });
+            }
+            // All-capital names (NR, FS, the user's own FOO) stay global.
+            if first.bytes().all(|b| b.is_ascii_uppercase()) {
+                return Ok(Tok::Name(first.to_string()));
+            }
+            return Ok(Tok::Name(format!("{}::{first}", self.current)));
+        };
+        if reserved(first) {
+            return Err(format!(
+                "using reserved identifier `{first}' as a namespace is not allowed"
+            ));
+        }
+        if reserved(second) {
+            return Err(format!(
+                "using reserved identifier `{second}' as second component of a qualified name is not allowed"
+            ));
+        }
+        Ok(if first != "awk" {
+            Tok::Name(format!("{first}::{second}"))
+        } else if BUILTINS.contains(&second) {
+            Tok::Builtin(second.to_string())
+        } else {
+            Tok::Name(second.to_string())
+        })
+    }
+}
+
 /// Operators, longest first so a prefix never wins over the whole.
 const OPS: &[&str] = &[
     "**=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "**", "==", "<=", ">=",
@@ -76,27 +182,42 @@ const OPS: &[&str] = &[
 ];
 
 /// A lexing error: the message and the offset it points at.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct LexError {
     pub msg: String,
     pub line: usize,
     pub pos: usize,
+    /// gawk's `error:` form, without the source line and caret.
+    pub plain: bool,
+    /// An `error:` line gawk prints before the caret form.
+    pub preface: Option<String>,
 }
 
 #[cfg(test)]
 pub fn tokenize(src: &[u8]) -> Result<Vec<Token>, LexError> {
-    tokenize_warning(src, &mut Vec::new())
+    tokenize_warning(src, &[], &mut Vec::new())
 }
 
-/// Tokens of `src`; warnings (line, text) about its string escapes go to `warnings`.
+/// Tokens of `src`, whose pieces start at the given (line, source) rows (each source
+/// has its own `@namespace`); warnings (line, text) about string escapes go to
+/// `warnings`.
 pub fn tokenize_warning(
     src: &[u8],
+    rows: &[(usize, usize)],
     warnings: &mut Vec<(usize, String)>,
 ) -> Result<Vec<Token>, LexError> {
     let mut toks: Vec<Token> = Vec::new();
     let mut i = 0;
     let mut line = 1;
+    let mut ns = Namespaces {
+        rows,
+        next_row: 0,
+        source: rows.first().map_or(0, |r| r.1),
+        current: "awk".into(),
+        of_source: std::collections::HashMap::new(),
+    };
     while i < src.len() {
+        ns.at_line(line);
         let c = src[i];
         match c {
             b' ' | b'\t' | b'\r' => {
@@ -129,6 +250,15 @@ pub fn tokenize_warning(
                 }
                 continue;
             }
+            b'@' if src[i..].starts_with(b"@namespace")
+                && !src.get(i + 10).copied().is_some_and(is_ident) =>
+            {
+                let (name, ni, nl) = namespace_directive(src, i + 10, line, warnings)?;
+                ns.current = name;
+                i = ni;
+                line = nl;
+                continue;
+            }
             _ => {}
         }
         let start_line = line;
@@ -147,22 +277,50 @@ pub fn tokenize_warning(
             let (n, ni) = number(src, i);
             i = ni;
             Tok::Num(n)
-        } else if c.is_ascii_alphabetic() || c == b'_' {
+        } else if is_ident_start(c) {
             let s = i;
-            while i < src.len() && (src[i].is_ascii_alphanumeric() || src[i] == b'_') {
-                i += 1;
+            i = ident_end(src, i);
+            let first = String::from_utf8_lossy(&src[s..i]).into_owned();
+            let mut second = None;
+            while src[i..].starts_with(b"::") && src.get(i + 2).copied().is_some_and(is_ident_start)
+            {
+                let e = ident_end(src, i + 2);
+                if second.is_some() {
+                    return Err(LexError {
+                        msg: format!(
+                            "identifier `{}': namespace separator can only appear once in a qualified name",
+                            String::from_utf8_lossy(&src[s..e])
+                        ),
+                        line,
+                        plain: true,
+                        ..LexError::default()
+                    });
+                }
+                second = Some(String::from_utf8_lossy(&src[i + 2..e]).into_owned());
+                i = e;
             }
-            let word = String::from_utf8_lossy(&src[s..i]).into_owned();
-            if let Some(k) = KEYWORDS.iter().find(|k| **k == word) {
-                let k = if *k == "func" { "function" } else { k };
-                Tok::Kw(k)
-            } else if BUILTINS.contains(&word.as_str()) {
-                Tok::Builtin(word)
-            } else if src.get(i) == Some(&b'(') {
-                Tok::FuncName(word)
-            } else {
-                Tok::Name(word)
+            match ns.resolve(&first, second.as_deref()) {
+                Ok(Tok::Name(n)) if src.get(i) == Some(&b'(') => Tok::FuncName(n),
+                Ok(t) => t,
+                Err(m) => {
+                    // The caret goes at the token after the name.
+                    let mut j = i;
+                    while j < src.len() && matches!(src[j], b' ' | b'\t') {
+                        j += 1;
+                    }
+                    return Err(LexError {
+                        msg: "syntax error".into(),
+                        line,
+                        pos: j,
+                        preface: Some(m),
+                        ..LexError::default()
+                    });
+                }
             }
+        } else if c == b'@' && src.get(i + 1).copied().is_some_and(is_ident_start) {
+            // gawk's indirect call, `@name(args)`.
+            i += 1;
+            Tok::Op("@")
         } else if let Some(op) = OPS.iter().find(|op| src[i..].starts_with(op.as_bytes())) {
             i += op.len();
             match *op {
@@ -175,6 +333,7 @@ pub fn tokenize_warning(
                 msg: format!("invalid char '{}' in expression", c as char),
                 line,
                 pos: i + 1,
+                ..LexError::default()
             });
         };
         toks.push(Token {
@@ -189,6 +348,56 @@ pub fn tokenize_warning(
         end: src.len(),
     });
     Ok(toks)
+}
+
+/// The rest of an `@namespace "name"` directive from `i`: the name, the offset past the
+/// directive and the line there.
+fn namespace_directive(
+    src: &[u8],
+    mut i: usize,
+    line: usize,
+    warnings: &mut Vec<(usize, String)>,
+) -> Result<(String, usize, usize), LexError> {
+    let syntax = |pos: usize| LexError {
+        msg: "syntax error".into(),
+        line,
+        pos,
+        ..LexError::default()
+    };
+    let plain = |msg: String| LexError {
+        msg,
+        line,
+        plain: true,
+        ..LexError::default()
+    };
+    while i < src.len() && matches!(src[i], b' ' | b'\t') {
+        i += 1;
+    }
+    if src.get(i) != Some(&b'"') {
+        return Err(syntax(i));
+    }
+    let (name, mut i, nl) = string(src, i + 1, line, warnings)?;
+    let name = String::from_utf8_lossy(&name).into_owned();
+    let b = name.as_bytes();
+    if b.is_empty() || !is_ident_start(b[0]) || !b.iter().copied().all(is_ident) {
+        return Err(plain(format!(
+            "namespace name `{name}' must meet identifier naming rules"
+        )));
+    }
+    if reserved(&name) {
+        return Err(plain(format!(
+            "using reserved identifier `{name}' as a namespace is not allowed"
+        )));
+    }
+    while i < src.len() && matches!(src[i], b' ' | b'\t' | b'\r') {
+        i += 1;
+    }
+    match src.get(i) {
+        None | Some(b'\n' | b'#') => {}
+        Some(b';') => i += 1,
+        Some(_) => return Err(syntax(i)),
+    }
+    Ok((name, i, nl))
 }
 
 /// After an operand, `/` divides; elsewhere it opens a regular expression.
@@ -268,6 +477,7 @@ fn string(
                 msg: "unterminated string".into(),
                 line: first_line,
                 pos: quote,
+                ..LexError::default()
             });
         };
         i += 1;
@@ -278,6 +488,7 @@ fn string(
                     msg: "unterminated string".into(),
                     line: first_line,
                     pos: quote,
+                    ..LexError::default()
                 });
             }
             b'\\' => {
@@ -369,6 +580,7 @@ fn regex(src: &[u8], mut i: usize, line: usize) -> Result<(String, usize), LexEr
                 msg: "unterminated regexp".into(),
                 line,
                 pos: open,
+                ..LexError::default()
             });
         };
         i += 1;
@@ -378,6 +590,7 @@ fn regex(src: &[u8], mut i: usize, line: usize) -> Result<(String, usize), LexEr
                     msg: "unterminated regexp".into(),
                     line,
                     pos: open,
+                    ..LexError::default()
                 });
             }
             b'/' if !in_bracket => return Ok((String::from_utf8_lossy(&out).into_owned(), i)),

@@ -64,11 +64,20 @@ pub enum Var {
     Local(usize),
 }
 
+/// An array: a variable, or (gawk's arrays of arrays) the subarray reached from one
+/// through `path`, a subscript list per level (`a[1][2]` has the path `[1]` to the array
+/// whose element `[2]` it names).
+#[derive(Debug)]
+pub struct ArrayPath {
+    pub var: Var,
+    pub path: Vec<Vec<Expr>>,
+}
+
 #[derive(Debug)]
 pub enum LValue {
     Var(Var),
     Field(Box<Expr>),
-    Elem(Var, Vec<Expr>),
+    Elem(ArrayPath, Vec<Expr>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,11 +131,13 @@ pub enum Expr {
     /// `lhs ~ rhs` (negated for `!~`).
     Match(bool, Box<Expr>, Box<Expr>),
     Concat(Box<Expr>, Box<Expr>),
-    In(Vec<Expr>, Var),
+    In(Vec<Expr>, ArrayPath),
     Group(Box<Expr>),
     /// `(a, b)`: only valid before `in` or as print's argument list.
     List(Vec<Expr>),
     Call(usize, Vec<Expr>),
+    /// gawk's `@var(args)`: calls the function (or builtin) named by var's value.
+    Indirect(Var, Vec<Expr>),
     Builtin(&'static str, Vec<Expr>),
     Getline(GetSrc, Option<Box<LValue>>),
 }
@@ -154,7 +165,7 @@ pub enum Stmt {
         Option<Box<Stmt>>,
         Box<Stmt>,
     ),
-    ForIn(Var, Var, Box<Stmt>),
+    ForIn(Var, ArrayPath, Box<Stmt>),
     Block(Vec<Stmt>),
     Next,
     NextFile,
@@ -162,7 +173,7 @@ pub enum Stmt {
     Return(Option<Expr>),
     Break,
     Continue,
-    Delete(Var, Option<Vec<Expr>>),
+    Delete(ArrayPath, Option<Vec<Expr>>),
     /// gawk's `switch`: the subject, then each `case` (or `default`, `None`) with the
     /// statements up to the next label (control falls through to them).
     Switch(Expr, Vec<(Option<CaseLabel>, Vec<Stmt>)>),
@@ -193,6 +204,8 @@ pub struct Rule {
 pub struct Func {
     pub name: String,
     pub nparams: usize,
+    /// The parameters' names (for messages).
+    pub params: Vec<String>,
     pub body: Vec<Stmt>,
     /// Which parameters the body uses as arrays (so an untyped caller variable becomes one).
     pub array_params: Vec<bool>,
@@ -566,6 +579,17 @@ impl Parser<'_> {
         self.advance();
         let name = match self.advance() {
             Tok::Name(n) | Tok::FuncName(n) => n,
+            Tok::Builtin(b) => {
+                // The caret goes under the name's first letter.
+                let t = &self.toks[self.i - 1];
+                return Err(ParseError {
+                    msg: format!("`{b}' is a built-in function, it cannot be redefined"),
+                    line: t.line,
+                    pos: t.end + 1 - b.len(),
+                    at_newline: false,
+                    plain: 0,
+                });
+            }
             _ => {
                 self.i -= 1;
                 return Err(self.error());
@@ -577,6 +601,7 @@ impl Parser<'_> {
         }
         self.expect_op("(")?;
         let mut params = HashMap::new();
+        let mut names = Vec::new();
         let mut n = 0;
         self.opt_nl();
         while !self.is_op(")") {
@@ -594,8 +619,20 @@ impl Parser<'_> {
                         1,
                     ));
                 }
+                Tok::Name(p) if params.contains_key(&p) => {
+                    let first = params[&p] + 1;
+                    self.i -= 1;
+                    return Err(self.plain_error(
+                        format!(
+                            "function `{name}': parameter #{}, `{p}', duplicates parameter #{first}",
+                            n + 1
+                        ),
+                        1,
+                    ));
+                }
                 Tok::Name(p) => {
-                    params.insert(p, n);
+                    params.insert(p.clone(), n);
+                    names.push(p);
                     n += 1;
                 }
                 _ => {
@@ -612,6 +649,7 @@ impl Parser<'_> {
         self.expect_op(")")?;
         self.opt_nl();
         self.prog.funcs[idx].nparams = n;
+        self.prog.funcs[idx].params = names;
         self.prog.funcs[idx].array_params = vec![false; n];
         self.prog.funcs[idx].defined = true;
         self.locals = Some(params);
@@ -820,21 +858,23 @@ impl Parser<'_> {
     fn for_stmt(&mut self) -> PResult<Stmt> {
         self.advance();
         self.expect_op("(")?;
-        // for (k in arr)
-        if let (Tok::Name(k), Tok::Kw("in"), Tok::Name(a), Tok::Op(")")) = (
+        // for (k in arr) and for (k in arr[i]...)
+        if let (Tok::Name(k), Tok::Kw("in"), Tok::Name(_)) = (
             self.peek().clone(),
             self.peek_at(1).clone(),
             self.peek_at(2).clone(),
-            self.peek_at(3).clone(),
         ) {
-            self.i += 4;
-            let kv = self.var(&k);
-            let av = self.var(&a);
-            self.array_use(av);
-            self.in_loop += 1;
-            let b = self.body();
-            self.in_loop -= 1;
-            return Ok(Stmt::ForIn(kv, av, Box::new(b?)));
+            let save = self.i;
+            self.i += 2;
+            let path = self.array_path()?;
+            if self.eat_op(")") {
+                let kv = self.var(&k);
+                self.in_loop += 1;
+                let b = self.body();
+                self.in_loop -= 1;
+                return Ok(Stmt::ForIn(kv, path, Box::new(b?)));
+            }
+            self.i = save;
         }
         let init = if self.is_op(";") {
             None
@@ -951,24 +991,12 @@ impl Parser<'_> {
             Tok::Kw("delete") => {
                 self.advance();
                 let parens = self.eat_op("(");
-                let name = match self.advance() {
-                    Tok::Name(n) => n,
-                    _ => {
-                        self.i -= 1;
-                        return Err(self.error());
-                    }
-                };
-                let v = self.var(&name);
-                self.array_use(v);
-                let subs = if self.eat_op("[") {
-                    Some(self.subscripts()?)
-                } else {
-                    None
-                };
+                let mut path = self.array_path()?;
+                let subs = path.path.pop();
                 if parens {
                     self.expect_op(")")?;
                 }
-                Ok(Stmt::Delete(v, subs))
+                Ok(Stmt::Delete(path, subs))
             }
             _ => Ok(Stmt::Expr(self.expr()?)),
         }
@@ -1029,6 +1057,25 @@ impl Parser<'_> {
             out.push(self.expr()?);
         }
         Ok(out)
+    }
+
+    /// An array name and the subscript lists after it (`a`, `a[1]`, `a[i][j]`); a caller
+    /// naming an element takes the last list off as the element's subscript.
+    fn array_path(&mut self) -> PResult<ArrayPath> {
+        let name = match self.advance() {
+            Tok::Name(n) => n,
+            _ => {
+                self.i -= 1;
+                return Err(self.error());
+            }
+        };
+        let var = self.var(&name);
+        self.array_use(var);
+        let mut path = Vec::new();
+        while self.eat_op("[") {
+            path.push(self.subscripts()?);
+        }
+        Ok(ArrayPath { var, path })
     }
 
     fn subscripts(&mut self) -> PResult<Vec<Expr>> {
@@ -1112,20 +1159,12 @@ impl Parser<'_> {
         let mut l = self.matching()?;
         while !self.no_in && self.is_kw("in") {
             self.advance();
-            let name = match self.advance() {
-                Tok::Name(n) => n,
-                _ => {
-                    self.i -= 1;
-                    return Err(self.error());
-                }
-            };
-            let v = self.var(&name);
-            self.array_use(v);
+            let path = self.array_path()?;
             let subs = match l {
                 Expr::List(list) => list,
                 other => vec![other],
             };
-            l = Expr::In(subs, v);
+            l = Expr::In(subs, path);
         }
         Ok(l)
     }
@@ -1148,6 +1187,8 @@ impl Parser<'_> {
 
     fn comparison(&mut self) -> PResult<Expr> {
         let mut l = self.concat()?;
+        // Comparisons do not chain (`a < b < c` is a syntax error, as in gawk).
+        let mut compared = false;
         loop {
             // `cmd | getline [var]`
             if self.is_op("|") && matches!(self.peek_at(1), Tok::Kw("getline")) {
@@ -1172,6 +1213,15 @@ impl Parser<'_> {
                 Tok::Op(">") if !self.no_gt => Cmp::Gt,
                 _ => return Ok(l),
             };
+            if compared {
+                // gawk's caret is under the operator's first character.
+                let mut e = self.error();
+                if let Tok::Op(o) = self.peek() {
+                    e.pos = e.pos + 1 - o.len();
+                }
+                return Err(e);
+            }
+            compared = true;
             self.advance();
             self.opt_nl_never();
             let r = self.concat()?;
@@ -1397,6 +1447,17 @@ impl Parser<'_> {
             Tok::Op("-") => Ok(Expr::Neg(Box::new(self.unary()?))),
             Tok::Op("+") => Ok(Expr::Plus(Box::new(self.unary()?))),
             Tok::Op("!") => Ok(Expr::Not(Box::new(self.unary()?))),
+            Tok::Op("@") => match self.advance() {
+                Tok::FuncName(n) => {
+                    let v = self.var(&n);
+                    self.expect_op("(")?;
+                    Ok(Expr::Indirect(v, self.call_args()?))
+                }
+                _ => {
+                    self.i -= 1;
+                    Err(self.error())
+                }
+            },
             Tok::Op("(") => {
                 let saved = (self.no_gt, self.no_in);
                 self.no_gt = false;
@@ -1414,15 +1475,13 @@ impl Parser<'_> {
                 let e = list.pop().ok_or_else(|| self.error())?;
                 Ok(Expr::Group(Box::new(e)))
             }
-            Tok::Name(n) => {
-                let v = self.var(&n);
-                if self.eat_op("[") {
-                    self.array_use(v);
-                    let subs = self.subscripts()?;
-                    return Ok(Expr::Lv(LValue::Elem(v, subs)));
-                }
-                Ok(Expr::Lv(LValue::Var(v)))
+            Tok::Name(_) if matches!(self.peek(), Tok::Op("[")) => {
+                self.i -= 1;
+                let mut path = self.array_path()?;
+                let subs = path.path.pop().unwrap_or_default();
+                Ok(Expr::Lv(LValue::Elem(path, subs)))
             }
+            Tok::Name(n) => Ok(Expr::Lv(LValue::Var(self.var(&n)))),
             Tok::FuncName(n) => {
                 let idx = self.func(&n);
                 if self.prog.funcs[idx].first_call_line == 0 {

@@ -19,6 +19,9 @@ pub struct Segment {
     /// The line of that source the segment's first line is.
     pub first_line: usize,
     pub body: Vec<u8>,
+    /// Which source (a `-e` piece, a `-f` file, an included file) the text is part of:
+    /// an `@namespace` holds to the end of its source.
+    pub source: usize,
     depth: usize,
 }
 
@@ -28,6 +31,7 @@ impl Segment {
             name,
             first_line: 1,
             body,
+            source: 0,
             depth: 0,
         }
     }
@@ -39,6 +43,8 @@ pub struct Row {
     pub name: String,
     pub start: usize,
     pub first: usize,
+    /// The segment's source (see [`Segment::source`]).
+    pub source: usize,
 }
 
 /// Maps a line of the joined text to (source name, line in it).
@@ -105,7 +111,13 @@ fn find_include(body: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
 /// Expands `@include` directives: the result is the segments in program order.
 /// An error is gawk's message (status 1).
 pub async fn expand(ctx: &Context, sources: Vec<Segment>) -> Result<Vec<Segment>, String> {
-    let mut pending: Vec<Segment> = sources.into_iter().rev().collect();
+    let mut pending: Vec<Segment> = sources
+        .into_iter()
+        .enumerate()
+        .map(|(i, seg)| Segment { source: i, ..seg })
+        .rev()
+        .collect();
+    let mut next_source = pending.len();
     let mut out = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     while let Some(seg) = pending.pop() {
@@ -127,6 +139,7 @@ pub async fn expand(ctx: &Context, sources: Vec<Segment>) -> Result<Vec<Segment>
             name: seg.name.clone(),
             first_line: line,
             body: rest,
+            source: seg.source,
             depth: seg.depth,
         };
         if depth > MAX_INCLUDE_DEPTH {
@@ -152,8 +165,10 @@ pub async fn expand(ctx: &Context, sources: Vec<Segment>) -> Result<Vec<Segment>
                         name,
                         first_line: 1,
                         body,
+                        source: next_source,
                         depth,
                     });
+                    next_source += 1;
                 }
             }
             Err(why) => {
@@ -235,16 +250,19 @@ mod tests {
                 name: "main".into(),
                 start: 1,
                 first: 1,
+                source: 0,
             },
             Row {
                 name: "lib".into(),
                 start: 2,
                 first: 1,
+                source: 1,
             },
             Row {
                 name: "main".into(),
                 start: 5,
                 first: 2,
+                source: 0,
             },
         ];
         assert_eq!(locate(&t, 1), ("main".to_string(), 1));

@@ -509,9 +509,15 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
         match conv {
             b'c' => {
                 numeric = false;
-                match arg {
-                    Value::Num(n) => {
-                        let code = *n as u32;
+                // A number (a field that looks like one too) is a character code.
+                let code = match arg {
+                    Value::Num(n) => Some(*n),
+                    Value::StrNum(s) if looks_numeric(s) => Some(str_to_num(s)),
+                    _ => None,
+                };
+                match code {
+                    Some(n) => {
+                        let code = n as u32;
                         if code < 128 || !utf8_mode() {
                             body.push(code as u8);
                         } else if let Some(ch) = char::from_u32(code) {
@@ -521,8 +527,8 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                             body.push(code as u8);
                         }
                     }
-                    other => {
-                        let s = other.to_str_with(convfmt);
+                    None => {
+                        let s = arg.to_str_with(convfmt);
                         if s.is_empty() {
                             // gawk writes the string's terminating NUL.
                             body.push(0);
@@ -621,16 +627,15 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                 }
                 let a = n.abs();
                 if a.is_nan() || a.is_infinite() {
+                    // gawk writes these signed, width and precision ignored.
                     let word: &[u8] = if a.is_nan() { b"nan" } else { b"inf" };
+                    out.push(if n.is_sign_negative() { b'-' } else { b'+' });
                     if conv.is_ascii_uppercase() {
-                        body.extend_from_slice(&word.to_ascii_uppercase());
+                        out.extend_from_slice(&word.to_ascii_uppercase());
                     } else {
-                        body.extend_from_slice(word);
+                        out.extend_from_slice(word);
                     }
-                    if n.is_nan() && n.is_sign_negative() {
-                        sign = b"-";
-                    }
-                    zero = false;
+                    continue;
                 } else {
                     let p = prec.unwrap_or(6);
                     match conv {

@@ -52,7 +52,10 @@ impl Interp {
 
     pub(super) fn argv_get(&self, i: usize) -> Option<Value> {
         match &self.globals[V_ARGV] {
-            Cell::Arr(a) => a.borrow().get(&key_num(i as f64)[..]).cloned(),
+            Cell::Arr(a) => match a.borrow().get(&key_num(i as f64)[..]) {
+                Some(Cell::Val(v)) => Some(v.clone()),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -83,11 +86,7 @@ impl Interp {
                 continue;
             }
             if let Some(eq) = name.iter().position(|&b| b == b'=')
-                && eq > 0
-                && (name[0].is_ascii_alphabetic() || name[0] == b'_')
-                && name[..eq]
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                && super::super::lex::legal_name(&name[..eq])
             {
                 let (k, v) = (lossy(&name[..eq]), lossy(&name[eq + 1..]));
                 self.assign_cmdline(&k, &v)?;
@@ -360,19 +359,17 @@ impl Interp {
     pub(super) fn getline(&mut self, src: &GetSrc, lv: Option<&LValue>) -> R<Value> {
         match src {
             GetSrc::Main => {
+                let place = self.getline_place(lv)?;
                 let Some(rec) = self.next_main_record()? else {
                     return Ok(Value::Num(0.0));
                 };
                 self.nr += 1.0;
                 self.fnr += 1.0;
-                match lv {
-                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
-                    None => self.set_record(rec),
-                }
-                Ok(Value::Num(1.0))
+                self.getline_store(place, rec)
             }
             GetSrc::File(e) => {
                 let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                let place = self.getline_place(lv)?;
                 if !self.ins.contains_key(&name) {
                     if self.outs.contains_key(&name) {
                         self.flush_stream(&name)?;
@@ -396,20 +393,14 @@ impl Interp {
                         InStream::File(RecordReader::new(reader, self.ctx.budget.empty_charge())),
                     );
                 }
-                let rec = self.read_stream(&name)?;
-                let Some(rec) = rec else {
+                let Some(rec) = self.read_stream(&name)? else {
                     return Ok(Value::Num(0.0));
                 };
-                match lv {
-                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
-                    None => {
-                        self.set_record(rec);
-                    }
-                }
-                Ok(Value::Num(1.0))
+                self.getline_store(place, rec)
             }
             GetSrc::Cmd(e) => {
                 let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                let place = self.getline_place(lv)?;
                 if !self.ins.contains_key(&name) {
                     self.flush_all()?;
                     let (tx, rx) = crate::pipe();
@@ -435,13 +426,31 @@ impl Interp {
                 let Some(rec) = self.read_stream(&name)? else {
                     return Ok(Value::Num(0.0));
                 };
-                match lv {
-                    Some(lv) => self.assign(lv, Value::strnum(&rec))?,
-                    None => self.set_record(rec),
-                }
-                Ok(Value::Num(1.0))
+                self.getline_store(place, rec)
             }
         }
+    }
+
+    /// getline's variable, resolved before reading (`getline a[++i]` counts even at the
+    /// end of input).
+    fn getline_place<'a>(&mut self, lv: Option<&'a LValue>) -> R<Option<Place<'a>>> {
+        let place = lv.map(|lv| self.place(lv)).transpose()?;
+        // An element is referenced, so made, even when nothing is read.
+        if let Some(Place::Elem(_, arr, _, key)) = &place {
+            arr.borrow_mut()
+                .entry(key.clone())
+                .or_insert(Cell::Val(Value::Uninit));
+        }
+        Ok(place)
+    }
+
+    /// Stores a record getline read: in its variable, or as $0.
+    fn getline_store(&mut self, place: Option<Place<'_>>, rec: Vec<u8>) -> R<Value> {
+        match place {
+            Some(p) => self.store(p, Value::strnum(&rec))?,
+            None => self.set_record(rec),
+        }
+        Ok(Value::Num(1.0))
     }
 
     pub(super) fn read_stream(&mut self, name: &[u8]) -> R<Option<Vec<u8>>> {
