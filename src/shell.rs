@@ -602,7 +602,9 @@ impl Shell {
             Ok(p) => p,
             Err(e) => return self.run_up_to_error(script, e, &fds, cancel).await,
         };
-        let status = self.run_program_cancellable(&program, &fds, cancel).await;
+        let status = self
+            .run_program_cancellable(&program, Some(script), &fds, cancel)
+            .await;
         self.finish_run(status, &fds).await
     }
 
@@ -645,7 +647,7 @@ impl Shell {
                     self.warning_prefix(script.lines().count().max(1))
                 );
                 let _ = fds.stderr().write_str(&msg).await;
-                let status = self.run_program_cancellable(&program, fds, cancel).await;
+                let status = self.run_program_cancellable(&program, None, fds, cancel).await;
                 return self.finish_run(status, fds).await;
             }
             Broken::Leading(programs, e, read) => (programs, e, read),
@@ -654,7 +656,7 @@ impl Shell {
             // Each command was parsed alone: its lines count from where it starts.
             self.lines.line_base = *before;
             let status = self
-                .run_program_cancellable(program, fds, cancel.clone())
+                .run_program_cancellable(program, None, fds, cancel.clone())
                 .await;
             if self.exit_requested.is_some() || cancel.is_cancelled() {
                 return self.finish_run(status, fds).await;
@@ -777,7 +779,7 @@ impl Shell {
                             (std::time::SystemTime::now(), std::time::Instant::now());
                         // Only the command that ends the input counts for `exit-signal`.
                         self.limit_abort = None;
-                        self.run_program_cancellable(&program, &fds, cancel.clone())
+                        self.run_program_cancellable(&program, None, &fds, cancel.clone())
                             .await;
                         if let Some(log) = self.command_log.clone() {
                             log.ran(&text, started, clock.elapsed(), self.last_status)
@@ -969,6 +971,7 @@ impl Shell {
     async fn run_program_cancellable(
         &mut self,
         program: &ast::Program,
+        read: Option<&str>,
         fds: &Fds,
         cancel: CancellationToken,
     ) -> i32 {
@@ -982,7 +985,7 @@ impl Shell {
             self.input_depth,
         );
         let status = tokio::select! {
-            r = self.run_program(program, fds) => r,
+            r = self.run_program(program, read, fds) => r,
             _ = cancel.cancelled() => forkbox_commands::STATUS_INTERRUPTED,
         };
         // A cancelled run may have stopped inside a function: undo its frames.
@@ -1053,10 +1056,12 @@ impl Shell {
     /// Writes a shell error on `stderr` and gives its status: the one place errors are shown.
     /// Runs `program` as input read by `what` (`eval`, `source`) one level deeper; past
     /// [`MAX_CALL_DEPTH`] levels it is an error instead, as bash's recursion would crash.
+    /// `read` is the text it was parsed from, for `set -v` (see [`Shell::exec_program`]).
     pub(crate) async fn exec_nested_input(
         &mut self,
         what: &str,
         program: &ast::Program,
+        read: Option<&str>,
         fds: &Fds,
     ) -> exec::Exec<i32> {
         if self.input_depth >= MAX_CALL_DEPTH {
@@ -1074,7 +1079,7 @@ impl Shell {
         // Text read now (`eval`, `source`) takes the aliases defined now.
         let read_aliases = self.lines.read_aliases.take();
         self.trace_depth += 1;
-        let r = self.exec_program(program, fds).await;
+        let r = self.exec_program(program, read, fds).await;
         self.trace_depth -= 1;
         (self.lines.line_base, self.lines.unit) = saved;
         self.lines.read_aliases = read_aliases;
@@ -1091,11 +1096,11 @@ impl Shell {
         fds: &Fds,
     ) -> exec::Exec<i32> {
         match parse_program(text) {
-            Ok(program) => self.exec_nested_input(what, &program, fds).await,
+            Ok(program) => self.exec_nested_input(what, &program, Some(text), fds).await,
             Err(whole) => {
                 let (programs, e) = parse::leading_commands(text, whole);
                 for program in &programs {
-                    self.exec_nested_input(what, program, fds).await?;
+                    self.exec_nested_input(what, program, None, fds).await?;
                 }
                 if e.to_string().contains("unexpected end of file") {
                     // bash reads to the end first: the message names the line past it.

@@ -8,12 +8,12 @@ use crate::shell::{Shell, parse_program};
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let text = args.join(" ");
     match parse_program(&text) {
-        Ok(program) => sh.exec_nested_input("eval", &program, io).await,
+        Ok(program) => sh.exec_nested_input("eval", &program, Some(&text), io).await,
         Err(whole) => {
             // The complete commands before a syntax error run first, as in bash.
             let (programs, e) = crate::shell::parse::leading_commands(&text, whole);
             for program in &programs {
-                sh.exec_nested_input("eval", program, io).await?;
+                sh.exec_nested_input("eval", program, None, io).await?;
             }
             match e {
                 ShellError::Syntax(ref m) if !m.contains("levels deep") => {
