@@ -258,7 +258,7 @@ pub struct ReadError {
 /// `text` rewritten for brush-parser, or `Borrowed` when nothing needed it. An error is
 /// bash's message for a text it cannot read (an unclosed subscript).
 pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
-    if !text.contains([';', '(', '[', '"', '\'', '`', '{']) {
+    if !text.contains([';', '(', '[', '"', '\'', '`', '{']) && !text.contains("\\\n") {
         return Ok(Cow::Borrowed(text));
     }
     let mut r = Rewriter::new(text);
@@ -497,7 +497,7 @@ impl<'a> Rewriter<'a> {
                     cmd_start = true;
                 }
                 b'&' | b'|' => {
-                    i += 1;
+                    i = self.joined_operator(i);
                     cmd_start = true;
                 }
                 b')' => {
@@ -534,7 +534,12 @@ impl<'a> Rewriter<'a> {
                     cmd_start = false;
                 }
                 b'<' | b'>' => {
-                    i = self.redirection(i);
+                    let joined = self.joined_operator(i);
+                    i = if joined > i + 1 {
+                        joined
+                    } else {
+                        self.redirection(i)
+                    };
                     if after_compound {
                         // The target, so that more redirections may follow.
                         i = self.skip_blanks(i, false);
@@ -696,6 +701,30 @@ impl<'a> Rewriter<'a> {
         self.replace(i, op, "");
         self.replace(t, t, &format!("{NAMED_FD}{name}{NAMED_FD}"));
         Some(t)
+    }
+
+    /// At the operator character at `i`: to after it, or after the characters that
+    /// continue it past a backslash-newline (`&\⏎&`, `>\⏎>`). bash joins such lines
+    /// before it reads operators; brush's tokenizer ends the operator at the backslash, so
+    /// each backslash-newline moves after the character that follows it (the lines stay).
+    /// `<\⏎<` is left alone (a here-document the scan would not see).
+    fn joined_operator(&mut self, i: usize) -> usize {
+        let s = self.s;
+        let mut j = i + 1;
+        while s.get(j..j + 2) == Some(b"\\\n".as_slice())
+            && let Some(&next) = s.get(j + 2)
+            && matches!(
+                (s[j - 1], next),
+                (b'&', b'&' | b'>')
+                    | (b'|', b'|' | b'&')
+                    | (b'>', b'>' | b'|' | b'&')
+                    | (b'<', b'&' | b'>')
+            )
+        {
+            self.replace(j, j + 3, &format!("{}\\\n", char::from(next)));
+            j += 3;
+        }
+        j
     }
 
     /// At a `<` or `>`: the operator (and a here-document's delimiter, or a process
