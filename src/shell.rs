@@ -288,6 +288,8 @@ pub(crate) struct Options {
     pub ignoreeof: bool,
     /// `set -o nolog`: shown only, as in bash (which ignores it).
     pub nolog: bool,
+    /// `set -P`: `cd` and `pwd` resolve symbolic links unless given `-L`.
+    pub physical: bool,
 }
 
 /// Told of each complete command a shell reads from a stream and runs: the session's
