@@ -373,6 +373,11 @@ pub struct Shell {
     /// True in the subshell that runs `command_not_found_handle` (which is not run again
     /// for a command missing there).
     pub(crate) in_not_found_handler: bool,
+    /// Set by a special builtin that met an error POSIX makes fatal beyond a usage error
+    /// (`.` of a file it cannot read, a syntax error in `eval`, `export`/`readonly` of a
+    /// readonly variable); taken where special builtins are run, which ends a
+    /// non-interactive POSIX shell then (not when run through `command`).
+    pub(crate) special_failed: bool,
     /// bash's table of command paths (`hash`): name, path, times run through it; in the
     /// order they were remembered. Assigning `PATH` empties it.
     pub(crate) hashed: Vec<(String, String, u32)>,
@@ -522,6 +527,7 @@ impl Shell {
             is_subshell: false,
             reads_input: false,
             in_not_found_handler: false,
+            special_failed: false,
             hashed: Vec::new(),
             disabled_builtins: std::collections::BTreeSet::new(),
             subst_runs: 0,
@@ -649,7 +655,9 @@ impl Shell {
                     self.warning_prefix(script.lines().count().max(1))
                 );
                 let _ = fds.stderr().write_str(&msg).await;
-                let status = self.run_program_cancellable(&program, None, fds, cancel).await;
+                let status = self
+                    .run_program_cancellable(&program, None, fds, cancel)
+                    .await;
                 return self.finish_run(status, fds).await;
             }
             Broken::Leading(programs, e, read) => (programs, e, read),
@@ -1098,7 +1106,10 @@ impl Shell {
         fds: &Fds,
     ) -> exec::Exec<i32> {
         match parse_program(text) {
-            Ok(program) => self.exec_nested_input(what, &program, Some(text), fds).await,
+            Ok(program) => {
+                self.exec_nested_input(what, &program, Some(text), fds)
+                    .await
+            }
             Err(whole) => {
                 let (programs, e) = parse::leading_commands(text, whole);
                 for program in &programs {
@@ -1232,6 +1243,13 @@ impl Shell {
             msg.push_str(&format!("{prefix}`{shown}'\n"));
         }
         msg
+    }
+
+    /// [`Shell::syntax_message`] for an `eval` string: its lines count on from the line
+    /// of the `eval` command (the line its last argument ends on, as `LINENO` says).
+    pub(crate) fn eval_syntax_message(&self, e: &ShellError, text: &str) -> String {
+        let before = self.lines.lineno.saturating_sub(1);
+        self.syntax_message(e, Some("eval"), text, before)
     }
 }
 

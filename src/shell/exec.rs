@@ -431,6 +431,20 @@ impl Shell {
                         let e = ShellError::ReadonlyFunction(def.fname.value.clone());
                         return self.fail(e, fds).await;
                     }
+                    if let Some(why) = self.posix_bad_function_name(&def.fname.value) {
+                        if let Some(loc) = brush_parser::ast::SourceLocation::location(def) {
+                            self.lines.lineno = self.lines.line_base + loc.end.line;
+                        }
+                        self.report(&fds.stderr(), &ShellError::Builtin(why)).await;
+                        let status = 2;
+                        self.last_status = status;
+                        // A non-interactive POSIX shell ends there, as bash's does.
+                        return if self.interactive {
+                            Ok(status)
+                        } else {
+                            Err(Flow::Abort(status))
+                        };
+                    }
                     self.functions
                         .insert(def.fname.value.clone(), Arc::new(def.clone()));
                     let mut origin = self.lines.origin_here();
@@ -469,6 +483,20 @@ impl Shell {
             self.check_signals(fds).await?;
             Ok(status)
         }))
+    }
+
+    /// In POSIX mode, why `name` cannot be a function's (bash's message): not a valid
+    /// identifier, or a special builtin's name.
+    fn posix_bad_function_name(&self, name: &str) -> Option<String> {
+        if !self.opts.posix {
+            None
+        } else if !super::builtins::is_name(name) {
+            Some(format!("`{name}': not a valid identifier"))
+        } else if run::is_special_builtin(name) {
+            Some(format!("`{name}': is a special builtin"))
+        } else {
+            None
+        }
     }
 
     /// Applies redirections to a copy of `fds`; on failure, the status to give instead.

@@ -329,7 +329,13 @@ pub fn leading_commands_read(
     let Units { read, stop } = read_units(text);
     let done = read
         .into_iter()
-        .map(|(p, read)| (p, text.get(..read.start).map_or(0, |t| t.matches('\n').count())))
+        .map(|(p, read)| {
+            (
+                p,
+                text.get(..read.start)
+                    .map_or(0, |t| t.matches('\n').count()),
+            )
+        })
         .collect();
     match stop {
         Some((e, read)) => (done, e.unwrap_or(whole), (read.start, read.end)),
