@@ -1145,6 +1145,17 @@ impl<'a> Rewriter<'a> {
     /// At a `$`: the expansion it opens; returns where the scan goes on.
     fn dollar(&mut self, i: usize) -> usize {
         let s = self.s;
+        // `$\⏎(cmd)`: bash joins the lines before it reads the `$(`; brush's tokenizer
+        // ends the `$` at the backslash. The backslash-newline moves after the `(` (not
+        // before a second one: `$((` would turn arithmetic), and the scan goes on at the
+        // `(` as at a subshell's.
+        if s.get(i + 1..i + 3) == Some(b"\\\n".as_slice())
+            && s.get(i + 3) == Some(&b'(')
+            && s.get(i + 4) != Some(&b'(')
+        {
+            self.replace(i + 1, i + 4, "(\\\n");
+            return i + 3;
+        }
         match s.get(i + 1) {
             Some(b'(') if s.get(i + 2) == Some(&b'(') => {
                 let end = self.arithmetic(i + 3, false);
