@@ -226,46 +226,6 @@ pub(crate) fn simple_line(sc: &SimpleCommand) -> usize {
     first.unwrap_or(0)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn line_of(text: &str, n: usize) -> usize {
-        let p = crate::shell::parse_program(text).expect("parses");
-        let mut lines = Vec::new();
-        for cc in &p.complete_commands {
-            for item in &cc.0 {
-                for c in &item.0.first.seq {
-                    if let brush_parser::ast::Command::Simple(sc) = c {
-                        lines.push(simple_line(sc));
-                    }
-                }
-            }
-        }
-        lines[n]
-    }
-
-    #[test]
-    fn a_command_is_on_the_line_of_its_second_word() {
-        assert_eq!(line_of("echo a\necho b", 1), 2);
-        assert_eq!(line_of("echo \"a\nb\" c", 0), 2);
-        assert_eq!(line_of("echo x \"a\nb\"", 0), 1);
-        assert_eq!(line_of("\n\nls", 0), 3);
-        assert_eq!(line_of("x=1\ny=2 z=3", 1), 2);
-    }
-
-    #[test]
-    fn aliases_are_seen_from_the_next_unit() {
-        let mut l = Lines::default();
-        l.next_unit();
-        l.aliases.insert("a".into(), l.unit);
-        assert!(!l.alias_visible("a"));
-        l.next_unit();
-        assert!(l.alias_visible("a"));
-        assert!(l.alias_visible("never-defined"));
-    }
-}
-
 /// `set -v` for a text run as one parsed program (the `-c` string, an `eval` string, a
 /// sourced file). bash shows the input as it reads it, one complete command (a line, or
 /// the lines of a compound command) at a time, each read after the one before ran, so a
@@ -324,5 +284,45 @@ impl<'a> ReadEcho<'a> {
             shown.push('\n');
         }
         shown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line_of(text: &str, n: usize) -> usize {
+        let p = crate::shell::parse_program(text).expect("parses");
+        let mut lines = Vec::new();
+        for cc in &p.complete_commands {
+            for item in &cc.0 {
+                for c in &item.0.first.seq {
+                    if let brush_parser::ast::Command::Simple(sc) = c {
+                        lines.push(simple_line(sc));
+                    }
+                }
+            }
+        }
+        lines[n]
+    }
+
+    #[test]
+    fn a_command_is_on_the_line_of_its_second_word() {
+        assert_eq!(line_of("echo a\necho b", 1), 2);
+        assert_eq!(line_of("echo \"a\nb\" c", 0), 2);
+        assert_eq!(line_of("echo x \"a\nb\"", 0), 1);
+        assert_eq!(line_of("\n\nls", 0), 3);
+        assert_eq!(line_of("x=1\ny=2 z=3", 1), 2);
+    }
+
+    #[test]
+    fn aliases_are_seen_from_the_next_unit() {
+        let mut l = Lines::default();
+        l.next_unit();
+        l.aliases.insert("a".into(), l.unit);
+        assert!(!l.alias_visible("a"));
+        l.next_unit();
+        assert!(l.alias_visible("a"));
+        assert!(l.alias_visible("never-defined"));
     }
 }
