@@ -319,6 +319,23 @@ fn is_blank(c: u8) -> bool {
     c == b' ' || c == b'\t'
 }
 
+/// Whether `next` after operator `op` makes a longer operator (`&&`, `>>`, `;;`, `|&`,
+/// `&>>`, `;;&` …; not `<<`, whose here-document the scan must see).
+fn continues_operator(op: &[u8], next: u8) -> bool {
+    match op {
+        [prev] => matches!(
+            (prev, next),
+            (b'&', b'&' | b'>')
+                | (b'|', b'|' | b'&')
+                | (b'>', b'>' | b'|' | b'&')
+                | (b'<', b'&' | b'>')
+                | (b';', b';' | b'&')
+        ),
+        [a, b] => matches!((a, b, next), (b'&', b'>', b'>') | (b';', b';', b'&')),
+        _ => false,
+    }
+}
+
 /// Characters that end an unquoted word.
 fn is_meta(c: u8) -> bool {
     matches!(
@@ -481,6 +498,11 @@ impl<'a> Rewriter<'a> {
                     }
                 }
                 b';' => {
+                    let joined = self.joined_operator(i);
+                    if joined > i + 1 && end == End::CaseItem {
+                        // `;\⏎;`: the item's terminator, joined.
+                        return joined;
+                    }
                     if end == End::CaseItem {
                         if s.get(i + 1) == Some(&b';') {
                             return if s.get(i + 2) == Some(&b'&') {
@@ -704,26 +726,32 @@ impl<'a> Rewriter<'a> {
     }
 
     /// At the operator character at `i`: to after it, or after the characters that
-    /// continue it past a backslash-newline (`&\⏎&`, `>\⏎>`). bash joins such lines
-    /// before it reads operators; brush's tokenizer ends the operator at the backslash, so
-    /// each backslash-newline moves after the character that follows it (the lines stay).
+    /// continue it past backslash-newlines (`&\⏎&`, `&\⏎>>`, `;\⏎;`). bash joins such
+    /// lines before it reads operators; brush's tokenizer ends the operator at the
+    /// backslash, so the backslash-newlines move after the whole operator (the lines stay).
     /// `<\⏎<` is left alone (a here-document the scan would not see).
     fn joined_operator(&mut self, i: usize) -> usize {
         let s = self.s;
-        let mut j = i + 1;
-        while s.get(j..j + 2) == Some(b"\\\n".as_slice())
-            && let Some(&next) = s.get(j + 2)
-            && matches!(
-                (s[j - 1], next),
-                (b'&', b'&' | b'>')
-                    | (b'|', b'|' | b'&')
-                    | (b'>', b'>' | b'|' | b'&')
-                    | (b'<', b'&' | b'>')
-            )
-        {
-            self.replace(j, j + 3, &format!("{}\\\n", char::from(next)));
-            j += 3;
+        let (mut j, mut op, mut breaks) = (i + 1, vec![s[i]], 0);
+        loop {
+            if s.get(j..j + 2) == Some(b"\\\n".as_slice())
+                && s.get(j + 2).is_some_and(|&n| continues_operator(&op, n))
+            {
+                breaks += 1;
+                j += 2;
+            } else if breaks > 0 && s.get(j).is_some_and(|&n| continues_operator(&op, n)) {
+                op.push(s[j]);
+                j += 1;
+            } else {
+                break;
+            }
         }
+        if breaks == 0 {
+            return i + 1;
+        }
+        let mut joined = String::from_utf8_lossy(&op).into_owned();
+        joined.push_str(&"\\\n".repeat(breaks));
+        self.replace(i, j, &joined);
         j
     }
 
