@@ -292,6 +292,8 @@ pub(crate) struct Options {
     pub ignoreeof: bool,
     /// `set -o nolog`: shown only, as in bash (which ignores it).
     pub nolog: bool,
+    /// `set -P`: `cd` and `pwd` resolve symbolic links unless given `-L`.
+    pub physical: bool,
 }
 
 /// Told of each complete command a shell reads from a stream and runs: the session's
@@ -376,6 +378,11 @@ pub struct Shell {
     /// True in the subshell that runs `command_not_found_handle` (which is not run again
     /// for a command missing there).
     pub(crate) in_not_found_handler: bool,
+    /// Set by a special builtin that met an error POSIX makes fatal beyond a usage error
+    /// (`.` of a file it cannot read, a syntax error in `eval`, `export`/`readonly` of a
+    /// readonly variable); taken where special builtins are run, which ends a
+    /// non-interactive POSIX shell then (not when run through `command`).
+    pub(crate) special_failed: bool,
     /// bash's table of command paths (`hash`): name, path, times run through it; in the
     /// order they were remembered. Assigning `PATH` empties it.
     pub(crate) hashed: Vec<(String, String, u32)>,
@@ -525,6 +532,7 @@ impl Shell {
             is_subshell: false,
             reads_input: false,
             in_not_found_handler: false,
+            special_failed: false,
             hashed: Vec::new(),
             disabled_builtins: std::collections::BTreeSet::new(),
             subst_runs: 0,
@@ -610,7 +618,9 @@ impl Shell {
             Ok(p) => p,
             Err(e) => return self.run_up_to_error(script, e, &fds, cancel).await,
         };
-        let status = self.run_program_cancellable(&program, &fds, cancel).await;
+        let status = self
+            .run_program_cancellable(&program, Some(script), &fds, cancel)
+            .await;
         self.finish_run(status, &fds).await
     }
 
@@ -653,7 +663,9 @@ impl Shell {
                     self.warning_prefix(script.lines().count().max(1))
                 );
                 let _ = fds.stderr().write_str(&msg).await;
-                let status = self.run_program_cancellable(&program, fds, cancel).await;
+                let status = self
+                    .run_program_cancellable(&program, None, fds, cancel)
+                    .await;
                 return self.finish_run(status, fds).await;
             }
             Broken::Leading(programs, e, read) => (programs, e, read),
@@ -662,7 +674,7 @@ impl Shell {
             // Each command was parsed alone: its lines count from where it starts.
             self.lines.line_base = *before;
             let status = self
-                .run_program_cancellable(program, fds, cancel.clone())
+                .run_program_cancellable(program, None, fds, cancel.clone())
                 .await;
             if self.exit_requested.is_some() || cancel.is_cancelled() {
                 return self.finish_run(status, fds).await;
@@ -785,7 +797,7 @@ impl Shell {
                             (std::time::SystemTime::now(), std::time::Instant::now());
                         // Only the command that ends the input counts for `exit-signal`.
                         self.limit_abort = None;
-                        self.run_program_cancellable(&program, &fds, cancel.clone())
+                        self.run_program_cancellable(&program, None, &fds, cancel.clone())
                             .await;
                         if let Some(log) = self.command_log.clone() {
                             log.ran(&text, started, clock.elapsed(), self.last_status)
@@ -977,6 +989,7 @@ impl Shell {
     async fn run_program_cancellable(
         &mut self,
         program: &ast::Program,
+        read: Option<&str>,
         fds: &Fds,
         cancel: CancellationToken,
     ) -> i32 {
@@ -990,7 +1003,7 @@ impl Shell {
             self.input_depth,
         );
         let status = tokio::select! {
-            r = self.run_program(program, fds) => r,
+            r = self.run_program(program, read, fds) => r,
             _ = cancel.cancelled() => forkbox_commands::STATUS_INTERRUPTED,
         };
         // A cancelled run may have stopped inside a function: undo its frames.
@@ -1061,10 +1074,12 @@ impl Shell {
     /// Writes a shell error on `stderr` and gives its status: the one place errors are shown.
     /// Runs `program` as input read by `what` (`eval`, `source`) one level deeper; past
     /// [`MAX_CALL_DEPTH`] levels it is an error instead, as bash's recursion would crash.
+    /// `read` is the text it was parsed from, for `set -v` (see [`Shell::exec_program`]).
     pub(crate) async fn exec_nested_input(
         &mut self,
         what: &str,
         program: &ast::Program,
+        read: Option<&str>,
         fds: &Fds,
     ) -> exec::Exec<i32> {
         if self.input_depth >= MAX_CALL_DEPTH {
@@ -1083,7 +1098,7 @@ impl Shell {
         // Text read now (`eval`, `source`) takes the aliases defined now.
         let read_aliases = self.lines.read_aliases.take();
         self.trace_depth += 1;
-        let r = self.exec_program(program, fds).await;
+        let r = self.exec_program(program, read, fds).await;
         self.trace_depth -= 1;
         (self.lines.line_base, self.lines.unit) = saved;
         self.lines.read_aliases = read_aliases;
@@ -1114,11 +1129,14 @@ impl Shell {
         fds: &Fds,
     ) -> exec::Exec<i32> {
         match parse_program(text) {
-            Ok(program) => self.exec_nested_input(what, &program, fds).await,
+            Ok(program) => {
+                self.exec_nested_input(what, &program, Some(text), fds)
+                    .await
+            }
             Err(whole) => {
                 let (programs, e) = parse::leading_commands(text, whole);
                 for program in &programs {
-                    self.exec_nested_input(what, program, fds).await?;
+                    self.exec_nested_input(what, program, None, fds).await?;
                 }
                 if e.to_string().contains("unexpected end of file") {
                     // bash reads to the end first: the message names the line past it.
@@ -1248,6 +1266,13 @@ impl Shell {
             msg.push_str(&format!("{prefix}`{shown}'\n"));
         }
         msg
+    }
+
+    /// [`Shell::syntax_message`] for an `eval` string: its lines count on from the line
+    /// of the `eval` command (the line its last argument ends on, as `LINENO` says).
+    pub(crate) fn eval_syntax_message(&self, e: &ShellError, text: &str) -> String {
+        let before = self.lines.lineno.saturating_sub(1);
+        self.syntax_message(e, Some("eval"), text, before)
     }
 }
 

@@ -105,8 +105,13 @@ pub(crate) fn flow_status(r: Exec<i32>, last: i32) -> i32 {
 
 impl Shell {
     /// Runs a parsed program, catching every flow: the status it ends with.
-    pub(crate) async fn run_program(&mut self, program: &ast::Program, fds: &Fds) -> i32 {
-        let r = self.exec_program(program, fds).await;
+    pub(crate) async fn run_program(
+        &mut self,
+        program: &ast::Program,
+        read: Option<&str>,
+        fds: &Fds,
+    ) -> i32 {
+        let r = self.exec_program(program, read, fds).await;
         let aborted = matches!(r, Err(Flow::Abort(_)));
         let status = match r {
             Ok(s) => s,
@@ -133,10 +138,20 @@ impl Shell {
         status
     }
 
-    /// Runs a parsed program, letting flows through (for `eval` and `source`).
-    pub(crate) async fn exec_program(&mut self, program: &ast::Program, fds: &Fds) -> Exec<i32> {
+    /// Runs a parsed program, letting flows through (for `eval` and `source`). `read` is
+    /// the text it was parsed from when that is input the shell reads (the script, an
+    /// `eval` string, a sourced file): `set -v` shows its lines as they are reached.
+    pub(crate) async fn exec_program(
+        &mut self,
+        program: &ast::Program,
+        read: Option<&str>,
+        fds: &Fds,
+    ) -> Exec<i32> {
         let mut status = 0;
-        for cc in &program.complete_commands {
+        let mut echo = read.map(super::lines::ReadEcho::new);
+        let total = program.complete_commands.len();
+        for (i, cc) in program.complete_commands.iter().enumerate() {
+            self.echo_read(echo.as_mut(), i, total, fds).await;
             self.lines.next_unit();
             status = match self.exec_list(cc, fds).await {
                 // In a subshell the error ends the subshell, even inside its `eval`.
@@ -147,7 +162,24 @@ impl Shell {
                 r => r?,
             };
         }
+        self.echo_read(echo.as_mut(), total, total, fds).await;
         Ok(status)
+    }
+
+    /// `set -v`: shows the input lines read before complete command `i` of `total`.
+    async fn echo_read(
+        &mut self,
+        echo: Option<&mut super::lines::ReadEcho<'_>>,
+        i: usize,
+        total: usize,
+        fds: &Fds,
+    ) {
+        if let Some(echo) = echo.filter(|_| self.opts.verbose) {
+            let shown = echo.before(i, total);
+            if !shown.is_empty() {
+                let _ = fds.stderr().write_str(&shown).await;
+            }
+        }
     }
 
     pub(crate) fn exec_list<'a>(
@@ -399,6 +431,20 @@ impl Shell {
                         let e = ShellError::ReadonlyFunction(def.fname.value.clone());
                         return self.fail(e, fds).await;
                     }
+                    if let Some(why) = self.posix_bad_function_name(&def.fname.value) {
+                        if let Some(loc) = brush_parser::ast::SourceLocation::location(def) {
+                            self.lines.lineno = self.lines.line_base + loc.end.line;
+                        }
+                        self.report(&fds.stderr(), &ShellError::Builtin(why)).await;
+                        let status = 2;
+                        self.last_status = status;
+                        // A non-interactive POSIX shell ends there, as bash's does.
+                        return if self.interactive {
+                            Ok(status)
+                        } else {
+                            Err(Flow::Abort(status))
+                        };
+                    }
                     self.functions
                         .insert(def.fname.value.clone(), Arc::new(def.clone()));
                     let mut origin = self.lines.origin_here();
@@ -437,6 +483,20 @@ impl Shell {
             self.check_signals(fds).await?;
             Ok(status)
         }))
+    }
+
+    /// In POSIX mode, why `name` cannot be a function's (bash's message): not a valid
+    /// identifier, or a special builtin's name.
+    fn posix_bad_function_name(&self, name: &str) -> Option<String> {
+        if !self.opts.posix {
+            None
+        } else if !super::builtins::is_name(name) {
+            Some(format!("`{name}': not a valid identifier"))
+        } else if run::is_special_builtin(name) {
+            Some(format!("`{name}': is a special builtin"))
+        } else {
+            None
+        }
     }
 
     /// Applies redirections to a copy of `fds`; on failure, the status to give instead.

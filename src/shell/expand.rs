@@ -1292,12 +1292,14 @@ impl Shell {
         if !self.shopts.on("inherit_errexit") && !self.opts.posix {
             sub.opts.errexit = false;
         }
+        // bash turns `set -v` off in a substitution: its text was shown when it was read.
+        sub.opts.verbose = false;
         sub.trace_depth += 1;
         let (out, input) = pipe();
         let sub_fds = fds.with_stdout(out);
         // Its own task: nested substitutions (`f() { echo $(f); }`) then cost heap, not stack.
         let run = super::on_fresh_task(&self.budget, async move {
-            let status = sub.run_program(&program, &sub_fds).await;
+            let status = sub.run_program(&program, None, &sub_fds).await;
             let status = sub.run_exit_trap(status, &sub_fds).await;
             drop(sub_fds);
             status

@@ -231,6 +231,67 @@ pub(crate) fn simple_line(sc: &SimpleCommand) -> usize {
     first.unwrap_or(0)
 }
 
+/// `set -v` for a text run as one parsed program (the `-c` string, an `eval` string, a
+/// sourced file). bash shows the input as it reads it, one complete command (a line, or
+/// the lines of a compound command) at a time, each read after the one before ran, so a
+/// line shows when `-v` is on as it is read; forkbox parses the whole text first, so the
+/// lines are shown before the command they belong to runs. The text is split into those
+/// units only once something must be shown.
+pub(crate) struct ReadEcho<'a> {
+    text: &'a str,
+    /// Per unit: where it ends in the text and how many complete commands the units up
+    /// to it hold. Empty when the units do not add up to the program's commands (nothing
+    /// is shown then); `None` until needed.
+    units: Option<Vec<(usize, usize)>>,
+}
+
+impl<'a> ReadEcho<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        ReadEcho { text, units: None }
+    }
+
+    /// The lines read before complete command `i` of `total` runs (with `i == total`,
+    /// the lines after the last one), newline-terminated; empty when there are none.
+    pub(crate) fn before(&mut self, i: usize, total: usize) -> String {
+        let text = self.text;
+        let units = self.units.get_or_insert_with(|| {
+            let read = crate::shell::parse::read_units(text);
+            let mut commands = 0;
+            let units: Vec<(usize, usize)> = read
+                .read
+                .iter()
+                .map(|(p, range)| {
+                    commands += p.complete_commands.len();
+                    (range.end, commands)
+                })
+                .collect();
+            if read.stop.is_some() || commands != total {
+                return Vec::new();
+            }
+            units
+        });
+        // Where the unit holding complete command `c` ends.
+        let end_of = |c: usize| units.iter().find(|u| u.1 > c).map(|u| u.0);
+        let from = match i.checked_sub(1) {
+            None => Some(0),
+            Some(c) => end_of(c),
+        };
+        let to = if i >= total {
+            Some(text.len())
+        } else {
+            end_of(i)
+        };
+        let (Some(from), Some(to)) = (from, to) else {
+            return String::new();
+        };
+        let mut shown = text.get(from..to).unwrap_or_default().to_string();
+        if !shown.is_empty() && !shown.ends_with('\n') {
+            shown.push('\n');
+        }
+        shown
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

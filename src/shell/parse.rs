@@ -326,6 +326,36 @@ pub fn leading_commands_read(
     text: &str,
     whole: ShellError,
 ) -> (Vec<(ast::Program, usize)>, ShellError, (usize, usize)) {
+    let Units { read, stop } = read_units(text);
+    let done = read
+        .into_iter()
+        .map(|(p, read)| {
+            (
+                p,
+                text.get(..read.start)
+                    .map_or(0, |t| t.matches('\n').count()),
+            )
+        })
+        .collect();
+    match stop {
+        Some((e, read)) => (done, e.unwrap_or(whole), (read.start, read.end)),
+        None => (done, whole, (text.len(), text.len())),
+    }
+}
+
+/// A text as bash reads it: see [`read_units`].
+pub struct Units {
+    /// Each complete command read (a line, or the lines of a compound command or of
+    /// here-documents), parsed alone, with its byte range in the text.
+    pub read: Vec<(ast::Program, std::ops::Range<usize>)>,
+    /// Where the reading stopped short: a unit that does not parse, or the input ending
+    /// inside one (`if` with no `fi`); its error (`None` when only the whole text's error
+    /// says it) and its byte range.
+    pub stop: Option<(Option<ShellError>, std::ops::Range<usize>)>,
+}
+
+/// `text` read as bash reads it, one complete command at a time.
+pub fn read_units(text: &str) -> Units {
     let mut done = Vec::new();
     let mut buf = PendingInput::default();
     let (mut start, mut end) = (0, 0);
@@ -336,21 +366,22 @@ pub fn leading_commands_read(
             Completeness::Incomplete => {}
             Completeness::Complete => match program(&buf.take()) {
                 Ok(p) => {
-                    let before = text.get(..start).map_or(0, |t| t.matches('\n').count());
-                    done.push((p, before));
+                    done.push((p, start..end));
                     start = end;
                 }
-                Err(e) => return (done, e, (start, end)),
+                Err(e) => {
+                    return Units {
+                        read: done,
+                        stop: Some((Some(e), start..end)),
+                    };
+                }
             },
-            Completeness::Invalid => {
-                let e = program(buf.text()).err().unwrap_or(whole);
-                return (done, e, (start, end));
-            }
+            Completeness::Invalid => break,
         }
     }
-    // Input ended inside a command (`if` with no `fi`): the error of the rest.
-    let e = program(buf.text()).err().unwrap_or(whole);
-    (done, e, (start, end))
+    // An invalid unit, or input that ended inside one: the error of the rest.
+    let stop = (!buf.is_empty()).then(|| (program(buf.text()).err(), start..end));
+    Units { read: done, stop }
 }
 
 /// Parses a script on the blocking pool when it is large, so a big script does not hold

@@ -297,10 +297,8 @@ impl Shell {
                                 fds.set(fd, d);
                             }
                             IoFileRedirectKind::Write | IoFileRedirectKind::Clobber => {
-                                let mode = if self.opts.noclobber
-                                    && matches!(kind, IoFileRedirectKind::Write)
-                                {
-                                    WriteMode::CreateNew
+                                let mode = if matches!(kind, IoFileRedirectKind::Write) {
+                                    self.truncating()
                                 } else {
                                     WriteMode::Truncate
                                 };
@@ -364,7 +362,7 @@ impl Shell {
                 let mode = if *append {
                     WriteMode::Append
                 } else {
-                    WriteMode::Truncate
+                    self.truncating()
                 };
                 let o = self.open_write(&name, mode, fds, closers).await?;
                 fds.set(1, Fd::Write(o.clone()));
@@ -492,7 +490,7 @@ impl Shell {
         } else if matches!(kind, IoFileRedirectKind::DuplicateOutput) {
             // `>&file` is `&>file`.
             let o = self
-                .open_write(target, WriteMode::Truncate, fds, closers)
+                .open_write(target, self.truncating(), fds, closers)
                 .await?;
             fds.set(1, Fd::Write(o.clone()));
             if fd == 1 {
@@ -624,6 +622,15 @@ impl Shell {
             sync: None,
         });
         Ok(Fd::ReadWrite(file.input(), file.output()))
+    }
+
+    /// How `>`, `&>` and `>&file` open their file: under `set -C` only when it is new.
+    fn truncating(&self) -> WriteMode {
+        if self.opts.noclobber {
+            WriteMode::CreateNew
+        } else {
+            WriteMode::Truncate
+        }
     }
 
     /// A writable stream for `> name`: a device, or a pipe drained into the file by a task.

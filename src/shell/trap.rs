@@ -49,7 +49,7 @@ impl Shell {
         } else {
             0
         };
-        let r = Box::pin(self.exec_program(&program, fds)).await;
+        let r = Box::pin(self.exec_program(&program, None, fds)).await;
         (self.lines.unit, self.lines.lineno, self.lines.line_base) = saved_lines;
         self.trap_saved = outer;
         self.in_trap -= 1;

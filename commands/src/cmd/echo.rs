@@ -100,8 +100,19 @@ pub fn render(args: &[String]) -> Vec<u8> {
         }
         first += 1;
     }
+    words(&args[first..], escapes, newline)
+}
+
+/// What bash's `echo ARGS` writes in POSIX mode with `shopt -s xpg_echo`: no word is an
+/// option, and backslash escapes are always interpreted.
+pub fn render_posix_xpg(args: &[String]) -> Vec<u8> {
+    words(args, true, true)
+}
+
+/// `args` joined by blanks, with escapes interpreted or not, and a newline or not.
+fn words(args: &[String], escapes: bool, newline: bool) -> Vec<u8> {
     let mut out = Vec::new();
-    for (i, a) in args[first..].iter().enumerate() {
+    for (i, a) in args.iter().enumerate() {
         if i > 0 {
             out.push(b' ');
         }

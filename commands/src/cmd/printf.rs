@@ -833,8 +833,11 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
             if run.gnu {
                 return gnu_invalid(fmt, i - 1, i, run);
             }
-            out.push(b'%');
-            break;
+            // bash stops at a `%` that ends the format.
+            run.warnings
+                .push("printf: `%': missing format character\n".to_string());
+            run.status = 1;
+            return true;
         }
         if fmt[i] == b'%' {
             out.push(b'%');

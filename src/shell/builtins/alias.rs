@@ -170,7 +170,7 @@ impl Shell {
         };
         let depth = self.alias_active.len();
         self.alias_active.extend(used);
-        let r = self.exec_nested_input("alias", &program, fds).await;
+        let r = self.exec_nested_input("alias", &program, None, fds).await;
         self.alias_active.truncate(depth);
         r
     }

@@ -14,11 +14,12 @@ use crate::shell::redirect::Fds;
 #[derive(Parser, Debug)]
 #[command(name = "cd", disable_version_flag = true)]
 struct Args {
-    /// Use the logical path: `..` removes the previous component (default).
-    #[arg(short = 'L')]
+    /// Use the logical path: `..` removes the previous component (default unless
+    /// `set -o physical`).
+    #[arg(short = 'L', overrides_with = "physical")]
     logical: bool,
     /// Use the physical directory structure, resolving symbolic links.
-    #[arg(short = 'P')]
+    #[arg(short = 'P', overrides_with = "logical")]
     physical: bool,
     /// With -P: fail when the new working directory cannot be determined (it always can
     /// here).
@@ -39,7 +40,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if !a.extra.is_empty() {
         return super::fail(sh, io, "cd: too many arguments".into(), 1).await;
     }
-    let _ = (a.logical, a.check);
+    let _ = a.check;
+    // The last of -L and -P wins; without either, `set -o physical` decides.
+    let physical = a.physical || (sh.opts.physical && !a.logical);
     let mut print = false;
     let dir = match a.dir.as_deref() {
         None => match sh.get_str("HOME") {
@@ -66,7 +69,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             let base = if entry.is_empty() { "." } else { entry };
             let cand = fs::normalize(&fs::join(&sh.cwd, &fs::join(base, &dir)));
             if matches!(sh.fs.stat(&cand).await, Ok(m) if m.is_dir()) {
-                if let Err(msg) = chdir(sh, &cand, a.physical).await {
+                if let Err(msg) = chdir(sh, &cand, physical).await {
                     return super::fail(sh, io, format!("cd: {msg}"), 1).await;
                 }
                 if !entry.is_empty() {
@@ -76,7 +79,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
         }
     }
-    if let Err(msg) = chdir(sh, &dir, a.physical).await {
+    if let Err(msg) = chdir(sh, &dir, physical).await {
         return super::fail(sh, io, format!("cd: {msg}"), 1).await;
     }
     finish(sh, io, print).await
@@ -108,6 +111,8 @@ pub(crate) async fn chdir(sh: &mut Shell, dir: &str, physical: bool) -> Result<(
         target = real;
     }
     let old = std::mem::replace(&mut sh.cwd, target.clone());
+    // OLDPWD is what `$PWD` said, even when assigned by hand.
+    let old = sh.get_str("PWD").unwrap_or(old);
     sh.set_exported("OLDPWD", &old);
     sh.set_exported("PWD", &target);
     Ok(())

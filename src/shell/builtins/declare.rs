@@ -443,6 +443,8 @@ async fn declare_one(
     if readonly_now && (value.is_some() || flags.off.readonly) {
         // `export`/`readonly` word it as an assignment does, without their name.
         if matches!(cmd, "export" | "readonly") {
+            // A special builtin's assignment error: fatal in POSIX mode.
+            sh.special_failed = true;
             return Err(Failure::Message(format!("{target}: readonly variable")));
         }
         return Err(Failure::Message(format!(

@@ -10,13 +10,17 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if io.is_closed(1) {
         return super::fail(sh, io, "echo: write error: Bad file descriptor".into(), 1).await;
     }
-    // `shopt -s xpg_echo`: escapes are interpreted unless `-E` says otherwise.
-    let args = if sh.shopts.on("xpg_echo") {
-        std::iter::once("-e".to_string()).chain(args).collect()
+    // `shopt -s xpg_echo`: escapes are interpreted unless `-E` says otherwise; in POSIX
+    // mode too, and no word is an option then.
+    let xpg = sh.shopts.on("xpg_echo");
+    let out = if xpg && sh.opts.posix {
+        forkbox_commands::cmd::echo::render_posix_xpg(&args)
+    } else if xpg {
+        let args: Vec<String> = std::iter::once("-e".to_string()).chain(args).collect();
+        forkbox_commands::cmd::echo::render(&args)
     } else {
-        args
+        forkbox_commands::cmd::echo::render(&args)
     };
-    let out = forkbox_commands::cmd::echo::render(&args);
     match io.stdout().write_all(&out).await {
         Ok(()) => Ok(0),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {

@@ -8,23 +8,30 @@ use crate::shell::{Shell, parse_program};
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let text = args.join(" ");
     match parse_program(&text) {
-        Ok(program) => sh.exec_nested_input("eval", &program, io).await,
+        Ok(program) => {
+            sh.exec_nested_input("eval", &program, Some(&text), io)
+                .await
+        }
         Err(whole) => {
             // The complete commands before a syntax error run first, as in bash.
             let (programs, e) = crate::shell::parse::leading_commands(&text, whole);
+            let line = sh.lines.lineno;
             for program in &programs {
-                sh.exec_nested_input("eval", program, io).await?;
+                sh.exec_nested_input("eval", program, None, io).await?;
             }
+            // The message counts from the line of `eval`, not of the commands it ran.
+            sh.lines.lineno = line;
             match e {
                 ShellError::Syntax(ref m) if !m.contains("levels deep") => {
                     // bash names the input and its line: `bash: eval: line 1: syntax
                     // error ...`, and after a misplaced token the line itself.
-                    let msg = sh.syntax_message(&e, Some("eval"), &text, 0);
+                    let msg = sh.eval_syntax_message(&e, &text);
                     let _ = io.stderr().write_str(&msg).await;
+                    sh.special_failed = true;
                     Ok(2)
                 }
                 ShellError::Unclosed { status, .. } => {
-                    let msg = sh.syntax_message(&e, Some("eval"), &text, 0);
+                    let msg = sh.eval_syntax_message(&e, &text);
                     let _ = io.stderr().write_str(&msg).await;
                     Ok(status)
                 }

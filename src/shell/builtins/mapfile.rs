@@ -200,7 +200,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             let _ = sh.set_value(&o.name, Value::Array(arr.clone()));
             match parse_program(&cmd) {
                 Ok(p) => {
-                    sh.exec_nested_input("mapfile", &p, io).await?;
+                    sh.exec_nested_input("mapfile", &p, None, io).await?;
                 }
                 Err(e) => {
                     sh.fail(e, io).await?;

@@ -10,12 +10,15 @@ use crate::shell::redirect::Fds;
 #[derive(Parser, Debug)]
 #[command(name = "pwd", disable_version_flag = true)]
 struct Args {
-    /// Print the value of $PWD (default).
-    #[arg(short = 'L')]
+    /// Print the value of $PWD (default unless `set -o physical`).
+    #[arg(short = 'L', overrides_with = "physical")]
     logical: bool,
     /// Print the physical directory, without any symbolic links.
-    #[arg(short = 'P')]
+    #[arg(short = 'P', overrides_with = "logical")]
     physical: bool,
+    /// Operands are ignored, as bash ignores them.
+    #[arg(hide = true)]
+    _operands: Vec<String>,
 }
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
@@ -24,7 +27,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Err(s) => return Ok(s),
     };
     let mut dir = sh.cwd.clone();
-    if a.physical && !a.logical {
+    if a.physical || (sh.opts.physical && !a.logical) {
         match sh.fs.canonicalize(&dir).await {
             Ok(d) => dir = d,
             Err(e) => return super::fail(sh, io, format!("pwd: {e}"), 1).await,

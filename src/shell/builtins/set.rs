@@ -40,7 +40,7 @@ pub(crate) const OPTIONS: &[(&str, Option<char>, Kept)] = &[
     ("notify", Some('b'), Kept::Flag(|o| &mut o.notify)),
     ("nounset", Some('u'), Kept::Flag(|o| &mut o.nounset)),
     ("onecmd", Some('t'), Kept::Fixed(false)),
-    ("physical", Some('P'), Kept::Fixed(false)),
+    ("physical", Some('P'), Kept::Flag(|o| &mut o.physical)),
     ("pipefail", None, Kept::Flag(|o| &mut o.pipefail)),
     ("posix", None, Kept::Flag(|o| &mut o.posix)),
     ("privileged", Some('p'), Kept::Flag(|o| &mut o.privileged)),
@@ -152,6 +152,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             sh.positional = args[i + 1..].to_vec();
             sh.positional_changes += 1;
             return Ok(0);
+        }
+        if a == "+" {
+            // A lone `+` is skipped: options and operands may follow.
+            i += 1;
+            continue;
         }
         if a == "-o" || a == "+o" {
             let on = a == "-o";

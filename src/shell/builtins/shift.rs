@@ -29,6 +29,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         },
     };
     if n > sh.positional.len() {
+        // Said only with `shift_verbose`, which POSIX mode implies; the count as written.
+        if sh.shopts.on("shift_verbose") || sh.opts.posix {
+            let count = args.first().map(|a| format!("{a}: ")).unwrap_or_default();
+            let msg = format!("shift: {count}shift count out of range");
+            return super::fail(sh, io, msg, 1).await;
+        }
         return Ok(1);
     }
     sh.positional.drain(..n);

@@ -121,11 +121,8 @@ async fn run_text(
 /// A file `source` cannot read: the message, status 1. `.` is a special builtin, so in
 /// POSIX mode this ends a script (a subshell, the script itself), as in bash.
 async fn unreadable(sh: &mut Shell, io: &Fds, msg: String) -> Exec<i32> {
-    let status = super::fail(sh, io, msg, 1).await?;
-    if sh.opts.posix && !sh.interactive {
-        return Err(Flow::Exit(status));
-    }
-    Ok(status)
+    sh.special_failed = true;
+    super::fail(sh, io, msg, 1).await
 }
 
 /// The file `source NAME` reads: a name with a slash as it is; otherwise the first regular

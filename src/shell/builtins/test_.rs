@@ -162,6 +162,14 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
         }
         return Ok(status);
     }
+    if io.is_closed(1) {
+        // Writing anything fails (an empty output writes nothing, as in bash).
+        let (status, out) = run_printf(sh, &args, io, true).await;
+        if out.is_empty() {
+            return Ok(status);
+        }
+        return super::fail(sh, io, "printf: write error: Bad file descriptor".into(), 1).await;
+    }
     Ok(run_printf(sh, &args, io, false).await.0)
 }
 

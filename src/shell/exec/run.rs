@@ -48,6 +48,7 @@ impl Shell {
             let keep = self.opts.posix && is_special_builtin(&name);
             let kept = attribute_names(&name, &args);
             let r = builtins::run(self, &name, args, fds).await;
+            let r = self.special_outcome(&name, r);
             if !keep {
                 // `x=2 export x` (or `readonly x`, `declare -x x`): the temporary value
                 // stays, with the attribute, where bash otherwise drops it.
@@ -136,6 +137,8 @@ impl Shell {
                 let _ran = crate::telemetry::metrics::command(entry.kind);
                 let saved = self.push_temp_env(env_extra);
                 let r = builtins::run(self, &entry.name, args, fds).await;
+                // Through `command`, a special builtin's error does not end the shell.
+                self.special_failed = false;
                 self.pop_temp_env(saved);
                 return r;
             }
@@ -553,6 +556,24 @@ pub(crate) fn shebang_interpreter(text: &str) -> String {
             .to_string()
     } else {
         base.to_string()
+    }
+}
+
+impl Shell {
+    /// What running builtin `name` comes to: in a non-interactive POSIX shell, a special
+    /// builtin's usage error (status 2; not `eval`'s or `.`'s, which are their input's) or
+    /// an error it marked fatal ([`Shell::special_failed`]) ends the shell, as in bash.
+    fn special_outcome(&mut self, name: &str, r: Exec<i32>) -> Exec<i32> {
+        let failed = std::mem::take(&mut self.special_failed);
+        if !self.opts.posix || self.interactive || !is_special_builtin(name) {
+            return r;
+        }
+        match r {
+            Ok(status) if failed || (status == 2 && !matches!(name, "eval" | "." | "source")) => {
+                Err(Flow::Exit(status))
+            }
+            r => r,
+        }
     }
 }
 

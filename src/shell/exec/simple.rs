@@ -128,7 +128,13 @@ impl Shell {
                 // with the old `PS4`.
                 let ps4 = self.opts.xtrace.then(|| self.get_str("PS4"));
                 if let Err(e) = self.assign(a, fds).await {
-                    return self.fail(e, fds).await;
+                    // POSIX mode: assigning a readonly variable ends a non-interactive
+                    // shell, with bash's 127.
+                    let fatal = matches!(e, ShellError::Readonly(_))
+                        && self.opts.posix
+                        && !self.interactive;
+                    let r = self.fail(e, fds).await;
+                    return if fatal { Err(Flow::Abort(127)) } else { r };
                 }
                 if let Some(ps4) = ps4
                     && self.opts.xtrace
@@ -169,11 +175,25 @@ impl Shell {
             }
             match self.assignment_value(a, fds).await {
                 Ok((name, _)) if self.vars.get(&name).is_some_and(|v| v.readonly) => {
-                    // bash reports it and runs the command without that variable.
+                    // bash reports it and runs the command without that variable. A
+                    // non-interactive POSIX shell abandons the command instead (status
+                    // 1), and before a special builtin ends, with 127 as after an
+                    // assignment alone.
                     let _ = fds
                         .stderr()
                         .write_str(&ShellError::Readonly(name).message_with(&self.message_prefix()))
                         .await;
+                    if self.opts.posix && !self.interactive {
+                        let special = argv
+                            .first()
+                            .is_some_and(|n| super::run::is_special_builtin(n));
+                        self.last_status = if special { 127 } else { 1 };
+                        return Err(if special {
+                            Flow::Abort(127)
+                        } else {
+                            Flow::Discard(1)
+                        });
+                    }
                 }
                 Ok(v) => env_extra.push(v),
                 Err(e) => return self.fail(e, fds).await,

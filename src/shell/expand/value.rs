@@ -172,6 +172,7 @@ impl Shell {
             (o.noclobber, 'C'),
             (o.errtrace, 'E'),
             (o.histexpand, 'H'),
+            (o.physical, 'P'),
             (o.functrace, 'T'),
             (!self.interactive, 'c'),
         ]

@@ -260,7 +260,7 @@ pub struct ReadError {
 /// `text` rewritten for brush-parser, or `Borrowed` when nothing needed it. An error is
 /// bash's message for a text it cannot read (an unclosed subscript).
 pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
-    if !text.contains([';', '(', '[', '"', '\'', '`', '{']) {
+    if !text.contains([';', '(', '[', '"', '\'', '`', '{']) && !text.contains("\\\n") {
         return Ok(Cow::Borrowed(text));
     }
     let mut r = Rewriter::new(text);
@@ -319,6 +319,23 @@ struct Rewriter<'a> {
 
 fn is_blank(c: u8) -> bool {
     c == b' ' || c == b'\t'
+}
+
+/// Whether `next` after operator `op` makes a longer operator (`&&`, `>>`, `;;`, `|&`,
+/// `&>>`, `;;&` …; not `<<`, whose here-document the scan must see).
+fn continues_operator(op: &[u8], next: u8) -> bool {
+    match op {
+        [prev] => matches!(
+            (prev, next),
+            (b'&', b'&' | b'>')
+                | (b'|', b'|' | b'&')
+                | (b'>', b'>' | b'|' | b'&')
+                | (b'<', b'&' | b'>')
+                | (b';', b';' | b'&')
+        ),
+        [a, b] => matches!((a, b, next), (b'&', b'>', b'>') | (b';', b';', b'&')),
+        _ => false,
+    }
 }
 
 /// Characters that end an unquoted word.
@@ -483,6 +500,11 @@ impl<'a> Rewriter<'a> {
                     }
                 }
                 b';' => {
+                    let joined = self.joined_operator(i);
+                    if joined > i + 1 && end == End::CaseItem {
+                        // `;\⏎;`: the item's terminator, joined.
+                        return joined;
+                    }
                     if end == End::CaseItem {
                         if s.get(i + 1) == Some(&b';') {
                             return if s.get(i + 2) == Some(&b'&') {
@@ -499,7 +521,7 @@ impl<'a> Rewriter<'a> {
                     cmd_start = true;
                 }
                 b'&' | b'|' => {
-                    i += 1;
+                    i = self.joined_operator(i);
                     cmd_start = true;
                 }
                 b')' => {
@@ -549,7 +571,12 @@ impl<'a> Rewriter<'a> {
                     cmd_start = false;
                 }
                 b'<' | b'>' => {
-                    i = self.redirection(i);
+                    let joined = self.joined_operator(i);
+                    i = if joined > i + 1 {
+                        joined
+                    } else {
+                        self.redirection(i)
+                    };
                     if after_compound {
                         // The target, so that more redirections may follow.
                         i = self.skip_blanks(i, false);
@@ -711,6 +738,36 @@ impl<'a> Rewriter<'a> {
         self.replace(i, op, "");
         self.replace(t, t, &format!("{NAMED_FD}{name}{NAMED_FD}"));
         Some(t)
+    }
+
+    /// At the operator character at `i`: to after it, or after the characters that
+    /// continue it past backslash-newlines (`&\⏎&`, `&\⏎>>`, `;\⏎;`). bash joins such
+    /// lines before it reads operators; brush's tokenizer ends the operator at the
+    /// backslash, so the backslash-newlines move after the whole operator (the lines stay).
+    /// `<\⏎<` is left alone (a here-document the scan would not see).
+    fn joined_operator(&mut self, i: usize) -> usize {
+        let s = self.s;
+        let (mut j, mut op, mut breaks) = (i + 1, vec![s[i]], 0);
+        loop {
+            if s.get(j..j + 2) == Some(b"\\\n".as_slice())
+                && s.get(j + 2).is_some_and(|&n| continues_operator(&op, n))
+            {
+                breaks += 1;
+                j += 2;
+            } else if breaks > 0 && s.get(j).is_some_and(|&n| continues_operator(&op, n)) {
+                op.push(s[j]);
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        if breaks == 0 {
+            return i + 1;
+        }
+        let mut joined = String::from_utf8_lossy(&op).into_owned();
+        joined.push_str(&"\\\n".repeat(breaks));
+        self.replace(i, j, &joined);
+        j
     }
 
     /// At a `<` or `>`: the operator (and a here-document's delimiter, or a process
@@ -1131,6 +1188,17 @@ impl<'a> Rewriter<'a> {
     /// At a `$`: the expansion it opens; returns where the scan goes on.
     fn dollar(&mut self, i: usize) -> usize {
         let s = self.s;
+        // `$\⏎(cmd)`: bash joins the lines before it reads the `$(`; brush's tokenizer
+        // ends the `$` at the backslash. The backslash-newline moves after the `(` (not
+        // before a second one: `$((` would turn arithmetic), and the scan goes on at the
+        // `(` as at a subshell's.
+        if s.get(i + 1..i + 3) == Some(b"\\\n".as_slice())
+            && s.get(i + 3) == Some(&b'(')
+            && s.get(i + 4) != Some(&b'(')
+        {
+            self.replace(i + 1, i + 4, "(\\\n");
+            return i + 3;
+        }
         match s.get(i + 1) {
             Some(b'(') if s.get(i + 2) == Some(&b'(') => {
                 let end = self.arithmetic(i + 3, false);
