@@ -38,7 +38,7 @@ mod select;
 mod simple;
 mod timed;
 
-pub(crate) use run::shebang_interpreter;
+pub(crate) use run::{is_special_builtin, shebang_interpreter};
 pub(crate) use select::SELECT_MARK;
 
 /// Non-local control flow unwinding through the interpreter.

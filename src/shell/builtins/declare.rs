@@ -315,6 +315,17 @@ async fn print_functions(
             Some(_) if names_only && names.is_empty() => {
                 out.push_str(&format!("declare -{} {n}\n", function_flags(sh, n)));
             }
+            Some(f) if names_only && sh.shopts.on("extdebug") => {
+                // With extdebug: where it was defined, its line and file.
+                let (base, source) = sh
+                    .lines
+                    .functions
+                    .get(n)
+                    .map_or((0, ""), |o| (o.line_base, o.source.as_str()));
+                let line = brush_parser::ast::SourceLocation::location(f.as_ref())
+                    .map_or(0, |l| l.start.line);
+                out.push_str(&format!("{n} {} {source}\n", base + line));
+            }
             Some(_) if names_only => out.push_str(&format!("{n}\n")),
             Some(f) => {
                 out.push_str(&crate::shell::printer::function(n, f));

@@ -162,6 +162,9 @@ impl Shell {
 
     /// Counts a run of command `name` found in PATH in the `hash` table (adding it).
     fn remember_path(&mut self, name: &str) {
+        if !self.opts.hashall {
+            return;
+        }
         match self.hashed.iter_mut().find(|(n, _, _)| n == name) {
             Some((_, _, hits)) => *hits = hits.saturating_add(1),
             None => {
@@ -502,7 +505,7 @@ pub(crate) fn shebang_interpreter(text: &str) -> String {
 
 /// The POSIX special builtins: a syntax error in one ends a POSIX shell, and assignments
 /// before one outlive it in POSIX mode.
-fn is_special_builtin(name: &str) -> bool {
+pub(crate) fn is_special_builtin(name: &str) -> bool {
     matches!(
         name,
         "break"
