@@ -29,7 +29,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         },
     };
     if n > sh.positional.len() {
-        return Ok(1);
+        if !sh.shopts.on("shift_verbose") {
+            return Ok(1);
+        }
+        // bash names the count only when one was given.
+        let what = args.first().map_or(String::new(), |a| format!("{a}: "));
+        return super::fail(sh, io, format!("shift: {what}shift count out of range"), 1).await;
     }
     sh.positional.drain(..n);
     Ok(0)
