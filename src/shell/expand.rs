@@ -1309,9 +1309,14 @@ impl Shell {
         let status = status.unwrap_or(1);
         self.last_status = status;
         self.subst_runs += 1;
-        let mut data = data?;
+        let data = data?;
+        Ok(self.substitution_text(data, fds).await)
+    }
+
+    /// The text of a substitution's output: NUL bytes dropped (bash's strings cannot hold
+    /// them; it says so), trailing newlines removed.
+    async fn substitution_text(&self, mut data: Vec<u8>, fds: &Fds) -> String {
         if data.contains(&0) {
-            // bash's strings cannot hold NUL: it drops them, and says so.
             data.retain(|b| *b != 0);
             let msg = format!(
                 "{}warning: command substitution: ignored null byte in input\n",
@@ -1353,11 +1358,7 @@ impl Shell {
             })?;
         self.last_status = 0;
         self.subst_runs += 1;
-        let mut s = String::from_utf8_lossy(&data).replace('\0', "");
-        while s.ends_with('\n') {
-            s.pop();
-        }
-        Ok(s)
+        Ok(self.substitution_text(data, fds).await)
     }
 
     async fn expand_sub_pieces(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {
