@@ -138,6 +138,8 @@ impl Shell {
         let mut status = 0;
         for cc in &program.complete_commands {
             self.lines.next_unit();
+            // bash reads (and decodes `$'…'` in) one command at a time.
+            self.read_byte_locale = self.byte_locale();
             status = match self.exec_list(cc, fds).await {
                 // In a subshell the error ends the subshell, even inside its `eval`.
                 Err(Flow::Discard(s)) if !self.is_subshell => {

@@ -352,10 +352,11 @@ impl Shell {
             Some(o) if append => format!("{o}{value}"),
             _ => value.to_string(),
         };
+        let ascii = self.byte_locale();
         if attrs.upper && !attrs.lower {
-            v = crate::shell::pattern::upper_str(&v);
+            v = crate::shell::pattern::upper_str(&v, ascii);
         } else if attrs.lower && !attrs.upper {
-            v = crate::shell::pattern::lower_str(&v);
+            v = crate::shell::pattern::lower_str(&v, ascii);
         }
         Ok(v)
     }
