@@ -64,7 +64,7 @@ pub(crate) fn run<'a>(
     if let Some(letters) = option_letters(name)
         && !(name == "local" && sh.local_frames.is_empty())
         // `hash` with hashing off says so before looking at its options.
-        && !(name == "hash" && !sh.opts.hashall)
+        && (name != "hash" || sh.opts.hashall)
         && let Some(what) = bad_option(&args, letters)
     {
         let name = name.to_string();
