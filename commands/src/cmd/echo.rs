@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use super::printf::{Escapes, unescape};
+use super::printf::{EscapeContext, Escapes, unescape_in};
 use crate::{CmdResult, Command, Context};
 
 pub struct Echo;
@@ -17,7 +17,8 @@ impl Command for Echo {
         "write arguments to standard output"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        ctx.out(render(&args)).await?;
+        ctx.out(render_in(&args, crate::gnu_regex::c_locale(&ctx.env)))
+            .await?;
         Ok(0)
     }
 }
@@ -81,6 +82,12 @@ impl Command for GnuEcho {
 /// `-E` letters are options; with `-e`, backslash escapes (`\0NNN`, `\xHH`, `\c` stops
 /// all output).
 pub fn render(args: &[String]) -> Vec<u8> {
+    render_in(args, false)
+}
+
+/// [`render`] in the C locale (`c_locale`), where a `\u`/`\U` past ASCII names no
+/// character and stays as written, as bash's echo leaves it.
+pub fn render_in(args: &[String], c_locale: bool) -> Vec<u8> {
     let mut newline = true;
     let mut escapes = false;
     let mut first = 0;
@@ -106,7 +113,11 @@ pub fn render(args: &[String]) -> Vec<u8> {
             out.push(b' ');
         }
         if escapes {
-            if unescape(a.as_bytes(), &mut out, Escapes::Echo) {
+            let mut cx = EscapeContext {
+                c_locale,
+                ..EscapeContext::default()
+            };
+            if unescape_in(a.as_bytes(), &mut out, Escapes::Echo, &mut cx) {
                 return out;
             }
         } else {

@@ -16,7 +16,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     } else {
         args
     };
-    let out = forkbox_commands::cmd::echo::render(&args);
+    let out = forkbox_commands::cmd::echo::render_in(&args, sh.byte_locale());
     match io.stdout().write_all(&out).await {
         Ok(()) => Ok(0),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
