@@ -178,6 +178,7 @@ async fn print_vars(
             all
         };
         let filtered = flags.on.any() || flags.array || flags.assoc;
+        let bytes = sh.byte_locale();
         for k in listed {
             let Some(v) = sh.vars.get(&k) else { continue };
             if filtered
@@ -188,9 +189,9 @@ async fn print_vars(
                 continue;
             }
             if flags.print || filtered || cmd == "local" {
-                out.push_str(&posix_listing(sh, cmd, declare_line(&k, v)));
+                out.push_str(&posix_listing(sh, cmd, declare_line(&k, v, bytes)));
             } else if !v.attrs.unset {
-                out.push_str(&crate::shell::vars::set_line(&k, v));
+                out.push_str(&crate::shell::vars::set_line(&k, v, bytes));
             }
         }
         if !(flags.print || filtered || cmd == "local") {
@@ -209,7 +210,7 @@ async fn print_vars(
     }
     for n in names {
         match sh.vars.get(n.as_str()) {
-            Some(v) => out.push_str(&declare_line(n, v)),
+            Some(v) => out.push_str(&declare_line(n, v, sh.byte_locale())),
             None if n == "PIPESTATUS" || Shell::is_stack_array(n) => {
                 // Arrays the shell computes when read: shown as they read now.
                 let items: Vec<String> = if n == "PIPESTATUS" {
@@ -226,7 +227,7 @@ async fn print_vars(
                     exported: false,
                     readonly: false,
                 };
-                out.push_str(&declare_line(n, &var));
+                out.push_str(&declare_line(n, &var, sh.byte_locale()));
             }
             None => {
                 let _ = io.stdout().write_str(&out).await;

@@ -181,12 +181,13 @@ impl Shell {
         if self.opts.xtrace {
             // bash shows each prefix assignment on a line of its own, then the command.
             for (k, v) in &env_extra {
-                self.trace_line(&format!("{k}={}", trace_value(v)), fds)
-                    .await;
+                let v = trace_value(v, self.byte_locale());
+                self.trace_line(&format!("{k}={v}"), fds).await;
             }
+            let bytes = self.byte_locale();
             let line = argv
                 .iter()
-                .map(|a| trace_word(a))
+                .map(|a| trace_word(a, bytes))
                 .collect::<Vec<_>>()
                 .join(" ");
             self.trace_line(&line, fds).await;
@@ -196,7 +197,7 @@ impl Shell {
                 // bash traces the assignments these two make as assignments too.
                 for a in &argv[1..] {
                     if let Some(at) = crate::shell::expand::assignment_prefix(a) {
-                        let line = format!("{}{}", &a[..at], trace_value(&a[at..]));
+                        let line = format!("{}{}", &a[..at], trace_value(&a[at..], bytes));
                         self.trace_line(&line, fds).await;
                     }
                 }
@@ -489,7 +490,9 @@ impl Shell {
             AssignmentName::VariableName(n) => {
                 let op = if a.append { "+=" } else { "=" };
                 match self.vars.get(n).map(|v| &v.value) {
-                    Some(Value::Str(s)) if !a.append => format!("{n}{op}{}", trace_value(s)),
+                    Some(Value::Str(s)) if !a.append => {
+                        format!("{n}{op}{}", trace_value(s, self.byte_locale()))
+                    }
                     _ => format!("{n}{op}{}", a.value),
                 }
             }
@@ -500,29 +503,33 @@ impl Shell {
 
 /// The value of an assignment as `set -x` shows it: as a word, but nothing for an empty
 /// one (`+ x=`).
-fn trace_value(v: &str) -> String {
+fn trace_value(v: &str, bytes: bool) -> String {
     if v.is_empty() {
         String::new()
     } else {
-        trace_word(v)
+        trace_word(v, bytes)
     }
 }
 
 /// A word as `set -x` shows it: quoted when it holds a character the shell would treat
 /// specially (a `#` or `~` only where it would start a comment or a tilde expansion).
-pub(crate) fn trace_word(w: &str) -> String {
+/// `bytes`: the locale is not UTF-8, where no character past ASCII prints.
+pub(crate) fn trace_word(w: &str, bytes: bool) -> String {
     let special = |(i, c): (usize, char)| {
         " \t\n'\"\\|&;()<>!{}*[]?^$`".contains(c)
-            || !(c.is_ascii() || c.is_alphanumeric())
+            || !(bytes || c.is_ascii() || c.is_alphanumeric())
             || (c == '#' && i == 0)
             || (c == '~' && (i == 0 || matches!(w.as_bytes().get(i - 1), Some(b'=' | b':'))))
     };
     if w.is_empty() || w.char_indices().any(special) {
         shell_quote(w)
-    } else if w.chars().any(char::is_control) {
+    } else if w
+        .chars()
+        .any(|c| c.is_control() || (bytes && !c.is_ascii()))
+    {
         // No character the shell treats specially, but one that does not print: bash
         // shows it as `$'\001'` (what has both is single-quoted as it is).
-        crate::shell::vars::ansi_c_quote(w)
+        crate::shell::vars::ansi_c_quote(w, bytes)
     } else {
         w.to_string()
     }

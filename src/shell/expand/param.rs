@@ -514,7 +514,7 @@ impl Shell {
             ParameterTransformOp::CapitalizeInitial => v.map(|s| upper_first(s, ascii)),
             ParameterTransformOp::Quoted => match v {
                 PVal::Unset => PVal::Unset,
-                v => v.map(single_quote),
+                v => v.map(|s| single_quote(s, ascii)),
             },
             ParameterTransformOp::ExpandEscapeSequences => {
                 let utf8 = !self.byte_locale();
@@ -546,19 +546,23 @@ impl Shell {
                     match (&var.value, whole) {
                         (crate::shell::Value::Str(s), _) => {
                             if flags.is_empty() {
-                                PVal::Str(format!("{n}={}", single_quote(s)))
+                                PVal::Str(format!("{n}={}", single_quote(s, ascii)))
                             } else {
-                                PVal::Str(format!("declare -{flags} {n}={}", single_quote(s)))
+                                PVal::Str(format!(
+                                    "declare -{flags} {n}={}",
+                                    single_quote(s, ascii)
+                                ))
                             }
                         }
                         (value, true) => PVal::Str(format!(
                             "declare -{flags} {n}={}",
-                            array_body(value).unwrap_or_default()
+                            array_body(value, ascii).unwrap_or_default()
                         )),
                         (_, false) => match v {
-                            PVal::Str(s) => {
-                                PVal::Str(format!("declare -{flags} {n}={}", single_quote(&s)))
-                            }
+                            PVal::Str(s) => PVal::Str(format!(
+                                "declare -{flags} {n}={}",
+                                single_quote(&s, ascii)
+                            )),
                             // `${m@A}` of an array without element 0.
                             PVal::Unset => PVal::Str(format!("declare -{flags} {n}")),
                             other => other,
@@ -573,9 +577,11 @@ impl Shell {
                         crate::shell::Value::Array(m) => {
                             Some(m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
                         }
-                        crate::shell::Value::Assoc(m) => {
-                            Some(m.iter().map(|(k, v)| (key_quote(k), v.clone())).collect())
-                        }
+                        crate::shell::Value::Assoc(m) => Some(
+                            m.iter()
+                                .map(|(k, v)| (key_quote(k, ascii), v.clone()))
+                                .collect(),
+                        ),
                         crate::shell::Value::Str(_) => None,
                     },
                     _ => None,
@@ -588,7 +594,7 @@ impl Shell {
                     (Some(pairs), false) => {
                         let items: Vec<String> = pairs
                             .into_iter()
-                            .map(|(k, v)| format!("{k} {}", decl_quote(&v)))
+                            .map(|(k, v)| format!("{k} {}", decl_quote(&v, ascii)))
                             .collect();
                         let mut s = items.join(" ");
                         if is_assoc && !s.is_empty() {
@@ -599,7 +605,7 @@ impl Shell {
                     }
                     (None, _) => match v {
                         PVal::Unset => PVal::Unset,
-                        v => v.map(single_quote),
+                        v => v.map(|s| single_quote(s, ascii)),
                     },
                 }
             }
