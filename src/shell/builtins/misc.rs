@@ -113,7 +113,12 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
                 status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
             }
         } else if show {
-            match sh.hashed.iter().find(|(h, _, _)| h == n) {
+            // Looking a name up counts as a use of it, as bash counts.
+            let found = sh.hashed.iter_mut().find(|(h, _, _)| h == n).map(|row| {
+                row.2 = row.2.saturating_add(1);
+                row.clone()
+            });
+            match found {
                 Some((_, p, _)) if list => out.push_str(&format!("builtin hash -p {p} {n}\n")),
                 Some((_, p, _)) if rest.len() > 1 => out.push_str(&format!("{n}\t{p}\n")),
                 Some((_, p, _)) => out.push_str(&format!("{p}\n")),

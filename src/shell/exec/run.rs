@@ -122,6 +122,9 @@ impl Shell {
         if matches!(name, "test" | "[" | "printf") {
             return self.run_builtin_command(name, args, env_extra, fds).await;
         }
+        // A path `hash -p` gave the name is what runs (it may name no command at all).
+        let set_path = self.hashed_elsewhere(name);
+        let name = set_path.as_deref().unwrap_or(name);
         let registry = self.registry.clone();
         match registry.resolve(name) {
             Some(entry) if entry.kind == forkbox_commands::CommandKind::Builtin => {
@@ -158,6 +161,22 @@ impl Shell {
         }
         let e = ShellError::CommandNotFound(name.to_string());
         self.fail(e, fds).await
+    }
+
+    /// The path `hash -p` set for `name`, when it is not where PATH finds it (counted
+    /// as a use of the table).
+    fn hashed_elsewhere(&mut self, name: &str) -> Option<String> {
+        if name.contains('/') || !self.opts.hashall {
+            return None;
+        }
+        let at = self.hashed.iter().position(|(n, _, _)| n == name)?;
+        let found = builtins::type_::file_path(self, name);
+        let (_, path, hits) = &mut self.hashed[at];
+        if found.as_deref() == Some(path.as_str()) {
+            return None;
+        }
+        *hits = hits.saturating_add(1);
+        Some(path.clone())
     }
 
     /// Counts a run of command `name` found in PATH in the `hash` table (adding it).
