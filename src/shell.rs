@@ -440,6 +440,9 @@ pub struct Shell {
     pub(crate) exec_closers: ExecClosers,
     /// Functions `export -f` marked: nested shells get them through the environment.
     pub(crate) exported_functions: std::collections::BTreeSet<String>,
+    /// Whether the locale was not UTF-8 when the running command was read: `$'\u…'` is
+    /// decoded as it was then.
+    pub(crate) read_byte_locale: bool,
     /// The functions being run, outermost first (`FUNCNAME` lists them innermost first).
     pub(crate) funcnames: Vec<String>,
     /// `LINENO`, the stack behind `BASH_LINENO`/`BASH_SOURCE`, and read order (aliases).
@@ -557,6 +560,7 @@ impl Shell {
             exec_gen: 0,
             exec_closers: ExecClosers::default(),
             exported_functions: std::collections::BTreeSet::new(),
+            read_byte_locale: false,
             funcnames: Vec::new(),
             lines: lines::Lines::default(),
             ulimits: builtins::ulimit::Limits::default(),

@@ -63,6 +63,8 @@ pub(crate) fn run<'a>(
 ) -> BoxFut<'a, Exec<i32>> {
     if let Some(letters) = option_letters(name)
         && !(name == "local" && sh.local_frames.is_empty())
+        // `hash` with hashing off says so before looking at its options.
+        && (name != "hash" || sh.opts.hashall)
         && let Some(what) = bad_option(&args, letters)
     {
         let name = name.to_string();

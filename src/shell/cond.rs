@@ -68,6 +68,7 @@ impl Shell {
                                 self.expand_pattern(&r.value, fds).await?
                             };
                             let m = Pattern::with(&pat, true, self.shopts.on("nocasematch"))
+                                .in_locale(!self.byte_locale())
                                 .matches(&left);
                             Ok(m == matches!(pred, BinaryPredicate::StringExactlyMatchesPattern))
                         }

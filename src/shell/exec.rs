@@ -38,7 +38,7 @@ mod select;
 mod simple;
 mod timed;
 
-pub(crate) use run::shebang_interpreter;
+pub(crate) use run::{is_special_builtin, shebang_interpreter};
 pub(crate) use select::SELECT_MARK;
 
 /// Non-local control flow unwinding through the interpreter.
@@ -153,6 +153,8 @@ impl Shell {
         for (i, cc) in program.complete_commands.iter().enumerate() {
             self.echo_read(echo.as_mut(), i, total, fds).await;
             self.lines.next_unit();
+            // bash reads (and decodes `$'…'` in) one command at a time.
+            self.read_byte_locale = self.byte_locale();
             status = match self.exec_list(cc, fds).await {
                 // In a subshell the error ends the subshell, even inside its `eval`.
                 Err(Flow::Discard(s)) if !self.is_subshell => {

@@ -257,12 +257,12 @@ fn system_account_home(user: &str) -> Option<&'static str> {
 }
 
 /// Swaps the case of the first character of `s`, or of all of them.
-fn toggle_case(s: &str, all: bool) -> String {
+fn toggle_case(s: &str, all: bool, ascii: bool) -> String {
     let swap = |c: char| -> String {
         if c.is_uppercase() {
-            pattern::lower_char(c).to_string()
+            pattern::lower_char(c, ascii).to_string()
         } else {
-            pattern::upper_char(c).to_string()
+            pattern::upper_char(c, ascii).to_string()
         }
     };
     let mut chars = s.chars();
@@ -395,6 +395,13 @@ fn arith_unquote(text: &str) -> std::borrow::Cow<'_, str> {
 /// them that spells UTF-8 is that character (`$'\xe6\x97\xa5'` is `日`); a byte that is not
 /// part of valid UTF-8 stands for the character of the same number.
 pub(crate) fn ansi_c_decode(s: &str) -> String {
+    ansi_c_decode_in(s, true)
+}
+
+/// [`ansi_c_decode`] in a locale that is UTF-8 or not: outside UTF-8 a `\u`/`\U` past
+/// ASCII names no character and stays as written (hex digits in capitals), as bash
+/// leaves it.
+pub(crate) fn ansi_c_decode_in(s: &str, utf8: bool) -> String {
     let mut out: Vec<u8> = Vec::with_capacity(s.len());
     let push = |out: &mut Vec<u8>, c: char| {
         let mut buf = [0u8; 4];
@@ -477,6 +484,9 @@ pub(crate) fn ansi_c_decode(s: &str) -> String {
                     push(&mut out, e);
                 } else if e == 'x' {
                     out.push(v as u8);
+                } else if !utf8 && v > 0x7f {
+                    let width = if e == 'u' { 4 } else { 8 };
+                    out.extend_from_slice(format!("\\{e}{v:0width$X}").as_bytes());
                 } else {
                     push(&mut out, char::from_u32(v).unwrap_or('\u{fffd}'));
                 }
@@ -1084,7 +1094,10 @@ impl Shell {
                     let v = match v {
                         PVal::Unset => PVal::Str(String::new()),
                         v if param == "!" => v,
-                        v => v.map(|s| toggle_case(s, all)),
+                        v => {
+                            let ascii = self.byte_locale();
+                            v.map(|s| toggle_case(s, all, ascii))
+                        }
                     };
                     self.emit_value(v, quoted, out);
                     if let Some(WordPiece::Text(rest)) = pieces.get(i + 1).map(|n| &n.piece)
@@ -1126,8 +1139,9 @@ impl Shell {
                 split: false,
             }),
             WordPiece::AnsiCQuotedText(s) => out.push(Piece::Text {
-                // A NUL ends the string, as bash's C strings do.
-                s: ansi_c_decode(s)
+                // A NUL ends the string, as bash's C strings do. bash decodes it as it
+                // reads the command, in the locale of that moment.
+                s: ansi_c_decode_in(s, !self.read_byte_locale)
                     .split('\0')
                     .next()
                     .unwrap_or_default()
@@ -1328,9 +1342,14 @@ impl Shell {
         let status = status.unwrap_or(1);
         self.last_status = status;
         self.subst_runs += 1;
-        let mut data = data?;
+        let data = data?;
+        Ok(self.substitution_text(data, fds).await)
+    }
+
+    /// The text of a substitution's output: NUL bytes dropped (bash's strings cannot hold
+    /// them; it says so), trailing newlines removed.
+    async fn substitution_text(&self, mut data: Vec<u8>, fds: &Fds) -> String {
         if data.contains(&0) {
-            // bash's strings cannot hold NUL: it drops them, and says so.
             data.retain(|b| *b != 0);
             let msg = format!(
                 "{}warning: command substitution: ignored null byte in input\n",
@@ -1342,7 +1361,7 @@ impl Shell {
         while s.ends_with('\n') {
             s.pop();
         }
-        Ok(s)
+        s
     }
 
     /// `$(< file)`: the file's content, without running a command (trailing newlines
@@ -1372,11 +1391,7 @@ impl Shell {
             })?;
         self.last_status = 0;
         self.subst_runs += 1;
-        let mut s = String::from_utf8_lossy(&data).replace('\0', "");
-        while s.ends_with('\n') {
-            s.pop();
-        }
-        Ok(s)
+        Ok(self.substitution_text(data, fds).await)
     }
 
     async fn expand_sub_pieces(&mut self, text: &str, quoted: bool, fds: &Fds) -> R<Vec<Piece>> {

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 /// as the process limit); the oldest go first.
 pub const MAX_REMEMBERED: usize = 1024;
 
-pub use forkbox_commands::signal::{SIGNALS, signal_name, signal_number};
+pub use forkbox_commands::signal::{signal_name, signal_number};
 
 /// The `kill -l` / `trap -l` table.
 pub fn signal_table() -> String {

@@ -38,6 +38,8 @@ enum ClassItem {
     Char(char),
     Range(char, char),
     Named(String),
+    /// A named class in a UTF-8 locale: letters past ASCII are in `[:alpha:]` there.
+    Wide(String),
 }
 
 /// A compiled shell pattern.
@@ -160,6 +162,30 @@ impl Pattern {
             grouped,
             negated,
         }
+    }
+
+    /// The pattern as the locale has it: in a UTF-8 one (`utf8`) the named classes
+    /// (`[[:alpha:]]`) hold the letters, digits and marks past ASCII too.
+    pub fn in_locale(mut self, utf8: bool) -> Pattern {
+        fn widen(toks: &mut [Tok]) {
+            for t in toks {
+                match t {
+                    Tok::Class { items, .. } => {
+                        for it in items.iter_mut() {
+                            if let ClassItem::Named(n) = it {
+                                *it = ClassItem::Wide(std::mem::take(n));
+                            }
+                        }
+                    }
+                    Tok::Group { alts, .. } => alts.iter_mut().for_each(|a| widen(a)),
+                    _ => {}
+                }
+            }
+        }
+        if utf8 && has_class(&self.toks) {
+            widen(&mut self.toks);
+        }
+        self
     }
 
     /// Whether the whole of `text` matches.
@@ -332,6 +358,7 @@ fn push_regex(re: &mut String, toks: &[Tok]) {
                             re.push_str(&format!("\\x{{{:x}}}-\\x{{{:x}}}", *a as u32, *b as u32))
                         }
                         ClassItem::Named(n) => re.push_str(&format!("[:{n}:]")),
+                        ClassItem::Wide(n) => re.push_str(&format!("[:{n}:]{}", wide_class(n))),
                     }
                 }
                 re.push(']');
@@ -440,6 +467,17 @@ fn tok_matches(tok: &Tok, c: char, nocase: bool) -> bool {
                 ClassItem::Char(x) => *x == c,
                 ClassItem::Range(a, b) => *a <= c && c <= *b,
                 ClassItem::Named(name) => named_class(name, c),
+                ClassItem::Wide(name) if c.is_ascii() => named_class(name, c),
+                ClassItem::Wide(name) => match name.as_str() {
+                    "alpha" | "alnum" => c.is_alphabetic(),
+                    "upper" => c.is_uppercase(),
+                    "lower" => c.is_lowercase(),
+                    "space" => c.is_whitespace(),
+                    "punct" => !c.is_alphanumeric() && !c.is_control() && !c.is_whitespace(),
+                    "print" => !c.is_control(),
+                    "graph" => !c.is_control() && !c.is_whitespace(),
+                    _ => false,
+                },
             });
             hit != *negated
         }
@@ -455,8 +493,12 @@ fn upper(c: char) -> char {
 }
 
 /// A character's upper case as C's `towupper` gives it: one character for one, so a
-/// character whose upper case is longer (`ß`) stays as it is.
-pub(crate) fn upper_char(c: char) -> char {
+/// character whose upper case is longer (`ß`) stays as it is. `ascii`: the locale is not
+/// UTF-8, where only ASCII letters have cases.
+pub(crate) fn upper_char(c: char, ascii: bool) -> char {
+    if ascii && !c.is_ascii() {
+        return c;
+    }
     let mut m = c.to_uppercase();
     match (m.next(), m.next()) {
         (Some(u), None) => u,
@@ -465,7 +507,10 @@ pub(crate) fn upper_char(c: char) -> char {
 }
 
 /// A character's lower case as C's `towlower` gives it (see [`upper_char`]).
-pub(crate) fn lower_char(c: char) -> char {
+pub(crate) fn lower_char(c: char, ascii: bool) -> char {
+    if ascii && !c.is_ascii() {
+        return c;
+    }
     let mut m = c.to_lowercase();
     match (m.next(), m.next()) {
         (Some(l), None) => l,
@@ -474,13 +519,37 @@ pub(crate) fn lower_char(c: char) -> char {
 }
 
 /// `s` in upper case, character by character (bash's `${s^^}`).
-pub(crate) fn upper_str(s: &str) -> String {
-    s.chars().map(upper_char).collect()
+pub(crate) fn upper_str(s: &str, ascii: bool) -> String {
+    s.chars().map(|c| upper_char(c, ascii)).collect()
 }
 
 /// `s` in lower case, character by character (bash's `${s,,}`).
-pub(crate) fn lower_str(s: &str) -> String {
-    s.chars().map(lower_char).collect()
+pub(crate) fn lower_str(s: &str, ascii: bool) -> String {
+    s.chars().map(|c| lower_char(c, ascii)).collect()
+}
+
+/// Whether `toks` have a named class (`[[:alpha:]]`), in groups too.
+fn has_class(toks: &[Tok]) -> bool {
+    toks.iter().any(|t| match t {
+        Tok::Class { items, .. } => items.iter().any(|i| matches!(i, ClassItem::Named(_))),
+        Tok::Group { alts, .. } => alts.iter().any(|a| has_class(a)),
+        _ => false,
+    })
+}
+
+/// The characters past ASCII a named class holds in a UTF-8 locale, as regular
+/// expression class items (after its ASCII ones).
+fn wide_class(name: &str) -> &'static str {
+    match name {
+        "alpha" | "alnum" => r"\p{Alphabetic}",
+        "upper" => r"\p{Uppercase}",
+        "lower" => r"\p{Lowercase}",
+        "space" => r"\p{White_Space}",
+        "punct" => r"\p{P}\p{S}",
+        "print" => r"\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}",
+        "graph" => r"\p{L}\p{M}\p{N}\p{P}\p{S}",
+        _ => "",
+    }
 }
 
 fn named_class(name: &str, c: char) -> bool {

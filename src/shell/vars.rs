@@ -359,15 +359,16 @@ impl Shell {
             Some(o) if append => format!("{o}{value}"),
             _ => value.to_string(),
         };
+        let ascii = self.byte_locale();
         if attrs.upper && !attrs.lower {
-            v = crate::shell::pattern::upper_str(&v);
+            v = crate::shell::pattern::upper_str(&v, ascii);
         } else if attrs.lower && !attrs.upper {
-            v = crate::shell::pattern::lower_str(&v);
+            v = crate::shell::pattern::lower_str(&v, ascii);
         } else if attrs.capcase {
-            let lower = crate::shell::pattern::lower_str(&v);
+            let lower = crate::shell::pattern::lower_str(&v, ascii);
             let mut chars = lower.chars();
             v = match chars.next() {
-                Some(c) => crate::shell::pattern::upper_str(&c.to_string()) + chars.as_str(),
+                Some(c) => crate::shell::pattern::upper_str(&c.to_string(), ascii) + chars.as_str(),
                 None => lower,
             };
         }
@@ -542,13 +543,15 @@ pub(crate) fn attr_letters(v: &Var) -> String {
     f
 }
 
-/// Whether `s` needs `$'…'` quoting: it holds a control character.
-fn needs_ansi_c(s: &str) -> bool {
-    s.chars().any(|c| c.is_control())
+/// Whether `s` needs `$'…'` quoting: it holds a control character, or (`bytes`, a locale
+/// that is not UTF-8) a character past ASCII, which does not print there.
+fn needs_ansi_c(s: &str, bytes: bool) -> bool {
+    s.chars()
+        .any(|c| c.is_control() || (bytes && !c.is_ascii()))
 }
 
 /// `$'…'` quoting, as bash's `ansic_quote`.
-pub(crate) fn ansi_c_quote(s: &str) -> String {
+pub(crate) fn ansi_c_quote(s: &str, bytes: bool) -> String {
     let mut out = String::from("$'");
     for c in s.chars() {
         match c {
@@ -562,7 +565,7 @@ pub(crate) fn ansi_c_quote(s: &str) -> String {
             '\x0b' => out.push_str("\\v"),
             '\\' => out.push_str("\\\\"),
             '\'' => out.push_str("\\'"),
-            c if c.is_control() => {
+            c if c.is_control() || (bytes && !c.is_ascii()) => {
                 let mut buf = [0u8; 4];
                 for b in c.encode_utf8(&mut buf).bytes() {
                     out.push_str(&format!("\\{b:03o}"));
@@ -576,9 +579,9 @@ pub(crate) fn ansi_c_quote(s: &str) -> String {
 }
 
 /// A value as `declare -p` shows it: `"…"` with `"` `\` `$` `` ` `` escaped, or `$'…'`.
-pub(crate) fn decl_quote(s: &str) -> String {
-    if needs_ansi_c(s) {
-        return ansi_c_quote(s);
+pub(crate) fn decl_quote(s: &str, bytes: bool) -> String {
+    if needs_ansi_c(s, bytes) {
+        return ansi_c_quote(s, bytes);
     }
     let mut out = String::from("\"");
     for c in s.chars() {
@@ -592,9 +595,9 @@ pub(crate) fn decl_quote(s: &str) -> String {
 }
 
 /// `${x@Q}`: `'…'`, or `$'…'` when the value holds control characters.
-pub(crate) fn single_quote(s: &str) -> String {
-    if needs_ansi_c(s) {
-        return ansi_c_quote(s);
+pub(crate) fn single_quote(s: &str, bytes: bool) -> String {
+    if needs_ansi_c(s, bytes) {
+        return ansi_c_quote(s, bytes);
     }
     format!("'{}'", s.replace('\'', "'\\''"))
 }
@@ -612,31 +615,35 @@ fn has_shell_metas(s: &str) -> bool {
 }
 
 /// A key of an associative array as `declare -p` shows it.
-pub(crate) fn key_quote(k: &str) -> String {
-    if needs_ansi_c(k) {
-        ansi_c_quote(k)
+pub(crate) fn key_quote(k: &str, bytes: bool) -> String {
+    if needs_ansi_c(k, bytes) {
+        ansi_c_quote(k, bytes)
     } else if has_shell_metas(k) || k == "@" {
         // `[@]` alone would mean every element.
-        decl_quote(k)
+        decl_quote(k, bytes)
     } else {
         k.to_string()
     }
 }
 
 /// The `(…)` of an array as `declare -p` shows it.
-pub(crate) fn array_body(value: &Value) -> Option<String> {
+pub(crate) fn array_body(value: &Value, bytes: bool) -> Option<String> {
     match value {
         Value::Array(m) => {
             let items: Vec<String> = m
                 .iter()
-                .map(|(k, v)| format!("[{k}]={}", decl_quote(v)))
+                .map(|(k, v)| format!("[{k}]={}", decl_quote(v, bytes)))
                 .collect();
             Some(format!("({})", items.join(" ")))
         }
         Value::Assoc(m) => {
             let mut s = String::from("(");
             for (k, v) in m.iter() {
-                s.push_str(&format!("[{}]={} ", key_quote(k), decl_quote(v)));
+                s.push_str(&format!(
+                    "[{}]={} ",
+                    key_quote(k, bytes),
+                    decl_quote(v, bytes)
+                ));
             }
             s.push(')');
             Some(s)
@@ -646,9 +653,9 @@ pub(crate) fn array_body(value: &Value) -> Option<String> {
 }
 
 /// A value as `set` shows it: as is when nothing in it is special to the shell.
-pub(crate) fn reusable_quote(s: &str) -> String {
-    if needs_ansi_c(s) {
-        ansi_c_quote(s)
+pub(crate) fn reusable_quote(s: &str, bytes: bool) -> String {
+    if needs_ansi_c(s, bytes) {
+        ansi_c_quote(s, bytes)
     } else if s.is_empty() {
         "''".to_string()
     } else if has_shell_metas(s) || s.contains('=') && s.starts_with('~') {
@@ -659,17 +666,18 @@ pub(crate) fn reusable_quote(s: &str) -> String {
 }
 
 /// One line of `set` (and `declare` without arguments): `name=value`.
-pub(crate) fn set_line(name: &str, v: &Var) -> String {
+pub(crate) fn set_line(name: &str, v: &Var, bytes: bool) -> String {
     match &v.value {
         // bash leaves an empty value bare (`v=`).
         Value::Str(s) if s.is_empty() => format!("{name}=\n"),
-        Value::Str(s) => format!("{name}={}\n", reusable_quote(s)),
-        other => format!("{name}={}\n", array_body(other).unwrap_or_default()),
+        Value::Str(s) => format!("{name}={}\n", reusable_quote(s, bytes)),
+        other => format!("{name}={}\n", array_body(other, bytes).unwrap_or_default()),
     }
 }
 
 /// One line of `declare -p`: `declare -FLAGS name=value`.
-pub(crate) fn declare_line(name: &str, v: &Var) -> String {
+/// `bytes`: the locale is not UTF-8 (see [`needs_ansi_c`]).
+pub(crate) fn declare_line(name: &str, v: &Var, bytes: bool) -> String {
     let flags = attr_letters(v);
     let flags = if flags.is_empty() {
         "-".to_string()
@@ -680,10 +688,10 @@ pub(crate) fn declare_line(name: &str, v: &Var) -> String {
         return format!("declare -{flags} {name}\n");
     }
     match &v.value {
-        Value::Str(s) => format!("declare -{flags} {name}={}\n", decl_quote(s)),
+        Value::Str(s) => format!("declare -{flags} {name}={}\n", decl_quote(s, bytes)),
         other => format!(
             "declare -{flags} {name}={}\n",
-            array_body(other).unwrap_or_default()
+            array_body(other, bytes).unwrap_or_default()
         ),
     }
 }
@@ -695,16 +703,16 @@ mod tests {
     #[test]
     fn quoting_like_bash() {
         assert_eq!(
-            decl_quote("a \"b\" $c `d` \\e"),
+            decl_quote("a \"b\" $c `d` \\e", false),
             r#""a \"b\" \$c \`d\` \\e""#
         );
-        assert_eq!(decl_quote("a\nb"), "$'a\\nb'");
-        assert_eq!(single_quote("it's"), r"'it'\''s'");
-        assert_eq!(single_quote("\x01"), r"$'\001'");
-        assert_eq!(key_quote("a b"), "\"a b\"");
-        assert_eq!(key_quote("a=b"), "a=b");
-        assert_eq!(key_quote("~"), "\"~\"");
-        assert_eq!(key_quote("x$y"), "\"x\\$y\"");
+        assert_eq!(decl_quote("a\nb", false), "$'a\\nb'");
+        assert_eq!(single_quote("it's", false), r"'it'\''s'");
+        assert_eq!(single_quote("\x01", false), r"$'\001'");
+        assert_eq!(key_quote("a b", false), "\"a b\"");
+        assert_eq!(key_quote("a=b", false), "a=b");
+        assert_eq!(key_quote("~", false), "\"~\"");
+        assert_eq!(key_quote("x$y", false), "\"x\\$y\"");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use super::printf::{Escapes, unescape};
+use super::printf::{EscapeContext, Escapes, unescape_in};
 use crate::{CmdResult, Command, Context};
 
 pub struct Echo;
@@ -17,7 +17,8 @@ impl Command for Echo {
         "write arguments to standard output"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        ctx.out(render(&args)).await?;
+        ctx.out(render_in(&args, crate::gnu_regex::c_locale(&ctx.env)))
+            .await?;
         Ok(0)
     }
 }
@@ -81,6 +82,12 @@ impl Command for GnuEcho {
 /// `-E` letters are options; with `-e`, backslash escapes (`\0NNN`, `\xHH`, `\c` stops
 /// all output).
 pub fn render(args: &[String]) -> Vec<u8> {
+    render_in(args, false)
+}
+
+/// [`render`] in the C locale (`c_locale`), where a `\u`/`\U` past ASCII names no
+/// character and stays as written, as bash's echo leaves it.
+pub fn render_in(args: &[String], c_locale: bool) -> Vec<u8> {
     let mut newline = true;
     let mut escapes = false;
     let mut first = 0;
@@ -100,24 +107,28 @@ pub fn render(args: &[String]) -> Vec<u8> {
         }
         first += 1;
     }
-    words(&args[first..], escapes, newline)
+    words(&args[first..], escapes, newline, c_locale)
 }
 
 /// What bash's `echo ARGS` writes in POSIX mode with `shopt -s xpg_echo`: no word is an
 /// option, and backslash escapes are always interpreted.
-pub fn render_posix_xpg(args: &[String]) -> Vec<u8> {
-    words(args, true, true)
+pub fn render_posix_xpg(args: &[String], c_locale: bool) -> Vec<u8> {
+    words(args, true, true, c_locale)
 }
 
 /// `args` joined by blanks, with escapes interpreted or not, and a newline or not.
-fn words(args: &[String], escapes: bool, newline: bool) -> Vec<u8> {
+fn words(args: &[String], escapes: bool, newline: bool, c_locale: bool) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, a) in args.iter().enumerate() {
         if i > 0 {
             out.push(b' ');
         }
         if escapes {
-            if unescape(a.as_bytes(), &mut out, Escapes::Echo) {
+            let mut cx = EscapeContext {
+                c_locale,
+                ..EscapeContext::default()
+            };
+            if unescape_in(a.as_bytes(), &mut out, Escapes::Echo, &mut cx) {
                 return out;
             }
         } else {

@@ -285,8 +285,14 @@ impl Run<'_> {
                 };
             }
         } else if used < body.len() || (used == 0 && radix != 8) {
-            self.warnings
-                .push(format!("printf: {arg}: invalid number\n"));
+            // bash names what the number looked like: `08` an octal one, `0x…` a hex one.
+            let b = arg.as_bytes();
+            let what = match (b.first(), b.get(1)) {
+                (Some(b'0'), Some(d)) if d.is_ascii_digit() => "invalid octal number",
+                (Some(b'0'), Some(b'x')) => "invalid hex number",
+                _ => "invalid number",
+            };
+            self.warnings.push(format!("printf: {arg}: {what}\n"));
             self.status = 1;
         } else if overflow || v > limit {
             self.warnings.push(format!(
@@ -641,10 +647,19 @@ fn decimal_significand(s: &str) -> Option<(u64, i64)> {
 
 /// bash's `%q`: a form the shell reads back as the same word.
 pub(crate) fn shell_quote(s: &str) -> String {
+    shell_quote_in(s, false)
+}
+
+/// [`shell_quote`] in the C locale (`c_locale`) or a UTF-8 one: in the C locale no
+/// character past ASCII is printable, so a text with one is `$'…'`-quoted, each of its
+/// bytes in octal.
+pub(crate) fn shell_quote_in(s: &str, c_locale: bool) -> String {
     if s.is_empty() {
         return "''".to_string();
     }
-    if s.chars().any(|c| c.is_control()) {
+    if s.chars()
+        .any(|c| c.is_control() || (c_locale && !c.is_ascii()))
+    {
         let mut q = String::from("$'");
         for c in s.chars() {
             match c {
@@ -659,6 +674,12 @@ pub(crate) fn shell_quote(s: &str) -> String {
                 '\'' => q.push_str("\\'"),
                 '\\' => q.push_str("\\\\"),
                 c if c.is_control() => q.push_str(&format!("\\{:03o}", c as u32 & 0xff)),
+                c if c_locale && !c.is_ascii() => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        q.push_str(&format!("\\{b:03o}"));
+                    }
+                }
                 c => q.push(c),
             }
         }
@@ -954,21 +975,18 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                 let mut body: Vec<u8> = match conv {
                     b's' => arg.into_bytes(),
                     b'q' if run.gnu => gnu_quote(&arg, run.c_locale).into_bytes(),
-                    b'q' => shell_quote(&arg).into_bytes(),
+                    b'q' => shell_quote_in(&arg, run.c_locale).into_bytes(),
                     // bash 5.2's `%Q`: the precision cuts the argument, not its quoted form.
                     b'Q' => {
                         let mut end = spec.prec.unwrap_or(arg.len()).min(arg.len());
                         while !arg.is_char_boundary(end) {
                             end -= 1;
                         }
-                        shell_quote(&arg[..end]).into_bytes()
+                        shell_quote_in(&arg[..end], run.c_locale).into_bytes()
                     }
-                    b'c' => arg
-                        .chars()
-                        .next()
-                        .map(|c| c.to_string().into_bytes())
-                        // An empty or missing argument is a NUL byte, as in C.
-                        .unwrap_or_else(|| vec![0]),
+                    // The first byte, in any locale (bash's and GNU's alike); an empty or
+                    // missing argument is a NUL byte, as in C.
+                    b'c' => vec![arg.as_bytes().first().copied().unwrap_or(0)],
                     _ => {
                         let mut v = Vec::new();
                         let mut cx = run.escapes();

@@ -14,9 +14,6 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 i += 1;
                 break;
             }
-            "-v" => describe = Some(false),
-            "-V" => describe = Some(true),
-            "-p" => {}
             "--help" => {
                 let _ = io
                     .stdout()
@@ -24,9 +21,19 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                     .await;
                 return Ok(0);
             }
-            other => {
-                let opt = other.get(..2).unwrap_or(other);
-                return super::invalid_option(sh, io, "command", opt).await;
+            // Letters together (`-pv`, `-vV`): the last of `-v` and `-V` counts.
+            letters => {
+                for c in letters[1..].chars() {
+                    match c {
+                        'v' => describe = Some(false),
+                        'V' => describe = Some(true),
+                        'p' => {}
+                        c => {
+                            let opt = format!("-{c}");
+                            return super::invalid_option(sh, io, "command", &opt).await;
+                        }
+                    }
+                }
             }
         }
         i += 1;

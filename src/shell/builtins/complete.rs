@@ -22,7 +22,23 @@ const VALUED: &str = "oAGWXPSFC";
 /// Options with their values, then the operands.
 type Parsed = (Vec<(char, String)>, Vec<String>);
 
-fn parse_opts(args: &[String], extra: &str) -> Result<Parsed, String> {
+/// A bad option: its message, and whether bash adds the usage line (not for a bad `-A`
+/// action or `-o` option name).
+type BadOpt = (String, bool);
+
+/// The names `-o` takes.
+const COMP_OPTIONS: &[&str] = &[
+    "bashdefault",
+    "default",
+    "dirnames",
+    "filenames",
+    "noquote",
+    "nosort",
+    "nospace",
+    "plusdirs",
+];
+
+fn parse_opts(args: &[String], extra: &str) -> Result<Parsed, BadOpt> {
     let mut opts = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -43,14 +59,20 @@ fn parse_opts(args: &[String], extra: &str) -> Result<Parsed, String> {
                     i += 1;
                     args.get(i)
                         .cloned()
-                        .ok_or_else(|| format!("-{c}: option requires an argument"))?
+                        .ok_or_else(|| (format!("-{c}: option requires an argument"), true))?
                 };
+                if c == 'A' && !ACTION_ORDER.contains(&v.as_str()) {
+                    return Err((format!("{v}: invalid action name"), false));
+                }
+                if c == 'o' && !COMP_OPTIONS.contains(&v.as_str()) {
+                    return Err((format!("{v}: invalid option name"), false));
+                }
                 opts.push((c, v));
                 break;
             } else if ORDER.contains(c) || extra.contains(c) {
                 opts.push((c, String::new()));
             } else {
-                return Err(format!("-{c}: invalid option"));
+                return Err((format!("-{c}: invalid option"), true));
             }
         }
         i += 1;
@@ -111,7 +133,8 @@ fn spec_line(name: &str, opts: &[(char, String)]) -> String {
 pub(crate) async fn complete(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let (opts, names) = match parse_opts(&args, "prDEI") {
         Ok(x) => x,
-        Err(e) => {
+        Err((e, false)) => return super::fail(sh, io, format!("complete: {e}"), 2).await,
+        Err((e, true)) => {
             let msg = format!(
                 "complete: {e}\ncomplete: usage: complete [-abcdefgjksuv] [-pr] [-DEI] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [name ...]"
             );
@@ -247,7 +270,8 @@ pub(crate) async fn compopt(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
 pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let (opts, words) = match parse_opts(&args, "") {
         Ok(x) => x,
-        Err(e) => {
+        Err((e, false)) => return super::fail(sh, io, format!("compgen: {e}"), 2).await,
+        Err((e, true)) => {
             let msg = format!(
                 "compgen: {e}\ncompgen: usage: compgen [-abcdefgjksuv] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [word]"
             );
@@ -255,9 +279,10 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
         }
     };
     let word = words.first().cloned().unwrap_or_default();
-    let mut found: Vec<String> = Vec::new();
     let (mut prefix, mut suffix) = (String::new(), String::new());
     let mut filter: Option<String> = None;
+    let mut actions: Vec<&str> = Vec::new();
+    let (mut globbed, mut listed) = (Vec::new(), Vec::new());
     for (c, v) in &opts {
         let action = match c {
             'A' => v.as_str(),
@@ -286,12 +311,12 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
                         Ok(f) => f,
                         Err(e) => return sh.fail(e, io).await,
                     };
-                    found.extend(fields.into_iter().filter(|f| f.starts_with(word.as_str())));
+                    listed.extend(fields.into_iter().filter(|f| f.starts_with(word.as_str())));
                 }
                 continue;
             }
             'G' => {
-                found.extend(sh.glob(v).await);
+                globbed.extend(sh.glob(v).await);
                 continue;
             }
             'X' => {
@@ -300,8 +325,16 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
             }
             _ => continue,
         };
+        actions.push(action);
+    }
+    // bash keeps the actions as a set and generates them in its own order, then the
+    // glob's matches, then the word list's.
+    let mut found: Vec<String> = Vec::new();
+    for action in ACTION_ORDER.iter().filter(|a| actions.contains(a)) {
         found.extend(generate(sh, action, &word).await);
     }
+    found.extend(globbed);
+    found.extend(listed);
     if let Some(f) = filter {
         // `-X PAT` drops the matches of PAT (`!PAT`: keeps only them); `&` is the word.
         let (keep, pat) = match f.strip_prefix('!') {
@@ -313,7 +346,8 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
         found.retain(|n| pattern.matches(n) == keep);
     }
     if found.is_empty() {
-        return Ok(1);
+        // Nothing asked for at all is no failure.
+        return Ok(i32::from(!opts.is_empty()));
     }
     let out: String = found
         .iter()
@@ -329,7 +363,11 @@ fn split_words(list: &str, ifs: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
-    let mut chars = list.chars();
+    // Open `$(`/`${` (and parentheses or braces inside them), and whether a backquoted
+    // substitution is open: no word ends inside one.
+    let mut depth = 0usize;
+    let mut backquoted = false;
+    let mut chars = list.chars().peekable();
     while let Some(c) = chars.next() {
         match (quote, c) {
             (None, '\\') | (Some('"'), '\\') => {
@@ -337,6 +375,23 @@ fn split_words(list: &str, ifs: &str) -> Vec<String> {
                 if let Some(n) = chars.next() {
                     cur.push(n);
                 }
+            }
+            (None | Some('"'), '$') if matches!(chars.peek(), Some('(' | '{')) => {
+                cur.push(c);
+                cur.extend(chars.next());
+                depth += 1;
+            }
+            (None | Some('"'), '(' | '{') if depth > 0 => {
+                depth += 1;
+                cur.push(c);
+            }
+            (None | Some('"'), ')' | '}') if depth > 0 => {
+                depth -= 1;
+                cur.push(c);
+            }
+            (None, '`') => {
+                backquoted = !backquoted;
+                cur.push(c);
             }
             (None, '\'' | '"') => {
                 quote = Some(c);
@@ -346,7 +401,7 @@ fn split_words(list: &str, ifs: &str) -> Vec<String> {
                 quote = None;
                 cur.push(c);
             }
-            (None, c) if ifs.contains(c) => {
+            (None, c) if ifs.contains(c) && depth == 0 && !backquoted => {
                 if !cur.is_empty() {
                     out.push(std::mem::take(&mut cur));
                 }
@@ -381,12 +436,65 @@ fn replace_ampersand(pat: &str, word: &str) -> String {
     out
 }
 
+/// The actions in the order bash generates them, whatever order they were given in.
+const ACTION_ORDER: &[&str] = &[
+    "alias",
+    "arrayvar",
+    "binding",
+    "builtin",
+    "command",
+    "directory",
+    "disabled",
+    "enabled",
+    "export",
+    "file",
+    "function",
+    "group",
+    "helptopic",
+    "hostname",
+    "job",
+    "keyword",
+    "running",
+    "service",
+    "setopt",
+    "shopt",
+    "signal",
+    "stopped",
+    "user",
+    "variable",
+];
+
+/// The topics of bash's `help` besides its builtins (`compgen -A helptopic` lists them
+/// all, sorted).
+const HELP_TOPICS: &[&str] = &[
+    "%",
+    "(( ... ))",
+    "[[ ... ]]",
+    "case",
+    "coproc",
+    "for",
+    "for ((",
+    "function",
+    "if",
+    "select",
+    "time",
+    "until",
+    "variables",
+    "while",
+    "{ ... }",
+];
+
 /// The names of one `-A` action that start with `word`.
 async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
     let mut names: Vec<String> = match action {
-        "signal" => crate::shell::jobs::SIGNALS
-            .iter()
-            .map(|(_, n)| format!("SIG{n}"))
+        // bash's table of trap conditions: EXIT, every signal number (32 and 33 by
+        // placeholder names), then its own conditions.
+        "signal" => std::iter::once("EXIT".to_string())
+            .chain((1..=64).map(|n| match crate::shell::jobs::signal_name(n) {
+                Some(name) => format!("SIG{name}"),
+                None => format!("SIGJUNK({n})"),
+            }))
+            .chain(["DEBUG", "ERR", "RETURN"].map(String::from))
             .collect(),
         "shopt" => super::shopt::SHOPTS
             .iter()
@@ -401,26 +509,37 @@ async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
                 .vars
                 .iter()
                 .filter(|(_, v)| {
-                    matches!(
-                        v.value,
-                        crate::shell::Value::Array(_) | crate::shell::Value::Assoc(_)
-                    )
+                    !v.attrs.unset
+                        && matches!(
+                            v.value,
+                            crate::shell::Value::Array(_) | crate::shell::Value::Assoc(_)
+                        )
                 })
                 .map(|(k, _)| k.clone())
                 .collect();
             v.sort();
             v
         }
-        "enabled" | "helptopic" => crate::registry::BUILTINS
-            .iter()
-            .filter(|(_, s)| *s != "not supported")
-            .map(|(n, _)| n.to_string())
-            .collect(),
+        "helptopic" => {
+            let mut topics: Vec<String> = crate::registry::BASH_BUILTIN_NAMES
+                .iter()
+                .chain(HELP_TOPICS)
+                .map(|t| t.to_string())
+                .collect();
+            topics.sort();
+            topics
+        }
         "alias" => sh.aliases.keys().cloned().collect(),
-        "builtin" => crate::registry::BUILTINS
+        // bash's builtins, whether `enable -n` turned them off or not; or those on; or
+        // those off.
+        "builtin" | "enabled" | "disabled" => crate::registry::BASH_BUILTIN_NAMES
             .iter()
-            .filter(|(_, s)| *s != "not supported")
-            .map(|(n, _)| n.to_string())
+            .filter(|n| match action {
+                "enabled" => !sh.disabled_builtins.contains(**n),
+                "disabled" => sh.disabled_builtins.contains(**n),
+                _ => true,
+            })
+            .map(|n| n.to_string())
             .collect(),
         "keyword" => super::type_::KEYWORDS
             .iter()
@@ -435,7 +554,8 @@ async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
             let mut v: Vec<String> = sh
                 .vars
                 .iter()
-                .filter(|(_, v)| action == "variable" || v.exported)
+                // A variable declared without a value is not set: not listed.
+                .filter(|(_, v)| !v.attrs.unset && (action == "variable" || v.exported))
                 .map(|(k, _)| k.clone())
                 .collect();
             v.sort();
@@ -456,11 +576,17 @@ async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
                 None => ("", word),
             };
             let path = forkbox_commands::fs::join(&sh.cwd, if dir.is_empty() { "." } else { dir });
-            let mut out = Vec::new();
+            // As readline's filename completion: hidden names match too, and `.` and
+            // `..` match a word they start with (never the empty word).
+            let mut out: Vec<String> = [".", ".."]
+                .iter()
+                .filter(|d| !base.is_empty() && d.starts_with(base))
+                .map(|d| format!("{dir}{d}"))
+                .collect();
             if let Ok(mut entries) = sh.fs.read_dir(&path).await {
                 entries.sort_by(|a, b| a.name.cmp(&b.name));
                 for e in entries {
-                    if !e.name.starts_with(base) || (base.is_empty() && e.name.starts_with('.')) {
+                    if !e.name.starts_with(base) {
                         continue;
                     }
                     let child = forkbox_commands::fs::join(&path, &e.name);

@@ -181,6 +181,7 @@ async fn print_vars(
             all
         };
         let filtered = flags.on.any() || flags.array || flags.assoc;
+        let bytes = sh.byte_locale();
         for k in listed {
             let Some(v) = sh.vars.get(&k) else { continue };
             if filtered
@@ -191,9 +192,9 @@ async fn print_vars(
                 continue;
             }
             if flags.print || filtered || cmd == "local" {
-                out.push_str(&posix_listing(sh, cmd, declare_line(&k, v)));
+                out.push_str(&posix_listing(sh, cmd, declare_line(&k, v, bytes)));
             } else if !v.attrs.unset {
-                out.push_str(&crate::shell::vars::set_line(&k, v));
+                out.push_str(&crate::shell::vars::set_line(&k, v, bytes));
             }
         }
         if !(flags.print || filtered || cmd == "local") {
@@ -212,7 +213,7 @@ async fn print_vars(
     }
     for n in names {
         match sh.vars.get(n.as_str()) {
-            Some(v) => out.push_str(&declare_line(n, v)),
+            Some(v) => out.push_str(&declare_line(n, v, sh.byte_locale())),
             None if n == "PIPESTATUS" || Shell::is_stack_array(n) => {
                 // Arrays the shell computes when read: shown as they read now.
                 let items: Vec<String> = if n == "PIPESTATUS" {
@@ -229,7 +230,7 @@ async fn print_vars(
                     exported: false,
                     readonly: false,
                 };
-                out.push_str(&declare_line(n, &var));
+                out.push_str(&declare_line(n, &var, sh.byte_locale()));
             }
             None => {
                 let _ = io.stdout().write_str(&out).await;
@@ -317,6 +318,17 @@ async fn print_functions(
         match sh.functions.get(n) {
             Some(_) if names_only && names.is_empty() => {
                 out.push_str(&format!("declare -{} {n}\n", function_flags(sh, n)));
+            }
+            Some(f) if names_only && sh.shopts.on("extdebug") => {
+                // With extdebug: where it was defined, its line and file.
+                let (base, source) = sh
+                    .lines
+                    .functions
+                    .get(n)
+                    .map_or((0, ""), |o| (o.line_base, o.source.as_str()));
+                let line = brush_parser::ast::SourceLocation::location(f.as_ref())
+                    .map_or(0, |l| l.start.line);
+                out.push_str(&format!("{n} {} {source}\n", base + line));
             }
             Some(_) if names_only => out.push_str(&format!("{n}\n")),
             Some(f) => {

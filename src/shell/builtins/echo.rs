@@ -13,13 +13,14 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     // `shopt -s xpg_echo`: escapes are interpreted unless `-E` says otherwise; in POSIX
     // mode too, and no word is an option then.
     let xpg = sh.shopts.on("xpg_echo");
+    let c_locale = sh.byte_locale();
     let out = if xpg && sh.opts.posix {
-        forkbox_commands::cmd::echo::render_posix_xpg(&args)
+        forkbox_commands::cmd::echo::render_posix_xpg(&args, c_locale)
     } else if xpg {
         let args: Vec<String> = std::iter::once("-e".to_string()).chain(args).collect();
-        forkbox_commands::cmd::echo::render(&args)
+        forkbox_commands::cmd::echo::render_in(&args, c_locale)
     } else {
-        forkbox_commands::cmd::echo::render(&args)
+        forkbox_commands::cmd::echo::render_in(&args, c_locale)
     };
     match io.stdout().write_all(&out).await {
         Ok(()) => Ok(0),

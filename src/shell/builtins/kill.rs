@@ -3,7 +3,9 @@
 
 use crate::shell::Shell;
 use crate::shell::exec::Exec;
-use crate::shell::jobs::{Delivery, signal_name, signal_number, signal_table};
+use crate::shell::jobs::{
+    Delivery, TRAP_DEBUG, TRAP_ERR, TRAP_RETURN, signal_name, signal_number, signal_table,
+};
 use crate::shell::redirect::Fds;
 
 const USAGE: &str =
@@ -14,58 +16,59 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         let _ = io.stderr().write_str(&format!("{USAGE}\n")).await;
         return Ok(2);
     }
-    let mut sig = 15;
+    // bash's loop: options up to the first operand, `-l` anywhere among them; of the
+    // `-SIG` forms only the first counts (a later `-N` is an operand, a process group).
+    let mut listing = false;
+    let mut chosen: Option<(&str, Option<i32>)> = None;
     let mut i = 0;
-    if let Some(a) = args.first() {
-        match a.as_str() {
-            "-l" | "-L" => return list(sh, &args[1..], io).await,
+    while let Some(a) = args.get(i) {
+        let spec = match a.as_str() {
+            "-l" | "-L" => {
+                listing = true;
+                i += 1;
+                continue;
+            }
             "-s" | "-n" => {
-                let Some(spec) = args.get(1) else {
-                    return super::fail(
-                        sh,
-                        io,
-                        format!("kill: {a}: option requires an argument"),
-                        1,
-                    )
-                    .await;
+                let Some(spec) = args.get(i + 1) else {
+                    let msg = format!("kill: {a}: option requires an argument");
+                    return super::fail(sh, io, msg, 1).await;
                 };
-                match signal_number(spec).or((spec == "0").then_some(0)) {
-                    Some(n) => sig = n,
-                    None => {
-                        return super::fail(
-                            sh,
-                            io,
-                            format!("kill: {spec}: invalid signal specification"),
-                            1,
-                        )
-                        .await;
-                    }
-                }
-                i = 2;
+                i += 2;
+                spec.as_str()
             }
-            "--" => i = 1,
-            s if s.starts_with('-') && s.len() > 1 => {
-                let spec = &s[1..];
-                match signal_number(spec).or((spec == "0").then_some(0)) {
-                    Some(n) => sig = n,
-                    None => {
-                        return super::fail(
-                            sh,
-                            io,
-                            format!("kill: {spec}: invalid signal specification"),
-                            1,
-                        )
-                        .await;
-                    }
-                }
-                i = 1;
-                if args.get(1).is_some_and(|a| a == "--") {
-                    i = 2;
-                }
+            "--" => {
+                i += 1;
+                break;
             }
-            _ => {}
-        }
+            "-?" => {
+                let _ = io.stderr().write_str(&format!("{USAGE}\n")).await;
+                return Ok(2);
+            }
+            s if (s.starts_with("-s") && s[2..].starts_with(|c: char| c.is_ascii_alphabetic()))
+                || (s.starts_with("-n") && s[2..].starts_with(|c: char| c.is_ascii_digit())) =>
+            {
+                i += 1;
+                &s[2..]
+            }
+            s if s.starts_with('-') && chosen.is_none() => {
+                i += 1;
+                &s[1..]
+            }
+            _ => break,
+        };
+        chosen = Some((spec, signal_number(spec).or((spec == "0").then_some(0))));
     }
+    if listing {
+        return list(sh, &args[i..], io).await;
+    }
+    let sig = match chosen {
+        None => 15,
+        Some((_, Some(n))) => n,
+        Some((spec, None)) => {
+            let msg = format!("kill: {spec}: invalid signal specification");
+            return super::fail(sh, io, msg, 1).await;
+        }
+    };
     let targets = &args[i..];
     if targets.is_empty() {
         let _ = io.stderr().write_str(&format!("{USAGE}\n")).await;
@@ -113,17 +116,25 @@ async fn list(sh: &mut Shell, specs: &[String], io: &Fds) -> Exec<i32> {
     let mut out = String::new();
     let mut status = 0;
     for s in specs {
-        let shown = match s.parse::<i32>() {
-            // Signal 0 is bash's EXIT condition.
-            Ok(0) => Some("EXIT".to_string()),
-            Ok(n) => signal_name(if n > 128 { n - 128 } else { n }),
-            Err(_) => signal_number(s).map(|n| n.to_string()),
+        // `None`: not a signal; `Some(None)`: one without a name (32 and 33), shown as
+        // nothing. A number above 128 is an exit status and names its signal.
+        let shown = match legal_number(s) {
+            Some(n) => {
+                let n = if n > 128 { n - 128 } else { n };
+                match n {
+                    0 => Some(Some("EXIT".to_string())),
+                    1..=64 => Some(i32::try_from(n).ok().and_then(signal_name)),
+                    _ => None,
+                }
+            }
+            None => condition_number(s).map(|n| Some(n.to_string())),
         };
         match shown {
-            Some(v) => {
+            Some(Some(v)) => {
                 out.push_str(&v);
                 out.push('\n');
             }
+            Some(None) => {}
             None => {
                 let _ = io.stdout().write_str(&std::mem::take(&mut out)).await;
                 status = super::fail(
@@ -138,6 +149,24 @@ async fn list(sh: &mut Shell, specs: &[String], io: &Fds) -> Exec<i32> {
     }
     let _ = io.stdout().write_str(&out).await;
     Ok(status)
+}
+
+/// A number as bash's `legal_number` reads it: blanks around it and a sign allowed.
+fn legal_number(s: &str) -> Option<i64> {
+    s.trim_matches(|c| c == ' ' || c == '\t').parse().ok()
+}
+
+/// What `kill -l NAME` reads a name as: a signal (`TERM`, `SIGTERM`, any case) or one of
+/// trap's conditions, numbered as bash numbers them (`EXIT` 0, `DEBUG` 65, `ERR` 66,
+/// `RETURN` 67).
+fn condition_number(name: &str) -> Option<i32> {
+    match name.to_ascii_uppercase().as_str() {
+        "EXIT" => Some(0),
+        "DEBUG" => Some(TRAP_DEBUG),
+        "ERR" => Some(TRAP_ERR),
+        "RETURN" => Some(TRAP_RETURN),
+        _ => signal_number(name),
+    }
 }
 
 #[cfg(test)]

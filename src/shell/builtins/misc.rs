@@ -33,6 +33,10 @@ pub(crate) async fn builtin(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
 /// run by name (see `Shell::hashed`): listed with their hits, added by name, named with
 /// `-t`, forgotten with `-d`/`-r`, set with `-p`.
 pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    if !sh.opts.hashall {
+        // `set +h`: whatever was asked, even a bad option.
+        return super::fail(sh, io, "hash: hashing disabled".into(), 1).await;
+    }
     let mut rest: &[String] = &args;
     let (mut list, mut show, mut delete, mut clear) = (false, false, false, false);
     let mut set_path: Option<String> = None;
@@ -80,14 +84,13 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
             }
             return Ok(0);
         }
+        let rows = listing_order(&sh.hashed);
         let out: String = if list {
-            sh.hashed
-                .iter()
+            rows.iter()
                 .map(|(n, p, _)| format!("builtin hash -p {p} {n}\n"))
                 .collect()
         } else {
-            let rows: String = sh
-                .hashed
+            let rows: String = rows
                 .iter()
                 .map(|(_, p, hits)| format!("{hits:4}\t{p}\n"))
                 .collect();
@@ -100,8 +103,7 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
     let mut out = String::new();
     for n in rest {
         if let Some(p) = &set_path {
-            sh.hashed.retain(|(h, _, _)| h != n);
-            sh.hashed.push((n.clone(), p.clone(), 0));
+            remember(&mut sh.hashed, n, p.clone());
         } else if delete {
             // A name not in a table that holds others is an error (bash says nothing
             // when the table is empty).
@@ -111,7 +113,12 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
                 status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
             }
         } else if show {
-            match sh.hashed.iter().find(|(h, _, _)| h == n) {
+            // Looking a name up counts as a use of it, as bash counts.
+            let found = sh.hashed.iter_mut().find(|(h, _, _)| h == n).map(|row| {
+                row.2 = row.2.saturating_add(1);
+                row.clone()
+            });
+            match found {
                 Some((_, p, _)) if list => out.push_str(&format!("builtin hash -p {p} {n}\n")),
                 Some((_, p, _)) if rest.len() > 1 => out.push_str(&format!("{n}\t{p}\n")),
                 Some((_, p, _)) => out.push_str(&format!("{p}\n")),
@@ -120,14 +127,13 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
                     status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
                 }
             }
+        } else if n.contains('/') {
+            // A path is run as it is, never looked up: nothing to remember.
         } else {
             match super::type_::resolve(sh, n).await {
                 // Builtins and functions are not looked up in PATH: nothing to remember.
                 Some((kind, _)) if kind != "file" => {}
-                Some((_, p)) => {
-                    sh.hashed.retain(|(h, _, _)| h != n);
-                    sh.hashed.push((n.clone(), p, 0));
-                }
+                Some((_, p)) => remember(&mut sh.hashed, n, p),
                 None => {
                     status = super::fail(sh, io, format!("hash: {n}: not found"), 1).await?;
                 }
@@ -138,13 +144,36 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
     Ok(status)
 }
 
+/// Sets the path of `name` in the table, where the name already is if it is there (so
+/// its place in the listing stays), with no hits.
+fn remember(hashed: &mut Vec<(String, String, u32)>, name: &str, path: String) {
+    match hashed.iter_mut().find(|(h, _, _)| h == name) {
+        Some(row) => *row = (name.to_string(), path, 0),
+        None => hashed.push((name.to_string(), path, 0)),
+    }
+}
+
+/// The table's rows in the order bash lists them: by bucket of its 256-bucket hash table
+/// (the FNV-1 hash of the name), the newest first within a bucket (each is pushed on
+/// the front of its chain).
+fn listing_order(hashed: &[(String, String, u32)]) -> Vec<&(String, String, u32)> {
+    let bucket = |name: &str| {
+        name.bytes().fold(2_166_136_261u32, |h, b| {
+            h.wrapping_mul(16_777_619) ^ u32::from(b)
+        }) & 255
+    };
+    let mut rows: Vec<(usize, &(String, String, u32))> = hashed.iter().enumerate().collect();
+    rows.sort_by_key(|(i, (n, _, _))| (bucket(n), std::cmp::Reverse(*i)));
+    rows.into_iter().map(|(_, row)| row).collect()
+}
+
 /// `enable [-a] [-n] [-ps] [name ...]`: lists bash's builtins (those `-n` disabled
 /// separately), disables (`-n`) or enables them. A disabled builtin is looked up as a
 /// command: the file of that name runs if there is one (`echo`, `test`), otherwise the
 /// name is not found.
 pub(crate) async fn enable(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut rest: &[String] = &args;
-    let (mut disable, mut all) = (false, false);
+    let (mut disable, mut all, mut print, mut special) = (false, false, false, false);
     while let Some(a) = rest.first().filter(|a| a.starts_with('-') && a.len() > 1) {
         if a == "--" {
             rest = &rest[1..];
@@ -154,7 +183,8 @@ pub(crate) async fn enable(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
             match c {
                 'n' => disable = true,
                 'a' => all = true,
-                'p' | 's' => {}
+                'p' => print = true,
+                's' => special = true,
                 _ => {
                     let msg = format!(
                         "enable: -{c}: invalid option\nenable: usage: enable [-a] [-dnps] [-f filename] [name ...]"
@@ -165,9 +195,11 @@ pub(crate) async fn enable(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
         }
         rest = &rest[1..];
     }
-    if rest.is_empty() {
+    // `-p` lists, whatever names follow; `-s` only the POSIX special builtins.
+    if rest.is_empty() || print {
         let out: String = crate::registry::BASH_BUILTIN_NAMES
             .iter()
+            .filter(|n| !special || crate::shell::exec::is_special_builtin(n))
             .filter_map(|n| {
                 let off = sh.disabled_builtins.contains(*n);
                 match (all, disable, off) {

@@ -180,6 +180,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     // `-N`: a count of characters and no delimiter at all.
     let nchars = exact.or(nchars);
     let exact = exact.is_some();
+    // In a locale that is not UTF-8 every byte is a character.
+    let byte_chars = sh.byte_locale();
     let delim = match &a.delim {
         _ if exact => None,
         Some(d) => Some(d.bytes().next().unwrap_or(0)),
@@ -233,6 +235,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                         }
                     } else if Some(b) == delim {
                         break;
+                    } else if b == 0 {
+                        // A NUL byte is skipped, not counted (bash's strings end at one).
+                        continue;
                     } else if b == b'\\' && !a.raw {
                         escaped = true;
                         line.push(b);
@@ -240,7 +245,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                     }
                     line.push(b);
                     // A character is counted once its last byte is in.
-                    if b & 0xc0 != 0x80 {
+                    if byte_chars {
+                        char_left = 0;
+                    } else if b & 0xc0 != 0x80 {
                         char_left = match b {
                             0xf0.. => 3,
                             0xe0.. => 2,

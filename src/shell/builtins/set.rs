@@ -114,10 +114,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     if args.is_empty() {
         let mut names: Vec<(&String, &crate::shell::Var)> = sh.vars.iter().collect();
         names.sort_by(|a, b| a.0.cmp(b.0));
+        let bytes = sh.byte_locale();
         let mut out = String::new();
         for (k, v) in names {
             if !v.attrs.unset {
-                out.push_str(&crate::shell::vars::set_line(k, v));
+                out.push_str(&crate::shell::vars::set_line(k, v, bytes));
             }
         }
         // Then the functions, as `declare -f` prints them (not in POSIX mode).

@@ -101,59 +101,118 @@ fn label(r: &Resource) -> String {
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let (mut soft, mut hard, mut all) = (false, false, false);
-    let mut chosen: Vec<usize> = Vec::new();
-    let mut rest = args.as_slice();
-    while let Some(a) = rest.first() {
+    // Each limit asked for, with its own value if one followed it (`-t 5 -f 100`): as
+    // bash's options with an optional argument, the rest of the word or the next word
+    // unless that is an option.
+    let mut chosen: Vec<(usize, Option<String>)> = Vec::new();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
         if a == "--" {
-            rest = &rest[1..];
             break;
         }
         if !a.starts_with('-') || a == "-" {
+            i -= 1;
             break;
         }
-        for c in a[1..].chars() {
+        for (at, c) in a.char_indices().skip(1) {
             match c {
                 'S' => soft = true,
                 'H' => hard = true,
                 'a' => all = true,
-                _ => match RESOURCES.iter().position(|r| r.letter == c) {
-                    Some(i) => chosen.push(i),
-                    None => return super::invalid_option(sh, io, "ulimit", &format!("-{c}")).await,
-                },
+                _ => {
+                    let Some(r) = RESOURCES.iter().position(|r| r.letter == c) else {
+                        let opt = format!("-{c}");
+                        return super::invalid_option(sh, io, "ulimit", &opt).await;
+                    };
+                    let attached = &a[at + c.len_utf8()..];
+                    if !attached.is_empty() {
+                        chosen.push((r, Some(attached.to_string())));
+                        break;
+                    }
+                    let next = args.get(i).filter(|n| !n.starts_with('-') || *n == "-");
+                    if next.is_some() {
+                        i += 1;
+                    }
+                    chosen.push((r, next.cloned()));
+                }
             }
         }
-        rest = &rest[1..];
-    }
-    if all {
-        chosen = (0..RESOURCES.len()).collect();
-    } else if chosen.is_empty() {
-        chosen.push(RESOURCES.iter().position(|r| r.letter == 'f').unwrap_or(0));
     }
     let show_hard = hard && !soft;
-    if let Some(value) = rest.first().filter(|_| !all) {
-        let mut status = 0;
-        for &i in &chosen {
-            if let Err(msg) = set_limit(sh, i, value, soft, hard) {
-                sh.report(&io.stderr(), &ShellError::Builtin(format!("ulimit: {msg}")))
-                    .await;
-                status = 1;
-            }
-        }
-        return Ok(status);
+    if all {
+        return show(sh, &(0..RESOURCES.len()).collect::<Vec<_>>(), show_hard, io).await;
+    }
+    let mut operand = args.get(i).cloned();
+    if chosen.is_empty() {
+        let f = RESOURCES.iter().position(|r| r.letter == 'f').unwrap_or(0);
+        chosen.push((f, operand.take()));
+    }
+    // An operand is the value of the last limit when that has none of its own.
+    if let Some(last) = chosen.last_mut()
+        && last.1.is_none()
+    {
+        last.1 = operand;
     }
     let labelled = chosen.len() > 1;
-    let mut out = String::new();
-    for &i in &chosen {
-        let (s, h) = sh.ulimits.0.get(i).copied().unwrap_or((None, None));
-        let v = if show_hard { h } else { s };
-        if labelled {
-            out.push_str(&label(&RESOURCES[i]));
+    for (r, value) in &chosen {
+        match value {
+            Some(v) => {
+                // The first failure ends the command.
+                if let Err(msg) = set_limit(sh, *r, v, soft, hard) {
+                    let e = ShellError::Builtin(format!("ulimit: {msg}"));
+                    sh.report(&io.stderr(), &e).await;
+                    return Ok(1);
+                }
+            }
+            None if labelled => show(sh, &[*r], show_hard, io).await.map(|_| ())?,
+            None => {
+                let (s, h) = sh.ulimits.0.get(*r).copied().unwrap_or((None, None));
+                let v = shown(if show_hard { h } else { s });
+                let _ = io.stdout().write_str(&format!("{v}\n")).await;
+            }
         }
-        out.push_str(&shown(v));
+    }
+    Ok(0)
+}
+
+/// Limits `which`, each on a line with its label.
+async fn show(sh: &Shell, which: &[usize], show_hard: bool, io: &Fds) -> Exec<i32> {
+    let mut out = String::new();
+    for &i in which {
+        let (s, h) = sh.ulimits.0.get(i).copied().unwrap_or((None, None));
+        out.push_str(&label(&RESOURCES[i]));
+        out.push_str(&shown(if show_hard { h } else { s }));
         out.push('\n');
     }
     let _ = io.stdout().write_str(&out).await;
     Ok(0)
+}
+
+/// A limit given as a number, read as bash reads it: decimal digits only (leading zeros
+/// too; none at all is 0), accumulated in an unsigned word that wraps; `0x…` is refused
+/// as a hex number. The value in bytes (times the unit's block size) must fit a signed
+/// word, else it is out of range.
+fn parse_value(r: &Resource, v: &str) -> Result<u64, String> {
+    if v.starts_with("0x") {
+        return Err(format!("{v}: invalid hex number"));
+    }
+    if !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{v}: invalid number"));
+    }
+    let n = v.bytes().fold(0u64, |n, b| {
+        n.wrapping_mul(10).wrapping_add(u64::from(b - b'0'))
+    });
+    let factor: i64 = match r.unit {
+        Some("blocks" | "512 bytes") => 512,
+        Some("kbytes") => 1024,
+        _ => 1,
+    };
+    // The wrapped word reinterpreted as signed, as bash multiplies it.
+    if (n as i64).checked_mul(factor).is_none() {
+        return Err(format!("{v}: limit out of range"));
+    }
+    Ok(n)
 }
 
 /// Sets limit `i` to `value` (a number, `unlimited`, `soft` or `hard`), or bash's message.
@@ -164,10 +223,7 @@ fn set_limit(sh: &mut Shell, i: usize, value: &str, soft: bool, hard: bool) -> R
         "unlimited" => None,
         "hard" => cur_hard,
         "soft" => cur_soft,
-        v => match v.parse::<u64>() {
-            Ok(n) => Some(n),
-            Err(_) => return Err(format!("{v}: invalid number")),
-        },
+        v => Some(parse_value(r, v)?),
     };
     let (set_soft, set_hard) = if soft || hard {
         (soft, hard)

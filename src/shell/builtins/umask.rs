@@ -61,7 +61,6 @@ fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, BadMode> {
                 'r' => 0o444,
                 'w' => 0o222,
                 'x' => 0o111,
-                'X' | 's' | 't' => 0,
                 other => return Err((other.to_string(), "character")),
             };
         }

@@ -127,6 +127,9 @@ impl Shell {
         if matches!(name, "test" | "[" | "printf") {
             return self.run_builtin_command(name, args, env_extra, fds).await;
         }
+        // A path `hash -p` gave the name is what runs (it may name no command at all).
+        let set_path = self.hashed_elsewhere(name);
+        let name = set_path.as_deref().unwrap_or(name);
         let registry = self.registry.clone();
         match registry.resolve(name) {
             // A command whose file no directory of PATH holds is not found.
@@ -217,9 +220,28 @@ impl Shell {
         }
     }
 
+    /// The path `hash -p` set for `name`, when it is not where PATH finds it (counted
+    /// as a use of the table).
+    fn hashed_elsewhere(&mut self, name: &str) -> Option<String> {
+        if name.contains('/') || !self.opts.hashall {
+            return None;
+        }
+        let at = self.hashed.iter().position(|(n, _, _)| n == name)?;
+        let found = builtins::type_::file_path(self, name);
+        let (_, path, hits) = &mut self.hashed[at];
+        if found.as_deref() == Some(path.as_str()) {
+            return None;
+        }
+        *hits = hits.saturating_add(1);
+        Some(path.clone())
+    }
+
     /// Counts a run of command `name` found in PATH in the `hash` table (adding it).
     /// `found` is where it was found, when known.
     fn remember_path(&mut self, name: &str, found: Option<String>) {
+        if !self.opts.hashall {
+            return;
+        }
         match self.hashed.iter_mut().find(|(n, _, _)| n == name) {
             Some((_, _, hits)) => *hits = hits.saturating_add(1),
             None => {
@@ -579,7 +601,7 @@ impl Shell {
 
 /// The POSIX special builtins: a syntax error in one ends a POSIX shell, and assignments
 /// before one outlive it in POSIX mode.
-pub(super) fn is_special_builtin(name: &str) -> bool {
+pub(crate) fn is_special_builtin(name: &str) -> bool {
     matches!(
         name,
         "break"

@@ -205,9 +205,10 @@ impl Shell {
         if self.opts.xtrace {
             // bash shows each prefix assignment on a line of its own, then the command.
             for (k, v) in &env_extra {
-                self.trace_line(&format!("{k}={}", trace_value(v)), fds)
-                    .await;
+                let v = trace_value(v, self.byte_locale());
+                self.trace_line(&format!("{k}={v}"), fds).await;
             }
+            let bytes = self.byte_locale();
             let mut lines = vec![
                 argv.iter()
                     .enumerate()
@@ -215,7 +216,7 @@ impl Shell {
                         Some((name, _)) if compound_at.contains(&i) => {
                             name.trim_end_matches('+').to_string()
                         }
-                        _ => trace_word(a),
+                        _ => trace_word(a, bytes),
                     })
                     .collect::<Vec<_>>()
                     .join(" "),
@@ -228,7 +229,7 @@ impl Shell {
                     if let Some(at) = crate::shell::expand::assignment_prefix(a)
                         && !compound_at.contains(&i)
                     {
-                        lines.push(format!("{}{}", &a[..at], trace_value(&a[at..])));
+                        lines.push(format!("{}{}", &a[..at], trace_value(&a[at..], bytes)));
                     }
                 }
             }
@@ -452,7 +453,8 @@ impl Shell {
         }
         // `set -x` shows what `declare` assigns: each element quoted (`+ a=('x' [k]='v')`).
         let mut trace = (declared && self.opts.xtrace).then(Vec::new);
-        let sq = crate::shell::vars::single_quote;
+        let bytes = self.byte_locale();
+        let sq = |s: &str| crate::shell::vars::single_quote(s, bytes);
         if self.is_assoc(&target) {
             let mut map = match self.vars.get(&target).map(|v| &v.value) {
                 Some(Value::Assoc(m)) if append => m.clone(),
@@ -604,7 +606,9 @@ impl Shell {
             AssignmentName::VariableName(n) => {
                 let op = if a.append { "+=" } else { "=" };
                 match self.vars.get(n).map(|v| &v.value) {
-                    Some(Value::Str(s)) if !a.append => format!("{n}{op}{}", trace_value(s)),
+                    Some(Value::Str(s)) if !a.append => {
+                        format!("{n}{op}{}", trace_value(s, self.byte_locale()))
+                    }
                     _ => format!("{n}{op}{}", a.value),
                 }
             }
@@ -615,29 +619,33 @@ impl Shell {
 
 /// The value of an assignment as `set -x` shows it: as a word, but nothing for an empty
 /// one (`+ x=`).
-fn trace_value(v: &str) -> String {
+fn trace_value(v: &str, bytes: bool) -> String {
     if v.is_empty() {
         String::new()
     } else {
-        trace_word(v)
+        trace_word(v, bytes)
     }
 }
 
 /// A word as `set -x` shows it: quoted when it holds a character the shell would treat
 /// specially (a `#` or `~` only where it would start a comment or a tilde expansion).
-pub(crate) fn trace_word(w: &str) -> String {
+/// `bytes`: the locale is not UTF-8, where no character past ASCII prints.
+pub(crate) fn trace_word(w: &str, bytes: bool) -> String {
     let special = |(i, c): (usize, char)| {
         " \t\n'\"\\|&;()<>!{}*[]?^$`".contains(c)
-            || !(c.is_ascii() || c.is_alphanumeric())
+            || !(bytes || c.is_ascii() || c.is_alphanumeric())
             || (c == '#' && i == 0)
             || (c == '~' && (i == 0 || matches!(w.as_bytes().get(i - 1), Some(b'=' | b':'))))
     };
     if w.is_empty() || w.char_indices().any(special) {
         shell_quote(w)
-    } else if w.chars().any(char::is_control) {
+    } else if w
+        .chars()
+        .any(|c| c.is_control() || (bytes && !c.is_ascii()))
+    {
         // No character the shell treats specially, but one that does not print: bash
         // shows it as `$'\001'` (what has both is single-quoted as it is).
-        crate::shell::vars::ansi_c_quote(w)
+        crate::shell::vars::ansi_c_quote(w, bytes)
     } else {
         w.to_string()
     }

@@ -6,7 +6,7 @@ use super::*;
 impl Shell {
     /// A pattern as the shell options say (`extglob`), matching either case if `nocase`.
     pub(crate) fn pattern(&self, text: &str, nocase: bool) -> Pattern {
-        Pattern::with(text, self.shopts.on("extglob"), nocase)
+        Pattern::with(text, self.shopts.on("extglob"), nocase).in_locale(!self.byte_locale())
     }
 
     /// Pathname expansion of a pattern over the filesystem; sorted; empty if nothing

@@ -392,6 +392,7 @@ impl Shell {
                         ParameterExpr::LowercaseFirstChar { .. } => (false, false),
                         _ => (false, true),
                     };
+                    let ascii = self.byte_locale();
                     Ok(v.map(|s| {
                         s.chars()
                             .enumerate()
@@ -401,9 +402,9 @@ impl Shell {
                                 if !applies {
                                     c.to_string()
                                 } else if upper {
-                                    pattern::upper_char(c).to_string()
+                                    pattern::upper_char(c, ascii).to_string()
                                 } else {
-                                    pattern::lower_char(c).to_string()
+                                    pattern::lower_char(c, ascii).to_string()
                                 }
                             })
                             .collect()
@@ -506,15 +507,19 @@ impl Shell {
             .map(|n| self.resolve_ref(n).into_owned())
             .and_then(|n| self.vars.get(&n).cloned().map(|v| (n, v)));
         let var = declared.clone().filter(|(_, v)| !v.attrs.unset);
+        let ascii = self.byte_locale();
         match op {
-            ParameterTransformOp::ToUpperCase => v.map(pattern::upper_str),
-            ParameterTransformOp::ToLowerCase => v.map(pattern::lower_str),
-            ParameterTransformOp::CapitalizeInitial => v.map(upper_first),
+            ParameterTransformOp::ToUpperCase => v.map(|s| pattern::upper_str(s, ascii)),
+            ParameterTransformOp::ToLowerCase => v.map(|s| pattern::lower_str(s, ascii)),
+            ParameterTransformOp::CapitalizeInitial => v.map(|s| upper_first(s, ascii)),
             ParameterTransformOp::Quoted => match v {
                 PVal::Unset => PVal::Unset,
-                v => v.map(single_quote),
+                v => v.map(|s| single_quote(s, ascii)),
             },
-            ParameterTransformOp::ExpandEscapeSequences => v.map(ansi_c_decode),
+            ParameterTransformOp::ExpandEscapeSequences => {
+                let utf8 = !self.byte_locale();
+                v.map(|s| super::ansi_c_decode_in(s, utf8))
+            }
             ParameterTransformOp::PromptExpand => v.map(|s| self.prompt_expand(s)),
             ParameterTransformOp::ToAttributeFlags => match (&v, declared) {
                 (_, None) => PVal::Str(String::new()),
@@ -541,19 +546,23 @@ impl Shell {
                     match (&var.value, whole) {
                         (crate::shell::Value::Str(s), _) => {
                             if flags.is_empty() {
-                                PVal::Str(format!("{n}={}", single_quote(s)))
+                                PVal::Str(format!("{n}={}", single_quote(s, ascii)))
                             } else {
-                                PVal::Str(format!("declare -{flags} {n}={}", single_quote(s)))
+                                PVal::Str(format!(
+                                    "declare -{flags} {n}={}",
+                                    single_quote(s, ascii)
+                                ))
                             }
                         }
                         (value, true) => PVal::Str(format!(
                             "declare -{flags} {n}={}",
-                            array_body(value).unwrap_or_default()
+                            array_body(value, ascii).unwrap_or_default()
                         )),
                         (_, false) => match v {
-                            PVal::Str(s) => {
-                                PVal::Str(format!("declare -{flags} {n}={}", single_quote(&s)))
-                            }
+                            PVal::Str(s) => PVal::Str(format!(
+                                "declare -{flags} {n}={}",
+                                single_quote(&s, ascii)
+                            )),
                             // `${m@A}` of an array without element 0.
                             PVal::Unset => PVal::Str(format!("declare -{flags} {n}")),
                             other => other,
@@ -568,9 +577,11 @@ impl Shell {
                         crate::shell::Value::Array(m) => {
                             Some(m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
                         }
-                        crate::shell::Value::Assoc(m) => {
-                            Some(m.iter().map(|(k, v)| (key_quote(k), v.clone())).collect())
-                        }
+                        crate::shell::Value::Assoc(m) => Some(
+                            m.iter()
+                                .map(|(k, v)| (key_quote(k, ascii), v.clone()))
+                                .collect(),
+                        ),
                         crate::shell::Value::Str(_) => None,
                     },
                     _ => None,
@@ -583,7 +594,7 @@ impl Shell {
                     (Some(pairs), false) => {
                         let items: Vec<String> = pairs
                             .into_iter()
-                            .map(|(k, v)| format!("{k} {}", decl_quote(&v)))
+                            .map(|(k, v)| format!("{k} {}", decl_quote(&v, ascii)))
                             .collect();
                         let mut s = items.join(" ");
                         if is_assoc && !s.is_empty() {
@@ -594,7 +605,7 @@ impl Shell {
                     }
                     (None, _) => match v {
                         PVal::Unset => PVal::Unset,
-                        v => v.map(single_quote),
+                        v => v.map(|s| single_quote(s, ascii)),
                     },
                 }
             }
@@ -713,10 +724,12 @@ pub(super) fn substring_error(len: Option<&str>) -> ShellError {
     }
 }
 
-pub(super) fn upper_first(s: &str) -> String {
+pub(super) fn upper_first(s: &str, ascii: bool) -> String {
     let mut c = s.chars();
     match c.next() {
-        Some(f) => std::iter::once(pattern::upper_char(f)).chain(c).collect(),
+        Some(f) => std::iter::once(pattern::upper_char(f, ascii))
+            .chain(c)
+            .collect(),
         None => String::new(),
     }
 }
