@@ -127,8 +127,14 @@ impl Shell {
         if matches!(name, "test" | "[" | "printf") {
             return self.run_builtin_command(name, args, env_extra, fds).await;
         }
-        // A path `hash -p` gave the name is what runs (it may name no command at all).
-        let set_path = self.hashed_elsewhere(name);
+        // A path `hash -p` gave the name is what runs (it may name no command at all);
+        // with its own PATH (`PATH=… cmd`) a command is looked up afresh, as in bash.
+        let own_path = env_extra.iter().any(|(k, _)| k == "PATH");
+        let set_path = if own_path {
+            None
+        } else {
+            self.hashed_elsewhere(name)
+        };
         let name = set_path.as_deref().unwrap_or(name);
         let registry = self.registry.clone();
         match registry.resolve(name) {
@@ -147,7 +153,7 @@ impl Shell {
             }
             Some(entry) => {
                 if let Some(cmd) = entry.command.clone() {
-                    if !name.contains('/') {
+                    if !name.contains('/') && !own_path {
                         self.remember_path(name, None);
                     }
                     let _ran = crate::telemetry::metrics::command(entry.kind);
@@ -174,7 +180,9 @@ impl Shell {
         }
         match builtins::type_::fork_file(self, name, &path).await {
             Some((file, true)) => {
-                self.remember_path(name, Some(file.clone()));
+                if !own_path {
+                    self.remember_path(name, Some(file.clone()));
+                }
                 return self.run_script_file(&file, args, env_extra, fds).await;
             }
             Some((file, false)) => {

@@ -241,6 +241,10 @@ impl Shell {
                 traced_after = lines;
             }
         }
+        // A PATH of the command's own empties the hash table, as assigning PATH does.
+        if env_extra.iter().any(|(k, _)| k == "PATH") {
+            self.hashed.clear();
+        }
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
             return self.exec_redirections(&redirs, fds).await;
         }
