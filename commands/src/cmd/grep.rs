@@ -276,7 +276,12 @@ async fn configure(
             }
             Key::Include => cfg.include.push(glob_of(&v)),
             Key::Exclude => cfg.exclude.push(glob_of(&v)),
-            Key::ExcludeDir => cfg.exclude_dir.push(glob_of(&v)),
+            // GNU strips a pattern's trailing slashes (`--exclude-dir=sub/`).
+            Key::ExcludeDir => {
+                let trimmed = v.trim_end_matches('/');
+                let pattern = if trimmed.is_empty() { &v } else { trimmed };
+                cfg.exclude_dir.push(glob_of(pattern));
+            }
             Key::ExcludeFrom => {
                 let mut charge = ctx.budget.empty_charge();
                 let data = read_whole(ctx, &v, &mut charge).await?;
@@ -701,11 +706,15 @@ impl Grep<'_> {
         Ok(self.re.is_match(line)? != self.cfg.invert)
     }
 
-    async fn error(&mut self, msg: String) {
+    /// A file's error (status 2), said unless -s; what was written before it goes out
+    /// first, as glibc's `error` flushes stdout.
+    async fn error(&mut self, out: &mut BufOut<'_>, msg: String) -> Result<(), Interrupt> {
         self.status_error = true;
         if !self.cfg.no_messages {
+            out.flush().await?;
             self.ctx.warn("grep", msg).await;
         }
+        Ok(())
     }
 
     /// Matching gave up (a backtracker's budget): say so, and stop.
@@ -1126,7 +1135,7 @@ impl Grep<'_> {
             return match self.search(out, &label, &mut reader).await? {
                 Ok(o) => Ok(o),
                 Err(e) => {
-                    self.error(format!("{label}: {e}")).await;
+                    self.error(out, format!("{label}: {e}")).await?;
                     Ok(Outcome::Done)
                 }
             };
@@ -1151,7 +1160,7 @@ impl Grep<'_> {
             let meta = match meta {
                 Ok(m) => m,
                 Err(e) => {
-                    self.error(format!("{shown}: {e}")).await;
+                    self.error(out, format!("{shown}: {e}")).await?;
                     continue;
                 }
             };
@@ -1162,7 +1171,7 @@ impl Grep<'_> {
                 match self.cfg.dirs {
                     Dirs::Skip => continue,
                     Dirs::Read => {
-                        self.error(format!("{shown}: Is a directory")).await;
+                        self.error(out, format!("{shown}: Is a directory")).await?;
                         continue;
                     }
                     Dirs::Recurse => {}
@@ -1173,8 +1182,8 @@ impl Grep<'_> {
                 // A lone operand is named once it turns out to be a directory walked.
                 self.show_names |= self.cfg.with_filename.is_none();
                 if depth >= MAX_DEPTH {
-                    self.error(format!("{shown}: directory nesting too deep"))
-                        .await;
+                    self.error(out, format!("{shown}: directory nesting too deep"))
+                        .await?;
                     continue;
                 }
                 match self.ctx.fs.read_dir(&path).await {
@@ -1189,7 +1198,7 @@ impl Grep<'_> {
                             stack.push((child, depth + 1, false, file));
                         }
                     }
-                    Err(e) => self.error(format!("{shown}: {e}")).await,
+                    Err(e) => self.error(out, format!("{shown}: {e}")).await?,
                 }
                 continue;
             }
@@ -1199,7 +1208,7 @@ impl Grep<'_> {
             let mut reader = match Reader::open(self.ctx, &shown).await {
                 Ok(r) => r,
                 Err(e) => {
-                    self.error(format!("{shown}: {e}")).await;
+                    self.error(out, format!("{shown}: {e}")).await?;
                     continue;
                 }
             };
@@ -1209,7 +1218,7 @@ impl Grep<'_> {
             match self.search(out, &shown, &mut reader).await? {
                 Ok(Outcome::Quit) => return Ok(Outcome::Quit),
                 Ok(Outcome::Done) => {}
-                Err(e) => self.error(format!("{shown}: {e}")).await,
+                Err(e) => self.error(out, format!("{shown}: {e}")).await?,
             }
         }
         Ok(Outcome::Done)

@@ -774,7 +774,7 @@ mod tests {
         assert!(!names.iter().any(|n| n.starts_with(".sed")), "{names:?}");
         assert_eq!(
             fails("", &["-i", "p"]).await,
-            (1, "sed: no input files\n".into())
+            (4, "sed: no input files\n".into())
         );
     }
 
