@@ -252,7 +252,7 @@ fn parse_many(
             Dialect::Literal => Node::Concat(p.chars().map(Node::Char).collect()),
             Dialect::Basic | Dialect::Extended => {
                 let ere = dialect == Dialect::Extended;
-                let parsed = parse::parse(p, ere, flags.strict, flags.posix, select)?;
+                let parsed = parse::parse(p, ere, flags, select)?;
                 warnings.extend(parsed.warnings);
                 differs |= parsed.select_differs;
                 let mut node = parsed.node;

@@ -24,7 +24,7 @@ use tokio_util::task::AbortOnDropHandle;
 
 use self::color::Palette;
 use self::opts::Key;
-use self::pcre::pcre_syntax_error;
+use self::pcre::{ascii_classes, pcre_syntax_error};
 use super::util::{BufOut, MAX_DEPTH, MAX_LINE, Pacer, Reader};
 use crate::budget::Charge;
 use crate::fs::{FileKind, FsError, FsResult, READ_CHUNK};
@@ -160,7 +160,7 @@ async fn configure(
     args: &[String],
     default_matcher: Option<char>,
 ) -> Result<(Cfg, Vec<String>), Early> {
-    let line = match opts::parse(args) {
+    let line = match opts::parse(args, !ctx.env.contains_key("POSIXLY_CORRECT")) {
         Ok(l) => l,
         Err(msg) => return Err(usage_error(ctx, &msg).await),
     };
@@ -185,7 +185,7 @@ async fn configure(
                     "egrep" => 'E',
                     "fgrep" => 'F',
                     "perl" => 'P',
-                    _ => return Err(fatal(ctx, "invalid matcher").await),
+                    _ => return Err(fatal(ctx, &format!("invalid matcher {v}")).await),
                 };
                 if cfg.matcher.is_some_and(|old| old != m) {
                     return Err(fatal(ctx, "conflicting matchers specified").await);
@@ -276,7 +276,12 @@ async fn configure(
             }
             Key::Include => cfg.include.push(glob_of(&v)),
             Key::Exclude => cfg.exclude.push(glob_of(&v)),
-            Key::ExcludeDir => cfg.exclude_dir.push(glob_of(&v)),
+            // GNU strips a pattern's trailing slashes (`--exclude-dir=sub/`).
+            Key::ExcludeDir => {
+                let trimmed = v.trim_end_matches('/');
+                let pattern = if trimmed.is_empty() { &v } else { trimmed };
+                cfg.exclude_dir.push(glob_of(pattern));
+            }
             Key::ExcludeFrom => {
                 let mut charge = ctx.budget.empty_charge();
                 let data = read_whole(ctx, &v, &mut charge).await?;
@@ -435,6 +440,7 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     } else {
         pattern.clone()
     };
+    let body = ascii_classes(&body);
     // What PCRE2 refuses and the crate would take (`a{99999}`) is refused first.
     if let Some(msg) = pcre_syntax_error(pattern) {
         return Err(fatal(ctx, msg).await);
@@ -533,18 +539,23 @@ struct Lines {
     nul: bool,
     /// A chunk with a NUL byte was read (the data is binary from there on).
     binary: bool,
+    /// NULs of binary data end lines (see [`Lines::new`]).
+    zap: bool,
     /// Offset of the next line's first byte (`-b`).
     offset: u64,
 }
 
 impl Lines {
     /// `null_data`: lines end with NUL (-z), which then says nothing of binary data.
-    fn new(ctx: &Context, null_data: bool) -> Lines {
+    /// `zap`: in binary data a NUL also ends a line, as GNU's buffer-wise zapping of
+    /// NULs into newlines makes it (-c and -v count such lines; not with -a).
+    fn new(ctx: &Context, null_data: bool, zap: bool) -> Lines {
         Lines {
             pending: Bytes::new(),
             partial: Vec::new(),
             charge: ctx.budget.empty_charge(),
             nul: null_data,
+            zap: zap && !null_data,
             binary: false,
             offset: 0,
         }
@@ -561,10 +572,17 @@ impl Lines {
         loop {
             if self.pending.is_empty() {
                 match reader.chunk().await {
-                    Ok(Some(c)) => {
+                    Ok(Some(mut c)) => {
                         if !self.nul && memchr0(&c) {
                             self.nul = true;
                             self.binary = true;
+                        }
+                        if self.binary && self.zap && memchr0(&c) {
+                            let mut zapped = c.to_vec();
+                            for b in zapped.iter_mut().filter(|b| **b == 0) {
+                                *b = b'\n';
+                            }
+                            c = Bytes::from(zapped);
                         }
                         self.pending = c;
                     }
@@ -691,11 +709,15 @@ impl Grep<'_> {
         Ok(self.re.is_match(line)? != self.cfg.invert)
     }
 
-    async fn error(&mut self, msg: String) {
+    /// A file's error (status 2), said unless -s; what was written before it goes out
+    /// first, as glibc's `error` flushes stdout.
+    async fn error(&mut self, out: &mut BufOut<'_>, msg: String) -> Result<(), Interrupt> {
         self.status_error = true;
         if !self.cfg.no_messages {
+            out.flush().await?;
             self.ctx.warn("grep", msg).await;
         }
+        Ok(())
     }
 
     /// Matching gave up (a backtracker's budget): say so, and stop.
@@ -713,7 +735,8 @@ impl Grep<'_> {
     ) -> Result<Result<Outcome, FsError>, Interrupt> {
         let cfg = self.cfg;
         let delim = if cfg.null_data { 0u8 } else { b'\n' };
-        let mut lines = Lines::new(self.ctx, cfg.null_data);
+        let text = cfg.binary_files == BinaryFiles::Text;
+        let mut lines = Lines::new(self.ctx, cfg.null_data, !text);
         let mut lineno = 0u64;
         let mut count = 0u64;
         let mut before: VecDeque<(u64, u64, Bytes)> = VecDeque::new();
@@ -723,7 +746,6 @@ impl Grep<'_> {
         let mut last_printed: Option<u64> = None;
         let mut pacer = Pacer::default();
         let printing = !(cfg.quiet || cfg.count || cfg.list.is_some());
-        let text = cfg.binary_files == BinaryFiles::Text;
         let mut binary_match = false;
         let mut encoding_error = false;
         // Where the line that used up -m ends.
@@ -754,7 +776,9 @@ impl Grep<'_> {
             lineno += 1;
             let line = rec.strip_suffix(&[delim]).unwrap_or(&rec);
             if lines.binary && !text && cfg.binary_files == BinaryFiles::WithoutMatch {
-                return Ok(Ok(Outcome::Done));
+                // GNU counts such a file as one without a match (-c says 0, -L lists it).
+                count = 0;
+                break;
             }
             let limit_hit = cfg.max_count.is_some_and(|m| count >= m);
             let selected = !limit_hit
@@ -1137,7 +1161,7 @@ impl Grep<'_> {
             return match self.search(out, &label, &mut reader).await? {
                 Ok(o) => Ok(o),
                 Err(e) => {
-                    self.error(format!("{label}: {e}")).await;
+                    self.error(out, format!("{label}: {e}")).await?;
                     Ok(Outcome::Done)
                 }
             };
@@ -1162,7 +1186,7 @@ impl Grep<'_> {
             let meta = match meta {
                 Ok(m) => m,
                 Err(e) => {
-                    self.error(format!("{shown}: {e}")).await;
+                    self.error(out, format!("{shown}: {e}")).await?;
                     continue;
                 }
             };
@@ -1173,7 +1197,7 @@ impl Grep<'_> {
                 match self.cfg.dirs {
                     Dirs::Skip => continue,
                     Dirs::Read => {
-                        self.error(format!("{shown}: Is a directory")).await;
+                        self.error(out, format!("{shown}: Is a directory")).await?;
                         continue;
                     }
                     Dirs::Recurse => {}
@@ -1181,9 +1205,11 @@ impl Grep<'_> {
                 if (!top || shown != ".") && self.dir_excluded(&shown) {
                     continue;
                 }
+                // A lone operand is named once it turns out to be a directory walked.
+                self.show_names |= self.cfg.with_filename.is_none();
                 if depth >= MAX_DEPTH {
-                    self.error(format!("{shown}: directory nesting too deep"))
-                        .await;
+                    self.error(out, format!("{shown}: directory nesting too deep"))
+                        .await?;
                     continue;
                 }
                 match self.ctx.fs.read_dir(&path).await {
@@ -1198,7 +1224,7 @@ impl Grep<'_> {
                             stack.push((child, depth + 1, false, file));
                         }
                     }
-                    Err(e) => self.error(format!("{shown}: {e}")).await,
+                    Err(e) => self.error(out, format!("{shown}: {e}")).await?,
                 }
                 continue;
             }
@@ -1208,7 +1234,7 @@ impl Grep<'_> {
             let mut reader = match Reader::open(self.ctx, &shown).await {
                 Ok(r) => r,
                 Err(e) => {
-                    self.error(format!("{shown}: {e}")).await;
+                    self.error(out, format!("{shown}: {e}")).await?;
                     continue;
                 }
             };
@@ -1218,7 +1244,7 @@ impl Grep<'_> {
             match self.search(out, &shown, &mut reader).await? {
                 Ok(Outcome::Quit) => return Ok(Outcome::Quit),
                 Ok(Outcome::Done) => {}
-                Err(e) => self.error(format!("{shown}: {e}")).await,
+                Err(e) => self.error(out, format!("{shown}: {e}")).await?,
             }
         }
         Ok(Outcome::Done)
@@ -1347,7 +1373,17 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
         Err(Early::Status(s)) => return Ok(s),
         Err(Early::Interrupted(e)) => return Err(e),
     };
-    if cfg.max_count == Some(0) {
+    // Like GNU grep, search nothing when no line can be selected: `-m 0`, no patterns
+    // (`-f /dev/null`), or only empty ones inverted without -x/-w (`-v ''`); files are
+    // not even opened. Unless -L, which lists them all. (No patterns inverted selects
+    // every line, -x and -w or not.)
+    let all_empty = patterns.iter().all(String::is_empty);
+    let none_selected = if patterns.is_empty() {
+        !cfg.invert
+    } else {
+        all_empty && cfg.invert && !cfg.line && !cfg.word
+    };
+    if (cfg.max_count == Some(0) || none_selected) && cfg.list != Some(List::NonMatching) {
         return Ok(1);
     }
     let recursive = cfg.dirs == Dirs::Recurse;
@@ -1357,7 +1393,7 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
     } else {
         operands
     };
-    let show_names = cfg.with_filename.unwrap_or(files.len() > 1 || recursive);
+    let show_names = cfg.with_filename.unwrap_or(files.len() > 1 || implicit_dot);
     let ctx_n = cfg.context.unwrap_or(0);
     let before = cfg.before.unwrap_or(ctx_n);
     let finder = match &re {

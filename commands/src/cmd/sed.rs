@@ -285,10 +285,9 @@ impl Command for Sed {
                     };
                     match data {
                         Ok(d) => {
-                            let mut text = String::from_utf8_lossy(&d).into_owned();
-                            if text.ends_with('\n') {
-                                text.pop();
-                            }
+                            // Its last newline stays: after `a\` it ends an empty line
+                            // of text, as in GNU sed.
+                            let text = String::from_utf8_lossy(&d).into_owned();
                             pieces.push(Piece {
                                 text,
                                 origin: Origin::File(name.clone()),
@@ -327,7 +326,7 @@ impl Command for Sed {
         };
         if o.in_place.is_some() && o.operands.is_empty() {
             ctx.warn("sed", "no input files").await;
-            return Ok(1);
+            return Ok(4);
         }
         let settings = Settings {
             quiet: o.quiet,
@@ -775,7 +774,7 @@ mod tests {
         assert!(!names.iter().any(|n| n.starts_with(".sed")), "{names:?}");
         assert_eq!(
             fails("", &["-i", "p"]).await,
-            (1, "sed: no input files\n".into())
+            (4, "sed: no input files\n".into())
         );
     }
 

@@ -5,7 +5,7 @@
 //! `*` is a warning) and the strict glibc reading `sed` uses (those are errors).
 
 use super::ast::{Item, Look, Named, Node, Set};
-use super::{Error, ErrorKind};
+use super::{Error, ErrorKind, Flags};
 
 /// glibc's RE_DUP_MAX: the largest count of an interval.
 const DUP_MAX: u32 = 0x7fff;
@@ -22,60 +22,23 @@ pub(crate) struct Parsed {
     pub select_differs: bool,
 }
 
-/// `posix`: POSIX's reading without GNU's operators (`sed --posix`): `\w`, `\b`, `\<`
-/// and the like are their letters, a BRE's `\+`, `\?`, `\|` too, and an unmatched `)`
-/// of an ERE is itself.
+/// `flags.posix`: POSIX's reading without GNU's operators (`sed --posix`): `\w`, `\b`,
+/// `\<` and the like are their letters, a BRE's `\+`, `\?`, `\|` too, and an unmatched
+/// `)` of an ERE is itself.
 /// `select`: the reading of grep's DFA, which decides which lines match (see
 /// [`Parsed::select_differs`]).
-pub(crate) fn parse(
-    pattern: &str,
-    ere: bool,
-    strict: bool,
-    posix: bool,
-    select: bool,
-) -> Result<Parsed, Error> {
-    parse_chars(pattern.chars().collect(), ere, strict, false, posix, select)
+pub(crate) fn parse(pattern: &str, ere: bool, flags: Flags, select: bool) -> Result<Parsed, Error> {
+    let mut p = Parser::new(pattern.chars().collect(), ere, flags.strict, false);
+    p.posix = flags.posix;
+    p.select = select;
+    p.utf8_collation = !flags.c_locale;
+    p.parse()
 }
 
 /// gawk's reading of an ERE: its escapes (`\n`, `\y`, octal, hex) also inside brackets, a
 /// leading repetition operator is literal, an unmatched `)` is literal.
 pub(crate) fn parse_awk(pattern: Vec<char>) -> Result<Parsed, Error> {
-    parse_chars(pattern, true, false, true, false, false)
-}
-
-fn parse_chars(
-    c: Vec<char>,
-    ere: bool,
-    strict: bool,
-    awk: bool,
-    posix: bool,
-    select: bool,
-) -> Result<Parsed, Error> {
-    let mut p = Parser {
-        c,
-        pos: 0,
-        ere,
-        strict,
-        awk,
-        posix,
-        select,
-        select_differs: false,
-        literal_close: false,
-        groups: 0,
-        usable: Vec::new(),
-        warnings: Vec::new(),
-    };
-    let node = p.alt(0)?;
-    if p.pos < p.c.len() {
-        // Only a stray close can stop the top level early.
-        return Err(Error::new("Unmatched ) or \\)"));
-    }
-    Ok(Parsed {
-        node,
-        groups: p.groups,
-        warnings: p.warnings,
-        select_differs: p.select_differs,
-    })
+    Parser::new(pattern, true, false, true).parse()
 }
 
 struct Parser {
@@ -95,6 +58,9 @@ struct Parser {
     /// ERE's group or alternative and reads what follows as an atom, so in grep's
     /// lenient ERE `(*)` is an unmatched `(`.
     literal_close: bool,
+    /// glibc's UTF-8 locale, which collates no character outside ASCII: such a character
+    /// as a range's end or in `[.x.]`, `[=x=]` is an invalid collation character.
+    utf8_collation: bool,
     /// Groups opened so far.
     groups: usize,
     /// Groups a back-reference here may name: closed, and not in an earlier
@@ -116,12 +82,53 @@ enum Prev {
 }
 
 impl Parser {
+    fn new(c: Vec<char>, ere: bool, strict: bool, awk: bool) -> Parser {
+        Parser {
+            c,
+            pos: 0,
+            ere,
+            strict,
+            awk,
+            posix: false,
+            select: false,
+            select_differs: false,
+            literal_close: false,
+            utf8_collation: false,
+            groups: 0,
+            usable: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn parse(mut self) -> Result<Parsed, Error> {
+        let node = self.alt(0)?;
+        if self.pos < self.c.len() {
+            // Only a stray close can stop the top level early.
+            return Err(Error::new("Unmatched ) or \\)"));
+        }
+        Ok(Parsed {
+            node,
+            groups: self.groups,
+            warnings: self.warnings,
+            select_differs: self.select_differs,
+        })
+    }
+
     fn peek(&self) -> Option<char> {
         self.c.get(self.pos).copied()
     }
 
     fn peek2(&self) -> Option<char> {
         self.c.get(self.pos + 1).copied()
+    }
+
+    /// `ch` as a collating element (a range's end, `[.ch.]`, `[=ch=]`): glibc's UTF-8
+    /// locale knows none outside ASCII.
+    fn collating(&self, ch: char) -> Result<char, Error> {
+        if self.utf8_collation && !ch.is_ascii() {
+            return Err(Error::new("Invalid collation character"));
+        }
+        Ok(ch)
     }
 
     fn at_bar(&self) -> bool {
@@ -514,7 +521,13 @@ impl Parser {
             if c == ']' && !first {
                 break;
             }
+            // glibc reads a `-` that follows a range or a class as the start of another
+            // range, which has nothing to start from: `[a-c-e]`, `[[:alpha:]-z]`.
+            if c == '-' && !first && !self.awk && self.peek() != Some(']') {
+                return Err(Error::new("Invalid range end"));
+            }
             first = false;
+            let mut equivalence = false;
             let start = if c == '\\' && self.awk {
                 let Some(n) = self.peek() else {
                     return Err(unmatched());
@@ -546,9 +559,10 @@ impl Parser {
                         continue;
                     }
                     _ => {
+                        equivalence = kind == '=';
                         let mut chars = inner.chars();
                         match (chars.next(), chars.next()) {
-                            (Some(ch), None) => ch,
+                            (Some(ch), None) => self.collating(ch)?,
                             _ => return Err(Error::new("Invalid collation character")),
                         }
                     }
@@ -557,6 +571,9 @@ impl Parser {
                 c
             };
             if self.peek() == Some('-') && self.peek2().is_some_and(|n| n != ']') {
+                if equivalence && !self.awk {
+                    return Err(Error::new("Invalid range end"));
+                }
                 self.pos += 1;
                 let Some(e) = self.peek() else {
                     return Err(unmatched());
@@ -581,9 +598,14 @@ impl Parser {
                         [ch] => *ch,
                         _ => return Err(Error::new("Invalid collation character")),
                     }
+                } else if e == '[' && !self.awk && matches!(self.peek(), Some(':' | '=')) {
+                    // A class cannot end a range.
+                    return Err(Error::new("Invalid range end"));
                 } else {
                     e
                 };
+                self.collating(start)?;
+                self.collating(end)?;
                 if end < start {
                     return Err(Error::new("Invalid range end"));
                 }

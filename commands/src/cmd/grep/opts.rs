@@ -104,7 +104,9 @@ pub(super) struct Line {
 }
 
 /// A usage error, worded as GNU's getopt words it (without the `grep: ` prefix).
-pub(super) fn parse(args: &[String]) -> Result<Line, String> {
+/// `permute`: options may follow operands (not so under `POSIXLY_CORRECT`, where the
+/// first operand ends the options).
+pub(super) fn parse(args: &[String], permute: bool) -> Result<Line, String> {
     let mut line = Line::default();
     let mut i = 0;
     while i < args.len() {
@@ -140,6 +142,10 @@ pub(super) fn parse(args: &[String]) -> Result<Line, String> {
         }
         if a.len() < 2 || !a.starts_with('-') {
             line.operands.push(a.clone());
+            if !permute {
+                line.operands.extend(args[i..].iter().cloned());
+                break;
+            }
             continue;
         }
         // A cluster of short options; digits make up a -NUM context.
@@ -229,7 +235,10 @@ mod tests {
     use super::*;
 
     fn p(args: &[&str]) -> Result<Line, String> {
-        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        parse(
+            &args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            true,
+        )
     }
 
     fn keys(l: &Line) -> Vec<(Key, Option<&str>)> {

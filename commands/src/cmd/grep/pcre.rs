@@ -151,3 +151,72 @@ pub(super) fn pcre_syntax_error(p: &str) -> Option<&'static str> {
     }
     (depth > 0).then_some("missing closing parenthesis")
 }
+
+/// ASCII's word characters, as PCRE2 without its UCP option has them.
+const WORD: &str = "A-Za-z0-9_";
+
+/// `pattern` with PCRE2's ASCII readings of `\w \W \d \D \s \S \b \B` spelled out: GNU
+/// grep 3.8 compiles without PCRE2_UCP, so they ignore letters and digits outside ASCII
+/// (where the `fancy-regex` crate's are Unicode's). Inside a bracket expression the
+/// positive classes become their ranges; anything else is copied as it is.
+pub(super) fn ascii_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().peekable();
+    let mut in_class = false;
+    let mut class_start = false;
+    while let Some(c) = chars.next() {
+        let at_start = std::mem::take(&mut class_start);
+        match c {
+            '\\' => {
+                let Some(n) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                let spelled = match (n, in_class) {
+                    ('w', false) => format!("[{WORD}]"),
+                    ('W', false) => format!("[^{WORD}]"),
+                    ('d', false) => "[0-9]".to_string(),
+                    ('D', false) => "[^0-9]".to_string(),
+                    ('s', false) => "[\\t\\n\\x0B\\f\\r ]".to_string(),
+                    ('S', false) => "[^\\t\\n\\x0B\\f\\r ]".to_string(),
+                    ('b', false) => {
+                        format!("(?:(?<=[{WORD}])(?![{WORD}])|(?<![{WORD}])(?=[{WORD}]))")
+                    }
+                    ('B', false) => {
+                        format!("(?:(?<=[{WORD}])(?=[{WORD}])|(?<![{WORD}])(?![{WORD}]))")
+                    }
+                    ('w', true) => WORD.to_string(),
+                    ('d', true) => "0-9".to_string(),
+                    ('s', true) => "\\t\\n\\x0B\\f\\r ".to_string(),
+                    _ => format!("\\{n}"),
+                };
+                out.push_str(&spelled);
+            }
+            '[' if !in_class => {
+                out.push(c);
+                in_class = true;
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                class_start = true;
+            }
+            '[' if chars.peek() == Some(&':') => {
+                // A POSIX class inside brackets, copied to its `:]`.
+                out.push(c);
+                for k in chars.by_ref() {
+                    out.push(k);
+                    if k == ']' {
+                        break;
+                    }
+                }
+            }
+            ']' if in_class && !at_start => {
+                out.push(c);
+                in_class = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}

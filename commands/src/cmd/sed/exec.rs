@@ -815,7 +815,7 @@ impl<'a> Exec<'a> {
             count += 1;
             if count >= s.nth {
                 out.extend_from_slice(&self.ps[last..start]);
-                expand(&self.ps, &caps, &s.repl, &mut out);
+                expand(&self.ps, &caps, &s.repl, &mut out, bytes);
                 last = end;
                 done = true;
                 if out.len() > MAX_SPACE {
@@ -1004,20 +1004,37 @@ struct CaseState {
     once: Option<Case>,
 }
 
+/// `c` in the case asked for, one character for one as glibc's `towupper`/`towlower`
+/// map them: where Unicode's mapping is longer, the upper case is the character itself
+/// (`ß`) and the lower case the mapping's first (`İ` → `i`).
 fn convert(c: char, how: Case, out: &mut String) {
     match how {
-        Case::Upper | Case::UpperNext => out.extend(c.to_uppercase()),
-        Case::Lower | Case::LowerNext => out.extend(c.to_lowercase()),
+        Case::Upper | Case::UpperNext => {
+            let up = c.to_uppercase();
+            if up.len() == 1 {
+                out.extend(up);
+            } else {
+                out.push(c);
+            }
+        }
+        Case::Lower | Case::LowerNext => out.push(c.to_lowercase().next().unwrap_or(c)),
         Case::End => out.push(c),
     }
 }
 
-fn push_cased(out: &mut Vec<u8>, piece: &[u8], st: &mut CaseState) {
+/// `piece` in the current case. In the C locale a byte of the upper half that is
+/// converted becomes 0xff, as GNU sed makes it (its wide-character conversion fails).
+fn push_cased(out: &mut Vec<u8>, piece: &[u8], st: &mut CaseState, c_locale: bool) {
     if st.mode.is_none() && st.once.is_none() || piece.is_empty() {
         out.extend_from_slice(piece);
         return;
     }
-    match std::str::from_utf8(piece) {
+    let text = if c_locale {
+        Err(())
+    } else {
+        std::str::from_utf8(piece).map_err(|_| ())
+    };
+    match text {
         Ok(s) => {
             let mut conv = String::with_capacity(s.len());
             for c in s.chars() {
@@ -1032,9 +1049,10 @@ fn push_cased(out: &mut Vec<u8>, piece: &[u8], st: &mut CaseState) {
             for &b in piece {
                 let how = st.once.take().or(st.mode);
                 out.push(match how {
+                    Some(Case::End) | None => b,
+                    Some(_) if c_locale && !b.is_ascii() => 0xff,
                     Some(Case::Upper | Case::UpperNext) => b.to_ascii_uppercase(),
-                    Some(Case::Lower | Case::LowerNext) => b.to_ascii_lowercase(),
-                    _ => b,
+                    Some(_) => b.to_ascii_lowercase(),
                 });
             }
         }
@@ -1055,14 +1073,14 @@ fn char_width(text: &[u8], at: usize) -> usize {
     }
 }
 
-fn expand(text: &[u8], caps: &Captures, repl: &[Repl], out: &mut Vec<u8>) {
+fn expand(text: &[u8], caps: &Captures, repl: &[Repl], out: &mut Vec<u8>, c_locale: bool) {
     let mut st = CaseState::default();
     for r in repl {
         match r {
-            Repl::Lit(l) => push_cased(out, l, &mut st),
+            Repl::Lit(l) => push_cased(out, l, &mut st, c_locale),
             Repl::Group(g) => {
                 if let Some((a, b)) = caps.get(*g) {
-                    push_cased(out, &text[a..b], &mut st);
+                    push_cased(out, &text[a..b], &mut st, c_locale);
                 }
             }
             Repl::Case(c) => match c {

@@ -246,6 +246,30 @@ impl Parser<'_> {
     }
 
     fn err_at(&self, pos: usize, msg: impl std::fmt::Display) -> ParseError {
+        self.locate(pos, 0, msg)
+    }
+
+    /// A delimiter that cannot be (a newline, a backslash): GNU reads the rest of the
+    /// line as the regex before it finds it unterminated.
+    fn unterminated(&mut self, msg: &str) -> ParseError {
+        while self.peek().is_some_and(|c| c != '\n') {
+            self.pos += 1;
+        }
+        self.err(msg)
+    }
+
+    /// A delimiter just read (of `s`, `y`, `\cREGEXc`): GNU takes one byte, so a
+    /// character of several is refused, located at its first byte.
+    fn single_byte(&self, delim: char) -> Result<char, ParseError> {
+        if delim.is_ascii() {
+            return Ok(delim);
+        }
+        let msg = "delimiter character is not a single-byte character";
+        Err(self.locate(self.pos.saturating_sub(1), 1, msg))
+    }
+
+    /// An error at `pos`, `extra` bytes into the character there.
+    fn locate(&self, pos: usize, extra: usize, msg: impl std::fmt::Display) -> ParseError {
         let last = pos.saturating_sub(1);
         let k = self
             .starts
@@ -258,8 +282,13 @@ impl Parser<'_> {
         let start = self.starts[k];
         match &piece.origin {
             Origin::Expr(n) => {
+                // GNU counts bytes, whatever the locale.
                 let len = piece.text.chars().count();
-                let at = pos.saturating_sub(start).min(len);
+                let at: usize = self.s[start..start + pos.saturating_sub(start).min(len)]
+                    .iter()
+                    .map(|c| c.len_utf8())
+                    .sum::<usize>()
+                    + extra;
                 ParseError(format!("-e expression #{n}, char {at}: {msg}"), 1)
             }
             Origin::File(name) => {
@@ -295,20 +324,20 @@ impl Parser<'_> {
                 other => other,
             });
         }
+        // GNU sed finds this after parsing (where its errors exit 4), naming the last
+        // jump whose label is missing.
+        let missing = self.jumps.iter().rev().map(|(_, l)| l);
+        if let Some(label) = missing
+            .filter(|l| !l.is_empty())
+            .find(|l| !self.labels.contains_key(*l))
+        {
+            let msg = format!("can't find label for jump to `{label}'");
+            return Err(ParseError(msg, 4));
+        }
         for (idx, label) in std::mem::take(&mut self.jumps) {
-            let target = if label.is_empty() {
-                self.cmds.len()
-            } else {
-                match self.labels.get(&label) {
-                    Some(&t) => t,
-                    None => {
-                        // GNU sed finds this after parsing, where its errors exit 4.
-                        return Err(ParseError(
-                            format!("can't find label for jump to `{label}'"),
-                            4,
-                        ));
-                    }
-                }
+            let target = match self.labels.get(&label) {
+                Some(&t) if !label.is_empty() => t,
+                _ => self.cmds.len(),
             };
             match &mut self.cmds[idx].op {
                 Op::Branch(t) | Op::BranchIfSub(t) | Op::BranchUnlessSub(t) => *t = target,
@@ -420,6 +449,7 @@ impl Parser<'_> {
 
     /// Reads a regex address's flags (`I`, `M`) and compiles it.
     fn address_regex(&mut self, delim: char) -> Result<Rx, ParseError> {
+        let delim = self.single_byte(delim)?;
         let Some(pat) = self.delimited(delim, true) else {
             return Err(self.err("unterminated address regex"));
         };
@@ -491,7 +521,7 @@ impl Parser<'_> {
                 self.pos += 1;
                 match self.next() {
                     Some(d) if d != '\n' && d != '\\' => Ok(Some(Addr::Re(self.address_regex(d)?))),
-                    _ => Err(self.err("unterminated address regex")),
+                    _ => Err(self.unterminated("unterminated address regex")),
                 }
             }
             Some('+' | '~') if !self.posix => {
@@ -612,9 +642,13 @@ impl Parser<'_> {
             Some(_) => {}
         }
         let mut raw = String::new();
+        let mut ended = false;
         while let Some(c) = self.next() {
             match c {
-                '\n' => break,
+                '\n' => {
+                    ended = true;
+                    break;
+                }
                 '\\' => match self.next() {
                     None => break,
                     Some('\n') => raw.push('\n'),
@@ -626,9 +660,13 @@ impl Parser<'_> {
                 c => raw.push(c),
             }
         }
-        // A trailing backslash-newline at the very end of the script adds nothing.
+        // Text that a newline ends gets it, even an empty line; at the very end of the
+        // script a trailing backslash-newline adds nothing (an error for POSIX).
         let mut text = unescape_text(&raw);
-        if !text.is_empty() && !text.ends_with(b"\n") {
+        if raw.is_empty() && !ended && self.posix {
+            return Err(self.err("incomplete command"));
+        }
+        if ended || (!text.is_empty() && !text.ends_with(b"\n")) {
             text.push(b'\n');
         }
         Ok(text)
@@ -668,7 +706,8 @@ impl Parser<'_> {
         if matches!(a1, Some(Addr::Zero)) && (self.posix || !matches!(a2, Some(Addr2::Re(_)))) {
             return Err(self.err("invalid usage of line address 0"));
         }
-        if a2.is_some() && matches!(c, 'q' | 'Q') {
+        // `--posix` holds `=`, `a`, `i`, `r` and `l` to one address too, as GNU does.
+        if a2.is_some() && (matches!(c, 'q' | 'Q') || (self.posix && "=airl".contains(c))) {
             return Err(self.err("command only uses one address"));
         }
         if self.posix && "FzvRTWe".contains(c) {
@@ -681,12 +720,12 @@ impl Parser<'_> {
                 Op::BlockStart(0)
             }
             '}' => {
-                if has_addr || negate {
-                    return Err(self.err("unexpected `}'"));
-                }
                 let Some((open, _)) = self.blocks.pop() else {
                     return Err(self.err("unexpected `}'"));
                 };
+                if has_addr {
+                    return Err(self.err("`}' doesn't want any addresses"));
+                }
                 let after = self.cmds.len() + 1;
                 self.cmds[open].op = Op::BlockStart(after);
                 self.end_of_cmd()?;
@@ -707,13 +746,12 @@ impl Parser<'_> {
                 if label.is_empty() {
                     return Err(self.err("\":\" lacks a label"));
                 }
-                self.end_of_cmd()?;
+                // What follows the label is the next command (`:x p`), as in GNU.
                 self.labels.entry(label).or_insert(self.cmds.len());
                 Op::Nop
             }
             'b' | 't' | 'T' => {
                 let label = self.label();
-                self.end_of_cmd()?;
                 self.jumps.push((self.cmds.len(), label));
                 match c {
                     'b' => Op::Branch(0),
@@ -797,8 +835,8 @@ impl Parser<'_> {
     fn subst(&mut self) -> Result<Subst, ParseError> {
         let unterminated = "unterminated `s' command";
         let delim = match self.next() {
-            Some(d) if d != '\n' => d,
-            _ => return Err(self.err(unterminated)),
+            Some(d) if d != '\n' => self.single_byte(d)?,
+            _ => return Err(self.unterminated(unterminated)),
         };
         let Some(pat) = self.delimited(delim, true) else {
             return Err(self.err(unterminated));
@@ -858,13 +896,8 @@ impl Parser<'_> {
                     eval = true;
                 }
                 None | Some('\n' | ';' | '}' | '#') => break,
-                Some(c) if is_blank(c) => {
-                    self.skip_blanks();
-                    if !matches!(self.peek(), None | Some('\n' | ';' | '}' | '#')) {
-                        self.pos += 1;
-                        return Err(self.err("unknown option to `s'"));
-                    }
-                }
+                // GNU skips blanks between flags (`s/a/b/ g`).
+                Some(c) if is_blank(c) => self.pos += 1,
                 Some(_) => {
                     self.pos += 1;
                     return Err(self.err("unknown option to `s'"));
@@ -901,8 +934,8 @@ impl Parser<'_> {
     fn translate(&mut self) -> Result<HashMap<char, char>, ParseError> {
         let unterminated = "unterminated `y' command";
         let delim = match self.next() {
-            Some(d) if d != '\n' => d,
-            _ => return Err(self.err(unterminated)),
+            Some(d) if d != '\n' => self.single_byte(d)?,
+            _ => return Err(self.unterminated(unterminated)),
         };
         let mut parts = Vec::new();
         for _ in 0..2 {
@@ -928,10 +961,8 @@ impl Parser<'_> {
                                 char::from(b)
                             });
                         }
-                        Some(c) => {
-                            out.push('\\');
-                            out.push(c);
-                        }
+                        // Any other escaped character stands for itself.
+                        Some(c) => out.push(c),
                     },
                     Some(c) => out.push(c),
                 }
