@@ -134,10 +134,11 @@ impl Tty {
         self.bump();
     }
 
-    /// Whether the queue has room for more (or nobody will read any more).
+    /// Whether the queue has room for more (or nobody will read any more, or what comes
+    /// next is dropped but for a few control characters: see `queue_cooked`).
     pub fn has_room(&self) -> bool {
         let s = self.lock();
-        s.queue.len() <= INPUT_QUEUE || s.closed
+        s.queue.len() <= INPUT_QUEUE || s.closed || (s.raw == 0 && !has_line_end(&s.queue))
     }
 
     /// Waits until the queue has room for more (or nobody will read any more).
@@ -145,11 +146,8 @@ impl Tty {
         let mut rx = self.drained.subscribe();
         loop {
             rx.borrow_and_update();
-            {
-                let s = self.lock();
-                if s.queue.len() <= INPUT_QUEUE || s.closed {
-                    return;
-                }
+            if self.has_room() {
+                return;
             }
             if rx.changed().await.is_err() {
                 return;
@@ -269,7 +267,7 @@ fn queue_cooked(queue: &mut VecDeque<u8>, data: &[u8]) {
     let ends_line = |b: &u8| matches!(*b, b'\n' | b'\r');
     let mut rest = data;
     while !rest.is_empty() {
-        if queue.len() < INPUT_QUEUE || queue.iter().any(ends_line) {
+        if queue.len() < INPUT_QUEUE || has_line_end(queue) {
             let room = if queue.len() < INPUT_QUEUE {
                 (INPUT_QUEUE - queue.len()).min(rest.len())
             } else {
@@ -283,9 +281,23 @@ fn queue_cooked(queue: &mut VecDeque<u8>, data: &[u8]) {
             .iter()
             .position(ends_line)
             .map_or(rest.len(), |i| i + 1);
-        queue.extend(rest[..end].iter().filter(|&&b| b < 0x20 || b == 0x7f));
+        // Control characters past the queue are bounded too; a line's end always goes in.
+        let spare = (INPUT_QUEUE + MAX_LINE_CONTROLS).saturating_sub(queue.len());
+        let controls = rest[..end].iter().filter(|&&b| b < 0x20 || b == 0x7f);
+        let kept: Vec<u8> = controls.take(spare).copied().collect();
+        queue.extend(kept);
+        if end > 0 && ends_line(&rest[end - 1]) && !has_line_end(queue) {
+            queue.push_back(rest[end - 1]);
+        }
         rest = &rest[end..];
     }
+}
+
+/// Control characters kept past [`INPUT_QUEUE`] on a line longer than the queue.
+const MAX_LINE_CONTROLS: usize = 4096;
+
+fn has_line_end(queue: &VecDeque<u8>) -> bool {
+    queue.iter().any(|b| matches!(*b, b'\n' | b'\r'))
 }
 
 enum Cooked {
