@@ -730,3 +730,110 @@ fn ctrl_c_on_a_terminal_interrupts_the_foreground_command() {
     let (status, text) = tty.finish();
     assert_eq!(status.code(), Some(0), "{text}");
 }
+
+/// An OpenSSH ControlMaster connection to `server`, up once its control socket exists;
+/// [`Master::client`] runs `ssh` through it. The master and its socket go with it.
+struct Master {
+    child: std::process::Child,
+    ctl: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Master {
+    fn start(server: &Server) -> Master {
+        let dir = tempfile::tempdir().unwrap();
+        let ctl = dir.path().join("ctl");
+        let child = server
+            .ssh_cmd("anyone")
+            .args(["-o", &format!("ControlPath={}", ctl.display())])
+            .args(["-o", "ControlMaster=yes", "-N"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while !ctl.exists() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no control socket"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Master {
+            child,
+            ctl,
+            _dir: dir,
+        }
+    }
+
+    /// `ssh` through the master (never a connection of its own) running `script`.
+    fn client(&self, server: &Server, script: &str) -> Command {
+        let mut c = server.ssh_cmd("anyone");
+        c.args(["-o", &format!("ControlPath={}", self.ctl.display())])
+            .args(["-o", "ControlMaster=no"])
+            .arg(script);
+        c
+    }
+}
+
+impl Drop for Master {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue 14 (ControlMaster multiplexing): while one channel of the connection is busy —
+/// its command writes without end and never reads its stdin (which stays open) — a second
+/// `ssh` through the same master starts at once and finishes, whether the busy channel's
+/// output is read or left unread (its window closed).
+#[test]
+fn a_channel_opened_beside_a_busy_one_starts_at_once() {
+    let server = Server::start();
+    for read_output in [true, false] {
+        let master = Master::start(&server);
+        let mut busy = master
+            .client(&server, "yes forkbox-busy-channel")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = busy.stdout.take().unwrap();
+        let mut first = [0u8; 9];
+        std::io::Read::read_exact(&mut out, &mut first).unwrap();
+        assert_eq!(&first, b"forkbox-b");
+        let reader = std::thread::spawn(move || {
+            if read_output {
+                let _ = std::io::copy(&mut out, &mut std::io::sink());
+            } else {
+                // Left unread until the busy client ends.
+                std::thread::park_timeout(Duration::from_secs(120));
+            }
+        });
+        // Long enough for the busy channel's window to close when its output is unread.
+        std::thread::sleep(Duration::from_secs(2));
+        let start = std::time::Instant::now();
+        let second = support::run_guarded(
+            master.client(&server, "echo second"),
+            b"",
+            Duration::from_secs(60),
+        );
+        let took = start.elapsed();
+        assert_eq!(
+            (stdout(&second).as_str(), second.status.code()),
+            ("second\n", Some(0)),
+            "output read: {read_output}: {}",
+            stderr(&second)
+        );
+        assert!(
+            took < Duration::from_secs(20),
+            "output read: {read_output}: the second channel took {took:?}"
+        );
+        let _ = busy.kill();
+        let _ = busy.wait();
+        reader.thread().unpark();
+        let _ = reader.join();
+    }
+}

@@ -900,7 +900,7 @@ impl Terminal<'_> {
             if taken.interrupts != self.seen {
                 self.seen = taken.interrupts;
                 let event = self.editor.interrupt(&mut buf);
-                self.tty.unread(&taken.bytes);
+                self.tty.unread(&taken.bytes, taken.interrupts);
                 self.draw(&mut buf).await;
                 return event;
             }
@@ -916,7 +916,7 @@ impl Terminal<'_> {
                         self.editor.complete(found, &mut buf);
                     }
                     Some(event) => {
-                        self.tty.unread(rest);
+                        self.tty.unread(rest, taken.interrupts);
                         self.draw(&mut buf).await;
                         return event;
                     }
@@ -993,6 +993,9 @@ impl Terminal<'_> {
             terminal: Some(TerminalHandle(Arc::new(SessionTerminal(self.tty.clone())))),
         };
         let mut changed = self.tty.subscribe();
+        // Ctrl-C typed after the editor read the line but before this subscription
+        // interrupts the command too: looked at once, not at the next key.
+        changed.mark_changed();
         let mut keys_open = true;
         let mut interrupted = false;
         let tty = self.tty.clone();

@@ -17,7 +17,8 @@ use tokio::sync::watch;
 use super::cooked::{LineDiscipline, TermEvent};
 
 /// Typed bytes kept for a reader; past it the channel's reader waits (and the client's
-/// window fills), like a full terminal buffer. Four lines as long as the editor takes.
+/// window fills), like a full terminal buffer — outside raw mode only while a whole line
+/// waits (see `queue_cooked`). Four lines as long as the editor takes.
 pub const INPUT_QUEUE: usize = 4 * super::MAX_LINE;
 
 const CTRL_C: u8 = 0x03;
@@ -116,7 +117,7 @@ impl Tty {
                     s.interrupts += 1;
                     rest = &rest[i + 1..];
                 }
-                s.queue.extend(rest);
+                queue_cooked(&mut s.queue, rest);
             }
         }
         self.bump();
@@ -133,10 +134,11 @@ impl Tty {
         self.bump();
     }
 
-    /// Whether the queue has room for more (or nobody will read any more).
+    /// Whether the queue has room for more (or nobody will read any more, or what comes
+    /// next is dropped but for a few control characters: see `queue_cooked`).
     pub fn has_room(&self) -> bool {
         let s = self.lock();
-        s.queue.len() <= INPUT_QUEUE || s.closed
+        s.queue.len() <= INPUT_QUEUE || s.closed || (s.raw == 0 && !has_line_end(&s.queue))
     }
 
     /// Waits until the queue has room for more (or nobody will read any more).
@@ -144,11 +146,8 @@ impl Tty {
         let mut rx = self.drained.subscribe();
         loop {
             rx.borrow_and_update();
-            {
-                let s = self.lock();
-                if s.queue.len() <= INPUT_QUEUE || s.closed {
-                    return;
-                }
+            if self.has_room() {
+                return;
             }
             if rx.changed().await.is_err() {
                 return;
@@ -203,12 +202,19 @@ impl Tty {
         taken
     }
 
-    /// Puts back bytes a reader did not use, ahead of anything typed since.
-    pub fn unread(&self, rest: &[u8]) {
+    /// Puts back bytes a reader did not use, ahead of anything typed since; `since` is
+    /// [`Taken::interrupts`] of the take they came from. An interrupt counted after that
+    /// take flushed what was queued, so they are dropped as they would have been had they
+    /// stayed queued (were they put back, a paste cut by Ctrl-C would come back before the
+    /// next line).
+    pub fn unread(&self, rest: &[u8], since: u64) {
         if rest.is_empty() {
             return;
         }
         let mut s = self.lock();
+        if s.interrupts != since {
+            return;
+        }
         for &b in rest.iter().rev() {
             s.queue.push_front(b);
         }
@@ -246,6 +252,52 @@ impl Tty {
             None => Cooked::Wait,
         }
     }
+}
+
+/// Queues bytes typed outside raw mode. Once [`INPUT_QUEUE`] bytes wait and none of them
+/// ends a line — one line longer than the queue, which no reader takes whole (the editor
+/// and the cooked discipline keep its first [`super::MAX_LINE`] bytes) — ordinary
+/// characters are dropped and control characters (the line's end, Ctrl-D, erase, kill)
+/// still go in, as a terminal's line discipline does with a full buffer. So megabytes
+/// pasted without a newline into a command that does not read never make the channel
+/// wait for room: the Ctrl-C typed after them arrives, and so does everything the client
+/// sent behind them. With a whole line waiting, the queue grows and the channel waits for
+/// room as a throttled terminal does.
+fn queue_cooked(queue: &mut VecDeque<u8>, data: &[u8]) {
+    let ends_line = |b: &u8| matches!(*b, b'\n' | b'\r');
+    let mut rest = data;
+    while !rest.is_empty() {
+        if queue.len() < INPUT_QUEUE || has_line_end(queue) {
+            let room = if queue.len() < INPUT_QUEUE {
+                (INPUT_QUEUE - queue.len()).min(rest.len())
+            } else {
+                rest.len()
+            };
+            queue.extend(&rest[..room]);
+            rest = &rest[room..];
+            continue;
+        }
+        let end = rest
+            .iter()
+            .position(ends_line)
+            .map_or(rest.len(), |i| i + 1);
+        // Control characters past the queue are bounded too; a line's end always goes in.
+        let spare = (INPUT_QUEUE + MAX_LINE_CONTROLS).saturating_sub(queue.len());
+        let controls = rest[..end].iter().filter(|&&b| b < 0x20 || b == 0x7f);
+        let kept: Vec<u8> = controls.take(spare).copied().collect();
+        queue.extend(kept);
+        if end > 0 && ends_line(&rest[end - 1]) && !has_line_end(queue) {
+            queue.push_back(rest[end - 1]);
+        }
+        rest = &rest[end..];
+    }
+}
+
+/// Control characters kept past [`INPUT_QUEUE`] on a line longer than the queue.
+const MAX_LINE_CONTROLS: usize = 4096;
+
+fn has_line_end(queue: &VecDeque<u8>) -> bool {
+    queue.iter().any(|b| matches!(*b, b'\n' | b'\r'))
 }
 
 enum Cooked {
@@ -388,6 +440,54 @@ mod tests {
         tty.typed(b"abc\x03de");
         let t = tty.take();
         assert_eq!((t.bytes.as_slice(), t.interrupts), (&b"de"[..], 1));
+    }
+
+    #[tokio::test]
+    async fn a_line_longer_than_the_queue_keeps_only_control_characters_past_it() {
+        let tty = Tty::new(SIZE);
+        tty.typed(&vec![b'x'; INPUT_QUEUE - 2]);
+        assert!(tty.has_room());
+        tty.typed(b"abcd\x7fe\x04fg");
+        tty.typed(&vec![b'y'; 1 << 20]);
+        assert!(tty.has_room(), "nothing could take the rest of the line");
+        tty.typed(b"z\ragain");
+        let mut want = vec![b'x'; INPUT_QUEUE - 2];
+        want.extend(b"ab\x7f\x04\ragain");
+        assert_eq!(tty.take().bytes, want);
+        // Ctrl-C after such a paste still flushes it and counts.
+        tty.typed(&vec![b'x'; 2 * INPUT_QUEUE]);
+        tty.typed(b"\x03ls\n");
+        let t = tty.take();
+        assert_eq!((t.bytes.as_slice(), t.interrupts), (&b"ls\n"[..], 1));
+    }
+
+    #[tokio::test]
+    async fn whole_lines_past_the_queue_are_kept_for_their_reader() {
+        let tty = Tty::new(SIZE);
+        let lines = b"line\n".repeat(INPUT_QUEUE / 5 + 10);
+        tty.typed(&lines);
+        assert!(
+            !tty.has_room(),
+            "the channel waits for room, as a throttled terminal"
+        );
+        assert_eq!(tty.take().bytes, lines);
+    }
+
+    #[tokio::test]
+    async fn bytes_put_back_after_a_later_ctrl_c_are_dropped() {
+        let tty = Tty::new(SIZE);
+        tty.typed(b"ls\nxxxx");
+        let t = tty.take();
+        // The editor used `ls\n`; before it puts the rest back, Ctrl-C flushes the queue.
+        tty.typed(b"yy\x03zz");
+        tty.unread(&t.bytes[3..], t.interrupts);
+        assert_eq!(tty.take().bytes, b"zz");
+        // Without an interrupt in between, the rest goes back ahead of what came since.
+        tty.typed(b"ls\nxx");
+        let t = tty.take();
+        tty.typed(b"yy");
+        tty.unread(&t.bytes[3..], t.interrupts);
+        assert_eq!(tty.take().bytes, b"xxyy");
     }
 
     #[tokio::test]

@@ -129,6 +129,10 @@ async def paste_while_output_waits():
     async with await connect() as conn:
         proc = await conn.create_process(term_type="xterm", term_size=(80, 24))
         proc.stdin.write("seq 1 100000000\n")
+        # Once the command prints (a loaded machine may take seconds to get there: a
+        # paste before it would go to the prompt instead), stop reading: its output
+        # then waits for window.
+        await read_until(proc.stdout, "\r\n2\r\n")
         await asyncio.sleep(2)
         proc.stdin.write("x" * (int(sys.argv[3]) << 20))
         proc.stdin.write("\x03")
