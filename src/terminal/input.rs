@@ -282,14 +282,55 @@ fn queue_cooked(queue: &mut VecDeque<u8>, data: &[u8]) {
             .position(ends_line)
             .map_or(rest.len(), |i| i + 1);
         // Control characters past the queue are bounded too; a line's end always goes in.
+        // Escape sequences are kept whole (a bracketed paste's end marker `ESC [201~`
+        // among them), so the editor still sees where a paste ends.
         let spare = (INPUT_QUEUE + MAX_LINE_CONTROLS).saturating_sub(queue.len());
-        let controls = rest[..end].iter().filter(|&&b| b < 0x20 || b == 0x7f);
-        let kept: Vec<u8> = controls.take(spare).copied().collect();
+        let mut in_seq = in_escape_sequence(queue);
+        let mut kept = Vec::new();
+        for &b in &rest[..end] {
+            if kept.len() >= spare {
+                break;
+            }
+            let keep = match (in_seq, b) {
+                (_, 0x1b) => {
+                    in_seq = Some(false);
+                    true
+                }
+                (Some(false), b'[') => {
+                    in_seq = Some(true);
+                    true
+                }
+                (Some(true), 0x20..=0x3f) => true,
+                (Some(_), _) if b >= 0x20 && b != 0x7f => {
+                    in_seq = None;
+                    true
+                }
+                _ => {
+                    in_seq = None;
+                    b < 0x20 || b == 0x7f
+                }
+            };
+            if keep {
+                kept.push(b);
+            }
+        }
         queue.extend(kept);
         if end > 0 && ends_line(&rest[end - 1]) && !has_line_end(queue) {
             queue.push_back(rest[end - 1]);
         }
         rest = &rest[end..];
+    }
+}
+
+/// Whether the queue ends inside an escape sequence: `Some(false)` right after an ESC,
+/// `Some(true)` inside a CSI (`ESC [` and parameter bytes, before its final byte).
+fn in_escape_sequence(queue: &VecDeque<u8>) -> Option<bool> {
+    let tail = queue.iter().rev().take(16).position(|&b| b == 0x1b)?;
+    let after: Vec<u8> = queue.iter().skip(queue.len() - tail).copied().collect();
+    match after.split_first() {
+        None => Some(false),
+        Some((b'[', params)) if params.iter().all(|b| (0x20..=0x3f).contains(b)) => Some(true),
+        _ => None,
     }
 }
 
@@ -459,6 +500,20 @@ mod tests {
         tty.typed(b"\x03ls\n");
         let t = tty.take();
         assert_eq!((t.bytes.as_slice(), t.interrupts), (&b"ls\n"[..], 1));
+    }
+
+    #[tokio::test]
+    async fn escape_sequences_past_the_queue_are_kept_whole() {
+        let tty = Tty::new(SIZE);
+        tty.typed(b"\x1b[200~");
+        tty.typed(&vec![b'x'; INPUT_QUEUE + 10]);
+        // The paste's end marker, split across two reads, and the Enter after it.
+        tty.typed(b"xx\x1b[20");
+        tty.typed(b"1~yy\r");
+        let mut want = b"\x1b[200~".to_vec();
+        want.extend(vec![b'x'; INPUT_QUEUE - 6]);
+        want.extend(b"\x1b[201~\r");
+        assert_eq!(tty.take().bytes, want);
     }
 
     #[tokio::test]
