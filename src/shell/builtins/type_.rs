@@ -57,11 +57,20 @@ pub(crate) fn resolve(
     let found = describe(sh, name);
     let file = (found.is_none() && !name.contains('/'))
         .then(|| fork_file(sh, name, &sh.get_str("PATH").unwrap_or_default()));
+    // A name with a slash is the file it names, when that is an executable regular file.
+    let at = (found.is_none() && name.contains('/')).then(|| {
+        let full = forkbox_commands::fs::join(&sh.cwd, name);
+        (sh.fs.clone(), full, name.to_string())
+    });
     async move {
-        match (found, file) {
-            (Some(d), _) => Some(d),
-            (None, Some(file)) => file.await.filter(|(_, x)| *x).map(|(p, _)| ("file", p)),
-            (None, None) => None,
+        match (found, file, at) {
+            (Some(d), _, _) => Some(d),
+            (None, Some(file), _) => file.await.filter(|(_, x)| *x).map(|(p, _)| ("file", p)),
+            (None, None, Some((fs, full, name))) => match fs.stat(&full).await {
+                Ok(m) if m.is_file() && m.mode & 0o111 != 0 => Some(("file", name)),
+                _ => None,
+            },
+            (None, None, None) => None,
         }
     }
 }
