@@ -20,6 +20,7 @@ use crate::config::{
 use crate::fork::{ForkStrategy, Lease, Overlay, ServerId, SessionId, Snapshot};
 use crate::janitor::{Janitor, Retention};
 use crate::server::{self, Deps, Limits};
+use crate::session::pool::{ForkPool, Maker};
 use crate::session::{Services, SnapshotPolicy, SnapshotQuotas};
 use crate::shell::{Shell, ShellConfig, Stdio};
 use crate::ssh::{self, AuthPolicy};
@@ -128,6 +129,21 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !args.wasm_lazy_load {
         crate::wasi::tools::preload(&wasi);
     }
+    let drain = CancellationToken::new();
+    let pool = ForkPool::new(
+        Maker {
+            fork: strategy.clone(),
+            owner,
+            lease_ttl: args.lease_ttl(),
+            quota: args.quota.quota(),
+            delete_deadline: args.delete_deadline(),
+        },
+        base_snapshot.clone(),
+        count(args.fork_pool),
+    );
+    // The pool fills while the server starts taking connections, and is emptied when it
+    // begins to drain.
+    let pool_task = tokio::spawn(pool.clone().run(drain.clone()));
     let services = Arc::new(Services {
         fork: strategy,
         registry: Arc::new(wasi.registry),
@@ -144,9 +160,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         auth: args.auth,
         command_timeout: args.command_timeout(),
         motd: args.motd.clone(),
-        drain: CancellationToken::new(),
+        drain,
         drain_grace: args.ops.drain_grace(),
         audit,
+        pool,
     });
     let deps = Deps {
         ssh: Arc::new(server::ssh_config(host_key, &auth)),
@@ -202,6 +219,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .is_err()
     {
         tracing::warn!("the janitor's pass did not end within the drain's grace; abandoned");
+    }
+    if tokio::time::timeout_at(deadline, pool_task).await.is_err() {
+        tracing::warn!(
+            "the fork pool was not emptied within the drain's grace; its forks are left to the janitor"
+        );
     }
     stop_http.cancel();
     if let Some(task) = http_task

@@ -185,6 +185,13 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub lease_ttl: u64,
 
+    /// Forks made ahead of logins, so that a login takes one ready-made rather than waiting
+    /// for its own (a login that asks for a snapshot still forks it). Each waits with a
+    /// lease renewed like a session's and is deleted when the server drains; 0 for none.
+    #[arg(long, value_name = "N", default_value_t = crate::session::pool::DEFAULT_POOL as u64,
+          value_parser = clap::value_parser!(u64).range(0..=crate::session::pool::MAX_POOL as u64))]
+    pub fork_pool: u64,
+
     /// Seconds between two janitor passes (one also runs at start-up).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub janitor_interval: u64,

@@ -8,7 +8,7 @@
 //! - [`ssh`]: the russh handler: authentication, channels, exec/shell/pty requests;
 //!   [`ssh::sftp`], the SFTP subsystem over the session's filesystem.
 //! - [`session`]: one task per connection that owns its fork, runs its shells and deletes
-//!   the fork on every exit path.
+//!   the fork on every exit path; [`session::pool`] keeps forks ready for logins.
 //! - [`fork`]: fork strategies (overlay on any store, Tigris bucket forks), the
 //!   [`fork::SessionId`], fork leases, and the S3 control plane (aws-sdk-s3).
 //! - [`janitor`]: deletes forks whose server is gone (expired leases) and snapshots past
@@ -31,8 +31,9 @@
 //!
 //! # The path of one request
 //!
-//! `ssh host 'echo hi > f'` → [`server`] accepts → [`ssh`] authenticates → [`session`] mints
-//! a [`fork::SessionId`] and creates the fork → the exec request runs in a [`shell::Shell`]
+//! `ssh host 'echo hi > f'` → [`server`] accepts → [`ssh`] authenticates → [`session`] takes
+//! a fork made ahead from the pool, its [`fork::SessionId`] the session's (or mints one and
+//! creates the fork) → the exec request runs in a [`shell::Shell`]
 //! whose commands see the [`vfs::Vfs`] → stdout/stderr stream back over the channel, then
 //! `exit-status`, EOF and close → on disconnect the session deletes the fork.
 

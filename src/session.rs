@@ -15,16 +15,14 @@ use forkbox_commands::FsError;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::fork::{
-    ForkError, ForkStrategy, Lease, Owner, ServerId, SessionId, delete_with_deadline,
-    valid_snapshot_version,
-};
+use crate::fork::{ForkError, ForkStrategy, Owner, ServerId, SessionId};
 use crate::registry::Registry;
 use crate::shell::SnapshotControl;
 use crate::vfs::{Quota, Vfs};
 
 pub mod channel;
 pub mod flow;
+pub mod pool;
 pub mod snapshots;
 
 use snapshots::SessionSnapshots;
@@ -118,6 +116,9 @@ pub struct Services {
     pub drain_grace: Duration,
     /// Where every command line a session runs is recorded (`--audit`), if anywhere.
     pub audit: Option<crate::audit::Audit>,
+    /// Forks of the default start made ahead of logins (`--fork-pool`), and how a session
+    /// makes its own when the pool has none or the login asks for a snapshot.
+    pub pool: Arc<pool::ForkPool>,
 }
 
 /// The documented session environment (README, "What a session sees"), shared by SSH
@@ -171,20 +172,23 @@ async fn renew_lease(services: Arc<Services>, id: SessionId, cancel: Cancellatio
             _ = cancel.cancelled() => return,
             _ = tokio::time::sleep(every) => {}
         }
-        let lease = Lease::new(services.owner, services.lease_ttl);
-        if let Err(e) = services.fork.renew(id, &lease).await {
-            tracing::warn!(error = %e, "lease renewal failed");
-        }
+        services.pool.maker().renew(id).await;
     }
 }
 
 /// One connection's state, shared by its SSH handler and its channel tasks.
 pub struct Session {
-    pub id: SessionId,
+    /// The session's id, which is its fork's: minted at connect, replaced at login by the
+    /// id of the fork the session takes from the pool, if it takes one ([`Session::claim`]).
+    /// Logged from login on (the span's `id`); before, the span has the peer only.
+    id: Mutex<SessionId>,
     pub peer: Option<SocketAddr>,
     services: Arc<Services>,
     /// The fork's filesystem, once the fork exists (after authentication).
     vfs: Mutex<Option<Vfs>>,
+    /// The fork taken from the pool at login, until [`Session::create_fork`] opens it; what
+    /// teardown deletes if the session ends before that.
+    pooled: Mutex<Option<Vfs>>,
     user: Mutex<String>,
     /// The snapshot the login name asked for (`snap-<version>`), verbatim.
     login_snapshot: Mutex<Option<String>>,
@@ -286,10 +290,11 @@ impl Session {
             id,
         ));
         Arc::new(Session {
-            id,
-            span: tracing::info_span!("session", %id, peer = ?peer),
+            id: Mutex::new(id),
+            span: tracing::info_span!("session", peer = ?peer, id = tracing::field::Empty),
             peer,
             vfs: Mutex::new(None),
+            pooled: Mutex::new(None),
             user: Mutex::new("user".into()),
             login_snapshot: Mutex::new(None),
             started_from: Mutex::new(None),
@@ -308,6 +313,27 @@ impl Session {
 
     pub fn services(&self) -> &Arc<Services> {
         &self.services
+    }
+
+    /// The session's id (its fork's, once it has one).
+    pub fn id(&self) -> SessionId {
+        *self.id.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Settles the session's id at login, before anything of the session is logged with
+    /// it: a session that starts from the default (no `snap-<version>` login) takes a
+    /// waiting fork from the pool, if there is one, and its id with it; any other keeps the
+    /// id minted at connect, for the fork [`Session::create_fork`] makes. Call once, when
+    /// the login is accepted.
+    pub fn claim(&self) {
+        if self.login_snapshot().is_none()
+            && let Some(pooled) = self.services.pool.take()
+        {
+            *self.id.lock().unwrap_or_else(|p| p.into_inner()) = pooled.id;
+            self.snapshots.set_id(pooled.id);
+            *self.pooled.lock().unwrap_or_else(|p| p.into_inner()) = Some(pooled.vfs);
+        }
+        self.span.record("id", tracing::field::display(self.id()));
     }
 
     /// Stops every command of the session because a limit of the whole session was
@@ -386,23 +412,28 @@ impl Session {
             .clone()
     }
 
-    /// Creates the session's fork (once; later calls do nothing): from the snapshot the
-    /// login asked for, else from `--base-snapshot`, else from the base.
+    /// Creates the session's fork (once; later calls do nothing): the one taken from the
+    /// pool at login, else one made now from the snapshot the login asked for, else from
+    /// `--base-snapshot`, else from the base.
     pub async fn create_fork(&self) -> Result<(), StartError> {
         if self.vfs().is_some() {
             return Ok(());
         }
-        let lease = Lease::new(self.services.owner, self.services.lease_ttl);
         let from = self
             .login_snapshot()
             .or_else(|| self.services.base_snapshot.clone());
         let started = std::time::Instant::now();
-        let made = match &from {
-            None => match self.services.fork.create(self.id, &lease).await {
-                Ok(view) => Ok(Vfs::with_quota(view, self.services.quota)),
-                Err(e) => Err(e.into()),
-            },
-            Some(version) => self.create_from_snapshot(&lease, version).await,
+        let pooled = self.pooled.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let was_pooled = pooled.is_some();
+        let made = match pooled {
+            Some(vfs) => Ok(vfs),
+            None => {
+                self.services
+                    .pool
+                    .maker()
+                    .make(self.id(), from.as_deref())
+                    .await
+            }
         };
         crate::telemetry::metrics::fork_created(started.elapsed(), made.is_ok());
         // Every session has a writable /tmp ($TMPDIR), at no store request.
@@ -410,50 +441,18 @@ impl Session {
         *self.snapshots.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs.clone());
         *self.vfs.lock().unwrap_or_else(|p| p.into_inner()) = Some(vfs);
         match &from {
-            Some(version) => tracing::info!(snapshot = %version, "fork created from a snapshot"),
-            None => tracing::info!("fork created"),
+            Some(version) => {
+                tracing::info!(snapshot = %version, pooled = was_pooled, "fork created from a snapshot")
+            }
+            None => tracing::info!(pooled = was_pooled, "fork created"),
         }
         *self.started_from.lock().unwrap_or_else(|p| p.into_inner()) = from;
         self.spawn(renew_lease(
             self.services.clone(),
-            self.id,
+            self.id(),
             self.cancel.clone(),
         ));
         Ok(())
-    }
-
-    /// Makes the fork a copy of snapshot `version` and opens its filesystem. A fork that
-    /// was made but cannot be opened is deleted at once: the session never had it.
-    async fn create_from_snapshot(&self, lease: &Lease, version: &str) -> Result<Vfs, StartError> {
-        if !valid_snapshot_version(version) {
-            return Err(ForkError::NoSnapshot {
-                version: version.to_string(),
-            }
-            .into());
-        }
-        let view = self
-            .services
-            .fork
-            .create_from(self.id, lease, version)
-            .await?;
-        match Vfs::load(view, self.services.quota).await {
-            Ok(vfs) => Ok(vfs),
-            Err(source) => {
-                if let Err(e) = delete_with_deadline(
-                    self.services.fork.as_ref(),
-                    self.id,
-                    self.services.delete_deadline,
-                )
-                .await
-                {
-                    tracing::error!(error = %e, "fork not deleted; leaving it to the janitor");
-                }
-                Err(StartError::Load {
-                    version: version.to_string(),
-                    source,
-                })
-            }
-        }
     }
 
     /// What the `snapshot` builtin of this session's shells acts through.
@@ -477,7 +476,7 @@ impl Session {
     /// The variables every shell of this session starts with; a session started from a
     /// snapshot also has `FORKBOX_SNAPSHOT` (its version).
     pub fn environment(&self, term: Option<&str>) -> Vec<(String, String)> {
-        let mut env = environment(&self.user(), &self.services.hostname, self.id, term);
+        let mut env = environment(&self.user(), &self.services.hostname, self.id(), term);
         let from = self
             .started_from
             .lock()
@@ -511,19 +510,16 @@ impl Session {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let had_fork = self
-            .vfs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .is_some();
+        let emptied = |m: &Mutex<Option<Vfs>>| m.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // A fork taken from the pool is the session's even if it was never opened.
+        let had_fork = emptied(&self.vfs).is_some() | emptied(&self.pooled).is_some();
         if !had_fork {
             return;
         }
         let started = std::time::Instant::now();
-        match delete_with_deadline(
+        match crate::fork::delete_with_deadline(
             self.services.fork.as_ref(),
-            self.id,
+            self.id(),
             self.services.delete_deadline,
         )
         .await
@@ -558,7 +554,7 @@ impl Session {
         let user = self.user();
         audit
             .record(&crate::audit::Record {
-                session: self.id,
+                session: self.id(),
                 user: &user,
                 peer: self.peer,
                 origin,

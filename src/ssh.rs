@@ -194,6 +194,8 @@ impl russh::server::Handler for Handler {
             )?;
             return Ok(());
         };
+        // From here on the session has its id (and maybe a fork from the pool).
+        self.session.claim();
         match self.session.login_snapshot() {
             Some(version) => {
                 tracing::info!(parent: span, user = %self.session.user(), snapshot = %version, "authenticated")

@@ -452,23 +452,44 @@ fn json_logs_parse_and_carry_the_session_id() {
     assert_eq!(audit["command"], "echo $FORKBOX_SESSION");
 
     let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect();
+    // The session span is the line's own `span`, or one of its `spans` (an event logged
+    // with the span as its explicit parent has only the former).
+    let session_span = |v: &serde_json::Value, ours: &dyn Fn(&serde_json::Value) -> bool| {
+        ours(&v["span"])
+            || v["spans"]
+                .as_array()
+                .is_some_and(|spans| spans.iter().any(ours))
+    };
+    let with_id = |s: &serde_json::Value| s["name"] == "session" && s["id"] == id.as_str();
+    // The id is settled at login (it may be a pooled fork's); before, the session's lines
+    // carry its peer, which the lines with the id carry too.
+    let peer = lines
+        .iter()
+        .flat_map(|v| {
+            std::iter::once(&v["span"]).chain(v["spans"].as_array().into_iter().flatten())
+        })
+        .find(|s| with_id(s))
+        .map(|s| s["peer"].clone())
+        .expect("a line of the session");
     let mut seen = Vec::new();
-    for line in text.lines() {
-        let v: serde_json::Value =
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    for v in &lines {
         let message = v["fields"]["message"]
             .as_str()
             .unwrap_or_default()
             .to_string();
-        // The session span is the line's own `span`, or one of its `spans` (an event
-        // logged with the span as its explicit parent has only the former).
-        let ours = |s: &serde_json::Value| s["name"] == "session" && s["id"] == id.as_str();
-        let in_session = ours(&v["span"])
-            || v["spans"]
-                .as_array()
-                .is_some_and(|spans| spans.iter().any(ours));
+        if message == "connected" {
+            let with_peer = |s: &serde_json::Value| s["name"] == "session" && s["peer"] == peer;
+            if session_span(v, &with_peer) {
+                seen.push(message);
+            }
+            continue;
+        }
+        let in_session = session_span(v, &with_id);
         if [
-            "connected",
             "authenticated",
             "fork created",
             "channel finished",
@@ -477,7 +498,7 @@ fn json_logs_parse_and_carry_the_session_id() {
         ]
         .contains(&message.as_str())
         {
-            assert!(in_session, "a session's line without its id: {line}");
+            assert!(in_session, "a session's line without its id: {v}");
             seen.push(message);
         }
     }
@@ -592,4 +613,83 @@ fn spinning_sessions_are_slowed_and_another_session_still_answers() {
         child.kill().unwrap();
         let _ = child.wait();
     }
+}
+
+/// Short leases and janitor passes, so that a lapsed lease is swept within a test's
+/// patience (renewed every second; three seconds leave room for a loaded machine).
+const POOL_FAST_JANITOR: [&str; 4] = ["--lease-ttl", "3", "--janitor-interval", "1"];
+
+/// The forks on disk, sorted, once there are exactly `n` (the pool refilled after a session
+/// ended and its fork was deleted).
+fn forks_settled_at(server: &Server, n: usize) -> Vec<String> {
+    let start = Instant::now();
+    loop {
+        let mut forks = server.forks_on_disk();
+        if forks.len() == n {
+            forks.sort();
+            return forks;
+        }
+        assert!(
+            start.elapsed() < CLEANUP_WAIT,
+            "forks on disk: {forks:?}, expected {n}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn pooled_forks_are_taken_once_each_and_deleted_when_the_server_stops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("server.log");
+    let log_arg = log.to_str().unwrap().to_string();
+    let mut server = Server::start_with(&["--fork-pool", "2", "--log-to-test-file", &log_arg]);
+    let mut before = forks_settled_at(&server, 2);
+    let mut used = Vec::new();
+    for _ in 0..3 {
+        let out = server.ssh("echo $FORKBOX_SESSION; echo x > f; cat f");
+        let text = stdout(&out);
+        let id = text.lines().next().unwrap().to_string();
+        assert_eq!(text, format!("{id}\nx\n"), "{}", stderr(&out));
+        // The session's id is a waiting fork's, never one an earlier session had.
+        assert!(before.contains(&id), "{id} was not waiting: {before:?}");
+        assert!(!used.contains(&id), "{id} served two sessions");
+        used.push(id.clone());
+        // Its fork goes with it, and the pool is full again, of other forks.
+        let start = Instant::now();
+        while server.forks_on_disk().contains(&id) {
+            assert!(start.elapsed() < CLEANUP_WAIT, "{id}'s fork stayed");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        before = forks_settled_at(&server, 2);
+    }
+    Server::wait_log(&log, "fork created pooled=true", 3);
+    // A login that asks for a snapshot forks it, not a pooled fork (there is none here:
+    // it is refused, and the pool stays as it was).
+    let out = server.ssh_as("snap-0000000000000000000000000001", "echo no");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("no snapshot"), "{}", stderr(&out));
+    assert_eq!(forks_settled_at(&server, 2), before);
+    // A drain deletes the waiting forks before the server exits.
+    server.signal("TERM");
+    let status = server.wait_exit();
+    assert!(status.success(), "server exit: {status:?}");
+    assert_eq!(server.forks_on_disk(), Vec::<String>::new());
+    Server::wait_log(&log, "fork pool emptied count=2 deleted=2", 1);
+}
+
+#[test]
+fn waiting_forks_keep_their_leases_and_a_crash_leaves_them_to_the_janitor() {
+    let mut args = POOL_FAST_JANITOR.to_vec();
+    args.extend(["--fork-pool", "2"]);
+    let a = Server::start_with(&args);
+    let waiting = forks_settled_at(&a, 2);
+    let log = a.data_dir.parent().unwrap().join("b.log");
+    let b = Server::alongside(&a, &POOL_FAST_JANITOR, &log);
+    // b's janitor passes see a's waiting forks for well over a lease period: their leases
+    // are renewed, so they stay, the same two.
+    Server::wait_log(&log, "examined=2 deleted=0", 8);
+    assert_eq!(forks_settled_at(&a, 2), waiting);
+    // a crashes (SIGKILL: no drain): b's janitor sweeps the forks once their leases lapse.
+    let _dirs = a.stop();
+    b.wait_no_forks();
 }

@@ -4,7 +4,7 @@
 //! client, pinned to the one host key (a replica presenting another would fail the login).
 //!
 //! Which replica served a session is read from the replicas' own logs: a session prints its
-//! `$FORKBOX_SESSION`, and exactly one replica logs that id on its `connected` line. What is
+//! `$FORKBOX_SESSION`, and exactly one replica logs that id on its `authenticated` line. What is
 //! in the store is read with a plain S3 client.
 //!
 //! - sessions spread across the replicas, and each one's fork lives while it is connected
@@ -299,7 +299,7 @@ impl Replica {
     fn served(&self, id: &str) -> bool {
         self.log_text()
             .lines()
-            .any(|l| l.contains(id) && l.contains("session{") && l.contains(": connected"))
+            .any(|l| l.contains(id) && l.contains("session{") && l.contains(": authenticated"))
     }
 
     /// How many janitor passes over forks it has logged.

@@ -436,7 +436,7 @@ fn motd(session: &Session) -> String {
         "{first}\
          This session ({id}) has its own copy-on-write filesystem; it is deleted when you log out.\n\
          Type 'help' for the commands.\n\n",
-        id = session.id
+        id = session.id()
     )
 }
 

@@ -99,7 +99,8 @@ impl SnapshotQuotas {
 pub(super) struct SessionSnapshots {
     pub(super) fork: Arc<dyn ForkStrategy>,
     pub(super) quotas: Arc<SnapshotQuotas>,
-    pub(super) id: SessionId,
+    /// The session's id (replaced at login when the session takes a fork from the pool).
+    pub(super) id: Mutex<SessionId>,
     /// Snapshots taken (or being taken) by this session.
     pub(super) taken: AtomicUsize,
     /// Whom this session's snapshots count against (set at authentication).
@@ -118,11 +119,21 @@ impl SessionSnapshots {
         SessionSnapshots {
             fork,
             quotas,
-            id,
+            id: Mutex::new(id),
             taken: AtomicUsize::new(0),
             owner: Mutex::new(Owner::anonymous()),
             vfs: Mutex::new(None),
         }
+    }
+
+    /// The session's id, its fork's.
+    fn id(&self) -> SessionId {
+        *self.id.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The session took the fork of `id` (from the pool) at login.
+    pub(super) fn set_id(&self, id: SessionId) {
+        *self.id.lock().unwrap_or_else(|p| p.into_inner()) = id;
     }
 
     fn owner(&self) -> Owner {
@@ -174,7 +185,7 @@ impl SessionSnapshots {
         };
         let snap = self
             .fork
-            .snapshot(self.id, &request)
+            .snapshot(self.id(), &request)
             .await
             .map_err(user_error)?;
         // The size the strategy measured may exceed what was checked (a file closed
@@ -233,7 +244,7 @@ impl SnapshotControl for SessionSnapshots {
             .await;
         match taken {
             Ok(s) => {
-                tracing::info!(session = %self.id, version = %s.version, name = ?s.name, %owner, bytes = ?s.bytes, "snapshot taken");
+                tracing::info!(session = %self.id(), version = %s.version, name = ?s.name, %owner, bytes = ?s.bytes, "snapshot taken");
                 Ok(snapshot_info(s))
             }
             Err(e) => {

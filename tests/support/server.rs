@@ -140,6 +140,11 @@ impl Server {
         if !extra.contains(&"--auth-timeout") {
             cmd.args(["--auth-timeout", TEST_AUTH_TIMEOUT]);
         }
+        // Tests count the forks on disk as their sessions' forks; the pool of forks made
+        // ahead of logins has tests of its own.
+        if !extra.contains(&"--fork-pool") {
+            cmd.args(["--fork-pool", "0"]);
+        }
         // Tests run many short sessions from one address, some in retry loops; the rate
         // bound has tests of its own.
         if !extra.contains(&"--max-connections-per-minute-per-ip") {
