@@ -229,12 +229,8 @@ impl russh::server::Handler for Handler {
         let session = self.session.clone();
         let fork = self.fork.clone();
         let handle = ssh.handle();
-        // Counted from here, so that a reader of another channel stops holding russh's
-        // loop back at once (see `session::flow`).
-        let open = self.session.outbound.channel_opened();
         self.session.spawn(async move {
             channel::run(session, channel, fork, handle).await;
-            drop(open);
             drop(slot);
         });
         Ok(())

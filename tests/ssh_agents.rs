@@ -132,6 +132,17 @@ fn a_channel_whose_input_is_never_read_does_not_hold_up_the_others() {
     assert_neighbours_went_on(&v);
 }
 
+/// Issue 14: a connection's only channel whose command never reads its stdin, fed
+/// without end, does not hold up a channel the client opens after it (russh grants window
+/// on arrival: forkbox shrinks the window instead of holding the connection's loop back).
+#[test]
+fn a_lone_channel_fed_endless_unread_input_does_not_hold_up_a_new_channel() {
+    let server = Server::start();
+    let v = scenario(&server, "lone_channel_fed_without_end");
+    assert_eq!(v["runs"], serde_json::json!(["new0\n", "new1\n"]), "{v}");
+    assert_eq!(v["hog_running"], true, "{v}");
+}
+
 /// Issue 14: on a terminal, 4 MiB pasted (past the terminal's input queue) while the
 /// session's output waits for window — a command printing to a client that does not read
 /// it — do not wedge the connection: the Ctrl-C after the paste stops the command and the

@@ -11,7 +11,7 @@ use russh::{Channel, ChannelMsg, ChannelWriteHalf, Sig};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::flow::{Backlog, Outbound};
+use super::flow::{Backlog, Outbound, Past, STALL_PACE};
 use super::{Activity, MAX_CLIENT_ENV, MAX_CLIENT_ENV_VALUE, Session, client_may_set};
 use crate::audit::Origin;
 use crate::shell::{
@@ -540,11 +540,11 @@ async fn pump(input: Input, tx: Writer, out: Arc<Outbound>, stderr: bool, termin
 }
 
 /// What one chunk of queued stdin holds until the command's pipe took it: room in the
-/// queue, or (past the queue, while a send of the connection waits) session memory.
-/// Dropping it gives that back.
+/// queue, or (past the queue) session memory and its place in the channel's count of
+/// input past the queue. Dropping it gives that back.
 struct Held {
     _room: Option<OwnedSemaphorePermit>,
-    _memory: Option<forkbox_commands::Charge>,
+    _memory: Option<(forkbox_commands::Charge, Past)>,
 }
 
 impl Held {
@@ -561,10 +561,10 @@ impl Held {
 /// channel closing cancels the command.
 ///
 /// Data goes through a queue of its own, written to the pipe by another task, so russh's
-/// loop (which waits for this reader to take each message, see [`super::flow`]) is held
-/// back only when [`STDIN_QUEUE_KIB`] are queued — a command that is not reading its
-/// input — and then only while no send of the connection waits on that loop: while one
-/// does, data is taken past the queue, charged to the session's memory.
+/// loop (which waits for this reader to take each message, see [`super::flow`]) is not
+/// held back by a command that is slow to read; past [`STDIN_QUEUE_KIB`] queued — a
+/// command that is not reading its input — data goes to the session's memory while the
+/// client's window shrinks (see [`hold`]).
 async fn read_stdin(
     mut rx: russh::ChannelReadHalf,
     stdin: Output,
@@ -623,14 +623,15 @@ async fn read_stdin(
     writer.abort();
 }
 
-/// Room for `len` bytes of stdin: in the queue, waiting for it unless russh's loop is
-/// needed elsewhere — a send of the connection waits on it, or other channels are open
-/// (see [`super::flow`]) — and then in session memory, so the loop goes on to the
-/// client's window adjustments and the other channels. Only when the session's memory is
-/// spent too does it wait for the queue whatever waits.
+/// Room for `len` bytes of stdin: in the queue, else in session memory at once, counted
+/// as the channel's input past its queue — up to [`super::flow::PAST_QUEUE`]; past that the
+/// channel is stalled (its client's window shrinks, see [`super::flow`]) and each message
+/// first waits up to [`STALL_PACE`] for room, or until a send of the connection waits on
+/// russh's loop. Only when the session's memory is spent does it wait for the queue
+/// whatever waits.
 async fn hold(
     room: &Arc<Semaphore>,
-    backlog: &Backlog,
+    backlog: &Arc<Backlog>,
     outbound: &Outbound,
     budget: &forkbox_commands::Budget,
     len: usize,
@@ -640,21 +641,24 @@ async fn hold(
         return Held::room(Ok(permit));
     }
     backlog.set(true);
-    tokio::select! {
-        permit = room.clone().acquire_many_owned(kib) => {
-            return Held::room(permit);
+    if backlog.stalled() {
+        tokio::select! {
+            permit = room.clone().acquire_many_owned(kib) => {
+                return Held::room(permit);
+            }
+            () = outbound.until_waiting() => {}
+            () = tokio::time::sleep(STALL_PACE) => {}
         }
-        () = outbound.until_needed() => {}
     }
     match budget.charge(len) {
         Ok(charge) => Held {
             _room: None,
-            _memory: Some(charge),
+            _memory: Some((charge, backlog.take_past(len))),
         },
         Err(e) => {
             tracing::warn!(
                 error = %e,
-                "stdin past its queue while output waits, and the session's memory is spent: \
+                "stdin past its queue, and the session's memory is spent: \
                  holding the connection back"
             );
             Held::room(room.clone().acquire_many_owned(kib).await)
@@ -667,10 +671,10 @@ fn interrupts_on(sig: &Sig) -> bool {
 }
 
 /// Reads the channel of a PTY session: keystrokes into the terminal's input queue,
-/// window changes, interrupts and end of input. While the queue is full it waits for room
-/// (holding russh's loop back) unless the loop is needed elsewhere, as a stdin reader does
-/// (see [`hold`]): a paste of megabytes while the session's output waits for window —
-/// the editor echoing the paste, a command printing — must not wedge the connection.
+/// window changes, interrupts and end of input. Past a full queue it goes on as a stdin
+/// reader does (see [`hold`]): a paste of megabytes while the session's output waits for
+/// window — the editor echoing the paste, a command printing — must not wedge the
+/// connection, nor may a command that reads nothing.
 async fn read_keys(
     mut rx: russh::ChannelReadHalf,
     tty: Arc<Tty>,
@@ -678,9 +682,9 @@ async fn read_keys(
     outbound: Arc<Outbound>,
     budget: forkbox_commands::Budget,
 ) {
-    let backlog = Backlog::new(outbound.clone());
+    let backlog = Arc::new(Backlog::new(outbound.clone()));
     // Session memory held for what is queued past the terminal's queue.
-    let mut past: Option<forkbox_commands::Charge> = None;
+    let mut past: Option<(forkbox_commands::Charge, Past)> = None;
     while let Some(msg) = rx.wait().await {
         activity.touch();
         match msg {
@@ -703,36 +707,41 @@ async fn read_keys(
     tty.close();
 }
 
-/// Returns once the terminal's queue has room again, or at once (charging the `len` bytes
-/// just queued to the session's memory, in `past`) while russh's loop is needed
-/// elsewhere; only with the session's memory spent too does it wait for room whatever
-/// waits. What `past` holds is given back once the queue has room.
+/// Returns at once while the terminal's queue has room; past it, charges the `len` bytes
+/// just queued to the session's memory (in `past`, counted as the channel's input past its
+/// queue) and returns, after waiting up to [`STALL_PACE`] for room first once the channel
+/// is stalled (see [`hold`]); only with the session's memory spent too does it wait for
+/// room whatever waits. What `past` holds is given back once the queue has room.
 async fn tty_room(
     tty: &Tty,
     len: usize,
-    backlog: &Backlog,
+    backlog: &Arc<Backlog>,
     outbound: &Outbound,
     budget: &forkbox_commands::Budget,
-    past: &mut Option<forkbox_commands::Charge>,
+    past: &mut Option<(forkbox_commands::Charge, Past)>,
 ) {
     if !tty.has_room() {
         backlog.set(true);
-        let room = tokio::select! {
-            () = tty.room() => true,
-            () = outbound.until_needed() => false,
-        };
+        let room = backlog.stalled()
+            && tokio::select! {
+                () = tty.room() => true,
+                () = outbound.until_waiting() => false,
+                () = tokio::time::sleep(STALL_PACE) => false,
+            };
         if !room {
             let charged = match past {
-                Some(charge) => charge.grow(len),
-                None => budget.charge(len).map(|c| *past = Some(c)),
+                Some((charge, counted)) => charge.grow(len).map(|()| counted.grow(len)),
+                None => budget
+                    .charge(len)
+                    .map(|c| *past = Some((c, backlog.take_past(len)))),
             };
             match charged {
                 Ok(()) => return,
                 Err(e) => {
                     tracing::warn!(
                         error = %e,
-                        "typed input past the terminal's queue while the loop is needed, \
-                         and the session's memory is spent: holding the connection back"
+                        "typed input past the terminal's queue, and the session's memory \
+                         is spent: holding the connection back"
                     );
                     tty.room().await;
                 }

@@ -22,20 +22,32 @@
 //!
 //! The loop is the whole connection's, so holding it back also stops every other channel
 //! of the connection: their input, their requests, new channels (OpenSSH's ControlMaster
-//! and agent frameworks multiplex many channels over one connection). A reader therefore
-//! holds it back only while its channel is the connection's only open one
-//! ([`Outbound::channel_opened`] counts them); with others open, it takes input past its
-//! queue into session memory as it does while a send waits ([`Outbound::until_needed`]),
-//! and holds the loop back only once that memory is spent. What stays: a channel opened
-//! while the connection's only channel holds the loop back is seen once that channel's
-//! command takes some of its input.
+//! and agent frameworks multiplex many channels over one connection), including a channel
+//! the client opens *after* the one holding the loop back, whose open request sits unread
+//! behind that channel's input. So a reader never holds the loop back for long: past its
+//! queue it takes input into session memory, and the client's writes on its channel are
+//! made to wait instead, by the window:
 //!
-//! What a client may send is still granted on receipt, so while some channel's stdin
-//! queue is full (a command not reading its input) the window russh grants shrinks to
-//! [`BACKLOG_WINDOW`] through the handler's `adjust_window` hook: the input taken past the
-//! queue while output waits is then at most about that much per wait, not a whole window
-//! each time (`yes` printing with endless input would otherwise take in as much as it
-//! prints).
+//! - while some channel's queue is full (a command not reading its input), the window russh
+//!   grants shrinks to [`BACKLOG_WINDOW`] through the handler's `adjust_window` hook, and the
+//!   reader takes what arrives into session memory at once, up to [`PAST_QUEUE`] per channel
+//!   (what the client may have been granted before the window shrank);
+//! - past that the channel is *stalled* ([`Backlog::take_past`]): the window shrinks to
+//!   [`STALL_WINDOW`], and each message of the channel waits up to [`STALL_PACE`] for room
+//!   (or until a send of the connection waits, [`Outbound::until_waiting`]) before it, too,
+//!   goes to session memory. russh 0.65 grants window on each packet's arrival, before the
+//!   reader sees it, and has one target for the whole connection, so the grants cannot stop
+//!   for one channel alone: they shrink for all, and the stalled channel's client has at most
+//!   one small packet in flight at a time, taken at most once per pace — so its unread input
+//!   grows by at most `STALL_WINDOW` per `STALL_PACE`, and the loop is never held for longer
+//!   than one pace. Only once the session's memory is spent does a reader wait for room
+//!   whatever waits. The window is back to [`WINDOW`] at the next grant after the commands
+//!   read their input again.
+//!
+//! The cost: while a channel is stalled, the connection's other channels are granted window
+//! in steps of `STALL_WINDOW` too (their input still moves, slowly); the shrunken windows
+//! also keep what `yes` printing with endless input takes in about as small as what it
+//! prints.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -52,37 +64,73 @@ pub const WINDOW: u32 = 2 * 1024 * 1024;
 /// packets of OpenSSH's (32 KiB each), so input still moves, one round trip at a time.
 pub const BACKLOG_WINDOW: u32 = 64 * 1024;
 
+/// Input one channel takes into session memory past its queue at once: what its client
+/// may have been granted before the window shrank (one [`WINDOW`]), and a little more.
+pub const PAST_QUEUE: usize = WINDOW as usize + BACKLOG_WINDOW as usize;
+
+/// The window granted while some channel's input is past [`PAST_QUEUE`]: small enough that
+/// what a client feeds a command that never reads grows the session's memory slowly
+/// (at most this much per [`STALL_PACE`]), and at least 2 bytes (russh grants when a
+/// channel's window falls below half its target: a target of 1 would never grant again).
+pub const STALL_WINDOW: u32 = 512;
+
+/// How long a stalled channel's message waits for room before it goes to session memory
+/// anyway: the longest russh's loop is held back at once, and so the longest another
+/// channel's request waits behind it.
+pub const STALL_PACE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The sends to a connection's client that are waiting, and the channels whose stdin
 /// queue is full; shared by all its channels and its handler.
 #[derive(Debug, Default)]
 pub struct Outbound {
     /// Sends that did not complete at once and have not completed yet.
     waiting: AtomicUsize,
-    /// Woken when a send starts waiting or a second channel opens: when the loop becomes
-    /// needed by more than the reader holding it back.
+    /// Woken when a send starts waiting: a stalled reader must not hold the loop back.
     needed: Notify,
     /// Channels whose stdin queue is full (see [`Backlog`]).
     backlogged: AtomicUsize,
-    /// Session channels open on the connection.
-    channels: AtomicUsize,
+    /// Channels whose input past their queue is over [`PAST_QUEUE`] (see [`Backlog`]).
+    stalled: AtomicUsize,
 }
 
-/// Counts one open channel of the connection until dropped.
-#[derive(Debug)]
-pub struct OpenChannel(Arc<Outbound>);
-
-impl Drop for OpenChannel {
-    fn drop(&mut self) {
-        self.0.channels.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Whether one channel's stdin queue is full, counted in its connection's [`Outbound`]
-/// while it is (and no longer once dropped).
+/// Whether one channel's stdin queue is full, and how much of its input waits past the
+/// queue, counted in its connection's [`Outbound`] while it is (and no longer once
+/// dropped).
 #[derive(Debug)]
 pub struct Backlog {
     outbound: Arc<Outbound>,
     on: std::sync::atomic::AtomicBool,
+    /// Bytes taken past the queue and not yet given to the command.
+    past: AtomicUsize,
+    /// Whether `past` went over [`PAST_QUEUE`] (and has not yet fallen to half of it).
+    stalled: std::sync::atomic::AtomicBool,
+}
+
+/// Input of one channel taken past its queue, counted in its [`Backlog`] until dropped.
+#[derive(Debug)]
+pub struct Past {
+    backlog: Arc<Backlog>,
+    len: usize,
+}
+
+impl Past {
+    /// Counts `len` more bytes (a terminal's queue, which grows in place).
+    pub fn grow(&mut self, len: usize) {
+        let now = self.backlog.past.fetch_add(len, Ordering::SeqCst) + len;
+        self.len += len;
+        if now > PAST_QUEUE {
+            self.backlog.set_stalled(true);
+        }
+    }
+}
+
+impl Drop for Past {
+    fn drop(&mut self) {
+        let left = self.backlog.past.fetch_sub(self.len, Ordering::SeqCst) - self.len;
+        if left <= PAST_QUEUE / 2 {
+            self.backlog.set_stalled(false);
+        }
+    }
 }
 
 impl Backlog {
@@ -90,6 +138,8 @@ impl Backlog {
         Backlog {
             outbound,
             on: std::sync::atomic::AtomicBool::new(false),
+            past: AtomicUsize::new(0),
+            stalled: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -102,11 +152,42 @@ impl Backlog {
             }
         }
     }
+
+    fn set_stalled(&self, stalled: bool) {
+        if self.stalled.swap(stalled, Ordering::SeqCst) != stalled {
+            if stalled {
+                self.outbound.stalled.fetch_add(1, Ordering::SeqCst);
+            } else {
+                self.outbound.stalled.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Whether the channel's input past its queue is over [`PAST_QUEUE`]: its next
+    /// message waits (up to [`STALL_PACE`]) before it is taken.
+    pub fn stalled(&self) -> bool {
+        self.stalled.load(Ordering::SeqCst)
+    }
+
+    /// Counts `len` bytes taken past the queue until the guard is dropped; past
+    /// [`PAST_QUEUE`] the channel is stalled (the connection's window shrinks to
+    /// [`STALL_WINDOW`]).
+    pub fn take_past(self: &Arc<Self>, len: usize) -> Past {
+        let now = self.past.fetch_add(len, Ordering::SeqCst) + len;
+        if now > PAST_QUEUE {
+            self.set_stalled(true);
+        }
+        Past {
+            backlog: self.clone(),
+            len,
+        }
+    }
 }
 
 impl Drop for Backlog {
     fn drop(&mut self) {
         self.set(false);
+        self.set_stalled(false);
     }
 }
 
@@ -143,7 +224,9 @@ impl Outbound {
 
     /// The window russh should grant from now on (the handler's `adjust_window`).
     pub fn window(&self) -> u32 {
-        if self.backlogged.load(Ordering::SeqCst) > 0 {
+        if self.stalled.load(Ordering::SeqCst) > 0 {
+            STALL_WINDOW
+        } else if self.backlogged.load(Ordering::SeqCst) > 0 {
             BACKLOG_WINDOW
         } else {
             WINDOW
@@ -155,28 +238,14 @@ impl Outbound {
         self.waiting.load(Ordering::SeqCst) > 0
     }
 
-    /// Counts a session channel of the connection as open while the guard lives.
-    pub fn channel_opened(self: &Arc<Self>) -> OpenChannel {
-        if self.channels.fetch_add(1, Ordering::SeqCst) >= 1 {
-            self.needed.notify_waiters();
-        }
-        OpenChannel(self.clone())
-    }
-
-    /// Whether russh's loop is needed by more than one channel's reader: some send of the
-    /// connection waits on it, or more than one channel is open.
-    pub fn is_needed(&self) -> bool {
-        self.is_waiting() || self.channels.load(Ordering::SeqCst) > 1
-    }
-
-    /// Completes when the loop is needed by more than the reader holding it back (at
-    /// once if it is): a reader must not hold it back from then on.
-    pub async fn until_needed(&self) {
+    /// Completes when some send of the connection waits on russh's loop (at once if one
+    /// does): a stalled reader does not hold the loop back then.
+    pub async fn until_waiting(&self) {
         loop {
             let woken = self.needed.notified();
             let mut woken = std::pin::pin!(woken);
             woken.as_mut().enable();
-            if self.is_needed() {
+            if self.is_waiting() {
                 return;
             }
             woken.await;
@@ -205,7 +274,7 @@ mod tests {
             async move { out.send(async { rx.await.unwrap_or(0) }).await }
         });
         // A reader that was holding the loop back learns that a send now waits.
-        tokio::time::timeout(Duration::from_secs(1), out.until_needed())
+        tokio::time::timeout(Duration::from_secs(1), out.until_waiting())
             .await
             .expect("the waiting send was not noticed");
         assert!(out.is_waiting());
@@ -230,26 +299,30 @@ mod tests {
         assert_eq!(out.window(), WINDOW);
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_second_open_channel_needs_the_loop() {
+    #[test]
+    fn input_past_the_bound_stalls_the_channel_until_half_of_it_is_taken() {
         let out = Outbound::new();
-        let first = out.channel_opened();
-        assert!(!out.is_needed(), "a lone channel may hold the loop back");
-        let waiting = tokio::spawn({
-            let out = out.clone();
-            async move { out.until_needed().await }
-        });
-        tokio::task::yield_now().await;
-        assert!(!waiting.is_finished());
-        let second = out.channel_opened();
-        tokio::time::timeout(Duration::from_secs(1), waiting)
-            .await
-            .expect("the second channel was not noticed")
-            .unwrap();
-        assert!(out.is_needed());
+        let a = Arc::new(Backlog::new(out.clone()));
+        a.set(true);
+        let first = a.take_past(PAST_QUEUE / 2 + 1);
+        assert!(!a.stalled());
+        assert_eq!(out.window(), BACKLOG_WINDOW);
+        let second = a.take_past(PAST_QUEUE / 2);
+        assert!(a.stalled());
+        assert_eq!(out.window(), STALL_WINDOW);
+        // Still over half the bound: stalled.
         drop(second);
-        assert!(!out.is_needed());
+        assert!(a.stalled());
         drop(first);
+        assert!(!a.stalled());
+        assert_eq!(out.window(), BACKLOG_WINDOW);
+        let again = a.take_past(PAST_QUEUE + 1);
+        assert_eq!(out.window(), STALL_WINDOW);
+        // A guard outlives its channel's reader: the counts go with the last of them.
+        drop(a);
+        assert_eq!(out.window(), STALL_WINDOW);
+        drop(again);
+        assert_eq!(out.window(), WINDOW);
     }
 
     #[tokio::test(start_paused = true)]

@@ -110,6 +110,28 @@ async def neighbour_not_reading_input():
         return {"first": first, "after": after, "runs": runs}
 
 
+async def lone_channel_fed_without_end():
+    """The connection's only channel runs a command that never reads its stdin while the
+    client feeds it without end; a channel opened after it must still answer."""
+    async with await connect() as conn:
+        hog = await conn.create_process("sleep 90", encoding=None)
+
+        async def feed():
+            chunk = b"x" * 65536
+            while True:
+                hog.stdin.write(chunk)
+                await hog.stdin.drain()
+
+        feeder = asyncio.ensure_future(feed())
+        # Long enough for the hog's input to fill what forkbox takes for it.
+        await asyncio.sleep(3)
+        runs = [(await asyncio.wait_for(conn.run(f"echo new{i}", check=False), 30)).stdout
+                for i in range(2)]
+        feeder.cancel()
+        hog.close()
+        return {"runs": runs, "hog_running": hog.exit_status is None}
+
+
 async def read_past(stream, marker):
     """Reads until `marker`, keeping only the tail (the output may be megabytes)."""
     tail = ""
