@@ -81,8 +81,20 @@ pub struct Editor {
     /// The line changed since it was last drawn.
     dirty: bool,
     /// The line as the screen shows it, with the cursor at its end, when that is known:
-    /// typing at the end of the line then only writes the new characters.
-    shown: Option<String>,
+    /// typing or pasting at the end of the line then only writes the new characters, so a
+    /// paste of a long line costs its own length in output and work, not a redraw of the
+    /// whole line per chunk received.
+    shown: Option<Shown>,
+}
+
+/// What the screen shows of a line whose end the cursor is at.
+#[derive(Debug)]
+struct Shown {
+    line: String,
+    /// Where the cursor is (after a forced wrap, at the start of the next row).
+    end: super::render::Pos,
+    /// The text filled its last row exactly and the cursor was moved to the next.
+    wrapped: bool,
 }
 
 impl Editor {
@@ -126,7 +138,13 @@ impl Editor {
         self.overflowed = false;
         self.dirty = false;
         self.screen.row = 0;
-        self.shown = Some(String::new());
+        let end = place((0, 0), &self.prompt, self.screen.cols);
+        // A prompt that fills its row is redrawn with the line (see `Screen::redraw`).
+        self.shown = (end.1 < self.screen.cols).then(|| Shown {
+            line: String::new(),
+            end,
+            wrapped: false,
+        });
     }
 
     /// The line typed so far.
@@ -197,44 +215,67 @@ impl Editor {
         if self.append_only(out) {
             return;
         }
-        self.shown =
-            (self.search.is_none() && self.cursor == self.line.len()).then(|| self.line.clone());
-        match &self.search {
+        let at_end = self.search.is_none() && self.cursor == self.line.len();
+        let end = match &self.search {
             Some(s) => {
                 let prompt = search_prompt(s);
                 let at = s.found.map_or(self.cursor, |(_, at)| at);
                 self.screen
-                    .redraw(out, &prompt, &self.line, at.min(self.line.len()));
+                    .redraw(out, &prompt, &self.line, at.min(self.line.len()))
             }
             None => self
                 .screen
                 .redraw(out, &self.prompt, &self.line, self.cursor),
-        }
+        };
+        self.shown = at_end.then(|| Shown {
+            line: self.line.clone(),
+            end,
+            wrapped: self.screen.wrapped,
+        });
     }
 
-    /// Draws text typed at the end of the line by writing just that text, when it stays
-    /// on the cursor's row; false when a full redraw is needed.
+    /// Draws text typed at the end of the line by writing just that text (the terminal
+    /// wraps it as `place` does); false when a full redraw is needed: the line changed
+    /// elsewhere, the new text has control characters (drawn as `^X`), or it begins inside
+    /// the grapheme the shown text ends with.
     fn append_only(&mut self, out: &mut Vec<u8>) -> bool {
         let Some(shown) = &self.shown else {
             return false;
         };
         if self.search.is_some()
             || self.cursor != self.line.len()
-            || !self.line.starts_with(shown.as_str())
+            || !self.line.starts_with(shown.line.as_str())
         {
             return false;
         }
-        if self.line[shown.len()..].chars().any(char::is_control) {
+        let from = shown.line.len();
+        let added = &self.line[from..];
+        if added.is_empty() {
+            self.screen.row = shown.end.0;
+            self.screen.wrapped = shown.wrapped;
+            return true;
+        }
+        let boundary = unicode_segmentation::GraphemeCursor::new(from, self.line.len(), true)
+            .is_boundary(&self.line, 0);
+        if added.chars().any(char::is_control) || !matches!(boundary, Ok(true)) {
             return false;
         }
         let cols = self.screen.cols;
-        let start = place((0, 0), &self.prompt, cols);
-        let end = place(start, &self.line, cols);
-        if end.0 != self.screen.row || end.1 >= cols {
-            return false;
+        let mut end = place(shown.end, added, cols);
+        out.extend_from_slice(added.as_bytes());
+        let wrapped = end.1 >= cols;
+        if wrapped {
+            // Past the last cell: make the terminal wrap now, as a redraw does.
+            out.extend_from_slice(b"\r\n");
+            end = (end.0 + 1, 0);
         }
-        out.extend_from_slice(&self.line.as_bytes()[shown.len()..]);
-        self.shown = Some(self.line.clone());
+        self.screen.row = end.0;
+        self.screen.wrapped = wrapped;
+        self.shown = Some(Shown {
+            line: self.line.clone(),
+            end,
+            wrapped,
+        });
         true
     }
 

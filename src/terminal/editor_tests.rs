@@ -50,7 +50,7 @@ fn a_line_that_fills_the_row_exactly_leaves_no_blank_row() {
     let (ev, out) = run(&mut ed, b"12345678\r");
     assert_eq!(ev, Some(Event::Line("12345678".into())));
     assert!(
-        out.ends_with(b"$ 12345678\r\n\x1b[?2004l\r"),
+        out.ends_with(b"12345678\r\n\x1b[?2004l\r"),
         "{:?}",
         String::from_utf8_lossy(&out)
     );
@@ -314,6 +314,60 @@ fn a_long_line_wraps_and_redraws_from_its_first_row() {
         out.starts_with(b"\r\x1b[J$ 0123456789abc"),
         "{:?}",
         String::from_utf8_lossy(&out)
+    );
+}
+
+/// Ctrl-A on the editor: the redraw it writes must begin with `start`.
+fn assert_home_redraw_starts(ed: &mut Editor, start: &str) {
+    let (_, out) = run(ed, b"\x01");
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.starts_with(start), "{out:?}");
+}
+
+#[test]
+fn text_added_at_the_end_of_a_wrapping_line_is_written_alone() {
+    // A paste arrives in chunks; each writes just itself, however long the line grows.
+    let mut ed = Editor::new(10);
+    let mut out = Vec::new();
+    ed.begin("$ ", &mut out);
+    let mut all = Vec::new();
+    for chunk in ["0123456", "789abcdefghij", "klmnopq"] {
+        all.extend(run(&mut ed, chunk.as_bytes()).1);
+    }
+    assert_eq!(String::from_utf8_lossy(&all), "0123456789abcdefghijklmnopq");
+    // The cursor is on the third row: a redraw climbs two.
+    assert_home_redraw_starts(&mut ed, "\x1b[2A\r\x1b[J$ 0123456789abcdefghijklmnopq");
+    // A row filled exactly moves the cursor to the next, as a redraw does.
+    let mut ed = Editor::new(10);
+    ed.begin("$ ", &mut out);
+    assert_eq!(run(&mut ed, b"12345678").1, b"12345678\r\n");
+    assert_eq!(run(&mut ed, b"9").1, b"9");
+    assert_home_redraw_starts(&mut ed, "\x1b[1A\r\x1b[J$ 123456789");
+    // A combining mark after the drawn text joins its grapheme: the line is redrawn.
+    let mut ed = Editor::new(80);
+    ed.begin("$ ", &mut out);
+    run(&mut ed, b"e");
+    let (_, out) = run(&mut ed, "\u{301}".as_bytes());
+    assert!(out.starts_with(b"\r\x1b[J$ e"), "{out:?}");
+}
+
+#[test]
+fn a_long_paste_in_small_chunks_writes_about_its_own_length() {
+    // Each chunk used to redraw the whole wrapped line: a paste of n bytes in chunks of c
+    // wrote about n²/2c bytes (and measured as much), which a loaded terminal and server
+    // took minutes over.
+    let mut ed = Editor::new(100);
+    let mut out = Vec::new();
+    ed.begin("$ ", &mut out);
+    let mut written = run(&mut ed, b"\x1b[200~").1.len();
+    for _ in 0..2 * MAX_LINE / 512 {
+        written += run(&mut ed, &[b'x'; 512]).1.len();
+    }
+    written += run(&mut ed, b"\x1b[201~").1.len();
+    assert_eq!(ed.line().len(), MAX_LINE);
+    assert!(
+        written < MAX_LINE + MAX_LINE / 50,
+        "{written} bytes written"
     );
 }
 

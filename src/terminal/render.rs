@@ -129,8 +129,9 @@ impl Screen {
     }
 
     /// Redraws `prompt` and `line` from the prompt's first row, clearing what was below,
-    /// and leaves the cursor before byte `cursor` of `line`.
-    pub fn redraw(&mut self, out: &mut Vec<u8>, prompt: &str, line: &str, cursor: usize) {
+    /// and leaves the cursor before byte `cursor` of `line`. Returns where the drawn text
+    /// ends (after a forced wrap, at the start of the next row).
+    pub fn redraw(&mut self, out: &mut Vec<u8>, prompt: &str, line: &str, cursor: usize) -> Pos {
         self.climb_to_start(out);
         out.extend_from_slice(b"\r\x1b[J");
         out.extend_from_slice(prompt.as_bytes());
@@ -159,6 +160,7 @@ impl Screen {
             }
         }
         self.row = at.0;
+        end
     }
 
     /// Moves the cursor to the first row of the drawing, column unchanged.
