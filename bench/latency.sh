@@ -13,6 +13,7 @@
 #   bench/latency.sh            # builds the release binaries, then times each server
 #   RUNS=200 bench/latency.sh   # more runs (default 100)
 #   FORKBOX_BIN=… FLOOR_BIN=… bench/latency.sh   # time these binaries, build nothing
+#   FORKBOX_ARGS='--fork-pool 0' bench/latency.sh  # more options for `forkbox serve`
 #
 # forkbox is timed once it has loaded its WASI modules: `forkbox serve` loads them in the
 # background at start (python's alone is a second of CPU), and timing sessions while
@@ -57,7 +58,7 @@ free_port() {
 fport=$(free_port)
 "$bin" serve --listen "127.0.0.1:$fport" --data-dir "$work/forkbox" \
     --max-sessions-per-ip 100000 --max-connections-per-minute-per-ip 1000000 \
-    >"$work/forkbox.log" 2>&1 &
+    ${FORKBOX_ARGS:-} >"$work/forkbox.log" 2>&1 &
 pids+=($!)
 
 # The floor.
