@@ -72,6 +72,12 @@ pub fn byte_char(b: u8) -> char {
     ast::from_byte(b)
 }
 
+/// The byte of the C locale's upper half that `c` stands for ([`byte_char`]'s inverse);
+/// `None` for any other character.
+pub fn char_byte(c: char) -> Option<u8> {
+    ast::high_byte(c)
+}
+
 /// Whether the locale an environment names is the C locale (not UTF-8): the first set of
 /// `LC_ALL`, `LC_CTYPE`, `LANG` decides; none set is C.
 pub fn c_locale(env: &std::collections::BTreeMap<String, String>) -> bool {
@@ -201,7 +207,7 @@ pub fn line_finder(patterns: &[&str], dialect: Dialect, flags: Flags) -> Option<
         return None;
     }
     let (node, ..) = parse_many(patterns, dialect, flags, true).ok()?;
-    let text = fast::translate_lines(&node, flags.c_locale)?;
+    let text = fast::translate_lines(&node, flags.c_locale, flags.icase)?;
     let re = regex::bytes::RegexBuilder::new(&text)
         .unicode(!flags.c_locale)
         .case_insensitive(flags.icase)
@@ -315,7 +321,7 @@ fn build(node: Node, groups: usize, warnings: Vec<String>, flags: Flags) -> Resu
         flags.multiline.then_some(line_byte),
         flags.c_locale,
     );
-    let fast = match fast::translate(&node, flags.c_locale) {
+    let fast = match fast::translate(&node, flags.c_locale, flags.icase) {
         Some(text) => Some(
             regex::bytes::RegexBuilder::new(&text)
                 .unicode(!flags.c_locale)

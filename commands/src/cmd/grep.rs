@@ -1151,6 +1151,7 @@ impl Grep<'_> {
                 .label
                 .clone()
                 .unwrap_or_else(|| "(standard input)".into());
+
             // GNU grep reads 96 KiB at a time: -q, -l and -L stop without handing back
             // what they read ahead, so a file on standard input is left at a multiple.
             let mut reader = if self.cfg.quiet || self.cfg.list.is_some() {
@@ -1367,6 +1368,16 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
     for p in &cfg.patterns[taken..] {
         patterns.push(p.clone());
         origins.push(None);
+    }
+    // GNU joins the patterns into one text, each ended by a newline: a backslash that
+    // ends the last of several escapes that newline, and so stands for itself.
+    if patterns.len() > 1
+        && matches!(dialect(&cfg), Dialect::Basic | Dialect::Extended)
+        && cfg.matcher != Some('P')
+        && let Some(last) = patterns.last_mut()
+        && last.bytes().rev().take_while(|&b| b == b'\\').count() % 2 == 1
+    {
+        last.push('\\');
     }
     let re = match compile(ctx, &cfg, &patterns, &origins).await {
         Ok(r) => r,

@@ -28,7 +28,7 @@ use self::exec::{DEFAULT_WRAP, Exec, Inputs, Settings, Sink, Source, Stop};
 use self::parse::{Origin, Piece};
 use super::util::{Reader, base_name};
 use crate::fs::{FsError, WriteMode};
-use crate::gnu_regex::c_locale;
+use crate::gnu_regex::{self, c_locale};
 use crate::{CmdResult, Command, Context, Status};
 
 /// Largest file `-i` edits: the whole file and its new content are held in memory.
@@ -53,6 +53,9 @@ struct Opts {
     sandbox: bool,
     /// `--posix`: GNU's extensions off.
     posix: bool,
+    /// `-u`: standard input is read a byte at a time, so what a quit leaves unread
+    /// stays there for the next reader, a pipe's included.
+    unbuffered: bool,
     /// `-i`, with its (possibly empty) backup suffix.
     in_place: Option<String>,
     wrap: Option<usize>,
@@ -156,7 +159,8 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
                 "null-data" | "zero-terminated" => o.null_data = true,
                 "sandbox" => o.sandbox = true,
                 "posix" => o.posix = true,
-                "unbuffered" | "follow-symlinks" => {}
+                "unbuffered" => o.unbuffered = true,
+                "follow-symlinks" => {}
                 "debug" => {
                     ctx.warn("sed", "--debug is not supported").await;
                     return Parsed::Exit(Ok(1));
@@ -186,7 +190,7 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
                 'r' | 'E' => o.ere = true,
                 's' => o.separate = true,
                 'z' => o.null_data = true,
-                'u' => {}
+                'u' => o.unbuffered = true,
                 'i' => {
                     o.in_place = Some(chars[j..].iter().collect());
                     o.separate = true;
@@ -320,7 +324,17 @@ impl Command for Sed {
         let prog = match parse::parse(&pieces, dialect) {
             Ok(p) => p,
             Err(e) => {
-                ctx.warn("sed", e.0).await;
+                // A byte of the script that is no character is written back raw, as GNU
+                // names a command of several bytes by its first.
+                let mut msg = b"sed: ".to_vec();
+                for c in e.0.chars() {
+                    match gnu_regex::char_byte(c) {
+                        Some(b) => msg.push(b),
+                        None => msg.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+                    }
+                }
+                msg.push(b'\n');
+                let _ = ctx.stderr.write_all(&msg).await;
                 return Ok(e.1);
             }
         };
@@ -381,7 +395,7 @@ async fn run_all(ctx: &Context, ex: &mut Exec<'_>, o: &Opts) -> Result<Status, S
     let result = if o.separate {
         let mut r = Ok(());
         for op in &operands {
-            ex.input = Inputs::new(vec![Source::Operand(op.clone())]);
+            ex.input = Inputs::new(vec![Source::Operand(op.clone())], o.unbuffered);
             ex.reset();
             let quit = ex.run().await;
             status = status.max(ex.input.status);
@@ -396,7 +410,10 @@ async fn run_all(ctx: &Context, ex: &mut Exec<'_>, o: &Opts) -> Result<Status, S
         }
         r
     } else {
-        ex.input = Inputs::new(operands.into_iter().map(Source::Operand).collect());
+        ex.input = Inputs::new(
+            operands.into_iter().map(Source::Operand).collect(),
+            o.unbuffered,
+        );
         let r = ex.run().await.map(|_| ());
         status = ex.input.status;
         r
@@ -450,7 +467,7 @@ async fn edit_in_place(
             return Ok(2);
         }
     };
-    ex.input = Inputs::new(vec![Source::Data(data.clone(), op.to_string())]);
+    ex.input = Inputs::new(vec![Source::Data(data.clone(), op.to_string())], false);
     ex.out = Sink::memory(ctx, MAX_IN_PLACE);
     ex.reset();
     ex.run().await?;

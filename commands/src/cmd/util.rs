@@ -238,6 +238,30 @@ impl Reader {
         }
     }
 
+    /// This reader with standard input asked for `size` bytes at a time (see
+    /// [`Reader::stdin_in_reads_of`]); a named file's reads are not changed.
+    pub(crate) fn in_reads_of(self, size: usize) -> Reader {
+        Reader {
+            read_size: Some(size.max(1)),
+            ..self
+        }
+    }
+
+    /// Whether the input is at its end; otherwise the next read (of standard input, as
+    /// little as one read of its size) is kept for the next call.
+    pub(crate) async fn at_eof(&mut self) -> FsResult<bool> {
+        if !self.pending.is_empty() || !self.partial.is_empty() {
+            return Ok(false);
+        }
+        match self.raw_chunk().await? {
+            Some(c) => {
+                self.pending = c;
+                Ok(false)
+            }
+            None => Ok(true),
+        }
+    }
+
     fn new(ctx: &Context, src: Src) -> Reader {
         Reader {
             src,

@@ -195,14 +195,50 @@ impl Set {
     }
 }
 
-/// The other cases of `c` (simple one-character mappings only).
-pub(crate) fn other_cases(c: char) -> impl Iterator<Item = char> {
-    let mut lower = c.to_lowercase();
-    let mut upper = c.to_uppercase();
-    let l = (lower.len() == 1).then(|| lower.next()).flatten();
-    let u = (upper.len() == 1).then(|| upper.next()).flatten();
-    [l, u].into_iter().flatten().filter(move |&x| x != c)
+/// `towupper` (`towlower`): the one-character mapping, or `c` itself.
+fn to_upper(c: char) -> char {
+    let mut u = c.to_uppercase();
+    match (u.len(), u.next()) {
+        (1, Some(x)) => x,
+        _ => c,
+    }
 }
+
+fn to_lower(c: char) -> char {
+    let mut l = c.to_lowercase();
+    match (l.len(), l.next()) {
+        (1, Some(x)) => x,
+        _ => c,
+    }
+}
+
+/// Lower-case letters whose upper case lowers to another letter (`ı` → `I` → `i`):
+/// gnulib's list, which GNU's `-i` consults.
+const LONESOME_LOWER: [char; 19] = [
+    '\u{B5}', '\u{131}', '\u{17F}', '\u{1C5}', '\u{1C8}', '\u{1CB}', '\u{1F2}', '\u{345}',
+    '\u{3C2}', '\u{3D0}', '\u{3D1}', '\u{3D5}', '\u{3D6}', '\u{3F0}', '\u{3F1}', '\u{3F2}',
+    '\u{3F5}', '\u{1E9B}', '\u{1FBE}',
+];
+
+/// The characters GNU's `-i` matches `c` with (gnulib's `case_folded_counterparts`):
+/// its upper case, that one's lower case when it maps back, and the lone lower-case
+/// letters with the same upper case. So `ı` goes with `i` and `I`, while `ß` and `ẞ`
+/// (whose upper case is not each other) stay apart.
+pub(crate) fn other_cases(c: char) -> impl Iterator<Item = char> {
+    let uc = to_upper(c);
+    let lc = to_lower(uc);
+    let first = (uc != c).then_some(uc);
+    let second = (lc != uc && lc != c && to_upper(lc) == uc).then_some(lc);
+    let lonesome = LONESOME_LOWER
+        .iter()
+        .copied()
+        .filter(move |&li| li != lc && li != uc && li != c && to_upper(li) == uc);
+    first.into_iter().chain(second).chain(lonesome)
+}
+
+/// The letters GNU's `-i` folds together that the `regex` crate's case folding keeps
+/// apart (its simple case folding has no dotless `ı`).
+pub(crate) const DOTLESS_I: [char; 3] = ['i', 'I', 'ı'];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Node {

@@ -3,17 +3,19 @@
 
 use std::fmt::Write as _;
 
-use super::ast::{Item, Look, Node, Set, high_byte};
+use super::ast::{DOTLESS_I, Item, Look, Node, Set, high_byte, other_cases};
 
 /// The pattern in the `regex` crate's syntax; `None` when it has a back-reference.
 /// `ascii`: the C locale, for the crate's Unicode mode off (bytes of the upper half are
-/// written `\xNN`).
-pub(crate) fn translate(node: &Node, ascii: bool) -> Option<String> {
+/// written `\xNN`). `icase`: the crate matches ignoring case; what its folding misses of
+/// GNU's is spelled out.
+pub(crate) fn translate(node: &Node, ascii: bool, icase: bool) -> Option<String> {
     translate_with(
         node,
         Mode {
             ascii,
             lines: false,
+            icase,
         },
     )
 }
@@ -23,11 +25,18 @@ pub(crate) fn translate(node: &Node, ascii: bool) -> Option<String> {
 /// expression leave it out), and the text's edges (`` \` ``, `\'`, `-x`) are the line's,
 /// so with the crate's multi-line mode a match in the buffer lies within one line and is
 /// exactly a match of that line alone. `None` when it has a back-reference or a newline.
-pub(crate) fn translate_lines(node: &Node, ascii: bool) -> Option<String> {
+pub(crate) fn translate_lines(node: &Node, ascii: bool, icase: bool) -> Option<String> {
     if node.has_char('\n') {
         return None;
     }
-    translate_with(node, Mode { ascii, lines: true })
+    translate_with(
+        node,
+        Mode {
+            ascii,
+            lines: true,
+            icase,
+        },
+    )
 }
 
 #[derive(Clone, Copy)]
@@ -36,6 +45,15 @@ struct Mode {
     ascii: bool,
     /// Lines mode: see [`translate_lines`].
     lines: bool,
+    /// Case is ignored (the crate's own folding, and [`DOTLESS_I`] spelled out).
+    icase: bool,
+}
+
+impl Mode {
+    /// Whether `c` is folded with the letters of [`DOTLESS_I`] here.
+    fn dotless(self, c: char) -> bool {
+        self.icase && !self.ascii && DOTLESS_I.contains(&c)
+    }
 }
 
 fn translate_with(node: &Node, mode: Mode) -> Option<String> {
@@ -50,6 +68,15 @@ fn translate_with(node: &Node, mode: Mode) -> Option<String> {
 fn emit(node: &Node, mode: Mode, out: &mut String) {
     match node {
         Node::Empty => out.push_str("(?:)"),
+        // A letter is spelled out with GNU's counterparts, the crate's folding off.
+        Node::Char(c) if mode.icase && !mode.ascii && c.is_alphabetic() => {
+            out.push_str("(?-i:[");
+            push_char(*c, out);
+            for o in other_cases(*c) {
+                push_char(o, out);
+            }
+            out.push_str("])");
+        }
         Node::Char(c) => push_char(*c, out),
         Node::Any if mode.lines => out.push_str(r"[^\n]"),
         Node::Any => out.push('.'),
@@ -177,6 +204,13 @@ fn emit_set(set: &Set, mode: Mode, out: &mut String) {
             }
             Item::Class(n) => out.push_str(n.crate_syntax(ascii)),
         }
+    }
+    // The set's own members (before any `^`) that fold with ı take in all three.
+    if DOTLESS_I
+        .iter()
+        .any(|&c| mode.dotless(c) && set.contains(c, false) != set.negated)
+    {
+        out.push_str("iIı");
     }
     out.push(']');
     if mode.lines {

@@ -320,3 +320,21 @@ fn line_finder_selects_what_matching_each_line_selects() {
     }
     assert!(line_finder(&["\\(a\\)\\1"], Dialect::Basic, grep_flags()).is_none());
 }
+
+#[test]
+fn icase_folds_dotless_i_as_gnu() {
+    let i = Flags {
+        icase: true,
+        ..grep_flags()
+    };
+    // The fast path (no back-reference) and the backtracker (one) agree with GNU: i, I
+    // and the dotless ı fold together; the dotted İ stays apart.
+    for hay in ["ı", "I", "i"] {
+        assert_eq!(find("i", B, i, hay).as_deref(), Some(hay));
+        assert_eq!(find("[h-j]", B, i, hay).as_deref(), Some(hay));
+        let twice = format!("{hay}{hay}");
+        assert_eq!(find(r"\(ı\)\1", B, i, &twice).as_deref(), Some(&*twice));
+    }
+    assert_eq!(find("i", B, i, "İ"), None);
+    assert_eq!(find("[^i]", B, i, "ı"), None);
+}

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::parse::{Addr, Addr2, Case, Op, Program, Repl, Rx, Subst};
 use crate::cmd::util::{MAX_LINE, OUT_BUF, Pacer, Reader};
 use crate::fs::{WriteHandle, WriteMode};
-use crate::gnu_regex::{Captures, Regex, TooComplex};
+use crate::gnu_regex::{self, Captures, Regex, TooComplex};
 use crate::io::Input;
 use crate::{Charge, Context, Interrupt, OutOfMemory};
 
@@ -73,41 +73,55 @@ pub(super) struct Inputs {
     pending: VecDeque<Source>,
     cur: Option<(Reader, Arc<str>)>,
     peeked: Option<Line>,
+    /// `-u`: standard input is read a byte at a time, and looking ahead for `$` takes
+    /// one byte, not a line (GNU's `getc`/`ungetc`): a quit loses that byte, as GNU's does.
+    unbuffered: bool,
     /// Set to 2 once an operand could not be opened.
     pub status: i32,
 }
 
 impl Inputs {
-    pub(super) fn new(sources: Vec<Source>) -> Inputs {
+    pub(super) fn new(sources: Vec<Source>, unbuffered: bool) -> Inputs {
         Inputs {
             pending: sources.into(),
             cur: None,
             peeked: None,
+            unbuffered,
             status: 0,
         }
     }
 
+    /// Opens the next source when none is open; false when there is none left.
+    async fn open_next(&mut self, ctx: &Context) -> bool {
+        while self.cur.is_none() {
+            let Some(src) = self.pending.pop_front() else {
+                return false;
+            };
+            match src {
+                Source::Operand(op) => match Reader::open(ctx, &op).await {
+                    Ok(r) => {
+                        let r = if self.unbuffered { r.in_reads_of(1) } else { r };
+                        self.cur = Some((r, Arc::from(op.as_str())));
+                    }
+                    Err(e) => {
+                        ctx.warn("sed", format!("can't read {op}: {e}")).await;
+                        self.status = 2;
+                    }
+                },
+                Source::Data(data, name) => {
+                    let mut c = ctx.clone();
+                    c.stdin = Input::from_bytes(data);
+                    self.cur = Some((Reader::stdin(&c), Arc::from(name.as_str())));
+                }
+            }
+        }
+        true
+    }
+
     async fn read_raw(&mut self, ctx: &Context, delim: u8) -> Flow<Option<Line>> {
         loop {
-            if self.cur.is_none() {
-                let Some(src) = self.pending.pop_front() else {
-                    return Ok(None);
-                };
-                match src {
-                    Source::Operand(op) => match Reader::open(ctx, &op).await {
-                        Ok(r) => self.cur = Some((r, Arc::from(op.as_str()))),
-                        Err(e) => {
-                            ctx.warn("sed", format!("can't read {op}: {e}")).await;
-                            self.status = 2;
-                            continue;
-                        }
-                    },
-                    Source::Data(data, name) => {
-                        let mut c = ctx.clone();
-                        c.stdin = Input::from_bytes(data);
-                        self.cur = Some((Reader::stdin(&c), Arc::from(name.as_str())));
-                    }
-                }
+            if !self.open_next(ctx).await {
+                return Ok(None);
             }
             let Some((reader, name)) = &mut self.cur else {
                 continue;
@@ -144,6 +158,10 @@ impl Inputs {
     /// the line looked ahead at included: GNU sed leaves its standard input right after
     /// the line `q` ended on.
     async fn give_back(&mut self) {
+        if self.unbuffered {
+            // Nothing was read ahead but the byte GNU's look-ahead loses.
+            return;
+        }
         let peeked = self
             .peeked
             .take()
@@ -154,6 +172,22 @@ impl Inputs {
     }
 
     async fn at_end(&mut self, ctx: &Context, delim: u8) -> Flow<bool> {
+        if self.unbuffered {
+            while self.open_next(ctx).await {
+                let Some((reader, name)) = &mut self.cur else {
+                    continue;
+                };
+                match reader.at_eof().await {
+                    Ok(false) => return Ok(false),
+                    Ok(true) => self.cur = None,
+                    Err(e) => {
+                        ctx.warn("sed", format!("read error on {name}: {e}")).await;
+                        return Err(Stop::Fail(4));
+                    }
+                }
+            }
+            return Ok(true);
+        }
         if self.peeked.is_none() {
             self.peeked = self.read_raw(ctx, delim).await?;
         }
@@ -269,6 +303,9 @@ struct WFile {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Range {
     Inactive,
+    /// Ended, for a range from a line number: it does not start again (GNU's
+    /// `RANGE_CLOSED`).
+    Closed,
     /// Active; for numeric ends, the last line of the range.
     Active(Option<u64>),
 }
@@ -329,7 +366,7 @@ impl<'a> Exec<'a> {
             ctx,
             prog,
             set,
-            input: Inputs::new(Vec::new()),
+            input: Inputs::new(Vec::new(), false),
             out: Sink::stdout(),
             stdout: None,
             ps: Vec::new(),
@@ -562,7 +599,8 @@ impl<'a> Exec<'a> {
         let l = self.line_no;
         Ok(match a {
             Addr::Line(n) => l == *n,
-            Addr::Zero => false,
+            // Only `0r` gets here (a range from 0 starts active): it is the first line.
+            Addr::Zero => l == 1,
             Addr::Last => self.input.at_end(self.ctx, self.set.delim).await?,
             Addr::Re(rx) => self.re_match(rx).await?,
             Addr::Step(first, step) => {
@@ -588,12 +626,30 @@ impl<'a> Exec<'a> {
     async fn match_range(&mut self, idx: usize, a1: &Addr, a2: &Addr2) -> Flow<bool> {
         let l = self.line_no;
         match self.ranges[idx] {
+            Range::Closed => Ok(false),
             Range::Inactive => {
-                if !self.match_addr(a1).await? {
+                // A range from a line number starts at the first line it is looked at
+                // from that line on (a jump may have passed over the line itself).
+                let from_line = match a1 {
+                    Addr::Line(n) => Some(*n),
+                    _ => None,
+                };
+                let start = match from_line {
+                    Some(n) => l >= n,
+                    None => self.match_addr(a1).await?,
+                };
+                if !start {
                     return Ok(false);
                 }
+                let ended = Self::ended(a1);
                 self.ranges[idx] = match a2 {
                     Addr2::Line(n) if *n > l => Range::Active(Some(*n)),
+                    // Over already: the first line is in it all the same, unless the
+                    // jump went past both ends.
+                    Addr2::Line(n) => {
+                        self.ranges[idx] = ended;
+                        return Ok(l <= *n || from_line.is_none_or(|f| f == l));
+                    }
                     Addr2::Plus(n) if *n > 0 => Range::Active(Some(l.saturating_add(*n))),
                     // The next multiple after this line (GNU 4.9: `4,~4` is 4 to 8).
                     Addr2::Mult(n) if *n > 0 => {
@@ -603,13 +659,13 @@ impl<'a> Exec<'a> {
                         Range::Active(None)
                     }
                     Addr2::Re(_) => Range::Active(None),
-                    _ => Range::Inactive,
+                    _ => ended,
                 };
                 Ok(true)
             }
             Range::Active(Some(end)) => {
                 if l >= end {
-                    self.ranges[idx] = Range::Inactive;
+                    self.ranges[idx] = Self::ended(a1);
                 }
                 Ok(l <= end)
             }
@@ -621,10 +677,18 @@ impl<'a> Exec<'a> {
                     _ => true,
                 };
                 if done {
-                    self.ranges[idx] = Range::Inactive;
+                    self.ranges[idx] = Self::ended(a1);
                 }
                 Ok(true)
             }
+        }
+    }
+
+    /// The state of a range that just ended: one from a line number is over for good.
+    fn ended(a1: &Addr) -> Range {
+        match a1 {
+            Addr::Line(_) => Range::Closed,
+            _ => Range::Inactive,
         }
     }
 
@@ -647,11 +711,14 @@ impl<'a> Exec<'a> {
             match &cmd.op {
                 Op::BlockStart(_) | Op::Nop => {}
                 Op::Subst(s) => self.substitute(s).await?,
-                Op::Translate(map) => translate(&mut self.ps, map),
+                Op::Translate(map) => translate(&mut self.ps, map, self.set.c_locale),
                 Op::Append(t) => self.queue(Appended::Text(t.clone())),
                 Op::Insert(t) => self.emit_text(t).await?,
                 Op::Change(t) => {
-                    if cmd.a2.is_none() || self.ranges[pc - 1] == Range::Inactive || cmd.negate {
+                    if cmd.a2.is_none()
+                        || !matches!(self.ranges[pc - 1], Range::Active(_))
+                        || cmd.negate
+                    {
                         self.emit_text(t).await?;
                     }
                     return Ok(End::Cycle { autoprint: false });
@@ -759,6 +826,10 @@ impl<'a> Exec<'a> {
                 Op::Exchange => {
                     std::mem::swap(&mut self.ps, &mut self.hs);
                     std::mem::swap(&mut self.nl, &mut self.hs_nl);
+                }
+                // `0r` puts the file before the first line, at once (GNU 4.9).
+                Op::ReadFile(f) if matches!(cmd.a1, Some(Addr::Zero)) => {
+                    self.emit_file(f).await?;
                 }
                 Op::ReadFile(f) => self.queue(Appended::File(f.clone())),
                 Op::ReadLine(f) => self.read_line_of(f).await?,
@@ -958,28 +1029,44 @@ impl<'a> Exec<'a> {
         for a in std::mem::take(&mut self.append) {
             match a {
                 Appended::Text(t) => self.emit(&t).await?,
-                Appended::File(name) => {
-                    let reader = if name == "/dev/stdin" {
-                        Some(Reader::stdin(self.ctx))
-                    } else {
-                        Reader::open(self.ctx, &name).await.ok()
-                    };
-                    // A file that cannot be read is silently ignored, as in GNU sed.
-                    if let Some(mut r) = reader {
-                        while let Ok(Some(chunk)) = r.chunk().await {
-                            self.emit(&chunk).await?;
-                            self.pacer.tick(self.ctx).await?;
-                        }
-                    }
-                }
+                Appended::File(name) => self.emit_file(&name).await?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the content of file `name` (`r`); a file that cannot be read is silently
+    /// ignored, as in GNU sed.
+    async fn emit_file(&mut self, name: &str) -> Flow<()> {
+        let reader = if name == "/dev/stdin" {
+            Some(Reader::stdin(self.ctx))
+        } else {
+            Reader::open(self.ctx, name).await.ok()
+        };
+        if let Some(mut r) = reader {
+            while let Ok(Some(chunk)) = r.chunk().await {
+                self.emit(&chunk).await?;
+                self.pacer.tick(self.ctx).await?;
             }
         }
         Ok(())
     }
 }
 
-/// `y`: maps characters when the pattern space is UTF-8, else ASCII bytes only.
-fn translate(ps: &mut Vec<u8>, map: &HashMap<char, char>) {
+/// `y`: maps characters when the pattern space is UTF-8, else ASCII bytes only; in the C
+/// locale, bytes (the map's keys and values are then bytes, as [`gnu_regex::byte_char`]
+/// holds them).
+fn translate(ps: &mut Vec<u8>, map: &HashMap<char, char>, c_locale: bool) {
+    if c_locale {
+        for b in ps.iter_mut() {
+            if let Some(&t) = map.get(&gnu_regex::byte_char(*b)) {
+                *b = gnu_regex::char_byte(t)
+                    .or_else(|| u8::try_from(u32::from(t)).ok())
+                    .unwrap_or(*b);
+            }
+        }
+        return;
+    }
     match std::str::from_utf8(ps) {
         Ok(s) => {
             let mapped: String = s.chars().map(|c| *map.get(&c).unwrap_or(&c)).collect();

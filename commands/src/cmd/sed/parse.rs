@@ -31,6 +31,9 @@ pub(super) struct Piece {
 /// used at run time".
 pub(super) type Rx = Option<Arc<Regex>>;
 
+/// GNU's refusal of `I` or `M` on an empty regex (which reuses the last one as it is).
+const NO_MODIFIERS: &str = "cannot specify modifiers on empty regexp";
+
 pub(super) enum Addr {
     Line(u64),
     Last,
@@ -268,8 +271,8 @@ impl Parser<'_> {
         Err(self.locate(self.pos.saturating_sub(1), 1, msg))
     }
 
-    /// An error at `pos`, `extra` bytes into the character there.
-    fn locate(&self, pos: usize, extra: usize, msg: impl std::fmt::Display) -> ParseError {
+    /// An error at `pos`, moved `extra` bytes on (back when negative).
+    fn locate(&self, pos: usize, extra: isize, msg: impl std::fmt::Display) -> ParseError {
         let last = pos.saturating_sub(1);
         let k = self
             .starts
@@ -284,11 +287,11 @@ impl Parser<'_> {
             Origin::Expr(n) => {
                 // GNU counts bytes, whatever the locale.
                 let len = piece.text.chars().count();
-                let at: usize = self.s[start..start + pos.saturating_sub(start).min(len)]
+                let at = self.s[start..start + pos.saturating_sub(start).min(len)]
                     .iter()
                     .map(|c| c.len_utf8())
                     .sum::<usize>()
-                    + extra;
+                    .saturating_add_signed(extra);
                 ParseError(format!("-e expression #{n}, char {at}: {msg}"), 1)
             }
             Origin::File(name) => {
@@ -383,6 +386,9 @@ impl Parser<'_> {
             }
             match c {
                 '\n' => return None,
+                // GNU reads each -e alone: a backslash that ends one escapes nothing
+                // (only `a`, `i`, `c` text goes on into the next -e).
+                '\\' if self.at_piece_end() => return None,
                 '\\' => {
                     let n = self.next()?;
                     // `\&` keeps its backslash in a replacement even when `&` delimits.
@@ -398,6 +404,25 @@ impl Parser<'_> {
                 c => out.push(c),
             }
         }
+    }
+
+    /// Whether the character just read comes from a `-f` file.
+    fn in_file(&self) -> bool {
+        let last = self.pos.saturating_sub(1);
+        let k = self
+            .starts
+            .iter()
+            .rposition(|&s| s <= last)
+            .unwrap_or_default();
+        self.pieces
+            .get(k)
+            .is_some_and(|p| matches!(p.origin, Origin::File(_)))
+    }
+
+    /// Whether the next character is the newline that ends a piece of the script.
+    fn at_piece_end(&self) -> bool {
+        self.peek() == Some('\n')
+            && (self.pos + 1 == self.s.len() || self.starts.contains(&(self.pos + 1)))
     }
 
     /// Copies a bracket expression after its `[` (pushed here) up to its `]`; `None` when
@@ -461,6 +486,9 @@ impl Parser<'_> {
                 _ => break,
             }
             self.pos += 1;
+        }
+        if pat.is_empty() && (icase || multi) {
+            return Err(self.err(NO_MODIFIERS));
         }
         self.compile(&pat, icase, multi)
     }
@@ -567,9 +595,38 @@ impl Parser<'_> {
             }
             Some(_) => {
                 self.pos += 1;
-                Err(self.err("extra characters after command"))
+                Err(self.err_first_byte("extra characters after command"))
             }
         }
+    }
+
+    /// An error about the character just read: GNU reads a script a byte at a time, so
+    /// it stops at the first byte of a character of several.
+    fn err_first_byte(&self, msg: impl std::fmt::Display) -> ParseError {
+        match self.pos.checked_sub(1).and_then(|p| self.s.get(p)) {
+            Some(c) if !c.is_ascii() => self.locate(
+                self.pos,
+                1 - isize::try_from(c.len_utf8()).unwrap_or(1),
+                msg,
+            ),
+            _ => self.err(msg),
+        }
+    }
+
+    /// GNU's `unknown command` for the character just read: a character of several
+    /// bytes is named by its first byte (raw, as GNU writes it; see
+    /// [`gnu_regex::byte_char`]).
+    fn unknown_command(&self, c: char) -> ParseError {
+        // In a file GNU has counted the line the newline ended.
+        if c == '\n' && self.in_file() {
+            return self.err_at(self.pos + 1, "unknown command: `\n'");
+        }
+        let mut first = [0; 4];
+        let shown = match c.encode_utf8(&mut first).as_bytes() {
+            [b, _, ..] => gnu_regex::byte_char(*b),
+            _ => c,
+        };
+        self.err_first_byte(format!("unknown command: `{shown}'"))
     }
 
     /// A label for `:`, `b`, `t`, `T`: up to a newline, `;`, `}` or blank (GNU 4.9:
@@ -689,6 +746,18 @@ impl Parser<'_> {
             }
         }
         self.skip_blanks();
+        // GNU checks line 0 against the character after the addresses: only `0r` and
+        // `0,/re/` (not under --posix) take it.
+        if matches!(a1, Some(Addr::Zero))
+            && (self.posix
+                || match a2 {
+                    None => self.peek() != Some('r'),
+                    Some(ref a) => !matches!(a, Addr2::Re(_)),
+                })
+        {
+            self.next();
+            return Err(self.err_first_byte("invalid usage of line address 0"));
+        }
         let mut negate = false;
         if self.peek() == Some('!') {
             self.pos += 1;
@@ -703,9 +772,6 @@ impl Parser<'_> {
         let Some(c) = self.next() else {
             return Err(self.err("missing command"));
         };
-        if matches!(a1, Some(Addr::Zero)) && (self.posix || !matches!(a2, Some(Addr2::Re(_)))) {
-            return Err(self.err("invalid usage of line address 0"));
-        }
         // `--posix` holds `=`, `a`, `i`, `r` and `l` to one address too, as GNU does.
         if a2.is_some() && (matches!(c, 'q' | 'Q') || (self.posix && "=airl".contains(c))) {
             return Err(self.err("command only uses one address"));
@@ -714,7 +780,13 @@ impl Parser<'_> {
             return Err(self.err(format!("unknown command: `{c}'")));
         }
         let op = match c {
-            '\n' | ';' => return Err(self.err("missing command")),
+            // The newline that ends a piece: the script ended there.
+            '\n' if self.pos == self.s.len() || self.starts.contains(&self.pos) => {
+                self.pos -= 1;
+                return Err(self.err("missing command"));
+            }
+            // GNU reads a newline or `;` after an address as the command it names.
+            '\n' | ';' => return Err(self.unknown_command(c)),
             '{' => {
                 self.blocks.push((self.cmds.len(), self.pos));
                 Op::BlockStart(0)
@@ -822,7 +894,7 @@ impl Parser<'_> {
                     'x' => Op::Exchange,
                     'F' => Op::FileName,
                     'z' => Op::Zap,
-                    other => return Err(self.err(format!("unknown command: `{other}'"))),
+                    other => return Err(self.unknown_command(other)),
                 };
                 self.end_of_cmd()?;
                 op
@@ -920,6 +992,10 @@ impl Parser<'_> {
             }
         }
         self.end_of_cmd()?;
+        // GNU finds this once the command is read (its `;` or newline included).
+        if pat.is_empty() && (icase || multi) {
+            return Err(self.err(NO_MODIFIERS));
+        }
         Ok(Subst {
             re,
             repl,
@@ -944,6 +1020,7 @@ impl Parser<'_> {
                 match self.next() {
                     None | Some('\n') => return Err(self.err(unterminated)),
                     Some(c) if c == delim => break,
+                    Some('\\') if self.at_piece_end() => return Err(self.err(unterminated)),
                     Some('\\') => match self.next() {
                         None => return Err(self.err(unterminated)),
                         Some('\\') => out.push('\\'),
@@ -970,6 +1047,22 @@ impl Parser<'_> {
             parts.push(out);
         }
         self.end_of_cmd()?;
+        if self.c_locale {
+            // The C locale maps bytes: a character of several is several.
+            for part in &mut parts {
+                *part = part
+                    .iter()
+                    .flat_map(|&c| {
+                        let mut buf = [0; 4];
+                        let bytes = c.encode_utf8(&mut buf).as_bytes().to_vec();
+                        let many = bytes.len() > 1;
+                        bytes
+                            .into_iter()
+                            .map(move |b| if many { gnu_regex::byte_char(b) } else { c })
+                    })
+                    .collect();
+            }
+        }
         let (from, to) = (&parts[0], &parts[1]);
         if from.len() != to.len() {
             return Err(self.err("strings for `y' command are different lengths"));
