@@ -161,6 +161,8 @@ impl Shell {
         }
         let idx = match self.vars.get(&base).map(|v| &v.value) {
             Some(Value::Assoc(_)) | None => None,
+            // A blank subscript is an empty expression: 0 (`unset 'a[ ]'`).
+            Some(_) if sub.trim().is_empty() => Some(0),
             Some(_) => Some(self.eval_index(&base, sub)?),
         };
         let Some(var) = self.vars.get_mut(&base) else {

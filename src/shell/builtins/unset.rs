@@ -61,10 +61,6 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 }
                 continue;
             }
-            if sub.trim().is_empty() && !sub.is_empty() {
-                // A blank subscript (`unset 'a[ ]'`) unsets nothing.
-                continue;
-            }
             if !super::is_name(name) || sub.is_empty() {
                 super::fail(sh, io, format!("unset: `{n}': not a valid identifier"), 1).await?;
                 status = 1;
