@@ -284,10 +284,7 @@ fn fc_entry(h: &crate::terminal::History, len: usize, spec: &str) -> Option<usiz
 /// replaced by `new`; it is shown on the standard error and takes the place of the
 /// newest history entry, as in bash.
 async fn fc_again(sh: &mut Shell, rest: &[String], io: &Fds) -> Exec<i32> {
-    let subs: Vec<(&str, &str)> = rest
-        .iter()
-        .map_while(|a| a.split_once('='))
-        .collect();
+    let subs: Vec<(&str, &str)> = rest.iter().map_while(|a| a.split_once('=')).collect();
     let spec = rest.get(subs.len());
     let picked = {
         let h = sh.history.lock();
