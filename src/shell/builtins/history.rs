@@ -1,11 +1,12 @@
-//! `history` and `fc -l`: the command history (and `bind`, which warns that a script has
+//! `history`, `fc -l` and `fc -s`: the command history (and `bind`, which warns that a script has
 //! no line editor), and what an interactive shell does with
 //! each line it reads (history expansion with `set -H`, remembering with
 //! `set -o history`, under `HISTCONTROL`).
 //!
 //! `history [n]`, `history -c`, `history -d offset`, `history -s arg…`,
-//! `history -p arg…`; `fc -l [-nr] [first [last]]`. There is no history file, so
-//! `-a -n -r -w` and `fc`'s editing forms say they are not supported.
+//! `history -p arg…`; `fc -l [-nr] [first [last]]`; `fc -s [old=new …] [command]`. There
+//! is no history file, so `-a -n -r -w` and `fc`'s editing forms say they are not
+//! supported (with nothing remembered, `fc` and `fc -e` do nothing, as bash's do).
 
 use crate::shell::Shell;
 use crate::shell::error::ShellError;
