@@ -456,6 +456,9 @@ pub struct Shell {
     pub(crate) trace_depth: usize,
     /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
     pub(crate) seconds_base: std::time::Instant,
+    /// The computed variables (`vars::DYNAMIC_VARS`) that `unset` made ordinary ones,
+    /// as bash does: `unset RANDOM; RANDOM=5` keeps 5.
+    pub(crate) unspecial: std::collections::BTreeSet<&'static str>,
     /// Words already parsed, by their text (shared with subshells).
     pub(crate) word_cache: expand::WordCache,
     /// Set when a session limit (memory, tasks) abandoned this top-level shell's script:
@@ -567,6 +570,7 @@ impl Shell {
             subshell_level: 0,
             trace_depth: 0,
             seconds_base: std::time::Instant::now(),
+            unspecial: std::collections::BTreeSet::new(),
             word_cache: Default::default(),
             limit_abort: None,
             exec_opening: false,
@@ -875,7 +879,10 @@ impl Shell {
             match e {
                 'u' => lit(&mut out, &user),
                 'h' | 'H' => lit(&mut out, "forkbox"),
-                'w' => lit(&mut out, &w),
+                'w' => {
+                    let keep = self.get_str("PROMPT_DIRTRIM");
+                    lit(&mut out, &trim_pathname(&w, keep.as_deref()));
+                }
                 'W' => {
                     let base = if w == "/" || w == "~" {
                         w.clone()
@@ -1299,6 +1306,44 @@ fn tilde_abbrev(path: &str, home: &str) -> String {
         }
     }
     path.to_string()
+}
+
+/// `\w` under `PROMPT_DIRTRIM=N`: the directories before the last `N` replaced by
+/// `...` (after a leading `~/`), as bash's `trim_pathname` does, which also leaves a path
+/// alone when no more than three characters would go.
+fn trim_pathname(path: &str, keep: Option<&str>) -> String {
+    let Some(keep) = keep
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|&n| n > 0)
+    else {
+        return path.to_string();
+    };
+    let begin = match path.strip_prefix('~') {
+        Some(rest) => rest.find('/').map_or(path.len(), |i| i + 2),
+        None => 0,
+    };
+    let tail = &path.as_bytes()[begin..];
+    let dirs = tail.iter().filter(|&&b| b == b'/').count();
+    if tail.is_empty() || (dirs as i64) < keep {
+        return path.to_string();
+    }
+    // The slash that starts the last `keep` components, searching back to (not onto)
+    // the start.
+    let mut left = keep;
+    let mut cut = None;
+    for i in (1..tail.len()).rev() {
+        if tail[i] == b'/' {
+            left -= 1;
+            if left == 0 {
+                cut = Some(i);
+                break;
+            }
+        }
+    }
+    match cut {
+        Some(i) if i > 3 => format!("{}...{}", &path[..begin], &path[begin + i..]),
+        _ => path.to_string(),
+    }
 }
 
 /// Parses a whole script (bounded in depth; see [`parse`]).

@@ -444,6 +444,17 @@ fn offending_token(text: &str, index: usize) -> String {
         .split(|c: char| c.is_whitespace() || c == ';')
         .rfind(|t| !t.is_empty())
         .unwrap_or("");
+    // A word that opens a body (`do`, `then`, `else`) followed by `;`: bash names the `;`,
+    // which cannot start the body.
+    if matches!(last, "do" | "then" | "else") {
+        let at = token_at(text, index);
+        if at.starts_with(';') {
+            return at;
+        }
+        if before.trim_end().ends_with(';') {
+            return ";".to_string();
+        }
+    }
     if CLOSERS.contains(&last) {
         return last.to_string();
     }

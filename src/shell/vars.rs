@@ -161,6 +161,8 @@ impl Shell {
         }
         let idx = match self.vars.get(&base).map(|v| &v.value) {
             Some(Value::Assoc(_)) | None => None,
+            // A blank subscript is an empty expression: 0 (`unset 'a[ ]'`).
+            Some(_) if sub.trim().is_empty() => Some(0),
             Some(_) => Some(self.eval_index(&base, sub)?),
         };
         let Some(var) = self.vars.get_mut(&base) else {
@@ -184,6 +186,11 @@ impl Shell {
             }
             (Value::Str(_), Some(0)) => {
                 self.restore_var(base, None);
+            }
+            (Value::Str(_), Some(_)) => {
+                return Err(ShellError::Builtin(format!(
+                    "unset: {base}: not an array variable"
+                )));
             }
             _ => {}
         }
@@ -229,7 +236,9 @@ impl Shell {
             let i = self.eval_index(&base, &sub)?;
             return self.assign_index(&base, i, value, append);
         }
+        let special = !self.unspecial.contains(target.as_str());
         match target.as_str() {
+            _ if !special => {}
             "RANDOM" if !append => {
                 let seed = arith::eval_str(self, value).unwrap_or(0);
                 self.seed_random(seed);
@@ -493,6 +502,9 @@ impl Shell {
 
     /// The value of a variable bash computes when it is read, if `name` is one.
     pub(crate) fn dynamic_var(&mut self, name: &str) -> Option<String> {
+        if self.unspecial.contains(name) {
+            return None;
+        }
         let now = || {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -515,6 +527,22 @@ impl Shell {
             _ => return None,
         })
     }
+}
+
+/// The variables bash computes when read that `unset` turns into ordinary ones.
+pub(crate) const DYNAMIC_VARS: [&str; 7] = [
+    "RANDOM",
+    "SECONDS",
+    "EPOCHSECONDS",
+    "EPOCHREALTIME",
+    "BASHPID",
+    "BASH_SUBSHELL",
+    "BASH_COMMAND",
+];
+
+/// The variables bash keeps readonly and computes from the options when read.
+pub(crate) fn option_list_var(name: &str) -> bool {
+    matches!(name, "SHELLOPTS" | "BASHOPTS")
 }
 
 /// The attribute letters `declare -p` shows, in bash's order.

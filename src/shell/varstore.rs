@@ -138,6 +138,18 @@ impl Shell {
     pub(crate) fn restore_var(&mut self, name: String, saved: Option<Var>) {
         let old = self.var_cost(&name);
         let new = saved.as_ref().map_or(0, |v| var_size(&name, v));
+        if name == "GLOBIGNORE" {
+            // bash's `setup_glob_ignore`: patterns turn `dotglob` on, no variable off.
+            match saved.as_ref().filter(|v| !v.attrs.unset).map(|v| &v.value) {
+                Some(Value::Str(s)) if !s.is_empty() => {
+                    self.shopts.set("dotglob", true);
+                }
+                None => {
+                    self.shopts.set("dotglob", false);
+                }
+                _ => {}
+            }
+        }
         match saved {
             Some(v) => {
                 self.vars.insert(name, v);
@@ -165,6 +177,13 @@ impl Shell {
         if name == "PATH" {
             // bash forgets the paths it found when PATH changes.
             self.hashed.clear();
+        }
+        if vars::option_list_var(name) {
+            return Err(ShellError::Readonly(name.to_string()));
+        }
+        if name == "GLOBIGNORE" && !value.is_empty() {
+            // Setting GLOBIGNORE turns `dotglob` on (unsetting it turns it off again).
+            self.shopts.set("dotglob", true);
         }
         let old = match self.vars.get(name) {
             Some(v) if v.readonly => return Err(ShellError::Readonly(name.to_string())),
@@ -368,18 +387,32 @@ impl Shell {
     /// called the running one is taken back to its value outside that function, as bash's
     /// dynamic scoping does; one local to the running function just loses its value.
     pub(crate) fn unset_plain(&mut self, name: &str) -> Result<(), ShellError> {
-        if self.vars.get(name).is_some_and(|v| v.readonly) {
+        if self.vars.get(name).is_some_and(|v| v.readonly) || vars::option_list_var(name) {
             return Err(ShellError::Readonly(name.to_string()));
+        }
+        if let Some(&dynamic) = vars::DYNAMIC_VARS.iter().find(|&&d| d == name) {
+            self.unspecial.insert(dynamic);
         }
         if name == "LINENO" {
             self.lines.lineno_unset = true;
         }
         let n = self.local_frames.len();
+        // It stays local, declared without a value or attributes (`declare -- x`).
+        let placeholder = Var {
+            value: Value::Str(String::new()),
+            exported: false,
+            readonly: false,
+            attrs: Attrs {
+                unset: true,
+                ..Attrs::default()
+            },
+        };
         if let Some(i) = self
             .local_frames
             .iter()
             .rposition(|f| f.iter().any(|(v, _)| v == name))
             && i + 1 < n
+            && !self.shopts.on("localvar_unset")
         {
             let frame = &mut self.local_frames[i];
             if let Some(pos) = frame.iter().position(|(v, _)| v == name) {
@@ -388,17 +421,11 @@ impl Shell {
                 return Ok(());
             }
         }
-        if n > 0 && self.is_local_here(name) {
-            // It stays local, declared without a value or attributes (`declare -- x`).
-            let placeholder = Var {
-                value: Value::Str(String::new()),
-                exported: false,
-                readonly: false,
-                attrs: Attrs {
-                    unset: true,
-                    ..Attrs::default()
-                },
-            };
+        let local_anywhere = self
+            .local_frames
+            .iter()
+            .any(|f| !f.temp && f.iter().any(|(v, _)| v == name));
+        if n > 0 && (self.is_local_here(name) || local_anywhere) {
             self.restore_var(name.to_string(), Some(placeholder));
             return Ok(());
         }

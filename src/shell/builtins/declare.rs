@@ -22,6 +22,8 @@ pub(crate) struct Flags {
     pub funcs: bool,
     pub func_names: bool,
     pub inherit: bool,
+    /// `+a` or `+A`: bash refuses to turn an array back into a scalar.
+    pub unarray: bool,
     pub on: Attr,
     pub off: Attr,
 }
@@ -77,6 +79,7 @@ pub(crate) fn parse_flags(cmd: &str, args: &[String]) -> Result<(Flags, usize), 
         for c in a[1..].chars() {
             let attr = if on { &mut f.on } else { &mut f.off };
             match c {
+                'a' | 'A' if !on => f.unarray = true,
                 'a' => f.array = true,
                 'A' => f.assoc = true,
                 'g' => f.global = true,
@@ -232,12 +235,28 @@ async fn print_vars(
                 };
                 out.push_str(&declare_line(n, &var, sh.byte_locale()));
             }
-            None => {
-                let _ = io.stdout().write_str(&out).await;
-                out.clear();
-                super::fail(sh, io, format!("{cmd}: {n}: not found"), 1).await?;
-                status = 1;
-            }
+            None => match sh.dynamic_var(n) {
+                Some(value) => {
+                    // Variables the shell computes when read: shown as they read now,
+                    // with bash's attributes for them.
+                    let var = Var {
+                        value: Value::Str(value),
+                        exported: false,
+                        readonly: crate::shell::vars::option_list_var(n),
+                        attrs: Attrs {
+                            integer: matches!(n.as_str(), "RANDOM" | "SECONDS" | "BASHPID"),
+                            ..Attrs::default()
+                        },
+                    };
+                    out.push_str(&declare_line(n, &var, sh.byte_locale()));
+                }
+                None => {
+                    let _ = io.stdout().write_str(&out).await;
+                    out.clear();
+                    super::fail(sh, io, format!("{cmd}: {n}: not found"), 1).await?;
+                    status = 1;
+                }
+            },
         }
     }
     let _ = io.stdout().write_str(&out).await;
@@ -408,6 +427,16 @@ async fn declare_one(
                 "{cmd}: {name}: nameref variable self references not allowed"
             )));
         }
+    }
+    if flags.unarray
+        && sh
+            .vars
+            .get(name)
+            .is_some_and(|v| matches!(v.value, Value::Array(_) | Value::Assoc(_)))
+    {
+        return Err(Failure::Message(format!(
+            "{cmd}: {name}: cannot destroy array variables in this way"
+        )));
     }
     if local && !sh.is_local_here(name) && sh.vars.get(name).is_some_and(|v| v.readonly) {
         // A readonly variable cannot be shadowed by a local one.

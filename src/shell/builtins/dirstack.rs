@@ -27,6 +27,19 @@ fn refresh(sh: &mut Shell) {
     let _ = sh.set_value("DIRSTACK", Value::Array(arr));
 }
 
+/// Takes in what scripts assigned to `DIRSTACK`'s elements: that changes the
+/// directories already on the stack (only `pushd` and `popd` add and remove them).
+fn adopt(sh: &mut Shell) {
+    let Some(Value::Array(arr)) = sh.vars.get("DIRSTACK").map(|v| &v.value) else {
+        return;
+    };
+    for (i, d) in sh.dirstack.iter_mut().enumerate() {
+        if let Some(v) = arr.get(&(i as i64 + 1)) {
+            d.clone_from(v);
+        }
+    }
+}
+
 /// `+N` / `-N` as an index into a stack of `len` entries; `Err` when it is no number.
 fn index(arg: &str, len: usize) -> Result<Option<usize>, ()> {
     let (from_end, digits) = match arg.split_at(1) {
@@ -83,6 +96,7 @@ async fn go(sh: &mut Shell, io: &Fds, name: &str, dir: &str) -> Result<(), i32> 
 }
 
 pub(crate) async fn pushd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    adopt(sh);
     let mut no_cd = false;
     let mut rest = Vec::new();
     for a in &args {
@@ -144,6 +158,7 @@ pub(crate) async fn pushd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i
 }
 
 pub(crate) async fn popd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    adopt(sh);
     let mut no_cd = false;
     let mut which: Option<String> = None;
     for a in &args {
@@ -190,6 +205,7 @@ pub(crate) async fn popd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
 }
 
 pub(crate) async fn dirs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    adopt(sh);
     let (mut clear, mut long, mut lines, mut numbered) = (false, false, false, false);
     let mut which: Option<String> = None;
     for a in &args {

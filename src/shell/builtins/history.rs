@@ -1,11 +1,12 @@
-//! `history` and `fc -l`: the command history (and `bind`, which warns that a script has
+//! `history`, `fc -l` and `fc -s`: the command history (and `bind`, which warns that a script has
 //! no line editor), and what an interactive shell does with
 //! each line it reads (history expansion with `set -H`, remembering with
 //! `set -o history`, under `HISTCONTROL`).
 //!
 //! `history [n]`, `history -c`, `history -d offset`, `history -s arg…`,
-//! `history -p arg…`; `fc -l [-nr] [first [last]]`. There is no history file, so
-//! `-a -n -r -w` and `fc`'s editing forms say they are not supported.
+//! `history -p arg…`; `fc -l [-nr] [first [last]]`; `fc -s [old=new …] [command]`. There
+//! is no history file, so `-a -n -r -w` and `fc`'s editing forms say they are not
+//! supported (with nothing remembered, `fc` and `fc -e` do nothing, as bash's do).
 
 use crate::shell::Shell;
 use crate::shell::error::ShellError;
@@ -195,7 +196,7 @@ pub(crate) async fn history(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
 }
 
 pub(crate) async fn fc(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
-    let (mut list, mut numbers, mut reverse) = (false, true, false);
+    let (mut list, mut numbers, mut reverse, mut again) = (false, true, false, false);
     let mut i = 0;
     while let Some(a) = args.get(i) {
         if a == "--" {
@@ -210,22 +211,32 @@ pub(crate) async fn fc(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32>
                 'l' => list = true,
                 'n' => numbers = false,
                 'r' => reverse = true,
-                'e' | 's' => {
+                's' => again = true,
+                'e' if !remembered_empty(sh) => {
                     return sh
                         .fail(ShellError::Unsupported(format!("fc -{c}")), io)
                         .await;
                 }
+                // With nothing to edit, bash's `fc -e EDITOR` does nothing.
+                'e' => return Ok(0),
                 _ => return super::invalid_option(sh, io, "fc", &format!("-{c}")).await,
             }
         }
         i += 1;
+    }
+    let rest = &args[i.min(args.len())..];
+    if again {
+        return fc_again(sh, rest, io).await;
+    }
+    if !list && remembered_empty(sh) {
+        // Nothing to edit: bash's `fc` does nothing then.
+        return Ok(0);
     }
     if !list {
         return sh
             .fail(ShellError::Unsupported("fc without -l".into()), io)
             .await;
     }
-    let rest = &args[i.min(args.len())..];
     let remembering = sh.opts.history;
     let listed = list_range(&sh.history, rest, remembering, numbers, reverse);
     match listed {
@@ -234,6 +245,77 @@ pub(crate) async fn fc(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32>
             Ok(0)
         }
         Err(msg) => super::fail(sh, io, msg, 1).await,
+    }
+}
+
+/// How many history entries `fc` sees: all but its own line when that was remembered.
+fn remembered(h: &crate::terminal::History, remembering: bool) -> usize {
+    if remembering {
+        h.len().saturating_sub(1)
+    } else {
+        h.len()
+    }
+}
+
+fn remembered_empty(sh: &Shell) -> bool {
+    remembered(&sh.history.lock(), sh.opts.history) == 0
+}
+
+/// The entry `fc` means by `spec` among the first `len`: a history number; a negative
+/// one counts back from the last entry; anything else is the newest command that starts
+/// with it.
+fn fc_entry(h: &crate::terminal::History, len: usize, spec: &str) -> Option<usize> {
+    if len == 0 {
+        return None;
+    }
+    let Ok(n) = spec.parse::<i64>() else {
+        return (0..len)
+            .rev()
+            .find(|&i| h.get(i).is_some_and(|l| l.starts_with(spec)));
+    };
+    let i = if n < 0 {
+        len as i64 + n
+    } else {
+        n - h.number(0) as i64
+    };
+    Some(i.clamp(0, len as i64 - 1) as usize)
+}
+
+/// `fc -s [old=new ...] [command]`: runs a remembered command again, with every `old`
+/// replaced by `new`; it is shown on the standard error and takes the place of the
+/// newest history entry, as in bash.
+async fn fc_again(sh: &mut Shell, rest: &[String], io: &Fds) -> Exec<i32> {
+    let subs: Vec<(&str, &str)> = rest.iter().map_while(|a| a.split_once('=')).collect();
+    let spec = rest.get(subs.len());
+    let picked = {
+        let h = sh.history.lock();
+        let len = remembered(&h, sh.opts.history);
+        let i = match spec {
+            Some(s) => fc_entry(&h, len, s),
+            None => len.checked_sub(1),
+        };
+        i.and_then(|i| h.get(i)).map(str::to_string)
+    };
+    let Some(mut command) = picked else {
+        return super::fail(sh, io, "fc: no command found".into(), 1).await;
+    };
+    for (old, new) in subs {
+        if !old.is_empty() {
+            command = command.replace(old, new);
+        }
+    }
+    let _ = io.stderr().write_str(&format!("{command}\n")).await;
+    {
+        let mut h = sh.history.lock();
+        h.remove_last();
+        h.add(&command);
+    }
+    match crate::shell::parse_program(&command) {
+        Ok(program) => {
+            sh.exec_nested_input("eval", &program, Some(&command), io)
+                .await
+        }
+        Err(e) => sh.fail(e, io).await,
     }
 }
 
@@ -247,29 +329,11 @@ fn list_range(
 ) -> Result<String, String> {
     let h = history.lock();
     // The `fc` line itself, when remembered, is not listed.
-    let len = if remembering {
-        h.len().saturating_sub(1)
-    } else {
-        h.len()
-    };
+    let len = remembered(&h, remembering);
     if len == 0 {
         return Ok(String::new());
     }
-    // A number is a history number; a negative one counts back from the last entry;
-    // anything else is the newest command that starts with it.
-    let index = |spec: &str| -> Option<usize> {
-        let Ok(n) = spec.parse::<i64>() else {
-            return (0..len)
-                .rev()
-                .find(|&i| h.get(i).is_some_and(|l| l.starts_with(spec)));
-        };
-        let i = if n < 0 {
-            len as i64 + n
-        } else {
-            n - h.number(0) as i64
-        };
-        Some(i.clamp(0, len as i64 - 1) as usize)
-    };
+    let index = |spec: &str| fc_entry(&h, len, spec);
     let not_found = || "fc: no command found".to_string();
     let (first, last) = match rest {
         [] => (len.saturating_sub(16), len - 1),

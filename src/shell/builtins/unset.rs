@@ -32,6 +32,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Ok(a) => a,
         Err(s) => return Ok(s),
     };
+    if a.functions && a.variables {
+        let msg = "unset: cannot simultaneously unset a function and a variable";
+        return super::fail(sh, io, msg.to_string(), 1).await;
+    }
     let mut status = 0;
     for n in &a.names {
         if a.functions {
@@ -50,7 +54,14 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             continue;
         }
         if let Some((name, sub)) = split_subscript(n) {
-            if !super::is_name(name) {
+            if sub.is_empty() && !a.variables {
+                // Not an array reference: bash tries it as a function name, silently.
+                if !sh.readonly_functions.contains(n) {
+                    sh.functions.remove(n);
+                }
+                continue;
+            }
+            if !super::is_name(name) || sub.is_empty() {
                 super::fail(sh, io, format!("unset: `{n}': not a valid identifier"), 1).await?;
                 status = 1;
                 continue;
@@ -90,7 +101,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             continue;
         }
         // `LINENO` is a variable too while it keeps its special meaning.
-        let is_var = sh.vars.contains_key(n) || (n == "LINENO" && !sh.lines.lineno_unset);
+        let is_var = sh.vars.contains_key(n)
+            || (n == "LINENO" && !sh.lines.lineno_unset)
+            || crate::shell::vars::option_list_var(n)
+            || (crate::shell::vars::DYNAMIC_VARS.contains(&n.as_str())
+                && !sh.unspecial.contains(n.as_str()));
         if is_var || a.variables || a.nameref {
             let r = if a.nameref {
                 sh.unset_plain(n)

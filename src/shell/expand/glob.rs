@@ -25,8 +25,8 @@ impl Shell {
     }
 
     pub(crate) async fn glob_paths(&self, pat: &str) -> Vec<String> {
-        let dotglob =
-            self.shopts.on("dotglob") || self.get_str("GLOBIGNORE").is_some_and(|g| !g.is_empty());
+        // A non-empty GLOBIGNORE turned `dotglob` on when it was set (see `store_str`).
+        let dotglob = self.shopts.on("dotglob");
         let nocase = self.shopts.on("nocaseglob");
         let globstar = self.shopts.on("globstar");
         let absolute = pat.starts_with('/');

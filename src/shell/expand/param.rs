@@ -420,7 +420,9 @@ impl Shell {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     self.check_unset(parameter, *indirect, &v)?;
                     let text = self.expand_pattern(pattern, fds).await?;
-                    let pat = self.pattern(&text, false);
+                    // bash folds case for `${x/pat/rep}` under nocasematch (not for
+                    // `${x#pat}` or `${x%pat}`).
+                    let pat = self.pattern(&text, self.shopts.on("nocasematch"));
                     let amp = self.shopts.on("patsub_replacement");
                     let rep = match replacement {
                         Some(r) => {

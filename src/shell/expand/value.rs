@@ -137,7 +137,6 @@ impl Shell {
                 );
             }
             "SHLVL" if !self.vars.contains_key("SHLVL") => return PVal::Str("1".into()),
-            "BASHPID" => return PVal::Str(self.bashpid.to_string()),
             "BASH_ARGV0" if !self.vars.contains_key("BASH_ARGV0") => {
                 return PVal::Str(self.arg0.clone());
             }
