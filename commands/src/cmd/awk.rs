@@ -340,6 +340,14 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
                     Some(p) => {
                         match crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES).await {
                             Ok(b) => b,
+                            Err(e @ crate::fs::FsError::IsADirectory) => {
+                                // gawk opens it, then fails to read: an error, status 1.
+                                ctx.err(format!(
+                                    "awk: {f}:1: error: cannot read source file `{f}': {e}\n"
+                                ))
+                                .await;
+                                return Ok(1);
+                            }
                             Err(e) => {
                                 ctx.err(format!(
                                     "awk: fatal: cannot open source file `{f}' for reading: {e}\n"
@@ -488,10 +496,10 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         Ok(p) => p,
         Err(e) => {
             if e.line == 0 {
-                // A whole-program error (an undefined function): pos holds its line.
+                // A bare message (`BEGIN blocks must have an action part`): pos is its line.
                 let (name, l) = locate(&table, e.pos.max(1));
-                err(format!("awk: {name}:{l}: fatal: {}\n", e.msg));
-                return Ok(2);
+                err(format!("awk: {name}:{l}: {}\n", e.msg));
+                return Ok(1);
             }
             if e.plain > 0 {
                 let (name, l) = locate(&table, e.line);

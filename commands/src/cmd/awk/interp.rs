@@ -172,7 +172,9 @@ pub struct Interp {
     /// Regex warnings already given (gawk gives each once).
     warned: std::collections::HashSet<String>,
     out: Vec<u8>,
-    outs: HashMap<Vec<u8>, OutStream>,
+    /// Output redirections in the order they were opened: at exit gawk closes the most
+    /// recently opened first (observable as the order commands' output appears in).
+    outs: indexmap::IndexMap<Vec<u8>, OutStream>,
     ins: HashMap<Vec<u8>, InStream>,
     main: MainInput,
     range_active: Vec<bool>,
@@ -278,7 +280,7 @@ impl Interp {
             dyn_cache: HashMap::new(),
             warned: std::collections::HashSet::new(),
             out: Vec::new(),
-            outs: HashMap::new(),
+            outs: indexmap::IndexMap::new(),
             ins: HashMap::new(),
             main: MainInput {
                 argi: 1,
@@ -304,7 +306,7 @@ impl Interp {
         me.globals[V_CONVFMT] = Cell::Val(Value::str(&b"%.6g"[..]));
         me.globals[V_OFMT] = Cell::Val(Value::str(&b"%.6g"[..]));
         me.globals[V_RSTART] = Cell::Val(Value::Num(0.0));
-        me.globals[V_RLENGTH] = Cell::Val(Value::Num(-1.0));
+        me.globals[V_RLENGTH] = Cell::Val(Value::Num(0.0));
         me.globals[V_IGNORECASE] = Cell::Val(Value::Num(0.0));
         me.globals[V_FILENAME] = Cell::Val(Value::Uninit);
         me.globals[V_FPAT] = Cell::Val(Value::str(&b"[^[:space:]]+"[..]));
@@ -325,13 +327,27 @@ impl Interp {
         me.globals[V_ARGC] = Cell::Val(Value::Num(argv.len() as f64));
         me.globals[V_ARGV] = Cell::Arr(Rc::new(RefCell::new(av)));
         let mut pi = Array::default();
+        let uid = crate::cmd::id::UID.to_string();
+        let gid = crate::cmd::id::GID.to_string();
         for (k, v) in [
             (&b"version"[..], &b"5.2.1"[..]),
             (b"strftime", b"%a %b %e %H:%M:%S %Z %Y"),
             (b"FS", b"FS"),
+            (b"platform", b"posix"),
+            (b"uid", uid.as_bytes()),
+            (b"euid", uid.as_bytes()),
+            (b"gid", gid.as_bytes()),
+            (b"egid", gid.as_bytes()),
         ] {
             pi.insert(Rc::from(k), Cell::Val(Value::str(v)));
         }
+        for (k, v) in [(&b"api_major"[..], 3.0), (b"api_minor", 2.0)] {
+            pi.insert(Rc::from(k), Cell::Val(Value::Num(v)));
+        }
+        pi.insert(
+            Rc::from(&b"identifiers"[..]),
+            Cell::Arr(Rc::new(RefCell::new(identifiers(&me.prog)))),
+        );
         me.globals[V_PROCINFO] = Cell::Arr(Rc::new(RefCell::new(pi)));
         for (name, val) in assigns {
             me.assign_cmdline(&name, &val)?;
@@ -525,8 +541,15 @@ impl Interp {
                 self.ensure_split();
                 Ok(Value::Num(self.nf as f64))
             }
-            V_NR => Ok(Value::Num(self.nr)),
-            V_FNR => Ok(Value::Num(self.fnr)),
+            V_NR | V_FNR => {
+                // The value assigned is kept while the count it gave holds (`NR = "3x"`
+                // reads back as `3x`, `NR = 2.5` as 2), as gawk's update_NR does.
+                let n = if i == V_NR { self.nr } else { self.fnr };
+                match &self.globals[i] {
+                    Cell::Val(v) if v.to_num() == n => Ok(v.clone()),
+                    _ => Ok(Value::Num(n)),
+                }
+            }
             _ => match &self.globals[i] {
                 Cell::Val(v) => Ok(v.clone()),
                 Cell::Uninit => {
@@ -569,12 +592,16 @@ impl Interp {
         }
         match i {
             V_NF => return self.set_nf(v.to_num()),
-            V_NR => {
-                self.nr = v.to_num();
-                return Ok(());
-            }
-            V_FNR => {
-                self.fnr = v.to_num();
+            V_NR | V_FNR => {
+                // gawk keeps the counts as integers.
+                let n = v.to_num();
+                let n = if n.is_finite() { n.trunc() } else { 0.0 };
+                if i == V_NR {
+                    self.nr = n;
+                } else {
+                    self.fnr = n;
+                }
+                self.globals[i] = Cell::Val(v);
                 return Ok(());
             }
             _ => {}
@@ -655,7 +682,6 @@ impl Interp {
             b"" => FsMode::Chars,
             // A single character is literal and case-sensitive even under IGNORECASE.
             [c] if *c != b'\\' && !para => FsMode::Byte(*c),
-            [b'\t'] => FsMode::Byte(b'\t'),
             _ => {
                 let mut pat = if fs.len() == 1 {
                     // A single character is literal.
@@ -1552,6 +1578,9 @@ impl Interp {
     fn call(&mut self, fi: usize, args: &[Expr]) -> R<Value> {
         let prog = self.prog.clone();
         let f = &prog.funcs[fi];
+        if !f.defined {
+            return Err(Fail::Fatal(format!("function `{}' not defined", f.name)));
+        }
         if args.len() > f.nparams {
             // Warned about while parsing: the extra arguments are evaluated, then dropped.
             for a in &args[f.nparams..] {
@@ -1657,6 +1686,82 @@ fn unreachable_cell() -> &'static mut Cell {
     // Locals only exist inside a call; the parser resolves no local outside one. Give a
     // fresh throwaway cell rather than panic.
     Box::leak(Box::new(Cell::Uninit))
+}
+
+/// gawk's builtin functions, as `PROCINFO["identifiers"]` lists them.
+const BUILTIN_FUNCS: &[&str] = &[
+    "and",
+    "asort",
+    "asorti",
+    "atan2",
+    "bindtextdomain",
+    "close",
+    "compl",
+    "cos",
+    "dcgettext",
+    "dcngettext",
+    "exp",
+    "fflush",
+    "gensub",
+    "gsub",
+    "index",
+    "int",
+    "isarray",
+    "length",
+    "log",
+    "lshift",
+    "match",
+    "mkbool",
+    "mktime",
+    "or",
+    "patsplit",
+    "rand",
+    "rshift",
+    "sin",
+    "split",
+    "sprintf",
+    "sqrt",
+    "srand",
+    "strftime",
+    "strtonum",
+    "sub",
+    "substr",
+    "system",
+    "systime",
+    "tolower",
+    "toupper",
+    "typeof",
+    "xor",
+];
+
+/// `PROCINFO["identifiers"]`: every builtin and user function and global variable, with
+/// its kind as gawk names it before the program runs (a user's variable is `untyped`).
+fn identifiers(prog: &Program) -> Array {
+    let mut ids = Array::default();
+    let mut put = |name: &str, kind: &str| {
+        ids.insert(
+            Rc::from(name.as_bytes()),
+            Cell::Val(Value::str(kind.as_bytes())),
+        );
+    };
+    for name in BUILTIN_FUNCS {
+        put(name, "builtin");
+    }
+    for name in SPECIAL_ARRAYS {
+        put(name, "array");
+    }
+    for name in SPECIAL_SCALARS {
+        put(name, "scalar");
+    }
+    for g in &prog.globals {
+        if !SPECIAL_ARRAYS.contains(&g.as_str()) && !SPECIAL_SCALARS.contains(&g.as_str()) {
+            put(g, "untyped");
+        }
+    }
+    for f in prog.funcs.iter().filter(|f| f.defined) {
+        put(&f.name, "user");
+    }
+    ids
 }
 
 pub fn bool_num(b: bool) -> f64 {
@@ -1771,6 +1876,10 @@ impl Interp {
     }
     pub fn do_system(&mut self, cmd: &[u8]) -> R<f64> {
         self.system(cmd)
+    }
+    /// The environment awk was started with (for `TZ`).
+    pub fn env(&self) -> &std::collections::BTreeMap<String, String> {
+        &self.ctx.env
     }
     pub fn do_close(&mut self, name: &[u8]) -> R<f64> {
         self.close_stream(name)

@@ -29,7 +29,10 @@ pub enum Tok {
 pub struct Token {
     pub tok: Tok,
     pub line: usize,
-    /// Byte offset in the source just past the token (where gawk's caret points).
+    /// Byte offset in the source of the token's first byte (gawk's caret for a syntax error
+    /// goes under it).
+    pub start: usize,
+    /// Byte offset in the source just past the token.
     pub end: usize,
 }
 
@@ -176,9 +179,9 @@ impl Namespaces<'_> {
 
 /// Operators, longest first so a prefix never wins over the whole.
 const OPS: &[&str] = &[
-    "**=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "**", "==", "<=", ">=",
-    "!=", "!~", ">>", "{", "}", "(", ")", "[", "]", ";", ",", "+", "-", "*", "/", "%", "^", "!",
-    ">", "<", "|", "?", ":", "~", "$", "=",
+    "**=", "&&", "||", "|&", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "**", "==", "<=",
+    ">=", "!=", "!~", ">>", "{", "}", "(", ")", "[", "]", ";", ",", "+", "-", "*", "/", "%", "^",
+    "!", ">", "<", "|", "?", ":", "~", "$", "=",
 ];
 
 /// A lexing error: the message and the offset it points at.
@@ -239,6 +242,7 @@ pub fn tokenize_warning(
                 toks.push(Token {
                     tok: Tok::Newline,
                     line,
+                    start: i - 1,
                     end: i,
                 });
                 line += 1;
@@ -262,6 +266,7 @@ pub fn tokenize_warning(
             _ => {}
         }
         let start_line = line;
+        let start = i;
         let tok = if c == b'"' {
             let (s, ni, nl) = string(src, i + 1, line, warnings)?;
             i = ni;
@@ -339,12 +344,14 @@ pub fn tokenize_warning(
         toks.push(Token {
             tok,
             line: start_line,
+            start,
             end: i,
         });
     }
     toks.push(Token {
         tok: Tok::Eof,
         line,
+        start: src.len(),
         end: src.len(),
     });
     Ok(toks)

@@ -304,6 +304,54 @@ fn fmt_g(out: &mut Vec<u8>, x: f64, prec: usize, upper: bool, alt: bool) {
     }
 }
 
+/// C's `%a` of a finite non-negative double, after the `0x`: `1.8p+1`; all the mantissa's
+/// significant hex digits without a precision, else rounded (to even) to that many.
+fn fmt_a(out: &mut Vec<u8>, x: f64, prec: Option<usize>, upper: bool, alt: bool) {
+    let bits = x.to_bits();
+    let raw_exp = ((bits >> 52) & 0x7ff) as i64;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (mut lead, mut mant, exp) = match (raw_exp, frac) {
+        (0, 0) => (0u64, 0u64, 0i64),
+        (0, f) => (0, f, -1022),
+        (e, f) => (1, f, e - 1023),
+    };
+    let mut digits = 13usize;
+    if let Some(p) = prec.filter(|&p| p < 13) {
+        let shift = (13 - p) * 4;
+        let whole = (lead << 52) | mant;
+        let (mut q, rem) = (whole >> shift, whole & ((1u64 << shift) - 1));
+        let half = 1u64 << (shift - 1);
+        if rem > half || (rem == half && q & 1 == 1) {
+            q += 1;
+        }
+        lead = q >> (p * 4);
+        mant = q & ((1u64 << (p * 4)) - 1);
+        digits = p;
+    }
+    let mut hex: Vec<u8> = (0..digits)
+        .rev()
+        .map(|i| b"0123456789abcdef"[((mant >> (i * 4)) & 0xf) as usize])
+        .collect();
+    match prec {
+        None => {
+            while hex.last() == Some(&b'0') {
+                hex.pop();
+            }
+        }
+        Some(p) => hex.resize(p, b'0'),
+    }
+    let mut s = format!("{lead}").into_bytes();
+    if !hex.is_empty() || alt {
+        s.push(b'.');
+    }
+    s.extend_from_slice(&hex);
+    s.extend_from_slice(format!("p{exp:+}").as_bytes());
+    if upper {
+        s.make_ascii_uppercase();
+    }
+    out.extend_from_slice(&s);
+}
+
 fn strip_zeros(m: &[u8]) -> &[u8] {
     if !m.contains(&b'.') {
         return m;
@@ -484,9 +532,21 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                 prec = Some(p);
             }
         }
-        // Length modifiers are accepted and ignored.
-        while i < fmt.len() && matches!(fmt[i], b'h' | b'l' | b'L' | b'q' | b'j' | b'z' | b't') {
+        // Length modifiers are accepted and ignored, but one given twice (`%lld`) ends the
+        // conversion: gawk prints it as written, up to the repeated letter.
+        let mut seen: Vec<u8> = Vec::new();
+        let mut repeated = false;
+        while i < fmt.len() && matches!(fmt[i], b'h' | b'l' | b'L' | b'j' | b'z' | b't') {
+            repeated = seen.contains(&fmt[i]);
+            seen.push(fmt[i]);
             i += 1;
+            if repeated {
+                break;
+            }
+        }
+        if repeated {
+            out.extend_from_slice(&fmt[start..i]);
+            continue;
         }
         let Some(&conv) = fmt.get(i) else {
             out.extend_from_slice(&fmt[start..]);
@@ -607,7 +667,11 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                     }
                 }
                 let mut d = digits.into_bytes();
-                if alt && conv == b'o' && d[0] != b'0' {
+                if prec == Some(0) && v == 0 {
+                    // C prints no digits for zero at precision 0.
+                    d.clear();
+                }
+                if alt && conv == b'o' && d.first() != Some(&b'0') {
                     d.insert(0, b'0');
                 }
                 if let Some(p) = prec {
@@ -646,7 +710,20 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                                 body.push(b'.');
                             }
                         }
-                        b'a' | b'A' => fmt_e(&mut body, a, p, conv == b'A', alt),
+                        b'a' | b'A' => {
+                            let up = conv == b'A';
+                            sign = match (sign, up) {
+                                (b"-", false) => &b"-0x"[..],
+                                (b"-", true) => &b"-0X"[..],
+                                (b"+", false) => &b"+0x"[..],
+                                (b"+", true) => &b"+0X"[..],
+                                (b" ", false) => &b" 0x"[..],
+                                (b" ", true) => &b" 0X"[..],
+                                (_, false) => &b"0x"[..],
+                                (_, true) => &b"0X"[..],
+                            };
+                            fmt_a(&mut body, a, prec, up, alt);
+                        }
                         _ => fmt_g(&mut body, a, p, conv == b'G', alt),
                     }
                 }

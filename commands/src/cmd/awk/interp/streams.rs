@@ -3,6 +3,12 @@
 
 use super::*;
 
+/// How much gawk asks standard input for at a time (its buffer, a file's block size):
+/// an awk that exits early leaves a seekable standard input just past what it read,
+/// e.g. 4 KiB into a file, where the next command (`{ awk 'NR==1{exit}'; cat; } < f`)
+/// starts.
+const GAWK_READ: usize = 4096;
+
 impl Interp {
     /// The next record of the main input, moving through ARGV's operands.
     pub(super) fn next_main_record(&mut self) -> R<Option<Vec<u8>>> {
@@ -69,7 +75,7 @@ impl Interp {
                     return Ok(false);
                 }
                 self.main.used_file = true;
-                let reader = Reader::stdin(&self.ctx);
+                let reader = Reader::stdin_in_reads_of(&self.ctx, GAWK_READ);
                 // gawk names standard input `-`.
                 self.set_global_raw(V_FILENAME, Value::str(b"-".to_vec()));
                 self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
@@ -147,7 +153,16 @@ impl Interp {
                     self.main.cur = None;
                     return Ok(false);
                 }
-                Flow::NextFile => self.main.cur = None,
+                // The file was opened, so its ENDFILE still runs (gawk does this too).
+                Flow::NextFile => {
+                    self.main.cur = None;
+                    if !prog.endfile.is_empty()
+                        && let Flow::Exit = self.exec_block(&prog.endfile)?
+                    {
+                        self.main.done = true;
+                        return Ok(false);
+                    }
+                }
                 _ => {}
             }
         }
@@ -224,6 +239,7 @@ impl Interp {
         }
         let sname = lossy(name);
         let dest = match kind {
+            Redir::Coproc => return self.coprocess(name),
             Redir::Pipe => {
                 self.flush_all()?;
                 let (tx, rx) = crate::pipe();
@@ -275,17 +291,15 @@ impl Interp {
             }
             Some((kind, name)) => {
                 self.out_stream(kind, &name)?;
+                if matches!(self.outs.get(&name).map(|s| &s.dest), Some(Dest::Stdout)) {
+                    // `/dev/stdout` is standard output itself, with its buffer.
+                    self.out.extend_from_slice(data);
+                    return self.maybe_flush();
+                }
                 let mut flush = false;
                 if let Some(s) = self.outs.get_mut(&name) {
                     s.buf.extend_from_slice(data);
-                    flush = s.buf.len() >= OUT_BUF
-                        || matches!(s.dest, Dest::Stderr)
-                        || (matches!(s.dest, Dest::Stdout) && self.ctx.tty.is_some());
-                }
-                if matches!(self.outs.get(&name).map(|s| &s.dest), Some(Dest::Stdout)) {
-                    // Keep order with plain prints.
-                    self.flush_stdout()?;
-                    flush = true;
+                    flush = s.buf.len() >= OUT_BUF || matches!(s.dest, Dest::Stderr);
                 }
                 if flush {
                     self.flush_stream(&name)?;
@@ -295,12 +309,85 @@ impl Interp {
         }
     }
 
+    /// Starts the two-way coprocess `cmd` (`print |& cmd`, `cmd |& getline`) unless it
+    /// runs: its standard input is an output stream and its standard output an input
+    /// stream, both named by the command, so `close(cmd, "to")` can end one side.
+    pub(super) fn coprocess(&mut self, name: &[u8]) -> R<()> {
+        if self.outs.contains_key(name) || self.ins.contains_key(name) {
+            return Ok(());
+        }
+        if self.outs.len() + self.ins.len() + 1 >= MAX_OPEN_STREAMS {
+            return Err(Fail::Fatal(format!(
+                "cannot open `{}': too many open files",
+                lossy(name)
+            )));
+        }
+        self.flush_all()?;
+        let (to_tx, to_rx) = crate::pipe();
+        let (from_tx, from_rx) = crate::pipe();
+        let mut child = self.ctx.clone();
+        child.stdin = to_rx;
+        child.stdout = from_tx;
+        let launcher = self.ctx.launcher.clone();
+        let argv = vec!["sh".to_string(), "-c".to_string(), lossy(name)];
+        let job = self
+            .ctx
+            .budget
+            .spawn(async move { launcher.launch(child, argv).await });
+        let mut rctx = self.ctx.clone();
+        rctx.stdin = from_rx;
+        let reader = Reader::stdin(&rctx);
+        self.outs.insert(
+            name.to_vec(),
+            OutStream {
+                dest: Dest::Pipe {
+                    tx: Some(to_tx),
+                    job: None,
+                },
+                buf: Vec::new(),
+            },
+        );
+        self.ins.insert(
+            name.to_vec(),
+            InStream::Cmd(
+                RecordReader::new(reader, self.ctx.budget.empty_charge()),
+                job,
+            ),
+        );
+        Ok(())
+    }
+
+    /// `close(cmd, "to")` or `close(cmd, "from")`: one side of a coprocess (or of any
+    /// stream of that name); the other stays open.
+    pub fn close_side(&mut self, name: &[u8], to: bool) -> R<f64> {
+        if to {
+            if !self.outs.contains_key(name) {
+                return Ok(-1.0);
+            }
+            self.flush_stream(name)?;
+            self.outs.shift_remove(name);
+            return Ok(0.0);
+        }
+        match self.ins.remove(name) {
+            None => Ok(-1.0),
+            Some(InStream::File(_)) => Ok(0.0),
+            Some(InStream::Cmd(r, job)) => {
+                drop(r);
+                if self.outs.contains_key(name) {
+                    // Its input is still open: the command may still be running.
+                    return Ok(0.0);
+                }
+                Ok(self.rt.block_on(job).map_or(-1.0, f64::from))
+            }
+        }
+    }
+
     /// Closes a stream by name; the status close() returns (-1 if none was open).
     pub(super) fn close_stream(&mut self, name: &[u8]) -> R<f64> {
         let mut result = None;
         if self.outs.contains_key(name) {
             self.flush_stream(name)?;
-            if let Some(s) = self.outs.remove(name) {
+            if let Some(s) = self.outs.shift_remove(name) {
                 result = Some(match s.dest {
                     Dest::Stdout | Dest::Stderr => 0.0,
                     Dest::File(h) => match self.rt.block_on(h.close()) {
@@ -335,10 +422,11 @@ impl Interp {
         Ok(result.unwrap_or(-1.0))
     }
 
-    /// At exit: flush stdout, then close every redirection (waiting for commands).
+    /// At exit, as gawk's `close_io`: close every redirection, the most recently opened
+    /// first (waiting for commands), then flush standard output. So the output of
+    /// `print | "sort"` comes before plain prints still in the buffer.
     pub(super) fn finish(&mut self) -> R<()> {
-        self.flush_stdout()?;
-        let names: Vec<Vec<u8>> = self.outs.keys().cloned().collect();
+        let names: Vec<Vec<u8>> = self.outs.keys().rev().cloned().collect();
         for n in names {
             self.close_stream(&n)?;
         }
@@ -346,7 +434,7 @@ impl Interp {
         for n in names {
             self.close_stream(&n)?;
         }
-        Ok(())
+        self.flush_stdout()
     }
 
     /// Cleanup on an abnormal end: pending output is still written.
@@ -393,6 +481,17 @@ impl Interp {
                         InStream::File(RecordReader::new(reader, self.ctx.budget.empty_charge())),
                     );
                 }
+                let Some(rec) = self.read_stream(&name)? else {
+                    return Ok(Value::Num(0.0));
+                };
+                self.getline_store(place, rec)
+            }
+            GetSrc::Coproc(e) => {
+                let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                let place = self.getline_place(lv)?;
+                self.coprocess(&name)?;
+                // What was written to it is sent before waiting for its answer.
+                self.flush_stream(&name)?;
                 let Some(rec) = self.read_stream(&name)? else {
                     return Ok(Value::Num(0.0));
                 };
