@@ -129,9 +129,16 @@ enum Source {
 /// The parsed command line.
 struct Cli {
     sources: Vec<Source>,
-    fs: Option<String>,
+    /// `-F`'s value and its place among the `-v` assignments (they apply in order).
+    fs: Option<(usize, String)>,
     assigns: Vec<(String, String)>,
     operands: Vec<String>,
+    /// Files `-i` includes before the program.
+    includes: Vec<String>,
+    /// `-S`: no `system()`, no redirections.
+    sandbox: bool,
+    /// `-n`: hex and octal strings convert as such.
+    non_decimal: bool,
 }
 
 enum CliResult {
@@ -143,9 +150,23 @@ enum CliResult {
 }
 
 fn parse_cli(args: &[String]) -> CliResult {
-    let mut sources = Vec::new();
-    let mut fs = None;
-    let mut assigns = Vec::new();
+    parse_cli_into(
+        args,
+        Cli {
+            sources: Vec::new(),
+            fs: None,
+            assigns: Vec::new(),
+            operands: Vec::new(),
+            includes: Vec::new(),
+            sandbox: false,
+            non_decimal: false,
+        },
+    )
+}
+
+/// Parses `args` into `cli`, which holds what options before them gave (a cluster of
+/// flags `-bc` is split and parsed on).
+fn parse_cli_into(args: &[String], mut cli: Cli) -> CliResult {
     let mut i = 0;
     // A bad `-v`: (message, status) as gawk gives them.
     let assign = |v: &str, assigns: &mut Vec<(String, String)>| -> Option<(String, i32)> {
@@ -187,7 +208,15 @@ fn parse_cli(args: &[String]) -> CliResult {
         };
         let takes_value = matches!(
             opt,
-            "F" | "v" | "f" | "e" | "field-separator" | "assign" | "file" | "source"
+            "F" | "v"
+                | "f"
+                | "e"
+                | "i"
+                | "field-separator"
+                | "assign"
+                | "file"
+                | "source"
+                | "include"
         );
         let value = if takes_value {
             match inline {
@@ -209,14 +238,15 @@ fn parse_cli(args: &[String]) -> CliResult {
             None
         };
         match (opt, value) {
-            ("F" | "field-separator", Some(v)) => fs = Some(v),
+            ("F" | "field-separator", Some(v)) => cli.fs = Some((cli.assigns.len(), v)),
             ("v" | "assign", Some(v)) => {
-                if let Some((e, st)) = assign(&v, &mut assigns) {
+                if let Some((e, st)) = assign(&v, &mut cli.assigns) {
                     return CliResult::Err(e, st);
                 }
             }
-            ("f" | "file", Some(v)) => sources.push(Source::File(v)),
-            ("e" | "source", Some(v)) => sources.push(Source::Text(v)),
+            ("f" | "file", Some(v)) => cli.sources.push(Source::File(v)),
+            ("e" | "source", Some(v)) => cli.sources.push(Source::Text(v)),
+            ("i" | "include", Some(v)) => cli.includes.push(v),
             ("h" | "help" | "usage", _) => return CliResult::Out(USAGE.to_string()),
             ("V" | "version", _) => {
                 return CliResult::Out("GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string());
@@ -245,14 +275,16 @@ fn parse_cli(args: &[String]) -> CliResult {
                 | "S",
                 _,
             ) => {
+                match opt {
+                    "n" | "non-decimal-data" => cli.non_decimal = true,
+                    "S" | "sandbox" => cli.sandbox = true,
+                    _ => {}
+                }
                 if !a.starts_with("--") && a.len() > 2 && a.is_char_boundary(2) {
                     // Clustered flags: treat the rest as more flags.
-                    let rest = format!("-{}", &a[2..]);
-                    let mut more = vec![rest];
+                    let mut more = vec![format!("-{}", &a[2..])];
                     more.extend_from_slice(&args[i + 1..]);
-                    let mut head: Vec<String> = args[..i].to_vec();
-                    head.append(&mut more);
-                    return parse_cli_continue(head, i, sources, fs, assigns);
+                    return parse_cli_into(&more, cli);
                 }
             }
             _ => {
@@ -263,44 +295,23 @@ fn parse_cli(args: &[String]) -> CliResult {
         }
         i += 1;
     }
-    let mut operands: Vec<String> = args[i..].to_vec();
-    if sources.is_empty() {
-        if operands.is_empty() {
+    cli.operands = args[i..].to_vec();
+    if cli.sources.is_empty() {
+        if cli.operands.is_empty() {
             return CliResult::Err(USAGE.to_string(), 1);
         }
-        sources.push(Source::Text(operands.remove(0)));
+        let program = cli.operands.remove(0);
+        cli.sources.push(Source::Text(program));
     }
-    CliResult::Run(Cli {
-        sources,
-        fs,
-        assigns,
-        operands,
-    })
-}
-
-/// Re-parses after splitting a cluster of flags (`-bc`).
-fn parse_cli_continue(
-    args: Vec<String>,
-    from: usize,
-    sources: Vec<Source>,
-    fs: Option<String>,
-    assigns: Vec<(String, String)>,
-) -> CliResult {
-    match parse_cli(&args[from..]) {
-        CliResult::Run(mut cli) => {
-            let mut s = sources;
-            s.append(&mut cli.sources);
-            cli.sources = s;
-            if cli.fs.is_none() {
-                cli.fs = fs;
-            }
-            let mut a = assigns;
-            a.append(&mut cli.assigns);
-            cli.assigns = a;
-            CliResult::Run(cli)
-        }
-        other => other,
+    // `-i lib` is `@include "lib"` ahead of the program.
+    for (n, inc) in std::mem::take(&mut cli.includes).into_iter().enumerate() {
+        let text = format!(
+            "@include \"{}\"\n",
+            inc.replace('\\', "\\\\").replace('"', "\\\"")
+        );
+        cli.sources.insert(n, Source::Text(text));
     }
+    CliResult::Run(cli)
 }
 
 async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
@@ -532,9 +543,10 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
     let mut argv = vec!["awk".to_string()];
     argv.extend(cli.operands.iter().cloned());
     let mut assigns = cli.assigns;
-    if let Some(fs) = &cli.fs {
-        assigns.insert(0, ("FS".to_string(), fs.clone()));
+    if let Some((at, fs)) = &cli.fs {
+        assigns.insert((*at).min(assigns.len()), ("FS".to_string(), fs.clone()));
     }
+    value::set_non_decimal_data(cli.non_decimal);
     // Regex literals are compiled with the program: gawk reports a bad one (and warns)
     // before it runs anything.
     let mut regexes = Vec::with_capacity(prog.regexes.len());
@@ -560,6 +572,7 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         Ok(m) => m,
         Err(f) => return report(&ctx, &rt, None, &table, f),
     };
+    me.sandbox = cli.sandbox;
     match me.run() {
         Ok(st) => Ok(st),
         Err(f) => {
@@ -684,7 +697,7 @@ mod tests {
         let CliResult::Run(c) = parse_cli(&args) else {
             panic!("not parsed")
         };
-        assert_eq!(c.fs.as_deref(), Some(","));
+        assert_eq!(c.fs, Some((0, ",".to_string())));
         assert_eq!(c.assigns, vec![("x".to_string(), "1".to_string())]);
         assert_eq!(c.operands, vec!["f".to_string()]);
         assert!(matches!(

@@ -10,7 +10,7 @@ use crate::gnu_regex::Captures;
 
 use super::interp::{Array, Cell, Fail, Interp, Operand, bool_num, key_num, split_str};
 use super::parse::{Expr, LValue};
-use super::value::{Str, Value, as_chars, str_to_num};
+use super::value::{Str, Value, as_chars, non_decimal, str_to_num};
 
 type R<T> = Result<T, Fail>;
 
@@ -725,6 +725,7 @@ impl Interp {
                     Value::Uninit => b"untyped",
                     Value::Num(_) => b"number",
                     Value::Str(_) => b"string",
+                    Value::Regex(_) => b"regexp",
                     Value::StrNum(s) => {
                         if Interp::looks_num(&s) {
                             b"strnum"
@@ -758,23 +759,7 @@ fn now_secs() -> i64 {
 /// an 8 or 9, a `.` or an exponent makes it decimal), else the ordinary decimal value. The
 /// prefix must come first: `" 0x10"` and `"-0x10"` are decimal (so 0), as in gawk.
 fn strtonum(s: &[u8]) -> f64 {
-    if s.len() > 1 && s[0] == b'0' && matches!(s[1], b'x' | b'X') {
-        return s[2..]
-            .iter()
-            .map_while(|c| char::from(*c).to_digit(16))
-            .fold(0.0, |acc, d| acc * 16.0 + f64::from(d));
-    }
-    if s.first() == Some(&b'0') {
-        let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
-        let decimal = matches!(s.get(digits), Some(b'.' | b'e' | b'E'))
-            || s[..digits].iter().any(|c| matches!(c, b'8' | b'9'));
-        if !decimal {
-            return s[..digits]
-                .iter()
-                .fold(0.0, |acc, d| acc * 8.0 + f64::from(d - b'0'));
-        }
-    }
-    str_to_num(s)
+    non_decimal(s).unwrap_or_else(|| str_to_num(s))
 }
 
 /// An awk number as the unsigned integer the bit functions work on (C's truncating cast).
@@ -937,15 +922,33 @@ fn sorts_as_number(v: &Value) -> bool {
     match v {
         Value::Num(_) | Value::Uninit => true,
         Value::StrNum(_) => v.is_numeric(),
-        Value::Str(_) => false,
+        Value::Str(_) | Value::Regex(_) => false,
     }
 }
 
-fn order_cmp(o: Order, a: &(Str, Cell), b: &(Str, Cell), conv: &[u8]) -> std::cmp::Ordering {
+/// Compares strings for sorting: under IGNORECASE case-folded first, the bytes breaking
+/// ties (gawk sorts `A a B b`).
+fn str_order(x: &[u8], y: &[u8], ignorecase: bool) -> std::cmp::Ordering {
+    if ignorecase {
+        super::interp::fold_case(x)
+            .cmp(&super::interp::fold_case(y))
+            .then_with(|| x.cmp(y))
+    } else {
+        x.cmp(y)
+    }
+}
+
+fn order_cmp(
+    o: Order,
+    a: &(Str, Cell),
+    b: &(Str, Cell),
+    conv: &[u8],
+    ic: bool,
+) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     let by_index = || a.0.cmp(&b.0);
     let (x, y) = match (o, &a.1, &b.1) {
-        (Order::IndStr, ..) => return by_index(),
+        (Order::IndStr, ..) => return str_order(&a.0, &b.0, ic),
         (Order::IndNum, ..) => {
             return str_to_num(&a.0)
                 .total_cmp(&str_to_num(&b.0))
@@ -958,19 +961,17 @@ fn order_cmp(o: Order, a: &(Str, Cell), b: &(Str, Cell), conv: &[u8]) -> std::cm
         (_, x, y) => (cell_value(x), cell_value(y)),
     };
     match o {
-        Order::ValStr => x
-            .to_str_with(conv)
-            .cmp(&y.to_str_with(conv))
-            .then_with(by_index),
+        Order::ValStr => {
+            str_order(&x.to_str_with(conv), &y.to_str_with(conv), ic).then_with(by_index)
+        }
         Order::ValNum => x.to_num().total_cmp(&y.to_num()).then_with(by_index),
         _ => match (sorts_as_number(&x), sorts_as_number(&y)) {
             (true, true) => x.to_num().total_cmp(&y.to_num()).then_with(by_index),
             (true, false) => Ordering::Less,
             (false, true) => Ordering::Greater,
-            (false, false) => x
-                .to_str_with(conv)
-                .cmp(&y.to_str_with(conv))
-                .then_with(by_index),
+            (false, false) => {
+                str_order(&x.to_str_with(conv), &y.to_str_with(conv), ic).then_with(by_index)
+            }
         },
     }
 }
@@ -1049,10 +1050,11 @@ impl Interp {
             SortHow::Unsorted => Ok(entries),
             SortHow::Builtin(o, desc) => {
                 let conv = self.convfmt();
+                let ic = self.ignoring_case();
                 if desc {
-                    entries.sort_by(|a, b| order_cmp(o, b, a, &conv));
+                    entries.sort_by(|a, b| order_cmp(o, b, a, &conv, ic));
                 } else {
-                    entries.sort_by(|a, b| order_cmp(o, a, b, &conv));
+                    entries.sort_by(|a, b| order_cmp(o, a, b, &conv, ic));
                 }
                 Ok(entries)
             }

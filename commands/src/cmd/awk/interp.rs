@@ -179,6 +179,8 @@ pub struct Interp {
     main: MainInput,
     range_active: Vec<bool>,
     pub exit_code: i32,
+    /// `--sandbox`: `system()` and every redirection (`/dev/stdout` too) are fatal.
+    pub sandbox: bool,
     ticks: u32,
     rng: super::random::Random,
     /// The seed `srand` last set (gawk's first `srand()` returns 1).
@@ -289,6 +291,7 @@ impl Interp {
                 done: false,
             },
             exit_code: 0,
+            sandbox: false,
             ticks: 0,
             rng: super::random::Random::new(),
             seed: 1,
@@ -667,13 +670,14 @@ impl Interp {
 
     /// The separator `split()` uses without a third argument: FS's, whatever splits
     /// records.
+    /// (In paragraph mode too, split() does not add newline to a one-character FS.)
     fn fs_split_mode(&mut self) -> R<FsMode> {
-        if self.split_by == SplitBy::Fs {
+        let para = matches!(self.rs_mode, RsMode::Para);
+        if self.split_by == SplitBy::Fs && !para {
             return Ok(self.fs_mode.clone());
         }
         let fs = self.global_str(V_FS).to_vec();
-        let para = matches!(self.rs_mode, RsMode::Para);
-        self.fs_mode_for(&fs, para)
+        self.fs_mode_for(&fs, false)
     }
 
     fn fs_mode_for(&mut self, fs: &[u8], para: bool) -> R<FsMode> {
@@ -1496,6 +1500,11 @@ impl Interp {
             Expr::Cmp(op, a, b) => {
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
+                if x.is_numeric() && y.is_numeric() && (x.to_num().is_nan() || y.to_num().is_nan())
+                {
+                    // As in C (gawk's cmp_doubles): a NaN is unequal to everything.
+                    return Ok(Value::Num(bool_num(*op == Cmp::Ne)));
+                }
                 let o = self.compare(&x, &y);
                 use std::cmp::Ordering::*;
                 Value::Num(bool_num(match op {
@@ -1768,12 +1777,26 @@ pub fn bool_num(b: bool) -> f64 {
     if b { 1.0 } else { 0.0 }
 }
 
+/// `x ^ y` as gawk's `calc_exp`: an integral exponent by repeated squaring (a negative one
+/// as its reciprocal, so `2 ^ -1074` is 0 as `1 / 2 ^ 1074` overflows), others by `pow`.
 fn pow(x: f64, y: f64) -> f64 {
-    if y == y.trunc() && y.abs() < 1024.0 {
-        x.powi(y as i32)
-    } else {
-        x.powf(y)
+    if y != y.trunc() || y.abs() >= 9.2e18 {
+        return x.powf(y);
     }
+    let n = y as i64;
+    if n == 0 {
+        return 1.0;
+    }
+    let (mut base, mut k, mut mult) = (x, n.unsigned_abs(), 1.0);
+    while k > 1 {
+        if k % 2 == 1 {
+            mult *= base;
+        }
+        base *= base;
+        k /= 2;
+    }
+    let r = mult * base;
+    if n > 0 { r } else { 1.0 / r }
 }
 
 /// The array key for a value: integers in decimal, other numbers with CONVFMT.
@@ -1781,7 +1804,7 @@ pub fn key_of(v: &Value, convfmt: &[u8]) -> Str {
     match v {
         Value::Num(n) => key_num_fmt(*n, convfmt),
         Value::Uninit => Rc::from(&b""[..]),
-        Value::Str(s) | Value::StrNum(s) => s.clone(),
+        Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => s.clone(),
     }
 }
 

@@ -10,6 +10,8 @@ pub enum Tok {
     Num(f64),
     Str(Vec<u8>),
     Regex(String),
+    /// gawk's typed regexp constant `@/re/`.
+    TypedRegex(String),
     /// A name not followed by `(`.
     Name(String),
     /// A name directly followed by `(` (a user function call).
@@ -276,6 +278,10 @@ pub fn tokenize_warning(
             let (r, ni) = regex(src, i + 1, line)?;
             i = ni;
             Tok::Regex(r)
+        } else if c == b'@' && src.get(i + 1) == Some(&b'/') {
+            let (r, ni) = regex(src, i + 2, line)?;
+            i = ni;
+            Tok::TypedRegex(r)
         } else if c.is_ascii_digit()
             || (c == b'.' && src.get(i + 1).is_some_and(u8::is_ascii_digit))
         {
@@ -411,7 +417,14 @@ fn namespace_directive(
 fn regex_allowed(prev: Option<&Tok>) -> bool {
     match prev {
         None => true,
-        Some(Tok::Num(_) | Tok::Str(_) | Tok::Regex(_) | Tok::Name(_) | Tok::Builtin(_)) => false,
+        Some(
+            Tok::Num(_)
+            | Tok::Str(_)
+            | Tok::Regex(_)
+            | Tok::TypedRegex(_)
+            | Tok::Name(_)
+            | Tok::Builtin(_),
+        ) => false,
         Some(Tok::Op(o)) => !matches!(*o, ")" | "]" | "$" | "++" | "--"),
         Some(_) => true,
     }

@@ -1303,6 +1303,7 @@ impl Parser<'_> {
             Tok::Num(_)
             | Tok::Str(_)
             | Tok::Regex(_)
+            | Tok::TypedRegex(_)
             | Tok::Name(_)
             | Tok::FuncName(_)
             | Tok::Builtin(_) => true,
@@ -1471,6 +1472,8 @@ impl Parser<'_> {
             Tok::Num(n) => Ok(Expr::Const(Value::Num(n))),
             Tok::Str(s) => Ok(Expr::Const(Value::str(s))),
             Tok::Regex(r) => Ok(Expr::Regex(self.regex(r))),
+            // A value of its own type: its text, matched as a regex wherever one is used.
+            Tok::TypedRegex(r) => Ok(Expr::Const(Value::Regex(std::rc::Rc::from(r.as_bytes())))),
             Tok::Op("$") => {
                 let e = if self.is_op("++") || self.is_op("--") {
                     let delta = if self.eat_op("++") {

@@ -9,6 +9,45 @@ thread_local! {
     static UTF8: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
+thread_local! {
+    /// gawk's `--non-decimal-data`: strings with a leading `0x` or `0` convert to numbers as
+    /// hex or octal. Per thread, as [`UTF8`].
+    static NON_DECIMAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Sets `--non-decimal-data` for this thread's awk.
+pub fn set_non_decimal_data(on: bool) {
+    NON_DECIMAL.with(|u| u.set(on));
+}
+
+/// The value of a hex (`0x1A`) or octal (`011`) constant as gawk reads it (`nondec2awknum`):
+/// `None` unless `s` starts with `0` and is not decimal (a `.`, an exponent, an 8 or a 9
+/// make it decimal).
+pub fn non_decimal(s: &[u8]) -> Option<f64> {
+    if s.len() > 1 && s[0] == b'0' && matches!(s[1], b'x' | b'X') {
+        return Some(
+            s[2..]
+                .iter()
+                .map_while(|c| char::from(*c).to_digit(16))
+                .fold(0.0, |acc, d| acc * 16.0 + f64::from(d)),
+        );
+    }
+    if s.first() != Some(&b'0') {
+        return None;
+    }
+    let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    if matches!(s.get(digits), Some(b'.' | b'e' | b'E'))
+        || s[..digits].iter().any(|c| matches!(c, b'8' | b'9'))
+    {
+        return None;
+    }
+    Some(
+        s[..digits]
+            .iter()
+            .fold(0.0, |acc, d| acc * 8.0 + f64::from(d - b'0')),
+    )
+}
+
 /// Sets the character mode for this thread's awk.
 pub fn set_utf8_mode(on: bool) {
     UTF8.with(|u| u.set(on));
@@ -40,6 +79,8 @@ pub enum Value {
     Str(Str),
     /// A string from input (fields, `getline`, `ARGV`, `-v`): numeric if it looks so.
     StrNum(Str),
+    /// gawk's typed regexp (`@/re/`): its text as a string, 0 as a number.
+    Regex(Str),
 }
 
 impl Value {
@@ -52,7 +93,7 @@ impl Value {
 
     pub fn to_num(&self) -> f64 {
         match self {
-            Value::Uninit => 0.0,
+            Value::Uninit | Value::Regex(_) => 0.0,
             Value::Num(n) => *n,
             Value::Str(s) | Value::StrNum(s) => str_to_num(s),
         }
@@ -62,7 +103,7 @@ impl Value {
     pub fn is_numeric(&self) -> bool {
         match self {
             Value::Uninit | Value::Num(_) => true,
-            Value::Str(_) => false,
+            Value::Str(_) | Value::Regex(_) => false,
             Value::StrNum(s) => looks_numeric(s),
         }
     }
@@ -71,7 +112,7 @@ impl Value {
         match self {
             Value::Uninit => false,
             Value::Num(n) => *n != 0.0,
-            Value::Str(s) => !s.is_empty(),
+            Value::Str(s) | Value::Regex(s) => !s.is_empty(),
             Value::StrNum(s) => {
                 if looks_numeric(s) {
                     str_to_num(s) != 0.0
@@ -87,7 +128,7 @@ impl Value {
         match self {
             Value::Uninit => Rc::from(&b""[..]),
             Value::Num(n) => Rc::from(num_to_str(*n, convfmt)),
-            Value::Str(s) | Value::StrNum(s) => s.clone(),
+            Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => s.clone(),
         }
     }
 
@@ -96,7 +137,7 @@ impl Value {
         match self {
             Value::Uninit => {}
             Value::Num(n) => push_num(out, *n, convfmt),
-            Value::Str(s) | Value::StrNum(s) => out.extend_from_slice(s),
+            Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => out.extend_from_slice(s),
         }
     }
 }
@@ -205,6 +246,11 @@ pub fn str_to_num(s: &[u8]) -> f64 {
     if let Some((v, _)) = special(rest) {
         return v;
     }
+    if NON_DECIMAL.with(std::cell::Cell::get)
+        && let Some(v) = non_decimal(rest)
+    {
+        return v;
+    }
     let n = num_prefix(rest);
     if n == 0 {
         return 0.0;
@@ -231,6 +277,13 @@ pub fn looks_numeric(s: &[u8]) -> bool {
     }
     if let Some((_, n)) = special(t) {
         return n == t.len();
+    }
+    if NON_DECIMAL.with(std::cell::Cell::get)
+        && t.len() > 2
+        && t[0] == b'0'
+        && matches!(t[1], b'x' | b'X')
+    {
+        return t[2..].iter().all(u8::is_ascii_hexdigit);
     }
     num_prefix(t) == t.len()
 }

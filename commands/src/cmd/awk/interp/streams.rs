@@ -9,6 +9,11 @@ use super::*;
 /// starts.
 const GAWK_READ: usize = 4096;
 
+/// gawk's error for a redirection under `--sandbox`.
+fn sandboxed() -> Fail {
+    Fail::Fatal("redirection not allowed in sandbox mode".into())
+}
+
 impl Interp {
     /// The next record of the main input, moving through ARGV's operands.
     pub(super) fn next_main_record(&mut self) -> R<Option<Vec<u8>>> {
@@ -238,6 +243,9 @@ impl Interp {
             )));
         }
         let sname = lossy(name);
+        if self.sandbox {
+            return Err(sandboxed());
+        }
         let dest = match kind {
             Redir::Coproc => return self.coprocess(name),
             Redir::Pipe => {
@@ -455,6 +463,9 @@ impl Interp {
                 self.fnr += 1.0;
                 self.getline_store(place, rec)
             }
+            GetSrc::Coproc(_) | GetSrc::File(_) | GetSrc::Cmd(_) if self.sandbox => {
+                Err(sandboxed())
+            }
             GetSrc::File(e) => {
                 let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
                 let place = self.getline_place(lv)?;
@@ -571,6 +582,11 @@ impl Interp {
 
     /// `system(cmd)`: output flushed first, the command run through the shell.
     pub(super) fn system(&mut self, cmd: &[u8]) -> R<f64> {
+        if self.sandbox {
+            return Err(Fail::Fatal(
+                "'system' function not allowed in sandbox mode".into(),
+            ));
+        }
         self.flush_all()?;
         let mut child = self.ctx.clone();
         child.stdin = self.ctx.stdin.clone();
