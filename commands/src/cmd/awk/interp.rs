@@ -181,6 +181,11 @@ pub struct Interp {
     pub exit_code: i32,
     /// `--sandbox`: `system()` and every redirection (`/dev/stdout` too) are fatal.
     pub sandbox: bool,
+    /// The slot of `SYMTAB` when the program names it: its elements are the globals.
+    symtab: Option<usize>,
+    /// The slot of `ARGIND` when the program names it (set to the current file's ARGV
+    /// index).
+    pub(super) argind: Option<usize>,
     ticks: u32,
     rng: super::random::Random,
     /// The seed `srand` last set (gawk's first `srand()` returns 1).
@@ -292,6 +297,8 @@ impl Interp {
             },
             exit_code: 0,
             sandbox: false,
+            symtab: None,
+            argind: None,
             ticks: 0,
             rng: super::random::Random::new(),
             seed: 1,
@@ -352,6 +359,29 @@ impl Interp {
             Cell::Arr(Rc::new(RefCell::new(identifiers(&me.prog)))),
         );
         me.globals[V_PROCINFO] = Cell::Arr(Rc::new(RefCell::new(pi)));
+        let slot = |name: &str| me.prog.globals.iter().position(|g| g == name);
+        me.symtab = slot("SYMTAB");
+        me.argind = slot("ARGIND");
+        if let Some(td) = slot("TEXTDOMAIN") {
+            me.globals[td] = Cell::Val(Value::str(&b"messages"[..]));
+        }
+        if let Some(ft) = slot("FUNCTAB") {
+            // FUNCTAB: every builtin and user function, each its own name.
+            let mut t = Array::default();
+            let user = me
+                .prog
+                .funcs
+                .iter()
+                .filter(|f| f.defined)
+                .map(|f| f.name.as_str());
+            for name in BUILTIN_FUNCS.iter().copied().chain(user) {
+                t.insert(
+                    Rc::from(name.as_bytes()),
+                    Cell::Val(Value::str(name.as_bytes())),
+                );
+            }
+            me.globals[ft] = Cell::Arr(Rc::new(RefCell::new(t)));
+        }
         for (name, val) in assigns {
             me.assign_cmdline(&name, &val)?;
         }
@@ -907,8 +937,25 @@ impl Interp {
         ))
     }
 
+    /// The global `SYMTAB[key]` stands for, when `p` is SYMTAB itself.
+    fn symtab_slot(&self, p: &ArrayPath, key: &[u8]) -> Option<usize> {
+        if p.path.is_empty() && p.var == Var::Global(self.symtab?) {
+            let name = std::str::from_utf8(key).ok()?;
+            return self
+                .prog
+                .globals
+                .iter()
+                .position(|g| g == name)
+                .filter(|&i| !matches!(self.globals[i], Cell::Arr(_)));
+        }
+        None
+    }
+
     fn elem_get(&mut self, p: &ArrayPath, subs: &[Expr]) -> R<Value> {
         let key = self.subscript(subs)?;
+        if let Some(i) = self.symtab_slot(p, &key) {
+            return self.get_global(i);
+        }
         let (arr, keys) = self.array_at(p)?;
         let mut a = arr.borrow_mut();
         match a.get(&key) {
@@ -936,6 +983,9 @@ impl Interp {
         key: Str,
         val: Value,
     ) -> R<()> {
+        if let Some(i) = self.symtab_slot(p, &key) {
+            return self.set_global(i, val);
+        }
         let extra = match &val {
             Value::Str(s) | Value::StrNum(s) => s.len(),
             _ => 0,

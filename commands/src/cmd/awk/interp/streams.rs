@@ -143,6 +143,9 @@ impl Interp {
             };
             self.set_global_raw(V_ERRNO, Value::str(Vec::new()));
             self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
+            if let Some(slot) = self.argind {
+                self.set_global_raw(slot, Value::Num(i as f64));
+            }
             self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
             self.fnr = 0.0;
             return self.begin_file();
@@ -253,12 +256,7 @@ impl Interp {
                 let (tx, rx) = crate::pipe();
                 let mut child = self.ctx.clone();
                 child.stdin = rx;
-                let launcher = self.ctx.launcher.clone();
-                let argv = vec!["sh".to_string(), "-c".to_string(), sname];
-                let job = self
-                    .ctx
-                    .budget
-                    .spawn(async move { launcher.launch(child, argv).await });
+                let job = self.spawn_sh(child, name);
                 Dest::Pipe {
                     tx: Some(tx),
                     job: Some(job),
@@ -336,15 +334,8 @@ impl Interp {
         let mut child = self.ctx.clone();
         child.stdin = to_rx;
         child.stdout = from_tx;
-        let launcher = self.ctx.launcher.clone();
-        let argv = vec!["sh".to_string(), "-c".to_string(), lossy(name)];
-        let job = self
-            .ctx
-            .budget
-            .spawn(async move { launcher.launch(child, argv).await });
-        let mut rctx = self.ctx.clone();
-        rctx.stdin = from_rx;
-        let reader = Reader::stdin(&rctx);
+        let job = self.spawn_sh(child, name);
+        let reader = self.pipe_reader(from_rx);
         self.outs.insert(
             name.to_vec(),
             OutStream {
@@ -355,14 +346,24 @@ impl Interp {
                 buf: Vec::new(),
             },
         );
-        self.ins.insert(
-            name.to_vec(),
-            InStream::Cmd(
-                RecordReader::new(reader, self.ctx.budget.empty_charge()),
-                job,
-            ),
-        );
+        self.ins.insert(name.to_vec(), InStream::Cmd(reader, job));
         Ok(())
+    }
+
+    /// Runs `cmd` through the session's `sh -c` with `child`'s streams, in the background.
+    fn spawn_sh(&self, child: Context, cmd: &[u8]) -> tokio::task::JoinHandle<crate::Status> {
+        let launcher = self.ctx.launcher.clone();
+        let argv = vec!["sh".to_string(), "-c".to_string(), lossy(cmd)];
+        self.ctx
+            .budget
+            .spawn(async move { launcher.launch(child, argv).await })
+    }
+
+    /// Records read from a command's output.
+    fn pipe_reader(&self, rx: crate::Input) -> RecordReader {
+        let mut rctx = self.ctx.clone();
+        rctx.stdin = rx;
+        RecordReader::new(Reader::stdin(&rctx), self.ctx.budget.empty_charge())
     }
 
     /// `close(cmd, "to")` or `close(cmd, "from")`: one side of a coprocess (or of any
@@ -516,22 +517,9 @@ impl Interp {
                     let (tx, rx) = crate::pipe();
                     let mut child = self.ctx.clone();
                     child.stdout = tx;
-                    let launcher = self.ctx.launcher.clone();
-                    let argv = vec!["sh".to_string(), "-c".to_string(), lossy(&name)];
-                    let job = self
-                        .ctx
-                        .budget
-                        .spawn(async move { launcher.launch(child, argv).await });
-                    let mut rctx = self.ctx.clone();
-                    rctx.stdin = rx;
-                    let reader = Reader::stdin(&rctx);
-                    self.ins.insert(
-                        name.clone(),
-                        InStream::Cmd(
-                            RecordReader::new(reader, self.ctx.budget.empty_charge()),
-                            job,
-                        ),
-                    );
+                    let job = self.spawn_sh(child, &name);
+                    let reader = self.pipe_reader(rx);
+                    self.ins.insert(name.clone(), InStream::Cmd(reader, job));
                 }
                 let Some(rec) = self.read_stream(&name)? else {
                     return Ok(Value::Num(0.0));
