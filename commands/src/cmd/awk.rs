@@ -139,6 +139,8 @@ struct Cli {
     sandbox: bool,
     /// `-n`: hex and octal strings convert as such.
     non_decimal: bool,
+    /// The whole command line, for `PROCINFO["argv"]`.
+    raw: Vec<String>,
 }
 
 enum CliResult {
@@ -160,6 +162,7 @@ fn parse_cli(args: &[String]) -> CliResult {
             includes: Vec::new(),
             sandbox: false,
             non_decimal: false,
+            raw: args.to_vec(),
         },
     )
 }
@@ -573,6 +576,7 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         Err(f) => return report(&ctx, &rt, None, &table, f),
     };
     me.sandbox = cli.sandbox;
+    me.set_procinfo_argv(&cli.raw);
     match me.run() {
         Ok(st) => Ok(st),
         Err(f) => {

@@ -1950,6 +1950,21 @@ impl Interp {
     pub fn do_system(&mut self, cmd: &[u8]) -> R<f64> {
         self.system(cmd)
     }
+    /// `PROCINFO["argv"]`: the command line, `awk` and every argument as given.
+    pub fn set_procinfo_argv(&mut self, args: &[String]) {
+        let mut av = Array::default();
+        for (i, a) in std::iter::once("awk")
+            .chain(args.iter().map(String::as_str))
+            .enumerate()
+        {
+            av.insert(key_num(i as f64), Cell::Val(Value::str(a.as_bytes())));
+        }
+        if let Cell::Arr(p) = &self.globals[V_PROCINFO] {
+            p.borrow_mut()
+                .insert(Rc::from(&b"argv"[..]), Cell::Arr(Rc::new(RefCell::new(av))));
+        }
+    }
+
     /// The environment awk was started with (for `TZ`).
     pub fn env(&self) -> &std::collections::BTreeMap<String, String> {
         &self.ctx.env

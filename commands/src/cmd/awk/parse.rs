@@ -1619,6 +1619,15 @@ impl Parser<'_> {
                     let src = self.primary_for_redirect()?;
                     return Ok(Expr::Getline(GetSrc::File(Box::new(src)), lv));
                 }
+                if matches!(self.section, "BEGINFILE" | "ENDFILE") {
+                    return Err(self.plain_error(
+                        format!(
+                            "non-redirected `getline' invalid inside `{}' rule",
+                            self.section
+                        ),
+                        1,
+                    ));
+                }
                 Ok(Expr::Getline(GetSrc::Main, lv))
             }
             _ => {

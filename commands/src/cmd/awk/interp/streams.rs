@@ -110,6 +110,11 @@ impl Interp {
             if let Ok(meta) = self.rt.block_on(self.ctx.fs.stat(&self.ctx.path(&fname)))
                 && meta.is_dir()
             {
+                match self.beginfile_unreadable(&name, "Is a directory")? {
+                    Flow::NextFile => continue,
+                    Flow::Exit => return Ok(false),
+                    _ => {}
+                }
                 self.warn(&format!(
                     "command line argument `{fname}' is a directory: skipped"
                 ));
@@ -118,23 +123,10 @@ impl Interp {
             let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
                 Ok(r) => r,
                 Err(e) => {
-                    // BEGINFILE sees the failure in ERRNO and may skip the file with
-                    // `nextfile`; otherwise it is fatal.
-                    let prog = self.prog.clone();
-                    if !prog.beginfile.is_empty() {
-                        self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
-                        self.set_global_raw(V_ERRNO, Value::str(e.to_string()));
-                        match self.exec_block(&prog.beginfile)? {
-                            Flow::NextFile => {
-                                self.set_global_raw(V_ERRNO, Value::str(Vec::new()));
-                                continue;
-                            }
-                            Flow::Exit => {
-                                self.main.done = true;
-                                return Ok(false);
-                            }
-                            _ => {}
-                        }
+                    match self.beginfile_unreadable(&name, &e.to_string())? {
+                        Flow::NextFile => continue,
+                        Flow::Exit => return Ok(false),
+                        _ => {}
                     }
                     return Err(Fail::Fatal(format!(
                         "cannot open file `{fname}' for reading: {e}"
@@ -150,6 +142,25 @@ impl Interp {
             self.fnr = 0.0;
             return self.begin_file();
         }
+    }
+
+    /// BEGINFILE for an operand that cannot be read: it sees why in ERRNO and may skip the
+    /// file with `nextfile` (`Flow::NextFile`) or `exit` (`Flow::Exit`, input done);
+    /// otherwise (or without BEGINFILE) the caller reports the file.
+    fn beginfile_unreadable(&mut self, name: &[u8], why: &str) -> R<Flow> {
+        let prog = self.prog.clone();
+        if prog.beginfile.is_empty() {
+            return Ok(Flow::Normal);
+        }
+        self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
+        self.set_global_raw(V_ERRNO, Value::str(why.as_bytes()));
+        let flow = self.exec_block(&prog.beginfile)?;
+        match flow {
+            Flow::NextFile => self.set_global_raw(V_ERRNO, Value::str(Vec::new())),
+            Flow::Exit => self.main.done = true,
+            _ => {}
+        }
+        Ok(flow)
     }
 
     pub(super) fn begin_file(&mut self) -> R<bool> {
