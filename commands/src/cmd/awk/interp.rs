@@ -318,7 +318,8 @@ impl Interp {
         me.globals[V_RSTART] = Cell::Val(Value::Num(0.0));
         me.globals[V_RLENGTH] = Cell::Val(Value::Num(0.0));
         me.globals[V_IGNORECASE] = Cell::Val(Value::Num(0.0));
-        me.globals[V_FILENAME] = Cell::Val(Value::Uninit);
+        me.globals[V_FILENAME] = Cell::Val(Value::str(Vec::new()));
+        me.globals[V_RT] = Cell::Val(Value::str(Vec::new()));
         me.globals[V_FPAT] = Cell::Val(Value::str(&b"[^[:space:]]+"[..]));
         me.globals[V_FIELDWIDTHS] = Cell::Val(Value::str(Vec::new()));
         me.globals[V_ERRNO] = Cell::Val(Value::str(Vec::new()));
@@ -1913,8 +1914,11 @@ impl Interp {
     /// The array argument `e` of a builtin; `what` names it in the error
     /// (`split: second`).
     /// Whether `e` is a variable never used yet (neither scalar nor array).
+    /// A variable never used yet (a predefined one never is).
     pub fn is_untyped_var(&mut self, e: &Expr) -> bool {
-        matches!(e, Expr::Lv(LValue::Var(v)) if matches!(self.var_cell(*v), Cell::Uninit))
+        matches!(e, Expr::Lv(LValue::Var(v))
+            if !matches!(v, Var::Global(i) if *i < SPECIALS.len())
+                && matches!(self.var_cell(*v), Cell::Uninit))
     }
 
     /// Whether `e` is a variable read as a scalar but never given a value.
