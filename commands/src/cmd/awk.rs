@@ -614,10 +614,15 @@ fn report(
         }
         Fail::Exit | Fail::Next | Fail::NextFile => (String::new(), 0),
     };
+    // As gawk: standard output is flushed before the message, and pending output to
+    // files and commands goes out as the process ends, after it.
     if let Some(m) = me {
+        let _ = m.flush_stdout();
+        if !msg.is_empty() {
+            let _ = rt.block_on(ctx.stderr.write_str(&msg));
+        }
         m.abort_cleanup();
-    }
-    if !msg.is_empty() {
+    } else if !msg.is_empty() {
         let _ = rt.block_on(ctx.stderr.write_str(&msg));
     }
     Ok(st)
