@@ -129,9 +129,18 @@ enum Source {
 /// The parsed command line.
 struct Cli {
     sources: Vec<Source>,
-    fs: Option<String>,
+    /// `-F`'s value and its place among the `-v` assignments (they apply in order).
+    fs: Option<(usize, String)>,
     assigns: Vec<(String, String)>,
     operands: Vec<String>,
+    /// Files `-i` includes before the program.
+    includes: Vec<String>,
+    /// `-S`: no `system()`, no redirections.
+    sandbox: bool,
+    /// `-n`: hex and octal strings convert as such.
+    non_decimal: bool,
+    /// The whole command line, for `PROCINFO["argv"]`.
+    raw: Vec<String>,
 }
 
 enum CliResult {
@@ -143,9 +152,24 @@ enum CliResult {
 }
 
 fn parse_cli(args: &[String]) -> CliResult {
-    let mut sources = Vec::new();
-    let mut fs = None;
-    let mut assigns = Vec::new();
+    parse_cli_into(
+        args,
+        Cli {
+            sources: Vec::new(),
+            fs: None,
+            assigns: Vec::new(),
+            operands: Vec::new(),
+            includes: Vec::new(),
+            sandbox: false,
+            non_decimal: false,
+            raw: args.to_vec(),
+        },
+    )
+}
+
+/// Parses `args` into `cli`, which holds what options before them gave (a cluster of
+/// flags `-bc` is split and parsed on).
+fn parse_cli_into(args: &[String], mut cli: Cli) -> CliResult {
     let mut i = 0;
     // A bad `-v`: (message, status) as gawk gives them.
     let assign = |v: &str, assigns: &mut Vec<(String, String)>| -> Option<(String, i32)> {
@@ -187,7 +211,15 @@ fn parse_cli(args: &[String]) -> CliResult {
         };
         let takes_value = matches!(
             opt,
-            "F" | "v" | "f" | "e" | "field-separator" | "assign" | "file" | "source"
+            "F" | "v"
+                | "f"
+                | "e"
+                | "i"
+                | "field-separator"
+                | "assign"
+                | "file"
+                | "source"
+                | "include"
         );
         let value = if takes_value {
             match inline {
@@ -209,14 +241,15 @@ fn parse_cli(args: &[String]) -> CliResult {
             None
         };
         match (opt, value) {
-            ("F" | "field-separator", Some(v)) => fs = Some(v),
+            ("F" | "field-separator", Some(v)) => cli.fs = Some((cli.assigns.len(), v)),
             ("v" | "assign", Some(v)) => {
-                if let Some((e, st)) = assign(&v, &mut assigns) {
+                if let Some((e, st)) = assign(&v, &mut cli.assigns) {
                     return CliResult::Err(e, st);
                 }
             }
-            ("f" | "file", Some(v)) => sources.push(Source::File(v)),
-            ("e" | "source", Some(v)) => sources.push(Source::Text(v)),
+            ("f" | "file", Some(v)) => cli.sources.push(Source::File(v)),
+            ("e" | "source", Some(v)) => cli.sources.push(Source::Text(v)),
+            ("i" | "include", Some(v)) => cli.includes.push(v),
             ("h" | "help" | "usage", _) => return CliResult::Out(USAGE.to_string()),
             ("V" | "version", _) => {
                 return CliResult::Out("GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string());
@@ -245,14 +278,16 @@ fn parse_cli(args: &[String]) -> CliResult {
                 | "S",
                 _,
             ) => {
+                match opt {
+                    "n" | "non-decimal-data" => cli.non_decimal = true,
+                    "S" | "sandbox" => cli.sandbox = true,
+                    _ => {}
+                }
                 if !a.starts_with("--") && a.len() > 2 && a.is_char_boundary(2) {
                     // Clustered flags: treat the rest as more flags.
-                    let rest = format!("-{}", &a[2..]);
-                    let mut more = vec![rest];
+                    let mut more = vec![format!("-{}", &a[2..])];
                     more.extend_from_slice(&args[i + 1..]);
-                    let mut head: Vec<String> = args[..i].to_vec();
-                    head.append(&mut more);
-                    return parse_cli_continue(head, i, sources, fs, assigns);
+                    return parse_cli_into(&more, cli);
                 }
             }
             _ => {
@@ -263,44 +298,23 @@ fn parse_cli(args: &[String]) -> CliResult {
         }
         i += 1;
     }
-    let mut operands: Vec<String> = args[i..].to_vec();
-    if sources.is_empty() {
-        if operands.is_empty() {
+    cli.operands = args[i..].to_vec();
+    if cli.sources.is_empty() {
+        if cli.operands.is_empty() {
             return CliResult::Err(USAGE.to_string(), 1);
         }
-        sources.push(Source::Text(operands.remove(0)));
+        let program = cli.operands.remove(0);
+        cli.sources.push(Source::Text(program));
     }
-    CliResult::Run(Cli {
-        sources,
-        fs,
-        assigns,
-        operands,
-    })
-}
-
-/// Re-parses after splitting a cluster of flags (`-bc`).
-fn parse_cli_continue(
-    args: Vec<String>,
-    from: usize,
-    sources: Vec<Source>,
-    fs: Option<String>,
-    assigns: Vec<(String, String)>,
-) -> CliResult {
-    match parse_cli(&args[from..]) {
-        CliResult::Run(mut cli) => {
-            let mut s = sources;
-            s.append(&mut cli.sources);
-            cli.sources = s;
-            if cli.fs.is_none() {
-                cli.fs = fs;
-            }
-            let mut a = assigns;
-            a.append(&mut cli.assigns);
-            cli.assigns = a;
-            CliResult::Run(cli)
-        }
-        other => other,
+    // `-i lib` is `@include "lib"` ahead of the program.
+    for (n, inc) in std::mem::take(&mut cli.includes).into_iter().enumerate() {
+        let text = format!(
+            "@include \"{}\"\n",
+            inc.replace('\\', "\\\\").replace('"', "\\\"")
+        );
+        cli.sources.insert(n, Source::Text(text));
     }
+    CliResult::Run(cli)
 }
 
 async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
@@ -340,6 +354,14 @@ async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
                     Some(p) => {
                         match crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES).await {
                             Ok(b) => b,
+                            Err(e @ crate::fs::FsError::IsADirectory) => {
+                                // gawk opens it, then fails to read: an error, status 1.
+                                ctx.err(format!(
+                                    "awk: {f}:1: error: cannot read source file `{f}': {e}\n"
+                                ))
+                                .await;
+                                return Ok(1);
+                            }
                             Err(e) => {
                                 ctx.err(format!(
                                     "awk: fatal: cannot open source file `{f}' for reading: {e}\n"
@@ -488,10 +510,10 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         Ok(p) => p,
         Err(e) => {
             if e.line == 0 {
-                // A whole-program error (an undefined function): pos holds its line.
+                // A bare message (`BEGIN blocks must have an action part`): pos is its line.
                 let (name, l) = locate(&table, e.pos.max(1));
-                err(format!("awk: {name}:{l}: fatal: {}\n", e.msg));
-                return Ok(2);
+                err(format!("awk: {name}:{l}: {}\n", e.msg));
+                return Ok(1);
             }
             if e.plain > 0 {
                 let (name, l) = locate(&table, e.line);
@@ -524,9 +546,10 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
     let mut argv = vec!["awk".to_string()];
     argv.extend(cli.operands.iter().cloned());
     let mut assigns = cli.assigns;
-    if let Some(fs) = &cli.fs {
-        assigns.insert(0, ("FS".to_string(), fs.clone()));
+    if let Some((at, fs)) = &cli.fs {
+        assigns.insert((*at).min(assigns.len()), ("FS".to_string(), fs.clone()));
     }
+    value::set_non_decimal_data(cli.non_decimal);
     // Regex literals are compiled with the program: gawk reports a bad one (and warns)
     // before it runs anything.
     let mut regexes = Vec::with_capacity(prog.regexes.len());
@@ -552,6 +575,8 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         Ok(m) => m,
         Err(f) => return report(&ctx, &rt, None, &table, f),
     };
+    me.sandbox = cli.sandbox;
+    me.set_procinfo_argv(&cli.raw);
     match me.run() {
         Ok(st) => Ok(st),
         Err(f) => {
@@ -589,10 +614,15 @@ fn report(
         }
         Fail::Exit | Fail::Next | Fail::NextFile => (String::new(), 0),
     };
+    // As gawk: standard output is flushed before the message, and pending output to
+    // files and commands goes out as the process ends, after it.
     if let Some(m) = me {
+        let _ = m.flush_stdout();
+        if !msg.is_empty() {
+            let _ = rt.block_on(ctx.stderr.write_str(&msg));
+        }
         m.abort_cleanup();
-    }
-    if !msg.is_empty() {
+    } else if !msg.is_empty() {
         let _ = rt.block_on(ctx.stderr.write_str(&msg));
     }
     Ok(st)
@@ -676,7 +706,7 @@ mod tests {
         let CliResult::Run(c) = parse_cli(&args) else {
             panic!("not parsed")
         };
-        assert_eq!(c.fs.as_deref(), Some(","));
+        assert_eq!(c.fs, Some((0, ",".to_string())));
         assert_eq!(c.assigns, vec![("x".to_string(), "1".to_string())]);
         assert_eq!(c.operands, vec!["f".to_string()]);
         assert!(matches!(

@@ -10,7 +10,7 @@ use crate::gnu_regex::Captures;
 
 use super::interp::{Array, Cell, Fail, Interp, Operand, bool_num, key_num, split_str};
 use super::parse::{Expr, LValue};
-use super::value::{Str, Value, as_chars, str_to_num};
+use super::value::{Str, Value, as_chars, non_decimal, str_to_num};
 
 type R<T> = Result<T, Fail>;
 
@@ -197,10 +197,6 @@ fn arity(name: &str, args: &[Expr], min: usize, max: usize) -> R<()> {
         )));
     }
     Ok(())
-}
-
-fn to_int(x: f64) -> i64 {
-    if x.is_nan() { 0 } else { x.trunc() as i64 }
 }
 
 impl Interp {
@@ -400,7 +396,12 @@ impl Interp {
                 } else {
                     let n = how.to_num();
                     if n < 1.0 {
-                        self.warning("gensub: third argument 0 treated as 1");
+                        // gawk quotes a string and shows a number as it is.
+                        let shown = match &how {
+                            Value::Num(x) => fmt_arg(*x),
+                            other => format!("`{}'", lossy_str(&other.to_str_with(b"%.6g"))),
+                        };
+                        self.warning(&format!("gensub: third argument {shown} treated as 1"));
                         1
                     } else {
                         n as usize
@@ -542,7 +543,17 @@ impl Interp {
             "close" => {
                 arity(name, args, 1, 2)?;
                 let n = self.eval_str(&args[0])?;
-                num(self.do_close(&n)?)
+                let Some(how) = args.get(1) else {
+                    return num(self.do_close(&n)?);
+                };
+                let how = self.eval_str(how)?.to_ascii_lowercase();
+                match &how[..] {
+                    b"to" => num(self.close_side(&n, true)?),
+                    b"from" => num(self.close_side(&n, false)?),
+                    _ => Err(Fail::Fatal(
+                        "close: second argument must be `to' or `from'".into(),
+                    )),
+                }
             }
             "fflush" => {
                 arity(name, args, 0, 1)?;
@@ -569,12 +580,22 @@ impl Interp {
                     Some(e) => self.eval(e)?.truthy(),
                     None => false,
                 };
-                Ok(Value::str(strftime(&fmt, ts, utc)))
+                let zone = if utc { None } else { Some(zone(self.env())) };
+                Ok(Value::str(strftime(&fmt, ts, zone.as_ref())))
             }
             "mktime" => {
                 arity(name, args, 1, 2)?;
                 let s = self.eval_str(&args[0])?;
-                num(mktime(&s))
+                let utc = match args.get(1) {
+                    Some(e) => self.eval(e)?.truthy(),
+                    None => false,
+                };
+                let zone = if utc {
+                    jiff::tz::TimeZone::UTC
+                } else {
+                    zone(self.env())
+                };
+                num(mktime(&s, &zone))
             }
             "asort" | "asorti" => {
                 arity(name, args, 1, 3)?;
@@ -593,6 +614,15 @@ impl Interp {
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 let entries = self.sort_entries(entries, &how)?;
+                if args.len() == 2
+                    && let (Expr::Lv(LValue::Var(a)), Expr::Lv(LValue::Var(b))) =
+                        (&args[0], &args[1])
+                    && a == b
+                {
+                    self.warning(
+                        "asort/asorti: using the same array as source and destination without a third argument is silly.",
+                    );
+                }
                 let dest = match args.get(1) {
                     Some(e) => self.array_of(e, &format!("{name}: second"))?,
                     None => src,
@@ -616,28 +646,47 @@ impl Interp {
                         "{name}: called with less than two arguments"
                     )));
                 }
-                let mut acc = to_int(self.eval_num(&args[0])?) as u64;
-                for a in &args[1..] {
-                    let v = to_int(self.eval_num(a)?) as u64;
-                    acc = match name {
-                        "and" => acc & v,
-                        "or" => acc | v,
-                        _ => acc ^ v,
-                    };
+                let mut acc: Option<u64> = None;
+                for (i, a) in args.iter().enumerate() {
+                    let x = self.eval_num(a)?;
+                    if x < 0.0 {
+                        return Err(Fail::Fatal(format!(
+                            "{name}: argument {} negative value {} is not allowed",
+                            i + 1,
+                            fmt_arg(x)
+                        )));
+                    }
+                    let v = to_uint(x);
+                    acc = Some(match (acc, name) {
+                        (None, _) => v,
+                        (Some(acc), "and") => acc & v,
+                        (Some(acc), "or") => acc | v,
+                        (Some(acc), _) => acc ^ v,
+                    });
                 }
-                num(acc as f64)
+                num(adjust_uint(acc.unwrap_or(0)))
             }
             "lshift" | "rshift" => {
                 arity(name, args, 2, 2)?;
-                let v = to_int(self.eval_num(&args[0])?) as u64;
-                let s = to_int(self.eval_num(&args[1])?).clamp(0, 63) as u32;
-                num(if name == "lshift" { v << s } else { v >> s } as f64)
+                let x = self.eval_num(&args[0])?;
+                let sh = self.eval_num(&args[1])?;
+                if x < 0.0 || sh < 0.0 {
+                    return Err(Fail::Fatal(format!(
+                        "{name}({x:.6}, {sh:.6}): negative values are not allowed"
+                    )));
+                }
+                let (v, s) = (to_uint(x), (to_uint(sh) % 64) as u32);
+                num(adjust_uint(if name == "lshift" { v << s } else { v >> s }))
             }
             "compl" => {
                 arity(name, args, 1, 1)?;
-                let v = to_int(self.eval_num(&args[0])?) as u64;
-                // gawk works on 53-bit integers.
-                num((!v & ((1u64 << 53) - 1)) as f64)
+                let x = self.eval_num(&args[0])?;
+                if x < 0.0 {
+                    return Err(Fail::Fatal(format!(
+                        "compl({x:.6}): negative value is not allowed"
+                    )));
+                }
+                num(adjust_uint(!to_uint(x)))
             }
             "strtonum" => {
                 arity(name, args, 1, 1)?;
@@ -676,6 +725,7 @@ impl Interp {
                     Value::Uninit => b"untyped",
                     Value::Num(_) => b"number",
                     Value::Str(_) => b"string",
+                    Value::Regex(_) => b"regexp",
                     Value::StrNum(s) => {
                         if Interp::looks_num(&s) {
                             b"strnum"
@@ -691,6 +741,10 @@ impl Interp {
     }
 }
 
+fn lossy_str(s: &[u8]) -> String {
+    String::from_utf8_lossy(s).into_owned()
+}
+
 fn fmt_arg(x: f64) -> String {
     String::from_utf8_lossy(&super::value::num_to_str(x, b"%.6g")).into_owned()
 }
@@ -701,83 +755,88 @@ fn now_secs() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// gawk's `strtonum` of a string: hex after a leading `0x`, octal after a leading `0` (unless
+/// an 8 or 9, a `.` or an exponent makes it decimal), else the ordinary decimal value. The
+/// prefix must come first: `" 0x10"` and `"-0x10"` are decimal (so 0), as in gawk.
 fn strtonum(s: &[u8]) -> f64 {
-    let t: Vec<u8> = s
-        .iter()
-        .copied()
-        .skip_while(|b| b.is_ascii_whitespace())
-        .collect();
-    let (neg, t) = match t.first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, &t[..]),
-    };
-    let v = if t.len() > 1 && t[0] == b'0' && matches!(t[1], b'x' | b'X') {
-        let h: Vec<u8> = t[2..]
-            .iter()
-            .copied()
-            .take_while(u8::is_ascii_hexdigit)
-            .collect();
-        u64::from_str_radix(std::str::from_utf8(&h).unwrap_or("0"), 16).unwrap_or(0) as f64
-    } else if t.len() > 1 && t[0] == b'0' && t[1].is_ascii_digit() {
-        let o: Vec<u8> = t
-            .iter()
-            .copied()
-            .take_while(|c| (b'0'..=b'7').contains(c))
-            .collect();
-        u64::from_str_radix(std::str::from_utf8(&o).unwrap_or("0"), 8).unwrap_or(0) as f64
-    } else {
-        str_to_num(t)
-    };
-    if neg { -v } else { v }
+    non_decimal(s).unwrap_or_else(|| str_to_num(s))
 }
 
-fn strftime(fmt: &[u8], ts: i64, utc: bool) -> Vec<u8> {
-    use chrono::format::{Item, StrftimeItems};
-    use chrono::{Local, TimeZone, Utc};
-    use std::fmt::Write;
-    let mut f = String::from_utf8_lossy(fmt).into_owned();
-    if utc {
-        // gawk names UTC `GMT` (C's gmtime).
-        let mut g = String::with_capacity(f.len());
-        let mut it = f.chars();
-        while let Some(c) = it.next() {
-            if c != '%' {
-                g.push(c);
-                continue;
-            }
-            match it.next() {
-                Some('Z') => g.push_str("GMT"),
-                Some(n) => {
-                    g.push('%');
-                    g.push(n);
-                }
-                None => g.push('%'),
-            }
-        }
-        f = g;
+/// An awk number as the unsigned integer the bit functions work on (C's truncating cast).
+fn to_uint(x: f64) -> u64 {
+    if x.is_nan() { 0 } else { x as u64 }
+}
+
+/// gawk's `adjust_uint`: a result wider than a double's 53-bit fraction loses its leading
+/// bits (not its low ones), so `compl(0)` is 2^53-1 and `or(2^60, 1)` is 1.
+fn adjust_uint(n: u64) -> f64 {
+    let keep = 53 + n.trailing_zeros().min(11);
+    let kept = if keep < 64 {
+        n & ((1u64 << keep) - 1)
+    } else {
+        n
+    };
+    kept as f64
+}
+
+/// The local time zone of `strftime` and `mktime`: the environment's `TZ` (an IANA name or
+/// a POSIX rule such as `EST5EDT`, an optional leading `:` ignored), else UTC, the session's
+/// own zone. A name neither knows is UTC, as in the C library.
+fn zone(env: &std::collections::BTreeMap<String, String>) -> jiff::tz::TimeZone {
+    use jiff::tz::TimeZone;
+    match env.get("TZ").map(|t| t.trim_start_matches(':')) {
+        Some(t) if !t.is_empty() => TimeZone::get(t)
+            .or_else(|_| TimeZone::posix(t))
+            .unwrap_or(TimeZone::UTC),
+        _ => TimeZone::UTC,
     }
-    let items: Vec<Item<'_>> = StrftimeItems::new(&f).collect();
+}
+
+/// `strftime` in a time zone (`None`: UTC, which C's gmtime names `GMT`).
+fn strftime(fmt: &[u8], ts: i64, zone: Option<&jiff::tz::TimeZone>) -> Vec<u8> {
+    use chrono::format::{Item, StrftimeItems};
+    use chrono::{FixedOffset, TimeZone};
+    use std::fmt::Write;
+    let (offset, abbrev) = match (zone, jiff::Timestamp::from_second(ts)) {
+        (Some(z), Ok(t)) => {
+            let info = z.to_offset_info(t);
+            (info.offset().seconds(), info.abbreviation().to_string())
+        }
+        _ => (0, "GMT".to_string()),
+    };
+    // %Z is the zone's abbreviation, which chrono does not know for a fixed offset.
+    let f = String::from_utf8_lossy(fmt);
+    let mut g = String::with_capacity(f.len());
+    let mut it = f.chars();
+    while let Some(c) = it.next() {
+        if c != '%' {
+            g.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('Z') => g.push_str(&abbrev.replace('%', "%%")),
+            Some(n) => {
+                g.push('%');
+                g.push(n);
+            }
+            None => g.push('%'),
+        }
+    }
+    let items: Vec<Item<'_>> = StrftimeItems::new(&g).collect();
     if items.iter().any(|i| matches!(i, Item::Error)) {
         return fmt.to_vec();
     }
     let mut out = String::new();
-    let ok = if utc {
-        match Utc.timestamp_opt(ts, 0).single() {
-            Some(t) => write!(out, "{}", t.format_with_items(items.iter())).is_ok(),
-            None => false,
-        }
-    } else {
-        match Local.timestamp_opt(ts, 0).single() {
-            Some(t) => write!(out, "{}", t.format_with_items(items.iter())).is_ok(),
-            None => false,
-        }
+    let ok = match FixedOffset::east_opt(offset).and_then(|o| o.timestamp_opt(ts, 0).single()) {
+        Some(t) => write!(out, "{}", t.format_with_items(items.iter())).is_ok(),
+        None => false,
     };
     if ok { out.into_bytes() } else { Vec::new() }
 }
 
-fn mktime(s: &[u8]) -> f64 {
-    use chrono::{Local, NaiveDate, TimeZone};
+/// `mktime("YYYY MM DD HH MM SS [DST]")` in a time zone; -1 when it cannot be read.
+fn mktime(s: &[u8], zone: &jiff::tz::TimeZone) -> f64 {
+    use chrono::{Datelike, NaiveDate, Timelike};
     let parts: Vec<i64> = String::from_utf8_lossy(s)
         .split_whitespace()
         .map(|p| p.parse::<i64>().unwrap_or(i64::MIN))
@@ -815,9 +874,20 @@ fn mktime(s: &[u8]) -> f64 {
     else {
         return -1.0;
     };
-    match Local.from_local_datetime(&dt).earliest() {
-        Some(t) => t.timestamp() as f64,
-        None => -1.0,
+    let Ok(civil) = jiff::civil::DateTime::new(
+        i16::try_from(dt.year()).unwrap_or(i16::MAX),
+        dt.month() as i8,
+        dt.day() as i8,
+        dt.hour() as i8,
+        dt.minute() as i8,
+        dt.second() as i8,
+        0,
+    ) else {
+        return -1.0;
+    };
+    match zone.to_ambiguous_timestamp(civil).compatible() {
+        Ok(t) => t.as_second() as f64,
+        Err(_) => -1.0,
     }
 }
 
@@ -852,15 +922,33 @@ fn sorts_as_number(v: &Value) -> bool {
     match v {
         Value::Num(_) | Value::Uninit => true,
         Value::StrNum(_) => v.is_numeric(),
-        Value::Str(_) => false,
+        Value::Str(_) | Value::Regex(_) => false,
     }
 }
 
-fn order_cmp(o: Order, a: &(Str, Cell), b: &(Str, Cell), conv: &[u8]) -> std::cmp::Ordering {
+/// Compares strings for sorting: under IGNORECASE case-folded first, the bytes breaking
+/// ties (gawk sorts `A a B b`).
+fn str_order(x: &[u8], y: &[u8], ignorecase: bool) -> std::cmp::Ordering {
+    if ignorecase {
+        super::interp::fold_case(x)
+            .cmp(&super::interp::fold_case(y))
+            .then_with(|| x.cmp(y))
+    } else {
+        x.cmp(y)
+    }
+}
+
+fn order_cmp(
+    o: Order,
+    a: &(Str, Cell),
+    b: &(Str, Cell),
+    conv: &[u8],
+    ic: bool,
+) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     let by_index = || a.0.cmp(&b.0);
     let (x, y) = match (o, &a.1, &b.1) {
-        (Order::IndStr, ..) => return by_index(),
+        (Order::IndStr, ..) => return str_order(&a.0, &b.0, ic),
         (Order::IndNum, ..) => {
             return str_to_num(&a.0)
                 .total_cmp(&str_to_num(&b.0))
@@ -873,19 +961,17 @@ fn order_cmp(o: Order, a: &(Str, Cell), b: &(Str, Cell), conv: &[u8]) -> std::cm
         (_, x, y) => (cell_value(x), cell_value(y)),
     };
     match o {
-        Order::ValStr => x
-            .to_str_with(conv)
-            .cmp(&y.to_str_with(conv))
-            .then_with(by_index),
+        Order::ValStr => {
+            str_order(&x.to_str_with(conv), &y.to_str_with(conv), ic).then_with(by_index)
+        }
         Order::ValNum => x.to_num().total_cmp(&y.to_num()).then_with(by_index),
         _ => match (sorts_as_number(&x), sorts_as_number(&y)) {
             (true, true) => x.to_num().total_cmp(&y.to_num()).then_with(by_index),
             (true, false) => Ordering::Less,
             (false, true) => Ordering::Greater,
-            (false, false) => x
-                .to_str_with(conv)
-                .cmp(&y.to_str_with(conv))
-                .then_with(by_index),
+            (false, false) => {
+                str_order(&x.to_str_with(conv), &y.to_str_with(conv), ic).then_with(by_index)
+            }
         },
     }
 }
@@ -944,7 +1030,7 @@ impl Interp {
         match self.func_index(how) {
             Some(f) => Ok(SortHow::Func(f)),
             None if who.is_empty() => Err(Fail::Fatal(format!(
-                "`{}' is not a valid array sorting function name",
+                "sort comparison function `{}' is not defined",
                 String::from_utf8_lossy(how)
             ))),
             None => Err(Fail::Fatal(format!(
@@ -964,10 +1050,11 @@ impl Interp {
             SortHow::Unsorted => Ok(entries),
             SortHow::Builtin(o, desc) => {
                 let conv = self.convfmt();
+                let ic = self.ignoring_case();
                 if desc {
-                    entries.sort_by(|a, b| order_cmp(o, b, a, &conv));
+                    entries.sort_by(|a, b| order_cmp(o, b, a, &conv, ic));
                 } else {
-                    entries.sort_by(|a, b| order_cmp(o, a, b, &conv));
+                    entries.sort_by(|a, b| order_cmp(o, a, b, &conv, ic));
                 }
                 Ok(entries)
             }

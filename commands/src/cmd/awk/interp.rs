@@ -172,11 +172,20 @@ pub struct Interp {
     /// Regex warnings already given (gawk gives each once).
     warned: std::collections::HashSet<String>,
     out: Vec<u8>,
-    outs: HashMap<Vec<u8>, OutStream>,
+    /// Output redirections in the order they were opened: at exit gawk closes the most
+    /// recently opened first (observable as the order commands' output appears in).
+    outs: indexmap::IndexMap<Vec<u8>, OutStream>,
     ins: HashMap<Vec<u8>, InStream>,
     main: MainInput,
     range_active: Vec<bool>,
     pub exit_code: i32,
+    /// `--sandbox`: `system()` and every redirection (`/dev/stdout` too) are fatal.
+    pub sandbox: bool,
+    /// The slot of `SYMTAB` when the program names it: its elements are the globals.
+    symtab: Option<usize>,
+    /// The slot of `ARGIND` when the program names it (set to the current file's ARGV
+    /// index).
+    pub(super) argind: Option<usize>,
     ticks: u32,
     rng: super::random::Random,
     /// The seed `srand` last set (gawk's first `srand()` returns 1).
@@ -278,7 +287,7 @@ impl Interp {
             dyn_cache: HashMap::new(),
             warned: std::collections::HashSet::new(),
             out: Vec::new(),
-            outs: HashMap::new(),
+            outs: indexmap::IndexMap::new(),
             ins: HashMap::new(),
             main: MainInput {
                 argi: 1,
@@ -287,6 +296,9 @@ impl Interp {
                 done: false,
             },
             exit_code: 0,
+            sandbox: false,
+            symtab: None,
+            argind: None,
             ticks: 0,
             rng: super::random::Random::new(),
             seed: 1,
@@ -304,9 +316,10 @@ impl Interp {
         me.globals[V_CONVFMT] = Cell::Val(Value::str(&b"%.6g"[..]));
         me.globals[V_OFMT] = Cell::Val(Value::str(&b"%.6g"[..]));
         me.globals[V_RSTART] = Cell::Val(Value::Num(0.0));
-        me.globals[V_RLENGTH] = Cell::Val(Value::Num(-1.0));
+        me.globals[V_RLENGTH] = Cell::Val(Value::Num(0.0));
         me.globals[V_IGNORECASE] = Cell::Val(Value::Num(0.0));
-        me.globals[V_FILENAME] = Cell::Val(Value::Uninit);
+        me.globals[V_FILENAME] = Cell::Val(Value::str(Vec::new()));
+        me.globals[V_RT] = Cell::Val(Value::str(Vec::new()));
         me.globals[V_FPAT] = Cell::Val(Value::str(&b"[^[:space:]]+"[..]));
         me.globals[V_FIELDWIDTHS] = Cell::Val(Value::str(Vec::new()));
         me.globals[V_ERRNO] = Cell::Val(Value::str(Vec::new()));
@@ -325,14 +338,51 @@ impl Interp {
         me.globals[V_ARGC] = Cell::Val(Value::Num(argv.len() as f64));
         me.globals[V_ARGV] = Cell::Arr(Rc::new(RefCell::new(av)));
         let mut pi = Array::default();
+        let uid = crate::cmd::id::UID.to_string();
+        let gid = crate::cmd::id::GID.to_string();
         for (k, v) in [
             (&b"version"[..], &b"5.2.1"[..]),
             (b"strftime", b"%a %b %e %H:%M:%S %Z %Y"),
             (b"FS", b"FS"),
+            (b"platform", b"posix"),
+            (b"uid", uid.as_bytes()),
+            (b"euid", uid.as_bytes()),
+            (b"gid", gid.as_bytes()),
+            (b"egid", gid.as_bytes()),
         ] {
             pi.insert(Rc::from(k), Cell::Val(Value::str(v)));
         }
+        for (k, v) in [(&b"api_major"[..], 3.0), (b"api_minor", 2.0)] {
+            pi.insert(Rc::from(k), Cell::Val(Value::Num(v)));
+        }
+        pi.insert(
+            Rc::from(&b"identifiers"[..]),
+            Cell::Arr(Rc::new(RefCell::new(identifiers(&me.prog)))),
+        );
         me.globals[V_PROCINFO] = Cell::Arr(Rc::new(RefCell::new(pi)));
+        let slot = |name: &str| me.prog.globals.iter().position(|g| g == name);
+        me.symtab = slot("SYMTAB");
+        me.argind = slot("ARGIND");
+        if let Some(td) = slot("TEXTDOMAIN") {
+            me.globals[td] = Cell::Val(Value::str(&b"messages"[..]));
+        }
+        if let Some(ft) = slot("FUNCTAB") {
+            // FUNCTAB: every builtin and user function, each its own name.
+            let mut t = Array::default();
+            let user = me
+                .prog
+                .funcs
+                .iter()
+                .filter(|f| f.defined)
+                .map(|f| f.name.as_str());
+            for name in BUILTIN_FUNCS.iter().copied().chain(user) {
+                t.insert(
+                    Rc::from(name.as_bytes()),
+                    Cell::Val(Value::str(name.as_bytes())),
+                );
+            }
+            me.globals[ft] = Cell::Arr(Rc::new(RefCell::new(t)));
+        }
         for (name, val) in assigns {
             me.assign_cmdline(&name, &val)?;
         }
@@ -525,8 +575,15 @@ impl Interp {
                 self.ensure_split();
                 Ok(Value::Num(self.nf as f64))
             }
-            V_NR => Ok(Value::Num(self.nr)),
-            V_FNR => Ok(Value::Num(self.fnr)),
+            V_NR | V_FNR => {
+                // The value assigned is kept while the count it gave holds (`NR = "3x"`
+                // reads back as `3x`, `NR = 2.5` as 2), as gawk's update_NR does.
+                let n = if i == V_NR { self.nr } else { self.fnr };
+                match &self.globals[i] {
+                    Cell::Val(v) if v.to_num() == n => Ok(v.clone()),
+                    _ => Ok(Value::Num(n)),
+                }
+            }
             _ => match &self.globals[i] {
                 Cell::Val(v) => Ok(v.clone()),
                 Cell::Uninit => {
@@ -569,12 +626,16 @@ impl Interp {
         }
         match i {
             V_NF => return self.set_nf(v.to_num()),
-            V_NR => {
-                self.nr = v.to_num();
-                return Ok(());
-            }
-            V_FNR => {
-                self.fnr = v.to_num();
+            V_NR | V_FNR => {
+                // gawk keeps the counts as integers.
+                let n = v.to_num();
+                let n = if n.is_finite() { n.trunc() } else { 0.0 };
+                if i == V_NR {
+                    self.nr = n;
+                } else {
+                    self.fnr = n;
+                }
+                self.globals[i] = Cell::Val(v);
                 return Ok(());
             }
             _ => {}
@@ -640,13 +701,14 @@ impl Interp {
 
     /// The separator `split()` uses without a third argument: FS's, whatever splits
     /// records.
+    /// (In paragraph mode too, split() does not add newline to a one-character FS.)
     fn fs_split_mode(&mut self) -> R<FsMode> {
-        if self.split_by == SplitBy::Fs {
+        let para = matches!(self.rs_mode, RsMode::Para);
+        if self.split_by == SplitBy::Fs && !para {
             return Ok(self.fs_mode.clone());
         }
         let fs = self.global_str(V_FS).to_vec();
-        let para = matches!(self.rs_mode, RsMode::Para);
-        self.fs_mode_for(&fs, para)
+        self.fs_mode_for(&fs, false)
     }
 
     fn fs_mode_for(&mut self, fs: &[u8], para: bool) -> R<FsMode> {
@@ -655,7 +717,6 @@ impl Interp {
             b"" => FsMode::Chars,
             // A single character is literal and case-sensitive even under IGNORECASE.
             [c] if *c != b'\\' && !para => FsMode::Byte(*c),
-            [b'\t'] => FsMode::Byte(b'\t'),
             _ => {
                 let mut pat = if fs.len() == 1 {
                     // A single character is literal.
@@ -877,8 +938,25 @@ impl Interp {
         ))
     }
 
+    /// The global `SYMTAB[key]` stands for, when `p` is SYMTAB itself.
+    fn symtab_slot(&self, p: &ArrayPath, key: &[u8]) -> Option<usize> {
+        if p.path.is_empty() && p.var == Var::Global(self.symtab?) {
+            let name = std::str::from_utf8(key).ok()?;
+            return self
+                .prog
+                .globals
+                .iter()
+                .position(|g| g == name)
+                .filter(|&i| !matches!(self.globals[i], Cell::Arr(_)));
+        }
+        None
+    }
+
     fn elem_get(&mut self, p: &ArrayPath, subs: &[Expr]) -> R<Value> {
         let key = self.subscript(subs)?;
+        if let Some(i) = self.symtab_slot(p, &key) {
+            return self.get_global(i);
+        }
         let (arr, keys) = self.array_at(p)?;
         let mut a = arr.borrow_mut();
         match a.get(&key) {
@@ -906,6 +984,9 @@ impl Interp {
         key: Str,
         val: Value,
     ) -> R<()> {
+        if let Some(i) = self.symtab_slot(p, &key) {
+            return self.set_global(i, val);
+        }
         let extra = match &val {
             Value::Str(s) | Value::StrNum(s) => s.len(),
             _ => 0,
@@ -1470,6 +1551,11 @@ impl Interp {
             Expr::Cmp(op, a, b) => {
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
+                if x.is_numeric() && y.is_numeric() && (x.to_num().is_nan() || y.to_num().is_nan())
+                {
+                    // As in C (gawk's cmp_doubles): a NaN is unequal to everything.
+                    return Ok(Value::Num(bool_num(*op == Cmp::Ne)));
+                }
                 let o = self.compare(&x, &y);
                 use std::cmp::Ordering::*;
                 Value::Num(bool_num(match op {
@@ -1552,6 +1638,9 @@ impl Interp {
     fn call(&mut self, fi: usize, args: &[Expr]) -> R<Value> {
         let prog = self.prog.clone();
         let f = &prog.funcs[fi];
+        if !f.defined {
+            return Err(Fail::Fatal(format!("function `{}' not defined", f.name)));
+        }
         if args.len() > f.nparams {
             // Warned about while parsing: the extra arguments are evaluated, then dropped.
             for a in &args[f.nparams..] {
@@ -1659,16 +1748,106 @@ fn unreachable_cell() -> &'static mut Cell {
     Box::leak(Box::new(Cell::Uninit))
 }
 
+/// gawk's builtin functions, as `PROCINFO["identifiers"]` lists them.
+const BUILTIN_FUNCS: &[&str] = &[
+    "and",
+    "asort",
+    "asorti",
+    "atan2",
+    "bindtextdomain",
+    "close",
+    "compl",
+    "cos",
+    "dcgettext",
+    "dcngettext",
+    "exp",
+    "fflush",
+    "gensub",
+    "gsub",
+    "index",
+    "int",
+    "isarray",
+    "length",
+    "log",
+    "lshift",
+    "match",
+    "mkbool",
+    "mktime",
+    "or",
+    "patsplit",
+    "rand",
+    "rshift",
+    "sin",
+    "split",
+    "sprintf",
+    "sqrt",
+    "srand",
+    "strftime",
+    "strtonum",
+    "sub",
+    "substr",
+    "system",
+    "systime",
+    "tolower",
+    "toupper",
+    "typeof",
+    "xor",
+];
+
+/// `PROCINFO["identifiers"]`: every builtin and user function and global variable, with
+/// its kind as gawk names it before the program runs (a user's variable is `untyped`).
+fn identifiers(prog: &Program) -> Array {
+    let mut ids = Array::default();
+    let mut put = |name: &str, kind: &str| {
+        ids.insert(
+            Rc::from(name.as_bytes()),
+            Cell::Val(Value::str(kind.as_bytes())),
+        );
+    };
+    for name in BUILTIN_FUNCS {
+        put(name, "builtin");
+    }
+    for name in SPECIAL_ARRAYS {
+        put(name, "array");
+    }
+    for name in SPECIAL_SCALARS {
+        put(name, "scalar");
+    }
+    for g in &prog.globals {
+        if !SPECIAL_ARRAYS.contains(&g.as_str()) && !SPECIAL_SCALARS.contains(&g.as_str()) {
+            put(g, "untyped");
+        }
+    }
+    for f in prog.funcs.iter().filter(|f| f.defined) {
+        put(&f.name, "user");
+    }
+    ids
+}
+
 pub fn bool_num(b: bool) -> f64 {
     if b { 1.0 } else { 0.0 }
 }
 
+/// `x ^ y` as gawk's `calc_exp`: an integral exponent by repeated squaring (a negative one
+/// as its reciprocal, so `2 ^ -1074` is 0 as `1 / 2 ^ 1074` overflows), others by `pow`.
 fn pow(x: f64, y: f64) -> f64 {
-    if y == y.trunc() && y.abs() < 1024.0 {
-        x.powi(y as i32)
-    } else {
-        x.powf(y)
+    if y != y.trunc() || y.abs() >= 9.2e18 {
+        return x.powf(y);
     }
+    let n = y as i64;
+    if n == 0 {
+        return 1.0;
+    }
+    let (mut base, mut k, mut mult) = (x, n.unsigned_abs(), 1.0);
+    while k > 1 {
+        if k % 2 == 1 {
+            mult *= base;
+        }
+        base *= base;
+        k /= 2;
+    }
+    let r = mult * base;
+    if n > 0 { r } else { 1.0 / r }
 }
 
 /// The array key for a value: integers in decimal, other numbers with CONVFMT.
@@ -1676,7 +1855,7 @@ pub fn key_of(v: &Value, convfmt: &[u8]) -> Str {
     match v {
         Value::Num(n) => key_num_fmt(*n, convfmt),
         Value::Uninit => Rc::from(&b""[..]),
-        Value::Str(s) | Value::StrNum(s) => s.clone(),
+        Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => s.clone(),
     }
 }
 
@@ -1735,8 +1914,11 @@ impl Interp {
     /// The array argument `e` of a builtin; `what` names it in the error
     /// (`split: second`).
     /// Whether `e` is a variable never used yet (neither scalar nor array).
+    /// A variable never used yet (a predefined one never is).
     pub fn is_untyped_var(&mut self, e: &Expr) -> bool {
-        matches!(e, Expr::Lv(LValue::Var(v)) if matches!(self.var_cell(*v), Cell::Uninit))
+        matches!(e, Expr::Lv(LValue::Var(v))
+            if !matches!(v, Var::Global(i) if *i < SPECIALS.len())
+                && matches!(self.var_cell(*v), Cell::Uninit))
     }
 
     /// Whether `e` is a variable read as a scalar but never given a value.
@@ -1771,6 +1953,25 @@ impl Interp {
     }
     pub fn do_system(&mut self, cmd: &[u8]) -> R<f64> {
         self.system(cmd)
+    }
+    /// `PROCINFO["argv"]`: the command line, `awk` and every argument as given.
+    pub fn set_procinfo_argv(&mut self, args: &[String]) {
+        let mut av = Array::default();
+        for (i, a) in std::iter::once("awk")
+            .chain(args.iter().map(String::as_str))
+            .enumerate()
+        {
+            av.insert(key_num(i as f64), Cell::Val(Value::str(a.as_bytes())));
+        }
+        if let Cell::Arr(p) = &self.globals[V_PROCINFO] {
+            p.borrow_mut()
+                .insert(Rc::from(&b"argv"[..]), Cell::Arr(Rc::new(RefCell::new(av))));
+        }
+    }
+
+    /// The environment awk was started with (for `TZ`).
+    pub fn env(&self) -> &std::collections::BTreeMap<String, String> {
+        &self.ctx.env
     }
     pub fn do_close(&mut self, name: &[u8]) -> R<f64> {
         self.close_stream(name)

@@ -10,6 +10,8 @@ pub enum Tok {
     Num(f64),
     Str(Vec<u8>),
     Regex(String),
+    /// gawk's typed regexp constant `@/re/`.
+    TypedRegex(String),
     /// A name not followed by `(`.
     Name(String),
     /// A name directly followed by `(` (a user function call).
@@ -29,7 +31,10 @@ pub enum Tok {
 pub struct Token {
     pub tok: Tok,
     pub line: usize,
-    /// Byte offset in the source just past the token (where gawk's caret points).
+    /// Byte offset in the source of the token's first byte (gawk's caret for a syntax error
+    /// goes under it).
+    pub start: usize,
+    /// Byte offset in the source just past the token.
     pub end: usize,
 }
 
@@ -176,9 +181,9 @@ impl Namespaces<'_> {
 
 /// Operators, longest first so a prefix never wins over the whole.
 const OPS: &[&str] = &[
-    "**=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "**", "==", "<=", ">=",
-    "!=", "!~", ">>", "{", "}", "(", ")", "[", "]", ";", ",", "+", "-", "*", "/", "%", "^", "!",
-    ">", "<", "|", "?", ":", "~", "$", "=",
+    "**=", "&&", "||", "|&", "++", "--", "+=", "-=", "*=", "/=", "%=", "^=", "**", "==", "<=",
+    ">=", "!=", "!~", ">>", "{", "}", "(", ")", "[", "]", ";", ",", "+", "-", "*", "/", "%", "^",
+    "!", ">", "<", "|", "?", ":", "~", "$", "=",
 ];
 
 /// A lexing error: the message and the offset it points at.
@@ -239,6 +244,7 @@ pub fn tokenize_warning(
                 toks.push(Token {
                     tok: Tok::Newline,
                     line,
+                    start: i - 1,
                     end: i,
                 });
                 line += 1;
@@ -262,6 +268,7 @@ pub fn tokenize_warning(
             _ => {}
         }
         let start_line = line;
+        let start = i;
         let tok = if c == b'"' {
             let (s, ni, nl) = string(src, i + 1, line, warnings)?;
             i = ni;
@@ -271,6 +278,10 @@ pub fn tokenize_warning(
             let (r, ni) = regex(src, i + 1, line)?;
             i = ni;
             Tok::Regex(r)
+        } else if c == b'@' && src.get(i + 1) == Some(&b'/') {
+            let (r, ni) = regex(src, i + 2, line)?;
+            i = ni;
+            Tok::TypedRegex(r)
         } else if c.is_ascii_digit()
             || (c == b'.' && src.get(i + 1).is_some_and(u8::is_ascii_digit))
         {
@@ -339,12 +350,14 @@ pub fn tokenize_warning(
         toks.push(Token {
             tok,
             line: start_line,
+            start,
             end: i,
         });
     }
     toks.push(Token {
         tok: Tok::Eof,
         line,
+        start: src.len(),
         end: src.len(),
     });
     Ok(toks)
@@ -404,7 +417,14 @@ fn namespace_directive(
 fn regex_allowed(prev: Option<&Tok>) -> bool {
     match prev {
         None => true,
-        Some(Tok::Num(_) | Tok::Str(_) | Tok::Regex(_) | Tok::Name(_) | Tok::Builtin(_)) => false,
+        Some(
+            Tok::Num(_)
+            | Tok::Str(_)
+            | Tok::Regex(_)
+            | Tok::TypedRegex(_)
+            | Tok::Name(_)
+            | Tok::Builtin(_),
+        ) => false,
         Some(Tok::Op(o)) => !matches!(*o, ")" | "]" | "$" | "++" | "--"),
         Some(_) => true,
     }

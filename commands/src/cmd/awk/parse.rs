@@ -32,6 +32,38 @@ pub const SPECIALS: &[&str] = &[
     "FIELDWIDTHS",
     "ERRNO",
 ];
+/// gawk's predefined variables that are arrays (the others are scalars).
+pub const SPECIAL_ARRAYS: &[&str] = &["ARGV", "ENVIRON", "FUNCTAB", "PROCINFO", "SYMTAB"];
+
+/// gawk's predefined scalars.
+pub const SPECIAL_SCALARS: &[&str] = &[
+    "ARGC",
+    "ARGIND",
+    "BINMODE",
+    "CONVFMT",
+    "ERRNO",
+    "FIELDWIDTHS",
+    "FILENAME",
+    "FNR",
+    "FPAT",
+    "FS",
+    "IGNORECASE",
+    "LINT",
+    "NF",
+    "NR",
+    "OFMT",
+    "OFS",
+    "ORS",
+    "PREC",
+    "RLENGTH",
+    "ROUNDMODE",
+    "RS",
+    "RSTART",
+    "RT",
+    "SUBSEP",
+    "TEXTDOMAIN",
+];
+
 pub const V_NF: usize = 0;
 pub const V_NR: usize = 1;
 pub const V_FNR: usize = 2;
@@ -105,6 +137,8 @@ pub enum GetSrc {
     Main,
     File(Box<Expr>),
     Cmd(Box<Expr>),
+    /// `cmd |& getline`: the output of a two-way coprocess.
+    Coproc(Box<Expr>),
 }
 
 #[derive(Debug)]
@@ -147,6 +181,8 @@ pub enum Redir {
     File,
     Append,
     Pipe,
+    /// `print |& cmd`: the input of a two-way coprocess.
+    Coproc,
 }
 
 #[derive(Debug)]
@@ -236,6 +272,8 @@ pub struct Program {
 #[derive(Debug)]
 pub struct ParseError {
     pub msg: String,
+    /// The error's line; 0 for a bare message (no source line, no `error:`) whose line is
+    /// in `pos`.
     pub line: usize,
     pub pos: usize,
     /// Found at a newline: gawk names the next line (it has read the newline).
@@ -342,17 +380,7 @@ pub fn parse(toks: &[Token]) -> PResult<Program> {
             p.prog.warnings.push((line, w));
         }
     }
-    for f in &p.prog.funcs {
-        if !f.defined {
-            return Err(ParseError {
-                msg: format!("function `{}' not defined", f.name),
-                line: 0,
-                pos: f.first_call_line,
-                at_newline: false,
-                plain: 0,
-            });
-        }
-    }
+    // A call to a function never defined is fatal only when it runs, as in gawk.
     // Array-ness flows through calls that pass a parameter on.
     loop {
         let mut changed = false;
@@ -411,8 +439,12 @@ impl Parser<'_> {
         ParseError {
             msg: msg.into(),
             line: t.line,
-            // The caret goes under the token's last character, or just past the text.
-            pos: if t.tok == Tok::Eof { t.end + 1 } else { t.end },
+            // The caret goes under the token's first character, or just past the text.
+            pos: match t.tok {
+                Tok::Eof => t.end + 1,
+                Tok::Newline => t.end,
+                _ => t.start + 1,
+            },
             at_newline: t.tok == Tok::Newline,
             plain: 0,
         }
@@ -519,10 +551,22 @@ impl Parser<'_> {
         match self.peek().clone() {
             Tok::Kw("function") => self.function(),
             Tok::Kw(k @ ("BEGIN" | "END" | "BEGINFILE" | "ENDFILE")) => {
+                let kw_line = self.toks[self.i.min(self.toks.len() - 1)].line;
                 self.advance();
-                self.opt_nl();
                 if !self.is_op("{") {
-                    return Err(self.error());
+                    // gawk names the next line when it has read the newline.
+                    let line = if *self.peek() == Tok::Newline {
+                        kw_line + 1
+                    } else {
+                        kw_line
+                    };
+                    return Err(ParseError {
+                        msg: format!("{k} blocks must have an action part"),
+                        line: 0,
+                        pos: line,
+                        at_newline: false,
+                        plain: 0,
+                    });
                 }
                 self.section = k;
                 let body = self.block();
@@ -616,6 +660,18 @@ impl Parser<'_> {
                     self.i -= 1;
                     return Err(self.plain_error(
                         format!("function `{name}': cannot use function name as parameter name"),
+                        1,
+                    ));
+                }
+                Tok::Name(p)
+                    if SPECIAL_SCALARS.contains(&p.as_str())
+                        || SPECIAL_ARRAYS.contains(&p.as_str()) =>
+                {
+                    self.i -= 1;
+                    return Err(self.plain_error(
+                        format!(
+                            "function `{name}': cannot use special variable `{p}' as a function parameter"
+                        ),
                         1,
                     ));
                 }
@@ -908,18 +964,20 @@ impl Parser<'_> {
                 self.advance();
                 let args = self.print_args()?;
 
-                let dest = if self.is_op(">") || self.is_op(">>") || self.is_op("|") {
-                    let kind = match self.advance() {
-                        Tok::Op(">") => Redir::File,
-                        Tok::Op(">>") => Redir::Append,
-                        _ => Redir::Pipe,
+                let dest =
+                    if self.is_op(">") || self.is_op(">>") || self.is_op("|") || self.is_op("|&") {
+                        let kind = match self.advance() {
+                            Tok::Op(">") => Redir::File,
+                            Tok::Op(">>") => Redir::Append,
+                            Tok::Op("|&") => Redir::Coproc,
+                            _ => Redir::Pipe,
+                        };
+                        // The destination is a concatenation-free expression.
+                        let d = self.concat_no_gt()?;
+                        Some((kind, d))
+                    } else {
+                        None
                     };
-                    // The destination is a concatenation-free expression.
-                    let d = self.concat_no_gt()?;
-                    Some((kind, d))
-                } else {
-                    None
-                };
                 Ok(if k == "print" {
                     Stmt::Print(args, dest)
                 } else {
@@ -1010,6 +1068,7 @@ impl Parser<'_> {
             || self.is_op(">")
             || self.is_op(">>")
             || self.is_op("|")
+            || self.is_op("|&")
         {
             return Ok(Vec::new());
         }
@@ -1028,7 +1087,8 @@ impl Parser<'_> {
                     || self.is_op("}")
                     || self.is_op(">")
                     || self.is_op(">>")
-                    || self.is_op("|"))
+                    || self.is_op("|")
+                    || self.is_op("|&"))
             {
                 return Ok(list);
             }
@@ -1191,11 +1251,20 @@ impl Parser<'_> {
         let mut compared = false;
         loop {
             // `cmd | getline [var]`
-            if self.is_op("|") && matches!(self.peek_at(1), Tok::Kw("getline")) {
+            if (self.is_op("|") || self.is_op("|&"))
+                && matches!(self.peek_at(1), Tok::Kw("getline"))
+            {
+                let two_way = self.is_op("|&");
                 self.advance();
                 self.advance();
                 let lv = self.opt_getline_lvalue()?;
-                l = Expr::Getline(GetSrc::Cmd(Box::new(l)), lv);
+                let cmd = Box::new(l);
+                let src = if two_way {
+                    GetSrc::Coproc(cmd)
+                } else {
+                    GetSrc::Cmd(cmd)
+                };
+                l = Expr::Getline(src, lv);
                 // Its value may start a concatenation (`cmd | getline x y`).
                 if self.starts_operand() && !self.is_op("-") && !self.is_op("+") && !self.is_op("!")
                 {
@@ -1215,11 +1284,7 @@ impl Parser<'_> {
             };
             if compared {
                 // gawk's caret is under the operator's first character.
-                let mut e = self.error();
-                if let Tok::Op(o) = self.peek() {
-                    e.pos = e.pos + 1 - o.len();
-                }
-                return Err(e);
+                return Err(self.error());
             }
             compared = true;
             self.advance();
@@ -1238,6 +1303,7 @@ impl Parser<'_> {
             Tok::Num(_)
             | Tok::Str(_)
             | Tok::Regex(_)
+            | Tok::TypedRegex(_)
             | Tok::Name(_)
             | Tok::FuncName(_)
             | Tok::Builtin(_) => true,
@@ -1406,6 +1472,8 @@ impl Parser<'_> {
             Tok::Num(n) => Ok(Expr::Const(Value::Num(n))),
             Tok::Str(s) => Ok(Expr::Const(Value::str(s))),
             Tok::Regex(r) => Ok(Expr::Regex(self.regex(r))),
+            // A value of its own type: its text, matched as a regex wherever one is used.
+            Tok::TypedRegex(r) => Ok(Expr::Const(Value::Regex(std::rc::Rc::from(r.as_bytes())))),
             Tok::Op("$") => {
                 let e = if self.is_op("++") || self.is_op("--") {
                     let delta = if self.eat_op("++") {
@@ -1551,6 +1619,15 @@ impl Parser<'_> {
                     let src = self.primary_for_redirect()?;
                     return Ok(Expr::Getline(GetSrc::File(Box::new(src)), lv));
                 }
+                if matches!(self.section, "BEGINFILE" | "ENDFILE") {
+                    return Err(self.plain_error(
+                        format!(
+                            "non-redirected `getline' invalid inside `{}' rule",
+                            self.section
+                        ),
+                        1,
+                    ));
+                }
                 Ok(Expr::Getline(GetSrc::Main, lv))
             }
             _ => {
@@ -1635,8 +1712,9 @@ mod tests {
     fn syntax_errors() {
         assert!(fails("BEGIN { x = }"));
         assert!(fails("BEGIN { print 1"));
-        assert!(fails("BEGIN { f(1) }"));
         assert!(fails("BEGIN { return 1 }"));
+        // Calling a function never defined is fatal only when the call runs, as in gawk.
+        assert!(!fails("BEGIN { if (0) f(1) }"));
     }
 
     #[test]

@@ -9,6 +9,45 @@ thread_local! {
     static UTF8: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
+thread_local! {
+    /// gawk's `--non-decimal-data`: strings with a leading `0x` or `0` convert to numbers as
+    /// hex or octal. Per thread, as [`UTF8`].
+    static NON_DECIMAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Sets `--non-decimal-data` for this thread's awk.
+pub fn set_non_decimal_data(on: bool) {
+    NON_DECIMAL.with(|u| u.set(on));
+}
+
+/// The value of a hex (`0x1A`) or octal (`011`) constant as gawk reads it (`nondec2awknum`):
+/// `None` unless `s` starts with `0` and is not decimal (a `.`, an exponent, an 8 or a 9
+/// make it decimal).
+pub fn non_decimal(s: &[u8]) -> Option<f64> {
+    if s.len() > 1 && s[0] == b'0' && matches!(s[1], b'x' | b'X') {
+        return Some(
+            s[2..]
+                .iter()
+                .map_while(|c| char::from(*c).to_digit(16))
+                .fold(0.0, |acc, d| acc * 16.0 + f64::from(d)),
+        );
+    }
+    if s.first() != Some(&b'0') {
+        return None;
+    }
+    let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    if matches!(s.get(digits), Some(b'.' | b'e' | b'E'))
+        || s[..digits].iter().any(|c| matches!(c, b'8' | b'9'))
+    {
+        return None;
+    }
+    Some(
+        s[..digits]
+            .iter()
+            .fold(0.0, |acc, d| acc * 8.0 + f64::from(d - b'0')),
+    )
+}
+
 /// Sets the character mode for this thread's awk.
 pub fn set_utf8_mode(on: bool) {
     UTF8.with(|u| u.set(on));
@@ -40,6 +79,8 @@ pub enum Value {
     Str(Str),
     /// A string from input (fields, `getline`, `ARGV`, `-v`): numeric if it looks so.
     StrNum(Str),
+    /// gawk's typed regexp (`@/re/`): its text as a string, 0 as a number.
+    Regex(Str),
 }
 
 impl Value {
@@ -52,7 +93,7 @@ impl Value {
 
     pub fn to_num(&self) -> f64 {
         match self {
-            Value::Uninit => 0.0,
+            Value::Uninit | Value::Regex(_) => 0.0,
             Value::Num(n) => *n,
             Value::Str(s) | Value::StrNum(s) => str_to_num(s),
         }
@@ -62,7 +103,7 @@ impl Value {
     pub fn is_numeric(&self) -> bool {
         match self {
             Value::Uninit | Value::Num(_) => true,
-            Value::Str(_) => false,
+            Value::Str(_) | Value::Regex(_) => false,
             Value::StrNum(s) => looks_numeric(s),
         }
     }
@@ -71,7 +112,7 @@ impl Value {
         match self {
             Value::Uninit => false,
             Value::Num(n) => *n != 0.0,
-            Value::Str(s) => !s.is_empty(),
+            Value::Str(s) | Value::Regex(s) => !s.is_empty(),
             Value::StrNum(s) => {
                 if looks_numeric(s) {
                     str_to_num(s) != 0.0
@@ -87,7 +128,7 @@ impl Value {
         match self {
             Value::Uninit => Rc::from(&b""[..]),
             Value::Num(n) => Rc::from(num_to_str(*n, convfmt)),
-            Value::Str(s) | Value::StrNum(s) => s.clone(),
+            Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => s.clone(),
         }
     }
 
@@ -96,7 +137,7 @@ impl Value {
         match self {
             Value::Uninit => {}
             Value::Num(n) => push_num(out, *n, convfmt),
-            Value::Str(s) | Value::StrNum(s) => out.extend_from_slice(s),
+            Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => out.extend_from_slice(s),
         }
     }
 }
@@ -205,6 +246,11 @@ pub fn str_to_num(s: &[u8]) -> f64 {
     if let Some((v, _)) = special(rest) {
         return v;
     }
+    if NON_DECIMAL.with(std::cell::Cell::get)
+        && let Some(v) = non_decimal(rest)
+    {
+        return v;
+    }
     let n = num_prefix(rest);
     if n == 0 {
         return 0.0;
@@ -231,6 +277,13 @@ pub fn looks_numeric(s: &[u8]) -> bool {
     }
     if let Some((_, n)) = special(t) {
         return n == t.len();
+    }
+    if NON_DECIMAL.with(std::cell::Cell::get)
+        && t.len() > 2
+        && t[0] == b'0'
+        && matches!(t[1], b'x' | b'X')
+    {
+        return t[2..].iter().all(u8::is_ascii_hexdigit);
     }
     num_prefix(t) == t.len()
 }
@@ -302,6 +355,54 @@ fn fmt_g(out: &mut Vec<u8>, x: f64, prec: usize, upper: bool, alt: bool) {
             out.extend_from_slice(strip_zeros(s.as_bytes()));
         }
     }
+}
+
+/// C's `%a` of a finite non-negative double, after the `0x`: `1.8p+1`; all the mantissa's
+/// significant hex digits without a precision, else rounded (to even) to that many.
+fn fmt_a(out: &mut Vec<u8>, x: f64, prec: Option<usize>, upper: bool, alt: bool) {
+    let bits = x.to_bits();
+    let raw_exp = ((bits >> 52) & 0x7ff) as i64;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (mut lead, mut mant, exp) = match (raw_exp, frac) {
+        (0, 0) => (0u64, 0u64, 0i64),
+        (0, f) => (0, f, -1022),
+        (e, f) => (1, f, e - 1023),
+    };
+    let mut digits = 13usize;
+    if let Some(p) = prec.filter(|&p| p < 13) {
+        let shift = (13 - p) * 4;
+        let whole = (lead << 52) | mant;
+        let (mut q, rem) = (whole >> shift, whole & ((1u64 << shift) - 1));
+        let half = 1u64 << (shift - 1);
+        if rem > half || (rem == half && q & 1 == 1) {
+            q += 1;
+        }
+        lead = q >> (p * 4);
+        mant = q & ((1u64 << (p * 4)) - 1);
+        digits = p;
+    }
+    let mut hex: Vec<u8> = (0..digits)
+        .rev()
+        .map(|i| b"0123456789abcdef"[((mant >> (i * 4)) & 0xf) as usize])
+        .collect();
+    match prec {
+        None => {
+            while hex.last() == Some(&b'0') {
+                hex.pop();
+            }
+        }
+        Some(p) => hex.resize(p, b'0'),
+    }
+    let mut s = format!("{lead}").into_bytes();
+    if !hex.is_empty() || alt {
+        s.push(b'.');
+    }
+    s.extend_from_slice(&hex);
+    s.extend_from_slice(format!("p{exp:+}").as_bytes());
+    if upper {
+        s.make_ascii_uppercase();
+    }
+    out.extend_from_slice(&s);
 }
 
 fn strip_zeros(m: &[u8]) -> &[u8] {
@@ -484,9 +585,21 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                 prec = Some(p);
             }
         }
-        // Length modifiers are accepted and ignored.
-        while i < fmt.len() && matches!(fmt[i], b'h' | b'l' | b'L' | b'q' | b'j' | b'z' | b't') {
+        // Length modifiers are accepted and ignored, but one given twice (`%lld`) ends the
+        // conversion: gawk prints it as written, up to the repeated letter.
+        let mut seen: Vec<u8> = Vec::new();
+        let mut repeated = false;
+        while i < fmt.len() && matches!(fmt[i], b'h' | b'l' | b'L' | b'j' | b'z' | b't') {
+            repeated = seen.contains(&fmt[i]);
+            seen.push(fmt[i]);
             i += 1;
+            if repeated {
+                break;
+            }
+        }
+        if repeated {
+            out.extend_from_slice(&fmt[start..i]);
+            continue;
         }
         let Some(&conv) = fmt.get(i) else {
             out.extend_from_slice(&fmt[start..]);
@@ -607,7 +720,11 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                     }
                 }
                 let mut d = digits.into_bytes();
-                if alt && conv == b'o' && d[0] != b'0' {
+                if prec == Some(0) && v == 0 {
+                    // C prints no digits for zero at precision 0.
+                    d.clear();
+                }
+                if alt && conv == b'o' && d.first() != Some(&b'0') {
                     d.insert(0, b'0');
                 }
                 if let Some(p) = prec {
@@ -646,7 +763,20 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
                                 body.push(b'.');
                             }
                         }
-                        b'a' | b'A' => fmt_e(&mut body, a, p, conv == b'A', alt),
+                        b'a' | b'A' => {
+                            let up = conv == b'A';
+                            sign = match (sign, up) {
+                                (b"-", false) => &b"-0x"[..],
+                                (b"-", true) => &b"-0X"[..],
+                                (b"+", false) => &b"+0x"[..],
+                                (b"+", true) => &b"+0X"[..],
+                                (b" ", false) => &b" 0x"[..],
+                                (b" ", true) => &b" 0X"[..],
+                                (_, false) => &b"0x"[..],
+                                (_, true) => &b"0X"[..],
+                            };
+                            fmt_a(&mut body, a, prec, up, alt);
+                        }
                         _ => fmt_g(&mut body, a, p, conv == b'G', alt),
                     }
                 }

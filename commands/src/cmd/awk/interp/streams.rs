@@ -3,6 +3,17 @@
 
 use super::*;
 
+/// How much gawk asks standard input for at a time (its buffer, a file's block size):
+/// an awk that exits early leaves a seekable standard input just past what it read,
+/// e.g. 4 KiB into a file, where the next command (`{ awk 'NR==1{exit}'; cat; } < f`)
+/// starts.
+const GAWK_READ: usize = 4096;
+
+/// gawk's error for a redirection under `--sandbox`.
+fn sandboxed() -> Fail {
+    Fail::Fatal("redirection not allowed in sandbox mode".into())
+}
+
 impl Interp {
     /// The next record of the main input, moving through ARGV's operands.
     pub(super) fn next_main_record(&mut self) -> R<Option<Vec<u8>>> {
@@ -69,7 +80,7 @@ impl Interp {
                     return Ok(false);
                 }
                 self.main.used_file = true;
-                let reader = Reader::stdin(&self.ctx);
+                let reader = Reader::stdin_in_reads_of(&self.ctx, GAWK_READ);
                 // gawk names standard input `-`.
                 self.set_global_raw(V_FILENAME, Value::str(b"-".to_vec()));
                 self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
@@ -99,6 +110,11 @@ impl Interp {
             if let Ok(meta) = self.rt.block_on(self.ctx.fs.stat(&self.ctx.path(&fname)))
                 && meta.is_dir()
             {
+                match self.beginfile_unreadable(&name, "Is a directory")? {
+                    Flow::NextFile => continue,
+                    Flow::Exit => return Ok(false),
+                    _ => {}
+                }
                 self.warn(&format!(
                     "command line argument `{fname}' is a directory: skipped"
                 ));
@@ -107,23 +123,10 @@ impl Interp {
             let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
                 Ok(r) => r,
                 Err(e) => {
-                    // BEGINFILE sees the failure in ERRNO and may skip the file with
-                    // `nextfile`; otherwise it is fatal.
-                    let prog = self.prog.clone();
-                    if !prog.beginfile.is_empty() {
-                        self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
-                        self.set_global_raw(V_ERRNO, Value::str(e.to_string()));
-                        match self.exec_block(&prog.beginfile)? {
-                            Flow::NextFile => {
-                                self.set_global_raw(V_ERRNO, Value::str(Vec::new()));
-                                continue;
-                            }
-                            Flow::Exit => {
-                                self.main.done = true;
-                                return Ok(false);
-                            }
-                            _ => {}
-                        }
+                    match self.beginfile_unreadable(&name, &e.to_string())? {
+                        Flow::NextFile => continue,
+                        Flow::Exit => return Ok(false),
+                        _ => {}
                     }
                     return Err(Fail::Fatal(format!(
                         "cannot open file `{fname}' for reading: {e}"
@@ -132,10 +135,32 @@ impl Interp {
             };
             self.set_global_raw(V_ERRNO, Value::str(Vec::new()));
             self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
+            if let Some(slot) = self.argind {
+                self.set_global_raw(slot, Value::Num(i as f64));
+            }
             self.main.cur = Some(RecordReader::new(reader, self.ctx.budget.empty_charge()));
             self.fnr = 0.0;
             return self.begin_file();
         }
+    }
+
+    /// BEGINFILE for an operand that cannot be read: it sees why in ERRNO and may skip the
+    /// file with `nextfile` (`Flow::NextFile`) or `exit` (`Flow::Exit`, input done);
+    /// otherwise (or without BEGINFILE) the caller reports the file.
+    fn beginfile_unreadable(&mut self, name: &[u8], why: &str) -> R<Flow> {
+        let prog = self.prog.clone();
+        if prog.beginfile.is_empty() {
+            return Ok(Flow::Normal);
+        }
+        self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
+        self.set_global_raw(V_ERRNO, Value::str(why.as_bytes()));
+        let flow = self.exec_block(&prog.beginfile)?;
+        match flow {
+            Flow::NextFile => self.set_global_raw(V_ERRNO, Value::str(Vec::new())),
+            Flow::Exit => self.main.done = true,
+            _ => {}
+        }
+        Ok(flow)
     }
 
     pub(super) fn begin_file(&mut self) -> R<bool> {
@@ -147,7 +172,16 @@ impl Interp {
                     self.main.cur = None;
                     return Ok(false);
                 }
-                Flow::NextFile => self.main.cur = None,
+                // The file was opened, so its ENDFILE still runs (gawk does this too).
+                Flow::NextFile => {
+                    self.main.cur = None;
+                    if !prog.endfile.is_empty()
+                        && let Flow::Exit = self.exec_block(&prog.endfile)?
+                    {
+                        self.main.done = true;
+                        return Ok(false);
+                    }
+                }
                 _ => {}
             }
         }
@@ -223,18 +257,17 @@ impl Interp {
             )));
         }
         let sname = lossy(name);
+        if self.sandbox {
+            return Err(sandboxed());
+        }
         let dest = match kind {
+            Redir::Coproc => return self.coprocess(name),
             Redir::Pipe => {
                 self.flush_all()?;
                 let (tx, rx) = crate::pipe();
                 let mut child = self.ctx.clone();
                 child.stdin = rx;
-                let launcher = self.ctx.launcher.clone();
-                let argv = vec!["sh".to_string(), "-c".to_string(), sname];
-                let job = self
-                    .ctx
-                    .budget
-                    .spawn(async move { launcher.launch(child, argv).await });
+                let job = self.spawn_sh(child, name);
                 Dest::Pipe {
                     tx: Some(tx),
                     job: Some(job),
@@ -275,17 +308,15 @@ impl Interp {
             }
             Some((kind, name)) => {
                 self.out_stream(kind, &name)?;
+                if matches!(self.outs.get(&name).map(|s| &s.dest), Some(Dest::Stdout)) {
+                    // `/dev/stdout` is standard output itself, with its buffer.
+                    self.out.extend_from_slice(data);
+                    return self.maybe_flush();
+                }
                 let mut flush = false;
                 if let Some(s) = self.outs.get_mut(&name) {
                     s.buf.extend_from_slice(data);
-                    flush = s.buf.len() >= OUT_BUF
-                        || matches!(s.dest, Dest::Stderr)
-                        || (matches!(s.dest, Dest::Stdout) && self.ctx.tty.is_some());
-                }
-                if matches!(self.outs.get(&name).map(|s| &s.dest), Some(Dest::Stdout)) {
-                    // Keep order with plain prints.
-                    self.flush_stdout()?;
-                    flush = true;
+                    flush = s.buf.len() >= OUT_BUF || matches!(s.dest, Dest::Stderr);
                 }
                 if flush {
                     self.flush_stream(&name)?;
@@ -295,12 +326,88 @@ impl Interp {
         }
     }
 
+    /// Starts the two-way coprocess `cmd` (`print |& cmd`, `cmd |& getline`) unless it
+    /// runs: its standard input is an output stream and its standard output an input
+    /// stream, both named by the command, so `close(cmd, "to")` can end one side.
+    pub(super) fn coprocess(&mut self, name: &[u8]) -> R<()> {
+        if self.outs.contains_key(name) || self.ins.contains_key(name) {
+            return Ok(());
+        }
+        if self.outs.len() + self.ins.len() + 1 >= MAX_OPEN_STREAMS {
+            return Err(Fail::Fatal(format!(
+                "cannot open `{}': too many open files",
+                lossy(name)
+            )));
+        }
+        self.flush_all()?;
+        let (to_tx, to_rx) = crate::pipe();
+        let (from_tx, from_rx) = crate::pipe();
+        let mut child = self.ctx.clone();
+        child.stdin = to_rx;
+        child.stdout = from_tx;
+        let job = self.spawn_sh(child, name);
+        let reader = self.pipe_reader(from_rx);
+        self.outs.insert(
+            name.to_vec(),
+            OutStream {
+                dest: Dest::Pipe {
+                    tx: Some(to_tx),
+                    job: None,
+                },
+                buf: Vec::new(),
+            },
+        );
+        self.ins.insert(name.to_vec(), InStream::Cmd(reader, job));
+        Ok(())
+    }
+
+    /// Runs `cmd` through the session's `sh -c` with `child`'s streams, in the background.
+    fn spawn_sh(&self, child: Context, cmd: &[u8]) -> tokio::task::JoinHandle<crate::Status> {
+        let launcher = self.ctx.launcher.clone();
+        let argv = vec!["sh".to_string(), "-c".to_string(), lossy(cmd)];
+        self.ctx
+            .budget
+            .spawn(async move { launcher.launch(child, argv).await })
+    }
+
+    /// Records read from a command's output.
+    fn pipe_reader(&self, rx: crate::Input) -> RecordReader {
+        let mut rctx = self.ctx.clone();
+        rctx.stdin = rx;
+        RecordReader::new(Reader::stdin(&rctx), self.ctx.budget.empty_charge())
+    }
+
+    /// `close(cmd, "to")` or `close(cmd, "from")`: one side of a coprocess (or of any
+    /// stream of that name); the other stays open.
+    pub fn close_side(&mut self, name: &[u8], to: bool) -> R<f64> {
+        if to {
+            if !self.outs.contains_key(name) {
+                return Ok(-1.0);
+            }
+            self.flush_stream(name)?;
+            self.outs.shift_remove(name);
+            return Ok(0.0);
+        }
+        match self.ins.remove(name) {
+            None => Ok(-1.0),
+            Some(InStream::File(_)) => Ok(0.0),
+            Some(InStream::Cmd(r, job)) => {
+                drop(r);
+                if self.outs.contains_key(name) {
+                    // Its input is still open: the command may still be running.
+                    return Ok(0.0);
+                }
+                Ok(self.rt.block_on(job).map_or(-1.0, f64::from))
+            }
+        }
+    }
+
     /// Closes a stream by name; the status close() returns (-1 if none was open).
     pub(super) fn close_stream(&mut self, name: &[u8]) -> R<f64> {
         let mut result = None;
         if self.outs.contains_key(name) {
             self.flush_stream(name)?;
-            if let Some(s) = self.outs.remove(name) {
+            if let Some(s) = self.outs.shift_remove(name) {
                 result = Some(match s.dest {
                     Dest::Stdout | Dest::Stderr => 0.0,
                     Dest::File(h) => match self.rt.block_on(h.close()) {
@@ -335,10 +442,11 @@ impl Interp {
         Ok(result.unwrap_or(-1.0))
     }
 
-    /// At exit: flush stdout, then close every redirection (waiting for commands).
+    /// At exit, as gawk's `close_io`: close every redirection, the most recently opened
+    /// first (waiting for commands), then flush standard output. So the output of
+    /// `print | "sort"` comes before plain prints still in the buffer.
     pub(super) fn finish(&mut self) -> R<()> {
-        self.flush_stdout()?;
-        let names: Vec<Vec<u8>> = self.outs.keys().cloned().collect();
+        let names: Vec<Vec<u8>> = self.outs.keys().rev().cloned().collect();
         for n in names {
             self.close_stream(&n)?;
         }
@@ -346,7 +454,7 @@ impl Interp {
         for n in names {
             self.close_stream(&n)?;
         }
-        Ok(())
+        self.flush_stdout()
     }
 
     /// Cleanup on an abnormal end: pending output is still written.
@@ -366,6 +474,9 @@ impl Interp {
                 self.nr += 1.0;
                 self.fnr += 1.0;
                 self.getline_store(place, rec)
+            }
+            GetSrc::Coproc(_) | GetSrc::File(_) | GetSrc::Cmd(_) if self.sandbox => {
+                Err(sandboxed())
             }
             GetSrc::File(e) => {
                 let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
@@ -398,6 +509,17 @@ impl Interp {
                 };
                 self.getline_store(place, rec)
             }
+            GetSrc::Coproc(e) => {
+                let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                let place = self.getline_place(lv)?;
+                self.coprocess(&name)?;
+                // What was written to it is sent before waiting for its answer.
+                self.flush_stream(&name)?;
+                let Some(rec) = self.read_stream(&name)? else {
+                    return Ok(Value::Num(0.0));
+                };
+                self.getline_store(place, rec)
+            }
             GetSrc::Cmd(e) => {
                 let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
                 let place = self.getline_place(lv)?;
@@ -406,22 +528,9 @@ impl Interp {
                     let (tx, rx) = crate::pipe();
                     let mut child = self.ctx.clone();
                     child.stdout = tx;
-                    let launcher = self.ctx.launcher.clone();
-                    let argv = vec!["sh".to_string(), "-c".to_string(), lossy(&name)];
-                    let job = self
-                        .ctx
-                        .budget
-                        .spawn(async move { launcher.launch(child, argv).await });
-                    let mut rctx = self.ctx.clone();
-                    rctx.stdin = rx;
-                    let reader = Reader::stdin(&rctx);
-                    self.ins.insert(
-                        name.clone(),
-                        InStream::Cmd(
-                            RecordReader::new(reader, self.ctx.budget.empty_charge()),
-                            job,
-                        ),
-                    );
+                    let job = self.spawn_sh(child, &name);
+                    let reader = self.pipe_reader(rx);
+                    self.ins.insert(name.clone(), InStream::Cmd(reader, job));
                 }
                 let Some(rec) = self.read_stream(&name)? else {
                     return Ok(Value::Num(0.0));
@@ -472,6 +581,11 @@ impl Interp {
 
     /// `system(cmd)`: output flushed first, the command run through the shell.
     pub(super) fn system(&mut self, cmd: &[u8]) -> R<f64> {
+        if self.sandbox {
+            return Err(Fail::Fatal(
+                "'system' function not allowed in sandbox mode".into(),
+            ));
+        }
         self.flush_all()?;
         let mut child = self.ctx.clone();
         child.stdin = self.ctx.stdin.clone();
