@@ -1,5 +1,10 @@
 //! `type [-t] name ...`: display what a name would run.
 
+use std::sync::Arc;
+
+use forkbox_commands::FileSystem;
+
+use crate::registry::Registry;
 use crate::shell::Shell;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
@@ -85,30 +90,75 @@ pub(crate) fn fork_file(
     name: &str,
     path: &str,
 ) -> impl std::future::Future<Output = Option<(String, bool)>> + Send + 'static + use<> {
-    let candidates: Vec<(String, String)> = path
-        .split(':')
-        .filter(|dir| !is_command_dir(sh, dir.trim_end_matches('/')))
-        .map(|dir| {
+    let search = PathSearch {
+        registry: None,
+        fs: sh.fs.clone(),
+        cwd: sh.cwd.clone(),
+    };
+    let (name, path) = (name.to_string(), path.to_string());
+    async move {
+        match search.find(&name, &path).await {
+            InPath::File(f) => Some((f, true)),
+            InPath::Refused(f) => Some((f, false)),
+            InPath::Command | InPath::Missing => None,
+        }
+    }
+}
+
+/// Where a search of PATH leads a command name (see [`PathSearch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InPath {
+    /// The registry's command: a directory where the registry's commands are files came
+    /// first.
+    Command,
+    /// An executable regular file of the fork, as PATH's directory names it.
+    File(String),
+    /// No executable, but a regular file of that name without execute permission (bash
+    /// and execvp are then refused).
+    Refused(String),
+    /// Nothing of that name.
+    Missing,
+}
+
+/// The one search of PATH, as bash and execvp do it: the directories in order, the
+/// first executable regular file wins. In a directory where the registry's commands are
+/// files (`/usr/bin`, `/bin`) a registered command is found; elsewhere the fork's files
+/// are looked at. The shell searches with it, and so do the programs that run others
+/// (`env`, `xargs`, `find -exec`, `timeout`) through their launcher.
+pub(crate) struct PathSearch {
+    /// The registry whose commands are files; `None` skips the directories that hold
+    /// them (only the fork is searched).
+    pub registry: Option<Arc<Registry>>,
+    pub fs: Arc<dyn FileSystem>,
+    /// The working directory relative entries (and an empty one) are taken from.
+    pub cwd: String,
+}
+
+impl PathSearch {
+    pub(crate) async fn find(&self, name: &str, path: &str) -> InPath {
+        let mut refused = None;
+        for dir in path.split(':') {
+            if command_dir(&self.cwd, dir.trim_end_matches('/')) {
+                match &self.registry {
+                    Some(r) if r.resolve(name).and_then(|e| e.path()).is_some() => {
+                        return InPath::Command;
+                    }
+                    _ => continue,
+                }
+            }
             let shown = match dir {
                 "" => format!("./{name}"),
                 d if d.ends_with('/') => format!("{d}{name}"),
                 d => format!("{d}/{name}"),
             };
-            let full = forkbox_commands::fs::join(&sh.cwd, &shown);
-            (shown, full)
-        })
-        .collect();
-    let fs = sh.fs.clone();
-    async move {
-        let mut refused = None;
-        for (shown, full) in candidates {
-            match fs.stat(&full).await {
-                Ok(m) if m.is_file() && m.mode & 0o111 != 0 => return Some((shown, true)),
-                Ok(m) if m.is_file() && refused.is_none() => refused = Some((shown, false)),
+            let full = forkbox_commands::fs::join(&self.cwd, &shown);
+            match self.fs.stat(&full).await {
+                Ok(m) if m.is_file() && m.mode & 0o111 != 0 => return InPath::File(shown),
+                Ok(m) if m.is_file() && refused.is_none() => refused = Some(shown),
                 _ => {}
             }
         }
-        refused
+        refused.map_or(InPath::Missing, InPath::Refused)
     }
 }
 
@@ -145,7 +195,12 @@ pub(crate) fn file_paths_in(sh: &Shell, name: &str, path: &str) -> Vec<String> {
 /// that reaches it on a Debian system (however spelled: `/usr//bin`, or relative to the
 /// working directory, as an empty entry is).
 fn is_command_dir(sh: &Shell, dir: &str) -> bool {
-    let full = forkbox_commands::fs::normalize(&forkbox_commands::fs::join(&sh.cwd, dir));
+    command_dir(&sh.cwd, dir)
+}
+
+/// [`is_command_dir`] from working directory `cwd`.
+fn command_dir(cwd: &str, dir: &str) -> bool {
+    let full = forkbox_commands::fs::normalize(&forkbox_commands::fs::join(cwd, dir));
     matches!(full.as_str(), "/usr/bin" | "/bin")
 }
 

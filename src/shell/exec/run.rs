@@ -2,6 +2,7 @@
 //! nested shell or a script file of the fork.
 
 use super::*;
+use crate::shell::builtins::type_::{InPath, PathSearch};
 
 impl Shell {
     /// Resolves and runs a command by name: function, builtin, nested shell, registry
@@ -137,6 +138,21 @@ impl Shell {
         };
         let name = set_path.as_deref().unwrap_or(name);
         let registry = self.registry.clone();
+        // A file of the fork in a directory of PATH before the registry's (`~/bin/ls`)
+        // is what bash would find first.
+        if set_path.is_none()
+            && !name.contains('/')
+            && registry
+                .resolve(name)
+                .is_some_and(|e| e.kind != forkbox_commands::CommandKind::Builtin)
+            && let Some(path) = self.search_path(env_extra)
+            && let InPath::File(file) = self.path_search().find(name, &path).await
+        {
+            if !own_path {
+                self.remember_path(name, Some(file.clone()));
+            }
+            return self.run_script_file(&file, args, env_extra, fds).await;
+        }
         match registry.resolve(name) {
             // A command whose file no directory of PATH holds is not found.
             Some(entry) if !name.contains('/') && !self.in_path(name, entry, env_extra) => {}
@@ -218,6 +234,15 @@ impl Shell {
         }
         let path = self.search_path(env_extra).unwrap_or_default();
         !builtins::type_::file_paths_in(self, name, &path).is_empty()
+    }
+
+    /// The search of PATH from this shell's working directory (see [`PathSearch`]).
+    pub(crate) fn path_search(&self) -> PathSearch {
+        PathSearch {
+            registry: Some(self.registry.clone()),
+            fs: self.fs.clone(),
+            cwd: self.cwd.clone(),
+        }
     }
 
     /// The PATH a command is looked up in: its own prefix assignment's, else the shell's.
