@@ -421,22 +421,27 @@ impl Shell {
             let saved_aliases =
                 std::mem::replace(&mut self.lines.read_aliases, origin.aliases.clone());
             self.local_frames.push(Default::default());
+            // A function with the trace attribute sees the traps its caller sees.
+            let saved_traced = self.traced_call;
+            self.traced_call = self.traced_functions.contains(&f.fname.value)
+                && (self.call_depth == 0 || self.functrace() || saved_traced);
             self.call_depth += 1;
             // Loops do not reach into a function: `break` there is outside any loop.
             let saved_loops = std::mem::replace(&mut self.loop_depth, 0);
             let body = &f.body;
             // A function does not inherit the RETURN trap (unless `set -T`): it is put
             // aside for the call, and what the function itself sets runs as it returns.
-            let outer_return_trap = if self.functrace() {
-                None
-            } else {
-                self.traps.remove(&crate::shell::jobs::TRAP_RETURN)
-            };
+            let outer_return_trap =
+                if self.functrace() || self.traced_functions.contains(&f.fname.value) {
+                    None
+                } else {
+                    self.traps.remove(&crate::shell::jobs::TRAP_RETURN)
+                };
             let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
             // Under `set -T` the DEBUG trap also runs as the function starts (still
             // showing the call as `$BASH_COMMAND`).
             let entry = if self.in_trap == 0
-                && self.functrace()
+                && (self.functrace() || self.traced_call)
                 && self.traps.contains_key(&crate::shell::jobs::TRAP_DEBUG)
             {
                 self.run_debug_trap(fds).await
@@ -491,6 +496,7 @@ impl Shell {
                 self.opts = opts;
             }
             self.call_depth -= 1;
+            self.traced_call = saved_traced;
             self.loop_depth = saved_loops;
             self.funcnames.pop();
             self.lines.frames.pop();
