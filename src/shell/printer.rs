@@ -264,7 +264,7 @@ impl Printer {
                         self.out.push_str(" in");
                         for w in words {
                             self.out.push(' ');
-                            self.out.push_str(&w.value);
+                            self.out.push_str(&word_text(&w.value));
                         }
                     }
                     // bash writes out what a `for` without `in` goes over.
@@ -279,7 +279,8 @@ impl Printer {
                 self.newline("done");
             }
             CompoundCommand::CaseClause(c) => {
-                self.out.push_str(&format!("case {} in ", c.value.value));
+                self.out
+                    .push_str(&format!("case {} in ", word_text(&c.value.value)));
                 self.indent += INDENT;
                 for item in &c.cases {
                     let pats: Vec<&str> = item.patterns.iter().map(|w| w.value.as_str()).collect();
@@ -523,7 +524,7 @@ fn redirect(r: &IoRedirect) -> String {
                             fd = format!("{{{name}}}");
                             rest.to_string()
                         }
-                        None => w.value.clone(),
+                        None => word_text(&w.value),
                     }
                 }
                 IoFileRedirectTarget::Fd(n) => n.to_string(),
@@ -554,11 +555,15 @@ fn redirect(r: &IoRedirect) -> String {
             }
         }
         IoRedirect::OutputAndError(w, append) => {
-            format!("&>{} {}", if *append { ">" } else { "" }, w.value)
+            format!(
+                "&>{} {}",
+                if *append { ">" } else { "" },
+                word_text(&w.value)
+            )
         }
         IoRedirect::HereString(fd, w) => {
             let fd = fd.map(|n| n.to_string()).unwrap_or_default();
-            format!("{fd}<<< {}", w.value)
+            format!("{fd}<<< {}", word_text(&w.value))
         }
         IoRedirect::HereDocument(fd, h) => {
             let fd = fd.map(|n| n.to_string()).unwrap_or_default();
@@ -595,8 +600,10 @@ fn cond(e: &ExtendedTestExpr) -> String {
         ExtendedTestExpr::Or(l, r) => format!("{} || {}", cond(l), cond(r)),
         ExtendedTestExpr::Not(x) => format!("! {}", cond(x)),
         ExtendedTestExpr::Parenthesized(x) => format!("( {} )", cond(x)),
-        ExtendedTestExpr::UnaryTest(p, w) => format!("{p} {}", w.value),
-        ExtendedTestExpr::BinaryTest(p, l, r) => format!("{} {p} {}", l.value, r.value),
+        ExtendedTestExpr::UnaryTest(p, w) => format!("{p} {}", word_text(&w.value)),
+        ExtendedTestExpr::BinaryTest(p, l, r) => {
+            format!("{} {p} {}", word_text(&l.value), word_text(&r.value))
+        }
     }
 }
 
