@@ -54,12 +54,17 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
 }
 
 /// What `name` resolves to as [`describe`] says, or else an executable file of the fork
-/// in a directory of PATH ([`fork_file`]): what running it would run.
+/// in a directory of PATH ([`fork_file`]): what running it would run. A registry command
+/// is the fork's file when one comes first in PATH (`~/bin/wc`).
 pub(crate) fn resolve(
     sh: &Shell,
     name: &str,
 ) -> impl std::future::Future<Output = Option<(&'static str, String)>> + Send + 'static + use<> {
     let found = describe(sh, name);
+    let shadow = (matches!(found, Some(("file", _))) && !name.contains('/')).then(|| {
+        let path = sh.get_str("PATH").unwrap_or_default();
+        (sh.path_search(), path, name.to_string())
+    });
     let file = (found.is_none() && !name.contains('/'))
         .then(|| fork_file(sh, name, &sh.get_str("PATH").unwrap_or_default()));
     // A name with a slash is the file it names, when that is an executable regular file.
@@ -68,6 +73,11 @@ pub(crate) fn resolve(
         (sh.fs.clone(), full, name.to_string())
     });
     async move {
+        if let Some((search, path, name)) = shadow
+            && let InPath::File(f) = search.find(&name, &path).await
+        {
+            return Some(("file", f));
+        }
         match (found, file, at) {
             (Some(d), _, _) => Some(d),
             (None, Some(file), _) => file.await.filter(|(_, x)| *x).map(|(p, _)| ("file", p)),
