@@ -1779,6 +1779,41 @@ mod tests {
     }
 
     #[test]
+    fn a_hash_in_arithmetic_is_no_comment() {
+        let h = ARITH_HASH;
+        assert_eq!(rw("echo $(( 1 #c ))"), format!("echo $(( 1 {h}c ))"));
+        assert_eq!(rw("(( x #y ))"), format!("(( x {h}y ))"));
+        assert_eq!(rw("echo $[ 1 #c ]"), format!("echo $[ 1 {h}c ]"));
+        // A base, and a comment outside arithmetic, stay.
+        assert_eq!(rw("echo $((16#ff)) # $(("), "echo $((16#ff)) # $((");
+    }
+
+    #[test]
+    fn an_arithmetic_expansion_open_past_its_group_is_named() {
+        let e = for_parser("echo $(( (1 + 2 )); echo next\necho more").unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.line),
+            ("unexpected EOF while looking for matching `)'", 1)
+        );
+        assert!(for_parser("echo $(( (echo 1 ); echo 2 ) )").is_ok());
+    }
+
+    #[test]
+    fn split_heredoc_operators_are_joined() {
+        assert_eq!(rw("cat <\\\n<E\nx\nE\n"), "cat \\\n<<E\nx\nE\n");
+        assert_eq!(rw("cat <<\\\n<w\n"), "cat \\\n<<<w\n");
+    }
+
+    #[test]
+    fn a_named_coprocess_loop_is_grouped() {
+        assert_eq!(
+            rw("coproc W while read l; do echo $l; done; echo x"),
+            "coproc W { while read l; do echo $l; done; }; echo x"
+        );
+        assert_eq!(rw("coproc cat; coproc N { :; }"), "coproc cat; coproc N { :; }");
+    }
+
+    #[test]
     fn heredoc_bodies_are_skipped() {
         assert_eq!(
             rw("x=$(cat <<E\ncase a in a) ;;\n)\nE\n)"),
