@@ -19,6 +19,12 @@
 //!   command; the name moves into the target word behind [`NAMED_FD`].
 //! - `f() [[ … ]]`: brush-parser takes no `[[ ]]` for a function's body; it is given one
 //!   in braces, as bash prints it.
+//! - `$(( 1 #c ))`, `(( x #y ))`: bash reads arithmetic text as it is, brush's tokenizer
+//!   takes the `#` for a comment; it is carried through as [`ARITH_HASH`].
+//! - `<\⏎<`: bash joins the lines before it reads the operator; the backslash-newlines
+//!   move before it, and the here-document it opens is registered.
+//! - `coproc NAME while …; done`: brush-parser takes a coprocess name only before a group;
+//!   the loop (or `if`) is put in one.
 //! - Command substitutions inside words (`"$(cat <<E … ) … E)"`, a comment or case
 //!   pattern with a `)`): brush's word parser looks for the closing `)` with a shallow
 //!   scan. [`encode_substitutions`] finds each one's end with this reading and hands the
