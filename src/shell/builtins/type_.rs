@@ -156,19 +156,52 @@ impl PathSearch {
                     _ => continue,
                 }
             }
-            let shown = match dir {
-                "" => format!("./{name}"),
-                d if d.ends_with('/') => format!("{d}{name}"),
-                d => format!("{d}/{name}"),
-            };
-            let full = forkbox_commands::fs::join(&self.cwd, &shown);
-            match self.fs.stat(&full).await {
-                Ok(m) if m.is_file() && m.mode & 0o111 != 0 => return InPath::File(shown),
-                Ok(m) if m.is_file() && refused.is_none() => refused = Some(shown),
+            match self.file_in(dir, name).await {
+                Some((shown, true)) => return InPath::File(shown),
+                Some((shown, false)) if refused.is_none() => refused = Some(shown),
                 _ => {}
             }
         }
         refused.map_or(InPath::Missing, InPath::Refused)
+    }
+
+    /// Every executable file named `name` in `path`, in its order (`type -a`): the
+    /// registry's command in each directory that holds them, the fork's files elsewhere.
+    pub(crate) async fn find_all(&self, name: &str, path: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if name.contains('/') {
+            return out;
+        }
+        let command = self
+            .registry
+            .as_ref()
+            .is_some_and(|r| r.resolve(name).and_then(|e| e.path()).is_some());
+        for dir in path.split(':') {
+            let dir_name = dir.trim_end_matches('/');
+            if command_dir(&self.cwd, dir_name) {
+                if command {
+                    out.push(format!("{dir_name}/{name}"));
+                }
+            } else if let Some((shown, true)) = self.file_in(dir, name).await {
+                out.push(shown);
+            }
+        }
+        out
+    }
+
+    /// The regular file `name` of the fork in PATH's directory `dir`, as the directory
+    /// names it, with whether it may be executed.
+    async fn file_in(&self, dir: &str, name: &str) -> Option<(String, bool)> {
+        let shown = match dir {
+            "" => format!("./{name}"),
+            d if d.ends_with('/') => format!("{d}{name}"),
+            d => format!("{d}/{name}"),
+        };
+        let full = forkbox_commands::fs::join(&self.cwd, &shown);
+        match self.fs.stat(&full).await {
+            Ok(m) if m.is_file() => Some((shown, m.mode & 0o111 != 0)),
+            _ => None,
+        }
     }
 }
 
@@ -216,7 +249,12 @@ fn command_dir(cwd: &str, dir: &str) -> bool {
 
 /// What `type -a NAME` prints: the alias, keyword, function and builtin it is, then each
 /// file of that name in PATH.
-fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> Vec<(&'static str, String)> {
+fn all_meanings(
+    sh: &Shell,
+    name: &str,
+    no_functions: bool,
+    files: Vec<String>,
+) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if (sh.interactive || sh.shopts.on("expand_aliases"))
         && let Some(value) = sh.aliases.get(name)
@@ -243,7 +281,7 @@ fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> Vec<(&'static str
     if builtin {
         out.push(("builtin", format!("{name} is a shell builtin")));
     }
-    for p in file_paths(sh, name) {
+    for p in files {
         out.push(("file", p));
     }
     out
@@ -346,7 +384,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         if all {
             // Every meaning, in the order bash looks: as sentences, kinds (`-t`) or the
             // files' paths (`-p`).
-            let meanings = all_meanings(sh, n, no_functions);
+            let path = sh.get_str("PATH").unwrap_or_default();
+            let files = sh.path_search().find_all(n, &path).await;
+            let meanings = all_meanings(sh, n, no_functions, files);
             if meanings.is_empty() {
                 if !kind_only && !path_only {
                     super::fail(sh, io, format!("type: {n}: not found"), 1).await?;

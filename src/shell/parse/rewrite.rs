@@ -1816,7 +1816,10 @@ mod tests {
             rw("coproc W while read l; do echo $l; done; echo x"),
             "coproc W { while read l; do echo $l; done; }; echo x"
         );
-        assert_eq!(rw("coproc cat; coproc N { :; }"), "coproc cat; coproc N { :; }");
+        assert_eq!(
+            rw("coproc cat; coproc N { :; }"),
+            "coproc cat; coproc N { :; }"
+        );
     }
 
     #[test]
