@@ -323,8 +323,18 @@ pub struct Shell {
     pub(crate) functions: FastMap<String, Arc<ast::FunctionDefinition>>,
     /// Functions made readonly (`readonly -f`): redefining or unsetting them fails.
     pub(crate) readonly_functions: std::collections::HashSet<String>,
+    /// Functions with the trace attribute (`declare -ft`): they inherit the DEBUG and
+    /// RETURN traps as every function does under `set -T`.
+    pub(crate) traced_functions: std::collections::HashSet<String>,
+    /// Whether the running function call sees the DEBUG and RETURN traps through the
+    /// trace attribute (its own, with the caller seeing them too).
+    pub(crate) traced_call: bool,
     /// Logical working directory (`$PWD`), absolute and normalized.
     pub(crate) cwd: String,
+    /// Whether the logical working directory was reached through a path that starts
+    /// with exactly two slashes (`cd //tmp`): bash keeps them in `$PWD` (POSIX leaves
+    /// their meaning to the system), while `cwd` stays normalized for the filesystem.
+    pub(crate) cwd_double_slash: bool,
     pub(crate) arg0: String,
     pub(crate) positional: Vec<String>,
     /// Counts `set`'s changes of the positional parameters (a function
@@ -498,7 +508,10 @@ impl Shell {
             vars: FastMap::default(),
             functions: FastMap::default(),
             readonly_functions: Default::default(),
+            traced_functions: Default::default(),
+            traced_call: false,
             cwd: forkbox_commands::fs::normalize(&cfg.cwd),
+            cwd_double_slash: false,
             arg0: if cfg.interactive {
                 // A terminal session is a login shell, as `ssh -tt host` gets on a host.
                 format!("-{}", error::PROGRAM)

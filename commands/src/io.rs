@@ -142,6 +142,8 @@ pub struct Output {
 enum Sink {
     /// Discarded (`/dev/null`).
     Null,
+    /// Refused: every write fails with "No space left on device" (`/dev/full`).
+    Full,
     /// Into a pipe, for its [`Input`] to read.
     Pipe(mpsc::Sender<Chunk>),
     /// Into a file at its shared position (see [`SharedFile`]).
@@ -157,6 +159,15 @@ impl Output {
             closing: Arc::default(),
             sent: Arc::default(),
             budget: None,
+        }
+    }
+
+    /// A stream every write to fails with "No space left on device", as writes to the
+    /// device `/dev/full` do.
+    pub fn full() -> Output {
+        Output {
+            sink: Sink::Full,
+            ..Output::null()
         }
     }
 
@@ -227,6 +238,8 @@ impl Output {
     pub async fn write_all(&self, data: &[u8]) -> io::Result<()> {
         let tx = match &self.sink {
             Sink::Null => return Ok(()),
+            Sink::Full if data.is_empty() => return Ok(()),
+            Sink::Full => return Err(self.refuse(data.len())),
             Sink::File(f) => return f.write(data).await,
             Sink::Pipe(tx) => tx,
         };
@@ -240,6 +253,8 @@ impl Output {
     pub async fn write_bytes(&self, data: Bytes) -> io::Result<()> {
         let tx = match &self.sink {
             Sink::Null => return Ok(()),
+            Sink::Full if data.is_empty() => return Ok(()),
+            Sink::Full => return Err(self.refuse(data.len())),
             Sink::File(f) => return f.write(&data).await,
             Sink::Pipe(tx) => tx,
         };
@@ -257,6 +272,22 @@ impl Output {
         self.write_all(s.as_bytes()).await
     }
 
+    /// A write of `len` bytes to a full device: counted as tried (see [`Output::tried`]),
+    /// then refused.
+    fn refuse(&self, len: usize) -> io::Error {
+        self.sent
+            .fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
+        io::Error::new(io::ErrorKind::StorageFull, "No space left on device")
+    }
+
+    /// For [`Output::full`]: how many bytes writes tried to put there, so a shell can tell
+    /// whether a builtin wrote anything (bash reports a write error only then); `None`
+    /// for other streams.
+    pub fn tried(&self) -> Option<u64> {
+        matches!(self.sink, Sink::Full)
+            .then(|| self.sent.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// True for [`Output::null`] (`> /dev/null`): what is written there is never read.
     pub fn is_null(&self) -> bool {
         matches!(self.sink, Sink::Null)
@@ -266,7 +297,7 @@ impl Output {
     /// it wrote into was closed.
     pub fn is_closed(&self) -> bool {
         match &self.sink {
-            Sink::Null => false,
+            Sink::Null | Sink::Full => false,
             Sink::Pipe(tx) => tx.is_closed(),
             Sink::File(f) => f.is_closed(),
         }

@@ -54,8 +54,30 @@ mod wait;
 type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Runs builtin `name`, one the registry resolved as
-/// [`forkbox_commands::CommandKind::Builtin`].
+/// [`forkbox_commands::CommandKind::Builtin`]. On a full device (`> /dev/full`) a
+/// builtin that wrote anything fails as bash's do: `NAME: write error: REASON`, 1.
 pub(crate) fn run<'a>(
+    sh: &'a mut Shell,
+    name: &str,
+    args: Vec<String>,
+    io: &'a Fds,
+) -> BoxFut<'a, Exec<i32>> {
+    let out = io.stdout();
+    let Some(before) = out.tried() else {
+        return dispatch(sh, name, args, io);
+    };
+    let name = name.to_string();
+    Box::pin(async move {
+        let status = dispatch(sh, &name, args, io).await?;
+        if out.tried().is_some_and(|n| n > before) {
+            let msg = format!("{name}: write error: No space left on device");
+            return fail(sh, io, msg, 1).await;
+        }
+        Ok(status)
+    })
+}
+
+fn dispatch<'a>(
     sh: &'a mut Shell,
     name: &str,
     args: Vec<String>,

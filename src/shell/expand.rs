@@ -111,6 +111,24 @@ fn parse_word(text: &str) -> R<Vec<WordPieceWithSource>> {
         .ok_or_else(|| ShellError::BadSubstitution(text.to_string()))
 }
 
+/// An unset positional parameter under `set -u` as bash names it: `$5` when written
+/// `$5`, `5` when written in braces (`${5}`, `${#5}`, `${5%x}`): the parser gives `$5`
+/// and `${5}` the same expression; the span of the piece tells them apart.
+fn braced_positional(e: ShellError, p: &WordPieceWithSource) -> ShellError {
+    match e {
+        ShellError::Unbound(name)
+            if matches!(p.piece, WordPiece::ParameterExpansion(_))
+                && p.end_index.saturating_sub(p.start_index) > name.len()
+                && name.len() > 1
+                && name.starts_with('$')
+                && name[1..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            ShellError::Unbound(name.trim_start_matches('$').to_string())
+        }
+        e => e,
+    }
+}
+
 /// How long the `NAME=`, `NAME+=` or `NAME[...]=` that opens `text` is, if it opens with one.
 pub(crate) fn assignment_prefix(text: &str) -> Option<usize> {
     let b = text.as_bytes();
@@ -1112,7 +1130,9 @@ impl Shell {
                     i += 2;
                     continue;
                 }
-                self.expand_piece(&p.piece, quoted, fds, out).await?;
+                self.expand_piece(&p.piece, quoted, fds, out)
+                    .await
+                    .map_err(|e| braced_positional(e, p))?;
                 check_expansion_size(out)?;
                 i += 1;
             }

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use forkbox_commands::{CommandInfo, Context, Launcher, Status, fs};
 use tokio_util::sync::CancellationToken;
 
+use super::builtins::type_::{InPath, PathSearch};
 use super::error::ShellError;
 use super::{MAX_SCRIPT, Shell, ShellConfig, SnapshotControl, Stdio, builtins};
 use crate::registry::Registry;
@@ -62,6 +63,29 @@ impl ShellLauncher {
         (cfg, stdio)
     }
 
+    /// Where the context's PATH leads program `name`, as execvp searches it (PATH unset
+    /// is `/bin:/usr/bin`); `None` for a name with a slash, and for a builtin of bash's
+    /// that is no file (`env cd`), which runs as before in a shell of its own.
+    async fn search(&self, ctx: &Context, name: &str) -> Option<InPath> {
+        if name.contains('/') || name.is_empty() {
+            return None;
+        }
+        if self
+            .registry
+            .resolve_program(name)
+            .is_some_and(|e| e.path().is_none())
+        {
+            return None;
+        }
+        let path = ctx.env.get("PATH").map_or("/bin:/usr/bin", String::as_str);
+        let search = PathSearch {
+            registry: Some(self.registry.clone()),
+            fs: ctx.fs.clone(),
+            cwd: ctx.cwd.clone(),
+        };
+        Some(search.find(name, path).await)
+    }
+
     /// Lets programs signal the session's processes `procs`.
     pub(crate) fn with_procs(mut self, procs: Arc<super::jobs::Procs>) -> ShellLauncher {
         self.procs = Some(procs);
@@ -77,10 +101,30 @@ impl ShellLauncher {
 
 #[async_trait]
 impl Launcher for ShellLauncher {
-    async fn launch(&self, ctx: Context, argv: Vec<String>) -> Status {
+    async fn launch(&self, ctx: Context, mut argv: Vec<String>) -> Status {
         let Some(name) = argv.first().cloned() else {
             return 0;
         };
+        match self.search(&ctx, &name).await {
+            Some(InPath::File(file)) => {
+                // The program runs by the path it was found at (its `$0`).
+                argv[0] = file;
+                return Box::pin(self.run_file(ctx, argv)).await;
+            }
+            Some(InPath::Refused(file)) => {
+                let e = ShellError::Exec {
+                    path: file,
+                    source: fs::FsError::PermissionDenied,
+                };
+                ctx.err(e.message()).await;
+                return 126;
+            }
+            Some(InPath::Missing) => {
+                ctx.err(ShellError::CommandNotFound(name).message()).await;
+                return 127;
+            }
+            Some(InPath::Command) | None => {}
+        }
         let Some(entry) = self.registry.resolve_program(&name).cloned() else {
             if name.contains('/') {
                 return Box::pin(self.run_file(ctx, argv)).await;
@@ -125,6 +169,12 @@ impl Launcher for ShellLauncher {
     }
 
     async fn unrunnable(&self, ctx: &Context, name: &str) -> Option<fs::FsError> {
+        match self.search(ctx, name).await {
+            Some(InPath::Command | InPath::File(_)) => return None,
+            Some(InPath::Refused(_)) => return Some(fs::FsError::PermissionDenied),
+            Some(InPath::Missing) => return Some(fs::FsError::NotFound),
+            None => {}
+        }
         if self.registry.resolve_program(name).is_some() {
             return None;
         }

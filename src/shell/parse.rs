@@ -684,6 +684,7 @@ pub fn word_pieces<E>(
     let pieces = match (&encoded, &marked) {
         (None, None) => {
             if let Some(p) = all_indices_indirect(text, &parse)? {
+                arith_comment(text, &p)?;
                 return Ok(Some(p));
             }
             guarded(text, parse)?
@@ -716,7 +717,40 @@ pub fn word_pieces<E>(
     if let Some((_, shifts)) = &encoded {
         reposition(&mut pieces, shifts);
     }
+    arith_comment(text, &pieces)?;
     Ok(Some(pieces))
+}
+
+/// bash's error for a word with a `$(( ))` whose text holds a comment that runs to its
+/// end (`$(( 10 #c ))`): bash reads the substitution as a command substitution first,
+/// where a `#` after a blank starts a comment up to the end of the line, and then finds
+/// no closing `)`.
+fn arith_comment(
+    text: &str,
+    pieces: &[brush_parser::word::WordPieceWithSource],
+) -> Result<(), ShellError> {
+    use brush_parser::word::WordPiece;
+    fn open_comment(pieces: &[brush_parser::word::WordPieceWithSource]) -> bool {
+        pieces.iter().any(|p| match &p.piece {
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => open_comment(inner),
+            WordPiece::ArithmeticExpression(e) => {
+                let v = e.value.as_bytes();
+                let last_line = e.value.rfind('\n').map_or(0, |n| n + 1);
+                v.iter()
+                    .enumerate()
+                    .skip(last_line.max(1))
+                    .any(|(i, &c)| c == b'#' && matches!(v[i - 1], b' ' | b'\t' | b'\n'))
+            }
+            _ => false,
+        })
+    }
+    if text.contains("$((") && text.contains('#') && open_comment(pieces) {
+        return Err(ShellError::Expansion(format!(
+            "bad substitution: no closing `)' in {text}"
+        )));
+    }
+    Ok(())
 }
 
 /// A word that holds `${!NAME[@]@OP}` (the value of each element names the variable to

@@ -122,6 +122,11 @@ impl Printer {
                         // A here-document's body already ended the line.
                         if self.out.ends_with('\n') {
                             self.out.push('\n');
+                        } else if self.flat {
+                            // Outside a function definition bash keeps the next
+                            // command on the same line: `a; b`.
+                            self.out.push_str("; ");
+                            self.skip_indent += 1;
                         } else {
                             self.out.push_str(";\n");
                         }
@@ -194,34 +199,13 @@ impl Printer {
         self.list(list);
     }
 
-    /// `list` on one line: its commands joined by `; `.
-    fn flat_list(&self, list: &CompoundList) -> String {
-        let mut sub = Printer {
-            flat: true,
-            ..Printer::default()
-        };
-        sub.list(list);
-        sub.out
-            .lines()
-            .map(str::trim_start)
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
     fn compound(&mut self, c: &CompoundCommand) {
         match c {
             CompoundCommand::BraceGroup(g) if self.flat => {
-                let inner = self.flat_list(&g.list);
                 self.out.push_str("{ ");
-                self.out.push_str(&inner);
+                self.inline_list(&g.list);
                 self.semicolon();
                 self.out.push_str(" }");
-            }
-            CompoundCommand::Subshell(s) if self.flat => {
-                let inner = self.flat_list(&s.list);
-                self.out.push_str("( ");
-                self.out.push_str(&inner);
-                self.out.push_str(" )");
             }
             CompoundCommand::BraceGroup(g) => {
                 self.out.push_str("{ \n");
@@ -280,7 +264,7 @@ impl Printer {
                         self.out.push_str(" in");
                         for w in words {
                             self.out.push(' ');
-                            self.out.push_str(&w.value);
+                            self.out.push_str(&word_text(&w.value));
                         }
                     }
                     // bash writes out what a `for` without `in` goes over.
@@ -295,7 +279,8 @@ impl Printer {
                 self.newline("done");
             }
             CompoundCommand::CaseClause(c) => {
-                self.out.push_str(&format!("case {} in ", c.value.value));
+                self.out
+                    .push_str(&format!("case {} in ", word_text(&c.value.value)));
                 self.indent += INDENT;
                 for item in &c.cases {
                     let pats: Vec<&str> = item.patterns.iter().map(|w| w.value.as_str()).collect();
@@ -444,39 +429,29 @@ fn substitutions_reprinted(word: &str) -> String {
         let Some(body) = word.get(start..end) else {
             continue;
         };
-        if body.trim().is_empty() || body.contains('\n') || body.starts_with('(') {
+        if body.trim().is_empty() || body.contains("<<") {
             continue;
         }
         let Ok(program) = super::parse::program(body) else {
             continue;
         };
-        let [complete] = program.complete_commands.as_slice() else {
-            continue;
-        };
-        let simple_only = complete.0.iter().all(|item| {
-            std::iter::once(&item.0.first)
-                .chain(item.0.additional.iter().map(|a| match a {
-                    AndOr::And(p) | AndOr::Or(p) => p,
-                }))
-                .all(|p| {
-                    p.seq
-                        .iter()
-                        .all(|c| matches!(c, Command::Simple(_) | Command::ExtendedTest(..)))
-                })
-        });
-        if !simple_only {
+        // Each line of the body printed as outside a function, the lines kept.
+        if program.complete_commands.is_empty() {
             continue;
         }
-        let mut p = Printer::default();
-        let n = complete.0.len();
-        for (i, item) in complete.0.iter().enumerate() {
-            p.and_or(&item.0);
-            let last = i + 1 == n;
-            match item.1 {
-                SeparatorOperator::Async => p.out.push_str(if last { " &" } else { " & " }),
-                SeparatorOperator::Sequence if !last => p.out.push_str("; "),
-                SeparatorOperator::Sequence => {}
+        let mut p = Printer {
+            flat: true,
+            ..Printer::default()
+        };
+        for (i, line) in program.complete_commands.iter().enumerate() {
+            if i > 0 {
+                p.out.push('\n');
             }
+            p.list(line);
+        }
+        // `$( (…) )` keeps its blank: `$((` would open arithmetic.
+        if p.out.starts_with('(') {
+            p.out.insert(0, ' ');
         }
         out.replace_range(start..end, &p.out);
     }
@@ -549,7 +524,7 @@ fn redirect(r: &IoRedirect) -> String {
                             fd = format!("{{{name}}}");
                             rest.to_string()
                         }
-                        None => w.value.clone(),
+                        None => word_text(&w.value),
                     }
                 }
                 IoFileRedirectTarget::Fd(n) => n.to_string(),
@@ -580,11 +555,15 @@ fn redirect(r: &IoRedirect) -> String {
             }
         }
         IoRedirect::OutputAndError(w, append) => {
-            format!("&>{} {}", if *append { ">" } else { "" }, w.value)
+            format!(
+                "&>{} {}",
+                if *append { ">" } else { "" },
+                word_text(&w.value)
+            )
         }
         IoRedirect::HereString(fd, w) => {
             let fd = fd.map(|n| n.to_string()).unwrap_or_default();
-            format!("{fd}<<< {}", w.value)
+            format!("{fd}<<< {}", word_text(&w.value))
         }
         IoRedirect::HereDocument(fd, h) => {
             let fd = fd.map(|n| n.to_string()).unwrap_or_default();
@@ -621,8 +600,10 @@ fn cond(e: &ExtendedTestExpr) -> String {
         ExtendedTestExpr::Or(l, r) => format!("{} || {}", cond(l), cond(r)),
         ExtendedTestExpr::Not(x) => format!("! {}", cond(x)),
         ExtendedTestExpr::Parenthesized(x) => format!("( {} )", cond(x)),
-        ExtendedTestExpr::UnaryTest(p, w) => format!("{p} {}", w.value),
-        ExtendedTestExpr::BinaryTest(p, l, r) => format!("{} {p} {}", l.value, r.value),
+        ExtendedTestExpr::UnaryTest(p, w) => format!("{p} {}", word_text(&w.value)),
+        ExtendedTestExpr::BinaryTest(p, l, r) => {
+            format!("{} {p} {}", word_text(&l.value), word_text(&r.value))
+        }
     }
 }
 

@@ -643,6 +643,7 @@ impl Shell {
     ) -> Result<Output, ShellError> {
         match name {
             "/dev/null" => return Ok(Output::null()),
+            "/dev/full" => return Ok(Output::full()),
             "/dev/stdout" | "/dev/fd/1" => return Ok(fds.stdout()),
             "/dev/stderr" | "/dev/fd/2" => return Ok(fds.stderr()),
             // A script without a terminal (an exec request, a nested shell reading a

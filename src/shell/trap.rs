@@ -139,7 +139,9 @@ impl Shell {
     /// (under `shopt -s extdebug`, a handler that fails skips it, and one that returns 2
     /// in a function or sourced file makes that return).
     pub(crate) async fn run_debug_trap(&mut self, fds: &Fds) -> Exec<bool> {
-        if !(self.traps.contains_key(&TRAP_DEBUG) && (self.call_depth == 0 || self.functrace())) {
+        if !(self.traps.contains_key(&TRAP_DEBUG)
+            && (self.call_depth == 0 || self.functrace() || self.traced_call))
+        {
             return Ok(false);
         }
         let status = self.run_trap(TRAP_DEBUG, fds).await?;

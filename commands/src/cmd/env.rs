@@ -1,6 +1,8 @@
 //! `env`: print the environment, or run a command in a changed one through the shell's
 //! launcher (builtins, native commands and tools alike).
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
 
 use crate::{CmdResult, Command, Context};
@@ -90,9 +92,16 @@ impl Command for Env {
             }
             i += 1;
         }
+        // Names set here that the environment did not have: listed after the others, in
+        // the order they were set (putenv adds them at the end).
+        let mut added: Vec<String> = Vec::new();
         while let Some(a) = args.get(i) {
             match a.split_once('=') {
                 Some((name, value)) if !name.is_empty() => {
+                    let kept = ctx.env.contains_key(name) && env.contains_key(name);
+                    if !kept && !added.iter().any(|n| n == name) {
+                        added.push(name.to_string());
+                    }
                     env.insert(name.to_string(), value.to_string());
                     i += 1;
                 }
@@ -102,8 +111,14 @@ impl Command for Env {
         if i >= args.len() {
             let end = if nul { "\0" } else { "\n" };
             let mut out = String::new();
-            for (k, v) in &env {
-                out.push_str(&format!("{k}={v}{end}"));
+            let inherited = bash_order(&ctx.env)
+                .into_iter()
+                .map(|(k, _)| k)
+                .filter(|k| !added.contains(k));
+            for k in inherited.chain(added.iter()) {
+                if let Some(v) = env.get(k) {
+                    out.push_str(&format!("{k}={v}{end}"));
+                }
             }
             ctx.out(out).await?;
             return Ok(0);
@@ -111,15 +126,32 @@ impl Command for Env {
         if nul {
             return Ok(usage(ctx, "cannot specify --null (-0) with command").await);
         }
-        if let Some(e) = ctx.launcher.unrunnable(ctx, &args[i]).await {
+        let mut child = ctx.clone();
+        child.env = env;
+        // The command is looked up in the PATH it gets, as execvp does.
+        if let Some(e) = ctx.launcher.unrunnable(&child, &args[i]).await {
             let name = super::util::quote(&args[i]);
             ctx.warn("env", format!("{name}: {e}")).await;
             return Ok(crate::unrunnable_status(&e));
         }
-        let mut child = ctx.clone();
-        child.env = env;
         Ok(ctx.launcher.launch(child, args[i..].to_vec()).await)
     }
+}
+
+/// The order in which bash hands a program its environment: by the bucket each name
+/// falls in in bash's table of variables (its FNV-1 hash of the name, 1024 buckets),
+/// with `_` (set to the program's path) last. Names of one bucket come by name.
+pub(crate) fn bash_order(env: &BTreeMap<String, String>) -> Vec<(&String, &String)> {
+    /// bash's `hash_string`: 32-bit FNV-1.
+    fn bucket(name: &str) -> u32 {
+        let h = name.bytes().fold(2_166_136_261_u32, |h, b| {
+            h.wrapping_mul(16_777_619) ^ u32::from(b)
+        });
+        h & 1023
+    }
+    let mut all: Vec<(&String, &String)> = env.iter().collect();
+    all.sort_by_key(|(k, _)| (k.as_str() == "_", bucket(k)));
+    all
 }
 
 #[cfg(test)]
@@ -136,10 +168,12 @@ mod tests {
 
     #[tokio::test]
     async fn prints_and_edits() {
-        assert_eq!(inv().run(&Env, &[]).await.1, "A=1\nB=2\n");
+        // bash's order: `B` falls in an earlier bucket than `A`.
+        assert_eq!(inv().run(&Env, &[]).await.1, "B=2\nA=1\n");
         assert_eq!(inv().run(&Env, &["-u", "A", "C=3"]).await.1, "B=2\nC=3\n");
+        assert_eq!(inv().run(&Env, &["Z=9", "A=0"]).await.1, "B=2\nA=0\nZ=9\n");
         assert_eq!(inv().run(&Env, &["-i", "X=y=z"]).await.1, "X=y=z\n");
-        assert_eq!(inv().run(&Env, &["-0"]).await.1, "A=1\0B=2\0");
+        assert_eq!(inv().run(&Env, &["-0"]).await.1, "B=2\0A=1\0");
     }
 
     #[tokio::test]

@@ -35,7 +35,7 @@ impl Command for Printenv {
         let end = if args.null { '\0' } else { '\n' };
         let mut out = String::new();
         if args.names.is_empty() {
-            for (k, v) in &ctx.env {
+            for (k, v) in super::env::bash_order(&ctx.env) {
                 out.push_str(&format!("{k}={v}{end}"));
             }
             ctx.out(out).await?;
@@ -63,7 +63,7 @@ mod tests {
         let mut inv = Invocation::default();
         inv.env.insert("A".into(), "1".into());
         inv.env.insert("B".into(), "two".into());
-        assert_eq!(inv.run(&Printenv, &[]).await.1, "A=1\nB=two\n");
+        assert_eq!(inv.run(&Printenv, &[]).await.1, "B=two\nA=1\n");
         assert_eq!(inv.run(&Printenv, &["B", "A"]).await.1, "two\n1\n");
         let (st, out, _) = inv.run(&Printenv, &["A", "NOPE"]).await;
         assert_eq!((st, out.as_str()), (1, "1\n"));

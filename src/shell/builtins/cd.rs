@@ -87,9 +87,24 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
 
 async fn finish(sh: &Shell, io: &Fds, print: bool) -> Exec<i32> {
     if print {
-        let _ = io.stdout().write_str(&format!("{}\n", sh.cwd)).await;
+        let _ = io
+            .stdout()
+            .write_str(&format!("{}\n", sh.logical_cwd()))
+            .await;
     }
     Ok(0)
+}
+
+impl Shell {
+    /// The working directory as `$PWD` and `pwd` show it: with the leading `//` it was
+    /// reached through (see `cwd_double_slash`).
+    pub(crate) fn logical_cwd(&self) -> String {
+        if self.cwd_double_slash {
+            format!("/{}", self.cwd)
+        } else {
+            self.cwd.clone()
+        }
+    }
 }
 
 /// Changes the working directory to `dir` (relative to the current one), setting `PWD`
@@ -110,11 +125,19 @@ pub(crate) async fn chdir(sh: &mut Shell, dir: &str, physical: bool) -> Result<(
     if physical && let Ok(real) = sh.fs.canonicalize(&target).await {
         target = real;
     }
-    let old = std::mem::replace(&mut sh.cwd, target.clone());
+    let old = sh.logical_cwd();
+    // bash keeps a leading `//` (not `///`) of the path it went through.
+    let through = if dir.starts_with('/') {
+        dir.to_string()
+    } else {
+        old.clone()
+    };
+    sh.cwd_double_slash = through.starts_with("//") && !through.starts_with("///");
+    sh.cwd = target;
     // OLDPWD is what `$PWD` said, even when assigned by hand.
     let old = sh.get_str("PWD").unwrap_or(old);
     sh.set_exported("OLDPWD", &old);
-    sh.set_exported("PWD", &target);
+    sh.set_exported("PWD", &sh.logical_cwd());
     Ok(())
 }
 

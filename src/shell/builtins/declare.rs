@@ -84,7 +84,8 @@ pub(crate) fn parse_flags(cmd: &str, args: &[String]) -> Result<(Flags, usize), 
                 'A' => f.assoc = true,
                 'g' => f.global = true,
                 'p' => f.print = true,
-                'f' => f.funcs = true,
+                // `+f` turns nothing on: the names stay variables.
+                'f' => f.funcs |= on,
                 'F' => f.func_names = true,
                 'I' => f.inherit = true,
                 'i' => attr.integer = true,
@@ -125,7 +126,7 @@ pub(crate) async fn declare(
         return function_attrs(sh, names, &flags);
     }
     if flags.funcs || flags.func_names {
-        return print_functions(sh, names, flags.func_names, flags.print, io).await;
+        return print_functions(sh, names, &flags, io).await;
     }
     if flags.print || names.is_empty() {
         return print_vars(sh, cmd, names, &flags, make_local && !flags.global, io).await;
@@ -299,16 +300,25 @@ fn function_attrs(sh: &mut Shell, names: &[String], flags: &Flags) -> Exec<i32> 
         if flags.on.readonly {
             sh.readonly_functions.insert(n.clone());
         }
+        if flags.on.trace {
+            sh.traced_functions.insert(n.clone());
+        }
+        if flags.off.trace {
+            sh.traced_functions.remove(n);
+        }
     }
     Ok(status)
 }
 
-/// The letters `declare -F` shows for function `n`: `f`, then `r` (readonly) and `x`
-/// (exported) as they apply.
+/// The letters `declare -F` shows for function `n`: `f`, then `r` (readonly), `t`
+/// (traced) and `x` (exported) as they apply.
 pub(crate) fn function_flags(sh: &Shell, n: &str) -> String {
     let mut f = String::from("f");
     if sh.readonly_functions.contains(n) {
         f.push('r');
+    }
+    if sh.traced_functions.contains(n) {
+        f.push('t');
     }
     if sh.exported_functions.contains(n) {
         f.push('x');
@@ -316,18 +326,25 @@ pub(crate) fn function_flags(sh: &Shell, n: &str) -> String {
     f
 }
 
-/// `declare -f` / `declare -F`.
-async fn print_functions(
-    sh: &mut Shell,
-    names: &[String],
-    names_only: bool,
-    with_attrs: bool,
-    io: &Fds,
-) -> Exec<i32> {
+/// `declare -f` / `declare -F`; with no names and attribute flags (`declare -Fx`,
+/// `declare -ft`), the functions that have those attributes, each followed by them.
+async fn print_functions(sh: &mut Shell, names: &[String], flags: &Flags, io: &Fds) -> Exec<i32> {
+    let names_only = flags.func_names;
+    let filtered = flags.on.readonly || flags.on.trace || flags.on.export;
+    let with_attrs = flags.print || filtered;
     let mut out = String::new();
     let mut status = 0;
     let listed: Vec<String> = if names.is_empty() {
-        let mut all: Vec<String> = sh.functions.keys().cloned().collect();
+        let mut all: Vec<String> = sh
+            .functions
+            .keys()
+            .filter(|n| {
+                (!flags.on.readonly || sh.readonly_functions.contains(*n))
+                    && (!flags.on.trace || sh.traced_functions.contains(*n))
+                    && (!flags.on.export || sh.exported_functions.contains(*n))
+            })
+            .cloned()
+            .collect();
         all.sort();
         all
     } else {
@@ -335,7 +352,7 @@ async fn print_functions(
     };
     for n in &listed {
         match sh.functions.get(n) {
-            Some(_) if names_only && names.is_empty() => {
+            Some(_) if names_only && (names.is_empty() || flags.print) => {
                 out.push_str(&format!("declare -{} {n}\n", function_flags(sh, n)));
             }
             Some(f) if names_only && sh.shopts.on("extdebug") => {

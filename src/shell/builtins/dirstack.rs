@@ -13,7 +13,7 @@ const DIRS_USAGE: &str = "dirs: usage: dirs [-clpv] [+N] [-N]";
 
 /// The whole stack: the working directory first.
 fn stack(sh: &Shell) -> Vec<String> {
-    std::iter::once(sh.cwd.clone())
+    std::iter::once(sh.logical_cwd())
         .chain(sh.dirstack.iter().cloned())
         .collect()
 }
@@ -118,7 +118,7 @@ pub(crate) async fn pushd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i
                 return super::fail(sh, io, "pushd: no other directory".into(), 1).await;
             }
             let top = sh.dirstack[0].clone();
-            let old = sh.cwd.clone();
+            let old = sh.logical_cwd();
             if let Err(s) = go(sh, io, "pushd", &top).await {
                 return Ok(s);
             }
@@ -143,7 +143,7 @@ pub(crate) async fn pushd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i
             if no_cd {
                 sh.dirstack.insert(0, dir.clone());
             } else {
-                let old = sh.cwd.clone();
+                let old = sh.logical_cwd();
                 if let Err(s) = go(sh, io, "pushd", dir).await {
                     return Ok(s);
                 }

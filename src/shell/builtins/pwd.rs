@@ -26,10 +26,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         Ok(a) => a,
         Err(s) => return Ok(s),
     };
-    let mut dir = sh.cwd.clone();
+    let mut dir = sh.logical_cwd();
     if a.physical || (sh.opts.physical && !a.logical) {
-        match sh.fs.canonicalize(&dir).await {
-            Ok(d) => dir = d,
+        // bash keeps a leading `//` here too.
+        let double = if sh.cwd_double_slash { "/" } else { "" };
+        match sh.fs.canonicalize(&sh.cwd).await {
+            Ok(d) => dir = format!("{double}{d}"),
             Err(e) => return super::fail(sh, io, format!("pwd: {e}"), 1).await,
         }
     }

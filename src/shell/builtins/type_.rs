@@ -1,5 +1,10 @@
 //! `type [-t] name ...`: display what a name would run.
 
+use std::sync::Arc;
+
+use forkbox_commands::FileSystem;
+
+use crate::registry::Registry;
 use crate::shell::Shell;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
@@ -49,12 +54,17 @@ pub(crate) fn describe(sh: &Shell, name: &str) -> Option<(&'static str, String)>
 }
 
 /// What `name` resolves to as [`describe`] says, or else an executable file of the fork
-/// in a directory of PATH ([`fork_file`]): what running it would run.
+/// in a directory of PATH ([`fork_file`]): what running it would run. A registry command
+/// is the fork's file when one comes first in PATH (`~/bin/wc`).
 pub(crate) fn resolve(
     sh: &Shell,
     name: &str,
 ) -> impl std::future::Future<Output = Option<(&'static str, String)>> + Send + 'static + use<> {
     let found = describe(sh, name);
+    let shadow = (matches!(found, Some(("file", _))) && !name.contains('/')).then(|| {
+        let path = sh.get_str("PATH").unwrap_or_default();
+        (sh.path_search(), path, name.to_string())
+    });
     let file = (found.is_none() && !name.contains('/'))
         .then(|| fork_file(sh, name, &sh.get_str("PATH").unwrap_or_default()));
     // A name with a slash is the file it names, when that is an executable regular file.
@@ -63,6 +73,11 @@ pub(crate) fn resolve(
         (sh.fs.clone(), full, name.to_string())
     });
     async move {
+        if let Some((search, path, name)) = shadow
+            && let InPath::File(f) = search.find(&name, &path).await
+        {
+            return Some(("file", f));
+        }
         match (found, file, at) {
             (Some(d), _, _) => Some(d),
             (None, Some(file), _) => file.await.filter(|(_, x)| *x).map(|(p, _)| ("file", p)),
@@ -85,30 +100,108 @@ pub(crate) fn fork_file(
     name: &str,
     path: &str,
 ) -> impl std::future::Future<Output = Option<(String, bool)>> + Send + 'static + use<> {
-    let candidates: Vec<(String, String)> = path
-        .split(':')
-        .filter(|dir| !is_command_dir(sh, dir.trim_end_matches('/')))
-        .map(|dir| {
-            let shown = match dir {
-                "" => format!("./{name}"),
-                d if d.ends_with('/') => format!("{d}{name}"),
-                d => format!("{d}/{name}"),
-            };
-            let full = forkbox_commands::fs::join(&sh.cwd, &shown);
-            (shown, full)
-        })
-        .collect();
-    let fs = sh.fs.clone();
+    let search = PathSearch {
+        registry: None,
+        fs: sh.fs.clone(),
+        cwd: sh.cwd.clone(),
+    };
+    let (name, path) = (name.to_string(), path.to_string());
     async move {
+        match search.find(&name, &path).await {
+            InPath::File(f) => Some((f, true)),
+            InPath::Refused(f) => Some((f, false)),
+            InPath::Command | InPath::Missing => None,
+        }
+    }
+}
+
+/// Where a search of PATH leads a command name (see [`PathSearch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InPath {
+    /// The registry's command: a directory where the registry's commands are files came
+    /// first.
+    Command,
+    /// An executable regular file of the fork, as PATH's directory names it.
+    File(String),
+    /// No executable, but a regular file of that name without execute permission (bash
+    /// and execvp are then refused).
+    Refused(String),
+    /// Nothing of that name.
+    Missing,
+}
+
+/// The one search of PATH, as bash and execvp do it: the directories in order, the
+/// first executable regular file wins. In a directory where the registry's commands are
+/// files (`/usr/bin`, `/bin`) a registered command is found; elsewhere the fork's files
+/// are looked at. The shell searches with it, and so do the programs that run others
+/// (`env`, `xargs`, `find -exec`, `timeout`) through their launcher.
+pub(crate) struct PathSearch {
+    /// The registry whose commands are files; `None` skips the directories that hold
+    /// them (only the fork is searched).
+    pub registry: Option<Arc<Registry>>,
+    pub fs: Arc<dyn FileSystem>,
+    /// The working directory relative entries (and an empty one) are taken from.
+    pub cwd: String,
+}
+
+impl PathSearch {
+    pub(crate) async fn find(&self, name: &str, path: &str) -> InPath {
         let mut refused = None;
-        for (shown, full) in candidates {
-            match fs.stat(&full).await {
-                Ok(m) if m.is_file() && m.mode & 0o111 != 0 => return Some((shown, true)),
-                Ok(m) if m.is_file() && refused.is_none() => refused = Some((shown, false)),
+        for dir in path.split(':') {
+            if command_dir(&self.cwd, dir.trim_end_matches('/')) {
+                match &self.registry {
+                    Some(r) if r.resolve(name).and_then(|e| e.path()).is_some() => {
+                        return InPath::Command;
+                    }
+                    _ => continue,
+                }
+            }
+            match self.file_in(dir, name).await {
+                Some((shown, true)) => return InPath::File(shown),
+                Some((shown, false)) if refused.is_none() => refused = Some(shown),
                 _ => {}
             }
         }
-        refused
+        refused.map_or(InPath::Missing, InPath::Refused)
+    }
+
+    /// Every executable file named `name` in `path`, in its order (`type -a`): the
+    /// registry's command in each directory that holds them, the fork's files elsewhere.
+    pub(crate) async fn find_all(&self, name: &str, path: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if name.contains('/') {
+            return out;
+        }
+        let command = self
+            .registry
+            .as_ref()
+            .is_some_and(|r| r.resolve(name).and_then(|e| e.path()).is_some());
+        for dir in path.split(':') {
+            let dir_name = dir.trim_end_matches('/');
+            if command_dir(&self.cwd, dir_name) {
+                if command {
+                    out.push(format!("{dir_name}/{name}"));
+                }
+            } else if let Some((shown, true)) = self.file_in(dir, name).await {
+                out.push(shown);
+            }
+        }
+        out
+    }
+
+    /// The regular file `name` of the fork in PATH's directory `dir`, as the directory
+    /// names it, with whether it may be executed.
+    async fn file_in(&self, dir: &str, name: &str) -> Option<(String, bool)> {
+        let shown = match dir {
+            "" => format!("./{name}"),
+            d if d.ends_with('/') => format!("{d}{name}"),
+            d => format!("{d}/{name}"),
+        };
+        let full = forkbox_commands::fs::join(&self.cwd, &shown);
+        match self.fs.stat(&full).await {
+            Ok(m) if m.is_file() => Some((shown, m.mode & 0o111 != 0)),
+            _ => None,
+        }
     }
 }
 
@@ -145,13 +238,23 @@ pub(crate) fn file_paths_in(sh: &Shell, name: &str, path: &str) -> Vec<String> {
 /// that reaches it on a Debian system (however spelled: `/usr//bin`, or relative to the
 /// working directory, as an empty entry is).
 fn is_command_dir(sh: &Shell, dir: &str) -> bool {
-    let full = forkbox_commands::fs::normalize(&forkbox_commands::fs::join(&sh.cwd, dir));
+    command_dir(&sh.cwd, dir)
+}
+
+/// [`is_command_dir`] from working directory `cwd`.
+fn command_dir(cwd: &str, dir: &str) -> bool {
+    let full = forkbox_commands::fs::normalize(&forkbox_commands::fs::join(cwd, dir));
     matches!(full.as_str(), "/usr/bin" | "/bin")
 }
 
 /// What `type -a NAME` prints: the alias, keyword, function and builtin it is, then each
 /// file of that name in PATH.
-fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> Vec<(&'static str, String)> {
+fn all_meanings(
+    sh: &Shell,
+    name: &str,
+    no_functions: bool,
+    files: Vec<String>,
+) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if (sh.interactive || sh.shopts.on("expand_aliases"))
         && let Some(value) = sh.aliases.get(name)
@@ -178,7 +281,7 @@ fn all_meanings(sh: &Shell, name: &str, no_functions: bool) -> Vec<(&'static str
     if builtin {
         out.push(("builtin", format!("{name} is a shell builtin")));
     }
-    for p in file_paths(sh, name) {
+    for p in files {
         out.push(("file", p));
     }
     out
@@ -281,7 +384,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         if all {
             // Every meaning, in the order bash looks: as sentences, kinds (`-t`) or the
             // files' paths (`-p`).
-            let meanings = all_meanings(sh, n, no_functions);
+            let path = sh.get_str("PATH").unwrap_or_default();
+            let files = sh.path_search().find_all(n, &path).await;
+            let meanings = all_meanings(sh, n, no_functions, files);
             if meanings.is_empty() {
                 if !kind_only && !path_only {
                     super::fail(sh, io, format!("type: {n}: not found"), 1).await?;

@@ -49,7 +49,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 .await?;
                 status = 1;
             } else {
-                sh.functions.remove(n);
+                remove_function(sh, n);
             }
             continue;
         }
@@ -91,7 +91,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         if !super::is_name(n) && !a.variables && !a.nameref {
             // Not a variable name: bash then tries it as a function name, silently.
             if !sh.readonly_functions.contains(n) {
-                sh.functions.remove(n);
+                remove_function(sh, n);
             }
             continue;
         }
@@ -123,10 +123,18 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                 status = 1;
             }
         } else if !sh.readonly_functions.contains(n) {
-            sh.functions.remove(n);
+            remove_function(sh, n);
         }
     }
     Ok(status)
+}
+
+/// Unsets function `n` with its attributes: a function defined again later starts
+/// without them (bash keeps them on the function, which unset removes).
+fn remove_function(sh: &mut Shell, n: &str) {
+    sh.functions.remove(n);
+    sh.traced_functions.remove(n);
+    sh.exported_functions.remove(n);
 }
 
 #[cfg(test)]

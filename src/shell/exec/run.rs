@@ -2,6 +2,7 @@
 //! nested shell or a script file of the fork.
 
 use super::*;
+use crate::shell::builtins::type_::{InPath, PathSearch};
 
 impl Shell {
     /// Resolves and runs a command by name: function, builtin, nested shell, registry
@@ -137,6 +138,21 @@ impl Shell {
         };
         let name = set_path.as_deref().unwrap_or(name);
         let registry = self.registry.clone();
+        // A file of the fork in a directory of PATH before the registry's (`~/bin/ls`)
+        // is what bash would find first.
+        if set_path.is_none()
+            && !name.contains('/')
+            && registry
+                .resolve(name)
+                .is_some_and(|e| e.kind != forkbox_commands::CommandKind::Builtin)
+            && let Some(path) = self.search_path(env_extra)
+            && let InPath::File(file) = self.path_search().find(name, &path).await
+        {
+            if !own_path {
+                self.remember_path(name, Some(file.clone()));
+            }
+            return self.run_script_file(&file, args, env_extra, fds).await;
+        }
         match registry.resolve(name) {
             // A command whose file no directory of PATH holds is not found.
             Some(entry) if !name.contains('/') && !self.in_path(name, entry, env_extra) => {}
@@ -218,6 +234,15 @@ impl Shell {
         }
         let path = self.search_path(env_extra).unwrap_or_default();
         !builtins::type_::file_paths_in(self, name, &path).is_empty()
+    }
+
+    /// The search of PATH from this shell's working directory (see [`PathSearch`]).
+    pub(crate) fn path_search(&self) -> PathSearch {
+        PathSearch {
+            registry: Some(self.registry.clone()),
+            fs: self.fs.clone(),
+            cwd: self.cwd.clone(),
+        }
     }
 
     /// The PATH a command is looked up in: its own prefix assignment's, else the shell's.
@@ -396,22 +421,27 @@ impl Shell {
             let saved_aliases =
                 std::mem::replace(&mut self.lines.read_aliases, origin.aliases.clone());
             self.local_frames.push(Default::default());
+            // A function with the trace attribute sees the traps its caller sees.
+            let saved_traced = self.traced_call;
+            self.traced_call = self.traced_functions.contains(&f.fname.value)
+                && (self.call_depth == 0 || self.functrace() || saved_traced);
             self.call_depth += 1;
             // Loops do not reach into a function: `break` there is outside any loop.
             let saved_loops = std::mem::replace(&mut self.loop_depth, 0);
             let body = &f.body;
             // A function does not inherit the RETURN trap (unless `set -T`): it is put
             // aside for the call, and what the function itself sets runs as it returns.
-            let outer_return_trap = if self.functrace() {
-                None
-            } else {
-                self.traps.remove(&crate::shell::jobs::TRAP_RETURN)
-            };
+            let outer_return_trap =
+                if self.functrace() || self.traced_functions.contains(&f.fname.value) {
+                    None
+                } else {
+                    self.traps.remove(&crate::shell::jobs::TRAP_RETURN)
+                };
             let rs: Vec<&IoRedirect> = body.1.iter().flat_map(|r| r.0.iter()).collect();
             // Under `set -T` the DEBUG trap also runs as the function starts (still
             // showing the call as `$BASH_COMMAND`).
             let entry = if self.in_trap == 0
-                && self.functrace()
+                && (self.functrace() || self.traced_call)
                 && self.traps.contains_key(&crate::shell::jobs::TRAP_DEBUG)
             {
                 self.run_debug_trap(fds).await
@@ -466,6 +496,7 @@ impl Shell {
                 self.opts = opts;
             }
             self.call_depth -= 1;
+            self.traced_call = saved_traced;
             self.loop_depth = saved_loops;
             self.funcnames.pop();
             self.lines.frames.pop();

@@ -33,7 +33,7 @@ impl<'a> Fixup<'a> {
     pub fn new(src: &'a str) -> Self {
         Fixup {
             src,
-            markers: src.contains([rewrite::BLANK_SPACE, rewrite::BLANK_TAB]),
+            markers: src.contains(rewrite::MARKERS),
             hidden: src.contains(rewrite::SUBST_MARK),
             char_offsets: None,
         }

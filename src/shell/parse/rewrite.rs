@@ -19,6 +19,12 @@
 //!   command; the name moves into the target word behind [`NAMED_FD`].
 //! - `f() [[ … ]]`: brush-parser takes no `[[ ]]` for a function's body; it is given one
 //!   in braces, as bash prints it.
+//! - `$(( 1 #c ))`, `(( x #y ))`: bash reads arithmetic text as it is, brush's tokenizer
+//!   takes the `#` for a comment; it is carried through as [`ARITH_HASH`].
+//! - `<\⏎<`: bash joins the lines before it reads the operator; the backslash-newlines
+//!   move before it, and the here-document it opens is registered.
+//! - `coproc NAME while …; done`: brush-parser takes a coprocess name only before a group;
+//!   the loop (or `if`) is put in one.
 //! - Command substitutions inside words (`"$(cat <<E … ) … E)"`, a comment or case
 //!   pattern with a `)`): brush's word parser looks for the closing `)` with a shallow
 //!   scan. [`encode_substitutions`] finds each one's end with this reading and hands the
@@ -46,6 +52,12 @@ pub const SUBST_MARK: &str = "\u{F0102}fbx\u{F0102}";
 /// Stands before and after the name of a `{name}>file` redirection after a compound
 /// command, at the start of its target word (see [`Rewriter::named_fd`]).
 pub const NAMED_FD: char = '\u{F0103}';
+
+/// Stands for a `#` inside arithmetic (`$(( 1 #c ))`, `(( ))`, `$[ ]`) where a comment
+/// could start: bash reads arithmetic text as it is (the `#` is an operator error, or, in
+/// `$(( ))`, a comment that hides the closing `))` when the substitution runs), while
+/// brush's tokenizer would drop the rest of the line as a comment.
+pub const ARITH_HASH: char = '\u{F0104}';
 
 /// A redirection target carrying a `{name}` (see [`NAMED_FD`]): the name and the target
 /// as written.
@@ -260,11 +272,14 @@ pub struct ReadError {
 /// `text` rewritten for brush-parser, or `Borrowed` when nothing needed it. An error is
 /// bash's message for a text it cannot read (an unclosed subscript).
 pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
-    if !text.contains([';', '(', '[', '"', '\'', '`', '{']) && !text.contains("\\\n") {
+    if !text.contains([';', '(', '[', '"', '\'', '`', '{'])
+        && !text.contains("\\\n")
+        && !text.contains("coproc")
+    {
         return Ok(Cow::Borrowed(text));
     }
     let mut r = Rewriter::new(text);
-    r.markers_ok = !text.contains([BLANK_SPACE, BLANK_TAB]);
+    r.markers_ok = !text.contains(MARKERS);
     let end = r.commands(0, End::Eof);
     debug_assert!(end <= text.len());
     if let Some(e) = r.error {
@@ -315,6 +330,14 @@ struct Rewriter<'a> {
     /// For each `{` group open, whether it is a `for` body written `{ …; }` (bash takes
     /// that for `do …; done`; brush-parser does not), rewritten as `do … done`.
     braces: Vec<bool>,
+    /// How many loops and `if`s are open (their `done` or `fi` not read yet).
+    blocks: usize,
+    /// Whether the last arithmetic read ended at its `))` (not backed out at a `)`).
+    arith_closed: bool,
+    /// The loops and `if`s run by a named coprocess (`coproc NAME while …`), by the
+    /// value of `blocks` before each opened: brush-parser takes a name only before a
+    /// group, so each is wrapped in one (`coproc NAME { while …; done; }`).
+    coproc_blocks: Vec<usize>,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -373,6 +396,9 @@ impl<'a> Rewriter<'a> {
             cond_error: None,
             pending_for: false,
             braces: Vec::new(),
+            blocks: 0,
+            arith_closed: true,
+            coproc_blocks: Vec::new(),
         }
     }
 
@@ -625,6 +651,7 @@ impl<'a> Rewriter<'a> {
                                 cmd_start = false;
                             }
                             self.pending_for = true;
+                            self.blocks += 1;
                             continue;
                         }
                         "function" => {
@@ -641,10 +668,19 @@ impl<'a> Rewriter<'a> {
                             continue;
                         }
                         "}" | "done" | "fi" | "esac" => {
+                            let mut closes_block = matches!(word, "done" | "fi");
                             if word == "}" && self.braces.pop() == Some(true) {
                                 self.replace(i, i + 1, "done");
+                                closes_block = true;
                             }
                             i += word.len();
+                            if closes_block {
+                                self.blocks = self.blocks.saturating_sub(1);
+                                if self.coproc_blocks.last() == Some(&self.blocks) {
+                                    self.coproc_blocks.pop();
+                                    self.replace(i, i, "; }");
+                                }
+                            }
                             cmd_start = false;
                             after_compound = true;
                             continue;
@@ -665,8 +701,15 @@ impl<'a> Rewriter<'a> {
                             cmd_start = true;
                             continue;
                         }
-                        "if" | "then" | "elif" | "else" | "while" | "until" | "!" | "time"
-                        | "coproc" => {
+                        "coproc" => {
+                            i = self.coproc(i + word.len());
+                            cmd_start = true;
+                            continue;
+                        }
+                        "if" | "then" | "elif" | "else" | "while" | "until" | "!" | "time" => {
+                            if matches!(word, "if" | "while" | "until") {
+                                self.blocks += 1;
+                            }
                             i += word.len();
                             cmd_start = true;
                             continue;
@@ -680,6 +723,32 @@ impl<'a> Rewriter<'a> {
             }
         }
         i.min(s.len())
+    }
+
+    /// At a `#` inside arithmetic: marked as [`ARITH_HASH`] where brush's tokenizer
+    /// would start a comment.
+    fn arith_hash(&mut self, i: usize) {
+        if self.markers_ok && i > 0 && is_meta(self.s[i - 1]) {
+            self.replace(i, i + 1, ARITH_HASH.encode_utf8(&mut [0; 4]));
+        }
+    }
+
+    /// After `coproc`: where the scan goes on. A name before a loop or an `if`
+    /// (`coproc W while …; done`) names the coprocess in bash; the loop is put in a group
+    /// (closed after its `done` or `fi`), where brush-parser takes a name.
+    fn coproc(&mut self, i: usize) -> usize {
+        let j = self.skip_blanks(i, false);
+        let name = self.plain_word(j);
+        let k = self.skip_blanks(j + name.len(), false);
+        let named = name.bytes().next().is_some_and(is_name_start)
+            && name.bytes().all(is_name_char)
+            && k > j + name.len();
+        if named && matches!(self.plain_word(k), "while" | "until" | "for" | "if") {
+            self.replace(k, k, "{ ");
+            self.coproc_blocks.push(self.blocks);
+            return k;
+        }
+        i
     }
 
     /// After a subshell that opens with another one, `( (cmd) )`, ending at `end` (after
@@ -744,7 +813,7 @@ impl<'a> Rewriter<'a> {
     /// continue it past backslash-newlines (`&\⏎&`, `&\⏎>>`, `;\⏎;`). bash joins such
     /// lines before it reads operators; brush's tokenizer ends the operator at the
     /// backslash, so the backslash-newlines move after the whole operator (the lines stay).
-    /// `<\⏎<` is left alone (a here-document the scan would not see).
+    /// `<\⏎<` is left to [`Rewriter::redirection`] (a here-document the scan must see).
     fn joined_operator(&mut self, i: usize) -> usize {
         let s = self.s;
         let (mut j, mut op, mut breaks) = (i + 1, vec![s[i]], 0);
@@ -777,11 +846,30 @@ impl<'a> Rewriter<'a> {
         if s.get(i + 1) == Some(&b'(') {
             return self.commands(i + 2, End::Paren);
         }
-        if s[i] == b'<' && s.get(i + 1) == Some(&b'<') {
-            if s.get(i + 2) == Some(&b'<') {
-                return i + 3;
+        // `<\⏎<`, `<<\⏎<`: bash joins the lines before it reads the operator. The
+        // backslash-newlines move before it, where they join nothing.
+        let (mut op_end, mut lts, mut breaks) = (i + 1, 1, 0);
+        while s[i] == b'<' && lts < 3 {
+            let mut m = op_end;
+            while s.get(m..m + 2) == Some(b"\\\n".as_slice()) {
+                m += 2;
             }
-            let mut j = i + 2;
+            if s.get(m) != Some(&b'<') {
+                break;
+            }
+            breaks += (m - op_end) / 2;
+            lts += 1;
+            op_end = m + 1;
+        }
+        if breaks > 0 {
+            let joined = format!("{}{}", "\\\n".repeat(breaks), "<".repeat(lts));
+            self.replace(i, op_end, &joined);
+        }
+        if lts == 3 {
+            return op_end;
+        }
+        if lts == 2 {
+            let mut j = op_end;
             let strip = s.get(j) == Some(&b'-');
             if strip {
                 j += 1;
@@ -1201,8 +1289,11 @@ impl<'a> Rewriter<'a> {
         }
         match s.get(i + 1) {
             Some(b'(') if s.get(i + 2) == Some(&b'(') => {
+                self.arith_closed = true;
                 let end = self.arithmetic(i + 3, false);
-                if end >= s.len() && !s.ends_with(b"))") {
+                if (end >= s.len() && !s.ends_with(b"))"))
+                    || (!self.arith_closed && !self.pair_closes(i + 1))
+                {
                     self.unclosed(")", Some(i), 2);
                 }
                 end
@@ -1260,6 +1351,7 @@ impl<'a> Rewriter<'a> {
                             j = self.dollar(j);
                             continue;
                         }
+                        b'#' => self.arith_hash(j),
                         _ => {}
                     }
                     j += 1;
@@ -1287,6 +1379,41 @@ impl<'a> Rewriter<'a> {
             }
             _ => i + 1,
         }
+    }
+
+    /// Whether the `(` at `open` has a matching `)` as bash looks for one after `$((`:
+    /// counting parentheses outside quotes, with no reading of commands or comments. A
+    /// `$((` whose first `)` closes a nested group (`$(( (1 + 2 )); …`) is read on to
+    /// the `)` that matches its `$(`, and the text may end first.
+    fn pair_closes(&self, open: usize) -> bool {
+        let s = self.s;
+        let mut depth = 0usize;
+        let mut i = open;
+        while i < s.len() {
+            match s[i] {
+                b'\\' => i += 1,
+                b'\'' => match find(s, i + 1, b'\'') {
+                    Some(j) => i = j,
+                    None => return false,
+                },
+                b'"' => {
+                    i += 1;
+                    while i < s.len() && s[i] != b'"' {
+                        i += if s[i] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        false
     }
 
     /// After `${`: to after its matching `}`. Its unquoted blanks are marked (see
@@ -1348,9 +1475,11 @@ impl<'a> Rewriter<'a> {
                 b')' => {
                     if depth == 0 {
                         if s.get(i + 1) == Some(&b')') {
+                            self.arith_closed = true;
                             return i + 2;
                         }
                         // `$( (…) )` read as arithmetic first: bash backs out; so does this.
+                        self.arith_closed = false;
                         return i + 1;
                     }
                     depth -= 1;
@@ -1358,6 +1487,10 @@ impl<'a> Rewriter<'a> {
                 }
                 b';' if for_header && depth == 0 && s.get(i + 1) == Some(&b';') => {
                     self.replace(i + 1, i + 1, " ");
+                    i += 1;
+                }
+                b'#' => {
+                    self.arith_hash(i);
                     i += 1;
                 }
                 _ => i += 1,
@@ -1374,12 +1507,19 @@ fn find(s: &[u8], from: usize, byte: u8) -> Option<usize> {
         .map(|p| p + from)
 }
 
-/// Puts back the blanks [`for_parser`] marked in a subscript or a `${ }`.
+/// Puts back the blanks [`for_parser`] marked in a subscript or a `${ }`, and the `#`
+/// it marked in arithmetic.
 pub fn restore_blanks(text: &mut String) {
-    if text.contains([BLANK_SPACE, BLANK_TAB]) {
-        *text = text.replace(BLANK_SPACE, " ").replace(BLANK_TAB, "\t");
+    if text.contains(MARKERS) {
+        *text = text
+            .replace(BLANK_SPACE, " ")
+            .replace(BLANK_TAB, "\t")
+            .replace(ARITH_HASH, "#");
     }
 }
+
+/// The markers [`restore_blanks`] puts back.
+pub const MARKERS: [char; 3] = [BLANK_SPACE, BLANK_TAB, ARITH_HASH];
 
 /// One command substitution of a word whose body was encoded: where it is in the encoded
 /// text and how much longer the encoding made it.
@@ -1642,6 +1782,44 @@ mod tests {
         assert_eq!(e("a=(1 2").status, 1);
         assert_eq!(e("echo $(echo\nx").line, 3);
         assert!(for_parser("cat <<E\n'\nE\necho # it's\n").is_ok());
+    }
+
+    #[test]
+    fn a_hash_in_arithmetic_is_no_comment() {
+        let h = ARITH_HASH;
+        assert_eq!(rw("echo $(( 1 #c ))"), format!("echo $(( 1 {h}c ))"));
+        assert_eq!(rw("(( x #y ))"), format!("(( x {h}y ))"));
+        assert_eq!(rw("echo $[ 1 #c ]"), format!("echo $[ 1 {h}c ]"));
+        // A base, and a comment outside arithmetic, stay.
+        assert_eq!(rw("echo $((16#ff)) # $(("), "echo $((16#ff)) # $((");
+    }
+
+    #[test]
+    fn an_arithmetic_expansion_open_past_its_group_is_named() {
+        let e = for_parser("echo $(( (1 + 2 )); echo next\necho more").unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.line),
+            ("unexpected EOF while looking for matching `)'", 1)
+        );
+        assert!(for_parser("echo $(( (echo 1 ); echo 2 ) )").is_ok());
+    }
+
+    #[test]
+    fn split_heredoc_operators_are_joined() {
+        assert_eq!(rw("cat <\\\n<E\nx\nE\n"), "cat \\\n<<E\nx\nE\n");
+        assert_eq!(rw("cat <<\\\n<w\n"), "cat \\\n<<<w\n");
+    }
+
+    #[test]
+    fn a_named_coprocess_loop_is_grouped() {
+        assert_eq!(
+            rw("coproc W while read l; do echo $l; done; echo x"),
+            "coproc W { while read l; do echo $l; done; }; echo x"
+        );
+        assert_eq!(
+            rw("coproc cat; coproc N { :; }"),
+            "coproc cat; coproc N { :; }"
+        );
     }
 
     #[test]
