@@ -139,9 +139,12 @@ impl Shell {
         let name = set_path.as_deref().unwrap_or(name);
         let registry = self.registry.clone();
         // A file of the fork in a directory of PATH before the registry's (`~/bin/ls`)
-        // is what bash would find first.
+        // is what bash would find first. A name the hash table already holds as the
+        // registry's file is not searched for again, as bash uses its table (and PATH's
+        // other directories cost a lookup in the fork each).
         if set_path.is_none()
             && !name.contains('/')
+            && (own_path || !self.hashed_as_command(name))
             && registry
                 .resolve(name)
                 .is_some_and(|e| e.kind != forkbox_commands::CommandKind::Builtin)
@@ -267,6 +270,18 @@ impl Shell {
         }
         *hits = hits.saturating_add(1);
         Some(path.clone())
+    }
+
+    /// Whether the `hash` table holds `name` at a file of a directory where the
+    /// registry's commands are (`/usr/bin/ls`).
+    fn hashed_as_command(&self, name: &str) -> bool {
+        self.opts.hashall
+            && self.hashed.iter().any(|(n, path, _)| {
+                n == name
+                    && path
+                        .rsplit_once('/')
+                        .is_some_and(|(dir, _)| matches!(dir, "/usr/bin" | "/bin"))
+            })
     }
 
     /// Counts a run of command `name` found in PATH in the `hash` table (adding it).
