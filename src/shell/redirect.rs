@@ -181,6 +181,15 @@ pub(crate) fn descriptor_file(name: &str, fds: &Fds) -> Option<String> {
     fds.get(n)?.origin().map(str::to_string)
 }
 
+/// `name`, or the regular file it names when it is a descriptor's device opened on one
+/// (see [`descriptor_file`]).
+fn opened_name<'a>(name: &'a str, fds: &Fds) -> std::borrow::Cow<'a, str> {
+    match descriptor_file(name, fds) {
+        Some(file) => std::borrow::Cow::Owned(file),
+        None => std::borrow::Cow::Borrowed(name),
+    }
+}
+
 /// bash names a bad descriptor of `>&WORD` as WORD was written (`$fd`, `"${C[1]}"`),
 /// and one that expanded to nothing after an explicit descriptor (`2>&""`) by that
 /// descriptor.
@@ -526,14 +535,8 @@ impl Shell {
 
     /// A readable stream for `< name`: a device or a file streamed by a task.
     pub(crate) async fn open_read(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
-        let reopened;
-        let name = match descriptor_file(name, fds) {
-            Some(file) => {
-                reopened = file;
-                reopened.as_str()
-            }
-            None => name,
-        };
+        let opened = opened_name(name, fds);
+        let name = opened.as_ref();
         match name {
             "/dev/null" => return Ok(Input::empty()),
             "/dev/stdin" | "/dev/fd/0" => return Ok(fds.stdin()),
@@ -593,14 +596,8 @@ impl Shell {
     /// cat; } < f` prints every line once and `wc < f` sees a regular file (see
     /// [`forkbox_commands::file_input`]).
     async fn open_read_seekable(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
-        let reopened;
-        let name = match descriptor_file(name, fds) {
-            Some(file) => {
-                reopened = file;
-                reopened.as_str()
-            }
-            None => name,
-        };
+        let opened = opened_name(name, fds);
+        let name = opened.as_ref();
         if name.starts_with("/dev/") {
             return self.open_read(name, fds).await;
         }
@@ -635,14 +632,8 @@ impl Shell {
         fds: &Fds,
         closers: &mut Vec<Closer>,
     ) -> Result<Fd, ShellError> {
-        let reopened;
-        let name = match descriptor_file(name, fds) {
-            Some(file) => {
-                reopened = file;
-                reopened.as_str()
-            }
-            None => name,
-        };
+        let opened = opened_name(name, fds);
+        let name = opened.as_ref();
         if name.starts_with("/dev/") {
             let input = self.open_read(name, fds).await?;
             let output = self
@@ -692,14 +683,8 @@ impl Shell {
         fds: &Fds,
         closers: &mut Vec<Closer>,
     ) -> Result<Output, ShellError> {
-        let reopened;
-        let name = match descriptor_file(name, fds) {
-            Some(file) => {
-                reopened = file;
-                reopened.as_str()
-            }
-            None => name,
-        };
+        let opened = opened_name(name, fds);
+        let name = opened.as_ref();
         match name {
             "/dev/null" => return Ok(Output::null()),
             "/dev/stdout" | "/dev/fd/1" => return Ok(fds.stdout()),
