@@ -21,6 +21,8 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::budget::{Budget, Charge};
+
+mod rename;
 use crate::fs::{FileHandle, FsError, FsResult, Metadata, READ_CHUNK, SeekFrom};
 
 /// Largest chunk one send carries; longer writes are split so the pipe bound holds in bytes.
@@ -103,6 +105,8 @@ fn pipe_with(budget: Option<Budget>) -> (Output, Input) {
             closing: closing.clone(),
             sent: Arc::default(),
             budget,
+            rename: None,
+            origin: None,
         },
         Input {
             state: Arc::new(Mutex::new(InputState {
@@ -111,6 +115,7 @@ fn pipe_with(budget: Option<Budget>) -> (Output, Input) {
                 closing: Some(closing),
             })),
             null: false,
+            origin: None,
         },
     )
 }
@@ -135,6 +140,10 @@ pub struct Output {
     sent: Arc<std::sync::atomic::AtomicU64>,
     /// What chunks in flight are charged to, if anything.
     budget: Option<Budget>,
+    /// The command name this end rewrites in messages (see [`Output::renamed`]).
+    rename: Option<Arc<rename::Rename>>,
+    /// The regular file this end was opened on, if any (see [`Output::origin`]).
+    origin: Option<Arc<str>>,
 }
 
 /// Where an [`Output`]'s bytes go.
@@ -159,6 +168,8 @@ impl Output {
             closing: Arc::default(),
             sent: Arc::default(),
             budget: None,
+            rename: None,
+            origin: None,
         }
     }
 
@@ -232,10 +243,27 @@ impl Output {
         self.sent.clone()
     }
 
+    /// This end, writing messages of the command `name` as those of the program run as
+    /// `argv0` (`/usr/bin/cat`): GNU's tools name themselves by the `argv[0]` they were
+    /// given, at the start of a message and (with `hint`) in `Try 'NAME --help'`.
+    pub fn renamed(&self, name: &str, argv0: &str, hint: bool) -> Output {
+        Output {
+            rename: Some(Arc::new(rename::Rename::new(name, argv0, hint))),
+            ..self.clone()
+        }
+    }
+
     /// Writes all of `data`, waiting while the pipe is full.
     ///
     /// Fails with `BrokenPipe` once no reader is left.
     pub async fn write_all(&self, data: &[u8]) -> io::Result<()> {
+        match &self.rename {
+            Some(r) => self.write_raw(&r.apply(data)).await,
+            None => self.write_raw(data).await,
+        }
+    }
+
+    async fn write_raw(&self, data: &[u8]) -> io::Result<()> {
         let tx = match &self.sink {
             Sink::Null => return Ok(()),
             Sink::Full if data.is_empty() => return Ok(()),
@@ -251,6 +279,9 @@ impl Output {
 
     /// Writes an owned buffer without copying it when it fits one chunk.
     pub async fn write_bytes(&self, data: Bytes) -> io::Result<()> {
+        if self.rename.is_some() {
+            return self.write_all(&data).await;
+        }
         let tx = match &self.sink {
             Sink::Null => return Ok(()),
             Sink::Full if data.is_empty() => return Ok(()),
@@ -264,7 +295,7 @@ impl Output {
             }
             return self.send(tx, data).await;
         }
-        self.write_all(&data).await
+        self.write_raw(&data).await
     }
 
     /// Writes a string.
@@ -286,6 +317,22 @@ impl Output {
     pub fn tried(&self) -> Option<u64> {
         matches!(self.sink, Sink::Full)
             .then(|| self.sent.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// This end, marked as opened on the regular file `path` (absolute): what
+    /// [`Output::origin`] gives.
+    pub fn with_origin(self, path: &str) -> Output {
+        Output {
+            origin: Some(Arc::from(path)),
+            ..self
+        }
+    }
+
+    /// The regular file this end was opened on (by a redirection), if any: opening
+    /// `/dev/fd/N` of such a descriptor opens that file afresh, as Linux does, rather
+    /// than sharing the descriptor's position.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
 
     /// True for [`Output::null`] (`> /dev/null`): what is written there is never read.
@@ -311,6 +358,8 @@ pub struct Input {
     /// Made by [`Input::empty`]: `/dev/null`, a character device, rather than an empty
     /// pipe or file (what a program that `fstat`s its stdin tells apart).
     null: bool,
+    /// The regular file this end was opened on, if any (see [`Input::origin`]).
+    origin: Option<Arc<str>>,
 }
 
 /// Whether a read of an [`Input`] would return at once: what `poll(2)` and WASI's
@@ -421,6 +470,22 @@ impl Input {
         }
     }
 
+    /// This end, marked as opened on the regular file `path` (absolute): what
+    /// [`Input::origin`] gives.
+    pub fn with_origin(self, path: &str) -> Input {
+        Input {
+            origin: Some(Arc::from(path)),
+            ..self
+        }
+    }
+
+    /// The regular file this end was opened on (by a redirection), if any: opening
+    /// `/dev/fd/N` or `/dev/stdin` of such a descriptor opens that file afresh at its
+    /// start, as Linux does, rather than reading on from the descriptor's position.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
+    }
+
     /// True for [`Input::empty`] (`/dev/null`), false for a pipe, a terminal or bytes
     /// (an empty here-document is a pipe in bash, not `/dev/null`).
     pub fn is_null(&self) -> bool {
@@ -436,6 +501,7 @@ impl Input {
                 closing: None,
             })),
             null: false,
+            origin: None,
         }
     }
 
@@ -450,6 +516,7 @@ impl Input {
                 closing: None,
             })),
             null: false,
+            origin: None,
         }
     }
 
@@ -686,6 +753,7 @@ impl SharedFile {
                 closing: None,
             })),
             null: false,
+            origin: None,
         }
     }
 
@@ -697,6 +765,8 @@ impl SharedFile {
             closing: Arc::default(),
             sent: Arc::default(),
             budget: None,
+            rename: None,
+            origin: None,
         }
     }
 

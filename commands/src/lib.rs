@@ -111,6 +111,39 @@ pub async fn exit_status(name: &str, result: CmdResult, stderr: &Output) -> Stat
     }
 }
 
+/// Tools that name themselves by their own name whatever path they were run by (gawk,
+/// the gzip and bzip2 families, Info-ZIP, tree): their messages are not renamed.
+const NAMED_BY_BASENAME: &[&str] = &[
+    "awk", "gawk", "gzip", "gunzip", "zcat", "bzip2", "bunzip2", "bzcat", "zip", "unzip", "tree",
+    "xxd",
+];
+
+/// Tools whose usage hint keeps the plain name (`Try 'grep --help'`) though their
+/// messages start with the path: grep, tar and the util-linux tools.
+const HINT_BY_BASENAME: &[&str] = &[
+    "grep", "egrep", "fgrep", "tar", "hexdump", "column", "getopt", "iconv",
+];
+
+/// Runs the native command `cmd` as the program `argv0` (its name, or the path it was run
+/// by, `/usr/bin/cat`) and gives its exit status: GNU's tools name themselves in their
+/// messages by the `argv[0]` they were given, so a path shows in them as it would.
+pub async fn run_as(cmd: &dyn Command, ctx: &Context, argv0: &str, args: Vec<String>) -> Status {
+    let name = cmd.name();
+    let renamed;
+    let ctx = if argv0 != name && !NAMED_BY_BASENAME.contains(&name) {
+        let mut c = ctx.clone();
+        c.stderr = c
+            .stderr
+            .renamed(name, argv0, !HINT_BY_BASENAME.contains(&name));
+        renamed = c;
+        &renamed
+    } else {
+        ctx
+    };
+    let r = cmd.run(ctx, args).await;
+    exit_status(name, r, &ctx.stderr).await
+}
+
 /// Size of the terminal a command's stdout is connected to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TermSize {

@@ -140,8 +140,7 @@ impl Launcher for ShellLauncher {
         }
         if let Some(cmd) = entry.command.clone() {
             let _ran = crate::telemetry::metrics::command(entry.kind);
-            let r = cmd.run(&ctx, argv[1..].to_vec()).await;
-            return forkbox_commands::exit_status(&base, r, &ctx.stderr).await;
+            return forkbox_commands::run_as(cmd.as_ref(), &ctx, &name, argv[1..].to_vec()).await;
         }
         // Another builtin (`env true`, `xargs kill`): run in a shell of its own, which sees
         // only what the context gives it, as a separate process would.

@@ -85,9 +85,21 @@ pub(crate) struct FdFs {
 }
 
 impl FdFs {
+    /// The descriptor `/dev/fd/N` names, when it is a stream (a pipe, a terminal); one
+    /// opened on a regular file is that file, as on Linux (see [`FdFs::real`]).
     fn fd(&self, path: &str) -> Option<&Fd> {
+        self.descriptor(path).filter(|d| d.origin().is_none())
+    }
+
+    fn descriptor(&self, path: &str) -> Option<&Fd> {
         let n = path.strip_prefix("/dev/fd/")?.parse::<i32>().ok()?;
         self.fds.get(&n)
+    }
+
+    /// The path the session's filesystem serves for `path`: the regular file a
+    /// descriptor was opened on for its `/dev/fd/N`, else `path` itself.
+    fn real<'a>(&'a self, path: &'a str) -> &'a str {
+        self.descriptor(path).and_then(Fd::origin).unwrap_or(path)
     }
 }
 
@@ -119,13 +131,13 @@ impl FileSystem for FdFs {
     async fn stat(&self, path: &str) -> FsResult<Metadata> {
         match self.fd(path) {
             Some(_) => Ok(pipe_meta()),
-            None => self.inner.stat(path).await,
+            None => self.inner.stat(self.real(path)).await,
         }
     }
     async fn lstat(&self, path: &str) -> FsResult<Metadata> {
         match self.fd(path) {
             Some(_) => Ok(pipe_meta()),
-            None => self.inner.lstat(path).await,
+            None => self.inner.lstat(self.real(path)).await,
         }
     }
     async fn read_at(&self, path: &str, offset: u64, len: usize) -> FsResult<Bytes> {
@@ -139,7 +151,7 @@ impl FileSystem for FdFs {
                     .unwrap_or_default()),
                 None => Err(FsError::PermissionDenied),
             },
-            None => self.inner.read_at(path, offset, len).await,
+            None => self.inner.read_at(self.real(path), offset, len).await,
         }
     }
     async fn open_write(&self, path: &str, mode: WriteMode) -> FsResult<Box<dyn WriteHandle>> {
@@ -148,7 +160,7 @@ impl FileSystem for FdFs {
                 Some(o) => Ok(Box::new(OutHandle(o.clone()))),
                 None => Err(FsError::PermissionDenied),
             },
-            None => self.inner.open_write(path, mode).await,
+            None => self.inner.open_write(self.real(path), mode).await,
         }
     }
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {
@@ -187,14 +199,17 @@ impl FileSystem for FdFs {
     async fn canonicalize(&self, path: &str) -> FsResult<String> {
         match self.fd(path) {
             Some(_) => Ok(path.to_string()),
-            None => self.inner.canonicalize(path).await,
+            None => self.inner.canonicalize(self.real(path)).await,
         }
     }
     async fn open(&self, path: &VfsPath, opts: OpenOptions) -> FsResult<FileHandle> {
         // A descriptor's stream has no offsets to open with; files open as usual.
         match self.fd(path.as_str()) {
             Some(_) => Err(FsError::Unsupported),
-            None => self.inner.open(path, opts).await,
+            None => match self.descriptor(path.as_str()).and_then(Fd::origin) {
+                Some(file) => self.inner.open(&VfsPath::new(file)?, opts).await,
+                None => self.inner.open(path, opts).await,
+            },
         }
     }
     async fn usage(&self) -> FsResult<Usage> {

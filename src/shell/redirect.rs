@@ -35,6 +35,13 @@ impl Fd {
         }
     }
 
+    /// The regular file this descriptor was opened on, if any (see [`descriptor_file`]).
+    pub(crate) fn origin(&self) -> Option<&str> {
+        self.input()
+            .and_then(Input::origin)
+            .or_else(|| self.output().and_then(Output::origin))
+    }
+
     /// The stream writes to this descriptor go to, if it is open for writing.
     pub(crate) fn output(&self) -> Option<&Output> {
         match self {
@@ -156,6 +163,30 @@ impl Fds {
 
     fn get(&self, fd: i32) -> Option<Fd> {
         self.map.get(&fd).cloned()
+    }
+}
+
+/// The regular file a descriptor's device (`/dev/stdin`, `/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/N`) names when the descriptor was opened on one: on Linux opening such a
+/// device opens the file itself afresh (at its start, truncating it for `>`), not a
+/// duplicate of the descriptor, so `{ read l; cat /dev/stdin; } < f` prints all of `f`.
+/// `None` for a pipe, a terminal or a closed descriptor, which the device duplicates.
+pub(crate) fn descriptor_file(name: &str, fds: &Fds) -> Option<String> {
+    let n = match name {
+        "/dev/stdin" => 0,
+        "/dev/stdout" => 1,
+        "/dev/stderr" => 2,
+        _ => name.strip_prefix("/dev/fd/")?.parse().ok()?,
+    };
+    fds.get(n)?.origin().map(str::to_string)
+}
+
+/// `name`, or the regular file it names when it is a descriptor's device opened on one
+/// (see [`descriptor_file`]).
+fn opened_name<'a>(name: &'a str, fds: &Fds) -> std::borrow::Cow<'a, str> {
+    match descriptor_file(name, fds) {
+        Some(file) => std::borrow::Cow::Owned(file),
+        None => std::borrow::Cow::Borrowed(name),
     }
 }
 
@@ -504,6 +535,8 @@ impl Shell {
 
     /// A readable stream for `< name`: a device or a file streamed by a task.
     pub(crate) async fn open_read(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
+        let opened = opened_name(name, fds);
+        let name = opened.as_ref();
         match name {
             "/dev/null" => return Ok(Input::empty()),
             "/dev/stdin" | "/dev/fd/0" => return Ok(fds.stdin()),
@@ -533,6 +566,7 @@ impl Shell {
             .await
             .map_err(file_err)?;
         let (out, input) = pipe();
+        let input = input.with_origin(&path);
         let fs: Arc<dyn FileSystem> = self.fs.clone();
         self.budget.spawn(async move {
             let mut off = first.len() as u64;
@@ -562,6 +596,8 @@ impl Shell {
     /// cat; } < f` prints every line once and `wc < f` sees a regular file (see
     /// [`forkbox_commands::file_input`]).
     async fn open_read_seekable(&self, name: &str, fds: &Fds) -> Result<Input, ShellError> {
+        let opened = opened_name(name, fds);
+        let name = opened.as_ref();
         if name.starts_with("/dev/") {
             return self.open_read(name, fds).await;
         }
@@ -571,7 +607,7 @@ impl Shell {
             Ok(h) if h.kind() == forkbox_commands::FileKind::Dir => {
                 Err(file_error(name, FsError::IsADirectory))
             }
-            Ok(h) => Ok(forkbox_commands::file_input(h)),
+            Ok(h) => Ok(forkbox_commands::file_input(h).with_origin(path.as_str())),
             // A filesystem without open files: the file streamed instead.
             Err(FsError::Unsupported) => self.open_read(name, fds).await,
             Err(e) => Err(file_error(name, e)),
@@ -596,6 +632,8 @@ impl Shell {
         fds: &Fds,
         closers: &mut Vec<Closer>,
     ) -> Result<Fd, ShellError> {
+        let opened = opened_name(name, fds);
+        let name = opened.as_ref();
         if name.starts_with("/dev/") {
             let input = self.open_read(name, fds).await?;
             let output = self
@@ -621,7 +659,11 @@ impl Shell {
             // Writes reach the file itself, not a pipe: nothing to wait for.
             sync: None,
         });
-        Ok(Fd::ReadWrite(file.input(), file.output()))
+        let origin = path.as_str();
+        Ok(Fd::ReadWrite(
+            file.input().with_origin(origin),
+            file.output().with_origin(origin),
+        ))
     }
 
     /// How `>`, `&>` and `>&file` open their file: under `set -C` only when it is new.
@@ -641,6 +683,8 @@ impl Shell {
         fds: &Fds,
         closers: &mut Vec<Closer>,
     ) -> Result<Output, ShellError> {
+        let opened = opened_name(name, fds);
+        let name = opened.as_ref();
         match name {
             "/dev/null" => return Ok(Output::null()),
             "/dev/full" => return Ok(Output::full()),
@@ -674,7 +718,7 @@ impl Shell {
         if self.exec_opening
             && let Some(out) = self.open_exec_file(name, &path, mode, closers).await?
         {
-            return Ok(out);
+            return Ok(out.with_origin(&path));
         }
         let mut handle = super::umask_fs::with_umask(self.fs.clone(), self.umask)
             .open_write(&path, mode)
@@ -732,7 +776,7 @@ impl Shell {
             stop: Some(stop),
             sync: None,
         });
-        Ok(out)
+        Ok(out.with_origin(&path))
     }
 
     /// `exec N>file`: the file opened as an open file (whose writes path reads see at

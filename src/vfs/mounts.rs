@@ -369,8 +369,16 @@ fn device(path: &str) -> FsResult<Option<Device>> {
         return Ok(None);
     }
     let name = path.strip_prefix("/dev/").ok_or(FsError::NotFound)?;
-    if name == "fd" || name.starts_with("fd/") {
+    if name == "fd" {
         return Ok(Some(Device::Stream));
+    }
+    // A command's descriptors above 2 are served by the shell while they are open; one
+    // that reaches the devices is not open, and its `/dev/fd/N` does not exist.
+    if let Some(n) = name.strip_prefix("fd/") {
+        return match n.parse::<u8>() {
+            Ok(0..=2) => Ok(Some(Device::Stream)),
+            _ => Err(FsError::NotFound),
+        };
     }
     DEVICES
         .iter()

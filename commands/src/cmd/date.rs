@@ -169,8 +169,8 @@ impl Command for Date {
 }
 
 /// Rewrites the directives GNU's date has and chrono's strftime lacks into literal text:
-/// `%N` (nanoseconds; `%3N` the first 3 digits), `%q` (the quarter) and the `^` flag
-/// (upper case, `%^a` is `TUE`). The rest is left to chrono.
+/// `%N` (nanoseconds; `%3N` the first 3 digits), `%q` (the quarter), and the flags and
+/// widths ([`with_flags`]). The rest is left to chrono.
 fn gnu_directives(fmt: &str, dt: &DateTime<Utc>) -> String {
     use chrono::{Datelike, Timelike};
     let literal = |s: &str| s.replace('%', "%%");
@@ -209,8 +209,8 @@ fn gnu_directives(fmt: &str, dt: &DateTime<Utc>) -> String {
                 out.push_str(&digits);
             }
             'q' => out.push_str(&((dt.month() - 1) / 3 + 1).to_string()),
-            _ if spec[..flags].contains('^') => {
-                let plain = format!("%{}{conv}", &after_flags[..digits]);
+            _ if flags > 0 || width.is_some() => {
+                let plain = format!("%{conv}");
                 let items = chrono::format::StrftimeItems::new(&plain);
                 if items
                     .clone()
@@ -218,9 +218,8 @@ fn gnu_directives(fmt: &str, dt: &DateTime<Utc>) -> String {
                 {
                     out.push_str(whole);
                 } else {
-                    out.push_str(&literal(
-                        &dt.format_with_items(items).to_string().to_uppercase(),
-                    ));
+                    let text = dt.format_with_items(items).to_string();
+                    out.push_str(&literal(&with_flags(&spec[..flags], width, conv, &text)));
                 }
             }
             _ => out.push_str(whole),
@@ -228,6 +227,57 @@ fn gnu_directives(fmt: &str, dt: &DateTime<Utc>) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// One conversion's text `text` under GNU's flags and width: `-` no padding, `_` spaces,
+/// `0` zeros (numbers pad with zeros by default, `%e`, `%k`, `%l` and words with spaces),
+/// `^` upper case, `#` the opposite case (`%#Z` is `utc`, `%#a` `TUE`).
+fn with_flags(flags: &str, width: Option<usize>, conv: char, text: &str) -> String {
+    let body = if flags.contains('^') {
+        text.to_uppercase()
+    } else if flags.contains('#') {
+        match conv {
+            'a' | 'A' | 'b' | 'B' | 'h' => text.to_uppercase(),
+            'p' | 'Z' => text.to_lowercase(),
+            _ => text.to_string(),
+        }
+    } else {
+        text.to_string()
+    };
+    if !"CdegGHIjklmMsSuUVwWyY".contains(conv) {
+        let w = width.unwrap_or(0);
+        let pad = if flags.contains('0') { '0' } else { ' ' };
+        let fill: String =
+            std::iter::repeat_n(pad, w.saturating_sub(body.chars().count())).collect();
+        return fill + &body;
+    }
+    let natural = body.len();
+    let (sign, unsigned) = match body.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", body.as_str()),
+    };
+    let digits = match unsigned.trim_start_matches([' ', '0']) {
+        "" => "0",
+        d => d,
+    };
+    let pad = if flags.contains('-') {
+        return format!("{sign}{digits}");
+    } else if flags.contains('_') {
+        ' '
+    } else if flags.contains('0') || !"ekl".contains(conv) {
+        '0'
+    } else {
+        ' '
+    };
+    let fill = width
+        .unwrap_or(natural)
+        .saturating_sub(sign.len() + digits.len());
+    let fill: String = std::iter::repeat_n(pad, fill).collect();
+    if pad == '0' {
+        format!("{sign}{fill}{digits}")
+    } else {
+        format!("{fill}{sign}{digits}")
+    }
 }
 
 /// GNU's free-form dates that `touch -d`'s parser leaves: relative items (`+1 day`,
@@ -254,6 +304,16 @@ fn relative_date(text: &str) -> Option<SystemTime> {
 mod tests {
     use super::*;
     use crate::testing::Invocation;
+
+    #[test]
+    fn flags_and_widths() {
+        assert_eq!(with_flags("-", None, 'd', "05"), "5");
+        assert_eq!(with_flags("_", None, 'H', "04"), " 4");
+        assert_eq!(with_flags("0", None, 'e', " 5"), "05");
+        assert_eq!(with_flags("", Some(10), 'Y', "2024"), "0000002024");
+        assert_eq!(with_flags("#", None, 'Z', "UTC"), "utc");
+        assert_eq!(with_flags("^", Some(6), 'a', "Tue"), "   TUE");
+    }
 
     /// Found by the fuzz harness's edge inputs: each panicked, in `SystemTime` arithmetic,
     /// in `Duration::from_secs_f64` or in chrono's conversion.

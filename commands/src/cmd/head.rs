@@ -49,6 +49,9 @@ struct Args {
     /// Always print headers giving file names.
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// Line delimiter is NUL, not newline.
+    #[arg(short = 'z', long = "zero-terminated")]
+    zero: bool,
     /// Files to read.
     files: Vec<String>,
 }
@@ -107,6 +110,7 @@ async fn head_one(
     ctx: &Context,
     reader: &mut Reader,
     mode: &Mode,
+    delim: u8,
 ) -> Result<Result<(), FsError>, Interrupt> {
     let mut out = BufOut::new(ctx);
     let mut pacer = Pacer::default();
@@ -116,10 +120,10 @@ async fn head_one(
             Mode::Lines(n) => {
                 let mut left = n;
                 while left > 0 {
-                    let Some(line) = reader.line(MAX_LINE).await.map_err(Err)?? else {
+                    let Some(line) = reader.record(delim, MAX_LINE).await.map_err(Err)?? else {
                         break;
                     };
-                    if line.ends_with(b"\n") {
+                    if line.last() == Some(&delim) {
                         left -= 1;
                     }
                     out.write(&line).await.map_err(Err)?;
@@ -142,7 +146,7 @@ async fn head_one(
                 let mut held: VecDeque<Vec<u8>> = VecDeque::new();
                 let mut held_bytes = 0usize;
                 let mut charge = ctx.budget.empty_charge();
-                while let Some(line) = reader.line(MAX_LINE).await.map_err(Err)?? {
+                while let Some(line) = reader.record(delim, MAX_LINE).await.map_err(Err)?? {
                     held_bytes += line.capacity() + HELD_ENTRY;
                     charge.resize(held_bytes).map_err(oom)?;
                     held.push_back(line);
@@ -224,7 +228,7 @@ impl Command for Head {
             (Some(c), _) => {
                 let (neg, num) = match c.strip_prefix('-') {
                     Some(n) => (true, n),
-                    None => (false, c.as_str()),
+                    None => (false, c.strip_prefix('+').unwrap_or(c)),
                 };
                 let Some(n) = parse_count(num) else {
                     ctx.warn("head", format!("invalid number of bytes: {}", quote(c)))
@@ -240,7 +244,7 @@ impl Command for Head {
             (None, Some(l)) => {
                 let (neg, num) = match l.strip_prefix('-') {
                     Some(n) => (true, n),
-                    None => (false, l.as_str()),
+                    None => (false, l.strip_prefix('+').unwrap_or(l)),
                 };
                 let Some(n) = parse_count(num) else {
                     ctx.warn("head", format!("invalid number of lines: {}", quote(l)))
@@ -261,6 +265,7 @@ impl Command for Head {
             args.files.clone()
         };
         let headers = args.verbose || (files.len() > 1 && !args.quiet);
+        let delim = if args.zero { b'\0' } else { b'\n' };
         let mut status = 0;
         let mut first = true;
         for f in &files {
@@ -279,7 +284,7 @@ impl Command for Head {
                     .await?;
             }
             first = false;
-            if let Err(e) = head_one(ctx, &mut reader, &mode).await? {
+            if let Err(e) = head_one(ctx, &mut reader, &mode, delim).await? {
                 ctx.warn("head", format!("error reading {}: {e}", quote(f)))
                     .await;
                 status = 1;

@@ -138,11 +138,21 @@ impl Lister<'_> {
         s
     }
 
+    /// The size column's text for `meta`.
+    fn size_text(&self, meta: &Metadata) -> String {
+        if self.args.human {
+            human_size(meta.len)
+        } else {
+            meta.len.to_string()
+        }
+    }
+
     async fn print_items(
         &self,
         out: &mut BufOut<'_>,
         items: &[Item],
         total: bool,
+        min_size_width: usize,
     ) -> Result<(), Interrupt> {
         if items.is_empty() {
             if total && self.args.long {
@@ -155,14 +165,13 @@ impl Lister<'_> {
                 let sum: u64 = items.iter().map(|i| blocks(&i.meta)).sum();
                 out.write(format!("total {sum}\n").as_bytes()).await?;
             }
-            let size = |i: &Item| {
-                if self.args.human {
-                    human_size(i.meta.len)
-                } else {
-                    i.meta.len.to_string()
-                }
-            };
-            let w = items.iter().map(|i| size(i).len()).max().unwrap_or(1);
+            let size = |i: &Item| self.size_text(&i.meta);
+            let w = items
+                .iter()
+                .map(|i| size(i).len())
+                .max()
+                .unwrap_or(1)
+                .max(min_size_width);
             for i in items {
                 let mut line = format!(
                     "{} 1 {u} {u} {:>w$} {} {}",
@@ -289,7 +298,7 @@ impl Lister<'_> {
                 items.push(self.item(e.name, &p, e.meta).await);
             }
             self.sort(&mut items);
-            self.print_items(out, &items, true).await?;
+            self.print_items(out, &items, true, 0).await?;
             if self.args.recursive {
                 if depth >= MAX_DEPTH {
                     self.ctx
@@ -401,6 +410,8 @@ impl Command for Ls {
         };
         let mut files = Vec::new();
         let mut dirs = Vec::new();
+        // GNU sizes the operands' size column over the directories among them too.
+        let mut dir_size_width = 0;
         for op in &operands {
             let path = ctx.path(op);
             let meta = match ctx.fs.lstat(&path).await {
@@ -419,6 +430,7 @@ impl Command for Ls {
                 _ => false,
             };
             if is_dir && !args.directory {
+                dir_size_width = dir_size_width.max(lister.size_text(&meta).len());
                 dirs.push((op.clone(), path));
             } else {
                 files.push(lister.item(op.clone(), &path, meta).await);
@@ -426,7 +438,9 @@ impl Command for Ls {
         }
         let mut out = BufOut::new(ctx);
         lister.sort(&mut files);
-        lister.print_items(&mut out, &files, false).await?;
+        lister
+            .print_items(&mut out, &files, false, dir_size_width)
+            .await?;
         let mut first = files.is_empty();
         dirs.sort_by(|a, b| a.0.cmp(&b.0));
         if args.reverse {

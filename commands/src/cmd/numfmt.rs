@@ -29,6 +29,10 @@ struct Args {
     /// Failure mode for invalid numbers: abort, fail, warn, ignore.
     #[arg(long, value_name = "MODE")]
     invalid: Option<String>,
+    /// Use locale-defined grouping of digits, e.g. 1,000,000 (which means it has no
+    /// effect in the C/POSIX locale, the session's).
+    #[arg(long)]
+    grouping: bool,
     /// Pad the output to N characters; positive N right-aligns, negative left-aligns.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     padding: Option<String>,

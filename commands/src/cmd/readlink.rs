@@ -141,11 +141,72 @@ struct RealpathArgs {
     /// End each output line with NUL, not newline.
     #[arg(short = 'z', long)]
     zero: bool,
+    /// Print the resolved path relative to DIR.
+    #[arg(long = "relative-to", value_name = "DIR")]
+    relative_to: Option<String>,
+    /// Print absolute paths unless paths below DIR.
+    #[arg(long = "relative-base", value_name = "DIR")]
+    relative_base: Option<String>,
     /// Files to resolve.
     files: Vec<String>,
 }
 
+/// Whether the resolved `path` is `base` or below it.
+fn is_below(path: &str, base: &str) -> bool {
+    base == "/"
+        || path
+            .strip_prefix(base)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// `path` relative to the directory `from` (both resolved and absolute): `..` for each of
+/// `from`'s components past their common prefix, then the rest of `path`; `.` for the
+/// directory itself.
+fn relative(path: &str, from: &str) -> String {
+    let p: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    let f: Vec<&str> = from.split('/').filter(|c| !c.is_empty()).collect();
+    let common = p.iter().zip(&f).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = vec![".."; f.len() - common];
+    parts.extend_from_slice(&p[common..]);
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
 pub struct Realpath;
+
+impl Realpath {
+    /// Resolves one operand as the options ask: `Err` is reported as `NAME: reason`.
+    async fn resolve(
+        &self,
+        ctx: &Context,
+        args: &RealpathArgs,
+        f: &str,
+        mode: Canon,
+    ) -> Result<String, FsError> {
+        if !args.strip {
+            return canonical(ctx, &ctx.path(f), mode).await;
+        }
+        let p = crate::fs::normalize(&ctx.path(f));
+        match mode {
+            Canon::Missing => Ok(p),
+            Canon::Existing => ctx.fs.stat(&p).await.map(|_| p),
+            _ => {
+                let parent = match p.rfind('/') {
+                    Some(0) | None => "/".to_string(),
+                    Some(i) => p[..i].to_string(),
+                };
+                match ctx.fs.stat(&parent).await {
+                    Ok(m) if m.is_dir() => Ok(p),
+                    Ok(_) => Err(crate::fs::FsError::NotADirectory),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+}
 
 #[async_trait]
 impl Command for Realpath {
@@ -172,27 +233,35 @@ impl Command for Realpath {
         };
         let end = if args.zero { "\0" } else { "\n" };
         let mut status = 0;
-        for f in &args.files {
-            let resolved = if args.strip {
-                let p = crate::fs::normalize(&ctx.path(f));
-                match mode {
-                    Canon::Missing => Ok(p),
-                    Canon::Existing => ctx.fs.stat(&p).await.map(|_| p),
-                    _ => {
-                        let parent = match p.rfind('/') {
-                            Some(0) | None => "/".to_string(),
-                            Some(i) => p[..i].to_string(),
-                        };
-                        match ctx.fs.stat(&parent).await {
-                            Ok(m) if m.is_dir() => Ok(p),
-                            Ok(_) => Err(crate::fs::FsError::NotADirectory),
-                            Err(e) => Err(e),
-                        }
-                    }
+        // The directories of --relative-to and --relative-base, resolved as the operands.
+        let mut dirs = [None, None];
+        for (slot, dir) in dirs
+            .iter_mut()
+            .zip([&args.relative_to, &args.relative_base])
+        {
+            let Some(d) = dir else { continue };
+            match self.resolve(ctx, &args, d, mode).await {
+                Ok(p) => *slot = Some(p),
+                Err(e) => {
+                    ctx.warn("realpath", format!("{d}: {e}")).await;
+                    return Ok(1);
                 }
-            } else {
-                canonical(ctx, &ctx.path(f), mode).await
-            };
+            }
+        }
+        let [to, base] = dirs;
+        // --relative-base alone is also where paths are relative to.
+        let to = to.or_else(|| base.clone());
+        for f in &args.files {
+            let resolved = self.resolve(ctx, &args, f, mode).await.map(|p| match &to {
+                Some(dir)
+                    if base
+                        .as_deref()
+                        .is_none_or(|b| is_below(&p, b) && is_below(dir, b)) =>
+                {
+                    relative(&p, dir)
+                }
+                _ => p,
+            });
             match resolved {
                 Ok(p) => ctx.out(format!("{p}{end}")).await?,
                 Err(e) => {
@@ -252,5 +321,14 @@ mod tests {
             (st, err.as_str()),
             (1, "realpath: /no/x: No such file or directory\n")
         );
+    }
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(relative("/a/b/f", "/c"), "../a/b/f");
+        assert_eq!(relative("/a/b", "/a/b"), ".");
+        assert_eq!(relative("/a", "/a/b"), "..");
+        assert_eq!(relative("/x", "/"), "x");
+        assert!(is_below("/a/b", "/a") && !is_below("/ab", "/a") && is_below("/a", "/"));
     }
 }

@@ -27,13 +27,118 @@ struct Args {
     #[arg(short = 'w', long = "equal-width")]
     equal_width: bool,
     /// [FIRST [INCREMENT]] LAST
-    #[arg(value_name = "NUMBER", required = true, num_args = 1..=3)]
+    #[arg(value_name = "NUMBER", required = true, num_args = 1..)]
     numbers: Vec<String>,
 }
 
 /// Below this magnitude every integer is exactly a `f64`, so it prints the same as an
 /// `i64` (2^53).
 const INTEGER_EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// The largest step the integer-only path takes, as GNU's `SEQ_FAST_STEP_LIMIT`.
+const FAST_STEP_LIMIT: u32 = 200;
+
+/// Checks a `-f` FORMAT as GNU does: exactly one floating-point directive (`%[flags]
+/// [width][.prec][L]` then one of `efgaEFGA`) beside any `%%`.
+fn check_format(f: &str) -> Result<(), String> {
+    let b = f.as_bytes();
+    let q = quote(f);
+    let mut found = false;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) == Some(&b'%') {
+            i += 2;
+            continue;
+        }
+        if found {
+            return Err(format!("format {q} has too many % directives"));
+        }
+        i += 1;
+        while i < b.len() && b"-+ #0'".contains(&b[i]) {
+            i += 1;
+        }
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+        if b.get(i) == Some(&b'L') {
+            i += 1;
+        }
+        match b.get(i) {
+            None => return Err(format!("format {q} ends in %")),
+            Some(c) if b"efgaEFGA".contains(c) => {}
+            Some(_) => {
+                let c = f[i..].chars().next().unwrap_or('%');
+                return Err(format!("format {q} has unknown %{c} directive"));
+            }
+        }
+        found = true;
+        i += 1;
+    }
+    if found {
+        Ok(())
+    } else {
+        Err(format!("format {q} has no % directive"))
+    }
+}
+
+/// Adds `step` to the decimal number `digits` (most significant first).
+fn add_small(digits: &mut Vec<u8>, step: u32) {
+    let mut carry = step;
+    for d in digits.iter_mut().rev() {
+        if carry == 0 {
+            return;
+        }
+        let v = u32::from(*d - b'0') + carry;
+        *d = b'0' + (v % 10) as u8;
+        carry = v / 10;
+    }
+    while carry > 0 {
+        digits.insert(0, b'0' + (carry % 10) as u8);
+        carry /= 10;
+    }
+}
+
+/// GNU's integer-only sequence, for non-negative integers of any length: what it prints
+/// where a float could not hold the numbers (`seq 99999999999999999998 99999999999999999999`).
+async fn seq_integers(ctx: &Context, first: &str, step: u32, last: &str, sep: &[u8]) -> CmdResult {
+    let trim = |s: &str| -> Vec<u8> {
+        let t = s.trim_start_matches('0');
+        if t.is_empty() {
+            b"0".to_vec()
+        } else {
+            t.as_bytes().to_vec()
+        }
+    };
+    let (mut v, last) = (trim(first), trim(last));
+    let not_past = |v: &[u8]| v.len().cmp(&last.len()).then_with(|| v.cmp(&last)).is_le();
+    let mut out = BufOut::new(ctx);
+    let mut pacer = Pacer::default();
+    let mut wrote = false;
+    while not_past(&v) {
+        if wrote {
+            out.write(sep).await?;
+        }
+        out.write(&v).await?;
+        wrote = true;
+        add_small(&mut v, step);
+        pacer.tick(ctx).await?;
+    }
+    if wrote {
+        out.write(b"\n").await?;
+    }
+    out.flush().await?;
+    Ok(0)
+}
 
 /// Digits after the point as written (`1.50` has 2; `1e3` has 0).
 fn decimals(s: &str) -> usize {
@@ -66,6 +171,19 @@ impl Command for Seq {
             Ok(a) => a,
             Err(r) => return r,
         };
+        if let Some(extra) = args.numbers.get(3) {
+            return Ok(usage(ctx, format!("extra operand {}", quote(extra))).await);
+        }
+        if let Some(f) = &args.format {
+            if args.equal_width {
+                let msg = "format string may not be specified when printing equal width strings";
+                return Ok(usage(ctx, msg.to_string()).await);
+            }
+            if let Err(msg) = check_format(f) {
+                ctx.warn("seq", msg).await;
+                return Ok(1);
+            }
+        }
         let mut nums = Vec::new();
         for n in &args.numbers {
             match n.parse::<f64>() {
@@ -91,6 +209,28 @@ impl Command for Seq {
                 format!("invalid Zero increment value: {}", quote(&args.numbers[1])),
             )
             .await);
+        }
+        let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let step = match args.numbers.len() {
+            3 => u32::try_from(inc as u64)
+                .ok()
+                .filter(|_| all_digits(&args.numbers[1])),
+            _ => Some(1),
+        };
+        if let Some(step) = step.filter(|s| (1..=FAST_STEP_LIMIT).contains(s))
+            && args.format.is_none()
+            && !args.equal_width
+            && args.separator.len() == 1
+            && args.numbers.iter().all(|n| all_digits(n))
+            && nums.iter().any(|v| v.abs() >= INTEGER_EXACT)
+        {
+            let first = if args.numbers.len() == 1 {
+                "1"
+            } else {
+                &args.numbers[0]
+            };
+            let last = &args.numbers[args.numbers.len() - 1];
+            return seq_integers(ctx, first, step, last, args.separator.as_bytes()).await;
         }
         let (first_s, inc_s) = match args.numbers.len() {
             1 => ("1", "1"),
@@ -208,5 +348,26 @@ mod tests {
             )
         );
         assert_eq!(seq(&[]).await.0, 1);
+    }
+
+    #[test]
+    fn formats_are_checked() {
+        assert_eq!(check_format("%03g"), Ok(()));
+        assert_eq!(check_format("%%%.2Lf%%"), Ok(()));
+        assert!(check_format("%d").is_err_and(|e| e.contains("unknown %d")));
+        assert!(check_format("%g%g").is_err_and(|e| e.contains("too many")));
+        assert!(check_format("x%").is_err_and(|e| e.ends_with("ends in %")));
+        assert!(check_format("x").is_err_and(|e| e.ends_with("no % directive")));
+    }
+
+    #[tokio::test]
+    async fn integers_past_a_float() {
+        let out = seq(&["99999999999999999998", "2", "100000000000000000003"])
+            .await
+            .1;
+        assert_eq!(
+            out,
+            "99999999999999999998\n100000000000000000000\n100000000000000000002\n"
+        );
     }
 }

@@ -202,6 +202,13 @@ fn parse_key(s: &str, global: Opts) -> Result<Key, String> {
             quote(s)
         ));
     }
+    // A start's character offset counts from 1 (an end's 0 is the field's end).
+    if sc == 0 && start[..start.len() - sopts.len()].contains('.') {
+        return Err(format!(
+            "character offset is zero: invalid field specification {}",
+            quote(s)
+        ));
+    }
     let mut opts = Opts::default();
     opts.apply(sopts).map_err(|c| {
         format!(
@@ -463,41 +470,110 @@ fn month_value(s: &[u8]) -> usize {
         .unwrap_or(0)
 }
 
-/// Version order: runs of digits compare as numbers, the rest byte-wise.
+/// Version order, as gnulib's `filevercmp` (GNU `sort -V`, `ls -v`): `.` and `..` and other
+/// names with a leading dot first; the file suffixes (`(\.[A-Za-z~][A-Za-z0-9~]*)*$`) are
+/// compared only when the rest ties; runs of digits compare as numbers, and between them
+/// `~` sorts before everything, letters before the other characters.
 pub(crate) fn version_cmp(a: &[u8], b: &[u8]) -> Ordering {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
-            let si = i;
-            while i < a.len() && a[i].is_ascii_digit() {
+    match (a.is_empty(), b.is_empty()) {
+        (true, true) => return Ordering::Equal,
+        (true, false) => return Ordering::Less,
+        (false, true) => return Ordering::Greater,
+        _ => {}
+    }
+    match (a[0] == b'.', b[0] == b'.') {
+        (true, false) => return Ordering::Less,
+        (false, true) => return Ordering::Greater,
+        (true, true) => {
+            for special in [&b"."[..], b".."] {
+                match (a == special, b == special) {
+                    (true, true) => return Ordering::Equal,
+                    (true, false) => return Ordering::Less,
+                    (false, true) => return Ordering::Greater,
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+    let (ap, bp) = (file_prefix_len(a), file_prefix_len(b));
+    let first = verrevcmp(&a[..ap], &b[..bp]);
+    if first != Ordering::Equal || (ap == a.len() && bp == b.len()) {
+        return first;
+    }
+    verrevcmp(a, b)
+}
+
+/// The length of `s` without its file suffix (see [`version_cmp`]).
+fn file_prefix_len(s: &[u8]) -> usize {
+    let n = s.len();
+    let mut prefix = 0;
+    let mut i = 0;
+    loop {
+        if i == n {
+            return prefix;
+        }
+        i += 1;
+        prefix = i;
+        while i + 1 < n && s[i] == b'.' && (s[i + 1].is_ascii_alphabetic() || s[i + 1] == b'~') {
+            i += 2;
+            while i < n && (s[i].is_ascii_alphanumeric() || s[i] == b'~') {
                 i += 1;
             }
-            let sj = j;
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            let na = a[si..i]
-                .iter()
-                .skip_while(|c| **c == b'0')
-                .collect::<Vec<_>>();
-            let nb = b[sj..j]
-                .iter()
-                .skip_while(|c| **c == b'0')
-                .collect::<Vec<_>>();
-            let ord = na.len().cmp(&nb.len()).then_with(|| na.cmp(&nb));
-            if ord != Ordering::Equal {
-                return ord;
-            }
-        } else {
-            let ord = a[i].cmp(&b[j]);
-            if ord != Ordering::Equal {
-                return ord;
+        }
+    }
+}
+
+/// A byte's weight between digit runs: none past the end or at a digit, `~` lowest,
+/// letters, then everything else.
+fn version_order(s: &[u8], pos: usize) -> i32 {
+    match s.get(pos) {
+        None => 0,
+        Some(c) if c.is_ascii_digit() => 0,
+        Some(c) if c.is_ascii_alphabetic() => i32::from(*c),
+        Some(b'~') => -1,
+        Some(c) => i32::from(*c) + 256,
+    }
+}
+
+/// The Debian version comparison `filevercmp` is built on.
+fn verrevcmp(a: &[u8], b: &[u8]) -> Ordering {
+    let (mut i, mut j) = (0, 0);
+    let digit = |s: &[u8], p: usize| s.get(p).is_some_and(u8::is_ascii_digit);
+    while i < a.len() || j < b.len() {
+        while (i < a.len() && !digit(a, i)) || (j < b.len() && !digit(b, j)) {
+            let (x, y) = (version_order(a, i), version_order(b, j));
+            if x != y {
+                return x.cmp(&y);
             }
             i += 1;
             j += 1;
         }
+        while a.get(i) == Some(&b'0') {
+            i += 1;
+        }
+        while b.get(j) == Some(&b'0') {
+            j += 1;
+        }
+        let mut first_diff = Ordering::Equal;
+        while digit(a, i) && digit(b, j) {
+            if first_diff == Ordering::Equal {
+                first_diff = a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+        if digit(a, i) {
+            return Ordering::Greater;
+        }
+        if digit(b, j) {
+            return Ordering::Less;
+        }
+        if first_diff != Ordering::Equal {
+            return first_diff;
+        }
     }
-    (a.len() - i).cmp(&(b.len() - j))
+    Ordering::Equal
 }
 
 fn text_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::head::{HELD_ENTRY, parse_count};
+use super::head::parse_count;
 use super::util::{BufOut, MAX_LINE, Pacer, Reader, quote};
 use crate::fs::{FsError, READ_CHUNK};
 use crate::{CmdResult, Command, Context, Interrupt, parse_args};
@@ -41,6 +41,9 @@ struct Args {
     /// Always output headers giving file names.
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// Line delimiter is NUL, not newline.
+    #[arg(short = 'z', long = "zero-terminated")]
+    zero: bool,
     /// Files to read.
     files: Vec<String>,
 }
@@ -81,6 +84,7 @@ async fn last_lines_of_file(
     path: &str,
     len: u64,
     n: u64,
+    delim: u8,
 ) -> Result<Result<u64, FsError>, Interrupt> {
     if n == 0 {
         return Ok(Ok(len));
@@ -97,7 +101,7 @@ async fn last_lines_of_file(
             Err(e) => return Ok(Err(e)),
         };
         for (i, &b) in chunk.iter().enumerate().rev() {
-            if b == b'\n' {
+            if b == delim {
                 if skip_last && start + i as u64 == len - 1 {
                     continue;
                 }
@@ -112,6 +116,22 @@ async fn last_lines_of_file(
         pacer.tick(ctx).await?;
     }
     Ok(Ok(0))
+}
+
+/// Where the last `n` lines of `data` start (a final delimiter ends the last line).
+fn last_lines_start(data: &[u8], n: u64, delim: u8) -> usize {
+    if n == 0 {
+        return data.len();
+    }
+    let body = data.strip_suffix(&[delim]).unwrap_or(data);
+    let mut seen = 0;
+    for i in memchr::memrchr_iter(delim, body) {
+        seen += 1;
+        if seen == n {
+            return i + 1;
+        }
+    }
+    0
 }
 
 async fn stream_from(ctx: &Context, path: &str, mut off: u64) -> Res {
@@ -130,14 +150,14 @@ async fn stream_from(ctx: &Context, path: &str, mut off: u64) -> Res {
     }
 }
 
-async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
+async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode, delim: u8) -> Res {
     let mut out = BufOut::new(ctx);
     let mut pacer = Pacer::default();
     match mode {
         Mode::FromLine(n) => {
             let mut lineno = 1u64;
             loop {
-                let line = match reader.line(MAX_LINE).await? {
+                let line = match reader.record(delim, MAX_LINE).await? {
                     Ok(Some(l)) => l,
                     Ok(None) => break,
                     Err(e) => return Ok(Err(e)),
@@ -145,7 +165,7 @@ async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
                 if lineno >= n {
                     out.write(&line).await?;
                 }
-                if line.ends_with(b"\n") {
+                if line.last() == Some(&delim) {
                     lineno += 1;
                 }
                 pacer.tick(ctx).await?;
@@ -169,32 +189,38 @@ async fn tail_stream(ctx: &Context, reader: &mut Reader, mode: Mode) -> Res {
             }
         }
         Mode::LastLines(n) => {
-            let mut held: VecDeque<Vec<u8>> = VecDeque::new();
-            let mut bytes = 0usize;
+            // Whole chunks are held, never lines: a chunk goes once the chunks after it
+            // hold more than N line ends, and the last N lines are cut out at the end.
+            let mut held: VecDeque<(bytes::Bytes, u64)> = VecDeque::new();
+            let (mut bytes, mut ends) = (0usize, 0u64);
             let mut charge = ctx.budget.empty_charge();
             loop {
-                let line = match reader.line(MAX_LINE).await? {
-                    Ok(Some(l)) => l,
+                let chunk = match reader.chunk().await {
+                    Ok(Some(c)) => c,
                     Ok(None) => break,
                     Err(e) => return Ok(Err(e)),
                 };
                 if n == 0 {
                     continue;
                 }
-                bytes += line.capacity() + HELD_ENTRY;
+                let count = memchr::memchr_iter(delim, &chunk).count() as u64;
+                bytes += chunk.len();
+                ends += count;
                 charge.resize(bytes)?;
-                held.push_back(line);
-                while held.len() as u64 > n {
-                    if let Some(l) = held.pop_front() {
-                        bytes -= l.capacity() + HELD_ENTRY;
-                    }
+                held.push_back((chunk, count));
+                while let Some((first, c)) = held.front()
+                    && held.len() > 1
+                    && ends - c > n
+                {
+                    bytes -= first.len();
+                    ends -= c;
+                    held.pop_front();
                 }
                 charge.resize(bytes)?;
                 pacer.tick(ctx).await?;
             }
-            for l in held {
-                out.write(&l).await?;
-            }
+            let all: Vec<u8> = held.iter().flat_map(|(c, _)| c.iter().copied()).collect();
+            out.write(&all[last_lines_start(&all, n, delim)..]).await?;
         }
         Mode::LastBytes(n) => {
             let mut held: VecDeque<u8> = VecDeque::new();
@@ -271,6 +297,7 @@ impl Command for Tail {
             args.files.clone()
         };
         let headers = args.verbose || (files.len() > 1 && !args.quiet);
+        let delim = if args.zero { b'\0' } else { b'\n' };
         let mut status = 0;
         let mut first = true;
         for f in &files {
@@ -300,12 +327,12 @@ impl Command for Tail {
                     stream_from(ctx, &path, m.len.saturating_sub(n)).await?
                 }
                 (Some(m), Mode::LastLines(n)) => {
-                    match last_lines_of_file(ctx, &path, m.len, n).await? {
+                    match last_lines_of_file(ctx, &path, m.len, n, delim).await? {
                         Ok(off) => stream_from(ctx, &path, off).await?,
                         Err(e) => Err(e),
                     }
                 }
-                _ => tail_stream(ctx, &mut reader, mode).await?,
+                _ => tail_stream(ctx, &mut reader, mode, delim).await?,
             };
             if let Err(e) = res {
                 ctx.warn("tail", format!("error reading {}: {e}", quote(f)))

@@ -200,10 +200,14 @@ impl Reader {
     /// Opens `operand` (`-` is stdin). Fails as `open` would (missing file, bad parent);
     /// a directory opens, and its first read fails with [`FsError::IsADirectory`].
     pub(crate) async fn open(ctx: &Context, operand: &str) -> FsResult<Reader> {
-        let path = ctx.path(operand);
-        // The command's own standard input, by any of its names.
+        let mut path = ctx.path(operand);
+        // The command's own standard input, by any of its names; its device opens a
+        // regular file on standard input afresh, at its start, as on Linux.
         if operand == "-" || matches!(path.as_str(), "/dev/stdin" | "/dev/fd/0") {
-            return Ok(Reader::stdin(ctx));
+            match ctx.stdin.origin() {
+                Some(file) if operand != "-" => path = file.to_string(),
+                _ => return Ok(Reader::stdin(ctx)),
+            }
         }
         let meta = ctx.fs.stat(&path).await?;
         Ok(Reader::new(

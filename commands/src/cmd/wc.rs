@@ -27,8 +27,52 @@ struct Args {
     /// Print the maximum display width (in characters).
     #[arg(short = 'L', long = "max-line-length")]
     max_line: bool,
+    /// Read input from the files specified by NUL-terminated names in file F; if F is -
+    /// then read names from standard input.
+    #[arg(long = "files0-from", value_name = "F")]
+    files0_from: Option<String>,
     /// Files to count.
     files: Vec<String>,
+}
+
+/// Most bytes of names `--files0-from` reads.
+const MAX_NAMES: usize = 16 << 20;
+
+/// The names `--files0-from=F` lists (an empty one stays, to be reported in its place),
+/// or the status to exit with once the trouble is reported.
+async fn names_from(ctx: &Context, from: &str, files: &[String]) -> Result<Vec<String>, CmdResult> {
+    if let Some(extra) = files.first() {
+        ctx.err(format!(
+            "wc: extra operand {}\nfile operands cannot be combined with --files0-from\n\
+             Try 'wc --help' for more information.\n",
+            super::util::quote(extra)
+        ))
+        .await;
+        return Err(Ok(1));
+    }
+    let mut charge = ctx.budget.empty_charge();
+    let read = match Reader::open(ctx, from).await {
+        Ok(mut r) => r.read_to_end(MAX_NAMES, &mut charge).await,
+        Err(e) => Ok(Err(e)),
+    };
+    let data = match read {
+        Ok(Ok(d)) => d,
+        Ok(Err(e)) => {
+            let what = super::util::quote(from);
+            ctx.warn("wc", format!("cannot open {what} for reading: {e}"))
+                .await;
+            return Err(Ok(1));
+        }
+        Err(i) => return Err(Err(i)),
+    };
+    let body = data.strip_suffix(b"\0").unwrap_or(&data);
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(body
+        .split(|&b| b == 0)
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect())
 }
 
 #[derive(Default, Clone, Copy)]
@@ -117,10 +161,18 @@ impl Command for Wc {
         .iter()
         .filter(|b| **b)
         .count();
-        let files = if args.files.is_empty() {
-            vec!["-".to_string()]
-        } else {
-            args.files.clone()
+        let listed = match &args.files0_from {
+            Some(from) => match names_from(ctx, from, &args.files).await {
+                Ok(names) => Some(names),
+                Err(r) => return r,
+            },
+            None => None,
+        };
+        let named = listed.is_some() || !args.files.is_empty();
+        let files = match &listed {
+            Some(names) => names.clone(),
+            None if args.files.is_empty() => vec!["-".to_string()],
+            None => args.files.clone(),
         };
         // GNU sizes the columns from the regular files' total size (standard input's
         // too when it is a file: `wc < f`); anything else not regular gets 7 columns.
@@ -130,7 +182,7 @@ impl Command for Wc {
         };
         let mut width_hint = 0u64;
         let mut irregular = false;
-        for f in &files {
+        for f in files.iter().filter(|f| !f.is_empty()) {
             match (f.as_str(), ctx.fs.stat(&ctx.path(f)).await) {
                 ("-", _) => match &stdin_file {
                     Some((m, _)) => width_hint += m.len,
@@ -145,7 +197,8 @@ impl Command for Wc {
         if irregular {
             width = width.max(7);
         }
-        if ncounts == 1 && files.len() == 1 {
+        // Names read from standard input come one by one: GNU sizes nothing ahead.
+        if (ncounts == 1 && files.len() == 1) || args.files0_from.as_deref() == Some("-") {
             width = 1;
         }
         let fmt = |c: &Counts, name: Option<&str>| {
@@ -174,7 +227,18 @@ impl Command for Wc {
         let utf8 = super::util::utf8_locale(&ctx.env);
         let mut pacer = Pacer::default();
         let bytes_only = args.bytes && ncounts == 1;
-        for f in &files {
+        for (i, f) in files.iter().enumerate() {
+            if f.is_empty() && listed.is_some() {
+                let from = args.files0_from.as_deref().unwrap_or("-");
+                let from = super::util::quotef(from);
+                ctx.warn(
+                    "wc",
+                    format!("{from}:{}: invalid zero-length file name", i + 1),
+                )
+                .await;
+                status = 1;
+                continue;
+            }
             if let (true, "-", Some((m, pos))) = (bytes_only, f.as_str(), &stdin_file) {
                 // A file's size answers `wc -c` without reading it (nor moving its
                 // position), as GNU's fstat does: what is left from the position on.
@@ -183,7 +247,7 @@ impl Command for Wc {
                     ..Counts::default()
                 };
                 total.bytes += c.bytes;
-                let name = (!args.files.is_empty()).then_some("-");
+                let name = named.then_some("-");
                 ctx.out(fmt(&c, name)).await?;
                 continue;
             }
@@ -218,11 +282,7 @@ impl Command for Wc {
             total.chars += c.chars;
             total.bytes += c.bytes;
             total.max_line = total.max_line.max(c.max_line);
-            let name = if args.files.is_empty() {
-                None
-            } else {
-                Some(f.as_str())
-            };
+            let name = named.then_some(f.as_str());
             ctx.out(fmt(&c, name)).await?;
         }
         if files.len() > 1 {

@@ -87,6 +87,16 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         } else {
             match t.parse::<u32>() {
                 Ok(p) => p,
+                // A process group (`kill -- -PGID`): a non-interactive shell's jobs
+                // share its group, so a session has no group of its own to signal.
+                Err(_)
+                    if t.strip_prefix('-')
+                        .is_some_and(|g| g.parse::<u32>().is_ok()) =>
+                {
+                    let msg = format!("kill: ({t}) - No such process");
+                    status = super::fail(sh, io, msg, 1).await?;
+                    continue;
+                }
                 Err(_) => {
                     status = super::fail(
                         sh,

@@ -177,8 +177,7 @@ impl Shell {
                     }
                     let _ran = crate::telemetry::metrics::command(entry.kind);
                     let ctx = self.context(fds, env_extra);
-                    let r = cmd.run(&ctx, args).await;
-                    let status = forkbox_commands::exit_status(&entry.name, r, &ctx.stderr).await;
+                    let status = forkbox_commands::run_as(cmd.as_ref(), &ctx, name, args).await;
                     drop(ctx);
                     return Ok(status);
                 }
