@@ -331,6 +331,19 @@ impl Shell {
                 Ok(sub) => sub,
                 Err(e) => return self.fail(e, fds).await,
             };
+            // A stage is one `$BASH_SUBSHELL` level down only once it runs: a simple
+            // command when its command starts (see `stage_level_pending`), a `( )` by
+            // itself (its shell is the stage's).
+            match cmd {
+                Command::Simple(_) => {
+                    sub.subshell_level -= 1;
+                    sub.stage_level_pending = true;
+                }
+                Command::Compound(ast::CompoundCommand::Subshell(_), _) => {
+                    sub.subshell_level -= 1;
+                }
+                _ => {}
+            }
             futs.push(async move {
                 let r = sub.exec_command(cmd, &f).await;
                 let status = flow_status(r, sub.last_status);

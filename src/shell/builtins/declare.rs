@@ -113,6 +113,7 @@ pub(crate) async fn declare(
     io: &Fds,
     make_local: bool,
 ) -> Exec<i32> {
+    sh.refresh_option_vars();
     let (flags, first) = match parse_flags(cmd, &args) {
         Ok(x) => x,
         Err(msg) => return super::fail(sh, io, msg, 2).await,

@@ -9,6 +9,8 @@ use crate::shell::redirect::Fds;
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut unexport = false;
     let mut funcs = false;
+    // `-a`/`-A`: the variables are (made) arrays, as `declare -a`/`-A` does.
+    let mut kinds: Vec<String> = Vec::new();
     let mut first = 0;
     for a in &args {
         if a == "--" {
@@ -22,6 +24,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             match c {
                 'n' => unexport = true,
                 'f' => funcs = true,
+                'a' | 'A' => kinds.push(format!("-{c}")),
                 'p' => {}
                 _ => {
                     return super::invalid_option(sh, io, "export", &format!("-{c}")).await;
@@ -64,6 +67,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     let flag = if unexport { "+x" } else { "-x" };
     let mut argv = vec![flag.to_string()];
+    argv.extend(kinds);
     if names.is_empty() {
         argv = vec!["-x".to_string(), "-p".to_string()];
     } else {
