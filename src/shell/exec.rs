@@ -326,6 +326,13 @@ impl Shell {
             {
                 self.bash_command = super::printer::simple_command(sc);
                 self.run_debug_trap(fds).await?;
+            } else if let Command::Simple(sc) = cmd
+                && self.in_trap == 0
+                && !self.traps.is_empty()
+            {
+                // This shell starts each stage: an ERR trap after the pipeline sees the
+                // last stage's command, as in bash.
+                self.bash_command = super::printer::simple_command(sc);
             }
             let mut sub = match self.subshell() {
                 Ok(sub) => sub,
