@@ -65,6 +65,17 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         return Ok(status);
     }
+    // `export -n NAME` of a variable that does not exist leaves it so.
+    let names: Vec<String> = names
+        .iter()
+        .filter(|n| {
+            !unexport || !super::is_name(n) || n.contains('=') || sh.vars.contains_key(n.as_str())
+        })
+        .cloned()
+        .collect();
+    if unexport && names.is_empty() && first < args.len() {
+        return Ok(0);
+    }
     let flag = if unexport { "+x" } else { "-x" };
     let mut argv = vec![flag.to_string()];
     argv.extend(kinds);
