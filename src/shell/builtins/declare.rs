@@ -285,6 +285,21 @@ fn function_attrs(sh: &mut Shell, names: &[String], flags: &Flags) -> Exec<i32> 
     Ok(status)
 }
 
+/// `export -f` and `readonly -f` without names: each of the functions `names` that is
+/// defined, as `declare -f` prints it, then its attributes as a `declare` line.
+pub(crate) fn function_listing(sh: &Shell, names: &[String]) -> String {
+    let mut out = String::new();
+    for n in names {
+        if let Some(f) = sh.functions.get(n) {
+            out.push_str(&crate::shell::printer::function(n, f));
+            out.push('\n');
+            let flags = function_flags(sh, n);
+            out.push_str(&format!("declare -{flags} {n}\n"));
+        }
+    }
+    out
+}
+
 /// The letters `declare -F` shows for function `n`: `f`, then `r` (readonly) and `x`
 /// (exported) as they apply.
 pub(crate) fn function_flags(sh: &Shell, n: &str) -> String {

@@ -36,16 +36,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let names = &args[first..];
     if funcs && names.is_empty() {
         // `export -f`: each exported function, then its attributes.
-        let mut out = String::new();
         let listed: Vec<String> = sh.exported_functions.iter().cloned().collect();
-        for n in listed {
-            if let Some(f) = sh.functions.get(&n) {
-                out.push_str(&crate::shell::printer::function(&n, f));
-                out.push('\n');
-                let flags = super::declare::function_flags(sh, &n);
-                out.push_str(&format!("declare -{flags} {n}\n"));
-            }
-        }
+        let out = super::declare::function_listing(sh, &listed);
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }

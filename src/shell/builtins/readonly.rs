@@ -32,17 +32,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     if funcs && rest.is_empty() {
         // `readonly -f`: each readonly function, then its attributes (as `export -f`).
-        let mut out = String::new();
         let mut listed: Vec<String> = sh.readonly_functions.iter().cloned().collect();
         listed.sort();
-        for n in listed {
-            if let Some(f) = sh.functions.get(&n) {
-                out.push_str(&crate::shell::printer::function(&n, f));
-                out.push('\n');
-                let flags = super::declare::function_flags(sh, &n);
-                out.push_str(&format!("declare -{flags} {n}\n"));
-            }
-        }
+        let out = super::declare::function_listing(sh, &listed);
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }
