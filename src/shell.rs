@@ -385,6 +385,10 @@ pub struct Shell {
     /// `-c` string: bash ends such a script with status 1, not 127, on an unset
     /// variable under `set -u` or a `${x:?}` error.
     pub(crate) reads_input: bool,
+    /// The last letter of `$-` in a non-interactive shell, for where it reads its
+    /// commands: `c` for a `-c` string (and a session's commands), `s` for its standard
+    /// input, none for a script file.
+    pub(crate) input_letter: Option<char>,
     /// True in the subshell that runs `command_not_found_handle` (which is not run again
     /// for a command missing there).
     pub(crate) in_not_found_handler: bool,
@@ -461,6 +465,10 @@ pub struct Shell {
     pub(crate) ulimits: builtins::ulimit::Limits,
     /// `$BASH_SUBSHELL`: how many subshells deep this shell is.
     pub(crate) subshell_level: u32,
+    /// Set in the subshell of a pipeline stage that is a simple command: bash expands
+    /// its words one `$BASH_SUBSHELL` level up, and counts the level only when the
+    /// command runs (a function's body, `eval`'s input are one deeper).
+    pub(crate) stage_level_pending: bool,
     /// How many command substitutions, `eval`s and `source`s deep the running command is:
     /// `set -x` repeats the first character of `PS4` once more per level (`++ cmd`).
     pub(crate) trace_depth: usize,
@@ -550,6 +558,7 @@ impl Shell {
             random_state: u64::from(pid) ^ rand::random::<u64>(),
             is_subshell: false,
             reads_input: false,
+            input_letter: Some('c'),
             in_not_found_handler: false,
             special_failed: false,
             hashed: Vec::new(),
@@ -581,6 +590,7 @@ impl Shell {
             lines: lines::Lines::default(),
             ulimits: builtins::ulimit::Limits::default(),
             subshell_level: 0,
+            stage_level_pending: false,
             trace_depth: 0,
             seconds_base: std::time::Instant::now(),
             unspecial: std::collections::BTreeSet::new(),
@@ -1060,6 +1070,7 @@ impl Shell {
         s.slot = Some(Arc::new(slot));
         s.is_subshell = true;
         s.subshell_level += 1;
+        s.stage_level_pending = false;
         // A subshell draws its own `$RANDOM` numbers, even after `RANDOM=seed` (bash
         // reseeds one unless it assigns RANDOM itself).
         s.seed_random(i64::from(rand::random::<u32>()));

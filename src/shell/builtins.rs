@@ -221,7 +221,7 @@ fn option_letters(name: &str) -> Option<&'static str> {
         "disown" => "har",
         "enable" => "adnpsf:",
         "exec" => "cla:",
-        "export" => "fnp",
+        "export" => "aAfnp",
         "hash" => "lrp:dt",
         "jobs" => "lnprsx",
         "mapfile" | "readarray" => "d:n:O:s:tu:C:c:",

@@ -326,11 +326,31 @@ impl Shell {
             {
                 self.bash_command = super::printer::simple_command(sc);
                 self.run_debug_trap(fds).await?;
+            } else if let Command::Simple(sc) = cmd
+                && self.in_trap == 0
+                && !self.traps.is_empty()
+            {
+                // This shell starts each stage: an ERR trap after the pipeline sees the
+                // last stage's command, as in bash.
+                self.bash_command = super::printer::simple_command(sc);
             }
             let mut sub = match self.subshell() {
                 Ok(sub) => sub,
                 Err(e) => return self.fail(e, fds).await,
             };
+            // A stage is one `$BASH_SUBSHELL` level down only once it runs: a simple
+            // command when its command starts (see `stage_level_pending`), a `( )` by
+            // itself (its shell is the stage's).
+            match cmd {
+                Command::Simple(_) => {
+                    sub.subshell_level -= 1;
+                    sub.stage_level_pending = true;
+                }
+                Command::Compound(ast::CompoundCommand::Subshell(_), _) => {
+                    sub.subshell_level -= 1;
+                }
+                _ => {}
+            }
             futs.push(async move {
                 let r = sub.exec_command(cmd, &f).await;
                 let status = flow_status(r, sub.last_status);

@@ -297,6 +297,20 @@ pub(crate) async fn run_nested(
             i += 1;
             continue;
         }
+        if matches!(a.as_str(), "--rcfile" | "--init-file") {
+            // The startup file it names is never read (see above).
+            i += 2;
+            continue;
+        }
+        if matches!(a.as_str(), "--debug" | "--debugger") {
+            i += 1;
+            continue;
+        }
+        if a == "--verbose" {
+            let _ = sh.set_option_name("verbose", true);
+            i += 1;
+            continue;
+        }
         if a == "--posix" {
             let _ = sh.set_option_name("posix", true);
             i += 1;
@@ -332,13 +346,19 @@ pub(crate) async fn run_nested(
         if a == "-o" || a == "+o" {
             let on = a == "-o";
             if let Some(opt) = argv.get(i + 1)
-                && let Err(e) = sh.set_option_name(opt, on)
+                && sh.set_option_name(opt, on).is_err()
             {
-                let _ = stdio.stderr.write_str(&e.message()).await;
+                // Before it reads a command bash's line is 0, and it names itself twice.
+                let msg = format!("{name}: line 0: {name}: {opt}: invalid option name\n");
+                let _ = stdio.stderr.write_str(&msg).await;
                 return 2;
             }
             i += 2;
             continue;
+        }
+        if a.starts_with("--") {
+            let _ = stdio.stderr.write_str(&invalid_option(&name, a)).await;
+            return 2;
         }
         if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
             let on = a.starts_with('-');
@@ -346,10 +366,12 @@ pub(crate) async fn run_nested(
                 match c {
                     'c' => want_c = true,
                     's' => want_s = true,
-                    'i' | 'l' => {}
+                    'i' | 'l' | 'r' | 'D' => {}
                     _ => {
-                        if let Err(e) = sh.set_option_letter(c, on) {
-                            let _ = stdio.stderr.write_str(&e.message()).await;
+                        if sh.set_option_letter(c, on).is_err() {
+                            let sign = if on { '-' } else { '+' };
+                            let text = invalid_option(&name, &format!("{sign}{c}"));
+                            let _ = stdio.stderr.write_str(&text).await;
                             return 2;
                         }
                     }
@@ -380,9 +402,18 @@ pub(crate) async fn run_nested(
         sh.positional = rest.clone();
     }
     let status = if let Some(cmd) = command {
+        // bash keeps the string it was given to run, for the script to see.
+        let _ = sh.set_var("BASH_EXECUTION_STRING", &cmd);
         sh.run_script(&cmd, &stdio, cancel).await
     } else if let Some(file) = rest.first().filter(|_| !want_s) {
         let path = fs::join(&sh.cwd, file);
+        sh.input_letter = None;
+        if sh.fs.stat(&path).await.is_ok_and(|m| m.is_dir()) {
+            // bash has taken the file's name as `$0` when it finds it cannot read it.
+            let msg = format!("{file}: {file}: Is a directory\n");
+            let _ = stdio.stderr.write_str(&msg).await;
+            return 126;
+        }
         match fs::read_all(sh.fs.as_ref(), &path, MAX_SCRIPT).await {
             Ok(bytes) => {
                 sh.arg0 = file.clone();
@@ -410,6 +441,7 @@ pub(crate) async fn run_nested(
             }
         }
     } else {
+        sh.input_letter = Some('s');
         sh.run_stream(&stdio, cancel).await
     };
     let status = sh.exit_requested().unwrap_or(status);
@@ -420,4 +452,34 @@ pub(crate) async fn run_nested(
         let _ = stdio.stderr.write_str(&msg).await;
     }
     status
+}
+
+/// bash's complaint about an option it does not know (`-Z`, `--bogus`), with its usage.
+fn invalid_option(name: &str, option: &str) -> String {
+    let long = [
+        "debug",
+        "debugger",
+        "dump-po-strings",
+        "dump-strings",
+        "help",
+        "init-file",
+        "login",
+        "noediting",
+        "noprofile",
+        "norc",
+        "posix",
+        "pretty-print",
+        "rcfile",
+        "restricted",
+        "verbose",
+        "version",
+    ];
+    let mut text = format!(
+        "{name}: {option}: invalid option\nUsage:\t{name} [GNU long option] [option] ...\n\t{name} [GNU long option] [option] script-file ...\nGNU long options:\n"
+    );
+    for l in long {
+        text.push_str(&format!("\t--{l}\n"));
+    }
+    text.push_str("Shell options:\n\t-ilrsD or -c command or -O shopt_option\t\t(invocation only)\n\t-abefhkmnptuvxBCEHPT or -o option\n");
+    text
 }

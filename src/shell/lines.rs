@@ -59,6 +59,8 @@ pub(crate) struct Lines {
     pub lineno: usize,
     /// Set by `unset LINENO`: it is an ordinary variable from then on, as in bash.
     pub lineno_unset: bool,
+    /// Set by `unset FUNCNAME`: bash no longer keeps it as the call stack's names.
+    pub funcname_unset: bool,
     /// The `eval`, `source` (as called: `source` or `.`), `mapfile` callback or alias
     /// text being read, innermost last, with the call depth it runs at.
     pub inputs: Vec<(String, usize)>,
@@ -162,7 +164,7 @@ impl crate::shell::Shell {
     pub(crate) fn stack_array(&self, name: &str) -> Vec<String> {
         match name {
             // Only while a function runs (a sourced file's frame shows inside one).
-            "FUNCNAME" if self.call_depth == 0 => Vec::new(),
+            "FUNCNAME" if self.call_depth == 0 || self.lines.funcname_unset => Vec::new(),
             "FUNCNAME" => self.funcnames.iter().rev().cloned().collect(),
             "BASH_LINENO" => self
                 .lines

@@ -142,6 +142,15 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
             if let Some(m) = with_stack(n.depth, || rewrite::cond_error(text)) {
                 return Err(ShellError::CondSyntax(m));
             }
+            // The error is told of the text as written: without the marks of empty `in`
+            // lists, which would shift where brush-parser says it stopped.
+            let marked = format!(" {}", rewrite::EMPTY_IN);
+            if text.contains(&marked) {
+                let plain = text.replace(&marked, "");
+                if let Some(Err(e)) = with_stack(n.depth, || guard_parser(|| raw_program(&plain))) {
+                    return Err(syntax_error(&plain, &e));
+                }
+            }
             Err(syntax_error(text, &e))
         }
         None => Err(ShellError::Syntax(
@@ -252,6 +261,24 @@ pub(crate) fn select_as_for(text: &str) -> Option<String> {
                 last = name_at;
                 found = true;
                 i = j;
+                // `select x in ;`: an empty list, marked as for `for` (see rewrite).
+                let mut k = j;
+                while k < b.len() && matches!(b[k], b' ' | b'\t') {
+                    k += 1;
+                }
+                if b[k..].starts_with(b"in") && (k + 2 == b.len() || !word_char(b[k + 2])) {
+                    let mut m = k + 2;
+                    while m < b.len() && matches!(b[m], b' ' | b'\t') {
+                        m += 1;
+                    }
+                    if matches!(b.get(m), Some(b';' | b'\n')) {
+                        out.push_str(&text[last..k + 2]);
+                        out.push(' ');
+                        out.push_str(rewrite::EMPTY_IN);
+                        last = k + 2;
+                        i = k + 2;
+                    }
+                }
                 continue;
             }
         }

@@ -16,7 +16,7 @@ pub(crate) fn function(name: &str, def: &FunctionDefinition) -> String {
     let mut p = Printer::default();
     p.out.push_str(&format!("{name} () \n"));
     p.function_body(def);
-    p.out
+    p.finish()
 }
 
 /// A command as `$BASH_COMMAND` shows it: a simple command, a subshell, `[[ ]]` or
@@ -24,7 +24,7 @@ pub(crate) fn function(name: &str, def: &FunctionDefinition) -> String {
 pub(crate) fn command_line(c: &Command) -> String {
     let mut p = Printer::default();
     p.command(c);
-    p.out
+    p.finish()
 }
 
 /// A background job's command as `jobs` shows it: as bash prints a command outside a
@@ -36,14 +36,14 @@ pub(crate) fn job_line(l: &AndOrList) -> String {
         ..Printer::default()
     };
     p.and_or(l);
-    p.out
+    p.finish()
 }
 
 /// A simple command as `$BASH_COMMAND` shows it.
 pub(crate) fn simple_command(s: &SimpleCommand) -> String {
     let mut p = Printer::default();
     p.simple(s);
-    p.out
+    p.finish()
 }
 
 #[derive(Default)]
@@ -53,9 +53,34 @@ struct Printer {
     skip_indent: usize,
     /// Groups and subshells on one line (see [`job_line`]).
     flat: bool,
+    /// Bodies of here-documents whose operators were printed: bash writes them after the
+    /// line's other redirections and the connector that follows (`|`, `&&`, `;`).
+    pending: String,
+    /// Whether here-document bodies were written inside the current list item: bash
+    /// then ends the item with a line break alone, no `;`.
+    flushed: bool,
 }
 
 impl Printer {
+    /// The text, with here-document bodies still pending at its end.
+    fn finish(mut self) -> String {
+        self.flush_heredocs();
+        self.out
+    }
+
+    /// Ends the line with the pending here-document bodies, if there are any. Returns
+    /// whether there were.
+    fn flush_heredocs(&mut self) -> bool {
+        if self.pending.is_empty() {
+            return false;
+        }
+        self.out.push('\n');
+        let bodies = std::mem::take(&mut self.pending);
+        self.out.push_str(&bodies);
+        self.flushed = true;
+        true
+    }
+
     fn function_body(&mut self, def: &FunctionDefinition) {
         let old = self.indent;
         self.indent += INDENT;
@@ -102,25 +127,30 @@ impl Printer {
 
     fn list(&mut self, list: &CompoundList) {
         let n = list.0.len();
+        let outer = self.flushed;
         for (i, item) in list.0.iter().enumerate() {
-            if i > 0 {
-                // The previous item's connector was printed; this one starts a line.
-            }
+            self.flushed = false;
             self.and_or(&item.0);
             let last = i + 1 == n;
+            if matches!(item.1, SeparatorOperator::Sequence) {
+                self.flush_heredocs();
+            }
             match item.1 {
                 SeparatorOperator::Async => {
                     self.out.push_str(" &");
+                    let bodies = self.flush_heredocs();
                     if !last {
-                        // bash keeps the next command on the same line: `a & b`.
-                        self.out.push(' ');
+                        // bash keeps the next command on the same line, `a & b`; after
+                        // here-document bodies it starts the next line with two blanks.
+                        self.out.push_str(if bodies { "  " } else { " " });
                         self.skip_indent += 1;
                     }
                 }
                 SeparatorOperator::Sequence => {
                     if !last {
-                        // A here-document's body already ended the line.
-                        if self.out.ends_with('\n') {
+                        // A here-document's body already ended the line (or came
+                        // before the item's last command).
+                        if self.out.ends_with('\n') || self.flushed {
                             self.out.push('\n');
                         } else if self.flat {
                             // Outside a function definition bash keeps the next
@@ -134,6 +164,7 @@ impl Printer {
                 }
             }
         }
+        self.flushed = outer;
     }
 
     fn and_or(&mut self, l: &AndOrList) {
@@ -144,6 +175,10 @@ impl Printer {
                 AndOr::Or(p) => (" || ", p),
             };
             self.out.push_str(op);
+            if self.flush_heredocs() {
+                // bash goes on after the bodies with a blank where the line broke.
+                self.out.push(' ');
+            }
             self.skip_indent += 1;
             self.pipeline(p);
         }
@@ -153,16 +188,34 @@ impl Printer {
         for (i, c) in p.seq.iter().enumerate() {
             if i == 0 {
                 self.start_command();
-                if p.timed.is_some() {
-                    self.out.push_str("time ");
-                }
-                if p.bang {
-                    self.out.push_str("! ");
-                }
-            } else {
+                self.time_and_bang(p);
+            } else if self.pending.is_empty() {
                 self.out.push_str(" | ");
+            } else {
+                // The bodies follow the `|`; bash indents what comes after by two.
+                self.out.push_str(" |");
+                self.flush_heredocs();
+                self.out.push_str("  ");
             }
             self.command(c);
+        }
+        if p.seq.is_empty() {
+            // `time` alone.
+            self.start_command();
+            self.time_and_bang(p);
+        }
+    }
+
+    fn time_and_bang(&mut self, p: &Pipeline) {
+        match p.timed {
+            Some(brush_parser::ast::PipelineTimed::TimedWithPosixOutput(_)) => {
+                self.out.push_str("time -p ");
+            }
+            Some(brush_parser::ast::PipelineTimed::Timed(_)) => self.out.push_str("time "),
+            None => {}
+        }
+        if p.bang {
+            self.out.push_str("! ");
         }
     }
 
@@ -262,9 +315,14 @@ impl Printer {
                 match &f.values {
                     Some(words) => {
                         self.out.push_str(" in");
-                        for w in words {
+                        let empty_in = super::parse::rewrite::EMPTY_IN;
+                        for w in words.iter().filter(|w| w.value != empty_in) {
                             self.out.push(' ');
                             self.out.push_str(&word_text(&w.value));
+                        }
+                        if words.iter().all(|w| w.value == empty_in) {
+                            // `for x in ;`
+                            self.out.push(' ');
                         }
                     }
                     // bash writes out what a `for` without `in` goes over.
@@ -364,14 +422,31 @@ impl Printer {
     fn simple(&mut self, s: &SimpleCommand) {
         let mut words: Vec<String> = Vec::new();
         let mut redirs: Vec<&IoRedirect> = Vec::new();
-        let items = s
+        let mut named: Vec<(String, &IoRedirect)> = Vec::new();
+        let items: Vec<Option<&CommandPrefixOrSuffixItem>> = s
             .prefix
             .iter()
             .flat_map(|p| p.0.iter())
             .map(Some)
             .chain(std::iter::once(None))
-            .chain(s.suffix.iter().flat_map(|p| p.0.iter()).map(Some));
-        for item in items {
+            .chain(s.suffix.iter().flat_map(|p| p.0.iter()).map(Some))
+            .collect();
+        let mut skip = false;
+        for (i, item) in items.iter().copied().enumerate() {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            // `{name}>file`: the word before the redirection names its descriptor.
+            if let (
+                Some(CommandPrefixOrSuffixItem::Word(w)),
+                Some(Some(CommandPrefixOrSuffixItem::IoRedirect(r @ IoRedirect::File(None, ..)))),
+            ) = (item, items.get(i + 1))
+                && is_fd_name(&w.value)
+            {
+                named.push((w.value.clone(), r));
+                skip = true;
+                continue;
+            }
             match item {
                 None => {
                     if let Some(w) = &s.word_or_name {
@@ -393,19 +468,42 @@ impl Printer {
             }
         }
         self.out.push_str(&words.join(" "));
-        if !redirs.is_empty() {
+        let mut texts: Vec<String> = Vec::new();
+        for r in redirs {
+            texts.push(self.redirect_text(r, None));
+        }
+        for (label, r) in named {
+            texts.push(self.redirect_text(r, Some(&label)));
+        }
+        if !texts.is_empty() {
             if !words.is_empty() {
                 self.out.push(' ');
             }
-            let owned: Vec<IoRedirect> = redirs.into_iter().cloned().collect();
-            self.redirects(&owned);
+            self.out.push_str(&texts.join(" "));
         }
     }
 
     fn redirects(&mut self, rs: &[IoRedirect]) {
-        let texts: Vec<String> = rs.iter().map(redirect).collect();
+        let texts: Vec<String> = rs.iter().map(|r| self.redirect_text(r, None)).collect();
         self.out.push_str(&texts.join(" "));
     }
+
+    /// One redirection's text; a here-document's body goes to [`Printer::pending`].
+    fn redirect_text(&mut self, r: &IoRedirect, fd_name: Option<&str>) -> String {
+        let (text, body) = redirect(r, fd_name);
+        self.pending.push_str(&body);
+        text
+    }
+}
+
+/// Whether a word is a `{name}` (or `{name[N]}`) naming a redirection's descriptor.
+fn is_fd_name(word: &str) -> bool {
+    word.strip_prefix('{')
+        .and_then(|v| v.strip_suffix('}'))
+        .is_some_and(|inner| {
+            let name = inner.split_once('[').map_or(inner, |(n, _)| n);
+            crate::shell::builtins::is_name(name)
+        })
 }
 
 /// A word of a simple command as bash shows it: `$'…'` decoded ([`ansi_c_as_single`]) and
@@ -453,7 +551,7 @@ fn substitutions_reprinted(word: &str) -> String {
         if p.out.starts_with('(') {
             p.out.insert(0, ' ');
         }
-        out.replace_range(start..end, &p.out);
+        out.replace_range(start..end, &p.finish());
     }
     out
 }
@@ -461,7 +559,7 @@ fn substitutions_reprinted(word: &str) -> String {
 /// A word with each `$'…'` outside double quotes as bash keeps it once read: its text,
 /// decoded, in single quotes (`$'a\tb'` is shown as `'a<TAB>b'`).
 fn ansi_c_as_single(word: &str) -> String {
-    if !word.contains("$'") {
+    if !word.contains("$'") && !word.contains("$\"") {
         return word.to_string();
     }
     let chars: Vec<char> = word.chars().collect();
@@ -490,6 +588,11 @@ fn ansi_c_as_single(word: &str) -> String {
                 i = end + 1;
                 continue;
             }
+            // `$"…"` (a translatable string) is kept as the plain `"…"` it reads as.
+            '$' if !in_double && chars.get(i + 1) == Some(&'"') => {
+                i += 1;
+                continue;
+            }
             '$' if !in_double && chars.get(i + 1) == Some(&'\'') => {
                 let mut j = i + 2;
                 while j < chars.len() && chars[j] != '\'' {
@@ -497,9 +600,14 @@ fn ansi_c_as_single(word: &str) -> String {
                 }
                 let body: String = chars[i + 2..j.min(chars.len())].iter().collect();
                 let text = crate::shell::expand::ansi_c_decode(&body);
-                out.push('\'');
-                out.push_str(&text.replace('\'', "'\\''"));
-                out.push('\'');
+                if text == "'" {
+                    // bash's `sh_single_quote` writes a lone quote as `\'`.
+                    out.push_str("\\'");
+                } else {
+                    out.push('\'');
+                    out.push_str(&text.replace('\'', "'\\''"));
+                    out.push('\'');
+                }
                 i = j + 1;
                 continue;
             }
@@ -511,11 +619,16 @@ fn ansi_c_as_single(word: &str) -> String {
     out
 }
 
-/// One redirection as bash prints it: `> file`, `2>&1`, `<<< word`.
-fn redirect(r: &IoRedirect) -> String {
-    match r {
+/// One redirection as bash prints it: `> file`, `2>&1`, `<<< word`, with the body of a
+/// here-document apart (empty for the others). `fd_name` is the `{name}` that names its
+/// descriptor.
+fn redirect(r: &IoRedirect, fd_name: Option<&str>) -> (String, String) {
+    let text = match r {
         IoRedirect::File(fd, kind, target) => {
             let mut fd = fd.map(|n| n.to_string()).unwrap_or_default();
+            if let Some(name) = fd_name {
+                fd = name.to_string();
+            }
             let target = match target {
                 IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w) => {
                     // `{name}>file` after a compound command (see parse::rewrite).
@@ -528,7 +641,13 @@ fn redirect(r: &IoRedirect) -> String {
                     }
                 }
                 IoFileRedirectTarget::Fd(n) => n.to_string(),
-                IoFileRedirectTarget::ProcessSubstitution(_, s) => format!("({})", s.list),
+                IoFileRedirectTarget::ProcessSubstitution(k, s) => {
+                    let k = match k {
+                        brush_parser::ast::ProcessSubstitutionKind::Read => '<',
+                        brush_parser::ast::ProcessSubstitutionKind::Write => '>',
+                    };
+                    format!("{k}({})", s.list)
+                }
             };
             match kind {
                 // bash names the descriptor of a duplication, and closes with `>&-`.
@@ -538,7 +657,7 @@ fn redirect(r: &IoRedirect) -> String {
                     // to expand (`>&$fd`) is printed as written.
                     let number = target == "-"
                         || (!target.is_empty() && target.bytes().all(|b| b.is_ascii_digit()));
-                    let fd = if fd.is_empty() && !number {
+                    let fd = if fd.is_empty() && !number || fd_name.is_some() {
                         fd
                     } else if fd.is_empty() {
                         if input { "0" } else { "1" }.to_string()
@@ -550,6 +669,16 @@ fn redirect(r: &IoRedirect) -> String {
                     } else {
                         format!("{fd}{kind}{target}")
                     }
+                }
+                // bash names the descriptor of `<>` unless it is 1 (its printer tests
+                // for the default of `>`).
+                IoFileRedirectKind::ReadAndWrite if fd_name.is_none() => {
+                    let fd = match fd.as_str() {
+                        "" => "0",
+                        "1" => "",
+                        other => other,
+                    };
+                    format!("{fd}{kind} {target}")
                 }
                 _ => format!("{fd}{kind} {target}"),
             }
@@ -588,9 +717,10 @@ fn redirect(r: &IoRedirect) -> String {
             } else {
                 h.doc.value.clone()
             };
-            format!("{fd}<<{dash}{open}\n{body}{bare}\n")
+            return (format!("{fd}<<{dash}{open}"), format!("{body}{bare}\n"));
         }
-    }
+    };
+    (text, String::new())
 }
 
 /// A `[[ ]]` expression as bash prints it.

@@ -94,7 +94,7 @@ impl Shell {
         status
     }
 
-    async fn run_exit_handler(&mut self, status: i32, fds: &Fds) -> i32 {
+    pub(crate) async fn run_exit_handler(&mut self, status: i32, fds: &Fds) -> i32 {
         if !self.traps.contains_key(&0) {
             return status;
         }

@@ -492,12 +492,56 @@ impl Shell {
                 },
             );
         }
+        // `$SHELLOPTS` and `$BASHOPTS` are readonly; their values follow the options (see
+        // `dynamic_var` and `refresh_option_vars`).
+        for k in ["SHELLOPTS", "BASHOPTS"] {
+            // Given in the environment, they turn their options on, as in bash.
+            let inherited = self
+                .vars
+                .get(k)
+                .filter(|v| v.exported)
+                .and_then(|v| match &v.value {
+                    Value::Str(s) => Some(s.clone()),
+                    _ => None,
+                });
+            for opt in inherited.iter().flat_map(|s| s.split(':')) {
+                if k == "SHELLOPTS" {
+                    let _ = self.set_option_name(opt, true);
+                } else {
+                    self.shopts.set(opt, true);
+                }
+            }
+            self.vars.insert(
+                k.to_string(),
+                Var {
+                    readonly: true,
+                    exported: inherited.is_some(),
+                    ..plain("")
+                },
+            );
+        }
+        self.refresh_option_vars();
         self.vars
             .entry("GROUPS".to_string())
             .or_insert_with(|| Var {
                 value: Value::Array(BTreeMap::from([(0, SESSION_UID.to_string())])),
                 ..plain("")
             });
+    }
+
+    /// Brings the stored values of `$SHELLOPTS` and `$BASHOPTS` up to the options, for
+    /// the builtins that list variables from the table (`declare -p`, `set`).
+    pub(crate) fn refresh_option_vars(&mut self) {
+        for (k, value) in [
+            ("SHELLOPTS", self.shellopts()),
+            ("BASHOPTS", self.shopts.names_on()),
+        ] {
+            if let Some(v) = self.vars.get_mut(k)
+                && let Value::Str(s) = &mut v.value
+            {
+                *s = value;
+            }
+        }
     }
 
     /// The value of a variable bash computes when it is read, if `name` is one.

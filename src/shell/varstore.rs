@@ -564,7 +564,11 @@ impl Shell {
         }
         for name in &self.exported_functions {
             if let Some(def) = self.functions.get(name) {
-                env.insert(format!("BASH_FUNC_{name}%%"), format!("() {}", def.body));
+                // The body as `declare -f` prints it (which reads back the same,
+                // here-documents included), behind bash's `() `.
+                let text = crate::shell::printer::function(name, def);
+                let body = text.strip_prefix(&format!("{name} () \n")).unwrap_or(&text);
+                env.insert(format!("BASH_FUNC_{name}%%"), format!("() {body}"));
             }
         }
         env

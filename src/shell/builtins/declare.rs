@@ -117,6 +117,7 @@ pub(crate) async fn declare(
     io: &Fds,
     make_local: bool,
 ) -> Exec<i32> {
+    sh.refresh_option_vars();
     let (flags, first) = match parse_flags(cmd, &args) {
         Ok(x) => x,
         Err(msg) => return super::fail(sh, io, msg, 2).await,
@@ -308,6 +309,21 @@ fn function_attrs(sh: &mut Shell, names: &[String], flags: &Flags) -> Exec<i32> 
         }
     }
     Ok(status)
+}
+
+/// `export -f` and `readonly -f` without names: each of the functions `names` that is
+/// defined, as `declare -f` prints it, then its attributes as a `declare` line.
+pub(crate) fn function_listing(sh: &Shell, names: &[String]) -> String {
+    let mut out = String::new();
+    for n in names {
+        if let Some(f) = sh.functions.get(n) {
+            out.push_str(&crate::shell::printer::function(n, f));
+            out.push('\n');
+            let flags = function_flags(sh, n);
+            out.push_str(&format!("declare -{flags} {n}\n"));
+        }
+    }
+    out
 }
 
 /// The letters `declare -F` shows for function `n`: `f`, then `r` (readonly), `t`

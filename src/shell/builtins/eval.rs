@@ -6,6 +6,11 @@ use crate::shell::redirect::Fds;
 use crate::shell::{Shell, parse_program};
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    // `--` ends eval's (empty) set of options.
+    let args = match args.first() {
+        Some(a) if a == "--" => &args[1..],
+        _ => &args[..],
+    };
     let text = args.join(" ");
     match parse_program(&text) {
         Ok(program) => {

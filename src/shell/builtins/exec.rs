@@ -6,9 +6,11 @@ use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec<i32> {
-    // `-c` (empty environment), `-l` (login dash) and `-a NAME` (argv[0]) change nothing a
-    // native command sees; they are accepted and dropped (the dispatcher checked them).
+    // `-c` (empty environment) and `-l` (login dash) change nothing a native command
+    // sees; they are accepted and dropped (the dispatcher checked them). `-a NAME` is the
+    // `$0` of a shell it starts.
     let mut skip = 0;
+    let mut arg0: Option<String> = None;
     while let Some(a) = args.get(skip) {
         if a == "--" {
             skip += 1;
@@ -17,9 +19,23 @@ pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec
         if !a.starts_with('-') || a == "-" {
             break;
         }
-        skip += if a.ends_with('a') { 2 } else { 1 };
+        if a.ends_with('a') {
+            arg0 = args.get(skip + 1).cloned();
+            skip += 2;
+        } else {
+            skip += 1;
+        }
     }
     args.drain(..skip.min(args.len()));
+    if let Some(arg0) = arg0
+        && matches!(args.first().map(String::as_str), Some("sh" | "bash"))
+        && !sh.functions.contains_key(&args[0])
+    {
+        let mut argv = args;
+        argv[0] = arg0;
+        let status = sh.run_nested(argv, &[], io).await;
+        return Err(Flow::Exit(status));
+    }
     if args.is_empty() {
         // Only redirections: handled where they are known (`exec_redirections`).
         return Ok(0);

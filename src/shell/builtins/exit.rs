@@ -27,7 +27,17 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         super::fail(sh, io, "exit: too many arguments".into(), 1).await?;
         return Err(Flow::Exit(1));
     }
-    Err(Flow::Exit(status))
+    Err(Flow::Exit(in_place_exit_trap(sh, status, io).await))
+}
+
+/// bash runs the EXIT trap from `exit` itself: inside a function the trap sees its frames
+/// (`FUNCNAME`, locals). Elsewhere it runs as the shell ends.
+async fn in_place_exit_trap(sh: &mut Shell, status: i32, io: &Fds) -> i32 {
+    if sh.call_depth > 0 && sh.in_trap == 0 {
+        sh.run_exit_handler(status, io).await
+    } else {
+        status
+    }
 }
 
 #[cfg(test)]

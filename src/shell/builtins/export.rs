@@ -9,6 +9,8 @@ use crate::shell::redirect::Fds;
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut unexport = false;
     let mut funcs = false;
+    // `-a`/`-A`: the variables are (made) arrays, as `declare -a`/`-A` does.
+    let mut kinds: Vec<String> = Vec::new();
     let mut first = 0;
     for a in &args {
         if a == "--" {
@@ -22,6 +24,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             match c {
                 'n' => unexport = true,
                 'f' => funcs = true,
+                'a' | 'A' => kinds.push(format!("-{c}")),
                 'p' => {}
                 _ => {
                     return super::invalid_option(sh, io, "export", &format!("-{c}")).await;
@@ -33,16 +36,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let names = &args[first..];
     if funcs && names.is_empty() {
         // `export -f`: each exported function, then its attributes.
-        let mut out = String::new();
         let listed: Vec<String> = sh.exported_functions.iter().cloned().collect();
-        for n in listed {
-            if let Some(f) = sh.functions.get(&n) {
-                out.push_str(&crate::shell::printer::function(&n, f));
-                out.push('\n');
-                let flags = super::declare::function_flags(sh, &n);
-                out.push_str(&format!("declare -{flags} {n}\n"));
-            }
-        }
+        let out = super::declare::function_listing(sh, &listed);
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }
@@ -62,8 +57,20 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         return Ok(status);
     }
+    // `export -n NAME` of a variable that does not exist leaves it so.
+    let names: Vec<String> = names
+        .iter()
+        .filter(|n| {
+            !unexport || !super::is_name(n) || n.contains('=') || sh.vars.contains_key(n.as_str())
+        })
+        .cloned()
+        .collect();
+    if unexport && names.is_empty() && first < args.len() {
+        return Ok(0);
+    }
     let flag = if unexport { "+x" } else { "-x" };
     let mut argv = vec![flag.to_string()];
+    argv.extend(kinds);
     if names.is_empty() {
         argv = vec!["-x".to_string(), "-p".to_string()];
     } else {

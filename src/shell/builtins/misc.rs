@@ -7,7 +7,11 @@ use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
 
 /// `builtin name [arg ...]`: run the shell builtin `name`, bypassing functions.
-pub(crate) async fn builtin(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+pub(crate) async fn builtin(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec<i32> {
+    // `--` ends builtin's (empty) set of options.
+    if args.first().is_some_and(|a| a == "--") {
+        args.remove(0);
+    }
     let Some(name) = args.first().cloned() else {
         return Ok(0);
     };

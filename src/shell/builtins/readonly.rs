@@ -30,6 +30,14 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         rest = &rest[1..];
     }
+    if funcs && rest.is_empty() {
+        // `readonly -f`: each readonly function, then its attributes (as `export -f`).
+        let mut listed: Vec<String> = sh.readonly_functions.iter().cloned().collect();
+        listed.sort();
+        let out = super::declare::function_listing(sh, &listed);
+        let _ = io.stdout().write_str(&out).await;
+        return Ok(0);
+    }
     if funcs {
         let mut status = 0;
         for n in rest {

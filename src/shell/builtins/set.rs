@@ -112,6 +112,7 @@ impl Shell {
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     if args.is_empty() {
+        sh.refresh_option_vars();
         let mut names: Vec<(&String, &crate::shell::Var)> = sh.vars.iter().collect();
         names.sort_by(|a, b| a.0.cmp(b.0));
         let bytes = sh.byte_locale();

@@ -73,6 +73,14 @@ async fn run_text(
     io: &Fds,
 ) -> Exec<i32> {
     let changes = sh.positional_changes;
+    // Under `extdebug` its arguments are a `BASH_ARGV` frame (taken before they replace
+    // the positional parameters); without any, bash keeps the file's name as written.
+    let frame_args = if args.len() > 1 {
+        &args[1..]
+    } else {
+        &args[..]
+    };
+    let argv = sh.frame_argv(frame_args);
     let saved = if args.len() > 1 {
         Some(std::mem::replace(&mut sh.positional, args[1..].to_vec()))
     } else {
@@ -84,7 +92,7 @@ async fn run_text(
     sh.lines.frames.push(crate::shell::lines::Frame {
         call_line: sh.lines.lineno,
         source: file.clone(),
-        argv: None,
+        argv,
     });
     let saved_lines = (
         std::mem::replace(&mut sh.lines.line_base, 0),

@@ -100,6 +100,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             status = 1;
             continue;
         }
+        if n == "FUNCNAME" && !a.functions {
+            sh.lines.funcname_unset = true;
+        }
         // `LINENO` is a variable too while it keeps its special meaning.
         let is_var = sh.vars.contains_key(n)
             || (n == "LINENO" && !sh.lines.lineno_unset)

@@ -87,7 +87,10 @@ impl Shell {
         let values = match &f.values {
             None => self.positional.clone(),
             Some(words) => {
-                let ws: Vec<&ast::Word> = words.iter().collect();
+                let ws: Vec<&ast::Word> = words
+                    .iter()
+                    .filter(|w| w.value != crate::shell::parse::rewrite::EMPTY_IN)
+                    .collect();
                 match self.expand_words(&ws, fds).await {
                     Ok(v) => v,
                     Err(e) => return self.fail(e, fds).await,

@@ -245,6 +245,9 @@ impl Shell {
         if env_extra.iter().any(|(k, _)| k == "PATH") {
             self.hashed.clear();
         }
+        if std::mem::take(&mut self.stage_level_pending) {
+            self.subshell_level += 1;
+        }
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
             return self.exec_redirections(&redirs, fds).await;
         }

@@ -173,11 +173,11 @@ impl Shell {
             (o.histexpand, 'H'),
             (o.physical, 'P'),
             (o.functrace, 'T'),
-            (!self.interactive, 'c'),
         ]
         .iter()
         .filter(|(on, _)| *on)
         .map(|(_, c)| *c)
+        .chain(self.input_letter.filter(|_| !self.interactive))
         .collect()
     }
 

@@ -57,7 +57,10 @@ pub const NAMED_FD: char = '\u{F0103}';
 /// could start: bash reads arithmetic text as it is (the `#` is an operator error, or, in
 /// `$(( ))`, a comment that hides the closing `))` when the substitution runs), while
 /// brush's tokenizer would drop the rest of the line as a comment.
-pub const ARITH_HASH: char = '\u{F0104}';
+pub const ARITH_HASH: char = '\u{F0106}';
+/// Stands for the empty word list of `for x in ;` (brush-parser takes `for x in` with no
+/// words as `for x`, which goes over `"$@"`); the loop drops it.
+pub const EMPTY_IN: &str = "\u{F0105}";
 
 /// A redirection target carrying a `{name}` (see [`NAMED_FD`]): the name and the target
 /// as written.
@@ -489,6 +492,24 @@ impl<'a> Rewriter<'a> {
         &self.text[i..j]
     }
 
+    /// After `for` at `i`: `NAME in` with no word before the `;` or line break gets
+    /// [`EMPTY_IN`] as its list.
+    fn empty_in(&mut self, i: usize) {
+        let n = self.skip_blanks(i, false);
+        let name = self.plain_word(n);
+        if name.is_empty() {
+            return;
+        }
+        let k = self.skip_blanks(n + name.len(), false);
+        if self.plain_word(k) != "in" {
+            return;
+        }
+        let m = self.skip_blanks(k + 2, false);
+        if matches!(self.s.get(m), Some(b';' | b'\n')) {
+            self.replace(k + 2, k + 2, &format!(" {EMPTY_IN}"));
+        }
+    }
+
     /// Commands from `i` until `end`; returns where the scan goes on.
     fn commands(&mut self, mut i: usize, end: End) -> usize {
         let s = self.s;
@@ -649,6 +670,7 @@ impl<'a> Rewriter<'a> {
                             } else {
                                 i += 3;
                                 cmd_start = false;
+                                self.empty_in(i);
                             }
                             self.pending_for = true;
                             self.blocks += 1;
