@@ -1821,6 +1821,7 @@ c=([9223372036854775807]=p q); echo "${c[@]}""#;
             env: [("V".to_string(), "env-value".to_string())]
                 .into_iter()
                 .collect(),
+            env_last: Vec::new(),
             cwd: "/".into(),
             fs,
             cancel: CancellationToken::new(),

@@ -254,6 +254,10 @@ pub struct Context {
     pub stderr: Output,
     /// Exported variables (what a child process would get as its environment).
     pub env: BTreeMap<String, String>,
+    /// Names of `env` that a program running this command added to it, in the order it
+    /// set them: a program's environment lists them after the inherited names, as
+    /// glibc's `putenv` appends them (see `env`).
+    pub env_last: Vec<String>,
     /// Absolute working directory (logical, as in `$PWD`).
     pub cwd: String,
     pub fs: Arc<dyn FileSystem>,

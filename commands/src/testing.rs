@@ -354,6 +354,7 @@ impl Invocation {
             stdout: out_w,
             stderr: err_w,
             env: self.env.clone(),
+            env_last: Vec::new(),
             cwd: self.cwd.clone(),
             fs: self.fs.clone(),
             cancel: CancellationToken::new(),

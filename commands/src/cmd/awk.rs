@@ -679,6 +679,7 @@ mod tests {
             stdout: out_w,
             stderr: err_w,
             env: inv.env.clone(),
+            env_last: Vec::new(),
             cwd: inv.cwd.clone(),
             fs: inv.fs.clone(),
             cancel: cancel.clone(),

@@ -93,14 +93,20 @@ impl Command for Env {
             i += 1;
         }
         // Names set here that the environment did not have: listed after the others, in
-        // the order they were set (putenv adds them at the end).
-        let mut added: Vec<String> = Vec::new();
+        // the order they were set (putenv adds them at the end), behind those a program
+        // before added the same way.
+        let mut last: Vec<String> = ctx
+            .env_last
+            .iter()
+            .filter(|n| env.contains_key(n.as_str()))
+            .cloned()
+            .collect();
         while let Some(a) = args.get(i) {
             match a.split_once('=') {
                 Some((name, value)) if !name.is_empty() => {
                     let kept = ctx.env.contains_key(name) && env.contains_key(name);
-                    if !kept && !added.iter().any(|n| n == name) {
-                        added.push(name.to_string());
+                    if !kept && !last.iter().any(|n| n == name) {
+                        last.push(name.to_string());
                     }
                     env.insert(name.to_string(), value.to_string());
                     i += 1;
@@ -111,11 +117,7 @@ impl Command for Env {
         if i >= args.len() {
             let end = if nul { "\0" } else { "\n" };
             let mut out = String::new();
-            let inherited = bash_order(&ctx.env)
-                .into_iter()
-                .map(|(k, _)| k)
-                .filter(|k| !added.contains(k));
-            for k in inherited.chain(added.iter()) {
+            for k in listing_order(&ctx.env, &last) {
                 if let Some(v) = env.get(k) {
                     out.push_str(&format!("{k}={v}{end}"));
                 }
@@ -128,6 +130,7 @@ impl Command for Env {
         }
         let mut child = ctx.clone();
         child.env = env;
+        child.env_last = last;
         // The command is looked up in the PATH it gets, as execvp does.
         if let Some(e) = ctx.launcher.unrunnable(&child, &args[i]).await {
             let name = super::util::quote(&args[i]);
@@ -152,6 +155,20 @@ pub(crate) fn bash_order(env: &BTreeMap<String, String>) -> Vec<(&String, &Strin
     let mut all: Vec<(&String, &String)> = env.iter().collect();
     all.sort_by_key(|(k, _)| (k.as_str() == "_", bucket(k)));
     all
+}
+
+/// The order a program lists its environment `env` in: bash's ([`bash_order`]), with
+/// the names `last` (added by a program, see [`Context::env_last`]) after it in their
+/// own order.
+pub(crate) fn listing_order<'a>(
+    env: &'a BTreeMap<String, String>,
+    last: &'a [String],
+) -> impl Iterator<Item = &'a String> {
+    bash_order(env)
+        .into_iter()
+        .map(|(k, _)| k)
+        .filter(|k| !last.contains(k))
+        .chain(last.iter())
 }
 
 #[cfg(test)]

@@ -35,8 +35,10 @@ impl Command for Printenv {
         let end = if args.null { '\0' } else { '\n' };
         let mut out = String::new();
         if args.names.is_empty() {
-            for (k, v) in super::env::bash_order(&ctx.env) {
-                out.push_str(&format!("{k}={v}{end}"));
+            for k in super::env::listing_order(&ctx.env, &ctx.env_last) {
+                if let Some(v) = ctx.env.get(k) {
+                    out.push_str(&format!("{k}={v}{end}"));
+                }
             }
             ctx.out(out).await?;
             return Ok(0);

@@ -987,6 +987,7 @@ mod tests {
             stdout: out_w,
             stderr: err_w,
             env: Default::default(),
+            env_last: Vec::new(),
             cwd: "/".into(),
             fs: MemFs::new(),
             cancel: tokio_util::sync::CancellationToken::new(),

@@ -1328,6 +1328,7 @@ mod tests {
             stdout: crate::Output::null(),
             stderr: crate::Output::null(),
             env: BTreeMap::new(),
+            env_last: Vec::new(),
             cwd: "/".to_string(),
             fs,
             cancel,

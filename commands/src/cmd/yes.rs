@@ -62,6 +62,7 @@ mod tests {
             stdout,
             stderr: Output::null(),
             env: Default::default(),
+            env_last: Vec::new(),
             cwd: "/".into(),
             fs: MemFs::new(),
             cancel: CancellationToken::new(),

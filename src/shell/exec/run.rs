@@ -332,6 +332,7 @@ impl Shell {
             stdout: fds.stdout(),
             stderr: fds.stderr(),
             env: self.exported_env(env_extra),
+            env_last: Vec::new(),
             cwd: self.cwd.clone(),
             fs,
             cancel: self.cancel.clone(),

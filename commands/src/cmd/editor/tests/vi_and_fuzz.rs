@@ -296,6 +296,7 @@ async fn a_window_change_redraws_without_a_key() {
         stdout: out_w,
         stderr: pipe().0,
         env: BTreeMap::new(),
+        env_last: Vec::new(),
         cwd: "/".into(),
         fs: MemFs::new(),
         cancel: CancellationToken::new(),
