@@ -115,14 +115,8 @@ impl Command for Env {
             }
         }
         if i >= args.len() {
-            let end = if nul { "\0" } else { "\n" };
-            let mut out = String::new();
-            for k in listing_order(&ctx.env, &last) {
-                if let Some(v) = env.get(k) {
-                    out.push_str(&format!("{k}={v}{end}"));
-                }
-            }
-            ctx.out(out).await?;
+            ctx.out(listing(&env, &last, if nul { '\0' } else { '\n' }))
+                .await?;
             return Ok(0);
         }
         if nul {
@@ -157,18 +151,21 @@ pub(crate) fn bash_order(env: &BTreeMap<String, String>) -> Vec<(&String, &Strin
     all
 }
 
-/// The order a program lists its environment `env` in: bash's ([`bash_order`]), with
-/// the names `last` (added by a program, see [`Context::env_last`]) after it in their
-/// own order.
-pub(crate) fn listing_order<'a>(
-    env: &'a BTreeMap<String, String>,
-    last: &'a [String],
-) -> impl Iterator<Item = &'a String> {
-    bash_order(env)
+/// A program's listing of its environment `env`, each `NAME=value` ended by `end`: in
+/// bash's order ([`bash_order`]), with the names `last` (added by a program, see
+/// [`Context::env_last`]) after it in their own order.
+pub(crate) fn listing(env: &BTreeMap<String, String>, last: &[String], end: char) -> String {
+    let first = bash_order(env)
         .into_iter()
-        .map(|(k, _)| k)
-        .filter(|k| !last.contains(k))
-        .chain(last.iter())
+        .filter(|(k, _)| !last.contains(k))
+        .map(|(k, _)| k);
+    let mut out = String::new();
+    for k in first.chain(last) {
+        if let Some(v) = env.get(k) {
+            out.push_str(&format!("{k}={v}{end}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

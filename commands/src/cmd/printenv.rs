@@ -35,12 +35,8 @@ impl Command for Printenv {
         let end = if args.null { '\0' } else { '\n' };
         let mut out = String::new();
         if args.names.is_empty() {
-            for k in super::env::listing_order(&ctx.env, &ctx.env_last) {
-                if let Some(v) = ctx.env.get(k) {
-                    out.push_str(&format!("{k}={v}{end}"));
-                }
-            }
-            ctx.out(out).await?;
+            ctx.out(super::env::listing(&ctx.env, &ctx.env_last, end))
+                .await?;
             return Ok(0);
         }
         let mut missing = false;

@@ -242,7 +242,7 @@ fn is_command_dir(sh: &Shell, dir: &str) -> bool {
 }
 
 /// [`is_command_dir`] from working directory `cwd`.
-fn command_dir(cwd: &str, dir: &str) -> bool {
+pub(crate) fn command_dir(cwd: &str, dir: &str) -> bool {
     let full = forkbox_commands::fs::normalize(&forkbox_commands::fs::join(cwd, dir));
     matches!(full.as_str(), "/usr/bin" | "/bin")
 }

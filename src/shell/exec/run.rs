@@ -279,7 +279,7 @@ impl Shell {
                 n == name
                     && path
                         .rsplit_once('/')
-                        .is_some_and(|(dir, _)| matches!(dir, "/usr/bin" | "/bin"))
+                        .is_some_and(|(dir, _)| builtins::type_::command_dir(&self.cwd, dir))
             })
     }
 
