@@ -24,7 +24,7 @@ use tokio_util::task::AbortOnDropHandle;
 
 use self::color::Palette;
 use self::opts::Key;
-use self::pcre::{ascii_classes, pcre_syntax_error};
+use self::pcre::{ascii_classes, pcre_syntax_error, quote_literals, variable_lookbehind};
 use super::util::{BufOut, MAX_DEPTH, MAX_LINE, Pacer, Reader};
 use crate::budget::Charge;
 use crate::fs::{FileKind, FsError, FsResult, READ_CHUNK};
@@ -98,8 +98,10 @@ struct Cfg {
     binary_files: BinaryFiles,
     dirs: Dirs,
     deref: bool,
-    include: Vec<glob::Pattern>,
-    exclude: Vec<glob::Pattern>,
+    /// `--include` (true) and `--exclude`/`--exclude-from` (false) patterns, in
+    /// command-line order: the last that matches a file decides (see
+    /// [`Grep::file_excluded`]).
+    file_globs: Vec<(glob::Pattern, bool)>,
     exclude_dir: Vec<glob::Pattern>,
     list: Option<List>,
     count: bool,
@@ -274,8 +276,8 @@ async fn configure(
                 cfg.dirs = Dirs::Recurse;
                 cfg.deref = true;
             }
-            Key::Include => cfg.include.push(glob_of(&v)),
-            Key::Exclude => cfg.exclude.push(glob_of(&v)),
+            Key::Include => cfg.file_globs.push((glob_of(&v), true)),
+            Key::Exclude => cfg.file_globs.push((glob_of(&v), false)),
             // GNU strips a pattern's trailing slashes (`--exclude-dir=sub/`).
             Key::ExcludeDir => {
                 let trimmed = v.trim_end_matches('/');
@@ -288,7 +290,7 @@ async fn configure(
                 match data {
                     Ok(d) => {
                         for l in String::from_utf8_lossy(&d).lines() {
-                            cfg.exclude.push(glob_of(l));
+                            cfg.file_globs.push((glob_of(l), false));
                         }
                     }
                     Err(e) => return Err(fatal(ctx, &format!("{v}: {e}")).await),
@@ -433,6 +435,7 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     let [pattern] = patterns else {
         return Err(fatal(ctx, "the -P option only supports a single pattern").await);
     };
+    let pattern = &quote_literals(pattern);
     let body = if cfg.line {
         format!("^(?:{pattern})$")
     } else if cfg.word {
@@ -444,6 +447,9 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     // What PCRE2 refuses and the crate would take (`a{99999}`) is refused first.
     if let Some(msg) = pcre_syntax_error(pattern) {
         return Err(fatal(ctx, msg).await);
+    }
+    if variable_lookbehind(pattern) {
+        return Err(fatal(ctx, "lookbehind assertion is not fixed length").await);
     }
     match fancy_regex::RegexBuilder::new(&body)
         .case_insensitive(cfg.icase)
@@ -688,6 +694,9 @@ struct Grep<'a> {
     /// A context option was given (even `-A0`): groups are then separated.
     context_given: bool,
     status_error: bool,
+    /// The inode of the regular file standard output writes into, when reading it would
+    /// feed grep's output back to it (see [`output_file`]).
+    out_ino: Option<u64>,
     any_match: bool,
     /// Something was printed as a line or context group (for the group separator,
     /// which goes between groups, across files too).
@@ -1120,18 +1129,24 @@ impl Grep<'_> {
     }
 
     /// Whether `--include`/`--exclude` leave out the file `name` (its base name, or the
-    /// whole name as given on the command line).
+    /// whole name as given on the command line). As GNU's (gnulib's `exclude`), the last
+    /// pattern given that matches decides; when none does, a file is left out only if the
+    /// first pattern given was an `--include`.
     fn file_excluded(&self, name: &str, top: bool) -> bool {
         let base = name
             .trim_end_matches('/')
             .rsplit('/')
             .next()
             .unwrap_or(name);
-        let hit = |pats: &[glob::Pattern]| {
-            pats.iter()
-                .any(|p| p.matches(base) || (top && p.matches(name)))
-        };
-        hit(&self.cfg.exclude) || (!self.cfg.include.is_empty() && !hit(&self.cfg.include))
+        let globs = &self.cfg.file_globs;
+        match globs
+            .iter()
+            .rev()
+            .find(|(p, _)| p.matches(base) || (top && p.matches(name)))
+        {
+            Some((_, include)) => !include,
+            None => globs.first().is_some_and(|(_, include)| *include),
+        }
     }
 
     fn dir_excluded(&self, name: &str) -> bool {
@@ -1141,6 +1156,18 @@ impl Grep<'_> {
             .exclude_dir
             .iter()
             .any(|p| p.matches(base) || p.matches(trimmed))
+    }
+
+    /// Whether the file at `path` (standard input's) is the regular file standard output
+    /// writes into, while that matters ([`Grep::out_ino`]).
+    async fn is_output(&self, path: &str) -> bool {
+        let Some(ino) = self.out_ino else {
+            return false;
+        };
+        match self.ctx.fs.stat(path).await {
+            Ok(m) => m.is_file() && m.ino == ino,
+            Err(_) => false,
+        }
     }
 
     /// Searches one operand; directories are walked with -r.
@@ -1154,6 +1181,13 @@ impl Grep<'_> {
 
             // GNU grep reads 96 KiB at a time: -q, -l and -L stop without handing back
             // what they read ahead, so a file on standard input is left at a multiple.
+            if let Some(file) = self.ctx.stdin.origin()
+                && self.is_output(file).await
+            {
+                self.error(out, format!("{label}: input file is also the output"))
+                    .await?;
+                return Ok(Outcome::Done);
+            }
             let mut reader = if self.cfg.quiet || self.cfg.list.is_some() {
                 Reader::stdin_in_reads_of(self.ctx, GNU_GREP_READ)
             } else {
@@ -1230,6 +1264,11 @@ impl Grep<'_> {
                 continue;
             }
             if (recursive || top) && self.file_excluded(&shown, top) {
+                continue;
+            }
+            if meta.is_file() && self.out_ino == Some(meta.ino) {
+                self.error(out, format!("{shown}: input file is also the output"))
+                    .await?;
                 continue;
             }
             let mut reader = match Reader::open(self.ctx, &shown).await {
@@ -1315,6 +1354,18 @@ impl ReadAhead {
             self.reads.insert(shown.clone(), ahead);
         }
     }
+}
+
+/// The inode of the regular file standard output was redirected into, if grep writes
+/// lines there: GNU grep refuses to read that file ("input file is also the output", as
+/// reading what it appends could go on until the disk fills), except when it prints no
+/// lines (-q, -c, -l, -L, output to /dev/null) or stops at the first (-m 1).
+async fn output_file(ctx: &Context, cfg: &Cfg) -> Option<u64> {
+    if cfg.quiet || cfg.count || cfg.list.is_some() || cfg.dev_null || cfg.max_count == Some(1) {
+        return None;
+    }
+    let meta = ctx.fs.stat(ctx.stdout.origin()?).await.ok()?;
+    meta.is_file().then_some(meta.ino)
 }
 
 /// Runs grep; `matcher` is egrep's `E` or fgrep's `F`.
@@ -1424,6 +1475,7 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
         context_given: cfg.before.is_some() || cfg.after.is_some() || cfg.context.is_some(),
         after: cfg.after.unwrap_or(ctx_n),
         status_error: false,
+        out_ino: output_file(ctx, &cfg).await,
         any_match: false,
         printed_group: false,
         match_encoding_error: std::sync::atomic::AtomicBool::new(false),

@@ -4,20 +4,22 @@
 //! - [`exec`]: the program over lines: pattern/hold space, ranges, append queue, `w` files.
 //! - this file: options, script sources, the per-file loop (`-s`, `-i`), tests.
 //!
-//! Supported: `-n -e -f -E/-r -i[SUF] -s -z -l N -u --posix --sandbox`; addresses `N`, `$`,
+//! Supported: `-n -e -f -E/-r -i[SUF] -s -z -l N -u --posix --sandbox --debug`; addresses `N`, `$`,
 //! `/re/I`, `\%re%`, `first~step`, `a,b`, `a,+N`, `a,~N`, `0,/re/`, `!`; commands
 //! `{} = a b c d D e F g G h H i l n N p P q Q r R s t T v w W x y z : #`.
 //! Regexes are GNU's BRE/ERE as glibc reads them ([`crate::gnu_regex`], strict flavour):
 //! back-references, POSIX leftmost-longest matches and subexpressions, GNU's errors
 //! (`-e expression #1, char 5: Unmatched ( or \(`), the locale's reading of bytes.
 //! `e` and `s///e` run their command through the session's shell (the launcher's `sh -c`,
-//! as GNU's `popen`), never a host process; `--debug` is refused. `--posix` turns GNU's
+//! as GNU's `popen`), never a host process. `--debug` prints the program and each step
+//! as GNU's does ([`debug`]). `--posix` turns GNU's
 //! extensions off (commands, address forms, `s` flags, regex operators, `\U`…), and it or
 //! `POSIXLY_CORRECT` makes `N` at the end of input quit without printing.
 //!
 //! Options are parsed by hand rather than with clap: GNU sed's `-i[SUFFIX]` takes an
 //! optional value only when attached, and the order of `-e` and `-f` scripts matters.
 
+mod debug;
 mod exec;
 mod parse;
 
@@ -53,6 +55,8 @@ struct Opts {
     sandbox: bool,
     /// `--posix`: GNU's extensions off.
     posix: bool,
+    /// `--debug`: the program and each step of the run on standard output.
+    debug: bool,
     /// `-u`: standard input is read a byte at a time, so what a quit leaves unread
     /// stays there for the next reader, a pipe's included.
     unbuffered: bool,
@@ -161,16 +165,13 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
                 "posix" => o.posix = true,
                 "unbuffered" => o.unbuffered = true,
                 "follow-symlinks" => {}
-                "debug" => {
-                    ctx.warn("sed", "--debug is not supported").await;
-                    return Parsed::Exit(Ok(1));
-                }
+                "debug" => o.debug = true,
                 "help" => {
                     return Parsed::Exit(ctx.out(format!("{USAGE}{HELP_TAIL}")).await.map(|_| 0));
                 }
                 _ => {
-                    let v =
-                        "sed (forkbox) 4.9\nA native reimplementation of GNU sed for forkbox.\n";
+                    // GNU's first line, which scripts look at to know a GNU sed.
+                    let v = "sed (GNU sed) 4.9\nforkbox native sed, GNU sed 4.9 compatible.\n";
                     return Parsed::Exit(ctx.out(v).await.map(|_| 0));
                 }
             }
@@ -348,6 +349,7 @@ impl Command for Sed {
             wrap: o.wrap.unwrap_or(DEFAULT_WRAP),
             c_locale: c_locale(&ctx.env),
             posix_n: o.posix || ctx.env.contains_key("POSIXLY_CORRECT"),
+            debug: o.debug,
         };
         let mut ex = Exec::new(ctx, &prog, settings);
         if !ex.open_wfiles().await {
@@ -378,6 +380,7 @@ async fn run_all(ctx: &Context, ex: &mut Exec<'_>, o: &Opts) -> Result<Status, S
     };
     if let Some(suffix) = &o.in_place {
         ex.stdout = Some(Sink::stdout());
+        ex.debug_program().await?;
         let mut status = 0;
         for op in &operands {
             let st = edit_in_place(ctx, ex, op, suffix).await;
@@ -391,6 +394,7 @@ async fn run_all(ctx: &Context, ex: &mut Exec<'_>, o: &Opts) -> Result<Status, S
         }
         return Ok(status);
     }
+    ex.debug_program().await?;
     let mut status = 0;
     let result = if o.separate {
         let mut r = Ok(());

@@ -246,6 +246,21 @@ impl Parser {
             if self.strict {
                 return Err(Error::new("Invalid preceding regular expression"));
             }
+            if prev == Prev::Anchor && op != '{' {
+                // glibc's regex drops a `*`, `+`, `?` after an anchor (`^*a` finds what
+                // `^a` does); grep's DFA, which selects the lines, repeats the anchor
+                // (`^*a` selects every line with an `a`).
+                self.select_differs = true;
+                if self.select {
+                    self.warnings.push(format!("{op} at start of expression"));
+                    self.pos += len;
+                    return Ok(Some(match op {
+                        '*' => (0, None),
+                        '+' => (1, None),
+                        _ => (0, Some(1)),
+                    }));
+                }
+            }
             if op == '{' {
                 // glibc's regex drops the `{` alone (`{1}` then finds `1}`); grep's DFA,
                 // which selects the lines, drops a whole interval (`{1}a` selects what
@@ -502,7 +517,6 @@ impl Parser {
             return Err(Error::new("Invalid regular expression"));
         }
         let unmatched = || Error::new("Unmatched [, [^, [:, [., or [=");
-        let open = self.pos;
         let mut set = Set {
             negated: false,
             items: Vec::new(),
@@ -614,14 +628,15 @@ impl Parser {
                 set.items.push(Item::Char(start));
             }
         }
-        // `[:alpha:]` where `[[:alpha:]]` was meant: GNU's DFA refuses it.
+        // `[:alpha:]` (or `[^:alpha:]`) where `[[:alpha:]]` was meant: GNU's DFA refuses
+        // a bracket that starts and ends with a colon and holds something else, but no
+        // range or class.
         let body = &self.c[body_start..self.pos - 1];
-        if !set.negated
-            && !self.awk
-            && body.len() >= 3
+        if !self.awk
             && body.first() == Some(&':')
             && body.last() == Some(&':')
-            && open == body_start
+            && set.items.iter().all(|i| matches!(i, Item::Char(_)))
+            && set.items.iter().any(|i| *i != Item::Char(':'))
         {
             return Err(Error {
                 msg: "character class syntax is [[:space:]], not [:space:]".into(),

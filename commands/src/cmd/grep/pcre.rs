@@ -140,6 +140,10 @@ pub(super) fn pcre_syntax_error(p: &str) -> Option<&'static str> {
                         return Some("numbers out of order in {} quantifier");
                     }
                     i += rest.chars().count() + 2;
+                    // A lazy or possessive quantifier (`{2,}?`).
+                    if matches!(c.get(i), Some('+' | '?')) {
+                        i += 1;
+                    }
                     repeatable = false;
                     continue;
                 }
@@ -150,6 +154,193 @@ pub(super) fn pcre_syntax_error(p: &str) -> Option<&'static str> {
         i += 1;
     }
     (depth > 0).then_some("missing closing parenthesis")
+}
+
+/// `pattern` with each `\Q…\E` (quoted text, to `\E` or the end) spelled as escaped
+/// characters, which the `fancy-regex` crate does not read.
+pub(super) fn quote_literals(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('Q') => {
+                while let Some(q) = chars.next() {
+                    if q == '\\' && chars.peek() == Some(&'E') {
+                        chars.next();
+                        break;
+                    }
+                    if q.is_ascii_punctuation() || q == ' ' {
+                        out.push('\\');
+                    }
+                    out.push(q);
+                }
+            }
+            // A stray `\E` ends nothing.
+            Some('E') => {}
+            Some(n) => {
+                out.push('\\');
+                out.push(n);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Whether a lookbehind of `pattern` can match texts of different lengths, which PCRE2
+/// refuses ("lookbehind assertion is not fixed length") and the crate takes: each of
+/// its alternatives must have one length.
+pub(super) fn variable_lookbehind(pattern: &str) -> bool {
+    let c: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            '\\' => i += 2,
+            '[' => i = class_end(&c, i) + 1,
+            '(' if c[i + 1..].starts_with(&['?', '<', '='])
+                || c[i + 1..].starts_with(&['?', '<', '!']) =>
+            {
+                let end = group_end(&c, i);
+                let inner = &c[(i + 4).min(end)..end];
+                if alternatives(inner)
+                    .iter()
+                    .any(|alt| fixed_len(alt).is_none())
+                {
+                    return true;
+                }
+                i += 4;
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// Index of the `]` that closes the bracket expression opened at `c[at]` (or the end).
+fn class_end(c: &[char], at: usize) -> usize {
+    let mut j = at + 1;
+    if c.get(j) == Some(&'^') {
+        j += 1;
+    }
+    if c.get(j) == Some(&']') {
+        j += 1;
+    }
+    while j < c.len() && c[j] != ']' {
+        if c[j] == '\\' {
+            j += 1;
+        } else if c[j] == '[' && c.get(j + 1) == Some(&':') {
+            j += 1;
+            while j < c.len() && !(c[j] == ':' && c.get(j + 1) == Some(&']')) {
+                j += 1;
+            }
+            j += 1;
+        }
+        j += 1;
+    }
+    j.min(c.len())
+}
+
+/// Index of the `)` that closes the group opened at `c[at]` (or the end).
+fn group_end(c: &[char], at: usize) -> usize {
+    let mut depth = 0;
+    let mut j = at;
+    while j < c.len() {
+        match c[j] {
+            '\\' => j += 1,
+            '[' => j = class_end(c, j),
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return j;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    c.len()
+}
+
+/// The top-level alternatives of a group's content.
+fn alternatives(c: &[char]) -> Vec<&[char]> {
+    let mut out = Vec::new();
+    let (mut depth, mut start, mut j) = (0, 0, 0);
+    while j < c.len() {
+        match c[j] {
+            '\\' => j += 1,
+            '[' => j = class_end(c, j),
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '|' if depth == 0 => {
+                out.push(&c[start..j]);
+                start = j + 1;
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    out.push(&c[start.min(c.len())..]);
+    out
+}
+
+/// The one length of text `c` (no alternatives at its top) matches, if it has one.
+fn fixed_len(c: &[char]) -> Option<usize> {
+    let mut total = 0usize;
+    let mut j = 0;
+    while j < c.len() {
+        let (len, next) = match c[j] {
+            '\\' => match c.get(j + 1) {
+                Some('b' | 'B' | 'A' | 'z' | 'Z' | 'G') => (0, j + 2),
+                Some(d) if d.is_ascii_digit() => return None,
+                Some('k' | 'g' | 'K') => return None,
+                _ => (1, j + 2),
+            },
+            '[' => (1, class_end(c, j) + 1),
+            '^' | '$' => (0, j + 1),
+            '(' => {
+                let end = group_end(c, j);
+                let inner = &c[(j + 1).min(end)..end];
+                let len = match inner {
+                    ['?', '=' | '!', ..] | ['?', '<', '=' | '!', ..] => 0,
+                    ['?', ':', rest @ ..] => same_len(rest)?,
+                    ['?', ..] if inner.contains(&')') => return None,
+                    _ => same_len(inner)?,
+                };
+                (len, end + 1)
+            }
+            _ => (1, j + 1),
+        };
+        j = next;
+        // A quantifier after the item.
+        let times = match c.get(j) {
+            Some('*' | '+' | '?') => return None,
+            Some('{') => {
+                let close = c[j..].iter().position(|&x| x == '}')? + j;
+                let body: String = c[j + 1..close].iter().collect();
+                let (lo, hi) = body.split_once(',').unwrap_or((&body, &body));
+                if lo != hi || lo.is_empty() {
+                    return None;
+                }
+                j = close + 1;
+                lo.parse::<usize>().ok()?
+            }
+            _ => 1,
+        };
+        total += len * times;
+    }
+    Some(total)
+}
+
+/// The length every alternative of a group has, if they share one.
+fn same_len(c: &[char]) -> Option<usize> {
+    let mut lens = alternatives(c).into_iter().map(fixed_len);
+    let first = lens.next()??;
+    lens.all(|l| l == Some(first)).then_some(first)
 }
 
 /// ASCII's word characters, as PCRE2 without its UCP option has them.

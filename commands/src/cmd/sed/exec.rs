@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::parse::{Addr, Addr2, Case, Op, Program, Repl, Rx, Subst};
+use super::debug;
+use super::parse::{Addr, Addr2, Case, Cmd, Op, Program, Repl, Rx, Subst};
 use crate::cmd::util::{MAX_LINE, OUT_BUF, Pacer, Reader};
 use crate::fs::{WriteHandle, WriteMode};
 use crate::gnu_regex::{self, Captures, Regex, TooComplex};
@@ -53,6 +54,8 @@ pub(super) struct Settings {
     /// POSIX's `N` (`--posix`, `POSIXLY_CORRECT`): at the end of input it quits without
     /// printing the pattern space, where GNU prints it.
     pub posix_n: bool,
+    /// `--debug`: the program, and each step of the run, on standard output.
+    pub debug: bool,
 }
 
 /// One input line and whether it ended with the delimiter.
@@ -237,6 +240,12 @@ impl Sink {
     }
 
     async fn write(&mut self, ctx: &Context, data: &[u8]) -> Flow<()> {
+        self.put(ctx, data, true).await
+    }
+
+    /// Writes `data`; a missing final newline owed is written first only if `owed`
+    /// (GNU's `--debug` lines do not pay it: they go straight to `stdout`).
+    async fn put(&mut self, ctx: &Context, data: &[u8], owed: bool) -> Flow<()> {
         let need = self.buf.len() + data.len() + 1;
         if let Some(c) = &mut self.charge
             && need > self.buf.capacity()
@@ -246,7 +255,7 @@ impl Sink {
             self.buf.reserve_exact(cap - self.buf.len());
             c.resize(self.buf.capacity())?;
         }
-        if let Some(d) = self.missing.take() {
+        if owed && let Some(d) = self.missing.take() {
             self.buf.push(d);
         }
         self.buf.extend_from_slice(data);
@@ -358,6 +367,9 @@ pub(super) struct Exec<'a> {
     pacer: Pacer,
     /// Set by `q`/`Q`: the exit code.
     pub quit: Option<i32>,
+    /// `--debug`'s indentation of commands: blocks entered less blocks left, over the
+    /// whole run (a jump out of a block leaves it deeper, as GNU's does).
+    level: isize,
 }
 
 impl<'a> Exec<'a> {
@@ -385,14 +397,19 @@ impl<'a> Exec<'a> {
             rfiles: HashMap::new(),
             pacer: Pacer::default(),
             quit: None,
+            level: 0,
         };
         e.reset();
         e
     }
 
-    /// Starts a new stream (each file under `-s`/`-i`): line numbers and ranges restart.
+    /// Starts a new stream (each file under `-s`/`-i`): line numbers and ranges restart,
+    /// the hold space is emptied and `R` reads its files from their start again, as in
+    /// GNU sed.
     pub(super) fn reset(&mut self) {
         self.line_no = 0;
+        self.hs.clear();
+        self.rfiles.clear();
         for (r, c) in self.ranges.iter_mut().zip(&self.prog.cmds) {
             *r = if matches!(c.a1, Some(Addr::Zero)) {
                 Range::Active(None)
@@ -478,6 +495,13 @@ impl<'a> Exec<'a> {
         r
     }
 
+    /// `//` ran before any regex was used: GNU's message names the end of the script.
+    async fn no_previous_regex(&mut self) -> Stop {
+        let msg = format!("{}: no previous regular expression", self.prog.end_where);
+        self.ctx.warn("sed", msg).await;
+        Stop::Fail(1)
+    }
+
     /// Matching gave up (the backtracker's step budget): say so and stop.
     async fn too_complex(&mut self, e: TooComplex) -> Stop {
         self.ctx.warn("sed", e).await;
@@ -527,6 +551,15 @@ impl<'a> Exec<'a> {
                     return Ok(false);
                 };
                 self.load(line);
+                if self.set.debug {
+                    let name = match &*self.file {
+                        "-" => "STDIN",
+                        f => f,
+                    };
+                    let head = format!("INPUT:   '{name}' line {}\n", self.line_no);
+                    self.debug(head.as_bytes()).await?;
+                    self.debug_space(false).await?;
+                }
             }
             restart = false;
             match self.program().await? {
@@ -588,10 +621,7 @@ impl<'a> Exec<'a> {
                 Ok(m) => Ok(m),
                 Err(e) => Err(self.too_complex(e).await),
             },
-            None => {
-                self.ctx.warn("sed", "no previous regular expression").await;
-                Err(Stop::Fail(1))
-            }
+            None => Err(self.no_previous_regex().await),
         }
     }
 
@@ -700,6 +730,9 @@ impl<'a> Exec<'a> {
             self.pacer.tick(self.ctx).await?;
             self.account()?;
             let cmd = &prog.cmds[pc];
+            if self.set.debug {
+                self.debug_command(cmd).await?;
+            }
             if !self.selected(pc).await? {
                 pc = match cmd.op {
                     Op::BlockStart(after) => after,
@@ -710,8 +743,14 @@ impl<'a> Exec<'a> {
             pc += 1;
             match &cmd.op {
                 Op::BlockStart(_) | Op::Nop => {}
-                Op::Subst(s) => self.substitute(s).await?,
-                Op::Translate(map) => translate(&mut self.ps, map, self.set.c_locale),
+                Op::Subst(s) => {
+                    self.substitute(s).await?;
+                    self.debug_space(false).await?;
+                }
+                Op::Translate(map) => {
+                    translate(&mut self.ps, map, self.set.c_locale);
+                    self.debug_space(false).await?;
+                }
                 Op::Append(t) => self.queue(Appended::Text(t.clone())),
                 Op::Insert(t) => self.emit_text(t).await?,
                 Op::Change(t) => {
@@ -721,6 +760,7 @@ impl<'a> Exec<'a> {
                     {
                         self.emit_text(t).await?;
                     }
+                    self.debug_end().await?;
                     return Ok(End::Cycle { autoprint: false });
                 }
                 Op::Branch(t) => pc = *t,
@@ -737,11 +777,16 @@ impl<'a> Exec<'a> {
                         pc = *t;
                     }
                 }
-                Op::Delete => return Ok(End::Cycle { autoprint: false }),
+                Op::Delete => {
+                    self.debug_end().await?;
+                    return Ok(End::Cycle { autoprint: false });
+                }
+                // (GNU's --debug shows no end of cycle here.)
                 Op::DeleteFirst => match self.ps.iter().position(|&b| b == delim) {
                     None => return Ok(End::Cycle { autoprint: false }),
                     Some(i) => {
                         self.ps.drain(..=i);
+                        self.debug_space(false).await?;
                         return Ok(End::Restart);
                     }
                 },
@@ -755,7 +800,15 @@ impl<'a> Exec<'a> {
                 },
                 Op::Next => {
                     if self.input.at_end(self.ctx, self.set.delim).await? {
-                        return Ok(End::Cycle { autoprint: true });
+                        if !self.set.debug {
+                            return Ok(End::Cycle { autoprint: true });
+                        }
+                        // GNU prints the line, then ends the cycle.
+                        if !self.set.quiet {
+                            self.print_ps().await?;
+                        }
+                        self.debug_end().await?;
+                        return Ok(End::Cycle { autoprint: false });
                     }
                     if !self.set.quiet {
                         self.print_ps().await?;
@@ -764,9 +817,11 @@ impl<'a> Exec<'a> {
                         Some(line) => self.load(line),
                         None => return Ok(End::Cycle { autoprint: false }),
                     }
+                    self.debug_space(false).await?;
                 }
                 Op::NextAppend => match self.read_next().await? {
                     None => {
+                        self.debug_end().await?;
                         return Ok(End::Cycle {
                             autoprint: !self.set.posix_n,
                         });
@@ -778,6 +833,7 @@ impl<'a> Exec<'a> {
                         ps.push(delim);
                         ps.extend_from_slice(&line.data);
                         self.load(Line { data: ps, ..line });
+                        self.debug_space(false).await?;
                     }
                 },
                 Op::Quit(code) => {
@@ -806,26 +862,33 @@ impl<'a> Exec<'a> {
                 Op::Hold => {
                     self.hs.clone_from(&self.ps);
                     self.hs_nl = self.nl;
+                    self.debug_space(true).await?;
                 }
                 Op::HoldAppend => {
                     self.check_space(self.hs.len() + self.ps.len() + 1).await?;
                     self.hs.push(delim);
                     self.hs.extend_from_slice(&self.ps);
                     self.hs_nl = self.nl;
+                    self.debug_space(true).await?;
                 }
                 Op::Get => {
                     self.ps.clone_from(&self.hs);
                     self.nl = self.hs_nl;
+                    // GNU's --debug shows the hold space after `g`.
+                    self.debug_space(true).await?;
                 }
                 Op::GetAppend => {
                     self.check_space(self.hs.len() + self.ps.len() + 1).await?;
                     self.ps.push(delim);
                     self.ps.extend_from_slice(&self.hs);
                     self.nl = self.hs_nl;
+                    self.debug_space(false).await?;
                 }
                 Op::Exchange => {
                     std::mem::swap(&mut self.ps, &mut self.hs);
                     std::mem::swap(&mut self.nl, &mut self.hs_nl);
+                    self.debug_space(false).await?;
+                    self.debug_space(true).await?;
                 }
                 // `0r` puts the file before the first line, at once (GNU 4.9).
                 Op::ReadFile(f) if matches!(cmd.a1, Some(Addr::Zero)) => {
@@ -849,17 +912,83 @@ impl<'a> Exec<'a> {
                     s.push(delim);
                     self.emit(&s).await?;
                 }
-                Op::Zap => self.ps.clear(),
+                Op::Zap => {
+                    self.ps.clear();
+                    self.debug_space(false).await?;
+                }
             }
         }
         self.account()?;
+        self.debug_end().await?;
         Ok(End::Cycle { autoprint: true })
+    }
+
+    /// Writes a `--debug` line to standard output.
+    async fn debug(&mut self, data: &[u8]) -> Flow<()> {
+        let ctx = self.ctx;
+        self.stdout_sink().put(ctx, data, false).await
+    }
+
+    /// `--debug`: the program as GNU's shows it, before any input is read.
+    pub(super) async fn debug_program(&mut self) -> Flow<()> {
+        if !self.set.debug {
+            return Ok(());
+        }
+        self.level = 1;
+        self.debug(b"SED PROGRAM:\n").await?;
+        let prog = self.prog;
+        for cmd in &prog.cmds {
+            self.debug_command_line(cmd, b"").await?;
+        }
+        self.level = 0;
+        Ok(())
+    }
+
+    /// `--debug`: a command about to be looked at.
+    async fn debug_command(&mut self, cmd: &Cmd) -> Flow<()> {
+        self.debug_command_line(cmd, b"COMMAND: ").await
+    }
+
+    async fn debug_command_line(&mut self, cmd: &Cmd, head: &[u8]) -> Flow<()> {
+        if cmd.show == b"}" {
+            self.level -= 1;
+        }
+        let mut line = head.to_vec();
+        for _ in 0..self.level.max(0) {
+            line.extend_from_slice(b"  ");
+        }
+        line.extend_from_slice(&cmd.show);
+        line.push(b'\n');
+        if matches!(cmd.op, Op::BlockStart(_)) {
+            self.level += 1;
+        }
+        self.debug(&line).await
+    }
+
+    /// `--debug`: the pattern space (or the hold space) after a command changed it.
+    async fn debug_space(&mut self, hold: bool) -> Flow<()> {
+        if !self.set.debug {
+            return Ok(());
+        }
+        let line = if hold {
+            debug::space("HOLD:    ", &self.hs)
+        } else {
+            debug::space("PATTERN: ", &self.ps)
+        };
+        self.debug(&line).await
+    }
+
+    /// `--debug`: a cycle ends (before the pattern space is printed).
+    async fn debug_end(&mut self) -> Flow<()> {
+        if self.set.debug {
+            self.debug(b"END-OF-CYCLE:\n").await?;
+        }
+        Ok(())
     }
 
     async fn substitute(&mut self, s: &Subst) -> Flow<()> {
         let Some(re) = self.regex(&s.re) else {
-            self.ctx.warn("sed", "no previous regular expression").await;
-            return Err(Stop::Fail(1));
+            return Err(self.no_previous_regex().await);
         };
         let mut out = Vec::new();
         let mut last = 0;
@@ -877,6 +1006,18 @@ impl<'a> Exec<'a> {
             let Some((start, end)) = caps.get(0) else {
                 break;
             };
+            if self.set.debug && pos == 0 && prev_end.is_none() && count == 0 {
+                let mut text = b"MATCHED REGEX REGISTERS\n".to_vec();
+                for i in 0..=re.groups() {
+                    let Some((s, e)) = caps.get(i) else {
+                        break;
+                    };
+                    text.extend_from_slice(format!("  regex[{i}] = {s}-{e} '").as_bytes());
+                    text.extend_from_slice(&self.ps[s..e]);
+                    text.extend_from_slice(b"'\n");
+                }
+                self.debug(&text).await?;
+            }
             let bytes = self.set.c_locale;
             let step = |at: usize| at + if bytes { 1 } else { char_width(&self.ps, at) };
             if start == end && prev_end == Some(start) {
@@ -906,10 +1047,13 @@ impl<'a> Exec<'a> {
         self.check_space(out.len()).await?;
         self.ps = out;
         self.tflag = true;
+        if s.print && !s.print_after_eval {
+            self.print_ps().await?;
+        }
         if s.eval {
             self.exec(None).await?;
         }
-        if s.print {
+        if s.print && s.print_after_eval {
             self.print_ps().await?;
         }
         if let Some(w) = s.write {
@@ -1014,11 +1158,9 @@ impl<'a> Exec<'a> {
             self.rfiles.insert(name.to_string(), reader);
         }
         if let Some(Some(r)) = self.rfiles.get_mut(name)
-            && let Ok(Some(mut line)) = r.line(MAX_LINE).await?
+            && let Ok(Some(line)) = r.line(MAX_LINE).await?
         {
-            if line.last() != Some(&b'\n') {
-                line.push(b'\n');
-            }
+            // A last line without its newline goes out without one (GNU 4.9).
             self.queue(Appended::Text(line));
         }
         Ok(())

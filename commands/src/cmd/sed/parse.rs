@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::debug;
 use crate::gnu_regex::{self, Dialect, ErrorKind, Flags, Regex};
 
 /// Distinct files `w`/`W`/`s///w` may open: every one stays open for the whole run, so
@@ -76,6 +77,9 @@ pub(super) struct Subst {
     /// Replace from the N-th match on (1 without a number flag).
     pub nth: usize,
     pub print: bool,
+    /// `p` came after `e` (`s/x/y/ep`): the pattern space is printed once evaluated,
+    /// else before (GNU's).
+    pub print_after_eval: bool,
     /// Index into [`Program::wfiles`].
     pub write: Option<usize>,
     /// `e`: the pattern space, once substituted, is a command whose output replaces it.
@@ -83,7 +87,7 @@ pub(super) struct Subst {
 }
 
 pub(super) enum Op {
-    /// `{`: when the address does not match, continue at the index after the `}`.
+    /// `{`: when the address does not match, continue at its `}` (a no-op).
     BlockStart(usize),
     Nop,
     Subst(Box<Subst>),
@@ -129,10 +133,15 @@ pub(super) struct Cmd {
     pub a2: Option<Addr2>,
     pub negate: bool,
     pub op: Op,
+    /// The command as `--debug` prints it (GNU's canonical form: `/x/I,+3! s/a/b/g`).
+    pub show: Vec<u8>,
 }
 
 pub(super) struct Program {
     pub cmds: Vec<Cmd>,
+    /// Where the script ended, as GNU names it in errors found while running (`//` with
+    /// no regex used before it): `-e expression #2, char 0`, `file s line 3`.
+    pub end_where: String,
     /// Files the script writes to, opened (and truncated) before any input is read.
     pub wfiles: Vec<String>,
 }
@@ -183,7 +192,8 @@ pub(super) fn parse(pieces: &[Piece], dialect: Syntax) -> Result<Program, ParseE
         sandbox,
         posix: dialect.posix,
         nul: dialect.nul,
-        seen_regex: false,
+        re_show: Vec::new(),
+        addr_show: Vec::new(),
         cmds: Vec::new(),
         wfiles: Vec::new(),
         labels: HashMap::new(),
@@ -191,7 +201,15 @@ pub(super) fn parse(pieces: &[Piece], dialect: Syntax) -> Result<Program, ParseE
         blocks: Vec::new(),
     };
     p.program()?;
+    let end_where = match pieces.last().map(|p| (&p.origin, &p.text)) {
+        Some((Origin::File(name), text)) => {
+            format!("file {name} line {}", text.matches('\n').count() + 1)
+        }
+        Some((Origin::Expr(n), _)) => format!("-e expression #{n}, char 0"),
+        None => "-e expression #1, char 0".to_string(),
+    };
     Ok(Program {
+        end_where,
         cmds: p.cmds,
         wfiles: p.wfiles,
     })
@@ -209,8 +227,10 @@ struct Parser<'a> {
     sandbox: bool,
     posix: bool,
     nul: bool,
-    /// A non-empty regex was seen, so `//` has something to refer to.
-    seen_regex: bool,
+    /// The last regex compiled, as `--debug` shows it (`/a\/b/`).
+    re_show: Vec<u8>,
+    /// The last address read, as `--debug` shows it.
+    addr_show: Vec<u8>,
     cmds: Vec<Cmd>,
     wfiles: Vec<String>,
     labels: HashMap<String, usize>,
@@ -342,7 +362,13 @@ impl Parser<'_> {
                 Some(&t) if !label.is_empty() => t,
                 _ => self.cmds.len(),
             };
-            match &mut self.cmds[idx].op {
+            let labelled = target < self.cmds.len();
+            let cmd = &mut self.cmds[idx];
+            if labelled {
+                cmd.show.push(b' ');
+                cmd.show.extend_from_slice(label.as_bytes());
+            }
+            match &mut cmd.op {
                 Op::Branch(t) | Op::BranchIfSub(t) | Op::BranchUnlessSub(t) => *t = target,
                 _ => {}
             }
@@ -490,18 +516,26 @@ impl Parser<'_> {
         if pat.is_empty() && (icase || multi) {
             return Err(self.err(NO_MODIFIERS));
         }
-        self.compile(&pat, icase, multi)
+        let re = self.compile(&pat, icase, multi)?;
+        self.addr_show = std::mem::take(&mut self.re_show);
+        if icase {
+            self.addr_show.push(b'I');
+        }
+        if multi {
+            self.addr_show.push(b'M');
+        }
+        Ok(re)
     }
 
     fn compile(&mut self, pat: &str, icase: bool, multi: bool) -> Result<Rx, ParseError> {
         if pat.is_empty() {
-            if !self.seen_regex {
-                return Err(self.err_at(0, "no previous regular expression"));
-            }
+            // With no regex used before it, `//` fails when it runs (see
+            // [`Program::end_where`]).
+            self.re_show = b"//".to_vec();
             return Ok(None);
         }
-        self.seen_regex = true;
         let pre = unescape_regex(pat, self.c_locale);
+        self.re_show = debug::regex(&pre);
         let dialect = if self.ere {
             Dialect::Extended
         } else {
@@ -527,11 +561,13 @@ impl Parser<'_> {
         match self.peek() {
             Some(c) if c.is_ascii_digit() => {
                 let n = self.number().unwrap_or(0);
+                self.addr_show = n.to_string().into_bytes();
                 if self.peek() == Some('~') && !self.posix {
                     self.pos += 1;
                     let step = self.number().unwrap_or(0);
                     // A step of 0 is the line `first` alone, as GNU sed reads it.
                     if step > 0 {
+                        self.addr_show = format!("{n}~{step}").into_bytes();
                         return Ok(Some(Addr::Step(n, step)));
                     }
                 }
@@ -539,6 +575,7 @@ impl Parser<'_> {
             }
             Some('$') => {
                 self.pos += 1;
+                self.addr_show = b"$".to_vec();
                 Ok(Some(Addr::Last))
             }
             Some('/') => {
@@ -563,10 +600,20 @@ impl Parser<'_> {
 
     fn addr2(&mut self) -> Result<Option<Addr2>, ParseError> {
         match self.peek() {
-            Some(c) if c.is_ascii_digit() => Ok(Some(Addr2::Line(self.number().unwrap_or(0)))),
+            Some(c) if c.is_ascii_digit() => {
+                let n = self.number().unwrap_or(0);
+                self.addr_show = n.to_string().into_bytes();
+                Ok(Some(Addr2::Line(n)))
+            }
             Some(c @ ('+' | '~')) if !self.posix => {
                 self.pos += 1;
                 let n = self.number().unwrap_or(0);
+                // GNU keeps a step of 0 as no address at all.
+                self.addr_show = if n == 0 {
+                    b"[ADDR-NULL]".to_vec()
+                } else {
+                    format!("{c}{n}").into_bytes()
+                };
                 Ok(Some(if c == '+' {
                     Addr2::Plus(n)
                 } else {
@@ -731,6 +778,7 @@ impl Parser<'_> {
 
     fn command(&mut self) -> Result<(), ParseError> {
         let a1 = self.addr1()?;
+        let mut show = std::mem::take(&mut self.addr_show);
         let mut a2 = None;
         if a1.is_some() {
             self.skip_blanks();
@@ -738,6 +786,8 @@ impl Parser<'_> {
                 self.pos += 1;
                 self.skip_blanks();
                 a2 = self.addr2()?;
+                show.push(b',');
+                show.append(&mut self.addr_show);
                 if a2.is_none() {
                     // GNU has read the character that is no address.
                     self.next();
@@ -772,6 +822,18 @@ impl Parser<'_> {
         let Some(c) = self.next() else {
             return Err(self.err("missing command"));
         };
+        // `0r` reads its file before line 1: GNU shows it as `1r`.
+        if matches!(a1, Some(Addr::Zero)) && a2.is_none() && c == 'r' {
+            show = b"1".to_vec();
+        }
+        if negate {
+            show.push(b'!');
+        }
+        if has_addr {
+            show.push(b' ');
+        }
+        let mut buf = [0; 4];
+        show.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
         // `--posix` holds `=`, `a`, `i`, `r` and `l` to one address too, as GNU does.
         if a2.is_some() && (matches!(c, 'q' | 'Q') || (self.posix && "=airl".contains(c))) {
             return Err(self.err("command only uses one address"));
@@ -798,8 +860,10 @@ impl Parser<'_> {
                 if has_addr {
                     return Err(self.err("`}' doesn't want any addresses"));
                 }
-                let after = self.cmds.len() + 1;
-                self.cmds[open].op = Op::BlockStart(after);
+                // The `{` of a block not selected goes on at its `}` (a no-op), which
+                // `--debug` shows as GNU's does.
+                let at = self.cmds.len();
+                self.cmds[open].op = Op::BlockStart(at);
                 self.end_of_cmd()?;
                 Op::Nop
             }
@@ -819,6 +883,7 @@ impl Parser<'_> {
                     return Err(self.err("\":\" lacks a label"));
                 }
                 // What follows the label is the next command (`:x p`), as in GNU.
+                show.extend_from_slice(label.as_bytes());
                 self.labels.entry(label).or_insert(self.cmds.len());
                 Op::Nop
             }
@@ -831,15 +896,33 @@ impl Parser<'_> {
                     _ => Op::BranchUnlessSub(0),
                 }
             }
-            'a' => Op::Append(self.text()?),
-            'i' => Op::Insert(self.text()?),
-            'c' => Op::Change(self.text()?),
-            's' => Op::Subst(Box::new(self.subst()?)),
-            'y' => Op::Translate(self.translate()?),
+            'a' | 'i' | 'c' => {
+                let text = self.text()?;
+                show.push(b'\\');
+                show.extend_from_slice(&text);
+                match c {
+                    'a' => Op::Append(text),
+                    'i' => Op::Insert(text),
+                    _ => Op::Change(text),
+                }
+            }
+            's' => {
+                let (subst, shown) = self.subst()?;
+                show.extend_from_slice(&shown);
+                Op::Subst(Box::new(subst))
+            }
+            'y' => {
+                let (map, shown) = self.translate()?;
+                show.extend_from_slice(&shown);
+                Op::Translate(map)
+            }
             'q' | 'Q' | 'l' => {
                 self.skip_blanks();
                 let n = if self.posix { None } else { self.number() };
                 self.end_of_cmd()?;
+                if let Some(n) = n {
+                    show.extend_from_slice(format!(" {n}").as_bytes());
+                }
                 // The status is taken modulo 256, as `exit` does.
                 let code = i32::try_from(n.unwrap_or(0) % 256).unwrap_or(0);
                 match c {
@@ -848,15 +931,25 @@ impl Parser<'_> {
                     _ => Op::List(n.map(|n| usize::try_from(n).unwrap_or(usize::MAX))),
                 }
             }
-            'r' => Op::ReadFile(self.filename()?),
-            'R' => Op::ReadLine(self.filename()?),
-            'w' => {
+            'r' | 'R' => {
                 let f = self.filename()?;
-                Op::Write(self.wfile(f)?)
+                show.push(b' ');
+                show.extend_from_slice(f.as_bytes());
+                if c == 'r' {
+                    Op::ReadFile(f)
+                } else {
+                    Op::ReadLine(f)
+                }
             }
-            'W' => {
+            'w' | 'W' => {
                 let f = self.filename()?;
-                Op::WriteFirst(self.wfile(f)?)
+                show.extend_from_slice(f.as_bytes());
+                let w = self.wfile(f)?;
+                if c == 'w' {
+                    Op::Write(w)
+                } else {
+                    Op::WriteFirst(w)
+                }
             }
             'e' => {
                 if self.sandbox {
@@ -868,6 +961,11 @@ impl Parser<'_> {
                     command.push(c);
                     self.pos += 1;
                 }
+                show.push(b' ');
+                if !command.is_empty() {
+                    show.extend_from_slice(command.as_bytes());
+                    show.push(b'\n');
+                }
                 Op::Exec((!command.is_empty()).then_some(command))
             }
             'v' => {
@@ -876,7 +974,8 @@ impl Parser<'_> {
                     return Err(self.err("expected newer version of sed"));
                 }
                 self.end_of_cmd()?;
-                Op::Nop
+                // Nothing to run (nor for `--debug` to show).
+                return Ok(());
             }
             _ => {
                 let op = match c {
@@ -900,11 +999,18 @@ impl Parser<'_> {
                 op
             }
         };
-        self.cmds.push(Cmd { a1, a2, negate, op });
+        self.cmds.push(Cmd {
+            a1,
+            a2,
+            negate,
+            op,
+            show,
+        });
         Ok(())
     }
 
-    fn subst(&mut self) -> Result<Subst, ParseError> {
+    /// An `s` command after its `s`, and how `--debug` shows what follows the `s`.
+    fn subst(&mut self) -> Result<(Subst, Vec<u8>), ParseError> {
         let unterminated = "unterminated `s' command";
         let delim = match self.next() {
             Some(d) if d != '\n' => self.single_byte(d)?,
@@ -917,6 +1023,7 @@ impl Parser<'_> {
             return Err(self.err(unterminated));
         };
         let (mut global, mut print, mut icase, mut multi) = (false, false, false, false);
+        let mut print_after_eval = false;
         let mut nth: Option<usize> = None;
         let mut write = None;
         let mut eval = false;
@@ -935,6 +1042,7 @@ impl Parser<'_> {
                         return Err(self.err("multiple `p' options to `s' command"));
                     }
                     print = true;
+                    print_after_eval = eval;
                 }
                 Some('i' | 'I') if !self.posix => {
                     self.pos += 1;
@@ -980,6 +1088,24 @@ impl Parser<'_> {
             return Err(self.err("recursive escaping after \\c not allowed"));
         }
         let re = self.compile(&pat, icase, multi)?;
+        let mut show = std::mem::take(&mut self.re_show);
+        show.extend_from_slice(&debug::replacement(&rep, self.posix));
+        show.push(b'/');
+        for (on, flag) in [(icase, b'i'), (multi, b'm'), (global, b'g'), (eval, b'e')] {
+            if on {
+                show.push(flag);
+            }
+        }
+        if print {
+            show.push(b'p');
+        }
+        if let Some(n) = nth {
+            show.extend_from_slice(n.to_string().as_bytes());
+        }
+        if let Some(w) = write {
+            show.push(b'w');
+            show.extend_from_slice(self.wfiles[w].as_bytes());
+        }
         let repl = parse_replacement(&rep, self.posix);
         if let Some(re) = &re {
             let groups = re.groups();
@@ -996,18 +1122,21 @@ impl Parser<'_> {
         if pat.is_empty() && (icase || multi) {
             return Err(self.err(NO_MODIFIERS));
         }
-        Ok(Subst {
+        let subst = Subst {
             re,
             repl,
             global,
             nth: nth.unwrap_or(1),
             print,
+            print_after_eval,
             write,
             eval,
-        })
+        };
+        Ok((subst, show))
     }
 
-    fn translate(&mut self) -> Result<HashMap<char, char>, ParseError> {
+    /// A `y` command after its `y`, and how `--debug` shows its strings.
+    fn translate(&mut self) -> Result<(HashMap<char, char>, Vec<u8>), ParseError> {
         let unterminated = "unterminated `y' command";
         let delim = match self.next() {
             Some(d) if d != '\n' => self.single_byte(d)?,
@@ -1071,13 +1200,13 @@ impl Parser<'_> {
         for (a, b) in from.iter().zip(to) {
             map.entry(*a).or_insert(*b);
         }
-        Ok(map)
+        Ok((map, debug::translation(from, to, self.c_locale)))
     }
 }
 
 /// The value of `\dNNN`, `\oNNN`, `\xHH`, `\cX` at `c[i]` (the letter after the
 /// backslash): the byte and how many characters it used, letter included.
-fn numeric_escape(c: &[char], i: usize) -> Option<(u8, usize)> {
+pub(super) fn numeric_escape(c: &[char], i: usize) -> Option<(u8, usize)> {
     let (radix, max) = match c.get(i)? {
         'd' => (10, 3),
         'o' => (8, 3),
@@ -1107,7 +1236,7 @@ fn numeric_escape(c: &[char], i: usize) -> Option<(u8, usize)> {
     Some(((v & 0xff) as u8, 1 + digits.len()))
 }
 
-fn simple_escape(c: char) -> Option<u8> {
+pub(super) fn simple_escape(c: char) -> Option<u8> {
     Some(match c {
         'a' => 0x07,
         'f' => 0x0c,
