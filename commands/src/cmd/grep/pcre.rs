@@ -411,3 +411,37 @@ pub(super) fn ascii_classes(pattern: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_text_is_escaped() {
+        assert_eq!(quote_literals(r"\Qa.b\E+"), r"a\.b+");
+        assert_eq!(quote_literals(r"x\Q(*"), r"x\(\*");
+        assert_eq!(quote_literals(r"\d\E"), r"\d");
+    }
+
+    #[test]
+    fn lookbehinds_of_one_length() {
+        for fixed in [
+            r"(?<=ab)c",
+            r"(?<=a|bc)d",
+            r"(?<!x{2})y",
+            r"(?<=(?:ab|cd))e",
+            r"\(?<=a+)",
+        ] {
+            assert!(!variable_lookbehind(fixed), "{fixed}");
+        }
+        for variable in [
+            r"(?<=a+)b",
+            r"(?<=a?)b",
+            r"(?<=(a|bc))d",
+            r"(?<=a{1,2})b",
+            r"(?<=(a)\1)b",
+        ] {
+            assert!(variable_lookbehind(variable), "{variable}");
+        }
+    }
+}
