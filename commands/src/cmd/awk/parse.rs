@@ -558,12 +558,38 @@ impl Parser<'_> {
     }
 
     fn program(&mut self) -> PResult<()> {
-        self.skip_terms();
+        self.rule_terms(false)?;
         while !matches!(self.peek(), Tok::Eof) {
             self.item()?;
-            self.skip_terms();
+            let ended = self.i > 0 && matches!(&self.toks[self.i - 1].tok, Tok::Op(";"));
+            self.rule_terms(!ended)?;
         }
         Ok(())
+    }
+
+    /// Newlines between rules, and one `;` ending the rule just read (`may_end`): any
+    /// other `;` stands for a rule with neither pattern nor action, which gawk refuses.
+    fn rule_terms(&mut self, mut may_end: bool) -> PResult<()> {
+        loop {
+            if matches!(self.peek(), Tok::Newline) {
+                self.advance();
+            } else if self.is_op(";") {
+                if !may_end {
+                    let line = self.toks[self.i.min(self.toks.len() - 1)].line;
+                    return Err(ParseError {
+                        msg: "each rule must have a pattern or an action part".into(),
+                        line: 0,
+                        pos: line,
+                        at_newline: false,
+                        plain: 0,
+                    });
+                }
+                may_end = false;
+                self.advance();
+            } else {
+                return Ok(());
+            }
+        }
     }
 
     fn item(&mut self) -> PResult<()> {
