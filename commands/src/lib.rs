@@ -211,6 +211,15 @@ pub trait Launcher: Send + Sync {
     /// Runs `argv` (a builtin, native command or tool; never a shell function) in `ctx`.
     /// Unknown commands print `forkbox: NAME: command not found` and give 127.
     async fn launch(&self, ctx: Context, argv: Vec<String>) -> Status;
+    /// Runs `sh -c command` for a program that reads the wait status itself, as awk's
+    /// `system()` and pipes do: a shell that a signal ended gives `Err(signal)`, and no
+    /// word about it on stderr (its parent is no shell to say `Killed`). By default, as
+    /// [`Launcher::launch`] runs it.
+    async fn launch_sh(&self, ctx: Context, command: String) -> Result<Status, i32> {
+        Ok(self
+            .launch(ctx, vec!["sh".to_string(), "-c".to_string(), command])
+            .await)
+    }
     /// Every command, builtin and tool by name, sorted.
     fn commands(&self) -> Vec<CommandInfo>;
     /// Whether [`Launcher::launch`] would find `name` (a command, or a path to a file): the

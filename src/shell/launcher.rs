@@ -153,6 +153,29 @@ impl Launcher for ShellLauncher {
         super::exec::flow_status(r, sh.last_status)
     }
 
+    async fn launch_sh(&self, ctx: Context, command: String) -> Result<Status, i32> {
+        let argv = vec!["sh".to_string(), "-c".to_string(), command];
+        let nested = matches!(self.search(&ctx, "sh").await, Some(InPath::Command) | None)
+            && self
+                .registry
+                .resolve_program("sh")
+                .is_some_and(|e| matches!(e.name.as_str(), "sh" | "bash"));
+        if !nested {
+            return Ok(self.launch(ctx, argv).await);
+        }
+        let (cfg, stdio) = self.fresh_shell(&ctx);
+        let snapshots = self.snapshots.clone();
+        let (status, killed) = Box::pin(run_nested_waited(
+            cfg,
+            snapshots,
+            argv,
+            stdio,
+            ctx.cancel.clone(),
+        ))
+        .await;
+        killed.map_or(Ok(status), Err)
+    }
+
     fn commands(&self) -> Vec<CommandInfo> {
         self.registry.infos()
     }
@@ -263,6 +286,25 @@ pub(crate) async fn run_nested(
     stdio: Stdio,
     cancel: CancellationToken,
 ) -> i32 {
+    let stderr = stdio.stderr.clone();
+    let (status, killed) = run_nested_waited(cfg, snapshots, argv, stdio, cancel).await;
+    // A shell a signal ended: its parent names the signal, as bash does.
+    if let Some(sig) = killed.filter(|s| *s != 2 && *s != 13) {
+        let msg = format!("{}\n", super::jobs::signal_description(sig));
+        let _ = stderr.write_str(&msg).await;
+    }
+    status
+}
+
+/// [`run_nested`] without the word about a signal that ended the shell: its status, and
+/// the signal if one did.
+async fn run_nested_waited(
+    cfg: ShellConfig,
+    snapshots: Option<Arc<dyn SnapshotControl>>,
+    argv: Vec<String>,
+    stdio: Stdio,
+    cancel: CancellationToken,
+) -> (i32, Option<i32>) {
     let name = argv.first().cloned().unwrap_or_else(|| "sh".into());
     // A nested shell is one of the session's tasks while it runs.
     let slot = match cfg.budget.task() {
@@ -271,7 +313,7 @@ pub(crate) async fn run_nested(
             if cfg.budget.first_refusal() {
                 let _ = stdio.stderr.write_str(&ShellError::from(e).message()).await;
             }
-            return 1;
+            return (1, None);
         }
     };
     let mut sh = Shell::new(cfg);
@@ -323,7 +365,7 @@ pub(crate) async fn run_nested(
                 v[0], v[1], v[2], v[3], v[4], v[5]
             );
             let _ = stdio.stdout.write_str(&text).await;
-            return 0;
+            return (0, None);
         }
         if a == "-O" || a == "+O" {
             // `-O NAME`: a `shopt` option, set before the script runs.
@@ -338,7 +380,7 @@ pub(crate) async fn run_nested(
                         "{name}: line 0: {opt}: invalid shell option name\n"
                     ))
                     .await;
-                return 2;
+                return (2, None);
             }
             i += 2;
             continue;
@@ -351,14 +393,14 @@ pub(crate) async fn run_nested(
                 // Before it reads a command bash's line is 0, and it names itself twice.
                 let msg = format!("{name}: line 0: {name}: {opt}: invalid option name\n");
                 let _ = stdio.stderr.write_str(&msg).await;
-                return 2;
+                return (2, None);
             }
             i += 2;
             continue;
         }
         if a.starts_with("--") {
             let _ = stdio.stderr.write_str(&invalid_option(&name, a)).await;
-            return 2;
+            return (2, None);
         }
         if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
             let on = a.starts_with('-');
@@ -372,7 +414,7 @@ pub(crate) async fn run_nested(
                             let sign = if on { '-' } else { '+' };
                             let text = invalid_option(&name, &format!("{sign}{c}"));
                             let _ = stdio.stderr.write_str(&text).await;
-                            return 2;
+                            return (2, None);
                         }
                     }
                 }
@@ -390,7 +432,7 @@ pub(crate) async fn run_nested(
                 .stderr
                 .write_str(&format!("{name}: -c: option requires an argument\n"))
                 .await;
-            return 2;
+            return (2, None);
         };
         command = Some(cmd);
         if let Some(a0) = rest.next() {
@@ -412,7 +454,7 @@ pub(crate) async fn run_nested(
             // bash has taken the file's name as `$0` when it finds it cannot read it.
             let msg = format!("{file}: {file}: Is a directory\n");
             let _ = stdio.stderr.write_str(&msg).await;
-            return 126;
+            return (126, None);
         }
         match fs::read_all(sh.fs.as_ref(), &path, MAX_SCRIPT).await {
             Ok(bytes) => {
@@ -445,13 +487,8 @@ pub(crate) async fn run_nested(
         sh.run_stream(&stdio, cancel).await
     };
     let status = sh.exit_requested().unwrap_or(status);
-    // A shell a signal ended: its parent names the signal, as bash does.
     let killed = *sh.me.killed.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(sig) = killed.filter(|s| *s != 2 && *s != 13) {
-        let msg = format!("{}\n", super::jobs::signal_description(sig));
-        let _ = stdio.stderr.write_str(&msg).await;
-    }
-    status
+    (status, killed)
 }
 
 /// bash's complaint about an option it does not know (`-Z`, `--bogus`), with its usage.

@@ -24,7 +24,7 @@ mod re;
 mod source;
 mod value;
 
-use interp::{Fail, Interp};
+use interp::{Fail, Interp, Lint};
 use source::{MAX_PROGRAM_BYTES, Row, locate};
 
 /// Stack of the interpreter's thread: user function recursion (bounded by the
@@ -103,7 +103,7 @@ impl Command for Awk {
         "pattern scanning and processing language"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        run(ctx, args).await
+        run(ctx, args, "awk").await
     }
 }
 
@@ -116,7 +116,7 @@ impl Command for Gawk {
         "pattern scanning and processing language (GNU awk)"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        run(ctx, args).await
+        run(ctx, args, "gawk").await
     }
 }
 
@@ -139,8 +139,12 @@ struct Cli {
     sandbox: bool,
     /// `-n`: hex and octal strings convert as such.
     non_decimal: bool,
+    /// `-L`/`--lint`.
+    lint: Lint,
     /// The whole command line, for `PROCINFO["argv"]`.
     raw: Vec<String>,
+    /// The name it runs under (`awk`, `gawk`): `ARGV[0]`.
+    name: &'static str,
 }
 
 enum CliResult {
@@ -162,7 +166,9 @@ fn parse_cli(args: &[String]) -> CliResult {
             includes: Vec::new(),
             sandbox: false,
             non_decimal: false,
+            lint: Lint::Off,
             raw: args.to_vec(),
+            name: "awk",
         },
     )
 }
@@ -254,8 +260,16 @@ fn parse_cli_into(args: &[String], mut cli: Cli) -> CliResult {
             ("V" | "version", _) => {
                 return CliResult::Out("GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string());
             }
-            // Lint checks are not made; `-L`'s optional value is the rest of its word.
-            ("L" | "lint" | "lint-old", _) => {}
+            // `-L`'s optional value is the rest of its word; `invalid` keeps only the
+            // checks of invalid constructs, none of which are runtime ones here.
+            ("L" | "lint", _) => {
+                cli.lint = match inline {
+                    Some("fatal") => Lint::Fatal,
+                    Some("invalid") => Lint::Off,
+                    _ => Lint::Warn,
+                };
+            }
+            ("t" | "lint-old", _) => {}
             // Accepted and ignored: options that change nothing here.
             (
                 "b"
@@ -317,9 +331,12 @@ fn parse_cli_into(args: &[String], mut cli: Cli) -> CliResult {
     CliResult::Run(cli)
 }
 
-async fn run(ctx: &Context, args: Vec<String>) -> CmdResult {
+async fn run(ctx: &Context, args: Vec<String>, name: &'static str) -> CmdResult {
     let cli = match parse_cli(&args) {
-        CliResult::Run(c) => c,
+        CliResult::Run(mut c) => {
+            c.name = name;
+            c
+        }
         CliResult::Out(s) => {
             ctx.out(s).await?;
             return Ok(0);
@@ -506,7 +523,7 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
             return Ok(1);
         }
     };
-    let prog = match parse::parse(&toks) {
+    let prog = match parse::parse_lint(&toks, cli.lint != Lint::Off) {
         Ok(p) => p,
         Err(e) => {
             if e.line == 0 {
@@ -543,7 +560,7 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         let (name, l) = locate(&table, *line);
         err(format!("awk: {name}:{l}: warning: {w}\n"));
     }
-    let mut argv = vec!["awk".to_string()];
+    let mut argv = vec![cli.name.to_string()];
     argv.extend(cli.operands.iter().cloned());
     let mut assigns = cli.assigns;
     if let Some((at, fs)) = &cli.fs {
@@ -576,6 +593,8 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         Err(f) => return report(&ctx, &rt, None, &table, f),
     };
     me.sandbox = cli.sandbox;
+    me.table = table.clone();
+    me.lint = cli.lint;
     me.set_procinfo_argv(&cli.raw);
     match me.run() {
         Ok(st) => Ok(st),
@@ -656,6 +675,32 @@ mod tests {
             err,
             "awk: cmd. line:1: BEGIN { x = }\nawk: cmd. line:1:             ^ syntax error\n"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lint_warns_of_uninitialised_reads() {
+        let (st, out, err) = awk(&["--lint", "BEGIN { print x + 1; y = 2; print y }"], "").await;
+        assert_eq!((st, out.as_str()), (0, "1\n2\n"));
+        assert_eq!(
+            err,
+            "awk: cmd. line:1: warning: reference to uninitialized variable `x'\n"
+        );
+        let (st, _, err) = awk(&["--lint=fatal", "BEGIN { print a[1] }"], "").await;
+        assert_eq!(st, 2);
+        assert_eq!(
+            err,
+            "awk: cmd. line:1: fatal: reference to uninitialized element `a[\"1\"]'\n"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn nf_keeps_the_value_assigned() {
+        let (st, out, _) = awk(
+            &["{ NF = \"2x\"; print; print NF } END { print NF }"],
+            "a b c\n",
+        )
+        .await;
+        assert_eq!((st, out.as_str()), (0, "a b\n2x\n2x\n"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::re::Regex;
 use crate::gnu_regex::Captures;
 
-use super::interp::{Array, Cell, Fail, Interp, Operand, bool_num, key_num, split_str};
+use super::interp::{Array, Cell, Fail, Interp, Lint, Operand, bool_num, key_num, split_str};
 use super::parse::{Expr, LValue};
 use super::value::{Str, Value, as_chars, non_decimal, str_to_num};
 
@@ -172,12 +172,21 @@ fn substitute(
 
 fn case_map(s: &[u8], upper: bool) -> Vec<u8> {
     match as_chars(s) {
+        // Character by character, as towupper/towlower map (`ß` stays itself).
         Some(t) => {
-            if upper {
-                t.to_uppercase().into_bytes()
-            } else {
-                t.to_lowercase().into_bytes()
+            let mut out = String::with_capacity(t.len());
+            for c in t.chars() {
+                let mut m = if upper {
+                    c.to_uppercase().collect::<Vec<char>>()
+                } else {
+                    c.to_lowercase().collect::<Vec<char>>()
+                };
+                if m.len() != 1 {
+                    m = vec![c];
+                }
+                out.extend(m);
             }
+            out.into_bytes()
         }
         None => {
             if upper {
@@ -200,17 +209,74 @@ fn arity(name: &str, args: &[Expr], min: usize, max: usize) -> R<()> {
 }
 
 impl Interp {
+    /// `--lint`'s warnings about `substr`'s start `m` and length `n` on a string of `len`
+    /// characters, in gawk's order.
+    fn lint_substr(&mut self, m: f64, n: Option<f64>, len: f64) -> R<()> {
+        let g = |x: f64| {
+            String::from_utf8_lossy(
+                &super::value::sprintf(b"%g", &[Value::Num(x)], b"%.6g").unwrap_or_default(),
+            )
+            .into_owned()
+        };
+        if let Some(n) = n {
+            if n.is_nan() || n < 1.0 {
+                return self.lint_warn(&format!("substr: length {} is not >= 1", g(n)));
+            }
+            if n.trunc() != n {
+                self.lint_warn(&format!(
+                    "substr: non-integer length {} will be truncated",
+                    g(n)
+                ))?;
+            }
+        }
+        if len == 0.0 {
+            return self.lint_warn("substr: source string is zero length");
+        }
+        if m.is_nan() || m < 1.0 {
+            self.lint_warn(&format!("substr: start index {} is invalid, using 1", g(m)))?;
+        } else if m.trunc() != m {
+            self.lint_warn(&format!(
+                "substr: non-integer start index {} will be truncated",
+                g(m)
+            ))?;
+        }
+        let first = if m >= 1.0 { m.trunc() } else { 1.0 };
+        if first > len {
+            return self.lint_warn(&format!(
+                "substr: start index {} is past end of string",
+                g(m)
+            ));
+        }
+        if let Some(n) = n
+            && n.trunc() > len - first + 1.0
+        {
+            self.lint_warn(&format!(
+                "substr: length {} at start index {} exceeds length of first argument ({})",
+                g(n),
+                g(m),
+                len
+            ))?;
+        }
+        Ok(())
+    }
+
     pub(super) fn builtin(&mut self, name: &str, args: &[Expr]) -> R<Value> {
         let num = |x: f64| Ok(Value::Num(x));
         match name {
             "length" => {
                 arity(name, args, 0, 1)?;
                 let Some(a) = args.first() else {
+                    if self.lint != Lint::Off {
+                        self.lint_field(0);
+                    }
                     let r = self.record_text();
                     return num(char_count(&r) as f64);
                 };
                 match self.operand(a, false)? {
-                    Operand::Array(arr, _) => num(arr.borrow().len() as f64),
+                    Operand::Array(arr, _) => {
+                        self.lint_warn("`length(array)' is a gawk extension")?;
+                        num(arr.borrow().len() as f64)
+                    }
                     Operand::Scalar(v) => num(char_count(&v.to_str_with(&self.convfmt())) as f64),
                 }
             }
@@ -219,13 +285,18 @@ impl Interp {
                 let s = self.eval_str(&args[0])?;
                 let m = self.eval_num(&args[1])?;
                 let len = char_count(&s) as f64;
+                let n = match args.get(2) {
+                    Some(e) => Some(self.eval_num(e)?),
+                    None => None,
+                };
+                if self.lint != Lint::Off {
+                    self.lint_substr(m, n, len)?;
+                }
                 // gawk truncates both, and a start before 1 keeps the length.
                 let first = if m.is_nan() { 1.0 } else { m.trunc().max(1.0) };
-                let end = match args.get(2) {
-                    Some(e) => {
-                        let n = self.eval_num(e)?;
-                        if n.is_nan() { first } else { first + n.trunc() }
-                    }
+                let end = match n {
+                    Some(n) if n.is_nan() => first,
+                    Some(n) => first + n.trunc(),
                     None => f64::INFINITY,
                 };
                 let last = end.min(len + 1.0);
@@ -396,9 +467,9 @@ impl Interp {
                 } else {
                     let n = how.to_num();
                     if n < 1.0 {
-                        // gawk quotes a string and shows a number as it is.
+                        // gawk quotes the string, and a number's integer part.
                         let shown = match &how {
-                            Value::Num(x) => fmt_arg(*x),
+                            Value::Num(x) => format!("`{}'", fmt_arg(x.trunc())),
                             other => format!("`{}'", lossy_str(&other.to_str_with(b"%.6g"))),
                         };
                         self.warning(&format!("gensub: third argument {shown} treated as 1"));
@@ -697,6 +768,11 @@ impl Interp {
                 let s = v.to_str_with(b"%.6g");
                 num(strtonum(&s))
             }
+            "mkbool" => {
+                arity(name, args, 1, 1)?;
+                let v = self.eval(&args[0])?;
+                Ok(Value::Bool(v.truthy()))
+            }
             "isarray" => {
                 arity(name, args, 1, 1)?;
                 let b = !self.is_untyped_var(&args[0])
@@ -724,6 +800,7 @@ impl Interp {
                 let t: &[u8] = match v {
                     Value::Uninit => b"untyped",
                     Value::Num(_) => b"number",
+                    Value::Bool(_) => b"number|bool",
                     Value::Str(_) => b"string",
                     Value::Regex(_) => b"regexp",
                     Value::StrNum(s) => {
@@ -920,7 +997,7 @@ fn cell_value(c: &Cell) -> Value {
 
 fn sorts_as_number(v: &Value) -> bool {
     match v {
-        Value::Num(_) | Value::Uninit => true,
+        Value::Num(_) | Value::Uninit | Value::Bool(_) => true,
         Value::StrNum(_) => v.is_numeric(),
         Value::Str(_) | Value::Regex(_) => false,
     }

@@ -136,12 +136,24 @@ enum InStream {
     Cmd(RecordReader, tokio::task::JoinHandle<i32>),
 }
 
+/// `--lint`'s mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lint {
+    Off,
+    /// Warnings on stderr.
+    Warn,
+    /// `--lint=fatal`: the first warning is a fatal error.
+    Fatal,
+}
+
 pub struct Interp {
     prog: Rc<Program>,
     ctx: Context,
     rt: Handle,
     /// Source name for messages (`cmd. line` or the -f file).
     pub src_name: String,
+    /// The program's line table, to name a warning's source file and line.
+    pub table: Vec<super::source::Row>,
     globals: Vec<Cell>,
     frames: Vec<Vec<Cell>>,
     /// Per frame: the function, and for each array parameter the name of the array the
@@ -181,6 +193,9 @@ pub struct Interp {
     pub exit_code: i32,
     /// `--sandbox`: `system()` and every redirection (`/dev/stdout` too) are fatal.
     pub sandbox: bool,
+    /// `--lint`: gawk's warnings about dubious constructs as they run (uninitialised
+    /// values, bad `substr` arguments, closing what is not open, ...).
+    pub lint: Lint,
     /// The slot of `SYMTAB` when the program names it: its elements are the globals.
     symtab: Option<usize>,
     /// The slot of `ARGIND` when the program names it (set to the current file's ARGV
@@ -194,6 +209,12 @@ pub struct Interp {
     mem: Charge,
     mem_used: usize,
     in_end: bool,
+    /// The value last assigned to NF while the record it cut is current: gawk keeps it
+    /// (`NF = "3x"` reads back as `3x`); splitting a new record forgets it.
+    nf_assigned: Option<Value>,
+    /// Whether `$0` has been given a value (read or assigned): `--lint` warns of reading
+    /// it before.
+    rec_set: bool,
 }
 
 /// Parses FIELDWIDTHS: blank-separated `[skip:]width` items, the last may be `*`.
@@ -263,6 +284,7 @@ impl Interp {
             prog,
             rt,
             src_name: "cmd. line".into(),
+            table: Vec::new(),
             globals: vec![Cell::Uninit; n],
             frames: Vec::new(),
             calls: Vec::new(),
@@ -297,6 +319,7 @@ impl Interp {
             },
             exit_code: 0,
             sandbox: false,
+            lint: Lint::Off,
             symtab: None,
             argind: None,
             ticks: 0,
@@ -306,6 +329,8 @@ impl Interp {
             mem,
             mem_used: 0,
             in_end: false,
+            nf_assigned: None,
+            rec_set: false,
             ctx,
         };
         me.globals[V_FS] = Cell::Val(Value::str(&b" "[..]));
@@ -418,7 +443,12 @@ impl Interp {
         let mut out = if self.cur_line == 0 {
             "awk: ".to_string()
         } else {
-            format!("awk: {}:{}: ", self.src_name, self.cur_line)
+            if self.table.is_empty() {
+                format!("awk: {}:{}: ", self.src_name, self.cur_line)
+            } else {
+                let (name, l) = super::source::locate(&self.table, self.cur_line);
+                format!("awk: {name}:{l}: ")
+            }
         };
         out.push_str(&self.record_location());
         out
@@ -439,6 +469,40 @@ impl Interp {
             ));
         }
         out
+    }
+
+    /// A `--lint` warning (fatal under `--lint=fatal`).
+    pub(super) fn lint_warn(&mut self, msg: &str) -> R<()> {
+        match self.lint {
+            Lint::Off => Ok(()),
+            Lint::Warn => {
+                self.warn(msg);
+                Ok(())
+            }
+            Lint::Fatal => Err(Fail::Fatal(msg.to_string())),
+        }
+    }
+
+    /// `--lint`'s warning for reading a value never set (`what`: variable, argument).
+    fn lint_uninit(&mut self, what: &str, name: &str) -> R<()> {
+        self.lint_warn(&format!("reference to uninitialized {what} `{name}'"))
+    }
+
+    /// `--lint`'s warning for reading an element never set: named, for an array
+    /// parameter, after the array the caller passed (`z["2"]`).
+    fn lint_uninit_elem(&mut self, v: Var, mut keys: Vec<Str>, key: &Str) -> R<()> {
+        keys.push(key.clone());
+        let mut name = match v {
+            Var::Local(_) => self.array_origin(v).map_or_else(
+                || self.var_name(v),
+                |s| s.rsplit("from ").next().unwrap_or_default().to_string(),
+            ),
+            Var::Global(_) => self.var_name(v),
+        };
+        for k in &keys {
+            name.push_str(&format!("[\"{}\"]", lossy(k)));
+        }
+        self.lint_uninit("element", &name)
     }
 
     fn warn(&mut self, msg: &str) {
@@ -573,7 +637,10 @@ impl Interp {
         match i {
             V_NF => {
                 self.ensure_split();
-                Ok(Value::Num(self.nf as f64))
+                match &self.nf_assigned {
+                    Some(v) => Ok(v.clone()),
+                    None => Ok(Value::Num(self.nf as f64)),
+                }
             }
             V_NR | V_FNR => {
                 // The value assigned is kept while the count it gave holds (`NR = "3x"`
@@ -585,10 +652,17 @@ impl Interp {
                 }
             }
             _ => match &self.globals[i] {
+                Cell::Val(Value::Uninit) if self.lint != Lint::Off => {
+                    self.lint_uninit("variable", &self.prog.globals[i].clone())?;
+                    Ok(Value::Uninit)
+                }
                 Cell::Val(v) => Ok(v.clone()),
                 Cell::Uninit => {
                     // Read as a scalar, an untyped variable is one from now on.
                     self.globals[i] = Cell::Val(Value::Uninit);
+                    if self.lint != Lint::Off {
+                        self.lint_uninit("variable", &self.prog.globals[i].clone())?;
+                    }
                     Ok(Value::Uninit)
                 }
                 Cell::Arr(_) => Err(Fail::Fatal(format!(
@@ -625,7 +699,11 @@ impl Interp {
             return Ok(());
         }
         match i {
-            V_NF => return self.set_nf(v.to_num()),
+            V_NF => {
+                self.set_nf(v.to_num())?;
+                self.nf_assigned = Some(v);
+                return Ok(());
+            }
             V_NR | V_FNR => {
                 // gawk keeps the counts as integers.
                 let n = v.to_num();
@@ -805,9 +883,18 @@ impl Interp {
         match v {
             Var::Global(i) => self.get_global(i),
             Var::Local(_) => match self.var_cell(v) {
+                Cell::Val(Value::Uninit) => {
+                    if self.lint != Lint::Off {
+                        self.lint_uninit("argument", &self.var_name(v))?;
+                    }
+                    Ok(Value::Uninit)
+                }
                 Cell::Val(x) => Ok(x.clone()),
                 c @ Cell::Uninit => {
                     *c = Cell::Val(Value::Uninit);
+                    if self.lint != Lint::Off {
+                        self.lint_uninit("argument", &self.var_name(v))?;
+                    }
                     Ok(Value::Uninit)
                 }
                 Cell::Arr(_) => Err(self.array_as_scalar(v)),
@@ -960,6 +1047,11 @@ impl Interp {
         let (arr, keys) = self.array_at(p)?;
         let mut a = arr.borrow_mut();
         match a.get(&key) {
+            Some(Cell::Val(Value::Uninit) | Cell::Uninit) if self.lint != Lint::Off => {
+                drop(a);
+                self.lint_uninit_elem(p.var, keys, &key)?;
+                return Ok(Value::Uninit);
+            }
             Some(Cell::Val(x)) => return Ok(x.clone()),
             Some(Cell::Arr(_)) => {
                 drop(a);
@@ -970,9 +1062,12 @@ impl Interp {
         }
         // Referencing an element creates it.
         let n = key.len() + ELEM_OVERHEAD;
-        a.insert(key, Cell::Val(Value::Uninit));
+        a.insert(key.clone(), Cell::Val(Value::Uninit));
         drop(a);
         self.charge(n)?;
+        if self.lint != Lint::Off {
+            self.lint_uninit_elem(p.var, keys, &key)?;
+        }
         Ok(Value::Uninit)
     }
 
@@ -1154,6 +1249,9 @@ impl Interp {
             Stmt::Print(args, dest) => {
                 let mut buf = Vec::new();
                 if args.is_empty() {
+                    if self.lint != Lint::Off {
+                        self.lint_field(0);
+                    }
                     buf = self.record_bytes();
                 } else {
                     for (i, a) in args.iter().enumerate() {
@@ -1324,9 +1422,13 @@ impl Interp {
             Some((k, e)) => {
                 let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
                 if name.is_empty() {
-                    return Err(Fail::Fatal(
-                        "expression for `>' redirection has null string value".into(),
-                    ));
+                    let op = match k {
+                        Redir::File => ">",
+                        Redir::Append => ">>",
+                        Redir::Pipe => "|",
+                        Redir::Coproc => "|&",
+                    };
+                    return Err(null_redirect(op));
                 }
                 Ok(Some((*k, name)))
             }
@@ -1642,10 +1744,14 @@ impl Interp {
             return Err(Fail::Fatal(format!("function `{}' not defined", f.name)));
         }
         if args.len() > f.nparams {
-            // Warned about while parsing: the extra arguments are evaluated, then dropped.
+            // The extra arguments are evaluated, then dropped, with gawk's warning.
             for a in &args[f.nparams..] {
                 self.eval(a)?;
             }
+            self.warn(&format!(
+                "function `{}' called with more arguments than declared",
+                f.name
+            ));
         }
         let args = &args[..args.len().min(f.nparams)];
         if self.frames.len() >= MAX_CALL_DEPTH {
@@ -1740,6 +1846,13 @@ impl Interp {
             _ => Ok(Value::Uninit),
         }
     }
+}
+
+/// gawk's fatal error for a redirection to or from the empty name.
+pub(super) fn null_redirect(op: &str) -> Fail {
+    Fail::Fatal(format!(
+        "expression for `{op}' redirection has null string value"
+    ))
 }
 
 fn unreachable_cell() -> &'static mut Cell {
@@ -1855,6 +1968,7 @@ pub fn key_of(v: &Value, convfmt: &[u8]) -> Str {
     match v {
         Value::Num(n) => key_num_fmt(*n, convfmt),
         Value::Uninit => Rc::from(&b""[..]),
+        Value::Bool(b) => Rc::from(if *b { &b"1"[..] } else { &b"0"[..] }),
         Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => s.clone(),
     }
 }
@@ -1883,10 +1997,14 @@ pub fn unescape(s: &[u8], warnings: &mut Vec<String>) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
-        if s[i] != b'\\' || i + 1 >= s.len() {
+        if s[i] != b'\\' {
             out.push(s[i]);
             i += 1;
             continue;
+        }
+        if i + 1 >= s.len() {
+            // gawk drops a lone backslash at the end.
+            break;
         }
         let (ni, w) = super::lex::escape(s, i + 1, &mut out);
         i = ni;
@@ -1974,7 +2092,15 @@ impl Interp {
         &self.ctx.env
     }
     pub fn do_close(&mut self, name: &[u8]) -> R<f64> {
-        self.close_stream(name)
+        let open = self.outs.contains_key(name) || self.ins.contains_key(name);
+        let r = self.close_stream(name)?;
+        if !open && self.lint != Lint::Off {
+            self.lint_warn(&format!(
+                "close: `{}' is not an open file, pipe or co-process",
+                lossy(name)
+            ))?;
+        }
+        Ok(r)
     }
     pub fn do_fflush(&mut self, name: Option<&[u8]>) -> R<f64> {
         match name {

@@ -70,14 +70,14 @@ pub const BUILTINS: &[&str] = &[
     "length", "substr", "index", "split", "sub", "gsub", "gensub", "match", "sprintf", "sin",
     "cos", "atan2", "exp", "log", "sqrt", "int", "rand", "srand", "tolower", "toupper", "system",
     "close", "fflush", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor",
-    "lshift", "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit",
+    "lshift", "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit", "mkbool",
 ];
 
 /// The builtins that are gawk extensions: inside a namespace other than `awk` their
 /// plain names are that namespace's own (`awk::gensub` still reaches the builtin).
 const GAWK_BUILTINS: &[&str] = &[
     "gensub", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor", "lshift",
-    "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit",
+    "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit", "mkbool",
 ];
 
 /// Names that may be neither a namespace nor the second part of a qualified name: the

@@ -303,8 +303,8 @@ struct Parser<'a> {
     in_switch: usize,
     /// The special rule being parsed (`BEGIN`, `END`, …), for `next`'s checks.
     section: &'static str,
-    /// User function calls: (function, argument count, line), checked after parsing.
-    calls: Vec<(usize, usize, usize)>,
+    /// `--lint`: parse-time warnings go to the program's warnings.
+    lint: bool,
     /// The line each global name is first used on.
     first_use: HashMap<usize, usize>,
 }
@@ -320,7 +320,7 @@ fn builtin_arity(name: &str) -> Option<(usize, usize)> {
         "split" | "patsplit" => (2, 4),
         "gensub" => (3, 4),
         "sin" | "cos" | "exp" | "log" | "sqrt" | "int" | "tolower" | "toupper" | "system"
-        | "compl" | "strtonum" | "isarray" => (1, 1),
+        | "compl" | "strtonum" | "isarray" | "mkbool" => (1, 1),
         "typeof" | "close" | "mktime" => (1, 2),
         "rand" | "systime" => (0, 0),
         "strftime" => (0, 3),
@@ -329,8 +329,38 @@ fn builtin_arity(name: &str) -> Option<(usize, usize)> {
     })
 }
 
+#[cfg(test)]
 pub fn parse(toks: &[Token]) -> PResult<Program> {
+    parse_lint(toks, false)
+}
+
+/// Whether an expression statement computes a value and nothing else (`--lint`'s
+/// "statement has no effect"): operators over constants and variables, with no call,
+/// assignment, `getline`, conditional or parenthesis in it.
+fn no_effect(e: &Expr) -> bool {
+    match e {
+        Expr::Const(_) | Expr::Regex(_) => true,
+        Expr::Lv(LValue::Var(_)) => true,
+        Expr::Lv(LValue::Field(i)) => no_effect(i),
+        Expr::Lv(LValue::Elem(p, subs)) => {
+            p.path.iter().flatten().all(no_effect) && subs.iter().all(no_effect)
+        }
+        Expr::And(a, b)
+        | Expr::Or(a, b)
+        | Expr::Arith(_, a, b)
+        | Expr::Cmp(_, a, b)
+        | Expr::Match(_, a, b)
+        | Expr::Concat(a, b) => no_effect(a) && no_effect(b),
+        Expr::Not(a) | Expr::Neg(a) | Expr::Plus(a) => no_effect(a),
+        Expr::In(subs, p) => subs.iter().all(no_effect) && p.path.iter().flatten().all(no_effect),
+        _ => false,
+    }
+}
+
+/// Parses with `--lint`'s parse-time warnings (`lint`) or without.
+pub fn parse_lint(toks: &[Token], lint: bool) -> PResult<Program> {
     let mut p = Parser {
+        lint,
         toks,
         i: 0,
         prog: Program::default(),
@@ -345,7 +375,6 @@ pub fn parse(toks: &[Token]) -> PResult<Program> {
         in_loop: 0,
         in_switch: 0,
         section: "",
-        calls: Vec::new(),
         first_use: HashMap::new(),
     };
     for name in SPECIALS {
@@ -368,16 +397,6 @@ pub fn parse(toks: &[Token]) -> PResult<Program> {
                 at_newline: false,
                 plain: 1,
             });
-        }
-    }
-    for &(fi, n, line) in &p.calls {
-        let f = &p.prog.funcs[fi];
-        if f.defined && n > f.nparams {
-            let w = format!(
-                "function `{}' called with more arguments than declared",
-                f.name
-            );
-            p.prog.warnings.push((line, w));
         }
     }
     // A call to a function never defined is fatal only when it runs, as in gawk.
@@ -539,12 +558,38 @@ impl Parser<'_> {
     }
 
     fn program(&mut self) -> PResult<()> {
-        self.skip_terms();
+        self.rule_terms(false)?;
         while !matches!(self.peek(), Tok::Eof) {
             self.item()?;
-            self.skip_terms();
+            let ended = self.i > 0 && matches!(&self.toks[self.i - 1].tok, Tok::Op(";"));
+            self.rule_terms(!ended)?;
         }
         Ok(())
+    }
+
+    /// Newlines between rules, and one `;` ending the rule just read (`may_end`): any
+    /// other `;` stands for a rule with neither pattern nor action, which gawk refuses.
+    fn rule_terms(&mut self, mut may_end: bool) -> PResult<()> {
+        loop {
+            if matches!(self.peek(), Tok::Newline) {
+                self.advance();
+            } else if self.is_op(";") {
+                if !may_end {
+                    let line = self.toks[self.i.min(self.toks.len() - 1)].line;
+                    return Err(ParseError {
+                        msg: "each rule must have a pattern or an action part".into(),
+                        line: 0,
+                        pos: line,
+                        at_newline: false,
+                        plain: 0,
+                    });
+                }
+                may_end = false;
+                self.advance();
+            } else {
+                return Ok(());
+            }
+        }
     }
 
     fn item(&mut self) -> PResult<()> {
@@ -881,7 +926,7 @@ impl Parser<'_> {
                                 line: self.toks[self.i].line,
                                 pos: self.toks[self.i].end,
                                 at_newline: false,
-                                plain: 0,
+                                plain: 1,
                             });
                         }
                         seen_default = true;
@@ -978,6 +1023,9 @@ impl Parser<'_> {
                     } else {
                         None
                     };
+                if k == "print" && args.is_empty() && matches!(self.section, "BEGIN" | "END") {
+                    self.lint("plain `print' in BEGIN or END rule should probably be `print \"\"'");
+                }
                 Ok(if k == "print" {
                     Stmt::Print(args, dest)
                 } else {
@@ -1056,7 +1104,25 @@ impl Parser<'_> {
                 }
                 Ok(Stmt::Delete(path, subs))
             }
-            _ => Ok(Stmt::Expr(self.expr()?)),
+            _ => {
+                let e = self.expr()?;
+                if no_effect(&e) {
+                    self.lint("statement has no effect");
+                }
+                Ok(Stmt::Expr(e))
+            }
+        }
+    }
+
+    /// A `--lint` warning, given with the line of the token just read.
+    fn lint(&mut self, msg: &str) {
+        if self.lint {
+            let line = self
+                .toks
+                .get(self.i.saturating_sub(1))
+                .or(self.toks.last())
+                .map_or(1, |t| t.line);
+            self.prog.warnings.push((line, msg.to_string()));
         }
     }
 
@@ -1174,6 +1240,9 @@ impl Parser<'_> {
         self.advance();
         self.opt_nl();
         let rhs = self.expr()?;
+        if op.is_none() && matches!(rhs, Expr::Regex(_)) {
+            self.lint("regular expression on right of assignment");
+        }
         Ok(match op {
             None => Expr::Assign(Box::new(lv), Box::new(rhs)),
             Some(a) => Expr::AugAssign(a, Box::new(lv), Box::new(rhs)),
@@ -1240,6 +1309,9 @@ impl Parser<'_> {
                 return Ok(l);
             };
             self.advance();
+            if matches!(l, Expr::Regex(_)) {
+                self.lint("regular expression on left of `~' or `!~' operator");
+            }
             let r = self.comparison()?;
             l = Expr::Match(neg, Box::new(l), Box::new(r));
         }
@@ -1557,8 +1629,16 @@ impl Parser<'_> {
                 }
                 self.expect_op("(")?;
                 let args = self.call_args()?;
-                let line = self.toks[self.i - 1].line;
-                self.calls.push((idx, args.len(), line));
+                for (pos, a) in args.iter().enumerate() {
+                    if matches!(a, Expr::Regex(_)) {
+                        let line = self.toks[self.i.saturating_sub(1)].line;
+                        let w = format!(
+                            "regexp constant for parameter #{} yields boolean value",
+                            pos + 1
+                        );
+                        self.prog.warnings.push((line, w));
+                    }
+                }
                 if let Some(caller) = self.cur_func {
                     for (pos, a) in args.iter().enumerate() {
                         if let Expr::Lv(LValue::Var(Var::Local(l))) = a {
@@ -1608,6 +1688,7 @@ impl Parser<'_> {
                     }
                     Ok(Expr::Builtin(name, args))
                 } else if name == "length" {
+                    self.lint("call of `length' without parentheses is not portable");
                     Ok(Expr::Builtin(name, Vec::new()))
                 } else {
                     Err(self.error())

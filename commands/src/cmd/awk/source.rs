@@ -39,6 +39,7 @@ impl Segment {
 
 /// One row of the line table: lines from `start` (of the joined text) on come from
 /// `name`, whose line `first` is `start`.
+#[derive(Clone)]
 pub struct Row {
     pub name: String,
     pub start: usize,

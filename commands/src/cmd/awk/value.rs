@@ -81,6 +81,8 @@ pub enum Value {
     StrNum(Str),
     /// gawk's typed regexp (`@/re/`): its text as a string, 0 as a number.
     Regex(Str),
+    /// gawk 5.2's `mkbool()` result: the number 1 or 0, typed `number|bool`.
+    Bool(bool),
 }
 
 impl Value {
@@ -95,6 +97,7 @@ impl Value {
         match self {
             Value::Uninit | Value::Regex(_) => 0.0,
             Value::Num(n) => *n,
+            Value::Bool(b) => f64::from(u8::from(*b)),
             Value::Str(s) | Value::StrNum(s) => str_to_num(s),
         }
     }
@@ -102,7 +105,7 @@ impl Value {
     /// Whether it compares as a number.
     pub fn is_numeric(&self) -> bool {
         match self {
-            Value::Uninit | Value::Num(_) => true,
+            Value::Uninit | Value::Num(_) | Value::Bool(_) => true,
             Value::Str(_) | Value::Regex(_) => false,
             Value::StrNum(s) => looks_numeric(s),
         }
@@ -112,6 +115,7 @@ impl Value {
         match self {
             Value::Uninit => false,
             Value::Num(n) => *n != 0.0,
+            Value::Bool(b) => *b,
             Value::Str(s) | Value::Regex(s) => !s.is_empty(),
             Value::StrNum(s) => {
                 if looks_numeric(s) {
@@ -128,6 +132,7 @@ impl Value {
         match self {
             Value::Uninit => Rc::from(&b""[..]),
             Value::Num(n) => Rc::from(num_to_str(*n, convfmt)),
+            Value::Bool(b) => Rc::from(if *b { &b"1"[..] } else { &b"0"[..] }),
             Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => s.clone(),
         }
     }
@@ -137,6 +142,7 @@ impl Value {
         match self {
             Value::Uninit => {}
             Value::Num(n) => push_num(out, *n, convfmt),
+            Value::Bool(b) => out.push(if *b { b'1' } else { b'0' }),
             Value::Str(s) | Value::StrNum(s) | Value::Regex(s) => out.extend_from_slice(s),
         }
     }
@@ -161,7 +167,7 @@ pub fn push_num(out: &mut Vec<u8>, n: f64, fmt: &[u8]) {
     } else if fmt == b"%.6g" {
         fmt_g(out, n, 6, false, false);
     } else {
-        out.extend_from_slice(&sprintf(fmt, &[Value::Num(n)], fmt).unwrap_or_default());
+        out.extend_from_slice(&sprintf(fmt, &[Value::Num(n)], b"%.6g").unwrap_or_default());
     }
 }
 

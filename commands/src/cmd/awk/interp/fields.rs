@@ -8,6 +8,7 @@ impl Interp {
 
     pub(super) fn set_record(&mut self, text: Vec<u8>) {
         self.rec = text;
+        self.rec_set = true;
         self.split_done = false;
         self.owned = None;
         self.rec_stale = false;
@@ -22,6 +23,7 @@ impl Interp {
         let mode = self.effective_fs();
         split_into(&self.rec, &mode, &mut self.ranges);
         self.nf = self.ranges.len();
+        self.nf_assigned = None;
     }
 
     pub(super) fn effective_fs(&self) -> FsMode {
@@ -63,6 +65,9 @@ impl Interp {
     }
 
     pub(super) fn get_field(&mut self, i: usize) -> Value {
+        if self.lint != Lint::Off {
+            self.lint_field(i);
+        }
         if i == 0 {
             if self.rec_stale {
                 self.rebuild_record();
@@ -81,6 +86,20 @@ impl Interp {
                 let (a, b) = self.ranges[i - 1];
                 Value::strnum(&self.rec[a..b])
             }
+        }
+    }
+
+    /// `--lint`'s warnings on reading field `i`: in END, and of a field never set.
+    pub(in super::super) fn lint_field(&mut self, i: usize) {
+        if self.in_end && self.warned.insert("END fields".to_string()) {
+            self.warn("accessing fields from an END rule may not be portable");
+        }
+        if if i == 0 {
+            !self.rec_set
+        } else {
+            i > self.field_count()
+        } {
+            self.warn(&format!("reference to uninitialized field `${i}'"));
         }
     }
 
@@ -110,11 +129,14 @@ impl Interp {
             // Field values keep their string form.
             f[i - 1] = match v {
                 Value::Num(n) => Value::Num(n),
+                Value::Bool(b) => Value::Bool(b),
                 Value::Uninit => Value::Uninit,
+                Value::StrNum(s) => Value::StrNum(s),
                 other => Value::Str(other.to_str_with(&convfmt)),
             };
             if i > self.nf {
                 self.nf = i;
+                self.nf_assigned = None;
             }
         }
         self.rec_stale = true;

@@ -242,7 +242,32 @@ impl Interp {
         for n in names {
             self.flush_stream(&n)?;
         }
+        // What was written to files is there for the command about to run (`system("cat
+        // f")` after `print > "f"`), as gawk's flush makes it.
+        let rt = self.rt.clone();
+        for s in self.outs.values_mut() {
+            if let Dest::File(h) = &mut s.dest {
+                let _ = rt.block_on(h.sync());
+            }
+        }
         Ok(())
+    }
+
+    /// The context a command runs in: awk's, with the environment `ENVIRON` holds now
+    /// (gawk passes its changes on).
+    fn child_ctx(&self) -> Context {
+        let mut child = self.ctx.clone();
+        if let Cell::Arr(env) = &self.globals[V_ENVIRON] {
+            child.env = env
+                .borrow()
+                .iter()
+                .filter_map(|(k, c)| match c {
+                    Cell::Val(v) => Some((lossy(k), lossy(&v.to_str_with(&self.convfmt)))),
+                    _ => None,
+                })
+                .collect();
+        }
+        child
     }
 
     /// Opens (or finds) the output stream for a redirection.
@@ -265,7 +290,7 @@ impl Interp {
             Redir::Pipe => {
                 self.flush_all()?;
                 let (tx, rx) = crate::pipe();
-                let mut child = self.ctx.clone();
+                let mut child = self.child_ctx();
                 child.stdin = rx;
                 let job = self.spawn_sh(child, name);
                 Dest::Pipe {
@@ -342,7 +367,7 @@ impl Interp {
         self.flush_all()?;
         let (to_tx, to_rx) = crate::pipe();
         let (from_tx, from_rx) = crate::pipe();
-        let mut child = self.ctx.clone();
+        let mut child = self.child_ctx();
         child.stdin = to_rx;
         child.stdout = from_tx;
         let job = self.spawn_sh(child, name);
@@ -364,10 +389,10 @@ impl Interp {
     /// Runs `cmd` through the session's `sh -c` with `child`'s streams, in the background.
     fn spawn_sh(&self, child: Context, cmd: &[u8]) -> tokio::task::JoinHandle<crate::Status> {
         let launcher = self.ctx.launcher.clone();
-        let argv = vec!["sh".to_string(), "-c".to_string(), lossy(cmd)];
+        let cmd = lossy(cmd);
         self.ctx
             .budget
-            .spawn(async move { launcher.launch(child, argv).await })
+            .spawn(async move { wait_status(launcher.launch_sh(child, cmd).await) })
     }
 
     /// Records read from a command's output.
@@ -448,13 +473,32 @@ impl Interp {
     pub(super) fn finish(&mut self) -> R<()> {
         let names: Vec<Vec<u8>> = self.outs.keys().rev().cloned().collect();
         for n in names {
+            if self.lint != Lint::Off {
+                let pipe =
+                    matches!(self.outs.get(&n), Some(s) if matches!(s.dest, Dest::Pipe { .. }));
+                self.lint_unclosed(if pipe { "pipe" } else { "file" }, &n);
+            }
             self.close_stream(&n)?;
         }
         let names: Vec<Vec<u8>> = self.ins.keys().cloned().collect();
         for n in names {
+            if self.lint != Lint::Off {
+                let pipe = matches!(self.ins.get(&n), Some(InStream::Cmd(..)));
+                self.lint_unclosed(if pipe { "pipe" } else { "file" }, &n);
+            }
             self.close_stream(&n)?;
         }
         self.flush_stdout()
+    }
+
+    /// `--lint`'s note at exit about a redirection the program left open.
+    fn lint_unclosed(&mut self, what: &str, name: &[u8]) {
+        let text = format!(
+            "awk: warning: no explicit close of {what} `{}' provided\n",
+            lossy(name)
+        );
+        let _ = self.flush_stdout();
+        let _ = self.rt.block_on(self.ctx.stderr.write_str(&text));
     }
 
     /// Cleanup on an abnormal end: pending output is still written.
@@ -480,6 +524,9 @@ impl Interp {
             }
             GetSrc::File(e) => {
                 let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                if name.is_empty() {
+                    return Err(null_redirect("<"));
+                }
                 let place = self.getline_place(lv)?;
                 if !self.ins.contains_key(&name) {
                     if self.outs.contains_key(&name) {
@@ -522,11 +569,14 @@ impl Interp {
             }
             GetSrc::Cmd(e) => {
                 let name = self.eval(e)?.to_str_with(&self.convfmt).to_vec();
+                if name.is_empty() {
+                    return Err(null_redirect("|"));
+                }
                 let place = self.getline_place(lv)?;
                 if !self.ins.contains_key(&name) {
                     self.flush_all()?;
                     let (tx, rx) = crate::pipe();
-                    let mut child = self.ctx.clone();
+                    let mut child = self.child_ctx();
                     child.stdout = tx;
                     let job = self.spawn_sh(child, &name);
                     let reader = self.pipe_reader(rx);
@@ -587,14 +637,19 @@ impl Interp {
             ));
         }
         self.flush_all()?;
-        let mut child = self.ctx.clone();
+        let mut child = self.child_ctx();
         child.stdin = self.ctx.stdin.clone();
-        let argv = vec!["sh".to_string(), "-c".to_string(), lossy(cmd)];
         let launcher = self.ctx.launcher.clone();
-        let st = self.rt.block_on(launcher.launch(child, argv));
+        let st = wait_status(self.rt.block_on(launcher.launch_sh(child, lossy(cmd))));
         if self.ctx.cancel.is_cancelled() {
             return Err(Fail::Stop(Interrupt::Cancelled));
         }
         Ok(f64::from(st))
     }
+}
+
+/// The status `system()` and `close()` give for a command: its exit status, or gawk's
+/// 256 + the signal that ended it.
+fn wait_status(r: Result<crate::Status, i32>) -> crate::Status {
+    r.unwrap_or_else(|sig| 256 + sig)
 }
