@@ -54,6 +54,9 @@ struct Args {
     /// Fold lower case to upper case characters.
     #[arg(short = 'f', long = "ignore-case")]
     fold: bool,
+    /// Consider only printable characters.
+    #[arg(short = 'i', long = "ignore-nonprinting")]
+    nonprinting: bool,
     /// Compare according to general numerical value.
     #[arg(short = 'g', long = "general-numeric-sort")]
     general: bool,
@@ -115,6 +118,7 @@ struct Opts {
     blanks: bool,
     dictionary: bool,
     fold: bool,
+    nonprinting: bool,
     general: bool,
     human: bool,
     month: bool,
@@ -130,6 +134,7 @@ impl Opts {
     fn any(&self) -> bool {
         self.blanks
             || self.dictionary
+            || self.nonprinting
             || self.fold
             || self.general
             || self.human
@@ -148,7 +153,7 @@ impl Opts {
                 'f' => self.fold = true,
                 'g' => self.general = true,
                 'h' => self.human = true,
-                'i' => {}
+                'i' => self.nonprinting = true,
                 'M' => self.month = true,
                 'n' => self.numeric = true,
                 'r' => self.reverse = true,
@@ -577,7 +582,7 @@ fn verrevcmp(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 fn text_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {
-    if !(o.fold || o.dictionary) {
+    if !(o.fold || o.dictionary || o.nonprinting) {
         return a.cmp(b);
     }
     let norm = |s: &[u8]| -> Vec<u8> {
@@ -589,6 +594,7 @@ fn text_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {
                     || **c == b'\t'
                     || **c >= 0x80
             })
+            .filter(|c| !o.nonprinting || (b' '..=b'~').contains(*c))
             .map(|c| if o.fold { c.to_ascii_uppercase() } else { *c })
             .collect()
     };
@@ -702,6 +708,15 @@ impl Command for Sort {
 /// Runs `sort` with `args`, holding runs of `tuning.run_bytes` and keeping its run files
 /// in `files`, which hold none once it returns.
 async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunFiles) -> CmdResult {
+    // `--check=quiet` (or `silent`) is -C, `--check=diagnose-first` -c.
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| match a.as_str() {
+            "--check=quiet" | "--check=silent" => "-C".to_string(),
+            "--check=diagnose-first" => "--check".to_string(),
+            _ => a,
+        })
+        .collect();
     let args: Args = match parse_args(ctx, "sort", &args).await {
         Ok(a) => a,
         Err(r) => return r,
@@ -710,6 +725,7 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
         blanks: args.ignore_blanks,
         dictionary: args.dictionary,
         fold: args.fold,
+        nonprinting: args.nonprinting,
         general: args.general,
         human: args.human,
         month: args.month,

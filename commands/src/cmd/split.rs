@@ -190,6 +190,22 @@ enum Mode {
     LineChunks(u64),
 }
 
+/// `split: invalid number of WHAT: 'TEXT'`; a number that is one (0) is also out of
+/// range, in GNU's words. Status 1.
+async fn invalid_count(ctx: &Context, what: &str, text: &str, number: bool) -> crate::Status {
+    let why = if number {
+        ": Numerical result out of range"
+    } else {
+        ""
+    };
+    ctx.warn(
+        "split",
+        format!("invalid number of {what}: {}{why}", quote(text)),
+    )
+    .await;
+    1
+}
+
 pub struct Split;
 
 #[async_trait]
@@ -216,26 +232,12 @@ impl Command for Split {
         let mode = if let Some(l) = &args.lines {
             match l.parse::<u64>() {
                 Ok(n) if n > 0 => Mode::Lines(n),
-                _ => {
-                    ctx.warn(
-                        "split",
-                        format!(
-                            "invalid number of lines: {}: Numerical result out of range",
-                            quote(l)
-                        ),
-                    )
-                    .await;
-                    return Ok(1);
-                }
+                n => return Ok(invalid_count(ctx, "lines", l, n.is_ok()).await),
             }
         } else if let Some(b) = &args.bytes {
             match parse_size(b) {
                 Some(n) if n > 0 => Mode::Bytes(n),
-                _ => {
-                    ctx.warn("split", format!("invalid number of bytes: {}", quote(b)))
-                        .await;
-                    return Ok(1);
-                }
+                n => return Ok(invalid_count(ctx, "bytes", b, n.is_some()).await),
             }
         } else if let Some(n) = &args.number {
             let (lines, num) = match n.strip_prefix("l/") {
