@@ -62,7 +62,6 @@ async fn relative_target(ctx: &Context, target: &str, link: &str) -> String {
     super::readlink::relative(&to, &from)
 }
 
-
 #[async_trait]
 impl Command for Ln {
     fn name(&self) -> &'static str {
