@@ -109,6 +109,10 @@ struct Args {
     /// Line delimiter is NUL, not newline.
     #[arg(short = 'z', long = "zero-terminated")]
     zero: bool,
+    /// Read the names of the files to sort from F, separated by NULs (- for standard
+    /// input).
+    #[arg(long = "files0-from", value_name = "F")]
+    files0_from: Option<String>,
     /// Files to sort.
     files: Vec<String>,
 }
@@ -759,7 +763,12 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
             }
         }
     }
-    let files_in = if args.files.is_empty() {
+    let files_in = if let Some(from) = &args.files0_from {
+        match super::wc::names_from(ctx, "sort", 2, from, &args.files).await {
+            Ok(names) => names,
+            Err(r) => return r,
+        }
+    } else if args.files.is_empty() {
         vec!["-".to_string()]
     } else {
         args.files.clone()
@@ -789,8 +798,8 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
             fan_in: tuning.fan_in.max(2),
         },
     };
-    let result = if check {
-        job.check(ctx, &files_in[0], !args.check_quiet).await
+    let result = if let (true, Some(first)) = (check, files_in.first()) {
+        job.check(ctx, first, !args.check_quiet).await
     } else {
         let sorted = job
             .sort(ctx, &files_in, args.output.as_deref(), files)
