@@ -109,6 +109,7 @@ mod xxd;
 mod xz;
 mod yes;
 mod zip;
+pub(crate) mod zone;
 
 /// Every native command.
 /// Commands for launchers that have no shell (this crate's tests): `echo`, `true` and
@@ -203,6 +204,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(gzip::Gunzip),
         Arc::new(gzip::Zcat),
         Arc::new(base64::Base64),
+        Arc::new(base64::Base32),
         Arc::new(tac::Tac),
         Arc::new(rev::Rev),
         Arc::new(paste::Paste),

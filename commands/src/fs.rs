@@ -315,6 +315,13 @@ pub trait FileSystem: Send + Sync {
     async fn sync_all(&self) -> FsResult<()> {
         Ok(())
     }
+    /// The permission bits denied to what is created here (the shell's `umask`): what a
+    /// command that sets a new file's mode itself (`cp`, `chmod +x`, `install -m +x`)
+    /// masks that mode with. The filesystem's own creation modes (0644, 0755) stand for
+    /// 022.
+    fn umask(&self) -> u32 {
+        0o022
+    }
 }
 
 /// Joins `path` to `cwd` when it is relative. No normalization: the filesystem does that.

@@ -215,6 +215,9 @@ impl FileSystem for FdFs {
     async fn usage(&self) -> FsResult<Usage> {
         self.inner.usage().await
     }
+    fn umask(&self) -> u32 {
+        self.inner.umask()
+    }
     async fn sync_all(&self) -> FsResult<()> {
         self.inner.sync_all().await
     }

@@ -172,13 +172,42 @@ impl Fds {
 /// duplicate of the descriptor, so `{ read l; cat /dev/stdin; } < f` prints all of `f`.
 /// `None` for a pipe, a terminal or a closed descriptor, which the device duplicates.
 pub(crate) fn descriptor_file(name: &str, fds: &Fds) -> Option<String> {
-    let n = match name {
-        "/dev/stdin" => 0,
-        "/dev/stdout" => 1,
-        "/dev/stderr" => 2,
-        _ => name.strip_prefix("/dev/fd/")?.parse().ok()?,
+    fds.get(descriptor_number(name)?)?
+        .origin()
+        .map(str::to_string)
+}
+
+/// The descriptor a device names: `/dev/stdin` 0, `/dev/stdout` 1, `/dev/stderr` 2,
+/// `/dev/fd/N` N.
+fn descriptor_number(name: &str) -> Option<i32> {
+    match name {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => name.strip_prefix("/dev/fd/")?.parse().ok(),
+    }
+}
+
+/// A descriptor's device opened for writing while the descriptor writes a file through
+/// a redirection: the descriptor's own stream, where that gives what Linux's fresh open
+/// of the file gives — an append, or a truncation before anything was written. The
+/// redirection stores its file when it ends, so a second writer opened on the file
+/// would be overwritten by it (`echo msg >/dev/stderr` inside `2>log` would be lost).
+/// `None`: the file is opened afresh.
+fn descriptor_stream(name: &str, mode: WriteMode, fds: &Fds) -> Option<Output> {
+    let fd = fds.get(descriptor_number(name)?)?;
+    let out = fd.output()?;
+    out.origin()?;
+    let unwritten = out
+        .sent_counter()
+        .load(std::sync::atomic::Ordering::Relaxed)
+        == 0;
+    let same = match mode {
+        WriteMode::Append => true,
+        WriteMode::Truncate => unwritten,
+        WriteMode::CreateNew | WriteMode::Update => false,
     };
-    fds.get(n)?.origin().map(str::to_string)
+    same.then(|| out.clone())
 }
 
 /// `name`, or the regular file it names when it is a descriptor's device opened on one
@@ -683,6 +712,9 @@ impl Shell {
         fds: &Fds,
         closers: &mut Vec<Closer>,
     ) -> Result<Output, ShellError> {
+        if let Some(out) = descriptor_stream(name, mode, fds) {
+            return Ok(out);
+        }
         let opened = opened_name(name, fds);
         let name = opened.as_ref();
         match name {

@@ -72,6 +72,9 @@ impl UmaskFs {
 
 #[async_trait]
 impl FileSystem for UmaskFs {
+    fn umask(&self) -> u32 {
+        self.umask
+    }
     async fn stat(&self, path: &str) -> FsResult<Metadata> {
         self.inner.stat(path).await
     }

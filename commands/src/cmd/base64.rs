@@ -1,13 +1,45 @@
-//! `base64`: encode or decode base64 (RFC 4648), GNU coreutils-style: lines of 76
-//! characters by default (`-w COLS`, 0 for none), `-d` to decode (newlines skipped, `-i` to
-//! skip any other character outside the alphabet too). Streams in chunks.
+//! `base64` and `base32`: encode or decode base64 or base32 (RFC 4648), GNU
+//! coreutils-style: lines of 76 characters by default (`-w COLS`, 0 for none), `-d` to
+//! decode (newlines skipped, `-i` to skip any other character outside the alphabet too).
+//! Streams in chunks.
 
 use async_trait::async_trait;
 
 use super::util::{BufOut, Pacer, Reader, quotef};
 use crate::{CmdResult, Command, Context};
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// One of the encodings: its name, alphabet and bits per character.
+struct Radix {
+    name: &'static str,
+    alphabet: &'static [u8],
+    bits: u32,
+}
+
+impl Radix {
+    /// Characters in a group (a whole number of bytes): 4 for base64, 8 for base32.
+    fn chars(&self) -> usize {
+        if self.bits == 6 { 4 } else { 8 }
+    }
+    /// Bytes in a group: 3 for base64, 5 for base32.
+    fn bytes(&self) -> usize {
+        self.chars() * self.bits as usize / 8
+    }
+    fn value(&self, c: u8) -> Option<u8> {
+        self.alphabet.iter().position(|&a| a == c).map(|p| p as u8)
+    }
+}
+
+const BASE64: Radix = Radix {
+    name: "base64",
+    alphabet: b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    bits: 6,
+};
+
+const BASE32: Radix = Radix {
+    name: "base32",
+    alphabet: b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+    bits: 5,
+};
 
 const HELP: &str = "Usage: base64 [OPTION]... [FILE]
 Base64 encode or decode FILE, or standard input, to standard output.
@@ -18,10 +50,6 @@ Base64 encode or decode FILE, or standard input, to standard output.
                         Use 0 to disable line wrapping
       --help            display this help and exit
 ";
-
-fn value(c: u8) -> Option<u8> {
-    ALPHABET.iter().position(|&a| a == c).map(|p| p as u8)
-}
 
 pub struct Base64;
 
@@ -34,21 +62,47 @@ impl Command for Base64 {
         "base64 encode/decode data"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        codec(ctx, args, &BASE64).await
+    }
+}
+
+pub struct Base32;
+
+#[async_trait]
+impl Command for Base32 {
+    fn name(&self) -> &'static str {
+        "base32"
+    }
+    fn summary(&self) -> &'static str {
+        "base32 encode/decode data"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        codec(ctx, args, &BASE32).await
+    }
+}
+
+async fn codec(ctx: &Context, args: Vec<String>, r: &Radix) -> CmdResult {
+    let name = r.name;
+    {
         let (mut decode, mut garbage, mut wrap) = (false, false, 76usize);
         let mut files = Vec::new();
         let mut i = 0;
         let bad =
-            |msg: String| format!("base64: {msg}\nTry 'base64 --help' for more information.\n");
+            |msg: String| format!("{name}: {msg}\nTry '{name} --help' for more information.\n");
         while i < args.len() {
             let a = args[i].clone();
             i += 1;
             let wrap_value = |v: &str| -> Result<usize, String> {
                 v.parse()
-                    .map_err(|_| format!("base64: invalid wrap size: {}\n", quotef(v)))
+                    .map_err(|_| format!("{name}: invalid wrap size: {}\n", quotef(v)))
             };
             match a.as_str() {
                 "--help" => {
-                    ctx.out(HELP).await?;
+                    ctx.out(
+                        HELP.replace("base64", name)
+                            .replace("Base64", &name.to_uppercase()),
+                    )
+                    .await?;
                     return Ok(0);
                 }
                 "-d" | "--decode" => decode = true,
@@ -106,7 +160,7 @@ impl Command for Base64 {
         let mut reader = match Reader::open(ctx, &file).await {
             Ok(r) => r,
             Err(e) => {
-                ctx.warn("base64", format!("{}: {e}", quotef(&file))).await;
+                ctx.warn(name, format!("{}: {e}", quotef(&file))).await;
                 return Ok(1);
             }
         };
@@ -125,7 +179,7 @@ impl Command for Base64 {
                 Ok(None) => break,
                 Err(e) => {
                     out.flush().await?;
-                    ctx.warn("base64", format!("{}: {e}", quotef(&file))).await;
+                    ctx.warn(name, format!("{}: {e}", quotef(&file))).await;
                     return Ok(1);
                 }
             };
@@ -146,7 +200,7 @@ impl Command for Base64 {
                         }
                         padded += 1;
                         quad.push(0);
-                    } else if let Some(v) = value(c) {
+                    } else if let Some(v) = r.value(c) {
                         if padded > 0 {
                             failed = true;
                             break;
@@ -158,16 +212,15 @@ impl Command for Base64 {
                         failed = true;
                         break;
                     }
-                    if quad.len() == 4 {
-                        let n = (u32::from(quad[0]) << 18)
-                            | (u32::from(quad[1]) << 12)
-                            | (u32::from(quad[2]) << 6)
-                            | u32::from(quad[3]);
-                        let b = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-                        bytes.extend_from_slice(&b[..3 - padded.min(2)]);
+                    if quad.len() == r.chars() {
+                        let data = r.chars() - padded.min(r.chars());
+                        bytes.extend_from_slice(
+                            &group_bytes(&quad, r)[..data * r.bits as usize / 8],
+                        );
                         quad.clear();
                         if padded > 0 {
-                            padded = 3;
+                            // Padding ends the data: anything after it is invalid.
+                            padded = r.chars();
                         }
                     }
                 }
@@ -177,8 +230,8 @@ impl Command for Base64 {
                 }
             } else {
                 pending.extend_from_slice(&chunk);
-                let whole = pending.len() / 3 * 3;
-                let text = encode(&pending[..whole]);
+                let whole = pending.len() / r.bytes() * r.bytes();
+                let text = encode(&pending[..whole], r);
                 pending.drain(..whole);
                 write_wrapped(&mut out, &text, wrap, &mut col).await?;
             }
@@ -187,23 +240,19 @@ impl Command for Base64 {
             if !failed && !quad.is_empty() {
                 // A final group without its padding: decode what it holds, then fail.
                 if quad.len() >= 2 {
-                    let mut n = 0u32;
-                    for (k, v) in quad.iter().enumerate() {
-                        n |= u32::from(*v) << (18 - 6 * k);
-                    }
-                    let b = [(n >> 16) as u8, (n >> 8) as u8];
-                    out.write(&b[..quad.len() - 1]).await?;
+                    let b = group_bytes(&quad, r);
+                    out.write(&b[..quad.len() * r.bits as usize / 8]).await?;
                 }
                 failed = true;
             }
             out.flush().await?;
             if failed {
-                ctx.err("base64: invalid input\n").await;
+                ctx.err(format!("{name}: invalid input\n")).await;
                 return Ok(1);
             }
             return Ok(0);
         }
-        let text = encode(&pending);
+        let text = encode(&pending, r);
         write_wrapped(&mut out, &text, wrap, &mut col).await?;
         if wrap > 0 && col > 0 {
             out.write(b"\n").await?;
@@ -213,15 +262,31 @@ impl Command for Base64 {
     }
 }
 
-fn encode(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len().div_ceil(3) * 4);
-    for g in data.chunks(3) {
-        let n = (u32::from(g[0]) << 16)
-            | (u32::from(*g.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*g.get(2).unwrap_or(&0));
-        for k in 0..4 {
-            if k <= g.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * k)) & 63) as usize]);
+/// The bytes a group of character values (missing ones 0) stands for.
+fn group_bytes(values: &[u8], r: &Radix) -> Vec<u8> {
+    let mut n = 0u64;
+    for k in 0..r.chars() {
+        n = (n << r.bits) | u64::from(values.get(k).copied().unwrap_or(0));
+    }
+    (0..r.bytes())
+        .map(|k| (n >> (8 * (r.bytes() - 1 - k))) as u8)
+        .collect()
+}
+
+fn encode(data: &[u8], r: &Radix) -> Vec<u8> {
+    let mask = (1u64 << r.bits) - 1;
+    let mut out = Vec::with_capacity(data.len().div_ceil(r.bytes()) * r.chars());
+    for g in data.chunks(r.bytes()) {
+        let mut n = 0u64;
+        for k in 0..r.bytes() {
+            n = (n << 8) | u64::from(g.get(k).copied().unwrap_or(0));
+        }
+        // Characters that carry data: enough for the group's bits, the rest padding.
+        let used = (g.len() * 8).div_ceil(r.bits as usize);
+        for k in 0..r.chars() {
+            if k < used {
+                let shift = r.bits as usize * (r.chars() - 1 - k);
+                out.push(r.alphabet[((n >> shift) & mask) as usize]);
             } else {
                 out.push(b'=');
             }
@@ -274,5 +339,27 @@ mod tests {
         let (st, _, err) = inv("a!b").run(&Base64, &["-d"]).await;
         assert_eq!((st, err.as_str()), (1, "base64: invalid input\n"));
         assert_eq!(inv("").run(&Base64, &[]).await.1, "");
+    }
+
+    #[tokio::test]
+    async fn base32_round_trips() {
+        let inv = |s: &str| Invocation {
+            stdin: s.as_bytes().to_vec(),
+            ..Invocation::default()
+        };
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "MY======\n"),
+            ("fo", "MZXQ====\n"),
+            ("foo", "MZXW6===\n"),
+            ("foob", "MZXW6YQ=\n"),
+            ("fooba", "MZXW6YTB\n"),
+            ("foobar", "MZXW6YTBOI======\n"),
+        ] {
+            assert_eq!(inv(plain).run(&Base32, &[]).await.1, coded);
+            assert_eq!(inv(coded).run(&Base32, &["-d"]).await.1, plain);
+        }
+        let (st, _, err) = inv("1111").run(&Base32, &["-d"]).await;
+        assert_eq!((st, err.as_str()), (1, "base32: invalid input\n"));
     }
 }

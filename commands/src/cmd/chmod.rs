@@ -1,8 +1,7 @@
 //! `chmod`: change permission bits, octal or symbolic, optionally recursively.
 //!
-//! forkbox has no umask: files are created 0644 and directories 0755, as under the usual
-//! 022, so a symbolic mode without `ugoa` (`+x`, `-w`) is masked with [`UMASK`] as GNU
-//! would mask it with that umask. Symlinks have no mode of their own: a symlink operand
+//! A symbolic mode without `ugoa` (`+x`, `-w`) is masked with the shell's umask
+//! ([`crate::FileSystem::umask`]), as GNU's is with the process's. Symlinks have no mode of their own: a symlink operand
 //! changes its target, and `-R` skips the symlinks it meets, as GNU's `chmod -R` does.
 
 use async_trait::async_trait;
@@ -12,9 +11,9 @@ use super::util::{MAX_DEPTH, Pacer, quote, quotef};
 use crate::fs::{FileKind, FsError, Metadata};
 use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 
-/// The umask a symbolic mode without `ugoa` honours, matching the modes forkbox
-/// creates files (0644) and directories (0755) with.
-pub(crate) const UMASK: u32 = 0o022;
+/// The umask of the tests: the one forkbox's own creation modes (0644, 0755) stand for.
+#[cfg(test)]
+const UMASK: u32 = 0o022;
 
 /// Every bit chmod may set: permissions plus setuid, setgid and sticky.
 const MODE_BITS: u32 = 0o7777;
@@ -23,7 +22,7 @@ const MODE_BITS: u32 = 0o7777;
 ///
 /// MODE is octal (`755`, at most `7777`) or symbolic: comma-separated clauses
 /// `[ugoa]*([-+=]([rwxXst]*|[ugo]))+`, e.g. `u+x`, `go-w`, `a=r`, `u=rw,go=r`. Without
-/// `ugoa`, bits in the umask (022 in forkbox) are left alone. A MODE like `-w` may come
+/// `ugoa`, bits in the umask are left alone. A MODE like `-w` may come
 /// before or after the options.
 #[derive(Parser, Debug)]
 #[command(
@@ -248,7 +247,7 @@ impl Changer<'_> {
     async fn change(&mut self, shown: &str, path: &str, meta: &Metadata) -> Result<(), Interrupt> {
         let old = meta.mode & MODE_BITS;
         let new = match &self.mode {
-            Some(m) => m.apply(old, meta.is_dir(), UMASK),
+            Some(m) => m.apply(old, meta.is_dir(), self.ctx.fs.umask()),
             None => self.reference_mode,
         };
         let changed = new != old;
@@ -274,10 +273,12 @@ impl Changer<'_> {
             };
             self.ctx.out(line).await?;
         }
-        // GNU warns when the umask kept a clause without `ugoa` from doing all it said.
+        // GNU warns when the umask kept a clause without `ugoa` from taking away all it
+        // said (`-w` under 022); bits it kept from being added (`+x` under 077) are not
+        // a surprise.
         if let Some(m) = &self.mode {
             let naive = m.apply(old, meta.is_dir(), 0);
-            if naive != new {
+            if new & !naive != 0 {
                 self.fail(format!(
                     "{}: new permissions are {}, not {}",
                     quotef(shown),

@@ -9,9 +9,6 @@ use super::util::{CopyError, MAX_DEPTH, Pacer, quote, targets};
 use crate::fs::{FileKind, FsError, Metadata, WriteMode};
 use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 
-/// The permission bits a new file gets taken away (the session's fixed umask).
-const UMASK: u32 = 0o022;
-
 /// Copy SOURCE to DEST, or multiple SOURCE(s) to DIRECTORY.
 #[derive(Parser, Debug)]
 #[command(name = "cp")]
@@ -109,7 +106,13 @@ impl Copier<'_> {
             let (Ok(s), Ok(d)) = (self.canon(src).await, self.canon_parent(dst).await) else {
                 return self.copy_tree(src_shown, src, dst_shown, dst, meta).await;
             };
-            if d == s || d.starts_with(&format!("{}/", s.trim_end_matches('/'))) {
+            let inside = d.starts_with(&format!("{}/", s.trim_end_matches('/')));
+            if d == s || inside {
+                // GNU copies all but the copy itself (which `copy_tree` never descends
+                // into), then reports it.
+                if inside {
+                    self.copy_tree(src_shown, src, dst_shown, dst, meta).await?;
+                }
                 self.fail(format!(
                     "cannot copy a directory, {}, into itself, {}",
                     quote(src_shown),
@@ -247,7 +250,11 @@ impl Copier<'_> {
                 let _ = self.ctx.fs.chmod(dst, meta.mode).await;
                 let _ = self.ctx.fs.set_mtime(dst, meta.mtime).await;
             } else if existing.is_none() {
-                let _ = self.ctx.fs.chmod(dst, meta.mode & !UMASK).await;
+                let _ = self
+                    .ctx
+                    .fs
+                    .chmod(dst, meta.mode & !self.ctx.fs.umask())
+                    .await;
             }
         }
         if self.args.verbose {
@@ -347,6 +354,14 @@ impl Copier<'_> {
             if self.preserve() {
                 let _ = self.ctx.fs.chmod(&d, meta.mode).await;
                 let _ = self.ctx.fs.set_mtime(&d, meta.mtime).await;
+            } else if made.contains(&crate::fs::normalize(&d)) {
+                // A new directory takes the source's mode under the umask, once its
+                // content is in (a read-only source stays copyable), as GNU's does.
+                let _ = self
+                    .ctx
+                    .fs
+                    .chmod(&d, meta.mode & !self.ctx.fs.umask())
+                    .await;
             }
         }
         Ok(())
@@ -480,10 +495,7 @@ mod tests {
             (1, "cp: target 'zz': No such file or directory\n")
         );
         let (st, _, err) = inv.run(&Cp, &["f", "d/x", "f"]).await;
-        assert_eq!(
-            (st, err.as_str()),
-            (1, "cp: target 'f' is not a directory\n")
-        );
+        assert_eq!((st, err.as_str()), (1, "cp: target 'f': Not a directory\n"));
         let (st, _, err) = inv.run(&Cp, &["f", "f"]).await;
         assert_eq!(
             (st, err.as_str()),

@@ -290,10 +290,14 @@ async fn split(
                     if let Err(e) = out.piece(&lines[start..end]).await? {
                         return Ok(Err(e));
                     }
-                    if target - 1 > lines.len() {
+                    if target > lines.len() {
+                        let rep = match round {
+                            1 => String::new(),
+                            r => format!(" on repetition {}", r - 1),
+                        };
                         return Ok(Err(format!(
-                            "{}: line number out of range",
-                            quote(&target.to_string())
+                            "{}: line number out of range{rep}",
+                            quote(&n.to_string())
                         )));
                     }
                     start = end;
@@ -320,7 +324,11 @@ async fn split(
                         if !skip && let Err(e) = out.piece(&lines[start..]).await? {
                             return Ok(Err(e));
                         }
-                        return Ok(Err(format!("{}: match not found", quote(text))));
+                        let rep = match round {
+                            1 => String::new(),
+                            r => format!(" on repetition {}", r - 1),
+                        };
+                        return Ok(Err(format!("{}: match not found{rep}", quote(text))));
                     };
                     let target = i as i64 + offset;
                     if target < start as i64 || target > lines.len() as i64 {

@@ -1,17 +1,18 @@
-//! `date`: print the time in UTC (the session's only time zone), GNU's default format or
-//! +FORMAT via chrono's strftime. Setting the clock is not possible.
+//! `date`: print the time in the zone `TZ` names (UTC when unset; see [`Zone`]), GNU's
+//! default format or +FORMAT via chrono's strftime. Setting the clock is not possible.
 
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset};
 use clap::Parser;
 
 use super::touch::parse_date;
-use super::util::{quote, utc};
+use super::util::quote;
+use super::zone::Zone;
 use crate::{CmdResult, Command, Context, parse_args};
 
-/// Display the current time (UTC) in the given FORMAT (+FORMAT, strftime-style),
+/// Display the current time in the given FORMAT (+FORMAT, strftime-style),
 /// or GNU's default format.
 #[derive(Parser, Debug)]
 #[command(name = "date")]
@@ -25,7 +26,7 @@ struct Args {
     /// Output date and time in RFC 5322 format.
     #[arg(short = 'R', long = "rfc-email")]
     rfc_email: bool,
-    /// Print Coordinated Universal Time (always the case here).
+    /// Print or read Coordinated Universal Time, whatever TZ says.
     #[arg(short = 'u', long = "utc", visible_alias = "universal")]
     utc: bool,
     /// Output date/time in ISO 8601 format: FMT 'date' (the default), 'hours', 'minutes',
@@ -48,7 +49,7 @@ impl Command for Date {
         "date"
     }
     fn summary(&self) -> &'static str {
-        "print the date and time (UTC)"
+        "print the date and time"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
         // `-Iseconds`: GNU's optional argument of -I, attached.
@@ -63,8 +64,13 @@ impl Command for Date {
             Ok(a) => a,
             Err(r) => return r,
         };
+        let zone = if args.utc {
+            Zone::utc()
+        } else {
+            Zone::from_env(&ctx.env)
+        };
         let time: SystemTime = if let Some(d) = &args.date {
-            match parse_date(d).or_else(|| relative_date(d)) {
+            match read_date(d, &zone) {
                 Some(t) => t,
                 None => {
                     ctx.warn("date", format!("invalid date {}", quote(d))).await;
@@ -82,10 +88,22 @@ impl Command for Date {
         } else {
             SystemTime::now()
         };
-        let dt: DateTime<Utc> = utc(time);
+        let (dt, abbrev) = zone.at(time);
         let fmt = match &args.format {
             Some(f) => match f.strip_prefix('+') {
                 Some(f) => f.to_string(),
+                None if args.date.is_some() || args.reference.is_some() => {
+                    ctx.err(format!(
+                        "date: the argument {} lacks a leading '+';\n\
+                         when using an option to specify date(s), any non-option\n\
+                         argument must be a format string beginning with '+'\n\
+                         Try 'date --help' for more information.\n",
+                        quote(f)
+                    ))
+                    .await;
+                    return Ok(1);
+                }
+                // Without -d, an operand is a date to set the clock to.
                 None => {
                     ctx.warn("date", format!("invalid date {}", quote(f))).await;
                     return Ok(1);
@@ -143,9 +161,9 @@ impl Command for Date {
                     }
                 }
             }
-            None => "%a %b %e %H:%M:%S UTC %Y".into(),
+            None => "%a %b %e %H:%M:%S %Z %Y".into(),
         };
-        let fmt = gnu_directives(&fmt, &dt);
+        let fmt = gnu_directives(&fmt, &dt, &abbrev);
         // chrono reports a bad specifier when formatting; catch it instead of panicking.
         let mut text = String::new();
         let items = chrono::format::StrftimeItems::new(&fmt);
@@ -169,9 +187,10 @@ impl Command for Date {
 }
 
 /// Rewrites the directives GNU's date has and chrono's strftime lacks into literal text:
-/// `%N` (nanoseconds; `%3N` the first 3 digits), `%q` (the quarter), and the flags and
-/// widths ([`with_flags`]). The rest is left to chrono.
-fn gnu_directives(fmt: &str, dt: &DateTime<Utc>) -> String {
+/// `%N` (nanoseconds; `%3N` the first 3 digits), `%q` (the quarter), `%Z` (the zone's
+/// abbreviation `abbrev`, where chrono would show a fixed offset's digits), and the flags
+/// and widths ([`with_flags`]). The rest is left to chrono.
+fn gnu_directives(fmt: &str, dt: &DateTime<FixedOffset>, abbrev: &str) -> String {
     use chrono::{Datelike, Timelike};
     let literal = |s: &str| s.replace('%', "%%");
     let mut out = String::with_capacity(fmt.len());
@@ -209,6 +228,7 @@ fn gnu_directives(fmt: &str, dt: &DateTime<Utc>) -> String {
                 out.push_str(&digits);
             }
             'q' => out.push_str(&((dt.month() - 1) / 3 + 1).to_string()),
+            'Z' => out.push_str(&literal(&with_flags(&spec[..flags], width, conv, abbrev))),
             _ if flags > 0 || width.is_some() => {
                 let plain = format!("%{conv}");
                 let items = chrono::format::StrftimeItems::new(&plain);
@@ -280,11 +300,75 @@ fn with_flags(flags: &str, width: Option<usize>, conv: char, text: &str) -> Stri
     }
 }
 
-/// GNU's free-form dates that `touch -d`'s parser leaves: relative items (`+1 day`,
-/// `2 weeks ago`, `yesterday`, `next monday`), month names and the like, read in UTC (the
-/// session's time zone) relative to now.
-fn relative_date(text: &str) -> Option<SystemTime> {
-    let now = jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC);
+/// `date -d`'s STRING in `zone`: a leading `TZ="RULE"` reads the rest in RULE's zone
+/// (an unknown RULE is UTC, as in glibc), then the fixed forms [`parse_date`] knows, then
+/// GNU's free-form ones ([`relative_date`]).
+pub(crate) fn read_date(text: &str, zone: &Zone) -> Option<SystemTime> {
+    let (zone, text) = match text.trim_start().strip_prefix("TZ=\"") {
+        Some(rest) => {
+            let mut rule = String::new();
+            let mut chars = rest.char_indices();
+            let end = loop {
+                match chars.next()? {
+                    (_, '\\') => rule.push(chars.next()?.1),
+                    (i, '"') => break i,
+                    (_, c) => rule.push(c),
+                }
+            };
+            (Zone::parse(&rule), &rest[end + 1..])
+        }
+        None => (zone.clone(), text),
+    };
+    if text.trim().is_empty() {
+        return Some(SystemTime::now());
+    }
+    let text = time_zone_offsets(text)?;
+    parse_date(&text, &zone).or_else(|| relative_date(&text, &zone))
+}
+
+/// GNU reads a signed number right after a time of day as that time's UTC offset
+/// (`12:00 +2` is 12:00+02:00, `-0530` -05:30) and a bare unit word after it as one unit
+/// (`12:00 +2 hours` is 10:00 UTC plus an hour), where parse_datetime would read `+2 hours`
+/// as a relative item: rewrites `text` into the explicit form (`12:00+02:00 +1 hours`).
+/// `None` for an offset past 24 hours, which GNU finds invalid.
+fn time_zone_offsets(text: &str) -> Option<String> {
+    static TIME_SIGNED: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(
+        || {
+            regex::Regex::new(
+                r"(?i)(^|\s)(\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)\s*([+-])\s*(\d{1,4})(?::(\d{2}))?(\s+(?:year|month|fortnight|week|day|hour|minute|min|second|sec)s?\b|\s|$)",
+            )
+            .ok()
+        },
+    );
+    let Some(re) = TIME_SIGNED.as_ref() else {
+        return Some(text.to_string());
+    };
+    let mut valid = true;
+    let out = re.replace(text, |c: &regex::Captures| {
+        let digits = &c[4];
+        let n: u32 = digits.parse().unwrap_or(0);
+        let (h, m) = match c.get(5) {
+            Some(m) => (n, m.as_str().parse().unwrap_or(0)),
+            None if digits.len() <= 2 => (n, 0),
+            None => (n / 100, n % 100),
+        };
+        valid &= h < 24 || (h == 24 && m == 0);
+        let unit = c.get(6).map_or("", |u| u.as_str());
+        let unit = if unit.trim().is_empty() {
+            unit.to_string()
+        } else {
+            format!(" +1 {}", unit.trim())
+        };
+        format!("{}{}{}{h:02}:{m:02}{unit}", &c[1], &c[2], &c[3])
+    });
+    valid.then(|| out.into_owned())
+}
+
+/// GNU's free-form dates that [`parse_date`] leaves: relative items (`+1 day`,
+/// `2 weeks ago`, `yesterday`, `next monday`), month names and the like, read in `zone`
+/// relative to now.
+fn relative_date(text: &str, zone: &Zone) -> Option<SystemTime> {
+    let now = jiff::Timestamp::now().to_zoned(zone.tz().clone());
     let when = parse_datetime::parse_datetime_at_date(now, text)
         .ok()?
         .into_zoned()?;
@@ -304,6 +388,50 @@ fn relative_date(text: &str) -> Option<SystemTime> {
 mod tests {
     use super::*;
     use crate::testing::Invocation;
+
+    #[test]
+    fn signed_number_after_a_time_is_its_zone() {
+        let f = |s: &str| time_zone_offsets(s);
+        assert_eq!(
+            f("2024-01-01 12:00 +2 hours").as_deref(),
+            Some("2024-01-01 12:00+02:00 +1 hours")
+        );
+        assert_eq!(f("12:00:30 - 0130").as_deref(), Some("12:00:30-01:30"));
+        assert_eq!(
+            f("2024-01-01 +2 hours").as_deref(),
+            Some("2024-01-01 +2 hours")
+        );
+        assert_eq!(f("12:00 +25 hours"), None);
+    }
+
+    #[tokio::test]
+    async fn named_zones() {
+        let inv = Invocation {
+            env: [("TZ".to_string(), "Asia/Tokyo".to_string())]
+                .into_iter()
+                .collect(),
+            ..Invocation::default()
+        };
+        assert_eq!(
+            inv.run(&Date, &["-d", "@0"]).await.1,
+            "Thu Jan  1 09:00:00 JST 1970\n"
+        );
+        assert_eq!(
+            inv.run(&Date, &["-d", "2020-01-01 09:00", "+%s %Z %z"])
+                .await
+                .1,
+            "1577836800 JST +0900\n"
+        );
+        assert_eq!(
+            inv.run(
+                &Date,
+                &["-d", "TZ=\"Europe/Paris\" 2020-07-01 02:00", "+%F %T"]
+            )
+            .await
+            .1,
+            "2020-07-01 09:00:00\n"
+        );
+    }
 
     #[test]
     fn flags_and_widths() {

@@ -36,6 +36,7 @@ Compare FILES line by line.
   -w, --ignore-all-space        ignore all white space
   -B, --ignore-blank-lines      ignore changes where lines are all blank
   -Z, --ignore-trailing-space   ignore white space at line end
+      --strip-trailing-cr       strip trailing carriage return on input
   -a, --text                    treat all files as text
       --label LABEL             use LABEL instead of file name and timestamp
       --help                    display this help and exit
@@ -62,6 +63,8 @@ struct Opts {
     all_space: bool,
     blank_lines: bool,
     trailing_space: bool,
+    /// `--strip-trailing-cr`: a CR before a line's end is not compared (it is still shown).
+    strip_cr: bool,
     text: bool,
     labels: Vec<String>,
     /// The options as given, for the `diff -r a/x b/x` lines between files of directories.
@@ -119,6 +122,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
                 "ignore-all-space" => o.all_space = true,
                 "ignore-blank-lines" => o.blank_lines = true,
                 "ignore-trailing-space" => o.trailing_space = true,
+                "strip-trailing-cr" => o.strip_cr = true,
                 "text" => o.text = true,
                 "normal" => o.format = Some(Format::Normal),
                 "label" => o.labels.push(take(&mut i)?),
@@ -480,6 +484,15 @@ impl<'a> Differ<'a> {
 
     /// A line as compared under `-i`, `-w`, `-b`.
     fn key(&self, l: &[u8]) -> Vec<u8> {
+        let unix;
+        let l = if !self.o.strip_cr {
+            l
+        } else if let Some(body) = l.strip_suffix(b"\r\n") {
+            unix = [body, b"\n".as_slice()].concat();
+            &unix
+        } else {
+            l.strip_suffix(b"\r").unwrap_or(l)
+        };
         let mut k: Vec<u8> = if self.o.all_space {
             l.iter()
                 .copied()

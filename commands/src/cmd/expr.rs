@@ -255,10 +255,15 @@ impl Parser<'_> {
         }
     }
 
-    /// The next token, as an operand of a keyword.
+    /// The operand of a keyword: GNU reads a whole primary there, so `+ TOKEN`, a
+    /// parenthesized expression or another keyword's result; a plain token is taken as
+    /// written (`length 007` is 3).
     fn arg(&mut self, kw: &str) -> Result<String, Fail> {
         self.operand_after(kw)?;
-        Ok(self.take().unwrap_or_default())
+        match self.peek() {
+            Some("+" | "(" | "length" | "match" | "index" | "substr") => Ok(self.unary()?.text()),
+            _ => Ok(self.take().unwrap_or_default()),
+        }
     }
 }
 
@@ -374,6 +379,8 @@ mod tests {
         );
         assert_eq!(expr(&["--", "-5", "+", "1"]).await.1, "-4\n");
         assert_eq!(expr(&["+", "a"]).await.1, "a\n");
+        assert_eq!(expr(&["length", "+", "length"]).await.1, "6\n");
+        assert_eq!(expr(&["length", "007"]).await.1, "3\n");
     }
 
     #[tokio::test]

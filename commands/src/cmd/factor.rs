@@ -10,8 +10,11 @@ use crate::{CmdResult, Command, Context, parse_args};
 /// Print the prime factors of each specified integer NUMBER. If none are specified on
 /// the command line, read them from standard input.
 #[derive(Parser, Debug)]
-#[command(name = "factor")]
+#[command(name = "factor", disable_help_flag = true)]
 struct Args {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
     /// NUMBER
     numbers: Vec<String>,
 }

@@ -14,6 +14,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 
 use super::util::{BufOut, MAX_DEPTH, Pacer, mode_string, quote, utc};
+use super::zone::Zone;
 use crate::fs::{DirEntry, FileKind, FsError, Metadata, WriteHandle, WriteMode};
 use crate::{CmdResult, Command, Context, Interrupt, Status};
 
@@ -111,6 +112,8 @@ struct Walker<'a> {
     prune: bool,
     user: String,
     now: SystemTime,
+    /// `TZ`'s zone, which `-printf`'s and `-ls`'s times are shown in.
+    zone: Zone,
     pacer: Pacer,
     /// Canonical paths of the directories being walked under `-L` (loop detection).
     ancestors: Vec<String>,
@@ -163,6 +166,7 @@ impl Command for Find {
             &Env {
                 user: &user,
                 mtime_of: &lookup,
+                zone: &Zone::from_env(&ctx.env),
             },
         );
         let plan = match parsed {
@@ -206,6 +210,7 @@ impl Command for Find {
             prune: false,
             user,
             now,
+            zone: Zone::from_env(&ctx.env),
             pacer: Pacer::default(),
             ancestors: Vec::new(),
         };
@@ -747,7 +752,7 @@ impl<'a> Walker<'a> {
         } else {
             self.lmeta(f).await
         };
-        let dt = utc(meta.mtime);
+        let (dt, _) = self.zone.at(meta.mtime);
         let six_months = std::time::Duration::from_secs(182 * 24 * 3600);
         let recent = match self.now.duration_since(meta.mtime) {
             Ok(age) => age < six_months,
@@ -848,8 +853,8 @@ impl<'a> Walker<'a> {
                         String::new()
                     }
                 }
-                'a' | 'c' | 't' => ctime(f.meta.mtime),
-                'A' | 'B' | 'C' | 'T' => time_field(f.meta.mtime, sub.unwrap_or('+')),
+                'a' | 'c' | 't' => ctime(f.meta.mtime, &self.zone),
+                'A' | 'B' | 'C' | 'T' => time_field(f.meta.mtime, sub.unwrap_or('+'), &self.zone),
                 other => format!("%{other}"),
             };
             let mut text = text;
@@ -873,8 +878,8 @@ impl<'a> Walker<'a> {
 }
 
 /// `Wed Jan  1 00:00:00.0000000000 2020`: GNU's `%t`.
-fn ctime(t: SystemTime) -> String {
-    let dt = utc(t);
+fn ctime(t: SystemTime, zone: &Zone) -> String {
+    let (dt, _) = zone.at(t);
     format!(
         "{}{} {}",
         dt.format("%a %b %e %H:%M:%S"),
@@ -889,13 +894,14 @@ fn frac(t: SystemTime) -> String {
 }
 
 /// One field of a time (`%T` followed by `k`).
-fn time_field(t: SystemTime, k: char) -> String {
-    let dt = utc(t);
+fn time_field(t: SystemTime, k: char, zone: &Zone) -> String {
+    let (dt, abbrev) = zone.at(t);
     match k {
         '@' => format!("{}{}", dt.timestamp(), frac(t)),
         'S' => format!("{}{}", dt.format("%S"), frac(t)),
         'T' => format!("{}{}", dt.format("%H:%M:%S"), frac(t)),
         '+' => format!("{}{}", dt.format("%Y-%m-%d+%H:%M:%S"), frac(t)),
+        'Z' => abbrev,
         k if k.is_ascii_alphabetic() => {
             let spec = format!("%{k}");
             let items: Vec<chrono::format::Item<'_>> =
@@ -1033,9 +1039,13 @@ mod tests {
     #[test]
     fn times() {
         let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_577_836_800);
-        assert_eq!(ctime(t), "Wed Jan  1 00:00:00.0000000000 2020");
-        assert_eq!(time_field(t, '@'), "1577836800.0000000000");
-        assert_eq!(time_field(t, '+'), "2020-01-01+00:00:00.0000000000");
-        assert_eq!(time_field(t, 'Y'), "2020");
+        let utc = Zone::utc();
+        assert_eq!(ctime(t, &utc), "Wed Jan  1 00:00:00.0000000000 2020");
+        assert_eq!(time_field(t, '@', &utc), "1577836800.0000000000");
+        assert_eq!(time_field(t, '+', &utc), "2020-01-01+00:00:00.0000000000");
+        assert_eq!(time_field(t, 'Y', &utc), "2020");
+        let tokyo = Zone::parse("Asia/Tokyo");
+        assert_eq!(time_field(t, 'H', &tokyo), "09");
+        assert_eq!(time_field(t, 'Z', &tokyo), "JST");
     }
 }

@@ -313,6 +313,9 @@ impl Run<'_> {
             Out::Stdout
         };
         let decompress = self.o.decompress || check_only;
+        // The gzip header's and trailer's bytes (for -v's ratio): what is written when
+        // compressing, what the input's first chunk holds when decompressing.
+        let mut header_bytes: u64 = 18;
         let mut coder = if decompress {
             Coder::Dec(MultiGzDecoder::new(Vec::new()))
         } else {
@@ -328,6 +331,7 @@ impl Run<'_> {
                 );
                 if abs.is_some() {
                     b = b.filename(super::util::base_name(f).as_bytes());
+                    header_bytes += super::util::base_name(f).len() as u64 + 1;
                 }
             }
             Coder::Enc(b.write(Vec::new(), Compression::new(self.o.level)))
@@ -335,6 +339,8 @@ impl Run<'_> {
         let mut off = 0u64;
         let (mut read_bytes, mut written) = (0u64, 0u64);
         let mut first = true;
+        // `-d -f` to stdout (`zcat -f`): data that is not gzip passes through as it is.
+        let mut raw = false;
         let mut failed: Option<String> = None;
         loop {
             self.pacer.tick(self.ctx).await?;
@@ -359,13 +365,24 @@ impl Run<'_> {
                 break;
             }
             if first && decompress && !chunk.starts_with(&[0x1f, 0x8b]) {
-                let name = if abs.is_some() { f } else { "stdin" };
-                failed = Some(format!("{name}: not in gzip format"));
-                break;
+                if self.o.force && matches!(out, Out::Stdout) {
+                    raw = true;
+                } else {
+                    let name = if abs.is_some() { f } else { "stdin" };
+                    failed = Some(format!("{name}: not in gzip format"));
+                    break;
+                }
+            }
+            if first && decompress {
+                header_bytes = gzip_header_len(&chunk);
             }
             first = false;
             off += chunk.len() as u64;
             read_bytes += chunk.len() as u64;
+            if raw {
+                self.emit(&mut out, &chunk).await?;
+                continue;
+            }
             match coder.push(&chunk) {
                 Ok(data) => {
                     written += data.len() as u64;
@@ -378,7 +395,7 @@ impl Run<'_> {
                 }
             }
         }
-        if failed.is_none() {
+        if failed.is_none() && !raw {
             if first && decompress {
                 let name = if abs.is_some() { f } else { "stdin" };
                 failed = Some(format!("{name}: unexpected end of file"));
@@ -397,8 +414,8 @@ impl Run<'_> {
         }
         if let Some(msg) = failed {
             let out_kind = match &out {
-                Out::Stdout => OutKind::Stdout,
-                _ => OutKind::Other,
+                Out::Stdout | Out::Discard => OutKind::Stdout,
+                Out::File(_) => OutKind::Other,
             };
             if let Out::File(h) = out {
                 let _ = h.close().await;
@@ -406,7 +423,8 @@ impl Run<'_> {
             if let Some(t) = &target {
                 let _ = self.ctx.fs.unlink(&self.ctx.path(t)).await;
             }
-            // GNU starts a new line first when the bad data would have gone to stdout.
+            // GNU starts a new line first when the bad data would have gone to stdout (or
+            // nowhere: -t, -l).
             if matches!(out_kind, OutKind::Stdout) && msg.ends_with("not in gzip format") {
                 self.ctx.err("\n").await;
             }
@@ -429,6 +447,29 @@ impl Run<'_> {
                 && let Err(e) = self.ctx.fs.unlink(a).await
             {
                 self.warn(format!("{f}: {e}"), 1).await;
+            }
+            if self.o.verbose && !self.o.quiet {
+                // GNU's ratio leaves the gzip header and trailer out of the compressed size.
+                let (plain, packed) = if decompress {
+                    (written, read_bytes)
+                } else {
+                    (read_bytes, written)
+                };
+                let data = packed.saturating_sub(header_bytes) as f64;
+                let ratio = if plain == 0 {
+                    0.0
+                } else {
+                    (plain as f64 - data) * 100.0 / plain as f64
+                };
+                let sign = if ratio < 0.0 { '-' } else { ' ' };
+                let keep = if self.o.keep {
+                    "created"
+                } else {
+                    "replaced with"
+                };
+                self.ctx
+                    .err(format!("{f}:\t{sign}{:4.1}% -- {keep} {t}\n", ratio.abs()))
+                    .await;
             }
         }
         if listing {
@@ -472,6 +513,19 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// The bytes of a gzip member's header (from its first chunk `b`) and trailer: 10, the
+/// stored name's when the FNAME flag is set, and 8.
+fn gzip_header_len(b: &[u8]) -> u64 {
+    let name = if b.get(3).is_some_and(|f| f & 0x08 != 0) {
+        b.get(10..)
+            .and_then(|rest| rest.iter().position(|&c| c == 0))
+            .map_or(0, |n| n as u64 + 1)
+    } else {
+        0
+    };
+    18 + name
 }
 
 /// The modification time stored in a gzip header (for tests and `-N`).

@@ -8,7 +8,7 @@
 
 use async_trait::async_trait;
 
-use super::chmod::{Mode, UMASK};
+use super::chmod::Mode;
 use super::getopt::{Arg, Spec, opt, parse};
 use super::id::{GID, UID, user};
 use super::util::{CopyError, base_name, copy_file, quote, usage_error};
@@ -111,7 +111,7 @@ impl Command for Install {
         let mode = match p.last('m') {
             None => DEFAULT_MODE,
             Some(m) => match Mode::parse(m) {
-                Some(mode) => mode.apply(0, false, UMASK),
+                Some(mode) => mode.apply(0, false, ctx.fs.umask()),
                 None => {
                     ctx.warn("install", format!("invalid mode {}", quote(m)))
                         .await;
@@ -172,7 +172,7 @@ impl Command for Install {
                 Ok(_) => {
                     ctx.warn(
                         "install",
-                        format!("target {} is not a directory", quote(dir)),
+                        format!("failed to access {}: Not a directory", quote(dir)),
                     )
                     .await;
                     return Ok(1);
@@ -214,7 +214,7 @@ impl Command for Install {
                     Ok(_) => {
                         ctx.warn(
                             "install",
-                            format!("target {} is not a directory", quote(dest)),
+                            format!("target {}: Not a directory", quote(dest)),
                         )
                         .await;
                         return Ok(1);
@@ -322,7 +322,8 @@ async fn make_dirs(
         } else {
             DEFAULT_MODE
         };
-        if m != DEFAULT_MODE
+        // mkdir gave it 0777 minus the umask: 0755 only under 022.
+        if (m != DEFAULT_MODE || ctx.fs.umask() != 0o022)
             && let Err(e) = ctx.fs.chmod(&path, m).await
         {
             ctx.warn(

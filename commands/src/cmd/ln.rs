@@ -33,12 +33,34 @@ struct Args {
     /// Print name of each linked file.
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// With -s, create links relative to link location.
+    #[arg(short = 'r', long)]
+    relative: bool,
     /// TARGET... [LINK_NAME]
     #[arg(value_name = "TARGET")]
     files: Vec<String>,
 }
 
 pub struct Ln;
+
+/// `-r`: `target` as a path from the directory `link` is in, both resolved as far as
+/// they exist (GNU's `realpath -m`).
+async fn relative_target(ctx: &Context, target: &str, link: &str) -> String {
+    let resolve = |p: String| async move {
+        match ctx.fs.canonicalize(&p).await {
+            Ok(c) => c,
+            Err(_) => crate::fs::normalize(&p),
+        }
+    };
+    let to = resolve(ctx.path(target)).await;
+    let dir = match link.rsplit_once('/') {
+        Some(("", _)) => "/".to_string(),
+        Some((d, _)) => d.to_string(),
+        None => ctx.cwd.clone(),
+    };
+    let from = resolve(dir).await;
+    super::readlink::relative(&to, &from)
+}
 
 #[async_trait]
 impl Command for Ln {
@@ -80,6 +102,11 @@ impl Command for Ln {
         };
         let mut status = 0;
         for (target, shown, link) in jobs {
+            let target = if args.relative && args.symbolic {
+                relative_target(ctx, &target, &link).await
+            } else {
+                target
+            };
             let kind = if args.symbolic {
                 "symbolic link"
             } else {

@@ -7,7 +7,8 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use clap::Parser;
 
-use super::util::{BufOut, MAX_DEPTH, Pacer, human_size, mode_string, quote, utc};
+use super::util::{BufOut, MAX_DEPTH, Pacer, human_size, mode_string, quote};
+use super::zone::Zone;
 use crate::fs::{FileKind, Metadata};
 use crate::{CmdResult, Command, Context, Interrupt, parse_args};
 
@@ -62,6 +63,22 @@ struct Args {
     /// List one file per line.
     #[arg(short = '1')]
     one: bool,
+    /// Do not sort; list entries in directory order.
+    #[arg(short = 'U')]
+    unsorted: bool,
+    /// List all entries in directory order (-a -U).
+    #[arg(short = 'f')]
+    all_unsorted: bool,
+    /// Like -F, except do not append '*'.
+    #[arg(long = "file-type")]
+    file_type: bool,
+    /// Append indicator with style WORD to entry names: none (default), slash (-p),
+    /// file-type (--file-type), classify (-F).
+    #[arg(long = "indicator-style", value_name = "WORD")]
+    indicator_style: Option<String>,
+    /// Sort by WORD instead of name: none (-U), size (-S), time (-t), name.
+    #[arg(long = "sort", value_name = "WORD")]
+    sort_word: Option<String>,
     /// Files or directories to list.
     files: Vec<String>,
 }
@@ -85,8 +102,8 @@ fn indicator(meta: &Metadata) -> &'static str {
     }
 }
 
-fn fmt_time(t: SystemTime, now: SystemTime) -> String {
-    let dt = utc(t);
+fn fmt_time(t: SystemTime, now: SystemTime, zone: &Zone) -> String {
+    let (dt, _) = zone.at(t);
     let six_months = std::time::Duration::from_secs(182 * 24 * 3600);
     let recent = match now.duration_since(t) {
         Ok(age) => age < six_months,
@@ -112,11 +129,16 @@ struct Lister<'a> {
     args: &'a Args,
     user: String,
     now: SystemTime,
+    /// `TZ`'s zone, which `-l` shows times in.
+    zone: Zone,
     status: i32,
 }
 
 impl Lister<'_> {
     fn sort(&self, items: &mut [Item]) {
+        if self.args.unsorted {
+            return;
+        }
         items.sort_by(|a, b| a.name.cmp(&b.name));
         if self.args.by_size {
             items.sort_by_key(|i| std::cmp::Reverse(i.meta.len));
@@ -130,12 +152,24 @@ impl Lister<'_> {
 
     fn display_name(&self, item: &Item) -> String {
         let mut s = item.name.clone();
-        if self.args.classify {
-            s.push_str(indicator(&item.meta));
-        } else if self.args.slash && item.meta.is_dir() {
-            s.push('/');
-        }
+        s.push_str(self.indicator(&item.meta));
         s
+    }
+
+    /// The indicator -F, --file-type or -p appends to a name of this kind.
+    fn indicator(&self, meta: &Metadata) -> &'static str {
+        if self.args.classify {
+            indicator(meta)
+        } else if self.args.file_type {
+            match indicator(meta) {
+                "*" => "",
+                i => i,
+            }
+        } else if self.args.slash && meta.is_dir() {
+            "/"
+        } else {
+            ""
+        }
     }
 
     /// The size column's text for `meta`.
@@ -177,22 +211,20 @@ impl Lister<'_> {
                     "{} 1 {u} {u} {:>w$} {} {}",
                     mode_string(&i.meta),
                     size(i),
-                    fmt_time(i.meta.mtime, self.now),
+                    fmt_time(i.meta.mtime, self.now, &self.zone),
                     i.name,
                     u = self.user,
                 );
                 if let Some(t) = &i.target {
                     line.push_str(" -> ");
                     line.push_str(t);
-                    if self.args.classify
+                    if (self.args.classify || self.args.file_type)
                         && let Some(tm) = &i.target_meta
                     {
-                        line.push_str(indicator(tm));
+                        line.push_str(self.indicator(tm));
                     }
-                } else if self.args.classify {
-                    line.push_str(indicator(&i.meta));
-                } else if self.args.slash && i.meta.is_dir() {
-                    line.push('/');
+                } else {
+                    line.push_str(self.indicator(&i.meta));
                 }
                 line.push('\n');
                 out.write(line.as_bytes()).await?;
@@ -388,10 +420,51 @@ impl Command for Ls {
         "list directory contents"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        let args: Args = match parse_args(ctx, self.name(), &args).await {
+        let mut args: Args = match parse_args(ctx, self.name(), &args).await {
             Ok(a) => a,
             Err(r) => return r,
         };
+        if args.all_unsorted {
+            args.all = true;
+            args.unsorted = true;
+        }
+        let words: [(&str, &Option<String>, &[&str]); 2] = [
+            (
+                "--indicator-style",
+                &args.indicator_style,
+                &["none", "slash", "file-type", "classify"],
+            ),
+            ("--sort", &args.sort_word, &["none", "size", "time", "name"]),
+        ];
+        for (opt, word, valid) in words {
+            if let Some(w) = word
+                && !valid.contains(&w.as_str())
+            {
+                let mut msg = format!(
+                    "ls: invalid argument {} for {}\nValid arguments are:\n",
+                    quote(w),
+                    quote(opt)
+                );
+                for v in valid {
+                    msg.push_str(&format!("  - {}\n", quote(v)));
+                }
+                msg.push_str("Try 'ls --help' for more information.\n");
+                ctx.err(msg).await;
+                return Ok(2);
+            }
+        }
+        match args.indicator_style.as_deref() {
+            Some("slash") => args.slash = true,
+            Some("file-type") => args.file_type = true,
+            Some("classify") => args.classify = true,
+            _ => {}
+        }
+        match args.sort_word.as_deref() {
+            Some("none") => args.unsorted = true,
+            Some("size") => args.by_size = true,
+            Some("time") => args.by_time = true,
+            _ => {}
+        }
         let mut lister = Lister {
             ctx,
             args: &args,
@@ -401,6 +474,7 @@ impl Command for Ls {
                 .cloned()
                 .unwrap_or_else(|| "user".into()),
             now: SystemTime::now(),
+            zone: Zone::from_env(&ctx.env),
             status: 0,
         };
         let operands = if args.files.is_empty() {
@@ -423,7 +497,7 @@ impl Command for Ls {
                     continue;
                 }
             };
-            let follow = !(args.long || args.directory || args.classify);
+            let follow = !(args.long || args.directory || args.classify || args.file_type);
             let is_dir = match meta.kind {
                 FileKind::Dir => true,
                 FileKind::Symlink if follow => ctx.fs.stat(&path).await.is_ok_and(|m| m.is_dir()),
@@ -442,9 +516,11 @@ impl Command for Ls {
             .print_items(&mut out, &files, false, dir_size_width)
             .await?;
         let mut first = files.is_empty();
-        dirs.sort_by(|a, b| a.0.cmp(&b.0));
-        if args.reverse {
-            dirs.reverse();
+        if !args.unsorted {
+            dirs.sort_by(|a, b| a.0.cmp(&b.0));
+            if args.reverse {
+                dirs.reverse();
+            }
         }
         let header = operands.len() > 1;
         for (shown, path) in dirs {

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use clap::Parser;
 
+use super::chmod::Mode;
 use super::util::{missing_operand, quote};
 use crate::fs::FsError;
 use crate::{CmdResult, Command, Context, parse_args};
@@ -17,25 +18,26 @@ struct Args {
     /// Print a message for each created directory.
     #[arg(short = 'v', long)]
     verbose: bool,
-    /// Set file mode (octal, as in 755), not a=rwx - umask.
-    #[arg(short = 'm', long, value_parser = parse_octal)]
-    mode: Option<u32>,
+    /// Set file mode (as in chmod: 755, u=rwx,g=rx), not a=rwx - umask; parents made
+    /// by -p get the default.
+    #[arg(short = 'm', long)]
+    mode: Option<String>,
     /// Directories to create.
     dirs: Vec<String>,
 }
 
-fn parse_octal(s: &str) -> Result<u32, String> {
-    u32::from_str_radix(s, 8)
-        .ok()
-        .filter(|m| *m <= 0o7777)
-        .ok_or_else(|| format!("invalid mode '{s}'"))
-}
-
 pub struct Mkdir;
 
-async fn make(ctx: &Context, args: &Args, shown: &str, path: &str) -> Result<(), FsError> {
+/// Makes one directory; `mode` set when given (the umask gives the rest theirs).
+async fn make(
+    ctx: &Context,
+    args: &Args,
+    mode: Option<u32>,
+    shown: &str,
+    path: &str,
+) -> Result<(), FsError> {
     ctx.fs.mkdir(path).await?;
-    if let Some(m) = args.mode {
+    if let Some(m) = mode {
         ctx.fs.chmod(path, m).await?;
     }
     if args.verbose {
@@ -62,6 +64,21 @@ impl Command for Mkdir {
         if args.dirs.is_empty() {
             return Ok(missing_operand(ctx, "mkdir").await);
         }
+        let umask = ctx.fs.umask();
+        // GNU applies -m to a=rwx, with the umask only for clauses without `ugoa`.
+        let mode = match &args.mode {
+            None => None,
+            Some(m) => match Mode::parse(m) {
+                Some(mode) => Some(mode.apply(0o777, true, umask)),
+                None => {
+                    ctx.warn("mkdir", format!("invalid mode {}", quote(m)))
+                        .await;
+                    return Ok(1);
+                }
+            },
+        };
+        // Parents -p makes are writable and searchable by their owner whatever the umask.
+        let parent_mode = (umask & 0o300 != 0).then_some((0o777 & !umask) | 0o300);
         let mut status = 0;
         for d in &args.dirs {
             // The component an error is about, when not the whole operand.
@@ -98,7 +115,12 @@ impl Command for Mkdir {
                             break;
                         }
                     }
-                    if let Err(e) = make(ctx, &args, &shown, &path).await
+                    let mode = if i + 1 < comps.len() {
+                        parent_mode
+                    } else {
+                        mode
+                    };
+                    if let Err(e) = make(ctx, &args, mode, &shown, &path).await
                         && e != FsError::AlreadyExists
                     {
                         res = Err(e);
@@ -107,7 +129,7 @@ impl Command for Mkdir {
                 }
                 res
             } else {
-                make(ctx, &args, d, &ctx.path(d)).await
+                make(ctx, &args, mode, d, &ctx.path(d)).await
             };
             if let Err(e) = result {
                 ctx.warn(

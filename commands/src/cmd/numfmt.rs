@@ -210,7 +210,8 @@ impl Numfmt {
         if rest.is_empty() {
             return Ok((v, decimals, false));
         }
-        let Some(p) = SUFFIXES
+        // coreutils 9.1 reads suffixes up to Y; R and Q came later.
+        let Some(p) = SUFFIXES[..8]
             .iter()
             .position(|c| rest.as_bytes()[0] == *c || (*c == b'K' && rest.as_bytes()[0] == b'k'))
         else {

@@ -227,6 +227,8 @@ struct Opts {
     specs: Vec<Spec>,
     verbose: bool,
     width: Option<usize>,
+    /// `--endian=big`: multi-byte numbers are read most significant byte first.
+    big_endian: bool,
     files: Vec<String>,
 }
 
@@ -250,9 +252,10 @@ impl Command for Od {
             specs: Vec::new(),
             verbose: false,
             width: None,
+            big_endian: false,
             files: Vec::new(),
         };
-        const SPECS: [getopt::Spec; 19] = [
+        const SPECS: [getopt::Spec; 20] = [
             opt('a', Some('a'), None, Arg::No),
             opt('b', Some('b'), None, Arg::No),
             opt('c', Some('c'), None, Arg::No),
@@ -270,6 +273,7 @@ impl Command for Od {
             opt('t', Some('t'), Some("format"), Arg::Required),
             opt('w', Some('w'), Some("width"), Arg::Optional),
             opt('T', None, Some("traditional"), Arg::No),
+            opt('E', None, Some("endian"), Arg::Required),
             opt('h', None, Some("help"), Arg::No),
             opt('V', None, Some("version"), Arg::No),
         ];
@@ -342,6 +346,25 @@ async fn apply(ctx: &Context, o: &mut Opts, c: char, val: Option<String>) -> Opt
         ('j', Some(v)) => bytes(&v).map(|n| o.skip = n),
         ('N', Some(v)) => bytes(&v).map(|n| o.limit = Some(n)),
         ('t', Some(v)) => parse_type(&v, &mut o.specs),
+        ('E', Some(v)) => match v.as_str() {
+            "big" => {
+                o.big_endian = true;
+                Ok(())
+            }
+            "little" => {
+                o.big_endian = false;
+                Ok(())
+            }
+            _ => {
+                ctx.err(format!(
+                    "od: invalid argument {} for '--endian'\nValid arguments are:\n  \
+                     - 'little'\n  - 'big'\nTry 'od --help' for more information.\n",
+                    quote(&v)
+                ))
+                .await;
+                return Some(1);
+            }
+        },
         ('w', None) => {
             o.width = Some(32);
             Ok(())
@@ -583,7 +606,13 @@ fn render(o: &Opts, block: &[u8], per_line: usize, width_per_block: usize, offse
             let w = pad_left - next_pad + sp.width;
             pad_left = next_pad;
             let v = &data[f * sp.size..(f + 1) * sp.size];
-            let text = value(sp, v);
+            let text = if o.big_endian && sp.size > 1 {
+                let mut swapped = v.to_vec();
+                swapped.reverse();
+                value(sp, &swapped)
+            } else {
+                value(sp, v)
+            };
             s.push_str(&format!("{text:>w$}"));
             used += w;
         }

@@ -838,6 +838,10 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
         if b == b'\\' {
             // One escape at a time, so a `\c` can be told apart.
             let end = escape_end(fmt, i);
+            // GNU's printf stops at a `\c` in the format too; bash's prints it as is.
+            if run.gnu && fmt.get(i + 1) == Some(&b'c') {
+                return true;
+            }
             let mut cx = run.escapes();
             unescape_in(&fmt[i..end], out, Escapes::Format, &mut cx);
             run.warnings.append(&mut cx.warnings);

@@ -162,7 +162,7 @@ fn is_below(path: &str, base: &str) -> bool {
 /// `path` relative to the directory `from` (both resolved and absolute): `..` for each of
 /// `from`'s components past their common prefix, then the rest of `path`; `.` for the
 /// directory itself.
-fn relative(path: &str, from: &str) -> String {
+pub(crate) fn relative(path: &str, from: &str) -> String {
     let p: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     let f: Vec<&str> = from.split('/').filter(|c| !c.is_empty()).collect();
     let common = p.iter().zip(&f).take_while(|(a, b)| a == b).count();

@@ -54,6 +54,9 @@ struct Args {
     /// Fold lower case to upper case characters.
     #[arg(short = 'f', long = "ignore-case")]
     fold: bool,
+    /// Consider only printable characters.
+    #[arg(short = 'i', long = "ignore-nonprinting")]
+    nonprinting: bool,
     /// Compare according to general numerical value.
     #[arg(short = 'g', long = "general-numeric-sort")]
     general: bool,
@@ -106,6 +109,10 @@ struct Args {
     /// Line delimiter is NUL, not newline.
     #[arg(short = 'z', long = "zero-terminated")]
     zero: bool,
+    /// Read the names of the files to sort from F, separated by NULs (- for standard
+    /// input).
+    #[arg(long = "files0-from", value_name = "F")]
+    files0_from: Option<String>,
     /// Files to sort.
     files: Vec<String>,
 }
@@ -115,6 +122,7 @@ struct Opts {
     blanks: bool,
     dictionary: bool,
     fold: bool,
+    nonprinting: bool,
     general: bool,
     human: bool,
     month: bool,
@@ -130,6 +138,7 @@ impl Opts {
     fn any(&self) -> bool {
         self.blanks
             || self.dictionary
+            || self.nonprinting
             || self.fold
             || self.general
             || self.human
@@ -148,7 +157,7 @@ impl Opts {
                 'f' => self.fold = true,
                 'g' => self.general = true,
                 'h' => self.human = true,
-                'i' => {}
+                'i' => self.nonprinting = true,
                 'M' => self.month = true,
                 'n' => self.numeric = true,
                 'r' => self.reverse = true,
@@ -577,7 +586,7 @@ fn verrevcmp(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 fn text_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {
-    if !(o.fold || o.dictionary) {
+    if !(o.fold || o.dictionary || o.nonprinting) {
         return a.cmp(b);
     }
     let norm = |s: &[u8]| -> Vec<u8> {
@@ -589,6 +598,7 @@ fn text_cmp(a: &[u8], b: &[u8], o: &Opts) -> Ordering {
                     || **c == b'\t'
                     || **c >= 0x80
             })
+            .filter(|c| !o.nonprinting || (b' '..=b'~').contains(*c))
             .map(|c| if o.fold { c.to_ascii_uppercase() } else { *c })
             .collect()
     };
@@ -702,6 +712,15 @@ impl Command for Sort {
 /// Runs `sort` with `args`, holding runs of `tuning.run_bytes` and keeping its run files
 /// in `files`, which hold none once it returns.
 async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunFiles) -> CmdResult {
+    // `--check=quiet` (or `silent`) is -C, `--check=diagnose-first` -c.
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| match a.as_str() {
+            "--check=quiet" | "--check=silent" => "-C".to_string(),
+            "--check=diagnose-first" => "--check".to_string(),
+            _ => a,
+        })
+        .collect();
     let args: Args = match parse_args(ctx, "sort", &args).await {
         Ok(a) => a,
         Err(r) => return r,
@@ -710,6 +729,7 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
         blanks: args.ignore_blanks,
         dictionary: args.dictionary,
         fold: args.fold,
+        nonprinting: args.nonprinting,
         general: args.general,
         human: args.human,
         month: args.month,
@@ -743,7 +763,12 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
             }
         }
     }
-    let files_in = if args.files.is_empty() {
+    let files_in = if let Some(from) = &args.files0_from {
+        match super::wc::names_from(ctx, "sort", 2, from, &args.files).await {
+            Ok(names) => names,
+            Err(r) => return r,
+        }
+    } else if args.files.is_empty() {
         vec!["-".to_string()]
     } else {
         args.files.clone()
@@ -773,8 +798,8 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
             fan_in: tuning.fan_in.max(2),
         },
     };
-    let result = if check {
-        job.check(ctx, &files_in[0], !args.check_quiet).await
+    let result = if let (true, Some(first)) = (check, files_in.first()) {
+        job.check(ctx, first, !args.check_quiet).await
     } else {
         let sorted = job
             .sort(ctx, &files_in, args.output.as_deref(), files)

@@ -27,6 +27,10 @@ struct Args {
     /// Use numeric suffixes starting at 0, not alphabetic.
     #[arg(short = 'd')]
     numeric: bool,
+    /// Same as -d, but start the suffixes at FROM.
+    #[arg(long = "numeric-suffixes", value_name = "FROM", num_args = 0..=1,
+          require_equals = true, default_missing_value = "0")]
+    numeric_from: Option<String>,
     /// Use hex suffixes starting at 0, not alphabetic.
     #[arg(short = 'x')]
     hex: bool,
@@ -190,6 +194,22 @@ enum Mode {
     LineChunks(u64),
 }
 
+/// `split: invalid number of WHAT: 'TEXT'`; a number that is one (0) is also out of
+/// range, in GNU's words. Status 1.
+async fn invalid_count(ctx: &Context, what: &str, text: &str, number: bool) -> crate::Status {
+    let why = if number {
+        ": Numerical result out of range"
+    } else {
+        ""
+    };
+    ctx.warn(
+        "split",
+        format!("invalid number of {what}: {}{why}", quote(text)),
+    )
+    .await;
+    1
+}
+
 pub struct Split;
 
 #[async_trait]
@@ -216,26 +236,12 @@ impl Command for Split {
         let mode = if let Some(l) = &args.lines {
             match l.parse::<u64>() {
                 Ok(n) if n > 0 => Mode::Lines(n),
-                _ => {
-                    ctx.warn(
-                        "split",
-                        format!(
-                            "invalid number of lines: {}: Numerical result out of range",
-                            quote(l)
-                        ),
-                    )
-                    .await;
-                    return Ok(1);
-                }
+                n => return Ok(invalid_count(ctx, "lines", l, n.is_ok()).await),
             }
         } else if let Some(b) = &args.bytes {
             match parse_size(b) {
                 Some(n) if n > 0 => Mode::Bytes(n),
-                _ => {
-                    ctx.warn("split", format!("invalid number of bytes: {}", quote(b)))
-                        .await;
-                    return Ok(1);
-                }
+                n => return Ok(invalid_count(ctx, "bytes", b, n.is_some()).await),
             }
         } else if let Some(n) = &args.number {
             let (lines, num) = match n.strip_prefix("l/") {
@@ -264,6 +270,15 @@ impl Command for Split {
                 return Ok(1);
             }
         };
+        let from = match args.numeric_from.as_deref().map(str::parse::<u64>) {
+            None => None,
+            Some(Ok(n)) => Some(n),
+            Some(Err(_)) => {
+                let v = args.numeric_from.clone().unwrap_or_default();
+                let msg = format!("{}: invalid start value for numerical suffix", quote(&v));
+                return Ok(super::util::usage_error(ctx, "split", &msg).await);
+            }
+        };
         let input = args.operands.first().cloned().unwrap_or_else(|| "-".into());
         let names = Names {
             prefix: args.operands.get(1).cloned().unwrap_or_else(|| "x".into()),
@@ -271,12 +286,12 @@ impl Command for Split {
             len,
             radix: if args.hex {
                 16
-            } else if args.numeric {
+            } else if args.numeric || from.is_some() {
                 10
             } else {
                 26
             },
-            next: 0,
+            next: from.unwrap_or(0),
         };
         let mut reader = match Reader::open(ctx, &input).await {
             Ok(r) => r,

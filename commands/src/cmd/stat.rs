@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use clap::Parser;
 
 use super::printf::{Escapes, unescape};
-use super::util::{mode_string, quote, quotef, utc};
+use super::util::{mode_string, quote, quotef};
+use super::zone::Zone;
 use crate::fs::{FileKind, Metadata};
 use crate::{CmdResult, Command, Context, parse_args};
 
@@ -60,6 +61,8 @@ struct Subject<'a> {
     /// The target of a symlink (for `%N` and the default format).
     target: Option<String>,
     user: &'a str,
+    /// `TZ`'s zone, which times are shown in.
+    zone: &'a Zone,
 }
 
 fn file_type(meta: &Metadata) -> &'static str {
@@ -103,10 +106,10 @@ fn epoch(t: SystemTime) -> (i64, u32) {
     }
 }
 
-/// `2023-11-14 22:13:20.000000000 +0000`.
-fn human_time(t: SystemTime) -> String {
-    let dt = utc(t);
-    dt.format("%Y-%m-%d %H:%M:%S.%9f +0000").to_string()
+/// `2023-11-14 22:13:20.000000000 +0000`, in `zone`.
+fn human_time(t: SystemTime, zone: &Zone) -> String {
+    let (dt, _) = zone.at(t);
+    dt.format("%Y-%m-%d %H:%M:%S.%9f %z").to_string()
 }
 
 impl Subject<'_> {
@@ -132,7 +135,7 @@ impl Subject<'_> {
             b's' => m.len.to_string(),
             b'w' => "-".to_string(),
             b'W' => "0".to_string(),
-            b'x' | b'y' | b'z' => human_time(m.mtime),
+            b'x' | b'y' | b'z' => human_time(m.mtime, self.zone),
             b'X' | b'Y' | b'Z' => epoch(m.mtime).0.to_string(),
             _ => return None,
         })
@@ -216,7 +219,7 @@ impl Subject<'_> {
             Some(t) => format!("{} -> {}", quotef(self.name), quotef(t)),
             None => quotef(self.name),
         };
-        let time = human_time(m.mtime);
+        let time = human_time(m.mtime, self.zone);
         format!(
             "  File: {name}\n  Size: {:<10}\tBlocks: {:<10} IO Block: {:<6} {}\n\
              Links: 1\n\
@@ -288,6 +291,7 @@ impl Command for Stat {
             (None, None) => None,
         };
         let mut status = 0;
+        let zone = Zone::from_env(&ctx.env);
         for f in &args.files {
             let path = ctx.path(f);
             let got = if args.dereference {
@@ -314,6 +318,7 @@ impl Command for Stat {
                 meta,
                 target,
                 user: &user,
+                zone: &zone,
             };
             let text = match &format {
                 Some((fmt, newline)) => {

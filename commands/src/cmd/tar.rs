@@ -42,6 +42,12 @@ Create, list or extract tar archives.
                           names on extraction
 ";
 
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum KeepOld {
+    Error,
+    Silent,
+}
+
 #[derive(Debug, Default)]
 struct Opts {
     op: Option<char>,
@@ -54,6 +60,9 @@ struct Opts {
     excludes: Vec<String>,
     /// `--strip-components=N`: leading path components dropped from names on extraction.
     strip: usize,
+    /// `-k`: an existing file is not replaced, and that is an error; `--skip-old-files`:
+    /// nor replaced, silently.
+    keep_old: Option<KeepOld>,
     /// Operands, each with the `-C` directory in force where it was given.
     members: Vec<(Option<String>, String)>,
     dir: Option<String>,
@@ -82,7 +91,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
     if let Some(first) = words.first()
         && !first.starts_with('-')
         && !first.is_empty()
-        && first.chars().all(|c| "ctxzjJvfpOC".contains(c))
+        && first.chars().all(|c| "ctxzjJvfpOCk".contains(c))
     {
         let letters: Vec<char> = first.chars().collect();
         let mut rest = words.split_off(1);
@@ -138,6 +147,8 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
                 "directory" => o.dir = Some(value(&mut i)?),
                 "verbose" => o.verbose = true,
                 "to-stdout" => o.to_stdout = true,
+                "keep-old-files" => o.keep_old = Some(KeepOld::Error),
+                "skip-old-files" => o.keep_old = Some(KeepOld::Silent),
                 "exclude" => o.excludes.push(value(&mut i)?),
                 "strip-components" | "strip" => {
                     let v = value(&mut i)?;
@@ -166,6 +177,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
                 'v' => o.verbose = true,
                 'p' => {}
                 'O' => o.to_stdout = true,
+                'k' => o.keep_old = Some(KeepOld::Error),
                 'f' | 'C' => {
                     let v: String = if k < chars.len() {
                         let v = chars[k..].iter().collect();
@@ -1026,18 +1038,29 @@ impl Run<'_> {
                         }
                         continue;
                     }
-                    if let Ok(m) = self.ctx.fs.lstat(&dest).await
+                    let existing = self.ctx.fs.lstat(&dest).await.ok();
+                    let kept = existing.is_some() && self.o.keep_old.is_some();
+                    if kept && self.o.keep_old == Some(KeepOld::Error) {
+                        self.cannot(&name, "open", FsError::AlreadyExists).await;
+                    }
+                    if !kept
+                        && let Some(m) = &existing
                         && !m.is_dir()
                     {
                         let _ = self.ctx.fs.unlink(&dest).await;
                     }
-                    let mut handle = match self.ctx.fs.open_write(&dest, WriteMode::Truncate).await
-                    {
-                        Ok(h) => Some(h),
-                        Err(e) => {
+                    let opened = if kept {
+                        None
+                    } else {
+                        Some(self.ctx.fs.open_write(&dest, WriteMode::Truncate).await)
+                    };
+                    let mut handle = match opened {
+                        Some(Ok(h)) => Some(h),
+                        Some(Err(e)) => {
                             self.cannot(&name, "open", e).await;
                             None
                         }
+                        None => None,
                     };
                     let mut left = size;
                     while left > 0 {

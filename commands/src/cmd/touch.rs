@@ -4,10 +4,11 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use chrono::{NaiveDate, NaiveDateTime, TimeZone, Utc};
+use chrono::{NaiveDate, NaiveDateTime, Utc};
 use clap::Parser;
 
 use super::util::{missing_operand, quote};
+use super::zone::Zone;
 use crate::fs::{FsError, WriteMode};
 use crate::{CmdResult, Command, Context, parse_args};
 
@@ -40,8 +41,8 @@ struct Args {
     files: Vec<String>,
 }
 
-/// Parses the `-d` forms listed in the help.
-pub(crate) fn parse_date(s: &str) -> Option<SystemTime> {
+/// Parses the `-d` forms listed in the help; a time without a zone is one in `zone`.
+pub(crate) fn parse_date(s: &str, zone: &Zone) -> Option<SystemTime> {
     let s = s.trim();
     if let Some(secs) = s.strip_prefix('@') {
         let v: f64 = secs.parse().ok()?;
@@ -61,7 +62,13 @@ pub(crate) fn parse_date(s: &str) -> Option<SystemTime> {
     if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(s) {
         return Some(dt.into());
     }
-    let s = s.trim_end_matches(['Z', 'z']).trim_end_matches(" UTC");
+    let (s, zone) = match s
+        .strip_suffix(['Z', 'z'])
+        .or_else(|| s.strip_suffix(" UTC"))
+    {
+        Some(s) => (s, &Zone::utc()),
+        None => (s, zone),
+    };
     for fmt in [
         "%Y-%m-%d %H:%M:%S%.f",
         "%Y-%m-%dT%H:%M:%S%.f",
@@ -69,14 +76,14 @@ pub(crate) fn parse_date(s: &str) -> Option<SystemTime> {
         "%Y-%m-%dT%H:%M",
     ] {
         if let Ok(dt) = NaiveDateTime::parse_from_str(s, fmt) {
-            return Some(Utc.from_utc_datetime(&dt).into());
+            return zone.instant(dt);
         }
     }
     let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
-    Some(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?).into())
+    zone.instant(d.and_hms_opt(0, 0, 0)?)
 }
 
-fn parse_stamp(s: &str) -> Option<SystemTime> {
+fn parse_stamp(s: &str, zone: &Zone) -> Option<SystemTime> {
     let (main, secs) = match s.split_once('.') {
         Some((m, sec)) => (m, sec.parse::<u32>().ok().filter(|_| sec.len() == 2)?),
         None => (s, 0),
@@ -97,7 +104,7 @@ fn parse_stamp(s: &str) -> Option<SystemTime> {
     let num = |i: usize| rest[i..i + 2].parse::<u32>().ok();
     let date = NaiveDate::from_ymd_opt(year, num(0)?, num(2)?)?;
     let dt = date.and_hms_opt(num(4)?, num(6)?, secs)?;
-    Some(Utc.from_utc_datetime(&dt).into())
+    zone.instant(dt)
 }
 
 pub struct Touch;
@@ -119,7 +126,7 @@ impl Command for Touch {
             return Ok(missing_operand(ctx, "touch").await);
         }
         let time = if let Some(d) = &args.date {
-            match parse_date(d) {
+            match super::date::read_date(d, &Zone::from_env(&ctx.env)) {
                 Some(t) => t,
                 None => {
                     ctx.warn("touch", format!("invalid date format {}", quote(d)))
@@ -128,7 +135,7 @@ impl Command for Touch {
                 }
             }
         } else if let Some(t) = &args.stamp {
-            match parse_stamp(t) {
+            match parse_stamp(t, &Zone::from_env(&ctx.env)) {
                 Some(t) => t,
                 None => {
                     ctx.warn("touch", format!("invalid date format {}", quote(t)))

@@ -101,7 +101,7 @@ struct Args {
     #[arg(short = 'z', long = "zero-terminated")]
     zero: bool,
     /// [INPUT [OUTPUT]]
-    #[arg(value_name = "FILE", num_args = 0..=2)]
+    #[arg(value_name = "FILE")]
     files: Vec<String>,
 }
 
@@ -261,6 +261,10 @@ impl Command for Uniq {
             Ok(a) => a,
             Err(r) => return r,
         };
+        if let Some(extra) = args.files.get(2) {
+            let msg = format!("extra operand {}", super::util::quote(extra));
+            return Ok(super::util::usage_error(ctx, "uniq", &msg).await);
+        }
         let mode = match Mode::of(&args) {
             Ok(m) => m,
             Err(msg) => return Ok(super::util::usage_error(ctx, "uniq", &msg).await),

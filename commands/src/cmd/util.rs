@@ -660,13 +660,9 @@ pub(crate) async fn targets(
             Err(e) => e.to_string(),
             Ok(_) => "Not a directory".to_string(),
         };
-        if dest_meta_is_file(&why) {
-            ctx.warn(name, format!("target {} is not a directory", quote(&dest)))
-                .await;
-        } else {
-            ctx.warn(name, format!("target {}: {why}", quote(&dest)))
-                .await;
-        }
+        // coreutils 9's wording, for a file as for a missing target.
+        ctx.warn(name, format!("target {}: {why}", quote(&dest)))
+            .await;
         return None;
     }
     Some(
@@ -683,10 +679,6 @@ pub(crate) async fn targets(
             })
             .collect(),
     )
-}
-
-fn dest_meta_is_file(why: &str) -> bool {
-    why == "Not a directory"
 }
 
 #[cfg(test)]

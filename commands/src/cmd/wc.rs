@@ -38,17 +38,24 @@ struct Args {
 /// Most bytes of names `--files0-from` reads.
 const MAX_NAMES: usize = 16 << 20;
 
-/// The names `--files0-from=F` lists (an empty one stays, to be reported in its place),
-/// or the status to exit with once the trouble is reported.
-async fn names_from(ctx: &Context, from: &str, files: &[String]) -> Result<Vec<String>, CmdResult> {
+/// The names `--files0-from=F` lists to `prog` (`wc`, `sort`; an empty one stays, to be
+/// reported in its place), or the status to exit with (`status`) once the trouble is
+/// reported.
+pub(crate) async fn names_from(
+    ctx: &Context,
+    prog: &str,
+    status: crate::Status,
+    from: &str,
+    files: &[String],
+) -> Result<Vec<String>, CmdResult> {
     if let Some(extra) = files.first() {
         ctx.err(format!(
-            "wc: extra operand {}\nfile operands cannot be combined with --files0-from\n\
-             Try 'wc --help' for more information.\n",
+            "{prog}: extra operand {}\nfile operands cannot be combined with --files0-from\n\
+             Try '{prog} --help' for more information.\n",
             super::util::quote(extra)
         ))
         .await;
-        return Err(Ok(1));
+        return Err(Ok(status));
     }
     let mut charge = ctx.budget.empty_charge();
     let read = match Reader::open(ctx, from).await {
@@ -59,9 +66,9 @@ async fn names_from(ctx: &Context, from: &str, files: &[String]) -> Result<Vec<S
         Ok(Ok(d)) => d,
         Ok(Err(e)) => {
             let what = super::util::quote(from);
-            ctx.warn("wc", format!("cannot open {what} for reading: {e}"))
+            ctx.warn(prog, format!("cannot open {what} for reading: {e}"))
                 .await;
-            return Err(Ok(1));
+            return Err(Ok(status));
         }
         Err(i) => return Err(Err(i)),
     };
@@ -162,7 +169,7 @@ impl Command for Wc {
         .filter(|b| **b)
         .count();
         let listed = match &args.files0_from {
-            Some(from) => match names_from(ctx, from, &args.files).await {
+            Some(from) => match names_from(ctx, "wc", 1, from, &args.files).await {
                 Ok(names) => Some(names),
                 Err(r) => return r,
             },

@@ -92,6 +92,9 @@ struct Args {
     /// If there are no items, do not run the command.
     #[arg(short = 'r', long = "no-run-if-empty")]
     no_run_if_empty: bool,
+    /// Exit if the items -n or -L ask for do not fit in one command line (-s).
+    #[arg(short = 'x', long)]
+    exit: bool,
     /// Print each command line on standard error before running it.
     #[arg(short = 't', long)]
     verbose: bool,
@@ -546,10 +549,17 @@ impl Command for Xargs {
                 }
                 let size = arg_size(&item.arg);
                 if batch_size + size > max_chars {
+                    // GNU's words: an item that fits on no line is "argument line too
+                    // long" (the command alone not fitting is the other message).
                     if batch.is_empty() {
-                        error = Some(
-                            "cannot fit single argument within argument list size limit".into(),
-                        );
+                        error = Some("argument line too long".into());
+                        done = true;
+                        break;
+                    }
+                    if args.exit && (max_args.is_some() || max_lines.is_some()) {
+                        // The line being built is not run.
+                        batch.clear();
+                        error = Some("argument list too long".into());
                         done = true;
                         break;
                     }
@@ -750,6 +760,8 @@ mod tests {
             err.starts_with("xargs: Invalid input delimiter specification ab"),
             "{err}"
         );
+        let (st, _, err) = xargs("aaaa\n", &["-s", "8", "echo"]).await;
+        assert_eq!((st, err.as_str()), (1, "xargs: argument line too long\n"));
         let (st, _, err) = xargs("a\n", &["-s", "1", "echo"]).await;
         assert_eq!(
             (st, err.as_str()),

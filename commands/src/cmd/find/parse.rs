@@ -222,6 +222,8 @@ pub(crate) struct Env<'a> {
     pub(crate) user: &'a str,
     /// The modification time of a `-newer` file, or the error text for it.
     pub(crate) mtime_of: &'a (dyn Fn(&str) -> Result<SystemTime, String> + Sync),
+    /// `TZ`'s zone, which `-newermt`'s date is read in.
+    pub(crate) zone: &'a crate::cmd::zone::Zone,
 }
 
 struct Parser<'a> {
@@ -549,7 +551,7 @@ impl Parser<'_> {
             _ if n.starts_with("-newer") && n.len() == 8 => {
                 let f = self.arg(n)?;
                 let t = if n.ends_with('t') {
-                    super::super::touch::parse_date(&f).ok_or_else(|| {
+                    super::super::date::read_date(&f, self.env.zone).ok_or_else(|| {
                         format!("I cannot figure out how to interpret '{f}' as a date or time")
                     })?
                 } else {
@@ -910,6 +912,7 @@ mod tests {
         let env = Env {
             user: "me",
             mtime_of: &|f: &str| Err(format!("'{f}': No such file or directory")),
+            zone: &crate::cmd::zone::Zone::utc(),
         };
         parse(&args, &env)
     }
