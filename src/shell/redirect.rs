@@ -411,7 +411,9 @@ impl Shell {
                 }
                 fds.set(
                     fd.unwrap_or(0),
-                    Fd::Read(Input::from_bytes(body.into_bytes())),
+                    Fd::Read(Input::from_bytes(
+                        forkbox_commands::bytetext::encode(&body).into_owned(),
+                    )),
                 );
             }
             IoRedirect::HereString(fd, word) => {
@@ -422,7 +424,9 @@ impl Shell {
                 }
                 fds.set(
                     fd.unwrap_or(0),
-                    Fd::Read(Input::from_bytes(body.into_bytes())),
+                    Fd::Read(Input::from_bytes(
+                        forkbox_commands::bytetext::encode(&body).into_owned(),
+                    )),
                 );
             }
         }

@@ -148,6 +148,12 @@ impl<'a> BufOut<'a> {
         Ok(())
     }
 
+    /// Writes text: the bytes it stands for (names and arguments may hold bytes that are
+    /// not UTF-8; see [`crate::bytetext`]).
+    pub(crate) async fn write_text(&mut self, text: &str) -> Result<(), Interrupt> {
+        self.write(&crate::bytetext::encode(text)).await
+    }
+
     pub(crate) async fn flush(&mut self) -> Result<(), Interrupt> {
         if !self.buf.is_empty() {
             let data = Bytes::from(std::mem::take(&mut self.buf));

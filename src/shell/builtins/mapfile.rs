@@ -195,7 +195,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         // bash keeps each line as a C string: it ends at a NUL byte (with `-d ''`, the
         // delimiter that stays without `-t`).
         let kept = line.split(|b| *b == 0).next().unwrap_or_default();
-        let text = String::from_utf8_lossy(kept).into_owned();
+        let text = forkbox_commands::bytetext::decode_slice(kept).into_owned();
         if let Some(cb) = &o.callback
             && (stored + 1) % o.quantum == 0
         {
