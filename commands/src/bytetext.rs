@@ -32,7 +32,9 @@ pub fn byte_char(b: u8) -> char {
 /// The byte that `c` stands for, when it is a byte character.
 pub fn char_byte(c: char) -> Option<u8> {
     let n = u32::from(c);
-    (n >= BASE + 0x80 && n <= BASE + 0xFF).then(|| (n - BASE) as u8)
+    (BASE + 0x80..=BASE + 0xFF)
+        .contains(&n)
+        .then(|| (n - BASE) as u8)
 }
 
 /// Whether `s` may hold byte characters (a fast test: false means it has none).
@@ -109,6 +111,18 @@ pub fn encode(s: &str) -> Cow<'_, [u8]> {
         }
     }
     Cow::Owned(out)
+}
+
+/// [`encode`] of text already turned into its UTF-8 bytes (`data` that is not UTF-8 is
+/// given back as it is).
+pub fn encode_bytes(data: &[u8]) -> Cow<'_, [u8]> {
+    if !data.contains(&LEAD) {
+        return Cow::Borrowed(data);
+    }
+    match std::str::from_utf8(data) {
+        Ok(s) => encode(s),
+        Err(_) => Cow::Borrowed(data),
+    }
 }
 
 /// How many bytes `s` stands for (the C locale's length).

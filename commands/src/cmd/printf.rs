@@ -138,6 +138,20 @@ pub(crate) fn unescape_in(
     false
 }
 
+/// The code of the first character of `s` (`printf %d "'c"`): in the C locale, or for a
+/// byte that is not UTF-8, its first byte; 0 for nothing.
+fn char_code(s: &str, c_locale: bool) -> u32 {
+    match s.chars().next() {
+        Some(c) if c_locale || crate::bytetext::char_byte(c).is_some() => {
+            crate::bytetext::encode(s)
+                .first()
+                .map_or(0, |&b| u32::from(b))
+        }
+        Some(c) => u32::from(c),
+        None => 0,
+    }
+}
+
 /// One `%` conversion's flags, width and precision.
 #[derive(Default, Clone)]
 struct Spec {
@@ -227,7 +241,7 @@ impl Run<'_> {
             return 0;
         }
         if let Some(rest) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
-            return rest.chars().next().map(|c| c as i128).unwrap_or(0);
+            return i128::from(char_code(rest, self.c_locale));
         }
         let (neg, digits) = match s.as_bytes()[0] {
             b'-' => (true, &s[1..]),
@@ -313,7 +327,7 @@ impl Run<'_> {
             return 0.0;
         }
         if let Some(rest) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
-            return rest.chars().next().map(|c| c as u32 as f64).unwrap_or(0.0);
+            return f64::from(char_code(rest, self.c_locale));
         }
         if let Ok(v) = s.parse::<f64>() {
             return v;

@@ -94,6 +94,10 @@ pub(crate) fn utf8_locale(env: &std::collections::BTreeMap<String, String>) -> b
 
 /// `'name'`, as GNU tools quote a file name in a message (`"name"` if it holds a `'`).
 pub(crate) fn quote(s: &str) -> String {
+    if crate::bytetext::has_bytes(s) {
+        // A byte that is not UTF-8 prints as `$'\351'`, in GNU's shell quoting.
+        return super::printf::gnu_quote(s, true);
+    }
     if s.contains('\'') {
         format!("\"{s}\"")
     } else {
