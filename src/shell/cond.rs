@@ -200,8 +200,9 @@ impl Shell {
             B::StringExactlyMatchesString => l == r,
             B::StringDoesNotExactlyMatchString => l != r,
             B::StringContainsSubstring => l.contains(r),
-            B::LeftSortsBeforeRight => l < r,
-            B::LeftSortsAfterRight => l > r,
+            // By bytes, as the C locale sorts (a byte that is not UTF-8 included).
+            B::LeftSortsBeforeRight => bytetext::encode(l) < bytetext::encode(r),
+            B::LeftSortsAfterRight => bytetext::encode(l) > bytetext::encode(r),
             B::ArithmeticEqualTo
             | B::ArithmeticNotEqualTo
             | B::ArithmeticLessThan

@@ -72,7 +72,13 @@ async fn parse(sh: &Shell, io: &Fds, args: &[String]) -> Result<Opts, i32> {
             };
             let num = value.trim().parse::<i64>().ok().filter(|n| *n >= 0);
             match c {
-                'd' => o.delim = value.bytes().next().unwrap_or(0),
+                // A byte that is not UTF-8 (`-d $'\xe9'`) is that byte.
+                'd' => {
+                    o.delim = forkbox_commands::bytetext::encode(&value)
+                        .first()
+                        .copied()
+                        .unwrap_or(0)
+                }
                 'n' | 's' | 'c' => {
                     let Some(n) = num.and_then(|n| usize::try_from(n).ok()) else {
                         let what = if c == 'c' {

@@ -185,7 +185,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let byte_chars = sh.byte_locale();
     let delim = match &a.delim {
         _ if exact => None,
-        Some(d) => Some(d.bytes().next().unwrap_or(0)),
+        // A byte that is not UTF-8 (`-d $'\xe9'`) is that byte.
+        Some(d) => Some(bytetext::encode(d).first().copied().unwrap_or(0)),
         None => Some(b'\n'),
     };
     let reading = async {
