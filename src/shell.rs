@@ -798,7 +798,7 @@ impl Shell {
                     break;
                 }
             };
-            let line = String::from_utf8_lossy(&line);
+            let line = forkbox_commands::bytetext::decode_slice(&line);
             if self.opts.verbose {
                 // `set -v`: input lines are shown as they are read.
                 let _ = io.stderr.write_str(&line).await;
@@ -979,7 +979,7 @@ impl Shell {
                         i += 1;
                         n += 1;
                     }
-                    let byte = expand::bytes_to_string(vec![(v & 0xff) as u8]);
+                    let byte = forkbox_commands::bytetext::decode(vec![(v & 0xff) as u8]);
                     lit(&mut out, &byte);
                 }
                 o => {

@@ -165,12 +165,16 @@ async fn forkbox_files(
     rel: &str,
     out: &mut Vec<String>,
 ) {
-    let Ok(entries) = fs.read_dir(dir).await else {
+    let Ok(mut entries) = fs.read_dir(dir).await else {
         return;
     };
+    // A name holds bytes that are not UTF-8 as characters of their own: compared by
+    // those bytes, as bash's side reads its names.
+    let bytes = |name: &str| forkbox_commands::bytetext::encode(name).into_owned();
+    entries.sort_by_key(|e| bytes(&e.name));
     for e in entries {
         let path = format!("{dir}/{}", e.name);
-        let rel = format!("{rel}{}", e.name);
+        let rel = format!("{rel}{}", String::from_utf8_lossy(&bytes(&e.name)));
         match e.meta.kind {
             forkbox_commands::FileKind::Dir => {
                 out.push(file_line(&rel, "dir", e.meta.mode, b""));

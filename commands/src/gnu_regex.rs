@@ -232,6 +232,18 @@ fn parse_many(
     let mut warnings = Vec::new();
     let mut differs = false;
     for p in patterns {
+        // A byte that is not UTF-8, held in the pattern as its character (an argument
+        // from `$'\xe9'`, see [`crate::bytetext`]), is that byte here too.
+        let raw: String;
+        let p: &str = if crate::bytetext::may_have_bytes(p) {
+            raw = p
+                .chars()
+                .map(|c| crate::bytetext::char_byte(c).map_or(c, ast::from_byte))
+                .collect();
+            &raw
+        } else {
+            p
+        };
         // The C locale reads the pattern byte by byte too (a byte of the upper half
         // that a caller already put in as its character, [`byte_char`], stays one).
         let latin: String;

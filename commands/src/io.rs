@@ -298,9 +298,9 @@ impl Output {
         self.write_raw(&data).await
     }
 
-    /// Writes a string.
+    /// Writes a string: the bytes it stands for (see [`crate::bytetext`]).
     pub async fn write_str(&self, s: &str) -> io::Result<()> {
-        self.write_all(s.as_bytes()).await
+        self.write_all(&crate::bytetext::encode(s)).await
     }
 
     /// A write of `len` bytes to a full device: counted as tried (see [`Output::tried`]),

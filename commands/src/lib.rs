@@ -3,6 +3,8 @@
 //!
 //! # Layout
 //!
+//! - [`bytetext`]: bytes that are not UTF-8 carried in text (a character per byte), and
+//!   the C locale's view of text as bytes.
 //! - [`io`]: bounded in-process pipes ([`Output`], [`Input`]) that carry stdin/stdout/stderr.
 //! - [`fs`]: the [`FileSystem`] port, the only way a command touches files: path calls,
 //!   open files ([`FileHandle`]), validated paths ([`VfsPath`]) and the one path resolver
@@ -26,6 +28,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 pub mod budget;
+pub mod bytetext;
 pub mod cmd;
 pub mod cpu;
 pub mod fs;
@@ -292,6 +295,13 @@ impl Context {
     /// Writes to stdout.
     pub async fn out(&self, data: impl AsRef<[u8]>) -> Result<(), Interrupt> {
         Ok(self.stdout.write_all(data.as_ref()).await?)
+    }
+
+    /// Writes text to stdout: the bytes it stands for (a byte that is not UTF-8, held in
+    /// an argument or a variable as a character of its own, goes out as that byte; see
+    /// [`bytetext`]). [`Context::out`] writes its data as it is.
+    pub async fn out_text(&self, text: impl AsRef<str>) -> Result<(), Interrupt> {
+        Ok(self.stdout.write_str(text.as_ref()).await?)
     }
 
     /// Writes a message to stderr; a failure to do so is ignored, as there is nowhere

@@ -1,11 +1,12 @@
 //! `[[ … ]]`: the extended test command.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::SystemTime;
 
 use brush_parser::ast::{BinaryPredicate, ExtendedTestExpr, UnaryPredicate};
-use forkbox_commands::fs;
+use forkbox_commands::{bytetext, fs};
 
 use super::error::ShellError;
 use super::pattern::Pattern;
@@ -199,8 +200,9 @@ impl Shell {
             B::StringExactlyMatchesString => l == r,
             B::StringDoesNotExactlyMatchString => l != r,
             B::StringContainsSubstring => l.contains(r),
-            B::LeftSortsBeforeRight => l < r,
-            B::LeftSortsAfterRight => l > r,
+            // By bytes, as the C locale sorts (a byte that is not UTF-8 included).
+            B::LeftSortsBeforeRight => bytetext::encode(l) < bytetext::encode(r),
+            B::LeftSortsAfterRight => bytetext::encode(l) > bytetext::encode(r),
             B::ArithmeticEqualTo
             | B::ArithmeticNotEqualTo
             | B::ArithmeticLessThan
@@ -270,11 +272,20 @@ impl Shell {
     /// `=~`: extended regular expressions (the `regex` crate's syntax, a superset of the
     /// POSIX ERE forms scripts use); sets `BASH_REMATCH`.
     fn regex_test(&mut self, text: &str, re: &str) -> Result<bool, ShellError> {
+        // In the C locale a character is a byte: the text and the regex are seen so
+        // (`.` is one byte of `é`), and what the groups caught made text again.
+        let bytes = !(text.is_ascii() && re.is_ascii()) && self.byte_locale();
+        let (text, re) = if bytes {
+            (bytetext::byte_view(text), bytetext::byte_view(re))
+        } else {
+            (Cow::Borrowed(text), Cow::Borrowed(re))
+        };
+        let (text, re) = (text.as_ref(), re.as_ref());
         let compiled = regex::RegexBuilder::new(re)
             .size_limit(REGEX_SIZE_LIMIT)
             .case_insensitive(self.shopts.on("nocasematch"))
             .build()
-            .map_err(|_| ShellError::BadRegex(re.to_string()))?;
+            .map_err(|_| ShellError::BadRegex(bytetext::normalise(re.to_string())))?;
         match compiled.captures(text) {
             Some(groups) => {
                 let map = groups
@@ -283,7 +294,8 @@ impl Shell {
                     .map(|(i, g)| {
                         (
                             i as i64,
-                            g.map(|m| m.as_str().to_string()).unwrap_or_default(),
+                            g.map(|m| bytetext::normalise(m.as_str().to_string()))
+                                .unwrap_or_default(),
                         )
                     })
                     .collect();

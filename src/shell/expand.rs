@@ -21,7 +21,7 @@ use brush_parser::word::{
     ParameterTestType, ParameterTransformOp, SpecialParameter, SubstringMatchKind, TildeExpr,
     WordPiece, WordPieceWithSource,
 };
-use forkbox_commands::pipe;
+use forkbox_commands::{bytetext, pipe};
 
 use super::arith::{self, ArithEnv};
 use super::error::ShellError;
@@ -515,38 +515,7 @@ pub(crate) fn ansi_c_decode_in(s: &str, utf8: bool) -> String {
             }
         }
     }
-    bytes_to_string(out)
-}
-
-/// Text from bytes: valid UTF-8 as it is, each other byte as the character of its number.
-pub(crate) fn bytes_to_string(bytes: Vec<u8>) -> String {
-    match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => {
-            let bytes = e.into_bytes();
-            let mut out = String::with_capacity(bytes.len());
-            let mut rest = &bytes[..];
-            while !rest.is_empty() {
-                match std::str::from_utf8(rest) {
-                    Ok(s) => {
-                        out.push_str(s);
-                        break;
-                    }
-                    Err(e) => {
-                        let good = e.valid_up_to();
-                        // The prefix is valid UTF-8 by the error's own account.
-                        out.push_str(std::str::from_utf8(&rest[..good]).unwrap_or_default());
-                        let bad = e.error_len().unwrap_or(rest.len() - good).max(1);
-                        for &b in &rest[good..good + bad] {
-                            out.push(char::from(b));
-                        }
-                        rest = &rest[good + bad..];
-                    }
-                }
-            }
-            out
-        }
-    }
+    forkbox_commands::bytetext::decode(out)
 }
 
 /// A field being assembled: its text and its glob pattern (quoted parts escaped).
@@ -657,6 +626,24 @@ fn split_fields(pieces: Vec<Piece>, ifs: &str) -> Vec<FieldBuf> {
     fields
 }
 
+/// [`split_fields`] in the C locale with an `IFS` past ASCII: each of its bytes is a
+/// separator of its own, so the text is split between bytes (the fields are to be
+/// [`bytetext::normalise`]d).
+fn split_bytes(pieces: Vec<Piece>, ifs: &str) -> Vec<FieldBuf> {
+    let pieces = pieces
+        .into_iter()
+        .map(|p| match p {
+            Piece::Text { s, quoted, split } if split => Piece::Text {
+                s: bytetext::byte_view(&s).into_owned(),
+                quoted,
+                split,
+            },
+            p => p,
+        })
+        .collect();
+    split_fields(pieces, &bytetext::byte_view(ifs))
+}
+
 /// Fails once the text a word expands to grows past [`crate::shell::MAX_VALUE`] twice
 /// over, so a word that repeats a large variable cannot exhaust the server's memory.
 fn check_expansion_size(out: &[Piece]) -> R<()> {
@@ -692,7 +679,8 @@ fn join_pieces(pieces: &[Piece]) -> String {
             Piece::ForceField => {}
         }
     }
-    out
+    // Bytes joined to bytes (`"$x$y"`) may spell a character again.
+    bytetext::normalise(out)
 }
 
 /// Joins pieces into a pattern: quoted text is escaped so it matches literally.
@@ -844,7 +832,18 @@ impl Shell {
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
         let ifs = self.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
-        let fields = split_fields(out, &ifs);
+        let mut fields = if !ifs.is_ascii() && self.byte_locale() {
+            split_bytes(out, &ifs)
+        } else {
+            split_fields(out, &ifs)
+        };
+        for f in &mut fields {
+            // Bytes joined to bytes (`$x$y`) may spell a character again.
+            if bytetext::may_have_bytes(&f.text) {
+                f.text = bytetext::normalise(std::mem::take(&mut f.text));
+                f.pat = bytetext::normalise(std::mem::take(&mut f.pat));
+            }
+        }
         let mut result = Vec::new();
         for f in fields {
             if f.globby && !self.opts.noglob {
@@ -1270,21 +1269,14 @@ impl Shell {
             }),
             PVal::List(items, concat) => {
                 if quoted && concat {
-                    let ifs = self.get_str("IFS");
-                    let sep = match ifs.as_deref() {
-                        None => " ".to_string(),
-                        Some(s) => s.chars().next().map(String::from).unwrap_or_default(),
-                    };
+                    let sep = self.ifs_first();
                     out.push(Piece::Text {
-                        s: items.join(&sep),
+                        s: bytetext::normalise(items.join(&sep)),
                         quoted: true,
                         split: false,
                     });
                 } else {
-                    let star = (concat && !quoted).then(|| match self.get_str("IFS") {
-                        None => " ".to_string(),
-                        Some(s) => s.chars().next().map(String::from).unwrap_or_default(),
-                    });
+                    let star = (concat && !quoted).then(|| self.ifs_first());
                     for (i, item) in items.into_iter().enumerate() {
                         if i > 0 {
                             match &star {
@@ -1377,7 +1369,7 @@ impl Shell {
             );
             let _ = fds.stderr().write_str(&msg).await;
         }
-        let mut s = String::from_utf8_lossy(&data).into_owned();
+        let mut s = forkbox_commands::bytetext::decode(data);
         while s.ends_with('\n') {
             s.pop();
         }

@@ -471,7 +471,7 @@ async fn run_nested_waited(
                     source: file.clone(),
                     argv: None,
                 });
-                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let text = forkbox_commands::bytetext::decode(bytes);
                 sh.run_script(&text, &stdio, cancel).await
             }
             Err(e) => {

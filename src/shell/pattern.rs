@@ -14,6 +14,8 @@
 mod ext;
 mod search;
 
+use forkbox_commands::bytetext;
+
 /// One element of a compiled pattern.
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -52,6 +54,10 @@ pub struct Pattern {
     grouped: bool,
     /// Has a `!(…)` group (no regular expression for it).
     negated: bool,
+    /// The C locale's pattern: it matches bytes, and its characters past ASCII are bytes
+    /// (see [`bytetext::byte_view`]); the text it is matched against must be seen so too
+    /// ([`Pattern::view`]).
+    bytes: bool,
 }
 
 /// True when `pattern` has an unescaped `*`, `?` or `[` (so it needs matching at all).
@@ -161,6 +167,7 @@ impl Pattern {
             nocase,
             grouped,
             negated,
+            bytes: false,
         }
     }
 
@@ -185,12 +192,33 @@ impl Pattern {
         if utf8 && has_class(&self.toks) {
             widen(&mut self.toks);
         }
+        if !utf8 && !all_ascii(&self.toks) {
+            self.toks = byte_toks(std::mem::take(&mut self.toks));
+        }
+        self.bytes = !utf8;
         self
+    }
+
+    /// Whether the pattern matches bytes (the C locale's): the text given to
+    /// [`Pattern::match_prefix`], [`Pattern::match_suffix`] and [`Pattern::find_in`] must
+    /// be its [`Pattern::view`], and what is cut out of it [`bytetext::normalise`]d.
+    pub fn on_bytes(&self) -> bool {
+        self.bytes
+    }
+
+    /// `text` as this pattern sees it: in the C locale each byte past ASCII is a
+    /// character of its own.
+    pub fn view<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.bytes {
+            bytetext::byte_view(text)
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
     }
 
     /// Whether the whole of `text` matches.
     pub fn matches(&self, text: &str) -> bool {
-        let t: Vec<char> = text.chars().collect();
+        let t: Vec<char> = self.view(text).chars().collect();
         self.matches_chars(&t)
     }
 
@@ -528,6 +556,70 @@ pub(crate) fn lower_str(s: &str, ascii: bool) -> String {
     s.chars().map(|c| lower_char(c, ascii)).collect()
 }
 
+/// Whether every character of `toks` is ASCII (so they read the same as bytes).
+fn all_ascii(toks: &[Tok]) -> bool {
+    toks.iter().all(|t| match t {
+        Tok::Lit(c) => c.is_ascii(),
+        Tok::Class { items, .. } => items.iter().all(|i| match i {
+            ClassItem::Char(c) => c.is_ascii(),
+            ClassItem::Range(a, b) => a.is_ascii() && b.is_ascii(),
+            _ => true,
+        }),
+        Tok::Group { alts, .. } => alts.iter().all(|a| all_ascii(a)),
+        _ => true,
+    })
+}
+
+/// The bytes of `c` as byte characters (`c` itself when it is ASCII or a byte).
+fn char_bytes(c: char) -> Vec<char> {
+    bytetext::byte_view(c.encode_utf8(&mut [0; 4]))
+        .chars()
+        .collect()
+}
+
+/// `toks` as the C locale reads them: each character past ASCII is its bytes, as if the
+/// pattern had been written byte by byte (`[é]` holds both bytes of `é`; `[à-é]` is the
+/// first byte of `à`, a range from its last to the first of `é`, and the rest of `é`).
+fn byte_toks(toks: Vec<Tok>) -> Vec<Tok> {
+    let mut out = Vec::with_capacity(toks.len());
+    for t in toks {
+        match t {
+            Tok::Lit(c) => out.extend(char_bytes(c).into_iter().map(Tok::Lit)),
+            Tok::Class { negated, items } => {
+                let mut new = Vec::with_capacity(items.len());
+                for it in items {
+                    match it {
+                        ClassItem::Char(c) => {
+                            new.extend(char_bytes(c).into_iter().map(ClassItem::Char))
+                        }
+                        ClassItem::Range(a, b) => {
+                            let (a, b) = (char_bytes(a), char_bytes(b));
+                            if let (Some((last, a)), Some((first, b))) =
+                                (a.split_last(), b.split_first())
+                            {
+                                new.extend(a.iter().copied().map(ClassItem::Char));
+                                new.push(ClassItem::Range(*last, *first));
+                                new.extend(b.iter().copied().map(ClassItem::Char));
+                            }
+                        }
+                        other => new.push(other),
+                    }
+                }
+                out.push(Tok::Class {
+                    negated,
+                    items: new,
+                });
+            }
+            Tok::Group { kind, alts } => out.push(Tok::Group {
+                kind,
+                alts: alts.into_iter().map(byte_toks).collect(),
+            }),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Whether `toks` have a named class (`[[:alpha:]]`), in groups too.
 fn has_class(toks: &[Tok]) -> bool {
     toks.iter().any(|t| match t {
@@ -633,6 +725,23 @@ mod tests {
 
     fn m(p: &str, t: &str) -> bool {
         Pattern::new(p).matches(t)
+    }
+
+    /// In the C locale a pattern matches bytes: `?` is one byte of `é`, `[é]` either.
+    #[test]
+    fn c_locale_matches_bytes() {
+        let c = |p: &str, t: &str| Pattern::new(p).in_locale(false).matches(t);
+        assert!(!c("?", "é"));
+        assert!(c("??", "é"));
+        assert!(c("[é][é]", "é"));
+        assert!(c("é", "é"));
+        assert!(c("?", "\u{10FFE9}"));
+        let utf8 = |p: &str, t: &str| Pattern::new(p).in_locale(true).matches(t);
+        assert!(utf8("?", "é"));
+        assert!(utf8("?", "\u{10FFE9}"));
+        let p = Pattern::new("?").in_locale(false);
+        let view = p.view("éx");
+        assert_eq!(p.match_prefix(&view, false), Some(1));
     }
 
     /// The automata agree with the backtracking matcher on every small case.

@@ -440,7 +440,9 @@ impl Shell {
                 }
                 fds.set(
                     fd.unwrap_or(0),
-                    Fd::Read(Input::from_bytes(body.into_bytes())),
+                    Fd::Read(Input::from_bytes(
+                        forkbox_commands::bytetext::encode(&body).into_owned(),
+                    )),
                 );
             }
             IoRedirect::HereString(fd, word) => {
@@ -451,7 +453,9 @@ impl Shell {
                 }
                 fds.set(
                     fd.unwrap_or(0),
-                    Fd::Read(Input::from_bytes(body.into_bytes())),
+                    Fd::Read(Input::from_bytes(
+                        forkbox_commands::bytetext::encode(&body).into_owned(),
+                    )),
                 );
             }
         }

@@ -8,6 +8,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use forkbox_commands::bytetext;
+
 use super::error::ShellError;
 use super::{AssocArray, Shell, Value, Var, arith};
 
@@ -619,7 +621,7 @@ pub(crate) fn attr_letters(v: &Var) -> String {
 /// that is not UTF-8) a character past ASCII, which does not print there.
 fn needs_ansi_c(s: &str, bytes: bool) -> bool {
     s.chars()
-        .any(|c| c.is_control() || (bytes && !c.is_ascii()))
+        .any(|c| c.is_control() || (bytes && !c.is_ascii()) || bytetext::char_byte(c).is_some())
 }
 
 /// `$'…'` quoting, as bash's `ansic_quote`.
@@ -637,6 +639,10 @@ pub(crate) fn ansi_c_quote(s: &str, bytes: bool) -> String {
             '\x0b' => out.push_str("\\v"),
             '\\' => out.push_str("\\\\"),
             '\'' => out.push_str("\\'"),
+            // A byte that is not UTF-8: its number (the low byte of its character).
+            c if bytetext::char_byte(c).is_some() => {
+                out.push_str(&format!("\\{:03o}", c as u32 & 0xff));
+            }
             c if c.is_control() || (bytes && !c.is_ascii()) => {
                 let mut buf = [0u8; 4];
                 for b in c.encode_utf8(&mut buf).bytes() {

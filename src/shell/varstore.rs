@@ -171,6 +171,14 @@ impl Shell {
 
     /// Stores a scalar as it is (after attributes and references were applied).
     pub(crate) fn store_str(&mut self, name: &str, value: &str) -> Result<(), ShellError> {
+        // Bytes joined to bytes (`x+=$'\xa9'`) may spell a character again.
+        let joined;
+        let value = if forkbox_commands::bytetext::may_have_bytes(value) {
+            joined = forkbox_commands::bytetext::normalise(value.to_string());
+            joined.as_str()
+        } else {
+            value
+        };
         if value.len() > MAX_VALUE {
             return Err(too_large(name));
         }

@@ -21,7 +21,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use forkbox_commands::{Budget, Charge, FileSystem, Input, OutOfMemory, Output};
+use forkbox_commands::{Budget, Charge, FileSystem, Input, OutOfMemory, Output, bytetext};
 use tokio_util::sync::CancellationToken;
 use wasmtime::{Caller, Linker, Memory};
 
@@ -169,10 +169,13 @@ impl Host {
             },
         );
         Host {
-            args: args.into_iter().map(String::into_bytes).collect(),
+            args: args
+                .iter()
+                .map(|a| bytetext::encode(a).into_owned())
+                .collect(),
             env: env
                 .into_iter()
-                .map(|(k, v)| format!("{k}={v}").into_bytes())
+                .map(|(k, v)| bytetext::encode(&format!("{k}={v}")).into_owned())
                 .collect(),
             fs,
             fds,

@@ -350,7 +350,10 @@ async fn run(ctx: &Context, args: Vec<String>, name: &'static str) -> CmdResult 
     let mut segments = Vec::new();
     for s in &cli.sources {
         let (name, body) = match s {
-            Source::Text(t) => ("cmd. line".to_string(), t.as_bytes().to_vec()),
+            Source::Text(t) => (
+                "cmd. line".to_string(),
+                crate::bytetext::encode(t).into_owned(),
+            ),
             Source::File(f) => {
                 let path = if f == "-" || f == "/dev/stdin" {
                     None

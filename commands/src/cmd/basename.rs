@@ -75,7 +75,7 @@ impl Command for Basename {
             ));
             out.push_str(end);
         }
-        ctx.out(out).await?;
+        ctx.out_text(out).await?;
         Ok(0)
     }
 }
@@ -131,7 +131,7 @@ impl Command for Dirname {
             .iter()
             .map(|n| format!("{}{end}", dir_name(n)))
             .collect();
-        ctx.out(out).await?;
+        ctx.out_text(out).await?;
         Ok(0)
     }
 }

@@ -252,7 +252,9 @@ impl Command for Cut {
         if lists.len() > 1 {
             return Ok(usage(ctx, "only one list may be specified").await);
         }
-        let delim = match args.delimiter.as_deref().map(str::as_bytes) {
+        // The delimiter is a byte (one that is not UTF-8 too: `-d $'\xe9'`).
+        let delim = args.delimiter.as_deref().map(crate::bytetext::encode);
+        let delim = match delim.as_deref() {
             None => b'\t',
             Some([]) => 0,
             Some([d]) => *d,
@@ -292,7 +294,7 @@ impl Command for Cut {
                 if d.is_empty() {
                     vec![0]
                 } else {
-                    d.as_bytes().to_vec()
+                    crate::bytetext::encode(d).into_owned()
                 }
             }),
             only_delimited: args.only_delimited,

@@ -128,11 +128,16 @@ fn words(args: &[String], escapes: bool, newline: bool, c_locale: bool) -> Vec<u
                 c_locale,
                 ..EscapeContext::default()
             };
-            if unescape_in(a.as_bytes(), &mut out, Escapes::Echo, &mut cx) {
+            if unescape_in(
+                &crate::bytetext::encode(a),
+                &mut out,
+                Escapes::Echo,
+                &mut cx,
+            ) {
                 return out;
             }
         } else {
-            out.extend_from_slice(a.as_bytes());
+            out.extend_from_slice(&crate::bytetext::encode(a));
         }
     }
     if newline {

@@ -115,7 +115,7 @@ impl Command for Env {
             }
         }
         if i >= args.len() {
-            ctx.out(listing(&env, &last, if nul { '\0' } else { '\n' }))
+            ctx.out_text(listing(&env, &last, if nul { '\0' } else { '\n' }))
                 .await?;
             return Ok(0);
         }

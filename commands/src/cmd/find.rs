@@ -565,6 +565,8 @@ impl<'a> Walker<'a> {
     }
 
     async fn emit(&mut self, out: Option<usize>, data: &[u8]) -> Result<(), Interrupt> {
+        // Names may hold bytes that are not UTF-8: they go out as those bytes.
+        let data = &*crate::bytetext::encode_bytes(data);
         match out.and_then(|i| self.files.get_mut(i)) {
             None => self.out.write(data).await,
             Some(file) => {

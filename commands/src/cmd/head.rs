@@ -280,7 +280,7 @@ impl Command for Head {
             };
             if headers {
                 let name = if f == "-" { "standard input" } else { f };
-                ctx.out(format!("{}==> {name} <==\n", if first { "" } else { "\n" }))
+                ctx.out_text(format!("{}==> {name} <==\n", if first { "" } else { "\n" }))
                     .await?;
             }
             first = false;

@@ -373,12 +373,14 @@ impl Command for Join {
             };
             print_unpaired[n - 1] = true;
         }
-        let sep = match args.tab.as_deref() {
-            None => Sep::Blanks,
-            Some("") => Sep::Whole,
-            Some(t) if t.len() == 1 => Sep::Char(t.as_bytes()[0]),
-            Some("\\0") => Sep::Char(0),
-            Some(t) => {
+        // One byte (one that is not UTF-8 too: `-t $'\xe9'`).
+        let tab_bytes = args.tab.as_deref().map(crate::bytetext::encode);
+        let sep = match (args.tab.as_deref(), tab_bytes.as_deref()) {
+            (None, _) | (_, None) => Sep::Blanks,
+            (Some(""), _) => Sep::Whole,
+            (_, Some(&[b])) => Sep::Char(b),
+            (Some("\\0"), _) => Sep::Char(0),
+            (Some(t), _) => {
                 ctx.warn("join", format!("multi-character tab {}", quote(t)))
                     .await;
                 return Ok(1);

@@ -227,7 +227,7 @@ impl Lister<'_> {
                     line.push_str(self.indicator(&i.meta));
                 }
                 line.push('\n');
-                out.write(line.as_bytes()).await?;
+                out.write_text(&line).await?;
             }
             return Ok(());
         }
@@ -239,11 +239,11 @@ impl Lister<'_> {
                 } else {
                     usize::from(size.cols)
                 };
-                out.write(columns(&names, width).as_bytes()).await?;
+                out.write_text(&columns(&names, width)).await?;
             }
             _ => {
                 for n in names {
-                    out.write(format!("{n}\n").as_bytes()).await?;
+                    out.write_text(&format!("{n}\n")).await?;
                 }
             }
         }
@@ -300,7 +300,7 @@ impl Lister<'_> {
             }
             *first = false;
             if header || self.args.recursive {
-                out.write(format!("{shown}:\n").as_bytes()).await?;
+                out.write_text(&format!("{shown}:\n")).await?;
             }
             let mut items = Vec::new();
             if self.args.all {

@@ -29,7 +29,9 @@ struct Args {
 /// The delimiter list: each entry is one delimiter, possibly empty (`\0`).
 fn parse_list(list: &str) -> Result<Vec<Vec<u8>>, ()> {
     let mut out = Vec::new();
-    let mut bytes = list.bytes();
+    // Byte by byte (a byte that is not UTF-8 is one delimiter of its own).
+    let list = crate::bytetext::encode(list);
+    let mut bytes = list.iter().copied();
     while let Some(b) = bytes.next() {
         if b == b'\\' {
             match bytes.next() {

@@ -35,7 +35,7 @@ impl Command for Printenv {
         let end = if args.null { '\0' } else { '\n' };
         let mut out = String::new();
         if args.names.is_empty() {
-            ctx.out(super::env::listing(&ctx.env, &ctx.env_last, end))
+            ctx.out_text(super::env::listing(&ctx.env, &ctx.env_last, end))
                 .await?;
             return Ok(0);
         }
@@ -46,7 +46,7 @@ impl Command for Printenv {
                 None => missing = true,
             }
         }
-        ctx.out(out).await?;
+        ctx.out_text(out).await?;
         Ok(i32::from(missing))
     }
 }

@@ -138,6 +138,20 @@ pub(crate) fn unescape_in(
     false
 }
 
+/// The code of the first character of `s` (`printf %d "'c"`): in the C locale, or for a
+/// byte that is not UTF-8, its first byte; 0 for nothing.
+fn char_code(s: &str, c_locale: bool) -> u32 {
+    match s.chars().next() {
+        Some(c) if c_locale || crate::bytetext::char_byte(c).is_some() => {
+            crate::bytetext::encode(s)
+                .first()
+                .map_or(0, |&b| u32::from(b))
+        }
+        Some(c) => u32::from(c),
+        None => 0,
+    }
+}
+
 /// One `%` conversion's flags, width and precision.
 #[derive(Default, Clone)]
 struct Spec {
@@ -227,7 +241,7 @@ impl Run<'_> {
             return 0;
         }
         if let Some(rest) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
-            return rest.chars().next().map(|c| c as i128).unwrap_or(0);
+            return i128::from(char_code(rest, self.c_locale));
         }
         let (neg, digits) = match s.as_bytes()[0] {
             b'-' => (true, &s[1..]),
@@ -313,7 +327,7 @@ impl Run<'_> {
             return 0.0;
         }
         if let Some(rest) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
-            return rest.chars().next().map(|c| c as u32 as f64).unwrap_or(0.0);
+            return f64::from(char_code(rest, self.c_locale));
         }
         if let Ok(v) = s.parse::<f64>() {
             return v;
@@ -657,9 +671,9 @@ pub(crate) fn shell_quote_in(s: &str, c_locale: bool) -> String {
     if s.is_empty() {
         return "''".to_string();
     }
-    if s.chars()
-        .any(|c| c.is_control() || (c_locale && !c.is_ascii()))
-    {
+    if s.chars().any(|c| {
+        c.is_control() || (c_locale && !c.is_ascii()) || crate::bytetext::char_byte(c).is_some()
+    }) {
         let mut q = String::from("$'");
         for c in s.chars() {
             match c {
@@ -674,6 +688,10 @@ pub(crate) fn shell_quote_in(s: &str, c_locale: bool) -> String {
                 '\'' => q.push_str("\\'"),
                 '\\' => q.push_str("\\\\"),
                 c if c.is_control() => q.push_str(&format!("\\{:03o}", c as u32 & 0xff)),
+                // A byte that is not UTF-8: its number (the low byte of its character).
+                c if crate::bytetext::char_byte(c).is_some() => {
+                    q.push_str(&format!("\\{:03o}", c as u32 & 0xff));
+                }
                 c if c_locale && !c.is_ascii() => {
                     let mut buf = [0u8; 4];
                     for b in c.encode_utf8(&mut buf).bytes() {
@@ -745,6 +763,9 @@ pub(crate) fn gnu_quote(s: &str, c_locale: bool) -> String {
             '\r' => Some("r".to_string()),
             '\t' => Some("t".to_string()),
             '\x0b' => Some("v".to_string()),
+            c if crate::bytetext::char_byte(c).is_some() => {
+                Some(format!("{:03o}", c as u32 & 0xff))
+            }
             c if c.is_control() || (c_locale && !c.is_ascii()) => Some(
                 text.bytes()
                     .map(|b| format!("{:03o}", b))
@@ -977,7 +998,7 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
             b's' | b'q' | b'b' | b'c' | b'Q' => {
                 let arg = run.take().unwrap_or("").to_string();
                 let mut body: Vec<u8> = match conv {
-                    b's' => arg.into_bytes(),
+                    b's' => crate::bytetext::encode(&arg).into_owned(),
                     b'q' if run.gnu => gnu_quote(&arg, run.c_locale).into_bytes(),
                     b'q' => shell_quote_in(&arg, run.c_locale).into_bytes(),
                     // bash 5.2's `%Q`: the precision cuts the argument, not its quoted form.
@@ -990,11 +1011,12 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                     }
                     // The first byte, in any locale (bash's and GNU's alike); an empty or
                     // missing argument is a NUL byte, as in C.
-                    b'c' => vec![arg.as_bytes().first().copied().unwrap_or(0)],
+                    b'c' => vec![crate::bytetext::encode(&arg).first().copied().unwrap_or(0)],
                     _ => {
                         let mut v = Vec::new();
                         let mut cx = run.escapes();
-                        let stop = unescape_in(arg.as_bytes(), &mut v, Escapes::Percent, &mut cx);
+                        let arg = crate::bytetext::encode(&arg);
+                        let stop = unescape_in(&arg, &mut v, Escapes::Percent, &mut cx);
                         run.warnings.append(&mut cx.warnings);
                         if stop {
                             let mut s2 = spec.clone();
@@ -1138,7 +1160,7 @@ pub(crate) fn sprintf(fmt: &str, args: &[String]) -> Vec<u8> {
         c_locale: false,
     };
     let mut out = Vec::new();
-    format_once(fmt.as_bytes(), &mut run, &mut out);
+    format_once(&crate::bytetext::encode(fmt), &mut run, &mut out);
     out
 }
 
@@ -1265,10 +1287,11 @@ async fn print(ctx: &Context, fmt: &str, args: &[String], gnu: bool, prefix: &st
     // Covers `out`: one use of the format may make it large (bounded by
     // MAX_PRINTF_OUTPUT), so it is charged after each use, before it is written.
     let mut charge = ctx.budget.empty_charge();
+    let fmt = crate::bytetext::encode(fmt);
     loop {
         let before = run.next;
         let done = out.len();
-        let stop = format_once(fmt.as_bytes(), &mut run, &mut out);
+        let stop = format_once(&fmt, &mut run, &mut out);
         charge.resize(out.capacity())?;
         if !run.warnings.is_empty() {
             // What earlier uses printed comes first, then this use's messages.

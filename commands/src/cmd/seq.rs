@@ -230,7 +230,14 @@ impl Command for Seq {
                 &args.numbers[0]
             };
             let last = &args.numbers[args.numbers.len() - 1];
-            return seq_integers(ctx, first, step, last, args.separator.as_bytes()).await;
+            return seq_integers(
+                ctx,
+                first,
+                step,
+                last,
+                &crate::bytetext::encode(&args.separator),
+            )
+            .await;
         }
         let (first_s, inc_s) = match args.numbers.len() {
             1 => ("1", "1"),
@@ -281,7 +288,7 @@ impl Command for Seq {
                 );
             }
             if wrote {
-                out.write(args.separator.as_bytes()).await?;
+                out.write_text(&args.separator).await?;
             }
             out.write(s.as_bytes()).await?;
             wrote = true;

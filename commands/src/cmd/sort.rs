@@ -740,11 +740,13 @@ async fn sort(ctx: &Context, args: Vec<String>, tuning: Tuning, files: &mut RunF
         salt: rand::random(),
     };
     let _ = &args.random_source;
-    let sep = match args.separator.as_deref() {
-        None => None,
-        Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
-        Some("\\0") => Some(0),
-        Some(s) => {
+    // One byte (one that is not UTF-8 too: `-t $'\xe9'`).
+    let sep_bytes = args.separator.as_deref().map(crate::bytetext::encode);
+    let sep = match (args.separator.as_deref(), sep_bytes.as_deref()) {
+        (None, _) | (_, None) => None,
+        (_, Some(&[b])) => Some(b),
+        (Some("\\0"), _) => Some(0),
+        (Some(s), _) => {
             ctx.warn("sort", format!("multi-character tab {}", quote(s)))
                 .await;
             return Ok(2);

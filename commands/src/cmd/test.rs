@@ -93,8 +93,9 @@ impl Tester<'_> {
         Ok(match op {
             "=" | "==" => a == b,
             "!=" => a != b,
-            "<" => a < b,
-            ">" => a > b,
+            // By bytes, as the C locale sorts (a byte that is not UTF-8 included).
+            "<" => crate::bytetext::encode(a) < crate::bytetext::encode(b),
+            ">" => crate::bytetext::encode(a) > crate::bytetext::encode(b),
             "-eq" => parse_int(a)? == parse_int(b)?,
             "-ne" => parse_int(a)? != parse_int(b)?,
             "-lt" => parse_int(a)? < parse_int(b)?,

@@ -434,7 +434,7 @@ impl Command for Tr {
         let mut warn = false;
         let mut sets = Vec::new();
         for s in &args.sets {
-            match parse_set(s.as_bytes(), &mut warn) {
+            match parse_set(&crate::bytetext::encode(s), &mut warn) {
                 Ok(set) => sets.push(set),
                 Err(msg) => {
                     ctx.warn("tr", msg).await;

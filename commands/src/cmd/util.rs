@@ -94,6 +94,10 @@ pub(crate) fn utf8_locale(env: &std::collections::BTreeMap<String, String>) -> b
 
 /// `'name'`, as GNU tools quote a file name in a message (`"name"` if it holds a `'`).
 pub(crate) fn quote(s: &str) -> String {
+    if crate::bytetext::has_bytes(s) {
+        // A byte that is not UTF-8 prints as `$'\351'`, in GNU's shell quoting.
+        return super::printf::gnu_quote(s, true);
+    }
     if s.contains('\'') {
         format!("\"{s}\"")
     } else {
@@ -146,6 +150,12 @@ impl<'a> BufOut<'a> {
             self.flush().await?;
         }
         Ok(())
+    }
+
+    /// Writes text: the bytes it stands for (names and arguments may hold bytes that are
+    /// not UTF-8; see [`crate::bytetext`]).
+    pub(crate) async fn write_text(&mut self, text: &str) -> Result<(), Interrupt> {
+        self.write(&crate::bytetext::encode(text)).await
     }
 
     pub(crate) async fn flush(&mut self) -> Result<(), Interrupt> {

@@ -255,7 +255,7 @@ impl Command for Wc {
                 };
                 total.bytes += c.bytes;
                 let name = named.then_some("-");
-                ctx.out(fmt(&c, name)).await?;
+                ctx.out_text(fmt(&c, name)).await?;
                 continue;
             }
             let mut reader = match Reader::open(ctx, f).await {
@@ -290,10 +290,10 @@ impl Command for Wc {
             total.bytes += c.bytes;
             total.max_line = total.max_line.max(c.max_line);
             let name = named.then_some(f.as_str());
-            ctx.out(fmt(&c, name)).await?;
+            ctx.out_text(fmt(&c, name)).await?;
         }
         if files.len() > 1 {
-            ctx.out(fmt(&total, Some("total"))).await?;
+            ctx.out_text(fmt(&total, Some("total"))).await?;
         }
         Ok(status)
     }

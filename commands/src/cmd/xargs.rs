@@ -392,8 +392,9 @@ impl Runner<'_> {
     }
 }
 
+/// An argument read from the input: its bytes as text (see [`crate::bytetext`]).
 fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    crate::bytetext::decode_slice(b).into_owned()
 }
 
 /// Bytes an argument takes on a command line.

@@ -72,7 +72,13 @@ async fn parse(sh: &Shell, io: &Fds, args: &[String]) -> Result<Opts, i32> {
             };
             let num = value.trim().parse::<i64>().ok().filter(|n| *n >= 0);
             match c {
-                'd' => o.delim = value.bytes().next().unwrap_or(0),
+                // A byte that is not UTF-8 (`-d $'\xe9'`) is that byte.
+                'd' => {
+                    o.delim = forkbox_commands::bytetext::encode(&value)
+                        .first()
+                        .copied()
+                        .unwrap_or(0)
+                }
                 'n' | 's' | 'c' => {
                     let Some(n) = num.and_then(|n| usize::try_from(n).ok()) else {
                         let what = if c == 'c' {
@@ -195,7 +201,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         // bash keeps each line as a C string: it ends at a NUL byte (with `-d ''`, the
         // delimiter that stays without `-t`).
         let kept = line.split(|b| *b == 0).next().unwrap_or_default();
-        let text = String::from_utf8_lossy(kept).into_owned();
+        let text = forkbox_commands::bytetext::decode_slice(kept).into_owned();
         if let Some(cb) = &o.callback
             && (stored + 1) % o.quantum == 0
         {

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use clap::Parser;
+use forkbox_commands::bytetext;
 
 use crate::shell::exec::{Exec, Flow};
 use crate::shell::redirect::Fds;
@@ -184,7 +185,8 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let byte_chars = sh.byte_locale();
     let delim = match &a.delim {
         _ if exact => None,
-        Some(d) => Some(d.bytes().next().unwrap_or(0)),
+        // A byte that is not UTF-8 (`-d $'\xe9'`) is that byte.
+        Some(d) => Some(bytetext::encode(d).first().copied().unwrap_or(0)),
         None => Some(b'\n'),
     };
     let reading = async {
@@ -287,21 +289,40 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         _ => reading.await,
     };
     // bash's variables cannot hold NUL: read drops them.
-    let text = String::from_utf8_lossy(&line).replace('\0', "");
+    let nothing = line.is_empty();
+    let text = bytetext::decode(line).replace('\0', "");
     let status = if eof { 1 } else { 0 };
-    if eof && line.is_empty() {
+    if eof && nothing {
         for n in &a.names {
             let _ = sh.set_var(n, "");
         }
         return Ok(1);
     }
     let ifs = sh.get_str("IFS").unwrap_or_else(|| " \t\n".to_string());
+    // In the C locale each byte of an `IFS` past ASCII separates on its own: the line is
+    // split between bytes, and each value made text again.
+    let by_bytes = !ifs.is_ascii() && sh.byte_locale();
+    let (text, ifs) = if by_bytes {
+        (
+            bytetext::byte_view(&text).into_owned(),
+            bytetext::byte_view(&ifs).into_owned(),
+        )
+    } else {
+        (text, ifs)
+    };
+    let text_of = |fields: Vec<String>| -> Vec<String> {
+        if by_bytes {
+            fields.into_iter().map(bytetext::normalise).collect()
+        } else {
+            fields
+        }
+    };
     if let Some(arr) = &a.array {
         // `-N` assigns what it read as it stands, unsplit.
         let fields = if exact {
-            vec![unescape(&text, a.raw)]
+            vec![bytetext::normalise(unescape(&text, a.raw))]
         } else {
-            split_all(&text, &ifs, a.raw)
+            text_of(split_all(&text, &ifs, a.raw))
         };
         let map: BTreeMap<i64, String> = fields
             .into_iter()
@@ -314,18 +335,18 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return Ok(status);
     }
     if a.names.is_empty() {
-        let v = unescape(&text, a.raw);
+        let v = bytetext::normalise(unescape(&text, a.raw));
         if let Err(e) = sh.set_var("REPLY", &v) {
             return read_failed(sh, e, io).await;
         }
         return Ok(status);
     }
     let values = if exact {
-        let mut v = vec![unescape(&text, a.raw)];
+        let mut v = vec![bytetext::normalise(unescape(&text, a.raw))];
         v.resize(a.names.len(), String::new());
         v
     } else {
-        split_n(&text, &ifs, a.names.len(), a.raw)
+        text_of(split_n(&text, &ifs, a.names.len(), a.raw))
     };
     for (n, v) in a.names.iter().zip(values) {
         if let Err(e) = sh.set_var(n, &v) {

@@ -39,7 +39,7 @@ pub(crate) async fn run(
             Ok(b) => b,
             Err(e) => return super::fail(sh, io, format!("{file}: {e}"), 1).await,
         };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let text = forkbox_commands::bytetext::decode(bytes);
         return run_text(sh, &name, file.clone(), &text, args, io).await;
     }
     let files = sh.fs_for(io);
@@ -57,7 +57,7 @@ pub(crate) async fn run(
         Ok(b) => b,
         Err(e) => return unreadable(sh, io, format!("{file}: {e}")).await,
     };
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let text = forkbox_commands::bytetext::decode(bytes);
     let file = file.clone();
     run_text(sh, &name, file, &text, args, io).await
 }

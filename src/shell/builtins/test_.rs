@@ -102,7 +102,7 @@ async fn run_prefixed(
     let (status, output) = futures::future::join(running, collect).await;
     let messages = err_in.read_to_end(MAX_MESSAGES).await.unwrap_or_default();
     let prefix = sh.message_prefix();
-    let text: String = String::from_utf8_lossy(&messages)
+    let text: String = forkbox_commands::bytetext::decode_slice(&messages)
         .lines()
         .map(|l| {
             // bash prints a builtin's usage line without the shell's prefix.
@@ -147,7 +147,7 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
         let (status, out) = run_printf(sh, &args[2..], io, true).await;
         // A variable cannot hold NUL: bash keeps what comes before the first one.
         let out = out.split(|&b| b == 0).next().unwrap_or_default();
-        let value = String::from_utf8_lossy(out).into_owned();
+        let value = forkbox_commands::bytetext::decode_slice(out).into_owned();
         // `printf -v 'a[2]'`: an element of an indexed array (a literal index).
         let element = var
             .split_once('[')

@@ -147,7 +147,7 @@ impl Shell {
                         break;
                     }
                 };
-                let mut reply = String::from_utf8_lossy(&line).into_owned();
+                let mut reply = forkbox_commands::bytetext::decode_slice(&line).into_owned();
                 if reply.ends_with('\n') {
                     reply.pop();
                 }

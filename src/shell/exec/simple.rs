@@ -638,9 +638,11 @@ fn trace_value(v: &str, bytes: bool) -> String {
 /// specially (a `#` or `~` only where it would start a comment or a tilde expansion).
 /// `bytes`: the locale is not UTF-8, where no character past ASCII prints.
 pub(crate) fn trace_word(w: &str, bytes: bool) -> String {
+    // A byte that is not UTF-8 does not print in any locale.
+    let byte_char = |c: char| forkbox_commands::bytetext::char_byte(c).is_some();
     let special = |(i, c): (usize, char)| {
         " \t\n'\"\\|&;()<>!{}*[]?^$`".contains(c)
-            || !(bytes || c.is_ascii() || c.is_alphanumeric())
+            || !(bytes || c.is_ascii() || c.is_alphanumeric() || byte_char(c))
             || (c == '#' && i == 0)
             || (c == '~' && (i == 0 || matches!(w.as_bytes().get(i - 1), Some(b'=' | b':'))))
     };
@@ -648,7 +650,7 @@ pub(crate) fn trace_word(w: &str, bytes: bool) -> String {
         shell_quote(w)
     } else if w
         .chars()
-        .any(|c| c.is_control() || (bytes && !c.is_ascii()))
+        .any(|c| c.is_control() || (bytes && !c.is_ascii()) || byte_char(c))
     {
         // No character the shell treats specially, but one that does not print: bash
         // shows it as `$'\001'` (what has both is single-quoted as it is).

@@ -2,6 +2,7 @@
 //! `dotglob`, `nocaseglob`, `globstar` (`**`) and `GLOBIGNORE`.
 
 use super::*;
+use forkbox_commands::bytetext;
 
 impl Shell {
     /// A pattern as the shell options say (`extglob`), matching either case if `nocase`.
@@ -118,7 +119,12 @@ impl Shell {
             .map(|(s, _)| s)
             .filter(|s| !s.is_empty())
             .collect();
-        out.sort();
+        if out.iter().any(|s| bytetext::may_have_bytes(s)) {
+            // Names with bytes that are not UTF-8 sort by those bytes.
+            out.sort_by(|a, b| bytetext::encode(a).cmp(&bytetext::encode(b)));
+        } else {
+            out.sort();
+        }
         out
     }
 }

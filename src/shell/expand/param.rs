@@ -2,6 +2,9 @@
 //! case changes and transformations.
 
 use super::*;
+use std::borrow::Cow;
+
+use forkbox_commands::bytetext;
 
 /// Arrays the shell computes when they are read, always set as far as `set -u` goes.
 const DYNAMIC_ARRAYS: [&str; 6] = [
@@ -223,18 +226,21 @@ impl Shell {
                         _ => (false, true),
                     };
                     Ok(v.map(|s| {
-                        let chars: Vec<char> = s.chars().collect();
-                        if suffix {
-                            match pat.match_suffix(s, longest) {
+                        // In the C locale the value is cut between bytes.
+                        let view = pat.view(s);
+                        let chars: Vec<char> = view.chars().collect();
+                        let kept: String = if suffix {
+                            match pat.match_suffix(&view, longest) {
                                 Some(n) => chars[..chars.len() - n].iter().collect(),
-                                None => s.to_string(),
+                                None => return s.to_string(),
                             }
                         } else {
-                            match pat.match_prefix(s, longest) {
+                            match pat.match_prefix(&view, longest) {
                                 Some(n) => chars[n..].iter().collect(),
-                                None => s.to_string(),
+                                None => return s.to_string(),
                             }
-                        }
+                        };
+                        bytetext::normalise(kept)
                     }))
                 }
                 ParameterExpr::Substring {
@@ -261,10 +267,12 @@ impl Shell {
                         .eval_arith(&offset.value, fds, true)
                         .await
                         .map_err(named)?;
+                    // In the C locale a string is taken in bytes.
+                    let bytes = matches!(&v, PVal::Str(s) if !s.is_ascii()) && self.byte_locale();
                     if let PVal::Str(s) = &v {
                         // An offset outside the string gives nothing; bash does not
                         // evaluate the length then.
-                        let n = s.chars().count() as i64;
+                        let n = self.text_len(s) as i64;
                         let from = if off < 0 { off.saturating_add(n) } else { off };
                         if from < 0 || from > n {
                             return Ok(PVal::Str(String::new()));
@@ -323,11 +331,16 @@ impl Shell {
                                 PVal::Str(s) => s,
                                 _ => String::new(),
                             };
-                            let chars: Vec<char> = s.chars().collect();
+                            let view = if bytes {
+                                bytetext::byte_view(&s)
+                            } else {
+                                Cow::Borrowed(s.as_str())
+                            };
+                            let chars: Vec<char> = view.chars().collect();
                             let sliced = slice(&chars, off, len).ok_or_else(|| {
                                 substring_error(length.as_ref().map(|l| l.value.as_str()))
                             })?;
-                            Ok(PVal::Str(sliced.into_iter().collect()))
+                            Ok(PVal::Str(bytetext::normalise(sliced.into_iter().collect())))
                         }
                     }
                 }
@@ -627,10 +640,22 @@ impl Shell {
         !(locale.contains("utf-8") || locale.contains("utf8"))
     }
 
+    /// What joins the elements of `"$*"`: the first character of `IFS` (its first byte
+    /// in the C locale), a blank when `IFS` is unset, nothing when it is empty.
+    pub(crate) fn ifs_first(&self) -> String {
+        match self.get_str("IFS") {
+            None => " ".to_string(),
+            Some(s) if !s.is_ascii() && self.byte_locale() => {
+                bytetext::byte_view(&s).chars().take(1).collect()
+            }
+            Some(s) => s.chars().next().map(String::from).unwrap_or_default(),
+        }
+    }
+
     /// The length of `s` in characters of the shell's locale (`${#s}`).
     fn text_len(&self, s: &str) -> usize {
         if !s.is_ascii() && self.byte_locale() {
-            s.len()
+            bytetext::byte_len(s)
         } else {
             s.chars().count()
         }
@@ -799,6 +824,15 @@ pub(super) fn replace(
     rep: &[RepPart],
     kind: &SubstringMatchKind,
 ) -> String {
+    if pat.on_bytes() && !s.is_ascii() {
+        // The C locale's pattern: over the value's bytes, then back to text.
+        let view = pat.view(s);
+        return bytetext::normalise(replace_in(&view, pat, rep, kind));
+    }
+    replace_in(s, pat, rep, kind)
+}
+
+fn replace_in(s: &str, pat: &Pattern, rep: &[RepPart], kind: &SubstringMatchKind) -> String {
     match kind {
         SubstringMatchKind::Prefix => match pat.match_prefix(s, true) {
             Some(n) => {

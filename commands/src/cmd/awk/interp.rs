@@ -352,13 +352,16 @@ impl Interp {
         for (k, v) in &me.ctx.env {
             env.insert(
                 Rc::from(k.as_bytes()),
-                Cell::Val(Value::strnum(v.as_bytes())),
+                Cell::Val(Value::strnum(&crate::bytetext::encode(v))),
             );
         }
         me.globals[V_ENVIRON] = Cell::Arr(Rc::new(RefCell::new(env)));
         let mut av = Array::default();
         for (i, a) in argv.iter().enumerate() {
-            av.insert(key_num(i as f64), Cell::Val(Value::strnum(a.as_bytes())));
+            av.insert(
+                key_num(i as f64),
+                Cell::Val(Value::strnum(&crate::bytetext::encode(a))),
+            );
         }
         me.globals[V_ARGC] = Cell::Val(Value::Num(argv.len() as f64));
         me.globals[V_ARGV] = Cell::Arr(Rc::new(RefCell::new(av)));
@@ -421,7 +424,7 @@ impl Interp {
             return Ok(());
         };
         let mut warnings = Vec::new();
-        let v = Value::strnum(&unescape(val.as_bytes(), &mut warnings));
+        let v = Value::strnum(&unescape(&crate::bytetext::encode(val), &mut warnings));
         for w in warnings {
             if self.warned.insert(w.clone()) {
                 self.warn(&w);

@@ -1371,11 +1371,12 @@ fn parse_replacement(r: &str, posix: bool) -> Vec<Repl> {
                     i += 2;
                     continue;
                 }
-                lit.extend_from_slice(n.encode_utf8(&mut buf).as_bytes());
+                lit.extend_from_slice(&crate::bytetext::encode(n.encode_utf8(&mut buf)));
                 i += 2;
             }
             ch => {
-                lit.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                // A byte that is not UTF-8 (from `$'\xe9'`) is that byte.
+                lit.extend_from_slice(&crate::bytetext::encode(ch.encode_utf8(&mut buf)));
                 i += 1;
             }
         }
