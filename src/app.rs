@@ -140,6 +140,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         base_snapshot.clone(),
         count(args.fork_pool),
+        args.fork_pool_max_age(),
     );
     // The pool fills while the server starts taking connections, and is emptied when it
     // begins to drain.

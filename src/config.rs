@@ -192,6 +192,13 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(0..=crate::session::pool::MAX_POOL as u64))]
     pub fork_pool: u64,
 
+    /// Seconds a fork waits in the pool at most: an older one is never handed out but
+    /// deleted and made again, which bounds how old a base a login sees where a fork is a
+    /// copy of the base (`tigris`); `overlay` forks read the base live.
+    #[arg(long, value_name = "SECS", default_value_t = crate::session::pool::DEFAULT_MAX_AGE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub fork_pool_max_age: u64,
+
     /// Seconds between two janitor passes (one also runs at start-up).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub janitor_interval: u64,
@@ -610,6 +617,9 @@ impl ServeArgs {
     }
     pub fn lease_ttl(&self) -> Duration {
         Duration::from_secs(self.lease_ttl)
+    }
+    pub fn fork_pool_max_age(&self) -> Duration {
+        Duration::from_secs(self.fork_pool_max_age)
     }
     pub fn janitor_interval(&self) -> Duration {
         Duration::from_secs(self.janitor_interval)

@@ -693,3 +693,53 @@ fn waiting_forks_keep_their_leases_and_a_crash_leaves_them_to_the_janitor() {
     let _dirs = a.stop();
     b.wait_no_forks();
 }
+
+#[test]
+fn a_file_added_to_the_base_after_the_pool_filled_is_seen_by_the_next_login() {
+    let mut server = Server::start_with(&["--fork-pool", "2"]);
+    let waiting = forks_settled_at(&server, 2);
+    // The base changes after both waiting forks were made: an overlay fork reads the base
+    // when the session looks, so the login that takes one sees the new file.
+    std::fs::write(server.base.join("added-later.txt"), "fresh\n").unwrap();
+    let out = server.ssh("echo $FORKBOX_SESSION; cat added-later.txt");
+    let text = stdout(&out);
+    let id = text.lines().next().unwrap_or_default().to_string();
+    assert_eq!(text, format!("{id}\nfresh\n"), "{}", stderr(&out));
+    assert!(waiting.contains(&id), "{id} was not waiting: {waiting:?}");
+    server.signal("TERM");
+    assert!(server.wait_exit().success());
+}
+
+#[test]
+fn aged_waiting_forks_are_replaced_and_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("server.log");
+    let log_arg = log.to_str().unwrap().to_string();
+    let mut server = Server::start_with(&[
+        "--fork-pool",
+        "2",
+        "--fork-pool-max-age",
+        "1",
+        "--log-to-test-file",
+        &log_arg,
+    ]);
+    let first = forks_settled_at(&server, 2);
+    // Past the age limit each is deleted, and the pool is full again of new forks.
+    Server::wait_log(&log, "aged pool forks replaced", 2);
+    let start = Instant::now();
+    while forks_settled_at(&server, 2)
+        .iter()
+        .any(|id| first.contains(id))
+    {
+        assert!(start.elapsed() < CLEANUP_WAIT, "{first:?} still on disk");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A login takes a fork waiting now, never a replaced one.
+    let out = server.ssh("echo $FORKBOX_SESSION");
+    let id = stdout(&out).trim().to_string();
+    assert_eq!(id.len(), 36, "{}", stderr(&out));
+    assert!(!first.contains(&id), "{id} was replaced, yet handed out");
+    server.signal("TERM");
+    assert!(server.wait_exit().success());
+    assert_eq!(server.forks_on_disk(), Vec::<String>::new());
+}

@@ -483,6 +483,66 @@ fn anonymous_mode_lets_in_any_key() {
     assert_eq!(stdout(&out), "carol\n", "{}", stderr(&out));
 }
 
+/// The demo mode takes a password too (whatever it is), typed through OpenSSH's askpass.
+#[test]
+fn anonymous_mode_lets_in_any_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let askpass = dir.path().join("askpass");
+    std::fs::write(&askpass, "#!/bin/sh\necho any-password\n").unwrap();
+    std::fs::set_permissions(
+        &askpass,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let server = Server::start();
+    // Not `ssh_raw`: its BatchMode=yes would forbid asking for a password.
+    let mut cmd = Command::new("ssh");
+    cmd.args(["-p", &server.port.to_string()])
+        .args(["-o", "LogLevel=ERROR", "-o", "ConnectTimeout=20"])
+        .args(["-o", "StrictHostKeyChecking=no"])
+        .args(["-o", "UserKnownHostsFile=/dev/null"])
+        .args(["-o", "PreferredAuthentications=password"])
+        .args(["-o", "NumberOfPasswordPrompts=1"])
+        .env("SSH_ASKPASS", &askpass)
+        .env("SSH_ASKPASS_REQUIRE", "force")
+        .args(["dave@127.0.0.1", "echo $USER"]);
+    let out = run_with_stdin(cmd, b"");
+    assert_eq!(stdout(&out), "dave\n", "{}", stderr(&out));
+}
+
+/// What an interactive login shows first: the session's id, that its files go at logout,
+/// how to keep them where snapshots are on, and things to try.
+#[test]
+fn the_motd_names_the_session_and_how_to_keep_work() {
+    let server = Server::start_with(&["--snapshots", "on"]);
+    let mut cmd = server.ssh_cmd("erin");
+    cmd.arg("-tt");
+    let out = run_with_stdin(cmd, b"echo id=$FORKBOX_SESSION\nexit\n");
+    let text = stdout(&out);
+    // The output line (after the terminal's mode sequences), not the echoed command.
+    let id = text
+        .lines()
+        .filter(|l| !l.contains("echo"))
+        .find_map(|l| l.trim_end_matches('\r').split("id=").nth(1))
+        .unwrap_or_default();
+    assert_eq!(id.len(), 36, "{text}");
+    assert!(
+        text.contains(&format!(
+            "This session ({id}) has its own copy-on-write filesystem; it is deleted when you log out."
+        )),
+        "{text}"
+    );
+    assert!(text.contains("run 'snapshot'"), "{text}");
+    assert!(text.contains("Try: ls -l;"), "{text}");
+    // Without snapshots, no word of them.
+    let plain = Server::start();
+    let mut cmd = plain.ssh_cmd("erin");
+    cmd.arg("-tt");
+    let text = stdout(&run_with_stdin(cmd, b"exit\n"));
+    assert!(text.contains("Try: ls -l;"), "{text}");
+    assert!(!text.contains("snapshot"), "{text}");
+}
+
 /// `--auth keys` looks at the authorized_keys file at every login: a key added is let
 /// in and one removed refused without a restart; a version that cannot be used keeps the
 /// last good keys.

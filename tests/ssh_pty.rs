@@ -557,3 +557,160 @@ fn less_searches_with_a_regular_expression() {
     pane.keys(&["q"]);
     pane.wait_prompts(1);
 }
+
+#[test]
+fn character_and_word_moves_and_history_down() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    // Ctrl-B and Ctrl-F move by a character, Alt-B to a word's start, Alt-F to its end.
+    pane.type_text("echo abc def");
+    pane.keys(&["C-b", "C-b", "C-b", "C-f"]);
+    pane.type_text("X");
+    pane.keys(&["M-b", "M-b", "M-f"]);
+    pane.type_text("Y");
+    pane.keys(&["Enter"]);
+    pane.wait_line("abcY dXef");
+    // Down comes back from an older entry to a newer one.
+    pane.type_text("echo h-two");
+    pane.keys(&["Enter"]);
+    pane.wait_line("h-two");
+    pane.clear();
+    pane.keys(&["Up", "Up", "Down", "Enter"]);
+    pane.wait_line("h-two");
+}
+
+#[test]
+fn tab_completes_variables_and_wasi_tool_names() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("my_long_variable=42");
+    pane.keys(&["Enter"]);
+    pane.wait_prompts(2);
+    pane.clear();
+    pane.type_text("echo $my_lo");
+    pane.keys(&["Tab"]);
+    pane.wait_for("the completed variable", |s| {
+        s.lines()
+            .last_non_blank()
+            .ends_with("$ echo $my_long_variable")
+    });
+    pane.keys(&["Enter"]);
+    pane.wait_line("42");
+    pane.clear();
+    // A WASI tool of the manifest is a command name like any other.
+    pane.type_text("qj");
+    pane.keys(&["Tab"]);
+    pane.wait_for("the completed tool", |s| {
+        s.lines().last_non_blank().ends_with("$ qjs")
+    });
+    pane.keys(&["C-u"]);
+}
+
+#[test]
+fn a_trailing_backslash_pipe_or_and_continues_the_line() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("echo one \\");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the continuation prompt", |s| has_line(s, ">"));
+    pane.type_text("two");
+    pane.keys(&["Enter"]);
+    pane.wait_line("one two");
+    pane.type_text("echo piped |");
+    pane.keys(&["Enter"]);
+    pane.type_text("tr a-z A-Z");
+    pane.keys(&["Enter"]);
+    let s = pane.wait_line("PIPED");
+    assert!(has_line(&s, "> tr a-z A-Z"), "{s}");
+    pane.type_text("true &&");
+    pane.keys(&["Enter"]);
+    pane.type_text("echo and-ran");
+    pane.keys(&["Enter"]);
+    let s = pane.wait_line("and-ran");
+    assert!(has_line(&s, "> echo and-ran"), "{s}");
+}
+
+#[test]
+fn ps1_escapes_make_the_prompt() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("PS1='[\\u at \\h in \\w (\\W)]\\$ '; cd docs");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the new prompt", |s| {
+        s.lines()
+            .last_non_blank()
+            .starts_with("[tester at forkbox in /docs (docs)]$")
+    });
+}
+
+#[test]
+fn nano_searches_and_bad_bytes_never_break_it() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("printf 'alpha\\nbeta\\ngamma\\n' > n.txt; nano n.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_for("nano's help lines", |s| {
+        s.contains("^X") && s.contains("Exit")
+    });
+    // Ctrl-W searches; the cursor lands on the match.
+    pane.keys(&["C-w"]);
+    pane.wait_for("the search prompt", |s| s.contains("Search:"));
+    pane.type_text("gam");
+    pane.keys(&["Enter"]);
+    pane.type_text("Z");
+    pane.keys(&["C-o"]);
+    pane.wait_for("the file-name prompt", |s| s.contains("File Name to Write"));
+    pane.keys(&["Enter"]);
+    pane.wait_for("the write report", |s| s.contains("[ Wrote 3 lines ]"));
+    // Bytes that are not UTF-8, escape sequences nobody knows, and a big paste: the editor
+    // goes on and still quits.
+    let ok = pane
+        .tmux()
+        .args([
+            "send-keys",
+            "-H",
+            "ff",
+            "fe",
+            "c3",
+            "28",
+            "e2",
+            "82",
+            "1b",
+            "5b",
+            "39",
+            "39",
+            "7e",
+        ])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    pane.type_text("\u{1b}[1;99Q\u{1b}]junk\u{7}");
+    pane.paste(&"pasted text ".repeat(20_000));
+    pane.keys(&["C-x"]);
+    pane.wait_for("the question", |s| s.contains("Save modified buffer?"));
+    pane.keys(&["n"]);
+    pane.wait_prompts(1);
+    pane.clear();
+    pane.type_text("cat n.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_line("Zgamma");
+    pane.wait_line("beta");
+}
+
+#[test]
+fn more_pages_a_file_on_a_terminal() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("seq 100 > s.txt; more s.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the first page and its prompt", |s| {
+        has_line(s, "29") && s.contains("--More--")
+    });
+    pane.keys(&["Space"]);
+    pane.wait_line("58");
+    pane.keys(&["q"]);
+    pane.wait_prompts(1);
+    pane.type_text("echo after-more");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-more");
+}

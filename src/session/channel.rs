@@ -432,10 +432,18 @@ fn motd(session: &Session) -> String {
     } else {
         format!("{first}\n")
     };
+    // How to keep work, where the server lets sessions take snapshots.
+    let keep = if session.services().snapshots.policy.enabled {
+        "To keep your work, run 'snapshot': it prints a version V; log in again as user \
+         snap-V to start from it.\n"
+    } else {
+        ""
+    };
     format!(
         "{first}\
          This session ({id}) has its own copy-on-write filesystem; it is deleted when you log out.\n\
-         Type 'help' for the commands.\n\n",
+         {keep}\
+         Try: ls -l; echo hi > note.txt; nano note.txt; seq 100 | less. Type 'help' for the commands.\n\n",
         id = session.id()
     )
 }

@@ -16,15 +16,22 @@
 //!   a drain that runs out of time, leaves them to the janitor: their leases lapse.
 //! - **Snapshots.** A login that asks for a snapshot (`snap-<version>`) forks that
 //!   snapshot itself; the pool only holds forks of the default start.
-//!
-//! A pooled fork shows the base as it was when the fork was made (with `tigris`, a bucket
-//! fork is a copy at that moment): at most one pool refill earlier than a fork made at
-//! login, which is why the pool is small.
+//! - **Freshness.** A session should not start on a stale base. With `overlay` (every
+//!   backend) a fork is a view: it reads the base when the session first looks, so a
+//!   waiting fork shows the base as it is at login, and a file added to the base after
+//!   the pool filled is seen by the next login. With `tigris` a bucket fork is a copy of
+//!   the base at the moment it was made, and S3 offers no cheap way to learn that a
+//!   bucket changed (no generation, no bucket ETag; a listing costs as much as the base is
+//!   large). So a fork waits at most `--fork-pool-max-age` ([`DEFAULT_MAX_AGE`]): an older
+//!   one is never handed out, and the task deletes it and makes another, which bounds how
+//!   old a base any login sees. (`--base-snapshot` forks a fixed snapshot: nothing there
+//!   goes stale.)
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::fork::{ForkStrategy, Lease, ServerId, SessionId, delete_with_deadline};
@@ -44,6 +51,12 @@ pub const DEFAULT_POOL: usize = 2;
 /// Pause after a fork could not be made for the pool before the next try, so a store that
 /// is down is not hammered; logins meanwhile make their own forks (and fail as they would).
 const REFILL_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How long a fork waits in the pool unless `--fork-pool-max-age` says otherwise: a
+/// `tigris` bucket fork is a copy of the base when it was made, so this bounds how stale a
+/// base a login can be given; replacing the pool's forks once a minute costs a create and a
+/// delete each, little beside the logins of a public endpoint.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// How a fork of the default start is made: by the pool ahead of time, or by a session at
 /// login when the pool has none.
@@ -114,12 +127,15 @@ impl Maker {
 pub struct Pooled {
     pub id: SessionId,
     pub vfs: Vfs,
+    /// When it was made: past the pool's age limit it is replaced, never handed out.
+    made: Instant,
 }
 
 impl std::fmt::Debug for Pooled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pooled")
             .field("id", &self.id)
+            .field("made", &self.made)
             .finish_non_exhaustive()
     }
 }
@@ -132,6 +148,8 @@ pub struct ForkPool {
     from: Option<String>,
     /// How many forks wait at most; 0: no pool.
     size: usize,
+    /// How long a fork may wait before it is replaced (see the module's "Freshness").
+    max_age: Duration,
     /// The forks waiting, oldest first, and whether the pool still hands them out (not
     /// once it began deleting them).
     ready: Mutex<(VecDeque<Pooled>, bool)>,
@@ -140,13 +158,19 @@ pub struct ForkPool {
 }
 
 impl ForkPool {
-    /// A pool of `size` forks (at most [`MAX_POOL`]) made by `maker` from `from`; nothing is
-    /// made until [`ForkPool::run`] runs.
-    pub fn new(maker: Maker, from: Option<String>, size: usize) -> Arc<ForkPool> {
+    /// A pool of `size` forks (at most [`MAX_POOL`]) made by `maker` from `from`, each
+    /// replaced once it has waited `max_age`; nothing is made until [`ForkPool::run`] runs.
+    pub fn new(
+        maker: Maker,
+        from: Option<String>,
+        size: usize,
+        max_age: Duration,
+    ) -> Arc<ForkPool> {
         Arc::new(ForkPool {
             maker,
             from,
             size: size.min(MAX_POOL),
+            max_age,
             ready: Mutex::new((VecDeque::new(), true)),
             taken: tokio::sync::Notify::new(),
         })
@@ -174,7 +198,14 @@ impl ForkPool {
             if !ready.1 {
                 return None;
             }
-            ready.0.pop_front()
+            // The oldest fork still within the age limit; older ones (the task is late to
+            // replace them) stay for the task to delete.
+            let now = Instant::now();
+            let fresh = ready
+                .0
+                .iter()
+                .position(|p| now.duration_since(p.made) < self.max_age);
+            fresh.and_then(|i| ready.0.remove(i))
         };
         if taken.is_some() {
             self.taken.notify_one();
@@ -189,7 +220,7 @@ impl ForkPool {
             return;
         }
         let every = self.maker.lease_ttl / 3;
-        let mut renew_at = tokio::time::Instant::now() + every;
+        let mut renew_at = Instant::now() + every;
         loop {
             if stop.is_cancelled() {
                 break;
@@ -199,7 +230,8 @@ impl ForkPool {
                 match self.maker.make(id, self.from.as_deref()).await {
                     Ok(vfs) => {
                         tracing::debug!(session = %id, "fork made for the pool");
-                        self.lock().0.push_back(Pooled { id, vfs });
+                        let made = Instant::now();
+                        self.lock().0.push_back(Pooled { id, vfs, made });
                         continue;
                     }
                     Err(e) => {
@@ -212,16 +244,45 @@ impl ForkPool {
                     }
                 }
             }
+            // When the oldest waiting fork ages out (renewals may have reordered the queue).
+            let oldest = self.lock().0.iter().map(|p| p.made).min();
+            let aged_at = oldest.map_or(renew_at, |made| made + self.max_age);
             tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = self.taken.notified() => {}
                 _ = tokio::time::sleep_until(renew_at) => {
                     self.renew_all().await;
-                    renew_at = tokio::time::Instant::now() + every;
+                    renew_at = Instant::now() + every;
                 }
+                _ = tokio::time::sleep_until(aged_at) => self.retire_aged().await,
             }
         }
         self.empty().await;
+    }
+
+    /// Takes every fork that has waited the age limit out of the queue (no login gets it
+    /// from then on) and deletes it; the loop then makes their replacements.
+    async fn retire_aged(&self) {
+        let aged = {
+            let now = Instant::now();
+            let mut ready = self.lock();
+            let (old, fresh): (VecDeque<Pooled>, VecDeque<Pooled>) = ready
+                .0
+                .drain(..)
+                .partition(|p| now.duration_since(p.made) >= self.max_age);
+            ready.0 = fresh;
+            old
+        };
+        let count = aged.len();
+        let mut deleted = 0usize;
+        for pooled in aged {
+            if self.maker.delete(pooled.id).await {
+                deleted += 1;
+            }
+        }
+        if count > 0 {
+            tracing::info!(count, deleted, "aged pool forks replaced");
+        }
     }
 
     /// Renews the lease of every waiting fork, each while it is out of the queue (a login
@@ -252,5 +313,81 @@ impl ForkPool {
             }
         }
         tracing::info!(count, deleted, "fork pool emptied");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fork::Overlay;
+    use crate::storage::Store;
+
+    const AGE: Duration = Duration::from_secs(60);
+
+    fn pool(size: usize) -> (Arc<ForkPool>, Arc<dyn ForkStrategy>) {
+        let fork: Arc<dyn ForkStrategy> = Arc::new(Overlay::new(Store::memory(), Store::memory()));
+        let maker = Maker {
+            fork: fork.clone(),
+            owner: ServerId::new(),
+            lease_ttl: Duration::from_secs(3600),
+            quota: Quota {
+                bytes: None,
+                objects: None,
+            },
+            delete_deadline: Duration::from_secs(10),
+        };
+        (ForkPool::new(maker, None, size, AGE), fork)
+    }
+
+    fn waiting_ids(pool: &ForkPool) -> Vec<SessionId> {
+        pool.lock().0.iter().map(|p| p.id).collect()
+    }
+
+    async fn filled(pool: &ForkPool, n: usize) {
+        while pool.waiting() < n {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fork_past_the_age_limit_is_never_handed_out() {
+        let (pool, _) = pool(1);
+        let id = SessionId::new();
+        let vfs = pool.maker.make(id, None).await.unwrap();
+        let made = Instant::now();
+        pool.lock().0.push_back(Pooled { id, vfs, made });
+        tokio::time::advance(AGE).await;
+        assert!(pool.take().is_none());
+        assert_eq!(pool.waiting(), 1, "left for the task to delete");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn aged_forks_are_deleted_and_replaced_and_a_drain_deletes_the_rest() {
+        let (pool, fork) = pool(2);
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(pool.clone().run(stop.clone()));
+        filled(&pool, 2).await;
+        let first = waiting_ids(&pool);
+        // Just before the limit they are still handed out; past it, replaced.
+        tokio::time::sleep(AGE - Duration::from_secs(1)).await;
+        assert_eq!(waiting_ids(&pool), first);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        filled(&pool, 2).await;
+        let later = waiting_ids(&pool);
+        assert!(later.iter().all(|id| !first.contains(id)), "{later:?}");
+        for id in &first {
+            assert!(!fork.exists(*id).await.unwrap(), "{id} was not deleted");
+        }
+        let taken = pool.take().unwrap();
+        assert!(later.contains(&taken.id));
+        filled(&pool, 2).await;
+        let waiting = waiting_ids(&pool);
+        stop.cancel();
+        task.await.unwrap();
+        for id in waiting {
+            assert!(!fork.exists(id).await.unwrap(), "{id} outlived the drain");
+        }
+        // The taken fork is its session's to delete.
+        assert!(fork.exists(taken.id).await.unwrap());
     }
 }
