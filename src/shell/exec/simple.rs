@@ -328,7 +328,7 @@ impl Shell {
         &mut self,
         sc: &SimpleCommand,
         fds: &Fds,
-    ) -> Result<(Vec<(usize, IoRedirect)>, Vec<NamedFd>), ShellError> {
+    ) -> Result<NamedFds, ShellError> {
         let Some(suffix) = &sc.suffix else {
             return Ok((Vec::new(), Vec::new()));
         };
@@ -788,6 +788,10 @@ fn keyed_word(word: &str) -> Option<(&str, &str, bool)> {
     }
     None
 }
+
+/// What [`Shell::named_fd_redirects`] finds: each `{name}` word's index in the suffix with
+/// the redirection it becomes, and the descriptors to store once they are open.
+type NamedFds = (Vec<(usize, IoRedirect)>, Vec<NamedFd>);
 
 /// A descriptor a `{name}>file` redirection opened, to be stored in `name` (element
 /// `index` of it for `{name[N]}`) once the command's redirections are in place: a
