@@ -472,8 +472,9 @@ pub struct Shell {
     /// How many command substitutions, `eval`s and `source`s deep the running command is:
     /// `set -x` repeats the first character of `PS4` once more per level (`++ cmd`).
     pub(crate) trace_depth: usize,
-    /// When `$SECONDS` was last 0 (at start, or as set by `SECONDS=N`).
-    pub(crate) seconds_base: std::time::Instant,
+    /// When `$SECONDS` was last set, and to what (0 at start, N by `SECONDS=N`, which
+    /// may be negative): it reads as N plus the whole seconds since.
+    pub(crate) seconds_base: (std::time::Instant, i64),
     /// The computed variables (`vars::DYNAMIC_VARS`) that `unset` made ordinary ones,
     /// as bash does: `unset RANDOM; RANDOM=5` keeps 5.
     pub(crate) unspecial: std::collections::BTreeSet<&'static str>,
@@ -592,7 +593,7 @@ impl Shell {
             subshell_level: 0,
             stage_level_pending: false,
             trace_depth: 0,
-            seconds_base: std::time::Instant::now(),
+            seconds_base: (std::time::Instant::now(), 0),
             unspecial: std::collections::BTreeSet::new(),
             word_cache: Default::default(),
             limit_abort: None,
@@ -1197,11 +1198,19 @@ impl Shell {
                 let saved = self.opts.xtrace;
                 // Expanding PS4 is not itself traced.
                 self.opts.xtrace = false;
-                let r = self.expand_str(&p, fds).await.unwrap_or(p);
+                let r = match self.expand_str(&p, fds).await {
+                    Ok(r) => r,
+                    // bash reports the error and shows PS4 as it is written.
+                    Err(e) => {
+                        self.report(&fds.stderr(), &e).await;
+                        p
+                    }
+                };
                 self.opts.xtrace = saved;
                 r
             }
-            None => "+ ".to_string(),
+            // `unset PS4`: no prefix at all.
+            None => String::new(),
         };
         let mut line = String::new();
         if let Some(first) = ps4.chars().next() {
@@ -1212,7 +1221,13 @@ impl Shell {
         line.push_str(&ps4);
         line.push_str(body);
         line.push('\n');
-        let _ = fds.stderr().write_str(&line).await;
+        // `BASH_XTRACEFD=N`: the trace goes to descriptor N while it is open.
+        let out = self
+            .get_str("BASH_XTRACEFD")
+            .and_then(|n| n.trim().parse::<i32>().ok())
+            .and_then(|n| fds.open_output(n))
+            .unwrap_or_else(|| fds.stderr());
+        let _ = out.write_str(&line).await;
     }
 
     pub(crate) async fn report(&self, stderr: &Output, err: &ShellError) -> i32 {

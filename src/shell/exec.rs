@@ -482,6 +482,10 @@ impl Shell {
                         }));
                     }
                     self.lines.functions.insert(def.fname.value.clone(), origin);
+                    // `set -a` exports functions as they are defined too.
+                    if self.opts.allexport {
+                        self.exported_functions.insert(def.fname.value.clone());
+                    }
                     0
                 }
                 Command::ExtendedTest(test, redirs) => {

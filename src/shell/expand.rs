@@ -214,14 +214,22 @@ fn unparsed_substitution(
     Some((format!("${}", &rest[..end]), end))
 }
 
-/// `${name~}` and `${name~~}`, also of an element or all elements (`${a[@]~}`), which
-/// the word parser does not read: the parameter (`name`, `name[sub]`), and whether every
-/// character's case is toggled rather than the first one's.
-fn case_toggle(text: &str) -> Option<(&str, bool)> {
+/// `${name~}` and `${name~~}`, also of an element or all elements (`${a[@]~}`), with an
+/// optional pattern (`${x~~[ab]}`), which the word parser does not read: the parameter
+/// (`name`, `name[sub]`), whether every character's case is toggled rather than the first
+/// one's, and the pattern a character must match to be toggled (empty: any).
+fn case_toggle(text: &str) -> Option<(&str, bool, &str)> {
     let inner = text.strip_prefix("${")?.strip_suffix('}')?;
-    let (param, all) = match inner.strip_suffix("~~") {
-        Some(n) => (n, true),
-        None => (inner.strip_suffix('~')?, false),
+    // The operator follows the name, or the name's subscript (`a[@]~`).
+    let from = match (inner.find('['), inner.find('~')) {
+        (Some(open), Some(tilde)) if open < tilde => open + inner[open..].find(']')? + 1,
+        _ => 0,
+    };
+    let at = from + inner[from..].find('~')?;
+    let param = &inner[..at];
+    let (all, pat) = match inner[at + 1..].strip_prefix('~') {
+        Some(p) => (true, p),
+        None => (false, &inner[at + 1..]),
     };
     let name = match param.split_once('[') {
         Some((name, sub)) => {
@@ -235,13 +243,13 @@ fn case_toggle(text: &str) -> Option<(&str, bool)> {
     };
     // Positional and special parameters too (`${@~}`, `${1~~}`).
     if matches!(name, "@" | "*") || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())) {
-        return (name == param).then_some((param, all));
+        return (name == param).then_some((param, all, pat));
     }
     let mut chars = name.chars();
     let first = chars.next()?;
     ((first.is_ascii_alphabetic() || first == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    .then_some((param, all))
+    .then_some((param, all, pat))
 }
 
 /// The home directory of a system account every Debian host has (its base `passwd`),
@@ -274,21 +282,21 @@ fn system_account_home(user: &str) -> Option<&'static str> {
         .map(|(_, home)| *home)
 }
 
-/// Swaps the case of the first character of `s`, or of all of them.
-fn toggle_case(s: &str, all: bool, ascii: bool) -> String {
-    let swap = |c: char| -> String {
-        if c.is_uppercase() {
-            pattern::lower_char(c, ascii).to_string()
-        } else {
-            pattern::upper_char(c, ascii).to_string()
-        }
-    };
-    let mut chars = s.chars();
-    match chars.next() {
-        None => String::new(),
-        Some(first) if !all => swap(first) + chars.as_str(),
-        Some(first) => std::iter::once(first).chain(chars).map(swap).collect(),
-    }
+/// Swaps the case of the first character of `s`, or of all of them; with `pat`, only of
+/// those that match it.
+fn toggle_case(s: &str, all: bool, pat: Option<&pattern::Pattern>, ascii: bool) -> String {
+    s.chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if !(all || i == 0) || pat.is_some_and(|p| !p.matches(&c.to_string())) {
+                c
+            } else if c.is_uppercase() {
+                pattern::lower_char(c, ascii)
+            } else {
+                pattern::upper_char(c, ascii)
+            }
+        })
+        .collect()
 }
 
 /// The file of a substitution that is only an input redirection (`$(< file)`), which bash
@@ -822,8 +830,9 @@ impl Shell {
     /// Expands one word string into fields (no brace expansion).
     pub(crate) async fn expand_fields(&mut self, text: &str, fds: &Fds) -> R<Vec<String>> {
         // Only a word that looks like an assignment with a `~` parses differently from
-        // any other word; every other parse is cached.
-        let pieces = if text.contains('~') && assignment_prefix(text).is_some() {
+        // any other word (outside POSIX mode); every other parse is cached.
+        let pieces = if text.contains('~') && !self.opts.posix && assignment_prefix(text).is_some()
+        {
             std::sync::Arc::new(parse_assignment_word(text)?)
         } else {
             self.word_cache
@@ -873,6 +882,13 @@ impl Shell {
         let pieces = parse_assignment_word(text)?;
         let mut out = Vec::new();
         self.expand_pieces(&pieces, false, fds, &mut out).await?;
+        // A declaration builtin gets an unquoted `$*` with an empty IFS as separate
+        // words, which it joins with spaces (`IFS=; declare d=$*` is `x y`).
+        for p in &mut out {
+            if matches!(p, Piece::StarBreak(sep) if sep.is_empty()) {
+                *p = Piece::FieldBreak;
+            }
+        }
         Ok(join_pieces(&out))
     }
 
@@ -1093,15 +1109,20 @@ impl Shell {
                 let p = &pieces[i];
                 if let Some((bad, took)) = unparsed_substitution(&p.piece, pieces.get(i + 1)) {
                     // `${!}` is `$!` (the word parser reads `${!…}` as an indirection).
+                    let mut toggle_pat = None;
                     let (param, all, parsed) = if bad == "${!}" {
                         let bang = Parameter::Special(SpecialParameter::LastBackgroundProcessId);
                         ("!", false, bang)
                     } else {
-                        let Some((param, all)) = case_toggle(&bad) else {
+                        let Some((param, all, pat)) = case_toggle(&bad) else {
                             return Err(ShellError::BadSubstitution(bad));
                         };
                         let parsed = super::parse::guarded(param, word::parse_parameter)?
                             .ok_or_else(|| ShellError::BadSubstitution(bad.clone()))?;
+                        if !pat.is_empty() {
+                            let text = self.expand_pattern(pat, fds).await?;
+                            toggle_pat = Some(self.pattern(&text, false));
+                        }
                         (param, all, parsed)
                     };
                     let v = self.param_value(&parsed, fds).await?;
@@ -1113,7 +1134,7 @@ impl Shell {
                         v if param == "!" => v,
                         v => {
                             let ascii = self.byte_locale();
-                            v.map(|s| toggle_case(s, all, ascii))
+                            v.map(|s| toggle_case(s, all, toggle_pat.as_ref(), ascii))
                         }
                     };
                     self.emit_value(v, quoted, out);
@@ -1580,5 +1601,16 @@ mod tests {
             "ell"
         );
         assert!(slice(&v, 4, Some(-3)).is_none());
+    }
+
+    #[test]
+    fn case_toggle_reads_name_subscript_and_pattern() {
+        assert_eq!(case_toggle("${x~}"), Some(("x", false, "")));
+        assert_eq!(case_toggle("${x~~}"), Some(("x", true, "")));
+        assert_eq!(case_toggle("${x~~[aB]}"), Some(("x", true, "[aB]")));
+        assert_eq!(case_toggle("${a[@]~[a]}"), Some(("a[@]", false, "[a]")));
+        assert_eq!(case_toggle("${1~~}"), Some(("1", true, "")));
+        assert_eq!(case_toggle("${x^}"), None);
+        assert_eq!(case_toggle("${a.b}"), None);
     }
 }

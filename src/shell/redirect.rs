@@ -96,6 +96,11 @@ impl Fds {
         self.output(2)
     }
 
+    /// Descriptor `fd` when it is open for writing (`BASH_XTRACEFD`'s target).
+    pub(crate) fn open_output(&self, fd: i32) -> Option<Output> {
+        self.map.get(&fd).and_then(Fd::output).cloned()
+    }
+
     fn output(&self, fd: i32) -> Output {
         match self.map.get(&fd).and_then(Fd::output) {
             Some(o) => o.clone(),
@@ -954,12 +959,19 @@ impl Shell {
         let (mut closers, mut kept) = (Vec::new(), Vec::new());
         for r in redirs {
             let before = closers.len();
-            if let Err(e) = self.apply_one(r, &mut out, &mut closers).await {
+            // A file a descriptor that stays open writes to is opened as `exec` opens
+            // one: what goes to it is in the file before the next command reads it.
+            let keeping = targets(r).iter().any(|t| keep.contains(t));
+            let saved = self.exec_opening;
+            self.exec_opening = saved || keeping;
+            let applied = self.apply_one(r, &mut out, &mut closers).await;
+            self.exec_opening = saved;
+            if let Err(e) = applied {
                 closers.append(&mut kept);
                 finish(closers, &fds.stderr(), self).await;
                 return Err(self.fail(e, fds).await);
             }
-            if targets(r).iter().any(|t| keep.contains(t)) {
+            if keeping {
                 kept.extend(closers.drain(before..));
             }
         }

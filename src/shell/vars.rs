@@ -249,10 +249,7 @@ impl Shell {
             "BASH_ARGV0" if !append => self.arg0 = value.to_string(),
             "SECONDS" if !append => {
                 let n = arith::eval_str(self, value).unwrap_or(0);
-                let now = std::time::Instant::now();
-                self.seconds_base = now
-                    .checked_sub(std::time::Duration::from_secs(n.max(0) as u64))
-                    .unwrap_or(now);
+                self.seconds_base = (std::time::Instant::now(), n);
             }
             _ => {}
         }
@@ -558,7 +555,14 @@ impl Shell {
         };
         Some(match name {
             "RANDOM" => self.next_random().to_string(),
-            "SECONDS" => self.seconds_base.elapsed().as_secs().to_string(),
+            "SECONDS" => {
+                let (at, n) = self.seconds_base;
+                let since = i64::try_from(at.elapsed().as_secs()).unwrap_or(i64::MAX);
+                n.wrapping_add(since).to_string()
+            }
+            "SRANDOM" => rand::random::<u32>().to_string(),
+            // No history is kept without a terminal: bash shows 0 there.
+            "HISTCMD" if !self.interactive => "0".to_string(),
             "EPOCHSECONDS" => now().as_secs().to_string(),
             "EPOCHREALTIME" => {
                 let t = now();
@@ -576,8 +580,10 @@ impl Shell {
 }
 
 /// The variables bash computes when read that `unset` turns into ordinary ones.
-pub(crate) const DYNAMIC_VARS: [&str; 7] = [
+pub(crate) const DYNAMIC_VARS: [&str; 9] = [
     "RANDOM",
+    "SRANDOM",
+    "HISTCMD",
     "SECONDS",
     "EPOCHSECONDS",
     "EPOCHREALTIME",

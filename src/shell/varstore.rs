@@ -576,7 +576,10 @@ impl Shell {
                 // here-documents included), behind bash's `() `.
                 let text = crate::shell::printer::function(name, def);
                 let body = text.strip_prefix(&format!("{name} () \n")).unwrap_or(&text);
-                env.insert(format!("BASH_FUNC_{name}%%"), format!("() {body}"));
+                env.insert(
+                    format!("BASH_FUNC_{name}%%"),
+                    format!("() {}", env_body(body)),
+                );
             }
         }
         env
@@ -587,7 +590,12 @@ impl Shell {
         let Some(body) = value.strip_prefix("()") else {
             return;
         };
-        if !builtins::is_name(name) {
+        // bash imports any name a function may have outside POSIX mode (`my-fn`, `a:b`),
+        // but never one that reads as a path.
+        if name.is_empty()
+            || name.contains(['/', '$', '`', '='])
+            || (self.opts.posix && !builtins::is_name(name))
+        {
             return;
         }
         let Ok(program) = parse_program(&format!("{name} () {body}")) else {
@@ -619,4 +627,29 @@ fn park_miller(last: u32) -> u32 {
     } else {
         t as u32
     }
+}
+
+/// A function body as bash puts it in the environment: as `declare -f` prints it, but
+/// without indentation (each line inside the braces starts with one space) and the first
+/// line joined to the `{` (`{  echo a;\n echo b\n}`). A body with a here-document is
+/// left as printed, so that its lines are not changed.
+fn env_body(body: &str) -> String {
+    let lines: Vec<&str> = body.lines().collect();
+    let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
+        return body.to_string();
+    };
+    if body.contains("<<") || lines.len() < 3 || !first.starts_with('{') {
+        return body.to_string();
+    }
+    let mut out = first.to_string();
+    for (i, line) in lines[1..lines.len() - 1].iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push(' ');
+        out.push_str(line.trim_start());
+    }
+    out.push('\n');
+    out.push_str(last);
+    out
 }

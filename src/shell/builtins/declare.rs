@@ -217,7 +217,10 @@ async fn print_vars(
         return Ok(0);
     }
     for n in names {
-        match sh.vars.get(n.as_str()) {
+        // `RANDOM=3` stores a value, but the variable stays a computed integer.
+        let computed =
+            matches!(n.as_str(), "RANDOM" | "SECONDS") && !sh.unspecial.contains(n.as_str());
+        match sh.vars.get(n.as_str()).filter(|_| !computed) {
             Some(v) => out.push_str(&declare_line(n, v, sh.byte_locale())),
             None if n == "PIPESTATUS" || Shell::is_stack_array(n) => {
                 // Arrays the shell computes when read: shown as they read now.
@@ -246,7 +249,10 @@ async fn print_vars(
                         exported: false,
                         readonly: crate::shell::vars::option_list_var(n),
                         attrs: Attrs {
-                            integer: matches!(n.as_str(), "RANDOM" | "SECONDS" | "BASHPID"),
+                            integer: matches!(
+                                n.as_str(),
+                                "RANDOM" | "SRANDOM" | "SECONDS" | "BASHPID" | "HISTCMD"
+                            ),
                             ..Attrs::default()
                         },
                     };

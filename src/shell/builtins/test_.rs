@@ -131,7 +131,12 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
             super::fail(sh, io, msg.into(), 2).await?;
             return super::usage(io, "printf").await;
         };
-        if !super::is_name(var.split('[').next().unwrap_or("")) {
+        // A name, or a name and a subscript in brackets (`a[1]`, `m[k]`).
+        let valid = match var.split_once('[') {
+            Some((name, sub)) => super::is_name(name) && sub.len() > 1 && sub.ends_with(']'),
+            None => super::is_name(&var),
+        };
+        if !valid {
             return super::fail(
                 sh,
                 io,

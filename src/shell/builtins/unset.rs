@@ -54,7 +54,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             continue;
         }
         if let Some((name, sub)) = split_subscript(n) {
-            if sub.is_empty() && !a.variables {
+            if (sub.is_empty() || !closes_at_end(n)) && !a.variables {
                 // Not an array reference: bash tries it as a function name, silently.
                 if !sh.readonly_functions.contains(n) {
                     sh.functions.remove(n);
@@ -140,9 +140,40 @@ fn remove_function(sh: &mut Shell, n: &str) {
     sh.exported_functions.remove(n);
 }
 
+/// Whether the `[` of `name[sub]` is closed by its last character, brackets nested in
+/// the subscript counted (`a[${b[0]}]`): `m[a]]` is not an element reference for bash.
+fn closes_at_end(spec: &str) -> bool {
+    let Some(open) = spec.find('[') else {
+        return false;
+    };
+    let mut depth = 0usize;
+    for (i, c) in spec.char_indices().skip_while(|(i, _)| *i < open) {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1 == spec.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use crate::shell::testing::run;
+
+    #[test]
+    fn element_references_close_at_the_end() {
+        assert!(super::closes_at_end("a[1]"));
+        assert!(super::closes_at_end("a[${b[0]}]"));
+        assert!(!super::closes_at_end("m[a]]"));
+        assert!(!super::closes_at_end("m[a]b"));
+        assert!(!super::closes_at_end("m[a"));
+    }
 
     #[tokio::test]
     async fn unset_variable() {

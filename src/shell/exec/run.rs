@@ -354,6 +354,26 @@ impl Shell {
         let mut saved = Vec::new();
         for (k, v) in env {
             saved.push((k.clone(), self.vars.get(k).cloned()));
+            // bash's temporary variable is a new one: the shell's `-i`, `-u`, `-l`, `-c`
+            // or array do not apply to it (`declare -u v; v=abc f` shows `abc`).
+            if let Some(var) = self.vars.get_mut(k).filter(|var| {
+                let a = var.attrs;
+                !var.readonly
+                    && !a.nameref
+                    && (a.integer
+                        || a.upper
+                        || a.lower
+                        || a.capcase
+                        || !matches!(var.value, crate::shell::Value::Str(_)))
+            }) {
+                *var = crate::shell::Var {
+                    value: crate::shell::Value::Str(v.clone()),
+                    exported: true,
+                    readonly: false,
+                    attrs: crate::shell::Attrs::default(),
+                };
+                continue;
+            }
             self.set_exported(k, v);
         }
         saved

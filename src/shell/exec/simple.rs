@@ -34,7 +34,7 @@ impl Shell {
         }
         // `{name}>file`: the word and the redirection after it become one redirection to a
         // descriptor the shell picks (10 and up) and stores in `name`.
-        let named = match self.named_fd_redirects(sc, fds) {
+        let (named, named_pending) = match self.named_fd_redirects(sc, fds) {
             Ok(n) => n,
             Err(e) => return self.fail(e, fds).await,
         };
@@ -249,7 +249,13 @@ impl Shell {
             self.subshell_level += 1;
         }
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
-            return self.exec_redirections(&redirs, fds).await;
+            let r = self.exec_redirections(&redirs, fds).await;
+            if matches!(r, Ok(0))
+                && let Some(status) = self.store_named_fds(&named_pending, fds).await
+            {
+                return Ok(status);
+            }
+            return r;
         }
         // After a function call `$_` is again its last argument, whatever ran inside.
         let fn_last = self
@@ -268,19 +274,13 @@ impl Shell {
             }
             return r;
         }
-        // `cmd {fd}>file`: bash leaves the descriptor it opened open after the command.
-        let keep: Vec<i32> = named
-            .iter()
-            .filter_map(|(_, r)| match r {
-                ast::IoRedirect::File(_, _, ast::IoFileRedirectTarget::Duplicate(t))
-                    if t.value == "-" =>
-                {
-                    None
-                }
-                ast::IoRedirect::File(n, ..) => *n,
-                _ => None,
-            })
-            .collect();
+        // `cmd {fd}>file`: bash leaves the descriptor it opened open after the command,
+        // unless `shopt -s varredir_close`.
+        let keep: Vec<i32> = if self.shopts.on("varredir_close") {
+            Vec::new()
+        } else {
+            named_pending.iter().map(|p| p.fd).collect()
+        };
         let (mut f, closers, kept) = match self.begin_redirects_keeping(&redirs, &keep, fds).await {
             Ok(x) => x,
             // POSIX mode: a redirection error of a special builtin ends the script.
@@ -297,6 +297,11 @@ impl Shell {
         };
         for (n, d) in subst_fds {
             f.set_fd(n, d);
+        }
+        if let Some(status) = self.store_named_fds(&named_pending, fds).await {
+            let mut closers = closers;
+            closers.extend(kept);
+            return self.end_redirects(f, closers, Ok(status), fds).await;
         }
         let r = self.run_command(argv, env_extra, &f).await;
         for line in traced_after {
@@ -316,17 +321,19 @@ impl Shell {
     }
 
     /// The `{name}>file` pairs of `sc`'s suffix: the index of the `{name}` word and the
-    /// redirection to the descriptor it names. A new descriptor (the lowest free from 10)
-    /// is stored in `name` now; `{name}>&-` closes the one `name` holds.
+    /// redirection to the descriptor it names (a file, a here-document or a here-string).
+    /// A new descriptor is the lowest free from 10, stored in `name` (or `name[N]`) once
+    /// the redirections are in place ([`NamedFd`]); `{name}>&-` closes the one `name` holds.
     fn named_fd_redirects(
         &mut self,
         sc: &SimpleCommand,
         fds: &Fds,
-    ) -> Result<Vec<(usize, IoRedirect)>, ShellError> {
+    ) -> Result<NamedFds, ShellError> {
         let Some(suffix) = &sc.suffix else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         };
         let mut out: Vec<(usize, IoRedirect)> = Vec::new();
+        let mut pending = Vec::new();
         let taken = fds.high_fds();
         for (at, pair) in suffix.0.windows(2).enumerate() {
             let (CommandPrefixOrSuffixItem::Word(w), CommandPrefixOrSuffixItem::IoRedirect(r)) =
@@ -334,13 +341,19 @@ impl Shell {
             else {
                 continue;
             };
-            let ast::IoRedirect::File(None, kind, target) = r else {
-                continue;
+            let closing = match r {
+                ast::IoRedirect::File(None, _, target) => {
+                    matches!(target, ast::IoFileRedirectTarget::Duplicate(t) if t.value == "-")
+                }
+                ast::IoRedirect::HereString(None, _) | ast::IoRedirect::HereDocument(None, _) => {
+                    false
+                }
+                _ => continue,
             };
             let Some(inner) = w.value.strip_prefix('{').and_then(|v| v.strip_suffix('}')) else {
                 continue;
             };
-            // `{name}`, or `{name[N]}` to close a descriptor an array holds (`COPROC[1]`).
+            // `{name}`, or `{name[N]}` (an element of an indexed array, `COPROC[1]`).
             let (name, index) = match inner.split_once('[') {
                 Some((n, rest)) => match rest.strip_suffix(']').map(|i| i.parse::<i64>()) {
                     Some(Ok(i)) => (n, Some(i)),
@@ -351,11 +364,6 @@ impl Shell {
             if !crate::shell::builtins::is_name(name) {
                 continue;
             }
-            let closing =
-                matches!(target, ast::IoFileRedirectTarget::Duplicate(t) if t.value == "-");
-            if index.is_some() && !closing {
-                continue;
-            }
             let n = if closing {
                 let held = match index {
                     None => self.get_str(name),
@@ -364,24 +372,59 @@ impl Shell {
                         _ => None,
                     },
                 };
-                match held.and_then(|v| v.trim().parse::<i32>().ok()) {
-                    Some(n) => n,
-                    None => return Err(ShellError::BadFd(format!("{{{inner}}}"))),
+                match held.as_deref().map(str::trim) {
+                    None | Some("") => return Err(ShellError::AmbiguousRedirect(inner.into())),
+                    // bash reads the value as a number and, failing that, closes 0.
+                    Some(v) => v.parse::<i32>().unwrap_or(0),
                 }
             } else {
                 let mut n = 10;
                 while taken.contains_key(&n) || out.iter().any(|(_, r)| redirect_fd(r) == Some(n)) {
                     n += 1;
                 }
-                self.assign_str(name, &n.to_string(), false)?;
+                pending.push(NamedFd {
+                    name: name.to_string(),
+                    index,
+                    fd: n,
+                });
                 n
             };
-            out.push((
-                at,
-                ast::IoRedirect::File(Some(n), kind.clone(), target.clone()),
-            ));
+            let with_fd = match r {
+                ast::IoRedirect::File(_, kind, target) => {
+                    ast::IoRedirect::File(Some(n), kind.clone(), target.clone())
+                }
+                ast::IoRedirect::HereString(_, w) => {
+                    ast::IoRedirect::HereString(Some(n), w.clone())
+                }
+                ast::IoRedirect::HereDocument(_, d) => {
+                    ast::IoRedirect::HereDocument(Some(n), d.clone())
+                }
+                ast::IoRedirect::OutputAndError(..) => continue,
+            };
+            out.push((at, with_fd));
         }
-        Ok(out)
+        Ok((out, pending))
+    }
+
+    /// Stores the descriptors of `{name}>file` redirections that are now open in their
+    /// variables; one that cannot be stored (a readonly `name`) is reported as bash does,
+    /// and the command fails with 1 without running.
+    async fn store_named_fds(&mut self, pending: &[NamedFd], fds: &Fds) -> Option<i32> {
+        for p in pending {
+            let r = match p.index {
+                None => self.assign_str(&p.name, &p.fd.to_string(), false),
+                Some(i) => self.assign_index(&p.name, i, &p.fd.to_string(), false),
+            };
+            if let Err(e) = r {
+                let stderr = fds.stderr();
+                self.report(&stderr, &e).await;
+                let msg = format!("{}: cannot assign fd to variable", p.name);
+                self.report(&stderr, &ShellError::Builtin(msg)).await;
+                self.last_status = 1;
+                return Some(1);
+            }
+        }
+        None
     }
 
     /// The `(name, value)` of a prefix assignment (`A=1 cmd`), scalar only.
@@ -395,6 +438,11 @@ impl Shell {
             AssignmentName::ArrayElementName(n, _) => n.clone(),
         };
         let value = match &a.value {
+            // `x+=b cmd`: the command sees the value with `b` appended.
+            AssignmentValue::Scalar(w) if a.append => {
+                let tail = self.expand_assignment_value(w, fds).await?;
+                self.get_str(&name).unwrap_or_default() + &tail
+            }
             AssignmentValue::Scalar(w) => self.expand_assignment_value(w, fds).await?,
             AssignmentValue::Array(_) => {
                 return Err(ShellError::Unsupported(
@@ -421,7 +469,7 @@ impl Shell {
                     let v = self.expand_no_split(w, fds).await?;
                     return self.assign_key(name, &key, &v, a.append);
                 }
-                if matches!(index.as_str(), "*" | "@") {
+                if matches!(index.as_str(), "*" | "@") || index.trim().is_empty() {
                     return Err(ShellError::BadSubscript(format!("{name}[{index}]")));
                 }
                 let idx = self.eval_arith(index, fds, true).await?;
@@ -460,16 +508,41 @@ impl Shell {
         }
         // `set -x` shows what `declare` assigns: each element quoted (`+ a=('x' [k]='v')`).
         let mut trace = (declared && self.opts.xtrace).then(Vec::new);
+        // `[k]+=v` (which the parser leaves a plain word) appends v to k's value.
+        let split: Vec<(Option<&str>, ast::Word, bool)> = elems
+            .iter()
+            .map(|&(k, w)| match (k, keyed_word(&w.value)) {
+                (None, Some((key, v, append))) => (
+                    Some(key),
+                    ast::Word {
+                        value: v.to_string(),
+                        loc: w.loc.clone(),
+                    },
+                    append,
+                ),
+                _ => (k, w.clone(), false),
+            })
+            .collect();
         let bytes = self.byte_locale();
         let sq = |s: &str| crate::shell::vars::single_quote(s, bytes);
+        // `[k]+=v` of an integer array adds: the element becomes `old+(v)`, evaluated.
+        let integer = self.vars.get(&target).is_some_and(|v| v.attrs.integer);
+        let join = |old: &str, v: &str| {
+            if integer {
+                format!("{old}+({v})")
+            } else {
+                format!("{old}{v}")
+            }
+        };
         if self.is_assoc(&target) {
             let mut map = match self.vars.get(&target).map(|v| &v.value) {
                 Some(Value::Assoc(m)) if append => m.clone(),
                 _ => crate::shell::AssocArray::new(),
             };
             let mut pending: Option<String> = None;
-            let keyed = matches!(elems.first(), Some((Some(_), _)));
-            for &(key, value) in elems {
+            let keyed = matches!(split.first(), Some((Some(_), _, _)));
+            for (key, value, elem_append) in &split {
+                let (key, value) = (*key, value);
                 let literal;
                 let (key, value) = match key {
                     // In a list of pairs a `[k]=v` is a word like the others.
@@ -501,10 +574,23 @@ impl Shell {
                             return Err(ShellError::BadSubscript(format!("{target}[{k}]")));
                         }
                         // `h+=([k]=v)` replaces k's value: only `[k]+=v` appends to it.
-                        let v = self.expand_no_split(value, fds).await?;
+                        // A `~` leading an associative value stays as it is in bash.
+                        let v = if value.value.starts_with('~') {
+                            let literal = ast::Word {
+                                value: format!("\\{}", value.value),
+                                loc: value.loc.clone(),
+                            };
+                            self.expand_no_split(&literal, fds).await?
+                        } else {
+                            self.expand_no_split(value, fds).await?
+                        };
                         if let Some(t) = &mut trace {
                             t.push(format!("[{}]={}", sq(&key), sq(&v)));
                         }
+                        let v = match map.get(&key) {
+                            Some(old) if *elem_append => join(old, &v),
+                            _ => v,
+                        };
                         map.insert(key, v);
                     }
                     None => {
@@ -544,7 +630,7 @@ impl Shell {
                 _ => {}
             }
         }
-        for (key, value) in elems {
+        for (key, value, elem_append) in &split {
             match key {
                 Some(k) => {
                     let mut idx = self.eval_arith(k, fds, true).await?;
@@ -558,11 +644,15 @@ impl Shell {
                     if let Some(t) = &mut trace {
                         t.push(format!("[{}]={}", sq(k), sq(&v)));
                     }
+                    let v = match map.get(&idx) {
+                        Some(old) if *elem_append => join(old, &v),
+                        _ => v,
+                    };
                     map.insert(idx, v);
                     next = idx.wrapping_add(1);
                 }
                 None => {
-                    for v in self.expand_words(&[*value], fds).await? {
+                    for v in self.expand_words(&[value], fds).await? {
                         if let Some(t) = &mut trace {
                             t.push(sq(&v));
                         }
@@ -612,7 +702,9 @@ impl Shell {
         match &a.name {
             AssignmentName::VariableName(n) => {
                 let op = if a.append { "+=" } else { "=" };
-                match self.vars.get(n).map(|v| &v.value) {
+                // Through a name reference: the value the referenced variable got.
+                let target = self.resolve_ref(n);
+                match self.vars.get(target.as_ref()).map(|v| &v.value) {
                     Some(Value::Str(s)) if !a.append => {
                         format!("{n}{op}{}", trace_value(s, self.byte_locale()))
                     }
@@ -663,9 +755,53 @@ pub(crate) fn trace_word(w: &str, bytes: bool) -> String {
 /// The descriptor a file redirection sets, when written out.
 fn redirect_fd(r: &IoRedirect) -> Option<i32> {
     match r {
-        IoRedirect::File(n, _, _) => *n,
-        _ => None,
+        IoRedirect::File(n, _, _)
+        | IoRedirect::HereString(n, _)
+        | IoRedirect::HereDocument(n, _) => *n,
+        IoRedirect::OutputAndError(..) => None,
     }
+}
+
+/// `[key]=value` or `[key]+=value` as a word the parser left without a subscript (it does
+/// for `[k]+=v`, and for a quoted key holding `]`, `['a]b']=v`): the key as written, the
+/// value, and whether it appends.
+fn keyed_word(word: &str) -> Option<(&str, &str, bool)> {
+    let rest = word.strip_prefix('[')?;
+    let (mut quote, mut escaped) = (None, false);
+    for (i, c) in rest.char_indices() {
+        match (quote, c) {
+            _ if escaped => escaped = false,
+            (None | Some('"'), '\\') => escaped = true,
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), _) if c == q => quote = None,
+            (None, ']') => {
+                let key = &rest[..i];
+                let after = &rest[i + 1..];
+                if key.is_empty() {
+                    return None;
+                }
+                return match after.strip_prefix("+=") {
+                    Some(v) => Some((key, v, true)),
+                    None => after.strip_prefix('=').map(|v| (key, v, false)),
+                };
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// What [`Shell::named_fd_redirects`] finds: each `{name}` word's index in the suffix with
+/// the redirection it becomes, and the descriptors to store once they are open.
+type NamedFds = (Vec<(usize, IoRedirect)>, Vec<NamedFd>);
+
+/// A descriptor a `{name}>file` redirection opened, to be stored in `name` (element
+/// `index` of it for `{name[N]}`) once the command's redirections are in place: a
+/// redirection that fails assigns nothing.
+struct NamedFd {
+    name: String,
+    index: Option<i64>,
+    fd: i32,
 }
 
 /// Whether a word of `sc` reads `$BASH_COMMAND` (so it must be kept even without traps).
@@ -683,4 +819,19 @@ fn mentions_bash_command(sc: &SimpleCommand) -> bool {
             .word_or_name
             .as_ref()
             .is_some_and(|w| w.value.contains("BASH_COMMAND"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keyed_word;
+
+    #[test]
+    fn keyed_words_the_parser_leaves_plain() {
+        assert_eq!(keyed_word("[a]+=9"), Some(("a", "9", true)));
+        assert_eq!(keyed_word("['c]d']=2"), Some(("'c]d'", "2", false)));
+        assert_eq!(keyed_word("[\"x]\"]+=y"), Some(("\"x]\"", "y", true)));
+        assert_eq!(keyed_word("[]=x"), None);
+        assert_eq!(keyed_word("[a]"), None);
+        assert_eq!(keyed_word("plain"), None);
+    }
 }

@@ -69,7 +69,11 @@ impl Shell {
                 } => {
                     let v = self.resolve(parameter, *indirect, fds).await?;
                     if self.unset_or_null(&v, test_type, quoted) {
-                        let text = default_value.clone().unwrap_or_default();
+                        let mut text = default_value.clone().unwrap_or_default();
+                        if quoted && text.starts_with('~') {
+                            // In double quotes a leading `~` of the word is literal.
+                            text.insert(0, '\\');
+                        }
                         let value = self.expand_str(&text, fds).await?;
                         // `${!n:=v}` assigns to the variable n names.
                         let named;

@@ -72,6 +72,13 @@ impl Shell {
                     let target = self.resolve_ref(name).into_owned();
                     if self.is_assoc(&target) {
                         let key = self.expand_str(index, &fds).await?;
+                        if key.is_empty() {
+                            // bash reports an empty key and expands to nothing.
+                            let msg = ShellError::BadSubscript(target.clone())
+                                .message_with(&self.message_prefix());
+                            let _ = fds.stderr().write_str(&msg).await;
+                            return Ok(PVal::Unset);
+                        }
                         return Ok(match self.vars.get(&target).map(|v| &v.value) {
                             Some(Value::Assoc(a)) => {
                                 a.get(&key).cloned().map_or(PVal::Unset, PVal::Str)
