@@ -1169,13 +1169,17 @@ impl Shell {
                     .await
             }
             Err(whole) => {
-                let (programs, e) = parse::leading_commands(text, whole);
-                for program in &programs {
+                let (programs, e, (start, _)) = parse::leading_commands_read(text, whole);
+                for (program, _) in &programs {
                     self.exec_nested_input(what, program, None, fds).await?;
                 }
                 if e.to_string().contains("unexpected end of file") {
                     // bash reads to the end first: the message names the line past it.
                     self.lines.lineno = self.lines.line_base + text.lines().count() + 1;
+                } else if let ShellError::Unclosed { line, .. } = &e {
+                    // The line is counted in the command that stopped the reading.
+                    let before = text.get(..start).unwrap_or("").matches('\n').count();
+                    self.lines.lineno = self.lines.line_base + before + line;
                 }
                 self.fail(e, fds).await
             }

@@ -504,8 +504,14 @@ impl Shell {
         };
         if !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit()) && num.parse::<i32>().is_err()
         {
-            // A descriptor number too large for any table: bash names the redirected one.
-            return Err(ShellError::BadFd(fd.to_string()));
+            // A descriptor number too large for any table: bash names the redirected one,
+            // except for standard input and output, where it names the number written.
+            let named = if fd == 0 || fd == 1 {
+                num.to_string()
+            } else {
+                fd.to_string()
+            };
+            return Err(ShellError::BadFd(named));
         }
         if let Ok(src) = num.parse::<i32>() {
             match fds.get(src) {
