@@ -406,6 +406,9 @@ pub struct Shell {
     pub(crate) subst_runs: u64,
     /// The session's fork, for the `snapshot` builtin; `None` where there is no session.
     pub(crate) snapshots: Option<Arc<dyn SnapshotControl>>,
+    /// Descriptors above 2 a nested `sh`/`bash` inherits from the command that started
+    /// it (`exec 3>f; sh -c 'echo x >&3'`), open beside its standard streams.
+    pub(crate) inherited_fds: BTreeMap<i32, redirect::Fd>,
     /// Told of every complete command [`Shell::run_stream`] reads and runs (the
     /// session's audit trail); `None` where nobody listens.
     pub(crate) command_log: Option<Arc<dyn CommandLog>>,
@@ -565,6 +568,7 @@ impl Shell {
             disabled_builtins: std::collections::BTreeSet::new(),
             subst_runs: 0,
             snapshots: None,
+            inherited_fds: BTreeMap::new(),
             command_log: None,
             vars_mem: VarsCharge(cfg.budget.empty_charge()),
             budget: cfg.budget,
@@ -644,7 +648,10 @@ impl Shell {
     /// `bash: line 1: syntax error ...` and gives 2; `cancel` stops the running command (130).
     pub async fn run_script(&mut self, script: &str, io: &Stdio, cancel: CancellationToken) -> i32 {
         self.limit_abort = None;
-        let fds = Fds::from_stdio(io);
+        let mut fds = Fds::from_stdio(io);
+        for (n, d) in std::mem::take(&mut self.inherited_fds) {
+            fds.set_fd(n, d);
+        }
         let program = match parse::program_async(script).await {
             Ok(p) => p,
             Err(e) => return self.run_up_to_error(script, e, &fds, cancel).await,

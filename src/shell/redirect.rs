@@ -109,6 +109,12 @@ impl Fds {
         !self.map.contains_key(&fd)
     }
 
+    /// True when a write to descriptor `fd` fails with `EBADF`: it is closed, or open for
+    /// reading only (`exec 3<file; echo x >&3`).
+    pub fn is_unwritable(&self, fd: i32) -> bool {
+        self.map.get(&fd).and_then(Fd::output).is_none()
+    }
+
     pub fn with_stdin(&self, input: Input) -> Fds {
         let mut f = self.clone();
         f.map.insert(0, Fd::Read(input));
