@@ -406,6 +406,9 @@ pub struct Shell {
     pub(crate) subst_runs: u64,
     /// The session's fork, for the `snapshot` builtin; `None` where there is no session.
     pub(crate) snapshots: Option<Arc<dyn SnapshotControl>>,
+    /// Descriptors above 2 a nested `sh`/`bash` inherits from the command that started
+    /// it (`exec 3>f; sh -c 'echo x >&3'`), open beside its standard streams.
+    pub(crate) inherited_fds: BTreeMap<i32, redirect::Fd>,
     /// Told of every complete command [`Shell::run_stream`] reads and runs (the
     /// session's audit trail); `None` where nobody listens.
     pub(crate) command_log: Option<Arc<dyn CommandLog>>,
@@ -566,6 +569,7 @@ impl Shell {
             disabled_builtins: std::collections::BTreeSet::new(),
             subst_runs: 0,
             snapshots: None,
+            inherited_fds: BTreeMap::new(),
             command_log: None,
             vars_mem: VarsCharge(cfg.budget.empty_charge()),
             budget: cfg.budget,
@@ -645,7 +649,10 @@ impl Shell {
     /// `bash: line 1: syntax error ...` and gives 2; `cancel` stops the running command (130).
     pub async fn run_script(&mut self, script: &str, io: &Stdio, cancel: CancellationToken) -> i32 {
         self.limit_abort = None;
-        let fds = Fds::from_stdio(io);
+        let mut fds = Fds::from_stdio(io);
+        for (n, d) in std::mem::take(&mut self.inherited_fds) {
+            fds.set_fd(n, d);
+        }
         let program = match parse::program_async(script).await {
             Ok(p) => p,
             Err(e) => return self.run_up_to_error(script, e, &fds, cancel).await,
@@ -1170,13 +1177,17 @@ impl Shell {
                     .await
             }
             Err(whole) => {
-                let (programs, e) = parse::leading_commands(text, whole);
-                for program in &programs {
+                let (programs, e, (start, _)) = parse::leading_commands_read(text, whole);
+                for (program, _) in &programs {
                     self.exec_nested_input(what, program, None, fds).await?;
                 }
                 if e.to_string().contains("unexpected end of file") {
                     // bash reads to the end first: the message names the line past it.
                     self.lines.lineno = self.lines.line_base + text.lines().count() + 1;
+                } else if let ShellError::Unclosed { line, .. } = &e {
+                    // The line is counted in the command that stopped the reading.
+                    let before = text.get(..start).unwrap_or("").matches('\n').count();
+                    self.lines.lineno = self.lines.line_base + before + line;
                 }
                 self.fail(e, fds).await
             }

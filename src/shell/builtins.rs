@@ -18,7 +18,7 @@ mod command;
 pub(crate) mod complete;
 mod continue_;
 mod declare;
-mod dirstack;
+pub(crate) mod dirstack;
 mod echo;
 mod eval;
 mod exec;

@@ -465,6 +465,9 @@ pub(crate) fn ansi_c_decode_in(s: &str, utf8: bool) -> String {
                         i += 1;
                     }
                     out.push(if n == '?' { 0x7f } else { (n as u8) & 0x1f });
+                } else {
+                    // A `\c` that ends the string controls nothing and stays as written.
+                    out.extend_from_slice(b"\\c");
                 }
             }
             '0'..='7' => {
@@ -1213,9 +1216,22 @@ impl Shell {
                             format!("~{u}")
                         }
                     }
-                    TildeExpr::NthDirFromTopOfDirStack { .. }
-                    | TildeExpr::NthDirFromBottomOfDirStack { .. } => {
-                        return Err(ShellError::Unsupported("directory stack".into()));
+                    // `~N`, `~+N`, `~-N`: an entry of the directory stack as `dirs +N` /
+                    // `dirs -N` count; one past its end stays as written.
+                    TildeExpr::NthDirFromTopOfDirStack { n, plus_used } => {
+                        let stack = super::builtins::dirstack::stack(self);
+                        match stack.get(*n) {
+                            Some(d) => d.clone(),
+                            None if *plus_used => format!("~+{n}"),
+                            None => format!("~{n}"),
+                        }
+                    }
+                    TildeExpr::NthDirFromBottomOfDirStack { n } => {
+                        let stack = super::builtins::dirstack::stack(self);
+                        match stack.len().checked_sub(n + 1).and_then(|i| stack.get(i)) {
+                            Some(d) => d.clone(),
+                            None => format!("~-{n}"),
+                        }
                     }
                 };
                 out.push(Piece::Text {
@@ -1322,7 +1338,22 @@ impl Shell {
     /// Runs `cmd` in a subshell and captures its stdout (trailing newlines removed).
     pub(crate) async fn command_substitution(&mut self, cmd: &str, fds: &Fds) -> R<String> {
         let cmd: &str = &super::parse::rewrite::decode_substitution(cmd);
-        let program = parse_program(cmd)?;
+        let program = match parse_program(cmd) {
+            Ok(p) => p,
+            // A body read only now (`` `…` ``): bash reports its syntax error as the
+            // substitution's and goes on with an empty result, status 2.
+            Err(e @ (ShellError::Syntax(_) | ShellError::Unclosed { .. }))
+                if !e.to_string().contains("levels deep") =>
+            {
+                let before = self.lines.lineno.saturating_sub(1);
+                let msg = self.syntax_message(&e, Some("command substitution"), cmd, before);
+                let _ = fds.stderr().write_str(&msg).await;
+                self.last_status = 2;
+                self.subst_runs += 1;
+                return Ok(String::new());
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(file) = lone_input_redirect(&program) {
             return self.read_file_substitution(file, fds).await;
         }

@@ -136,7 +136,9 @@ impl Launcher for ShellLauncher {
         if matches!(base.as_str(), "sh" | "bash") {
             let (cfg, stdio) = self.fresh_shell(&ctx);
             let snapshots = self.snapshots.clone();
-            return Box::pin(run_nested(cfg, snapshots, argv, stdio, ctx.cancel.clone())).await;
+            let cancel = ctx.cancel.clone();
+            let high = Default::default();
+            return Box::pin(run_nested(cfg, snapshots, argv, stdio, high, cancel)).await;
         }
         if let Some(cmd) = entry.command.clone() {
             let _ran = crate::telemetry::metrics::command(entry.kind);
@@ -256,6 +258,7 @@ impl ShellLauncher {
                 snapshots,
                 script_argv,
                 stdio,
+                Default::default(),
                 ctx.cancel.clone(),
             ))
             .await;
@@ -284,6 +287,7 @@ pub(crate) async fn run_nested(
     snapshots: Option<Arc<dyn SnapshotControl>>,
     argv: Vec<String>,
     stdio: Stdio,
+    high_fds: std::collections::BTreeMap<i32, super::redirect::Fd>,
     cancel: CancellationToken,
 ) -> i32 {
     let stderr = stdio.stderr.clone();
@@ -319,6 +323,7 @@ async fn run_nested_waited(
     let mut sh = Shell::new(cfg);
     sh.slot = Some(Arc::new(slot));
     sh.snapshots = snapshots;
+    sh.inherited_fds = high_fds;
     sh.arg0 = name.clone();
     let mut i = 1;
     let mut command: Option<String> = None;

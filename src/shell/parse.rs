@@ -444,6 +444,11 @@ fn syntax_error(text: &str, err: &brush_parser::ParseError) -> ShellError {
             offending_token(text, index)
         ))
     };
+    // A here-document operator with no word after it: bash names the newline.
+    let last = text.trim_end_matches([' ', '\t', '\n']);
+    if last.ends_with("<<") || last.ends_with("<<-") {
+        return ShellError::Syntax("syntax error near unexpected token `newline'".to_string());
+    }
     match err {
         ParseError::ParsingNear(pos) => near(pos.index),
         ParseError::ParsingAtEndOfInput => match probe_end(text) {
@@ -482,7 +487,8 @@ fn offending_token(text: &str, index: usize) -> String {
             return ";".to_string();
         }
     }
-    if CLOSERS.contains(&last) {
+    // `case WORD in )`: a pattern list cannot open with the `)`.
+    if CLOSERS.contains(&last) && !(last == "in" && token_at(text, index) == ")") {
         return last.to_string();
     }
     token_at(text, index)

@@ -114,6 +114,12 @@ impl Fds {
         !self.map.contains_key(&fd)
     }
 
+    /// True when a write to descriptor `fd` fails with `EBADF`: it is closed, or open for
+    /// reading only (`exec 3<file; echo x >&3`).
+    pub fn is_unwritable(&self, fd: i32) -> bool {
+        self.map.get(&fd).and_then(Fd::output).is_none()
+    }
+
     pub fn with_stdin(&self, input: Input) -> Fds {
         let mut f = self.clone();
         f.map.insert(0, Fd::Read(input));
@@ -542,8 +548,14 @@ impl Shell {
         };
         if !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit()) && num.parse::<i32>().is_err()
         {
-            // A descriptor number too large for any table: bash names the redirected one.
-            return Err(ShellError::BadFd(fd.to_string()));
+            // A descriptor number too large for any table: bash names the redirected one,
+            // except for standard input and output, where it names the number written.
+            let named = if fd == 0 || fd == 1 {
+                num.to_string()
+            } else {
+                fd.to_string()
+            };
+            return Err(ShellError::BadFd(named));
         }
         if let Ok(src) = num.parse::<i32>() {
             match fds.get(src) {

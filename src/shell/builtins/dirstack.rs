@@ -12,7 +12,8 @@ const POPD_USAGE: &str = "popd: usage: popd [-n] [+N | -N]";
 const DIRS_USAGE: &str = "dirs: usage: dirs [-clpv] [+N] [-N]";
 
 /// The whole stack: the working directory first.
-fn stack(sh: &Shell) -> Vec<String> {
+/// The whole stack, the current directory first (`dirs -l`'s order; `~N` counts in it).
+pub(crate) fn stack(sh: &Shell) -> Vec<String> {
     std::iter::once(sh.logical_cwd())
         .chain(sh.dirstack.iter().cloned())
         .collect()

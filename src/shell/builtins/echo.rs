@@ -7,7 +7,7 @@ use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
 
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
-    if io.is_closed(1) {
+    if io.is_unwritable(1) {
         return super::fail(sh, io, "echo: write error: Bad file descriptor".into(), 1).await;
     }
     // `shopt -s xpg_echo`: escapes are interpreted unless `-E` says otherwise; in POSIX

@@ -293,8 +293,14 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let text = bytetext::decode(line).replace('\0', "");
     let status = if eof { 1 } else { 0 };
     if eof && nothing {
+        // At end-of-file the variables are emptied all the same: `-a`'s array too.
         for n in &a.names {
             let _ = sh.set_var(n, "");
+        }
+        if let Some(arr) = &a.array {
+            let _ = sh.set_value(arr, Value::Array(BTreeMap::new()));
+        } else if a.names.is_empty() {
+            let _ = sh.set_var("REPLY", "");
         }
         return Ok(1);
     }

@@ -167,7 +167,7 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
         }
         return Ok(status);
     }
-    if io.is_closed(1) {
+    if io.is_unwritable(1) {
         // Writing anything fails (an empty output writes nothing, as in bash).
         let (status, out) = run_printf(sh, &args, io, true).await;
         if out.is_empty() {

@@ -84,6 +84,12 @@ impl Shell {
         if let Some(name) = f.variable_name.strip_prefix(super::SELECT_MARK) {
             return self.exec_select(f, name, fds).await;
         }
+        if !crate::shell::builtins::is_name(&f.variable_name) {
+            // bash checks the loop variable before expanding the list: status 1.
+            let name = &f.variable_name;
+            let e = ShellError::Builtin(format!("`{name}': not a valid identifier"));
+            return self.fail(e, fds).await;
+        }
         let values = match &f.values {
             None => self.positional.clone(),
             Some(words) => {

@@ -577,7 +577,12 @@ impl Shell {
         let cancel = self.cancel.child_token();
         let snapshots = self.snapshots.clone();
         Box::pin(crate::shell::launcher::run_nested(
-            cfg, snapshots, argv, stdio, cancel,
+            cfg,
+            snapshots,
+            argv,
+            stdio,
+            fds.high_fds(),
+            cancel,
         ))
         .await
     }

@@ -582,7 +582,13 @@ impl<'a> Rewriter<'a> {
                 b'(' => {
                     if cmd_start && s.get(i + 1) == Some(&b'(') {
                         self.arith_in_subst |= self.in_subst > 0;
+                        let open = i;
                         i = self.arithmetic(i + 2, false);
+                        if i >= s.len() && !s.ends_with(b"))") {
+                            // An arithmetic command the text ends inside of: bash names
+                            // the line it opened on.
+                            self.unclosed(")", Some(open), 2);
+                        }
                         after_compound = true;
                     } else {
                         // A function's `()`, a subshell, or a misplaced `(`.
