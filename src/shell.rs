@@ -24,7 +24,8 @@
 //!
 //! # What is not supported (each gives `bash: line N: <feature>: not supported`, status 2)
 //!
-//! Job control proper (stopping/resuming; `&` jobs, `coproc` and signals are in [`jobs`]),
+//! Job control proper (stopping/resuming; `&` jobs, `coproc`, signals and `set -m`'s job
+//! reports are in [`jobs`]),
 //! `enable -n`.
 
 use std::collections::{BTreeMap, HashMap};
@@ -276,7 +277,8 @@ pub(crate) struct Options {
     pub monitor: bool,
     /// `set -k`: assignment words anywhere among a command's words go to its environment.
     pub keyword: bool,
-    /// `set -t`: shown by `$-`; a shell reading commands ends after the next one.
+    /// `set -t`: a shell reading commands from its input ends after the command that set
+    /// it (a `-c` string only shows it in `$-`, as bash's does).
     pub onecmd: bool,
     /// `set -h`: shown by `set -o`; there is no command hash either way.
     pub hashall: bool,
@@ -853,6 +855,10 @@ impl Shell {
                         if let Some(log) = self.command_log.clone() {
                             log.ran(&text, started, clock.elapsed(), self.last_status)
                                 .await;
+                        }
+                        if self.opts.onecmd {
+                            // `set -t`: a shell reading commands ends after this one.
+                            break;
                         }
                     }
                 }

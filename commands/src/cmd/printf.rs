@@ -152,6 +152,19 @@ struct Spec {
 
 impl Spec {
     /// Pads `body` (already signed) to the width.
+    /// What goes before a number: `-`, or what `+` or ` ` asks for.
+    fn sign(&self, neg: bool) -> &'static str {
+        if neg {
+            "-"
+        } else if self.plus {
+            "+"
+        } else if self.space {
+            " "
+        } else {
+            ""
+        }
+    }
+
     fn pad(&self, body: &[u8], numeric: bool, out: &mut Vec<u8>) {
         let width = self.width.unwrap_or(0);
         if body.len() >= width {
@@ -463,15 +476,7 @@ fn fmt_float(v: f64, conv: u8, spec: &Spec, out: &mut Vec<u8>) {
         }
     };
     let neg = v.is_sign_negative() && !(v.is_nan());
-    let sign = if neg {
-        "-"
-    } else if spec.plus {
-        "+"
-    } else if spec.space {
-        " "
-    } else {
-        ""
-    };
+    let sign = spec.sign(neg);
     body.insert_str(0, sign);
     spec.pad(body.as_bytes(), v.is_finite(), out);
 }
@@ -532,15 +537,7 @@ fn hex_float(arg: Option<&str>, v: f64, upper: bool, spec: &Spec, out: &mut Vec<
     } else {
         "."
     };
-    let sign = if v.is_sign_negative() {
-        "-"
-    } else if spec.plus {
-        "+"
-    } else if spec.space {
-        " "
-    } else {
-        ""
-    };
+    let sign = spec.sign(v.is_sign_negative());
     let body = format!("{sign}0x{lead:x}{point}{frac_hex}p{shown:+}");
     let body = if upper { body.to_uppercase() } else { body };
     spec.pad(body.as_bytes(), true, out);
@@ -727,7 +724,11 @@ fn exact_fixed(num: &num_bigint::BigUint, den: &num_bigint::BigUint, prec: usize
 
 /// The `prec + 1` significant digits of `num/den` (not zero), rounded, and the decimal
 /// exponent of the first.
-fn exact_digits(num: &num_bigint::BigUint, den: &num_bigint::BigUint, prec: usize) -> (String, i64) {
+fn exact_digits(
+    num: &num_bigint::BigUint,
+    den: &num_bigint::BigUint,
+    prec: usize,
+) -> (String, i64) {
     // log10 of the value, to within one either way.
     let log2 = num.bits() as f64 - den.bits() as f64;
     let mut x = (log2 * std::f64::consts::LOG10_2).floor() as i64;
@@ -735,7 +736,9 @@ fn exact_digits(num: &num_bigint::BigUint, den: &num_bigint::BigUint, prec: usiz
         let q = scaled(num, den, prec as i64 - x).to_string();
         match q.len().cmp(&(prec + 1)) {
             // Rounding up to a power of ten gives one digit too many, all but one zeros.
-            std::cmp::Ordering::Greater if q.len() == prec + 2 && q[1..].bytes().all(|b| b == b'0') => {
+            std::cmp::Ordering::Greater
+                if q.len() == prec + 2 && q[1..].bytes().all(|b| b == b'0') =>
+            {
                 return (q[..prec + 1].to_string(), x + 1);
             }
             std::cmp::Ordering::Greater => x += 1,
@@ -789,15 +792,7 @@ fn exact_float(m: u64, exp: i64, neg: bool, conv: u8, spec: &Spec, out: &mut Vec
             }
         }
     };
-    let sign = if neg {
-        "-"
-    } else if spec.plus {
-        "+"
-    } else if spec.space {
-        " "
-    } else {
-        ""
-    };
+    let sign = spec.sign(neg);
     body.insert_str(0, sign);
     spec.pad(body.as_bytes(), true, out);
 }
@@ -1556,6 +1551,30 @@ mod tests {
             "  -3.142|1.0e+02 |"
         );
         assert_eq!(pf(&["%g %G", "100000", "1e-5"]).await.1, "100000 1E-05");
+    }
+
+    #[tokio::test]
+    async fn decimals_print_as_the_exact_long_double() {
+        for (fmt, arg, want) in [
+            ("%f", "1e23", "100000000000000000000000.000000"),
+            ("%.20f", "0.1", "0.10000000000000000000"),
+            ("%.25e", "0.1", "1.0000000000000000000135525e-01"),
+            ("%e", "1e400", "1.000000e+400"),
+            ("%g", "1e-400", "1e-400"),
+            ("%.0f", "2.5", "2"),
+            ("%#g", "1", "1.00000"),
+            ("%+.1f", "-0.05", "-0.1"),
+            ("%g", "100000", "100000"),
+            ("%g", "1000000", "1e+06"),
+        ] {
+            assert_eq!(pf(&[fmt, arg]).await.1, want, "{fmt} {arg}");
+        }
+        let (status, out, err) = pf(&["%f", "1e5000"]).await;
+        assert_eq!((status, out.as_str()), (0, "inf"));
+        assert!(
+            err.contains("warning: 1e5000: Numerical result out of range"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

@@ -51,6 +51,12 @@ pub(crate) const OPTIONS: &[(&str, Option<char>, Kept)] = &[
 
 impl Shell {
     fn set_option(&mut self, name: &str, shown: &str, on: bool) -> Result<(), ShellError> {
+        if name == "interactive-comments" {
+            // The same option as `shopt interactive_comments` (comments are read in a
+            // script either way, as in bash).
+            let _ = self.shopts.set("interactive_comments", on);
+            return Ok(());
+        }
         let Some((_, _, kept)) = OPTIONS.iter().find(|(n, _, _)| *n == name) else {
             return Err(ShellError::Builtin(format!(
                 "set: {shown}: invalid option name"
@@ -118,6 +124,9 @@ impl Shell {
     pub(crate) fn option_value(&self, name: &str) -> bool {
         if name == "ignoreeof" {
             return self.vars.get("IGNOREEOF").is_some_and(|v| !v.attrs.unset);
+        }
+        if name == "interactive-comments" {
+            return self.shopts.on("interactive_comments");
         }
         match OPTIONS.iter().find(|(n, _, _)| *n == name) {
             Some((_, _, Kept::Flag(field))) => *field(&mut self.opts.clone()),

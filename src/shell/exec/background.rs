@@ -234,17 +234,13 @@ impl Shell {
             let text = job.text.strip_suffix(" &").unwrap_or(&job.text);
             let killed = job.killed();
             if let Some(sig) = killed.filter(|s| ![2, 13, 15].contains(s)) {
-                let msg = format!("{pid} {:<24}{text}", crate::shell::jobs::signal_description(sig));
+                let msg = format!(
+                    "{pid} {:<24}{text}",
+                    crate::shell::jobs::signal_description(sig)
+                );
                 self.report(&io.stderr(), &ShellError::Builtin(msg)).await;
             } else if self.job_control() {
-                let (cur, prev) = self.jobs.marks();
-                let mark = if Some(job.id) == cur {
-                    '+'
-                } else if Some(job.id) == prev {
-                    '-'
-                } else {
-                    ' '
-                };
+                let mark = self.jobs.mark(job.id);
                 let state = match killed {
                     Some(sig) => crate::shell::jobs::signal_description(sig),
                     None if status == 0 => "Done".to_string(),

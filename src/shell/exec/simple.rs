@@ -268,9 +268,10 @@ impl Shell {
         let external = self.job_control()
             && !self.jobs.list.is_empty()
             && !self.functions.contains_key(&argv[0])
-            && self.registry.resolve(&argv[0]).is_none_or(|e| {
-                e.kind != forkbox_commands::CommandKind::Builtin
-            });
+            && self
+                .registry
+                .resolve(&argv[0])
+                .is_none_or(|e| e.kind != forkbox_commands::CommandKind::Builtin);
         if redirs.is_empty() && subst_fds.is_empty() {
             // Nothing to change in the descriptor table: no copy of it per command.
             let r = self.run_command(argv, env_extra, fds).await;

@@ -527,7 +527,9 @@ impl Shell {
                         format!("declare -{flags} {target}={quoted}")
                     });
                 }
-                value => value.as_str().map_or(PVal::Unset, |s| PVal::Str(s.to_string())),
+                value => value
+                    .as_str()
+                    .map_or(PVal::Unset, |s| PVal::Str(s.to_string())),
             },
             _ => v,
         };
