@@ -24,7 +24,8 @@
 //!
 //! # What is not supported (each gives `bash: line N: <feature>: not supported`, status 2)
 //!
-//! Job control proper (stopping/resuming; `&` jobs, `coproc` and signals are in [`jobs`]),
+//! Job control proper (stopping/resuming; `&` jobs, `coproc`, signals and `set -m`'s job
+//! reports are in [`jobs`]),
 //! `enable -n`.
 
 use std::collections::{BTreeMap, HashMap};
@@ -267,6 +268,18 @@ pub(crate) struct Options {
     pub noexec: bool,
     /// `set -o emacs`: shown by `set -o`; the terminal's editor is emacs-style anyway.
     pub emacs: bool,
+    /// `set -o vi`: recorded and shown (turning it on turns emacs off, as in bash); the
+    /// terminal's editor keeps its emacs-style keys.
+    pub vi: bool,
+    /// `set -m`: job control. A session has no terminal process groups, so what it changes
+    /// is what bash's does without a terminal: job reports (`[1]+  Done  cmd`) as jobs end,
+    /// and `lastpipe` no longer applies.
+    pub monitor: bool,
+    /// `set -k`: assignment words anywhere among a command's words go to its environment.
+    pub keyword: bool,
+    /// `set -t`: a shell reading commands from its input ends after the command that set
+    /// it (a `-c` string only shows it in `$-`, as bash's does).
+    pub onecmd: bool,
     /// `set -h`: shown by `set -o`; there is no command hash either way.
     pub hashall: bool,
     /// `set -E`: the ERR trap is inherited by functions, substitutions and subshells.
@@ -392,6 +405,9 @@ pub struct Shell {
     /// True in the subshell that runs `command_not_found_handle` (which is not run again
     /// for a command missing there).
     pub(crate) in_not_found_handler: bool,
+    /// The session user's home as the password database would give it (the `HOME` the
+    /// session started with): what `~` is once `HOME` is unset, as in bash.
+    pub(crate) login_home: String,
     /// Set by a special builtin that met an error POSIX makes fatal beyond a usage error
     /// (`.` of a file it cannot read, a syntax error in `eval`, `export`/`readonly` of a
     /// readonly variable); taken where special builtins are run, which ends a
@@ -514,6 +530,11 @@ impl Shell {
         let me = Arc::new(jobs::Proc::default());
         procs.register_as(pid, &me);
         let jobs_root = Arc::new(jobs::JobsRoot::default());
+        let login_home = cfg
+            .env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map_or_else(|| "/".to_string(), |(_, v)| v.clone());
         let mut sh = Shell {
             fs: cfg.fs,
             registry: cfg.registry,
@@ -564,6 +585,7 @@ impl Shell {
             reads_input: false,
             input_letter: Some('c'),
             in_not_found_handler: false,
+            login_home,
             special_failed: false,
             hashed: Vec::new(),
             disabled_builtins: std::collections::BTreeSet::new(),
@@ -841,6 +863,10 @@ impl Shell {
                         if let Some(log) = self.command_log.clone() {
                             log.ran(&text, started, clock.elapsed(), self.last_status)
                                 .await;
+                        }
+                        if self.opts.onecmd {
+                            // `set -t`: a shell reading commands ends after this one.
+                            break;
                         }
                     }
                 }

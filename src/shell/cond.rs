@@ -141,15 +141,8 @@ impl Shell {
             | U::FileExistsAndHasStickyBit
             | U::FileExistsAndModifiedSinceLastRead => false,
             U::FdIsOpenTerminal => s.trim() == "1" && fds.tty.is_some(),
-            U::ShellOptionEnabled => match s {
-                "errexit" => self.opts.errexit,
-                "nounset" => self.opts.nounset,
-                "pipefail" => self.opts.pipefail,
-                "xtrace" => self.opts.xtrace,
-                "noglob" => self.opts.noglob,
-                "noclobber" => self.opts.noclobber,
-                _ => false,
-            },
+            // Any `set -o` option (an unknown name is false).
+            U::ShellOptionEnabled => self.option_value(s),
             U::ShellVariableIsSetAndAssigned => self.var_is_set(s),
             U::ShellVariableIsSetAndNameRef => self.vars.get(s).is_some_and(|v| v.attrs.nameref),
         })

@@ -308,9 +308,9 @@ impl Shell {
             }
             stage_fds.push(f);
         }
-        // `shopt -s lastpipe` (job control is always off): the last stage runs in this
-        // shell, so `echo x | read v` sets v.
-        let last = if self.shopts.on("lastpipe") {
+        // `shopt -s lastpipe` without job control: the last stage runs in this shell, so
+        // `echo x | read v` sets v.
+        let last = if self.shopts.on("lastpipe") && !self.job_control() {
             stage_fds.pop()
         } else {
             None

@@ -1202,14 +1202,17 @@ impl Shell {
             }
             WordPiece::TildeExpansion(t) => {
                 let s = match t {
-                    TildeExpr::Home => self.get_str("HOME").unwrap_or_default(),
+                    TildeExpr::Home => self
+                        .get_str("HOME")
+                        .unwrap_or_else(|| self.login_home.clone()),
                     TildeExpr::WorkingDir => self.cwd.clone(),
                     TildeExpr::OldWorkingDir => {
                         self.get_str("OLDPWD").unwrap_or_else(|| "~-".into())
                     }
                     TildeExpr::UserHome(u) => {
                         if self.get_str("USER").as_deref() == Some(u.as_str()) {
-                            self.get_str("HOME").unwrap_or_default()
+                            self.get_str("HOME")
+                                .unwrap_or_else(|| self.login_home.clone())
                         } else if let Some(home) = system_account_home(u) {
                             home.to_string()
                         } else {

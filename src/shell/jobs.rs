@@ -322,6 +322,15 @@ impl Jobs {
         (cur, prev)
     }
 
+    /// How `jobs` marks job `id`: `+` current, `-` previous, else a blank.
+    pub fn mark(&self, id: usize) -> char {
+        match self.marks() {
+            (Some(cur), _) if cur == id => '+',
+            (_, Some(prev)) if prev == id => '-',
+            _ => ' ',
+        }
+    }
+
     /// Resolves a job spec (`%1`, `%%`, `%+`, `%-`, `%name`, `%?text`).
     pub fn find(&self, spec: &str) -> Option<&Job> {
         let rest = spec.strip_prefix('%')?;

@@ -446,7 +446,12 @@ fn syntax_error(text: &str, err: &brush_parser::ParseError) -> ShellError {
     };
     // A here-document operator with no word after it: bash names the newline.
     let last = text.trim_end_matches([' ', '\t', '\n']);
-    if last.ends_with("<<") || last.ends_with("<<-") {
+    // `echo (`: bash reads `NAME (` as the start of a function definition and finds the
+    // line's end where the `)` should be.
+    if last.ends_with("<<")
+        || last.ends_with("<<-")
+        || (!matches!(err, ParseError::ParsingNear(_)) && dangling_paren(text))
+    {
         return ShellError::Syntax("syntax error near unexpected token `newline'".to_string());
     }
     match err {
@@ -463,6 +468,29 @@ fn syntax_error(text: &str, err: &brush_parser::ParseError) -> ShellError {
             }
         }
     }
+}
+
+/// Whether `text` ends with a command's first word and a `(` (`echo (`, `x; f (`).
+fn dangling_paren(text: &str) -> bool {
+    let Some(line) = text.trim_end().lines().last() else {
+        return false;
+    };
+    let Some(before) = line.trim_end().strip_suffix('(') else {
+        return false;
+    };
+    let before = before.trim_end();
+    let start = before
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
+        .map_or(0, |i| i + 1);
+    let (head, word) = before.split_at(start);
+    let reserved = matches!(
+        word,
+        "if" | "then" | "elif" | "else" | "while" | "until" | "do" | "time" | "function"
+    );
+    !word.is_empty()
+        && !reserved
+        && !word.starts_with('-')
+        && (head.trim_end().is_empty() || head.trim_end().ends_with([';', '&', '|', '(']))
 }
 
 /// The parser reports a misplaced reserved word (`fi`, `done`, …) at the token after it;
@@ -1357,6 +1385,16 @@ mod tests {
         assert_eq!(completeness("fi\n"), Completeness::Invalid);
         assert_eq!(completeness("echo )\n"), Completeness::Invalid);
         assert_eq!(completeness("f() {\n"), Completeness::Incomplete);
+    }
+
+    #[test]
+    fn dangling_paren_after_a_command_name() {
+        assert!(super::dangling_paren("echo ("));
+        assert!(super::dangling_paren("true; f (\n"));
+        assert!(super::dangling_paren("$(echo ("));
+        assert!(!super::dangling_paren("echo a ("));
+        assert!(!super::dangling_paren("if ("));
+        assert!(!super::dangling_paren("echo ( x"));
     }
 
     #[test]

@@ -462,13 +462,26 @@ impl Shell {
             ("OSTYPE", "linux-gnu"),
             ("MACHTYPE", v[5]),
             ("HOSTTYPE", "x86_64"),
-            ("OPTIND", "1"),
             ("OPTERR", "1"),
             ("PS4", "+ "),
             ("HOSTNAME", "forkbox"),
         ] {
             self.vars.entry(k.to_string()).or_insert_with(|| plain(val));
         }
+        // bash starts every shell with OPTIND=1 as an integer (an inherited value is
+        // dropped, its export kept).
+        let exported = self.vars.get("OPTIND").is_some_and(|v| v.exported);
+        self.vars.insert(
+            "OPTIND".to_string(),
+            Var {
+                exported,
+                attrs: Attrs {
+                    integer: true,
+                    ..Attrs::default()
+                },
+                ..plain("1")
+            },
+        );
         let versinfo: BTreeMap<i64, String> = (0..).zip(v.iter().map(|s| s.to_string())).collect();
         let ppid = self.pid.saturating_sub(1).max(1).to_string();
         for (k, val) in [

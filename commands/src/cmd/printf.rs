@@ -166,6 +166,19 @@ struct Spec {
 
 impl Spec {
     /// Pads `body` (already signed) to the width.
+    /// What goes before a number: `-`, or what `+` or ` ` asks for.
+    fn sign(&self, neg: bool) -> &'static str {
+        if neg {
+            "-"
+        } else if self.plus {
+            "+"
+        } else if self.space {
+            " "
+        } else {
+            ""
+        }
+    }
+
     fn pad(&self, body: &[u8], numeric: bool, out: &mut Vec<u8>) {
         let width = self.width.unwrap_or(0);
         if body.len() >= width {
@@ -477,15 +490,7 @@ fn fmt_float(v: f64, conv: u8, spec: &Spec, out: &mut Vec<u8>) {
         }
     };
     let neg = v.is_sign_negative() && !(v.is_nan());
-    let sign = if neg {
-        "-"
-    } else if spec.plus {
-        "+"
-    } else if spec.space {
-        " "
-    } else {
-        ""
-    };
+    let sign = spec.sign(neg);
     body.insert_str(0, sign);
     spec.pad(body.as_bytes(), v.is_finite(), out);
 }
@@ -546,15 +551,7 @@ fn hex_float(arg: Option<&str>, v: f64, upper: bool, spec: &Spec, out: &mut Vec<
     } else {
         "."
     };
-    let sign = if v.is_sign_negative() {
-        "-"
-    } else if spec.plus {
-        "+"
-    } else if spec.space {
-        " "
-    } else {
-        ""
-    };
+    let sign = spec.sign(v.is_sign_negative());
     let body = format!("{sign}0x{lead:x}{point}{frac_hex}p{shown:+}");
     let body = if upper { body.to_uppercase() } else { body };
     spec.pad(body.as_bytes(), true, out);
@@ -657,6 +654,161 @@ fn decimal_significand(s: &str) -> Option<(u64, i64)> {
     };
     let m = q.iter_u64_digits().next().unwrap_or(0);
     Some((m, exp))
+}
+
+/// What a `%f`/`%e`/`%g` argument is as the `long double` bash and coreutils read it
+/// into (`strtold` on x86-64: a 64-bit significand, exponents to ±16383).
+enum LongDouble {
+    /// A plain decimal, not zero, in range: its significand and the exponent of its last
+    /// bit, exactly as rounded.
+    Exact(u64, i64),
+    /// A plain decimal past the range (`1e5000`, `1e-5000`): `strtold` gives infinity or
+    /// zero with ERANGE, which bash warns about.
+    OutOfRange,
+    /// Zero, hex, `inf`, a character constant, or not a number: the `f64` path.
+    Other,
+}
+
+fn long_double(arg: &str) -> LongDouble {
+    let s = arg.trim();
+    let body = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (num, e10) = match body.find(['e', 'E']) {
+        Some(at) => (&body[..at], body[at + 1..].parse::<i64>().ok()),
+        None => (body, Some(0)),
+    };
+    let plain = !num.is_empty()
+        && num.bytes().filter(|b| *b == b'.').count() <= 1
+        && num.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && num.bytes().any(|b| b.is_ascii_digit());
+    if !plain || e10.is_none() || !num.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        return LongDouble::Other;
+    }
+    match decimal_significand(s) {
+        // The top bit is bit 63 + exp: a normal long double has it in -16382..=16383.
+        Some((m, exp)) if m != 0 && (-16382..=16383).contains(&(exp + 63)) => {
+            LongDouble::Exact(m, exp)
+        }
+        // Subnormal long doubles keep fewer bits than this rounding did: left to f64.
+        Some((m, exp)) if m != 0 && exp + 63 < -16382 && exp + 63 >= -16445 => LongDouble::Other,
+        _ => LongDouble::OutOfRange,
+    }
+}
+
+/// `m` × 2^`exp` as a fraction.
+fn ratio(m: u64, exp: i64) -> (num_bigint::BigUint, num_bigint::BigUint) {
+    use num_bigint::BigUint;
+    let one = BigUint::from(1u32);
+    if exp >= 0 {
+        (BigUint::from(m) << exp as usize, one)
+    } else {
+        (BigUint::from(m), one << (-exp) as usize)
+    }
+}
+
+/// `num/den` × 10^`k`, rounded to an integer half to even (as glibc rounds the exact
+/// binary value).
+fn scaled(num: &num_bigint::BigUint, den: &num_bigint::BigUint, k: i64) -> num_bigint::BigUint {
+    use num_bigint::BigUint;
+    let ten = BigUint::from(10u32);
+    let (n, d) = if k >= 0 {
+        (num * ten.pow(k as u32), den.clone())
+    } else {
+        (num.clone(), den * ten.pow((-k) as u32))
+    };
+    let q = &n / &d;
+    let r = n - &q * &d;
+    match (r << 1usize).cmp(&d) {
+        std::cmp::Ordering::Greater => q + 1u32,
+        std::cmp::Ordering::Equal if q.bit(0) => q + 1u32,
+        _ => q,
+    }
+}
+
+/// `%.Pf` of `num/den`: its digits with the point `prec` places from the end.
+fn exact_fixed(num: &num_bigint::BigUint, den: &num_bigint::BigUint, prec: usize) -> String {
+    let digits = scaled(num, den, prec as i64).to_string();
+    let digits = format!("{digits:0>width$}", width = prec + 1);
+    let (int, frac) = digits.split_at(digits.len() - prec);
+    if prec == 0 {
+        int.to_string()
+    } else {
+        format!("{int}.{frac}")
+    }
+}
+
+/// The `prec + 1` significant digits of `num/den` (not zero), rounded, and the decimal
+/// exponent of the first.
+fn exact_digits(
+    num: &num_bigint::BigUint,
+    den: &num_bigint::BigUint,
+    prec: usize,
+) -> (String, i64) {
+    // log10 of the value, to within one either way.
+    let log2 = num.bits() as f64 - den.bits() as f64;
+    let mut x = (log2 * std::f64::consts::LOG10_2).floor() as i64;
+    loop {
+        let q = scaled(num, den, prec as i64 - x).to_string();
+        match q.len().cmp(&(prec + 1)) {
+            // Rounding up to a power of ten gives one digit too many, all but one zeros.
+            std::cmp::Ordering::Greater
+                if q.len() == prec + 2 && q[1..].bytes().all(|b| b == b'0') =>
+            {
+                return (q[..prec + 1].to_string(), x + 1);
+            }
+            std::cmp::Ordering::Greater => x += 1,
+            std::cmp::Ordering::Less => x -= 1,
+            std::cmp::Ordering::Equal => return (q, x),
+        }
+    }
+}
+
+/// `d.ddde±XX` from [`exact_digits`].
+fn exp_text(digits: &str, x: i64, alt: bool, upper: bool) -> String {
+    let (first, rest) = digits.split_at(1);
+    let point = if rest.is_empty() && !alt { "" } else { "." };
+    let e = if upper { 'E' } else { 'e' };
+    let sign = if x < 0 { '-' } else { '+' };
+    format!("{first}{point}{rest}{e}{sign}{:02}", x.abs())
+}
+
+/// `%f`, `%e` or `%g` of the long double `m` × 2^`exp` (negative when `neg`), from its
+/// exact value, as glibc prints a long double: `printf %f 1e400` shows all 401 digits.
+fn exact_float(m: u64, exp: i64, neg: bool, conv: u8, spec: &Spec, out: &mut Vec<u8>) {
+    let upper = conv.is_ascii_uppercase();
+    let prec = spec.prec.unwrap_or(6);
+    let (num, den) = ratio(m, exp);
+    let mut body = match conv.to_ascii_lowercase() {
+        b'e' => {
+            let (d, x) = exact_digits(&num, &den, prec);
+            exp_text(&d, x, spec.alt, upper)
+        }
+        b'g' => {
+            let p = prec.max(1);
+            let (d, x) = exact_digits(&num, &den, p - 1);
+            let s = if x < -4 || x >= p as i64 {
+                exp_text(&d, x, spec.alt, upper)
+            } else {
+                let s = exact_fixed(&num, &den, (p as i64 - 1 - x) as usize);
+                if spec.alt && !s.contains('.') {
+                    format!("{s}.")
+                } else {
+                    s
+                }
+            };
+            if spec.alt { s } else { strip_zeros(&s) }
+        }
+        _ => {
+            let s = exact_fixed(&num, &den, prec);
+            if spec.alt && prec == 0 {
+                format!("{s}.")
+            } else {
+                s
+            }
+        }
+    };
+    let sign = spec.sign(neg);
+    body.insert_str(0, sign);
+    spec.pad(body.as_bytes(), true, out);
 }
 
 /// bash's `%q`: a form the shell reads back as the same word.
@@ -1046,7 +1198,23 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                 if matches!(conv, b'a' | b'A') {
                     hex_float(arg.as_deref(), v, conv == b'A', &spec, out);
                 } else {
-                    fmt_float(v, conv, &spec, out);
+                    match arg.as_deref().map_or(LongDouble::Other, long_double) {
+                        LongDouble::Exact(m, exp) => {
+                            let neg = arg.as_deref().is_some_and(|a| a.trim().starts_with('-'));
+                            exact_float(m, exp, neg, conv, &spec, out);
+                        }
+                        LongDouble::OutOfRange => {
+                            let a = arg.as_deref().unwrap_or_default();
+                            run.warnings.push(if run.gnu {
+                                run.status = 1;
+                                format!("printf: {}: Numerical result out of range\n", quote(a))
+                            } else {
+                                format!("printf: warning: {a}: Numerical result out of range\n")
+                            });
+                            fmt_float(v, conv, &spec, out);
+                        }
+                        LongDouble::Other => fmt_float(v, conv, &spec, out),
+                    }
                 }
             }
             other => {
@@ -1410,6 +1578,30 @@ mod tests {
             "  -3.142|1.0e+02 |"
         );
         assert_eq!(pf(&["%g %G", "100000", "1e-5"]).await.1, "100000 1E-05");
+    }
+
+    #[tokio::test]
+    async fn decimals_print_as_the_exact_long_double() {
+        for (fmt, arg, want) in [
+            ("%f", "1e23", "100000000000000000000000.000000"),
+            ("%.20f", "0.1", "0.10000000000000000000"),
+            ("%.25e", "0.1", "1.0000000000000000000135525e-01"),
+            ("%e", "1e400", "1.000000e+400"),
+            ("%g", "1e-400", "1e-400"),
+            ("%.0f", "2.5", "2"),
+            ("%#g", "1", "1.00000"),
+            ("%+.1f", "-0.05", "-0.1"),
+            ("%g", "100000", "100000"),
+            ("%g", "1000000", "1e+06"),
+        ] {
+            assert_eq!(pf(&[fmt, arg]).await.1, want, "{fmt} {arg}");
+        }
+        let (status, out, err) = pf(&["%f", "1e5000"]).await;
+        assert_eq!((status, out.as_str()), (0, "inf"));
+        assert!(
+            err.contains("warning: 1e5000: Numerical result out of range"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

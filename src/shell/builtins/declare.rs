@@ -187,6 +187,16 @@ async fn print_vars(
         };
         let filtered = flags.on.any() || flags.array || flags.assoc;
         let bytes = sh.byte_locale();
+        // `local -` keeps the options in a variable named `-`, which these listings
+        // show first (it sorts before every name) without a value.
+        let dash = if local_only && cmd == "local" {
+            sh.local_dash_here()
+        } else {
+            !sh.lines.local_opts.is_empty()
+        };
+        if dash && !filtered && (flags.print || cmd == "local") {
+            out.push_str("local -\n");
+        }
         for k in listed {
             let Some(v) = sh.vars.get(&k) else { continue };
             if filtered
@@ -222,6 +232,7 @@ async fn print_vars(
             matches!(n.as_str(), "RANDOM" | "SECONDS") && !sh.unspecial.contains(n.as_str());
         match sh.vars.get(n.as_str()).filter(|_| !computed) {
             Some(v) => out.push_str(&declare_line(n, v, sh.byte_locale())),
+            None if n == "-" && !sh.lines.local_opts.is_empty() => out.push_str("declare -- -\n"),
             None if n == "PIPESTATUS" || Shell::is_stack_array(n) => {
                 // Arrays the shell computes when read: shown as they read now.
                 let items: Vec<String> = if n == "PIPESTATUS" {
@@ -531,9 +542,11 @@ async fn declare_one(
             "{cmd}: {target}: readonly variable"
         )));
     }
-    // The kind of value.
+    // The kind of value: `readonly -a x` and `export -A x` without a value leave it
+    // as it is (a new variable is a plain one), as in bash.
     let existing = sh.vars.get(&target).map(|v| &v.value);
-    if flags.assoc {
+    let kinded = value.is_some() || !matches!(cmd, "readonly" | "export");
+    if flags.assoc && kinded {
         match existing {
             Some(Value::Array(m)) if !m.is_empty() || value.is_none() => {
                 // With a compound value bash names the command around the `declare`.
@@ -556,7 +569,7 @@ async fn declare_one(
             }
             _ => set_kind(sh, &target, Value::Assoc(crate::shell::AssocArray::new())),
         }
-    } else if flags.array {
+    } else if flags.array && kinded {
         match existing {
             Some(Value::Assoc(_)) => {
                 return Err(Failure::Message(format!(
@@ -605,6 +618,12 @@ async fn declare_one(
     }
     if matches!(cmd, "export" | "readonly") && (flags.on.export || flags.on.readonly) {
         sh.propagate_temp(&target);
+    }
+    if flags.assoc && flags.array && kinded {
+        // `-aA`: bash makes it associative, then refuses to make that indexed.
+        return Err(Failure::Message(format!(
+            "{cmd}: {target}: cannot convert associative to indexed array"
+        )));
     }
     Ok(())
 }

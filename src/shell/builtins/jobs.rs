@@ -55,20 +55,13 @@ pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
         // Nothing is ever stopped.
         shown.clear();
     }
-    let (cur, prev) = sh.jobs.marks();
     let mut out = String::new();
     for j in shown {
         if pids {
             out.push_str(&format!("{}\n", j.pid));
             continue;
         }
-        let mark = if Some(j.id) == cur {
-            '+'
-        } else if Some(j.id) == prev {
-            '-'
-        } else {
-            ' '
-        };
+        let mark = sh.jobs.mark(j.id);
         if long {
             out.push_str(&format!(
                 "[{}]{mark} {} {:<24}{}\n",

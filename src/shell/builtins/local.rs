@@ -11,13 +11,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     // `local -`: the function's changes to the `set` options end with it.
     let (dash, args): (Vec<String>, Vec<String>) = args.into_iter().partition(|a| a == "-");
-    if !dash.is_empty()
-        && sh
-            .lines
-            .local_opts
-            .last()
-            .is_none_or(|(d, _)| *d != sh.call_depth)
-    {
+    if !dash.is_empty() && !sh.local_dash_here() {
         let saved = (sh.call_depth, sh.opts.clone());
         sh.lines.local_opts.push(saved);
     }
@@ -25,6 +19,16 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return Ok(0);
     }
     super::declare::declare(sh, "local", args, io, true).await
+}
+
+impl Shell {
+    /// Whether the running function has done `local -`.
+    pub(crate) fn local_dash_here(&self) -> bool {
+        self.lines
+            .local_opts
+            .last()
+            .is_some_and(|(d, _)| *d == self.call_depth)
+    }
 }
 
 #[cfg(test)]

@@ -31,26 +31,32 @@ pub(crate) const OPTIONS: &[(&str, Option<char>, Kept)] = &[
     ("history", None, Kept::Flag(|o| &mut o.history)),
     ("ignoreeof", None, Kept::Flag(|o| &mut o.ignoreeof)),
     ("interactive-comments", None, Kept::Fixed(true)),
-    ("keyword", Some('k'), Kept::Fixed(false)),
-    ("monitor", Some('m'), Kept::Fixed(false)),
+    ("keyword", Some('k'), Kept::Flag(|o| &mut o.keyword)),
+    ("monitor", Some('m'), Kept::Flag(|o| &mut o.monitor)),
     ("noclobber", Some('C'), Kept::Flag(|o| &mut o.noclobber)),
     ("noexec", Some('n'), Kept::Flag(|o| &mut o.noexec)),
     ("noglob", Some('f'), Kept::Flag(|o| &mut o.noglob)),
     ("nolog", None, Kept::Flag(|o| &mut o.nolog)),
     ("notify", Some('b'), Kept::Flag(|o| &mut o.notify)),
     ("nounset", Some('u'), Kept::Flag(|o| &mut o.nounset)),
-    ("onecmd", Some('t'), Kept::Fixed(false)),
+    ("onecmd", Some('t'), Kept::Flag(|o| &mut o.onecmd)),
     ("physical", Some('P'), Kept::Flag(|o| &mut o.physical)),
     ("pipefail", None, Kept::Flag(|o| &mut o.pipefail)),
     ("posix", None, Kept::Flag(|o| &mut o.posix)),
     ("privileged", Some('p'), Kept::Flag(|o| &mut o.privileged)),
     ("verbose", Some('v'), Kept::Flag(|o| &mut o.verbose)),
-    ("vi", None, Kept::Fixed(false)),
+    ("vi", None, Kept::Flag(|o| &mut o.vi)),
     ("xtrace", Some('x'), Kept::Flag(|o| &mut o.xtrace)),
 ];
 
 impl Shell {
     fn set_option(&mut self, name: &str, shown: &str, on: bool) -> Result<(), ShellError> {
+        if name == "interactive-comments" {
+            // The same option as `shopt interactive_comments` (comments are read in a
+            // script either way, as in bash).
+            let _ = self.shopts.set("interactive_comments", on);
+            return Ok(());
+        }
         let Some((_, _, kept)) = OPTIONS.iter().find(|(n, _, _)| *n == name) else {
             return Err(ShellError::Builtin(format!(
                 "set: {shown}: invalid option name"
@@ -59,6 +65,20 @@ impl Shell {
         match kept {
             Kept::Flag(field) => {
                 *field(&mut self.opts) = on;
+                // One editing mode at a time: turning one on turns the other off.
+                match name {
+                    "vi" if on => self.opts.emacs = false,
+                    "emacs" if on => self.opts.vi = false,
+                    _ => {}
+                }
+                if name == "ignoreeof" {
+                    // The option is whether IGNOREEOF is set; bash sets it to 10.
+                    let _ = if on {
+                        self.assign_str("IGNOREEOF", "10", false)
+                    } else {
+                        self.unset_var("IGNOREEOF")
+                    };
+                }
                 if name == "posix" {
                     // bash says so to the programs it runs.
                     let _ = if on {
@@ -102,6 +122,12 @@ impl Shell {
     }
 
     pub(crate) fn option_value(&self, name: &str) -> bool {
+        if name == "ignoreeof" {
+            return self.vars.get("IGNOREEOF").is_some_and(|v| !v.attrs.unset);
+        }
+        if name == "interactive-comments" {
+            return self.shopts.on("interactive_comments");
+        }
         match OPTIONS.iter().find(|(n, _, _)| *n == name) {
             Some((_, _, Kept::Flag(field))) => *field(&mut self.opts.clone()),
             Some((_, _, Kept::Fixed(value))) => *value,
@@ -162,32 +188,20 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         if a == "-o" || a == "+o" {
             let on = a == "-o";
-            match args.get(i + 1) {
+            match option_operand(&args, i + 1) {
                 Some(name) => {
                     if let Err(e) = sh.set_option_name(name, on) {
                         return set_error(sh, io, e).await;
                     }
                     i += 2;
-                    continue;
                 }
                 None => {
-                    let out: String = OPTIONS
-                        .iter()
-                        .map(|(n, _, _)| {
-                            if on {
-                                format!(
-                                    "{n:<15}\t{}\n",
-                                    if sh.option_value(n) { "on" } else { "off" }
-                                )
-                            } else {
-                                format!("set {}o {n}\n", if sh.option_value(n) { '-' } else { '+' })
-                            }
-                        })
-                        .collect();
-                    let _ = io.stdout().write_str(&out).await;
-                    return Ok(0);
+                    // No name (or an option word next): the listing, and on.
+                    list_options(sh, on, io).await;
+                    i += 1;
                 }
             }
+            continue;
         }
         if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
             let on = a.starts_with('-');
@@ -202,17 +216,13 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
             for c in a[1..].chars() {
                 if c == 'o' {
-                    // `-euo pipefail`: the option name is the next argument.
-                    i += 1;
-                    let Some(name) = args.get(i) else {
-                        return super::fail(
-                            sh,
-                            io,
-                            "set: -o: option requires an argument".into(),
-                            2,
-                        )
-                        .await;
+                    // `-euo pipefail`: the option name is the next argument; without
+                    // one, the listing `set -o` gives.
+                    let Some(name) = option_operand(&args, i + 1) else {
+                        list_options(sh, on, io).await;
+                        continue;
                     };
+                    i += 1;
                     if let Err(e) = sh.set_option_name(name, on) {
                         return set_error(sh, io, e).await;
                     }
@@ -230,6 +240,28 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return Ok(0);
     }
     Ok(0)
+}
+
+/// The option name after `-o` at `args[i]`: none at the end or before another option
+/// word (`set -o -e` lists, then sets -e).
+fn option_operand(args: &[String], i: usize) -> Option<&String> {
+    args.get(i).filter(|n| !n.starts_with(['-', '+']))
+}
+
+/// `set -o` (a table) or `set +o` (commands that restore the options).
+async fn list_options(sh: &Shell, on: bool, io: &Fds) {
+    let out: String = OPTIONS
+        .iter()
+        .map(|(n, _, _)| {
+            let v = sh.option_value(n);
+            if on {
+                format!("{n:<15}\t{}\n", if v { "on" } else { "off" })
+            } else {
+                format!("set {}o {n}\n", if v { '-' } else { '+' })
+            }
+        })
+        .collect();
+    let _ = io.stdout().write_str(&out).await;
 }
 
 /// Reports a bad option to `set` as bash does: status 2, and the usage line after an

@@ -74,7 +74,7 @@ async fn wait(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
             Waited::Signal(s) => 128 + s,
             Waited::Status((status, idx, _)) => {
                 let pid = pool[idx].pid;
-                done(sh, pid, status, io).await;
+                sh.job_ended(pid, status, io).await;
                 if let Some(v) = &var {
                     let _ = sh.set_var(v, &pid.to_string());
                 }
@@ -85,7 +85,7 @@ async fn wait(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     if ids.is_empty() {
         for job in sh.jobs.list.clone() {
             match wait_for(sh, job.wait()).await? {
-                Waited::Status(s) => done(sh, job.pid, s, io).await,
+                Waited::Status(s) => sh.job_ended(job.pid, s, io).await,
                 Waited::Signal(s) => return Ok(128 + s),
             }
         }
@@ -96,7 +96,7 @@ async fn wait(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
         if let Some(job) = lookup(sh, id) {
             status = match wait_for(sh, job.wait()).await? {
                 Waited::Status(s) => {
-                    done(sh, job.pid, s, io).await;
+                    sh.job_ended(job.pid, s, io).await;
                     s
                 }
                 Waited::Signal(s) => return Ok(128 + s),
@@ -142,28 +142,6 @@ fn lookup(sh: &Shell, id: &str) -> Option<Job> {
     id.parse::<u32>()
         .ok()
         .and_then(|pid| sh.jobs.by_pid(pid).cloned())
-}
-
-/// A waited-for job leaves the table; its status is remembered for a later `wait PID`.
-/// A job a signal ended is reported as bash does (`PID Killed   CMD`), except for
-/// SIGINT, SIGTERM and SIGPIPE.
-async fn done(sh: &mut Shell, pid: u32, status: i32, io: &Fds) {
-    if let Some(job) = sh.jobs.by_pid(pid)
-        && let Some(sig) = job.killed().filter(|s| ![2, 13, 15].contains(s))
-    {
-        let text = job.text.strip_suffix(" &").unwrap_or(&job.text);
-        let msg = format!(
-            "{pid} {:<24}{text}",
-            crate::shell::jobs::signal_description(sig)
-        );
-        sh.report(&io.stderr(), &crate::shell::error::ShellError::Builtin(msg))
-            .await;
-    }
-    sh.jobs.remove(pid);
-    sh.jobs.finished.push_back((pid, status));
-    if sh.jobs.finished.len() > crate::shell::jobs::MAX_REMEMBERED {
-        sh.jobs.finished.pop_front();
-    }
 }
 
 /// Awaits `fut` unless a trapped signal or a cancellation comes first.

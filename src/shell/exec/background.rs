@@ -143,15 +143,16 @@ impl Shell {
         sub.cancel = token.clone();
         *sub.me.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
         let pid = sub.bashpid;
-        if !self.interactive {
-            // A script's background commands ignore SIGINT and SIGQUIT, as in bash.
+        if !self.interactive && !self.job_control() {
+            // A script's background commands ignore SIGINT and SIGQUIT, as in bash
+            // (unless job control puts them in process groups of their own).
             sub.traps.insert(2, String::new());
             sub.traps.insert(3, String::new());
             sub.sync_caught();
         }
         let proc = sub.me.clone();
         // Without job control a background command's stdin is /dev/null.
-        let job_fds = if coproc || self.interactive || self.is_subshell {
+        let job_fds = if coproc || self.interactive || self.is_subshell || self.job_control() {
             fds.clone()
         } else {
             fds.with_stdin(forkbox_commands::Input::empty())
@@ -214,6 +215,64 @@ impl Shell {
             let _ = fds.stderr().write_str(&format!("[{id}] {pid}\n")).await;
         }
         Ok(0)
+    }
+}
+
+impl Shell {
+    /// `set -m` in this shell (not a subshell: bash turns job control off in those).
+    pub(crate) fn job_control(&self) -> bool {
+        self.opts.monitor && !self.is_subshell
+    }
+
+    /// The job `pid` ended with `status` and leaves the table: reported as bash reports
+    /// it. A signal other than SIGINT, SIGTERM and SIGPIPE that the shell does not
+    /// catch gives `bash: line N: PID Killed   CMD` with or without job control; under
+    /// `set -m` every other end gives a job line (`[1]+  Done   CMD`, `Exit 3`,
+    /// `Terminated`). Its status is remembered for a later `wait PID`.
+    pub(crate) async fn job_ended(&mut self, pid: u32, status: i32, io: &Fds) {
+        if let Some(job) = self.jobs.by_pid(pid) {
+            let text = job.text.strip_suffix(" &").unwrap_or(&job.text);
+            let killed = job.killed();
+            if let Some(sig) = killed.filter(|s| ![2, 13, 15].contains(s)) {
+                let msg = format!(
+                    "{pid} {:<24}{text}",
+                    crate::shell::jobs::signal_description(sig)
+                );
+                self.report(&io.stderr(), &ShellError::Builtin(msg)).await;
+            } else if self.job_control() {
+                let mark = self.jobs.mark(job.id);
+                let state = match killed {
+                    Some(sig) => crate::shell::jobs::signal_description(sig),
+                    None if status == 0 => "Done".to_string(),
+                    None => format!("Exit {status}"),
+                };
+                let line = format!("[{}]{mark}  {state:<24}{text}\n", job.id);
+                let _ = io.stderr().write_str(&line).await;
+            }
+        }
+        self.jobs.remove(pid);
+        self.jobs.finished.push_back((pid, status));
+        if self.jobs.finished.len() > crate::shell::jobs::MAX_REMEMBERED {
+            self.jobs.finished.pop_front();
+        }
+    }
+
+    /// Under `set -m`, after a foreground command that is not a builtin: the jobs that
+    /// have ended since are reported and leave the table, as bash does when it has
+    /// waited for a child.
+    pub(crate) async fn report_ended_jobs(&mut self, io: &Fds) {
+        if !self.job_control() {
+            return;
+        }
+        let ended: Vec<(u32, i32)> = self
+            .jobs
+            .list
+            .iter()
+            .filter_map(|j| j.status().map(|s| (j.pid, s)))
+            .collect();
+        for (pid, status) in ended {
+            self.job_ended(pid, status, io).await;
+        }
     }
 }
 

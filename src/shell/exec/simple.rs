@@ -50,6 +50,13 @@ impl Shell {
                 continue;
             }
             match item {
+                // `set -k`: an assignment word after the command name goes to the
+                // command's environment too, as one before it would.
+                CommandPrefixOrSuffixItem::AssignmentWord(a, _)
+                    if self.opts.keyword && matches!(a.value, AssignmentValue::Scalar(_)) =>
+                {
+                    assigns.push(a);
+                }
                 CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                     if matches!(a.value, AssignmentValue::Array(_)) {
                         compound_words.push(w);
@@ -263,9 +270,20 @@ impl Shell {
             .contains_key(&argv[0])
             .then(|| argv.last().cloned())
             .flatten();
+        // Under `set -m`, jobs that ended while a program ran are reported after it.
+        let external = self.job_control()
+            && !self.jobs.list.is_empty()
+            && !self.functions.contains_key(&argv[0])
+            && self
+                .registry
+                .resolve(&argv[0])
+                .is_none_or(|e| e.kind != forkbox_commands::CommandKind::Builtin);
         if redirs.is_empty() && subst_fds.is_empty() {
             // Nothing to change in the descriptor table: no copy of it per command.
             let r = self.run_command(argv, env_extra, fds).await;
+            if external {
+                self.report_ended_jobs(fds).await;
+            }
             for line in traced_after {
                 self.trace_line(&line, fds).await;
             }
@@ -304,6 +322,9 @@ impl Shell {
             return self.end_redirects(f, closers, Ok(status), fds).await;
         }
         let r = self.run_command(argv, env_extra, &f).await;
+        if external {
+            self.report_ended_jobs(fds).await;
+        }
         for line in traced_after {
             self.trace_line(&line, fds).await;
         }

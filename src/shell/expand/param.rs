@@ -372,6 +372,9 @@ impl Shell {
                             }
                         });
                     }
+                    if *indirect && matches!(op, ParameterTransformOp::ToAssignmentLogic) {
+                        return Ok(self.indirect_assignment(parameter, v));
+                    }
                     Ok(self.transform(op, parameter, v))
                 }
                 ParameterExpr::UppercaseFirstChar {
@@ -511,6 +514,44 @@ impl Shell {
     /// Whether `shopt promptvars` is on.
     fn opt_promptvars(&self) -> bool {
         self.shopts.on("promptvars")
+    }
+
+    /// `${!p@A}`: the variable `p` leads to, described. For a name reference bash gives
+    /// a scalar target the name as its value (`x='x'`) and an array its element 0; for
+    /// a plain indirection it is that variable as `${x@A}` shows it.
+    fn indirect_assignment(&mut self, p: &Parameter, v: PVal) -> PVal {
+        let Parameter::Named(n) = p else {
+            return self.transform(&ParameterTransformOp::ToAssignmentLogic, p, v);
+        };
+        let nameref = self.vars.get(n).is_some_and(|r| r.attrs.nameref);
+        let target = if nameref {
+            self.resolve_ref(n).into_owned()
+        } else {
+            self.get_str(n).unwrap_or_default()
+        };
+        if !crate::shell::builtins::is_name(&target) {
+            return self.transform(&ParameterTransformOp::ToAssignmentLogic, p, v);
+        }
+        let v = match self.vars.get(&target) {
+            Some(t) if nameref && !t.attrs.unset => match &t.value {
+                crate::shell::Value::Str(_) => {
+                    // The scalar's own value gives way to its name.
+                    let flags = crate::shell::vars::attr_letters(t);
+                    let quoted = crate::shell::vars::single_quote(&target, self.byte_locale());
+                    return PVal::Str(if flags.is_empty() {
+                        format!("{target}={quoted}")
+                    } else {
+                        format!("declare -{flags} {target}={quoted}")
+                    });
+                }
+                value => value
+                    .as_str()
+                    .map_or(PVal::Unset, |s| PVal::Str(s.to_string())),
+            },
+            _ => v,
+        };
+        let shown = Parameter::Named(target);
+        self.transform(&ParameterTransformOp::ToAssignmentLogic, &shown, v)
     }
 
     /// `${x@OP}`: the value transformed, or described (`@A`, `@a`, `@K`).

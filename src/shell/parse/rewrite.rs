@@ -365,6 +365,32 @@ fn continues_operator(op: &[u8], next: u8) -> bool {
 }
 
 /// Characters that end an unquoted word.
+/// The reserved words brush-parser takes at the start of a command (`time` aside: after
+/// an assignment bash runs a program of that name).
+fn is_reserved(word: &str) -> bool {
+    matches!(
+        word,
+        "if" | "then"
+            | "elif"
+            | "else"
+            | "fi"
+            | "case"
+            | "esac"
+            | "for"
+            | "select"
+            | "while"
+            | "until"
+            | "do"
+            | "done"
+            | "function"
+            | "{"
+            | "}"
+            | "[["
+            | "!"
+            | "coproc"
+    )
+}
+
 fn is_meta(c: u8) -> bool {
     matches!(
         c,
@@ -517,8 +543,14 @@ impl<'a> Rewriter<'a> {
         let mut cmd_start = true;
         // Whether a compound command just ended (only redirections may follow).
         let mut after_compound = false;
+        // Whether the last word was an assignment starting a command (`x=1 if …`).
+        let mut assigned = false;
         while i < s.len() {
             let c = s[i];
+            let after_assignment = std::mem::take(&mut assigned);
+            if matches!(c, b' ' | b'\t') {
+                assigned = after_assignment;
+            }
             if !(matches!(c, b' ' | b'\t' | b'<' | b'>' | b'{') || c.is_ascii_digit()) {
                 after_compound = false;
             }
@@ -655,7 +687,14 @@ impl<'a> Rewriter<'a> {
                         }
                     }
                     after_compound = false;
-                    let word = if cmd_start { self.plain_word(i) } else { "" };
+                    let mut word = if cmd_start { self.plain_word(i) } else { "" };
+                    if after_assignment && is_reserved(word) {
+                        // After an assignment bash reads no reserved word: `x=1 if true;`
+                        // runs a command named `if` (and fails at the `then`). brush-parser
+                        // would take it as the keyword; it is quoted.
+                        self.replace(i, i, "\\");
+                        word = "";
+                    }
                     match word {
                         "case" => {
                             i = self.case_clause(i + 4);
@@ -746,6 +785,7 @@ impl<'a> Rewriter<'a> {
                     }
                     let (j, assignment) = self.word(i, cmd_start);
                     i = j.max(i + 1);
+                    assigned = cmd_start && assignment;
                     cmd_start = cmd_start && assignment;
                 }
             }
