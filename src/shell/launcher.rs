@@ -172,6 +172,7 @@ impl Launcher for ShellLauncher {
             snapshots,
             argv,
             stdio,
+            Default::default(),
             ctx.cancel.clone(),
         ))
         .await;
@@ -291,7 +292,7 @@ pub(crate) async fn run_nested(
     cancel: CancellationToken,
 ) -> i32 {
     let stderr = stdio.stderr.clone();
-    let (status, killed) = run_nested_waited(cfg, snapshots, argv, stdio, cancel).await;
+    let (status, killed) = run_nested_waited(cfg, snapshots, argv, stdio, high_fds, cancel).await;
     // A shell a signal ended: its parent names the signal, as bash does.
     if let Some(sig) = killed.filter(|s| *s != 2 && *s != 13) {
         let msg = format!("{}\n", super::jobs::signal_description(sig));
@@ -307,6 +308,7 @@ async fn run_nested_waited(
     snapshots: Option<Arc<dyn SnapshotControl>>,
     argv: Vec<String>,
     stdio: Stdio,
+    high_fds: std::collections::BTreeMap<i32, super::redirect::Fd>,
     cancel: CancellationToken,
 ) -> (i32, Option<i32>) {
     let name = argv.first().cloned().unwrap_or_else(|| "sh".into());
