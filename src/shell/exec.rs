@@ -532,13 +532,13 @@ impl Shell {
         fds: &Fds,
     ) -> Result<(Fds, Vec<Closer>), Exec<i32>> {
         let mut closers: Vec<Closer> = Vec::new();
-        match self.apply_redirects(redirs, fds, &mut closers).await {
-            Ok(f) => Ok((f, closers)),
-            Err(e) => {
-                redirect::finish(closers, &fds.stderr(), self).await;
-                Err(self.fail(e, fds).await)
+        let mut out = fds.clone();
+        for r in redirs {
+            if let Err(e) = self.apply_one(r, &mut out, &mut closers).await {
+                return Err(self.abandon_redirects(e, out, closers, fds).await);
             }
         }
+        Ok((out, closers))
     }
 
     /// Drops the command's descriptors and waits for redirected files to be closed: a

@@ -316,21 +316,8 @@ pub(crate) async fn finish(closers: Vec<Closer>, stderr: &Output, sh: &Shell) ->
 }
 
 impl Shell {
-    /// Applies `redirs` in order to a copy of `fds`.
-    pub(crate) async fn apply_redirects(
-        &mut self,
-        redirs: &[&IoRedirect],
-        fds: &Fds,
-        closers: &mut Vec<Closer>,
-    ) -> Result<Fds, ShellError> {
-        let mut out = fds.clone();
-        for r in redirs {
-            self.apply_one(r, &mut out, closers).await?;
-        }
-        Ok(out)
-    }
-
-    async fn apply_one(
+    /// Applies one redirection to the table `fds`.
+    pub(crate) async fn apply_one(
         &mut self,
         r: &IoRedirect,
         fds: &mut Fds,
@@ -957,6 +944,23 @@ fn targets(r: &IoRedirect) -> Vec<i32> {
 }
 
 impl Shell {
+    /// A redirection of a command failed with `e` after others were applied (`partial`):
+    /// the message goes to the standard error those set up (`2>log >/no/dir/f` writes it
+    /// into `log`, as bash does), then the files opened so far are closed.
+    pub(crate) async fn abandon_redirects(
+        &mut self,
+        e: ShellError,
+        partial: Fds,
+        closers: Vec<Closer>,
+        fds: &Fds,
+    ) -> super::exec::Exec<i32> {
+        let status = self.fail(e, &partial).await;
+        // A file's drain ends only when no descriptor writes into it any more.
+        drop(partial);
+        finish(closers, &fds.stderr(), self).await;
+        status
+    }
+
     /// Applies `redirs` to a copy of `fds` as [`Shell::begin_redirects`] does, but sets
     /// apart the files of the redirections to descriptors in `keep` (`cmd {fd}>file`,
     /// which bash leaves open after the command): the second list, for
@@ -980,8 +984,7 @@ impl Shell {
             self.exec_opening = saved;
             if let Err(e) = applied {
                 closers.append(&mut kept);
-                finish(closers, &fds.stderr(), self).await;
-                return Err(self.fail(e, fds).await);
+                return Err(self.abandon_redirects(e, out, closers, fds).await);
             }
             if keeping {
                 kept.extend(closers.drain(before..));
