@@ -134,11 +134,7 @@ impl Launcher for ShellLauncher {
         };
         let base = entry.name.clone();
         if matches!(base.as_str(), "sh" | "bash") {
-            let (cfg, stdio) = self.fresh_shell(&ctx);
-            let snapshots = self.snapshots.clone();
-            let cancel = ctx.cancel.clone();
-            let high = Default::default();
-            return Box::pin(run_nested(cfg, snapshots, argv, stdio, high, cancel)).await;
+            return Box::pin(self.run_sh(&ctx, argv, true)).await.0;
         }
         if let Some(cmd) = entry.command.clone() {
             let _ran = crate::telemetry::metrics::command(entry.kind);
@@ -165,17 +161,7 @@ impl Launcher for ShellLauncher {
         if !nested {
             return Ok(self.launch(ctx, argv).await);
         }
-        let (cfg, stdio) = self.fresh_shell(&ctx);
-        let snapshots = self.snapshots.clone();
-        let (status, killed) = Box::pin(run_nested_waited(
-            cfg,
-            snapshots,
-            argv,
-            stdio,
-            Default::default(),
-            ctx.cancel.clone(),
-        ))
-        .await;
+        let (status, killed) = Box::pin(self.run_sh(&ctx, argv, false)).await;
         killed.map_or(Ok(status), Err)
     }
 
@@ -222,6 +208,22 @@ async fn executable(ctx: &Context, name: &str) -> Result<String, fs::FsError> {
 }
 
 impl ShellLauncher {
+    /// Runs `sh`/`bash` with `argv` as a program `ctx` starts (a fresh shell that inherits
+    /// no descriptor past 2): its status, and the signal that ended it if one did, which
+    /// `announce` has named on stderr as bash names it for a child.
+    async fn run_sh(&self, ctx: &Context, argv: Vec<String>, announce: bool) -> (i32, Option<i32>) {
+        let (cfg, stdio) = self.fresh_shell(ctx);
+        let stderr = stdio.stderr.clone();
+        let snapshots = self.snapshots.clone();
+        let high = Default::default();
+        let (status, killed) =
+            run_nested_waited(cfg, snapshots, argv, stdio, high, ctx.cancel.clone()).await;
+        if announce {
+            announce_signal(&stderr, killed).await;
+        }
+        (status, killed)
+    }
+
     /// Runs a script file by path (`xargs ./s.sh`, `env /tmp/run`) as the shell runs
     /// `./s.sh`: by its `#!` interpreter (a shell, or a registry command such as
     /// `python3`), or a shell when it has none.
@@ -252,17 +254,7 @@ impl ShellLauncher {
         let mut script_argv = vec![interp.clone(), name.clone()];
         script_argv.extend(argv[1..].iter().cloned());
         if matches!(interp.as_str(), "sh" | "bash") {
-            let (cfg, stdio) = self.fresh_shell(&ctx);
-            let snapshots = self.snapshots.clone();
-            return Box::pin(run_nested(
-                cfg,
-                snapshots,
-                script_argv,
-                stdio,
-                Default::default(),
-                ctx.cancel.clone(),
-            ))
-            .await;
+            return Box::pin(self.run_sh(&ctx, script_argv, true)).await.0;
         }
         match self.registry.command(&interp) {
             Some(cmd) => {
@@ -293,12 +285,17 @@ pub(crate) async fn run_nested(
 ) -> i32 {
     let stderr = stdio.stderr.clone();
     let (status, killed) = run_nested_waited(cfg, snapshots, argv, stdio, high_fds, cancel).await;
-    // A shell a signal ended: its parent names the signal, as bash does.
+    announce_signal(&stderr, killed).await;
+    status
+}
+
+/// A shell a signal ended: its parent names the signal, as bash does (not SIGINT or
+/// SIGPIPE).
+async fn announce_signal(stderr: &forkbox_commands::Output, killed: Option<i32>) {
     if let Some(sig) = killed.filter(|s| *s != 2 && *s != 13) {
         let msg = format!("{}\n", super::jobs::signal_description(sig));
         let _ = stderr.write_str(&msg).await;
     }
-    status
 }
 
 /// [`run_nested`] without the word about a signal that ended the shell: its status, and
