@@ -479,9 +479,12 @@ fn dangling_paren(text: &str) -> bool {
         return false;
     };
     let before = before.trim_end();
+    // The word starts after the last character that cannot be part of it (which may be
+    // several bytes long).
     let start = before
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/')))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let (head, word) = before.split_at(start);
     let reserved = matches!(
         word,
@@ -1395,6 +1398,10 @@ mod tests {
         assert!(!super::dangling_paren("echo a ("));
         assert!(!super::dangling_paren("if ("));
         assert!(!super::dangling_paren("echo ( x"));
+        // Characters of several bytes before the word (a fuzzed script once cut one).
+        assert!(super::dangling_paren("é;echo ("));
+        assert!(!super::dangling_paren("\u{10ffc3} binary\u{10ffc3} ("));
+        assert!(!super::dangling_paren("é ("));
     }
 
     #[test]
