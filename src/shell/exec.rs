@@ -531,13 +531,8 @@ impl Shell {
         redirs: &[&IoRedirect],
         fds: &Fds,
     ) -> Result<(Fds, Vec<Closer>), Exec<i32>> {
-        let mut closers: Vec<Closer> = Vec::new();
-        let mut out = fds.clone();
-        for r in redirs {
-            if let Err(e) = self.apply_one(r, &mut out, &mut closers).await {
-                return Err(self.abandon_redirects(e, out, closers, fds).await);
-            }
-        }
+        // No descriptor stays open past the command: nothing is kept apart.
+        let (out, closers, _) = self.begin_redirects_keeping(redirs, &[], fds).await?;
         Ok((out, closers))
     }
 
