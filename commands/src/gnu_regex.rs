@@ -232,36 +232,11 @@ fn parse_many(
     let mut warnings = Vec::new();
     let mut differs = false;
     for p in patterns {
-        // A byte that is not UTF-8, held in the pattern as its character (an argument
-        // from `$'\xe9'`, see [`crate::bytetext`]), is that byte here too.
-        let raw: String;
-        let p: &str = if crate::bytetext::may_have_bytes(p) {
-            raw = p
-                .chars()
-                .map(|c| crate::bytetext::char_byte(c).map_or(c, ast::from_byte))
-                .collect();
-            &raw
-        } else {
-            p
-        };
-        // The C locale reads the pattern byte by byte too (a byte of the upper half
-        // that a caller already put in as its character, [`byte_char`], stays one).
-        let latin: String;
+        // The C locale reads the pattern byte by byte too (a byte that is no UTF-8, already
+        // a byte character, stays one).
+        let latin;
         let p: &str = if flags.c_locale {
-            let mut buf = [0u8; 4];
-            latin = p
-                .chars()
-                .flat_map(|c| {
-                    let bytes: Vec<u8> = if ast::high_byte(c).is_some() {
-                        Vec::new()
-                    } else {
-                        c.encode_utf8(&mut buf).as_bytes().to_vec()
-                    };
-                    let keep = ast::high_byte(c).map(|_| c);
-                    keep.into_iter()
-                        .chain(bytes.into_iter().map(ast::from_byte))
-                })
-                .collect();
+            latin = crate::bytetext::byte_view(p);
             &latin
         } else {
             p

@@ -142,23 +142,21 @@ pub(crate) fn is_word(c: char) -> bool {
     c == '_' || (c.is_alphanumeric() && !is_high_byte(c))
 }
 
-/// Where the C locale's bytes 0x80–0xFF live as characters: a private-use block, so they
-/// are in no class and have no case, and keep their order for ranges.
-const HIGH_BYTES: u32 = 0xF700;
-
-/// The character the C locale reads byte `b` as.
+/// The character the C locale reads byte `b` as: ASCII is itself, a byte of the upper
+/// half is its byte character ([`crate::bytetext::byte_char`], a private-use character in
+/// no class and with no case, in byte order for ranges), the same character the shell
+/// gives a byte that is not UTF-8, so a pattern from `$'\xe9'` needs no translation.
 pub(crate) fn from_byte(b: u8) -> char {
     if b < 0x80 {
         char::from(b)
     } else {
-        char::from_u32(HIGH_BYTES + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
+        crate::bytetext::byte_char(b)
     }
 }
 
 /// The byte a C-locale character stands for, if it is one of the upper half.
 pub(crate) fn high_byte(c: char) -> Option<u8> {
-    let v = u32::from(c).checked_sub(HIGH_BYTES)?;
-    u8::try_from(v).ok().filter(|b| *b >= 0x80)
+    crate::bytetext::char_byte(c)
 }
 
 fn is_high_byte(c: char) -> bool {

@@ -1177,19 +1177,11 @@ impl Parser<'_> {
         }
         self.end_of_cmd()?;
         if self.c_locale {
-            // The C locale maps bytes: a character of several is several.
+            // The C locale maps bytes: a character of several is several (a byte that is
+            // no UTF-8 is one already).
             for part in &mut parts {
-                *part = part
-                    .iter()
-                    .flat_map(|&c| {
-                        let mut buf = [0; 4];
-                        let bytes = c.encode_utf8(&mut buf).as_bytes().to_vec();
-                        let many = bytes.len() > 1;
-                        bytes
-                            .into_iter()
-                            .map(move |b| if many { gnu_regex::byte_char(b) } else { c })
-                    })
-                    .collect();
+                let text: String = part.iter().collect();
+                *part = crate::bytetext::byte_view(&text).chars().collect();
             }
         }
         let (from, to) = (&parts[0], &parts[1]);
