@@ -160,7 +160,16 @@ impl FileSystem for FdFs {
                 Some(o) => Ok(Box::new(OutHandle(o.clone()))),
                 None => Err(FsError::PermissionDenied),
             },
-            None => self.inner.open_write(self.real(path), mode).await,
+            // A file a redirection is writing: its own stream where a fresh open would
+            // write the same place (the redirection stores the file when it ends, so
+            // what a second writer put there would be overwritten).
+            None => match self
+                .descriptor(path)
+                .and_then(|d| super::redirect::reopened_stream(d, mode))
+            {
+                Some(o) => Ok(Box::new(OutHandle(o))),
+                None => self.inner.open_write(self.real(path), mode).await,
+            },
         }
     }
     async fn read_dir(&self, path: &str) -> FsResult<Vec<DirEntry>> {

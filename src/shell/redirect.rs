@@ -206,7 +206,12 @@ fn descriptor_number(name: &str) -> Option<i32> {
 /// would be overwritten by it (`echo msg >/dev/stderr` inside `2>log` would be lost).
 /// `None`: the file is opened afresh.
 fn descriptor_stream(name: &str, mode: WriteMode, fds: &Fds) -> Option<Output> {
-    let fd = fds.get(descriptor_number(name)?)?;
+    reopened_stream(&fds.get(descriptor_number(name)?)?, mode)
+}
+
+/// [`descriptor_stream`] of one descriptor: its stream when it writes a regular file and
+/// a fresh open of that file in `mode` would write where the stream does.
+pub(crate) fn reopened_stream(fd: &Fd, mode: WriteMode) -> Option<Output> {
     let out = fd.output()?;
     out.origin()?;
     let unwritten = out
