@@ -78,6 +78,18 @@ impl Pane {
         assert!(ok.success());
     }
 
+    /// Sends these bytes (in hex) as keys, as they are: bytes that are no UTF-8 and
+    /// escape sequences of no terminal.
+    fn keys_hex(&self, bytes: &[&str]) {
+        let ok = self
+            .tmux()
+            .args(["send-keys", "-H"])
+            .args(bytes)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
     /// Types `text` literally.
     fn type_text(&self, text: &str) {
         let ok = self
@@ -673,26 +685,9 @@ fn nano_searches_and_bad_bytes_never_break_it() {
     pane.wait_for("the write report", |s| s.contains("[ Wrote 3 lines ]"));
     // Bytes that are not UTF-8, escape sequences nobody knows, and a big paste: the editor
     // goes on and still quits.
-    let ok = pane
-        .tmux()
-        .args([
-            "send-keys",
-            "-H",
-            "ff",
-            "fe",
-            "c3",
-            "28",
-            "e2",
-            "82",
-            "1b",
-            "5b",
-            "39",
-            "39",
-            "7e",
-        ])
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    pane.keys_hex(&[
+        "ff", "fe", "c3", "28", "e2", "82", "1b", "5b", "39", "39", "7e",
+    ]);
     pane.type_text("\u{1b}[1;99Q\u{1b}]junk\u{7}");
     pane.paste(&"pasted text ".repeat(20_000));
     pane.keys(&["C-x"]);
@@ -765,31 +760,10 @@ fn vi_keeps_bad_bytes_it_did_not_touch() {
     pane.keys(&["Enter"]);
     pane.wait_for("vi's file line", |s| s.contains("\"bad.txt\" 4L"));
     // Keys that are no UTF-8 and escape sequences no terminal sends change nothing.
-    let ok = pane
-        .tmux()
-        .args([
-            "send-keys",
-            "-H",
-            "ff",
-            "fe",
-            "c3",
-            "28",
-            "1b",
-            "5b",
-            "39",
-            "39",
-            "7e",
-            "1b",
-            "5b",
-            "31",
-            "3b",
-            "39",
-            "39",
-            "51",
-        ])
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    pane.keys_hex(&[
+        "ff", "fe", "c3", "28", "1b", "5b", "39", "39", "7e", "1b", "5b", "31", "3b", "39", "39",
+        "51",
+    ]);
     // A new first line, then `!` at the end of the line holding `\303(`.
     pane.keys(&["O"]);
     pane.type_text("top");
