@@ -825,8 +825,8 @@ fn a_big_paste_into_vi_and_the_line_editor_is_taken_whole() {
     pane.wait_line("after-paste");
 }
 
-/// Ctrl-C stops a WASI tool that computes without end (python's `while True: pass`) and
-/// gives the prompt back; the session goes on.
+/// Ctrl-C stops a WASI tool that computes without end (python's `while True: pass`),
+/// alone or in a pipeline, and gives the prompt back; the session goes on.
 #[test]
 fn ctrl_c_interrupts_a_busy_wasi_tool() {
     let server = Server::start();
@@ -841,6 +841,21 @@ fn ctrl_c_interrupts_a_busy_wasi_tool() {
     pane.type_text("echo after-python $?");
     pane.keys(&["Enter"]);
     pane.wait_line("after-python 130");
+    // In a pipeline every stage is interrupted, as SIGINT reaches bash's whole foreground
+    // process group: `cat` too, though it saw its input end first.
+    pane.clear();
+    pane.type_text(
+        r#"python3 -c 'print("spin" + "ning", flush=True); exec("while True: pass")' | cat"#,
+    );
+    pane.keys(&["Enter"]);
+    pane.wait_for_within(WASI_DEADLINE, "python's first line", |s| {
+        has_line(s, "spinning")
+    });
+    pane.keys(&["C-c"]);
+    pane.wait_prompts(2);
+    pane.type_text("echo after-pipe $? ${PIPESTATUS[*]}");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-pipe 130 130 130");
     pane.type_text("echo still-$((6*7))");
     pane.keys(&["Enter"]);
     pane.wait_line("still-42");
