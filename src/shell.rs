@@ -356,6 +356,10 @@ pub struct Shell {
     pub(crate) positional_changes: u64,
     pub(crate) last_status: i32,
     pub(crate) pipestatus: Vec<i32>,
+    /// The number of stages of the pipeline this shell is running, while it runs: when
+    /// Ctrl-C drops a command line mid-pipeline, `PIPESTATUS` gets 130 for each stage,
+    /// as bash's whole foreground pipeline gets SIGINT.
+    pub(crate) pipeline_in_flight: Option<usize>,
     pub(crate) opts: Options,
     /// `shopt` options.
     pub(crate) shopts: builtins::shopt::Shopts,
@@ -555,6 +559,7 @@ impl Shell {
             positional_changes: 0,
             last_status: 0,
             pipestatus: vec![0],
+            pipeline_in_flight: None,
             shopts: builtins::shopt::Shopts::default(),
             getopts: Default::default(),
             dirstack: Vec::new(),
@@ -1070,10 +1075,16 @@ impl Shell {
             self.source_depth,
             self.input_depth,
         );
+        self.pipeline_in_flight = None;
         let status = tokio::select! {
             r = self.run_program(program, read, fds) => r,
-            _ = cancel.cancelled() => forkbox_commands::STATUS_INTERRUPTED,
+            _ = cancel.cancelled() => {
+                let stages = self.pipeline_in_flight.unwrap_or(1);
+                self.pipestatus = vec![forkbox_commands::STATUS_INTERRUPTED; stages];
+                forkbox_commands::STATUS_INTERRUPTED
+            }
         };
+        self.pipeline_in_flight = None;
         // A cancelled run may have stopped inside a function: undo its frames.
         while self.local_frames.len() > frames {
             self.pop_local_frame();

@@ -11,10 +11,11 @@ mod support;
 use std::io::Read;
 use std::process::{Command, Stdio};
 
-use support::{run_with_stdin, seed_base, stderr, stdout, tree};
+use support::{run_with_stdin, seed_base, server_binary, stderr, stdout, tree};
 
+/// `forkbox exec --base DIR ARGS` (the binary `FORKBOX_TEST_BIN` names, if set).
 fn exec(dir: &std::path::Path, args: &[&str], stdin: &[u8]) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_forkbox"));
+    let mut cmd = Command::new(server_binary());
     cmd.arg("exec").arg("--base").arg(dir).args(args);
     run_with_stdin(cmd, stdin)
 }
@@ -138,4 +139,105 @@ fn exec_exits_when_the_script_is_done_though_stdin_stays_open() {
         .read_to_string(&mut out)
         .unwrap();
     assert_eq!(out, "done\n");
+}
+
+/// `man` off a terminal prints its page as plain text (no bold, no underline, no pager),
+/// built from the texts `help`, `commands` and `NAME --help` show; a page that does not
+/// exist fails as man-db's does.
+#[test]
+fn man_prints_plain_pages_from_the_commands_own_texts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = exec(dir.path(), &["-c", "man ls"], b"");
+    assert_eq!((out.status.code(), stderr(&out)), (Some(0), String::new()));
+    let page = stdout(&out);
+    let lines: Vec<&str> = page.lines().collect();
+    assert!(
+        lines[0].starts_with("LS(1)") && lines[0].ends_with("LS(1)"),
+        "{page}"
+    );
+    assert!(lines[0].contains("User Commands"), "{page}");
+    assert!(page.contains("\nNAME\n       ls - "), "{page}");
+    assert!(page.contains("\nSYNOPSIS\n       ls "), "{page}");
+    assert!(page.contains("\nDESCRIPTION\n"), "{page}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 78), "{page}");
+    assert!(
+        !page.contains('\u{8}') && !page.contains('\u{1b}'),
+        "plain text: {page:?}"
+    );
+    // The one source: the NAME line is `help`'s summary, the text is `ls --help`'s.
+    let out = exec(
+        dir.path(),
+        &[
+            "-c",
+            "help ls | sed 's/^ls: //'; man ls | sed -n 4p; ls --help | sed -n '/^Usage:/{s/^Usage: *//;p;q}'; man ls | sed -n 7p",
+        ],
+        b"",
+    );
+    let got = stdout(&out);
+    let got: Vec<&str> = got.lines().collect();
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert_eq!(got[1], format!("       ls - {}", got[0]));
+    assert_eq!(got[3], format!("       {}", got[2]));
+    // A builtin has a page too, from its own --help.
+    let out = exec(
+        dir.path(),
+        &["-c", "man cd | head -1; man cd | grep -c 'cd \\['"],
+        b"",
+    );
+    let text = stdout(&out);
+    assert!(text.starts_with("CD(1)"), "{text}");
+    assert!(text.contains("Shell Builtin Commands"), "{text}");
+    // No such page: man-db's words and status.
+    let out = exec(dir.path(), &["-c", "man nosuchcmd"], b"");
+    assert_eq!(
+        (out.status.code(), stdout(&out), stderr(&out)),
+        (
+            Some(16),
+            String::new(),
+            "No manual entry for nosuchcmd\n".to_string()
+        )
+    );
+    let out = exec(dir.path(), &["-c", "man"], b"");
+    assert_eq!(
+        (out.status.code(), stderr(&out)),
+        (
+            Some(1),
+            "What manual page do you want?\nFor example, try 'man man'.\n".to_string()
+        )
+    );
+}
+
+/// `man -k`/`apropos` search the one-line summaries; `man -f`/`whatis` look names up;
+/// what finds nothing fails with 16.
+#[test]
+fn apropos_and_whatis_search_the_summaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = exec(
+        dir.path(),
+        &[
+            "-c",
+            "apropos 'DIRECTORY CONTENTS'; man -k 'directory contents'",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let ls = "ls (1)               - list directory contents";
+    assert_eq!(text.lines().filter(|l| *l == ls).count(), 2, "{text}");
+    let out = exec(dir.path(), &["-c", "whatis ls cd; man -f ls"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{ls}\ncd (1)               - change the shell working directory\n{ls}\n")
+    );
+    let out = exec(dir.path(), &["-c", "whatis nosuchcmd"], b"");
+    assert_eq!(
+        (out.status.code(), stderr(&out)),
+        (Some(16), "nosuchcmd: nothing appropriate.\n".to_string())
+    );
+    let out = exec(dir.path(), &["-c", "apropos zzqqxx"], b"");
+    assert_eq!(
+        (out.status.code(), stderr(&out)),
+        (Some(16), "zzqqxx: nothing appropriate.\n".to_string())
+    );
 }

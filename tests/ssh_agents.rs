@@ -35,8 +35,9 @@ fn scenario_with(server: &Server, name: &str, args: &[&str]) -> Value {
         .arg(server.port.to_string())
         .arg(name)
         .args(args);
-    // The scenarios bound their own waits (30 s each); this only guards against a hang.
-    let out = run_guarded(cmd, b"", Duration::from_secs(120));
+    // The scenarios bound their own waits (30 s each, 240 s for a WASI tool's first
+    // start); this only guards against a hang.
+    let out = run_guarded(cmd, b"", Duration::from_secs(300));
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -60,6 +61,26 @@ fn signal_request_interrupts_the_running_command() {
         v["signal"],
         serde_json::json!(["INT", false, "", "en"]),
         "how a command ended by SIGINT is reported: {v}"
+    );
+    assert_eq!(v["status"], -1, "{v}");
+}
+
+/// The `signal` request stops a WASI tool that computes without end (python's
+/// `while True: pass`) as it stops a native command: promptly, reported by `exit-signal`.
+#[test]
+fn signal_request_interrupts_a_busy_wasi_tool() {
+    let server = Server::start();
+    let v = scenario_with(
+        &server,
+        "signal",
+        &[r#"python3 -c 'print("started", flush=True); exec("while True: pass")'"#],
+    );
+    assert_eq!(v["first"], "started\n", "{v}");
+    assert_eq!(v["rest"], "", "{v}");
+    assert_eq!(
+        v["signal"],
+        serde_json::json!(["INT", false, "", "en"]),
+        "how a WASI tool ended by SIGINT is reported: {v}"
     );
     assert_eq!(v["status"], -1, "{v}");
 }

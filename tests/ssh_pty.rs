@@ -19,6 +19,10 @@ use support::Server;
 /// How long the screen may take to show what a test waits for.
 const DEADLINE: Duration = Duration::from_secs(60);
 
+/// How long a WASI tool may take to show its first output: python's first start on a
+/// server compiles its module (or loads it from the compiled cache).
+const WASI_DEADLINE: Duration = Duration::from_secs(240);
+
 /// One tmux server (its own socket) running `ssh -tt` to `server` in a 100×30 window.
 struct Pane {
     socket: String,
@@ -74,6 +78,18 @@ impl Pane {
         assert!(ok.success());
     }
 
+    /// Sends these bytes (in hex) as keys, as they are: bytes that are no UTF-8 and
+    /// escape sequences of no terminal.
+    fn keys_hex(&self, bytes: &[&str]) {
+        let ok = self
+            .tmux()
+            .args(["send-keys", "-H"])
+            .args(bytes)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
     /// Types `text` literally.
     fn type_text(&self, text: &str) {
         let ok = self
@@ -107,6 +123,11 @@ impl Pane {
 
     /// Polls the screen until `ok` holds; panics with the screen past the deadline.
     fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        self.wait_for_within(DEADLINE, what, ok)
+    }
+
+    /// [`Pane::wait_for`] with a deadline of its own.
+    fn wait_for_within(&self, deadline: Duration, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let s = self.screen();
@@ -114,7 +135,7 @@ impl Pane {
                 return s;
             }
             assert!(
-                start.elapsed() < DEADLINE,
+                start.elapsed() < deadline,
                 "never saw {what}; the screen:\n{s}"
             );
             std::thread::sleep(Duration::from_millis(100));
@@ -664,26 +685,9 @@ fn nano_searches_and_bad_bytes_never_break_it() {
     pane.wait_for("the write report", |s| s.contains("[ Wrote 3 lines ]"));
     // Bytes that are not UTF-8, escape sequences nobody knows, and a big paste: the editor
     // goes on and still quits.
-    let ok = pane
-        .tmux()
-        .args([
-            "send-keys",
-            "-H",
-            "ff",
-            "fe",
-            "c3",
-            "28",
-            "e2",
-            "82",
-            "1b",
-            "5b",
-            "39",
-            "39",
-            "7e",
-        ])
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    pane.keys_hex(&[
+        "ff", "fe", "c3", "28", "e2", "82", "1b", "5b", "39", "39", "7e",
+    ]);
     pane.type_text("\u{1b}[1;99Q\u{1b}]junk\u{7}");
     pane.paste(&"pasted text ".repeat(20_000));
     pane.keys(&["C-x"]);
@@ -713,4 +717,146 @@ fn more_pages_a_file_on_a_terminal() {
     pane.type_text("echo after-more");
     pane.keys(&["Enter"]);
     pane.wait_line("after-more");
+}
+
+/// `man NAME` on a terminal shows the page through the pager (less: its `(END)` or `:`
+/// prompt on the last row), `q` leaves it, and the session goes on.
+#[test]
+fn man_pages_a_manual_page_on_a_terminal() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("man head");
+    pane.keys(&["Enter"]);
+    let page = pane.wait_for("the page of head", |s| {
+        s.contains("HEAD(1)") && has_line(s, "NAME") && has_line(s, "SYNOPSIS")
+    });
+    assert!(
+        page.contains("       head - output the first part of files"),
+        "{page}"
+    );
+    // A pager holds the screen: no prompt until it is left.
+    assert!(!page.contains("tester@forkbox:"), "{page}");
+    pane.keys(&["G"]);
+    pane.wait_for("the end of the page", |s| s.contains("(END)"));
+    pane.keys(&["q"]);
+    pane.wait_prompts(1);
+    pane.type_text("echo after-man");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-man");
+}
+
+/// vi keeps every byte it was not asked to change: a file with bytes that are not UTF-8
+/// and escape sequences no terminal knows is edited on two lines (one of them holding
+/// bad bytes) and written; the result is byte for byte the file expected.
+#[test]
+fn vi_keeps_bad_bytes_it_did_not_touch() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    let original = r"ok\377\376 tail\n\033[99~ and \033]junk\007\n\303\050 end\nlast\200\n";
+    let expected = r"top\nok\377\376 tail\n\033[99~ and \033]junk\007\n\303\050 end!\nlast\200\n";
+    pane.type_text(&format!(
+        "printf '{original}' > bad.txt; printf '{expected}' > want.txt; vi bad.txt"
+    ));
+    pane.keys(&["Enter"]);
+    pane.wait_for("vi's file line", |s| s.contains("\"bad.txt\" 4L"));
+    // Keys that are no UTF-8 and escape sequences no terminal sends change nothing.
+    pane.keys_hex(&[
+        "ff", "fe", "c3", "28", "1b", "5b", "39", "39", "7e", "1b", "5b", "31", "3b", "39", "39",
+        "51",
+    ]);
+    // A new first line, then `!` at the end of the line holding `\303(`.
+    pane.keys(&["O"]);
+    pane.type_text("top");
+    pane.keys(&["Escape"]);
+    pane.type_text("3jA!");
+    pane.keys(&["Escape"]);
+    pane.type_text(":wq");
+    pane.keys(&["Enter"]);
+    pane.wait_prompts(1);
+    pane.clear();
+    pane.type_text("cmp bad.txt want.txt && echo same-$((6*7))");
+    pane.keys(&["Enter"]);
+    pane.wait_line("same-42");
+}
+
+/// 200 KB pasted into vi's insert mode and into the line editor: neither crashes nor
+/// stalls, and both still answer afterwards (vi keeps every pasted line; the line editor
+/// takes a line up to its bound and refuses a longer one with a reason).
+#[test]
+fn a_big_paste_into_vi_and_the_line_editor_is_taken_whole() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text("vi big.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_for("vi's file line", |s| s.contains("\"big.txt\""));
+    pane.keys(&["i"]);
+    pane.paste(&"pasted line of text\n".repeat(10_000));
+    pane.keys(&["Escape"]);
+    pane.type_text(":wq");
+    pane.keys(&["Enter"]);
+    pane.wait_prompts(1);
+    pane.clear();
+    pane.type_text("wc -lc < big.txt");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the pasted file's size", |s| {
+        s.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["10001", "200001"])
+    });
+    pane.clear();
+    // A line of 60,000 characters pasted at the prompt is taken whole.
+    pane.type_text("printf %s '");
+    pane.paste(&"abcdefghij".repeat(6_000));
+    pane.type_text("' | wc -c");
+    pane.keys(&["Enter"]);
+    pane.wait_line("60000");
+    pane.clear();
+    // 200 KB is past the longest line the editor takes (64 KiB): the line is refused with
+    // a reason, and the prompt comes back.
+    pane.type_text("printf %s '");
+    pane.paste(&"abcdefghij".repeat(20_000));
+    pane.type_text("' | wc -c");
+    pane.keys(&["Enter"]);
+    pane.wait_for("the refusal", |s| {
+        s.contains("line longer than 65536 bytes")
+    });
+    pane.clear();
+    pane.type_text("echo after-paste");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-paste");
+}
+
+/// Ctrl-C stops a WASI tool that computes without end (python's `while True: pass`),
+/// alone or in a pipeline, and gives the prompt back; the session goes on.
+#[test]
+fn ctrl_c_interrupts_a_busy_wasi_tool() {
+    let server = Server::start();
+    let pane = Pane::open(&server);
+    pane.type_text(r#"python3 -c 'print("spin" + "ning", flush=True); exec("while True: pass")'"#);
+    pane.keys(&["Enter"]);
+    pane.wait_for_within(WASI_DEADLINE, "python's first line", |s| {
+        has_line(s, "spinning")
+    });
+    pane.keys(&["C-c"]);
+    pane.wait_prompts(2);
+    pane.type_text("echo after-python $?");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-python 130");
+    // In a pipeline every stage is interrupted, as SIGINT reaches bash's whole foreground
+    // process group: `cat` too, though it saw its input end first.
+    pane.clear();
+    pane.type_text(
+        r#"python3 -c 'print("spin" + "ning", flush=True); exec("while True: pass")' | cat"#,
+    );
+    pane.keys(&["Enter"]);
+    pane.wait_for_within(WASI_DEADLINE, "python's first line", |s| {
+        has_line(s, "spinning")
+    });
+    pane.keys(&["C-c"]);
+    pane.wait_prompts(2);
+    pane.type_text("echo after-pipe $? ${PIPESTATUS[*]}");
+    pane.keys(&["Enter"]);
+    pane.wait_line("after-pipe 130 130 130");
+    pane.type_text("echo still-$((6*7))");
+    pane.keys(&["Enter"]);
+    pane.wait_line("still-42");
 }

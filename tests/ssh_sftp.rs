@@ -451,6 +451,43 @@ fn escapes_reach_nothing_outside_the_fork() {
     assert!(text.contains("Remote working directory: /\n"), "{text}");
 }
 
+/// scp (OpenSSH's SFTP mode) meets the same rules as sftp: paths that climb out of the
+/// fork or through a symlink to `/` fetch nothing of the host, an upload past the quota
+/// fails, and the session goes on.
+#[test]
+fn scp_escapes_and_quota_overruns_fail_and_the_session_goes_on() {
+    let server = Server::start_with(&["--quota-bytes", "1M"]);
+    let local = tempfile::tempdir().unwrap();
+    write_noise(&local.path().join("big.bin"), 3 * 1024 * 1024, 7);
+    std::fs::write(local.path().join("small.txt"), "fits\n").unwrap();
+    let conn = Conn::shared(&server);
+    let shell = conn.ssh("ln -s / root && ln -s ../../../../etc up && echo linked");
+    assert_eq!(stdout(&shell), "linked\n", "{}", stderr(&shell));
+    for (from, to) in [
+        ("host:../../etc/passwd", "p1"),
+        ("host:/etc/passwd", "p2"),
+        ("host:root/etc/passwd", "p3"),
+        ("host:up/passwd", "p4"),
+        ("host:/root/../../../etc/hostname", "p5"),
+    ] {
+        let out = conn.scp(&[from, to], local.path());
+        assert_ne!(out.status.code(), Some(0), "{from}: {}", stdout(&out));
+        assert!(
+            stderr(&out).contains("No such file or directory"),
+            "{from}: {}",
+            stderr(&out)
+        );
+        assert!(!local.path().join(to).exists(), "{from} was fetched");
+    }
+    let out = conn.scp(&["big.bin", "host:big.bin"], local.path());
+    assert_ne!(out.status.code(), Some(0), "an upload past the quota");
+    assert!(stderr(&out).contains("Failure"), "{}", stderr(&out));
+    let out = conn.scp(&["small.txt", "host:small.txt"], local.path());
+    assert_ok(&out, "scp after the failures");
+    let shell = conn.ssh("rm -f big.bin; cat small.txt; echo more > more.txt && cat more.txt");
+    assert_eq!(stdout(&shell), "fits\nmore\n", "{}", stderr(&shell));
+}
+
 /// Runs one scenario of `sftp_probe.py` against `server`; what it printed.
 fn probe(server: &Server, name: &str) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/sftp_probe.py");

@@ -51,6 +51,7 @@ mod kill;
 mod ln;
 mod locale;
 mod ls;
+mod man;
 mod mkdir;
 mod mkfifo;
 mod mktemp;
@@ -156,6 +157,9 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(grep::GrepCmd),
         Arc::new(head::Head),
         Arc::new(help::Help),
+        Arc::new(man::Man),
+        Arc::new(man::Apropos),
+        Arc::new(man::Whatis),
         Arc::new(hexdump::Hexdump),
         Arc::new(hexdump::Hd),
         Arc::new(ln::Ln),

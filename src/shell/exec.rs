@@ -94,6 +94,17 @@ fn loop_ctl(r: Exec<i32>, status: &mut i32) -> LoopCtl {
     }
 }
 
+/// A pipeline stage's status: 130 when it ended after Ctrl-C or a `signal` request
+/// interrupted the command, as SIGINT reaches every process of bash's foreground pipeline
+/// (`cat` reading an interrupted writer sees end-of-file before it could see the signal).
+fn interrupted_or(cancel: &tokio_util::sync::CancellationToken, status: i32) -> i32 {
+    if cancel.is_cancelled() {
+        forkbox_commands::STATUS_INTERRUPTED
+    } else {
+        status
+    }
+}
+
 /// The status a subshell ends with, whatever flow ended it.
 pub(crate) fn flow_status(r: Exec<i32>, last: i32) -> i32 {
     match r {
@@ -356,9 +367,10 @@ impl Shell {
                 let status = flow_status(r, sub.last_status);
                 let status = sub.run_exit_trap(status, &f).await;
                 drop(f);
-                status
+                interrupted_or(&sub.cancel, status)
             });
         }
+        self.pipeline_in_flight = Some(n);
         let statuses = match (last, p.seq.last()) {
             (Some(f), Some(cmd)) => {
                 let (mut statuses, r) = futures::future::join(
@@ -367,7 +379,8 @@ impl Shell {
                 )
                 .await;
                 drop(f);
-                statuses.push(flow_status(r, self.last_status));
+                let status = flow_status(r, self.last_status);
+                statuses.push(interrupted_or(&self.cancel, status));
                 statuses
             }
             _ => futures::future::join_all(futs).await,
@@ -383,6 +396,7 @@ impl Shell {
             statuses.last().copied().unwrap_or(0)
         };
         self.pipestatus = statuses;
+        self.pipeline_in_flight = None;
         if self.cancel.is_cancelled() {
             return Err(Flow::Abort(forkbox_commands::STATUS_INTERRUPTED));
         }

@@ -23,9 +23,13 @@ async def read_until(stream, marker):
 
 
 async def signal():
+    """Runs the command in argv[3] (by default a shell's `sleep`), which prints a first
+    line, then computes or waits without end; sends it SIGINT once that line is read."""
+    command = sys.argv[3] if len(sys.argv) > 3 else "echo started; sleep 100; echo never"
     async with await connect() as conn:
-        proc = await conn.create_process("echo started; sleep 100; echo never")
-        first = await asyncio.wait_for(proc.stdout.readline(), 30)
+        proc = await conn.create_process(command)
+        # A WASI tool's first start on a server compiles its module: give it time.
+        first = await asyncio.wait_for(proc.stdout.readline(), 240)
         proc.send_signal("INT")
         res = await asyncio.wait_for(proc.wait(), 30)
         return {"first": first, "rest": res.stdout, "status": res.exit_status,

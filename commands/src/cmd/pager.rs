@@ -9,7 +9,7 @@
 //! are accepted and ignored (they only change interactive paging), except those that
 //! take a value, whose value is skipped.
 
-mod page;
+pub(crate) mod page;
 #[cfg(test)]
 mod tests;
 
