@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::re::Regex;
-use indexmap::IndexMap;
 use tokio::runtime::Handle;
 
+use super::array::KeyKind;
 use super::io::{Dest, OUT_BUF, OutStream, ReadError, RecordReader, RsMode};
 use super::parse::*;
 use super::re;
@@ -42,8 +42,9 @@ pub const MAX_STRING: usize = 64 * 1024 * 1024;
 /// Output streams and input streams open at once (files, pipes).
 const MAX_OPEN_STREAMS: usize = 1024;
 
-/// An awk array: keys in insertion order, each holding a value or (gawk) a subarray.
-pub type Array = IndexMap<Str, Cell, foldhash::fast::RandomState>;
+/// An awk array: elements walked in gawk's order, each holding a value or (gawk) a
+/// subarray.
+pub type Array = super::array::GawkArray<Cell>;
 pub type ArrRef = Rc<RefCell<Array>>;
 
 #[derive(Clone, Debug, Default)]
@@ -67,8 +68,12 @@ pub enum Operand {
 pub(super) enum Place<'a> {
     Var(Var),
     Field(usize),
-    Elem(&'a ArrayPath, ArrRef, Vec<Str>, Str),
+    Elem(&'a ArrayPath, ArrRef, Vec<Str>, Key),
 }
+
+/// A subscript, and whether it came from input: a new element filed under a string
+/// subscript reads back in `for (k in a)` as a strnum then, else as a string.
+pub(super) type Key = (Str, bool);
 
 /// Why execution stopped abnormally.
 pub enum Fail {
@@ -945,9 +950,14 @@ impl Interp {
     }
 
     fn subscript(&mut self, subs: &[Expr]) -> R<Str> {
+        Ok(self.subscript_typed(subs)?.0)
+    }
+
+    /// The subscript, and whether it is a string from input.
+    fn subscript_typed(&mut self, subs: &[Expr]) -> R<Key> {
         if subs.len() == 1 {
             let v = self.eval(&subs[0])?;
-            return Ok(key_of(&v, &self.convfmt));
+            return Ok((key_of(&v, &self.convfmt), matches!(v, Value::StrNum(_))));
         }
         let mut k = Vec::new();
         for (i, s) in subs.iter().enumerate() {
@@ -960,7 +970,7 @@ impl Interp {
                 other => other.append_to(&mut k, &self.convfmt),
             }
         }
-        Ok(Rc::from(k))
+        Ok((Rc::from(k), false))
     }
 
     /// The array `p` names: the variable's, then at each level of its path the subarray
@@ -977,14 +987,15 @@ impl Interp {
         let mut arr = self.array(p.var)?;
         let mut keys = Vec::new();
         for subs in &p.path {
-            let key = self.subscript(subs)?;
+            let (key, strnum) = self.subscript_typed(subs)?;
             keys.push(key.clone());
             let got = arr.borrow().get(&key).cloned();
             arr = match got {
                 Some(Cell::Arr(sub)) => sub,
                 None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) if create => {
                     let sub = Rc::new(RefCell::new(Array::default()));
-                    arr.borrow_mut().insert(key, Cell::Arr(sub.clone()));
+                    arr.borrow_mut()
+                        .insert_typed(key, strnum, Cell::Arr(sub.clone()));
                     sub
                 }
                 None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) => return Ok(None),
@@ -1043,7 +1054,7 @@ impl Interp {
     }
 
     fn elem_get(&mut self, p: &ArrayPath, subs: &[Expr]) -> R<Value> {
-        let key = self.subscript(subs)?;
+        let (key, strnum) = self.subscript_typed(subs)?;
         if let Some(i) = self.symtab_slot(p, &key) {
             return self.get_global(i);
         }
@@ -1065,7 +1076,7 @@ impl Interp {
         }
         // Referencing an element creates it.
         let n = key.len() + ELEM_OVERHEAD;
-        a.insert(key.clone(), Cell::Val(Value::Uninit));
+        a.insert_typed(key.clone(), strnum, Cell::Val(Value::Uninit));
         drop(a);
         self.charge(n)?;
         if self.lint != Lint::Off {
@@ -1079,7 +1090,7 @@ impl Interp {
         p: &ArrayPath,
         arr: &ArrRef,
         keys: Vec<Str>,
-        key: Str,
+        (key, strnum): Key,
         val: Value,
     ) -> R<()> {
         if let Some(i) = self.symtab_slot(p, &key) {
@@ -1090,7 +1101,9 @@ impl Interp {
             _ => 0,
         };
         let n = key.len() + ELEM_OVERHEAD + extra;
-        let old = arr.borrow_mut().insert(key.clone(), Cell::Val(val));
+        let old = arr
+            .borrow_mut()
+            .insert_typed(key.clone(), strnum, Cell::Val(val));
         match old {
             None => self.charge(n)?,
             Some(Cell::Arr(sub)) => {
@@ -1114,7 +1127,7 @@ impl Interp {
                 _ => Ok(Operand::Scalar(self.get_var(*v)?)),
             },
             Expr::Lv(LValue::Elem(p, subs)) => {
-                let key = self.subscript(subs)?;
+                let (key, strnum) = self.subscript_typed(subs)?;
                 let (arr, mut keys) = self.array_at(p)?;
                 let got = arr.borrow().get(&key).cloned();
                 match got {
@@ -1127,14 +1140,16 @@ impl Interp {
                     }
                     _ if want_array => {
                         let sub = Rc::new(RefCell::new(Array::default()));
-                        arr.borrow_mut().insert(key.clone(), Cell::Arr(sub.clone()));
+                        arr.borrow_mut()
+                            .insert_typed(key.clone(), strnum, Cell::Arr(sub.clone()));
                         keys.push(key);
                         Ok(Operand::Array(sub, keys))
                     }
                     got => {
                         if got.is_none() {
                             let n = key.len() + ELEM_OVERHEAD;
-                            arr.borrow_mut().insert(key, Cell::Val(Value::Uninit));
+                            arr.borrow_mut()
+                                .insert_typed(key, strnum, Cell::Val(Value::Uninit));
                             self.charge(n)?;
                         }
                         Ok(Operand::Scalar(Value::Uninit))
@@ -1187,7 +1202,7 @@ impl Interp {
                 Ok(new)
             }
             LValue::Elem(p, subs) => {
-                let key = self.subscript(subs)?;
+                let (key, strnum) = self.subscript_typed(subs)?;
                 let (arr, keys) = self.array_at(p)?;
                 let old = arr.borrow().get(&key).cloned();
                 let old = match old {
@@ -1196,7 +1211,7 @@ impl Interp {
                     _ => Value::Uninit,
                 };
                 let new = f(self, old)?;
-                self.elem_set(p, &arr, keys, key, new.clone())?;
+                self.elem_set(p, &arr, keys, (key, strnum), new.clone())?;
                 Ok(new)
             }
         }
@@ -1214,7 +1229,7 @@ impl Interp {
             LValue::Var(v) => Place::Var(*v),
             LValue::Field(e) => Place::Field(self.field_index(e)?),
             LValue::Elem(p, subs) => {
-                let key = self.subscript(subs)?;
+                let key = self.subscript_typed(subs)?;
                 let (arr, keys) = self.array_at(p)?;
                 Place::Elem(p, arr, keys, key)
             }
@@ -1337,9 +1352,13 @@ impl Interp {
             Stmt::ForIn(k, a, b) => {
                 let arr = self.scanned_array(a)?;
                 let keys = self.sorted_keys(&arr)?;
-                for key in keys {
+                for (key, kind) in keys {
                     self.tick()?;
-                    self.set_var(*k, Value::StrNum(key))?;
+                    let v = match kind {
+                        KeyKind::Str => Value::Str(key),
+                        KeyKind::Int | KeyKind::StrNum => Value::StrNum(key),
+                    };
+                    self.set_var(*k, v)?;
                     match self.exec(b)? {
                         Flow::Break => break,
                         Flow::Normal | Flow::Continue => {}
@@ -1411,7 +1430,7 @@ impl Interp {
                     }
                     Some(subs) => {
                         let key = self.subscript(subs)?;
-                        arr.borrow_mut().shift_remove(&key);
+                        arr.borrow_mut().remove(&key);
                     }
                 }
             }
@@ -1445,8 +1464,9 @@ impl Interp {
         }
     }
 
-    /// Keys in the order for-in visits them (PROCINFO["sorted_in"] when set).
-    fn sorted_keys(&mut self, arr: &ArrRef) -> R<Vec<Str>> {
+    /// Keys in the order for-in visits them (gawk's walk, or PROCINFO["sorted_in"] when
+    /// set), each with how it reads back.
+    fn sorted_keys(&mut self, arr: &ArrRef) -> R<Vec<(Str, KeyKind)>> {
         let order = match &self.globals[V_PROCINFO] {
             Cell::Arr(p) => p.borrow().get(&b"sorted_in"[..]).and_then(|v| match v {
                 Cell::Val(v) => Some(v.to_str_with(b"%.6g").to_vec()),
@@ -1459,28 +1479,18 @@ impl Interp {
             None => super::builtins::SortHow::Unsorted,
         };
         if let super::builtins::SortHow::Unsorted = how {
-            // Integer keys ascending first (as gawk's integer arrays go), then the
-            // others in insertion order.
-            let mut ints: Vec<(i64, Str)> = Vec::new();
-            let mut rest: Vec<Str> = Vec::new();
-            for k in arr.borrow().keys() {
-                match int_key(k) {
-                    Some(n) => ints.push((n, k.clone())),
-                    None => rest.push(k.clone()),
-                }
-            }
-            ints.sort_by_key(|x| x.0);
-            return Ok(ints.into_iter().map(|x| x.1).chain(rest).collect());
+            return Ok(arr
+                .borrow()
+                .entries()
+                .into_iter()
+                .map(|e| (e.key.clone(), e.kind))
+                .collect());
         }
-        let entries: Vec<(Str, Cell)> = arr
-            .borrow()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let entries = arr.borrow().cloned_entries();
         Ok(self
             .sort_entries(entries, &how)?
             .into_iter()
-            .map(|x| x.0)
+            .map(|x| (x.0, KeyKind::StrNum))
             .collect())
     }
 
@@ -1766,12 +1776,14 @@ impl Interp {
         self.tick()?;
         let mut frame = vec![Cell::Uninit; f.nparams];
         let mut from = Vec::new();
+        let mut untyped = Vec::new();
         for (i, a) in args.iter().enumerate() {
             frame[i] = match a {
                 Expr::Lv(LValue::Var(v))
                     if matches!(self.var_cell(*v), Cell::Uninit)
                         && !f.array_params.get(i).copied().unwrap_or(false) =>
                 {
+                    untyped.push((i, *v));
                     Cell::Uninit
                 }
                 Expr::Lv(lv @ (LValue::Var(_) | LValue::Elem(..))) => {
@@ -1796,7 +1808,18 @@ impl Interp {
                 _ => Cell::Val(self.eval(a)?),
             };
         }
-        self.call_frame_from(fi, frame, from)
+        let (r, done) = self.run_frame(fi, frame, from);
+        // An untyped variable the function used as a scalar is a scalar from now on, as
+        // in gawk (`length(a)` of it, then `x[1]`, is fatal).
+        for (i, v) in untyped {
+            if matches!(done.get(i), Some(Cell::Val(_))) {
+                let c = self.var_cell(v);
+                if matches!(c, Cell::Uninit) {
+                    *c = Cell::Val(Value::Uninit);
+                }
+            }
+        }
+        r
     }
 
     /// Calls user function `fi` with its parameters' cells ready.
@@ -1822,32 +1845,46 @@ impl Interp {
     fn call_frame_from(
         &mut self,
         fi: usize,
-        mut frame: Vec<Cell>,
+        frame: Vec<Cell>,
         from: Vec<Option<Rc<str>>>,
     ) -> R<Value> {
+        self.run_frame(fi, frame, from).0
+    }
+
+    /// Runs user function `fi` on `frame`; gives its result and its parameters' cells
+    /// as the body left them.
+    fn run_frame(
+        &mut self,
+        fi: usize,
+        mut frame: Vec<Cell>,
+        from: Vec<Option<Rc<str>>>,
+    ) -> (R<Value>, Vec<Cell>) {
         let prog = self.prog.clone();
         let f = &prog.funcs[fi];
         if self.frames.len() >= MAX_CALL_DEPTH {
-            return Err(Fail::Fatal(format!(
+            let e = Fail::Fatal(format!(
                 "function `{}': call nesting too deep (limit {MAX_CALL_DEPTH})",
                 f.name
-            )));
+            ));
+            return (Err(e), frame);
         }
         frame.resize(f.nparams, Cell::Uninit);
         let saved_line = self.cur_line;
         self.frames.push(frame);
         self.calls.push((fi, from));
         let r = self.exec_block(&f.body);
-        self.frames.pop();
+        let done = self.frames.pop().unwrap_or_default();
         self.calls.pop();
         self.cur_line = saved_line;
-        match r? {
-            Flow::Return(v) => Ok(v),
-            Flow::Exit => Err(Fail::Exit),
-            Flow::Next => Err(Fail::Next),
-            Flow::NextFile => Err(Fail::NextFile),
-            _ => Ok(Value::Uninit),
-        }
+        let r = match r {
+            Ok(Flow::Return(v)) => Ok(v),
+            Ok(Flow::Exit) => Err(Fail::Exit),
+            Ok(Flow::Next) => Err(Fail::Next),
+            Ok(Flow::NextFile) => Err(Fail::NextFile),
+            Ok(_) => Ok(Value::Uninit),
+            Err(e) => Err(e),
+        };
+        (r, done)
     }
 }
 
@@ -1984,15 +2021,6 @@ fn key_num_fmt(n: f64, convfmt: &[u8]) -> Str {
 
 pub fn key_num(n: f64) -> Str {
     key_num_fmt(n, b"%.6g")
-}
-
-fn int_key(k: &[u8]) -> Option<i64> {
-    if k.is_empty() || k.len() > 18 {
-        return None;
-    }
-    let s = std::str::from_utf8(k).ok()?;
-    let n: i64 = s.parse().ok()?;
-    (n.to_string() == s).then_some(n)
 }
 
 /// Processes escapes in a `-v` value the way string literals are.

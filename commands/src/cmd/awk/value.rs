@@ -607,6 +607,20 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
             out.extend_from_slice(&fmt[start..i]);
             continue;
         }
+        // gawk takes flags after a length modifier too (`%z d` is `% d`), so `%z %d`
+        // is a `%%` and prints `%d`.
+        while !seen.is_empty() && i < fmt.len() {
+            match fmt[i] {
+                b'-' => left = true,
+                b'+' => plus = true,
+                b' ' => space = true,
+                b'#' => alt = true,
+                b'0' => zero = true,
+                b'\'' => {}
+                _ => break,
+            }
+            i += 1;
+        }
         let Some(&conv) = fmt.get(i) else {
             out.extend_from_slice(&fmt[start..]);
             break;
@@ -884,5 +898,6 @@ mod tests {
         );
         assert_eq!(f("%x", &[n(-1.0)]), "ffffffffffffffff");
         assert!(sprintf(b"%s %s", &[n(1.0)], b"%.6g").is_err());
+        assert_eq!(f("%z %d|%zd|%z|a%zb", &[n(5.0)]), "%d|5|%z|a%zb");
     }
 }

@@ -260,9 +260,10 @@ impl Interp {
         if let Cell::Arr(env) = &self.globals[V_ENVIRON] {
             child.env = env
                 .borrow()
-                .iter()
-                .filter_map(|(k, c)| match c {
-                    Cell::Val(v) => Some((lossy(k), lossy(&v.to_str_with(&self.convfmt)))),
+                .entries()
+                .into_iter()
+                .filter_map(|e| match e.val {
+                    Cell::Val(v) => Some((lossy(e.key), lossy(&v.to_str_with(&self.convfmt)))),
                     _ => None,
                 })
                 .collect();
@@ -595,10 +596,11 @@ impl Interp {
     fn getline_place<'a>(&mut self, lv: Option<&'a LValue>) -> R<Option<Place<'a>>> {
         let place = lv.map(|lv| self.place(lv)).transpose()?;
         // An element is referenced, so made, even when nothing is read.
-        if let Some(Place::Elem(_, arr, _, key)) = &place {
-            arr.borrow_mut()
-                .entry(key.clone())
-                .or_insert(Cell::Val(Value::Uninit));
+        if let Some(Place::Elem(_, arr, _, (key, strnum))) = &place {
+            let mut a = arr.borrow_mut();
+            if !a.contains_key(key) {
+                a.insert_typed(key.clone(), *strnum, Cell::Val(Value::Uninit));
+            }
         }
         Ok(place)
     }
