@@ -537,11 +537,19 @@ fn leaf_estimate(k: u32) -> i64 {
     1i64 << li
 }
 
+/// One block of a cint table's slots.
+struct Leaf<V> {
+    /// Slots in use.
+    count: u32,
+    slots: Box<[Option<(Str, V)>]>,
+}
+
 /// Non-negative integers in slots walked in ascending order, plus an extra table.
 struct CintTable<V> {
-    cells: HashMap<u32, (Str, V), foldhash::fast::RandomState>,
-    /// Elements per allocated block, by the block's first integer.
-    leaves: HashMap<u32, (u32, u32), foldhash::fast::RandomState>,
+    /// The allocated blocks by their first integer.
+    leaves: HashMap<u32, Leaf<V>, foldhash::fast::RandomState>,
+    /// Elements in the slots.
+    len: usize,
     /// Slots in allocated blocks.
     capacity: i64,
     extra: Option<Box<Table<V>>>,
@@ -550,24 +558,34 @@ struct CintTable<V> {
 impl<V> CintTable<V> {
     fn new() -> Self {
         CintTable {
-            cells: HashMap::default(),
             leaves: HashMap::default(),
+            len: 0,
             capacity: 0,
             extra: None,
         }
     }
 
     fn total(&self) -> usize {
-        self.cells.len() + self.extra.as_ref().map_or(0, |x| x.len())
+        self.len + self.extra.as_ref().map_or(0, |x| x.len())
     }
 
     fn uint(key: &[u8]) -> Option<u32> {
         int_subscript(key).and_then(|n| u32::try_from(n).ok())
     }
 
+    fn slot(&self, k: u32) -> Option<&(Str, V)> {
+        let (base, _) = leaf_of(k);
+        self.leaves.get(&base)?.slots[(k - base) as usize].as_ref()
+    }
+
+    fn slot_mut(&mut self, k: u32) -> Option<&mut (Str, V)> {
+        let (base, _) = leaf_of(k);
+        self.leaves.get_mut(&base)?.slots[(k - base) as usize].as_mut()
+    }
+
     fn get(&self, key: &[u8]) -> Option<&V> {
         if let Some(k) = Self::uint(key)
-            && let Some((_, v)) = self.cells.get(&k)
+            && let Some((_, v)) = self.slot(k)
         {
             return Some(v);
         }
@@ -576,9 +594,9 @@ impl<V> CintTable<V> {
 
     fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
         if let Some(k) = Self::uint(key)
-            && self.cells.contains_key(&k)
+            && self.slot(k).is_some()
         {
-            return self.cells.get_mut(&k).map(|(_, v)| v);
+            return self.slot_mut(k).map(|(_, v)| v);
         }
         self.extra.as_mut()?.get_mut(key)
     }
@@ -586,7 +604,7 @@ impl<V> CintTable<V> {
     fn insert(&mut self, key: Str, strnum: bool, val: V) -> Option<V> {
         let k = Self::uint(&key);
         if let Some(k) = k
-            && let Some((_, v)) = self.cells.get_mut(&k)
+            && let Some((_, v)) = self.slot_mut(k)
         {
             return Some(std::mem::replace(v, val));
         }
@@ -596,15 +614,19 @@ impl<V> CintTable<V> {
             return Some(std::mem::replace(v, val));
         }
         if let Some(k) = k
-            && self.capacity + leaf_estimate(k) - self.cells.len() as i64 <= THRESHOLD
+            && self.capacity + leaf_estimate(k) - self.len as i64 <= THRESHOLD
         {
             let (base, size) = leaf_of(k);
-            let leaf = self.leaves.entry(base).or_insert((size, 0));
-            if leaf.1 == 0 {
+            let leaf = self.leaves.entry(base).or_insert_with(|| Leaf {
+                count: 0,
+                slots: (0..size).map(|_| None).collect(),
+            });
+            if leaf.count == 0 {
                 self.capacity += i64::from(size);
             }
-            leaf.1 += 1;
-            self.cells.insert(k, (key, val));
+            leaf.count += 1;
+            leaf.slots[(k - base) as usize] = Some((key, val));
+            self.len += 1;
             return None;
         }
         let x = self.extra.get_or_insert_with(|| {
@@ -617,14 +639,31 @@ impl<V> CintTable<V> {
         x.insert(key, strnum, val)
     }
 
+    /// Takes integer `k` out of the slots; a block left empty is freed.
+    fn remove_uint(&mut self, k: u32) -> Option<V> {
+        let (base, size) = leaf_of(k);
+        let leaf = self.leaves.get_mut(&base)?;
+        let (_, v) = leaf.slots[(k - base) as usize].take()?;
+        leaf.count -= 1;
+        if leaf.count == 0 {
+            self.leaves.remove(&base);
+            self.capacity -= i64::from(size);
+        }
+        self.len -= 1;
+        Some(v)
+    }
+
     fn walk<'a>(&'a self, out: &mut Vec<Entry<'a, V>>) {
         if let Some(x) = &self.extra {
             x.walk(out);
         }
-        let mut ks: Vec<&u32> = self.cells.keys().collect();
-        ks.sort_unstable();
-        for k in ks {
-            if let Some((key, val)) = self.cells.get(k) {
+        let mut bases: Vec<&u32> = self.leaves.keys().collect();
+        bases.sort_unstable();
+        for base in bases {
+            let Some(leaf) = self.leaves.get(base) else {
+                continue;
+            };
+            for (key, val) in leaf.slots.iter().flatten() {
                 out.push(Entry {
                     key,
                     kind: KeyKind::Int,
@@ -706,31 +745,17 @@ impl<V> Table<V> {
                     (got, false)
                 }
             },
-            Table::Cint(t) => {
-                let hit =
-                    CintTable::<V>::uint(key).and_then(|k| t.cells.remove(&k).map(|c| (k, c)));
-                match hit {
-                    Some((k, (_, v))) => {
-                        let (base, _) = leaf_of(k);
-                        if let Some(leaf) = t.leaves.get_mut(&base) {
-                            leaf.1 -= 1;
-                            if leaf.1 == 0 {
-                                t.capacity -= i64::from(leaf.0);
-                                t.leaves.remove(&base);
-                            }
-                        }
-                        (Some(v), t.cells.is_empty())
+            Table::Cint(t) => match CintTable::<V>::uint(key).and_then(|k| t.remove_uint(k)) {
+                Some(v) => (Some(v), t.len == 0),
+                None => {
+                    let x = t.extra.as_mut()?;
+                    let got = x.remove(key);
+                    if x.len() == 0 {
+                        t.extra = None;
                     }
-                    None => {
-                        let x = t.extra.as_mut()?;
-                        let got = x.remove(key);
-                        if x.len() == 0 {
-                            t.extra = None;
-                        }
-                        (got, false)
-                    }
+                    (got, false)
                 }
-            }
+            },
         };
         if promote {
             let extra = match self {
@@ -891,7 +916,7 @@ mod tests {
         assert_eq!(leaf_of(1024), (1024, 32));
         assert_eq!(leaf_of(3000), (2944, 64));
         assert_eq!(leaf_of(1 << 20), (1 << 20, 1024));
-        assert_eq!(leaf_of((1 << 21) + 100), (1 << 21, 64));
+        assert_eq!(leaf_of((1 << 21) + 100), ((1 << 21) + 64, 64));
         assert_eq!(leaf_estimate(5), 32);
         assert_eq!(leaf_estimate(1 << 18), 512);
     }

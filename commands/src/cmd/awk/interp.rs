@@ -25,9 +25,13 @@ mod streams;
 
 pub use fields::{fpat_split, split_str};
 
-/// Deepest chain of user function calls: a runaway recursion ends with a clear error
-/// instead of exhausting the thread's stack.
-const MAX_CALL_DEPTH: usize = 2000;
+/// Bytes of the interpreter thread's stack (256 MB, `INTERP_STACK` in awk.rs) that nested
+/// user function calls may take: a runaway recursion ends with a clear error before the
+/// stack is spent, with room left for the deepest builtin or expression under the last
+/// call. Recursion goes as deep as this allows (tens of thousands of calls), as gawk's
+/// goes as deep as its memory; the stack a recursion reaches is charged to the session's
+/// memory like array elements.
+const CALL_STACK_LIMIT: usize = 192 * 1024 * 1024;
 /// Operations between checks for cancellation.
 const TICKS_PER_CHECK: u32 = 1 << 14;
 /// Dynamic regexes kept compiled at once.
@@ -213,6 +217,11 @@ pub struct Interp {
     pub cur_line: usize,
     mem: Charge,
     mem_used: usize,
+    /// The stack address when the interpreter was made, on its own thread: the base
+    /// that [`Interp::stack_check`] measures calls' stack from.
+    stack_base: usize,
+    /// Stack bytes already charged to `mem`: the deepest the calls have gone.
+    stack_charged: usize,
     in_end: bool,
     /// The value last assigned to NF while the record it cut is current: gawk keeps it
     /// (`NF = "3x"` reads back as `3x`); splitting a new record forgets it.
@@ -333,6 +342,8 @@ impl Interp {
             cur_line: 0,
             mem,
             mem_used: 0,
+            stack_base: stack_address(),
+            stack_charged: 0,
             in_end: false,
             nf_assigned: None,
             rec_set: false,
@@ -387,6 +398,14 @@ impl Interp {
         }
         for (k, v) in [(&b"api_major"[..], 3.0), (b"api_minor", 2.0)] {
             pi.insert(Rc::from(k), Cell::Val(Value::Num(v)));
+        }
+        // A session has no host processes: awk takes a fresh pid from the session's
+        // counter, its parent is the session's shell (`$$`, as bash runs a command), and
+        // so is its process group (the shell of an ssh session leads its group).
+        if let Some((pid, shell)) = me.ctx.launcher.process_ids() {
+            for (k, v) in [(&b"pid"[..], pid), (b"ppid", shell), (b"pgrpid", shell)] {
+                pi.insert(Rc::from(k), Cell::Val(Value::Num(f64::from(v))));
+            }
         }
         pi.insert(
             Rc::from(&b"identifiers"[..]),
@@ -1767,12 +1786,7 @@ impl Interp {
             ));
         }
         let args = &args[..args.len().min(f.nparams)];
-        if self.frames.len() >= MAX_CALL_DEPTH {
-            return Err(Fail::Fatal(format!(
-                "function `{}': call nesting too deep (limit {MAX_CALL_DEPTH})",
-                f.name
-            )));
-        }
+        self.stack_check(&f.name)?;
         self.tick()?;
         let mut frame = vec![Cell::Uninit; f.nparams];
         let mut from = Vec::new();
@@ -1822,6 +1836,25 @@ impl Interp {
         r
     }
 
+    /// Fails when a call to `name` would take the stack past [`CALL_STACK_LIMIT`]; charges
+    /// the stack as deep as calls have taken it.
+    fn stack_check(&mut self, name: &str) -> R<()> {
+        let here = stack_address();
+        let used = self.stack_base.saturating_sub(here);
+        if used > CALL_STACK_LIMIT {
+            return Err(Fail::Fatal(format!(
+                "function `{name}': call nesting too deep ({} calls)",
+                self.frames.len()
+            )));
+        }
+        if used > self.stack_charged {
+            let more = used - self.stack_charged;
+            self.stack_charged = used;
+            self.charge(more)?;
+        }
+        Ok(())
+    }
+
     /// Calls user function `fi` with its parameters' cells ready.
     pub(super) fn call_frame(&mut self, fi: usize, frame: Vec<Cell>) -> R<Value> {
         self.call_frame_from(fi, frame, Vec::new())
@@ -1861,11 +1894,7 @@ impl Interp {
     ) -> (R<Value>, Vec<Cell>) {
         let prog = self.prog.clone();
         let f = &prog.funcs[fi];
-        if self.frames.len() >= MAX_CALL_DEPTH {
-            let e = Fail::Fatal(format!(
-                "function `{}': call nesting too deep (limit {MAX_CALL_DEPTH})",
-                f.name
-            ));
+        if let Err(e) = self.stack_check(&f.name) {
             return (Err(e), frame);
         }
         frame.resize(f.nparams, Cell::Uninit);
@@ -1893,6 +1922,14 @@ pub(super) fn null_redirect(op: &str) -> Fail {
     Fail::Fatal(format!(
         "expression for `{op}' redirection has null string value"
     ))
+}
+
+/// An address in the current stack frame: how far it is from the one taken when the
+/// interpreter started is how much stack the calls between use (stacks grow down).
+#[inline(never)]
+fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
 }
 
 fn unreachable_cell() -> &'static mut Cell {

@@ -607,19 +607,37 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
             out.extend_from_slice(&fmt[start..i]);
             continue;
         }
-        // gawk takes flags after a length modifier too (`%z d` is `% d`), so `%z %d`
-        // is a `%%` and prints `%d`.
-        while !seen.is_empty() && i < fmt.len() {
-            match fmt[i] {
-                b'-' => left = true,
-                b'+' => plus = true,
-                b' ' => space = true,
-                b'#' => alt = true,
-                b'0' => zero = true,
-                b'\'' => {}
-                _ => break,
+        // gawk takes flags, a width and a precision after a length modifier too
+        // (`%l-5d` is `%-5d`), so `%z %d` is a `%%` and prints `%d`.
+        if !seen.is_empty() {
+            while i < fmt.len() {
+                match fmt[i] {
+                    b'-' => left = true,
+                    b'+' => plus = true,
+                    b' ' => space = true,
+                    b'#' => alt = true,
+                    b'0' => zero = true,
+                    b'\'' => {}
+                    _ => break,
+                }
+                i += 1;
             }
-            i += 1;
+            if i < fmt.len() && fmt[i].is_ascii_digit() {
+                width = 0;
+                while i < fmt.len() && fmt[i].is_ascii_digit() {
+                    width = (width * 10 + usize::from(fmt[i] - b'0')).min(1_000_000);
+                    i += 1;
+                }
+            }
+            if i < fmt.len() && fmt[i] == b'.' {
+                i += 1;
+                let mut p = 0usize;
+                while i < fmt.len() && fmt[i].is_ascii_digit() {
+                    p = (p * 10 + usize::from(fmt[i] - b'0')).min(1_000_000);
+                    i += 1;
+                }
+                prec = Some(p);
+            }
         }
         let Some(&conv) = fmt.get(i) else {
             out.extend_from_slice(&fmt[start..]);
@@ -899,5 +917,9 @@ mod tests {
         assert_eq!(f("%x", &[n(-1.0)]), "ffffffffffffffff");
         assert!(sprintf(b"%s %s", &[n(1.0)], b"%.6g").is_err());
         assert_eq!(f("%z %d|%zd|%z|a%zb", &[n(5.0)]), "%d|5|%z|a%zb");
+        assert_eq!(
+            f("[%l-5d][%h+d][%l.3d]", &[n(7.0), n(8.0), n(9.0)]),
+            "[7    ][+8][009]"
+        );
     }
 }
