@@ -143,24 +143,18 @@ impl<V> StrTable<V> {
         }
     }
 
-    fn elem(&self, i: u32) -> &StrElem<V> {
-        match &self.slots[i as usize] {
-            Some(e) => e,
-            None => unreachable!("a chain links only live slots"),
-        }
+    /// The element in slot `i` (a chain links only live slots; `NIL` is none).
+    fn elem(&self, i: u32) -> Option<&StrElem<V>> {
+        self.slots.get(i as usize).and_then(Option::as_ref)
     }
 
-    fn elem_mut(&mut self, i: u32) -> &mut StrElem<V> {
-        match &mut self.slots[i as usize] {
-            Some(e) => e,
-            None => unreachable!("a chain links only live slots"),
-        }
+    fn elem_mut(&mut self, i: u32) -> Option<&mut StrElem<V>> {
+        self.slots.get_mut(i as usize).and_then(Option::as_mut)
     }
 
     fn find(&self, key: &[u8], code: u32) -> Option<u32> {
         let mut i = self.heads[(code % self.heads.len() as u32) as usize];
-        while i != NIL {
-            let e = self.elem(i);
+        while let Some(e) = self.elem(i) {
             if e.code == code && *e.key == *key {
                 return Some(i);
             }
@@ -170,20 +164,21 @@ impl<V> StrTable<V> {
     }
 
     fn get(&self, key: &[u8]) -> Option<&V> {
-        self.find(key, str_hash(key)).map(|i| &self.elem(i).val)
+        let i = self.find(key, str_hash(key))?;
+        self.elem(i).map(|e| &e.val)
     }
 
     fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
         let i = self.find(key, str_hash(key))?;
-        Some(&mut self.elem_mut(i).val)
+        self.elem_mut(i).map(|e| &mut e.val)
     }
 
     /// Puts a value at `key`: replaces it in place when present (giving back the old
     /// one), else adds an element at the head of its chain, growing the table first.
     fn insert(&mut self, key: Str, strnum: bool, val: V) -> Option<V> {
         let code = str_hash(&key);
-        if let Some(i) = self.find(&key, code) {
-            return Some(std::mem::replace(&mut self.elem_mut(i).val, val));
+        if let Some(e) = self.find(&key, code).and_then(|i| self.elem_mut(i)) {
+            return Some(std::mem::replace(&mut e.val, val));
         }
         self.len += 1;
         if !self.maxed && self.len / self.heads.len() > STR_CHAIN_MAX {
@@ -236,14 +231,12 @@ impl<V> StrTable<V> {
         let b = (code % self.heads.len() as u32) as usize;
         let mut prev = NIL;
         let mut i = self.heads[b];
-        while i != NIL {
-            let e = self.elem(i);
+        while let Some(e) = self.elem(i) {
             let next = e.next;
             if e.code == code && *e.key == *key {
-                if prev == NIL {
-                    self.heads[b] = next;
-                } else {
-                    self.elem_mut(prev).next = next;
+                match self.elem_mut(prev) {
+                    Some(p) => p.next = next,
+                    None => self.heads[b] = next,
                 }
                 self.len -= 1;
                 self.free.push(i);
@@ -258,8 +251,7 @@ impl<V> StrTable<V> {
     fn walk<'a>(&'a self, out: &mut Vec<Entry<'a, V>>) {
         for &head in &self.heads {
             let mut i = head;
-            while i != NIL {
-                let e = self.elem(i);
+            while let Some(e) = self.elem(i) {
                 out.push(Entry {
                     key: &e.key,
                     kind: if e.strnum {

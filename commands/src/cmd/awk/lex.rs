@@ -326,7 +326,12 @@ pub fn tokenize_warning(
                         Some(second) if !reserved(&first) => second,
                         _ => first.as_str(),
                     };
-                    let goes_on = matches!(word, "length" | "getline")
+                    let assigned_or_indexed = match src.get(j) {
+                        Some(b'=') => src.get(j + 1) != Some(&b'='),
+                        Some(b'[') => true,
+                        _ => false,
+                    };
+                    let goes_on = (matches!(word, "length" | "getline") && !assigned_or_indexed)
                         || (BUILTINS.contains(&word) && src.get(j) == Some(&b'('));
                     if goes_on {
                         return Err(LexError {
