@@ -231,6 +231,13 @@ pub trait Launcher: Send + Sync {
     fn resolves(&self, name: &str) -> bool {
         name.contains('/') || self.commands().iter().any(|c| c.name == name)
     }
+    /// Ids for a program that reports its process (awk's `PROCINFO["pid"]`): a fresh pid
+    /// from the session's counter, as a new process would get, and the session shell's
+    /// (`$$`), its parent as bash runs a command. `None` for a launcher that sees no
+    /// processes.
+    fn process_ids(&self) -> Option<(u32, u32)> {
+        None
+    }
     /// Sends signal `sig` to the session's process `pid` (signal 0 only asks whether it
     /// is there), as `kill(2)` does; false when there is no such process. A launcher that
     /// sees no processes has none.

@@ -38,7 +38,7 @@ mod select;
 mod simple;
 mod timed;
 
-pub(crate) use run::{is_special_builtin, shebang_interpreter};
+pub(crate) use run::{is_special_builtin, shebang_command};
 pub(crate) use select::SELECT_MARK;
 
 /// Non-local control flow unwinding through the interpreter.
@@ -618,6 +618,18 @@ impl Shell {
 #[cfg(test)]
 mod tests {
     use crate::shell::testing::{run, run_on, shell, var};
+
+    #[test]
+    fn shebang_lines() {
+        let cmd = |t: &str| super::shebang_command(t);
+        assert_eq!(cmd("echo hi\n"), ["sh"]);
+        assert_eq!(cmd("#!/bin/bash\n"), ["bash"]);
+        assert_eq!(cmd("#!/usr/bin/awk -f\nBEGIN {}\n"), ["awk", "-f"]);
+        assert_eq!(cmd("#! /bin/sh -e -u \n"), ["sh", "-e -u"]);
+        assert_eq!(cmd("#!/usr/bin/env python3\n"), ["python3"]);
+        assert_eq!(cmd("#!/usr/bin/env -S awk -f\n"), ["awk", "-f"]);
+        assert_eq!(cmd("#!/usr/bin/env -i sed\n"), ["sed"]);
+    }
 
     #[tokio::test]
     async fn and_or_lists() {

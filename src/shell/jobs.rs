@@ -119,6 +119,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) struct Procs {
     map: Mutex<HashMap<u32, Weak<Proc>>>,
     next: AtomicU32,
+    /// The session's top shell (`$$`): the pid before the first the counter hands out.
+    root: u32,
 }
 
 /// What `kill` did.
@@ -133,7 +135,13 @@ impl Procs {
         Arc::new(Procs {
             map: Mutex::new(HashMap::new()),
             next: AtomicU32::new(first),
+            root: first.saturating_sub(1),
         })
+    }
+
+    /// The session's top shell's pid (`$$`).
+    pub fn root(&self) -> u32 {
+        self.root
     }
 
     /// A fresh pid, registered for `proc`.

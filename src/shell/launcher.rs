@@ -169,6 +169,11 @@ impl Launcher for ShellLauncher {
         self.registry.infos()
     }
 
+    fn process_ids(&self) -> Option<(u32, u32)> {
+        let procs = self.procs.as_ref()?;
+        Some((procs.allocate(), procs.root()))
+    }
+
     fn signal(&self, pid: u32, sig: i32) -> bool {
         self.procs
             .as_ref()
@@ -250,8 +255,9 @@ impl ShellLauncher {
                 return 126;
             }
         };
-        let interp = super::exec::shebang_interpreter(&String::from_utf8_lossy(&content));
-        let mut script_argv = vec![interp.clone(), name.clone()];
+        let mut script_argv = super::exec::shebang_command(&String::from_utf8_lossy(&content));
+        let interp = script_argv[0].clone();
+        script_argv.push(name.clone());
         script_argv.extend(argv[1..].iter().cloned());
         if matches!(interp.as_str(), "sh" | "bash") {
             return Box::pin(self.run_sh(&ctx, script_argv, true)).await.0;

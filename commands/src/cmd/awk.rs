@@ -14,6 +14,7 @@ use tokio::runtime::Handle;
 
 use crate::{CmdResult, Command, Context, Interrupt, Status};
 
+mod array;
 mod builtins;
 mod interp;
 mod io;

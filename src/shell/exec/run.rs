@@ -614,8 +614,9 @@ impl Shell {
             Ok(c) => c,
             Err(e) => return self.fail(exec_err(e), fds).await,
         };
-        let interp = shebang_interpreter(&String::from_utf8_lossy(&content));
-        let mut argv = vec![interp.clone(), name.to_string()];
+        let mut argv = shebang_command(&String::from_utf8_lossy(&content));
+        let interp = argv[0].clone();
+        argv.push(name.to_string());
         argv.extend(args);
         if matches!(interp.as_str(), "sh" | "bash") {
             return Ok(self.run_nested(argv, env_extra, fds).await);
@@ -639,25 +640,49 @@ impl Shell {
     }
 }
 
-/// The program a script's `#!` line names (its base name; `env PROG` gives PROG), or
-/// `sh` for a script without one; shared by the shell (`./s.sh`) and its launcher
+/// The command a script's `#!` line runs it with, before the script's name: the program
+/// (its base name; `env PROG` gives PROG, `env -S PROG ARGS` all of them) and, as Linux
+/// passes it, the rest of the line as one argument (`#!/usr/bin/awk -f` runs `awk -f`);
+/// `sh` for a script without one. Shared by the shell (`./s.sh`) and its launcher
 /// (`xargs ./s.sh`).
-pub(crate) fn shebang_interpreter(text: &str) -> String {
+pub(crate) fn shebang_command(text: &str) -> Vec<String> {
     let first = text.lines().next().unwrap_or("");
     let Some(line) = first.strip_prefix("#!") else {
-        return "sh".to_string();
+        return vec!["sh".to_string()];
     };
-    let mut parts = line.split_whitespace();
-    let prog = parts.next().unwrap_or("sh");
+    let line = line.trim();
+    let (prog, rest) = line
+        .split_once(|c: char| c.is_ascii_whitespace())
+        .unwrap_or((line, ""));
+    let prog = if prog.is_empty() { "sh" } else { prog };
     let base = prog.rsplit('/').next().unwrap_or(prog);
+    let rest = rest.trim();
     if base == "env" {
-        parts
-            .find(|p| !p.starts_with('-'))
-            .unwrap_or("sh")
-            .to_string()
-    } else {
-        base.to_string()
+        let mut parts = rest.split_whitespace();
+        return match parts.next() {
+            Some(s) if s.starts_with("-S") => {
+                let first = s.strip_prefix("-S").filter(|w| !w.is_empty());
+                let words: Vec<String> = first.into_iter().chain(parts).map(String::from).collect();
+                if words.is_empty() {
+                    vec!["sh".to_string()]
+                } else {
+                    words
+                }
+            }
+            Some(s) if !s.starts_with('-') => vec![s.to_string()],
+            _ => vec![
+                parts
+                    .find(|p| !p.starts_with('-'))
+                    .unwrap_or("sh")
+                    .to_string(),
+            ],
+        };
     }
+    let mut cmd = vec![base.to_string()];
+    if !rest.is_empty() {
+        cmd.push(rest.to_string());
+    }
+    cmd
 }
 
 impl Shell {

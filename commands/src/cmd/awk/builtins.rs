@@ -679,11 +679,7 @@ impl Interp {
                     None if name == "asort" => SortHow::Builtin(Order::ValType, false),
                     None => SortHow::Builtin(Order::IndStr, false),
                 };
-                let entries: Vec<(Str, Cell)> = src
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
+                let entries = src.borrow().cloned_entries();
                 let entries = self.sort_entries(entries, &how)?;
                 if args.len() == 2
                     && let (Expr::Lv(LValue::Var(a)), Expr::Lv(LValue::Var(b))) =

@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::re::Regex;
-use indexmap::IndexMap;
 use tokio::runtime::Handle;
 
+use super::array::KeyKind;
 use super::io::{Dest, OUT_BUF, OutStream, ReadError, RecordReader, RsMode};
 use super::parse::*;
 use super::re;
@@ -25,9 +25,13 @@ mod streams;
 
 pub use fields::{fpat_split, split_str};
 
-/// Deepest chain of user function calls: a runaway recursion ends with a clear error
-/// instead of exhausting the thread's stack.
-const MAX_CALL_DEPTH: usize = 2000;
+/// Bytes of the interpreter thread's stack (256 MB, `INTERP_STACK` in awk.rs) that nested
+/// user function calls may take: a runaway recursion ends with a clear error before the
+/// stack is spent, with room left for the deepest builtin or expression under the last
+/// call. Recursion goes as deep as this allows (tens of thousands of calls), as gawk's
+/// goes as deep as its memory; the stack a recursion reaches is charged to the session's
+/// memory like array elements.
+const CALL_STACK_LIMIT: usize = 192 * 1024 * 1024;
 /// Operations between checks for cancellation.
 const TICKS_PER_CHECK: u32 = 1 << 14;
 /// Dynamic regexes kept compiled at once.
@@ -42,8 +46,9 @@ pub const MAX_STRING: usize = 64 * 1024 * 1024;
 /// Output streams and input streams open at once (files, pipes).
 const MAX_OPEN_STREAMS: usize = 1024;
 
-/// An awk array: keys in insertion order, each holding a value or (gawk) a subarray.
-pub type Array = IndexMap<Str, Cell, foldhash::fast::RandomState>;
+/// An awk array: elements walked in gawk's order, each holding a value or (gawk) a
+/// subarray.
+pub type Array = super::array::GawkArray<Cell>;
 pub type ArrRef = Rc<RefCell<Array>>;
 
 #[derive(Clone, Debug, Default)]
@@ -67,8 +72,12 @@ pub enum Operand {
 pub(super) enum Place<'a> {
     Var(Var),
     Field(usize),
-    Elem(&'a ArrayPath, ArrRef, Vec<Str>, Str),
+    Elem(&'a ArrayPath, ArrRef, Vec<Str>, Key),
 }
+
+/// A subscript, and whether it came from input: a new element filed under a string
+/// subscript reads back in `for (k in a)` as a strnum then, else as a string.
+pub(super) type Key = (Str, bool);
 
 /// Why execution stopped abnormally.
 pub enum Fail {
@@ -208,6 +217,11 @@ pub struct Interp {
     pub cur_line: usize,
     mem: Charge,
     mem_used: usize,
+    /// The stack address when the interpreter was made, on its own thread: the base
+    /// that [`Interp::stack_check`] measures calls' stack from.
+    stack_base: usize,
+    /// Stack bytes already charged to `mem`: the deepest the calls have gone.
+    stack_charged: usize,
     in_end: bool,
     /// The value last assigned to NF while the record it cut is current: gawk keeps it
     /// (`NF = "3x"` reads back as `3x`); splitting a new record forgets it.
@@ -328,6 +342,8 @@ impl Interp {
             cur_line: 0,
             mem,
             mem_used: 0,
+            stack_base: stack_address(),
+            stack_charged: 0,
             in_end: false,
             nf_assigned: None,
             rec_set: false,
@@ -382,6 +398,14 @@ impl Interp {
         }
         for (k, v) in [(&b"api_major"[..], 3.0), (b"api_minor", 2.0)] {
             pi.insert(Rc::from(k), Cell::Val(Value::Num(v)));
+        }
+        // A session has no host processes: awk takes a fresh pid from the session's
+        // counter, its parent is the session's shell (`$$`, as bash runs a command), and
+        // so is its process group (the shell of an ssh session leads its group).
+        if let Some((pid, shell)) = me.ctx.launcher.process_ids() {
+            for (k, v) in [(&b"pid"[..], pid), (b"ppid", shell), (b"pgrpid", shell)] {
+                pi.insert(Rc::from(k), Cell::Val(Value::Num(f64::from(v))));
+            }
         }
         pi.insert(
             Rc::from(&b"identifiers"[..]),
@@ -945,9 +969,14 @@ impl Interp {
     }
 
     fn subscript(&mut self, subs: &[Expr]) -> R<Str> {
+        Ok(self.subscript_typed(subs)?.0)
+    }
+
+    /// The subscript, and whether it is a string from input.
+    fn subscript_typed(&mut self, subs: &[Expr]) -> R<Key> {
         if subs.len() == 1 {
             let v = self.eval(&subs[0])?;
-            return Ok(key_of(&v, &self.convfmt));
+            return Ok((key_of(&v, &self.convfmt), matches!(v, Value::StrNum(_))));
         }
         let mut k = Vec::new();
         for (i, s) in subs.iter().enumerate() {
@@ -960,7 +989,7 @@ impl Interp {
                 other => other.append_to(&mut k, &self.convfmt),
             }
         }
-        Ok(Rc::from(k))
+        Ok((Rc::from(k), false))
     }
 
     /// The array `p` names: the variable's, then at each level of its path the subarray
@@ -977,14 +1006,15 @@ impl Interp {
         let mut arr = self.array(p.var)?;
         let mut keys = Vec::new();
         for subs in &p.path {
-            let key = self.subscript(subs)?;
+            let (key, strnum) = self.subscript_typed(subs)?;
             keys.push(key.clone());
             let got = arr.borrow().get(&key).cloned();
             arr = match got {
                 Some(Cell::Arr(sub)) => sub,
                 None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) if create => {
                     let sub = Rc::new(RefCell::new(Array::default()));
-                    arr.borrow_mut().insert(key, Cell::Arr(sub.clone()));
+                    arr.borrow_mut()
+                        .insert_typed(key, strnum, Cell::Arr(sub.clone()));
                     sub
                 }
                 None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) => return Ok(None),
@@ -1043,7 +1073,7 @@ impl Interp {
     }
 
     fn elem_get(&mut self, p: &ArrayPath, subs: &[Expr]) -> R<Value> {
-        let key = self.subscript(subs)?;
+        let (key, strnum) = self.subscript_typed(subs)?;
         if let Some(i) = self.symtab_slot(p, &key) {
             return self.get_global(i);
         }
@@ -1065,7 +1095,7 @@ impl Interp {
         }
         // Referencing an element creates it.
         let n = key.len() + ELEM_OVERHEAD;
-        a.insert(key.clone(), Cell::Val(Value::Uninit));
+        a.insert_typed(key.clone(), strnum, Cell::Val(Value::Uninit));
         drop(a);
         self.charge(n)?;
         if self.lint != Lint::Off {
@@ -1079,7 +1109,7 @@ impl Interp {
         p: &ArrayPath,
         arr: &ArrRef,
         keys: Vec<Str>,
-        key: Str,
+        (key, strnum): Key,
         val: Value,
     ) -> R<()> {
         if let Some(i) = self.symtab_slot(p, &key) {
@@ -1090,7 +1120,9 @@ impl Interp {
             _ => 0,
         };
         let n = key.len() + ELEM_OVERHEAD + extra;
-        let old = arr.borrow_mut().insert(key.clone(), Cell::Val(val));
+        let old = arr
+            .borrow_mut()
+            .insert_typed(key.clone(), strnum, Cell::Val(val));
         match old {
             None => self.charge(n)?,
             Some(Cell::Arr(sub)) => {
@@ -1114,7 +1146,7 @@ impl Interp {
                 _ => Ok(Operand::Scalar(self.get_var(*v)?)),
             },
             Expr::Lv(LValue::Elem(p, subs)) => {
-                let key = self.subscript(subs)?;
+                let (key, strnum) = self.subscript_typed(subs)?;
                 let (arr, mut keys) = self.array_at(p)?;
                 let got = arr.borrow().get(&key).cloned();
                 match got {
@@ -1127,14 +1159,16 @@ impl Interp {
                     }
                     _ if want_array => {
                         let sub = Rc::new(RefCell::new(Array::default()));
-                        arr.borrow_mut().insert(key.clone(), Cell::Arr(sub.clone()));
+                        arr.borrow_mut()
+                            .insert_typed(key.clone(), strnum, Cell::Arr(sub.clone()));
                         keys.push(key);
                         Ok(Operand::Array(sub, keys))
                     }
                     got => {
                         if got.is_none() {
                             let n = key.len() + ELEM_OVERHEAD;
-                            arr.borrow_mut().insert(key, Cell::Val(Value::Uninit));
+                            arr.borrow_mut()
+                                .insert_typed(key, strnum, Cell::Val(Value::Uninit));
                             self.charge(n)?;
                         }
                         Ok(Operand::Scalar(Value::Uninit))
@@ -1187,7 +1221,7 @@ impl Interp {
                 Ok(new)
             }
             LValue::Elem(p, subs) => {
-                let key = self.subscript(subs)?;
+                let (key, strnum) = self.subscript_typed(subs)?;
                 let (arr, keys) = self.array_at(p)?;
                 let old = arr.borrow().get(&key).cloned();
                 let old = match old {
@@ -1196,7 +1230,7 @@ impl Interp {
                     _ => Value::Uninit,
                 };
                 let new = f(self, old)?;
-                self.elem_set(p, &arr, keys, key, new.clone())?;
+                self.elem_set(p, &arr, keys, (key, strnum), new.clone())?;
                 Ok(new)
             }
         }
@@ -1214,7 +1248,7 @@ impl Interp {
             LValue::Var(v) => Place::Var(*v),
             LValue::Field(e) => Place::Field(self.field_index(e)?),
             LValue::Elem(p, subs) => {
-                let key = self.subscript(subs)?;
+                let key = self.subscript_typed(subs)?;
                 let (arr, keys) = self.array_at(p)?;
                 Place::Elem(p, arr, keys, key)
             }
@@ -1337,9 +1371,13 @@ impl Interp {
             Stmt::ForIn(k, a, b) => {
                 let arr = self.scanned_array(a)?;
                 let keys = self.sorted_keys(&arr)?;
-                for key in keys {
+                for (key, kind) in keys {
                     self.tick()?;
-                    self.set_var(*k, Value::StrNum(key))?;
+                    let v = match kind {
+                        KeyKind::Str => Value::Str(key),
+                        KeyKind::Int | KeyKind::StrNum => Value::StrNum(key),
+                    };
+                    self.set_var(*k, v)?;
                     match self.exec(b)? {
                         Flow::Break => break,
                         Flow::Normal | Flow::Continue => {}
@@ -1411,7 +1449,7 @@ impl Interp {
                     }
                     Some(subs) => {
                         let key = self.subscript(subs)?;
-                        arr.borrow_mut().shift_remove(&key);
+                        arr.borrow_mut().remove(&key);
                     }
                 }
             }
@@ -1445,8 +1483,9 @@ impl Interp {
         }
     }
 
-    /// Keys in the order for-in visits them (PROCINFO["sorted_in"] when set).
-    fn sorted_keys(&mut self, arr: &ArrRef) -> R<Vec<Str>> {
+    /// Keys in the order for-in visits them (gawk's walk, or PROCINFO["sorted_in"] when
+    /// set), each with how it reads back.
+    fn sorted_keys(&mut self, arr: &ArrRef) -> R<Vec<(Str, KeyKind)>> {
         let order = match &self.globals[V_PROCINFO] {
             Cell::Arr(p) => p.borrow().get(&b"sorted_in"[..]).and_then(|v| match v {
                 Cell::Val(v) => Some(v.to_str_with(b"%.6g").to_vec()),
@@ -1459,28 +1498,18 @@ impl Interp {
             None => super::builtins::SortHow::Unsorted,
         };
         if let super::builtins::SortHow::Unsorted = how {
-            // Integer keys ascending first (as gawk's integer arrays go), then the
-            // others in insertion order.
-            let mut ints: Vec<(i64, Str)> = Vec::new();
-            let mut rest: Vec<Str> = Vec::new();
-            for k in arr.borrow().keys() {
-                match int_key(k) {
-                    Some(n) => ints.push((n, k.clone())),
-                    None => rest.push(k.clone()),
-                }
-            }
-            ints.sort_by_key(|x| x.0);
-            return Ok(ints.into_iter().map(|x| x.1).chain(rest).collect());
+            return Ok(arr
+                .borrow()
+                .entries()
+                .into_iter()
+                .map(|e| (e.key.clone(), e.kind))
+                .collect());
         }
-        let entries: Vec<(Str, Cell)> = arr
-            .borrow()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let entries = arr.borrow().cloned_entries();
         Ok(self
             .sort_entries(entries, &how)?
             .into_iter()
-            .map(|x| x.0)
+            .map(|x| (x.0, KeyKind::StrNum))
             .collect())
     }
 
@@ -1757,21 +1786,18 @@ impl Interp {
             ));
         }
         let args = &args[..args.len().min(f.nparams)];
-        if self.frames.len() >= MAX_CALL_DEPTH {
-            return Err(Fail::Fatal(format!(
-                "function `{}': call nesting too deep (limit {MAX_CALL_DEPTH})",
-                f.name
-            )));
-        }
+        self.stack_check(&f.name)?;
         self.tick()?;
         let mut frame = vec![Cell::Uninit; f.nparams];
         let mut from = Vec::new();
+        let mut untyped = Vec::new();
         for (i, a) in args.iter().enumerate() {
             frame[i] = match a {
                 Expr::Lv(LValue::Var(v))
                     if matches!(self.var_cell(*v), Cell::Uninit)
                         && !f.array_params.get(i).copied().unwrap_or(false) =>
                 {
+                    untyped.push((i, *v));
                     Cell::Uninit
                 }
                 Expr::Lv(lv @ (LValue::Var(_) | LValue::Elem(..))) => {
@@ -1796,7 +1822,37 @@ impl Interp {
                 _ => Cell::Val(self.eval(a)?),
             };
         }
-        self.call_frame_from(fi, frame, from)
+        let (r, done) = self.run_frame(fi, frame, from);
+        // An untyped variable the function used as a scalar is a scalar from now on, as
+        // in gawk (`length(a)` of it, then `x[1]`, is fatal).
+        for (i, v) in untyped {
+            if matches!(done.get(i), Some(Cell::Val(_))) {
+                let c = self.var_cell(v);
+                if matches!(c, Cell::Uninit) {
+                    *c = Cell::Val(Value::Uninit);
+                }
+            }
+        }
+        r
+    }
+
+    /// Fails when a call to `name` would take the stack past [`CALL_STACK_LIMIT`]; charges
+    /// the stack as deep as calls have taken it.
+    fn stack_check(&mut self, name: &str) -> R<()> {
+        let here = stack_address();
+        let used = self.stack_base.saturating_sub(here);
+        if used > CALL_STACK_LIMIT {
+            return Err(Fail::Fatal(format!(
+                "function `{name}': call nesting too deep ({} calls)",
+                self.frames.len()
+            )));
+        }
+        if used > self.stack_charged {
+            let more = used - self.stack_charged;
+            self.stack_charged = used;
+            self.charge(more)?;
+        }
+        Ok(())
     }
 
     /// Calls user function `fi` with its parameters' cells ready.
@@ -1822,32 +1878,42 @@ impl Interp {
     fn call_frame_from(
         &mut self,
         fi: usize,
-        mut frame: Vec<Cell>,
+        frame: Vec<Cell>,
         from: Vec<Option<Rc<str>>>,
     ) -> R<Value> {
+        self.run_frame(fi, frame, from).0
+    }
+
+    /// Runs user function `fi` on `frame`; gives its result and its parameters' cells
+    /// as the body left them.
+    fn run_frame(
+        &mut self,
+        fi: usize,
+        mut frame: Vec<Cell>,
+        from: Vec<Option<Rc<str>>>,
+    ) -> (R<Value>, Vec<Cell>) {
         let prog = self.prog.clone();
         let f = &prog.funcs[fi];
-        if self.frames.len() >= MAX_CALL_DEPTH {
-            return Err(Fail::Fatal(format!(
-                "function `{}': call nesting too deep (limit {MAX_CALL_DEPTH})",
-                f.name
-            )));
+        if let Err(e) = self.stack_check(&f.name) {
+            return (Err(e), frame);
         }
         frame.resize(f.nparams, Cell::Uninit);
         let saved_line = self.cur_line;
         self.frames.push(frame);
         self.calls.push((fi, from));
         let r = self.exec_block(&f.body);
-        self.frames.pop();
+        let done = self.frames.pop().unwrap_or_default();
         self.calls.pop();
         self.cur_line = saved_line;
-        match r? {
-            Flow::Return(v) => Ok(v),
-            Flow::Exit => Err(Fail::Exit),
-            Flow::Next => Err(Fail::Next),
-            Flow::NextFile => Err(Fail::NextFile),
-            _ => Ok(Value::Uninit),
-        }
+        let r = match r {
+            Ok(Flow::Return(v)) => Ok(v),
+            Ok(Flow::Exit) => Err(Fail::Exit),
+            Ok(Flow::Next) => Err(Fail::Next),
+            Ok(Flow::NextFile) => Err(Fail::NextFile),
+            Ok(_) => Ok(Value::Uninit),
+            Err(e) => Err(e),
+        };
+        (r, done)
     }
 }
 
@@ -1856,6 +1922,14 @@ pub(super) fn null_redirect(op: &str) -> Fail {
     Fail::Fatal(format!(
         "expression for `{op}' redirection has null string value"
     ))
+}
+
+/// An address in the current stack frame: how far it is from the one taken when the
+/// interpreter started is how much stack the calls between use (stacks grow down).
+#[inline(never)]
+fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
 }
 
 fn unreachable_cell() -> &'static mut Cell {
@@ -1984,15 +2058,6 @@ fn key_num_fmt(n: f64, convfmt: &[u8]) -> Str {
 
 pub fn key_num(n: f64) -> Str {
     key_num_fmt(n, b"%.6g")
-}
-
-fn int_key(k: &[u8]) -> Option<i64> {
-    if k.is_empty() || k.len() > 18 {
-        return None;
-    }
-    let s = std::str::from_utf8(k).ok()?;
-    let n: i64 = s.parse().ok()?;
-    (n.to_string() == s).then_some(n)
 }
 
 /// Processes escapes in a `-v` value the way string literals are.

@@ -319,6 +319,28 @@ pub fn tokenize_warning(
                     while j < src.len() && matches!(src[j], b' ' | b'\t') {
                         j += 1;
                     }
+                    // gawk goes on with the reserved word as its token; where that still
+                    // parses (`awk::length`, `length::x`, `foo::substr(…)`) the message is
+                    // all it says.
+                    let word = match second.as_deref() {
+                        Some(second) if !reserved(&first) => second,
+                        _ => first.as_str(),
+                    };
+                    let assigned_or_indexed = match src.get(j) {
+                        Some(b'=') => src.get(j + 1) != Some(&b'='),
+                        Some(b'[') => true,
+                        _ => false,
+                    };
+                    let goes_on = (matches!(word, "length" | "getline") && !assigned_or_indexed)
+                        || (BUILTINS.contains(&word) && src.get(j) == Some(&b'('));
+                    if goes_on {
+                        return Err(LexError {
+                            msg: m,
+                            line,
+                            plain: true,
+                            ..LexError::default()
+                        });
+                    }
                     return Err(LexError {
                         msg: "syntax error".into(),
                         line,
@@ -328,8 +350,9 @@ pub fn tokenize_warning(
                     });
                 }
             }
-        } else if c == b'@' && src.get(i + 1).copied().is_some_and(is_ident_start) {
-            // gawk's indirect call, `@name(args)`.
+        } else if c == b'@' {
+            // gawk's indirect call, `@name(args)`; a stray `@` is a token too, and the
+            // grammar rejects what follows it.
             i += 1;
             Tok::Op("@")
         } else if let Some(op) = OPS.iter().find(|op| src[i..].starts_with(op.as_bytes())) {

@@ -685,7 +685,12 @@ impl Parser<'_> {
             }
         };
         let idx = self.func(&name);
-        if self.prog.funcs[idx].defined {
+        // A name already used as a variable (not a special one) cannot become a function.
+        let used_as_var = self
+            .globals
+            .get(name.as_str())
+            .is_some_and(|&g| g >= SPECIALS.len());
+        if self.prog.funcs[idx].defined || used_as_var {
             return Err(self.plain_error(format!("function name `{name}' previously defined"), 1));
         }
         self.expect_op("(")?;
@@ -888,6 +893,8 @@ impl Parser<'_> {
         self.expect_op("{")?;
         let mut arms: Vec<(Option<CaseLabel>, Vec<Stmt>)> = Vec::new();
         let mut seen_default = false;
+        // Each case value's text and line, for gawk's duplicate check.
+        let mut values: Vec<(Vec<u8>, usize)> = Vec::new();
         // `break` inside a switch leaves the switch.
         self.in_switch += 1;
         let r = (|| {
@@ -898,6 +905,7 @@ impl Parser<'_> {
                 }
                 let label = match self.peek().clone() {
                     Tok::Kw("case") => {
+                        let line = self.toks[self.i].line;
                         self.advance();
                         let neg = if self.eat_op("-") {
                             Some(-1.0)
@@ -916,6 +924,9 @@ impl Parser<'_> {
                                 return Err(self.error());
                             }
                         };
+                        if let CaseLabel::Value(v) = &l {
+                            values.push((v.to_str_with(b"%.6g").to_vec(), line));
+                        }
                         Some(l)
                     }
                     Tok::Kw("default") => {
@@ -953,6 +964,24 @@ impl Parser<'_> {
         })();
         self.in_switch -= 1;
         r?;
+        // gawk compares the case values as strings once the switch is read, and reports
+        // each pair that repeats.
+        let mut dups = values
+            .iter()
+            .enumerate()
+            .flat_map(|(i, a)| values[i + 1..].iter().filter(move |b| b.0 == a.0));
+        if let Some((text, line)) = dups.next() {
+            return Err(ParseError {
+                msg: format!(
+                    "duplicate case values in switch body: {}",
+                    String::from_utf8_lossy(text)
+                ),
+                line: *line,
+                pos: 0,
+                at_newline: false,
+                plain: 1 + dups.count(),
+            });
+        }
         Ok(Stmt::Switch(subject, arms))
     }
 
@@ -1379,7 +1408,9 @@ impl Parser<'_> {
             | Tok::Name(_)
             | Tok::FuncName(_)
             | Tok::Builtin(_) => true,
-            Tok::Op(o) => matches!(*o, "$" | "(" | "!" | "-" | "+" | "++" | "--"),
+            Tok::Op(o) => matches!(*o, "$" | "(" | "!" | "-" | "+" | "++" | "--" | "@"),
+            // A plain `getline` is an operand too (`getline getline` concatenates two).
+            Tok::Kw("getline") => true,
             Tok::Kw("in") => false,
             _ => false,
         }

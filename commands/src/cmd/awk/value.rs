@@ -472,6 +472,35 @@ fn positional(fmt: &[u8], i: &mut usize) -> Option<usize> {
     }
 }
 
+/// printf's flag characters at `fmt[*i..]`, moving past them: whether `-`, `+`, ` `, `#`
+/// and `0` were among them (`'` is accepted and ignored).
+fn read_flags(fmt: &[u8], i: &mut usize) -> [bool; 5] {
+    let mut flags = [false; 5];
+    while let Some(&c) = fmt.get(*i) {
+        match c {
+            b'-' => flags[0] = true,
+            b'+' => flags[1] = true,
+            b' ' => flags[2] = true,
+            b'#' => flags[3] = true,
+            b'0' => flags[4] = true,
+            b'\'' => {}
+            _ => break,
+        }
+        *i += 1;
+    }
+    flags
+}
+
+/// The decimal number at `fmt[*i..]` (0 if none), moving past it; capped at a million.
+fn read_number(fmt: &[u8], i: &mut usize) -> usize {
+    let mut n = 0usize;
+    while let Some(d) = fmt.get(*i).filter(|d| d.is_ascii_digit()) {
+        n = (n * 10 + usize::from(d - b'0')).min(1_000_000);
+        *i += 1;
+    }
+    n
+}
+
 /// Hands out `sprintf`'s arguments in turn or by position, as gawk allows (one way or
 /// the other in a format, never both).
 struct Args<'a> {
@@ -541,20 +570,7 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
             continue;
         }
         let pos = positional(fmt, &mut i);
-        let (mut left, mut plus, mut space, mut alt, mut zero) =
-            (false, false, false, false, false);
-        while i < fmt.len() {
-            match fmt[i] {
-                b'-' => left = true,
-                b'+' => plus = true,
-                b' ' => space = true,
-                b'#' => alt = true,
-                b'0' => zero = true,
-                b'\'' => {}
-                _ => break,
-            }
-            i += 1;
-        }
+        let [mut left, mut plus, mut space, mut alt, mut zero] = read_flags(fmt, &mut i);
         let mut width: usize = 0;
         if i < fmt.len() && fmt[i] == b'*' {
             i += 1;
@@ -606,6 +622,19 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
         if repeated {
             out.extend_from_slice(&fmt[start..i]);
             continue;
+        }
+        // gawk takes flags, a width and a precision after a length modifier too
+        // (`%l-5d` is `%-5d`), so `%z %d` is a `%%` and prints `%d`.
+        if !seen.is_empty() {
+            let [l, p, sp, a, z] = read_flags(fmt, &mut i);
+            (left, plus, space, alt, zero) = (left | l, plus | p, space | sp, alt | a, zero | z);
+            if fmt.get(i).is_some_and(u8::is_ascii_digit) {
+                width = read_number(fmt, &mut i);
+            }
+            if fmt.get(i) == Some(&b'.') {
+                i += 1;
+                prec = Some(read_number(fmt, &mut i));
+            }
         }
         let Some(&conv) = fmt.get(i) else {
             out.extend_from_slice(&fmt[start..]);
@@ -884,5 +913,10 @@ mod tests {
         );
         assert_eq!(f("%x", &[n(-1.0)]), "ffffffffffffffff");
         assert!(sprintf(b"%s %s", &[n(1.0)], b"%.6g").is_err());
+        assert_eq!(f("%z %d|%zd|%z|a%zb", &[n(5.0)]), "%d|5|%z|a%zb");
+        assert_eq!(
+            f("[%l-5d][%h+d][%l.3d]", &[n(7.0), n(8.0), n(9.0)]),
+            "[7    ][+8][009]"
+        );
     }
 }

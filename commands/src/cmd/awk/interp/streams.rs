@@ -260,9 +260,10 @@ impl Interp {
         if let Cell::Arr(env) = &self.globals[V_ENVIRON] {
             child.env = env
                 .borrow()
-                .iter()
-                .filter_map(|(k, c)| match c {
-                    Cell::Val(v) => Some((lossy(k), lossy(&v.to_str_with(&self.convfmt)))),
+                .entries()
+                .into_iter()
+                .filter_map(|e| match e.val {
+                    Cell::Val(v) => Some((lossy(e.key), lossy(&v.to_str_with(&self.convfmt)))),
                     _ => None,
                 })
                 .collect();
@@ -270,9 +271,28 @@ impl Interp {
         child
     }
 
-    /// Opens (or finds) the output stream for a redirection.
-    pub(super) fn out_stream(&mut self, kind: Redir, name: &[u8]) -> R<()> {
-        if self.outs.contains_key(name) {
+    /// The name an output redirection is kept under: its own, except that a pipe to a
+    /// command named as an open output file (or a file named as an open pipe's command)
+    /// is a second stream, as in gawk (`print > "cat"; print | "cat"`), kept under the
+    /// name with a 0xFF byte before it (which `close` of the name leaves open).
+    fn out_key(&self, kind: Redir, name: &[u8]) -> Vec<u8> {
+        let clash = match self.outs.get(name) {
+            Some(s) => matches!(s.dest, Dest::Pipe { .. }) != (kind == Redir::Pipe),
+            None => false,
+        };
+        if clash && kind != Redir::Coproc {
+            let mut k = Vec::with_capacity(name.len() + 1);
+            k.push(0xff);
+            k.extend_from_slice(name);
+            k
+        } else {
+            name.to_vec()
+        }
+    }
+
+    /// Opens (or finds) the output stream kept under `key` for a redirection to `name`.
+    fn out_stream(&mut self, kind: Redir, key: &[u8], name: &[u8]) -> R<()> {
+        if self.outs.contains_key(key) {
             return Ok(());
         }
         if self.outs.len() + self.ins.len() >= MAX_OPEN_STREAMS {
@@ -316,7 +336,7 @@ impl Interp {
             }
         };
         self.outs.insert(
-            name.to_vec(),
+            key.to_vec(),
             OutStream {
                 dest,
                 buf: Vec::new(),
@@ -331,8 +351,9 @@ impl Interp {
                 self.out.extend_from_slice(data);
                 self.maybe_flush()
             }
-            Some((kind, name)) => {
-                self.out_stream(kind, &name)?;
+            Some((kind, target)) => {
+                let name = self.out_key(kind, &target);
+                self.out_stream(kind, &name, &target)?;
                 if matches!(self.outs.get(&name).map(|s| &s.dest), Some(Dest::Stdout)) {
                     // `/dev/stdout` is standard output itself, with its buffer.
                     self.out.extend_from_slice(data);
@@ -595,10 +616,11 @@ impl Interp {
     fn getline_place<'a>(&mut self, lv: Option<&'a LValue>) -> R<Option<Place<'a>>> {
         let place = lv.map(|lv| self.place(lv)).transpose()?;
         // An element is referenced, so made, even when nothing is read.
-        if let Some(Place::Elem(_, arr, _, key)) = &place {
-            arr.borrow_mut()
-                .entry(key.clone())
-                .or_insert(Cell::Val(Value::Uninit));
+        if let Some(Place::Elem(_, arr, _, (key, strnum))) = &place {
+            let mut a = arr.borrow_mut();
+            if !a.contains_key(key) {
+                a.insert_typed(key.clone(), *strnum, Cell::Val(Value::Uninit));
+            }
         }
         Ok(place)
     }
