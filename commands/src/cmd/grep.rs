@@ -24,7 +24,10 @@ use tokio_util::task::AbortOnDropHandle;
 
 use self::color::Palette;
 use self::opts::Key;
-use self::pcre::{ascii_classes, pcre_syntax_error, quote_literals, variable_lookbehind};
+use self::pcre::{
+    ascii_classes, pcre_reference_error, pcre_syntax_error, perl_rewrite, quote_literals,
+    variable_lookbehind,
+};
 use super::util::{BufOut, MAX_DEPTH, MAX_LINE, Pacer, Reader};
 use crate::budget::Charge;
 use crate::fs::{FileKind, FsError, FsResult, READ_CHUNK};
@@ -435,7 +438,8 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     let [pattern] = patterns else {
         return Err(fatal(ctx, "the -P option only supports a single pattern").await);
     };
-    let pattern = &quote_literals(pattern);
+    let (rewritten, ucp) = perl_rewrite(&quote_literals(pattern));
+    let pattern = &rewritten;
     let body = if cfg.line {
         format!("^(?:{pattern})$")
     } else if cfg.word {
@@ -443,9 +447,10 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     } else {
         pattern.clone()
     };
-    let body = ascii_classes(&body);
+    // `(*UCP)` keeps Unicode's classes, the crate's own.
+    let body = if ucp { body } else { ascii_classes(&body) };
     // What PCRE2 refuses and the crate would take (`a{99999}`) is refused first.
-    if let Some(msg) = pcre_syntax_error(pattern) {
+    if let Some(msg) = pcre_syntax_error(pattern).or_else(|| pcre_reference_error(pattern)) {
         return Err(fatal(ctx, msg).await);
     }
     if variable_lookbehind(pattern) {
@@ -1149,13 +1154,16 @@ impl Grep<'_> {
         }
     }
 
-    fn dir_excluded(&self, name: &str) -> bool {
+    /// Whether `--exclude-dir` leaves out the directory `name`: one found in a walk by its
+    /// base name only (GNU's fts gives the name in its directory), an operand also by the
+    /// whole name as given.
+    fn dir_excluded(&self, name: &str, top: bool) -> bool {
         let trimmed = name.trim_end_matches('/');
         let base = trimmed.rsplit('/').next().unwrap_or(trimmed);
         self.cfg
             .exclude_dir
             .iter()
-            .any(|p| p.matches(base) || p.matches(trimmed))
+            .any(|p| p.matches(base) || (top && p.matches(trimmed)))
     }
 
     /// Whether the file at `path` (standard input's) is the regular file standard output
@@ -1202,6 +1210,13 @@ impl Grep<'_> {
             };
         }
         let recursive = self.cfg.dirs == Dirs::Recurse;
+        // fts leaves one of several trailing slashes (`d//` walks as `d/`).
+        let mut op = op;
+        if recursive {
+            while op.len() > 2 && op.ends_with("//") {
+                op = &op[..op.len() - 1];
+            }
+        }
         // (shown name, depth, an operand itself, a regular file in its directory's listing)
         let mut stack = vec![(op.to_string(), 0usize, true, false)];
         let mut ahead = ReadAhead::default();
@@ -1237,7 +1252,7 @@ impl Grep<'_> {
                     }
                     Dirs::Recurse => {}
                 }
-                if (!top || shown != ".") && self.dir_excluded(&shown) {
+                if (!top || shown != ".") && self.dir_excluded(&shown, top) {
                     continue;
                 }
                 // A lone operand is named once it turns out to be a directory walked.
@@ -1488,7 +1503,7 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
             if let Ok(entries) = ctx.fs.read_dir(&ctx.cwd).await {
                 for e in entries {
                     let is_dir = e.meta.kind == FileKind::Dir;
-                    if is_dir && grep.dir_excluded(&e.name) {
+                    if is_dir && grep.dir_excluded(&e.name, false) {
                         continue;
                     }
                     if let Outcome::Quit = grep.operand(&mut out, &e.name).await? {
