@@ -1098,7 +1098,13 @@ impl Parser<'_> {
         }
         // GNU compiles the regex once the flags are read, the `;` or newline that ends
         // them included: its errors are located after that character.
-        let after = self.pos + usize::from(matches!(self.peek(), Some(';' | '\n')));
+        // In a file the newline read has counted its line, as the error locator for a
+        // newline just read (see [`Parser::unknown_command`]) has it.
+        let after = match self.peek() {
+            Some('\n') if self.in_file() => self.pos + 2,
+            Some(';' | '\n') => self.pos + 1,
+            _ => self.pos,
+        };
         let re = self.compile_at(&pat, icase, multi, after)?;
         let mut show = std::mem::take(&mut self.re_show);
         show.extend_from_slice(&debug::replacement(&rep, self.posix));
