@@ -1218,9 +1218,15 @@ impl Parser<'_> {
         if from.len() != to.len() {
             return Err(self.err("strings for `y' command are different lengths"));
         }
+        // A character given twice: GNU's byte table keeps the last mapping (the C
+        // locale), its multibyte list finds the first.
         let mut map = HashMap::new();
         for (a, b) in from.iter().zip(to) {
-            map.entry(*a).or_insert(*b);
+            if self.c_locale {
+                map.insert(*a, *b);
+            } else {
+                map.entry(*a).or_insert(*b);
+            }
         }
         Ok((map, debug::translation(from, to, self.c_locale)))
     }
