@@ -24,7 +24,10 @@ use tokio_util::task::AbortOnDropHandle;
 
 use self::color::Palette;
 use self::opts::Key;
-use self::pcre::{ascii_classes, pcre_syntax_error, quote_literals, variable_lookbehind};
+use self::pcre::{
+    ascii_classes, pcre_reference_error, pcre_syntax_error, perl_rewrite, quote_literals,
+    variable_lookbehind,
+};
 use super::util::{BufOut, MAX_DEPTH, MAX_LINE, Pacer, Reader};
 use crate::budget::Charge;
 use crate::fs::{FileKind, FsError, FsResult, READ_CHUNK};
@@ -389,6 +392,82 @@ const PERL_BACKTRACK_LIMIT: usize = 10_000_000;
 enum Matcher {
     Gnu(Regex),
     Perl(Box<fancy_regex::Regex>),
+    /// `-P` in the C locale: PCRE2 without UTF reads a byte as a character, so each byte
+    /// of the line (and of the pattern) is handed to the crate as the character of the
+    /// same number ([`latin1`]).
+    PerlBytes(Box<fancy_regex::Regex>),
+}
+
+/// `-P` over a line that is not all UTF-8, as PCRE2_MATCH_INVALID_UTF has it: a byte
+/// that is no UTF-8 is a barrier no match crosses, and the pieces between are searched
+/// one by one (from byte `at` on). A piece after a barrier is searched with a stand-in
+/// for it before (so `^` cannot match there), and with one after it while a match
+/// found does not run into it (so `$` cannot match at its end).
+fn perl_find_in_fragments(
+    re: &fancy_regex::Regex,
+    line: &[u8],
+    at: usize,
+) -> Result<Option<(usize, usize)>, MatchFail> {
+    const BARRIER: &str = "\u{FFFD}";
+    let mut start = 0;
+    while start <= line.len() {
+        let (end, next) = match std::str::from_utf8(&line[start..]) {
+            Ok(_) => (line.len(), line.len() + 1),
+            Err(e) => {
+                let end = start + e.valid_up_to();
+                (end, end + e.error_len().unwrap_or(line.len() - end).max(1))
+            }
+        };
+        if (end >= at && end > start) || (end == start && at <= start && start == line.len()) {
+            let piece = std::str::from_utf8(&line[start..end]).unwrap_or_default();
+            let before = if start > 0 { BARRIER } else { "" };
+            let from = before.len() + at.saturating_sub(start);
+            let last = next > line.len();
+            let mut found = None;
+            // Only a match that ran into the stand-in is looked for again without it.
+            let mut again = last;
+            if !last {
+                let text = format!("{before}{piece}{BARRIER}");
+                if let Some(m) = re.find_from_pos(&text, from)? {
+                    if m.end() <= before.len() + piece.len() {
+                        found = Some((m.start(), m.end()));
+                    } else {
+                        again = true;
+                    }
+                }
+            }
+            if found.is_none() && again {
+                let text = format!("{before}{piece}");
+                found = re.find_from_pos(&text, from)?.map(|m| (m.start(), m.end()));
+            }
+            // A match starts at `from` or later, past the stand-in.
+            if let Some((s, e)) = found {
+                let back = |o: usize| o.saturating_sub(before.len()) + start;
+                return Ok(Some((back(s), back(e))));
+            }
+        }
+        start = next;
+    }
+    Ok(None)
+}
+
+/// `bytes` as text of one character per byte (U+0000–U+00FF).
+fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| char::from(b)).collect()
+}
+
+/// Where byte `i` of a line lies in its [`latin1`] text: a byte of the upper half takes
+/// two there.
+fn latin1_offset(bytes: &[u8], i: usize) -> usize {
+    i + bytes[..i.min(bytes.len())]
+        .iter()
+        .filter(|&&b| b >= 0x80)
+        .count()
+}
+
+/// The byte of a line at offset `at` of its [`latin1`] text.
+fn latin1_byte_offset(text: &str, at: usize) -> usize {
+    text[..at].chars().count()
 }
 
 /// Matching gave up; the message says why.
@@ -410,16 +489,30 @@ impl Matcher {
     fn is_match(&self, line: &[u8]) -> Result<bool, MatchFail> {
         match self {
             Matcher::Gnu(re) => Ok(re.is_match(line)?),
-            Matcher::Perl(re) => Ok(re.is_match(&String::from_utf8_lossy(line))?),
+            Matcher::Perl(re) => match std::str::from_utf8(line) {
+                Ok(text) => Ok(re.is_match(text)?),
+                Err(_) => Ok(perl_find_in_fragments(re, line, 0)?.is_some()),
+            },
+            Matcher::PerlBytes(re) => Ok(re.is_match(&latin1(line))?),
         }
     }
 
     fn find_at(&self, line: &[u8], at: usize) -> Result<Option<(usize, usize)>, MatchFail> {
         match self {
             Matcher::Gnu(re) => Ok(re.find_at(line, at)?),
+            Matcher::PerlBytes(re) => {
+                let text = latin1(line);
+                let from = latin1_offset(line, at);
+                Ok(re.find_from_pos(&text, from)?.map(|m| {
+                    (
+                        latin1_byte_offset(&text, m.start()),
+                        latin1_byte_offset(&text, m.end()),
+                    )
+                }))
+            }
             Matcher::Perl(re) => {
                 let Ok(text) = std::str::from_utf8(line) else {
-                    return Ok(None);
+                    return perl_find_in_fragments(re, line, at);
                 };
                 if !text.is_char_boundary(at) {
                     return Ok(None);
@@ -435,7 +528,23 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     let [pattern] = patterns else {
         return Err(fatal(ctx, "the -P option only supports a single pattern").await);
     };
-    let pattern = &quote_literals(pattern);
+    // In the C locale the pattern's bytes are characters too (see `Matcher::PerlBytes`).
+    let bytes_pattern: String;
+    let pattern = if cfg.c_locale && !pattern.is_ascii() {
+        let raw: Vec<u8> = pattern
+            .chars()
+            .flat_map(|c| match crate::bytetext::char_byte(c) {
+                Some(b) => vec![b],
+                None => c.to_string().into_bytes(),
+            })
+            .collect();
+        bytes_pattern = latin1(&raw);
+        &bytes_pattern
+    } else {
+        pattern
+    };
+    let (rewritten, ucp) = perl_rewrite(&quote_literals(pattern));
+    let pattern = &rewritten;
     let body = if cfg.line {
         format!("^(?:{pattern})$")
     } else if cfg.word {
@@ -443,9 +552,10 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
     } else {
         pattern.clone()
     };
-    let body = ascii_classes(&body);
+    // `(*UCP)` keeps Unicode's classes, the crate's own.
+    let body = if ucp { body } else { ascii_classes(&body) };
     // What PCRE2 refuses and the crate would take (`a{99999}`) is refused first.
-    if let Some(msg) = pcre_syntax_error(pattern) {
+    if let Some(msg) = pcre_syntax_error(pattern).or_else(|| pcre_reference_error(pattern)) {
         return Err(fatal(ctx, msg).await);
     }
     if variable_lookbehind(pattern) {
@@ -456,6 +566,7 @@ async fn compile_perl(ctx: &Context, cfg: &Cfg, patterns: &[String]) -> Result<M
         .backtrack_limit(PERL_BACKTRACK_LIMIT)
         .build()
     {
+        Ok(re) if cfg.c_locale => Ok(Matcher::PerlBytes(Box::new(re))),
         Ok(re) => Ok(Matcher::Perl(Box::new(re))),
         Err(e) => {
             let msg = match (&e, pcre_syntax_error(pattern)) {
@@ -1149,13 +1260,16 @@ impl Grep<'_> {
         }
     }
 
-    fn dir_excluded(&self, name: &str) -> bool {
+    /// Whether `--exclude-dir` leaves out the directory `name`: one found in a walk by its
+    /// base name only (GNU's fts gives the name in its directory), an operand also by the
+    /// whole name as given.
+    fn dir_excluded(&self, name: &str, top: bool) -> bool {
         let trimmed = name.trim_end_matches('/');
         let base = trimmed.rsplit('/').next().unwrap_or(trimmed);
         self.cfg
             .exclude_dir
             .iter()
-            .any(|p| p.matches(base) || p.matches(trimmed))
+            .any(|p| p.matches(base) || (top && p.matches(trimmed)))
     }
 
     /// Whether the file at `path` (standard input's) is the regular file standard output
@@ -1202,6 +1316,13 @@ impl Grep<'_> {
             };
         }
         let recursive = self.cfg.dirs == Dirs::Recurse;
+        // fts leaves one of several trailing slashes (`d//` walks as `d/`).
+        let mut op = op;
+        if recursive {
+            while op.len() > 2 && op.ends_with("//") {
+                op = &op[..op.len() - 1];
+            }
+        }
         // (shown name, depth, an operand itself, a regular file in its directory's listing)
         let mut stack = vec![(op.to_string(), 0usize, true, false)];
         let mut ahead = ReadAhead::default();
@@ -1237,7 +1358,7 @@ impl Grep<'_> {
                     }
                     Dirs::Recurse => {}
                 }
-                if (!top || shown != ".") && self.dir_excluded(&shown) {
+                if (!top || shown != ".") && self.dir_excluded(&shown, top) {
                     continue;
                 }
                 // A lone operand is named once it turns out to be a directory walked.
@@ -1488,7 +1609,7 @@ async fn run(ctx: &Context, args: &[String], matcher: Option<char>) -> CmdResult
             if let Ok(entries) = ctx.fs.read_dir(&ctx.cwd).await {
                 for e in entries {
                     let is_dir = e.meta.kind == FileKind::Dir;
-                    if is_dir && grep.dir_excluded(&e.name) {
+                    if is_dir && grep.dir_excluded(&e.name, false) {
                         continue;
                     }
                     if let Outcome::Quit = grep.operand(&mut out, &e.name).await? {

@@ -28,7 +28,7 @@ use bytes::Bytes;
 
 use self::exec::{DEFAULT_WRAP, Exec, Inputs, Settings, Sink, Source, Stop};
 use self::parse::{Origin, Piece};
-use super::util::{Reader, base_name};
+use super::util::Reader;
 use crate::fs::{FsError, WriteMode};
 use crate::gnu_regex::{self, c_locale};
 use crate::{CmdResult, Command, Context, Status};
@@ -62,6 +62,9 @@ struct Opts {
     unbuffered: bool,
     /// `-i`, with its (possibly empty) backup suffix.
     in_place: Option<String>,
+    /// `--follow-symlinks`: an operand that is a symbolic link is read (and edited in
+    /// place) as the file it leads to, named by the path followed.
+    follow: bool,
     wrap: Option<usize>,
     /// `-e` texts and `-f` file names, in order.
     scripts: Vec<ScriptArg>,
@@ -83,24 +86,28 @@ async fn usage_error(ctx: &Context, msg: &str) -> Parsed {
     Parsed::Exit(Ok(1))
 }
 
-const LONG: &[&str] = &[
-    "expression",
-    "file",
-    "in-place",
-    "line-length",
-    "quiet",
-    "silent",
-    "regexp-extended",
-    "separate",
-    "null-data",
-    "zero-terminated",
-    "unbuffered",
-    "posix",
-    "sandbox",
-    "follow-symlinks",
-    "debug",
-    "help",
-    "version",
+/// GNU sed 4.9's long options in the order of its table (which an ambiguous prefix's
+/// message follows), each with what it sets: names that set the same thing (`--quiet`,
+/// `--silent`) make no ambiguity between them, as in getopt.
+const LONG: &[(&str, char)] = &[
+    ("binary", 'b'),
+    ("regexp-extended", 'r'),
+    ("debug", 'D'),
+    ("in-place", 'i'),
+    ("expression", 'e'),
+    ("file", 'f'),
+    ("line-length", 'l'),
+    ("null-data", 'z'),
+    ("zero-terminated", 'z'),
+    ("quiet", 'n'),
+    ("posix", 'p'),
+    ("silent", 'n'),
+    ("sandbox", 'S'),
+    ("separate", 's'),
+    ("unbuffered", 'u'),
+    ("version", 'v'),
+    ("help", 'h'),
+    ("follow-symlinks", 'F'),
 ];
 
 async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
@@ -118,14 +125,25 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (long, None),
             };
-            let exact = LONG.iter().find(|l| **l == name);
-            let prefixed: Vec<&&str> = LONG.iter().filter(|l| l.starts_with(name)).collect();
+            let exact = LONG.iter().find(|(l, _)| *l == name);
+            let prefixed: Vec<&(&str, char)> =
+                LONG.iter().filter(|(l, _)| l.starts_with(name)).collect();
             let full = match (exact, prefixed.as_slice()) {
-                (Some(l), _) => *l,
-                (None, [one]) => **one,
+                (Some((l, _)), _) => *l,
                 (None, []) => return usage_error(ctx, &format!("unrecognized option '{a}'")).await,
-                (None, _) => {
-                    return usage_error(ctx, &format!("option '{a}' is ambiguous")).await;
+                (None, [first, rest @ ..]) => {
+                    if rest.iter().all(|(_, v)| *v == first.1) {
+                        first.0
+                    } else {
+                        let mut msg = format!("option '{a}' is ambiguous; possibilities:");
+                        let listed = prefixed
+                            .iter()
+                            .filter(|(l, v)| *l == first.0 || *v != first.1);
+                        for (l, _) in listed {
+                            msg.push_str(&format!(" '--{l}'"));
+                        }
+                        return usage_error(ctx, &msg).await;
+                    }
                 }
             };
             let takes_value = matches!(full, "expression" | "file" | "line-length");
@@ -164,7 +182,9 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
                 "sandbox" => o.sandbox = true,
                 "posix" => o.posix = true,
                 "unbuffered" => o.unbuffered = true,
-                "follow-symlinks" => {}
+                "follow-symlinks" => o.follow = true,
+                // Binary mode matters only on systems that tell text files apart.
+                "binary" => {}
                 "debug" => o.debug = true,
                 "help" => {
                     return Parsed::Exit(ctx.out(format!("{USAGE}{HELP_TAIL}")).await.map(|_| 0));
@@ -192,6 +212,7 @@ async fn parse_opts(ctx: &Context, args: &[String]) -> Parsed {
                 's' => o.separate = true,
                 'z' => o.null_data = true,
                 'u' => o.unbuffered = true,
+                'b' => {}
                 'i' => {
                     o.in_place = Some(chars[j..].iter().collect());
                     o.separate = true;
@@ -234,19 +255,34 @@ fn atoi(v: &str) -> usize {
         .unwrap_or(if digits.is_empty() { 0 } else { usize::MAX })
 }
 
-/// The backup name for `-i SUFFIX`: `*` in the suffix stands for the file's base name.
-fn backup_name(path: &str, suffix: &str) -> String {
-    if !suffix.contains('*') {
-        return format!("{path}{suffix}");
-    }
-    let base = base_name(path);
-    let named = suffix.replace('*', base);
-    if named.contains('/') {
-        named
+/// The backup name for `-i SUFFIX`: a suffix without `*` is appended to the file's name;
+/// each `*` in one stands for the name as given, directories included (GNU sed 4.9:
+/// `-i'bak/*'` on `d/f` names `bak/d/f`, a path from the working directory).
+fn backup_name(name: &str, suffix: &str) -> String {
+    if suffix.contains('*') {
+        suffix.replace('*', name)
     } else {
-        let dir = &path[..path.len() - base.len()];
-        format!("{dir}{named}")
+        format!("{name}{suffix}")
     }
+}
+
+/// Where `--follow-symlinks` takes an operand: the links are followed one by one, a
+/// relative target read from the link's directory, as GNU's `follow_symlink` names it.
+async fn follow_links(ctx: &Context, name: &str) -> Result<String, FsError> {
+    let mut cur = name.to_string();
+    // As many links as the kernel follows before ELOOP.
+    for _ in 0..40 {
+        match ctx.fs.lstat(&ctx.path(&cur)).await {
+            Ok(m) if m.is_symlink() => {}
+            _ => return Ok(cur),
+        }
+        let target = ctx.fs.readlink(&ctx.path(&cur)).await?;
+        cur = match cur.rfind('/') {
+            Some(i) if !target.starts_with('/') => format!("{}{target}", &cur[..=i]),
+            _ => target,
+        };
+    }
+    Err(FsError::Loop)
 }
 
 pub struct Sed;
@@ -287,6 +323,11 @@ impl Command for Sed {
                     let data = match Reader::open(ctx, name).await {
                         Ok(mut r) => r.read_to_end(MAX_SCRIPT, &mut charge).await?,
                         Err(e) => Err(e),
+                    };
+                    // A directory reads as an empty script, as GNU's `getc` finds it.
+                    let data = match data {
+                        Err(FsError::IsADirectory) => Ok(Vec::new()),
+                        d => d,
                     };
                     match data {
                         Ok(d) => {
@@ -373,11 +414,23 @@ impl Command for Sed {
 /// Runs the program over the operands: one stream, one per file (`-s`), or each file
 /// rewritten in place (`-i`). Gives the status from the inputs.
 async fn run_all(ctx: &Context, ex: &mut Exec<'_>, o: &Opts) -> Result<Status, Stop> {
-    let operands = if o.operands.is_empty() {
+    let mut operands = if o.operands.is_empty() {
         vec!["-".to_string()]
     } else {
         o.operands.clone()
     };
+    if o.follow {
+        for op in operands.iter_mut().filter(|op| *op != "-") {
+            match follow_links(ctx, op).await {
+                Ok(target) => *op = target,
+                Err(e) => {
+                    ctx.warn("sed", format!("couldn't follow symlink {op}: {e}"))
+                        .await;
+                    return Err(Stop::Fail(4));
+                }
+            }
+        }
+    }
     if let Some(suffix) = &o.in_place {
         ex.stdout = Some(Sink::stdout());
         ex.debug_program().await?;
@@ -443,10 +496,11 @@ async fn edit_in_place(
             ctx.warn("sed", format!("can't read {op}: {e}")).await;
             return Ok(2);
         }
+        // GNU gives up there, leaving the files after it as they were.
         Ok(m) if !m.is_file() => {
             ctx.warn("sed", format!("couldn't edit {op}: not a regular file"))
                 .await;
-            return Ok(4);
+            return Err(Stop::Fail(4));
         }
         Ok(_) => {}
     }
@@ -476,16 +530,14 @@ async fn edit_in_place(
     ex.reset();
     ex.run().await?;
     let content = ex.out.take();
-    if !suffix.is_empty() {
-        // A suffix with a `/` names a path of its own, from the working directory.
-        let backup = ctx.path(&backup_name(&path, suffix));
+    // `-i'*'` names the file itself: no backup (GNU's test).
+    if !suffix.is_empty() && suffix != "*" {
+        // GNU renames the file to its backup name and fails there, before the file is
+        // replaced, and gives up.
+        let backup = ctx.path(&backup_name(op, suffix));
         if let Err(e) = write_file(ctx, &backup, &data).await {
-            ctx.warn(
-                "sed",
-                format!("couldn't open file {}: {e}", backup_name(op, suffix)),
-            )
-            .await;
-            return Ok(4);
+            ctx.warn("sed", format!("cannot rename {op}: {e}")).await;
+            return Err(Stop::Fail(4));
         }
     }
     if let Err(e) = replace_file(ctx, &path, &content).await {
@@ -1076,9 +1128,11 @@ mod tests {
 
     #[test]
     fn backup_names() {
-        assert_eq!(backup_name("/w/a", ".bak"), "/w/a.bak");
-        assert_eq!(backup_name("/w/a", "old_*"), "/w/old_a");
-        assert_eq!(backup_name("/w/a", "/b/*.x"), "/b/a.x");
+        assert_eq!(backup_name("a", ".bak"), "a.bak");
+        assert_eq!(backup_name("a", "old_*"), "old_a");
+        assert_eq!(backup_name("d/a", "old_*"), "old_d/a");
+        assert_eq!(backup_name("d/a", "*.x"), "d/a.x");
+        assert_eq!(backup_name("a", "/b/*.*"), "/b/a.a");
     }
 
     /// The same scripts through GNU sed and ours: stdout, stderr and status must agree.

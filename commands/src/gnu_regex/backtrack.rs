@@ -7,7 +7,7 @@
 //! ([`MAX_STEPS`]) stops a hostile pattern (`\(a*\)*\1`) with an error instead of a hang.
 //! Backtracking uses an explicit stack, never recursion.
 
-use super::ast::{Look, Node, Set, from_byte, is_word, other_cases};
+use super::ast::{Look, Node, Set, from_byte, high_byte, is_word, other_cases};
 
 /// Instructions a search may execute before it gives up: about a tenth of a second.
 pub(crate) const MAX_STEPS: u64 = 20_000_000;
@@ -198,6 +198,15 @@ impl Prog {
                     break;
                 }
                 match &self.insts[pc] {
+                    // A pattern's byte that is no UTF-8 matches that byte wherever it is.
+                    Inst::Char(c) if !self.bytes && high_byte(*c).is_some() => {
+                        if hay.get(pos).copied() == high_byte(*c) {
+                            pc += 1;
+                            pos += 1;
+                        } else {
+                            break;
+                        }
+                    }
                     Inst::Char(c) => match self.decode(hay, pos) {
                         Some((h, len))
                             if h == *c || (self.icase && other_cases(*c).any(|o| o == h)) =>

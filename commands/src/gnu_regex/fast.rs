@@ -77,6 +77,13 @@ fn emit(node: &Node, mode: Mode, out: &mut String) {
             }
             out.push_str("])");
         }
+        // A byte that is no UTF-8 (held as its byte character) is that byte, even inside
+        // a character of the text: GNU's matchers compare bytes.
+        Node::Char(c) if !mode.ascii && high_byte(*c).is_some() => {
+            out.push_str("(?-u:");
+            push_char(*c, out);
+            out.push(')');
+        }
         Node::Char(c) => push_char(*c, out),
         Node::Any if mode.lines => out.push_str(r"[^\n]"),
         Node::Any => out.push('.'),

@@ -76,6 +76,8 @@ enum Prev {
     Start,
     /// Only the anchor `^`: a BRE's `*` is still literal here, and so is another `^`.
     Anchor,
+    /// An anchor after other items (`a$`, `x\<`): glibc lets no repetition follow one.
+    Look,
     Atom,
     /// A repetition operator.
     Repeat,
@@ -202,10 +204,10 @@ impl Parser {
             }
             let (node, anchor) = self.atom(prev, depth)?;
             items.push(node);
-            prev = if anchor && matches!(prev, Prev::Start | Prev::Anchor) {
-                Prev::Anchor
-            } else {
-                Prev::Atom
+            prev = match (anchor, prev) {
+                (true, Prev::Start | Prev::Anchor) => Prev::Anchor,
+                (true, _) => Prev::Look,
+                _ => Prev::Atom,
             };
         }
         Ok(match items.len() {
@@ -287,6 +289,16 @@ impl Parser {
             }
             self.literal_close = true;
             return Ok(Some((1, Some(1))));
+        }
+        // After an anchor glibc reads the next token afresh: a BRE's `*` is itself, an
+        // ERE's is refused by sed (grep's DFA repeats the anchor, as below).
+        if prev == Prev::Look {
+            if !self.ere {
+                return Ok(None);
+            }
+            if self.strict {
+                return Err(Error::new("Invalid preceding regular expression"));
+            }
         }
         if prev == Prev::Repeat && self.strict && !self.ere && matches!(op, '*' | '{') {
             return Err(Error::new("Invalid preceding regular expression"));
@@ -400,9 +412,13 @@ impl Parser {
             '.' => (Node::Any, false),
             '^' if self.ere || prev == Prev::Start => (Node::Look(Look::LineStart), true),
             '$' if self.ere || self.pos >= self.c.len() || self.at_close() || self.at_bar() => {
-                (Node::Look(Look::LineEnd), false)
+                (Node::Look(Look::LineEnd), !self.awk)
             }
-            '\\' => (self.escape()?, false),
+            '\\' => {
+                let node = self.escape()?;
+                let look = !self.awk && matches!(node, Node::Look(_));
+                (node, look)
+            }
             c => (Node::Char(c), false),
         })
     }

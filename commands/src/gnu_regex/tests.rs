@@ -338,3 +338,38 @@ fn icase_folds_dotless_i_as_gnu() {
     assert_eq!(find("i", B, i, "İ"), None);
     assert_eq!(find("[^i]", B, i, "ı"), None);
 }
+
+/// After any anchor glibc lets no repetition follow: a BRE's `*` is then itself, sed's
+/// ERE refuses it, and grep's ERE warns when the anchors start the pattern.
+#[test]
+fn repetition_after_an_anchor() {
+    let b = Dialect::Basic;
+    let e = Dialect::Extended;
+    assert_eq!(find(r"\b*", b, sed_flags(), "a*b").as_deref(), Some("*"));
+    assert_eq!(find(r"\<*", b, sed_flags(), "a*b"), None);
+    assert_eq!(find(r"a\>*", b, grep_flags(), "a*").as_deref(), Some("a*"));
+    for p in ["$*", r"\<*", "a$*", r"\b+"] {
+        assert_eq!(
+            err(p, e, sed_flags()),
+            "Invalid preceding regular expression",
+            "{p}"
+        );
+    }
+    for p in ["$*", r"\<*", r"\`*", "^$*"] {
+        let re = compile(p, e, grep_flags()).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert_eq!(re.warnings(), ["* at start of expression"], "{p}");
+    }
+    let re = compile("a$*", e, grep_flags()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(re.warnings().is_empty());
+}
+
+/// A pattern's byte that is no UTF-8 matches that byte, even inside a character.
+#[test]
+fn invalid_byte_in_pattern_matches_the_byte() {
+    let p: String = ['a', byte_char(0xff)].iter().collect();
+    let re = compile(&p, Dialect::Basic, grep_flags()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(re.find_at(b"xa\xffb", 0).ok().flatten(), Some((1, 3)));
+    let lone: String = [byte_char(0xa9)].iter().collect();
+    let re = compile(&lone, Dialect::Basic, grep_flags()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(re.is_match("\u{e9}".as_bytes()).unwrap_or(false));
+}

@@ -201,7 +201,8 @@ pub(super) fn parse(args: &[String], permute: bool) -> Result<Line, String> {
 
 /// Finds a long option by its name or an unambiguous prefix of it.
 fn lookup(name: &str, arg: &str) -> Result<(&'static str, HasArg, Key), String> {
-    let shown = arg.split_once('=').map_or(arg, |(n, _)| n);
+    // getopt names the whole argument, `=value` included.
+    let shown = arg;
     if let Some(&(full, has, key)) = LONG.iter().find(|(n, ..)| *n == name) {
         return Ok((full, has, key));
     }

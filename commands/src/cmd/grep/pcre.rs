@@ -15,8 +15,9 @@ pub(super) fn pcre_syntax_error(p: &str) -> Option<&'static str> {
                 if i + 1 >= c.len() {
                     return Some("\\ at end of pattern");
                 }
+                // `\K` sets where the match starts: nothing to repeat.
+                repeatable = c[i + 1] != 'K';
                 i += 2;
-                repeatable = true;
                 continue;
             }
             '[' => {
@@ -189,6 +190,288 @@ pub(super) fn quote_literals(pattern: &str) -> String {
         }
     }
     out
+}
+
+/// PCRE2's horizontal white space (`\\h`), as a bracket expression's content.
+const HSPACE: &str = "\\t \\x{A0}\\x{1680}\\x{180E}\\x{2000}-\\x{200A}\\x{202F}\\x{205F}\\x{3000}";
+
+/// `pattern` with what PCRE2 reads and the `fancy-regex` crate does not (or reads
+/// otherwise) spelled in the crate's terms: the verbs that open a pattern (`(*UCP)`,
+/// dropped; the flag says whether it asked for Unicode's classes), `\h \H \N \R`, octal
+/// `\o{..}` and `\101`, `\g` back-references (numbered, relative, named), and the `{`
+/// of `{,n}`, which PCRE2 10.42 reads as itself.
+pub(super) fn perl_rewrite(pattern: &str) -> (String, bool) {
+    let mut rest = pattern;
+    let mut ucp = false;
+    while let Some(body) = rest.strip_prefix("(*") {
+        let Some(end) = body.find(')') else { break };
+        let verb = &body[..end];
+        if verb.is_empty()
+            || !verb
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_' || b == b'=')
+        {
+            break;
+        }
+        ucp |= verb == "UCP";
+        rest = &body[end + 1..];
+    }
+    let c: Vec<char> = rest.chars().collect();
+    let mut out = String::with_capacity(rest.len());
+    let mut groups = 0usize;
+    let mut in_class = false;
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        match ch {
+            '\\' if i + 1 < c.len() => {
+                let n = c[i + 1];
+                i += 2;
+                match n {
+                    'h' if in_class => out.push_str(HSPACE),
+                    'h' => out.push_str(&format!("[{HSPACE}]")),
+                    'H' if !in_class => out.push_str(&format!("[^{HSPACE}]")),
+                    'N' if !in_class && c.get(i) != Some(&'{') => out.push_str("[^\\n]"),
+                    'R' if !in_class => {
+                        out.push_str("(?:\\r\\n|[\\n\\x0B\\f\\r\\x{85}\\x{2028}\\x{2029}])");
+                    }
+                    'o' if c.get(i) == Some(&'{') => {
+                        let end = c[i..].iter().position(|&x| x == '}').map(|k| k + i);
+                        let digits: String =
+                            end.map_or(String::new(), |e| c[i + 1..e].iter().collect());
+                        match (end, u32::from_str_radix(&digits, 8)) {
+                            (Some(e), Ok(v)) => {
+                                out.push_str(&format!("\\x{{{v:X}}}"));
+                                i = e + 1;
+                            }
+                            _ => out.push_str("\\o"),
+                        }
+                    }
+                    '1'..='9' if !in_class => {
+                        let start = i - 1;
+                        let mut j = start;
+                        while c.get(j).is_some_and(char::is_ascii_digit) {
+                            j += 1;
+                        }
+                        let dec: String = c[start..j].iter().collect();
+                        let value = dec.parse::<usize>().unwrap_or(usize::MAX);
+                        if value < 10 || n == '8' || n == '9' || value <= groups {
+                            out.push('\\');
+                            out.push_str(&dec);
+                            i = j;
+                        } else {
+                            // Up to three octal digits make a character.
+                            let mut k = start;
+                            let mut v = 0u32;
+                            while k < start + 3 && c.get(k).is_some_and(|d| ('0'..='7').contains(d))
+                            {
+                                v = v * 8 + c[k].to_digit(8).unwrap_or(0);
+                                k += 1;
+                            }
+                            out.push_str(&format!("\\x{{{v:X}}}"));
+                            i = k;
+                        }
+                    }
+                    'g' if !in_class => {
+                        let braced = c.get(i) == Some(&'{');
+                        let from = i + usize::from(braced);
+                        let mut j = from;
+                        if c.get(j) == Some(&'-') || c.get(j) == Some(&'+') {
+                            j += 1;
+                        }
+                        while c.get(j).is_some_and(|x| x.is_alphanumeric() || *x == '_') {
+                            j += 1;
+                        }
+                        let name: String = c[from..j].iter().collect();
+                        let closed = !braced || c.get(j) == Some(&'}');
+                        let number = if let Some(rel) = name.strip_prefix('-') {
+                            rel.parse::<usize>()
+                                .ok()
+                                .and_then(|r| (groups + 1).checked_sub(r))
+                        } else {
+                            name.parse::<usize>().ok()
+                        };
+                        match (closed, number) {
+                            (true, Some(num)) if !name.starts_with('+') => {
+                                out.push_str(&format!("(?:\\{num})"));
+                                i = j + usize::from(braced);
+                            }
+                            (true, None)
+                                if braced && !name.is_empty() && !name.starts_with(['-', '+']) =>
+                            {
+                                out.push_str(&format!("\\k<{name}>"));
+                                i = j + 1;
+                            }
+                            _ => out.push_str("\\g"),
+                        }
+                    }
+                    _ => {
+                        out.push('\\');
+                        out.push(n);
+                    }
+                }
+                continue;
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(ch);
+                i += 1;
+                if c.get(i) == Some(&'^') {
+                    out.push('^');
+                    i += 1;
+                }
+                if c.get(i) == Some(&']') {
+                    out.push_str("\\]");
+                    i += 1;
+                }
+                continue;
+            }
+            '[' if c.get(i + 1) == Some(&':') => {
+                // A POSIX class inside brackets, copied to its `:]`.
+                while i < c.len() {
+                    out.push(c[i]);
+                    i += 1;
+                    if c[i - 1] == ']' {
+                        break;
+                    }
+                }
+                continue;
+            }
+            ']' if in_class => in_class = false,
+            '(' if !in_class => {
+                let capturing = match c.get(i + 1) {
+                    Some('?') => match (c.get(i + 2), c.get(i + 3)) {
+                        (Some('<'), Some('=' | '!')) => false,
+                        (Some('<' | '\''), _) => true,
+                        (Some('P'), Some('<')) => true,
+                        _ => false,
+                    },
+                    Some('*') => false,
+                    _ => true,
+                };
+                groups += usize::from(capturing);
+            }
+            '{' if !in_class && c.get(i + 1) == Some(&',') => {
+                out.push_str("\\{");
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(ch);
+        i += 1;
+    }
+    (out, ucp)
+}
+
+/// PCRE2's error for what the crate would take or word otherwise: two groups of one
+/// name, a reference to a group that is not there, an unknown POSIX class.
+pub(super) fn pcre_reference_error(pattern: &str) -> Option<&'static str> {
+    let c: Vec<char> = pattern.chars().collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut refs: Vec<String> = Vec::new();
+    let mut numbers: Vec<usize> = Vec::new();
+    let mut groups = 0usize;
+    let mut in_class = false;
+    let read_name = |from: usize, end: char| -> Option<(String, usize)> {
+        let close = c[from..].iter().position(|&x| x == end)? + from;
+        Some((c[from..close].iter().collect(), close))
+    };
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            '\\' => {
+                match (c.get(i + 1), c.get(i + 2)) {
+                    (Some('k'), Some(&open @ ('<' | '\'' | '{'))) if !in_class => {
+                        let end = match open {
+                            '<' => '>',
+                            '{' => '}',
+                            _ => '\'',
+                        };
+                        if let Some((name, _)) = read_name(i + 3, end) {
+                            refs.push(name);
+                        }
+                    }
+                    (Some(d), next)
+                        if !in_class
+                            && d.is_ascii_digit()
+                            && *d != '0'
+                            && !next.is_some_and(char::is_ascii_digit) =>
+                    {
+                        numbers.push(d.to_digit(10).map_or(0, |v| v as usize));
+                    }
+                    _ => {}
+                }
+                i += 2;
+                continue;
+            }
+            '[' if !in_class => {
+                in_class = true;
+                i += 1;
+                if c.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if c.get(i) == Some(&']') {
+                    i += 1;
+                }
+                continue;
+            }
+            '[' if c.get(i + 1) == Some(&':') => {
+                if let Some((name, close)) = read_name(i + 2, ':')
+                    && c.get(close + 1) == Some(&']')
+                {
+                    let known = [
+                        "alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower",
+                        "print", "punct", "space", "upper", "word", "xdigit",
+                    ];
+                    if !known.contains(&name.trim_start_matches('^')) {
+                        return Some("unknown POSIX class name");
+                    }
+                    i = close + 2;
+                    continue;
+                }
+            }
+            ']' if in_class => in_class = false,
+            '(' if !in_class => match (c.get(i + 1), c.get(i + 2), c.get(i + 3)) {
+                (Some('?'), Some('<'), Some('=' | '!')) => {}
+                (Some('?'), Some(&open @ ('<' | '\'')), _) => {
+                    groups += 1;
+                    let end = if open == '<' { '>' } else { '\'' };
+                    if let Some((name, _)) = read_name(i + 3, end) {
+                        if names.contains(&name) {
+                            return Some(
+                                "two named subpatterns have the same name (PCRE2_DUPNAMES not set)",
+                            );
+                        }
+                        names.push(name);
+                    }
+                }
+                (Some('?'), Some('P'), Some('<')) => {
+                    groups += 1;
+                    if let Some((name, _)) = read_name(i + 4, '>') {
+                        if names.contains(&name) {
+                            return Some(
+                                "two named subpatterns have the same name (PCRE2_DUPNAMES not set)",
+                            );
+                        }
+                        names.push(name);
+                    }
+                }
+                (Some('?'), Some('P'), Some('=')) => {
+                    if let Some((name, _)) = read_name(i + 4, ')') {
+                        refs.push(name);
+                    }
+                }
+                (Some('?' | '*'), _, _) => {}
+                _ => groups += 1,
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    let missing_name = refs.iter().any(|r| !names.contains(r));
+    let missing_number = numbers.iter().any(|&n| n > groups);
+    (missing_name || missing_number).then_some("reference to non-existent subpattern")
 }
 
 /// Whether a lookbehind of `pattern` can match texts of different lengths, which PCRE2
@@ -415,6 +698,39 @@ pub(super) fn ascii_classes(pattern: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perl_spellings_the_crate_lacks() {
+        let r = |p: &str| perl_rewrite(p).0;
+        assert_eq!(r(r"\N+"), r"[^\n]+");
+        assert_eq!(r(r"\o{101}"), r"\x{41}");
+        assert_eq!(r(r"\101"), r"\x{41}");
+        assert_eq!(r(r"(a)\1"), r"(a)\1");
+        assert_eq!(r(r"(a)\g1\g{-1}"), r"(a)(?:\1)(?:\1)");
+        assert_eq!(r(r"(?<d>x)\g{d}"), r"(?<d>x)\k<d>");
+        assert_eq!(r("a{,2}"), r"a\{,2}");
+        assert_eq!(r("[{,]"), "[{,]");
+        assert_eq!(perl_rewrite(r"(*UCP)\w"), (r"\w".to_string(), true));
+        assert!(r(r"\h").starts_with(r"[\t "));
+    }
+
+    #[test]
+    fn references_and_names_pcre2_refuses() {
+        let dup = "two named subpatterns have the same name (PCRE2_DUPNAMES not set)";
+        assert_eq!(pcre_reference_error("(?<n>a)(?<n>b)"), Some(dup));
+        assert_eq!(pcre_reference_error("(?P<n>a)(?'n'b)"), Some(dup));
+        let missing = Some("reference to non-existent subpattern");
+        assert_eq!(pcre_reference_error(r"\k<zz>"), missing);
+        assert_eq!(pcre_reference_error(r"\1"), missing);
+        assert_eq!(pcre_reference_error(r"(a)\2"), missing);
+        assert_eq!(pcre_reference_error(r"(\2two|(one))+"), None);
+        assert_eq!(pcre_reference_error(r"(?<n>a)\k<n>(?P=n)"), None);
+        assert_eq!(
+            pcre_reference_error("[[:foo:]]"),
+            Some("unknown POSIX class name")
+        );
+        assert_eq!(pcre_reference_error("[[:alpha:][:^digit:]]"), None);
+    }
 
     #[test]
     fn quoted_text_is_escaped() {

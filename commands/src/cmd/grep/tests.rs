@@ -282,3 +282,29 @@ async fn output_forms() {
     assert_eq!(inv("x+y\n").run(&EgrepCmd, &["x+y"]).await.0, 1);
     assert_eq!(inv("x+y\n").run(&FgrepCmd, &["x+y"]).await.1, "x+y\n");
 }
+
+/// `-P` over a line with a byte that is no UTF-8: the byte is a barrier (PCRE2's
+/// MATCH_INVALID_UTF), and `^`/`$` do not match beside it.
+#[test]
+fn perl_invalid_utf8_is_a_barrier() {
+    let re = |p: &str| fancy_regex::Regex::new(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+    let line = b"ab\xffcd";
+    let find = |p: &str, at: usize| perl_find_in_fragments(&re(p), line, at).ok().flatten();
+    assert_eq!(find(r"\w+", 0), Some((0, 2)));
+    assert_eq!(find(r"\w+", 2), Some((3, 5)));
+    assert_eq!(find("b.c", 0), None);
+    assert_eq!(find("b.?", 0), Some((1, 2)));
+    assert_eq!(find("ab$", 0), None);
+    assert_eq!(find("^cd", 0), None);
+    assert_eq!(find("cd$", 0), Some((3, 5)));
+}
+
+/// `-P` in the C locale: offsets of the one-char-per-byte text map back to bytes.
+#[test]
+fn perl_bytes_offsets() {
+    let line = b"a\xc3\xa9b";
+    let text = latin1(line);
+    assert_eq!(text.chars().count(), 4);
+    assert_eq!(latin1_offset(line, 3), 5);
+    assert_eq!(latin1_byte_offset(&text, 5), 3);
+}

@@ -121,7 +121,10 @@ impl Inputs {
         true
     }
 
-    async fn read_raw(&mut self, ctx: &Context, delim: u8) -> Flow<Option<Line>> {
+    /// The next line of the sources. A read error is fatal, except when only `lenient`
+    /// looking ahead (`$`, `n`, `N`): GNU's `getc` there takes it for the end of that
+    /// file (a directory among the operands).
+    async fn read_raw(&mut self, ctx: &Context, delim: u8, lenient: bool) -> Flow<Option<Line>> {
         loop {
             if !self.open_next(ctx).await {
                 return Ok(None);
@@ -142,6 +145,7 @@ impl Inputs {
                     }));
                 }
                 Ok(None) => self.cur = None,
+                Err(_) if lenient => self.cur = None,
                 Err(e) => {
                     ctx.warn("sed", format!("read error on {name}: {e}")).await;
                     return Err(Stop::Fail(4));
@@ -153,7 +157,7 @@ impl Inputs {
     async fn next_line(&mut self, ctx: &Context, delim: u8) -> Flow<Option<Line>> {
         match self.peeked.take() {
             Some(l) => Ok(Some(l)),
-            None => self.read_raw(ctx, delim).await,
+            None => self.read_raw(ctx, delim, false).await,
         }
     }
 
@@ -192,7 +196,7 @@ impl Inputs {
             return Ok(true);
         }
         if self.peeked.is_none() {
-            self.peeked = self.read_raw(ctx, delim).await?;
+            self.peeked = self.read_raw(ctx, delim, true).await?;
         }
         Ok(self.peeked.is_none())
     }
@@ -285,10 +289,13 @@ impl Sink {
     pub(super) async fn flush(&mut self, ctx: &Context) -> Flow<()> {
         if self.memory.is_none() && !self.buf.is_empty() {
             let data = Bytes::from(std::mem::take(&mut self.buf));
-            ctx.stdout
-                .write_bytes(data)
-                .await
-                .map_err(Interrupt::from)?;
+            match ctx.stdout.write_bytes(data).await.map_err(Interrupt::from) {
+                Err(Interrupt::Write(e)) => {
+                    ctx.warn("sed", format!("couldn't flush stdout: {e}")).await;
+                    return Err(Stop::Fail(4));
+                }
+                r => r?,
+            }
         }
         Ok(())
     }
@@ -306,6 +313,8 @@ struct WFile {
     name: String,
     target: WTarget,
     missing: bool,
+    /// A write failed: what to say when the files are closed.
+    failed: Option<String>,
 }
 
 /// Range state per command.
@@ -357,6 +366,8 @@ pub(super) struct Exec<'a> {
     tflag: bool,
     ranges: Vec<Range>,
     last_re: Option<Arc<Regex>>,
+    /// `last_re` was last set by an address (GNU compiles those without their groups).
+    last_re_addr: bool,
     append: Vec<Appended>,
     /// Bytes queued in `append`.
     append_bytes: usize,
@@ -390,6 +401,7 @@ impl<'a> Exec<'a> {
             tflag: false,
             ranges: vec![Range::Inactive; prog.cmds.len()],
             last_re: None,
+            last_re_addr: false,
             append: Vec::new(),
             append_bytes: 0,
             charge: ctx.budget.empty_charge(),
@@ -444,6 +456,7 @@ impl<'a> Exec<'a> {
                 name: name.clone(),
                 target,
                 missing: false,
+                failed: None,
             });
         }
         true
@@ -453,6 +466,12 @@ impl<'a> Exec<'a> {
     pub(super) async fn close_wfiles(&mut self) -> i32 {
         let mut status = 0;
         for w in self.wfiles.drain(..) {
+            if let Some(e) = w.failed {
+                self.ctx
+                    .warn("sed", format!("couldn't flush <unknown>: {e}"))
+                    .await;
+                return 4;
+            }
             if let WTarget::File(h) = w.target
                 && let Err(e) = h.close().await
             {
@@ -605,10 +624,12 @@ impl<'a> Exec<'a> {
         self.input.next_line(self.ctx, self.set.delim).await
     }
 
-    fn regex(&mut self, rx: &Rx) -> Option<Arc<Regex>> {
+    /// The regex `rx` names (the last one used for `//`); `addr` when an address uses it.
+    fn regex(&mut self, rx: &Rx, addr: bool) -> Option<Arc<Regex>> {
         match rx {
             Some(re) => {
                 self.last_re = Some(re.clone());
+                self.last_re_addr = addr;
                 Some(re.clone())
             }
             None => self.last_re.clone(),
@@ -616,7 +637,7 @@ impl<'a> Exec<'a> {
     }
 
     async fn re_match(&mut self, rx: &Rx) -> Flow<bool> {
-        match self.regex(rx) {
+        match self.regex(rx, true) {
             Some(re) => match re.is_match(&self.ps) {
                 Ok(m) => Ok(m),
                 Err(e) => Err(self.too_complex(e).await),
@@ -987,9 +1008,25 @@ impl<'a> Exec<'a> {
     }
 
     async fn substitute(&mut self, s: &Subst) -> Flow<()> {
-        let Some(re) = self.regex(&s.re) else {
+        let Some(re) = self.regex(&s.re, false) else {
             return Err(self.no_previous_regex().await);
         };
+        if s.re.is_none() && std::mem::take(&mut self.last_re_addr) {
+            // GNU compiled an address's regex without its groups; `s//\N/` compiles it
+            // again with them and only then finds a reference past them.
+            let max = s.repl.iter().fold(0, |m, r| match r {
+                Repl::Group(g) => m.max(*g),
+                _ => m,
+            });
+            if max > re.groups() {
+                let msg = format!(
+                    "{}: invalid reference \\{max} on `s' command's RHS",
+                    self.prog.end_where
+                );
+                self.ctx.warn("sed", msg).await;
+                return Err(Stop::Fail(1));
+            }
+        }
         let mut out = Vec::new();
         let mut last = 0;
         let mut count = 0usize;
@@ -1134,13 +1171,12 @@ impl<'a> Exec<'a> {
             WTarget::Gone => {}
             WTarget::File(h) => {
                 if let Err(e) = h.write(&buf).await {
-                    let name = w.name.clone();
+                    // GNU's stream is buffered: the failure shows when it is flushed at
+                    // the end, under a name it no longer knows.
                     if let WTarget::File(h) = std::mem::replace(&mut w.target, WTarget::Gone) {
                         let _ = h.close().await;
                     }
-                    ctx.warn("sed", format!("couldn't write to {name}: {e}"))
-                        .await;
-                    return Err(Stop::Fail(4));
+                    w.failed = Some(e.to_string());
                 }
             }
         }

@@ -528,6 +528,17 @@ impl Parser<'_> {
     }
 
     fn compile(&mut self, pat: &str, icase: bool, multi: bool) -> Result<Rx, ParseError> {
+        self.compile_at(pat, icase, multi, self.pos)
+    }
+
+    /// [`Parser::compile`], its errors located at `at`.
+    fn compile_at(
+        &mut self,
+        pat: &str,
+        icase: bool,
+        multi: bool,
+        at: usize,
+    ) -> Result<Rx, ParseError> {
         if pat.is_empty() {
             // With no regex used before it, `//` fails when it runs (see
             // [`Program::end_where`]).
@@ -553,7 +564,7 @@ impl Parser<'_> {
         match gnu_regex::compile(&pre, dialect, flags) {
             Ok(re) => Ok(Some(Arc::new(re))),
             Err(e) if e.kind == ErrorKind::Dfa => Err(ParseError(e.msg, 4)),
-            Err(e) => Err(self.err(e.msg)),
+            Err(e) => Err(self.err_at(at, e.msg)),
         }
     }
 
@@ -693,6 +704,10 @@ impl Parser<'_> {
 
     /// A file name for `r`, `R`, `w`, `W`: the rest of the line.
     fn filename(&mut self) -> Result<String, ParseError> {
+        // GNU refuses the command (or `s`'s `w` flag) as soon as it has read it.
+        if self.sandbox {
+            return Err(self.err("e/r/w commands disabled in sandbox mode"));
+        }
         self.skip_blanks();
         let mut out = String::new();
         while let Some(c) = self.peek() {
@@ -704,9 +719,6 @@ impl Parser<'_> {
         }
         if out.is_empty() {
             return Err(self.err("missing filename in r/R/w/W commands"));
-        }
-        if self.sandbox {
-            return Err(self.err("e/r/w commands disabled in sandbox mode"));
         }
         Ok(out)
     }
@@ -838,7 +850,7 @@ impl Parser<'_> {
         if a2.is_some() && (matches!(c, 'q' | 'Q') || (self.posix && "=airl".contains(c))) {
             return Err(self.err("command only uses one address"));
         }
-        if self.posix && "FzvRTWe".contains(c) {
+        if self.posix && "FzvRTWeQ".contains(c) {
             return Err(self.err(format!("unknown command: `{c}'")));
         }
         let op = match c {
@@ -1070,9 +1082,6 @@ impl Parser<'_> {
                 }
                 Some('e') if !self.posix => {
                     self.pos += 1;
-                    if self.sandbox {
-                        return Err(self.err("e/r/w commands disabled in sandbox mode"));
-                    }
                     eval = true;
                 }
                 None | Some('\n' | ';' | '}' | '#') => break,
@@ -1087,7 +1096,16 @@ impl Parser<'_> {
         if recursive_c_escape(&rep) || recursive_c_escape(&pat) {
             return Err(self.err("recursive escaping after \\c not allowed"));
         }
-        let re = self.compile(&pat, icase, multi)?;
+        // GNU compiles the regex once the flags are read, the `;` or newline that ends
+        // them included: its errors are located after that character.
+        // In a file the newline read has counted its line, as the error locator for a
+        // newline just read (see [`Parser::unknown_command`]) has it.
+        let after = match self.peek() {
+            Some('\n') if self.in_file() => self.pos + 2,
+            Some(';' | '\n') => self.pos + 1,
+            _ => self.pos,
+        };
+        let re = self.compile_at(&pat, icase, multi, after)?;
         let mut show = std::mem::take(&mut self.re_show);
         show.extend_from_slice(&debug::replacement(&rep, self.posix));
         show.push(b'/');
@@ -1113,9 +1131,13 @@ impl Parser<'_> {
                 if let Repl::Group(g) = r
                     && *g > groups
                 {
-                    return Err(self.err(format!("invalid reference \\{g} on `s' command's RHS")));
+                    let msg = format!("invalid reference \\{g} on `s' command's RHS");
+                    return Err(self.err_at(after, msg));
                 }
             }
+        }
+        if eval && self.sandbox {
+            return Err(self.err_at(after, "e/r/w commands disabled in sandbox mode"));
         }
         self.end_of_cmd()?;
         // GNU finds this once the command is read (its `;` or newline included).
@@ -1188,9 +1210,15 @@ impl Parser<'_> {
         if from.len() != to.len() {
             return Err(self.err("strings for `y' command are different lengths"));
         }
+        // A character given twice: GNU's byte table keeps the last mapping (the C
+        // locale), its multibyte list finds the first.
         let mut map = HashMap::new();
         for (a, b) in from.iter().zip(to) {
-            map.entry(*a).or_insert(*b);
+            if self.c_locale {
+                map.insert(*a, *b);
+            } else {
+                map.entry(*a).or_insert(*b);
+            }
         }
         Ok((map, debug::translation(from, to, self.c_locale)))
     }
