@@ -38,7 +38,7 @@ pub struct Token {
     pub end: usize,
 }
 
-const KEYWORDS: &[&str] = &[
+pub const KEYWORDS: &[&str] = &[
     "BEGIN",
     "END",
     "BEGINFILE",
@@ -67,18 +67,151 @@ const KEYWORDS: &[&str] = &[
 ];
 
 pub const BUILTINS: &[&str] = &[
-    "length", "substr", "index", "split", "sub", "gsub", "gensub", "match", "sprintf", "sin",
-    "cos", "atan2", "exp", "log", "sqrt", "int", "rand", "srand", "tolower", "toupper", "system",
-    "close", "fflush", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor",
-    "lshift", "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit", "mkbool",
+    "length",
+    "substr",
+    "index",
+    "split",
+    "sub",
+    "gsub",
+    "gensub",
+    "match",
+    "sprintf",
+    "sin",
+    "cos",
+    "atan2",
+    "exp",
+    "log",
+    "sqrt",
+    "int",
+    "rand",
+    "srand",
+    "tolower",
+    "toupper",
+    "system",
+    "close",
+    "fflush",
+    "systime",
+    "strftime",
+    "mktime",
+    "asort",
+    "asorti",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+    "compl",
+    "strtonum",
+    "isarray",
+    "typeof",
+    "patsplit",
+    "mkbool",
+    "dcgettext",
+    "dcngettext",
+    "bindtextdomain",
 ];
 
 /// The builtins that are gawk extensions: inside a namespace other than `awk` their
 /// plain names are that namespace's own (`awk::gensub` still reaches the builtin).
-const GAWK_BUILTINS: &[&str] = &[
-    "gensub", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor", "lshift",
-    "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit", "mkbool",
+pub const GAWK_BUILTINS: &[&str] = &[
+    "gensub",
+    "systime",
+    "strftime",
+    "mktime",
+    "asort",
+    "asorti",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+    "compl",
+    "strtonum",
+    "isarray",
+    "typeof",
+    "patsplit",
+    "mkbool",
+    "dcgettext",
+    "dcngettext",
+    "bindtextdomain",
 ];
+
+/// Which awk the program is read as: gawk's own, or with its extensions off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compat {
+    #[default]
+    Gnu,
+    /// `--traditional` (`-c`): no gawk keywords or builtins, no hex constants.
+    Traditional,
+    /// `--posix` (`-P`): as traditional, and no `func`, `**` or `\x` escapes either.
+    Posix,
+}
+
+/// gawk's extension libraries forkbox's awk has built in (`@load "ordchr"`, `-l ordchr`),
+/// with the functions each one adds.
+pub const EXTENSIONS: &[(&str, &[&str])] =
+    &[("ordchr", &["ord", "chr"]), ("readfile", &["readfile"])];
+
+/// The functions of the extensions loaded so far in this thread's program.
+fn loaded_funcs() -> Vec<&'static str> {
+    LOADED.with(|l| {
+        l.borrow()
+            .iter()
+            .filter_map(|lib| EXTENSIONS.iter().find(|(n, _)| n == lib))
+            .flat_map(|(_, f)| f.iter().copied())
+            .collect()
+    })
+}
+
+/// Loads the extension `lib` for this thread's program: gawk's message when there is
+/// no such library.
+pub fn load_extension(lib: &str) -> Result<(), String> {
+    let name = lib.strip_suffix(".so").unwrap_or(lib);
+    match EXTENSIONS.iter().find(|(n, _)| *n == name) {
+        Some((n, _)) => {
+            LOADED.with(|l| l.borrow_mut().push(n));
+            Ok(())
+        }
+        None => Err(format!(
+            "cannot open shared library `{lib}' for reading: No such file or directory"
+        )),
+    }
+}
+
+/// Forgets the loaded extensions (a new program starts on this thread).
+pub fn clear_extensions() {
+    LOADED.with(|l| l.borrow_mut().clear());
+}
+
+thread_local! {
+    static LOADED: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
+    static COMPAT: std::cell::Cell<Compat> = const { std::cell::Cell::new(Compat::Gnu) };
+}
+
+/// Sets the dialect for this thread's awk.
+pub fn set_compat(c: Compat) {
+    COMPAT.with(|m| m.set(c));
+}
+
+/// The dialect this thread's awk reads and runs.
+pub fn compat() -> Compat {
+    COMPAT.with(std::cell::Cell::get)
+}
+
+/// gawk keywords that are plain names under `--traditional` and `--posix`.
+const GAWK_KEYWORDS: &[&str] = &["BEGINFILE", "ENDFILE", "switch", "case", "default"];
+
+/// Whether `word` is a keyword or builtin gawk's compatibility modes turn off.
+fn off_in_compat(word: &str) -> bool {
+    match compat() {
+        Compat::Gnu => false,
+        c => {
+            GAWK_KEYWORDS.contains(&word)
+                || GAWK_BUILTINS.contains(&word)
+                || (c == Compat::Posix && word == "func")
+        }
+    }
+}
 
 /// Names that may be neither a namespace nor the second part of a qualified name: the
 /// keywords and the standard builtins.
@@ -142,8 +275,14 @@ impl Namespaces<'_> {
     /// The token for a (possibly qualified) name, as gawk resolves it.
     fn resolve(&self, first: &str, second: Option<&str>) -> Result<Tok, String> {
         let Some(second) = second else {
+            if off_in_compat(first) {
+                return Ok(Tok::Name(first.to_string()));
+            }
             if let Some(k) = KEYWORDS.iter().find(|k| **k == first) {
                 return Ok(Tok::Kw(if *k == "func" { "function" } else { k }));
+            }
+            if loaded_funcs().contains(&first) {
+                return Ok(Tok::Builtin(first.to_string()));
             }
             let builtin = BUILTINS.contains(&first);
             if self.current == "awk" || (builtin && !GAWK_BUILTINS.contains(&first)) {
@@ -256,6 +395,34 @@ pub fn tokenize_warning(
                 }
                 continue;
             }
+            b'@' if src[i..].starts_with(b"@load")
+                && !src.get(i + 5).copied().is_some_and(is_ident) =>
+            {
+                let mut j = i + 5;
+                while j < src.len() && matches!(src[j], b' ' | b'\t') {
+                    j += 1;
+                }
+                if src.get(j) != Some(&b'"') {
+                    return Err(LexError {
+                        msg: "syntax error".into(),
+                        line,
+                        pos: j,
+                        ..LexError::default()
+                    });
+                }
+                let (lib, ni, nl) = string(src, j + 1, line, warnings)?;
+                if let Err(msg) = load_extension(&String::from_utf8_lossy(&lib)) {
+                    return Err(LexError {
+                        msg,
+                        line,
+                        plain: true,
+                        ..LexError::default()
+                    });
+                }
+                i = ni;
+                line = nl;
+                continue;
+            }
             b'@' if src[i..].starts_with(b"@namespace")
                 && !src.get(i + 10).copied().is_some_and(is_ident) =>
             {
@@ -332,7 +499,10 @@ pub fn tokenize_warning(
             // gawk's indirect call, `@name(args)`.
             i += 1;
             Tok::Op("@")
-        } else if let Some(op) = OPS.iter().find(|op| src[i..].starts_with(op.as_bytes())) {
+        } else if let Some(op) = OPS.iter().find(|op| {
+            src[i..].starts_with(op.as_bytes())
+                && !(op.starts_with("**") && compat() == Compat::Posix)
+        }) {
             i += op.len();
             match *op {
                 "**" => Tok::Op("^"),
@@ -432,8 +602,10 @@ fn regex_allowed(prev: Option<&Tok>) -> bool {
 
 fn number(src: &[u8], start: usize) -> (f64, usize) {
     let mut i = start;
-    // Hex constants, as gawk accepts in program text.
-    if src[i] == b'0'
+    // Hex constants, as gawk accepts in program text (not in its compatibility modes).
+    let gnu = compat() == Compat::Gnu;
+    if gnu
+        && src[i] == b'0'
         && matches!(src.get(i + 1), Some(b'x' | b'X'))
         && src.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
     {
@@ -471,7 +643,11 @@ fn number(src: &[u8], start: usize) -> (f64, usize) {
     }
     let text = std::str::from_utf8(&src[start..i]).unwrap_or("0");
     // gawk reads a leading 0 as octal in program text when every digit allows it.
-    if text.len() > 1 && text.starts_with('0') && text.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+    if gnu
+        && text.len() > 1
+        && text.starts_with('0')
+        && text.bytes().all(|b| (b'0'..=b'7').contains(&b))
+    {
         let v = text
             .bytes()
             .fold(0.0, |acc, d| acc * 8.0 + f64::from(d - b'0'));
@@ -559,6 +735,8 @@ pub fn escape(s: &[u8], mut i: usize, out: &mut Vec<u8>) -> (usize, Option<Strin
             }
             out.push((v & 0xff) as u8);
         }
+        // POSIX awk has no `\x`: the x stands for itself.
+        b'x' if compat() == Compat::Posix => out.push(b'x'),
         b'x' => {
             // At most two hex digits, as gawk 5.2 reads them.
             let mut v = 0u32;

@@ -305,6 +305,8 @@ struct Parser<'a> {
     section: &'static str,
     /// `--lint`: parse-time warnings go to the program's warnings.
     lint: bool,
+    /// Whether `--lint` warns of gawk extensions (not under `--lint=no-ext`).
+    lint_ext: bool,
     /// The line each global name is first used on.
     first_use: HashMap<usize, usize>,
 }
@@ -324,14 +326,27 @@ fn builtin_arity(name: &str) -> Option<(usize, usize)> {
         "typeof" | "close" | "mktime" => (1, 2),
         "rand" | "systime" => (0, 0),
         "strftime" => (0, 3),
-        "asort" | "asorti" => (1, 3),
+        "asort" | "asorti" | "dcgettext" => (1, 3),
+        "bindtextdomain" => (1, 2),
+        "dcngettext" => (3, 5),
+        "ord" | "chr" | "readfile" => (1, 1),
         _ => return None,
     })
 }
 
+/// Whether gawk folds `e` to a constant while parsing: constants and operators over them.
+fn folds(e: &Expr) -> bool {
+    match e {
+        Expr::Const(_) => true,
+        Expr::Concat(a, b) | Expr::Arith(_, a, b) => folds(a) && folds(b),
+        Expr::Neg(a) | Expr::Plus(a) => folds(a),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 pub fn parse(toks: &[Token]) -> PResult<Program> {
-    parse_lint(toks, false)
+    parse_lint_ext(toks, false, false)
 }
 
 /// Whether an expression statement computes a value and nothing else (`--lint`'s
@@ -358,9 +373,12 @@ fn no_effect(e: &Expr) -> bool {
 }
 
 /// Parses with `--lint`'s parse-time warnings (`lint`) or without.
-pub fn parse_lint(toks: &[Token], lint: bool) -> PResult<Program> {
+/// Parses with `--lint` on or off, and its warnings about gawk extensions on or off
+/// (`--lint=no-ext`).
+pub fn parse_lint_ext(toks: &[Token], lint: bool, lint_ext: bool) -> PResult<Program> {
     let mut p = Parser {
         lint,
+        lint_ext,
         toks,
         i: 0,
         prog: Program::default(),
@@ -416,6 +434,15 @@ pub fn parse_lint(toks: &[Token], lint: bool) -> PResult<Program> {
         }
         if !changed {
             break;
+        }
+    }
+    if lint {
+        // Line 0: a warning gawk gives without a location.
+        for f in &p.prog.funcs {
+            if f.defined && f.first_call_line == 0 {
+                let w = format!("function `{}' defined but never called directly", f.name);
+                p.prog.warnings.push((0, w));
+            }
         }
     }
     Ok(p.prog)
@@ -910,7 +937,9 @@ impl Parser<'_> {
                             (Tok::Num(n), Some(sign)) => CaseLabel::Value(Value::Num(sign * n)),
                             (Tok::Num(n), None) => CaseLabel::Value(Value::Num(n)),
                             (Tok::Str(s), None) => CaseLabel::Value(Value::str(s)),
-                            (Tok::Regex(r), None) => CaseLabel::Regex(self.regex(r)),
+                            (Tok::Regex(r) | Tok::TypedRegex(r), None) => {
+                                CaseLabel::Regex(self.regex(r))
+                            }
                             _ => {
                                 self.i -= 1;
                                 return Err(self.error());
@@ -1441,8 +1470,8 @@ impl Parser<'_> {
             };
             self.advance();
             let r = self.unary()?;
-            // gawk folds constant operands while parsing, so `1/0` fails before running.
-            if let (Expr::Const(Value::Num(_)), Expr::Const(Value::Num(d))) = (&l, &r)
+            // gawk checks a constant divisor while parsing, so `x / 0` fails before running.
+            if let Expr::Const(Value::Num(d)) = &r
                 && *d == 0.0
                 && op != Arith::Mul
             {
@@ -1649,8 +1678,12 @@ impl Parser<'_> {
                 Ok(Expr::Call(idx, args))
             }
             Tok::Builtin(name) => {
+                if self.lint_ext && super::lex::GAWK_BUILTINS.contains(&name.as_str()) {
+                    self.lint(&format!("`{name}' is a gawk extension"));
+                }
                 let name: &'static str = super::lex::BUILTINS
                     .iter()
+                    .chain(super::lex::EXTENSIONS.iter().flat_map(|(_, f)| f.iter()))
                     .find(|b| **b == name)
                     .copied()
                     .unwrap_or("length");
@@ -1665,6 +1698,22 @@ impl Parser<'_> {
                                 "{} is invalid as number of arguments for {name}",
                                 args.len()
                             ),
+                            line: t.line,
+                            pos: t.end,
+                            at_newline: false,
+                            plain: 0,
+                        });
+                    }
+                    // The target of sub and gsub must be assignable; a constant (one gawk
+                    // folds) is let through, any other expression refused.
+                    if matches!(name, "sub" | "gsub")
+                        && let Some(target) = args.get(2)
+                        && !matches!(target, Expr::Lv(_))
+                        && !folds(target)
+                    {
+                        let t = &self.toks[self.i - 1];
+                        return Err(ParseError {
+                            msg: format!("{name} third parameter is not a changeable object"),
                             line: t.line,
                             pos: t.end,
                             at_newline: false,
