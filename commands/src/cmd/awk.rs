@@ -585,7 +585,13 @@ async fn run(ctx: &Context, args: Vec<String>, name: &'static str) -> CmdResult 
         };
         segments.push(source::Segment::new(name, body));
     }
-    let segments = match source::expand(ctx, segments).await {
+    // POSIX awk has no `@include`: the lexer refuses it where it stands.
+    let segments = if cli.compat == lex::Compat::Posix {
+        Ok(segments)
+    } else {
+        source::expand(ctx, segments).await
+    };
+    let segments = match segments {
         Ok(s) => s,
         Err(m) => {
             ctx.err(m).await;

@@ -1822,6 +1822,11 @@ impl Interp {
                 match self.func_index(&name) {
                     Some(fi) => self.call(fi, args)?,
                     None => match std::str::from_utf8(&name) {
+                        Ok(b @ ("sub" | "gsub")) if args.len() != 2 => {
+                            return Err(Fail::Fatal(format!(
+                                "{b}: can be called indirectly only with two arguments"
+                            )));
+                        }
                         Ok(b) if super::lex::BUILTINS.contains(&b) => self.builtin(b, args)?,
                         _ => {
                             return Err(Fail::Fatal(format!(
@@ -2231,7 +2236,8 @@ impl Interp {
     }
     pub fn do_fflush(&mut self, name: Option<&[u8]>) -> R<f64> {
         match name {
-            None => {
+            // `fflush("")` flushes everything, as `fflush()` does.
+            None | Some(b"") => {
                 self.flush_all()?;
                 Ok(0.0)
             }

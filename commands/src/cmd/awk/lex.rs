@@ -395,6 +395,30 @@ pub fn tokenize_warning(
                 }
                 continue;
             }
+            // POSIX awk has no `@` directives or indirect calls.
+            b'@' if compat() == Compat::Posix => {
+                return Err(LexError {
+                    msg: "syntax error".into(),
+                    line,
+                    pos: i + 1,
+                    ..LexError::default()
+                });
+            }
+            // `@include` with no file name (one with a name was spliced in before).
+            b'@' if src[i..].starts_with(b"@include")
+                && !src.get(i + 8).copied().is_some_and(is_ident) =>
+            {
+                let mut j = i + 8;
+                while j < src.len() && matches!(src[j], b' ' | b'\t') {
+                    j += 1;
+                }
+                return Err(LexError {
+                    msg: "syntax error".into(),
+                    line,
+                    pos: j,
+                    ..LexError::default()
+                });
+            }
             b'@' if src[i..].starts_with(b"@load")
                 && !src.get(i + 5).copied().is_some_and(is_ident) =>
             {

@@ -1143,6 +1143,20 @@ impl Parser<'_> {
         }
     }
 
+    /// gawk's warning for a regexp constant passed to a function (it is `$0 ~ re`).
+    fn warn_regex_args(&mut self, args: &[Expr]) {
+        for (pos, a) in args.iter().enumerate() {
+            if matches!(a, Expr::Regex(_)) {
+                let line = self.toks[self.i.saturating_sub(1)].line;
+                let w = format!(
+                    "regexp constant for parameter #{} yields boolean value",
+                    pos + 1
+                );
+                self.prog.warnings.push((line, w));
+            }
+        }
+    }
+
     /// A `--lint` warning, given with the line of the token just read.
     fn lint(&mut self, msg: &str) {
         if self.lint {
@@ -1620,7 +1634,9 @@ impl Parser<'_> {
                 Tok::FuncName(n) => {
                     let v = self.var(&n);
                     self.expect_op("(")?;
-                    Ok(Expr::Indirect(v, self.call_args()?))
+                    let args = self.call_args()?;
+                    self.warn_regex_args(&args);
+                    Ok(Expr::Indirect(v, args))
                 }
                 _ => {
                     self.i -= 1;
@@ -1658,16 +1674,7 @@ impl Parser<'_> {
                 }
                 self.expect_op("(")?;
                 let args = self.call_args()?;
-                for (pos, a) in args.iter().enumerate() {
-                    if matches!(a, Expr::Regex(_)) {
-                        let line = self.toks[self.i.saturating_sub(1)].line;
-                        let w = format!(
-                            "regexp constant for parameter #{} yields boolean value",
-                            pos + 1
-                        );
-                        self.prog.warnings.push((line, w));
-                    }
-                }
+                self.warn_regex_args(&args);
                 if let Some(caller) = self.cur_func {
                     for (pos, a) in args.iter().enumerate() {
                         if let Expr::Lv(LValue::Var(Var::Local(l))) = a {
