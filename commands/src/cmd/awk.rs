@@ -758,13 +758,19 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
             return Ok(1);
         }
     };
-    for (line, w) in &prog.warnings {
+    for (line, w, lint) in &prog.warnings {
+        // Under --lint=fatal the first lint warning ends the run.
+        let fatal = *lint && cli.lint == Lint::Fatal;
+        let kind = if fatal { "fatal" } else { "warning" };
         if *line == 0 {
-            err(format!("awk: warning: {w}\n"));
-            continue;
+            err(format!("awk: {kind}: {w}\n"));
+        } else {
+            let (name, l) = locate(&table, *line);
+            err(format!("awk: {name}:{l}: {kind}: {w}\n"));
         }
-        let (name, l) = locate(&table, *line);
-        err(format!("awk: {name}:{l}: warning: {w}\n"));
+        if fatal {
+            return Ok(2);
+        }
     }
     if cli.gen_pot {
         let pot = gen_pot(&toks);

@@ -1891,8 +1891,10 @@ impl Interp {
         let mut from = Vec::new();
         for (i, a) in args.iter().enumerate() {
             frame[i] = match a {
+                // (NF, NR and FNR keep their values outside their cells.)
                 Expr::Lv(LValue::Var(v))
                     if matches!(self.var_cell(*v), Cell::Uninit)
+                        && !matches!(v, Var::Global(g) if *g < SPECIALS.len())
                         && !f.array_params.get(i).copied().unwrap_or(false) =>
                 {
                     Cell::Uninit

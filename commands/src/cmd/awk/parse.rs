@@ -264,8 +264,9 @@ pub struct Program {
     pub regex_lines: Vec<usize>,
     /// Whether any rule reads input (else, with only BEGIN, input is not read).
     pub has_main: bool,
-    /// Parse-time warnings: (line, text).
-    pub warnings: Vec<(usize, String)>,
+    /// Parse-time warnings: (line, text, whether it is a `--lint` one, which
+    /// `--lint=fatal` makes fatal). Line 0: a warning gawk gives without a location.
+    pub warnings: Vec<(usize, String, bool)>,
 }
 
 /// A syntax error: message and the token it was found at.
@@ -441,7 +442,7 @@ pub fn parse_lint_ext(toks: &[Token], lint: bool, lint_ext: bool) -> PResult<Pro
         for f in &p.prog.funcs {
             if f.defined && f.first_call_line == 0 {
                 let w = format!("function `{}' defined but never called directly", f.name);
-                p.prog.warnings.push((0, w));
+                p.prog.warnings.push((0, w, true));
             }
         }
     }
@@ -1152,7 +1153,7 @@ impl Parser<'_> {
                     "regexp constant for parameter #{} yields boolean value",
                     pos + 1
                 );
-                self.prog.warnings.push((line, w));
+                self.prog.warnings.push((line, w, false));
             }
         }
     }
@@ -1165,7 +1166,7 @@ impl Parser<'_> {
                 .get(self.i.saturating_sub(1))
                 .or(self.toks.last())
                 .map_or(1, |t| t.line);
-            self.prog.warnings.push((line, msg.to_string()));
+            self.prog.warnings.push((line, msg.to_string(), true));
         }
     }
 
