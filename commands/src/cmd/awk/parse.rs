@@ -713,7 +713,11 @@ impl Parser<'_> {
             }
         };
         let idx = self.func(&name);
-        if self.prog.funcs[idx].defined {
+        // gawk's own variables are taken names too.
+        if self.prog.funcs[idx].defined
+            || SPECIAL_SCALARS.contains(&name.as_str())
+            || SPECIAL_ARRAYS.contains(&name.as_str())
+        {
             return Err(self.plain_error(format!("function name `{name}' previously defined"), 1));
         }
         self.expect_op("(")?;
