@@ -463,7 +463,7 @@ impl Interp {
     /// `-v name=value` and `name=value` operands: escapes processed, value a strnum.
     fn assign_cmdline(&mut self, name: &str, val: &str) -> R<()> {
         let name = name.strip_prefix("awk::").unwrap_or(name);
-        if super::lex::KEYWORDS.contains(&name) || super::lex::BUILTINS.contains(&name) {
+        if super::lex::KEYWORDS.contains(&name) || super::lex::is_builtin(name) {
             return Err(Fail::Fatal(format!(
                 "cannot use gawk builtin `{name}' as variable name"
             )));
@@ -1827,7 +1827,7 @@ impl Interp {
                                 "{b}: can be called indirectly only with two arguments"
                             )));
                         }
-                        Ok(b) if super::lex::BUILTINS.contains(&b) => self.builtin(b, args)?,
+                        Ok(b) if super::lex::is_builtin(b) => self.builtin(b, args)?,
                         _ => {
                             return Err(Fail::Fatal(format!(
                                 "`{}' is not a function, so it cannot be called indirectly",

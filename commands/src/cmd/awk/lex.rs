@@ -66,49 +66,11 @@ pub const KEYWORDS: &[&str] = &[
     "default",
 ];
 
+/// The standard (POSIX) builtin functions.
 pub const BUILTINS: &[&str] = &[
-    "length",
-    "substr",
-    "index",
-    "split",
-    "sub",
-    "gsub",
-    "gensub",
-    "match",
-    "sprintf",
-    "sin",
-    "cos",
-    "atan2",
-    "exp",
-    "log",
-    "sqrt",
-    "int",
-    "rand",
-    "srand",
-    "tolower",
-    "toupper",
-    "system",
-    "close",
+    "length", "substr", "index", "split", "sub", "gsub", "match", "sprintf", "sin", "cos", "atan2",
+    "exp", "log", "sqrt", "int", "rand", "srand", "tolower", "toupper", "system", "close",
     "fflush",
-    "systime",
-    "strftime",
-    "mktime",
-    "asort",
-    "asorti",
-    "and",
-    "or",
-    "xor",
-    "lshift",
-    "rshift",
-    "compl",
-    "strtonum",
-    "isarray",
-    "typeof",
-    "patsplit",
-    "mkbool",
-    "dcgettext",
-    "dcngettext",
-    "bindtextdomain",
 ];
 
 /// The builtins that are gawk extensions: inside a namespace other than `awk` their
@@ -135,6 +97,21 @@ pub const GAWK_BUILTINS: &[&str] = &[
     "dcngettext",
     "bindtextdomain",
 ];
+
+/// Whether `w` names a builtin function, standard or gawk's.
+pub fn is_builtin(w: &str) -> bool {
+    BUILTINS.contains(&w) || GAWK_BUILTINS.contains(&w)
+}
+
+/// The builtin (or built-in extension) function `w` names, as a static name.
+pub fn builtin_name(w: &str) -> Option<&'static str> {
+    BUILTINS
+        .iter()
+        .chain(GAWK_BUILTINS)
+        .chain(EXTENSIONS.iter().flat_map(|(_, f)| f.iter()))
+        .find(|b| **b == w)
+        .copied()
+}
 
 /// Which awk the program is read as: gawk's own, or with its extensions off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -216,7 +193,7 @@ fn off_in_compat(word: &str) -> bool {
 /// Names that may be neither a namespace nor the second part of a qualified name: the
 /// keywords and the standard builtins.
 fn reserved(word: &str) -> bool {
-    KEYWORDS.contains(&word) || (BUILTINS.contains(&word) && !GAWK_BUILTINS.contains(&word))
+    KEYWORDS.contains(&word) || BUILTINS.contains(&word)
 }
 
 fn is_ident_start(b: u8) -> bool {
@@ -284,7 +261,7 @@ impl Namespaces<'_> {
             if loaded_funcs().contains(&first) {
                 return Ok(Tok::Builtin(first.to_string()));
             }
-            let builtin = BUILTINS.contains(&first);
+            let builtin = is_builtin(first);
             if self.current == "awk" || (builtin && !GAWK_BUILTINS.contains(&first)) {
                 return Ok(if builtin {
                     Tok::Builtin(first.to_string())
@@ -310,11 +287,29 @@ impl Namespaces<'_> {
         }
         Ok(if first != "awk" {
             Tok::Name(format!("{first}::{second}"))
-        } else if BUILTINS.contains(&second) {
+        } else if is_builtin(second) {
             Tok::Builtin(second.to_string())
         } else {
             Tok::Name(second.to_string())
         })
+    }
+}
+
+/// The offset of the first byte at or after `j` that is no blank.
+fn skip_blanks(src: &[u8], mut j: usize) -> usize {
+    while j < src.len() && matches!(src[j], b' ' | b'\t') {
+        j += 1;
+    }
+    j
+}
+
+/// A syntax error with its caret under the byte at `pos`.
+fn syntax_at(line: usize, pos: usize) -> LexError {
+    LexError {
+        msg: "syntax error".into(),
+        line,
+        pos,
+        ..LexError::default()
     }
 }
 
@@ -396,43 +391,19 @@ pub fn tokenize_warning(
                 continue;
             }
             // POSIX awk has no `@` directives or indirect calls.
-            b'@' if compat() == Compat::Posix => {
-                return Err(LexError {
-                    msg: "syntax error".into(),
-                    line,
-                    pos: i + 1,
-                    ..LexError::default()
-                });
-            }
+            b'@' if compat() == Compat::Posix => return Err(syntax_at(line, i + 1)),
             // `@include` with no file name (one with a name was spliced in before).
             b'@' if src[i..].starts_with(b"@include")
                 && !src.get(i + 8).copied().is_some_and(is_ident) =>
             {
-                let mut j = i + 8;
-                while j < src.len() && matches!(src[j], b' ' | b'\t') {
-                    j += 1;
-                }
-                return Err(LexError {
-                    msg: "syntax error".into(),
-                    line,
-                    pos: j,
-                    ..LexError::default()
-                });
+                return Err(syntax_at(line, skip_blanks(src, i + 8)));
             }
             b'@' if src[i..].starts_with(b"@load")
                 && !src.get(i + 5).copied().is_some_and(is_ident) =>
             {
-                let mut j = i + 5;
-                while j < src.len() && matches!(src[j], b' ' | b'\t') {
-                    j += 1;
-                }
+                let j = skip_blanks(src, i + 5);
                 if src.get(j) != Some(&b'"') {
-                    return Err(LexError {
-                        msg: "syntax error".into(),
-                        line,
-                        pos: j,
-                        ..LexError::default()
-                    });
+                    return Err(syntax_at(line, j));
                 }
                 let (lib, ni, nl) = string(src, j + 1, line, warnings)?;
                 if let Err(msg) = load_extension(&String::from_utf8_lossy(&lib)) {

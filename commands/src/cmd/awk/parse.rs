@@ -1693,12 +1693,7 @@ impl Parser<'_> {
                 if self.lint_ext && super::lex::GAWK_BUILTINS.contains(&name.as_str()) {
                     self.lint(&format!("`{name}' is a gawk extension"));
                 }
-                let name: &'static str = super::lex::BUILTINS
-                    .iter()
-                    .chain(super::lex::EXTENSIONS.iter().flat_map(|(_, f)| f.iter()))
-                    .find(|b| **b == name)
-                    .copied()
-                    .unwrap_or("length");
+                let name: &'static str = super::lex::builtin_name(&name).unwrap_or("length");
                 if self.eat_op("(") {
                     let args = self.call_args()?;
                     if let Some((lo, hi)) = builtin_arity(name)

@@ -310,6 +310,11 @@ impl Interp {
                 let path = self.ctx.path(&sname);
                 match self.rt.block_on(self.ctx.fs.open_write(&path, mode)) {
                     Ok(h) => Dest::File(h),
+                    // Under PROCINFO["NONFATAL"] the output goes nowhere and ERRNO says why.
+                    Err(e) if self.nonfatal(name) => {
+                        self.set_errno(&e.to_string());
+                        return Ok(());
+                    }
                     Err(e) => {
                         return Err(Fail::Fatal(format!("cannot redirect to `{sname}': {e}")));
                     }
@@ -689,5 +694,22 @@ impl Interp {
                 Cell::Val(Value::Num(f64::from(code))),
             );
         }
+    }
+}
+
+impl Interp {
+    /// Whether output errors for `name` are not fatal: `PROCINFO["NONFATAL"]` or
+    /// `PROCINFO[name, "NONFATAL"]` is true.
+    fn nonfatal(&self, name: &[u8]) -> bool {
+        let Cell::Arr(p) = &self.globals[V_PROCINFO] else {
+            return false;
+        };
+        let p = p.borrow();
+        let mut per_name = name.to_vec();
+        per_name.extend_from_slice(&self.subsep);
+        per_name.extend_from_slice(b"NONFATAL");
+        [&b"NONFATAL"[..], &per_name]
+            .iter()
+            .any(|k| matches!(p.get(*k), Some(Cell::Val(v)) if v.truthy()))
     }
 }
