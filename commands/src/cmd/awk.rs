@@ -162,7 +162,7 @@ struct Cli {
 }
 
 enum CliResult {
-    Run(Cli),
+    Run(Box<Cli>),
     /// Print this to stdout, status 0.
     Out(String),
     /// Print this to stderr, with the status.
@@ -380,7 +380,7 @@ fn parse_cli(args: &[String]) -> CliResult {
         );
         cli.sources.insert(n, Source::Text(text));
     }
-    CliResult::Run(cli)
+    CliResult::Run(Box::new(cli))
 }
 
 /// What parsing goes on with after one option.
@@ -506,7 +506,8 @@ fn option(cli: &mut Cli, c: char, value: Option<String>) -> Step {
 
 async fn run(ctx: &Context, args: Vec<String>, name: &'static str) -> CmdResult {
     let cli = match parse_cli(&args) {
-        CliResult::Run(mut c) => {
+        CliResult::Run(c) => {
+            let mut c = *c;
             c.name = name;
             for w in std::mem::take(&mut c.warnings) {
                 ctx.err(w).await;

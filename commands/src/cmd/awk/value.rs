@@ -627,7 +627,7 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
         let conv = match conv {
             b'o' | b'u' | b'x' | b'X' => {
                 let n = arg.to_num().trunc();
-                if n >= 18_446_744_073_709_551_616.0 || n < -9_223_372_036_854_775_808.0 {
+                if !(-9_223_372_036_854_775_808.0..18_446_744_073_709_551_616.0).contains(&n) {
                     b'g'
                 } else {
                     conv
