@@ -709,10 +709,11 @@ impl Interp {
                 let n = entries.len();
                 let mut out = Array::default();
                 for (i, (k, v)) in entries.into_iter().enumerate() {
+                    // asorti's values are the indices, as strings (gawk's typeof says so).
                     let v = if name == "asort" {
                         v
                     } else {
-                        Cell::Val(Value::StrNum(k))
+                        Cell::Val(Value::Str(k))
                     };
                     out.insert(key_num((i + 1) as f64), v);
                 }
