@@ -170,7 +170,7 @@ enum CliResult {
 }
 
 /// Whether an option takes a value.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Takes {
     Nothing,
     /// In the same word, or the next one.
@@ -1040,5 +1040,27 @@ mod tests {
             parse_cli(&["-z".to_string()]),
             CliResult::Err(_, 1)
         ));
+    }
+
+    #[test]
+    fn long_options_abbreviate_and_w_names_them() {
+        let cli = |a: &[&str]| parse_cli(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        // A unique prefix names its option; an ambiguous one is refused with the usage.
+        assert_eq!(long_option("vers").map(|(c, _)| c), Some('V'));
+        assert_eq!(long_option("no"), None);
+        assert!(matches!(cli(&["--no", "BEGIN{}"]), CliResult::Err(_, 1)));
+        // `-W name=value` is `--name=value`; an unknown name is a warning only.
+        let CliResult::Run(c) = cli(&["-W", "source=BEGIN{}", "-Wfrob", "-vx=1"]) else {
+            panic!("not parsed")
+        };
+        assert!(matches!(c.sources.as_slice(), [Source::Text(t)] if t == "BEGIN{}"));
+        assert_eq!(c.warnings.len(), 1);
+        assert_eq!(c.assigns, vec![("x".to_string(), "1".to_string())]);
+        // `-E file` ends the options: what follows is an operand.
+        let CliResult::Run(c) = cli(&["-E", "p.awk", "-v", "y=2"]) else {
+            panic!("not parsed")
+        };
+        assert!(c.exec);
+        assert_eq!(c.operands, vec!["-v".to_string(), "y=2".to_string()]);
     }
 }
