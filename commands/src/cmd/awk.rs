@@ -142,6 +142,20 @@ struct Cli {
     non_decimal: bool,
     /// `-L`/`--lint`.
     lint: Lint,
+    /// `--lint=no-ext`: no warnings about gawk extensions.
+    lint_no_ext: bool,
+    /// `-E`: the program file ends the options and operands are never assignments.
+    exec: bool,
+    /// `-c`/`-P`: gawk's extensions off.
+    compat: lex::Compat,
+    /// `-l lib`: extensions loaded before the program.
+    loads: Vec<String>,
+    /// `-g`: list the translatable strings instead of running.
+    gen_pot: bool,
+    /// `-d[file]`: where to dump the global variables at exit.
+    dump: Option<String>,
+    /// Warnings the options gave (`-W` with an unknown name, `-M`), printed before running.
+    warnings: Vec<String>,
     /// The whole command line, for `PROCINFO["argv"]`.
     raw: Vec<String>,
     /// The name it runs under (`awk`, `gawk`): `ARGV[0]`.
@@ -149,53 +163,124 @@ struct Cli {
 }
 
 enum CliResult {
-    Run(Cli),
+    Run(Box<Cli>),
     /// Print this to stdout, status 0.
     Out(String),
     /// Print this to stderr, with the status.
     Err(String, Status),
 }
 
-fn parse_cli(args: &[String]) -> CliResult {
-    parse_cli_into(
-        args,
-        Cli {
-            sources: Vec::new(),
-            fs: None,
-            assigns: Vec::new(),
-            operands: Vec::new(),
-            includes: Vec::new(),
-            sandbox: false,
-            non_decimal: false,
-            lint: Lint::Off,
-            raw: args.to_vec(),
-            name: "awk",
-        },
-    )
+/// Whether an option takes a value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Takes {
+    Nothing,
+    /// In the same word, or the next one.
+    Value,
+    /// Only in the same word (`-dfile`, `--lint=fatal`).
+    Optional,
 }
 
-/// Parses `args` into `cli`, which holds what options before them gave (a cluster of
-/// flags `-bc` is split and parsed on).
-fn parse_cli_into(args: &[String], mut cli: Cli) -> CliResult {
-    let mut i = 0;
-    // A bad `-v`: (message, status) as gawk gives them.
-    let assign = |v: &str, assigns: &mut Vec<(String, String)>| -> Option<(String, i32)> {
-        match v.split_once('=') {
-            Some((k, val)) if lex::legal_name(k.as_bytes()) => {
-                assigns.push((k.to_string(), val.to_string()));
-                None
-            }
-            Some((k, _)) if !k.is_empty() => Some((
-                format!("awk: fatal: `{k}' is not a legal variable name\n"),
-                2,
-            )),
-            _ => Some((
-                format!("awk: `{v}' argument to `-v' not in `var=value' form\n\n{USAGE}"),
-                1,
-            )),
-        }
+/// gawk's long options and the short letter each stands for. A long option may be
+/// abbreviated to any prefix that names only one of them (getopt_long).
+const LONG_OPTIONS: &[(&str, char, Takes)] = &[
+    ("assign", 'v', Takes::Value),
+    ("bignum", 'M', Takes::Nothing),
+    ("characters-as-bytes", 'b', Takes::Nothing),
+    ("copyright", 'C', Takes::Nothing),
+    ("debug", 'D', Takes::Optional),
+    ("dump-variables", 'd', Takes::Optional),
+    ("exec", 'E', Takes::Value),
+    ("field-separator", 'F', Takes::Value),
+    ("file", 'f', Takes::Value),
+    ("gen-pot", 'g', Takes::Nothing),
+    ("help", 'h', Takes::Nothing),
+    ("include", 'i', Takes::Value),
+    ("lint", 'L', Takes::Optional),
+    ("lint-old", 't', Takes::Nothing),
+    ("load", 'l', Takes::Value),
+    ("no-optimize", 's', Takes::Nothing),
+    ("non-decimal-data", 'n', Takes::Nothing),
+    ("nostalgia", 'Z', Takes::Nothing),
+    ("optimize", 'O', Takes::Nothing),
+    ("posix", 'P', Takes::Nothing),
+    ("pretty-print", 'o', Takes::Optional),
+    ("profile", 'p', Takes::Optional),
+    ("re-interval", 'r', Takes::Nothing),
+    ("sandbox", 'S', Takes::Nothing),
+    ("source", 'e', Takes::Value),
+    ("trace", 'I', Takes::Nothing),
+    ("traditional", 'c', Takes::Nothing),
+    ("usage", 'h', Takes::Nothing),
+    ("use-lc-numeric", 'N', Takes::Nothing),
+    ("version", 'V', Takes::Nothing),
+];
+
+/// What a short option letter takes, or `None` for a letter gawk does not know.
+fn short_option(c: char) -> Option<Takes> {
+    if c == 'W' {
+        return Some(Takes::Value);
+    }
+    if c == 'Z' {
+        return None;
+    }
+    LONG_OPTIONS
+        .iter()
+        .find(|(_, s, _)| *s == c)
+        .map(|&(_, _, t)| t)
+}
+
+/// The long option `name` names, exactly or as the only one it is a prefix of.
+fn long_option(name: &str) -> Option<(char, Takes)> {
+    if let Some(&(_, c, t)) = LONG_OPTIONS.iter().find(|(n, _, _)| *n == name) {
+        return Some((c, t));
+    }
+    let mut found = LONG_OPTIONS
+        .iter()
+        .filter(|(n, _, _)| !name.is_empty() && n.starts_with(name));
+    match (found.next(), found.next()) {
+        (Some(&(_, c, t)), None) => Some((c, t)),
+        _ => None,
+    }
+}
+
+/// gawk's copyright notice (`-C`, and after the version line of `--version`).
+const COPYRIGHT: &str = "Copyright (C) 1989, 1991-2022 Free Software Foundation.\n\
+\n\
+This program is free software; you can redistribute it and/or modify\n\
+it under the terms of the GNU General Public License as published by\n\
+the Free Software Foundation; either version 3 of the License, or\n\
+(at your option) any later version.\n\
+\n\
+This program is distributed in the hope that it will be useful,\n\
+but WITHOUT ANY WARRANTY; without even the implied warranty of\n\
+MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the\n\
+GNU General Public License for more details.\n\
+\n\
+You should have received a copy of the GNU General Public License\n\
+along with this program. If not, see http://www.gnu.org/licenses/.\n";
+
+fn parse_cli(args: &[String]) -> CliResult {
+    let mut cli = Cli {
+        sources: Vec::new(),
+        fs: None,
+        assigns: Vec::new(),
+        operands: Vec::new(),
+        includes: Vec::new(),
+        sandbox: false,
+        non_decimal: false,
+        lint: Lint::Off,
+        lint_no_ext: false,
+        exec: false,
+        compat: lex::Compat::Gnu,
+        gen_pot: false,
+        loads: Vec::new(),
+        dump: None,
+        warnings: Vec::new(),
+        raw: args.to_vec(),
+        name: "awk",
     };
-    while i < args.len() {
+    let mut i = 0;
+    'words: while i < args.len() {
         let a = &args[i];
         if a == "--" {
             i += 1;
@@ -204,111 +289,78 @@ fn parse_cli_into(args: &[String], mut cli: Cli) -> CliResult {
         if !a.starts_with('-') || a == "-" {
             break;
         }
-        // The value of an option: the rest of this word, or the next word.
-        let (opt, inline): (&str, Option<&str>) = if let Some(long) = a.strip_prefix("--") {
-            match long.split_once('=') {
-                Some((k, v)) => (k, Some(v)),
+        // Each option in this word: (letter, value in the word, whether the next word
+        // may give the value).
+        let mut opts: Vec<(char, Option<String>, Takes)> = Vec::new();
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((k, v)) => (k, Some(v.to_string())),
                 None => (long, None),
+            };
+            match long_option(name) {
+                Some((c, t)) => opts.push((c, inline, t)),
+                // gawk prints its usage alone for an unknown or ambiguous option.
+                None => return CliResult::Err(USAGE.to_string(), 1),
             }
         } else {
-            let end = 1 + a[1..].chars().next().map_or(0, char::len_utf8);
-            let o = &a[1..end];
-            let rest = &a[end..];
-            (o, if rest.is_empty() { None } else { Some(rest) })
-        };
-        let takes_value = matches!(
-            opt,
-            "F" | "v"
-                | "f"
-                | "e"
-                | "i"
-                | "field-separator"
-                | "assign"
-                | "file"
-                | "source"
-                | "include"
-        );
-        let value = if takes_value {
-            match inline {
-                Some(v) => Some(v.to_string()),
-                None => {
+            let body = &a[1..];
+            for (at, c) in body.char_indices() {
+                let Some(t) = short_option(c) else {
+                    return CliResult::Err(USAGE.to_string(), 1);
+                };
+                if t == Takes::Nothing {
+                    opts.push((c, None, t));
+                    continue;
+                }
+                let rest = &body[at + c.len_utf8()..];
+                opts.push((c, (!rest.is_empty()).then(|| rest.to_string()), t));
+                break;
+            }
+        }
+        for (mut c, mut value, mut takes) in opts {
+            if c == 'W' {
+                // `-W name[=value]` is `--name[=value]`.
+                let Some(w) = value.take().or_else(|| {
                     i += 1;
-                    match args.get(i) {
-                        Some(v) => Some(v.clone()),
-                        None => {
-                            return CliResult::Err(
-                                format!("awk: option requires an argument -- {opt}\n{USAGE}"),
-                                1,
-                            );
-                        }
+                    args.get(i).cloned()
+                }) else {
+                    return CliResult::Err(
+                        format!("awk: option requires an argument -- W\n{USAGE}"),
+                        1,
+                    );
+                };
+                let (name, inline) = match w.split_once('=') {
+                    Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                    None => (w.clone(), None),
+                };
+                match long_option(&name) {
+                    Some((lc, t)) => (c, value, takes) = (lc, inline, t),
+                    None => {
+                        cli.warnings
+                            .push(format!("awk: option `-W {w}' unrecognized, ignored\n"));
+                        continue;
                     }
                 }
             }
-        } else {
-            None
-        };
-        match (opt, value) {
-            ("F" | "field-separator", Some(v)) => cli.fs = Some((cli.assigns.len(), v)),
-            ("v" | "assign", Some(v)) => {
-                if let Some((e, st)) = assign(&v, &mut cli.assigns) {
-                    return CliResult::Err(e, st);
+            if takes == Takes::Value && value.is_none() {
+                i += 1;
+                match args.get(i) {
+                    Some(v) => value = Some(v.clone()),
+                    None => {
+                        return CliResult::Err(
+                            format!("awk: option requires an argument -- {c}\n{USAGE}"),
+                            1,
+                        );
+                    }
                 }
             }
-            ("f" | "file", Some(v)) => cli.sources.push(Source::File(v)),
-            ("e" | "source", Some(v)) => cli.sources.push(Source::Text(v)),
-            ("i" | "include", Some(v)) => cli.includes.push(v),
-            ("h" | "help" | "usage", _) => return CliResult::Out(USAGE.to_string()),
-            ("V" | "version", _) => {
-                return CliResult::Out("GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n".to_string());
-            }
-            // `-L`'s optional value is the rest of its word; `invalid` keeps only the
-            // checks of invalid constructs, none of which are runtime ones here.
-            ("L" | "lint", _) => {
-                cli.lint = match inline {
-                    Some("fatal") => Lint::Fatal,
-                    Some("invalid") => Lint::Off,
-                    _ => Lint::Warn,
-                };
-            }
-            ("t" | "lint-old", _) => {}
-            // Accepted and ignored: options that change nothing here.
-            (
-                "b"
-                | "c"
-                | "P"
-                | "r"
-                | "s"
-                | "O"
-                | "N"
-                | "n"
-                | "posix"
-                | "traditional"
-                | "re-interval"
-                | "characters-as-bytes"
-                | "optimize"
-                | "no-optimize"
-                | "use-lc-numeric"
-                | "non-decimal-data"
-                | "sandbox"
-                | "S",
-                _,
-            ) => {
-                match opt {
-                    "n" | "non-decimal-data" => cli.non_decimal = true,
-                    "S" | "sandbox" => cli.sandbox = true,
-                    _ => {}
+            match option(&mut cli, c, value) {
+                Step::Go => {}
+                Step::EndOptions => {
+                    i += 1;
+                    break 'words;
                 }
-                if !a.starts_with("--") && a.len() > 2 && a.is_char_boundary(2) {
-                    // Clustered flags: treat the rest as more flags.
-                    let mut more = vec![format!("-{}", &a[2..])];
-                    more.extend_from_slice(&args[i + 1..]);
-                    return parse_cli_into(&more, cli);
-                }
-            }
-            _ => {
-                // gawk prints its usage alone for an unknown option.
-                let _ = opt;
-                return CliResult::Err(USAGE.to_string(), 1);
+                Step::Stop(r) => return r,
             }
         }
         i += 1;
@@ -329,13 +381,138 @@ fn parse_cli_into(args: &[String], mut cli: Cli) -> CliResult {
         );
         cli.sources.insert(n, Source::Text(text));
     }
-    CliResult::Run(cli)
+    CliResult::Run(Box::new(cli))
+}
+
+/// What parsing goes on with after one option.
+enum Step {
+    Go,
+    /// `-E file`: what follows are operands.
+    EndOptions,
+    Stop(CliResult),
+}
+
+/// Applies one option (by its short letter) with its value.
+fn option(cli: &mut Cli, c: char, value: Option<String>) -> Step {
+    let v = value.unwrap_or_default();
+    match c {
+        'F' => cli.fs = Some((cli.assigns.len(), v)),
+        'v' => match v.split_once('=') {
+            Some((k, val)) if lex::legal_name(k.as_bytes()) => {
+                cli.assigns.push((k.to_string(), val.to_string()));
+            }
+            Some((k, _)) if !k.is_empty() => {
+                return Step::Stop(CliResult::Err(
+                    format!("awk: fatal: `{k}' is not a legal variable name\n"),
+                    2,
+                ));
+            }
+            _ => {
+                return Step::Stop(CliResult::Err(
+                    format!("awk: `{v}' argument to `-v' not in `var=value' form\n\n{USAGE}"),
+                    1,
+                ));
+            }
+        },
+        'f' => cli.sources.push(Source::File(v)),
+        'E' => {
+            cli.sources.push(Source::File(v));
+            cli.exec = true;
+            return Step::EndOptions;
+        }
+        'e' => cli.sources.push(Source::Text(v)),
+        'i' => cli.includes.push(v),
+        'h' => return Step::Stop(CliResult::Out(USAGE.to_string())),
+        'V' => {
+            return Step::Stop(CliResult::Out(format!(
+                "GNU Awk 5.2.1, API 3.2 (forkbox native awk)\n{COPYRIGHT}"
+            )));
+        }
+        'C' => return Step::Stop(CliResult::Out(COPYRIGHT.to_string())),
+        // `-L`'s value: `invalid` keeps only the checks of invalid constructs, none of
+        // which are runtime ones here.
+        'L' => {
+            cli.lint_no_ext = v == "no-ext";
+            cli.lint = match v.as_str() {
+                "fatal" => Lint::Fatal,
+                "invalid" => Lint::Off,
+                _ => Lint::Warn,
+            };
+        }
+        'n' => cli.non_decimal = true,
+        'g' => cli.gen_pot = true,
+        'c' | 'P' => {
+            let (was, now) = (
+                cli.compat,
+                if c == 'P' {
+                    lex::Compat::Posix
+                } else {
+                    lex::Compat::Traditional
+                },
+            );
+            if was != now && was != lex::Compat::Gnu {
+                cli.warnings
+                    .push("awk: warning: `--posix' overrides `--traditional'\n".into());
+            }
+            if was != lex::Compat::Posix {
+                cli.compat = now;
+            }
+        }
+        'S' => cli.sandbox = true,
+        'd' => {
+            cli.dump = Some(if v.is_empty() {
+                "awkvars.out".into()
+            } else {
+                v
+            })
+        }
+        // As a gawk built without MPFR: arithmetic stays in doubles.
+        'M' => cli
+            .warnings
+            .push("awk: warning: -M ignored: MPFR/GMP support not compiled in\n".into()),
+        // Extension libraries: the few built in.
+        'l' => {
+            if !lex::EXTENSIONS
+                .iter()
+                .any(|(n, _)| *n == v.strip_suffix(".so").unwrap_or(&v))
+            {
+                return Step::Stop(CliResult::Err(
+                    format!(
+                        "awk: fatal: cannot open shared library `{v}' for reading: No such file or directory\n"
+                    ),
+                    2,
+                ));
+            }
+            cli.loads.push(v);
+        }
+        'D' => {
+            return Step::Stop(CliResult::Err(
+                "awk: fatal: the debugger (-D, --debug) is not available in forkbox's awk\n".into(),
+                2,
+            ));
+        }
+        'o' => {
+            return Step::Stop(CliResult::Err(
+                "awk: fatal: pretty-printing (-o, --pretty-print) is not available in forkbox's awk\n"
+                    .into(),
+                2,
+            ));
+        }
+        // Accepted and ignored: options that change nothing here (`-p` runs the program
+        // without writing a profile).
+        _ => {}
+    }
+    Step::Go
 }
 
 async fn run(ctx: &Context, args: Vec<String>, name: &'static str) -> CmdResult {
     let cli = match parse_cli(&args) {
-        CliResult::Run(mut c) => {
+        CliResult::Run(c) => {
+            let mut c = *c;
             c.name = name;
+            for w in std::mem::take(&mut c.warnings) {
+                ctx.err(w).await;
+            }
             c
         }
         CliResult::Out(s) => {
@@ -373,7 +550,19 @@ async fn run(ctx: &Context, args: Vec<String>, name: &'static str) -> CmdResult 
                         }
                     },
                     Some(p) => {
-                        match crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES).await {
+                        // A name without a `/` is looked for along AWKPATH too.
+                        let found = if f.contains('/') {
+                            None
+                        } else {
+                            source::open(ctx, f).await.ok().map(|(_, body)| body)
+                        };
+                        let read = match found {
+                            Some(body) => Ok(body),
+                            None => {
+                                crate::fs::read_all(ctx.fs.as_ref(), &p, MAX_PROGRAM_BYTES).await
+                            }
+                        };
+                        match read {
                             Ok(b) => b,
                             Err(e @ crate::fs::FsError::IsADirectory) => {
                                 // gawk opens it, then fails to read: an error, status 1.
@@ -398,7 +587,13 @@ async fn run(ctx: &Context, args: Vec<String>, name: &'static str) -> CmdResult 
         };
         segments.push(source::Segment::new(name, body));
     }
-    let segments = match source::expand(ctx, segments).await {
+    // POSIX awk has no `@include`: the lexer refuses it where it stands.
+    let segments = if cli.compat == lex::Compat::Posix {
+        Ok(segments)
+    } else {
+        source::expand(ctx, segments).await
+    };
+    let segments = match segments {
         Ok(s) => s,
         Err(m) => {
             ctx.err(m).await;
@@ -495,6 +690,11 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         let _ = rt.block_on(ctx.stderr.write_str(&s));
     };
     value::set_utf8_mode(super::util::utf8_locale(&ctx.env));
+    lex::set_compat(cli.compat);
+    lex::clear_extensions();
+    for lib in &cli.loads {
+        let _ = lex::load_extension(lib);
+    }
     let mut lex_warnings = Vec::new();
     let rows: Vec<(usize, usize)> = table.iter().map(|r| (r.start, r.source)).collect();
     let toks = lex::tokenize_warning(&text, &rows, &mut lex_warnings);
@@ -527,7 +727,7 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
             return Ok(1);
         }
     };
-    let prog = match parse::parse_lint(&toks, cli.lint != Lint::Off) {
+    let prog = match parse::parse_lint_ext(&toks, cli.lint != Lint::Off, !cli.lint_no_ext) {
         Ok(p) => p,
         Err(e) => {
             if e.line == 0 {
@@ -560,15 +760,36 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
             return Ok(1);
         }
     };
-    for (line, w) in &prog.warnings {
-        let (name, l) = locate(&table, *line);
-        err(format!("awk: {name}:{l}: warning: {w}\n"));
+    for (line, w, lint) in &prog.warnings {
+        // Under --lint=fatal the first lint warning ends the run.
+        let fatal = *lint && cli.lint == Lint::Fatal;
+        let kind = if fatal { "fatal" } else { "warning" };
+        if *line == 0 {
+            err(format!("awk: {kind}: {w}\n"));
+        } else {
+            let (name, l) = locate(&table, *line);
+            err(format!("awk: {name}:{l}: {kind}: {w}\n"));
+        }
+        if fatal {
+            return Ok(2);
+        }
+    }
+    if cli.gen_pot {
+        let pot = gen_pot(&toks);
+        rt.block_on(ctx.out(&pot))?;
+        return Ok(0);
     }
     let mut argv = vec![cli.name.to_string()];
     argv.extend(cli.operands.iter().cloned());
     let mut assigns = cli.assigns;
     if let Some((at, fs)) = &cli.fs {
-        assigns.insert((*at).min(assigns.len()), ("FS".to_string(), fs.clone()));
+        // Traditional awk's `-Ft` is a tab.
+        let fs = if fs == "t" && cli.compat == lex::Compat::Traditional {
+            "\t".to_string()
+        } else {
+            fs.clone()
+        };
+        assigns.insert((*at).min(assigns.len()), ("FS".to_string(), fs));
     }
     value::set_non_decimal_data(cli.non_decimal);
     // Regex literals are compiled with the program: gawk reports a bad one (and warns)
@@ -597,10 +818,14 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
         Err(f) => return report(&ctx, &rt, None, &table, f),
     };
     me.sandbox = cli.sandbox;
+    me.operand_assigns = !cli.exec;
     me.table = table.clone();
     me.lint = cli.lint;
     me.set_procinfo_argv(&cli.raw);
-    match me.run() {
+    match me.run().and_then(|st| match &cli.dump {
+        Some(file) => me.dump_variables(file).map(|()| st),
+        None => Ok(st),
+    }) {
         Ok(st) => Ok(st),
         Err(f) => {
             let st = me.exit_code;
@@ -610,6 +835,55 @@ fn run_blocking(ctx: Context, rt: Handle, cli: Cli, text: Vec<u8>, table: Vec<Ro
             r
         }
     }
+}
+
+/// `--gen-pot`: a PO template entry for each string marked for translation (`_"..."`,
+/// the first arguments of `dcgettext` and `dcngettext`), in program order.
+fn gen_pot(toks: &[lex::Token]) -> Vec<u8> {
+    use lex::Tok;
+    let mut out = Vec::new();
+    let entry = |out: &mut Vec<u8>, one: &[u8], many: Option<&[u8]>| {
+        out.extend_from_slice(b"msgid ");
+        interp::quoted(one, out);
+        match many {
+            Some(m) => {
+                out.extend_from_slice(b"\nmsgid_plural ");
+                interp::quoted(m, out);
+                out.extend_from_slice(b"\nmsgstr[0] \"\"\nmsgstr[1] \"\"\n\n");
+            }
+            None => out.extend_from_slice(b"\nmsgstr \"\"\n\n"),
+        }
+    };
+    for (i, t) in toks.iter().enumerate() {
+        let next = |k: usize| toks.get(i + k).map(|t| &t.tok);
+        match &t.tok {
+            Tok::Name(n) if n == "_" => {
+                if let Some(s) = toks.get(i + 1).filter(|s| s.start == t.end)
+                    && let Tok::Str(s) = &s.tok
+                {
+                    entry(&mut out, s, None);
+                }
+            }
+            Tok::Builtin(b) if b == "dcgettext" => {
+                if let (Some(Tok::Op("(")), Some(Tok::Str(s))) = (next(1), next(2)) {
+                    entry(&mut out, s, None);
+                }
+            }
+            Tok::Builtin(b) if b == "dcngettext" => {
+                if let (
+                    Some(Tok::Op("(")),
+                    Some(Tok::Str(s)),
+                    Some(Tok::Op(",")),
+                    Some(Tok::Str(p)),
+                ) = (next(1), next(2), next(3), next(4))
+                {
+                    entry(&mut out, s, Some(p));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Prints a runtime failure the gawk way and gives the status.
@@ -767,5 +1041,27 @@ mod tests {
             parse_cli(&["-z".to_string()]),
             CliResult::Err(_, 1)
         ));
+    }
+
+    #[test]
+    fn long_options_abbreviate_and_w_names_them() {
+        let cli = |a: &[&str]| parse_cli(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        // A unique prefix names its option; an ambiguous one is refused with the usage.
+        assert_eq!(long_option("vers").map(|(c, _)| c), Some('V'));
+        assert_eq!(long_option("no"), None);
+        assert!(matches!(cli(&["--no", "BEGIN{}"]), CliResult::Err(_, 1)));
+        // `-W name=value` is `--name=value`; an unknown name is a warning only.
+        let CliResult::Run(c) = cli(&["-W", "source=BEGIN{}", "-Wfrob", "-vx=1"]) else {
+            panic!("not parsed")
+        };
+        assert!(matches!(c.sources.as_slice(), [Source::Text(t)] if t == "BEGIN{}"));
+        assert_eq!(c.warnings.len(), 1);
+        assert_eq!(c.assigns, vec![("x".to_string(), "1".to_string())]);
+        // `-E file` ends the options: what follows is an operand.
+        let CliResult::Run(c) = cli(&["-E", "p.awk", "-v", "y=2"]) else {
+            panic!("not parsed")
+        };
+        assert!(c.exec);
+        assert_eq!(c.operands, vec!["-v".to_string(), "y=2".to_string()]);
     }
 }

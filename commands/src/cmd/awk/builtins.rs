@@ -273,6 +273,9 @@ impl Interp {
                     return num(char_count(&r) as f64);
                 };
                 match self.operand(a, false)? {
+                    Operand::Array(_, _) if super::lex::compat() == super::lex::Compat::Posix => {
+                        Err(Fail::Fatal("length: received array argument".into()))
+                    }
                     Operand::Array(arr, _) => {
                         self.lint_warn("`length(array)' is a gawk extension")?;
                         num(arr.borrow().len() as f64)
@@ -336,6 +339,11 @@ impl Interp {
                     Some(e) => Some(self.array_of(e, "split: fourth")?),
                     None => None,
                 };
+                if seps_arr.as_ref().is_some_and(|sa| Rc::ptr_eq(sa, &arr)) {
+                    return Err(Fail::Fatal(
+                        "split: cannot use the same array for second and fourth args".into(),
+                    ));
+                }
                 let pieces = split_str(self, &s, args.get(2))?;
                 let mut total = 0;
                 {
@@ -674,7 +682,7 @@ impl Interp {
                 let how = match args.get(2) {
                     Some(e) => {
                         let h = self.eval_str(e)?;
-                        self.sort_how(&h, name)?
+                        self.sort_how(&h)?
                     }
                     None if name == "asort" => SortHow::Builtin(Order::ValType, false),
                     None => SortHow::Builtin(Order::IndStr, false),
@@ -697,10 +705,11 @@ impl Interp {
                 let n = entries.len();
                 let mut out = Array::default();
                 for (i, (k, v)) in entries.into_iter().enumerate() {
+                    // asorti's values are the indices, as strings (gawk's typeof says so).
                     let v = if name == "asort" {
                         v
                     } else {
-                        Cell::Val(Value::StrNum(k))
+                        Cell::Val(Value::Str(k))
                     };
                     out.insert(key_num((i + 1) as f64), v);
                 }
@@ -758,11 +767,59 @@ impl Interp {
             "strtonum" => {
                 arity(name, args, 1, 1)?;
                 let v = self.eval(&args[0])?;
-                if let Value::Num(n) = v {
-                    return num(n);
+                match &v {
+                    Value::Num(n) => return num(*n),
+                    // Input that looks numeric (`077` from a field) is that number.
+                    Value::StrNum(s) if super::value::looks_numeric(s) => return num(v.to_num()),
+                    _ => {}
                 }
                 let s = v.to_str_with(b"%.6g");
                 num(strtonum(&s))
+            }
+            // No message catalogs here: every string is its own translation, as with
+            // gawk in the C locale.
+            "dcgettext" | "bindtextdomain" => {
+                let s = self.eval_str(&args[0])?;
+                for a in &args[1..] {
+                    self.eval(a)?;
+                }
+                Ok(Value::str(s.to_vec()))
+            }
+            "dcngettext" => {
+                let one = self.eval_str(&args[0])?;
+                let many = self.eval_str(&args[1])?;
+                let n = self.eval_num(&args[2])?;
+                for a in &args[3..] {
+                    self.eval(a)?;
+                }
+                Ok(Value::str(if n == 1.0 { one } else { many }.to_vec()))
+            }
+            // The `ordchr` extension.
+            "ord" => {
+                let s = self.eval_str(&args[0])?;
+                let code = if super::value::utf8_mode() {
+                    String::from_utf8_lossy(&s)
+                        .chars()
+                        .next()
+                        .map_or(0, u32::from)
+                } else {
+                    s.first().map_or(0, |&b| u32::from(b))
+                };
+                num(f64::from(code))
+            }
+            "chr" => {
+                let n = self.eval_num(&args[0])?;
+                let n = if n.is_finite() { n.trunc() as i64 } else { 0 };
+                let text = match u32::try_from(n).ok().and_then(char::from_u32) {
+                    Some(c) if super::value::utf8_mode() => c.to_string().into_bytes(),
+                    _ => vec![(n & 0xff) as u8],
+                };
+                Ok(Value::str(text))
+            }
+            // The `readfile` extension.
+            "readfile" => {
+                let path = self.eval_str(&args[0])?;
+                self.readfile(&path)
             }
             "mkbool" => {
                 arity(name, args, 1, 1)?;
@@ -1087,7 +1144,7 @@ fn merge_sort<T: Clone>(
 impl Interp {
     /// Reads an ordering name: `@ind_str_asc` and the like, `@unsorted`, or the name of
     /// a user function taking (i1, v1, i2, v2).
-    pub(super) fn sort_how(&mut self, how: &[u8], who: &str) -> R<SortHow> {
+    pub(super) fn sort_how(&mut self, how: &[u8]) -> R<SortHow> {
         let order = match how {
             b"@unsorted" => return Ok(SortHow::Unsorted),
             b"@ind_str_asc" | b"@ind_str_desc" => Some(Order::IndStr),
@@ -1102,12 +1159,9 @@ impl Interp {
         }
         match self.func_index(how) {
             Some(f) => Ok(SortHow::Func(f)),
-            None if who.is_empty() => Err(Fail::Fatal(format!(
-                "sort comparison function `{}' is not defined",
-                String::from_utf8_lossy(how)
-            ))),
+            // gawk says so for any name, `@` or not, identifier or not.
             None => Err(Fail::Fatal(format!(
-                "{who}: `{}' is invalid as a function name",
+                "sort comparison function `{}' is not defined",
                 String::from_utf8_lossy(how)
             ))),
         }

@@ -20,9 +20,11 @@ use crate::budget::Charge;
 use crate::cmd::util::Reader;
 use crate::{Context, Interrupt, fs::WriteMode};
 
+mod dump;
 mod fields;
 mod streams;
 
+pub use dump::quoted;
 pub use fields::{fpat_split, split_str};
 
 /// Bytes of the interpreter thread's stack (256 MB, `INTERP_STACK` in awk.rs) that nested
@@ -202,11 +204,15 @@ pub struct Interp {
     pub exit_code: i32,
     /// `--sandbox`: `system()` and every redirection (`/dev/stdout` too) are fatal.
     pub sandbox: bool,
+    /// Whether `var=value` operands are assignments (not under `-E`).
+    pub operand_assigns: bool,
     /// `--lint`: gawk's warnings about dubious constructs as they run (uninitialised
     /// values, bad `substr` arguments, closing what is not open, ...).
     pub lint: Lint,
     /// The slot of `SYMTAB` when the program names it: its elements are the globals.
     symtab: Option<usize>,
+    /// The slot of `LINT` when the program names it: assigning it turns lint on or off.
+    lint_slot: Option<usize>,
     /// The slot of `ARGIND` when the program names it (set to the current file's ARGV
     /// index).
     pub(super) argind: Option<usize>,
@@ -231,17 +237,32 @@ pub struct Interp {
     rec_set: bool,
 }
 
+/// gawk's fatal error for `next` or `nextfile` run (in a function) from BEGIN or END.
+fn called_from(f: &Fail, rule: &str) -> Fail {
+    let what = if matches!(f, Fail::Next) {
+        "next"
+    } else {
+        "nextfile"
+    };
+    Fail::Fatal(format!("`{what}' cannot be called from a `{rule}' rule"))
+}
+
 /// Parses FIELDWIDTHS: blank-separated `[skip:]width` items, the last may be `*`.
 fn parse_widths(spec: &[u8]) -> R<Rc<[(usize, usize)]>> {
     let mut out = Vec::new();
-    let words: Vec<&[u8]> = spec
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|w| !w.is_empty())
-        .collect();
-    let bad = |n: usize, at: &[u8]| {
+    // Each item with the offset it starts at: gawk quotes the rest of the value from there.
+    let mut words: Vec<(usize, &[u8])> = Vec::new();
+    let mut at = 0;
+    for w in spec.split(|b| b.is_ascii_whitespace()) {
+        if !w.is_empty() {
+            words.push((at, w));
+        }
+        at += w.len() + 1;
+    }
+    let bad = |n: usize, at: usize| {
         Fail::Fatal(format!(
             "invalid FIELDWIDTHS value, for field {n}, near `{}'",
-            lossy(at)
+            lossy(&spec[at..])
         ))
     };
     let num = |w: &[u8]| -> Option<usize> {
@@ -250,15 +271,22 @@ fn parse_widths(spec: &[u8]) -> R<Rc<[(usize, usize)]>> {
         }
         std::str::from_utf8(w).ok()?.parse().ok()
     };
-    for (i, w) in words.iter().enumerate() {
+    for (i, &(at, w)) in words.iter().enumerate() {
         let (skip, width) = match w.iter().position(|&b| b == b':') {
-            Some(c) => (num(&w[..c]).ok_or_else(|| bad(i + 1, w))?, &w[c + 1..]),
-            None => (0, &w[..]),
+            Some(c) => (num(&w[..c]).ok_or_else(|| bad(i + 1, at))?, &w[c + 1..]),
+            None => (0, w),
         };
-        let width = if width == b"*" && i + 1 == words.len() {
+        let width = if width == b"*" {
+            if i + 1 != words.len() {
+                return Err(Fail::Fatal(
+                    "`*' must be the last designator in FIELDWIDTHS".into(),
+                ));
+            }
             usize::MAX
         } else {
-            num(width).ok_or_else(|| bad(i + 1, width))?
+            num(width)
+                .filter(|&n| n > 0)
+                .ok_or_else(|| bad(i + 1, at))?
         };
         out.push((skip, width));
     }
@@ -333,8 +361,10 @@ impl Interp {
             },
             exit_code: 0,
             sandbox: false,
+            operand_assigns: true,
             lint: Lint::Off,
             symtab: None,
+            lint_slot: None,
             argind: None,
             ticks: 0,
             rng: super::random::Random::new(),
@@ -414,9 +444,22 @@ impl Interp {
         me.globals[V_PROCINFO] = Cell::Arr(Rc::new(RefCell::new(pi)));
         let slot = |name: &str| me.prog.globals.iter().position(|g| g == name);
         me.symtab = slot("SYMTAB");
+        me.lint_slot = slot("LINT");
         me.argind = slot("ARGIND");
         if let Some(td) = slot("TEXTDOMAIN") {
             me.globals[td] = Cell::Val(Value::str(&b"messages"[..]));
+        }
+        // The MPFR variables keep their double-precision values; the others start at 0.
+        for (name, v) in [
+            ("PREC", Value::Num(53.0)),
+            ("ROUNDMODE", Value::str(&b"N"[..])),
+            ("BINMODE", Value::Num(0.0)),
+            ("LINT", Value::Num(0.0)),
+            ("ARGIND", Value::Num(0.0)),
+        ] {
+            if let Some(i) = slot(name) {
+                me.globals[i] = Cell::Val(v);
+            }
         }
         if let Some(ft) = slot("FUNCTAB") {
             // FUNCTAB: every builtin and user function, each its own name.
@@ -444,11 +487,21 @@ impl Interp {
     /// `-v name=value` and `name=value` operands: escapes processed, value a strnum.
     fn assign_cmdline(&mut self, name: &str, val: &str) -> R<()> {
         let name = name.strip_prefix("awk::").unwrap_or(name);
+        if super::lex::KEYWORDS.contains(&name) || super::lex::is_builtin(name) {
+            return Err(Fail::Fatal(format!(
+                "cannot use gawk builtin `{name}' as variable name"
+            )));
+        }
         let Some(idx) = self.prog.globals.iter().position(|g| g == name) else {
             return Ok(());
         };
         let mut warnings = Vec::new();
-        let v = Value::strnum(&unescape(&crate::bytetext::encode(val), &mut warnings));
+        let text = unescape(&crate::bytetext::encode(val), &mut warnings);
+        // `@/re/` is a typed regexp, as in program text.
+        let v = match text.strip_prefix(b"@/").and_then(|t| t.strip_suffix(b"/")) {
+            Some(re) => Value::Regex(Rc::from(re)),
+            None => Value::strnum(&text),
+        };
         for w in warnings {
             if self.warned.insert(w.clone()) {
                 self.warn(&w);
@@ -532,6 +585,18 @@ impl Interp {
         self.lint_uninit("element", &name)
     }
 
+    /// `LINT = v` while running: a true value turns the warnings on (`"fatal"` makes
+    /// them fatal), a false one off, saying so.
+    fn set_lint(&mut self, v: &Value) {
+        if v.truthy() {
+            let fatal = matches!(v, Value::Str(s) | Value::StrNum(s) if &**s == b"fatal");
+            self.lint = if fatal { Lint::Fatal } else { Lint::Warn };
+        } else if self.lint != Lint::Off {
+            self.warn("turning off `--lint' due to assignment to `LINT'");
+            self.lint = Lint::Off;
+        }
+    }
+
     fn warn(&mut self, msg: &str) {
         let text = format!("{}warning: {msg}\n", self.location());
         let _ = self.flush_stdout();
@@ -557,9 +622,8 @@ impl Interp {
         let exiting = match self.exec_block(&prog.begin) {
             Ok(Flow::Exit) | Err(Fail::Exit) => true,
             Ok(_) => false,
-            Err(Fail::Next | Fail::NextFile) => {
-                return Err(Fail::Fatal("`next' used in BEGIN action".into()));
-            }
+            // Only a function can reach here with them (the parser refuses them in BEGIN).
+            Err(f @ (Fail::Next | Fail::NextFile)) => return Err(called_from(&f, "BEGIN")),
             Err(e) => return Err(e),
         };
         if !exiting && prog.has_main {
@@ -569,6 +633,7 @@ impl Interp {
         // END runs after exit, unless exit came from END itself.
         match self.exec_block(&prog.end) {
             Ok(_) | Err(Fail::Exit) => {}
+            Err(f @ (Fail::Next | Fail::NextFile)) => return Err(called_from(&f, "END")),
             Err(e) => return Err(e),
         }
         self.finish()?;
@@ -722,6 +787,9 @@ impl Interp {
             )));
         }
         if i >= SPECIALS.len() {
+            if Some(i) == self.lint_slot {
+                self.set_lint(&v);
+            }
             self.globals[i] = Cell::Val(v);
             return Ok(());
         }
@@ -773,6 +841,13 @@ impl Interp {
             V_SUBSEP => self.subsep = s,
             V_CONVFMT => self.convfmt = s,
             V_OFMT => self.ofmt = s,
+            V_IGNORECASE if super::lex::compat() != super::lex::Compat::Gnu => {
+                // gawk's compatibility modes ignore it, saying so once.
+                let w = "`IGNORECASE' is a gawk extension";
+                if self.warned.insert(w.to_string()) {
+                    self.warn(w);
+                }
+            }
             V_IGNORECASE => {
                 self.ignorecase = self.cell_value(V_IGNORECASE).truthy();
                 self.ensure_split();
@@ -1005,10 +1080,22 @@ impl Interp {
     fn walk(&mut self, p: &ArrayPath, create: bool) -> R<Option<(ArrRef, Vec<Str>)>> {
         let mut arr = self.array(p.var)?;
         let mut keys = Vec::new();
-        for subs in &p.path {
+        let symtab = self.symtab.is_some_and(|s| p.var == Var::Global(s));
+        for (n, subs) in p.path.iter().enumerate() {
             let (key, strnum) = self.subscript_typed(subs)?;
             keys.push(key.clone());
-            let got = arr.borrow().get(&key).cloned();
+            // `SYMTAB["arr"][k]`: the global array itself.
+            let global = (symtab && n == 0)
+                .then(|| {
+                    let name = std::str::from_utf8(&key).ok()?;
+                    let i = self.prog.globals.iter().position(|g| g == name)?;
+                    match &self.globals[i] {
+                        Cell::Arr(a) => Some(Cell::Arr(a.clone())),
+                        _ => None,
+                    }
+                })
+                .flatten();
+            let got = global.or_else(|| arr.borrow().get(&key).cloned());
             arr = match got {
                 Some(Cell::Arr(sub)) => sub,
                 None | Some(Cell::Uninit | Cell::Val(Value::Uninit)) if create => {
@@ -1074,6 +1161,7 @@ impl Interp {
 
     fn elem_get(&mut self, p: &ArrayPath, subs: &[Expr]) -> R<Value> {
         let (key, strnum) = self.subscript_typed(subs)?;
+        self.lint_null_subscript(p, &key)?;
         if let Some(i) = self.symtab_slot(p, &key) {
             return self.get_global(i);
         }
@@ -1104,6 +1192,15 @@ impl Interp {
         Ok(Value::Uninit)
     }
 
+    /// `--lint`'s note about an element whose subscript is the null string.
+    fn lint_null_subscript(&mut self, p: &ArrayPath, key: &[u8]) -> R<()> {
+        if key.is_empty() && self.lint != Lint::Off {
+            let name = self.var_name(p.var);
+            self.lint_warn(&format!("subscript of array `{name}' is null string"))?;
+        }
+        Ok(())
+    }
+
     fn elem_set(
         &mut self,
         p: &ArrayPath,
@@ -1114,6 +1211,19 @@ impl Interp {
     ) -> R<()> {
         if let Some(i) = self.symtab_slot(p, &key) {
             return self.set_global(i, val);
+        }
+        self.lint_null_subscript(p, &key)?;
+        if p.path.is_empty()
+            && let Var::Global(g) = p.var
+        {
+            if Some(g) == self.symtab {
+                return Err(Fail::Fatal(
+                    "cannot assign to arbitrary elements of SYMTAB".into(),
+                ));
+            }
+            if self.prog.globals[g] == "FUNCTAB" {
+                return Err(Fail::Fatal("cannot assign to elements of FUNCTAB".into()));
+            }
         }
         let extra = match &val {
             Value::Str(s) | Value::StrNum(s) => s.len(),
@@ -1494,7 +1604,7 @@ impl Interp {
             _ => None,
         };
         let how = match order {
-            Some(o) => self.sort_how(&o, "")?,
+            Some(o) => self.sort_how(&o)?,
             None => super::builtins::SortHow::Unsorted,
         };
         if let super::builtins::SortHow::Unsorted = how {
@@ -1722,6 +1832,14 @@ impl Interp {
             }
             Expr::In(subs, p) => {
                 let key = self.subscript(subs)?;
+                if p.path.is_empty() && self.symtab.is_some_and(|s| p.var == Var::Global(s)) {
+                    // SYMTAB holds every global variable, the program's and gawk's.
+                    let name = String::from_utf8_lossy(&key);
+                    let has = self.prog.globals.iter().any(|g| *g == name)
+                        || SPECIAL_SCALARS.contains(&&*name)
+                        || SPECIAL_ARRAYS.contains(&&*name);
+                    return Ok(Value::Num(bool_num(has)));
+                }
                 let arr = self.scanned_array(p)?;
                 let has = arr.borrow().contains_key(&key);
                 Value::Num(bool_num(has))
@@ -1733,7 +1851,12 @@ impl Interp {
                 match self.func_index(&name) {
                     Some(fi) => self.call(fi, args)?,
                     None => match std::str::from_utf8(&name) {
-                        Ok(b) if super::lex::BUILTINS.contains(&b) => self.builtin(b, args)?,
+                        Ok(b @ ("sub" | "gsub")) if args.len() != 2 => {
+                            return Err(Fail::Fatal(format!(
+                                "{b}: can be called indirectly only with two arguments"
+                            )));
+                        }
+                        Ok(b) if super::lex::is_builtin(b) => self.builtin(b, args)?,
                         _ => {
                             return Err(Fail::Fatal(format!(
                                 "`{}' is not a function, so it cannot be called indirectly",
@@ -1793,8 +1916,10 @@ impl Interp {
         let mut untyped = Vec::new();
         for (i, a) in args.iter().enumerate() {
             frame[i] = match a {
+                // (NF, NR and FNR keep their values outside their cells.)
                 Expr::Lv(LValue::Var(v))
                     if matches!(self.var_cell(*v), Cell::Uninit)
+                        && !matches!(v, Var::Global(g) if *g < SPECIALS.len())
                         && !f.array_params.get(i).copied().unwrap_or(false) =>
                 {
                     untyped.push((i, *v));
@@ -2162,6 +2287,12 @@ impl Interp {
     pub fn do_close(&mut self, name: &[u8]) -> R<f64> {
         let open = self.outs.contains_key(name) || self.ins.contains_key(name);
         let r = self.close_stream(name)?;
+        if !open {
+            self.set_global_raw(
+                V_ERRNO,
+                Value::str(&b"close of redirection that was never opened"[..]),
+            );
+        }
         if !open && self.lint != Lint::Off {
             self.lint_warn(&format!(
                 "close: `{}' is not an open file, pipe or co-process",
@@ -2172,7 +2303,8 @@ impl Interp {
     }
     pub fn do_fflush(&mut self, name: Option<&[u8]>) -> R<f64> {
         match name {
-            None => {
+            // `fflush("")` flushes everything, as `fflush()` does.
+            None | Some(b"") => {
                 self.flush_all()?;
                 Ok(0.0)
             }

@@ -38,7 +38,7 @@ pub struct Token {
     pub end: usize,
 }
 
-const KEYWORDS: &[&str] = &[
+pub const KEYWORDS: &[&str] = &[
     "BEGIN",
     "END",
     "BEGINFILE",
@@ -66,24 +66,134 @@ const KEYWORDS: &[&str] = &[
     "default",
 ];
 
+/// The standard (POSIX) builtin functions.
 pub const BUILTINS: &[&str] = &[
-    "length", "substr", "index", "split", "sub", "gsub", "gensub", "match", "sprintf", "sin",
-    "cos", "atan2", "exp", "log", "sqrt", "int", "rand", "srand", "tolower", "toupper", "system",
-    "close", "fflush", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor",
-    "lshift", "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit", "mkbool",
+    "length", "substr", "index", "split", "sub", "gsub", "match", "sprintf", "sin", "cos", "atan2",
+    "exp", "log", "sqrt", "int", "rand", "srand", "tolower", "toupper", "system", "close",
+    "fflush",
 ];
 
 /// The builtins that are gawk extensions: inside a namespace other than `awk` their
 /// plain names are that namespace's own (`awk::gensub` still reaches the builtin).
-const GAWK_BUILTINS: &[&str] = &[
-    "gensub", "systime", "strftime", "mktime", "asort", "asorti", "and", "or", "xor", "lshift",
-    "rshift", "compl", "strtonum", "isarray", "typeof", "patsplit", "mkbool",
+pub const GAWK_BUILTINS: &[&str] = &[
+    "gensub",
+    "systime",
+    "strftime",
+    "mktime",
+    "asort",
+    "asorti",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+    "compl",
+    "strtonum",
+    "isarray",
+    "typeof",
+    "patsplit",
+    "mkbool",
+    "dcgettext",
+    "dcngettext",
+    "bindtextdomain",
 ];
+
+/// Whether `w` names a builtin function, standard or gawk's.
+pub fn is_builtin(w: &str) -> bool {
+    BUILTINS.contains(&w) || GAWK_BUILTINS.contains(&w)
+}
+
+/// The builtin (or built-in extension) function `w` names, as a static name.
+pub fn builtin_name(w: &str) -> Option<&'static str> {
+    BUILTINS
+        .iter()
+        .chain(GAWK_BUILTINS)
+        .chain(EXTENSIONS.iter().flat_map(|(_, f)| f.iter()))
+        .find(|b| **b == w)
+        .copied()
+}
+
+/// Which awk the program is read as: gawk's own, or with its extensions off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compat {
+    #[default]
+    Gnu,
+    /// `--traditional` (`-c`): no gawk keywords or builtins, no hex constants.
+    Traditional,
+    /// `--posix` (`-P`): as traditional, and no `func`, `**` or `\x` escapes either.
+    Posix,
+}
+
+/// gawk's extension libraries forkbox's awk has built in (`@load "ordchr"`, `-l ordchr`),
+/// with the functions each one adds.
+pub const EXTENSIONS: &[(&str, &[&str])] =
+    &[("ordchr", &["ord", "chr"]), ("readfile", &["readfile"])];
+
+/// The functions of the extensions loaded so far in this thread's program.
+fn loaded_funcs() -> Vec<&'static str> {
+    LOADED.with(|l| {
+        l.borrow()
+            .iter()
+            .filter_map(|lib| EXTENSIONS.iter().find(|(n, _)| n == lib))
+            .flat_map(|(_, f)| f.iter().copied())
+            .collect()
+    })
+}
+
+/// Loads the extension `lib` for this thread's program: gawk's message when there is
+/// no such library.
+pub fn load_extension(lib: &str) -> Result<(), String> {
+    let name = lib.strip_suffix(".so").unwrap_or(lib);
+    match EXTENSIONS.iter().find(|(n, _)| *n == name) {
+        Some((n, _)) => {
+            LOADED.with(|l| l.borrow_mut().push(n));
+            Ok(())
+        }
+        None => Err(format!(
+            "cannot open shared library `{lib}' for reading: No such file or directory"
+        )),
+    }
+}
+
+/// Forgets the loaded extensions (a new program starts on this thread).
+pub fn clear_extensions() {
+    LOADED.with(|l| l.borrow_mut().clear());
+}
+
+thread_local! {
+    static LOADED: std::cell::RefCell<Vec<&'static str>> = const { std::cell::RefCell::new(Vec::new()) };
+    static COMPAT: std::cell::Cell<Compat> = const { std::cell::Cell::new(Compat::Gnu) };
+}
+
+/// Sets the dialect for this thread's awk.
+pub fn set_compat(c: Compat) {
+    COMPAT.with(|m| m.set(c));
+}
+
+/// The dialect this thread's awk reads and runs.
+pub fn compat() -> Compat {
+    COMPAT.with(std::cell::Cell::get)
+}
+
+/// gawk keywords that are plain names under `--traditional` and `--posix`.
+const GAWK_KEYWORDS: &[&str] = &["BEGINFILE", "ENDFILE", "switch", "case", "default"];
+
+/// Whether `word` is a keyword or builtin gawk's compatibility modes turn off.
+fn off_in_compat(word: &str) -> bool {
+    match compat() {
+        Compat::Gnu => false,
+        c => {
+            GAWK_KEYWORDS.contains(&word)
+                || GAWK_BUILTINS.contains(&word)
+                || (c == Compat::Posix && word == "func")
+        }
+    }
+}
 
 /// Names that may be neither a namespace nor the second part of a qualified name: the
 /// keywords and the standard builtins.
 fn reserved(word: &str) -> bool {
-    KEYWORDS.contains(&word) || (BUILTINS.contains(&word) && !GAWK_BUILTINS.contains(&word))
+    KEYWORDS.contains(&word) || BUILTINS.contains(&word)
 }
 
 fn is_ident_start(b: u8) -> bool {
@@ -142,10 +252,16 @@ impl Namespaces<'_> {
     /// The token for a (possibly qualified) name, as gawk resolves it.
     fn resolve(&self, first: &str, second: Option<&str>) -> Result<Tok, String> {
         let Some(second) = second else {
+            if off_in_compat(first) {
+                return Ok(Tok::Name(first.to_string()));
+            }
             if let Some(k) = KEYWORDS.iter().find(|k| **k == first) {
                 return Ok(Tok::Kw(if *k == "func" { "function" } else { k }));
             }
-            let builtin = BUILTINS.contains(&first);
+            if loaded_funcs().contains(&first) {
+                return Ok(Tok::Builtin(first.to_string()));
+            }
+            let builtin = is_builtin(first);
             if self.current == "awk" || (builtin && !GAWK_BUILTINS.contains(&first)) {
                 return Ok(if builtin {
                     Tok::Builtin(first.to_string())
@@ -171,11 +287,29 @@ impl Namespaces<'_> {
         }
         Ok(if first != "awk" {
             Tok::Name(format!("{first}::{second}"))
-        } else if BUILTINS.contains(&second) {
+        } else if is_builtin(second) {
             Tok::Builtin(second.to_string())
         } else {
             Tok::Name(second.to_string())
         })
+    }
+}
+
+/// The offset of the first byte at or after `j` that is no blank.
+fn skip_blanks(src: &[u8], mut j: usize) -> usize {
+    while j < src.len() && matches!(src[j], b' ' | b'\t') {
+        j += 1;
+    }
+    j
+}
+
+/// A syntax error with its caret under the byte at `pos`.
+fn syntax_at(line: usize, pos: usize) -> LexError {
+    LexError {
+        msg: "syntax error".into(),
+        line,
+        pos,
+        ..LexError::default()
     }
 }
 
@@ -254,6 +388,34 @@ pub fn tokenize_warning(
                 while i < src.len() && src[i] != b'\n' {
                     i += 1;
                 }
+                continue;
+            }
+            // POSIX awk has no `@` directives or indirect calls.
+            b'@' if compat() == Compat::Posix => return Err(syntax_at(line, i + 1)),
+            // `@include` with no file name (one with a name was spliced in before).
+            b'@' if src[i..].starts_with(b"@include")
+                && !src.get(i + 8).copied().is_some_and(is_ident) =>
+            {
+                return Err(syntax_at(line, skip_blanks(src, i + 8)));
+            }
+            b'@' if src[i..].starts_with(b"@load")
+                && !src.get(i + 5).copied().is_some_and(is_ident) =>
+            {
+                let j = skip_blanks(src, i + 5);
+                if src.get(j) != Some(&b'"') {
+                    return Err(syntax_at(line, j));
+                }
+                let (lib, ni, nl) = string(src, j + 1, line, warnings)?;
+                if let Err(msg) = load_extension(&String::from_utf8_lossy(&lib)) {
+                    return Err(LexError {
+                        msg,
+                        line,
+                        plain: true,
+                        ..LexError::default()
+                    });
+                }
+                i = ni;
+                line = nl;
                 continue;
             }
             b'@' if src[i..].starts_with(b"@namespace")
@@ -355,7 +517,10 @@ pub fn tokenize_warning(
             // grammar rejects what follows it.
             i += 1;
             Tok::Op("@")
-        } else if let Some(op) = OPS.iter().find(|op| src[i..].starts_with(op.as_bytes())) {
+        } else if let Some(op) = OPS.iter().find(|op| {
+            src[i..].starts_with(op.as_bytes())
+                && !(op.starts_with("**") && compat() == Compat::Posix)
+        }) {
             i += op.len();
             match *op {
                 "**" => Tok::Op("^"),
@@ -455,8 +620,10 @@ fn regex_allowed(prev: Option<&Tok>) -> bool {
 
 fn number(src: &[u8], start: usize) -> (f64, usize) {
     let mut i = start;
-    // Hex constants, as gawk accepts in program text.
-    if src[i] == b'0'
+    // Hex constants, as gawk accepts in program text (not in its compatibility modes).
+    let gnu = compat() == Compat::Gnu;
+    if gnu
+        && src[i] == b'0'
         && matches!(src.get(i + 1), Some(b'x' | b'X'))
         && src.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
     {
@@ -494,7 +661,11 @@ fn number(src: &[u8], start: usize) -> (f64, usize) {
     }
     let text = std::str::from_utf8(&src[start..i]).unwrap_or("0");
     // gawk reads a leading 0 as octal in program text when every digit allows it.
-    if text.len() > 1 && text.starts_with('0') && text.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+    if gnu
+        && text.len() > 1
+        && text.starts_with('0')
+        && text.bytes().all(|b| (b'0'..=b'7').contains(&b))
+    {
         let v = text
             .bytes()
             .fold(0.0, |acc, d| acc * 8.0 + f64::from(d - b'0'));
@@ -582,6 +753,8 @@ pub fn escape(s: &[u8], mut i: usize, out: &mut Vec<u8>) -> (usize, Option<Strin
             }
             out.push((v & 0xff) as u8);
         }
+        // POSIX awk has no `\x`: the x stands for itself.
+        b'x' if compat() == Compat::Posix => out.push(b'x'),
         b'x' => {
             // At most two hex digits, as gawk 5.2 reads them.
             let mut v = 0u32;

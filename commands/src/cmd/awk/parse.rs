@@ -264,8 +264,9 @@ pub struct Program {
     pub regex_lines: Vec<usize>,
     /// Whether any rule reads input (else, with only BEGIN, input is not read).
     pub has_main: bool,
-    /// Parse-time warnings: (line, text).
-    pub warnings: Vec<(usize, String)>,
+    /// Parse-time warnings: (line, text, whether it is a `--lint` one, which
+    /// `--lint=fatal` makes fatal). Line 0: a warning gawk gives without a location.
+    pub warnings: Vec<(usize, String, bool)>,
 }
 
 /// A syntax error: message and the token it was found at.
@@ -305,6 +306,8 @@ struct Parser<'a> {
     section: &'static str,
     /// `--lint`: parse-time warnings go to the program's warnings.
     lint: bool,
+    /// Whether `--lint` warns of gawk extensions (not under `--lint=no-ext`).
+    lint_ext: bool,
     /// The line each global name is first used on.
     first_use: HashMap<usize, usize>,
 }
@@ -324,14 +327,27 @@ fn builtin_arity(name: &str) -> Option<(usize, usize)> {
         "typeof" | "close" | "mktime" => (1, 2),
         "rand" | "systime" => (0, 0),
         "strftime" => (0, 3),
-        "asort" | "asorti" => (1, 3),
+        "asort" | "asorti" | "dcgettext" => (1, 3),
+        "bindtextdomain" => (1, 2),
+        "dcngettext" => (3, 5),
+        "ord" | "chr" | "readfile" => (1, 1),
         _ => return None,
     })
 }
 
+/// Whether gawk folds `e` to a constant while parsing: constants and operators over them.
+fn folds(e: &Expr) -> bool {
+    match e {
+        Expr::Const(_) => true,
+        Expr::Concat(a, b) | Expr::Arith(_, a, b) => folds(a) && folds(b),
+        Expr::Neg(a) | Expr::Plus(a) => folds(a),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 pub fn parse(toks: &[Token]) -> PResult<Program> {
-    parse_lint(toks, false)
+    parse_lint_ext(toks, false, false)
 }
 
 /// Whether an expression statement computes a value and nothing else (`--lint`'s
@@ -358,9 +374,12 @@ fn no_effect(e: &Expr) -> bool {
 }
 
 /// Parses with `--lint`'s parse-time warnings (`lint`) or without.
-pub fn parse_lint(toks: &[Token], lint: bool) -> PResult<Program> {
+/// Parses with `--lint` on or off, and its warnings about gawk extensions on or off
+/// (`--lint=no-ext`).
+pub fn parse_lint_ext(toks: &[Token], lint: bool, lint_ext: bool) -> PResult<Program> {
     let mut p = Parser {
         lint,
+        lint_ext,
         toks,
         i: 0,
         prog: Program::default(),
@@ -416,6 +435,15 @@ pub fn parse_lint(toks: &[Token], lint: bool) -> PResult<Program> {
         }
         if !changed {
             break;
+        }
+    }
+    if lint {
+        // Line 0: a warning gawk gives without a location.
+        for f in &p.prog.funcs {
+            if f.defined && f.first_call_line == 0 {
+                let w = format!("function `{}' defined but never called directly", f.name);
+                p.prog.warnings.push((0, w, true));
+            }
         }
     }
     Ok(p.prog)
@@ -685,12 +713,17 @@ impl Parser<'_> {
             }
         };
         let idx = self.func(&name);
-        // A name already used as a variable (not a special one) cannot become a function.
+        // A name already used as a variable (not a special one) cannot become a
+        // function, and gawk's own variables are taken names too.
         let used_as_var = self
             .globals
             .get(name.as_str())
             .is_some_and(|&g| g >= SPECIALS.len());
-        if self.prog.funcs[idx].defined || used_as_var {
+        if self.prog.funcs[idx].defined
+            || used_as_var
+            || SPECIAL_SCALARS.contains(&name.as_str())
+            || SPECIAL_ARRAYS.contains(&name.as_str())
+        {
             return Err(self.plain_error(format!("function name `{name}' previously defined"), 1));
         }
         self.expect_op("(")?;
@@ -918,7 +951,9 @@ impl Parser<'_> {
                             (Tok::Num(n), Some(sign)) => CaseLabel::Value(Value::Num(sign * n)),
                             (Tok::Num(n), None) => CaseLabel::Value(Value::Num(n)),
                             (Tok::Str(s), None) => CaseLabel::Value(Value::str(s)),
-                            (Tok::Regex(r), None) => CaseLabel::Regex(self.regex(r)),
+                            (Tok::Regex(r) | Tok::TypedRegex(r), None) => {
+                                CaseLabel::Regex(self.regex(r))
+                            }
                             _ => {
                                 self.i -= 1;
                                 return Err(self.error());
@@ -1143,6 +1178,20 @@ impl Parser<'_> {
         }
     }
 
+    /// gawk's warning for a regexp constant passed to a function (it is `$0 ~ re`).
+    fn warn_regex_args(&mut self, args: &[Expr]) {
+        for (pos, a) in args.iter().enumerate() {
+            if matches!(a, Expr::Regex(_)) {
+                let line = self.toks[self.i.saturating_sub(1)].line;
+                let w = format!(
+                    "regexp constant for parameter #{} yields boolean value",
+                    pos + 1
+                );
+                self.prog.warnings.push((line, w, false));
+            }
+        }
+    }
+
     /// A `--lint` warning, given with the line of the token just read.
     fn lint(&mut self, msg: &str) {
         if self.lint {
@@ -1151,7 +1200,7 @@ impl Parser<'_> {
                 .get(self.i.saturating_sub(1))
                 .or(self.toks.last())
                 .map_or(1, |t| t.line);
-            self.prog.warnings.push((line, msg.to_string()));
+            self.prog.warnings.push((line, msg.to_string(), true));
         }
     }
 
@@ -1472,8 +1521,8 @@ impl Parser<'_> {
             };
             self.advance();
             let r = self.unary()?;
-            // gawk folds constant operands while parsing, so `1/0` fails before running.
-            if let (Expr::Const(Value::Num(_)), Expr::Const(Value::Num(d))) = (&l, &r)
+            // gawk checks a constant divisor while parsing, so `x / 0` fails before running.
+            if let Expr::Const(Value::Num(d)) = &r
                 && *d == 0.0
                 && op != Arith::Mul
             {
@@ -1622,7 +1671,9 @@ impl Parser<'_> {
                 Tok::FuncName(n) => {
                     let v = self.var(&n);
                     self.expect_op("(")?;
-                    Ok(Expr::Indirect(v, self.call_args()?))
+                    let args = self.call_args()?;
+                    self.warn_regex_args(&args);
+                    Ok(Expr::Indirect(v, args))
                 }
                 _ => {
                     self.i -= 1;
@@ -1660,16 +1711,7 @@ impl Parser<'_> {
                 }
                 self.expect_op("(")?;
                 let args = self.call_args()?;
-                for (pos, a) in args.iter().enumerate() {
-                    if matches!(a, Expr::Regex(_)) {
-                        let line = self.toks[self.i.saturating_sub(1)].line;
-                        let w = format!(
-                            "regexp constant for parameter #{} yields boolean value",
-                            pos + 1
-                        );
-                        self.prog.warnings.push((line, w));
-                    }
-                }
+                self.warn_regex_args(&args);
                 if let Some(caller) = self.cur_func {
                     for (pos, a) in args.iter().enumerate() {
                         if let Expr::Lv(LValue::Var(Var::Local(l))) = a {
@@ -1680,11 +1722,10 @@ impl Parser<'_> {
                 Ok(Expr::Call(idx, args))
             }
             Tok::Builtin(name) => {
-                let name: &'static str = super::lex::BUILTINS
-                    .iter()
-                    .find(|b| **b == name)
-                    .copied()
-                    .unwrap_or("length");
+                if self.lint_ext && super::lex::GAWK_BUILTINS.contains(&name.as_str()) {
+                    self.lint(&format!("`{name}' is a gawk extension"));
+                }
+                let name: &'static str = super::lex::builtin_name(&name).unwrap_or("length");
                 if self.eat_op("(") {
                     let args = self.call_args()?;
                     if let Some((lo, hi)) = builtin_arity(name)
@@ -1696,6 +1737,22 @@ impl Parser<'_> {
                                 "{} is invalid as number of arguments for {name}",
                                 args.len()
                             ),
+                            line: t.line,
+                            pos: t.end,
+                            at_newline: false,
+                            plain: 0,
+                        });
+                    }
+                    // The target of sub and gsub must be assignable; a constant (one gawk
+                    // folds) is let through, any other expression refused.
+                    if matches!(name, "sub" | "gsub")
+                        && let Some(target) = args.get(2)
+                        && !matches!(target, Expr::Lv(_))
+                        && !folds(target)
+                    {
+                        let t = &self.toks[self.i - 1];
+                        return Err(ParseError {
+                            msg: format!("{name} third parameter is not a changeable object"),
                             line: t.line,
                             pos: t.end,
                             at_newline: false,

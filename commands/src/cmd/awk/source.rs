@@ -185,7 +185,7 @@ pub async fn expand(ctx: &Context, sources: Vec<Segment>) -> Result<Vec<Segment>
 /// Finds and reads an included file as gawk does: the name as given, then with `.awk`
 /// added, in each directory of `AWKPATH` (default `.:/usr/share/awk`) unless the name
 /// has a `/`. Gives the resolved path (to include each file once) and its text.
-async fn open(ctx: &Context, name: &str) -> Result<(String, Vec<u8>), String> {
+pub async fn open(ctx: &Context, name: &str) -> Result<(String, Vec<u8>), String> {
     let mut candidates = Vec::new();
     let names = if name.ends_with(".awk") {
         vec![name.to_string()]

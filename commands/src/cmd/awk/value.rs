@@ -651,6 +651,19 @@ pub fn sprintf(fmt: &[u8], args: &[Value], convfmt: &[u8]) -> Result<Vec<u8>, Fo
             continue;
         }
         let arg = args.take(pos, start)?;
+        // An integer conversion of a value no 64-bit integer holds falls back to %g
+        // (gawk's "emergency" format), flags, width and precision kept.
+        let conv = match conv {
+            b'o' | b'u' | b'x' | b'X' => {
+                let n = arg.to_num().trunc();
+                if !(-9_223_372_036_854_775_808.0..18_446_744_073_709_551_616.0).contains(&n) {
+                    b'g'
+                } else {
+                    conv
+                }
+            }
+            c => c,
+        };
         let mut body: Vec<u8> = Vec::new();
         let mut sign: &[u8] = b"";
         let mut numeric = true;

@@ -97,6 +97,7 @@ impl Interp {
                 continue;
             }
             if let Some(eq) = name.iter().position(|&b| b == b'=')
+                && self.operand_assigns
                 && super::super::lex::legal_name(&name[..eq])
             {
                 let (k, v) = (lossy(&name[..eq]), lossy(&name[eq + 1..]));
@@ -153,7 +154,7 @@ impl Interp {
             return Ok(Flow::Normal);
         }
         self.set_global_raw(V_FILENAME, Value::str(name.to_vec()));
-        self.set_global_raw(V_ERRNO, Value::str(why.as_bytes()));
+        self.set_errno(why);
         let flow = self.exec_block(&prog.beginfile)?;
         match flow {
             Flow::NextFile => self.set_global_raw(V_ERRNO, Value::str(Vec::new())),
@@ -329,6 +330,11 @@ impl Interp {
                 let path = self.ctx.path(&sname);
                 match self.rt.block_on(self.ctx.fs.open_write(&path, mode)) {
                     Ok(h) => Dest::File(h),
+                    // Under PROCINFO["NONFATAL"] the output goes nowhere and ERRNO says why.
+                    Err(e) if self.nonfatal(name) => {
+                        self.set_errno(&e.to_string());
+                        return Ok(());
+                    }
                     Err(e) => {
                         return Err(Fail::Fatal(format!("cannot redirect to `{sname}': {e}")));
                     }
@@ -557,13 +563,13 @@ impl Interp {
                     if let Ok(meta) = self.rt.block_on(self.ctx.fs.stat(&self.ctx.path(&fname)))
                         && meta.is_dir()
                     {
-                        self.set_global_raw(V_ERRNO, Value::str(&b"Is a directory"[..]));
+                        self.set_errno("Is a directory");
                         return Ok(Value::Num(-1.0));
                     }
                     let reader = match self.rt.block_on(Reader::open(&self.ctx, &fname)) {
                         Ok(r) => r,
                         Err(e) => {
-                            self.set_global_raw(V_ERRNO, Value::str(e.to_string()));
+                            self.set_errno(&e.to_string());
                             return Ok(Value::Num(-1.0));
                         }
                     };
@@ -674,4 +680,58 @@ impl Interp {
 /// 256 + the signal that ended it.
 fn wait_status(r: Result<crate::Status, i32>) -> crate::Status {
     r.unwrap_or_else(|sig| 256 + sig)
+}
+
+impl Interp {
+    /// The `readfile` extension's `readfile(path)`: the whole file, or "" with ERRNO set.
+    pub(crate) fn readfile(&mut self, name: &[u8]) -> R<Value> {
+        let path = self.ctx.path(&lossy(name));
+        let read = crate::fs::read_all(self.ctx.fs.as_ref(), &path, super::MAX_STRING as u64);
+        match self.rt.block_on(read) {
+            Ok(data) => Ok(Value::str(data)),
+            Err(e) => {
+                self.set_errno(&e.to_string());
+                Ok(Value::str(Vec::new()))
+            }
+        }
+    }
+}
+
+impl Interp {
+    /// Sets ERRNO to a system error's text, and `PROCINFO["errno"]` to its number.
+    pub(crate) fn set_errno(&mut self, text: &str) {
+        self.set_global_raw(V_ERRNO, Value::str(text.as_bytes()));
+        let code = match text {
+            "Operation not permitted" => 1,
+            "No such file or directory" => 2,
+            "Permission denied" => 13,
+            "Not a directory" => 20,
+            "Is a directory" => 21,
+            "Too many open files" => 24,
+            _ => 5,
+        };
+        if let Cell::Arr(p) = &self.globals[V_PROCINFO] {
+            p.borrow_mut().insert(
+                Rc::from(&b"errno"[..]),
+                Cell::Val(Value::Num(f64::from(code))),
+            );
+        }
+    }
+}
+
+impl Interp {
+    /// Whether output errors for `name` are not fatal: `PROCINFO["NONFATAL"]` or
+    /// `PROCINFO[name, "NONFATAL"]` is true.
+    fn nonfatal(&self, name: &[u8]) -> bool {
+        let Cell::Arr(p) = &self.globals[V_PROCINFO] else {
+            return false;
+        };
+        let p = p.borrow();
+        let mut per_name = name.to_vec();
+        per_name.extend_from_slice(&self.subsep);
+        per_name.extend_from_slice(b"NONFATAL");
+        [&b"NONFATAL"[..], &per_name]
+            .iter()
+            .any(|k| matches!(p.get(*k), Some(Cell::Val(v)) if v.truthy()))
+    }
 }
