@@ -154,7 +154,7 @@ impl Shell {
             let var = self.vars.get(target.as_ref()).filter(|v| !v.attrs.unset);
             return match var.map(|v| &v.value) {
                 Some(Value::Array(a)) if sub == "@" || sub == "*" => !a.is_empty(),
-                Some(Value::Assoc(a)) if sub == "@" || sub == "*" => a.len() > 0,
+                // An associative array's `@` and `*` are keys like any other (bash 5.2).
                 Some(Value::Assoc(a)) => a.contains_key(sub),
                 Some(_) if sub == "@" || sub == "*" => true,
                 Some(_) => self.get_subscript(&target, sub).is_some(),

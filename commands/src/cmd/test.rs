@@ -83,7 +83,9 @@ impl Tester<'_> {
                 .await
                 .is_some_and(|m| m.kind == crate::fs::FileKind::CharDevice),
             "-b" | "-p" | "-S" => false,
-            "-t" => parse_int(arg)? == 1 && ctx.tty.is_some(),
+            // A descriptor that is not a number is simply not a terminal (bash's
+            // `legal_number` fails quietly).
+            "-t" => parse_int(arg).is_ok_and(|fd| fd == 1) && ctx.tty.is_some(),
             _ => return Err(Usage(format!("{op}: unary operator expected"))),
         })
     }
