@@ -48,6 +48,14 @@ pub(crate) async fn run(sh: &mut Shell, name: &str, args: Vec<String>, io: &Fds)
             },
             _ => None,
         };
+        if let Some(name) = spec
+            .as_deref()
+            .and_then(|s| sh.negative_subscript_out_of_range(s))
+        {
+            sh.report(&io.stderr(), &crate::shell::ShellError::BadSubscript(name))
+                .await;
+            return Ok(1);
+        }
         let answer = match (w, spec.as_deref()) {
             ([op, _], Some(arg)) => shell_unary(sh, op, arg),
             (["!", op, _], Some(arg)) => shell_unary(sh, op, arg).map(|b| !b),

@@ -70,10 +70,19 @@ async fn wait(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
         for id in ids {
             match lookup(sh, id) {
                 Some(job) => pool.push(job),
-                // `-n` names what it cannot wait for as a job, pid or not.
-                None => {
-                    super::fail(sh, io, format!("wait: {id}: no such job"), 127).await?;
-                }
+                None => match id.parse::<u32>().ok().and_then(|p| Some((p, sh.jobs.remembered(p)?))) {
+                    // A job that has ended already is the first to end.
+                    Some((pid, status)) => {
+                        if let Some(v) = &var {
+                            let _ = sh.set_var(v, &pid.to_string());
+                        }
+                        return Ok(status);
+                    }
+                    // `-n` names what it cannot wait for as a job, pid or not.
+                    None => {
+                        super::fail(sh, io, format!("wait: {id}: no such job"), 127).await?;
+                    }
+                },
             }
         }
         if pool.is_empty() {
