@@ -11,7 +11,7 @@ pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec
     // checked the letters.
     let mut skip = 0;
     let mut arg0: Option<String> = None;
-    let mut clear_env = false;
+    let (mut clear_env, mut login) = (false, false);
     while let Some(a) = args.get(skip) {
         if a == "--" {
             skip += 1;
@@ -24,6 +24,7 @@ pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec
         while let Some(c) = letters.next() {
             match c {
                 'c' => clear_env = true,
+                'l' => login = true,
                 'a' => {
                     let inline = letters.as_str();
                     if inline.is_empty() {
@@ -40,6 +41,10 @@ pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec
         skip += 1;
     }
     args.drain(..skip.min(args.len()));
+    // `-l`: the `$0` a shell gets starts with a dash, as a login shell's does.
+    if login && let Some(name) = arg0.clone().or_else(|| args.first().cloned()) {
+        arg0 = Some(format!("-{name}"));
+    }
     if args.is_empty() {
         // Only redirections: handled where they are known (`exec_redirections`).
         return Ok(0);

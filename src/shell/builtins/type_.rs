@@ -302,6 +302,14 @@ pub(crate) fn verbose(sh: &Shell, name: &str, kind: &str, path: &str) -> String 
     if let (true, Some(value)) = (kind == "alias", sh.aliases.get(name)) {
         return format!("{name} is aliased to `{value}'");
     }
+    // A command the hash table holds is named by it (`type -a` lists PATH instead).
+    if kind == "file"
+        && !name.contains('/')
+        && sh.opts.hashall
+        && let Some((_, hashed, _)) = sh.hashed.iter().find(|(n, _, _)| n == name)
+    {
+        return format!("{name} is hashed ({hashed})");
+    }
     match (kind == "function", sh.functions.get(name)) {
         (true, Some(f)) => format!(
             "{}\n{}",
