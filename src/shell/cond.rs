@@ -133,11 +133,21 @@ impl Shell {
                 .stat(&path)
                 .await
                 .is_ok_and(|m| m.kind == forkbox_commands::FileKind::CharDevice),
-            U::FileExistsAndIsSetuid => self.fs.stat(&path).await.is_ok_and(|m| m.mode & 0o4000 != 0),
-            U::FileExistsAndIsSetgid => self.fs.stat(&path).await.is_ok_and(|m| m.mode & 0o2000 != 0),
-            U::FileExistsAndHasStickyBit => {
-                self.fs.stat(&path).await.is_ok_and(|m| m.mode & 0o1000 != 0)
-            }
+            U::FileExistsAndIsSetuid => self
+                .fs
+                .stat(&path)
+                .await
+                .is_ok_and(|m| m.mode & 0o4000 != 0),
+            U::FileExistsAndIsSetgid => self
+                .fs
+                .stat(&path)
+                .await
+                .is_ok_and(|m| m.mode & 0o2000 != 0),
+            U::FileExistsAndHasStickyBit => self
+                .fs
+                .stat(&path)
+                .await
+                .is_ok_and(|m| m.mode & 0o1000 != 0),
             U::FileExistsAndIsBlockSpecialFile
             | U::FileExistsAndIsFifo
             | U::FileExistsAndIsSocket

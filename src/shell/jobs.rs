@@ -351,7 +351,11 @@ impl Jobs {
             n => {
                 // A name that more than one job matches names none (see `ambiguous`).
                 let found = self.named(n);
-                return if found.len() == 1 { found.first().copied() } else { None };
+                return if found.len() == 1 {
+                    found.first().copied()
+                } else {
+                    None
+                };
             }
         };
         self.list.iter().find(|j| j.id == id)

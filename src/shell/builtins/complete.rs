@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use crate::shell::exec::Exec;
-use crate::shell::{Shell, ShellError, Value};
 use crate::shell::redirect::Fds;
+use crate::shell::{Shell, ShellError, Value};
 
 /// Stored completion specifications: command name → its options in bash's order.
 pub(crate) type Completions = BTreeMap<String, Vec<(char, String)>>;

@@ -73,7 +73,9 @@ pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec
         return Err(Flow::Exit(status));
     }
     // Functions are not run by exec: builtins and commands resolve as for `command`.
-    let status = sh.run_external(&args[0], args[1..].to_vec(), &[], io).await?;
+    let status = sh
+        .run_external(&args[0], args[1..].to_vec(), &[], io)
+        .await?;
     Err(Flow::Exit(status))
 }
 

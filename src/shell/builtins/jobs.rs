@@ -29,10 +29,12 @@ pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
         sh.jobs.reap();
         let argv: Vec<String> = rest
             .into_iter()
-            .map(|a| match a.starts_with('%').then(|| sh.jobs.find(&a)).flatten() {
-                Some(j) => j.pid.to_string(),
-                None => a,
-            })
+            .map(
+                |a| match a.starts_with('%').then(|| sh.jobs.find(&a)).flatten() {
+                    Some(j) => j.pid.to_string(),
+                    None => a,
+                },
+            )
             .collect();
         return sh.run_command(argv, Vec::new(), io).await;
     }

@@ -113,9 +113,9 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
     for n in rest {
         if let Some(p) = &set_path {
             remember(&mut sh.hashed, n, p.clone());
-        } else if delete {
+        } else if delete && !show {
             // A name not in a table that holds others is an error (bash says nothing
-            // when the table is empty).
+            // when the table is empty); with `-t` too, bash only looks the name up.
             let before = sh.hashed.len();
             sh.hashed.retain(|(h, _, _)| h != n);
             if before > 0 && sh.hashed.len() == before {

@@ -216,8 +216,9 @@ async fn run_printf(sh: &mut Shell, args: &[String], io: &Fds, capture: bool) ->
     };
     let mut assigned = Vec::new();
     let running = async {
-        let r = forkbox_commands::cmd::printf::builtin_assigning(&ctx, args, &prefix, &mut assigned)
-            .await;
+        let r =
+            forkbox_commands::cmd::printf::builtin_assigning(&ctx, args, &prefix, &mut assigned)
+                .await;
         let status = match r {
             Err(forkbox_commands::Interrupt::Write(e)) => {
                 let msg = format!("{prefix}printf: write error: {e}\n");

@@ -70,7 +70,11 @@ async fn wait(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
         for id in ids {
             match lookup(sh, id) {
                 Some(job) => pool.push(job),
-                None => match id.parse::<u32>().ok().and_then(|p| Some((p, sh.jobs.remembered(p)?))) {
+                None => match id
+                    .parse::<u32>()
+                    .ok()
+                    .and_then(|p| Some((p, sh.jobs.remembered(p)?)))
+                {
                     // A job that has ended already is the first to end.
                     Some((pid, status)) => {
                         if let Some(v) = &var {
