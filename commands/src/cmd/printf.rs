@@ -1590,6 +1590,51 @@ mod tests {
         Invocation::default().run(&Printf, args).await
     }
 
+    #[test]
+    fn percent_n_counts_each_use_of_the_format() {
+        let args: Vec<String> = ["x", "y"].map(String::from).to_vec();
+        let mut run = Run {
+            args: &args,
+            next: 0,
+            status: 0,
+            warnings: Vec::new(),
+            gnu: false,
+            c_locale: true,
+            assigned: Vec::new(),
+            pass_start: 0,
+        };
+        let mut out = Vec::new();
+        format_once(b"ab%n", &mut run, &mut out);
+        format_once(b"ab%n", &mut run, &mut out);
+        assert_eq!(out, b"abab");
+        assert_eq!(run.assigned, vec![("x".into(), 2), ("y".into(), 2)]);
+    }
+
+    #[tokio::test]
+    async fn percent_n_needs_a_name() {
+        let (status, out, err) = pf(&["a%nb", "1x"]).await;
+        assert_eq!((status, out.as_str()), (1, "a"));
+        assert_eq!(err, "printf: `1x': not a valid identifier\n");
+    }
+
+    #[tokio::test]
+    async fn time_format_without_its_t_is_text() {
+        // bash warns, prints the `%` and reads on from the `(`.
+        let (status, out, err) = pf(&["%(%Y)d|", "0"]).await;
+        assert_eq!((status, out.as_str()), (1, "%("));
+        assert_eq!(
+            err,
+            "printf: warning: `d': invalid time format specification\nprintf: `Y': invalid format character\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn blanks_are_not_a_number() {
+        let (status, out, err) = pf(&["%d|%d", "", " "]).await;
+        assert_eq!((status, out.as_str()), (1, "0|0"));
+        assert_eq!(err, "printf:  : invalid number\n");
+    }
+
     #[tokio::test]
     async fn time_conversion_formats_seconds_in_utc() {
         assert_eq!(

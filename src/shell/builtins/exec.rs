@@ -142,6 +142,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn exec_does_not_run_functions() {
+        let script = "f() { echo fn; }; (exec f); echo st=$?";
+        let expected = (
+            0,
+            "st=127\n".to_string(),
+            "bash: line 1: exec: f: not found\n".to_string(),
+        );
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
+    async fn exec_c_empties_the_environment() {
+        let script = "export V=1; (exec -c bash -c 'echo \"[${V-unset}]\"')";
+        let expected = (0, "[unset]\n".to_string(), String::new());
+        assert_eq!(run(script).await, expected);
+    }
+
+    #[tokio::test]
     async fn exec_status_is_the_commands() {
         let mut sh = shell();
         let expected = (1, String::new(), String::new());

@@ -163,6 +163,29 @@ mod tests {
         assert_eq!(apply_symbolic(0o022, "u+z"), Err(("z".into(), "character")));
         assert_eq!(apply_symbolic(0o022, "q=r"), Err(("q".into(), "operator")));
     }
+
+    #[test]
+    fn symbolic_clauses_are_read_in_order() {
+        // A comma with no clause after it meets the end (NUL) or another comma where
+        // the operator is due; a clause may have no permissions at all.
+        assert_eq!(apply_symbolic(0o022, ","), Err((",".into(), "operator")));
+        assert_eq!(
+            apply_symbolic(0o022, "u=r,"),
+            Err(("\0".into(), "operator"))
+        );
+        assert_eq!(
+            apply_symbolic(0o022, "u=r,,g=w"),
+            Err((",".into(), "operator"))
+        );
+        assert_eq!(apply_symbolic(0o022, "u"), Err(("\0".into(), "operator")));
+        assert_eq!(apply_symbolic(0o022, "u+"), Ok(0o022));
+        assert_eq!(apply_symbolic(0o022, "="), Ok(0o777));
+        assert_eq!(apply_symbolic(0o022, "a=r,+w"), Ok(0o111));
+        assert_eq!(
+            apply_symbolic(0o022, "g-w+x"),
+            Err(("+".into(), "character"))
+        );
+    }
 }
 
 #[cfg(test)]
