@@ -676,6 +676,14 @@ impl Shell {
     /// `bash: line 1: syntax error ...` and gives 2; `cancel` stops the running command (130).
     pub async fn run_script(&mut self, script: &str, io: &Stdio, cancel: CancellationToken) -> i32 {
         self.limit_abort = None;
+        // A non-interactive shell given its script as a string is bash's `bash -c`, which
+        // keeps the string (a nested `bash -c` has set it already; a script file does not).
+        if !self.interactive
+            && !self.reads_input
+            && !self.vars.contains_key("BASH_EXECUTION_STRING")
+        {
+            let _ = self.set_var("BASH_EXECUTION_STRING", script);
+        }
         let mut fds = Fds::from_stdio(io);
         for (n, d) in std::mem::take(&mut self.inherited_fds) {
             fds.set_fd(n, d);

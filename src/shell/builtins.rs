@@ -215,7 +215,7 @@ fn option_letters(name: &str) -> Option<&'static str> {
     Some(match name {
         "alias" => "p",
         "builtin" | "eval" | "getopts" | "source" | "." | "times" => "",
-        "cd" => "LPe@",
+        "cd" => "LPe",
         "command" => "pVv",
         "declare" | "typeset" | "local" => "aAcfFgiIlnrtuxp",
         "disown" => "har",

@@ -133,19 +133,52 @@ impl Shell {
                 .stat(&path)
                 .await
                 .is_ok_and(|m| m.kind == forkbox_commands::FileKind::CharDevice),
+            U::FileExistsAndIsSetuid => self
+                .fs
+                .stat(&path)
+                .await
+                .is_ok_and(|m| m.mode & 0o4000 != 0),
+            U::FileExistsAndIsSetgid => self
+                .fs
+                .stat(&path)
+                .await
+                .is_ok_and(|m| m.mode & 0o2000 != 0),
+            U::FileExistsAndHasStickyBit => self
+                .fs
+                .stat(&path)
+                .await
+                .is_ok_and(|m| m.mode & 0o1000 != 0),
             U::FileExistsAndIsBlockSpecialFile
             | U::FileExistsAndIsFifo
             | U::FileExistsAndIsSocket
-            | U::FileExistsAndIsSetuid
-            | U::FileExistsAndIsSetgid
-            | U::FileExistsAndHasStickyBit
             | U::FileExistsAndModifiedSinceLastRead => false,
             U::FdIsOpenTerminal => s.trim() == "1" && fds.tty.is_some(),
             // Any `set -o` option (an unknown name is false).
             U::ShellOptionEnabled => self.option_value(s),
-            U::ShellVariableIsSetAndAssigned => self.var_is_set(s),
+            U::ShellVariableIsSetAndAssigned => {
+                if let Some(name) = self.negative_subscript_out_of_range(s) {
+                    let e = ShellError::BadSubscript(name);
+                    self.report(&fds.stderr(), &e).await;
+                    return Ok(false);
+                }
+                self.var_is_set(s)
+            }
             U::ShellVariableIsSetAndNameRef => self.vars.get(s).is_some_and(|v| v.attrs.nameref),
         })
+    }
+
+    /// For `-v 'a[-N]'`: the array's name when the negative index reaches before its
+    /// first element (bash reports `a: bad array subscript`).
+    pub(crate) fn negative_subscript_out_of_range(&self, s: &str) -> Option<String> {
+        let (name, sub) = super::vars::split_subscript(s)?;
+        let n: i64 = sub.trim().parse().ok().filter(|n| *n < 0)?;
+        let target = self.resolve_ref(name);
+        let len = match &self.vars.get(target.as_ref())?.value {
+            Value::Array(a) => a.keys().next_back().map_or(0, |k| k + 1),
+            Value::Str(_) => 1,
+            Value::Assoc(_) => return None,
+        };
+        (len + n < 0).then(|| name.to_string())
     }
 
     pub(crate) fn var_is_set(&self, s: &str) -> bool {
@@ -154,7 +187,7 @@ impl Shell {
             let var = self.vars.get(target.as_ref()).filter(|v| !v.attrs.unset);
             return match var.map(|v| &v.value) {
                 Some(Value::Array(a)) if sub == "@" || sub == "*" => !a.is_empty(),
-                Some(Value::Assoc(a)) if sub == "@" || sub == "*" => a.len() > 0,
+                // An associative array's `@` and `*` are keys like any other (bash 5.2).
                 Some(Value::Assoc(a)) => a.contains_key(sub),
                 Some(_) if sub == "@" || sub == "*" => true,
                 Some(_) => self.get_subscript(&target, sub).is_some(),
@@ -166,6 +199,20 @@ impl Shell {
         }
         if s == "LINENO" && !self.lines.lineno_unset {
             return true;
+        }
+        // The variables the shell computes when read are set without being stored.
+        if !self.vars.contains_key(s) {
+            match s {
+                n if super::vars::DYNAMIC_VARS.contains(&n) && !self.unspecial.contains(n) => {
+                    return true;
+                }
+                // bash always has element 0 of these.
+                "BASH_ARGV0" | "DIRSTACK" | "PIPESTATUS" | "BASH_ARGC" => return true,
+                "FUNCNAME" | "BASH_SOURCE" | "BASH_LINENO" => {
+                    return !self.stack_array(s).is_empty();
+                }
+                _ => {}
+            }
         }
         // An array's name alone stands for its element 0.
         let target = self.resolve_ref(s);

@@ -464,6 +464,10 @@ impl Shell {
                 }
                 Command::Function(def) => {
                     if self.readonly_functions.contains(&def.fname.value) {
+                        // Named at the definition's last line, as bash does.
+                        if let Some(loc) = brush_parser::ast::SourceLocation::location(def) {
+                            self.lines.lineno = self.lines.line_base + loc.end.line;
+                        }
                         let e = ShellError::ReadonlyFunction(def.fname.value.clone());
                         return self.fail(e, fds).await;
                     }

@@ -357,14 +357,39 @@ impl Jobs {
             "-" => prev.or(cur)?,
             n if n.chars().all(|c| c.is_ascii_digit()) => n.parse().ok()?,
             n => {
-                let found: Vec<&Job> = match n.strip_prefix('?') {
-                    Some(t) => self.list.iter().filter(|j| j.text.contains(t)).collect(),
-                    None => self.list.iter().filter(|j| j.text.starts_with(n)).collect(),
+                // A name that more than one job matches names none (see `ambiguous`).
+                let found = self.named(n);
+                return if found.len() == 1 {
+                    found.first().copied()
+                } else {
+                    None
                 };
-                return found.last().copied();
             }
         };
         self.list.iter().find(|j| j.id == id)
+    }
+
+    /// The jobs `%name` (whose command starts with it) or `%?text` (which contains it)
+    /// names, `n` being what follows the `%`.
+    fn named(&self, n: &str) -> Vec<&Job> {
+        match n.strip_prefix('?') {
+            Some(t) => self.list.iter().filter(|j| j.text.contains(t)).collect(),
+            None => self.list.iter().filter(|j| j.text.starts_with(n)).collect(),
+        }
+    }
+
+    /// The text bash names in `NAME: ambiguous job spec` when `spec` (`%name`, `%?text`)
+    /// matches more than one job.
+    pub fn ambiguous<'a>(&self, spec: &'a str) -> Option<&'a str> {
+        let rest = spec.strip_prefix('%')?;
+        if rest.is_empty()
+            || matches!(rest, "%" | "+" | "-")
+            || rest.chars().all(|c| c.is_ascii_digit())
+            || self.list.is_empty()
+        {
+            return None;
+        }
+        (self.named(rest).len() > 1).then(|| rest.strip_prefix('?').unwrap_or(rest))
     }
 
     pub fn by_pid(&self, pid: u32) -> Option<&Job> {

@@ -465,6 +465,8 @@ impl Shell {
             ("OPTERR", "1"),
             ("PS4", "+ "),
             ("HOSTNAME", "forkbox"),
+            // `$_` starts as the name the shell was started by.
+            ("_", "bash"),
         ] {
             self.vars.entry(k.to_string()).or_insert_with(|| plain(val));
         }

@@ -542,6 +542,22 @@ impl Shell {
         }
     }
 
+    /// Drops the export attribute of every variable and function (`exec -c`: the command
+    /// gets an empty environment).
+    pub(crate) fn unexport_all(&mut self) {
+        for v in self.vars.values_mut() {
+            v.exported = false;
+        }
+        for frame in &mut self.local_frames {
+            for (_, v) in frame.iter_mut() {
+                if let Some(v) = v {
+                    v.exported = false;
+                }
+            }
+        }
+        self.exported_functions.clear();
+    }
+
     /// The environment a command gets: exported variables plus `extra` assignments.
     pub(crate) fn exported_env(&self, extra: &[(String, String)]) -> BTreeMap<String, String> {
         let mut env: BTreeMap<String, String> = self

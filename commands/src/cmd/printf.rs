@@ -121,8 +121,14 @@ pub(crate) fn unescape_in(
                 if e == b'x' {
                     out.push(v as u8);
                 } else if cx.c_locale && v > 0x7f {
-                    let width = if e == b'u' { 4 } else { 8 };
-                    out.extend_from_slice(format!("\\{}{v:0width$X}", e as char).as_bytes());
+                    // bash writes the escape back by the value's size, not as it was
+                    // written (`\U000000e9` is `\u00E9`).
+                    let text = if v < 0x10000 {
+                        format!("\\u{v:04X}")
+                    } else {
+                        format!("\\U{v:08X}")
+                    };
+                    out.extend_from_slice(text.as_bytes());
                 } else {
                     let c = char::from_u32(v).unwrap_or('\u{fffd}');
                     let mut tmp = [0u8; 4];
@@ -222,6 +228,11 @@ struct Run<'a> {
     gnu: bool,
     /// The C locale (for GNU's `%q`: bytes past ASCII are not printable there).
     c_locale: bool,
+    /// bash's `%n`: each variable named and the bytes the use of the format had written
+    /// so far, for the shell to assign.
+    assigned: Vec<(String, usize)>,
+    /// Where in the output the current use of the format began (for `%n`).
+    pass_start: usize,
 }
 
 impl Run<'_> {
@@ -251,6 +262,10 @@ impl Run<'_> {
         let Some(arg) = arg else { return 0 };
         let s = arg.trim_start();
         if s.is_empty() {
+            // An empty argument is 0; one of blanks only is not a number.
+            if !arg.is_empty() {
+                self.not_a_number(arg);
+            }
             return 0;
         }
         if let Some(rest) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
@@ -333,10 +348,25 @@ impl Run<'_> {
         if neg { -v } else { v }
     }
 
+    /// Warns that `arg` (blanks only) is no number at all; status 1.
+    fn not_a_number(&mut self, arg: &str) {
+        let msg = if self.gnu {
+            format!("printf: {}: expected a numeric value\n", quote(arg))
+        } else {
+            format!("printf: {arg}: invalid number\n")
+        };
+        self.warnings.push(msg);
+        self.status = 1;
+    }
+
     fn float(&mut self, arg: Option<&str>) -> f64 {
         let Some(arg) = arg else { return 0.0 };
-        let s = arg.trim();
+        // Leading blanks are skipped (strtold); trailing ones are not part of a number.
+        let s = arg.trim_start();
         if s.is_empty() {
+            if !arg.is_empty() {
+                self.not_a_number(arg);
+            }
             return 0.0;
         }
         if let Some(rest) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
@@ -1001,8 +1031,16 @@ pub(crate) fn gnu_quote(s: &str, c_locale: bool) -> String {
 }
 
 /// Applies the format once; returns true when `%b`'s `\c` stopped everything.
+/// Whether `s` is a shell variable name (for `%n`).
+fn is_identifier(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(f) if f == '_' || f.is_ascii_alphabetic())
+        && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
 fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
     let mut i = 0;
+    run.pass_start = out.len();
     while i < fmt.len() {
         if out.len() > MAX_PRINTF_OUTPUT {
             return true;
@@ -1103,18 +1141,32 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
         {
             return gnu_invalid(fmt, start, i, run);
         }
-        if fmt.get(i) == Some(&b'(')
-            && let Some(close) = fmt[i..].iter().position(|&b| b == b')').map(|p| i + p)
-        {
-            let conv = fmt.get(close + 1).copied();
-            if conv != Some(b'T') {
-                let c = conv.map(|c| c as char).unwrap_or_default();
+        if fmt.get(i) == Some(&b'(') {
+            // The `)` that closes the `(` (they nest); without one, or without a `T` after
+            // it, bash warns (naming the byte after the `)`, NUL at the end), prints the
+            // `%` and goes on from the `(` as plain text.
+            let mut depth = 0usize;
+            let close = fmt[i..]
+                .iter()
+                .position(|&b| {
+                    match b {
+                        b'(' => depth += 1,
+                        b')' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map(|p| i + p);
+            let conv = close.and_then(|c| fmt.get(c + 1).copied());
+            let Some(close) = close.filter(|_| conv == Some(b'T')) else {
+                let c = conv.map_or('\0', char::from);
                 run.warnings.push(format!(
                     "printf: warning: `{c}': invalid time format specification\n"
                 ));
-                run.status = 1;
-                return true;
-            }
+                out.push(b'%');
+                i = start + 1;
+                continue;
+            };
             let arg = run.take().map(str::to_string);
             let secs = match arg.as_deref() {
                 None => -1,
@@ -1216,6 +1268,21 @@ fn format_once(fmt: &[u8], run: &mut Run, out: &mut Vec<u8>) -> bool {
                         LongDouble::Other => fmt_float(v, conv, &spec, out),
                     }
                 }
+            }
+            // bash's `%n`: the bytes this use of the format wrote so far go to the
+            // variable its argument names (none or an empty one: nowhere).
+            b'n' if !run.gnu => {
+                let name = run.take().unwrap_or_default().to_string();
+                if name.is_empty() {
+                    continue;
+                }
+                if !is_identifier(&name) {
+                    run.warnings
+                        .push(format!("printf: `{name}': not a valid identifier\n"));
+                    run.status = 1;
+                    return true;
+                }
+                run.assigned.push((name, out.len() - run.pass_start));
             }
             other => {
                 run.warnings.push(format!(
@@ -1326,6 +1393,8 @@ pub(crate) fn sprintf(fmt: &str, args: &[String]) -> Vec<u8> {
         warnings: Vec::new(),
         gnu: false,
         c_locale: false,
+        assigned: Vec::new(),
+        pass_start: 0,
     };
     let mut out = Vec::new();
     format_once(&crate::bytetext::encode(fmt), &mut run, &mut out);
@@ -1352,6 +1421,17 @@ impl Command for Printf {
 /// going through a pipe, so that messages and output interleave as bash's do: a
 /// message at once, the output of each use of the format when it is done.
 pub async fn builtin(ctx: &Context, args: &[String], prefix: &str) -> CmdResult {
+    builtin_assigning(ctx, args, prefix, &mut Vec::new()).await
+}
+
+/// [`builtin`], with the variables `%n` names and the counts to assign them put in
+/// `assigned` (only the shell can assign them).
+pub async fn builtin_assigning(
+    ctx: &Context,
+    args: &[String],
+    prefix: &str,
+    assigned: &mut Vec<(String, usize)>,
+) -> CmdResult {
     let say = |msg: String| async move {
         let text: String = msg
             .lines()
@@ -1390,7 +1470,7 @@ pub async fn builtin(ctx: &Context, args: &[String], prefix: &str) -> CmdResult 
         .await;
         return Ok(STATUS_USAGE);
     }
-    print(ctx, fmt, &args[1..], false, prefix).await
+    print(ctx, fmt, &args[1..], false, prefix, assigned).await
 }
 
 /// GNU coreutils' `printf` program, which `env`, `xargs`, `find -exec` and `timeout` run
@@ -1427,7 +1507,7 @@ impl Command for GnuPrintf {
                 .await;
             return Ok(1);
         };
-        print(ctx, fmt, &args[1..], true, "").await
+        print(ctx, fmt, &args[1..], true, "", &mut Vec::new()).await
     }
 }
 
@@ -1442,7 +1522,14 @@ Print ARGUMENT(s) according to FORMAT, or execute according to OPTION:
 /// Prints `args` through `fmt`, reusing it while arguments remain; each message after
 /// `prefix`. A message goes out before the output of the use of the format it came from
 /// (bash writes that when the use is done).
-async fn print(ctx: &Context, fmt: &str, args: &[String], gnu: bool, prefix: &str) -> CmdResult {
+async fn print(
+    ctx: &Context,
+    fmt: &str,
+    args: &[String],
+    gnu: bool,
+    prefix: &str,
+    assigned: &mut Vec<(String, usize)>,
+) -> CmdResult {
     let mut run = Run {
         args,
         next: 0,
@@ -1450,6 +1537,8 @@ async fn print(ctx: &Context, fmt: &str, args: &[String], gnu: bool, prefix: &st
         warnings: Vec::new(),
         gnu,
         c_locale: crate::gnu_regex::c_locale(&ctx.env),
+        assigned: Vec::new(),
+        pass_start: 0,
     };
     let mut out = Vec::new();
     // Covers `out`: one use of the format may make it large (bounded by
@@ -1488,6 +1577,7 @@ async fn print(ctx: &Context, fmt: &str, args: &[String], gnu: bool, prefix: &st
         ctx.checkpoint().await?;
     }
     ctx.out(out).await?;
+    assigned.append(&mut run.assigned);
     Ok(run.status)
 }
 
@@ -1498,6 +1588,51 @@ mod tests {
 
     async fn pf(args: &[&str]) -> (i32, String, String) {
         Invocation::default().run(&Printf, args).await
+    }
+
+    #[test]
+    fn percent_n_counts_each_use_of_the_format() {
+        let args: Vec<String> = ["x", "y"].map(String::from).to_vec();
+        let mut run = Run {
+            args: &args,
+            next: 0,
+            status: 0,
+            warnings: Vec::new(),
+            gnu: false,
+            c_locale: true,
+            assigned: Vec::new(),
+            pass_start: 0,
+        };
+        let mut out = Vec::new();
+        format_once(b"ab%n", &mut run, &mut out);
+        format_once(b"ab%n", &mut run, &mut out);
+        assert_eq!(out, b"abab");
+        assert_eq!(run.assigned, vec![("x".into(), 2), ("y".into(), 2)]);
+    }
+
+    #[tokio::test]
+    async fn percent_n_needs_a_name() {
+        let (status, out, err) = pf(&["a%nb", "1x"]).await;
+        assert_eq!((status, out.as_str()), (1, "a"));
+        assert_eq!(err, "printf: `1x': not a valid identifier\n");
+    }
+
+    #[tokio::test]
+    async fn time_format_without_its_t_is_text() {
+        // bash warns, prints the `%` and reads on from the `(`.
+        let (status, out, err) = pf(&["%(%Y)d|", "0"]).await;
+        assert_eq!((status, out.as_str()), (1, "%("));
+        assert_eq!(
+            err,
+            "printf: warning: `d': invalid time format specification\nprintf: `Y': invalid format character\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn blanks_are_not_a_number() {
+        let (status, out, err) = pf(&["%d|%d", "", " "]).await;
+        assert_eq!((status, out.as_str()), (1, "0|0"));
+        assert_eq!(err, "printf:  : invalid number\n");
     }
 
     #[tokio::test]

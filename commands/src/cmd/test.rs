@@ -48,6 +48,8 @@ fn parse_int(s: &str) -> Result<i64, Usage> {
 
 struct Tester<'a> {
     ctx: &'a Context,
+    /// Run as `[`: its `]` still follows the words (bash names it in `found ]`).
+    bracket: bool,
 }
 
 impl Tester<'_> {
@@ -83,7 +85,9 @@ impl Tester<'_> {
                 .await
                 .is_some_and(|m| m.kind == crate::fs::FileKind::CharDevice),
             "-b" | "-p" | "-S" => false,
-            "-t" => parse_int(arg)? == 1 && ctx.tty.is_some(),
+            // A descriptor that is not a number is simply not a terminal (bash's
+            // `legal_number` fails quietly).
+            "-t" => parse_int(arg).is_ok_and(|fd| fd == 1) && ctx.tty.is_some(),
             _ => return Err(Usage(format!("{op}: unary operator expected"))),
         })
     }
@@ -212,8 +216,11 @@ impl<'b> Parser<'_, 'b> {
         if tok == "(" {
             self.pos += 1;
             let v = Box::pin(self.or()).await?;
-            if self.peek() != Some(")") {
-                return Err(Usage("`)' expected".into()));
+            match self.peek() {
+                Some(")") => {}
+                Some(other) => return Err(Usage(format!("`)' expected, found {other}"))),
+                None if self.t.bracket => return Err(Usage("`)' expected, found ]".into())),
+                None => return Err(Usage("`)' expected".into())),
             }
             self.pos += 1;
             return Ok(v);
@@ -253,7 +260,10 @@ async fn run_test(ctx: &Context, name: &str, args: &[String]) -> CmdResult {
     } else {
         words
     };
-    let tester = Tester { ctx };
+    let tester = Tester {
+        ctx,
+        bracket: name == "[",
+    };
     answer(ctx, name, tester.by_count(&words).await).await
 }
 
@@ -285,7 +295,10 @@ async fn run_gnu(ctx: &Context, name: &str, args: &[String]) -> CmdResult {
             }
         }
     }
-    let tester = Tester { ctx };
+    let tester = Tester {
+        ctx,
+        bracket: false,
+    };
     let mut expr = gnu::Gnu {
         t: &tester,
         args: &words,

@@ -69,23 +69,28 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             let base = if entry.is_empty() { "." } else { entry };
             let cand = fs::normalize(&fs::join(&sh.cwd, &fs::join(base, &dir)));
             if matches!(sh.fs.stat(&cand).await, Ok(m) if m.is_dir()) {
-                if let Err(msg) = chdir(sh, &cand, physical).await {
-                    return super::fail(sh, io, format!("cd: {msg}"), 1).await;
-                }
+                let readonly = match chdir(sh, &cand, physical).await {
+                    Ok(r) => r,
+                    Err(msg) => return super::fail(sh, io, format!("cd: {msg}"), 1).await,
+                };
                 if !entry.is_empty() {
                     print = true;
                 }
-                return finish(sh, io, print).await;
+                return finish(sh, io, print, &readonly).await;
             }
         }
     }
-    if let Err(msg) = chdir(sh, &dir, physical).await {
-        return super::fail(sh, io, format!("cd: {msg}"), 1).await;
-    }
-    finish(sh, io, print).await
+    let readonly = match chdir(sh, &dir, physical).await {
+        Ok(r) => r,
+        Err(msg) => return super::fail(sh, io, format!("cd: {msg}"), 1).await,
+    };
+    finish(sh, io, print, &readonly).await
 }
 
-async fn finish(sh: &Shell, io: &Fds, print: bool) -> Exec<i32> {
+async fn finish(sh: &Shell, io: &Fds, print: bool, readonly: &[&str]) -> Exec<i32> {
+    if !readonly.is_empty() {
+        return Ok(report_readonly(sh, io, readonly).await);
+    }
     if print {
         let _ = io
             .stdout()
@@ -108,8 +113,13 @@ impl Shell {
 }
 
 /// Changes the working directory to `dir` (relative to the current one), setting `PWD`
-/// and `OLDPWD`; the error is worded `DIR: reason`.
-pub(crate) async fn chdir(sh: &mut Shell, dir: &str, physical: bool) -> Result<(), String> {
+/// and `OLDPWD`; the error is worded `DIR: reason`. The names of those two that are
+/// readonly (and so kept their values) are returned.
+pub(crate) async fn chdir(
+    sh: &mut Shell,
+    dir: &str,
+    physical: bool,
+) -> Result<Vec<&'static str>, String> {
     let joined = fs::join(&sh.cwd, dir);
     // `-P`: `..` is the parent of where the symbolic links lead, not of the path shown.
     let physical_target = match physical {
@@ -136,9 +146,25 @@ pub(crate) async fn chdir(sh: &mut Shell, dir: &str, physical: bool) -> Result<(
     sh.cwd = target;
     // OLDPWD is what `$PWD` said, even when assigned by hand.
     let old = sh.get_str("PWD").unwrap_or(old);
-    sh.set_exported("OLDPWD", &old);
-    sh.set_exported("PWD", &sh.logical_cwd());
-    Ok(())
+    let mut readonly = Vec::new();
+    for (name, value) in [("OLDPWD", old), ("PWD", sh.logical_cwd())] {
+        if sh.vars.get(name).is_some_and(|v| v.readonly) {
+            readonly.push(name);
+        } else {
+            sh.set_exported(name, &value);
+        }
+    }
+    Ok(readonly)
+}
+
+/// Reports that `PWD`/`OLDPWD` (as [`chdir`] found them readonly) could not be set: the
+/// directory changed all the same, but the builtin fails (status 1), as in bash.
+pub(crate) async fn report_readonly(sh: &Shell, io: &Fds, names: &[&str]) -> i32 {
+    for name in names {
+        let e = crate::shell::ShellError::Readonly((*name).to_string());
+        sh.report(&io.stderr(), &e).await;
+    }
+    i32::from(!names.is_empty())
 }
 
 #[cfg(test)]

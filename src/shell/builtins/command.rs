@@ -8,6 +8,7 @@ use crate::shell::redirect::Fds;
 pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut i = 0;
     let mut describe = None;
+    let mut default_path = false;
     while i < args.len() && args[i].starts_with('-') && args[i] != "-" {
         match args[i].as_str() {
             "--" => {
@@ -27,7 +28,7 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                     match c {
                         'v' => describe = Some(false),
                         'V' => describe = Some(true),
-                        'p' => {}
+                        'p' => default_path = true,
                         c => {
                             let opt = format!("-{c}");
                             return super::invalid_option(sh, io, "command", &opt).await;
@@ -43,30 +44,44 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         return Ok(0);
     };
     if let Some(verbose) = describe {
-        // Success when any name was found, as bash's `command -v a b`.
-        let mut status = 1;
-        for n in rest {
-            match super::type_::resolve(sh, n).await {
-                Some((kind, path)) => {
-                    let line = if verbose {
-                        super::type_::verbose(sh, n, kind, &path)
-                    } else {
-                        path
-                    };
-                    let _ = io.stdout().write_str(&format!("{line}\n")).await;
-                    status = 0;
-                }
-                None => {
-                    if verbose {
-                        super::fail(sh, io, format!("command: {n}: not found"), 1).await?;
-                    }
-                }
-            }
+        // `-p`: names are looked up in bash's standard PATH (glibc's `_CS_PATH`).
+        let saved =
+            default_path.then(|| sh.push_temp_env(&[("PATH".into(), STANDARD_PATH.into())]));
+        let status = describe_names(sh, rest, verbose, io).await;
+        if let Some(saved) = saved {
+            sh.pop_temp_env(saved);
         }
-        return Ok(status);
+        return status;
     }
     // Functions are bypassed; builtins and commands resolve as anywhere else.
     sh.run_external(name, rest[1..].to_vec(), &[], io).await
+}
+
+/// The PATH `command -p` searches: glibc's `confstr(_CS_PATH)`.
+const STANDARD_PATH: &str = "/bin:/usr/bin";
+
+/// `command -v`/`-V NAME…`: what each name would run; success when any was found.
+async fn describe_names(sh: &mut Shell, rest: &[String], verbose: bool, io: &Fds) -> Exec<i32> {
+    let mut status = 1;
+    for n in rest {
+        match super::type_::resolve(sh, n).await {
+            Some((kind, path)) => {
+                let line = if verbose {
+                    super::type_::verbose(sh, n, kind, &path)
+                } else {
+                    path
+                };
+                let _ = io.stdout().write_str(&format!("{line}\n")).await;
+                status = 0;
+            }
+            None => {
+                if verbose {
+                    super::fail(sh, io, format!("command: {n}: not found"), 1).await?;
+                }
+            }
+        }
+    }
+    Ok(status)
 }
 
 #[cfg(test)]

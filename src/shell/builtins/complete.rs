@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::shell::Shell;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
+use crate::shell::{Shell, ShellError, Value};
 
 /// Stored completion specifications: command name → its options in bash's order.
 pub(crate) type Completions = BTreeMap<String, Vec<(char, String)>>;
@@ -107,6 +107,17 @@ fn action_letter(action: &str) -> Option<char> {
 /// command is named so).
 const SPECIAL_SPECS: [(&str, char); 3] = [("\0D", 'D'), ("\0E", 'E'), ("\0I", 'I')];
 
+/// How bash names the specification kept under `key` in its messages (`-D`, `-E` and
+/// `-I` have names of their own).
+fn spec_name(key: &str) -> &str {
+    match key {
+        "\0D" => "_DefaultCmD_",
+        "\0E" => "_EmptycmD_",
+        "\0I" => "_InitialWorD_",
+        k => k,
+    }
+}
+
 fn spec_line(name: &str, opts: &[(char, String)]) -> String {
     let mut opts: Vec<(char, String)> = opts
         .iter()
@@ -160,7 +171,7 @@ pub(crate) async fn complete(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exe
                 super::fail(
                     sh,
                     io,
-                    format!("complete: {n}: no completion specification"),
+                    format!("complete: {}: no completion specification", spec_name(n)),
                     1,
                 )
                 .await?;
@@ -189,7 +200,7 @@ pub(crate) async fn complete(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exe
                     super::fail(
                         sh,
                         io,
-                        format!("complete: {n}: no completion specification"),
+                        format!("complete: {}: no completion specification", spec_name(n)),
                         1,
                     )
                     .await?;
@@ -199,6 +210,10 @@ pub(crate) async fn complete(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exe
         }
         let _ = io.stdout().write_str(&out).await;
         return Ok(status);
+    }
+    if names.is_empty() {
+        // A specification for no command: bash shows its usage.
+        return super::usage(io, "complete").await;
     }
     for n in names {
         sh.completions.insert(n, spec.clone());
@@ -223,6 +238,10 @@ pub(crate) async fn compopt(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
                     super::fail(sh, io, msg, 2).await?;
                     return super::usage(io, "compopt").await;
                 };
+                if !COMP_OPTIONS.contains(&v.as_str()) {
+                    return super::fail(sh, io, format!("compopt: {v}: invalid option name"), 2)
+                        .await;
+                }
                 if a == "-o" {
                     on.push(v.clone());
                 } else {
@@ -281,6 +300,7 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
     let word = words.first().cloned().unwrap_or_default();
     let (mut prefix, mut suffix) = (String::new(), String::new());
     let mut filter: Option<String> = None;
+    let (mut function, mut command): (Option<String>, Option<String>) = (None, None);
     let mut actions: Vec<&str> = Vec::new();
     let (mut globbed, mut listed) = (Vec::new(), Vec::new());
     for (c, v) in &opts {
@@ -292,6 +312,7 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
             'd' => "directory",
             'e' => "export",
             'f' => "file",
+            'j' => "job",
             'k' => "keyword",
             'v' => "variable",
             'P' => {
@@ -323,6 +344,14 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
                 filter = Some(v.clone());
                 continue;
             }
+            'F' => {
+                function = Some(v.clone());
+                continue;
+            }
+            'C' => {
+                command = Some(v.clone());
+                continue;
+            }
             _ => continue,
         };
         actions.push(action);
@@ -335,6 +364,28 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
     }
     found.extend(globbed);
     found.extend(listed);
+    if let Some(f) = function {
+        match completion_function(sh, &f, &word, io).await? {
+            Some(words) => found.extend(words),
+            None => {
+                let msg = format!("completion: function `{f}' not found");
+                sh.report(&io.stderr(), &ShellError::Builtin(msg)).await;
+            }
+        }
+    }
+    if let Some(c) = command {
+        warn_outside_completion(sh, 'C', io).await;
+        // Run as bash runs it: the command, then the command name, the word and the
+        // word before it (none here), quoted; each line of its output is a match.
+        let text = format!(
+            "{c} compgen {} ''",
+            crate::shell::vars::single_quote(&word, false)
+        );
+        match sh.command_substitution(&text, io).await {
+            Ok(out) => found.extend(out.lines().filter(|l| !l.is_empty()).map(String::from)),
+            Err(e) => return sh.fail(e, io).await,
+        }
+    }
     if let Some(f) = filter {
         // `-X PAT` drops the matches of PAT (`!PAT`: keeps only them); `&` is the word.
         let (keep, pat) = match f.strip_prefix('!') {
@@ -345,16 +396,60 @@ pub(crate) async fn compgen(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec
         let pattern = sh.pattern(&pat, false);
         found.retain(|n| pattern.matches(n) == keep);
     }
+    let mut found: Vec<String> = found
+        .iter()
+        .map(|w| format!("{prefix}{w}{suffix}"))
+        .collect();
+    // `-o dirnames`: directories when nothing else matched; `-o plusdirs`: directories
+    // besides; `-o default`: file names when still nothing matched.
+    let has_option = |name: &str| opts.iter().any(|(c, v)| *c == 'o' && v == name);
+    if found.is_empty() && has_option("dirnames") {
+        found = generate(sh, "directory", &word).await;
+    }
+    if has_option("plusdirs") {
+        found.extend(generate(sh, "directory", &word).await);
+    }
+    if found.is_empty() && has_option("default") {
+        found = generate(sh, "file", &word).await;
+    }
     if found.is_empty() {
         // Nothing asked for at all is no failure.
         return Ok(i32::from(!opts.is_empty()));
     }
-    let out: String = found
-        .iter()
-        .map(|w| format!("{prefix}{w}{suffix}\n"))
-        .collect();
+    let out: String = found.iter().map(|w| format!("{w}\n")).collect();
     let _ = io.stdout().write_str(&out).await;
     Ok(0)
+}
+
+/// bash's warning that `compgen -F`/`-C` run outside a completion.
+async fn warn_outside_completion(sh: &Shell, opt: char, io: &Fds) {
+    let msg = format!("compgen: warning: -{opt} option may not work as you expect");
+    sh.report(&io.stderr(), &ShellError::Builtin(msg)).await;
+}
+
+/// `compgen -F FUNCTION`: runs the function as bash does outside a completion (with the
+/// command name `compgen`, the word and an empty previous word) and takes `COMPREPLY`;
+/// `None` when there is no such function.
+async fn completion_function(
+    sh: &mut Shell,
+    function: &str,
+    word: &str,
+    io: &Fds,
+) -> Exec<Option<Vec<String>>> {
+    warn_outside_completion(sh, 'F', io).await;
+    if !sh.functions.contains_key(function) {
+        return Ok(None);
+    }
+    let _ = sh.unset_var("COMPREPLY");
+    let argv = [function, "compgen", word, ""].map(String::from).to_vec();
+    sh.run_command(argv, Vec::new(), io).await?;
+    let words = match sh.vars.get("COMPREPLY").map(|v| &v.value) {
+        Some(Value::Array(a)) => a.values().cloned().collect(),
+        Some(Value::Str(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    let _ = sh.unset_var("COMPREPLY");
+    Ok(Some(words))
 }
 
 /// A `-W` word list split at the characters of `ifs`, quoted parts kept whole (their
@@ -530,6 +625,13 @@ async fn generate(sh: &Shell, action: &str, word: &str) -> Vec<String> {
             topics
         }
         "alias" => sh.aliases.keys().cloned().collect(),
+        // A job by the first word of its command; none is ever stopped.
+        "job" | "running" => sh
+            .jobs
+            .visible()
+            .iter()
+            .filter_map(|j| j.text.split_whitespace().next().map(String::from))
+            .collect(),
         // bash's builtins, whether `enable -n` turned them off or not; or those on; or
         // those off.
         "builtin" | "enabled" | "disabled" => crate::registry::BASH_BUILTIN_NAMES

@@ -17,8 +17,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
 /// The loop count of `break`/`continue`, or the status after reporting why there is none.
 ///
 /// As in bash: outside a loop it is a warning and status 0, whatever the arguments; a
-/// count that is not a number, or more than one argument, ends the (sub)shell (status 128
-/// and 1); a count below 1 leaves every enclosing loop.
+/// count that is not a number ends the (sub)shell with the last status or'ed with 128 (bash's
+/// `throw_to_top_level`), more than one argument with status 1; a count below 1 leaves every
+/// enclosing loop.
 pub(crate) async fn loop_count(
     sh: &Shell,
     name: &str,
@@ -37,7 +38,7 @@ pub(crate) async fn loop_count(
             Err(_) => {
                 let m = format!("{name}: {a}: numeric argument required");
                 sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
-                return Err(Flow::Exit(128));
+                return Err(Flow::Exit(128 | sh.last_status));
             }
         },
     };

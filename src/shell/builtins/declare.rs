@@ -467,6 +467,11 @@ async fn declare_one(
         && let Some(v) = value
     {
         let target = split_subscript(v).map_or(v, |(n, _)| n);
+        if v.is_empty() {
+            return Err(Failure::Message(format!(
+                "{cmd}: `': not a valid identifier"
+            )));
+        }
         if !super::is_name(target) {
             return Err(Failure::Message(format!(
                 "{cmd}: `{v}': invalid variable name for name reference"

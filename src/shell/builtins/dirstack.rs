@@ -88,7 +88,8 @@ fn tilde(path: &str, home: &str) -> String {
 /// Changes to `dir` as `cd` would, reporting failures as `NAME: …`.
 async fn go(sh: &mut Shell, io: &Fds, name: &str, dir: &str) -> Result<(), i32> {
     match super::cd::chdir(sh, dir, false).await {
-        Ok(()) => Ok(()),
+        Ok(readonly) if readonly.is_empty() => Ok(()),
+        Ok(readonly) => Err(super::cd::report_readonly(sh, io, &readonly).await),
         Err(msg) => {
             let _ = super::fail(sh, io, format!("{name}: {msg}"), 1).await;
             Err(1)
@@ -135,6 +136,13 @@ pub(crate) async fn pushd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i
                 return super::fail(sh, io, msg, 1).await;
             };
             all.rotate_left(n);
+            if no_cd {
+                // The stack turns but the working directory stays: it takes the place of
+                // the new top, and nothing is printed (as bash does).
+                sh.dirstack = all[1..].to_vec();
+                refresh(sh);
+                return Ok(0);
+            }
             if let Err(s) = go(sh, io, "pushd", &all[0]).await {
                 return Ok(s);
             }
@@ -167,7 +175,7 @@ pub(crate) async fn popd(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
             no_cd = true;
         } else if is_index(a) {
             which = Some(a.clone());
-        } else if a.starts_with('-') && a != "--" {
+        } else if a.starts_with(['-', '+']) && a != "--" {
             let msg = format!("popd: {a}: invalid number\n{POPD_USAGE}");
             return super::fail(sh, io, msg, 2).await;
         } else if a != "--" {
@@ -210,27 +218,29 @@ pub(crate) async fn dirs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
     let (mut clear, mut long, mut lines, mut numbered) = (false, false, false, false);
     let mut which: Option<String> = None;
     for a in &args {
+        if a == "--" {
+            // bash stops reading its arguments there.
+            break;
+        }
         if is_index(a) {
             which = Some(a.clone());
             continue;
         }
-        let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) else {
-            let msg = format!("dirs: {a}: invalid number\n{DIRS_USAGE}");
-            return super::fail(sh, io, msg, 2).await;
-        };
-        for c in flags.chars() {
-            match c {
-                'c' => clear = true,
-                'l' => long = true,
-                'p' => lines = true,
-                'v' => {
-                    lines = true;
-                    numbered = true;
-                }
-                _ => {
-                    let msg = format!("dirs: {a}: invalid number\n{DIRS_USAGE}");
-                    return super::fail(sh, io, msg, 2).await;
-                }
+        // Each option is a word of its own (`-lv` is no option of bash's `dirs`).
+        match a.as_str() {
+            "-c" => clear = true,
+            "-l" => long = true,
+            "-p" => lines = true,
+            "-v" => (lines, numbered) = (true, true),
+            _ => {
+                // A word that is neither an option nor an index is an `invalid option`.
+                let what = if a.starts_with(['-', '+']) {
+                    "invalid number"
+                } else {
+                    "invalid option"
+                };
+                let msg = format!("dirs: {a}: {what}\n{DIRS_USAGE}");
+                return super::fail(sh, io, msg, 2).await;
             }
         }
     }
@@ -247,6 +257,7 @@ pub(crate) async fn dirs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
         .collect();
     let out = if let Some(a) = which {
         match index(&a, all.len()) {
+            Ok(Some(n)) if numbered => format!("{n:2}  {}\n", all[n]),
             Ok(Some(n)) => format!("{}\n", all[n]),
             _ => {
                 let msg = format!("dirs: {}: directory stack index out of range", &a[1..]);

@@ -18,7 +18,11 @@ pub(crate) struct GetoptsPos {
     offset: usize,
 }
 
-pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec<i32> {
+    // `--` ends getopts' own (empty) set of options.
+    if args.first().is_some_and(|a| a == "--") {
+        args.remove(0);
+    }
     if args.len() < 2 {
         let msg = "getopts: usage: getopts optstring name [arg ...]\n";
         let _ = io.stderr().write_str(msg).await;
@@ -143,15 +147,18 @@ async fn set(
         sh.getopts = GetoptsPos { optind, offset };
         return Ok(2);
     }
-    let r = (|| {
-        match optarg {
-            Some(a) => sh.set_var("OPTARG", &a)?,
-            None => sh.unset_var("OPTARG")?,
-        }
-        sh.set_var("OPTIND", &optind.to_string())
-    })();
+    // A readonly `OPTARG` or `OPTIND` is reported; the option is still given (status 0),
+    // as in bash.
+    let optarg = match optarg {
+        Some(a) => sh.set_var("OPTARG", &a),
+        None => sh.unset_var("OPTARG"),
+    };
+    let optind_set = sh.set_var("OPTIND", &optind.to_string());
+    for e in [optarg.err(), optind_set.err()].into_iter().flatten() {
+        sh.report(&io.stderr(), &e).await;
+    }
     sh.getopts = GetoptsPos { optind, offset };
-    Ok(if r.is_ok() { 0 } else { 1 })
+    Ok(0)
 }
 
 /// The end of the options: `name` is `?`, `OPTIND` the first operand; status 1.

@@ -9,12 +9,46 @@ use crate::shell::redirect::Fds;
 
 /// `jobs [-lnprs] [JOBSPEC…]`.
 pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+    // `jobs -x COMMAND [ARG…]`: runs the command with each job spec replaced by the job's
+    // process id (a spec naming no job is left as it is). The options come first (the
+    // dispatcher checked their letters) and `-x` takes no other.
+    let flags: Vec<&str> = args
+        .iter()
+        .take_while(|a| a.starts_with('-') && a.len() > 1 && *a != "--")
+        .map(|a| &a[1..])
+        .collect();
+    if flags.iter().any(|f| f.contains('x')) {
+        if flags.iter().any(|f| f.chars().any(|c| c != 'x')) {
+            let msg = "jobs: no other options allowed with `-x'".to_string();
+            return super::fail(sh, io, msg, 1).await;
+        }
+        let mut rest = args[flags.len()..].to_vec();
+        if rest.first().is_some_and(|a| a == "--") {
+            rest.remove(0);
+        }
+        sh.jobs.reap();
+        let argv: Vec<String> = rest
+            .into_iter()
+            .map(
+                |a| match a.starts_with('%').then(|| sh.jobs.find(&a)).flatten() {
+                    Some(j) => j.pid.to_string(),
+                    None => a,
+                },
+            )
+            .collect();
+        return sh.run_command(argv, Vec::new(), io).await;
+    }
     let (mut long, mut pids, mut stopped) = (false, false, false);
     let mut specs = Vec::new();
+    let mut options_done = false;
     for a in &args {
+        if !options_done && a == "--" {
+            options_done = true;
+            continue;
+        }
         if let Some(flags) = a
             .strip_prefix('-')
-            .filter(|f| !f.is_empty() && specs.is_empty())
+            .filter(|f| !f.is_empty() && !options_done)
         {
             for c in flags.chars() {
                 match c {
@@ -33,6 +67,7 @@ pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
                 }
             }
         } else {
+            options_done = true;
             specs.push(a.clone());
         }
     }
@@ -43,6 +78,9 @@ pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
         shown = sh.jobs.visible();
     } else {
         for s in &specs {
+            if let Some(name) = sh.jobs.ambiguous(s) {
+                super::fail(sh, io, format!("jobs: {name}: ambiguous job spec"), 1).await?;
+            }
             match sh.jobs.find(s) {
                 Some(j) => shown.push(j.clone()),
                 None => {
@@ -77,21 +115,32 @@ pub(crate) async fn jobs(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
 
 /// `disown [-ahr] [JOBSPEC…]`: forgets jobs (they go on running).
 pub(crate) async fn disown(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
-    let mut all = false;
+    let (mut all, mut running) = (false, false);
     // `-h`: the job stays in the table, only marked not to get SIGHUP (a session's
     // jobs never get one), so nothing changes.
     let mut keep = false;
     let mut specs = Vec::new();
-    for a in &args {
-        match a.as_str() {
-            "-a" => all = true,
-            "-h" => keep = true,
-            "-ah" | "-ha" => (all, keep) = (true, true),
-            "-r" => {}
-            _ => specs.push(a.clone()),
+    let mut words = args.iter();
+    for a in words.by_ref() {
+        if a == "--" {
+            break;
+        }
+        match a.strip_prefix('-').filter(|f| !f.is_empty()) {
+            // The dispatcher checked the letters.
+            Some(flags) => {
+                all |= flags.contains('a');
+                keep |= flags.contains('h');
+                running |= flags.contains('r');
+            }
+            None => {
+                specs.push(a.clone());
+                break;
+            }
         }
     }
-    if all {
+    specs.extend(words.cloned());
+    // `-a` or `-r` without names: every job (every job of a session is running).
+    if (all || running) && specs.is_empty() {
         if !keep {
             sh.jobs.list.clear();
         }
@@ -102,6 +151,9 @@ pub(crate) async fn disown(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
     }
     let mut status = 0;
     for s in &specs {
+        if let Some(name) = sh.jobs.ambiguous(s) {
+            super::fail(sh, io, format!("disown: {name}: ambiguous job spec"), 1).await?;
+        }
         let job = if s.starts_with('%') {
             sh.jobs.find(s).cloned()
         } else {

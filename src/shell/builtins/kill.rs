@@ -77,6 +77,11 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     let mut status = 0;
     for t in targets {
         let pid = if t.starts_with('%') {
+            if let Some(name) = sh.jobs.ambiguous(t) {
+                let msg = format!("kill: {name}: ambiguous job spec");
+                status = super::fail(sh, io, msg, 1).await?;
+                continue;
+            }
             match sh.jobs.find(t) {
                 Some(j) => j.pid,
                 None => {

@@ -4,7 +4,11 @@ use crate::shell::Shell;
 use crate::shell::exec::Exec;
 use crate::shell::redirect::Fds;
 
-pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
+pub(crate) async fn run(sh: &mut Shell, mut args: Vec<String>, io: &Fds) -> Exec<i32> {
+    // A first `--` ends let's (empty) set of options.
+    if args.first().is_some_and(|a| a == "--") {
+        args.remove(0);
+    }
     if args.is_empty() {
         return super::fail(sh, io, "let: expression expected".into(), 1).await;
     }

@@ -78,6 +78,11 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
     if clear {
         sh.hashed.clear();
     }
+    if rest.is_empty() && (delete || show) {
+        let opt = if delete { "-d" } else { "-t" };
+        let msg = format!("hash: {opt}: option requires an argument");
+        return super::fail(sh, io, msg, 1).await;
+    }
     if rest.is_empty() {
         if clear {
             return Ok(0);
@@ -108,9 +113,9 @@ pub(crate) async fn hash(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i3
     for n in rest {
         if let Some(p) = &set_path {
             remember(&mut sh.hashed, n, p.clone());
-        } else if delete {
+        } else if delete && !show {
             // A name not in a table that holds others is an error (bash says nothing
-            // when the table is empty).
+            // when the table is empty); with `-t` too, bash only looks the name up.
             let before = sh.hashed.len();
             sh.hashed.retain(|(h, _, _)| h != n);
             if before > 0 && sh.hashed.len() == before {
@@ -178,17 +183,33 @@ fn listing_order(hashed: &[(String, String, u32)]) -> Vec<&(String, String, u32)
 pub(crate) async fn enable(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
     let mut rest: &[String] = &args;
     let (mut disable, mut all, mut print, mut special) = (false, false, false, false);
+    // `-f FILE` (load builtins from a shared object) and `-d` (delete loaded ones): no
+    // builtin is ever loaded, so both fail as bash's do when nothing can be.
+    let (mut load, mut delete) = (None::<String>, false);
     while let Some(a) = rest.first().filter(|a| a.starts_with('-') && a.len() > 1) {
         if a == "--" {
             rest = &rest[1..];
             break;
         }
-        for c in a[1..].chars() {
+        let mut letters = a[1..].chars();
+        while let Some(c) = letters.next() {
             match c {
                 'n' => disable = true,
                 'a' => all = true,
                 'p' => print = true,
                 's' => special = true,
+                'd' => delete = true,
+                'f' => {
+                    // The dispatcher checked that a file name follows.
+                    let inline = letters.as_str();
+                    if inline.is_empty() {
+                        rest = &rest[1..];
+                        load = rest.first().cloned();
+                    } else {
+                        load = Some(inline.to_string());
+                    }
+                    break;
+                }
                 _ => {
                     let msg = format!(
                         "enable: -{c}: invalid option\nenable: usage: enable [-a] [-dnps] [-f filename] [name ...]"
@@ -216,9 +237,26 @@ pub(crate) async fn enable(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
         let _ = io.stdout().write_str(&out).await;
         return Ok(0);
     }
+    if let Some(file) = load {
+        let path = forkbox_commands::fs::join(&sh.cwd, &file);
+        let why = match sh.fs.stat(&path).await {
+            Ok(m) if m.len < 64 => "file too short",
+            Ok(_) => "invalid ELF header",
+            Err(_) => "cannot open shared object file: No such file or directory",
+        };
+        let msg = format!("enable: cannot open shared object {file}: {file}: {why}");
+        return super::fail(sh, io, msg, 1).await;
+    }
     let mut status = 0;
     for n in rest {
-        if !crate::registry::BASH_BUILTIN_NAMES.contains(&n.as_str()) {
+        if delete {
+            let why = if crate::registry::BASH_BUILTIN_NAMES.contains(&n.as_str()) {
+                "not dynamically loaded"
+            } else {
+                "not a shell builtin"
+            };
+            status = super::fail(sh, io, format!("enable: {n}: {why}"), 1).await?;
+        } else if !crate::registry::BASH_BUILTIN_NAMES.contains(&n.as_str()) {
             super::fail(sh, io, format!("enable: {n}: not a shell builtin"), 1).await?;
             status = 1;
         } else if disable {

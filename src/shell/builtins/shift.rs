@@ -16,9 +16,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
     }
     let n = match args.first() {
         None => 1,
-        Some(a) => match a.trim().parse::<usize>() {
-            Ok(n) => n,
-            Err(_) if a.trim().parse::<i64>().is_ok() => {
+        Some(a) => match a.trim().parse::<i64>().map(usize::try_from) {
+            Ok(Ok(n)) => n,
+            // `-0` is 0; a count below it is out of range.
+            Ok(Err(_)) => {
                 return super::fail(sh, io, format!("shift: {a}: shift count out of range"), 1)
                     .await;
             }

@@ -48,6 +48,14 @@ pub(crate) async fn run(sh: &mut Shell, name: &str, args: Vec<String>, io: &Fds)
             },
             _ => None,
         };
+        if let Some(name) = spec
+            .as_deref()
+            .and_then(|s| sh.negative_subscript_out_of_range(s))
+        {
+            sh.report(&io.stderr(), &crate::shell::ShellError::BadSubscript(name))
+                .await;
+            return Ok(1);
+        }
         let answer = match (w, spec.as_deref()) {
             ([op, _], Some(arg)) => shell_unary(sh, op, arg),
             (["!", op, _], Some(arg)) => shell_unary(sh, op, arg).map(|b| !b),
@@ -125,8 +133,14 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
     if let Some(what) = super::bad_option(&args, "v:") {
         return super::option_error(sh, io, "printf", &what).await;
     }
-    if args.first().is_some_and(|a| a == "-v") {
-        let Some(var) = args.get(1).cloned() else {
+    if let Some(first) = args.first().filter(|a| a.starts_with("-v")) {
+        // `-v NAME` or `-vNAME`; the format and its arguments follow.
+        let (var, rest) = if first.len() > 2 {
+            (Some(first[2..].to_string()), 1)
+        } else {
+            (args.get(1).cloned(), 2)
+        };
+        let Some(var) = var else {
             let msg = "printf: -v: option requires an argument";
             super::fail(sh, io, msg.into(), 2).await?;
             return super::usage(io, "printf").await;
@@ -149,7 +163,7 @@ pub(crate) async fn printf(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<
             Ok(v) => v,
             Err(e) => return sh.fail(e, io).await,
         };
-        let (status, out) = run_printf(sh, &args[2..], io, true).await;
+        let (status, out) = run_printf(sh, &args[rest..], io, true).await;
         // A variable cannot hold NUL: bash keeps what comes before the first one.
         let out = out.split(|&b| b == 0).next().unwrap_or_default();
         let value = forkbox_commands::bytetext::decode_slice(out).into_owned();
@@ -200,8 +214,11 @@ async fn run_printf(sh: &mut Shell, args: &[String], io: &Fds, capture: bool) ->
             Vec::new()
         }
     };
+    let mut assigned = Vec::new();
     let running = async {
-        let r = forkbox_commands::cmd::printf::builtin(&ctx, args, &prefix).await;
+        let r =
+            forkbox_commands::cmd::printf::builtin_assigning(&ctx, args, &prefix, &mut assigned)
+                .await;
         let status = match r {
             Err(forkbox_commands::Interrupt::Write(e)) => {
                 let msg = format!("{prefix}printf: write error: {e}\n");
@@ -213,7 +230,15 @@ async fn run_printf(sh: &mut Shell, args: &[String], io: &Fds, capture: bool) ->
         drop(ctx);
         status
     };
-    futures::future::join(running, collect).await
+    let (status, out) = futures::future::join(running, collect).await;
+    // `%n`: a variable that cannot be assigned (readonly) is reported; printf's status
+    // stays, as in bash.
+    for (name, count) in assigned {
+        if let Err(e) = sh.set_var(&name, &count.to_string()) {
+            sh.report(&io.stderr(), &e).await;
+        }
+    }
+    (status, out)
 }
 
 #[cfg(test)]

@@ -67,6 +67,14 @@ pub(crate) fn resolve(
     });
     let file = (found.is_none() && !name.contains('/'))
         .then(|| fork_file(sh, name, &sh.get_str("PATH").unwrap_or_default()));
+    let hashed = (found.is_none() && sh.opts.hashall)
+        .then(|| {
+            sh.hashed
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, p, _)| p.clone())
+        })
+        .flatten();
     // A name with a slash is the file it names, when that is an executable regular file.
     let at = (found.is_none() && name.contains('/')).then(|| {
         let full = forkbox_commands::fs::join(&sh.cwd, name);
@@ -80,6 +88,8 @@ pub(crate) fn resolve(
         }
         match (found, file, at) {
             (Some(d), _, _) => Some(d),
+            // A name only `hash -p` gave a path is that path.
+            (None, Some(_), _) if hashed.is_some() => hashed.map(|p| ("file", p)),
             (None, Some(file), _) => file.await.filter(|(_, x)| *x).map(|(p, _)| ("file", p)),
             (None, None, Some((fs, full, name))) => match fs.stat(&full).await {
                 Ok(m) if m.is_file() && m.mode & 0o111 != 0 => Some(("file", name)),
@@ -301,6 +311,14 @@ pub(crate) fn sentence(name: &str, kind: &str, path: &str) -> String {
 pub(crate) fn verbose(sh: &Shell, name: &str, kind: &str, path: &str) -> String {
     if let (true, Some(value)) = (kind == "alias", sh.aliases.get(name)) {
         return format!("{name} is aliased to `{value}'");
+    }
+    // A command the hash table holds is named by it (`type -a` lists PATH instead).
+    if kind == "file"
+        && !name.contains('/')
+        && sh.opts.hashall
+        && let Some((_, hashed, _)) = sh.hashed.iter().find(|(n, _, _)| n == name)
+    {
+        return format!("{name} is hashed ({hashed})");
     }
     match (kind == "function", sh.functions.get(name)) {
         (true, Some(f)) => format!(

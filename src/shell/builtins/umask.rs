@@ -32,8 +32,11 @@ type BadMode = (String, &'static str);
 
 fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, BadMode> {
     let mut perm = !mask & 0o777;
-    for clause in mode.split(',') {
-        let mut chars = clause.chars().peekable();
+    // Read as bash's `symbolic_umask` reads it: clauses of who letters, an operator and
+    // permission letters, each ended by `,` or the end; the end reads as a NUL byte
+    // (`u=r,` has no operator after its comma).
+    let mut chars = mode.chars().peekable();
+    loop {
         let mut who = 0u32;
         while let Some(&c) = chars.peek() {
             who |= match c {
@@ -48,28 +51,33 @@ fn apply_symbolic(mask: u32, mode: &str) -> Result<u32, BadMode> {
         if who == 0 {
             who = 0o777;
         }
-        let Some(op) = chars.next() else {
-            // bash shows the end of the text it reached (a NUL byte).
-            return Err(("\0".to_string(), "operator"));
-        };
+        let op = chars.next().unwrap_or('\0');
         if !matches!(op, '+' | '-' | '=') {
             return Err((op.to_string(), "operator"));
         }
         let mut bits = 0u32;
-        for c in chars {
+        while let Some(&c) = chars.peek() {
             bits |= match c {
                 'r' => 0o444,
                 'w' => 0o222,
                 'x' => 0o111,
-                other => return Err((other.to_string(), "character")),
+                _ => break,
             };
+            chars.next();
         }
         let bits = bits & who;
+        let end = chars.next();
+        if let Some(other) = end.filter(|&c| c != ',') {
+            return Err((other.to_string(), "character"));
+        }
         perm = match op {
             '+' => perm | bits,
             '-' => perm & !bits,
             _ => (perm & !who) | bits,
         };
+        if end.is_none() {
+            break;
+        }
     }
     Ok(!perm & 0o777)
 }
@@ -154,6 +162,29 @@ mod tests {
         assert_eq!(apply_symbolic(0o077, "a=rwx"), Ok(0));
         assert_eq!(apply_symbolic(0o022, "u+z"), Err(("z".into(), "character")));
         assert_eq!(apply_symbolic(0o022, "q=r"), Err(("q".into(), "operator")));
+    }
+
+    #[test]
+    fn symbolic_clauses_are_read_in_order() {
+        // A comma with no clause after it meets the end (NUL) or another comma where
+        // the operator is due; a clause may have no permissions at all.
+        assert_eq!(apply_symbolic(0o022, ","), Err((",".into(), "operator")));
+        assert_eq!(
+            apply_symbolic(0o022, "u=r,"),
+            Err(("\0".into(), "operator"))
+        );
+        assert_eq!(
+            apply_symbolic(0o022, "u=r,,g=w"),
+            Err((",".into(), "operator"))
+        );
+        assert_eq!(apply_symbolic(0o022, "u"), Err(("\0".into(), "operator")));
+        assert_eq!(apply_symbolic(0o022, "u+"), Ok(0o022));
+        assert_eq!(apply_symbolic(0o022, "="), Ok(0o777));
+        assert_eq!(apply_symbolic(0o022, "a=r,+w"), Ok(0o111));
+        assert_eq!(
+            apply_symbolic(0o022, "g-w+x"),
+            Err(("+".into(), "character"))
+        );
     }
 }
 

@@ -81,6 +81,9 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
                     ShellError::BadSubscript(_) => {
                         format!("unset: [{sub}]: bad array subscript")
                     }
+                    // A subscript that is not an arithmetic expression (`a[1+]`) ends the
+                    // shell, as any failed expansion.
+                    other if other.is_fatal() => return sh.fail(other, io).await,
                     other => other.to_string(),
                 };
                 super::fail(sh, io, msg, 1).await?;

@@ -59,12 +59,36 @@ async fn wait(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
         i += 1;
     }
     let ids = &args[i.min(args.len())..];
+    if let Some(v) = var.as_deref().filter(|v| !super::is_name(v)) {
+        return super::fail(sh, io, format!("wait: `{v}': not a valid identifier"), 1).await;
+    }
     if any {
-        let pool: Vec<Job> = if ids.is_empty() {
-            sh.jobs.list.clone()
-        } else {
-            ids.iter().filter_map(|id| lookup(sh, id)).collect()
-        };
+        let mut pool: Vec<Job> = Vec::new();
+        if ids.is_empty() {
+            pool = sh.jobs.list.clone();
+        }
+        for id in ids {
+            match lookup(sh, id) {
+                Some(job) => pool.push(job),
+                None => match id
+                    .parse::<u32>()
+                    .ok()
+                    .and_then(|p| Some((p, sh.jobs.remembered(p)?)))
+                {
+                    // A job that has ended already is the first to end.
+                    Some((pid, status)) => {
+                        if let Some(v) = &var {
+                            let _ = sh.set_var(v, &pid.to_string());
+                        }
+                        return Ok(status);
+                    }
+                    // `-n` names what it cannot wait for as a job, pid or not.
+                    None => {
+                        super::fail(sh, io, format!("wait: {id}: no such job"), 127).await?;
+                    }
+                },
+            }
+        }
         if pool.is_empty() {
             return Ok(127);
         }
@@ -97,10 +121,19 @@ async fn wait(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32> {
             status = match wait_for(sh, job.wait()).await? {
                 Waited::Status(s) => {
                     sh.job_ended(job.pid, s, io).await;
+                    // `-p VAR`: the process id of the (last) job waited for.
+                    if let Some(v) = &var {
+                        let _ = sh.set_var(v, &job.pid.to_string());
+                    }
                     s
                 }
                 Waited::Signal(s) => return Ok(128 + s),
             };
+            continue;
+        }
+        if let Some(name) = sh.jobs.ambiguous(id) {
+            let msg = format!("wait: {name}: ambiguous job spec");
+            status = super::fail(sh, io, msg, 127).await?;
             continue;
         }
         if id.starts_with('%') {

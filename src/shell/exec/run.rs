@@ -347,7 +347,7 @@ impl Shell {
         }
     }
 
-    pub(super) fn push_temp_env(
+    pub(crate) fn push_temp_env(
         &mut self,
         env: &[(String, String)],
     ) -> Vec<(String, Option<crate::shell::Var>)> {
@@ -379,7 +379,7 @@ impl Shell {
         saved
     }
 
-    pub(super) fn pop_temp_env(&mut self, saved: Vec<(String, Option<crate::shell::Var>)>) {
+    pub(crate) fn pop_temp_env(&mut self, saved: Vec<(String, Option<crate::shell::Var>)>) {
         for (k, old) in saved.into_iter().rev() {
             self.restore_var(k, old);
         }

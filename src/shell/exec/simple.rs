@@ -167,13 +167,6 @@ impl Shell {
             }
             return Ok(status);
         }
-        // `$_`: the last argument of the previous command. A function's body still sees
-        // the one before its call (bash sets it when the call returns).
-        if let Some(last) = argv.last()
-            && !self.functions.contains_key(&argv[0])
-        {
-            let _ = self.store_str("_", last);
-        }
         let mut env_extra = Vec::new();
         for a in &assigns {
             if matches!(a.value, AssignmentValue::Array(_)) {
@@ -256,6 +249,7 @@ impl Shell {
             self.subshell_level += 1;
         }
         if argv.len() == 1 && argv[0] == "exec" && !self.functions.contains_key("exec") {
+            let _ = self.store_str("_", "exec");
             let r = self.exec_redirections(&redirs, fds).await;
             if matches!(r, Ok(0))
                 && let Some(status) = self.store_named_fds(&named_pending, fds).await
@@ -264,12 +258,10 @@ impl Shell {
             }
             return r;
         }
-        // After a function call `$_` is again its last argument, whatever ran inside.
-        let fn_last = self
-            .functions
-            .contains_key(&argv[0])
-            .then(|| argv.last().cloned())
-            .flatten();
+        // `$_`: the last argument of the previous command. It is set when the command
+        // is done, as bash does: the command itself (`declare -p _`, a function's body)
+        // still sees the one before.
+        let fn_last = argv.last().cloned();
         // Under `set -m`, jobs that ended while a program ran are reported after it.
         let external = self.job_control()
             && !self.jobs.list.is_empty()
