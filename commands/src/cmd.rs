@@ -41,7 +41,7 @@ mod getopt;
 mod grep;
 mod gzip;
 mod head;
-mod help;
+pub mod help;
 mod hexdump;
 mod iconv;
 mod id;

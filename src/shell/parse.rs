@@ -117,12 +117,23 @@ pub fn options() -> brush_parser::ParserOptions {
 /// Parses a whole script.
 pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let n = check(text)?;
-    let src =
-        with_stack(n.depth, || rewrite::for_parser(text)).map_err(|e| ShellError::Unclosed {
-            message: e.message,
-            line: e.line,
-            status: e.status,
-        })?;
+    let src = with_stack(n.depth, || rewrite::for_parser(text)).map_err(|e| {
+        // A token bash refuses where brush-parser reads on: unless the text before it is
+        // already wrong, as brush-parser finds.
+        if e.kind != rewrite::ReadErrorKind::Unclosed
+            && let Some(earlier) = text.get(..e.at).and_then(|t| error_within(t, n.depth))
+        {
+            return earlier;
+        }
+        match e.kind {
+            rewrite::ReadErrorKind::Token => ShellError::Syntax(e.message),
+            _ => ShellError::Unclosed {
+                message: e.message,
+                line: e.line,
+                status: e.status,
+            },
+        }
+    })?;
     let text: &str = &src;
     match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
         Some(Ok(mut p)) => {
@@ -156,6 +167,16 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
         None => Err(ShellError::Syntax(
             "syntax error: number out of range".to_string(),
         )),
+    }
+}
+
+/// The syntax error brush-parser finds inside `text` (not at its end), read as
+/// [`program`] reads it.
+fn error_within(text: &str, depth: usize) -> Option<ShellError> {
+    let src = with_stack(depth, || rewrite::for_parser(text)).ok()?;
+    match with_stack(depth, || guard_parser(|| raw_program(&src)))? {
+        Err(e @ brush_parser::ParseError::ParsingNear(_)) => Some(syntax_error(&src, &e)),
+        _ => None,
     }
 }
 
@@ -574,7 +595,8 @@ pub fn completeness(text: &str) -> Completeness {
     // A subscript not closed yet (`a[` …) waits for its `]`, as in bash.
     let text: &str = &match with_stack(n.depth, || rewrite::for_parser(text)) {
         Ok(src) => src,
-        Err(_) => return Completeness::Incomplete,
+        Err(e) if e.kind == rewrite::ReadErrorKind::Unclosed => return Completeness::Incomplete,
+        Err(_) => return Completeness::Invalid,
     };
     let Some(parsed) = with_stack(n.depth, || guard_parser(|| raw_program(text))) else {
         return Completeness::Invalid;
