@@ -1223,7 +1223,9 @@ impl Shell {
                     // bash reads to the end first: the message names the line past it.
                     self.lines.lineno = self.lines.line_base + text.lines().count() + 1;
                 } else if let ShellError::Unclosed { line, .. } = &e {
-                    // The line is counted in the command that stopped the reading.
+                    // The line is counted in the command that stopped the reading, never
+                    // past the line after it.
+                    let line = (*line).min(unit.lines().count() + 1);
                     self.lines.lineno = self.lines.line_base + before + line;
                 }
                 self.fail(e, fds).await
@@ -1370,8 +1372,8 @@ impl Shell {
 
     /// [`Shell::syntax_message`] for an `eval` string: its lines count on from the line
     /// of the `eval` command (the line its last argument ends on, as `LINENO` says).
-    pub(crate) fn eval_syntax_message(&self, e: &ShellError, text: &str) -> String {
-        let before = self.lines.lineno.saturating_sub(1);
+    pub(crate) fn eval_syntax_message(&self, e: &ShellError, text: &str, before: usize) -> String {
+        let before = self.lines.lineno.saturating_sub(1) + before;
         self.syntax_message(e, Some("eval"), text, before)
     }
 }

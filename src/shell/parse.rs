@@ -360,16 +360,10 @@ pub fn close_open_heredoc(text: &str) -> Option<(ast::Program, String)> {
 }
 
 /// For a script that does not parse as a whole: the whole commands it opens with, each
-/// parsed, and the error that stops it. bash reads a script one command at a time, so the
-/// commands before a syntax error run before the error is reported.
-pub fn leading_commands(text: &str, whole: ShellError) -> (Vec<ast::Program>, ShellError) {
-    let (done, e, _) = leading_commands_read(text, whole);
-    (done.into_iter().map(|(p, _)| p).collect(), e)
-}
-
-/// [`leading_commands`], also giving the number of lines before each command (its
-/// `LINENO` base) and where the command with the error starts and ends in `text` (byte
-/// offsets): its message names the lines read by then.
+/// parsed, and the error that stops it (bash reads a script one command at a time, so
+/// the commands before a syntax error run before the error is reported); also the number
+/// of lines before each command (its `LINENO` base) and where the command with the error
+/// starts and ends in `text` (byte offsets): its message names the lines read by then.
 pub fn leading_commands_read(
     text: &str,
     whole: ShellError,
@@ -481,6 +475,12 @@ fn syntax_error(text: &str, err: &brush_parser::ParseError) -> ShellError {
             Some(index) if index <= text.len() => near(index),
             _ => ShellError::Syntax("syntax error: unexpected end of file".to_string()),
         },
+        // `cat <<` and the line's end: bash wants the delimiter word there.
+        ParseError::Tokenizing { inner, .. }
+            if inner.to_string().starts_with("missing here tag") =>
+        {
+            ShellError::Syntax("syntax error near unexpected token `newline'".to_string())
+        }
         ParseError::Tokenizing { inner, .. } => {
             if inner.is_incomplete() {
                 ShellError::Syntax("syntax error: unexpected end of file".to_string())
@@ -539,8 +539,14 @@ fn offending_token(text: &str, index: usize) -> String {
             return ";".to_string();
         }
     }
-    // `case WORD in )`: a pattern list cannot open with the `)`.
-    if CLOSERS.contains(&last) && !(last == "in" && token_at(text, index) == ")") {
+    // `case WORD in )`: a pattern list cannot open with the `)`. `case in esac`: the
+    // `in` is the case's word, and bash names what stands where its `in` should.
+    let case_word = last == "in"
+        && before
+            .trim_end()
+            .strip_suffix("in")
+            .is_some_and(|b| b.trim_end().ends_with("case"));
+    if CLOSERS.contains(&last) && !(last == "in" && token_at(text, index) == ")") && !case_word {
         return last.to_string();
     }
     token_at(text, index)

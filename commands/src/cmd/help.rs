@@ -93,7 +93,10 @@ pub fn bash_help(args: &[String]) -> Option<Answer> {
         Form::Long
     };
     let mut out = String::new();
-    if rest[0].contains(['*', '?', '[']) {
+    // bash's `glob_pattern_p`: a `[` counts only with a `]` after it.
+    let globbing =
+        |p: &str| p.contains(['*', '?']) || p.find('[').is_some_and(|k| p[k + 1..].contains(']'));
+    if globbing(&rest[0]) {
         let plural = if rest.len() > 1 { "s" } else { "" };
         out.push_str(&format!(
             "Shell commands matching keyword{plural} `{}'\n\n",

@@ -360,6 +360,9 @@ struct Rewriter<'a> {
     coproc_blocks: Vec<usize>,
     /// How many `;` the last arithmetic `for` header read has at its top level.
     header_semicolons: usize,
+    /// The `(` of a `$\⏎(cmd)` (read on as a subshell's): a substitution, not a `(`
+    /// bash would refuse.
+    joined_subst: Option<usize>,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -448,6 +451,7 @@ impl<'a> Rewriter<'a> {
             arith_closed: true,
             coproc_blocks: Vec::new(),
             header_semicolons: 0,
+            joined_subst: None,
         }
     }
 
@@ -690,7 +694,9 @@ impl<'a> Rewriter<'a> {
                     cmd_start = false;
                 }
                 b'(' => {
-                    if after_assignment {
+                    // A `$\⏎(` read on here is a substitution: no refusal.
+                    let joined = self.joined_subst.take() == Some(i);
+                    if after_assignment && !joined {
                         // `f=x() …`, `x=1 (cmd)`: bash takes no `(` after an assignment.
                         self.refuse(i, "(");
                     }
@@ -711,7 +717,7 @@ impl<'a> Rewriter<'a> {
                             j += 1;
                         }
                         if s.get(j) == Some(&b')') {
-                            if !cmd_start && !after_name {
+                            if !cmd_start && !after_name && !joined {
                                 // `echo a ()`: only a command's name takes a `()`.
                                 self.refuse(i, "(");
                             }
@@ -732,10 +738,10 @@ impl<'a> Rewriter<'a> {
                             }
                             continue;
                         }
-                        if !cmd_start && !after_name {
+                        if !joined && !cmd_start && !after_name {
                             // `echo a (b)`, `{ …; } (x)`: a `(` inside or after a command.
                             self.refuse(i, "(");
-                        } else if after_name {
+                        } else if !joined && after_name {
                             // `echo (b)`: after a command's name bash reads a function
                             // definition, and wants the `)` where `b` is.
                             let token = self.token_name(j);
@@ -758,6 +764,9 @@ impl<'a> Rewriter<'a> {
                         && !after_compound
                         && s.get(i + 1) != Some(&b'(')
                         && !(s[i..].starts_with(b"<<") && !s[i..].starts_with(b"<<<"));
+                    // Neither a here-document (its word read with it) nor `<(…)`.
+                    let plain = s.get(i + 1) != Some(&b'(')
+                        && !(s[i..].starts_with(b"<<") && !s[i..].starts_with(b"<<<"));
                     let joined = self.joined_operator(i);
                     i = if joined > i + 1 {
                         joined
@@ -766,6 +775,16 @@ impl<'a> Rewriter<'a> {
                     };
                     if prefix {
                         assigned = true;
+                    }
+                    // `echo a > > b`: an operator where the target word should be (not a
+                    // process substitution, `cat < <(cmd)`).
+                    let k = self.skip_blanks(i, false);
+                    if plain
+                        && matches!(s.get(k), Some(b'<' | b'>' | b'&' | b';' | b'|' | b')'))
+                        && !(matches!(s[k], b'<' | b'>') && s.get(k + 1) == Some(&b'('))
+                    {
+                        let token = self.token_name(k);
+                        self.refuse(k, &token);
                     }
                     if after_compound || prefix {
                         // The target, so that more redirections may follow.
@@ -883,6 +902,12 @@ impl<'a> Rewriter<'a> {
                             continue;
                         }
                         "coproc" => {
+                            let k = self.skip_blanks(i + word.len(), false);
+                            if matches!(s.get(k), None | Some(b'\n' | b';' | b'&' | b'|' | b')')) {
+                                // `coproc` with no command.
+                                let token = self.token_name(k);
+                                self.refuse(k, &token);
+                            }
                             i = self.coproc(i + word.len());
                             cmd_start = true;
                             // A name may come, then the command: `coproc NAME (…)`.
@@ -1192,6 +1217,11 @@ impl<'a> Rewriter<'a> {
                 }
             }
             let j = j.min(s.len());
+            if j == word_start {
+                // `cat <<` with no word: bash names what stands there.
+                let token = self.token_name(j);
+                self.refuse(j, &token);
+            }
             // brush-parser unquotes a delimiter by dropping every quote and backslash, so
             // `'E"O'` would end at a line `EO`. The same delimiter written with each
             // character escaped reads the same in bash and unquotes right in brush.
@@ -1561,6 +1591,7 @@ impl<'a> Rewriter<'a> {
             && s.get(i + 4) != Some(&b'(')
         {
             self.replace(i + 1, i + 4, "(\\\n");
+            self.joined_subst = Some(i + 3);
             return i + 3;
         }
         match s.get(i + 1) {
@@ -1632,6 +1663,8 @@ impl<'a> Rewriter<'a> {
                     }
                     j += 1;
                 }
+                // `$[ 1 +` and the text's end: bash names the line it opened on.
+                self.unclosed("]", Some(i), 2);
                 s.len()
             }
             Some(b'{') => self.parameter(i + 2),
@@ -2061,6 +2094,13 @@ mod tests {
         assert_eq!(refused("case esac in esac) echo;; esac"), near(")"));
         assert_eq!(refused("echo (b)"), near("b"));
         assert_eq!(refused("echo ( ;"), near(";"));
+        assert_eq!(refused("echo a > > b"), near(">"));
+        assert_eq!(refused("echo a >| ;"), near(";"));
+        assert_eq!(refused("coproc\n"), near("newline"));
+        assert_eq!(refused("cat <<\necho"), near("newline"));
+        assert_eq!(refused("cat << ;"), near(";"));
+        assert!(for_parser("echo $\\\n(echo split)").is_ok());
+        assert!(for_parser("x=$\\\n(echo a); echo \"$x\"").is_ok());
         assert_eq!(for_parser("echo a (b)\nx").map_err(|e| e.line), Err(1));
         // Legitimate forms read on.
         for ok in [
@@ -2078,6 +2118,10 @@ mod tests {
             "x=$(echo (b))",
             "cat <(echo) >(cat)",
             "if (true); then (false); fi",
+            "cat <<E | cat\nx\nE\n",
+            "cat < <(echo) | cat; echo a >&2; echo b 2>&1 | cat",
+            "echo a &>/dev/null; echo b >| f; cat <(echo) >(cat) | cat",
+            "x=1 >out cat; >out if=1",
         ] {
             assert!(
                 !matches!(
