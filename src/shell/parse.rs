@@ -137,6 +137,14 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let text: &str = &src;
     match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
         Some(Ok(mut p)) => {
+            // A line break inside a term of `[[ ]]`, which brush-parser takes.
+            if text.contains("[[")
+                && text.contains('\n')
+                && let Some(m) = with_stack(n.depth, || rewrite::cond_error(text))
+                && m.contains("`newline'")
+            {
+                return Err(ShellError::CondSyntax(m));
+            }
             check_substitutions(text, n.depth)?;
             fix(&mut p, text, n.depth);
             Ok(p)

@@ -111,6 +111,9 @@ enum CondToken<'a> {
 mod cond {
     use super::CondToken;
 
+    /// The token a line break inside `[[ ]]` reads as (bash names it so).
+    pub(super) const NEWLINE: &str = "newline";
+
     const UNARY: &[&str] = &[
         "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w",
         "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z", "-o", "-v", "-R",
@@ -162,6 +165,17 @@ mod cond {
             t
         }
 
+        /// The next token past line breaks: bash takes them where a term starts or
+        /// after one ends, not inside one (`[[ a ==⏎ b ]]` is an error).
+        fn next_past_newlines(&mut self) -> Option<CondToken<'a>> {
+            loop {
+                match self.next() {
+                    Some(CondToken::Op(NEWLINE)) => {}
+                    t => return t,
+                }
+            }
+        }
+
         fn expr(&mut self) -> Result<(), Stop> {
             self.and()?;
             while self.current == Some(CondToken::Op("||")) {
@@ -184,7 +198,7 @@ mod cond {
                 Some(CondToken::End) => Some("]]".to_string()),
                 None => None,
             };
-            match self.next() {
+            match self.next_past_newlines() {
                 // The text ends first: not this reading's to report.
                 None => Err(Stop(None)),
                 // bash stops here without a message (`[[ ]]`, `[[ a && ]]`).
@@ -197,13 +211,13 @@ mod cond {
                             None => Stop(None),
                         });
                     }
-                    self.current = self.next();
+                    self.current = self.next_past_newlines();
                     Ok(())
                 }
                 Some(CondToken::Word("!")) => self.term(),
                 Some(CondToken::Word(w)) if UNARY.contains(&w) => match self.next() {
                     Some(CondToken::Word(_)) => {
-                        self.current = self.next();
+                        self.current = self.next_past_newlines();
                         Ok(())
                     }
                     t => Err(match name(t) {
@@ -241,7 +255,7 @@ mod cond {
                     }
                     match self.next() {
                         Some(CondToken::Word(_)) => {
-                            self.current = self.next();
+                            self.current = self.next_past_newlines();
                             Ok(())
                         }
                         t => Err(match name(t) {
@@ -1352,7 +1366,11 @@ impl<'a> Rewriter<'a> {
         let mut tokens: Vec<CondToken<'a>> = Vec::new();
         let check = self.check_cond && self.cond_error.is_none();
         while i < s.len() {
+            let from = i;
             i = self.skip_blanks(i, true);
+            if check && s[from..i.min(s.len())].contains(&b'\n') {
+                tokens.push(CondToken::Op(cond::NEWLINE));
+            }
             if i >= s.len() {
                 break;
             }
@@ -2075,6 +2093,32 @@ mod tests {
     }
 
     #[test]
+    fn line_breaks_inside_a_conditional_term_are_named() {
+        assert_eq!(
+            cond_error("[[ a ==\nb ]]").as_deref(),
+            Some("unexpected argument `newline' to conditional binary operator")
+        );
+        assert_eq!(
+            cond_error("[[ a\n== a ]]").as_deref(),
+            Some("unexpected token `newline', conditional binary operator expected")
+        );
+        assert_eq!(
+            cond_error("[[ -f\nx ]]").as_deref(),
+            Some("unexpected argument `newline' to conditional unary operator")
+        );
+        for ok in [
+            "[[\na == a ]]",
+            "[[ a == a &&\n b ]]",
+            "[[ a == a\n]]",
+            "[[ ( a == a\n) ]]",
+            "[[ a == a\n&& b ]]",
+            "[[ !\n a ]]",
+        ] {
+            assert_eq!(cond_error(ok), None, "{ok:?}");
+        }
+    }
+
+    #[test]
     fn tokens_bash_refuses_are_named() {
         let refused = |t: &str| match for_parser(t) {
             Err(e) if e.kind == ReadErrorKind::Token => e.message,
@@ -2115,7 +2159,6 @@ mod tests {
             "true || ! false",
             "true && ! false; ! ! true",
             "echo $(case esac in esac)",
-            "x=$(echo (b))",
             "cat <(echo) >(cat)",
             "if (true); then (false); fi",
             "cat <<E | cat\nx\nE\n",
