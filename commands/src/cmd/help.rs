@@ -128,6 +128,9 @@ pub fn bash_help(args: &[String]) -> Option<Answer> {
     answer(out, None, false, 0)
 }
 
+/// The sections `help -m` ends each topic with, as bash 5.2.15 prints them.
+const MANUAL_END: &str = "SEE ALSO\n    bash(1)\n\nIMPLEMENTATION\n    GNU bash, version 5.2.15(1)-release (x86_64-pc-linux-gnu)\n    Copyright (C) 2022 Free Software Foundation, Inc.\n    License GPLv3+: GNU GPL version 3 or later <http://gnu.org/licenses/gpl.html>\n\n";
+
 /// One topic as `form` shows it.
 fn show(t: &Topic, form: Form) -> String {
     let indented = |text: &str| -> String { text.lines().map(|l| format!("    {l}\n")).collect() };
@@ -141,7 +144,7 @@ fn show(t: &Topic, form: Form) -> String {
         Form::Synopsis => format!("{}: {}\n", t.name, t.synopsis),
         Form::Long => format!("{}: {}\n    {}\n{paragraph}", t.name, t.synopsis, t.short),
         Form::Manual => format!(
-            "NAME\n    {} - {}\n\nSYNOPSIS\n    {}\n\nDESCRIPTION\n    {}\n{paragraph}\n",
+            "NAME\n    {} - {}\n\nSYNOPSIS\n    {}\n\nDESCRIPTION\n    {}\n{paragraph}\n{MANUAL_END}",
             t.name, t.short, t.synopsis, t.short
         ),
     }
