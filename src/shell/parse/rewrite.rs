@@ -771,16 +771,12 @@ impl<'a> Rewriter<'a> {
                     cmd_start = false;
                 }
                 b'<' | b'>' => {
-                    // A redirection before a command's name (`>out if …`): bash reads no
-                    // reserved word after it. (A here-document's word is read with its
-                    // operator; `<(…)` is a word.)
-                    let prefix = cmd_start
-                        && !after_compound
-                        && s.get(i + 1) != Some(&b'(')
-                        && !(s[i..].starts_with(b"<<") && !s[i..].starts_with(b"<<<"));
-                    // Neither a here-document (its word read with it) nor `<(…)`.
+                    // Neither a here-document (its word read with it) nor `<(…)` (a word).
                     let plain = s.get(i + 1) != Some(&b'(')
                         && !(s[i..].starts_with(b"<<") && !s[i..].starts_with(b"<<<"));
+                    // A redirection before a command's name (`>out if …`): bash reads no
+                    // reserved word after it.
+                    let prefix = cmd_start && !after_compound && plain;
                     let joined = self.joined_operator(i);
                     i = if joined > i + 1 {
                         joined
