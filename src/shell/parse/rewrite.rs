@@ -772,8 +772,8 @@ impl<'a> Rewriter<'a> {
                 }
                 b'<' | b'>' => {
                     // Neither a here-document (its word read with it) nor `<(…)` (a word).
-                    let plain = s.get(i + 1) != Some(&b'(')
-                        && !(s[i..].starts_with(b"<<") && !s[i..].starts_with(b"<<<"));
+                    let heredoc = s[i..].starts_with(b"<<") && !s[i..].starts_with(b"<<<");
+                    let plain = s.get(i + 1) != Some(&b'(') && !heredoc;
                     // A redirection before a command's name (`>out if …`): bash reads no
                     // reserved word after it.
                     let prefix = cmd_start && !after_compound && plain;
