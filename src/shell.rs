@@ -1222,16 +1222,29 @@ impl Shell {
                     .await
             }
             Err(whole) => {
-                let (programs, e, (start, _)) = parse::leading_commands_read(text, whole);
+                let (programs, e, (start, end)) = parse::leading_commands_read(text, whole);
                 for (program, _) in &programs {
                     self.exec_nested_input(what, program, None, fds).await?;
                 }
+                let unit = text.get(start..end).unwrap_or("");
+                let before = text.get(..start).unwrap_or("").matches('\n').count();
+                let e = match e {
+                    // A misplaced token: bash names the line it read last and shows it.
+                    ShellError::Syntax(m) if m.contains("near unexpected token") => {
+                        self.lines.lineno =
+                            self.lines.line_base + before + unit.lines().count().max(1);
+                        let shown = unit.lines().last().unwrap_or("");
+                        ShellError::Syntax(format!("{m}\n`{shown}'"))
+                    }
+                    e => e,
+                };
                 if e.to_string().contains("unexpected end of file") {
                     // bash reads to the end first: the message names the line past it.
                     self.lines.lineno = self.lines.line_base + text.lines().count() + 1;
                 } else if let ShellError::Unclosed { line, .. } = &e {
-                    // The line is counted in the command that stopped the reading.
-                    let before = text.get(..start).unwrap_or("").matches('\n').count();
+                    // The line is counted in the command that stopped the reading, never
+                    // past the line after it.
+                    let line = (*line).min(unit.lines().count() + 1);
                     self.lines.lineno = self.lines.line_base + before + line;
                 }
                 self.fail(e, fds).await
@@ -1367,7 +1380,9 @@ impl Shell {
             }
             _ => format!("{name}: line {}: ", before + line),
         };
-        let mut msg = format!("{prefix}{body}\n");
+        // A message of two lines (`syntax error: `((a;b))'` after its reason) carries the
+        // prefix on each.
+        let mut msg = error::two_lines(&prefix, &body);
         if let Some(shown) = shown.filter(|_| !(self.interactive && input.is_none())) {
             msg.push_str(&format!("{prefix}`{shown}'\n"));
         }
@@ -1376,8 +1391,8 @@ impl Shell {
 
     /// [`Shell::syntax_message`] for an `eval` string: its lines count on from the line
     /// of the `eval` command (the line its last argument ends on, as `LINENO` says).
-    pub(crate) fn eval_syntax_message(&self, e: &ShellError, text: &str) -> String {
-        let before = self.lines.lineno.saturating_sub(1);
+    pub(crate) fn eval_syntax_message(&self, e: &ShellError, text: &str, before: usize) -> String {
+        let before = self.lines.lineno.saturating_sub(1) + before;
         self.syntax_message(e, Some("eval"), text, before)
     }
 }

@@ -242,6 +242,16 @@ impl FsError {
             FsError::QuotaExceeded => 122,
         }
     }
+
+    /// The error a failed read of a stream gives (`EBADF` of a closed standard input,
+    /// `EISDIR` of a directory opened for reading); anything else is an I/O error.
+    pub fn from_io(e: &std::io::Error) -> FsError {
+        match e.raw_os_error() {
+            Some(9) => FsError::BadDescriptor,
+            Some(21) => FsError::IsADirectory,
+            _ => FsError::Io,
+        }
+    }
 }
 
 pub type FsResult<T> = Result<T, FsError>;

@@ -387,6 +387,9 @@ enum Source {
     /// A file read at its shared position; what a read takes but does not consume is
     /// given back to the file (see [`InputState::settle`]).
     File(SharedFile),
+    /// A descriptor whose every read fails with this `errno` (a closed standard input
+    /// reads `EBADF`, a directory `EISDIR`).
+    Fail(i32),
 }
 
 impl std::fmt::Debug for Source {
@@ -395,6 +398,7 @@ impl std::fmt::Debug for Source {
             Source::Pipe(_) => f.write_str("Pipe"),
             Source::Pull(_) => f.write_str("Pull"),
             Source::File(_) => f.write_str("File"),
+            Source::Fail(_) => f.write_str("Fail"),
         }
     }
 }
@@ -428,6 +432,7 @@ impl InputState {
                 None => return Ok(false),
                 Some(Source::Pipe(rx)) => rx.recv().await.map(|c| c.data),
                 Some(Source::Pull(p)) => p.next().await,
+                Some(Source::Fail(errno)) => return Err(io::Error::from_raw_os_error(*errno)),
                 Some(Source::File(f)) => {
                     let chunk = f.read_full(want.clamp(1, MAX_FILE_READ)).await?;
                     if chunk.is_empty() {
@@ -505,6 +510,29 @@ impl Input {
         }
     }
 
+    /// An input whose every read fails with `errno` (`EBADF` for a closed descriptor,
+    /// `EISDIR` for a directory opened for reading).
+    pub fn failing(errno: i32) -> Input {
+        Input {
+            state: Arc::new(Mutex::new(InputState {
+                src: Some(Source::Fail(errno)),
+                buf: Bytes::new(),
+                closing: None,
+            })),
+            null: false,
+            origin: None,
+        }
+    }
+
+    /// The `errno` every read of this input fails with, if it is one made by
+    /// [`Input::failing`].
+    pub fn failure(&self) -> Option<i32> {
+        match self.state.try_lock().ok()?.src {
+            Some(Source::Fail(errno)) => Some(errno),
+            _ => None,
+        }
+    }
+
     /// An input that asks `source` for data only when a reader wants more, so nothing
     /// is taken from the source that no command read (a terminal's typeahead stays
     /// for the shell).
@@ -548,8 +576,9 @@ impl Input {
             };
             match src {
                 Source::Pull(_) => return Readiness::Pending,
-                // A regular file is always ready: a read returns data or its end at once.
-                Source::File(_) => return Readiness::Data,
+                // A regular file is always ready: a read returns data or its end at once;
+                // so is a read that fails.
+                Source::File(_) | Source::Fail(_) => return Readiness::Data,
                 Source::Pipe(rx) => match rx.try_recv() {
                     Ok(chunk) => st.buf = chunk.data,
                     Err(mpsc::error::TryRecvError::Empty) => return Readiness::Pending,

@@ -83,6 +83,20 @@ fn dispatch<'a>(
     args: Vec<String>,
     io: &'a Fds,
 ) -> BoxFut<'a, Exec<i32>> {
+    // `NAME --help`: bash's help for the builtin, status 2 (the builtins that take no
+    // options read `--help` as an operand).
+    if args.first().is_some_and(|a| a == "--help")
+        && !matches!(
+            name,
+            ":" | "true" | "false" | "echo" | "test" | "[" | "bind"
+        )
+        && let Some(text) = forkbox_commands::cmd::help::builtin_help(name)
+    {
+        return Box::pin(async move {
+            let _ = io.stdout().write_str(&text).await;
+            Ok(2)
+        });
+    }
     if let Some(letters) = option_letters(name)
         && !(name == "local" && sh.local_frames.is_empty())
         // `hash` with hashing off says so before looking at its options.
@@ -182,6 +196,25 @@ pub(crate) fn printf<'a>(
     io: &'a Fds,
 ) -> BoxFut<'a, Exec<i32>> {
     Box::pin(test_::printf(sh, args, io))
+}
+
+/// bash's `help` given patterns: its answer on stdout, its error after the shell's
+/// prefix (`bash: line 1: help: …`).
+pub(crate) async fn help(
+    sh: &mut Shell,
+    answer: forkbox_commands::cmd::help::Answer,
+    io: &Fds,
+) -> Exec<i32> {
+    let _ = io.stdout().write_str(&answer.out).await;
+    if let Some(m) = answer.message {
+        let mut err = format!("{}{m}\n", sh.message_prefix());
+        if answer.usage {
+            err.push_str(forkbox_commands::cmd::help::USAGE);
+            err.push('\n');
+        }
+        let _ = io.stderr().write_str(&err).await;
+    }
+    Ok(answer.status)
 }
 
 /// Parses builtin arguments with clap. `--help` prints to stdout and gives `Err(0)`;

@@ -74,21 +74,35 @@ impl Shell {
                             Ok(m == matches!(pred, BinaryPredicate::StringExactlyMatchesPattern))
                         }
                         BinaryPredicate::StringMatchesRegex => {
-                            let re = self.expand_pattern(&r.value, fds).await?;
-                            if self.opts.xtrace {
-                                let line =
-                                    format!("[[ {not}{} {pred} {} ]]", traced(&left), traced(&re));
+                            let re = if self.opts.xtrace {
+                                let (re, shown) = self.expand_regex_traced(&r.value, fds).await?;
+                                let line = format!(
+                                    "[[ {not}{} {pred} {} ]]",
+                                    traced(&left),
+                                    traced(&shown)
+                                );
                                 self.trace_line(&line, fds).await;
-                            }
+                                re
+                            } else {
+                                self.expand_pattern(&r.value, fds).await?
+                            };
                             self.regex_test(&left, &re)
                         }
                         _ => {
                             let right = self.expand_no_split(r, fds).await?;
                             if self.opts.xtrace {
+                                // `=~ "a.c"` (all quoted): bash shows the backslashes it
+                                // puts before the regular expression's operators.
+                                let shown =
+                                    if matches!(pred, BinaryPredicate::StringContainsSubstring) {
+                                        regex_quoted(&right)
+                                    } else {
+                                        right.clone()
+                                    };
                                 let line = format!(
                                     "[[ {not}{} {pred} {} ]]",
                                     traced(&left),
-                                    traced(&right)
+                                    traced(&shown)
                                 );
                                 self.trace_line(&line, fds).await;
                             }
@@ -354,6 +368,22 @@ impl Shell {
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// An operand of `[[ ]]` as `set -x` shows it: as it is, an empty one as `''`.
+/// `s` with a backslash before each character a regular expression reads as an
+/// operator, as bash quotes the quoted part of an `=~` operand.
+pub(crate) fn regex_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if REGEX_OPERATORS.contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The characters of an extended regular expression that are operators.
+pub(crate) const REGEX_OPERATORS: &str = ".[]()*+?{}|^$\\";
+
 fn traced(s: &str) -> &str {
     if s.is_empty() { "''" } else { s }
 }

@@ -180,8 +180,18 @@ impl ShellError {
             ShellError::SubstSyntax { message, line } => {
                 format!("{prefix}{message}\n{prefix}`{line}'\n")
             }
+            ShellError::Syntax(m) | ShellError::Unclosed { message: m, .. } => two_lines(prefix, m),
             _ => format!("{prefix}{self}\n"),
         }
+    }
+}
+
+/// `message` after `prefix`, and when it is two lines (a reason, then `syntax error:
+/// `TEXT'`), its second line after `prefix` too (the text keeps its own line breaks).
+pub(crate) fn two_lines(prefix: &str, message: &str) -> String {
+    match message.split_once('\n') {
+        Some((first, second)) => format!("{prefix}{first}\n{prefix}{second}\n"),
+        None => format!("{prefix}{message}\n"),
     }
 }
 

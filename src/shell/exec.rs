@@ -454,12 +454,17 @@ impl Shell {
                     if let Some(loc) = brush_parser::ast::SourceLocation::location(cc) {
                         self.lines.lineno = self.lines.line_base + loc.end.line;
                     }
-                    let (f, closers) = match self.begin_redirects(&rs, fds).await {
+                    let begun = self.begin_redirects_keeping_named(&rs, fds).await;
+                    let (f, closers, kept, keep) = match begun {
                         Ok(x) => x,
                         Err(r) => return r,
                     };
                     self.lines.lineno = saved;
                     let r = self.exec_compound(cc, &f).await;
+                    // `{ …; } {fd}>file`: the descriptor stays open in the shell.
+                    if !keep.is_empty() {
+                        self.keep_fds(&f, &keep, kept, fds);
+                    }
                     self.end_redirects(f, closers, r, fds).await?
                 }
                 Command::Function(def) => {

@@ -975,6 +975,29 @@ impl Shell {
         text: &str,
         fds: &Fds,
     ) -> R<(String, String)> {
+        self.expand_pattern_shown(text, |_| true, fds).await
+    }
+
+    /// Like [`Shell::expand_pattern_traced`] for the regular expression of `=~`: bash
+    /// shows a backslash only before the quoted characters a regular expression treats
+    /// as operators (`"a.c"` is `a\.c`, `"a b"` stays `a b`).
+    pub(crate) async fn expand_regex_traced(
+        &mut self,
+        text: &str,
+        fds: &Fds,
+    ) -> R<(String, String)> {
+        let special = |c: char| super::cond::REGEX_OPERATORS.contains(c);
+        self.expand_pattern_shown(text, special, fds).await
+    }
+
+    /// The pattern `text` expands to, and as `set -x` shows it: each quoted character
+    /// for which `escaped` holds after a backslash.
+    async fn expand_pattern_shown(
+        &mut self,
+        text: &str,
+        escaped: impl Fn(char) -> bool,
+        fds: &Fds,
+    ) -> R<(String, String)> {
         let pieces = self.expand_text(text, fds).await?;
         let mut shown = String::new();
         for p in &pieces {
@@ -983,7 +1006,9 @@ impl Shell {
                     s, quoted: true, ..
                 } => {
                     for c in s.chars() {
-                        shown.push('\\');
+                        if escaped(c) {
+                            shown.push('\\');
+                        }
                         shown.push(c);
                     }
                 }

@@ -201,6 +201,21 @@ impl crate::shell::Shell {
 }
 
 /// The line of `sc` in its parse (see the module header), 0 when unknown.
+/// The line a redirection's target word ends on, when it has one.
+fn redirect_line(r: &brush_parser::ast::IoRedirect) -> Option<usize> {
+    use brush_parser::ast::{IoFileRedirectTarget, IoRedirect};
+    let w = match r {
+        IoRedirect::File(
+            _,
+            _,
+            IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w),
+        )
+        | IoRedirect::HereString(_, w) => w,
+        _ => return None,
+    };
+    w.loc.as_ref().map(|l| l.end.line)
+}
+
 pub(crate) fn simple_line(sc: &SimpleCommand) -> usize {
     let items = sc
         .prefix
@@ -220,6 +235,11 @@ pub(crate) fn simple_line(sc: &SimpleCommand) -> usize {
             },
             Some(CommandPrefixOrSuffixItem::Word(w))
             | Some(CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => end_line(w),
+            // A redirection before anything else (`>out cmd`): its target's line.
+            Some(CommandPrefixOrSuffixItem::IoRedirect(r)) if seen == 0 && first.is_none() => {
+                first = redirect_line(r);
+                continue;
+            }
             // Redirections carry no position: the line so far stands.
             Some(_) => return first.unwrap_or(0),
         };

@@ -117,15 +117,34 @@ pub fn options() -> brush_parser::ParserOptions {
 /// Parses a whole script.
 pub fn program(text: &str) -> Result<ast::Program, ShellError> {
     let n = check(text)?;
-    let src =
-        with_stack(n.depth, || rewrite::for_parser(text)).map_err(|e| ShellError::Unclosed {
-            message: e.message,
-            line: e.line,
-            status: e.status,
-        })?;
+    let src = with_stack(n.depth, || rewrite::for_parser(text)).map_err(|e| {
+        // A token bash refuses where brush-parser reads on: unless the text before it is
+        // already wrong, as brush-parser finds.
+        if e.kind != rewrite::ReadErrorKind::Unclosed
+            && let Some(earlier) = text.get(..e.at).and_then(|t| error_within(t, n.depth))
+        {
+            return earlier;
+        }
+        match e.kind {
+            rewrite::ReadErrorKind::Token => ShellError::Syntax(e.message),
+            _ => ShellError::Unclosed {
+                message: e.message,
+                line: e.line,
+                status: e.status,
+            },
+        }
+    })?;
     let text: &str = &src;
     match with_stack(n.depth, || guard_parser(|| raw_program(text))) {
         Some(Ok(mut p)) => {
+            // A line break inside a term of `[[ ]]`, which brush-parser takes.
+            if text.contains("[[")
+                && text.contains('\n')
+                && let Some(m) = with_stack(n.depth, || rewrite::cond_error(text))
+                && m.contains("`newline'")
+            {
+                return Err(ShellError::CondSyntax(m));
+            }
             check_substitutions(text, n.depth)?;
             fix(&mut p, text, n.depth);
             Ok(p)
@@ -156,6 +175,16 @@ pub fn program(text: &str) -> Result<ast::Program, ShellError> {
         None => Err(ShellError::Syntax(
             "syntax error: number out of range".to_string(),
         )),
+    }
+}
+
+/// The syntax error brush-parser finds inside `text` (not at its end), read as
+/// [`program`] reads it.
+fn error_within(text: &str, depth: usize) -> Option<ShellError> {
+    let src = with_stack(depth, || rewrite::for_parser(text)).ok()?;
+    match with_stack(depth, || guard_parser(|| raw_program(&src)))? {
+        Err(e @ brush_parser::ParseError::ParsingNear(_)) => Some(syntax_error(&src, &e)),
+        _ => None,
     }
 }
 
@@ -339,16 +368,10 @@ pub fn close_open_heredoc(text: &str) -> Option<(ast::Program, String)> {
 }
 
 /// For a script that does not parse as a whole: the whole commands it opens with, each
-/// parsed, and the error that stops it. bash reads a script one command at a time, so the
-/// commands before a syntax error run before the error is reported.
-pub fn leading_commands(text: &str, whole: ShellError) -> (Vec<ast::Program>, ShellError) {
-    let (done, e, _) = leading_commands_read(text, whole);
-    (done.into_iter().map(|(p, _)| p).collect(), e)
-}
-
-/// [`leading_commands`], also giving the number of lines before each command (its
-/// `LINENO` base) and where the command with the error starts and ends in `text` (byte
-/// offsets): its message names the lines read by then.
+/// parsed, and the error that stops it (bash reads a script one command at a time, so
+/// the commands before a syntax error run before the error is reported); also the number
+/// of lines before each command (its `LINENO` base) and where the command with the error
+/// starts and ends in `text` (byte offsets): its message names the lines read by then.
 pub fn leading_commands_read(
     text: &str,
     whole: ShellError,
@@ -460,6 +483,12 @@ fn syntax_error(text: &str, err: &brush_parser::ParseError) -> ShellError {
             Some(index) if index <= text.len() => near(index),
             _ => ShellError::Syntax("syntax error: unexpected end of file".to_string()),
         },
+        // `cat <<` and the line's end: bash wants the delimiter word there.
+        ParseError::Tokenizing { inner, .. }
+            if inner.to_string().starts_with("missing here tag") =>
+        {
+            ShellError::Syntax("syntax error near unexpected token `newline'".to_string())
+        }
         ParseError::Tokenizing { inner, .. } => {
             if inner.is_incomplete() {
                 ShellError::Syntax("syntax error: unexpected end of file".to_string())
@@ -518,8 +547,14 @@ fn offending_token(text: &str, index: usize) -> String {
             return ";".to_string();
         }
     }
-    // `case WORD in )`: a pattern list cannot open with the `)`.
-    if CLOSERS.contains(&last) && !(last == "in" && token_at(text, index) == ")") {
+    // `case WORD in )`: a pattern list cannot open with the `)`. `case in esac`: the
+    // `in` is the case's word, and bash names what stands where its `in` should.
+    let case_word = last == "in"
+        && before
+            .trim_end()
+            .strip_suffix("in")
+            .is_some_and(|b| b.trim_end().ends_with("case"));
+    if CLOSERS.contains(&last) && !(last == "in" && token_at(text, index) == ")") && !case_word {
         return last.to_string();
     }
     token_at(text, index)
@@ -574,7 +609,8 @@ pub fn completeness(text: &str) -> Completeness {
     // A subscript not closed yet (`a[` …) waits for its `]`, as in bash.
     let text: &str = &match with_stack(n.depth, || rewrite::for_parser(text)) {
         Ok(src) => src,
-        Err(_) => return Completeness::Incomplete,
+        Err(e) if e.kind == rewrite::ReadErrorKind::Unclosed => return Completeness::Incomplete,
+        Err(_) => return Completeness::Invalid,
     };
     let Some(parsed) = with_stack(n.depth, || guard_parser(|| raw_program(text))) else {
         return Completeness::Invalid;

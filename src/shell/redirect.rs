@@ -79,8 +79,11 @@ impl Fds {
         }
     }
 
+    /// The standard input; closed (`<&-`) or open only for writing, every read of it
+    /// fails with `EBADF`, as a program's `read(0, …)` does.
     pub fn stdin(&self) -> Input {
-        self.input(0).unwrap_or_else(Input::empty)
+        self.input(0)
+            .unwrap_or_else(|| Input::failing(rustix::io::Errno::BADF.raw_os_error()))
     }
 
     /// The input open on descriptor `fd`, if it is open for reading.
@@ -600,7 +603,7 @@ impl Shell {
         };
         let meta = self.fs.stat(&path).await.map_err(file_err)?;
         if meta.is_dir() {
-            return Err(file_err(FsError::IsADirectory));
+            return Ok(Input::failing(rustix::io::Errno::ISDIR.raw_os_error()));
         }
         let first = self
             .fs
@@ -646,8 +649,9 @@ impl Shell {
         let path = self.open_path(name)?;
         let opts = forkbox_commands::fs::OpenOptions::read_only();
         match self.fs.open(&path, opts).await {
+            // Linux opens a directory for reading; only its reads fail.
             Ok(h) if h.kind() == forkbox_commands::FileKind::Dir => {
-                Err(file_error(name, FsError::IsADirectory))
+                Ok(Input::failing(rustix::io::Errno::ISDIR.raw_os_error()))
             }
             Ok(h) => Ok(forkbox_commands::file_input(h).with_origin(path.as_str())),
             // A filesystem without open files: the file streamed instead.
@@ -931,6 +935,20 @@ impl Shell {
     }
 }
 
+/// The name of a `{name}>target` redirection that opens a descriptor (not `{name}>&-`).
+fn named_fd_name(r: &IoRedirect) -> Option<&str> {
+    let IoRedirect::File(
+        None,
+        _,
+        IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w),
+    ) = r
+    else {
+        return None;
+    };
+    let (name, rest) = super::parse::rewrite::named_fd_target(&w.value)?;
+    (rest != "-").then_some(name)
+}
+
 /// The descriptors a redirection sets.
 fn targets(r: &IoRedirect) -> Vec<i32> {
     match r {
@@ -976,13 +994,39 @@ impl Shell {
         keep: &[i32],
         fds: &Fds,
     ) -> Result<(Fds, Vec<Closer>, Vec<Closer>), super::exec::Exec<i32>> {
+        let (out, closers, kept, _) = self.begin_redirects_with(redirs, keep, false, fds).await?;
+        Ok((out, closers, kept))
+    }
+
+    /// [`Shell::begin_redirects_keeping`] for a compound command: the `{name}>file`
+    /// redirections after it (targets marked [`rewrite::NAMED_FD`]) stay open in the
+    /// shell as a simple command's do; their descriptors are the last list.
+    ///
+    /// [`rewrite::NAMED_FD`]: super::parse::rewrite::NAMED_FD
+    pub(crate) async fn begin_redirects_keeping_named(
+        &mut self,
+        redirs: &[&IoRedirect],
+        fds: &Fds,
+    ) -> Result<(Fds, Vec<Closer>, Vec<Closer>, Vec<i32>), super::exec::Exec<i32>> {
+        let named = !self.shopts.on("varredir_close");
+        self.begin_redirects_with(redirs, &[], named, fds).await
+    }
+
+    async fn begin_redirects_with(
+        &mut self,
+        redirs: &[&IoRedirect],
+        keep: &[i32],
+        named: bool,
+        fds: &Fds,
+    ) -> Result<(Fds, Vec<Closer>, Vec<Closer>, Vec<i32>), super::exec::Exec<i32>> {
         let mut out = fds.clone();
-        let (mut closers, mut kept) = (Vec::new(), Vec::new());
+        let (mut closers, mut kept, mut kept_fds) = (Vec::new(), Vec::new(), Vec::new());
         for r in redirs {
             let before = closers.len();
+            let name = named.then(|| named_fd_name(r)).flatten();
             // A file a descriptor that stays open writes to is opened as `exec` opens
             // one: what goes to it is in the file before the next command reads it.
-            let keeping = targets(r).iter().any(|t| keep.contains(t));
+            let keeping = targets(r).iter().any(|t| keep.contains(t)) || name.is_some();
             let saved = self.exec_opening;
             self.exec_opening = saved || keeping;
             let applied = self.apply_one(r, &mut out, &mut closers).await;
@@ -994,8 +1038,11 @@ impl Shell {
             if keeping {
                 kept.extend(closers.drain(before..));
             }
+            if let Some(n) = name.and_then(|n| self.get_str(n)?.trim().parse::<i32>().ok()) {
+                kept_fds.push(n);
+            }
         }
-        Ok((out, closers, kept))
+        Ok((out, closers, kept, kept_fds))
     }
 
     /// Leaves descriptors `keep` of a command's table `cmd_fds` open in the shell, as

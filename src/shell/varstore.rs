@@ -38,6 +38,9 @@ pub(crate) struct Frame {
     /// Temporary bindings the function exported or made readonly: bash keeps their
     /// values (and the attribute) after the call.
     pub propagate: Vec<String>,
+    /// Variables bash computes (`RANDOM`, `SECONDS`) made local here: plain variables
+    /// until the function returns (`local RANDOM=3` reads 3).
+    pub plain: Vec<&'static str>,
 }
 
 impl std::ops::Deref for Frame {
@@ -479,6 +482,11 @@ impl Shell {
                 return;
             }
             frame.push((name.to_string(), old));
+            if let Some(&dynamic) = vars::DYNAMIC_VARS.iter().find(|&&d| d == name)
+                && self.unspecial.insert(dynamic)
+            {
+                frame.plain.push(dynamic);
+            }
         }
     }
 
@@ -491,6 +499,9 @@ impl Shell {
 
     pub(crate) fn pop_local_frame(&mut self) {
         if let Some(frame) = self.local_frames.pop() {
+            for dynamic in &frame.plain {
+                self.unspecial.remove(dynamic);
+            }
             for (name, old) in frame.saved.into_iter().rev() {
                 if !frame.propagate.contains(&name) {
                     self.restore_var(name, old);

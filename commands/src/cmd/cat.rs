@@ -162,6 +162,7 @@ impl Command for Cat {
             args.files.clone()
         };
         let mut status = 0;
+        let mut closed_stdin = false;
         let mut st = LineState::default();
         for f in &files {
             let mut reader = match Reader::open(ctx, f).await {
@@ -180,7 +181,13 @@ impl Command for Cat {
             if let Err(e) = res {
                 ctx.warn("cat", format!("{}: {e}", quotef(f))).await;
                 status = 1;
+                // GNU cat closes a standard input it read, and that fails too.
+                closed_stdin |= f == "-" && e == crate::fs::FsError::BadDescriptor;
             }
+        }
+        if closed_stdin {
+            ctx.warn("cat", "closing standard input: Bad file descriptor")
+                .await;
         }
         Ok(status)
     }

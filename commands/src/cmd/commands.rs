@@ -167,7 +167,7 @@ mod tests {
         for cmd in crate::all() {
             if matches!(
                 cmd.name(),
-                "printf" | "[" | "test" | "true" | "false" | "tput"
+                "printf" | "[" | "test" | "true" | "false" | "tput" | "help"
             ) {
                 continue;
             }

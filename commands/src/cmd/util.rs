@@ -298,7 +298,7 @@ impl Reader {
                 Some(n) => input.read_up_to(n).await,
                 None => input.read_chunk().await,
             }
-            .map_err(|_| FsError::Io)?,
+            .map_err(|e| FsError::from_io(&e))?,
             Src::File { is_dir: true, .. } => return Err(FsError::IsADirectory),
             Src::File { fs, path, off, .. } => {
                 let chunk = match self.first.take() {
@@ -339,7 +339,10 @@ impl Reader {
                 if self.eof {
                     return Ok(None);
                 }
-                let got = input.read_up_to(max).await.map_err(|_| FsError::Io)?;
+                let got = input
+                    .read_up_to(max)
+                    .await
+                    .map_err(|e| FsError::from_io(&e))?;
                 self.eof = got.is_none();
                 return Ok(got);
             }

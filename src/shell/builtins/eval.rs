@@ -19,24 +19,38 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
         }
         Err(whole) => {
             // The complete commands before a syntax error run first, as in bash.
-            let (programs, e) = crate::shell::parse::leading_commands(&text, whole);
+            let (programs, e, (start, end)) =
+                crate::shell::parse::leading_commands_read(&text, whole);
             let line = sh.lines.lineno;
-            for program in &programs {
+            for (program, _) in &programs {
                 sh.exec_nested_input("eval", program, None, io).await?;
             }
-            // The message counts from the line of `eval`, not of the commands it ran.
+            // The message counts from the line of `eval`, not of the commands it ran, to
+            // the command with the error.
             sh.lines.lineno = line;
+            let unit = text
+                .get(start..end)
+                .filter(|u| !u.is_empty())
+                .unwrap_or(&text);
+            let before = text.get(..start).map_or(0, |t| t.matches('\n').count());
+            let before = if unit.len() == text.len() { 0 } else { before };
             match e {
                 ShellError::Syntax(ref m) if !m.contains("levels deep") => {
                     // bash names the input and its line: `bash: eval: line 1: syntax
                     // error ...`, and after a misplaced token the line itself.
-                    let msg = sh.eval_syntax_message(&e, &text);
+                    let msg = sh.eval_syntax_message(&e, unit, before);
                     let _ = io.stderr().write_str(&msg).await;
                     sh.special_failed = true;
                     Ok(2)
                 }
+                // A malformed `[[ ]]`: named at its line of the string, status 2.
+                ShellError::CondSyntax(_) => {
+                    let msg = sh.eval_syntax_message(&e, unit, before);
+                    let _ = io.stderr().write_str(&msg).await;
+                    Ok(2)
+                }
                 ShellError::Unclosed { status, .. } => {
-                    let msg = sh.eval_syntax_message(&e, &text);
+                    let msg = sh.eval_syntax_message(&e, unit, before);
                     let _ = io.stderr().write_str(&msg).await;
                     Ok(status)
                 }

@@ -158,6 +158,12 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
             }
         },
     };
+    // A descriptor open on a directory (`read x < /`): its reads fail.
+    if let Some(errno) = input.failure() {
+        let e = forkbox_commands::FsError::from_io(&std::io::Error::from_raw_os_error(errno));
+        let msg = format!("read: read error: {}: {e}", fd.unwrap_or(0));
+        return super::fail(sh, io, msg, 1).await;
+    }
     // `-t 0`: no read at all; whether input is there (data, or end-of-file) right now.
     // The task that feeds a redirected file gets a moment to start first: a file always
     // has its data or its end there, where a pipe's writer may still be working.

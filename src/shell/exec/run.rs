@@ -35,7 +35,7 @@ impl Shell {
                 .run_disabled_builtin(&name, args, &env_extra, fds)
                 .await;
         }
-        if matches!(name.as_str(), "test" | "[" | "printf") {
+        if matches!(name.as_str(), "test" | "[" | "printf" | "help") {
             return self.run_builtin_command(&name, args, &env_extra, fds).await;
         }
         let builtin = self.registry.resolve(&name).is_some_and(|e| {
@@ -109,6 +109,15 @@ impl Shell {
         let saved = self.push_temp_env(env_extra);
         let r = if name == "printf" {
             builtins::printf(self, args, fds).await
+        } else if name == "help" {
+            match forkbox_commands::cmd::help::bash_help(&args) {
+                Some(answer) => builtins::help(self, answer, fds).await,
+                // No pattern: the list of the shell's commands.
+                None => {
+                    self.pop_temp_env(saved);
+                    return Box::pin(self.run_external(name, args, env_extra, fds)).await;
+                }
+            }
         } else {
             builtins::test(self, name, args, fds).await
         };

@@ -111,6 +111,9 @@ enum CondToken<'a> {
 mod cond {
     use super::CondToken;
 
+    /// The token a line break inside `[[ ]]` reads as (bash names it so).
+    pub(super) const NEWLINE: &str = "newline";
+
     const UNARY: &[&str] = &[
         "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w",
         "-x", "-G", "-L", "-N", "-O", "-S", "-n", "-z", "-o", "-v", "-R",
@@ -162,6 +165,17 @@ mod cond {
             t
         }
 
+        /// The next token past line breaks: bash takes them where a term starts or
+        /// after one ends, not inside one (`[[ a ==⏎ b ]]` is an error).
+        fn next_past_newlines(&mut self) -> Option<CondToken<'a>> {
+            loop {
+                match self.next() {
+                    Some(CondToken::Op(NEWLINE)) => {}
+                    t => return t,
+                }
+            }
+        }
+
         fn expr(&mut self) -> Result<(), Stop> {
             self.and()?;
             while self.current == Some(CondToken::Op("||")) {
@@ -184,7 +198,7 @@ mod cond {
                 Some(CondToken::End) => Some("]]".to_string()),
                 None => None,
             };
-            match self.next() {
+            match self.next_past_newlines() {
                 // The text ends first: not this reading's to report.
                 None => Err(Stop(None)),
                 // bash stops here without a message (`[[ ]]`, `[[ a && ]]`).
@@ -197,13 +211,13 @@ mod cond {
                             None => Stop(None),
                         });
                     }
-                    self.current = self.next();
+                    self.current = self.next_past_newlines();
                     Ok(())
                 }
                 Some(CondToken::Word("!")) => self.term(),
                 Some(CondToken::Word(w)) if UNARY.contains(&w) => match self.next() {
                     Some(CondToken::Word(_)) => {
-                        self.current = self.next();
+                        self.current = self.next_past_newlines();
                         Ok(())
                     }
                     t => Err(match name(t) {
@@ -241,7 +255,7 @@ mod cond {
                     }
                     match self.next() {
                         Some(CondToken::Word(_)) => {
-                            self.current = self.next();
+                            self.current = self.next_past_newlines();
                             Ok(())
                         }
                         t => Err(match name(t) {
@@ -270,12 +284,29 @@ pub struct ReadError {
     pub line: usize,
     /// The status bash gives: 1 for a compound assignment, 2 otherwise.
     pub status: i32,
+    /// What kind of stop it is.
+    pub kind: ReadErrorKind,
+    /// Where in the text bash stops (a byte offset).
+    pub at: usize,
+}
+
+/// How bash stops reading a text it refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadErrorKind {
+    /// The text ends inside a construct: more lines could complete it.
+    Unclosed,
+    /// A token bash refuses where it stands (`syntax error near unexpected token `('`):
+    /// no more input helps, and bash shows the line it is on.
+    Token,
+    /// A malformed construct bash reports with its own two lines (an arithmetic `for`
+    /// header with the wrong number of clauses): no more input helps.
+    Construct,
 }
 
 /// `text` rewritten for brush-parser, or `Borrowed` when nothing needed it. An error is
 /// bash's message for a text it cannot read (an unclosed subscript).
 pub fn for_parser(text: &str) -> Result<Cow<'_, str>, ReadError> {
-    if !text.contains([';', '(', '[', '"', '\'', '`', '{'])
+    if !text.contains([';', '(', '[', '"', '\'', '`', '{', '!', '<', '>'])
         && !text.contains("\\\n")
         && !text.contains("coproc")
     {
@@ -341,6 +372,11 @@ struct Rewriter<'a> {
     /// value of `blocks` before each opened: brush-parser takes a name only before a
     /// group, so each is wrapped in one (`coproc NAME { while …; done; }`).
     coproc_blocks: Vec<usize>,
+    /// How many `;` the last arithmetic `for` header read has at its top level.
+    header_semicolons: usize,
+    /// The `(` of a `$\⏎(cmd)` (read on as a subshell's): a substitution, not a `(`
+    /// bash would refuse.
+    joined_subst: Option<usize>,
 }
 
 fn is_blank(c: u8) -> bool {
@@ -428,6 +464,8 @@ impl<'a> Rewriter<'a> {
             blocks: 0,
             arith_closed: true,
             coproc_blocks: Vec::new(),
+            header_semicolons: 0,
+            joined_subst: None,
         }
     }
 
@@ -488,7 +526,51 @@ impl<'a> Rewriter<'a> {
             message: format!("unexpected EOF while looking for matching `{what}'"),
             line,
             status,
+            kind: ReadErrorKind::Unclosed,
+            at: self.text.len(),
         });
+    }
+
+    /// Records that bash refuses the token at `at` (`token` as bash names it), unless an
+    /// earlier stop was found.
+    fn refuse(&mut self, at: usize, token: &str) {
+        if self.error.is_some() || self.collect {
+            return;
+        }
+        self.error = Some(ReadError {
+            message: format!("syntax error near unexpected token `{token}'"),
+            line: self.line_of(at),
+            status: 2,
+            kind: ReadErrorKind::Token,
+            at,
+        });
+    }
+
+    /// The token at `at` as bash names it in a syntax error (`newline` at a line's end).
+    fn token_name(&self, at: usize) -> String {
+        let s = self.s;
+        match s.get(at) {
+            None | Some(b'\n') => "newline".to_string(),
+            Some(&c) if is_meta(c) => {
+                let mut j = at + 1;
+                while j < s.len() && j < at + 2 && continues_operator(&s[at..j], s[j]) {
+                    j += 1;
+                }
+                self.text[at..j].to_string()
+            }
+            Some(_) => {
+                let mut j = at;
+                while j < s.len() && !is_meta(s[j]) {
+                    j += 1;
+                }
+                self.text[at..j].to_string()
+            }
+        }
+    }
+
+    /// The line (1-based) byte `at` is on.
+    fn line_of(&self, at: usize) -> usize {
+        self.text[..at.min(self.text.len())].matches('\n').count() + 1
     }
 
     /// After the opening `'` at `open`: to after the closing one.
@@ -543,13 +625,25 @@ impl<'a> Rewriter<'a> {
         let mut cmd_start = true;
         // Whether a compound command just ended (only redirections may follow).
         let mut after_compound = false;
-        // Whether the last word was an assignment starting a command (`x=1 if …`).
+        // Whether the last word was an assignment starting a command (`x=1 if …`), or a
+        // redirection before its name (`>out if …`): no reserved word follows.
         let mut assigned = false;
+        // Whether the last word was a command's name (a function's `()` may follow).
+        let mut named = false;
+        // Whether the last operator was a pipe (`|`, `|&`), whose command cannot be
+        // negated in bash 5.2.
+        let mut piped = false;
         while i < s.len() {
             let c = s[i];
             let after_assignment = std::mem::take(&mut assigned);
+            let after_name = std::mem::take(&mut named);
             if matches!(c, b' ' | b'\t') {
                 assigned = after_assignment;
+                named = after_name;
+            }
+            let after_pipe = piped;
+            if !matches!(c, b' ' | b'\t' | b'\n') {
+                piped = false;
             }
             if !(matches!(c, b' ' | b'\t' | b'<' | b'>' | b'{') || c.is_ascii_digit()) {
                 after_compound = false;
@@ -600,6 +694,8 @@ impl<'a> Rewriter<'a> {
                     cmd_start = true;
                 }
                 b'&' | b'|' => {
+                    piped = (c == b'|' && s.get(i + 1) != Some(&b'|') && !s[..i].ends_with(b"|"))
+                        || (c == b'&' && s[..i].ends_with(b"|") && !s[..i].ends_with(b"||"));
                     i = self.joined_operator(i);
                     cmd_start = true;
                 }
@@ -612,6 +708,12 @@ impl<'a> Rewriter<'a> {
                     cmd_start = false;
                 }
                 b'(' => {
+                    // A `$\⏎(` read on here is a substitution: no refusal.
+                    let joined = self.joined_subst.take() == Some(i);
+                    if after_assignment && !joined {
+                        // `f=x() …`, `x=1 (cmd)`: bash takes no `(` after an assignment.
+                        self.refuse(i, "(");
+                    }
                     if cmd_start && s.get(i + 1) == Some(&b'(') {
                         self.arith_in_subst |= self.in_subst > 0;
                         let open = i;
@@ -629,6 +731,10 @@ impl<'a> Rewriter<'a> {
                             j += 1;
                         }
                         if s.get(j) == Some(&b')') {
+                            if !cmd_start && !after_name && !joined {
+                                // `echo a ()`: only a command's name takes a `()`.
+                                self.refuse(i, "(");
+                            }
                             i = j + 1;
                             cmd_start = true;
                             // `f() [[ … ]]`: brush-parser takes no `[[ ]]` for a function's
@@ -646,6 +752,15 @@ impl<'a> Rewriter<'a> {
                             }
                             continue;
                         }
+                        if !joined && !cmd_start && !after_name {
+                            // `echo a (b)`, `{ …; } (x)`: a `(` inside or after a command.
+                            self.refuse(i, "(");
+                        } else if !joined && after_name {
+                            // `echo (b)`: after a command's name bash reads a function
+                            // definition, and wants the `)` where `b` is.
+                            let token = self.token_name(j);
+                            self.refuse(j, &token);
+                        }
                         let nested = cmd_start && s.get(j) == Some(&b'(');
                         i = self.commands(i + 1, End::Paren);
                         if nested {
@@ -656,13 +771,32 @@ impl<'a> Rewriter<'a> {
                     cmd_start = false;
                 }
                 b'<' | b'>' => {
+                    // Neither a here-document (its word read with it) nor `<(…)` (a word).
+                    let heredoc = s[i..].starts_with(b"<<") && !s[i..].starts_with(b"<<<");
+                    let plain = s.get(i + 1) != Some(&b'(') && !heredoc;
+                    // A redirection before a command's name (`>out if …`): bash reads no
+                    // reserved word after it.
+                    let prefix = cmd_start && !after_compound && plain;
                     let joined = self.joined_operator(i);
                     i = if joined > i + 1 {
                         joined
                     } else {
                         self.redirection(i)
                     };
-                    if after_compound {
+                    if prefix {
+                        assigned = true;
+                    }
+                    // `echo a > > b`: an operator where the target word should be (not a
+                    // process substitution, `cat < <(cmd)`).
+                    let k = self.skip_blanks(i, false);
+                    if plain
+                        && matches!(s.get(k), Some(b'<' | b'>' | b'&' | b';' | b'|' | b')'))
+                        && !(matches!(s[k], b'<' | b'>') && s.get(k + 1) == Some(&b'('))
+                    {
+                        let token = self.token_name(k);
+                        self.refuse(k, &token);
+                    }
+                    if after_compound || prefix {
                         // The target, so that more redirections may follow.
                         i = self.skip_blanks(i, false);
                         if i < s.len() && !is_meta(s[i]) {
@@ -671,12 +805,13 @@ impl<'a> Rewriter<'a> {
                     }
                 }
                 _ => {
-                    if after_compound {
-                        if let Some(next) = self.named_fd(i) {
-                            i = next;
-                            continue;
-                        }
-                        // A descriptor number (`} 2>err`).
+                    if after_compound && let Some(next) = self.named_fd(i) {
+                        // The target too, so that more redirections may follow.
+                        i = self.word(next, false).0.max(next + 1);
+                        continue;
+                    }
+                    if after_compound || cmd_start {
+                        // A descriptor number (`} 2>err`, `2>err cmd`).
                         let mut j = i;
                         while j < s.len() && s[j].is_ascii_digit() {
                             j += 1;
@@ -700,6 +835,13 @@ impl<'a> Rewriter<'a> {
                             i = self.case_clause(i + 4);
                             cmd_start = false;
                             after_compound = i >= 4 && &s[i - 4..i] == b"esac";
+                            // `case esac in esac) …`: an `esac` where a pattern starts
+                            // closes the case in bash; the `)` after it is misplaced
+                            // (brush-parser reads a pattern).
+                            let k = self.skip_blanks(i, false);
+                            if after_compound && end == End::Eof && s.get(k) == Some(&b')') {
+                                self.refuse(k, ")");
+                            }
                             continue;
                         }
                         "esac" if end == End::CaseItem => return i,
@@ -711,6 +853,7 @@ impl<'a> Rewriter<'a> {
                             if s.get(j) == Some(&b'(') && s.get(j + 1) == Some(&b'(') {
                                 self.arith_in_subst |= self.in_subst > 0;
                                 i = self.arithmetic(j + 2, true);
+                                self.for_header(j, i);
                                 cmd_start = true;
                             } else {
                                 i += 3;
@@ -769,15 +912,45 @@ impl<'a> Rewriter<'a> {
                             continue;
                         }
                         "coproc" => {
+                            let k = self.skip_blanks(i + word.len(), false);
+                            if matches!(s.get(k), None | Some(b'\n' | b';' | b'&' | b'|' | b')')) {
+                                // `coproc` with no command.
+                                let token = self.token_name(k);
+                                self.refuse(k, &token);
+                            }
                             i = self.coproc(i + word.len());
+                            cmd_start = true;
+                            // A name may come, then the command: `coproc NAME (…)`.
+                            let k = self.skip_blanks(i, false);
+                            let name = self.plain_word(k);
+                            if !name.is_empty() && !is_reserved(name) {
+                                let after = self.skip_blanks(k + name.len(), false);
+                                if s.get(after) == Some(&b'(') {
+                                    i = after;
+                                }
+                            }
+                            continue;
+                        }
+                        "!" => {
+                            if after_pipe {
+                                self.refuse(i, "!");
+                            }
+                            i = self.bang(i);
                             cmd_start = true;
                             continue;
                         }
-                        "if" | "then" | "elif" | "else" | "while" | "until" | "!" | "time" => {
+                        "if" | "then" | "elif" | "else" | "while" | "until" | "time" => {
                             if matches!(word, "if" | "while" | "until") {
                                 self.blocks += 1;
                             }
                             i += word.len();
+                            if word == "time" {
+                                // `time -p (…)`: the option is no command's name.
+                                let k = self.skip_blanks(i, false);
+                                if self.plain_word(k) == "-p" {
+                                    i = k + 2;
+                                }
+                            }
                             cmd_start = true;
                             continue;
                         }
@@ -786,11 +959,81 @@ impl<'a> Rewriter<'a> {
                     let (j, assignment) = self.word(i, cmd_start);
                     i = j.max(i + 1);
                     assigned = cmd_start && assignment;
+                    named = cmd_start && !assignment;
                     cmd_start = cmd_start && assignment;
                 }
             }
         }
         i.min(s.len())
+    }
+
+    /// At a `!` that starts a pipeline: where the scan goes on.
+    ///
+    /// - `!(cmd)`: brush-parser reads an extended glob; bash (with `extglob` off, as
+    ///   scripts run) a negated subshell. A blank goes between them.
+    /// - `! time [-p] cmd`: brush-parser takes `time` only at the start of a pipeline;
+    ///   `time [-p] ! cmd` times the same command and gives the same status.
+    fn bang(&mut self, i: usize) -> usize {
+        let s = self.s;
+        if s.get(i + 1) == Some(&b'(') {
+            self.replace(i + 1, i + 1, " ");
+            return i + 1;
+        }
+        let k = self.skip_blanks(i + 1, false);
+        if self.plain_word(k) != "time" {
+            return i + 1;
+        }
+        let mut m = self.skip_blanks(k + 4, false);
+        if self.plain_word(m) == "-p" {
+            m = self.skip_blanks(m + 2, false);
+        }
+        if m >= s.len() || is_meta(s[m]) || self.collect {
+            return i + 1;
+        }
+        self.replace(i, i + 1, " ");
+        self.replace(m, m, "! ");
+        m
+    }
+
+    /// After an arithmetic `for` header from `open` (its `((`) to `end` (after its `))`):
+    /// bash wants three clauses, and refuses another number once it reads on past the
+    /// header (at the end of the text it only finds the text ended).
+    fn for_header(&mut self, open: usize, end: usize) {
+        let s = self.s;
+        let clauses = self.header_semicolons + 1;
+        if clauses == 3 || self.error.is_some() || self.collect || !s[..end].ends_with(b"))") {
+            return;
+        }
+        let mut k = end;
+        while k < s.len() && s[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        if k >= s.len() {
+            // bash wants the body before it looks at the clauses.
+            self.error = Some(ReadError {
+                message: "syntax error: unexpected end of file".to_string(),
+                line: self.text.matches('\n').count() + 2,
+                status: 2,
+                kind: ReadErrorKind::Unclosed,
+                at: s.len(),
+            });
+            return;
+        }
+        let what = if clauses < 3 {
+            "arithmetic expression required"
+        } else {
+            "`;' unexpected"
+        };
+        self.error = Some(ReadError {
+            message: format!(
+                "syntax error: {what}\nsyntax error: `{}'",
+                &self.text[open..end]
+            ),
+            line: self.line_of(open),
+            status: 2,
+            kind: ReadErrorKind::Construct,
+            at: open,
+        });
     }
 
     /// At a `#` inside arithmetic: marked as [`ARITH_HASH`] where brush's tokenizer
@@ -984,6 +1227,11 @@ impl<'a> Rewriter<'a> {
                 }
             }
             let j = j.min(s.len());
+            if j == word_start {
+                // `cat <<` with no word: bash names what stands there.
+                let token = self.token_name(j);
+                self.refuse(j, &token);
+            }
             // brush-parser unquotes a delimiter by dropping every quote and backslash, so
             // `'E"O'` would end at a line `EO`. The same delimiter written with each
             // character escaped reads the same in bash and unquotes right in brush.
@@ -1114,7 +1362,11 @@ impl<'a> Rewriter<'a> {
         let mut tokens: Vec<CondToken<'a>> = Vec::new();
         let check = self.check_cond && self.cond_error.is_none();
         while i < s.len() {
+            let from = i;
             i = self.skip_blanks(i, true);
+            if check && s[from..i.min(s.len())].contains(&b'\n') {
+                tokens.push(CondToken::Op(cond::NEWLINE));
+            }
             if i >= s.len() {
                 break;
             }
@@ -1353,6 +1605,7 @@ impl<'a> Rewriter<'a> {
             && s.get(i + 4) != Some(&b'(')
         {
             self.replace(i + 1, i + 4, "(\\\n");
+            self.joined_subst = Some(i + 3);
             return i + 3;
         }
         match s.get(i + 1) {
@@ -1424,6 +1677,8 @@ impl<'a> Rewriter<'a> {
                     }
                     j += 1;
                 }
+                // `$[ 1 +` and the text's end: bash names the line it opened on.
+                self.unclosed("]", Some(i), 2);
                 s.len()
             }
             Some(b'{') => self.parameter(i + 2),
@@ -1529,6 +1784,7 @@ impl<'a> Rewriter<'a> {
     fn arithmetic(&mut self, mut i: usize, for_header: bool) -> usize {
         let s = self.s;
         let mut depth = 0usize;
+        self.header_semicolons = 0;
         while i < s.len() {
             match s[i] {
                 b'\\' => i += 2,
@@ -1553,8 +1809,11 @@ impl<'a> Rewriter<'a> {
                     depth -= 1;
                     i += 1;
                 }
-                b';' if for_header && depth == 0 && s.get(i + 1) == Some(&b';') => {
-                    self.replace(i + 1, i + 1, " ");
+                b';' if for_header && depth == 0 => {
+                    self.header_semicolons += 1;
+                    if s.get(i + 1) == Some(&b';') {
+                        self.replace(i + 1, i + 1, " ");
+                    }
                     i += 1;
                 }
                 b'#' => {
@@ -1821,10 +2080,128 @@ mod tests {
 
     #[test]
     fn named_fds_after_compound_commands_move_into_the_target() {
+        let two = rw("{ :; } {x}>o1 {y}>o2");
+        assert_eq!(two.matches(NAMED_FD).count(), 4, "{two}");
         let out = rw("{ :; } {fd}>out");
         assert_eq!(out, format!("{{ :; }} >{NAMED_FD}fd{NAMED_FD}out"));
         assert_eq!(named_fd_target(&out[8..]), Some(("fd", "out")));
         assert_eq!(rw("echo {fd}>out"), "echo {fd}>out");
+    }
+
+    #[test]
+    fn line_breaks_inside_a_conditional_term_are_named() {
+        assert_eq!(
+            cond_error("[[ a ==\nb ]]").as_deref(),
+            Some("unexpected argument `newline' to conditional binary operator")
+        );
+        assert_eq!(
+            cond_error("[[ a\n== a ]]").as_deref(),
+            Some("unexpected token `newline', conditional binary operator expected")
+        );
+        assert_eq!(
+            cond_error("[[ -f\nx ]]").as_deref(),
+            Some("unexpected argument `newline' to conditional unary operator")
+        );
+        for ok in [
+            "[[\na == a ]]",
+            "[[ a == a &&\n b ]]",
+            "[[ a == a\n]]",
+            "[[ ( a == a\n) ]]",
+            "[[ a == a\n&& b ]]",
+            "[[ !\n a ]]",
+        ] {
+            assert_eq!(cond_error(ok), None, "{ok:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_bash_refuses_are_named() {
+        let refused = |t: &str| match for_parser(t) {
+            Err(e) if e.kind == ReadErrorKind::Token => e.message,
+            other => panic!("{t:?}: {other:?}"),
+        };
+        let near = |tok: &str| format!("syntax error near unexpected token `{tok}'");
+        assert_eq!(refused("f=x() { :; }"), near("("));
+        assert_eq!(refused("x=1 (echo)"), near("("));
+        assert_eq!(refused("echo a (b)"), near("("));
+        assert_eq!(refused("echo a ()"), near("("));
+        assert_eq!(refused("{ :; } (x)"), near("("));
+        assert_eq!(refused("echo $x(b)"), near("("));
+        assert_eq!(refused(">out (echo)"), near("("));
+        assert_eq!(refused("true | ! false"), near("!"));
+        assert_eq!(refused("true |\n! false"), near("!"));
+        assert_eq!(refused("true |& ! false"), near("!"));
+        assert_eq!(refused("case esac in esac) echo;; esac"), near(")"));
+        assert_eq!(refused("echo (b)"), near("b"));
+        assert_eq!(refused("echo ( ;"), near(";"));
+        assert_eq!(refused("echo a > > b"), near(">"));
+        assert_eq!(refused("echo a >| ;"), near(";"));
+        assert_eq!(refused("coproc\n"), near("newline"));
+        assert_eq!(refused("cat <<\necho"), near("newline"));
+        assert_eq!(refused("cat << ;"), near(";"));
+        assert!(for_parser("echo $\\\n(echo split)").is_ok());
+        assert!(for_parser("x=$\\\n(echo a); echo \"$x\"").is_ok());
+        assert_eq!(for_parser("echo a (b)\nx").map_err(|e| e.line), Err(1));
+        // Legitimate forms read on.
+        for ok in [
+            "f () { :; }",
+            "function f () { :; }",
+            "f() (echo)",
+            "coproc foo (echo hi)",
+            "coproc (echo hi)",
+            "time -p (echo)",
+            "a=(1 2) b+=(3)",
+            "declare -a x=(1 2)",
+            "true || ! false",
+            "true && ! false; ! ! true",
+            "echo $(case esac in esac)",
+            "cat <(echo) >(cat)",
+            "if (true); then (false); fi",
+            "cat <<E | cat\nx\nE\n",
+            "cat < <(echo) | cat; echo a >&2; echo b 2>&1 | cat",
+            "echo a &>/dev/null; echo b >| f; cat <(echo) >(cat) | cat",
+            "x=1 >out cat; >out if=1",
+        ] {
+            assert!(
+                !matches!(
+                    for_parser(ok),
+                    Err(ReadError {
+                        kind: ReadErrorKind::Token,
+                        ..
+                    })
+                ),
+                "{ok:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn bang_before_time_or_a_paren_is_read_as_bash_reads_it() {
+        assert_eq!(rw("! time false"), "  time ! false");
+        assert_eq!(rw("! time -p true; x"), "  time -p ! true; x");
+        assert_eq!(rw("!(true)"), "! (true)");
+        assert_eq!(rw("echo !(a)"), "echo !(a)");
+        assert_eq!(rw(">out if true; then :; fi"), ">out \\if true; then :; fi");
+        assert_eq!(rw("2>/dev/null if"), "2>/dev/null \\if");
+    }
+
+    #[test]
+    fn arithmetic_for_headers_need_three_clauses() {
+        let e = |t: &str| for_parser(t).map(|_| ()).unwrap_err();
+        let r = e("for ((i=0; i<3)); do :; done");
+        assert_eq!(r.kind, ReadErrorKind::Construct);
+        assert_eq!(
+            r.message,
+            "syntax error: arithmetic expression required\nsyntax error: `((i=0; i<3))'"
+        );
+        assert_eq!(
+            e("echo\nfor ((a;b;c;d)) do :; done").message,
+            "syntax error: `;' unexpected\nsyntax error: `((a;b;c;d))'"
+        );
+        assert_eq!(e("echo\nfor ((a;b;c;d)) do :; done").line, 2);
+        // At the end of the text bash only finds the text ended.
+        assert_eq!(e("for ((a;b))").kind, ReadErrorKind::Unclosed);
+        assert!(for_parser("for ((a;b;c)); do :; done").is_ok());
     }
 
     #[test]
