@@ -1203,9 +1203,21 @@ impl Shell {
                     .await
             }
             Err(whole) => {
-                let (programs, e, (start, _)) = parse::leading_commands_read(text, whole);
+                let (programs, e, (start, end)) = parse::leading_commands_read(text, whole);
                 for (program, _) in &programs {
                     self.exec_nested_input(what, program, None, fds).await?;
+                }
+                if matches!(what, "source" | ".")
+                    && matches!(&e, ShellError::Syntax(m) if m.contains("near unexpected token"))
+                {
+                    // A sourced file's error names its line and shows it, as the
+                    // script's own does.
+                    let before = text.get(..start).unwrap_or("").matches('\n').count();
+                    let chunk = text.get(start..end).unwrap_or("");
+                    let msg = self.syntax_message(&e, self.lines.input_name(), chunk, before);
+                    let _ = fds.stderr().write_str(&msg).await;
+                    self.last_status = e.status();
+                    return Ok(e.status());
                 }
                 if e.to_string().contains("unexpected end of file") {
                     // bash reads to the end first: the message names the line past it.

@@ -348,8 +348,11 @@ impl Shell {
                 }
                 Command::Compound(ast::CompoundCommand::Subshell(_), _) => {
                     sub.subshell_level -= 1;
+                    sub.loop_depth = 0;
                 }
-                _ => {}
+                // A compound stage starts outside any loop (`break` there is only a
+                // warning); a simple command's stage keeps the loops around it, as bash's.
+                _ => sub.loop_depth = 0,
             }
             futs.push(async move {
                 let r = sub.exec_command(cmd, &f).await;
@@ -367,7 +370,9 @@ impl Shell {
                 )
                 .await;
                 drop(f);
-                statuses.push(flow_status(r, self.last_status));
+                // The last stage is this shell: its `exit`, `return` or `break` leaves
+                // what this shell is running, as in bash.
+                statuses.push(r?);
                 statuses
             }
             _ => futures::future::join_all(futs).await,
