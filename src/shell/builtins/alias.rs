@@ -177,6 +177,14 @@ fn expand_alias_words<'a>(
     (out, used)
 }
 
+/// [`expand_alias_words`] with no alias being expanded around the words.
+pub(crate) fn expand_words<'a>(
+    input: Vec<(String, bool)>,
+    lookup: &dyn Fn(&str) -> Option<&'a String>,
+) -> (Vec<String>, Vec<String>) {
+    expand_alias_words(input, lookup, &[])
+}
+
 /// An alias value split at its unquoted blanks (quotes and backslashes kept).
 fn split_blanks(value: &str) -> Vec<String> {
     let mut words = Vec::new();
