@@ -136,8 +136,8 @@ fn expand_alias_words<'a>(
     const MAX_REPLACEMENTS: usize = 1000;
     // The words still to read: the command's at the bottom, a value's above it, with the
     // alias it came from and whether that value ends in a blank.
-    let mut stack: Vec<(VecDeque<(String, bool)>, Option<String>, bool)> =
-        vec![(input.into_iter().collect(), None, false)];
+    type Level = (VecDeque<(String, bool)>, Option<String>, bool);
+    let mut stack: Vec<Level> = vec![(input.into_iter().collect(), None, false)];
     let mut out = Vec::new();
     let mut used: Vec<String> = Vec::new();
     let mut next = false;
