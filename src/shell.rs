@@ -527,6 +527,18 @@ impl std::fmt::Debug for Shell {
     }
 }
 
+/// The byte offset of the start of line `n` (from 0) of `text`.
+fn line_offset(text: &str, n: usize) -> Option<usize> {
+    if n == 0 {
+        return Some(0);
+    }
+    text.match_indices('\n').nth(n - 1).map(|(i, _)| i + 1)
+}
+
+/// How many times a script that does not parse is read again with the aliases at the
+/// start of its failing command replaced (each may uncover another).
+const MAX_ALIAS_REREADS: usize = 16;
+
 impl Shell {
     pub fn new(cfg: ShellConfig) -> Shell {
         let pid = 1000 + (rand::random::<u32>() % 30000);
@@ -707,6 +719,36 @@ impl Shell {
         fds: &Fds,
         cancel: CancellationToken,
     ) -> i32 {
+        self.run_up_to_error_from(script.to_string(), whole, fds, cancel, 0, 0)
+            .await
+    }
+
+    /// [`Shell::run_up_to_error`] for the part of the script that starts `base` lines
+    /// in, after `aliased` alias replacements made it parse further.
+    fn run_up_to_error_from<'a>(
+        &'a mut self,
+        script: String,
+        whole: ShellError,
+        fds: &'a Fds,
+        cancel: CancellationToken,
+        base: usize,
+        aliased: usize,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = i32> + Send + 'a>> {
+        Box::pin(async move {
+            self.run_up_to_error_inner(&script, whole, fds, cancel, base, aliased)
+                .await
+        })
+    }
+
+    async fn run_up_to_error_inner(
+        &mut self,
+        script: &str,
+        whole: ShellError,
+        fds: &Fds,
+        cancel: CancellationToken,
+        base: usize,
+        aliased: usize,
+    ) -> i32 {
         /// What a script with a syntax error turns out to be.
         enum Broken {
             /// Only its last here-document is open: bash closes it at the end of input.
@@ -745,8 +787,19 @@ impl Shell {
             Broken::Leading(programs, e, read) => (programs, e, read),
         };
         for (program, before) in &programs {
+            // A command that starts with an alias for a keyword (`alias when=if`) is not
+            // what bash read: read the script again from there with it replaced.
+            if aliased < MAX_ALIAS_REREADS
+                && let Some(at) = line_offset(script, *before)
+                && let Some(rest) = self.alias_reread(&script[at..])
+                && let Ok(status) = self
+                    .alias_rerun(rest, fds, cancel.clone(), base + *before, aliased)
+                    .await
+            {
+                return status;
+            }
             // Each command was parsed alone: its lines count from where it starts.
-            self.lines.line_base = *before;
+            self.lines.line_base = base + *before;
             let status = self
                 .run_program_cancellable(program, None, fds, cancel.clone())
                 .await;
@@ -755,6 +808,22 @@ impl Shell {
             }
         }
         let before = script.get(..start).unwrap_or("").matches('\n').count();
+        // bash replaces aliases as it reads, so one may make the command that does not
+        // parse as written (`alias when=if`): read the rest again with it replaced.
+        let mut e = e;
+        if aliased < MAX_ALIAS_REREADS
+            && let Some(rest) = self.alias_reread(script.get(start..).unwrap_or(""))
+        {
+            match self
+                .alias_rerun(rest, fds, cancel.clone(), base + before, aliased)
+                .await
+            {
+                Ok(status) => return status,
+                // The error is the one of the command read with the alias replaced.
+                Err(replaced) => e = replaced,
+            }
+        }
+        let before = base + before;
         let text = script.get(start..end).unwrap_or("");
         let msg = self.syntax_message(&e, self.lines.input_name(), text, before);
         let _ = fds.stderr().write_str(&msg).await;
@@ -768,6 +837,98 @@ impl Shell {
             self.exit_requested = Some(status);
         }
         self.finish_run(status, fds).await
+    }
+
+    /// `text` (a script from the start of a command) with the aliases at its start
+    /// replaced as bash's reader replaces them, when that makes a keyword appear there
+    /// (other aliases are replaced as the command runs).
+    fn alias_reread(&self, text: &str) -> Option<String> {
+        if self.aliases.is_empty() || !(self.interactive || self.shopts.on("expand_aliases")) {
+            return None;
+        }
+        let body = text.trim_start_matches([' ', '\t', '\n']);
+        let lead = &text[..text.len() - body.len()];
+        // The plain words at the start of the line, up to an operator or a quote; a word
+        // cut by a quote or a parenthesis is left with the rest.
+        let stop = |c: char| {
+            matches!(
+                c,
+                '\n' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '\'' | '"' | '`' | '\\'
+            )
+        };
+        let mut end = body.find(stop).unwrap_or(body.len());
+        if body[end..].starts_with(['(', '\'', '"', '`', '\\'])
+            && !body[..end].ends_with([' ', '\t'])
+        {
+            end = body[..end].rfind([' ', '\t']).map_or(0, |i| i + 1);
+        }
+        let words: Vec<(String, bool)> = body[..end]
+            .split([' ', '\t'])
+            .filter(|w| !w.is_empty())
+            .map(|w| (w.to_string(), true))
+            .collect();
+        if !words
+            .first()
+            .is_some_and(|(w, _)| self.aliases.contains_key(w))
+        {
+            return None;
+        }
+        let lookup = |name: &str| self.aliases.get(name);
+        let (out, _) = builtins::alias::expand_words(words, &lookup);
+        let keyword = out.iter().any(|w| {
+            matches!(
+                w.trim_end_matches(';'),
+                "if" | "then"
+                    | "else"
+                    | "elif"
+                    | "fi"
+                    | "do"
+                    | "done"
+                    | "while"
+                    | "until"
+                    | "for"
+                    | "case"
+                    | "esac"
+                    | "select"
+                    | "function"
+                    | "{"
+                    | "}"
+                    | "[["
+                    | "time"
+            )
+        });
+        keyword.then(|| format!("{lead}{} {}", out.join(" "), &body[end..]))
+    }
+
+    /// Runs `rest`, the script from `base` lines in read again with an alias replaced;
+    /// when the replaced command itself still does not parse, nothing runs and the error
+    /// comes back, to be shown with the command as written, as bash shows it.
+    async fn alias_rerun(
+        &mut self,
+        rest: String,
+        fds: &Fds,
+        cancel: CancellationToken,
+        base: usize,
+        aliased: usize,
+    ) -> Result<i32, ShellError> {
+        match parse::program_async(&rest).await {
+            Ok(program) => {
+                self.lines.line_base = base;
+                let status = self
+                    .run_program_cancellable(&program, None, fds, cancel)
+                    .await;
+                Ok(self.finish_run(status, fds).await)
+            }
+            Err(e) => {
+                let units = parse::read_units(&rest);
+                if units.read.is_empty() {
+                    return Err(units.stop.and_then(|(e, _)| e).unwrap_or(e));
+                }
+                Ok(self
+                    .run_up_to_error_from(rest, e, fds, cancel, base, aliased + 1)
+                    .await)
+            }
+        }
     }
 
     /// Runs the EXIT trap when the shell is done: at the end of a non-interactive script,

@@ -359,8 +359,11 @@ impl Shell {
                 }
                 Command::Compound(ast::CompoundCommand::Subshell(_), _) => {
                     sub.subshell_level -= 1;
+                    sub.loop_depth = 0;
                 }
-                _ => {}
+                // A compound stage starts outside any loop (`break` there is only a
+                // warning); a simple command's stage keeps the loops around it, as bash's.
+                _ => sub.loop_depth = 0,
             }
             futs.push(async move {
                 let r = sub.exec_command(cmd, &f).await;
@@ -379,8 +382,12 @@ impl Shell {
                 )
                 .await;
                 drop(f);
-                let status = flow_status(r, self.last_status);
-                statuses.push(interrupted_or(&self.cancel, status));
+                // The last stage is this shell: its `exit`, `return` or `break` leaves
+                // what this shell is running, as in bash.
+                if r.is_err() {
+                    self.pipeline_in_flight = None;
+                }
+                statuses.push(interrupted_or(&self.cancel, r?));
                 statuses
             }
             _ => futures::future::join_all(futs).await,

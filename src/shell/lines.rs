@@ -85,6 +85,9 @@ pub(crate) struct Lines {
     pub read_aliases: Option<std::sync::Arc<crate::shell::builtins::alias::Aliases>>,
     /// Per alias name: the unit that defined it.
     pub aliases: HashMap<String, u64>,
+    /// Per alias name redefined or removed: the value it had before and the unit that
+    /// changed it. The rest of that unit was read with the old value, as bash reads.
+    pub earlier_aliases: HashMap<String, (String, u64)>,
     /// `local -`: the `set` options to restore when the function at that call depth
     /// returns.
     pub local_opts: Vec<(usize, crate::shell::Options)>,
@@ -131,6 +134,32 @@ impl Lines {
     /// Whether alias `name`, if defined, is one the command running now was read after.
     pub(crate) fn alias_visible(&self, name: &str) -> bool {
         self.aliases.get(name).is_none_or(|u| *u < self.unit)
+    }
+
+    /// The value alias `name` had when the command running now was read, if the unit
+    /// running now has since redefined or removed it.
+    pub(crate) fn alias_before(&self, name: &str) -> Option<&String> {
+        self.earlier_aliases
+            .get(name)
+            .filter(|(_, u)| *u == self.unit)
+            .map(|(v, _)| v)
+    }
+
+    /// Alias `name` is being redefined or removed; `old` is its value until now.
+    pub(crate) fn alias_changed(&mut self, name: &str, old: Option<String>) {
+        // Only the first change in a unit counts: the line was read before all of them.
+        if self.alias_before(name).is_some() {
+            return;
+        }
+        match old.filter(|_| self.alias_visible(name)) {
+            Some(v) => {
+                self.earlier_aliases
+                    .insert(name.to_string(), (v, self.unit));
+            }
+            None => {
+                self.earlier_aliases.remove(name);
+            }
+        }
     }
 }
 

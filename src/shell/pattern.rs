@@ -346,13 +346,26 @@ impl Pattern {
     /// The pattern as a regular expression (for the automata of [`search`]); `None` for a
     /// pattern with `!(…)`.
     fn regex(&self) -> Option<String> {
-        if self.negated {
+        // Without case a named class still tests the character as it is, which `(?i)`
+        // would not: such a pattern is matched by backtracking.
+        if self.negated || (self.nocase && has_named_class(&self.toks)) {
             return None;
         }
         let mut re = String::from(if self.nocase { "(?is)" } else { "(?s)" });
         push_regex(&mut re, &self.toks);
         Some(re)
     }
+}
+
+/// Whether a bracket expression of `toks` (or of a group in them) holds `[:class:]`.
+fn has_named_class(toks: &[Tok]) -> bool {
+    toks.iter().any(|t| match t {
+        Tok::Group { alts, .. } => alts.iter().any(|a| has_named_class(a)),
+        Tok::Class { items, .. } => items
+            .iter()
+            .any(|it| matches!(it, ClassItem::Named(_) | ClassItem::Wide(_))),
+        _ => false,
+    })
 }
 
 fn push_regex(re: &mut String, toks: &[Tok]) {
@@ -481,34 +494,42 @@ impl Pattern {
 }
 
 fn tok_matches(tok: &Tok, c: char, nocase: bool) -> bool {
-    if nocase && c.is_alphabetic() {
-        let (lo, up) = (lower(c), upper(c));
-        return tok_matches(tok, lo, false) || tok_matches(tok, up, false);
-    }
     match tok {
         Tok::Group { .. } => false,
+        Tok::Lit(l) if nocase && c.is_alphabetic() => *l == lower(c) || *l == upper(c),
         Tok::Lit(l) => *l == c,
         Tok::One => true,
         Tok::Star => true,
         Tok::Class { negated, items } => {
+            // Without case, a letter or range matches either case, but a named class
+            // tests the character as it is (`Q` is not `[[:lower:]]`), as in bash.
             let hit = items.iter().any(|it| match it {
-                ClassItem::Char(x) => *x == c,
-                ClassItem::Range(a, b) => *a <= c && c <= *b,
-                ClassItem::Named(name) => named_class(name, c),
-                ClassItem::Wide(name) if c.is_ascii() => named_class(name, c),
-                ClassItem::Wide(name) => match name.as_str() {
-                    "alpha" | "alnum" => c.is_alphabetic(),
-                    "upper" => c.is_uppercase(),
-                    "lower" => c.is_lowercase(),
-                    "space" => c.is_whitespace(),
-                    "punct" => !c.is_alphanumeric() && !c.is_control() && !c.is_whitespace(),
-                    "print" => !c.is_control(),
-                    "graph" => !c.is_control() && !c.is_whitespace(),
-                    _ => false,
-                },
+                ClassItem::Char(_) | ClassItem::Range(..) if nocase && c.is_alphabetic() => {
+                    class_item_matches(it, lower(c)) || class_item_matches(it, upper(c))
+                }
+                it => class_item_matches(it, c),
             });
             hit != *negated
         }
+    }
+}
+
+fn class_item_matches(it: &ClassItem, c: char) -> bool {
+    match it {
+        ClassItem::Char(x) => *x == c,
+        ClassItem::Range(a, b) => *a <= c && c <= *b,
+        ClassItem::Named(name) => named_class(name, c),
+        ClassItem::Wide(name) if c.is_ascii() => named_class(name, c),
+        ClassItem::Wide(name) => match name.as_str() {
+            "alpha" | "alnum" => c.is_alphabetic(),
+            "upper" => c.is_uppercase(),
+            "lower" => c.is_lowercase(),
+            "space" => c.is_whitespace(),
+            "punct" => !c.is_alphanumeric() && !c.is_control() && !c.is_whitespace(),
+            "print" => !c.is_control(),
+            "graph" => !c.is_control() && !c.is_whitespace(),
+            _ => false,
+        },
     }
 }
 

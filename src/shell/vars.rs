@@ -213,7 +213,10 @@ impl Shell {
         let plain = !append
             && !name.is_empty()
             && !name.contains('[')
-            && !matches!(name, "RANDOM" | "SECONDS" | "BASH_ARGV0")
+            && !matches!(
+                name,
+                "RANDOM" | "SECONDS" | "BASH_ARGV0" | "POSIXLY_CORRECT"
+            )
             && self.vars.get(name).is_none_or(|v| {
                 matches!(v.value, Value::Str(_))
                     && !v.readonly
@@ -247,6 +250,11 @@ impl Shell {
             }
             // Assigning BASH_ARGV0 sets `$0` too.
             "BASH_ARGV0" if !append => self.arg0 = value.to_string(),
+            // Setting POSIXLY_CORRECT turns POSIX mode on, as `set -o posix` does.
+            "POSIXLY_CORRECT" if !self.opts.posix => {
+                self.opts.posix = true;
+                self.posix_shopts(true);
+            }
             "SECONDS" if !append => {
                 let n = arith::eval_str(self, value).unwrap_or(0);
                 self.seconds_base = (std::time::Instant::now(), n);

@@ -407,6 +407,11 @@ impl Shell {
         if name == "LINENO" {
             self.lines.lineno_unset = true;
         }
+        // Unsetting POSIXLY_CORRECT leaves POSIX mode, as `set +o posix` does.
+        if name == "POSIXLY_CORRECT" && self.opts.posix {
+            self.opts.posix = false;
+            self.posix_shopts(false);
+        }
         let n = self.local_frames.len();
         // It stays local, declared without a value or attributes (`declare -- x`).
         let placeholder = Var {

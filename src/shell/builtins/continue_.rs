@@ -16,10 +16,10 @@ pub(crate) async fn run(sh: &mut Shell, args: Vec<String>, io: &Fds) -> Exec<i32
 
 /// The loop count of `break`/`continue`, or the status after reporting why there is none.
 ///
-/// As in bash: outside a loop it is a warning and status 0, whatever the arguments; a
-/// count that is not a number ends the (sub)shell with the last status or'ed with 128 (bash's
-/// `throw_to_top_level`), more than one argument with status 1; a count below 1 leaves every
-/// enclosing loop.
+/// As in bash: outside a loop it is a warning (none in POSIX mode) and status 0, whatever
+/// the arguments; a count that is not a number ends the (sub)shell with the last status
+/// or'ed with 128 (bash's `throw_to_top_level`), more than one argument with status 1; a
+/// count below 1 leaves every enclosing loop.
 pub(crate) async fn loop_count(
     sh: &Shell,
     name: &str,
@@ -27,8 +27,11 @@ pub(crate) async fn loop_count(
     io: &Fds,
 ) -> Exec<Result<usize, i32>> {
     if sh.loop_depth == 0 {
-        let m = format!("{name}: only meaningful in a `for', `while', or `until' loop");
-        sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
+        // POSIX leaves it unspecified; bash's POSIX mode says nothing.
+        if !sh.opts.posix {
+            let m = format!("{name}: only meaningful in a `for', `while', or `until' loop");
+            sh.report(&io.stderr(), &ShellError::Builtin(m)).await;
+        }
         return Ok(Err(0));
     }
     let n = match args.first() {

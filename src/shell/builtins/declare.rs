@@ -509,8 +509,14 @@ async fn declare_one(
         if inherit && let Some(o) = outer {
             sh.vars.insert(
                 name.to_string(),
+                // The value and attributes, but not what makes it a reference: the
+                // local holds the name the reference held, as in bash.
                 Var {
                     readonly: false,
+                    attrs: Attrs {
+                        nameref: false,
+                        ..o.attrs
+                    },
                     ..o
                 },
             );

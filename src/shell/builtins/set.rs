@@ -80,6 +80,7 @@ impl Shell {
                     };
                 }
                 if name == "posix" {
+                    self.posix_shopts(on);
                     // bash says so to the programs it runs.
                     let _ = if on {
                         self.assign_str("POSIXLY_CORRECT", "y", false)
@@ -95,6 +96,17 @@ impl Shell {
             }
         }
         Ok(())
+    }
+
+    /// The `shopt` options POSIX mode changes as it starts or ends, as bash's: aliases
+    /// expanded and `shift` errors shown while it is on; `inherit_errexit` turned on, and
+    /// left on after.
+    pub(crate) fn posix_shopts(&mut self, on: bool) {
+        self.shopts.set("expand_aliases", on);
+        self.shopts.set("shift_verbose", on);
+        if on {
+            self.shopts.set("inherit_errexit", true);
+        }
     }
 
     pub(crate) fn set_option_letter(&mut self, c: char, on: bool) -> Result<(), ShellError> {

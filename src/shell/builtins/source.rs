@@ -45,6 +45,10 @@ pub(crate) async fn run(
     let files = sh.fs_for(io);
     let path = match find(sh, files.as_ref(), file).await {
         Some(p) => p,
+        // POSIX mode says where it looked: the search of PATH found nothing.
+        None if sh.opts.posix && !file.contains('/') && sh.shopts.on("sourcepath") => {
+            return unreadable(sh, io, format!("{name}: {file}: file not found")).await;
+        }
         None => {
             let msg = format!("{file}: {}", forkbox_commands::FsError::NotFound);
             return unreadable(sh, io, msg).await;

@@ -107,7 +107,16 @@ async fn show(sh: &mut Shell, conds: &[String], io: &Fds) -> Exec<i32> {
             }
         }
     }
-    let line = |n: i32, action: &String| format!("trap -- {} {}\n", quote(action), trap_name(n));
+    // POSIX mode names the signals without their `SIG`.
+    let posix = sh.opts.posix;
+    let line = |n: i32, action: &String| {
+        let name = trap_name(n);
+        let name = match name.strip_prefix("SIG") {
+            Some(short) if posix => short,
+            _ => &name,
+        };
+        format!("trap -- {} {name}\n", quote(action))
+    };
     if conds.is_empty() {
         for (n, action) in &table {
             out.push_str(&line(*n, action));

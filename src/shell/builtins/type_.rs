@@ -326,6 +326,10 @@ pub(crate) fn verbose(sh: &Shell, name: &str, kind: &str, path: &str) -> String 
             sentence(name, kind, path),
             crate::shell::printer::function(name, f)
         ),
+        // In POSIX mode bash names the special builtins so.
+        _ if kind == "builtin" && sh.opts.posix && crate::shell::exec::is_special_builtin(name) => {
+            format!("{name} is a special shell builtin")
+        }
         _ => sentence(name, kind, path),
     }
 }

@@ -141,19 +141,23 @@ impl Shell {
                 let _ = fds.stderr().write_str(&shown).await;
                 let line = match fds.stdin().read_line(crate::shell::MAX_LINE).await {
                     Ok(Some(l)) => l,
-                    _ => {
-                        // The end of input ends the menu on a new line, and the loop fails.
-                        let _ = fds.stdout().write_str("\n").await;
-                        break;
-                    }
+                    _ => Vec::new(),
                 };
                 let mut reply = forkbox_commands::bytetext::decode_slice(&line).into_owned();
-                if reply.ends_with('\n') {
+                let complete = reply.ends_with('\n');
+                if complete {
                     reply.pop();
                 }
+                // As `read` does: what was read before the end of input (nothing, or a
+                // last line without its newline) is REPLY all the same.
                 if let Err(e) = self.set_var("REPLY", &reply) {
                     self.loop_depth -= 1;
                     return self.fail(e, fds).await;
+                }
+                if !complete {
+                    // The end of input ends the menu on a new line, and the loop fails.
+                    let _ = fds.stdout().write_str("\n").await;
+                    break;
                 }
                 if reply.is_empty() {
                     show_menu = true;

@@ -141,7 +141,9 @@ impl Shell {
                         && self.opts.posix
                         && !self.interactive;
                     let r = self.fail(e, fds).await;
-                    return if fatal { Err(Flow::Abort(127)) } else { r };
+                    // A subshell ends with the failed assignment's status instead.
+                    let status = if self.is_subshell { 1 } else { 127 };
+                    return if fatal { Err(Flow::Abort(status)) } else { r };
                 }
                 if let Some(ps4) = ps4
                     && self.opts.xtrace

@@ -68,10 +68,22 @@ impl Shell {
                     }
                 }
             } else if globstar && *comp == "**" {
-                // Every directory below (and, last, every file), the start included.
+                // Every directory below (and, last, every file), the start included: shown
+                // with a slash after a literal directory (`a/**` gives `a/`), without one
+                // after a matched one (`*/**` gives `a`), as bash shows them.
+                let literal = comps[..i].iter().all(|c| !pattern::has_glob_chars(c));
                 for (shown, path) in cands {
-                    self.walk(&shown, &path, last, &mut next, dotglob, true)
-                        .await;
+                    if last && !literal && !shown.is_empty() {
+                        if !matches!(self.fs.stat(&path).await, Ok(m) if m.is_dir()) {
+                            continue;
+                        }
+                        next.push((shown.clone(), path.clone()));
+                        self.walk(&shown, &path, last, &mut next, dotglob, false)
+                            .await;
+                    } else {
+                        self.walk(&shown, &path, last, &mut next, dotglob, true)
+                            .await;
+                    }
                 }
             } else {
                 let p = self.pattern(comp, nocase);
@@ -142,14 +154,16 @@ impl Shell {
         top: bool,
     ) -> crate::shell::BoxFut<'a, ()> {
         Box::pin(async move {
+            // A start that is no directory (a literal name after an earlier `**` that
+            // names nothing there) yields nothing.
+            let Ok(mut entries) = self.fs.read_dir(path).await else {
+                return;
+            };
             if top && !files {
                 out.push((shown.to_string(), path.to_string()));
             } else if top && !shown.is_empty() {
                 out.push((join_shown(shown, ""), path.to_string()));
             }
-            let Ok(mut entries) = self.fs.read_dir(path).await else {
-                return;
-            };
             entries.sort_by(|a, b| a.name.cmp(&b.name));
             for e in entries {
                 if e.name.starts_with('.') && !dotglob {

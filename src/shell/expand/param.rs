@@ -453,14 +453,7 @@ impl Shell {
                                         s, quoted: true, ..
                                     } => parts.push(RepPart::Lit(s)),
                                     Piece::Text { s, .. } if !amp => parts.push(RepPart::Lit(s)),
-                                    Piece::Text { s, .. } => {
-                                        for (i, chunk) in s.split('&').enumerate() {
-                                            if i > 0 {
-                                                parts.push(RepPart::Match);
-                                            }
-                                            parts.push(RepPart::Lit(chunk.to_string()));
-                                        }
-                                    }
+                                    Piece::Text { s, .. } => amp_parts(&s, &mut parts),
                                     Piece::FieldBreak => parts.push(RepPart::Lit(" ".into())),
                                     Piece::StarBreak(sep) => parts.push(RepPart::Lit(sep)),
                                     Piece::ForceField => {}
@@ -840,6 +833,27 @@ pub(crate) enum RepPart {
     Match,
 }
 
+/// The pieces of unquoted replacement text under `patsub_replacement`: each `&` is the
+/// match; a backslash (left there by an expansion, as in `${x/b/$y}`) makes a following
+/// `&` or backslash literal and is itself kept before anything else, as in bash.
+fn amp_parts(s: &str, parts: &mut Vec<RepPart>) {
+    let mut lit = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some('\\' | '&')) => {
+                lit.extend(chars.next());
+            }
+            '&' => {
+                parts.push(RepPart::Lit(std::mem::take(&mut lit)));
+                parts.push(RepPart::Match);
+            }
+            c => lit.push(c),
+        }
+    }
+    parts.push(RepPart::Lit(lit));
+}
+
 /// A replacement without `&`.
 #[cfg(test)]
 pub(super) fn lit(s: &str) -> Vec<RepPart> {
@@ -925,17 +939,25 @@ fn replace_in(s: &str, pat: &Pattern, rep: &[RepPart], kind: &SubstringMatchKind
             }
             let mut out = String::new();
             let mut i = 0;
-            while i <= s.len() {
-                match pat.find_in(s, i) {
-                    Some((start, end)) if end > start => {
-                        out.push_str(&s[i..start]);
-                        fill_into(rep, &s[start..end], &mut out);
-                        i = end;
-                        if !all {
-                            break;
-                        }
-                    }
-                    _ => break,
+            // As bash: a match may be empty (`${x//*(z)/-}` is `-a-b-c`); then the
+            // replacement goes before the character there, and the search goes on after
+            // it. Past the last character only an empty value is tried.
+            while i < s.len() || s.is_empty() {
+                let Some((start, end)) = pat.find_in(s, i) else {
+                    break;
+                };
+                out.push_str(&s[i..start]);
+                fill_into(rep, &s[start..end], &mut out);
+                i = end;
+                if end == start {
+                    let Some(c) = s[start..].chars().next() else {
+                        break;
+                    };
+                    out.push(c);
+                    i += c.len_utf8();
+                }
+                if !all {
+                    break;
                 }
             }
             out.push_str(&s[i.min(s.len())..]);
