@@ -476,11 +476,13 @@ impl Command for NumfmtCmd {
                         out.write(s.as_bytes()).await?;
                         out.write(&[eol]).await?;
                     }
-                    Err(st) => {
-                        out.flush().await?;
+                    Err((st, partial)) => {
                         if st == 2 && invalid == Invalid::Abort {
+                            out.write(partial.as_bytes()).await?;
+                            out.flush().await?;
                             return Ok(2);
                         }
+                        out.flush().await?;
                         failed |= st == 2;
                         out.write(n.as_bytes()).await?;
                         out.write(&[eol]).await?;
@@ -514,8 +516,9 @@ impl Command for NumfmtCmd {
             };
             match converted {
                 Ok(s) => out.write(s.as_bytes()).await?,
-                Err(st) => {
+                Err((st, partial)) => {
                     if st == 2 && invalid == Invalid::Abort {
+                        out.write(partial.as_bytes()).await?;
                         out.flush().await?;
                         return Ok(2);
                     }
@@ -540,8 +543,9 @@ struct LineConv<'a> {
 
 impl LineConv<'_> {
     /// Converts the selected fields of a line. `Err(2)` after an invalid number that
-    /// fails the command, `Err(0)` for one that leaves the line as it is.
-    async fn line(&self, ctx: &Context, line: &str) -> Result<String, i32> {
+    /// fails the command, `Err(0)` for one that leaves the line as it is; with what was
+    /// written before the bad field (GNU's output when it aborts there).
+    async fn line(&self, ctx: &Context, line: &str) -> Result<String, (i32, String)> {
         // Fields with the separator text before each.
         let mut parts: Vec<(String, String)> = Vec::new();
         match self.delim {
@@ -552,18 +556,30 @@ impl LineConv<'_> {
                 }
             }
             None => {
-                let mut rest = line;
-                while !rest.is_empty() {
-                    let ws = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-                    let (pre, r) = rest.split_at(ws);
-                    let w = r.find([' ', '\t']).unwrap_or(r.len());
-                    let (f, r) = r.split_at(w);
-                    parts.push((pre.to_string(), f.to_string()));
-                    rest = r;
+                // GNU's `process_line`: a field is the blanks before a word and the word;
+                // one blank after it is the separator, written back as a space.
+                let b = line.as_bytes();
+                let blank = |c: u8| c == b' ' || c == b'\t';
+                let mut pos = 0;
+                loop {
+                    let start = pos;
+                    while pos < b.len() && blank(b[pos]) {
+                        pos += 1;
+                    }
+                    while pos < b.len() && !blank(b[pos]) {
+                        pos += 1;
+                    }
+                    let pre = if start == 0 { "" } else { " " };
+                    parts.push((pre.to_string(), line[start..pos].to_string()));
+                    if pos == b.len() {
+                        break;
+                    }
+                    pos += 1;
                 }
             }
         }
         let mut out = String::new();
+        let mut partial = String::new();
         let mut result_err = None;
         for (i, (pre, f)) in parts.iter().enumerate() {
             let n = i + 1;
@@ -575,12 +591,10 @@ impl LineConv<'_> {
             }
             match self.nf.convert(f) {
                 Ok(s) => {
-                    if self.nf.padding != 0 && self.delim.is_none() {
-                        if i > 0 {
-                            out.push(' ');
-                        }
-                    } else {
-                        out.push_str(pre);
+                    out.push_str(pre);
+                    if self.nf.padding == 0 && self.delim.is_none() && s.len() < f.len() {
+                        // Auto-padding: as wide as the field was, blanks included.
+                        out.push_str(&" ".repeat(f.len() - s.len()));
                     }
                     out.push_str(&s);
                 }
@@ -593,13 +607,15 @@ impl LineConv<'_> {
                         Invalid::Abort | Invalid::Fail => 2,
                         _ => 0,
                     });
+                    // What GNU wrote before it stopped on this field (under --invalid=abort).
                     out.push_str(pre);
+                    partial = out.clone();
                     out.push_str(f);
                 }
             }
         }
         match result_err {
-            Some(st) => Err(st),
+            Some(st) => Err((st, partial)),
             None => Ok(out),
         }
     }
