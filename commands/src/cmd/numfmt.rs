@@ -465,6 +465,7 @@ impl Command for NumfmtCmd {
             fields: &fields,
             delim,
             invalid,
+            auto_pad: padding == 0 && delim.is_none() && args.numbers.is_empty(),
         };
         let eol = if args.zero { 0u8 } else { b'\n' };
         let mut out = BufOut::new(ctx);
@@ -539,6 +540,9 @@ struct LineConv<'a> {
     fields: &'a [(usize, usize)],
     delim: Option<char>,
     invalid: Invalid,
+    /// GNU's auto-padding (input lines split at blanks, no `--padding`): a converted
+    /// field is as wide as it was.
+    auto_pad: bool,
 }
 
 impl LineConv<'_> {
@@ -589,10 +593,15 @@ impl LineConv<'_> {
                 out.push_str(f);
                 continue;
             }
-            match self.nf.convert(f) {
+            let number = if self.delim.is_none() {
+                f.trim_start_matches([' ', '\t'])
+            } else {
+                f.as_str()
+            };
+            match self.nf.convert(number) {
                 Ok(s) => {
                     out.push_str(pre);
-                    if self.nf.padding == 0 && self.delim.is_none() && s.len() < f.len() {
+                    if self.auto_pad && s.len() < f.len() {
                         // Auto-padding: as wide as the field was, blanks included.
                         out.push_str(&" ".repeat(f.len() - s.len()));
                     }
