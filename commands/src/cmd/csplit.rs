@@ -527,6 +527,9 @@ mod tests {
             f("%#d", 0),
             Err("invalid flags in conversion specification: %#d".into())
         );
-        assert_eq!(f("%5", 0), Err("missing conversion specifier in suffix".into()));
+        assert_eq!(
+            f("%5", 0),
+            Err("missing conversion specifier in suffix".into())
+        );
     }
 }

@@ -361,7 +361,9 @@ async fn apply(ctx: &Context, o: &mut Opts, c: char, val: Option<String>) -> Opt
         },
         ('j', Some(v)) => bytes(&v).map(|n| o.skip = n),
         ('N', Some(v)) => bytes(&v).map(|n| o.limit = Some(n)),
-        ('S', Some(v)) => bytes(&v).map(|n| o.strings = Some(usize::try_from(n).unwrap_or(usize::MAX))),
+        ('S', Some(v)) => {
+            bytes(&v).map(|n| o.strings = Some(usize::try_from(n).unwrap_or(usize::MAX)))
+        }
         ('g', Some(v)) => match parse_bytes(&v) {
             Ok(n) => {
                 o.strings = Some(usize::try_from(n).unwrap_or(usize::MAX));

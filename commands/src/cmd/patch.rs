@@ -237,7 +237,11 @@ fn parse_context_range(l: &str, mark: &str, end: &str) -> Option<(usize, usize)>
 
 /// One section of a context hunk: each line's mark (` `, `-`, `+`, `!`) and text, and
 /// whether its last line had no newline.
-fn context_section(lines: &[&[u8]], i: &mut usize, stop: impl Fn(&[u8]) -> bool) -> (Vec<(u8, Vec<u8>)>, bool) {
+fn context_section(
+    lines: &[&[u8]],
+    i: &mut usize,
+    stop: impl Fn(&[u8]) -> bool,
+) -> (Vec<(u8, Vec<u8>)>, bool) {
     let mut out = Vec::new();
     let mut no_nl = false;
     while let Some(&l) = lines.get(*i) {
@@ -287,7 +291,11 @@ fn merge_context(old: Vec<(u8, Vec<u8>)>, new: Vec<(u8, Vec<u8>)>) -> Vec<HLine>
                 j += 1;
             }
         } else {
-            let t = old.get(i).or(new.get(j)).map(|l| l.1.clone()).unwrap_or_default();
+            let t = old
+                .get(i)
+                .or(new.get(j))
+                .map(|l| l.1.clone())
+                .unwrap_or_default();
             out.push(HLine::Context(t));
             i += 1;
             j += 1;
@@ -380,7 +388,9 @@ fn parse_patch(text: &[u8]) -> Vec<FilePatch> {
         };
         if l.starts_with(b"*** ")
             && !is_range(l)
-            && lines.get(i + 1).is_some_and(|n| n.starts_with(b"--- ") && !is_range(n))
+            && lines
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with(b"--- ") && !is_range(n))
         {
             if let Some(c) = cur.take() {
                 out.push(c);

@@ -111,9 +111,15 @@ enum Hasher {
     },
     Digest(Box<dyn DynDigest + Send>),
     /// The BSD checksum so far (16 bits) and the byte count.
-    Bsd { sum: u16, len: u64 },
+    Bsd {
+        sum: u16,
+        len: u64,
+    },
     /// The byte sum so far (modulo 2^32, as GNU's folding reads it) and the byte count.
-    Sysv { sum: u32, len: u64 },
+    Sysv {
+        sum: u32,
+        len: u64,
+    },
 }
 
 /// A finished checksum.
@@ -126,7 +132,11 @@ enum Sum {
     /// Lowercase hex.
     Digest(String),
     /// `sum`'s lines: `CHECKSUM BLOCKS`, BSD's padded (`%05d %5s`), System V's not.
-    Blocks { bsd: bool, sum: u16, blocks: u64 },
+    Blocks {
+        bsd: bool,
+        sum: u16,
+        blocks: u64,
+    },
 }
 
 impl Hasher {

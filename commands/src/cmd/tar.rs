@@ -231,7 +231,10 @@ fn scan_members(data: &[u8]) -> (usize, std::collections::HashMap<String, u64>) 
             return (off, members);
         }
         let size = usize::try_from(parse_octal(&h[124..136])).unwrap_or(usize::MAX);
-        let body_end = off.saturating_add(BLOCK).saturating_add(size).min(data.len());
+        let body_end = off
+            .saturating_add(BLOCK)
+            .saturating_add(size)
+            .min(data.len());
         match h[156] {
             b'L' => long = Some(cstr(&data[off + BLOCK..body_end])),
             b'K' | b'x' | b'g' => {}

@@ -263,4 +263,3 @@ pub(super) fn runs(ca: &[bool], cb: &[bool]) -> Vec<Change> {
     }
     out
 }
-
