@@ -601,8 +601,10 @@ impl LineConv<'_> {
             match self.nf.convert(number) {
                 Ok(s) => {
                     out.push_str(pre);
-                    if self.auto_pad && s.len() < f.len() {
-                        // Auto-padding: as wide as the field was, blanks included.
+                    // Auto-padding: as wide as the field was, blanks included, when it
+                    // had any (a first field that starts the line has none).
+                    let blanks = !pre.is_empty() || f.starts_with([' ', '\t']);
+                    if self.auto_pad && blanks && s.len() < f.len() {
                         out.push_str(&" ".repeat(f.len() - s.len()));
                     }
                     out.push_str(&s);
