@@ -235,6 +235,24 @@ fn parse_context_range(l: &str, mark: &str, end: &str) -> Option<(usize, usize)>
     }
 }
 
+/// The file a `---`/`+++` (or, for a context diff, `***`/`---`) pair of lines at `i`
+/// names.
+fn file_header(lines: &[&[u8]], i: usize, context: bool) -> FilePatch {
+    let name = |l: &[u8]| {
+        let l = l.strip_suffix(b"\n").unwrap_or(l);
+        header_name(l.get(4..).unwrap_or_default())
+    };
+    FilePatch {
+        old_name: Some(name(lines[i])),
+        new_name: Some(name(lines[i + 1])),
+        header: [lines[i], lines[i + 1]].concat(),
+        hunks: Vec::new(),
+        line: i + 3,
+        unified: !context,
+        context,
+    }
+}
+
 /// One section of a context hunk: each line's mark (` `, `-`, `+`, `!`) and text, and
 /// whether its last line had no newline.
 fn context_section(
@@ -364,20 +382,8 @@ fn parse_patch(text: &[u8]) -> Vec<FilePatch> {
         let l = lines[i];
         let ls = String::from_utf8_lossy(l);
         if l.starts_with(b"--- ") && lines.get(i + 1).is_some_and(|n| n.starts_with(b"+++ ")) {
-            if let Some(c) = cur.take() {
-                out.push(c);
-            }
-            let mut header = l.to_vec();
-            header.extend_from_slice(lines[i + 1]);
-            cur = Some(FilePatch {
-                old_name: Some(header_name(&strip(&l[4..]))),
-                new_name: Some(header_name(&strip(&lines[i + 1][4..]))),
-                header,
-                hunks: Vec::new(),
-                line: i + 3,
-                unified: true,
-                context: false,
-            });
+            out.extend(cur.take());
+            cur = Some(file_header(&lines, i, false));
             i += 2;
             continue;
         }
@@ -392,20 +398,8 @@ fn parse_patch(text: &[u8]) -> Vec<FilePatch> {
                 .get(i + 1)
                 .is_some_and(|n| n.starts_with(b"--- ") && !is_range(n))
         {
-            if let Some(c) = cur.take() {
-                out.push(c);
-            }
-            let mut header = l.to_vec();
-            header.extend_from_slice(lines[i + 1]);
-            cur = Some(FilePatch {
-                old_name: Some(header_name(&strip(&l[4..]))),
-                new_name: Some(header_name(&strip(&lines[i + 1][4..]))),
-                header,
-                hunks: Vec::new(),
-                line: i + 3,
-                unified: false,
-                context: true,
-            });
+            out.extend(cur.take());
+            cur = Some(file_header(&lines, i, true));
             i += 2;
             continue;
         }
