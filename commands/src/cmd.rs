@@ -144,6 +144,7 @@ pub fn all() -> Vec<Arc<dyn Command>> {
         Arc::new(cat::Cat),
         Arc::new(chmod::Chmod),
         Arc::new(sum::Cksum),
+        Arc::new(sum::BsdSum),
         Arc::new(cmp::Cmp),
         Arc::new(cp::Cp),
         Arc::new(cut::Cut),

@@ -15,6 +15,7 @@ use crate::gnu_regex::{self, Dialect, Flags, Regex};
 use crate::{CmdResult, Command, Context, Interrupt};
 
 const SPECS: &[Spec] = &[
+    opt('b', Some('b'), Some("suffix-format"), Arg::Required),
     opt('f', Some('f'), Some("prefix"), Arg::Required),
     opt('n', Some('n'), Some("digits"), Arg::Required),
     opt('s', Some('s'), Some("quiet"), Arg::No),
@@ -31,6 +32,7 @@ and output byte counts of each piece to standard output.
 
 Read standard input if FILE is -
 
+  -b, --suffix-format=FORMAT  use sprintf FORMAT instead of %02d
   -f, --prefix=PREFIX        use PREFIX instead of 'xx'
   -k, --keep-files           do not remove output files on errors
   -n, --digits=DIGITS        use specified number of digits instead of 2
@@ -70,6 +72,8 @@ struct Out<'c> {
     ctx: &'c Context,
     prefix: String,
     digits: usize,
+    /// `-b FORMAT`: the piece number through a printf conversion, instead of `digits`.
+    suffix: Option<Suffix>,
     quiet: bool,
     elide: bool,
     next: usize,
@@ -83,7 +87,10 @@ impl Out<'_> {
         if self.elide && size == 0 {
             return Ok(Ok(()));
         }
-        let name = format!("{}{:0w$}", self.prefix, self.next, w = self.digits);
+        let name = match &self.suffix {
+            Some(f) => format!("{}{}", self.prefix, f.format(self.next as u64)),
+            None => format!("{}{:0w$}", self.prefix, self.next, w = self.digits),
+        };
         self.next += 1;
         let path = self.ctx.path(&name);
         let r = async {
@@ -102,6 +109,146 @@ impl Out<'_> {
             self.ctx.out(format!("{size}\n")).await?;
         }
         Ok(Ok(()))
+    }
+}
+
+/// `-b FORMAT`: text around one printf conversion of an unsigned number (`d`, `i`, `u`,
+/// `o`, `x`, `X`, with the flags `-`, `0`, `#`, `'`, a width and a precision), checked as
+/// GNU csplit checks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Suffix {
+    before: String,
+    after: String,
+    left: bool,
+    zero: bool,
+    alt: bool,
+    width: usize,
+    precision: Option<usize>,
+    conv: char,
+}
+
+impl Suffix {
+    fn parse(fmt: &str) -> Result<Suffix, String> {
+        let chars: Vec<char> = fmt.chars().collect();
+        let mut spec: Option<Suffix> = None;
+        let mut text = String::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            i += 1;
+            if c != '%' {
+                text.push(c);
+                continue;
+            }
+            if chars.get(i) == Some(&'%') {
+                text.push('%');
+                i += 1;
+                continue;
+            }
+            if spec.is_some() {
+                return Err("too many % conversion specifications in suffix".into());
+            }
+            let (mut left, mut zero, mut alt, mut thousands) = (false, false, false, false);
+            while let Some(&f) = chars.get(i) {
+                match f {
+                    '-' => left = true,
+                    '0' => zero = true,
+                    '#' => alt = true,
+                    '\'' => thousands = true,
+                    _ => break,
+                }
+                i += 1;
+            }
+            let digits = |i: &mut usize| {
+                let start = *i;
+                while chars.get(*i).is_some_and(char::is_ascii_digit) {
+                    *i += 1;
+                }
+                chars[start..*i].iter().collect::<String>()
+            };
+            let width = digits(&mut i).parse().unwrap_or(0);
+            let precision = if chars.get(i) == Some(&'.') {
+                i += 1;
+                Some(digits(&mut i).parse().unwrap_or(0))
+            } else {
+                None
+            };
+            let conv = match chars.get(i) {
+                None => return Err("missing conversion specifier in suffix".into()),
+                Some(&c) => c,
+            };
+            i += 1;
+            let alt_ok = match conv {
+                'd' | 'i' | 'u' => false,
+                'o' | 'x' | 'X' => true,
+                c if c.is_ascii_graphic() || c == ' ' => {
+                    return Err(format!("invalid conversion specifier in suffix: {c}"));
+                }
+                c => {
+                    return Err(format!(
+                        "invalid conversion specifier in suffix: \\{:03o}",
+                        c as u32 & 0xff
+                    ));
+                }
+            };
+            if (alt && !alt_ok) || (thousands && alt_ok) {
+                let flag = if alt && !alt_ok { '#' } else { '\'' };
+                return Err(format!(
+                    "invalid flags in conversion specification: %{flag}{conv}"
+                ));
+            }
+            spec = Some(Suffix {
+                before: std::mem::take(&mut text),
+                after: String::new(),
+                left,
+                zero,
+                alt,
+                width,
+                precision,
+                conv,
+            });
+        }
+        match spec {
+            Some(mut s) => {
+                s.after = text;
+                Ok(s)
+            }
+            None => Err("missing % conversion specification in suffix".into()),
+        }
+    }
+
+    /// The suffix of piece `n`, as `sprintf` writes it.
+    fn format(&self, n: u64) -> String {
+        let mut digits = match self.conv {
+            'o' => format!("{n:o}"),
+            'x' => format!("{n:x}"),
+            'X' => format!("{n:X}"),
+            _ => n.to_string(),
+        };
+        if self.precision == Some(0) && n == 0 {
+            digits.clear();
+        }
+        if let Some(p) = self.precision
+            && digits.len() < p
+        {
+            digits.insert_str(0, &"0".repeat(p - digits.len()));
+        }
+        let prefix = match self.conv {
+            'o' if self.alt && !digits.starts_with('0') => "0",
+            'x' if self.alt && n != 0 => "0x",
+            'X' if self.alt && n != 0 => "0X",
+            _ => "",
+        };
+        let len = prefix.len() + digits.len();
+        let pad = self.width.saturating_sub(len);
+        let body = if self.left {
+            format!("{prefix}{digits}{}", " ".repeat(pad))
+        } else if self.zero && self.precision.is_none() {
+            format!("{prefix}{}{digits}", "0".repeat(pad))
+        } else {
+            format!("{}{prefix}{digits}", " ".repeat(pad))
+        };
+        format!("{}{body}{}", self.before, self.after)
     }
 }
 
@@ -185,6 +332,14 @@ impl Command for Csplit {
             )
             .await);
         }
+        let suffix = match p.last('b').map(Suffix::parse) {
+            None => None,
+            Some(Ok(f)) => Some(f),
+            Some(Err(msg)) => {
+                ctx.warn("csplit", msg).await;
+                return Ok(1);
+            }
+        };
         let mut steps: Vec<Step> = Vec::new();
         for a in pats {
             if let Some(inner) = a.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
@@ -230,6 +385,7 @@ impl Command for Csplit {
             ctx,
             prefix: p.last('f').unwrap_or("xx").to_string(),
             digits,
+            suffix,
             quiet: p.has('s'),
             elide: p.has('z'),
             next: 0,
@@ -345,4 +501,35 @@ async fn split(
         }
     }
     out.piece(&lines[start..]).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Suffix;
+
+    #[test]
+    fn suffix_formats_like_sprintf() {
+        let f = |fmt: &str, n: u64| Suffix::parse(fmt).map(|s| s.format(n));
+        assert_eq!(f("%02d.txt", 3), Ok("03.txt".into()));
+        assert_eq!(f("_%#5o_", 1), Ok("_   01_".into()));
+        assert_eq!(f("%#x-%%", 26), Ok("0x1a-%".into()));
+        assert_eq!(f("%-4d|", 7), Ok("7   |".into()));
+        assert_eq!(f("%.3u", 5), Ok("005".into()));
+        assert_eq!(
+            f("abc", 0),
+            Err("missing % conversion specification in suffix".into())
+        );
+        assert_eq!(
+            f("%d%d", 0),
+            Err("too many % conversion specifications in suffix".into())
+        );
+        assert_eq!(
+            f("%#d", 0),
+            Err("invalid flags in conversion specification: %#d".into())
+        );
+        assert_eq!(
+            f("%5", 0),
+            Err("missing conversion specifier in suffix".into())
+        );
+    }
 }

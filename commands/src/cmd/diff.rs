@@ -1,19 +1,27 @@
-//! `diff`: compare files line by line, GNU diffutils-style: normal, unified (`-u`) and
-//! context (`-c`) output, `-q`/`-s` reports, binary files, and directories (`-r`, `-N`).
+//! `diff`: compare files line by line, GNU diffutils-style: normal, unified (`-u`),
+//! context (`-c`), ed (`-e`), RCS (`-n`) and side-by-side (`-y`) output, `-q`/`-s`
+//! reports, binary files, and directories (`-r`, `-N`, `-x`/`-X`).
 //!
-//! Lines are compared through keys (`-i`, `-w`, `-b` normalise them), the edit script is
-//! Myers' (linear space, deletions first on ties, as GNU), and change runs are then slid the way GNU
-//! slides them (up as far as they go, down as far as they go, back to meet a change in the
-//! other file) so hunks land where GNU puts them. Both files are held in memory, charged to
-//! the session's budget.
+//! Lines are compared through keys (`-i`, `-w`, `-b`, `-E` normalise them), the edit
+//! script is Myers' (linear space, deletions first on ties, as GNU), and change runs are
+//! then slid the way GNU slides them (up as far as they go, down as far as they go, back to
+//! meet a change in the other file) so hunks land where GNU puts them ([`algo`]). Changes
+//! whose lines `-B`/`-I` all ignore are marked, and each report ([`output`]) drops them as
+//! GNU does. Both files are held in memory, charged to the session's budget.
+
+mod algo;
+mod output;
 
 use std::collections::HashMap;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 
+use self::algo::{Change, myers, runs, shift};
+use self::output::{Functions, Sides, Style, Text};
 use super::util::{BufOut, MAX_DEPTH, utc};
 use crate::fs::{FsError, Metadata};
+use crate::gnu_regex::{self, Dialect, Regex};
 use crate::{Charge, CmdResult, Command, Context, Interrupt};
 
 /// Largest file diff reads: it holds both files whole, like GNU.
@@ -22,23 +30,43 @@ const MAX_FILE: u64 = 256 * 1024 * 1024;
 /// How many bytes at the start decide whether a file is binary (a NUL among them).
 const BINARY_PROBE: usize = 8 * 1024;
 
+/// Largest `-X FILE` read (patterns, one per line).
+const MAX_EXCLUDE_FILE: usize = 1024 * 1024;
+
 const HELP: &str = "Usage: diff [OPTION]... FILES
 Compare FILES line by line.
 
+      --normal                  output a normal diff (the default)
   -q, --brief                   report only when files differ
   -s, --report-identical-files  report when two files are the same
   -c, -C NUM, --context[=NUM]   output NUM (default 3) lines of copied context
   -u, -U NUM, --unified[=NUM]   output NUM (default 3) lines of unified context
+  -e, --ed                      output an ed script
+  -n, --rcs                     output an RCS format diff
+  -y, --side-by-side            output in two columns
+  -W, --width=NUM               output at most NUM (default 130) print columns
+      --left-column             output only the left column of common lines
+      --suppress-common-lines   do not output common lines
+  -p, --show-c-function         show which C function each change is in
+  -F, --show-function-line=RE   show the most recent line matching RE
+      --label LABEL             use LABEL instead of file name and timestamp
+  -t, --expand-tabs             expand tabs to spaces in output
+  -T, --initial-tab             make tabs line up by prepending a tab
+      --tabsize=NUM             tab stops every NUM (default 8) print columns
   -r, --recursive               recursively compare any subdirectories found
   -N, --new-file                treat absent files as empty
+  -x, --exclude=PAT             exclude files that match PAT
+  -X, --exclude-from=FILE       exclude files that match any pattern in FILE
   -i, --ignore-case             ignore case differences in file contents
+  -E, --ignore-tab-expansion    ignore changes due to tab expansion
+  -Z, --ignore-trailing-space   ignore white space at line end
   -b, --ignore-space-change     ignore changes in the amount of white space
   -w, --ignore-all-space        ignore all white space
   -B, --ignore-blank-lines      ignore changes where lines are all blank
-  -Z, --ignore-trailing-space   ignore white space at line end
+  -I, --ignore-matching-lines=RE  ignore changes where all lines match RE
       --strip-trailing-cr       strip trailing carriage return on input
   -a, --text                    treat all files as text
-      --label LABEL             use LABEL instead of file name and timestamp
+  -d, --minimal                 try hard to find a smaller set of changes
       --help                    display this help and exit
 
 Exit status is 0 if inputs are the same, 1 if different, 2 if trouble.
@@ -49,11 +77,16 @@ enum Format {
     Normal,
     Unified(usize),
     Context(usize),
+    Ed,
+    Rcs,
+    SideBySide,
 }
 
 #[derive(Debug, Default)]
 struct Opts {
     format: Option<Format>,
+    /// Two different output styles were asked for (GNU refuses them).
+    conflict: bool,
     brief: bool,
     report_same: bool,
     recursive: bool,
@@ -63,10 +96,25 @@ struct Opts {
     all_space: bool,
     blank_lines: bool,
     trailing_space: bool,
+    /// `-E`: a tab and the spaces that reach the same column compare equal.
+    tab_expansion: bool,
     /// `--strip-trailing-cr`: a CR before a line's end is not compared (it is still shown).
     strip_cr: bool,
     text: bool,
     labels: Vec<String>,
+    /// `-I RE`, each a BRE.
+    ignore_re: Vec<String>,
+    /// `-F RE` (`-p` is `^[[:alpha:]$_]`).
+    function_re: Vec<String>,
+    /// `-x PAT` and the lines of `-X FILE` (read when the options are done).
+    exclude: Vec<String>,
+    exclude_from: Vec<String>,
+    width: Option<usize>,
+    left_column: bool,
+    suppress_common: bool,
+    expand_tabs: bool,
+    initial_tab: bool,
+    tabsize: Option<usize>,
     /// The options as given, for the `diff -r a/x b/x` lines between files of directories.
     shown: Vec<String>,
     operands: Vec<String>,
@@ -80,6 +128,137 @@ fn parse_num(v: &str, what: &str) -> Result<usize, String> {
     v.parse()
         .map_err(|_| usage_error(&format!("invalid {what} length '{v}'")))
 }
+
+/// A positive number for `-W` or `--tabsize` (`invalid width '0'`).
+fn parse_positive(v: &str, what: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(usage_error(&format!("invalid {what} '{v}'"))),
+    }
+}
+
+/// An argument as GNU shows it on the `diff -r …` line: shell-quoted when it needs to be.
+fn shell_word(a: &str) -> String {
+    let plain = !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "%+,-./:=@_^".contains(c));
+    if plain {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
+impl Opts {
+    fn set_format(&mut self, f: Format) {
+        if self
+            .format
+            .is_some_and(|g| std::mem::discriminant(&g) != std::mem::discriminant(&f))
+        {
+            self.conflict = true;
+        }
+        self.format = Some(f);
+    }
+
+    /// Applies option `name` (a long name, or a short letter as a string) with its value.
+    fn apply(&mut self, name: &str, val: Option<String>) -> Result<(), String> {
+        let v = || val.clone().unwrap_or_default();
+        match name {
+            "brief" | "q" => self.brief = true,
+            "report-identical-files" | "s" => self.report_same = true,
+            "recursive" | "r" => self.recursive = true,
+            "new-file" | "N" => self.new_file = true,
+            "ignore-case" | "i" => self.icase = true,
+            "ignore-space-change" | "b" => self.space_change = true,
+            "ignore-all-space" | "w" => self.all_space = true,
+            "ignore-blank-lines" | "B" => self.blank_lines = true,
+            "ignore-trailing-space" | "Z" => self.trailing_space = true,
+            "ignore-tab-expansion" | "E" => self.tab_expansion = true,
+            "strip-trailing-cr" => self.strip_cr = true,
+            "text" | "a" => self.text = true,
+            "minimal" | "d" | "speed-large-files" => {}
+            "normal" => self.set_format(Format::Normal),
+            "ed" | "e" => self.set_format(Format::Ed),
+            "rcs" | "n" => self.set_format(Format::Rcs),
+            "side-by-side" | "y" => self.set_format(Format::SideBySide),
+            "u" => self.set_format(Format::Unified(3)),
+            "c" => self.set_format(Format::Context(3)),
+            "unified" | "context" => {
+                let n = match &val {
+                    Some(v) => parse_num(v, "context")?,
+                    None => 3,
+                };
+                self.set_format(if name == "unified" {
+                    Format::Unified(n)
+                } else {
+                    Format::Context(n)
+                });
+            }
+            "U" | "C" => {
+                let n = parse_num(&v(), "context")?;
+                self.set_format(if name == "U" {
+                    Format::Unified(n)
+                } else {
+                    Format::Context(n)
+                });
+            }
+            "label" | "L" => self.labels.push(v()),
+            "ignore-matching-lines" | "I" => self.ignore_re.push(v()),
+            "show-function-line" | "F" => self.function_re.push(v()),
+            "show-c-function" | "p" => self.function_re.push("^[[:alpha:]$_]".into()),
+            "exclude" | "x" => self.exclude.push(v()),
+            "exclude-from" | "X" => self.exclude_from.push(v()),
+            "width" | "W" => self.width = Some(parse_positive(&v(), "width")?),
+            "tabsize" => self.tabsize = Some(parse_positive(&v(), "tabsize")?),
+            "left-column" => self.left_column = true,
+            "suppress-common-lines" => self.suppress_common = true,
+            "expand-tabs" | "t" => self.expand_tabs = true,
+            "initial-tab" | "T" => self.initial_tab = true,
+            _ => return Err(usage_error(&format!("invalid option -- '{name}'"))),
+        }
+        Ok(())
+    }
+}
+
+/// Long options that take a value (`--name=V` or `--name V`); `unified` and `context`
+/// take one only after `=`.
+const LONG_WITH_VALUE: &[&str] = &[
+    "label",
+    "ignore-matching-lines",
+    "show-function-line",
+    "exclude",
+    "exclude-from",
+    "width",
+    "tabsize",
+];
+
+const LONG_FLAGS: &[&str] = &[
+    "brief",
+    "report-identical-files",
+    "recursive",
+    "new-file",
+    "ignore-case",
+    "ignore-space-change",
+    "ignore-all-space",
+    "ignore-blank-lines",
+    "ignore-trailing-space",
+    "ignore-tab-expansion",
+    "strip-trailing-cr",
+    "text",
+    "minimal",
+    "speed-large-files",
+    "normal",
+    "ed",
+    "rcs",
+    "side-by-side",
+    "show-c-function",
+    "left-column",
+    "suppress-common-lines",
+    "expand-tabs",
+    "initial-tab",
+    "unified",
+    "context",
+];
 
 fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
     let mut o = Opts::default();
@@ -96,97 +275,68 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
             only_operands = true;
             continue;
         }
+        o.shown.push(shell_word(a));
         if let Some(long) = a.strip_prefix("--") {
             let (name, val) = match long.split_once('=') {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (long, None),
             };
-            let take = |i: &mut usize| -> Result<String, String> {
-                if let Some(v) = &val {
-                    return Ok(v.clone());
-                }
-                let v = args.get(*i).cloned().ok_or_else(|| {
-                    usage_error(&format!("option '--{name}' requires an argument"))
-                })?;
-                *i += 1;
-                Ok(v)
-            };
-            match name {
-                "help" => return Ok(None),
-                "brief" => o.brief = true,
-                "report-identical-files" => o.report_same = true,
-                "recursive" => o.recursive = true,
-                "new-file" => o.new_file = true,
-                "ignore-case" => o.icase = true,
-                "ignore-space-change" => o.space_change = true,
-                "ignore-all-space" => o.all_space = true,
-                "ignore-blank-lines" => o.blank_lines = true,
-                "ignore-trailing-space" => o.trailing_space = true,
-                "strip-trailing-cr" => o.strip_cr = true,
-                "text" => o.text = true,
-                "normal" => o.format = Some(Format::Normal),
-                "label" => o.labels.push(take(&mut i)?),
-                "unified" => {
-                    let n = match &val {
-                        Some(v) => parse_num(v, "context")?,
-                        None => 3,
-                    };
-                    o.format = Some(Format::Unified(n));
-                }
-                "context" => {
-                    let n = match &val {
-                        Some(v) => parse_num(v, "context")?,
-                        None => 3,
-                    };
-                    o.format = Some(Format::Context(n));
-                }
-                _ => return Err(usage_error(&format!("unrecognized option '{a}'"))),
+            if name == "help" {
+                return Ok(None);
             }
-            o.shown.push(a.clone());
+            if LONG_WITH_VALUE.contains(&name) {
+                let v = match val {
+                    Some(v) => v,
+                    None => {
+                        let v = args.get(i).cloned().ok_or_else(|| {
+                            usage_error(&format!("option '--{name}' requires an argument"))
+                        })?;
+                        i += 1;
+                        o.shown.push(shell_word(&v));
+                        v
+                    }
+                };
+                o.apply(name, Some(v))?;
+            } else if LONG_FLAGS.contains(&name) {
+                if val.is_some() && name != "unified" && name != "context" {
+                    return Err(usage_error(&format!(
+                        "option '--{name}' doesn't allow an argument"
+                    )));
+                }
+                o.apply(name, val)?;
+            } else {
+                return Err(usage_error(&format!("unrecognized option '{a}'")));
+            }
             continue;
         }
-        o.shown.push(a.clone());
         let flags: Vec<char> = a[1..].chars().collect();
         let mut k = 0;
         while k < flags.len() {
             let c = flags[k];
             k += 1;
-            match c {
-                'q' => o.brief = true,
-                's' => o.report_same = true,
-                'r' => o.recursive = true,
-                'N' => o.new_file = true,
-                'i' => o.icase = true,
-                'b' => o.space_change = true,
-                'w' => o.all_space = true,
-                'B' => o.blank_lines = true,
-                'Z' => o.trailing_space = true,
-                'a' => o.text = true,
-                'u' => o.format = Some(Format::Unified(3)),
-                'c' => o.format = Some(Format::Context(3)),
-                'U' | 'C' => {
-                    let v: String = if k < flags.len() {
-                        let v = flags[k..].iter().collect();
-                        k = flags.len();
-                        v
-                    } else {
-                        let v = args.get(i).cloned().ok_or_else(|| {
-                            usage_error(&format!("option requires an argument -- '{c}'"))
-                        })?;
-                        i += 1;
-                        o.shown.push(v.clone());
-                        v
-                    };
-                    let n = parse_num(&v, "context")?;
-                    o.format = Some(if c == 'U' {
-                        Format::Unified(n)
-                    } else {
-                        Format::Context(n)
-                    });
-                }
-                _ => return Err(usage_error(&format!("invalid option -- '{c}'"))),
+            if "UCWIFxXL".contains(c) {
+                let v: String = if k < flags.len() {
+                    let v = flags[k..].iter().collect();
+                    k = flags.len();
+                    v
+                } else {
+                    let v = args.get(i).cloned().ok_or_else(|| {
+                        usage_error(&format!("option requires an argument -- '{c}'"))
+                    })?;
+                    i += 1;
+                    o.shown.push(shell_word(&v));
+                    v
+                };
+                o.apply(&c.to_string(), Some(v))?;
+            } else if "qsrNibwBZEaduceynptT".contains(c) {
+                o.apply(&c.to_string(), None)?;
+            } else {
+                return Err(usage_error(&format!("invalid option -- '{c}'")));
             }
         }
+    }
+    if o.conflict {
+        return Err(usage_error("conflicting output style options"));
     }
     Ok(Some(o))
 }
@@ -221,6 +371,12 @@ struct Differ<'a> {
     ctx: &'a Context,
     o: Opts,
     out: BufOut<'a>,
+    /// `-I`: the expressions joined (a line any of them matches is ignorable).
+    ignore: Option<Regex>,
+    /// `-F`/`-p`: the expressions joined.
+    function: Option<Regex>,
+    /// `-x` and `-X` patterns: names inside directories that are not compared.
+    exclude: Vec<String>,
 }
 
 pub struct Diff;
@@ -263,10 +419,56 @@ impl Command for Diff {
             [_, _] => {}
         }
         let (a, b) = (o.operands[0].clone(), o.operands[1].clone());
+        let flags = gnu_regex::Flags {
+            icase: o.icase,
+            c_locale: gnu_regex::c_locale(&ctx.env),
+            ..gnu_regex::Flags::default()
+        };
+        let mut regexes = Vec::new();
+        for list in [&o.ignore_re, &o.function_re] {
+            if list.is_empty() {
+                regexes.push(None);
+                continue;
+            }
+            let pats: Vec<&str> = list.iter().map(String::as_str).collect();
+            match gnu_regex::compile_many(&pats, Dialect::Basic, flags) {
+                Ok(re) => regexes.push(Some(re)),
+                Err(e) => {
+                    ctx.err(format!("diff: {}: {}\n", pats.join("\\|"), e.msg))
+                        .await;
+                    return Ok(2);
+                }
+            }
+        }
+        let function = regexes.pop().flatten();
+        let ignore = regexes.pop().flatten();
+        let mut exclude = o.exclude.clone();
+        for file in &o.exclude_from {
+            let mut charge = ctx.budget.empty_charge();
+            let data = match super::util::Reader::open(ctx, file).await {
+                Ok(mut r) => r.read_to_end(MAX_EXCLUDE_FILE, &mut charge).await?,
+                Err(e) => Err(e),
+            };
+            match data {
+                Ok(d) => exclude.extend(
+                    String::from_utf8_lossy(&d)
+                        .lines()
+                        .filter(|l| !l.is_empty())
+                        .map(str::to_string),
+                ),
+                Err(e) => {
+                    ctx.warn("diff", format!("{file}: {e}")).await;
+                    return Ok(2);
+                }
+            }
+        }
         let mut d = Differ {
             ctx,
             o,
             out: BufOut::new(ctx),
+            ignore,
+            function,
+            exclude,
         };
         let st = d.top(&a, &b).await;
         d.out.flush().await?;
@@ -387,7 +589,8 @@ impl<'a> Differ<'a> {
         if let Some(l) = self.o.labels.get(1) {
             sb.label = Some(l.clone());
         }
-        if sa.data == sb.data {
+        let format = self.o.format.unwrap_or(Format::Normal);
+        if sa.data == sb.data && format != Format::SideBySide {
             if self.o.report_same {
                 self.out
                     .write(format!("Files {a} and {b} are identical\n").as_bytes())
@@ -407,9 +610,35 @@ impl<'a> Differ<'a> {
         }
         let (la, na) = sa.lines();
         let (lb, nb) = sb.lines();
-        let hunks = self.changes(&la, &lb, na, nb).await?;
-        if hunks.is_empty() {
-            return Ok(0);
+        let (mut ta, mut tb) = (
+            Text {
+                lines: la,
+                missing_nl: na,
+            },
+            Text {
+                lines: lb,
+                missing_nl: nb,
+            },
+        );
+        // An ed script cannot say a line has no newline: GNU completes the line and
+        // says so, which is trouble (status 2).
+        let mut completed = false;
+        if format == Format::Ed {
+            for (t, name) in [(&mut ta, a), (&mut tb, b)] {
+                if t.missing_nl {
+                    t.missing_nl = false;
+                    completed = true;
+                    self.out.flush().await?;
+                    self.ctx
+                        .warn("diff", format!("{name}: No newline at end of file\n"))
+                        .await;
+                }
+            }
+        }
+        let hunks = self.changes(&ta, &tb).await?;
+        let same = sa.data == sb.data || hunks.iter().all(|c| c.ignore);
+        if same && format != Format::SideBySide {
+            return Ok(if completed { 2 } else { 0 });
         }
         if in_dir {
             let mut line = String::from("diff");
@@ -421,49 +650,70 @@ impl<'a> Differ<'a> {
                 .write(format!("{line} {a} {b}\n").as_bytes())
                 .await?;
         }
-        let text = match self.o.format.unwrap_or(Format::Normal) {
-            Format::Normal => normal(&hunks, &la, &lb, na, nb),
+        let st = Style {
+            initial_tab: self.o.initial_tab,
+            expand_tabs: self.o.expand_tabs,
+            tabsize: self.o.tabsize.unwrap_or(8),
+        };
+        let shown: Vec<Change> = hunks.iter().filter(|c| !c.ignore).copied().collect();
+        let mut funcs = Functions::new(self.function.as_ref());
+        let text = match format {
+            Format::Normal => output::normal(&shown, &ta, &tb, &st),
+            Format::Ed => output::ed(&shown, &tb),
+            Format::Rcs => output::rcs(&shown, &tb),
+            Format::SideBySide => {
+                let sides = Sides {
+                    width: self.o.width.unwrap_or(130),
+                    left_column: self.o.left_column,
+                    suppress_common: self.o.suppress_common,
+                    c_locale: gnu_regex::c_locale(&self.ctx.env),
+                };
+                output::side_by_side(&hunks, &ta, &tb, &st, &sides)
+            }
             Format::Unified(n) => {
                 let mut t = header("---", &sa, false);
                 t.extend(header("+++", &sb, false));
-                t.extend(unified(&hunks, &la, &lb, na, nb, n));
+                t.extend(output::unified(&hunks, (&ta, &tb), n, &st, &mut funcs));
                 t
             }
             Format::Context(n) => {
                 let mut t = header("***", &sa, true);
                 t.extend(header("---", &sb, true));
-                t.extend(context(&hunks, &la, &lb, na, nb, n));
+                t.extend(output::context(&hunks, (&ta, &tb), n, &st, &mut funcs));
                 t
             }
         };
         self.out.write(&text).await?;
-        Ok(1)
+        Ok(if completed {
+            2
+        } else if same {
+            0
+        } else {
+            1
+        })
     }
 
     /// The change runs between `a` and `b`, as GNU would place them.
-    async fn changes(
-        &self,
-        a: &[&[u8]],
-        b: &[&[u8]],
-        na: bool,
-        nb: bool,
-    ) -> Result<Vec<Change>, Interrupt> {
+    async fn changes(&self, ta: &Text<'_>, tb: &Text<'_>) -> Result<Vec<Change>, Interrupt> {
+        let (a, b) = (&ta.lines, &tb.lines);
         let mut ids: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut key = |l: &[u8]| {
             let k = self.key(l);
             let n = ids.len();
             *ids.entry(k).or_insert(n)
         };
-        let ka: Vec<usize> = a.iter().map(|l| key(l)).collect();
-        let kb: Vec<usize> = b.iter().map(|l| key(l)).collect();
+        let mut ka: Vec<usize> = a.iter().map(|l| key(l)).collect();
+        let mut kb: Vec<usize> = b.iter().map(|l| key(l)).collect();
         // A last line without its newline differs from the same text with one.
-        let mut ka = ka;
-        let mut kb = kb;
         let fresh = ids.len();
-        if na && let Some(last) = ka.last_mut() {
+        if ta.missing_nl
+            && let Some(last) = ka.last_mut()
+        {
             *last += fresh;
         }
-        if nb && let Some(last) = kb.last_mut() {
+        if tb.missing_nl
+            && let Some(last) = kb.last_mut()
+        {
             *last += fresh;
         }
         let (mut ca, mut cb) = (vec![false; ka.len()], vec![false; kb.len()]);
@@ -472,14 +722,28 @@ impl<'a> Differ<'a> {
         shift(&ka, &mut ca, &cb);
         shift(&kb, &mut cb, &ca);
         let mut changes = runs(&ca, &cb);
-        if self.o.blank_lines {
-            let blank = |l: &[u8]| l.iter().all(|c| c.is_ascii_whitespace());
-            changes.retain(|c| {
-                !(a[c.a..c.a_end].iter().all(|l| blank(l))
-                    && b[c.b..c.b_end].iter().all(|l| blank(l)))
-            });
+        if self.o.blank_lines || self.ignore.is_some() {
+            for c in &mut changes {
+                c.ignore = a[c.a..c.a_end].iter().all(|l| self.trivial(l))
+                    && b[c.b..c.b_end].iter().all(|l| self.trivial(l));
+            }
         }
         Ok(changes)
+    }
+
+    /// Whether `-B`/`-I` ignore a line (GNU's `analyze_hunk`): under `-B` an empty line,
+    /// or one of white space only when `-Z`, `-b` or `-w` is given too; under `-I` a
+    /// line the expression matches.
+    fn trivial(&self, l: &[u8]) -> bool {
+        if self.o.blank_lines {
+            let ws = self.o.trailing_space || self.o.space_change || self.o.all_space;
+            if l.is_empty() || (ws && l.iter().all(u8::is_ascii_whitespace)) {
+                return true;
+            }
+        }
+        self.ignore
+            .as_ref()
+            .is_some_and(|re| re.is_match(l).unwrap_or(false))
     }
 
     /// A line as compared under `-i`, `-w`, `-b`.
@@ -492,6 +756,22 @@ impl<'a> Differ<'a> {
             &unix
         } else {
             l.strip_suffix(b"\r").unwrap_or(l)
+        };
+        let expanded;
+        let l = if self.o.tab_expansion && l.contains(&b'\t') {
+            let ts = self.o.tabsize.unwrap_or(8);
+            let mut v = Vec::with_capacity(l.len() + ts);
+            for &c in l {
+                if c == b'\t' {
+                    v.resize(v.len() + ts - v.len() % ts, b' ');
+                } else {
+                    v.push(c);
+                }
+            }
+            expanded = v;
+            &expanded
+        } else {
+            l
         };
         let mut k: Vec<u8> = if self.o.all_space {
             l.iter()
@@ -557,6 +837,12 @@ impl<'a> Differ<'a> {
                 .collect();
             names.sort_unstable();
             names.dedup();
+            names.retain(|n| {
+                !self
+                    .exclude
+                    .iter()
+                    .any(|p| super::find::pattern::glob_match(p, n, false))
+            });
             let mut status = 0;
             for name in names {
                 self.ctx.checkpoint().await?;
@@ -627,313 +913,6 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
-/// Cost past which the search for a middle snake settles for the furthest-reaching
-/// diagonal instead of the optimum, bounding the work on very different files (GNU has
-/// the same kind of bound).
-const TOO_EXPENSIVE: usize = 4096;
-
-/// Marks in `ca`/`cb` the lines of a shortest edit script between `a` and `b`: Myers'
-/// linear-space divide and conquer around middle snakes, preferring deletions on ties
-/// as GNU does. Ranges wait on an explicit stack, so no input can deepen the call stack.
-async fn myers(
-    ctx: &Context,
-    a: &[usize],
-    b: &[usize],
-    ca: &mut [bool],
-    cb: &mut [bool],
-) -> Result<(), Interrupt> {
-    let size = a.len() + b.len() + 3;
-    let off = b.len() as i64 + 1;
-    let mut fd = vec![0i64; size];
-    let mut bd = vec![0i64; size];
-    let mut todo = vec![(0usize, a.len(), 0usize, b.len())];
-    let mut pacer = super::util::Pacer::default();
-    while let Some((mut x0, mut x1, mut y0, mut y1)) = todo.pop() {
-        pacer.tick(ctx).await?;
-        while x0 < x1 && y0 < y1 && a[x0] == b[y0] {
-            x0 += 1;
-            y0 += 1;
-        }
-        while x1 > x0 && y1 > y0 && a[x1 - 1] == b[y1 - 1] {
-            x1 -= 1;
-            y1 -= 1;
-        }
-        if x0 == x1 {
-            cb[y0..y1].fill(true);
-            continue;
-        }
-        if y0 == y1 {
-            ca[x0..x1].fill(true);
-            continue;
-        }
-        let (xm, ym) = middle_snake(a, b, (x0, x1, y0, y1), off, &mut fd, &mut bd);
-        todo.push((xm, x1, ym, y1));
-        todo.push((x0, xm, y0, ym));
-    }
-    Ok(())
-}
-
-/// A point on a shortest path from `(x0, y0)` to `(x1, y1)` that splits it in two.
-fn middle_snake(
-    a: &[usize],
-    b: &[usize],
-    (x0, x1, y0, y1): (usize, usize, usize, usize),
-    off: i64,
-    fd: &mut [i64],
-    bd: &mut [i64],
-) -> (usize, usize) {
-    let (x0, x1, y0, y1) = (x0 as i64, x1 as i64, y0 as i64, y1 as i64);
-    let ix = |d: i64| (d + off) as usize;
-    let dmin = x0 - y1;
-    let dmax = x1 - y0;
-    let fmid = x0 - y0;
-    let bmid = x1 - y1;
-    let odd = (fmid - bmid) & 1 != 0;
-    let (mut fmin, mut fmax, mut bmin, mut bmax) = (fmid, fmid, bmid, bmid);
-    fd[ix(fmid)] = x0;
-    bd[ix(bmid)] = x1;
-    let mut cost = 0usize;
-    loop {
-        cost += 1;
-        if fmin > dmin {
-            fmin -= 1;
-            fd[ix(fmin - 1)] = -1;
-        } else {
-            fmin += 1;
-        }
-        if fmax < dmax {
-            fmax += 1;
-            fd[ix(fmax + 1)] = -1;
-        } else {
-            fmax -= 1;
-        }
-        let mut d = fmax;
-        while d >= fmin {
-            let (lo, hi) = (fd[ix(d - 1)], fd[ix(d + 1)]);
-            let mut x = if lo >= hi { lo + 1 } else { hi };
-            let mut y = x - d;
-            while x < x1 && y < y1 && a[x as usize] == b[y as usize] {
-                x += 1;
-                y += 1;
-            }
-            fd[ix(d)] = x;
-            if odd && bmin <= d && d <= bmax && bd[ix(d)] <= x {
-                return (x as usize, y as usize);
-            }
-            d -= 2;
-        }
-        if bmin > dmin {
-            bmin -= 1;
-            bd[ix(bmin - 1)] = i64::MAX;
-        } else {
-            bmin += 1;
-        }
-        if bmax < dmax {
-            bmax += 1;
-            bd[ix(bmax + 1)] = i64::MAX;
-        } else {
-            bmax -= 1;
-        }
-        let mut d = bmax;
-        while d >= bmin {
-            let (lo, hi) = (bd[ix(d - 1)], bd[ix(d + 1)]);
-            let mut x = if lo < hi { lo } else { hi - 1 };
-            let mut y = x - d;
-            while x > x0 && y > y0 && a[x as usize - 1] == b[y as usize - 1] {
-                x -= 1;
-                y -= 1;
-            }
-            bd[ix(d)] = x;
-            if !odd && fmin <= d && d <= fmax && x <= fd[ix(d)] {
-                return (x as usize, y as usize);
-            }
-            d -= 2;
-        }
-        if cost >= TOO_EXPENSIVE {
-            // Settle for the forward diagonal that got furthest (largest x + y).
-            let mut best = (x0, y0);
-            let mut d = fmax;
-            while d >= fmin {
-                let x = fd[ix(d)].min(x1);
-                let y = x - d;
-                if (y0..=y1).contains(&y) && x + y > best.0 + best.1 {
-                    best = (x, y);
-                }
-                d -= 2;
-            }
-            if best == (x0, y0) || best == (x1, y1) {
-                best = (x0 + 1, y0);
-            }
-            return (best.0 as usize, best.1 as usize);
-        }
-    }
-}
-
-/// One change: lines `a..a_end` of the old file replaced by `b..b_end` of the new one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Change {
-    a: usize,
-    a_end: usize,
-    b: usize,
-    b_end: usize,
-}
-
-/// Slides each run of changed lines of one file (flags `ch`, keys `k`) the way GNU does:
-/// up as far as equal lines allow, merging with runs it meets, then down as far as they
-/// allow, and finally back up to the last place where it sat against a change of the other
-/// file (`other`), so insertions and deletions pair up into one hunk.
-fn shift(k: &[usize], ch: &mut [bool], other: &[bool]) {
-    let n = k.len();
-    // Unchanged-line counts at which the other file has a change.
-    let mut other_at = Vec::new();
-    let mut unchanged = 0usize;
-    let mut prev_changed = false;
-    for &c in other {
-        if c {
-            if !prev_changed {
-                other_at.push(unchanged);
-            }
-        } else {
-            unchanged += 1;
-        }
-        prev_changed = c;
-    }
-    let aligned = |u: usize| other_at.binary_search(&u).is_ok();
-    let mut i = 0;
-    // Unchanged lines of this file before `i`.
-    let mut u = 0usize;
-    while i < n {
-        if !ch[i] {
-            i += 1;
-            u += 1;
-            continue;
-        }
-        let mut start = i;
-        let mut end = i;
-        while end < n && ch[end] {
-            end += 1;
-        }
-        loop {
-            let len = end - start;
-            while start > 0 && k[start - 1] == k[end - 1] {
-                start -= 1;
-                end -= 1;
-                ch[start] = true;
-                ch[end] = false;
-                u -= 1;
-                while start > 0 && ch[start - 1] {
-                    start -= 1;
-                }
-            }
-            let mut best = if aligned(u) { Some(end) } else { None };
-            while end < n && k[start] == k[end] {
-                ch[start] = false;
-                ch[end] = true;
-                start += 1;
-                end += 1;
-                u += 1;
-                while end < n && ch[end] {
-                    end += 1;
-                }
-                if aligned(u) {
-                    best = Some(end);
-                }
-            }
-            if end - start == len {
-                if let Some(b) = best {
-                    while end > b {
-                        start -= 1;
-                        end -= 1;
-                        ch[start] = true;
-                        ch[end] = false;
-                        u -= 1;
-                    }
-                }
-                break;
-            }
-        }
-        i = end;
-    }
-}
-
-/// The changes as runs over both files walked together.
-fn runs(ca: &[bool], cb: &[bool]) -> Vec<Change> {
-    let (mut i, mut j) = (0, 0);
-    let mut out = Vec::new();
-    while i < ca.len() || j < cb.len() {
-        let da = i < ca.len() && ca[i];
-        let db = j < cb.len() && cb[j];
-        if !da && !db {
-            i += 1;
-            j += 1;
-            continue;
-        }
-        let (a, b) = (i, j);
-        while i < ca.len() && ca[i] {
-            i += 1;
-        }
-        while j < cb.len() && cb[j] {
-            j += 1;
-        }
-        out.push(Change {
-            a,
-            a_end: i,
-            b,
-            b_end: j,
-        });
-    }
-    out
-}
-
-const NO_NL: &[u8] = b"\n\\ No newline at end of file\n";
-
-/// Appends `prefix`, line `idx` of `lines` and its end (the no-newline note for a last
-/// line without one).
-fn put(out: &mut Vec<u8>, prefix: &[u8], lines: &[&[u8]], idx: usize, missing_nl: bool) {
-    out.extend_from_slice(prefix);
-    out.extend_from_slice(lines[idx]);
-    if missing_nl && idx + 1 == lines.len() {
-        out.extend_from_slice(NO_NL);
-    } else {
-        out.push(b'\n');
-    }
-}
-
-fn range(a: usize, end: usize) -> String {
-    // 1-based inclusive; an empty range names the line before it.
-    if end <= a {
-        a.to_string()
-    } else if end - a == 1 {
-        end.to_string()
-    } else {
-        format!("{},{}", a + 1, end)
-    }
-}
-
-fn normal(hunks: &[Change], a: &[&[u8]], b: &[&[u8]], na: bool, nb: bool) -> Vec<u8> {
-    let mut out = Vec::new();
-    for c in hunks {
-        let op = match (c.a == c.a_end, c.b == c.b_end) {
-            (false, true) => 'd',
-            (true, false) => 'a',
-            _ => 'c',
-        };
-        out.extend_from_slice(
-            format!("{}{op}{}\n", range(c.a, c.a_end), range(c.b, c.b_end)).as_bytes(),
-        );
-        for i in c.a..c.a_end {
-            put(&mut out, b"< ", a, i, na);
-        }
-        if op == 'c' {
-            out.extend_from_slice(b"---\n");
-        }
-        for j in c.b..c.b_end {
-            put(&mut out, b"> ", b, j, nb);
-        }
-    }
-    out
-}
-
 /// `--- name\t2020-01-01 00:00:00.000000000 +0000` (unified) or with a ctime-style date
 /// (context).
 fn header(mark: &str, s: &Side, ctime: bool) -> Vec<u8> {
@@ -948,109 +927,6 @@ fn header(mark: &str, s: &Side, ctime: bool) -> Vec<u8> {
         dt.format("%Y-%m-%d %H:%M:%S%.9f +0000").to_string()
     };
     format!("{mark} {}\t{when}\n", s.name).into_bytes()
-}
-
-/// Changes grouped into hunks: those whose gap is at most `2 * ctx` lines share one.
-fn groups(hunks: &[Change], ctx: usize) -> Vec<&[Change]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for i in 1..=hunks.len() {
-        if i == hunks.len() || hunks[i].a - hunks[i - 1].a_end > 2 * ctx {
-            out.push(&hunks[start..i]);
-            start = i;
-        }
-    }
-    out
-}
-
-fn unified(hunks: &[Change], a: &[&[u8]], b: &[&[u8]], na: bool, nb: bool, n: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    for g in groups(hunks, n) {
-        let (first, last) = (g[0], g[g.len() - 1]);
-        let a0 = first.a.saturating_sub(n);
-        let b0 = first.b - (first.a - a0);
-        let a1 = (last.a_end + n).min(a.len());
-        let b1 = last.b_end + (a1 - last.a_end);
-        let span = |s: usize, e: usize| match e - s {
-            0 => format!("{s},0"),
-            1 => format!("{}", s + 1),
-            len => format!("{},{len}", s + 1),
-        };
-        out.extend_from_slice(format!("@@ -{} +{} @@\n", span(a0, a1), span(b0, b1)).as_bytes());
-        let mut i = a0;
-        for c in g {
-            for k in i..c.a {
-                put(&mut out, b" ", a, k, na);
-            }
-            for k in c.a..c.a_end {
-                put(&mut out, b"-", a, k, na);
-            }
-            for k in c.b..c.b_end {
-                put(&mut out, b"+", b, k, nb);
-            }
-            i = c.a_end;
-        }
-        for k in i..a1 {
-            put(&mut out, b" ", a, k, na);
-        }
-    }
-    out
-}
-
-fn context(hunks: &[Change], a: &[&[u8]], b: &[&[u8]], na: bool, nb: bool, n: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    for g in groups(hunks, n) {
-        let (first, last) = (g[0], g[g.len() - 1]);
-        let a0 = first.a.saturating_sub(n);
-        let b0 = first.b - (first.a - a0);
-        let a1 = (last.a_end + n).min(a.len());
-        let b1 = last.b_end + (a1 - last.a_end);
-        let span = |s: usize, e: usize| {
-            if e <= s {
-                format!("{s}")
-            } else if e - s == 1 {
-                format!("{e}")
-            } else {
-                format!("{},{e}", s + 1)
-            }
-        };
-        out.extend_from_slice(b"***************\n");
-        out.extend_from_slice(format!("*** {} ****\n", span(a0, a1)).as_bytes());
-        if g.iter().any(|c| c.a < c.a_end) {
-            let mut i = a0;
-            for c in g {
-                for k in i..c.a {
-                    put(&mut out, b"  ", a, k, na);
-                }
-                let mark: &[u8] = if c.b < c.b_end { b"! " } else { b"- " };
-                for k in c.a..c.a_end {
-                    put(&mut out, mark, a, k, na);
-                }
-                i = c.a_end;
-            }
-            for k in i..a1 {
-                put(&mut out, b"  ", a, k, na);
-            }
-        }
-        out.extend_from_slice(format!("--- {} ----\n", span(b0, b1)).as_bytes());
-        if g.iter().any(|c| c.b < c.b_end) {
-            let mut j = b0;
-            for c in g {
-                for k in j..c.b {
-                    put(&mut out, b"  ", b, k, nb);
-                }
-                let mark: &[u8] = if c.a < c.a_end { b"! " } else { b"+ " };
-                for k in c.b..c.b_end {
-                    put(&mut out, mark, b, k, nb);
-                }
-                j = c.b_end;
-            }
-            for k in j..b1 {
-                put(&mut out, b"  ", b, k, nb);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

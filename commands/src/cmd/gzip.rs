@@ -28,6 +28,7 @@ Compress or uncompress FILEs (by default, compress FILES in-place).
   -N, --name        save or restore the original name and timestamp
   -q, --quiet       suppress all warnings
   -r, --recursive   operate recursively on directories
+  -S, --suffix=SUF  use suffix SUF on compressed files
   -t, --test        test compressed file integrity
   -v, --verbose     verbose mode
   -1, --fast        compress faster
@@ -48,8 +49,16 @@ struct Opts {
     test: bool,
     verbose: bool,
     level: u32,
+    /// `-S SUF`: the suffix compressed files get (`.gz` when not given).
+    suffix: Option<String>,
     files: Vec<String>,
 }
+
+/// Longest `-S` suffix (GNU's `MAX_SUFFIX`).
+const MAX_SUFFIX: usize = 30;
+
+/// The suffixes gzip knows besides its own `-S` one (GNU's `known_suffixes`).
+const KNOWN_SUFFIXES: [&str; 7] = [".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"];
 
 fn parse_opts(prog: &str, args: &[String]) -> Result<Opts, Early> {
     let mut o = Opts {
@@ -62,11 +71,19 @@ fn parse_opts(prog: &str, args: &[String]) -> Result<Opts, Early> {
             1,
         )
     };
-    for w in Words::new(args) {
+    let mut words = Words::new(args);
+    while let Some(w) = words.next() {
         match w {
             Word::Operand(f) => o.files.push(f.clone()),
             Word::Long(long, a) => match long {
                 "help" => return Err(Early::out(HELP, 0)),
+                "suffix" => match words.value() {
+                    Some(v) => o.suffix = Some(v.clone()),
+                    None => return Err(bad(format!("option '{a}' requires an argument"))),
+                },
+                _ if long.starts_with("suffix=") => {
+                    o.suffix = Some(long["suffix=".len()..].to_string());
+                }
                 "stdout" | "to-stdout" => o.stdout = true,
                 "decompress" | "uncompress" => o.decompress = true,
                 "force" => o.force = true,
@@ -83,8 +100,24 @@ fn parse_opts(prog: &str, args: &[String]) -> Result<Opts, Early> {
                 _ => return Err(bad(format!("unrecognized option '{a}'"))),
             },
             Word::Short(letters, _) => {
-                for c in letters.chars() {
+                for (i, c) in letters.char_indices() {
                     match c {
+                        'S' => {
+                            let rest = &letters[i + 1..];
+                            o.suffix = Some(if rest.is_empty() {
+                                match words.value() {
+                                    Some(v) => v.clone(),
+                                    None => {
+                                        return Err(bad(
+                                            "option requires an argument -- 'S'".to_string()
+                                        ));
+                                    }
+                                }
+                            } else {
+                                rest.to_string()
+                            });
+                            break;
+                        }
                         'c' => o.stdout = true,
                         'd' => o.decompress = true,
                         'f' => o.force = true,
@@ -162,6 +195,12 @@ codec_command!(parse_opts, |ctx, _prog, o| run(ctx, "gzip", o);
 );
 
 async fn run(ctx: &Context, prog: &'static str, o: Opts) -> CmdResult {
+    if let Some(suf) = &o.suffix
+        && ((suf.is_empty() && !o.decompress) || suf.len() > MAX_SUFFIX)
+    {
+        ctx.err(format!("{prog}: invalid suffix '{suf}'\n")).await;
+        return Ok(1);
+    }
     let files = if o.files.is_empty() {
         vec!["-".to_string()]
     } else {
@@ -203,10 +242,10 @@ impl Run<'_> {
             }
             let mut abs = self.ctx.path(f);
             let mut meta = self.ctx.fs.lstat(&abs).await;
-            // `gunzip f` means `f.gz` when there is no `f`.
-            let with_suffix = format!("{f}.gz");
+            // `gunzip f` means `f.gz` (`f` and the `-S` suffix) when there is no `f`.
+            let with_suffix = format!("{f}{}", self.suffix());
             let mut f = f;
-            if self.o.decompress && meta.is_err() && !f.ends_with(".gz") {
+            if self.o.decompress && meta.is_err() && self.known_suffix(f).is_none() {
                 abs = self.ctx.path(&with_suffix);
                 meta = self.ctx.fs.lstat(&abs).await;
                 f = &with_suffix;
@@ -245,32 +284,54 @@ impl Run<'_> {
         })
     }
 
+    /// The suffix compressed files get.
+    fn suffix(&self) -> &str {
+        self.o.suffix.as_deref().unwrap_or(".gz")
+    }
+
+    /// The known suffix `f` ends with (case aside), the `-S` one first, as GNU's
+    /// `get_suffix`: the name must be longer and not end in a directory there.
+    fn known_suffix<'f>(&self, f: &'f str) -> Option<&'f str> {
+        let own = self.suffix();
+        std::iter::once(own)
+            .chain(KNOWN_SUFFIXES)
+            .filter(|s| !s.is_empty())
+            .find_map(|s| {
+                let cut = f.len().checked_sub(s.len())?;
+                let tail = f.get(cut..)?;
+                (cut > 0 && !f[..cut].ends_with('/') && tail.eq_ignore_ascii_case(s))
+                    .then_some(tail)
+            })
+    }
+
     /// The output name for `f`, or `None` after a warning.
     async fn out_name(&mut self, f: &str) -> Option<String> {
         if self.o.decompress {
-            for (suffix, repl) in [(".gz", ""), (".tgz", ".tar"), (".z", ""), ("-gz", "")] {
-                if let Some(stem) = f.strip_suffix(suffix)
-                    && !stem.is_empty()
-                    && !stem.ends_with('/')
-                {
-                    return Some(format!("{stem}{repl}"));
-                }
+            if let Some(tail) = self.known_suffix(f) {
+                let stem = &f[..f.len() - tail.len()];
+                let lower = tail.to_ascii_lowercase();
+                let repl = if lower == ".tgz" || lower == ".taz" {
+                    ".tar"
+                } else {
+                    ""
+                };
+                return Some(format!("{stem}{repl}"));
             }
             self.warn(format!("{f}: unknown suffix -- ignored"), 2)
                 .await;
             None
         } else {
-            if f.ends_with(".gz") || f.ends_with(".tgz") {
+            if let Some(tail) = self.known_suffix(f) {
                 // A warning that leaves the status alone, as GNU's does.
                 self.ctx
                     .err(format!(
-                        "{}: {f} already has .gz suffix -- unchanged\n",
+                        "{}: {f} already has {tail} suffix -- unchanged\n",
                         self.prog
                     ))
                     .await;
                 return None;
             }
-            Some(format!("{f}.gz"))
+            Some(format!("{f}{}", self.suffix()))
         }
     }
 
@@ -480,7 +541,10 @@ impl Run<'_> {
                     .await?;
             }
             let name = if abs.is_some() {
-                f.strip_suffix(".gz").unwrap_or(f).to_string()
+                match self.known_suffix(f) {
+                    Some(tail) => f[..f.len() - tail.len()].to_string(),
+                    None => f.to_string(),
+                }
             } else {
                 String::new()
             };

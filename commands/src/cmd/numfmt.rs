@@ -465,6 +465,7 @@ impl Command for NumfmtCmd {
             fields: &fields,
             delim,
             invalid,
+            auto_pad: padding == 0 && delim.is_none() && args.numbers.is_empty(),
         };
         let eol = if args.zero { 0u8 } else { b'\n' };
         let mut out = BufOut::new(ctx);
@@ -476,11 +477,13 @@ impl Command for NumfmtCmd {
                         out.write(s.as_bytes()).await?;
                         out.write(&[eol]).await?;
                     }
-                    Err(st) => {
-                        out.flush().await?;
+                    Err((st, partial)) => {
                         if st == 2 && invalid == Invalid::Abort {
+                            out.write(partial.as_bytes()).await?;
+                            out.flush().await?;
                             return Ok(2);
                         }
+                        out.flush().await?;
                         failed |= st == 2;
                         out.write(n.as_bytes()).await?;
                         out.write(&[eol]).await?;
@@ -514,8 +517,9 @@ impl Command for NumfmtCmd {
             };
             match converted {
                 Ok(s) => out.write(s.as_bytes()).await?,
-                Err(st) => {
+                Err((st, partial)) => {
                     if st == 2 && invalid == Invalid::Abort {
+                        out.write(partial.as_bytes()).await?;
                         out.flush().await?;
                         return Ok(2);
                     }
@@ -536,12 +540,16 @@ struct LineConv<'a> {
     fields: &'a [(usize, usize)],
     delim: Option<char>,
     invalid: Invalid,
+    /// GNU's auto-padding (input lines split at blanks, no `--padding`): a converted
+    /// field is as wide as it was.
+    auto_pad: bool,
 }
 
 impl LineConv<'_> {
     /// Converts the selected fields of a line. `Err(2)` after an invalid number that
-    /// fails the command, `Err(0)` for one that leaves the line as it is.
-    async fn line(&self, ctx: &Context, line: &str) -> Result<String, i32> {
+    /// fails the command, `Err(0)` for one that leaves the line as it is; with what was
+    /// written before the bad field (GNU's output when it aborts there).
+    async fn line(&self, ctx: &Context, line: &str) -> Result<String, (i32, String)> {
         // Fields with the separator text before each.
         let mut parts: Vec<(String, String)> = Vec::new();
         match self.delim {
@@ -552,18 +560,30 @@ impl LineConv<'_> {
                 }
             }
             None => {
-                let mut rest = line;
-                while !rest.is_empty() {
-                    let ws = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-                    let (pre, r) = rest.split_at(ws);
-                    let w = r.find([' ', '\t']).unwrap_or(r.len());
-                    let (f, r) = r.split_at(w);
-                    parts.push((pre.to_string(), f.to_string()));
-                    rest = r;
+                // GNU's `process_line`: a field is the blanks before a word and the word;
+                // one blank after it is the separator, written back as a space.
+                let b = line.as_bytes();
+                let blank = |c: u8| c == b' ' || c == b'\t';
+                let mut pos = 0;
+                loop {
+                    let start = pos;
+                    while pos < b.len() && blank(b[pos]) {
+                        pos += 1;
+                    }
+                    while pos < b.len() && !blank(b[pos]) {
+                        pos += 1;
+                    }
+                    let pre = if start == 0 { "" } else { " " };
+                    parts.push((pre.to_string(), line[start..pos].to_string()));
+                    if pos == b.len() {
+                        break;
+                    }
+                    pos += 1;
                 }
             }
         }
         let mut out = String::new();
+        let mut partial = String::new();
         let mut result_err = None;
         for (i, (pre, f)) in parts.iter().enumerate() {
             let n = i + 1;
@@ -573,14 +593,19 @@ impl LineConv<'_> {
                 out.push_str(f);
                 continue;
             }
-            match self.nf.convert(f) {
+            let number = if self.delim.is_none() {
+                f.trim_start_matches([' ', '\t'])
+            } else {
+                f.as_str()
+            };
+            match self.nf.convert(number) {
                 Ok(s) => {
-                    if self.nf.padding != 0 && self.delim.is_none() {
-                        if i > 0 {
-                            out.push(' ');
-                        }
-                    } else {
-                        out.push_str(pre);
+                    out.push_str(pre);
+                    // Auto-padding: as wide as the field was, blanks included, when it
+                    // had any (a first field that starts the line has none).
+                    let blanks = !pre.is_empty() || f.starts_with([' ', '\t']);
+                    if self.auto_pad && blanks && s.len() < f.len() {
+                        out.push_str(&" ".repeat(f.len() - s.len()));
                     }
                     out.push_str(&s);
                 }
@@ -593,13 +618,15 @@ impl LineConv<'_> {
                         Invalid::Abort | Invalid::Fail => 2,
                         _ => 0,
                     });
+                    // What GNU wrote before it stopped on this field (under --invalid=abort).
                     out.push_str(pre);
+                    partial = out.clone();
                     out.push_str(f);
                 }
             }
         }
         match result_err {
-            Some(st) => Err(st),
+            Some(st) => Err((st, partial)),
             None => Ok(out),
         }
     }

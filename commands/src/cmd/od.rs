@@ -21,6 +21,8 @@ Mandatory arguments to long options are mandatory for short options too.
                                 of [doxn], for Decimal, Octal, Hex or None
   -j, --skip-bytes=BYTES      skip BYTES input bytes first
   -N, --read-bytes=BYTES      limit dump to BYTES input bytes
+  -S BYTES, --strings[=BYTES]  output strings of at least BYTES graphic chars;
+                                3 is implied when BYTES is not specified
   -t, --format=TYPE           select output format or formats
   -v, --output-duplicates     do not use * to mark line suppression
   -w[BYTES], --width[=BYTES]  output BYTES bytes per output line;
@@ -176,10 +178,14 @@ pub(crate) fn parse_bytes(s: &str) -> Result<u64, &'static str> {
     let end = digits
         .find(|c: char| !c.is_digit(radix))
         .unwrap_or(digits.len());
-    if end == 0 && !(radix == 8 && digits.is_empty()) {
+    // No number but a suffix: the number is 1 (`-S b` is 512), as GNU's xstrtoumax.
+    let suffix_only = end == 0 && radix == 10 && digits.starts_with(|c| "bkKMGTPE".contains(c));
+    if end == 0 && !(radix == 8 && digits.is_empty()) && !suffix_only {
         return Err("invalid");
     }
-    let n = if end == 0 {
+    let n = if suffix_only {
+        1
+    } else if end == 0 {
         0
     } else {
         u64::from_str_radix(&digits[..end], radix).map_err(|_| "too large")?
@@ -229,6 +235,8 @@ struct Opts {
     width: Option<usize>,
     /// `--endian=big`: multi-byte numbers are read most significant byte first.
     big_endian: bool,
+    /// `-S N`: dump the NUL-terminated strings of at least N printable bytes instead.
+    strings: Option<usize>,
     files: Vec<String>,
 }
 
@@ -253,9 +261,10 @@ impl Command for Od {
             verbose: false,
             width: None,
             big_endian: false,
+            strings: None,
             files: Vec::new(),
         };
-        const SPECS: [getopt::Spec; 20] = [
+        const SPECS: [getopt::Spec; 22] = [
             opt('a', Some('a'), None, Arg::No),
             opt('b', Some('b'), None, Arg::No),
             opt('c', Some('c'), None, Arg::No),
@@ -270,6 +279,8 @@ impl Command for Od {
             opt('A', Some('A'), Some("address-radix"), Arg::Required),
             opt('j', Some('j'), Some("skip-bytes"), Arg::Required),
             opt('N', Some('N'), Some("read-bytes"), Arg::Required),
+            opt('S', Some('S'), None, Arg::Required),
+            opt('g', None, Some("strings"), Arg::Optional),
             opt('t', Some('t'), Some("format"), Arg::Required),
             opt('w', Some('w'), Some("width"), Arg::Optional),
             opt('T', None, Some("traditional"), Arg::No),
@@ -316,6 +327,11 @@ impl Command for Od {
             };
             let _ = parse_type(implied, &mut o.specs);
         }
+        if o.strings.is_some() && !o.specs.is_empty() {
+            ctx.warn("od", "no type may be specified when dumping strings")
+                .await;
+            return Ok(1);
+        }
         if o.specs.is_empty() {
             o.specs.push(spec(Kind::Octal, 2));
         }
@@ -345,6 +361,20 @@ async fn apply(ctx: &Context, o: &mut Opts, c: char, val: Option<String>) -> Opt
         },
         ('j', Some(v)) => bytes(&v).map(|n| o.skip = n),
         ('N', Some(v)) => bytes(&v).map(|n| o.limit = Some(n)),
+        ('S', Some(v)) => {
+            bytes(&v).map(|n| o.strings = Some(usize::try_from(n).unwrap_or(usize::MAX)))
+        }
+        ('g', Some(v)) => match parse_bytes(&v) {
+            Ok(n) => {
+                o.strings = Some(usize::try_from(n).unwrap_or(usize::MAX));
+                Ok(())
+            }
+            Err(_) => Err(format!("invalid --strings argument {}", quote(&v))),
+        },
+        ('g', None) => {
+            o.strings = Some(3);
+            Ok(())
+        }
         ('t', Some(v)) => parse_type(&v, &mut o.specs),
         ('E', Some(v)) => match v.as_str() {
             "big" => {
@@ -521,6 +551,12 @@ async fn dump(ctx: &Context, o: Opts) -> CmdResult {
             .await;
         return Ok(1);
     }
+    if let Some(min) = o.strings {
+        pending.drain(..used);
+        strings(ctx, &o, min, &mut stream, pending, &mut out).await?;
+        out.flush().await?;
+        return Ok(i32::from(stream.failed));
+    }
     let mut offset = o.skip;
     let mut left = o.limit;
     let mut prev: Option<Vec<u8>> = None;
@@ -573,6 +609,74 @@ async fn dump(ctx: &Context, o: Opts) -> CmdResult {
     }
     out.flush().await?;
     Ok(i32::from(stream.failed))
+}
+
+/// `-S MIN`: each run of at least `min` printable bytes ended by a NUL, at its offset
+/// (GNU's `dump_strings`). A run that `-N` cuts off is shown too (its offset one less, as
+/// GNU counts it); one that the input's end cuts off is not.
+async fn strings(
+    ctx: &Context,
+    o: &Opts,
+    min: usize,
+    stream: &mut Stream,
+    mut pending: Vec<u8>,
+    out: &mut super::util::BufOut<'_>,
+) -> Result<(), crate::Interrupt> {
+    let end = o.limit.map(|l| o.skip.saturating_add(l));
+    let mut addr = o.skip;
+    let mut pos = 0usize;
+    let mut pacer = Pacer::default();
+    let mut s: Vec<u8> = Vec::new();
+    let mut charge = ctx.budget.empty_charge();
+    let printable = |c: u8| (0x20..0x7f).contains(&c);
+    'run: loop {
+        if let Some(e) = end
+            && (e < min as u64 || e - min as u64 <= addr)
+        {
+            break;
+        }
+        s.clear();
+        loop {
+            if s.len() >= min && end.is_some_and(|e| addr >= e) {
+                break;
+            }
+            if pos == pending.len() {
+                pacer.tick(ctx).await?;
+                match stream.chunk(ctx).await {
+                    Some(c) => {
+                        pending.clear();
+                        pending.extend_from_slice(&c);
+                        pos = 0;
+                    }
+                    None => break 'run,
+                }
+            }
+            let c = pending[pos];
+            pos += 1;
+            addr += 1;
+            if c == 0 && s.len() >= min {
+                break;
+            }
+            if !printable(c) {
+                continue 'run;
+            }
+            if s.len() == s.capacity() && s.len() >= 4096 {
+                s.reserve(s.len());
+                charge = ctx.budget.charge(s.capacity())?;
+            }
+            s.push(c);
+        }
+        let mut line = Vec::with_capacity(s.len() + 12);
+        if o.radix != 'n' {
+            line.extend_from_slice(address(o.radix, addr - s.len() as u64 - 1).as_bytes());
+            line.push(b' ');
+        }
+        line.extend_from_slice(&s);
+        line.push(b'\n');
+        out.write(&line).await?;
+    }
+    drop(charge);
+    Ok(())
 }
 
 fn address(radix: char, n: u64) -> String {

@@ -1,4 +1,4 @@
-//! `patch`: apply a diff to files, GNU patch-style. Reads unified and normal diffs (from
+//! `patch`: apply a diff to files, GNU patch-style. Reads unified, context and normal diffs (from
 //! stdin or `-i`), finds each hunk where its context matches (at the expected line, then
 //! at growing offsets forward and backward, then ignoring up to `-F` (2) context lines at
 //! its ends), writes rejected hunks to `FILE.rej`, and keeps the original as `FILE.orig`
@@ -218,6 +218,108 @@ struct FilePatch {
     /// Input line of the first hunk, for messages.
     line: usize,
     unified: bool,
+    /// A context diff (`diff -c`): its rejects are written as one.
+    context: bool,
+}
+
+/// `*** 3,5 ****` (`mark` `***`, `end` `****`) or `--- 3,5 ----` → (first, last); a lone
+/// number is both.
+fn parse_context_range(l: &str, mark: &str, end: &str) -> Option<(usize, usize)> {
+    let inner = l.trim_end().strip_prefix(mark)?.strip_suffix(end)?;
+    match inner.split_once(',') {
+        Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+        None => {
+            let a = inner.parse().ok()?;
+            Some((a, a))
+        }
+    }
+}
+
+/// The file a `---`/`+++` (or, for a context diff, `***`/`---`) pair of lines at `i`
+/// names.
+fn file_header(lines: &[&[u8]], i: usize, context: bool) -> FilePatch {
+    let name = |l: &[u8]| {
+        let l = l.strip_suffix(b"\n").unwrap_or(l);
+        header_name(l.get(4..).unwrap_or_default())
+    };
+    FilePatch {
+        old_name: Some(name(lines[i])),
+        new_name: Some(name(lines[i + 1])),
+        header: [lines[i], lines[i + 1]].concat(),
+        hunks: Vec::new(),
+        line: i + 3,
+        unified: !context,
+        context,
+    }
+}
+
+/// One section of a context hunk: each line's mark (` `, `-`, `+`, `!`) and text, and
+/// whether its last line had no newline.
+fn context_section(
+    lines: &[&[u8]],
+    i: &mut usize,
+    stop: impl Fn(&[u8]) -> bool,
+) -> (Vec<(u8, Vec<u8>)>, bool) {
+    let mut out = Vec::new();
+    let mut no_nl = false;
+    while let Some(&l) = lines.get(*i) {
+        if stop(l) {
+            break;
+        }
+        let t = l.strip_suffix(b"\n").unwrap_or(l);
+        if t.starts_with(b"\\") {
+            no_nl = true;
+        } else if t.len() >= 2 && b" -+!".contains(&t[0]) && t[1] == b' ' {
+            out.push((t[0], t[2..].to_vec()));
+        } else if t.is_empty() {
+            out.push((b' ', Vec::new()));
+        } else {
+            break;
+        }
+        *i += 1;
+    }
+    (out, no_nl)
+}
+
+/// A context hunk's two sections as one list of lines: an omitted section is the other's
+/// common lines; a run of `!` lines is the old run deleted, then the new one added.
+fn merge_context(old: Vec<(u8, Vec<u8>)>, new: Vec<(u8, Vec<u8>)>) -> Vec<HLine> {
+    let common = |v: &[(u8, Vec<u8>)]| -> Vec<(u8, Vec<u8>)> {
+        v.iter().filter(|(m, _)| *m == b' ').cloned().collect()
+    };
+    let old = if old.is_empty() { common(&new) } else { old };
+    let new = if new.is_empty() { common(&old) } else { new };
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < old.len() || j < new.len() {
+        let (om, nm) = (old.get(i).map(|l| l.0), new.get(j).map(|l| l.0));
+        if om == Some(b'-') {
+            out.push(HLine::Del(old[i].1.clone()));
+            i += 1;
+        } else if nm == Some(b'+') {
+            out.push(HLine::Add(new[j].1.clone()));
+            j += 1;
+        } else if om == Some(b'!') || nm == Some(b'!') {
+            while old.get(i).is_some_and(|l| l.0 == b'!') {
+                out.push(HLine::Del(old[i].1.clone()));
+                i += 1;
+            }
+            while new.get(j).is_some_and(|l| l.0 == b'!') {
+                out.push(HLine::Add(new[j].1.clone()));
+                j += 1;
+            }
+        } else {
+            let t = old
+                .get(i)
+                .or(new.get(j))
+                .map(|l| l.1.clone())
+                .unwrap_or_default();
+            out.push(HLine::Context(t));
+            i += 1;
+            j += 1;
+        }
+    }
+    out
 }
 
 /// `--- name\tdate` → `name`.
@@ -280,20 +382,54 @@ fn parse_patch(text: &[u8]) -> Vec<FilePatch> {
         let l = lines[i];
         let ls = String::from_utf8_lossy(l);
         if l.starts_with(b"--- ") && lines.get(i + 1).is_some_and(|n| n.starts_with(b"+++ ")) {
-            if let Some(c) = cur.take() {
-                out.push(c);
-            }
-            let mut header = l.to_vec();
-            header.extend_from_slice(lines[i + 1]);
-            cur = Some(FilePatch {
-                old_name: Some(header_name(&strip(&l[4..]))),
-                new_name: Some(header_name(&strip(&lines[i + 1][4..]))),
-                header,
-                hunks: Vec::new(),
-                line: i + 3,
-                unified: true,
-            });
+            out.extend(cur.take());
+            cur = Some(file_header(&lines, i, false));
             i += 2;
+            continue;
+        }
+        let is_range = |l: &[u8]| {
+            let s = String::from_utf8_lossy(l);
+            parse_context_range(&s, "*** ", " ****").is_some()
+                || parse_context_range(&s, "--- ", " ----").is_some()
+        };
+        if l.starts_with(b"*** ")
+            && !is_range(l)
+            && lines
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with(b"--- ") && !is_range(n))
+        {
+            out.extend(cur.take());
+            cur = Some(file_header(&lines, i, true));
+            i += 2;
+            continue;
+        }
+        if l.starts_with(b"***************")
+            && let Some(c) = cur.as_mut()
+            && let Some((os, _)) = lines
+                .get(i + 1)
+                .and_then(|n| parse_context_range(&String::from_utf8_lossy(n), "*** ", " ****"))
+        {
+            i += 2;
+            let new_range = |l: &[u8]| {
+                parse_context_range(&String::from_utf8_lossy(l), "--- ", " ----").is_some()
+            };
+            let (old, old_no_nl) = context_section(&lines, &mut i, new_range);
+            let Some((ns, _)) = lines
+                .get(i)
+                .and_then(|n| parse_context_range(&String::from_utf8_lossy(n), "--- ", " ----"))
+            else {
+                continue;
+            };
+            i += 1;
+            let (new, new_no_nl) =
+                context_section(&lines, &mut i, |l| l.starts_with(b"***************"));
+            c.hunks.push(Hunk {
+                old_start: os,
+                new_start: ns,
+                lines: merge_context(old, new),
+                old_no_nl,
+                new_no_nl,
+            });
             continue;
         }
         if let Some(((os, oc), (ns, nc))) = parse_unified_header(&ls)
@@ -724,7 +860,11 @@ impl Run<'_> {
             let mut rej = Vec::new();
             rej.extend_from_slice(&p.header);
             for h in &failed {
-                rej.extend(render_rej(h, p.unified));
+                rej.extend(if p.context {
+                    render_context_rej(h)
+                } else {
+                    render_rej(h, p.unified)
+                });
             }
             let name = format!("{dest}.rej");
             self.write(&name, &rej, None).await?;
@@ -784,6 +924,70 @@ impl Run<'_> {
         self.status = 2;
         Ok(())
     }
+}
+
+/// A rejected hunk as a context diff fragment: `***************`, the old lines marked
+/// `-`/`!`, the new ones `+`/`!`, a side without changes left out.
+fn render_context_rej(h: &Hunk) -> Vec<u8> {
+    let old = h.old();
+    let new = h.new_side();
+    let span = |s: usize, n: usize| match n {
+        0 | 1 => format!("{s}"),
+        n => format!("{s},{}", s + n - 1),
+    };
+    let mut out = b"***************\n".to_vec();
+    out.extend_from_slice(format!("*** {} ****\n", span(h.old_start, old.len())).as_bytes());
+    // Each change run: its deleted and added lines.
+    let side = |out: &mut Vec<u8>, want_del: bool| {
+        let mut k = 0;
+        while k < h.lines.len() {
+            match &h.lines[k] {
+                HLine::Context(t) => {
+                    out.extend_from_slice(b"  ");
+                    out.extend_from_slice(t);
+                    out.push(b'\n');
+                    k += 1;
+                }
+                _ => {
+                    let start = k;
+                    while k < h.lines.len() && !matches!(h.lines[k], HLine::Context(_)) {
+                        k += 1;
+                    }
+                    let run = &h.lines[start..k];
+                    let dels = run.iter().any(|l| matches!(l, HLine::Del(_)));
+                    let adds = run.iter().any(|l| matches!(l, HLine::Add(_)));
+                    for l in run {
+                        let (mine, t) = match l {
+                            HLine::Del(t) => (want_del, t),
+                            HLine::Add(t) => (!want_del, t),
+                            HLine::Context(t) => (false, t),
+                        };
+                        if !mine {
+                            continue;
+                        }
+                        let mark: &[u8] = if dels && adds {
+                            b"! "
+                        } else if want_del {
+                            b"- "
+                        } else {
+                            b"+ "
+                        };
+                        out.extend_from_slice(mark);
+                        out.extend_from_slice(t);
+                        out.push(b'\n');
+                    }
+                }
+            }
+        }
+    };
+    if h.lines.iter().any(|l| matches!(l, HLine::Del(_))) {
+        side(&mut out, true);
+    }
+    out.extend_from_slice(format!("--- {} ----\n", span(h.new_start, new.len())).as_bytes());
+    if h.lines.iter().any(|l| matches!(l, HLine::Add(_))) {
+        side(&mut out, false);
+    }
+    out
 }
 
 /// A rejected hunk as a unified (or normal) diff fragment.

@@ -161,7 +161,7 @@ impl Command for Shuf {
                 .collect()
         };
         let n = match range {
-            Some((lo, hi)) => hi - lo + 1,
+            Some((lo, hi)) => hi + 1 - lo,
             None => lines.len() as u64,
         };
         let item = |i: u64| -> Vec<u8> {

@@ -24,6 +24,9 @@ struct Args {
     /// Put SIZE bytes per output file.
     #[arg(short = 'b', long, value_name = "SIZE")]
     bytes: Option<String>,
+    /// Put at most SIZE bytes of records per output file.
+    #[arg(short = 'C', long = "line-bytes", value_name = "SIZE")]
+    line_bytes: Option<String>,
     /// Use numeric suffixes starting at 0, not alphabetic.
     #[arg(short = 'd')]
     numeric: bool,
@@ -40,7 +43,8 @@ struct Args {
     /// Put NUMBER lines/records per output file.
     #[arg(short = 'l', long, value_name = "NUMBER")]
     lines: Option<String>,
-    /// Generate CHUNKS output files (N, or l/N to keep lines whole).
+    /// Generate CHUNKS output files: N, K/N (chunk K of N to stdout), l/N and l/K/N (lines
+    /// kept whole), r/N and r/K/N (lines dealt round robin).
     #[arg(short = 'n', long = "number", value_name = "CHUNKS")]
     number: Option<String>,
     /// Print a diagnostic just before each output file is opened.
@@ -49,6 +53,10 @@ struct Args {
     /// [FILE [PREFIX]]
     operands: Vec<String>,
 }
+
+/// Most chunks `-n` makes: more files than the longest suffixes name are refused by
+/// then anyway, and each chunk is a buffer.
+const MAX_CHUNKS: u64 = 1 << 16;
 
 /// `10`, `2K`, `1MB`: a size with GNU's suffixes (K=1024, KB=1000, and b=512).
 pub(crate) fn parse_size(s: &str) -> Option<u64> {
@@ -190,8 +198,60 @@ impl Writer<'_> {
 enum Mode {
     Lines(u64),
     Bytes(u64),
-    Chunks(u64),
-    LineChunks(u64),
+    /// `-C SIZE`: at most SIZE bytes of whole lines per piece (a longer line is cut).
+    LineBytes(u64),
+    /// `-n [l/|r/][K/]N`: N chunks, of bytes, whole lines or lines dealt round robin; with
+    /// K, only chunk K, to standard output.
+    Chunks {
+        how: ChunkKind,
+        k: Option<u64>,
+        n: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChunkKind {
+    Bytes,
+    Lines,
+    RoundRobin,
+}
+
+/// Parses `-n`'s CHUNKS; `Err(status)` after reporting a bad one as GNU does.
+async fn parse_chunks(ctx: &Context, text: &str) -> Result<Mode, crate::Status> {
+    let (how, rest) = if let Some(r) = text.strip_prefix("l/") {
+        (ChunkKind::Lines, r)
+    } else if let Some(r) = text.strip_prefix("r/") {
+        (ChunkKind::RoundRobin, r)
+    } else {
+        (ChunkKind::Bytes, text)
+    };
+    let (k_text, n_text) = match rest.split_once('/') {
+        Some((k, n)) => (Some(k), n),
+        None => (None, rest),
+    };
+    let n = match n_text.parse::<u64>() {
+        Ok(n) if n > 0 => n,
+        n => return Err(invalid_count(ctx, "chunks", n_text, n.is_ok()).await),
+    };
+    let k = match k_text.map(str::parse::<u64>) {
+        None => None,
+        Some(Ok(k)) if k > 0 && k <= n => Some(k),
+        Some(k) => {
+            let why = if k.is_ok() {
+                ": Numerical result out of range"
+            } else {
+                ""
+            };
+            let k_text = k_text.unwrap_or_default();
+            ctx.warn(
+                "split",
+                format!("invalid chunk number: {}{why}", quote(k_text)),
+            )
+            .await;
+            return Err(1);
+        }
+    };
+    Ok(Mode::Chunks { how, k, n })
 }
 
 /// `split: invalid number of WHAT: 'TEXT'`; a number that is one (0) is also out of
@@ -233,6 +293,16 @@ impl Command for Split {
             .await;
             return Ok(1);
         }
+        let ways = [
+            args.lines.is_some(),
+            args.bytes.is_some(),
+            args.line_bytes.is_some(),
+            args.number.is_some(),
+        ];
+        if ways.iter().filter(|w| **w).count() > 1 {
+            let msg = "cannot split in more than one way";
+            return Ok(super::util::usage_error(ctx, "split", msg).await);
+        }
         let mode = if let Some(l) = &args.lines {
             match l.parse::<u64>() {
                 Ok(n) if n > 0 => Mode::Lines(n),
@@ -243,19 +313,15 @@ impl Command for Split {
                 Some(n) if n > 0 => Mode::Bytes(n),
                 n => return Ok(invalid_count(ctx, "bytes", b, n.is_some()).await),
             }
+        } else if let Some(b) = &args.line_bytes {
+            match parse_size(b) {
+                Some(n) if n > 0 => Mode::LineBytes(n),
+                n => return Ok(invalid_count(ctx, "bytes", b, n.is_some()).await),
+            }
         } else if let Some(n) = &args.number {
-            let (lines, num) = match n.strip_prefix("l/") {
-                Some(rest) => (true, rest),
-                None => (false, n.as_str()),
-            };
-            match num.parse::<u64>() {
-                Ok(k) if k > 0 && lines => Mode::LineChunks(k),
-                Ok(k) if k > 0 => Mode::Chunks(k),
-                _ => {
-                    ctx.warn("split", format!("invalid number of chunks: {}", quote(num)))
-                        .await;
-                    return Ok(1);
-                }
+            match parse_chunks(ctx, n).await {
+                Ok(m) => m,
+                Err(st) => return Ok(st),
             }
         } else {
             Mode::Lines(1000)
@@ -313,13 +379,31 @@ impl Command for Split {
         let ok = match mode {
             Mode::Lines(n) => by_lines(ctx, &mut reader, &mut w, &input, n).await?,
             Mode::Bytes(n) => by_bytes(ctx, &mut reader, &mut w, &input, n).await?,
-            Mode::Chunks(k) | Mode::LineChunks(k) => {
+            Mode::LineBytes(n) | Mode::Chunks { n, .. } => {
                 let mut charge = ctx.budget.empty_charge();
                 let Some(data) = slurp(ctx, "split", &input, &mut charge).await? else {
                     return Ok(1);
                 };
-                let lines = matches!(mode, Mode::LineChunks(_));
-                chunks(ctx, &mut w, &data, k, lines, args.elide_empty).await?
+                // The pieces are a second copy of the input.
+                let _copy = ctx.budget.charge(data.len())?;
+                let pieces = match mode {
+                    Mode::Chunks { how, .. } => chunk_pieces(&data, how, n),
+                    _ => line_bytes_pieces(&data, n),
+                };
+                let k = match mode {
+                    Mode::Chunks { k, .. } => k,
+                    _ => None,
+                };
+                let elide = args.elide_empty || matches!(mode, Mode::LineBytes(_));
+                match k {
+                    Some(k) => {
+                        let i = usize::try_from(k - 1).unwrap_or(usize::MAX);
+                        let piece = pieces.get(i).map(Vec::as_slice).unwrap_or_default();
+                        ctx.out(piece.to_vec()).await?;
+                        true
+                    }
+                    None => write_pieces(ctx, &mut w, &pieces, elide).await?,
+                }
             }
         };
         let closed = w.close().await?;
@@ -420,36 +504,85 @@ async fn by_bytes(
     }
 }
 
-async fn chunks(
-    ctx: &Context,
-    w: &mut Writer<'_>,
-    data: &[u8],
-    k: u64,
-    lines: bool,
-    elide: bool,
-) -> Result<bool, Interrupt> {
-    let size = data.len() as u64;
-    let mut start = 0usize;
-    for i in 0..k {
-        let end_byte = if i + 1 == k {
+/// `-C SIZE`: pieces of at most `size` bytes that end after the last newline they can
+/// hold; a piece that holds none is cut at `size` bytes; what is left when less than
+/// `size` bytes remain is the last piece (GNU's `line_bytes_split`).
+fn line_bytes_pieces(data: &[u8], size: u64) -> Vec<Vec<u8>> {
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    let mut pieces = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        let rest = data.len() - pos;
+        let end = if rest < size {
             data.len()
         } else {
-            usize::try_from((i + 1) * size / k).unwrap_or(data.len())
+            match data[pos..pos + size].iter().rposition(|b| *b == b'\n') {
+                Some(p) => pos + p + 1,
+                None => pos + size,
+            }
         };
-        let mut end = end_byte.max(start);
-        if lines && i + 1 < k {
-            // Lines that start before the boundary belong to this chunk.
-            end = if end_byte == 0 || end_byte <= start {
-                start
-            } else {
-                match data[end_byte - 1..].iter().position(|b| *b == b'\n') {
-                    Some(p) => end_byte + p,
-                    None => data.len(),
-                }
-            };
+        pieces.push(data[pos..end].to_vec());
+        pos = end;
+    }
+    pieces
+}
+
+/// `-n`'s `n` chunks, as GNU 9.1 cuts them: each `size / n` bytes, the last taking the
+/// remainder; with lines, a chunk ends at the first newline at or after its last byte (an
+/// empty chunk when a long line went past it); round robin deals line `i` to chunk
+/// `i % n`.
+fn chunk_pieces(data: &[u8], how: ChunkKind, n: u64) -> Vec<Vec<u8>> {
+    let n = n.min(MAX_CHUNKS);
+    if how == ChunkKind::RoundRobin {
+        let k = n as usize;
+        let mut pieces = vec![Vec::new(); k];
+        for (i, line) in data.split_inclusive(|b| *b == b'\n').enumerate() {
+            pieces[i % k].extend_from_slice(line);
         }
-        let piece = &data[start..end];
+        return pieces;
+    }
+    let size = data.len() as u64;
+    // Bytes: at least one per chunk (a short input fills the first chunks, as GNU's).
+    let per = if how == ChunkKind::Bytes {
+        (size / n).max(1)
+    } else {
+        size / n
+    };
+    let mut pieces = Vec::new();
+    let mut start = 0usize;
+    for i in 0..n {
+        let bound = if i + 1 == n {
+            data.len()
+        } else {
+            usize::try_from((i + 1).saturating_mul(per))
+                .unwrap_or(data.len())
+                .min(data.len())
+        };
+        let end = if how == ChunkKind::Bytes || i + 1 == n {
+            bound.max(start)
+        } else if bound < start {
+            start
+        } else {
+            let from = bound.saturating_sub(1).max(start);
+            match data[from..].iter().position(|b| *b == b'\n') {
+                Some(p) => from + p + 1,
+                None => data.len(),
+            }
+        };
+        pieces.push(data[start..end].to_vec());
         start = end;
+    }
+    pieces
+}
+
+/// Writes each piece to the next file (an empty one is skipped under `elide`).
+async fn write_pieces(
+    ctx: &Context,
+    w: &mut Writer<'_>,
+    pieces: &[Vec<u8>],
+    elide: bool,
+) -> Result<bool, Interrupt> {
+    for piece in pieces {
         if elide && piece.is_empty() {
             continue;
         }

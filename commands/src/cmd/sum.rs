@@ -1,11 +1,12 @@
-//! `md5sum`, `sha1sum`, `sha224sum`, `sha256sum`, `sha384sum`, `sha512sum` and `cksum`:
-//! print or check checksums, streaming each file through the hash in ranged reads.
+//! `md5sum`, `sha1sum`, `sha224sum`, `sha256sum`, `sha384sum`, `sha512sum`, `cksum` and
+//! `sum`: print or check checksums, streaming each file through the hash in ranged reads.
 //!
 //! Output and `--check` follow GNU coreutils: `HASH  NAME` lines (`HASH *NAME` with
 //! `--binary`), BSD-style `ALGO (NAME) = HASH` lines with `--tag` (cksum's default for
 //! digests), a leading `\` and `\\`, `\n`, `\r` escapes for a name that needs them, and
 //! GNU's messages, counts and exit statuses when checking. `cksum` defaults to the POSIX
-//! CRC (`CRC BYTES NAME`); its `-a` takes the digests above, not bsd, sysv, blake2b or sm3.
+//! CRC (`CRC BYTES NAME`); its `-a` takes the digests above and `sum`'s BSD and System V
+//! checksums (`-a bsd`, `-a sysv`), not blake2b or sm3.
 
 use std::borrow::Cow;
 
@@ -29,6 +30,10 @@ static CKSUM_CRC: Crc<u32> = Crc::<u32>::new(&CRC_32_CKSUM);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Algo {
     Crc,
+    /// `sum -r`: a 16-bit rotating checksum, with the size in 1024-byte blocks.
+    Bsd,
+    /// `sum -s`: the byte sum folded to 16 bits, with the size in 512-byte blocks.
+    Sysv,
     Md5,
     Sha1,
     Sha224,
@@ -52,6 +57,8 @@ impl Algo {
     fn tag(self) -> &'static str {
         match self {
             Algo::Crc => "CRC",
+            Algo::Bsd => "BSD",
+            Algo::Sysv => "SYSV",
             Algo::Md5 => "MD5",
             Algo::Sha1 => "SHA1",
             Algo::Sha224 => "SHA224",
@@ -65,6 +72,7 @@ impl Algo {
     fn hex_len(self) -> usize {
         match self {
             Algo::Crc => 8,
+            Algo::Bsd | Algo::Sysv => 5,
             Algo::Md5 => 32,
             Algo::Sha1 => 40,
             Algo::Sha224 => 56,
@@ -82,6 +90,8 @@ impl Algo {
                     len: 0,
                 };
             }
+            Algo::Bsd => return Hasher::Bsd { sum: 0, len: 0 },
+            Algo::Sysv => return Hasher::Sysv { sum: 0, len: 0 },
             Algo::Md5 => Box::new(md5::Md5::default()),
             Algo::Sha1 => Box::new(sha1::Sha1::default()),
             Algo::Sha224 => Box::new(sha2::Sha224::default()),
@@ -100,6 +110,16 @@ enum Hasher {
         len: u64,
     },
     Digest(Box<dyn DynDigest + Send>),
+    /// The BSD checksum so far (16 bits) and the byte count.
+    Bsd {
+        sum: u16,
+        len: u64,
+    },
+    /// The byte sum so far (modulo 2^32, as GNU's folding reads it) and the byte count.
+    Sysv {
+        sum: u32,
+        len: u64,
+    },
 }
 
 /// A finished checksum.
@@ -111,6 +131,12 @@ enum Sum {
     },
     /// Lowercase hex.
     Digest(String),
+    /// `sum`'s lines: `CHECKSUM BLOCKS`, BSD's padded (`%05d %5s`), System V's not.
+    Blocks {
+        bsd: bool,
+        sum: u16,
+        blocks: u64,
+    },
 }
 
 impl Hasher {
@@ -121,6 +147,18 @@ impl Hasher {
                 *len += data.len() as u64;
             }
             Hasher::Digest(d) => d.update(data),
+            Hasher::Bsd { sum, len } => {
+                for &b in data {
+                    *sum = sum.rotate_right(1).wrapping_add(u16::from(b));
+                }
+                *len += data.len() as u64;
+            }
+            Hasher::Sysv { sum, len } => {
+                for &b in data {
+                    *sum = sum.wrapping_add(u32::from(b));
+                }
+                *len += data.len() as u64;
+            }
         }
     }
 
@@ -143,6 +181,19 @@ impl Hasher {
                 // The buffer has exactly the output size, so this cannot fail.
                 let _ = d.finalize_into_reset(&mut out);
                 Sum::Digest(out.iter().map(|b| format!("{b:02x}")).collect())
+            }
+            Hasher::Bsd { sum, len } => Sum::Blocks {
+                bsd: true,
+                sum,
+                blocks: len.div_ceil(1024),
+            },
+            Hasher::Sysv { sum, len } => {
+                let r = (sum & 0xffff) + (sum >> 16);
+                Sum::Blocks {
+                    bsd: false,
+                    sum: ((r & 0xffff) + (r >> 16)) as u16,
+                    blocks: len.div_ceil(512),
+                }
             }
         }
     }
@@ -393,7 +444,7 @@ struct CksumArgs {
         short = 'a',
         long,
         value_name = "TYPE",
-        value_parser = ["crc", "md5", "sha1", "sha224", "sha256", "sha384", "sha512"],
+        value_parser = ["bsd", "sysv", "crc", "md5", "sha1", "sha224", "sha256", "sha384", "sha512"],
     )]
     algorithm: Option<String>,
     /// Read checksums from the FILEs and check them (digest types only).
@@ -432,6 +483,8 @@ impl Command for Cksum {
         };
         let algo = match args.algorithm.as_deref() {
             None => None,
+            Some("bsd") => Some(Algo::Bsd),
+            Some("sysv") => Some(Algo::Sysv),
             Some("md5") => Some(Algo::Md5),
             Some("sha1") => Some(Algo::Sha1),
             Some("sha224") => Some(Algo::Sha224),
@@ -441,7 +494,7 @@ impl Command for Cksum {
             Some(_) => Some(Algo::Crc),
         };
         if args.check {
-            if algo == Some(Algo::Crc) {
+            if matches!(algo, Some(Algo::Crc | Algo::Bsd | Algo::Sysv)) {
                 ctx.warn(
                     prog,
                     "--check is not supported with --algorithm={bsd,sysv,crc}",
@@ -469,6 +522,56 @@ impl Command for Cksum {
         } else {
             print_sums(ctx, &opts, algo.unwrap_or(Algo::Crc), &args.files).await
         }
+    }
+}
+
+/// Print or check BSD (16-bit) checksums. With no FILE, or when FILE is -, read standard
+/// input.
+#[derive(Parser, Debug)]
+#[command(name = "sum", args_override_self = true)]
+struct SumArgs {
+    /// use BSD sum algorithm (the default), use 1K blocks
+    #[arg(short = 'r', overrides_with = "sysv")]
+    bsd: bool,
+    /// use System V sum algorithm, use 512 bytes blocks
+    #[arg(short = 's', long, overrides_with = "bsd")]
+    sysv: bool,
+    /// Files to sum; none or `-` is standard input.
+    files: Vec<String>,
+}
+
+pub struct BsdSum;
+
+#[async_trait]
+impl Command for BsdSum {
+    fn name(&self) -> &'static str {
+        "sum"
+    }
+    fn summary(&self) -> &'static str {
+        "checksum and count the blocks in a file"
+    }
+    async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
+        let prog = self.name();
+        let args: SumArgs = match parse_args(ctx, prog, &args).await {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        let algo = if args.sysv { Algo::Sysv } else { Algo::Bsd };
+        let opts = Opts {
+            prog,
+            algo: Some(algo),
+            tag: false,
+            binary: false,
+            zero: false,
+            verify: VerifyArgs {
+                ignore_missing: false,
+                quiet: false,
+                status: false,
+                strict: false,
+                warn: false,
+            },
+        };
+        print_sums(ctx, &opts, algo, &args.files).await
     }
 }
 
@@ -529,6 +632,19 @@ fn sum_line(opts: &Opts, algo: Algo, sum: &Sum, name: Option<&str>) -> String {
             };
         }
         Sum::Digest(hex) => hex,
+        Sum::Blocks { bsd, sum, blocks } => {
+            let mut line = if *bsd {
+                format!("{sum:05} {blocks:5}")
+            } else {
+                format!("{sum} {blocks}")
+            };
+            if let Some(n) = name {
+                line.push(' ');
+                line.push_str(n);
+            }
+            line.push(end);
+            return line;
+        }
     };
     let name = name.unwrap_or("-");
     let (lead, name) = if !opts.zero && needs_escape(name) {

@@ -27,6 +27,8 @@ const HELP: &str = "Usage: tar [OPTION...] [FILE]...
 Create, list or extract tar archives.
 
   -c, --create            create a new archive
+  -r, --append            append files to the end of an archive
+  -u, --update            only append files newer than copy in archive
   -t, --list              list the contents of an archive
   -x, --extract, --get    extract files from an archive
   -f, --file=ARCHIVE      use archive file ARCHIVE ('-' is stdin/stdout)
@@ -91,7 +93,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
     if let Some(first) = words.first()
         && !first.starts_with('-')
         && !first.is_empty()
-        && first.chars().all(|c| "ctxzjJvfpOCk".contains(c))
+        && first.chars().all(|c| "ctxruzjJvfpOCk".contains(c))
     {
         let letters: Vec<char> = first.chars().collect();
         let mut rest = words.split_off(1);
@@ -138,6 +140,8 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
             match name.as_str() {
                 "help" => return Ok(None),
                 "create" => set_op(&mut o, 'c')?,
+                "append" => set_op(&mut o, 'r')?,
+                "update" => set_op(&mut o, 'u')?,
                 "list" => set_op(&mut o, 't')?,
                 "extract" | "get" => set_op(&mut o, 'x')?,
                 "file" => o.file = Some(value(&mut i)?),
@@ -170,7 +174,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
             let c = chars[k];
             k += 1;
             match c {
-                'c' | 't' | 'x' => set_op(&mut o, c)?,
+                'c' | 't' | 'x' | 'r' | 'u' => set_op(&mut o, c)?,
                 'z' => o.gzip = true,
                 'j' => o.filter = Some(Format::Bzip2),
                 'J' => o.filter = Some(Format::Xz),
@@ -200,7 +204,58 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>, String> {
             }
         }
     }
+    if matches!(o.op, Some('r' | 'u')) {
+        if o.file.as_deref().is_none_or(|f| f == "-") {
+            return Err(usage("Options '-Aru' are incompatible with '-f -'"));
+        }
+        if o.gzip || o.filter.is_some() {
+            return Err(usage("Cannot update compressed archives"));
+        }
+    }
     Ok(Some(o))
+}
+
+/// Largest archive `-r`/`-u` rewrite: it is read whole, then written back with the new
+/// members after it.
+const MAX_APPEND_ARCHIVE: usize = 256 * 1024 * 1024;
+
+/// Walks the headers of an uncompressed archive: where its end-of-archive blocks start
+/// (or its end), and each member's name and modification time (for `-u`).
+fn scan_members(data: &[u8]) -> (usize, std::collections::HashMap<String, u64>) {
+    let mut members = std::collections::HashMap::new();
+    let mut off = 0;
+    let mut long: Option<String> = None;
+    while off + BLOCK <= data.len() {
+        let h = &data[off..off + BLOCK];
+        if h.iter().all(|b| *b == 0) {
+            return (off, members);
+        }
+        let size = usize::try_from(parse_octal(&h[124..136])).unwrap_or(usize::MAX);
+        let body_end = off
+            .saturating_add(BLOCK)
+            .saturating_add(size)
+            .min(data.len());
+        match h[156] {
+            b'L' => long = Some(cstr(&data[off + BLOCK..body_end])),
+            b'K' | b'x' | b'g' => {}
+            _ => {
+                let name = long.take().unwrap_or_else(|| {
+                    let prefix = cstr(&h[345..500]);
+                    let name = cstr(&h[..100]);
+                    if &h[257..263] == b"ustar\0" && !prefix.is_empty() {
+                        format!("{prefix}/{name}")
+                    } else {
+                        name
+                    }
+                });
+                members.insert(name, parse_octal(&h[136..148]));
+            }
+        }
+        off = off
+            .saturating_add(BLOCK)
+            .saturating_add(size.div_ceil(BLOCK).saturating_mul(BLOCK));
+    }
+    (off.min(data.len()), members)
 }
 
 /// Where archive bytes go: stdout or a file, through gzip with `z`.
@@ -493,6 +548,8 @@ struct Run<'a> {
     /// Where `-v` names go: stderr when the archive itself is stdout.
     verbose_to_err: bool,
     pacer: Pacer,
+    /// `-u`: the archive's members and their modification times.
+    archived: Option<std::collections::HashMap<String, u64>>,
 }
 
 #[async_trait]
@@ -537,9 +594,11 @@ impl Command for Tar {
             user,
             ugs_width: 19,
             pacer: Pacer::default(),
+            archived: None,
         };
         let st = match op {
             'c' => run.create(&archive).await?,
+            'r' | 'u' => run.append(&archive, op == 'u').await?,
             _ => run.read(&archive, op).await?,
         };
         if st == 0 && run.status != 0 {
@@ -580,6 +639,31 @@ impl Run<'_> {
         }
     }
 
+    /// `-r` (and `-u`, which adds only what is newer than the archive's copy): the
+    /// archive up to its end-of-archive blocks, then the new members, rewritten.
+    async fn append(&mut self, archive: &str, update: bool) -> Result<Status, Interrupt> {
+        let mut charge = self.ctx.budget.empty_charge();
+        let old = match super::util::Reader::open(self.ctx, archive).await {
+            Ok(mut r) => match r.read_to_end(MAX_APPEND_ARCHIVE, &mut charge).await? {
+                Ok(d) => d,
+                Err(e) => return Ok(self.fatal(archive, e).await),
+            },
+            Err(FsError::NotFound) => Vec::new(),
+            Err(e) => return Ok(self.fatal(archive, e).await),
+        };
+        if old.starts_with(&[0x1f, 0x8b]) || Format::Bzip2.sniff(&old) || Format::Xz.sniff(&old) {
+            self.ctx
+                .err("tar: Cannot update compressed archives\ntar: Error is not recoverable: exiting now\n")
+                .await;
+            return Ok(2);
+        }
+        let (end, members) = scan_members(&old);
+        if update {
+            self.archived = Some(members);
+        }
+        self.write_archive(archive, &old[..end]).await
+    }
+
     async fn create(&mut self, archive: &str) -> Result<Status, Interrupt> {
         if self.o.members.is_empty() {
             self.ctx
@@ -600,6 +684,31 @@ impl Run<'_> {
                 Err(e) => return Ok(self.fatal(archive, e).await),
             }
         };
+        self.fill_archive(archive, file, &[]).await
+    }
+
+    /// `-r`/`-u`: the archive rewritten from `kept` (its members so far).
+    async fn write_archive(&mut self, archive: &str, kept: &[u8]) -> Result<Status, Interrupt> {
+        let file = match self
+            .ctx
+            .fs
+            .open_write(&self.ctx.path(archive), WriteMode::Truncate)
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return Ok(self.fatal(archive, e).await),
+        };
+        self.fill_archive(archive, Some(file), kept).await
+    }
+
+    /// Writes `kept`, then the members named on the command line, then the end of the
+    /// archive.
+    async fn fill_archive(
+        &mut self,
+        archive: &str,
+        file: Option<Box<dyn WriteHandle>>,
+        kept: &[u8],
+    ) -> Result<Status, Interrupt> {
         let mut sink = Sink {
             ctx: self.ctx,
             file,
@@ -613,6 +722,9 @@ impl Run<'_> {
             }),
             written: 0,
         };
+        if !kept.is_empty() {
+            self.write(&mut sink, kept).await?;
+        }
         let mut warned_abs = false;
         for (dir, m) in std::mem::take(&mut self.o.members) {
             let base = match &dir {
@@ -667,6 +779,14 @@ impl Run<'_> {
                 }
             };
             let mtime = secs(meta.mtime);
+            // `-u`: what the archive holds at least as new is not added again (a
+            // directory's members are still looked at).
+            let up_to_date = |n: &str| {
+                self.archived
+                    .as_ref()
+                    .and_then(|m| m.get(n))
+                    .is_some_and(|&t| t >= mtime)
+            };
             let (kind, size, link, entry_name) = match meta.kind {
                 FileKind::Dir => {
                     let n = if name.ends_with('/') {
@@ -682,10 +802,16 @@ impl Run<'_> {
                 }
                 _ => (b'0', meta.len, String::new(), name.to_string()),
             };
-            if self.o.verbose {
+            let skip = up_to_date(&entry_name);
+            if skip && meta.kind != FileKind::Dir {
+                return Ok(());
+            }
+            if self.o.verbose && !skip {
                 self.verbose(format!("{entry_name}\n")).await?;
             }
-            if entry_name.len() > 100 {
+            if skip {
+                // A directory the archive has: only its members may be new.
+            } else if entry_name.len() > 100 {
                 let mut long = entry_name.clone().into_bytes();
                 long.push(0);
                 let h = header(
@@ -728,7 +854,9 @@ impl Run<'_> {
                 &link,
                 &self.user,
             );
-            self.write(sink, &h).await?;
+            if !skip {
+                self.write(sink, &h).await?;
+            }
             match meta.kind {
                 FileKind::File => {
                     let mut off = 0u64;
