@@ -346,41 +346,63 @@ pub(super) fn context(
         out.extend(funcs.heading(&a.lines, a0));
         out.push(b'\n');
         out.extend_from_slice(format!("*** {} ****\n", span(a0, a1)).as_bytes());
-        if g.iter().any(|c| c.a < c.a_end) {
-            let mut i = a0;
-            for c in g {
-                for k in i..c.a {
-                    st.flagged(&mut out, b' ', a, k);
-                }
-                let mark = if c.b < c.b_end { b'!' } else { b'-' };
-                for k in c.a..c.a_end {
-                    st.flagged(&mut out, mark, a, k);
-                }
-                i = c.a_end;
-            }
-            for k in i..a1 {
-                st.flagged(&mut out, b' ', a, k);
-            }
-        }
+        context_side(
+            &mut out,
+            st,
+            g,
+            a,
+            (a0, a1),
+            |c| (c.a, c.a_end, c.b < c.b_end),
+            b'-',
+        );
         out.extend_from_slice(format!("--- {} ----\n", span(b0, b1)).as_bytes());
-        if g.iter().any(|c| c.b < c.b_end) {
-            let mut j = b0;
-            for c in g {
-                for k in j..c.b {
-                    st.flagged(&mut out, b' ', b, k);
-                }
-                let mark = if c.a < c.a_end { b'!' } else { b'+' };
-                for k in c.b..c.b_end {
-                    st.flagged(&mut out, mark, b, k);
-                }
-                j = c.b_end;
-            }
-            for k in j..b1 {
-                st.flagged(&mut out, b' ', b, k);
-            }
-        }
+        context_side(
+            &mut out,
+            st,
+            g,
+            b,
+            (b0, b1),
+            |c| (c.b, c.b_end, c.a < c.a_end),
+            b'+',
+        );
     }
     out
+}
+
+/// One side of a context hunk (`***` or `---`): its lines `from..to`, the lines of each
+/// change on this side marked `!` when the other side changed too, else `gone`; nothing
+/// when no change touches this side. `side` gives a change's range here and whether the
+/// other side has lines.
+fn context_side(
+    out: &mut Vec<u8>,
+    st: &Style,
+    g: &[Change],
+    text: &Text,
+    (from, to): (usize, usize),
+    side: impl Fn(&Change) -> (usize, usize, bool),
+    gone: u8,
+) {
+    if !g.iter().any(|c| {
+        let (s, e, _) = side(c);
+        s < e
+    }) {
+        return;
+    }
+    let mut i = from;
+    for c in g {
+        let (s, e, both) = side(c);
+        for k in i..s {
+            st.flagged(out, b' ', text, k);
+        }
+        let mark = if both { b'!' } else { gone };
+        for k in s..e {
+            st.flagged(out, mark, text, k);
+        }
+        i = e;
+    }
+    for k in i..to {
+        st.flagged(out, b' ', text, k);
+    }
 }
 
 /// The layout of side-by-side output (`-y`).
