@@ -732,6 +732,6 @@ impl Interp {
         per_name.extend_from_slice(b"NONFATAL");
         [&b"NONFATAL"[..], &per_name]
             .iter()
-            .any(|k| matches!(p.get(*k), Some(Cell::Val(v)) if v.truthy()))
+            .any(|k| matches!(p.get(k), Some(Cell::Val(v)) if v.truthy()))
     }
 }
