@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use crate::{CmdResult, Command, Context};
+use crate::{CmdResult, Command, CommandInfo, Context};
 
 mod topics;
 
@@ -44,8 +44,10 @@ pub const USAGE: &str = "help: usage: help [-dms] [pattern ...]";
 
 /// What `help` with `args` prints, its error and its status, as bash 5.2's `help`
 /// builtin gives them (topics from [`TOPICS`]); `None` when it lists the shell's
-/// commands instead (no pattern).
-pub fn bash_help(args: &[String]) -> Option<Answer> {
+/// commands instead (no pattern). A name that is no bash topic but one of the session's
+/// `commands` (`help ls`, `help jq`) gets that command's summary, where bash would find
+/// nothing: every command has its `help NAME`.
+pub fn bash_help(args: &[String], commands: &[CommandInfo]) -> Option<Answer> {
     let answer = |out: String, message: Option<String>, usage: bool, status: i32| {
         Some(Answer {
             out,
@@ -113,6 +115,14 @@ pub fn bash_help(args: &[String]) -> Option<Answer> {
                 .filter(|t| t.name.starts_with(pattern.as_str()) || glob_match(pattern, t.name))
                 .collect(),
         };
+        let command = commands.iter().find(|c| &c.name == pattern);
+        if let (true, Some(c)) = (matched.is_empty(), command) {
+            found = true;
+            out.push_str(&match form {
+                Form::Short => format!("{} - {}\n", c.name, c.summary),
+                _ => format!("{}: {}\n", c.name, c.summary),
+            });
+        }
         for t in matched {
             found = true;
             out.push_str(&show(t, form));
@@ -205,7 +215,7 @@ impl Command for Help {
         "list commands, or describe one"
     }
     async fn run(&self, ctx: &Context, args: Vec<String>) -> CmdResult {
-        if let Some(a) = bash_help(&args) {
+        if let Some(a) = bash_help(&args, &ctx.launcher.commands()) {
             ctx.out(a.out).await?;
             if let Some(m) = a.message {
                 ctx.err(format!("{m}\n")).await;
@@ -253,12 +263,34 @@ mod tests {
     fn inv() -> Invocation {
         let launcher = TestLauncher::with(vec![
             Arc::new(super::super::truefalse::True),
+            Arc::new(super::super::head::Head),
             Arc::new(Help),
         ]);
         Invocation {
             launcher,
             ..Invocation::default()
         }
+    }
+
+    #[tokio::test]
+    async fn a_command_that_is_no_bash_topic_has_its_summary() {
+        let summary = super::super::head::Head.summary();
+        assert_eq!(
+            inv().run(&Help, &["head"]).await,
+            (0, format!("head: {summary}\n"), String::new())
+        );
+        assert_eq!(
+            inv().run(&Help, &["-d", "head"]).await.1,
+            format!("head - {summary}\n")
+        );
+        // A bash topic still wins: `true` is bash's text, not the command's summary.
+        assert!(
+            inv()
+                .run(&Help, &["true"])
+                .await
+                .1
+                .starts_with("true: true\n")
+        );
     }
 
     #[tokio::test]
@@ -297,7 +329,7 @@ mod tests {
     fn patterns_match_as_bash_matches_them() {
         let names = |args: &[&str]| {
             let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-            bash_help(&args).map(|a| a.out)
+            bash_help(&args, &[]).map(|a| a.out)
         };
         assert_eq!(
             names(&["-s", "re"]).unwrap_or_default().lines().count(),
@@ -314,7 +346,7 @@ mod tests {
         assert!(glob_match("[a-c]d", "cd"));
         assert!(!glob_match("[!a-c]d", "cd"));
         assert_eq!(names(&[]), None);
-        let bad = bash_help(&["-x".to_string()]).map(|a| (a.message, a.usage, a.status));
+        let bad = bash_help(&["-x".to_string()], &[]).map(|a| (a.message, a.usage, a.status));
         assert_eq!(
             bad,
             Some((Some("help: -x: invalid option".into()), true, 2))

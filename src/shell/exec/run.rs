@@ -110,7 +110,7 @@ impl Shell {
         let r = if name == "printf" {
             builtins::printf(self, args, fds).await
         } else if name == "help" {
-            match forkbox_commands::cmd::help::bash_help(&args) {
+            match forkbox_commands::cmd::help::bash_help(&args, &self.registry.infos()) {
                 Some(answer) => builtins::help(self, answer, fds).await,
                 // No pattern: the list of the shell's commands.
                 None => {
