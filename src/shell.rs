@@ -159,10 +159,13 @@ pub(crate) type BoxFut<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output
 
 /// Stack the interpreter wants left before it polls one more nested step (a command inside
 /// a compound command, a word inside a `${ }`): more than the deepest single step takes.
-const STACK_RED_ZONE: usize = 256 * 1024;
+/// A step can be long in a debug build (a function called inside `eval` inside a pipeline
+/// stage: the fuzz test's deep scripts overflowed a 2 MiB worker stack with 256 KiB), so
+/// half a default worker stack.
+const STACK_RED_ZONE: usize = 1024 * 1024;
 
 /// Size of a fresh stack segment when less than [`STACK_RED_ZONE`] is left.
-const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+const STACK_SEGMENT: usize = 8 * 1024 * 1024;
 
 /// Polls `fut` with at least [`STACK_RED_ZONE`] of stack, moving to a fresh segment on the
 /// heap when less is left: a deeply nested script costs heap, never a stack overflow.
